@@ -1,0 +1,57 @@
+# hsrtcp — the single entry point. `make help` lists the targets.
+SHELL := /bin/bash
+VENV  := .venv
+PY    := $(VENV)/bin/python
+PIP   := $(VENV)/bin/pip
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+RATTAN_VERSION := 0.1.1
+PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w pytest hypothesis
+
+.PHONY: help demo test test-rust test-python build venv sysdeps rattan bench fuzz lint clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+$(VENV)/.deps: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q $(PY_DEPS)
+	touch $@
+
+venv: $(VENV)/.deps  ## Python virtual environment with the dependencies
+
+sysdeps:  ## Debian packages: tcpdump, tshark, tcptrace, iperf3, nftables (root only)
+	@missing=""; for t in tcpdump tshark tcptrace iperf3 nft; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then echo "installing:$$missing"; apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcpdump tshark tcptrace iperf3 nftables iproute2 >/dev/null; \
+	  else echo "warning: missing$$missing (not root: tests that need them are skipped)"; fi; fi
+
+rattan:  ## the Rattan emulator, pinned, built with cargo when missing
+	@command -v rattan >/dev/null && rattan --version | grep -q . || \
+	  cargo install rattan --locked --version $(RATTAN_VERSION)
+
+build: venv  ## build the native extension into the venv (release)
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
+
+demo: build  ## analyze the bundled example (examples/) into out/
+	$(VENV)/bin/hsrtcp demo -o out
+
+test-rust:  ## Rust unit tests
+	cargo test --release -q -p hsrtcp-core
+
+test-python: build sysdeps rattan  ## Python tests (root-only tests run when root)
+	$(PY) -m pytest -q
+
+test: test-rust test-python  ## everything CI runs
+
+bench: build sysdeps  ## speed and memory against tcptrace and tshark, one run
+	$(PY) bench/run.py
+
+fuzz:  ## run the cargo-fuzz targets briefly
+	cargo install cargo-fuzz --locked -q 2>/dev/null || true
+	rustup toolchain list | grep -q nightly || rustup toolchain install nightly --profile minimal
+	cd fuzz && for t in $$(cargo +nightly fuzz list); do cargo +nightly fuzz run $$t -- -max_total_time=20 || exit 1; done
+
+clean:  ## remove build outputs
+	rm -rf target out $(VENV)

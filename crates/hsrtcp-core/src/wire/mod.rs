@@ -1,0 +1,3 @@
+//! Tolerant decoding of link, network and TCP headers into [`Segment`] values.
+mod segment;
+pub use segment::*;

@@ -1,0 +1,5 @@
+import sys
+
+from hsrtcp.cli import main
+
+sys.exit(main())
