@@ -7,6 +7,7 @@
 //! - [`flow`]: the flow table and the per-connection TCP state machines.
 //! - [`matcher`]: two-vantage (phone + server capture) pairing, clock alignment, loss attribution.
 //! - [`table`]: columnar builders that turn results into Arrow record batches.
+pub mod analyze;
 pub mod capture;
 pub mod flow;
 pub mod matcher;

@@ -1,1 +1,14 @@
-//! placeholder
+//! Flows: the flow table and the per-connection state machines.
+//!
+//! Read first: RFC 9293 (TCP), RFC 7323 (window scale, timestamps), RFC 2018 and 2883
+//! (SACK, D-SACK), RFC 6298 (RTO), RFC 3522 (Eifel), RFC 5682 (F-RTO), RFC 8684 (MPTCP).
+pub mod connection;
+pub mod engine;
+pub mod event;
+pub mod key;
+pub mod seq;
+pub mod table;
+
+pub use connection::{ConnBase, Connection};
+pub use event::{Dir, Event};
+pub use table::{CaptureInfo, FlowTable, Output};

@@ -1,1 +1,260 @@
-//! placeholder
+//! Columnar table builders: results leave the core as Arrow record batches.
+//!
+//! Every table has a declared schema (a list of [`ColumnDef`] with a one-line doc), so the
+//! column set never depends on the data, and `docs/formats/` can be generated from the same
+//! list. Rows are written by column name; a column a row does not set is null ("missing is
+//! null, never 0 or -1").
+
+use std::sync::Arc;
+
+use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt64Builder};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+use rustc_hash::FxHashMap;
+
+/// Column value types. All columns are nullable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColType {
+    U64,
+    I64,
+    F64,
+    Bool,
+    Str,
+}
+
+impl ColType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ColType::U64 => "uint64",
+            ColType::I64 => "int64",
+            ColType::F64 => "float64",
+            ColType::Bool => "bool",
+            ColType::Str => "string",
+        }
+    }
+    fn arrow(self) -> DataType {
+        match self {
+            ColType::U64 => DataType::UInt64,
+            ColType::I64 => DataType::Int64,
+            ColType::F64 => DataType::Float64,
+            ColType::Bool => DataType::Boolean,
+            ColType::Str => DataType::Utf8,
+        }
+    }
+}
+
+/// One declared column: name, type and a one-line meaning (with unit and metric id).
+#[derive(Clone, Copy, Debug)]
+pub struct ColumnDef {
+    pub name: &'static str,
+    pub ty: ColType,
+    pub doc: &'static str,
+}
+
+/// Shorthand for declaring schemas in the modules that own the columns.
+pub const fn col(name: &'static str, ty: ColType, doc: &'static str) -> ColumnDef {
+    ColumnDef { name, ty, doc }
+}
+
+enum Data {
+    U64(UInt64Builder),
+    I64(Int64Builder),
+    F64(Float64Builder),
+    Bool(BooleanBuilder),
+    Str(StringBuilder),
+}
+
+impl Data {
+    fn new(ty: ColType) -> Self {
+        match ty {
+            ColType::U64 => Data::U64(UInt64Builder::new()),
+            ColType::I64 => Data::I64(Int64Builder::new()),
+            ColType::F64 => Data::F64(Float64Builder::new()),
+            ColType::Bool => Data::Bool(BooleanBuilder::new()),
+            ColType::Str => Data::Str(StringBuilder::new()),
+        }
+    }
+    fn push_null(&mut self) {
+        match self {
+            Data::U64(b) => b.append_null(),
+            Data::I64(b) => b.append_null(),
+            Data::F64(b) => b.append_null(),
+            Data::Bool(b) => b.append_null(),
+            Data::Str(b) => b.append_null(),
+        }
+    }
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            Data::U64(b) => Arc::new(b.finish()),
+            Data::I64(b) => Arc::new(b.finish()),
+            Data::F64(b) => Arc::new(b.finish()),
+            Data::Bool(b) => Arc::new(b.finish()),
+            Data::Str(b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+/// Builds one table row by row.
+pub struct TableBuilder {
+    defs: Vec<ColumnDef>,
+    index: FxHashMap<&'static str, usize>,
+    data: Vec<Data>,
+    set: Vec<bool>,
+    rows: usize,
+}
+
+impl TableBuilder {
+    /// A builder for the concatenation of the given schema parts, in order.
+    pub fn new(parts: &[&[ColumnDef]]) -> Self {
+        let defs: Vec<ColumnDef> = parts.iter().flat_map(|p| p.iter().copied()).collect();
+        let mut index = FxHashMap::default();
+        for (i, d) in defs.iter().enumerate() {
+            let previous = index.insert(d.name, i);
+            assert!(previous.is_none(), "column {} declared twice", d.name);
+        }
+        let data = defs.iter().map(|d| Data::new(d.ty)).collect();
+        let set = vec![false; defs.len()];
+        TableBuilder { defs, index, data, set, rows: 0 }
+    }
+
+    pub fn defs(&self) -> &[ColumnDef] {
+        &self.defs
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Start a row; it is completed (unset columns null) when the writer is dropped.
+    pub fn row(&mut self) -> Row<'_> {
+        Row { t: self }
+    }
+
+    fn slot(&mut self, name: &'static str, ty: ColType) -> &mut Data {
+        let i = match self.index.get(name) {
+            Some(&i) => i,
+            None => panic!("column {name} is not declared in this table's schema"),
+        };
+        assert_eq!(self.defs[i].ty, ty, "column {name} declared as {:?}", self.defs[i].ty);
+        assert!(!self.set[i], "column {name} set twice in one row");
+        self.set[i] = true;
+        &mut self.data[i]
+    }
+
+    fn end_row(&mut self) {
+        for (i, was_set) in self.set.iter_mut().enumerate() {
+            if !*was_set {
+                self.data[i].push_null();
+            }
+            *was_set = false;
+        }
+        self.rows += 1;
+    }
+
+    /// The Arrow schema (with each column's doc as field metadata "doc").
+    pub fn schema(&self) -> Schema {
+        Schema::new(
+            self.defs
+                .iter()
+                .map(|d| {
+                    Field::new(d.name, d.ty.arrow(), true)
+                        .with_metadata([("doc".to_string(), d.doc.to_string())].into())
+                })
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    pub fn finish(mut self) -> RecordBatch {
+        let schema = Arc::new(self.schema());
+        let cols: Vec<ArrayRef> = self.data.iter_mut().map(|d| d.finish()).collect();
+        RecordBatch::try_new(schema, cols).expect("columns have equal length by construction")
+    }
+}
+
+/// A row being written. Setters accept plain values or `Option`s (None = null).
+pub struct Row<'a> {
+    t: &'a mut TableBuilder,
+}
+
+macro_rules! setter {
+    ($fn:ident, $ty:ty, $ct:expr, $variant:ident) => {
+        pub fn $fn(&mut self, name: &'static str, v: impl Into<Option<$ty>>) -> &mut Self {
+            match (self.t.slot(name, $ct), v.into()) {
+                (Data::$variant(b), Some(v)) => b.append_value(v),
+                (Data::$variant(b), None) => b.append_null(),
+                _ => unreachable!(),
+            }
+            self
+        }
+    };
+}
+
+impl Row<'_> {
+    setter!(u64, u64, ColType::U64, U64);
+    setter!(i64, i64, ColType::I64, I64);
+    setter!(f64, f64, ColType::F64, F64);
+    setter!(bool, bool, ColType::Bool, Bool);
+
+    pub fn str(&mut self, name: &'static str, v: Option<&str>) -> &mut Self {
+        match (self.t.slot(name, ColType::Str), v) {
+            (Data::Str(b), Some(v)) => b.append_value(v),
+            (Data::Str(b), None) => b.append_null(),
+            _ => unreachable!(),
+        }
+        self
+    }
+
+    /// A float column from an optional value; NaN and infinities become null.
+    pub fn f64_finite(&mut self, name: &'static str, v: Option<f64>) -> &mut Self {
+        self.f64(name, v.filter(|x| x.is_finite()))
+    }
+}
+
+impl Drop for Row<'_> {
+    fn drop(&mut self) {
+        self.t.end_row();
+    }
+}
+
+/// Serialize a batch as an Arrow IPC stream (what crosses into Python: polars reads it
+/// without per-row objects).
+pub fn to_ipc(batch: &RecordBatch) -> Vec<u8> {
+    let mut out = Vec::new();
+    {
+        let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut out, &batch.schema())
+            .expect("in-memory writer");
+        w.write(batch).expect("in-memory write");
+        w.finish().expect("in-memory finish");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: &[ColumnDef] = &[col("a", ColType::U64, "a"), col("s", ColType::Str, "s")];
+    const B: &[ColumnDef] = &[col("x", ColType::F64, "x")];
+
+    #[test]
+    fn unset_columns_are_null_and_schema_is_stable() {
+        let mut t = TableBuilder::new(&[A, B]);
+        t.row().u64("a", 1).str("s", Some("one"));
+        t.row().f64("x", 2.5).u64("a", None);
+        t.row().f64_finite("x", Some(f64::NAN));
+        let b = t.finish();
+        assert_eq!(b.num_rows(), 3);
+        assert_eq!(b.num_columns(), 3);
+        assert_eq!(b.column(0).null_count(), 2);
+        assert_eq!(b.column(1).null_count(), 2);
+        assert_eq!(b.column(2).null_count(), 2);
+        assert!(!to_ipc(&b).is_empty());
+    }
+
+    #[test]
+    #[should_panic(expected = "not declared")]
+    fn undeclared_column_panics() {
+        let mut t = TableBuilder::new(&[A]);
+        t.row().u64("nope", 1);
+    }
+}

@@ -1,0 +1,233 @@
+//! One TCP connection as seen from one capture point: identity, roles, handshake options,
+//! per-direction volumes and per-second bins. The behaviour engine ([`super::engine`]) runs
+//! alongside and reads this state through [`ConnBase`].
+
+use crate::flow::engine::Engine;
+use crate::flow::event::{Dir, Event};
+use crate::flow::key::Endpoint;
+use crate::flow::seq::SeqSpace;
+use crate::wire::{Nanos, Segment, TcpOptions};
+
+pub const NANOS_PER_S: i64 = 1_000_000_000;
+
+/// What one side sent, as observed at the capture point.
+#[derive(Clone, Debug, Default)]
+pub struct Half {
+    /// Sequence space of the bytes this side sends (created at its first segment, or at the
+    /// first ACK from the other side if that comes first).
+    pub seq: Option<SeqSpace>,
+    /// Options of this side's SYN (or SYN-ACK), if captured.
+    pub syn: Option<TcpOptions>,
+    pub syn_seq: Option<u32>,
+    pub syn_count: u32,
+    pub packets: u64,
+    pub payload_bytes: u64,
+    pub fin_count: u32,
+    pub first_fin_ts: Option<Nanos>,
+    pub rst_count: u32,
+    /// Segments carrying an MPTCP option (kind 30).
+    pub mptcp_packets: u64,
+    /// Segments carrying TCP timestamps.
+    pub ts_packets: u64,
+    /// Payload bytes per 1-second bin since the connection's first packet (targets.md M3).
+    pub bins: Vec<u64>,
+    /// Segments with an impossible header (SYN with FIN or RST, data offset past the packet).
+    pub malformed: u64,
+}
+
+/// The connection state every analysis layer may read.
+#[derive(Clone, Debug)]
+pub struct ConnBase {
+    pub flow_id: u64,
+    /// 0 for the first connection on this 4-tuple in the capture, then 1, 2, …
+    pub epoch: u32,
+    pub client: Endpoint,
+    pub server: Endpoint,
+    /// True when the opener was identified from a SYN; false when roles were guessed
+    /// (capture started mid-connection: the higher port is taken as the client).
+    pub roles_from_syn: bool,
+    pub half: [Half; 2],
+    pub first_ts: Nanos,
+    pub last_ts: Nanos,
+}
+
+impl ConnBase {
+    pub fn dir_of(&self, seg: &Segment) -> Dir {
+        if seg.src == self.client.addr && seg.sport == self.client.port {
+            Dir::C2S
+        } else {
+            Dir::S2C
+        }
+    }
+
+    /// Both SYN and SYN-ACK were captured.
+    pub fn handshake_seen(&self) -> bool {
+        self.half[0].syn.is_some() && self.half[1].syn.is_some()
+    }
+
+    /// Window scale shift applied to windows *sent by* `dir`'s sender (RFC 7323 §2.3):
+    /// learned only from a captured handshake; `None` when unknown, never assumed.
+    pub fn wscale(&self, dir: Dir) -> Option<u8> {
+        let (a, b) = (self.half[0].syn.as_ref()?, self.half[1].syn.as_ref()?);
+        match (a.wscale, b.wscale) {
+            (Some(_), Some(_)) => self.half[dir.idx()].syn.and_then(|o| o.wscale).map(|s| s.min(14)),
+            _ => Some(0),
+        }
+    }
+
+    /// MSS announced by `dir`'s sender in its SYN.
+    pub fn mss(&self, dir: Dir) -> Option<u16> {
+        self.half[dir.idx()].syn.and_then(|o| o.mss)
+    }
+
+    pub fn sack_permitted(&self) -> Option<bool> {
+        if !self.handshake_seen() {
+            return None;
+        }
+        Some(self.half.iter().all(|h| h.syn.map(|o| o.sack_permitted).unwrap_or(false)))
+    }
+
+    /// Timestamps in use: from the handshake when captured, else from what the packets carry.
+    pub fn timestamps(&self) -> Option<bool> {
+        if self.handshake_seen() {
+            return Some(self.half.iter().all(|h| h.syn.map(|o| o.timestamp.is_some()).unwrap_or(false)));
+        }
+        if self.half.iter().any(|h| h.ts_packets > 0) {
+            Some(true)
+        } else {
+            None
+        }
+    }
+
+    /// The side that sent more payload bytes (the bulk-data sender), if any payload was seen.
+    pub fn data_dir(&self) -> Option<Dir> {
+        let (c, s) = (self.half[0].payload_bytes, self.half[1].payload_bytes);
+        match (c, s) {
+            (0, 0) => None,
+            _ if s >= c => Some(Dir::S2C),
+            _ => Some(Dir::C2S),
+        }
+    }
+
+    /// A RST was seen, or both sides sent FIN.
+    pub fn closed(&self) -> bool {
+        self.half.iter().any(|h| h.rst_count > 0) || self.half.iter().all(|h| h.fin_count > 0)
+    }
+
+    /// How the connection ended as far as this capture shows.
+    pub fn end_reason(&self) -> &'static str {
+        if self.half.iter().any(|h| h.rst_count > 0) {
+            "rst"
+        } else if self.half.iter().all(|h| h.fin_count > 0) {
+            "fin"
+        } else if self.half.iter().any(|h| h.fin_count > 0) {
+            "half_closed"
+        } else {
+            "open"
+        }
+    }
+
+    /// Number of 1-second bins spanned from the first to the last packet.
+    pub fn bin_count(&self) -> usize {
+        ((self.last_ts - self.first_ts) / NANOS_PER_S) as usize + 1
+    }
+
+    /// Relative sequence number of a segment in its own direction (wrap-aware).
+    pub fn rel_seq(&mut self, dir: Dir, raw: u32) -> i64 {
+        self.half[dir.idx()].seq.get_or_insert_with(|| SeqSpace::new(raw)).unwrap(raw)
+    }
+
+    /// Relative position of an ACK number sent by `dir` (it acknowledges the other side).
+    pub fn rel_ack(&mut self, dir: Dir, raw_ack: u32) -> i64 {
+        self.half[dir.rev().idx()].seq.get_or_insert_with(|| SeqSpace::new(raw_ack)).peek(raw_ack)
+    }
+}
+
+/// A connection: the base state, its behaviour engine and the events found so far.
+pub struct Connection {
+    pub base: ConnBase,
+    pub engine: Engine,
+    pub events: Vec<Event>,
+}
+
+impl Connection {
+    /// A new connection whose first captured packet is `seg`.
+    pub fn new(flow_id: u64, epoch: u32, seg: &Segment) -> Self {
+        let s = Endpoint { addr: seg.src, port: seg.sport };
+        let d = Endpoint { addr: seg.dst, port: seg.dport };
+        let (client, server, roles_from_syn) = if seg.flags.syn() && !seg.flags.ack() {
+            (s, d, true)
+        } else if seg.flags.syn() {
+            (d, s, true)
+        } else if s.port >= d.port {
+            (s, d, false) // mid-connection: ephemeral (higher) port is most likely the client
+        } else {
+            (d, s, false)
+        };
+        Connection {
+            base: ConnBase {
+                flow_id,
+                epoch,
+                client,
+                server,
+                roles_from_syn,
+                half: [Half::default(), Half::default()],
+                first_ts: seg.ts,
+                last_ts: seg.ts,
+            },
+            engine: Engine::default(),
+            events: Vec::new(),
+        }
+    }
+
+    /// Account one segment (foundation columns), then run the behaviour engine on it.
+    pub fn on_segment(&mut self, seg: &Segment) {
+        let b = &mut self.base;
+        let dir = b.dir_of(seg);
+        // Capture files are not always in time order (per-CPU buffers): never go backwards.
+        if seg.ts > b.last_ts {
+            b.last_ts = seg.ts;
+        }
+        let bin = (seg.ts.max(b.first_ts) - b.first_ts) / NANOS_PER_S;
+        let h = &mut b.half[dir.idx()];
+        h.packets += 1;
+        h.payload_bytes += seg.payload_len as u64;
+        if seg.payload_len > 0 {
+            let bin = bin as usize;
+            if h.bins.len() <= bin {
+                h.bins.resize(bin + 1, 0);
+            }
+            h.bins[bin] += seg.payload_len as u64;
+        }
+        let f = seg.flags;
+        if f.syn() {
+            h.syn_count += 1;
+            if h.syn.is_none() {
+                h.syn = Some(seg.options);
+                h.syn_seq = Some(seg.seq);
+            }
+            if f.fin() || f.rst() {
+                h.malformed += 1;
+            }
+        }
+        if f.fin() {
+            h.fin_count += 1;
+            h.first_fin_ts.get_or_insert(seg.ts);
+        }
+        if f.rst() {
+            h.rst_count += 1;
+        }
+        if seg.options.mptcp.is_some() {
+            h.mptcp_packets += 1;
+        }
+        if seg.options.timestamp.is_some() {
+            h.ts_packets += 1;
+        }
+        self.engine.on_segment(&mut self.base, seg, dir, &mut self.events);
+    }
+
+    /// The capture ended (or the connection was retired): let the engine close its books.
+    pub fn finish(&mut self, capture_end: Nanos) {
+        self.engine.finish(&mut self.base, capture_end, &mut self.events);
+    }
+}

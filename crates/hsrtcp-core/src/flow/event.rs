@@ -1,0 +1,104 @@
+//! Events: one row per notable thing that happened in a connection.
+//!
+//! The flow engine pushes [`Event`] values; they become the `events` table (schema
+//! [`EVENT_COLUMNS`], documented in docs/formats/events.md).
+
+use crate::table::{col, ColType, ColumnDef, TableBuilder};
+use crate::wire::Nanos;
+
+/// Which way the packet(s) of an event travelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    /// client → server (the opener to the listener)
+    C2S,
+    /// server → client
+    S2C,
+}
+
+impl Dir {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dir::C2S => "c2s",
+            Dir::S2C => "s2c",
+        }
+    }
+    pub fn rev(self) -> Dir {
+        match self {
+            Dir::C2S => Dir::S2C,
+            Dir::S2C => Dir::C2S,
+        }
+    }
+    pub fn idx(self) -> usize {
+        self as usize
+    }
+}
+
+/// One event. `kind` names what happened; `class` refines it (retransmission class,
+/// spurious-timeout detection method, end reason …); `cause` explains it when known.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    pub kind: &'static str,
+    pub class: Option<&'static str>,
+    pub cause: Option<&'static str>,
+    pub ts: Nanos,
+    pub ts_end: Option<Nanos>,
+    pub dir: Option<Dir>,
+    /// Relative sequence range (bytes from the direction's first sequence number).
+    pub seq_start: Option<i64>,
+    pub seq_end: Option<i64>,
+    pub count: Option<u64>,
+    /// A kind-specific number, documented per kind (e.g. RTO bias in seconds).
+    pub value: Option<f64>,
+}
+
+impl Event {
+    pub fn new(kind: &'static str, ts: Nanos) -> Self {
+        Event {
+            kind,
+            class: None,
+            cause: None,
+            ts,
+            ts_end: None,
+            dir: None,
+            seq_start: None,
+            seq_end: None,
+            count: None,
+            value: None,
+        }
+    }
+}
+
+pub const EVENT_COLUMNS: &[ColumnDef] = &[
+    col("flow_id", ColType::U64, "flow this event belongs to (flows.flow_id)"),
+    col("kind", ColType::Str, "what happened: handshake, close, retransmission, timeout_sequence, spurious_timeout, zero_window, full_window, suspension, ..."),
+    col("class", ColType::Str, "refinement of kind (retransmission class, detection method, end reason)"),
+    col("cause", ColType::Str, "why, when known (e.g. ack_loss or rto_estimation for spurious timeouts)"),
+    col("ts", ColType::F64, "event start, seconds since the Unix epoch (capture clock)"),
+    col("ts_end", ColType::F64, "event end for events with a duration, seconds since the Unix epoch"),
+    col("duration_s", ColType::F64, "ts_end - ts in seconds"),
+    col("dir", ColType::Str, "direction of the packets concerned: c2s or s2c"),
+    col("seq_start", ColType::I64, "first byte concerned, relative to the direction's first sequence number"),
+    col("seq_end", ColType::I64, "one past the last byte concerned (relative)"),
+    col("count", ColType::U64, "kind-specific count (e.g. timeouts in a timeout sequence)"),
+    col("value", ColType::F64, "kind-specific number (documented per kind in docs/formats/events.md)"),
+];
+
+pub fn nanos_to_s(t: Nanos) -> f64 {
+    t as f64 * 1e-9
+}
+
+pub fn write_event(t: &mut TableBuilder, flow_id: u64, e: &Event) {
+    let mut r = t.row();
+    r.u64("flow_id", flow_id)
+        .str("kind", Some(e.kind))
+        .str("class", e.class)
+        .str("cause", e.cause)
+        .f64("ts", nanos_to_s(e.ts))
+        .f64("ts_end", e.ts_end.map(nanos_to_s))
+        .f64("duration_s", e.ts_end.map(|x| nanos_to_s(x - e.ts)))
+        .str("dir", e.dir.map(Dir::name))
+        .i64("seq_start", e.seq_start)
+        .i64("seq_end", e.seq_end)
+        .u64("count", e.count)
+        .f64_finite("value", e.value);
+}

@@ -1,0 +1,348 @@
+//! The flow table: demultiplexes segments into connections keyed by 4-tuple and connection
+//! epoch, retires finished connections to keep memory bounded by the open ones, and writes
+//! the `flows`, `events` and `series` tables.
+
+use rustc_hash::FxHashMap;
+
+use crate::flow::connection::{ConnBase, Connection, NANOS_PER_S};
+use crate::flow::engine;
+use crate::flow::event::{nanos_to_s, write_event, Dir, EVENT_COLUMNS};
+use crate::flow::key::FlowKey;
+use crate::table::{col, ColType, ColumnDef, TableBuilder};
+use crate::wire::{Nanos, Segment};
+
+/// Closed connections idle for this long (capture time) are retired and written out.
+const RETIRE_CLOSED_AFTER: Nanos = 120 * NANOS_PER_S;
+/// How often (in packets) to look for connections to retire.
+const SWEEP_EVERY: u64 = 1 << 16;
+
+/// Identity and foundation columns of `flows` (docs/formats/flows.md).
+pub const FLOW_COLUMNS: &[ColumnDef] = &[
+    col("flow_id", ColType::U64, "unique id of the connection in this result set"),
+    col("capture", ColType::Str, "capture file the row comes from"),
+    col("vantage", ColType::Str, "where the capture was taken: client, server, or null if not said"),
+    col("epoch", ColType::U64, "0 for the first connection on this 4-tuple in the capture, then 1, 2, ... (a new SYN after the previous connection)"),
+    col("ip_version", ColType::U64, "4 or 6"),
+    col("client_addr", ColType::Str, "address of the side that opened the connection (or the guessed client, see roles_from_syn)"),
+    col("client_port", ColType::U64, "client TCP port"),
+    col("server_addr", ColType::Str, "address of the listening side"),
+    col("server_port", ColType::U64, "server TCP port"),
+    col("roles_from_syn", ColType::Bool, "client/server roles come from a captured SYN; false: guessed (higher port = client)"),
+    col("data_dir", ColType::Str, "direction of the bulk data: s2c (download) or c2s (upload); null if no payload"),
+    col("first_ts", ColType::F64, "first packet, seconds since the Unix epoch"),
+    col("last_ts", ColType::F64, "last packet, seconds since the Unix epoch"),
+    col("duration_s", ColType::F64, "last_ts - first_ts in seconds (M2)"),
+    col("c2s_packets", ColType::U64, "packets client -> server"),
+    col("s2c_packets", ColType::U64, "packets server -> client"),
+    col("c2s_payload_bytes", ColType::U64, "TCP payload bytes client -> server, retransmissions included (from IP lengths)"),
+    col("s2c_payload_bytes", ColType::U64, "TCP payload bytes server -> client, retransmissions included (M1 for downloads)"),
+    col("handshake_seen", ColType::Bool, "both SYN and SYN-ACK were captured"),
+    col("syn_count", ColType::U64, "SYNs sent by the client (1 + SYN retransmissions)"),
+    col("synack_count", ColType::U64, "SYN-ACKs sent by the server"),
+    col("end_reason", ColType::Str, "how the capture shows the end: fin (both sides), half_closed, rst, open (still open at the end of the capture)"),
+    col("truncated", ColType::Bool, "the capture file ended with an error (cut or corrupt) while this connection was open"),
+    col("mss_client", ColType::U64, "MSS option of the client's SYN"),
+    col("mss_server", ColType::U64, "MSS option of the server's SYN-ACK"),
+    col("wscale_client", ColType::U64, "window scale applied to the client's windows; null without a captured handshake"),
+    col("wscale_server", ColType::U64, "window scale applied to the server's windows; null without a captured handshake"),
+    col("sack_permitted", ColType::Bool, "both SYNs carried SACK-permitted; null without a captured handshake"),
+    col("timestamps", ColType::Bool, "TCP timestamps in use (from the handshake, or seen on packets)"),
+    col("mptcp", ColType::Bool, "an MPTCP option (kind 30) was seen"),
+    col("malformed_packets", ColType::U64, "segments of this connection with impossible headers (e.g. SYN+FIN)"),
+];
+
+/// Identity columns of `series`; the engine adds its own after these.
+pub const SERIES_COLUMNS: &[ColumnDef] = &[
+    col("flow_id", ColType::U64, "flows.flow_id"),
+    col("bin", ColType::U64, "1-second bin index from the connection's first packet"),
+    col("t_rel", ColType::F64, "bin start in seconds since the connection's first packet"),
+    col("ts", ColType::F64, "bin start, seconds since the Unix epoch"),
+    col("bytes", ColType::U64, "payload bytes of the data direction captured in this bin, duplicates included; 0 when none (M3, A3)"),
+    col("bytes_rev", ColType::U64, "payload bytes of the other direction in this bin"),
+];
+
+/// The three output tables of an analysis run.
+pub struct Output {
+    pub flows: TableBuilder,
+    pub events: TableBuilder,
+    pub series: TableBuilder,
+}
+
+impl Default for Output {
+    fn default() -> Self {
+        Output {
+            flows: TableBuilder::new(&[FLOW_COLUMNS, engine::FLOW_COLUMNS]),
+            events: TableBuilder::new(&[EVENT_COLUMNS]),
+            series: TableBuilder::new(&[SERIES_COLUMNS, engine::SERIES_COLUMNS]),
+        }
+    }
+}
+
+/// Per-capture context written into every flow row.
+#[derive(Clone, Debug, Default)]
+pub struct CaptureInfo {
+    pub name: String,
+    pub vantage: Option<String>,
+    /// Flow ids are `id_base + n`, so several captures never collide.
+    pub id_base: u64,
+    pub truncated: bool,
+}
+
+pub struct FlowTable {
+    info: CaptureInfo,
+    by_key: FxHashMap<FlowKey, Connection>,
+    epochs: FxHashMap<FlowKey, u32>,
+    next_id: u64,
+    packets: u64,
+    last_ts: Nanos,
+    /// Connections retired before the end (written out in order of retirement).
+    retired: Vec<Connection>,
+}
+
+impl FlowTable {
+    pub fn new(info: CaptureInfo) -> Self {
+        FlowTable {
+            next_id: info.id_base,
+            info,
+            by_key: FxHashMap::default(),
+            epochs: FxHashMap::default(),
+            packets: 0,
+            last_ts: Nanos::MIN,
+            retired: Vec::new(),
+        }
+    }
+
+    pub fn open_connections(&self) -> usize {
+        self.by_key.len()
+    }
+
+    /// Feed one segment.
+    pub fn push(&mut self, seg: &Segment) {
+        self.packets += 1;
+        self.last_ts = self.last_ts.max(seg.ts);
+        let (key, _) = FlowKey::of(seg);
+        let new_epoch = match self.by_key.get(&key) {
+            None => true,
+            Some(c) => starts_new_connection(&c.base, seg),
+        };
+        if new_epoch {
+            let epoch = {
+                let e = self.epochs.entry(key).or_insert(0);
+                let this = *e;
+                *e += 1;
+                this
+            };
+            let id = self.next_id;
+            self.next_id += 1;
+            if let Some(mut old) = self.by_key.insert(key, Connection::new(id, epoch, seg)) {
+                old.finish(self.last_ts);
+                self.retired.push(old);
+            }
+        }
+        self.by_key.get_mut(&key).expect("inserted above").on_segment(seg);
+        if self.packets % SWEEP_EVERY == 0 {
+            self.retire_idle_closed();
+        }
+    }
+
+    fn retire_idle_closed(&mut self) {
+        let now = self.last_ts;
+        let done: Vec<FlowKey> = self
+            .by_key
+            .iter()
+            .filter(|(_, c)| c.base.closed() && now - c.base.last_ts > RETIRE_CLOSED_AFTER)
+            .map(|(k, _)| *k)
+            .collect();
+        for k in done {
+            let mut c = self.by_key.remove(&k).expect("key listed above");
+            c.finish(now);
+            self.retired.push(c);
+        }
+    }
+
+    /// Take the connections retired so far and write them out (keeps memory bounded).
+    pub fn drain_retired(&mut self, out: &mut Output) {
+        for c in self.retired.drain(..) {
+            write_connection(&self.info, &c, false, out);
+        }
+    }
+
+    /// End of capture: finish every open connection and write everything, in flow-id order.
+    pub fn finish(mut self, truncated: bool, out: &mut Output) {
+        self.info.truncated = truncated;
+        let end = self.last_ts;
+        let mut rest: Vec<Connection> = self.by_key.drain().map(|(_, c)| c).collect();
+        for c in rest.iter_mut() {
+            c.finish(end);
+        }
+        // Retired connections not drained yet were finished when they were retired.
+        rest.append(&mut self.retired);
+        rest.sort_by_key(|c| c.base.flow_id);
+        for c in &rest {
+            let cut = truncated && !c.base.closed();
+            write_connection(&self.info, c, cut, out);
+        }
+    }
+}
+
+/// A SYN (without ACK) whose ISN differs from the connection's first SYN opens a new
+/// connection on the same 4-tuple; a retransmitted SYN carries the same ISN.
+fn starts_new_connection(c: &ConnBase, seg: &Segment) -> bool {
+    if !(seg.flags.syn() && !seg.flags.ack()) {
+        return false;
+    }
+    let opener = c.dir_of(seg);
+    match (opener, c.half[Dir::C2S.idx()].syn_seq) {
+        (Dir::C2S, Some(isn)) => isn != seg.seq,
+        // The other side opens, or the old connection was seen without its SYN.
+        _ => c.half.iter().any(|h| h.packets > 0),
+    }
+}
+
+fn write_connection(info: &CaptureInfo, c: &Connection, truncated: bool, out: &mut Output) {
+    let b = &c.base;
+    let (cl, sv) = (&b.half[Dir::C2S.idx()], &b.half[Dir::S2C.idx()]);
+    {
+        let mut r = out.flows.row();
+        r.u64("flow_id", b.flow_id)
+            .str("capture", Some(&info.name))
+            .str("vantage", info.vantage.as_deref())
+            .u64("epoch", b.epoch as u64)
+            .u64("ip_version", if b.client.addr.is_ipv4() { 4 } else { 6 })
+            .str("client_addr", Some(&b.client.addr.to_string()))
+            .u64("client_port", b.client.port as u64)
+            .str("server_addr", Some(&b.server.addr.to_string()))
+            .u64("server_port", b.server.port as u64)
+            .bool("roles_from_syn", b.roles_from_syn)
+            .str("data_dir", b.data_dir().map(Dir::name))
+            .f64("first_ts", nanos_to_s(b.first_ts))
+            .f64("last_ts", nanos_to_s(b.last_ts))
+            .f64("duration_s", nanos_to_s(b.last_ts - b.first_ts))
+            .u64("c2s_packets", cl.packets)
+            .u64("s2c_packets", sv.packets)
+            .u64("c2s_payload_bytes", cl.payload_bytes)
+            .u64("s2c_payload_bytes", sv.payload_bytes)
+            .bool("handshake_seen", b.handshake_seen())
+            .u64("syn_count", cl.syn_count as u64)
+            .u64("synack_count", sv.syn_count as u64)
+            .str("end_reason", Some(b.end_reason()))
+            .bool("truncated", truncated)
+            .u64("mss_client", b.mss(Dir::C2S).map(u64::from))
+            .u64("mss_server", b.mss(Dir::S2C).map(u64::from))
+            .u64("wscale_client", b.wscale(Dir::C2S).map(u64::from))
+            .u64("wscale_server", b.wscale(Dir::S2C).map(u64::from))
+            .bool("sack_permitted", b.sack_permitted())
+            .bool("timestamps", b.timestamps())
+            .bool("mptcp", b.half.iter().any(|h| h.mptcp_packets > 0))
+            .u64("malformed_packets", cl.malformed + sv.malformed);
+        c.engine.write_flow(b, &mut r);
+    }
+    for e in &c.events {
+        write_event(&mut out.events, b.flow_id, e);
+    }
+    let data = b.data_dir().unwrap_or(Dir::S2C);
+    let (fwd, rev) = (&b.half[data.idx()].bins, &b.half[data.rev().idx()].bins);
+    for bin in 0..b.bin_count() {
+        let mut r = out.series.row();
+        let start = b.first_ts + bin as i64 * NANOS_PER_S;
+        r.u64("flow_id", b.flow_id)
+            .u64("bin", bin as u64)
+            .f64("t_rel", bin as f64)
+            .f64("ts", nanos_to_s(start))
+            .u64("bytes", fwd.get(bin).copied().unwrap_or(0))
+            .u64("bytes_rev", rev.get(bin).copied().unwrap_or(0));
+        c.engine.write_series_bin(b, bin, &mut r);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{TcpFlags, TcpOptions};
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::UInt64Type;
+    use arrow_array::RecordBatch;
+
+    const C: [u8; 4] = [10, 0, 0, 1];
+    const S: [u8; 4] = [10, 0, 0, 2];
+
+    fn seg(t_ms: i64, from_client: bool, flags: u16, seq: u32, ack: u32, len: u32) -> Segment {
+        let (src, dst, sport, dport) = if from_client { (C, S, 40000, 80) } else { (S, C, 80, 40000) };
+        Segment {
+            ts: 1_700_000_000_000_000_000 + t_ms * 1_000_000,
+            src: src.into(),
+            dst: dst.into(),
+            sport,
+            dport,
+            seq,
+            ack,
+            flags: TcpFlags(flags),
+            window: 1000,
+            payload_len: len,
+            ip_id: Some(0),
+            options: TcpOptions::default(),
+            payload_truncated: false,
+        }
+    }
+
+    fn run(segs: &[Segment]) -> Output {
+        let mut t = FlowTable::new(CaptureInfo { name: "t".into(), ..Default::default() });
+        let mut out = Output::default();
+        for s in segs {
+            t.push(s);
+        }
+        t.finish(false, &mut out);
+        out
+    }
+
+    fn u64s(b: &RecordBatch, name: &str) -> Vec<Option<u64>> {
+        b.column_by_name(name).unwrap().as_primitive::<UInt64Type>().iter().collect()
+    }
+
+    const SYN: u16 = TcpFlags::SYN;
+    const SA: u16 = TcpFlags::SYN | TcpFlags::ACK;
+    const A: u16 = TcpFlags::ACK;
+    const FA: u16 = TcpFlags::FIN | TcpFlags::ACK;
+
+    #[test]
+    fn new_syn_after_close_starts_a_new_epoch_and_retransmitted_syn_does_not() {
+        let mut syn = seg(0, true, SYN, 100, 0, 0);
+        syn.options.wscale = Some(7);
+        let mut sa = seg(10, false, SA, 500, 101, 0);
+        sa.options.wscale = Some(9);
+        let segs = [
+            syn,
+            seg(1000, true, SYN, 100, 0, 0), // retransmitted SYN: same ISN
+            sa,
+            seg(1011, true, A, 101, 501, 0),
+            seg(1012, false, A, 501, 101, 1000),
+            seg(3500, false, FA, 1501, 101, 0),
+            seg(3510, true, FA, 101, 1502, 0),
+            seg(9000, true, SYN, 9999, 0, 0), // new ISN: new connection, epoch 1
+            seg(9010, false, SA, 7, 10000, 0),
+        ];
+        let out = run(&segs);
+        let f = out.flows.finish();
+        assert_eq!(f.num_rows(), 2);
+        assert_eq!(u64s(&f, "epoch"), vec![Some(0), Some(1)]);
+        assert_eq!(u64s(&f, "syn_count"), vec![Some(2), Some(1)]);
+        assert_eq!(u64s(&f, "s2c_payload_bytes"), vec![Some(1000), Some(0)]);
+        // both SYNs carried WS: each side's own shift applies to its windows
+        assert_eq!(u64s(&f, "wscale_client"), vec![Some(7), Some(0)]);
+        assert_eq!(u64s(&f, "wscale_server"), vec![Some(9), Some(0)]);
+        let s = out.series.finish();
+        // first connection spans 3.51 s: bins 0..=3, the empty ones are 0 not missing
+        let bytes = u64s(&s, "bytes");
+        assert_eq!(&bytes[..4], &[Some(0), Some(1000), Some(0), Some(0)]);
+    }
+
+    #[test]
+    fn without_handshake_roles_are_guessed_and_window_scale_is_unknown() {
+        let segs = [seg(0, false, A, 5000, 77, 1448), seg(5, true, A, 77, 6448, 0)];
+        let f = run(&segs).flows.finish();
+        assert_eq!(f.num_rows(), 1);
+        assert_eq!(u64s(&f, "client_port"), vec![Some(40000)]);
+        assert_eq!(u64s(&f, "wscale_client"), vec![None]);
+        assert_eq!(u64s(&f, "wscale_server"), vec![None]);
+    }
+}

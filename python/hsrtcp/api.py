@@ -1,0 +1,180 @@
+"""The Python face of the analyzer: :func:`analyze` and :class:`Dataset`.
+
+The heavy lifting happens in the Rust core (``hsrtcp._native``) with the GIL released;
+tables cross the boundary as Arrow IPC streams and arrive here as polars DataFrames.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from hsrtcp.errors import InputError
+
+TABLES = ("flows", "events", "series", "captures")
+# Flow ids of capture i start at i << ID_SHIFT, so ids stay unique across captures.
+ID_SHIFT = 40
+
+
+@dataclass
+class Dataset:
+    """Results of an analysis: one polars DataFrame per table (schemas in docs/formats/)."""
+
+    flows: pl.DataFrame
+    events: pl.DataFrame
+    series: pl.DataFrame
+    captures: pl.DataFrame
+    extra: dict[str, pl.DataFrame] = field(default_factory=dict)
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        return {"flows": self.flows, "events": self.events, "series": self.series,
+                "captures": self.captures, **self.extra}
+
+    @property
+    def errors(self) -> list[str]:
+        """Errors that stopped reading a capture (each names the file and byte offset)."""
+        if self.captures.is_empty():
+            return []
+        return [e for e in self.captures["error"].to_list() if e]
+
+    def write(self, out_dir: str | os.PathLike, csv: bool = False) -> list[Path]:
+        """Write every table as Parquet (and CSV on request), atomically: each file is
+        written under a temporary name and renamed, so a reader never sees half a file."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, df in self.tables().items():
+            written.append(_atomic(out / f"{name}.parquet", df.write_parquet))
+            if csv:
+                written.append(_atomic(out / f"{name}.csv", df.write_csv))
+        return written
+
+    @classmethod
+    def read(cls, out_dir: str | os.PathLike) -> Dataset:
+        """Load a results directory written by :meth:`write`."""
+        out = Path(out_dir)
+        frames = {}
+        for f in sorted(out.glob("*.parquet")):
+            frames[f.stem] = pl.read_parquet(f)
+        missing = [t for t in TABLES if t not in frames]
+        if missing:
+            raise InputError(f"{out}: not an hsrtcp results directory (missing {', '.join(missing)})")
+        return cls(**{t: frames.pop(t) for t in TABLES}, extra=frames)
+
+
+def _atomic(path: Path, writer: Callable[[Path], object]) -> Path:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        writer(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
+
+
+def _native():
+    try:
+        from hsrtcp import _native
+    except ImportError as exc:  # pragma: no cover - only without a build
+        raise ImportError("hsrtcp's native module is not built: run `make build`") from exc
+    return _native
+
+
+def _frames(ipc: dict[str, bytes]) -> dict[str, pl.DataFrame]:
+    return {name: pl.read_ipc_stream(ipc[name]) for name in TABLES}
+
+
+def analyze_one(path: str | os.PathLike, *, vantage: str | None = None, index: int = 0,
+                progress: Callable[[int], None] | None = None) -> dict[str, pl.DataFrame]:
+    """Analyze a single capture; returns its tables (see :func:`analyze`)."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p}: no such file")
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory, not a capture file")
+    ipc = _native().analyze_capture(str(p), str(p), vantage, index << ID_SHIFT, progress)
+    return _frames(ipc)
+
+
+def analyze(paths: str | os.PathLike | Iterable[str | os.PathLike], *,
+            vantage: str | Sequence[str | None] | None = None, workers: int | None = None,
+            progress: bool | Callable[[int, int], None] = False) -> Dataset:
+    """Analyze capture files (pcap / pcapng, plain or gzip) and return a :class:`Dataset`.
+
+    Each capture is analyzed on its own (single vantage); several captures run in
+    parallel threads. A capture that is cut or corrupt still yields the flows read before
+    the error (marked ``truncated``); the error, naming file and byte offset, is in
+    ``captures.error`` and :attr:`Dataset.errors`.
+
+    Parameters
+    ----------
+    paths: one path or several.
+    vantage: "client" or "server" for all captures, or one entry per capture.
+    workers: parallel captures (default: number of CPUs, at most the number of captures).
+    progress: True for a progress bar of bytes read, or a callback ``(done, total)``.
+
+    Examples
+    --------
+    >>> ds = hsrtcp.analyze(["examples/server.pcap"], vantage="server")   # doctest: +SKIP
+    >>> ds.flows.select("flow_id", "s2c_payload_bytes")                   # doctest: +SKIP
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise InputError("no capture files given")
+    for p in paths:
+        if not p.exists():
+            raise InputError(f"{p}: no such file")
+    if vantage is None or isinstance(vantage, str):
+        vantages = [vantage] * len(paths)
+    else:
+        vantages = list(vantage)
+        if len(vantages) != len(paths):
+            raise ValueError("vantage needs one entry per capture")
+    for v in vantages:
+        if v not in (None, "client", "server"):
+            raise ValueError(f"vantage must be 'client' or 'server', not {v!r}")
+    total = sum(p.stat().st_size for p in paths if p.is_file())
+    done = [0] * len(paths)
+    bar = None
+    if progress is True:
+        from hsrtcp.progress import ByteProgress
+
+        bar = ByteProgress(total)
+        report = bar.update
+    elif callable(progress):
+        report = progress
+    else:
+        report = None
+
+    def run(i: int) -> dict[str, pl.DataFrame]:
+        def cb(n: int) -> None:
+            done[i] = n
+            if report is not None:
+                report(sum(done), total)
+
+        return analyze_one(paths[i], vantage=vantages[i], index=i, progress=cb)
+
+    n_workers = max(1, min(workers or os.cpu_count() or 1, len(paths)))
+    try:
+        if n_workers == 1:
+            results = [run(i) for i in range(len(paths))]
+        else:
+            with ThreadPoolExecutor(n_workers) as pool:
+                results = list(pool.map(run, range(len(paths))))
+    finally:
+        if bar is not None:
+            bar.close()
+    return Dataset(**{t: pl.concat([r[t] for r in results], how="vertical") for t in TABLES})
+
+
+def schemas() -> dict[str, list[tuple[str, str, str]]]:
+    """Declared columns of every table: ``{table: [(name, type, doc), ...]}``."""
+    return dict(_native().schemas())

@@ -1,0 +1,1 @@
+"""Figures and printed summaries of analysis results."""
