@@ -49,6 +49,8 @@ pub const FLOW_COLUMNS: &[ColumnDef] = &[
     col("timestamps", ColType::Bool, "TCP timestamps in use (from the handshake, or seen on packets)"),
     col("mptcp", ColType::Bool, "an MPTCP option (kind 30) was seen"),
     col("malformed_packets", ColType::U64, "segments of this connection with impossible headers (e.g. SYN+FIN)"),
+    col("seq_base_c2s", ColType::U64, "raw sequence number that relative sequence 0 of c2s stands for (client ISN when the SYN was captured)"),
+    col("seq_base_s2c", ColType::U64, "raw sequence number that relative sequence 0 of s2c stands for (server ISN when the SYN-ACK was captured)"),
 ];
 
 /// Identity columns of `series`; the engine adds its own after these.
@@ -234,7 +236,9 @@ fn write_connection(info: &CaptureInfo, c: &Connection, truncated: bool, out: &m
             .bool("sack_permitted", b.sack_permitted())
             .bool("timestamps", b.timestamps())
             .bool("mptcp", b.half.iter().any(|h| h.mptcp_packets > 0))
-            .u64("malformed_packets", cl.malformed + sv.malformed);
+            .u64("malformed_packets", cl.malformed + sv.malformed)
+            .u64("seq_base_c2s", cl.seq.map(|s| s.base() as u64))
+            .u64("seq_base_s2c", sv.seq.map(|s| s.base() as u64));
         c.engine.write_flow(b, &mut r);
     }
     for e in &c.events {
