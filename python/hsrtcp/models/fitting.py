@@ -1,0 +1,326 @@
+"""Compare model predictions with measured per-flow throughput (seed 001 §IV-E, Fig. 10).
+
+Input: the ``flows`` table written by the analyzer (a polars DataFrame, a Parquet file, or a
+results directory holding ``flows.parquet``). The model inputs are read from these columns
+(symbol of seed 001 / research/models.md → column):
+
+============  =======================  =============================================
+symbol        column                   meaning, unit
+============  =======================  =============================================
+p_d           ``p_d``                  data loss rate, fraction (models.md §3.1)
+p_a           ``p_a``                  ACK loss rate, fraction (§3.2; only for the
+                                       optional P_a fallback)
+P_a           ``ack_burst_loss``       ACK burst loss per round, fraction (M36, §3.4)
+q             ``q``                    loss rate of timeout retransmissions (§3.6)
+RTT           ``rtt_mean``             mean RTT, seconds (§3.5)
+T             ``rto_first_mean``       mean first RTO of a timeout sequence, s (§3.6)
+W_m           ``w_m_packets``          receiver window limit, packets (§3.7)
+b             ``b_packets_per_ack``    packets per ACK (§3.3); null → 2, with a note
+TP_trace      ``throughput_pkts``      measured throughput, packets/s (§3.9)
+============  =======================  =============================================
+
+plus ``flow_id`` and, optionally, a grouping column (e.g. ``class`` or a carrier).
+
+Output (:class:`FitResult`): per flow the measured throughput, ``pred_<model>`` for every
+model and variant (packets/s), ``d_<model>`` = D of seed 001 eq. 22 as a fraction
+(targets.md M35, ruling A20), ``missing_inputs`` (columns that were null for that flow; the
+models needing them are null) and ``notes`` (assumed defaults, domain errors); a per-group
+summary (mean and median D per model) and a Fig.-10-like PNG.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from hsrtcp.errors import InputError
+from hsrtcp.models.evaluate import MODEL_KEYS, MODEL_LABELS, evaluate_all
+from hsrtcp.models.pftk import _ewu
+
+__all__ = ["COLUMNS", "FitResult", "fit_flows", "load_flows"]
+
+# model symbol -> flows column
+COLUMNS: dict[str, str] = {
+    "p_d": "p_d",
+    "p_a": "p_a",
+    "P_a": "ack_burst_loss",
+    "q": "q",
+    "rtt": "rtt_mean",
+    "T": "rto_first_mean",
+    "W_m": "w_m_packets",
+    "b": "b_packets_per_ack",
+}
+MEASURED = "throughput_pkts"
+DEFAULT_B = 2.0
+
+_PFTK_NEEDS = ("p_d", "rtt_mean", "rto_first_mean", "w_m_packets")
+_ENH_NEEDS = (*_PFTK_NEEDS, "ack_burst_loss", "q")
+NEEDS: dict[str, tuple[str, ...]] = {k: (_PFTK_NEEDS if k.startswith("pftk") else _ENH_NEEDS) for k in MODEL_KEYS}
+
+
+def load_flows(source: pl.DataFrame | str | os.PathLike) -> pl.DataFrame:
+    """Return the flows table from a DataFrame, a Parquet file or a results directory."""
+    if isinstance(source, pl.DataFrame):
+        return source
+    path = Path(source)
+    if path.is_dir():
+        path = path / "flows.parquet"
+    if not path.exists():
+        raise InputError(f"{path}: no such file (expected a flows Parquet file or a results directory)")
+    try:
+        return pl.read_parquet(path)
+    except Exception as exc:  # polars raises several types for bad files
+        raise InputError(f"{path}: cannot read as Parquet: {exc}") from None
+
+
+@dataclass
+class FitResult:
+    """Per-flow predictions and deviations, and their per-group summary."""
+
+    flows: pl.DataFrame
+    summary: pl.DataFrame
+    group_by: str | None
+    models: tuple[str, ...]
+
+    def figure(self, path: str | os.PathLike) -> Path:
+        """Write a Fig.-10-like PNG: measured vs predicted per flow, and D per group."""
+        return _plot_fit(self, Path(path))
+
+    def write(self, outdir: str | os.PathLike) -> dict[str, Path]:
+        """Write ``model_fit_flows.{parquet,csv}``, ``model_fit_summary.csv`` and
+        ``model_fit.png`` into ``outdir`` (created if needed), each atomically."""
+        out = Path(outdir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {
+            "flows_parquet": out / "model_fit_flows.parquet",
+            "flows_csv": out / "model_fit_flows.csv",
+            "summary_csv": out / "model_fit_summary.csv",
+            "figure": out / "model_fit.png",
+        }
+        _atomic(paths["flows_parquet"], lambda p: self.flows.write_parquet(p))
+        _atomic(paths["flows_csv"], lambda p: _csv_safe(self.flows).write_csv(p))
+        _atomic(paths["summary_csv"], lambda p: self.summary.write_csv(p))
+        self.figure(paths["figure"])
+        return paths
+
+
+def fit_flows(
+    source: pl.DataFrame | str | os.PathLike,
+    *,
+    group_by: str | None = None,
+    models: tuple[str, ...] = MODEL_KEYS,
+    allow_any_b: bool = False,
+    pa_fallback: bool = False,
+) -> FitResult:
+    """Predict every flow's throughput with every model and compare with the measurement.
+
+    Parameters
+    ----------
+    source : flows DataFrame, Parquet file, or results directory with ``flows.parquet``.
+    group_by : optional column to summarise by (e.g. ``"class"``); nulls form their own group.
+    models : subset of :data:`hsrtcp.models.MODEL_KEYS`.
+    allow_any_b : evaluate the as_printed variant also where b ≠ 2 (otherwise null with a
+        note; it is only defined for b = 2).
+    pa_fallback : where ``ack_burst_loss`` is null but ``p_a`` is known, use the
+        independent-loss value P_a = p_a^⌈w/b⌉ with w = PFTK's E[W_u](p_d, b)
+        (models.md §3.4 step 4). Under independence this is ≈ 0, so it mostly means
+        "treat P_a as 0"; the flow gets a note.
+
+    Flows lacking an input get null predictions for the models that need it, and the
+    column names in ``missing_inputs``. D is null where the prediction or the measurement
+    is missing, or the measurement is not > 0.
+    """
+    df = load_flows(source)
+    where = source if not isinstance(source, pl.DataFrame) else "flows DataFrame"
+    if "flow_id" not in df.columns:
+        raise InputError(f"{where}: column 'flow_id' is missing (columns: {', '.join(df.columns)})")
+    if group_by is not None and group_by not in df.columns:
+        raise InputError(f"{where}: group-by column {group_by!r} is missing (columns: {', '.join(df.columns)})")
+    n = df.height
+
+    # Input columns as float arrays, NaN for null or absent.
+    cols: dict[str, np.ndarray] = {}
+    for col in (*COLUMNS.values(), MEASURED):
+        if col not in df.columns:
+            cols[col] = np.full(n, np.nan)
+            continue
+        try:
+            series = df.get_column(col).cast(pl.Float64)
+        except Exception as exc:
+            raise InputError(f"{where}: column {col!r} is not numeric ({df.schema[col]}): {exc}") from None
+        cols[col] = series.fill_null(np.nan).to_numpy().astype(np.float64)
+
+    notes: list[list[str]] = [[] for _ in range(n)]
+    b = cols["b_packets_per_ack"].copy()
+    for i in np.flatnonzero(np.isnan(b)):
+        notes[i].append(f"b_packets_per_ack null: assumed b = {DEFAULT_B:g}")
+    b[np.isnan(b)] = DEFAULT_B
+
+    pa = cols["ack_burst_loss"].copy()
+    if pa_fallback:
+        use = np.isnan(pa) & ~np.isnan(cols["p_a"]) & ~np.isnan(cols["p_d"]) & (cols["p_d"] > 0)
+        with np.errstate(all="ignore"):
+            exponent = np.ceil(_ewu(cols["p_d"], b) / b)
+            pa = np.where(use, cols["p_a"] ** exponent, pa)
+        for i in np.flatnonzero(use):
+            notes[i].append(
+                f"ack_burst_loss null: P_a = p_a^{exponent[i]:.0f} = {pa[i]:.3g} from p_a under independent ACK losses"
+            )
+
+    missing_mask = {c: np.isnan(cols[c]) for c in set(_ENH_NEEDS) | {MEASURED}}
+    missing_mask["ack_burst_loss"] = np.isnan(pa)
+    order = [*_ENH_NEEDS, MEASURED]
+    missing = [[c for c in order if missing_mask[c][i]] for i in range(n)]
+
+    evaluated = evaluate_all(
+        cols["p_d"], pa, cols["q"], cols["rtt_mean"], cols["rto_first_mean"], b, cols["w_m_packets"],
+        models=models, allow_any_b=allow_any_b,
+    )
+    measured = cols[MEASURED]
+    out_cols: dict[str, object] = {}
+    for key in models:
+        res = evaluated[key]
+        lacking = np.zeros(n, dtype=bool)
+        for c in NEEDS[key]:
+            lacking |= missing_mask[c]
+        pred = np.where(lacking, np.nan, res.throughput)
+        for i in np.flatnonzero(~lacking & np.isnan(pred)):
+            notes[i].append(f"{key}: {res.reasons[i]}")
+        with np.errstate(all="ignore"):
+            d = np.abs(pred - measured) / measured
+        d = np.where(measured > 0, d, np.nan)
+        out_cols[f"pred_{key}"] = pred
+        out_cols[f"d_{key}"] = d
+    for i in np.flatnonzero(~np.isnan(measured) & ~(measured > 0)):
+        notes[i].append(f"throughput_pkts = {measured[i]:g} is not > 0: D undefined")
+
+    base = [pl.col("flow_id")]
+    if group_by is not None and group_by != "flow_id":
+        base.append(pl.col(group_by))
+    result = df.select(base).with_columns(
+        pl.Series(MEASURED, measured, dtype=pl.Float64, nan_to_null=True),
+        *[pl.Series(name, values, dtype=pl.Float64, nan_to_null=True) for name, values in out_cols.items()],
+        pl.Series("missing_inputs", missing, dtype=pl.List(pl.Utf8)),
+        pl.Series("notes", notes, dtype=pl.List(pl.Utf8)),
+    )
+    return FitResult(result, _summarise(result, group_by, models), group_by, tuple(models))
+
+
+def _summarise(flows: pl.DataFrame, group_by: str | None, models: tuple[str, ...]) -> pl.DataFrame:
+    """Long table: one row per (group, model) with n_flows, n_with_d, mean_d, median_d."""
+    gcol = group_by if group_by is not None else None
+    frames = []
+    keyed = flows.with_columns(
+        (pl.col(gcol).cast(pl.Utf8).fill_null("(null)") if gcol else pl.lit("all")).alias("group")
+    )
+    for key in models:
+        agg = keyed.group_by("group", maintain_order=True).agg(
+            pl.len().alias("n_flows"),
+            pl.col(f"d_{key}").is_not_null().sum().alias("n_with_d"),
+            pl.col(f"d_{key}").mean().alias("mean_d"),
+            pl.col(f"d_{key}").median().alias("median_d"),
+            pl.col(f"pred_{key}").mean().alias("mean_pred_pkts"),
+            pl.col(MEASURED).mean().alias("mean_measured_pkts"),
+        )
+        frames.append(agg.with_columns(pl.lit(key).alias("model"), pl.lit(MODEL_LABELS[key]).alias("label")))
+    out = pl.concat(frames).select(
+        "group", "model", "label", "n_flows", "n_with_d", "mean_d", "median_d", "mean_pred_pkts", "mean_measured_pkts"
+    )
+    if group_by is not None:
+        out = out.rename({"group": group_by}) if group_by not in ("model", "label") else out
+    return out.sort(out.columns[0], maintain_order=True)
+
+
+def _csv_safe(df: pl.DataFrame) -> pl.DataFrame:
+    """CSV has no lists: join list columns with '; '."""
+    return df.with_columns(
+        [pl.col(c).list.join("; ") for c, t in df.schema.items() if isinstance(t, pl.List)]
+    )
+
+
+def _atomic(path: Path, write: Callable[[Path], object]) -> None:
+    """Write through a temporary file in the same directory, then rename."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+_MARKERS = {"pftk_full": "o", "pftk_approx": "v", "enh_as_printed": "s", "enh_corrected": "D", "enh_rederived": "^"}
+
+
+def _plot_fit(res: FitResult, path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    flows = res.flows
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 5))
+    meas = flows.get_column(MEASURED).to_numpy()
+    lo, hi = math.inf, 0.0
+    for key in res.models:
+        pred = flows.get_column(f"pred_{key}").to_numpy()
+        ok = np.isfinite(meas) & np.isfinite(pred) & (meas > 0) & (pred > 0)
+        if ok.any():
+            ax1.scatter(meas[ok], pred[ok], s=18, alpha=0.7, marker=_MARKERS.get(key, "o"), label=MODEL_LABELS[key])
+            lo = min(lo, meas[ok].min(), pred[ok].min())
+            hi = max(hi, meas[ok].max(), pred[ok].max())
+    if hi > 0:
+        ax1.plot([lo / 1.5, hi * 1.5], [lo / 1.5, hi * 1.5], color="grey", lw=1, ls="--", label="y = x")
+        ax1.set_xscale("log")
+        ax1.set_yscale("log")
+        ax1.legend(fontsize=8)
+    else:
+        ax1.text(0.5, 0.5, "no flow with both measurement and prediction", ha="center", transform=ax1.transAxes)
+    ax1.set_xlabel("measured throughput (packets/s)")
+    ax1.set_ylabel("predicted throughput (packets/s)")
+    ax1.set_title("Measured vs predicted, per flow")
+
+    # D per group and model, as box plots side by side (seed 001 Fig. 10 groups by carrier).
+    gname = res.group_by
+    groups = (
+        flows.get_column(gname).cast(pl.Utf8).fill_null("(null)").to_list() if gname else ["all"] * flows.height
+    )
+    labels = list(dict.fromkeys(groups))
+    width = 0.8 / max(len(res.models), 1)
+    handles = []
+    for j, key in enumerate(res.models):
+        d = flows.get_column(f"d_{key}").to_numpy()
+        data = [d[[g == lab for g in groups]] for lab in labels]
+        data = [x[np.isfinite(x)] for x in data]
+        pos = [i + (j - (len(res.models) - 1) / 2) * width for i in range(len(labels))]
+        keep = [(p, x) for p, x in zip(pos, data) if x.size]
+        if not keep:
+            continue
+        bp = ax2.boxplot(
+            [x for _, x in keep], positions=[p for p, _ in keep], widths=width * 0.9, patch_artist=True,
+            showfliers=True, manage_ticks=False,
+        )
+        color = f"C{j}"
+        for box in bp["boxes"]:
+            box.set_facecolor(color)
+            box.set_alpha(0.6)
+        handles.append(matplotlib.patches.Patch(color=color, alpha=0.6, label=MODEL_LABELS[key]))
+    ax2.set_xticks(range(len(labels)), labels, rotation=20 if len(labels) > 4 else 0)
+    ax2.set_ylabel("deviation D (fraction)")
+    ax2.set_xlabel(gname or "")
+    ax2.set_title("Deviation D = |TP_model − TP_trace| / TP_trace")
+    if handles:
+        ax2.legend(handles=handles, fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _atomic(path, lambda p: fig.savefig(p, format="png", dpi=120))
+    plt.close(fig)
+    return path
