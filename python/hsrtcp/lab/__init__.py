@@ -1,0 +1,16 @@
+"""The HSR lab: real Linux TCP/MPTCP through an emulated high-speed-rail path on one machine.
+
+Pieces (each usable alone):
+
+- :mod:`hsrtcp.lab.scenario` compiles an HSR scenario TOML into a Rattan config + traces.
+- :mod:`hsrtcp.lab.rattan` validates and runs Rattan configs, and cleans up after it.
+- :mod:`hsrtcp.lab.netns` root/tool checks, namespace and process cleanup, signal handling.
+- :mod:`hsrtcp.lab.measure` the traffic generator (server samples ``TCP_INFO`` every 10 ms).
+- :mod:`hsrtcp.lab.tcpinfo` ``struct tcp_info`` decoding.
+- :mod:`hsrtcp.lab.pcap` a small pure-Python pcap reader for lab checks.
+- :mod:`hsrtcp.lab.emulate` one run: topology, captures, workload, bundle.
+- :mod:`hsrtcp.lab.campaign` scenario × cc × flow × repetition matrices of runs.
+- :mod:`hsrtcp.lab.bundle` the run-bundle format (docs/formats/bundle.md).
+
+Importing this package does not import any of them.
+"""

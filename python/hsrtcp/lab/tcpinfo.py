@@ -1,0 +1,199 @@
+"""Kernel TCP state of a live socket: ``getsockopt(TCP_INFO)`` decoded into named fields.
+
+The kernel's ``struct tcp_info`` (include/uapi/linux/tcp.h) only ever grows at the end, and
+``getsockopt`` returns as many bytes as the running kernel knows. We decode the prefix we
+know and report every field the kernel did not fill as ``None`` (missing is null, never 0).
+
+Units follow the data contract: times in seconds (the kernel gives microseconds for
+``rto``, ``ato``, ``rtt``, ``rttvar``, ``min_rtt``, ``rcv_rtt`` and the ``*_limited`` /
+``busy_time`` counters, milliseconds for ``last_*`` and ``total_rto_time``), rates in bit/s
+(the kernel gives bytes/s for ``pacing_rate``, ``max_pacing_rate``, ``delivery_rate``;
+its "unlimited" ~0 is reported as ``None``), sizes
+in bytes, counters as integers. ``snd_ssthresh`` while still in initial slow start is the
+kernel's "infinity" (``TCP_INFINITE_SSTHRESH`` = 0x7fffffff) and is reported as ``None``.
+
+This is the server-side kernel truth used as a witness for the analyzer's cwnd, RTO,
+``total_retrans`` (retransmitted segments, M8 cross-check) and ``dsack_dups`` (DSACK-based
+spurious retransmission detection, targets.md M12 cross-check).
+
+MPTCP: on an MPTCP socket ``TCP_INFO`` is not per subflow; :func:`read_mptcp_subflows` uses
+``getsockopt(SOL_MPTCP, MPTCP_TCPINFO)`` to get one ``tcp_info`` per subflow.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import socket
+import struct
+from dataclasses import dataclass
+
+SOL_TCP = socket.IPPROTO_TCP
+TCP_INFO = 11
+SOL_MPTCP = 284
+MPTCP_TCPINFO = 2
+_TCP_INFINITE_SSTHRESH = 0x7FFFFFFF
+_U64_MAX = 2**64 - 1
+# Ask for more than any kernel returns today; the kernel copies min(len, its size).
+_BUFLEN = 512
+
+TCP_STATES = {
+    1: "established", 2: "syn_sent", 3: "syn_recv", 4: "fin_wait1", 5: "fin_wait2",
+    6: "time_wait", 7: "close", 8: "close_wait", 9: "last_ack", 10: "listen", 11: "closing",
+}
+CA_STATES = {0: "open", 1: "disorder", 2: "cwr", 3: "recovery", 4: "loss"}
+
+
+@dataclass(frozen=True)
+class _Field:
+    name: str
+    offset: int
+    fmt: str  # struct code, native byte order
+    div: float | None = None  # divide the raw value by this (unit conversion)
+    mul: float | None = None  # or multiply by this
+
+
+# Offsets of struct tcp_info on Linux (all members are naturally aligned, no padding).
+# Verified against `ss -ti` on the same socket in tests/python/lab/test_tcpinfo.py.
+_FIELDS: tuple[_Field, ...] = (
+    _Field("state", 0, "B"),
+    _Field("ca_state", 1, "B"),
+    _Field("retransmits", 2, "B"),
+    _Field("probes", 3, "B"),
+    _Field("backoff", 4, "B"),
+    _Field("options", 5, "B"),
+    # 6: snd_wscale:4 | rcv_wscale:4 ; 7: delivery_rate_app_limited:1 ... (decoded below)
+    _Field("rto_s", 8, "I", div=1e6),
+    _Field("ato_s", 12, "I", div=1e6),
+    _Field("snd_mss", 16, "I"),
+    _Field("rcv_mss", 20, "I"),
+    _Field("unacked", 24, "I"),
+    _Field("sacked", 28, "I"),
+    _Field("lost", 32, "I"),
+    _Field("retrans", 36, "I"),
+    _Field("fackets", 40, "I"),
+    _Field("last_data_sent_s", 44, "I", div=1e3),
+    _Field("last_ack_sent_s", 48, "I", div=1e3),
+    _Field("last_data_recv_s", 52, "I", div=1e3),
+    _Field("last_ack_recv_s", 56, "I", div=1e3),
+    _Field("pmtu", 60, "I"),
+    _Field("rcv_ssthresh", 64, "I"),
+    _Field("rtt_s", 68, "I", div=1e6),
+    _Field("rttvar_s", 72, "I", div=1e6),
+    _Field("snd_ssthresh", 76, "I"),
+    _Field("snd_cwnd", 80, "I"),
+    _Field("advmss", 84, "I"),
+    _Field("reordering", 88, "I"),
+    _Field("rcv_rtt_s", 92, "I", div=1e6),
+    _Field("rcv_space", 96, "I"),
+    _Field("total_retrans", 100, "I"),
+    _Field("pacing_rate_bps", 104, "Q", mul=8),
+    _Field("max_pacing_rate_bps", 112, "Q", mul=8),
+    _Field("bytes_acked", 120, "Q"),
+    _Field("bytes_received", 128, "Q"),
+    _Field("segs_out", 136, "I"),
+    _Field("segs_in", 140, "I"),
+    _Field("notsent_bytes", 144, "I"),
+    _Field("min_rtt_s", 148, "I", div=1e6),
+    _Field("data_segs_in", 152, "I"),
+    _Field("data_segs_out", 156, "I"),
+    _Field("delivery_rate_bps", 160, "Q", mul=8),
+    _Field("busy_time_s", 168, "Q", div=1e6),
+    _Field("rwnd_limited_s", 176, "Q", div=1e6),
+    _Field("sndbuf_limited_s", 184, "Q", div=1e6),
+    _Field("delivered", 192, "I"),
+    _Field("delivered_ce", 196, "I"),
+    _Field("bytes_sent", 200, "Q"),
+    _Field("bytes_retrans", 208, "Q"),
+    _Field("dsack_dups", 216, "I"),
+    _Field("reord_seen", 220, "I"),
+    _Field("rcv_ooopack", 224, "I"),
+    _Field("snd_wnd", 228, "I"),
+    _Field("rcv_wnd", 232, "I"),
+    _Field("rehash", 236, "I"),
+    _Field("total_rto", 240, "H"),
+    _Field("total_rto_recoveries", 242, "H"),
+    _Field("total_rto_time_s", 244, "I", div=1e3),
+)
+
+#: Column order of a decoded sample (after ``ts``), as written to the per-flow CSV.
+COLUMNS: tuple[str, ...] = (
+    "state", "ca_state", "retransmits", "probes", "backoff", "options", "snd_wscale",
+    "rcv_wscale", "delivery_rate_app_limited",
+    *(f.name for f in _FIELDS[6:]),
+)
+
+_STRUCTS = {f.name: struct.Struct("=" + f.fmt) for f in _FIELDS}
+
+
+def decode(buf: bytes) -> dict[str, float | int | None]:
+    """Decode a ``struct tcp_info`` byte string; fields beyond ``len(buf)`` are ``None``."""
+    out: dict[str, float | int | None] = {}
+    n = len(buf)
+    for f in _FIELDS:
+        st = _STRUCTS[f.name]
+        if f.offset + st.size > n:
+            out[f.name] = None
+            continue
+        (v,) = st.unpack_from(buf, f.offset)
+        if f.fmt == "Q" and v == _U64_MAX:
+            out[f.name] = None  # ~0ULL: "unlimited" / unknown
+        elif f.div is not None:
+            out[f.name] = v / f.div
+        elif f.mul is not None:
+            out[f.name] = v * f.mul
+        else:
+            out[f.name] = v
+    if n >= 8:
+        out["snd_wscale"] = buf[6] & 0x0F
+        out["rcv_wscale"] = buf[6] >> 4
+        out["delivery_rate_app_limited"] = buf[7] & 0x01
+    else:
+        out["snd_wscale"] = out["rcv_wscale"] = out["delivery_rate_app_limited"] = None
+    if out.get("snd_ssthresh") is not None and out["snd_ssthresh"] >= _TCP_INFINITE_SSTHRESH:
+        out["snd_ssthresh"] = None
+    return {c: out[c] for c in COLUMNS}
+
+
+def read(sock: socket.socket) -> dict[str, float | int | None]:
+    """``TCP_INFO`` of a TCP socket (or the MPTCP socket's aggregate view), decoded."""
+    return decode(sock.getsockopt(SOL_TCP, TCP_INFO, _BUFLEN))
+
+
+def read_mptcp_subflows(sock: socket.socket) -> list[dict[str, float | int | None]]:
+    """One decoded ``tcp_info`` per subflow of an MPTCP socket (``MPTCP_TCPINFO``).
+
+    The request is a ``struct mptcp_subflow_data`` header (size_subflow_data, num_subflows,
+    size_kernel, size_user; 16 bytes) followed by room for the subflow records; the kernel
+    fills ``num_subflows`` and ``size_kernel`` and copies ``min(size_user, size_kernel)``
+    bytes per subflow. Returns ``[]`` on a plain TCP socket or a kernel without the option.
+    """
+    max_subflows = 8
+    # Python's getsockopt cannot pass an input buffer, and this option reads its header
+    # from the buffer, so call libc directly.
+    size = 16 + _BUFLEN * max_subflows
+    buf = ctypes.create_string_buffer(struct.pack("=IIII", 16, 0, 0, _BUFLEN), size)
+    optlen = ctypes.c_uint32(size)
+    rc = _libc().getsockopt(sock.fileno(), SOL_MPTCP, MPTCP_TCPINFO, buf, ctypes.byref(optlen))
+    if rc != 0:
+        return []
+    raw = buf.raw[: optlen.value]
+    _, num, size_kernel, size_user = struct.unpack_from("=IIII", raw, 0)
+    step = size_user or min(size_kernel, _BUFLEN)
+    out = []
+    for i in range(min(num, max_subflows)):
+        start = 16 + i * step
+        chunk = raw[start : start + min(size_kernel, step)]
+        if len(chunk) < 8:
+            break
+        out.append(decode(chunk))
+    return out
+
+
+_LIBC = None
+
+
+def _libc():
+    global _LIBC
+    if _LIBC is None:
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+    return _LIBC
