@@ -1,1 +1,24 @@
-//! placeholder
+//! Streaming capture input: pcap and pcapng, plain or gzip-compressed.
+//!
+//! [`CaptureReader`] turns any file or byte stream into a sequence of [`Frame`]s — capture
+//! time in nanoseconds, link type, the captured bytes and the original length — in bounded
+//! memory (one buffer of 1 MiB, grown only up to the largest accepted record, 256 KiB by
+//! default), whatever the file size.
+//!
+//! What is detected, by magic number and never by file name:
+//! - pcap with microsecond or nanosecond timestamps, either byte order, and the "modified"
+//!   (Kuznetzov, 24-byte record header) variant;
+//! - pcapng, several sections (each with its own byte order) and several interfaces per
+//!   section, each with its own link type, `if_tsresol` (powers of ten and of two) and
+//!   `if_tsoffset`; enhanced, simple and obsolete packet blocks; other blocks are skipped;
+//! - gzip around either (multi-member streams too).
+//!
+//! Damage is reported once, as a [`CaptureError`] naming the file and the byte offset, after
+//! every complete record before it has been delivered.
+mod error;
+mod linktype;
+mod reader;
+
+pub use error::{ByteOffset, CaptureError};
+pub use linktype::LinkType;
+pub use reader::{CaptureFormat, CaptureReader, Frame, MAX_CAPLEN, MAX_CAPLEN_HARD};

@@ -1,3 +1,128 @@
 //! Tolerant decoding of link, network and TCP headers into [`Segment`] values.
+//!
+//! [`decode`] walks one captured frame: the link layer (Ethernet with 802.1Q/802.1ad tags,
+//! PPPoE and MPLS; Linux cooked v1/v2; raw IP; BSD/OpenBSD loopback; PPP), IPv4 (options,
+//! fragments) or IPv6 (extension headers), then TCP and all its options. The result is a
+//! [`Decoded`]: a TCP [`Segment`], a packet of another protocol, or a malformed packet with a
+//! [`MalformedReason`] to count. Nothing is allocated and no payload byte is copied.
+//!
+//! Rules that matter for measurements:
+//! - Lengths come from the IP header (IPv4 total length − header length − TCP data offset;
+//!   IPv6 payload length − extension headers − data offset), never from the captured length:
+//!   captures with a small snaplen (`-s 96`) give true payload sizes and `payload_truncated`.
+//!   Ethernet padding after a short IP packet is ignored for the same reason.
+//! - Segmentation offload: an IPv4 total length of 0 (Linux GSO/BIG TCP) or an IPv6 payload
+//!   length of 0 without a jumbo option means "as long as the frame on the wire", taken from
+//!   the record's original length. Payloads larger than the MSS are accepted as they are.
+//! - Only first fragments carry a TCP header; later fragments of TCP are
+//!   [`MalformedReason::IpFragment`]. A first fragment decodes with the fragment's length.
+//! - Checksums are not verified: captures at the sender carry offloaded (wrong) checksums.
+//! - TCP options cut by the snaplen, or malformed, set `options.truncated`; the options
+//!   before the cut are kept. Unknown options are skipped by their length.
+mod ip;
+mod link;
 mod segment;
+mod tcp;
+
 pub use segment::*;
+pub use tcp::parse_options;
+
+use crate::capture::{Frame, LinkType};
+
+/// The outcome of decoding one frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decoded {
+    /// A TCP segment (possibly with truncated options or payload, see its flags).
+    Tcp(Segment),
+    /// A well-formed packet that is not TCP: ARP, UDP, ICMP, IPsec, LLC, …
+    NotTcp,
+    /// A packet that cannot be decoded as far as TCP; counted per reason.
+    Malformed(MalformedReason),
+}
+
+/// Why a frame could not be decoded. `name()` is stable: it is stored in result tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MalformedReason {
+    /// The frame ends inside the link-layer header (or its VLAN/PPPoE/MPLS encapsulation).
+    ShortLinkHeader,
+    /// A link type the decoder does not know.
+    UnknownLinktype,
+    /// The IP version nibble contradicts the link layer (or is neither 4 nor 6 for raw IP).
+    BadIpVersion,
+    /// The frame ends inside the fixed IPv4/IPv6 header or the IPv4 options.
+    ShortIpHeader,
+    /// IPv4 header length below 20 bytes.
+    BadIpHeaderLen,
+    /// The IP length fields leave less room than the headers they announce.
+    IpTotalLenTooSmall,
+    /// The frame ends inside an IPv6 extension header.
+    Ipv6ExtHeaderTruncated,
+    /// A non-first fragment of a TCP packet: it has no TCP header.
+    IpFragment,
+    /// The frame ends inside the 20 fixed bytes of the TCP header.
+    ShortTcpHeader,
+    /// TCP data offset below 5 words or beyond the IP payload.
+    BadTcpDataOffset,
+}
+
+impl MalformedReason {
+    /// Every reason, in declaration order (for counter tables).
+    pub const ALL: [MalformedReason; 10] = [
+        MalformedReason::ShortLinkHeader,
+        MalformedReason::UnknownLinktype,
+        MalformedReason::BadIpVersion,
+        MalformedReason::ShortIpHeader,
+        MalformedReason::BadIpHeaderLen,
+        MalformedReason::IpTotalLenTooSmall,
+        MalformedReason::Ipv6ExtHeaderTruncated,
+        MalformedReason::IpFragment,
+        MalformedReason::ShortTcpHeader,
+        MalformedReason::BadTcpDataOffset,
+    ];
+
+    /// Stable snake_case name for per-reason counters.
+    pub fn name(self) -> &'static str {
+        match self {
+            MalformedReason::ShortLinkHeader => "short_link_header",
+            MalformedReason::UnknownLinktype => "unknown_linktype",
+            MalformedReason::BadIpVersion => "bad_ip_version",
+            MalformedReason::ShortIpHeader => "short_ip_header",
+            MalformedReason::BadIpHeaderLen => "bad_ip_header_len",
+            MalformedReason::IpTotalLenTooSmall => "ip_total_len_too_small",
+            MalformedReason::Ipv6ExtHeaderTruncated => "ipv6_ext_header_truncated",
+            MalformedReason::IpFragment => "ip_fragment",
+            MalformedReason::ShortTcpHeader => "short_tcp_header",
+            MalformedReason::BadTcpDataOffset => "bad_tcp_data_offset",
+        }
+    }
+}
+
+impl std::fmt::Display for MalformedReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Decode one captured frame.
+#[inline]
+pub fn decode(frame: &Frame) -> Decoded {
+    decode_packet(frame.linktype, frame.data, frame.orig_len, frame.ts)
+}
+
+/// Decode captured bytes of the given link type. `orig_len` is the length on the wire
+/// (used only for offloaded segments whose IP length field is 0); `ts` is copied into the
+/// segment.
+#[inline]
+pub fn decode_packet(linktype: LinkType, data: &[u8], orig_len: u32, ts: Nanos) -> Decoded {
+    let (off, net) = match link::locate(linktype, data) {
+        Ok(x) => x,
+        Err(d) => return d,
+    };
+    // Bytes of the network layer on the wire (a frame can't be shorter than what was captured).
+    let wire_l3 = (orig_len as usize).max(data.len()) - off;
+    let ip = match ip::locate(net, &data[off..], wire_l3) {
+        Ok(x) => x,
+        Err(d) => return d,
+    };
+    tcp::decode(&data[off + ip.l4_off..], ip, ts)
+}

@@ -53,8 +53,20 @@ pub struct MptcpOption {
     pub subtype: u8,
     /// Option length in bytes including kind and length.
     pub len: u8,
-    /// First bytes of the option body after the subtype nibble byte (raw, zero-padded).
-    pub raw: [u8; 20],
+    /// The low four bits of the subtype byte (MP_CAPABLE version, MP_JOIN backup flag,
+    /// ADD_ADDR echo flag, ...).
+    pub flags: u8,
+    /// The option bytes after the subtype byte (raw, zero-padded): `len - 3` of them are
+    /// meaningful. 32 bytes hold every RFC 8684 option, the 28-byte DSS with 64-bit data
+    /// ACK and DSN and the 30-byte ADD_ADDR (IPv6, port, HMAC) included.
+    pub raw: [u8; 32],
+}
+
+impl MptcpOption {
+    /// The meaningful body bytes (after the subtype byte).
+    pub fn body(&self) -> &[u8] {
+        &self.raw[..(self.len as usize).saturating_sub(3).min(32)]
+    }
 }
 
 /// Decoded TCP options. Absent options are `None`; a segment carries at most four SACK blocks.
@@ -67,7 +79,10 @@ pub struct TcpOptions {
     pub sack: [SackBlock; 4],
     /// RFC 7323 timestamps: (TSval, TSecr).
     pub timestamp: Option<(u32, u32)>,
+    /// The first MPTCP option of the segment.
     pub mptcp: Option<MptcpOption>,
+    /// How many MPTCP options the segment carried (a DSS and an MP_PRIO can share one).
+    pub mptcp_count: u8,
     /// Options that were cut by the snaplen or malformed; decoding stopped there.
     pub truncated: bool,
 }

@@ -1,0 +1,743 @@
+//! The streaming reader: one growable buffer, refilled from any `Read`, records parsed in
+//! place and handed out as borrowed [`Frame`]s.
+//!
+//! Memory is bounded by the largest record accepted (see [`MAX_CAPLEN`]), never by the file
+//! size. Block and record *layouts* are parsed with `pcap-parser`'s block parsers; this module
+//! owns buffering, format detection, gzip, per-interface timestamp scaling and error positions.
+
+use std::fs::File;
+use std::io::{self, BufReader, Cursor, Read};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use flate2::read::MultiGzDecoder;
+use pcap_parser::pcapng::{
+    parse_enhancedpacketblock_be, parse_enhancedpacketblock_le, parse_interfacedescriptionblock_be,
+    parse_interfacedescriptionblock_le, parse_sectionheaderblock, InterfaceDescriptionBlock,
+};
+
+use super::error::{ByteOffset, CaptureError};
+use super::linktype::LinkType;
+use crate::wire::Nanos;
+
+/// Largest captured length accepted per record: tcpdump's maximum snaplen (262144). Larger
+/// values only come from corrupt files; a pcap header announcing a larger snaplen raises the
+/// bound up to [`MAX_CAPLEN_HARD`].
+pub const MAX_CAPLEN: u32 = 262_144;
+/// Upper bound for the per-record limit whatever the file header says.
+pub const MAX_CAPLEN_HARD: u32 = 16 << 20;
+/// Largest pcapng header block (SHB, IDB) accepted: options beyond this are corruption.
+const MAX_META_BLOCK: u32 = 1 << 20;
+/// Room for EPB options (comments, flags, hashes) on top of the packet bytes.
+const MAX_PACKET_OPTIONS: u32 = 1 << 16;
+
+/// Default read buffer. Large reads keep syscalls and gzip calls per packet negligible.
+const BUF_SIZE: usize = 1 << 20;
+/// A refill keeps reading until at least this many bytes are buffered (or EOF).
+const MIN_FILL: usize = BUF_SIZE / 4;
+
+const SHB_TYPE: u32 = 0x0A0D_0D0A;
+const IDB_TYPE: u32 = 0x0000_0001;
+const OPB_TYPE: u32 = 0x0000_0002;
+const SPB_TYPE: u32 = 0x0000_0003;
+const EPB_TYPE: u32 = 0x0000_0006;
+
+/// One captured record. Borrows the reader's buffer: valid until the next `next_frame` call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame<'a> {
+    /// Capture time, nanoseconds since the Unix epoch (pcapng `if_tsresol`/`if_tsoffset` applied).
+    pub ts: Nanos,
+    /// Link type of the interface this record was captured on.
+    pub linktype: LinkType,
+    /// The captured bytes (`caplen` of them; may be fewer than `orig_len` with a snaplen).
+    pub data: &'a [u8],
+    /// Length of the packet on the wire.
+    pub orig_len: u32,
+    /// Byte offset of the record header in the (decompressed) file.
+    pub offset: u64,
+    /// pcapng interface id (0 for pcap).
+    pub iface: u32,
+}
+
+/// The container format found by [`CaptureReader`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaptureFormat {
+    /// Classic libpcap format.
+    Pcap { nanosecond: bool, big_endian: bool, modified: bool },
+    PcapNg,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct PcapState {
+    big_endian: bool,
+    /// Multiplier from the fractional timestamp field to nanoseconds (1000 or 1).
+    frac_to_ns: i64,
+    /// Record header length: 16, or 24 for the "modified" (Kuznetzov) format.
+    rec_hdr: usize,
+    linktype: LinkType,
+    limit: u32,
+}
+
+/// Timestamp scaling of one pcapng interface.
+#[derive(Clone, Copy, Debug)]
+struct Iface {
+    linktype: LinkType,
+    snaplen: u32,
+    units_per_sec: u64,
+    /// Nanoseconds per unit when integral (µs, ns, ms …), else 0 and the slow path divides.
+    ns_per_unit: u64,
+    /// `if_tsoffset` in nanoseconds.
+    offset_ns: i128,
+}
+
+impl Iface {
+    #[inline]
+    fn nanos(&self, units: u64) -> Nanos {
+        let ns = if self.ns_per_unit != 0 {
+            units as i128 * self.ns_per_unit as i128
+        } else {
+            (units as u128 * 1_000_000_000u128 / self.units_per_sec as u128) as i128
+        };
+        (ns + self.offset_ns).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+    }
+}
+
+#[derive(Debug)]
+struct NgState {
+    big_endian: bool,
+    ifaces: Vec<Iface>,
+    /// Simple packet blocks carry no time; they get the previous packet's.
+    last_ts: Nanos,
+}
+
+#[derive(Debug)]
+enum Format {
+    Pcap(PcapState),
+    PcapNg(NgState),
+}
+
+/// Counts the bytes pulled from the underlying (possibly compressed) source, for progress.
+struct Counting<R> {
+    inner: R,
+    n: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.n.fetch_add(k as u64, Ordering::Relaxed);
+        Ok(k)
+    }
+}
+
+/// Streaming reader of pcap and pcapng captures, plain or gzip-compressed (detected by magic
+/// number, not by file name).
+///
+/// ```no_run
+/// # use hsrtcp_core::capture::CaptureReader;
+/// let mut r = CaptureReader::open("trace.pcapng.gz".as_ref())?;
+/// while let Some(frame) = r.next_frame()? {
+///     println!("{} {} bytes", frame.ts, frame.orig_len);
+/// }
+/// # Ok::<(), hsrtcp_core::capture::CaptureError>(())
+/// ```
+///
+/// Contract: `next_frame` returns the records in file order, `Ok(None)` at a clean end of
+/// file, and `Err` once for a damaged file (after all complete records before the damage);
+/// after an error or the end it keeps returning `Ok(None)`.
+pub struct CaptureReader {
+    name: String,
+    src: Box<dyn Read + Send>,
+    raw_bytes: Arc<AtomicU64>,
+    gzip: bool,
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    /// Stream offset of `buf[0]`.
+    base: u64,
+    eof: bool,
+    /// A read error met after enough bytes were buffered: reported when they run out.
+    pending: Option<io::Error>,
+    done: bool,
+    format: Format,
+}
+
+impl std::fmt::Debug for CaptureReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CaptureReader")
+            .field("name", &self.name)
+            .field("gzip", &self.gzip)
+            .field("offset", &(self.base + self.pos as u64))
+            .field("format", &self.format)
+            .finish()
+    }
+}
+
+#[inline]
+fn rd32(b: &[u8], at: usize, big_endian: bool) -> u32 {
+    let a = [b[at], b[at + 1], b[at + 2], b[at + 3]];
+    if big_endian {
+        u32::from_be_bytes(a)
+    } else {
+        u32::from_le_bytes(a)
+    }
+}
+
+/// What a non-capture file most likely is, from its first bytes.
+fn magic_hint(b: &[u8]) -> &'static str {
+    match b {
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => ", looks like zstd (decompress it first: zstd -d)",
+        [0xfd, b'7', b'z', b'X', ..] => ", looks like xz (decompress it first: xz -d)",
+        [b'B', b'Z', b'h', ..] => ", looks like bzip2 (decompress it first: bunzip2)",
+        [0x04, 0x22, 0x4d, 0x18, ..] => ", looks like lz4",
+        [b'P', b'K', 3, 4, ..] => ", looks like a zip archive",
+        [b's', b'n', b'o', b'o', ..] => ", looks like a snoop capture (convert with editcap)",
+        _ if !b.is_empty() && b.iter().all(|c| c.is_ascii_graphic() || c.is_ascii_whitespace()) => {
+            ", looks like text"
+        }
+        _ => "",
+    }
+}
+
+impl CaptureReader {
+    /// Open a capture file. The name in errors is the path as given.
+    pub fn open(path: &Path) -> Result<Self, CaptureError> {
+        let name = path.display().to_string();
+        let file = File::open(path).map_err(|source| CaptureError::Io {
+            file: name.clone(),
+            at: ByteOffset { offset: 0, decompressed: false },
+            source,
+        })?;
+        Self::from_reader(Box::new(file), name)
+    }
+
+    /// Read a capture from any byte stream (file, pipe, socket, memory). `name` is used in
+    /// error messages.
+    pub fn from_reader(r: Box<dyn Read + Send>, name: String) -> Result<Self, CaptureError> {
+        let raw_bytes = Arc::new(AtomicU64::new(0));
+        let src: Box<dyn Read + Send> = Box::new(Counting { inner: r, n: raw_bytes.clone() });
+        let mut me = CaptureReader {
+            name,
+            src,
+            raw_bytes,
+            gzip: false,
+            buf: vec![0; BUF_SIZE],
+            pos: 0,
+            end: 0,
+            base: 0,
+            eof: false,
+            pending: None,
+            done: false,
+            format: Format::Pcap(PcapState {
+                big_endian: false,
+                frac_to_ns: 1000,
+                rec_hdr: 16,
+                linktype: LinkType::ETHERNET,
+                limit: MAX_CAPLEN,
+            }),
+        };
+        me.fill(4)?;
+        if me.avail() == 0 {
+            return Err(CaptureError::Empty { file: me.name });
+        }
+        if me.avail() >= 2 && me.buf[0] == 0x1f && me.buf[1] == 0x8b {
+            // Gzip: put the sniffed bytes back in front of the rest of the stream.
+            let prefix = Cursor::new(me.buf[me.pos..me.end].to_vec());
+            let rest = std::mem::replace(&mut me.src, Box::new(io::empty()));
+            let chained = BufReader::with_capacity(1 << 17, prefix.chain(rest));
+            me.src = Box::new(MultiGzDecoder::new(chained));
+            me.gzip = true;
+            me.pos = 0;
+            me.end = 0;
+            me.eof = false;
+            me.fill(4)?;
+            if me.avail() == 0 {
+                return Err(CaptureError::TruncatedHeader { file: me.name.clone(), at: me.at(0), need: 24, have: 0 });
+            }
+        }
+        if me.avail() < 4 {
+            return Err(CaptureError::TruncatedHeader {
+                file: me.name.clone(),
+                at: me.at(0),
+                need: 24,
+                have: me.avail() as u64,
+            });
+        }
+        let magic = [me.buf[0], me.buf[1], me.buf[2], me.buf[3]];
+        match magic {
+            [0x0a, 0x0d, 0x0d, 0x0a] => me.format = Format::PcapNg(NgState { big_endian: false, ifaces: Vec::new(), last_ts: 0 }),
+            _ => match u32::from_le_bytes(magic) {
+                0xa1b2_c3d4 | 0xa1b2_3c4d | 0xa1b2_cd34 | 0xd4c3_b2a1 | 0x4d3c_b2a1 | 0x34cd_b2a1 => me.read_pcap_header()?,
+                _ => {
+                    let n = me.avail().min(8);
+                    let hex: Vec<String> = me.buf[..n].iter().map(|b| format!("{b:02x}")).collect();
+                    return Err(CaptureError::WrongMagic {
+                        file: me.name.clone(),
+                        at: me.at(0),
+                        magic: hex.join(" "),
+                        hint: magic_hint(&me.buf[..n]),
+                    });
+                }
+            },
+        }
+        Ok(me)
+    }
+
+    /// The name used in error messages.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The container format.
+    pub fn format(&self) -> CaptureFormat {
+        match &self.format {
+            Format::Pcap(p) => CaptureFormat::Pcap {
+                nanosecond: p.frac_to_ns == 1,
+                big_endian: p.big_endian,
+                modified: p.rec_hdr == 24,
+            },
+            Format::PcapNg(_) => CaptureFormat::PcapNg,
+        }
+    }
+
+    /// Whether the input was gzip-compressed.
+    pub fn is_gzip(&self) -> bool {
+        self.gzip
+    }
+
+    /// Bytes of the input file consumed so far: compressed bytes for gzip input (read-ahead
+    /// included, so it runs up to one buffer ahead), else the offset of the next record.
+    /// Meant for progress bars against the file size.
+    pub fn bytes_read(&self) -> u64 {
+        if self.gzip {
+            self.raw_bytes.load(Ordering::Relaxed)
+        } else {
+            self.base + self.pos as u64
+        }
+    }
+
+    /// Offset of the next record in the (decompressed) stream.
+    pub fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    /// The next record, `Ok(None)` at the end, `Err` once if the file is damaged.
+    pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
+        if self.done {
+            return Ok(None);
+        }
+        let r = match self.format {
+            Format::Pcap(st) => self.next_pcap(st),
+            Format::PcapNg(_) => self.next_pcapng(),
+        };
+        match r {
+            Ok(Some((rec, start, len))) => Ok(Some(Frame {
+                ts: rec.ts,
+                linktype: rec.linktype,
+                data: &self.buf[start..start + len],
+                orig_len: rec.orig_len,
+                offset: rec.offset,
+                iface: rec.iface,
+            })),
+            Ok(None) => {
+                self.done = true;
+                Ok(None)
+            }
+            Err(e) => {
+                self.done = true;
+                Err(e)
+            }
+        }
+    }
+
+    // ---- buffer management -------------------------------------------------------------
+
+    #[inline]
+    fn avail(&self) -> usize {
+        self.end - self.pos
+    }
+
+    fn at(&self, pos_in_buf: usize) -> ByteOffset {
+        ByteOffset { offset: self.base + pos_in_buf as u64, decompressed: self.gzip }
+    }
+
+    /// Make `need` bytes available at `pos`. `Ok(false)` when the input ends first.
+    #[inline]
+    fn fill(&mut self, need: usize) -> Result<bool, CaptureError> {
+        if self.avail() >= need {
+            return Ok(true);
+        }
+        self.refill(need)
+    }
+
+    #[cold]
+    fn refill(&mut self, need: usize) -> Result<bool, CaptureError> {
+        if let Some(e) = self.pending.take() {
+            return Err(self.read_error(e));
+        }
+        if self.eof {
+            return Ok(false);
+        }
+        // Move the partial record to the front; it is shorter than one record.
+        self.buf.copy_within(self.pos..self.end, 0);
+        self.base += self.pos as u64;
+        self.end -= self.pos;
+        self.pos = 0;
+        if self.buf.len() < need {
+            self.buf.resize(need.next_power_of_two(), 0);
+        }
+        let target = need.max(MIN_FILL.min(self.buf.len()));
+        while self.end < target {
+            match self.src.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    if self.end >= need {
+                        self.pending = Some(e);
+                        break;
+                    }
+                    return Err(self.read_error(e));
+                }
+            }
+        }
+        Ok(self.end >= need)
+    }
+
+    fn read_error(&self, source: io::Error) -> CaptureError {
+        let at = self.at(self.end);
+        if self.gzip {
+            CaptureError::Gzip { file: self.name.clone(), at, source }
+        } else {
+            CaptureError::Io { file: self.name.clone(), at, source }
+        }
+    }
+
+    /// Skip `n` bytes from `pos` without buffering them. `Ok(false)` if the input ends first.
+    fn skip(&mut self, n: u64) -> Result<bool, CaptureError> {
+        if (self.avail() as u64) >= n {
+            self.pos += n as usize;
+            return Ok(true);
+        }
+        let mut left = n - self.avail() as u64;
+        self.base += self.end as u64;
+        self.pos = 0;
+        self.end = 0;
+        while left > 0 {
+            if !self.fill(1)? {
+                return Ok(false);
+            }
+            let take = (self.avail() as u64).min(left) as usize;
+            self.pos += take;
+            left -= take as u64;
+        }
+        Ok(true)
+    }
+
+    fn truncated(&self, need: u64, have: u64) -> CaptureError {
+        CaptureError::TruncatedRecord { file: self.name.clone(), at: self.at(self.pos), need, have }
+    }
+
+    fn malformed(&self, what: &'static str, detail: String) -> CaptureError {
+        CaptureError::Malformed { file: self.name.clone(), at: self.at(self.pos), what, detail }
+    }
+
+    fn absurd(&self, what: &'static str, len: u64, limit: u64) -> CaptureError {
+        CaptureError::AbsurdLength { file: self.name.clone(), at: self.at(self.pos), what, len, limit }
+    }
+
+    // ---- pcap --------------------------------------------------------------------------
+
+    fn read_pcap_header(&mut self) -> Result<(), CaptureError> {
+        if !self.fill(24)? {
+            return Err(CaptureError::TruncatedHeader {
+                file: self.name.clone(),
+                at: self.at(self.pos),
+                need: 24,
+                have: self.avail() as u64,
+            });
+        }
+        let h = match pcap_parser::pcap::parse_pcap_header(&self.buf[self.pos..self.pos + 24]) {
+            Ok((_, h)) => h,
+            Err(e) => return Err(self.malformed("pcap file header", format!("{e:?}"))),
+        };
+        if h.version_major != 2 {
+            return Err(self.malformed("pcap file header", format!("version {}.{}, expected 2.x", h.version_major, h.version_minor)));
+        }
+        // Upper bits of the link type field carry FCS information (pcap spec §LinkType).
+        let linktype = LinkType(h.network.0 as u32 & 0xFFFF);
+        let limit = h.snaplen.clamp(MAX_CAPLEN, MAX_CAPLEN_HARD);
+        self.format = Format::Pcap(PcapState {
+            big_endian: h.is_bigendian(),
+            frac_to_ns: if h.is_nanosecond_precision() { 1 } else { 1000 },
+            rec_hdr: if h.is_modified_format() || h.magic_number == 0x34cd_b2a1 { 24 } else { 16 },
+            linktype,
+            limit,
+        });
+        self.pos += 24;
+        Ok(())
+    }
+
+    #[inline]
+    fn next_pcap(&mut self, st: PcapState) -> Result<Option<(RecMeta, usize, usize)>, CaptureError> {
+        let h = st.rec_hdr;
+        if !self.fill(h)? {
+            if self.avail() == 0 {
+                return Ok(None);
+            }
+            return Err(self.truncated(h as u64, self.avail() as u64));
+        }
+        let b = &self.buf[self.pos..self.pos + 16];
+        let sec = rd32(b, 0, st.big_endian);
+        let frac = rd32(b, 4, st.big_endian);
+        let caplen = rd32(b, 8, st.big_endian);
+        let orig_len = rd32(b, 12, st.big_endian);
+        if caplen > st.limit {
+            return Err(self.absurd("record length", caplen as u64, st.limit as u64));
+        }
+        let total = h + caplen as usize;
+        if !self.fill(total)? {
+            return Err(self.truncated(caplen as u64, (self.avail() - h) as u64));
+        }
+        let rec = RecMeta {
+            ts: sec as i64 * 1_000_000_000 + frac as i64 * st.frac_to_ns,
+            linktype: st.linktype,
+            orig_len,
+            offset: self.base + self.pos as u64,
+            iface: 0,
+        };
+        let start = self.pos + h;
+        self.pos += total;
+        Ok(Some((rec, start, caplen as usize)))
+    }
+
+    // ---- pcapng ------------------------------------------------------------------------
+
+    fn next_pcapng(&mut self) -> Result<Option<(RecMeta, usize, usize)>, CaptureError> {
+        loop {
+            if !self.fill(12)? {
+                if self.avail() == 0 {
+                    return Ok(None);
+                }
+                return Err(self.truncated(12, self.avail() as u64));
+            }
+            let Format::PcapNg(ng) = &mut self.format else { unreachable!() };
+            let p = self.pos;
+            let b = &self.buf[p..p + 12];
+            if b[..4] == [0x0a, 0x0d, 0x0d, 0x0a] {
+                // Section header: its byte-order magic decides how to read everything after.
+                ng.big_endian = match [b[8], b[9], b[10], b[11]] {
+                    [0x4d, 0x3c, 0x2b, 0x1a] => false,
+                    [0x1a, 0x2b, 0x3c, 0x4d] => true,
+                    m => {
+                        return Err(self.malformed("pcapng section header", format!("byte-order magic {m:02x?}, expected 1a2b3c4d")));
+                    }
+                };
+            }
+            let be = ng.big_endian;
+            let btype = rd32(b, 0, be);
+            let blen = rd32(b, 4, be);
+            if blen < 12 || blen % 4 != 0 {
+                return Err(self.malformed("pcapng block", format!("block type {btype:#x} has length {blen}, must be ≥ 12 and a multiple of 4")));
+            }
+            match btype {
+                SHB_TYPE | IDB_TYPE => {
+                    if blen > MAX_META_BLOCK {
+                        return Err(self.absurd("pcapng header block length", blen as u64, MAX_META_BLOCK as u64));
+                    }
+                    self.need_block(blen)?;
+                    if btype == SHB_TYPE {
+                        self.section_header(blen)?;
+                    } else {
+                        self.interface_description(blen)?;
+                    }
+                    self.pos += blen as usize;
+                }
+                EPB_TYPE | SPB_TYPE | OPB_TYPE => {
+                    let limit = MAX_CAPLEN + MAX_PACKET_OPTIONS + 32;
+                    if blen > limit {
+                        return Err(self.absurd("pcapng packet block length", blen as u64, limit as u64));
+                    }
+                    self.need_block(blen)?;
+                    if let Some(r) = self.packet_block(btype, blen)? {
+                        return Ok(Some(r));
+                    }
+                }
+                _ => {
+                    // Statistics, name resolution, secrets, custom …: not needed here.
+                    let start = self.base + self.pos as u64;
+                    if !self.skip(blen as u64)? {
+                        let have = self.base + self.end as u64 - start;
+                        return Err(CaptureError::TruncatedRecord {
+                            file: self.name.clone(),
+                            at: ByteOffset { offset: start, decompressed: self.gzip },
+                            need: blen as u64,
+                            have,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    fn need_block(&mut self, blen: u32) -> Result<(), CaptureError> {
+        if !self.fill(blen as usize)? {
+            return Err(self.truncated(blen as u64, self.avail() as u64));
+        }
+        Ok(())
+    }
+
+    fn section_header(&mut self, blen: u32) -> Result<(), CaptureError> {
+        let block = &self.buf[self.pos..self.pos + blen as usize];
+        match parse_sectionheaderblock(block) {
+            Ok((_, shb)) if shb.major_version == 1 => {}
+            Ok((_, shb)) => {
+                return Err(self.malformed("pcapng section header", format!("version {}.{}, expected 1.x", shb.major_version, shb.minor_version)))
+            }
+            Err(e) => return Err(self.malformed("pcapng section header", format!("{e:?}"))),
+        }
+        let Format::PcapNg(ng) = &mut self.format else { unreachable!() };
+        // Interface ids are per section.
+        ng.ifaces.clear();
+        Ok(())
+    }
+
+    fn interface_description(&mut self, blen: u32) -> Result<(), CaptureError> {
+        let Format::PcapNg(ng) = &self.format else { unreachable!() };
+        let be = ng.big_endian;
+        let block = &self.buf[self.pos..self.pos + blen as usize];
+        let parsed = if be { parse_interfacedescriptionblock_be(block) } else { parse_interfacedescriptionblock_le(block) };
+        let iface = match parsed {
+            Ok((_, idb)) => iface_from_idb(&idb, be),
+            Err(e) => Err(format!("{e:?}")),
+        };
+        match iface {
+            Ok(i) => {
+                let Format::PcapNg(ng) = &mut self.format else { unreachable!() };
+                ng.ifaces.push(i);
+                Ok(())
+            }
+            Err(detail) => Err(self.malformed("pcapng interface description", detail)),
+        }
+    }
+
+    /// Parse a packet block already in the buffer; returns the frame or `None` to go on.
+    #[inline]
+    fn packet_block(&mut self, btype: u32, blen: u32) -> Result<Option<(RecMeta, usize, usize)>, CaptureError> {
+        let Format::PcapNg(ng) = &self.format else { unreachable!() };
+        let be = ng.big_endian;
+        let p = self.pos;
+        let block = &self.buf[p..p + blen as usize];
+        let (if_id, units, caplen, orig_len, data_at) = match btype {
+            EPB_TYPE => {
+                if blen < 32 {
+                    return Err(self.malformed("pcapng enhanced packet block", format!("length {blen} < 32")));
+                }
+                let caplen = rd32(block, 20, be);
+                if caplen > MAX_CAPLEN {
+                    return Err(self.absurd("captured length", caplen as u64, MAX_CAPLEN as u64));
+                }
+                if caplen as u64 > blen as u64 - 32 {
+                    return Err(self.malformed("pcapng enhanced packet block", format!("captured length {caplen} exceeds the block length {blen}")));
+                }
+                let parsed = if be { parse_enhancedpacketblock_be(block) } else { parse_enhancedpacketblock_le(block) };
+                match parsed {
+                    Ok((_, epb)) => (epb.if_id, (epb.ts_high as u64) << 32 | epb.ts_low as u64, epb.caplen, epb.origlen, 28),
+                    Err(e) => return Err(self.malformed("pcapng enhanced packet block", format!("{e:?}"))),
+                }
+            }
+            OPB_TYPE => {
+                // Obsolete packet block (pcapng draft ≤ 1.0): 16-bit interface id and drops count.
+                if blen < 32 {
+                    return Err(self.malformed("pcapng packet block", format!("length {blen} < 32")));
+                }
+                let w = rd32(block, 8, be);
+                let if_id = if be { w >> 16 } else { w & 0xFFFF };
+                let units = (rd32(block, 12, be) as u64) << 32 | rd32(block, 16, be) as u64;
+                let caplen = rd32(block, 20, be);
+                if caplen as u64 > blen as u64 - 32 {
+                    return Err(self.malformed("pcapng packet block", format!("captured length {caplen} exceeds the block length {blen}")));
+                }
+                (if_id, units, caplen, rd32(block, 24, be), 28)
+            }
+            _ => {
+                // Simple packet block: interface 0, no timestamp, caplen implied by the block.
+                if blen < 16 {
+                    return Err(self.malformed("pcapng simple packet block", format!("length {blen} < 16")));
+                }
+                let orig_len = rd32(block, 8, be);
+                let mut caplen = orig_len.min(blen - 16);
+                if let Some(i) = ng.ifaces.first() {
+                    if i.snaplen != 0 {
+                        caplen = caplen.min(i.snaplen);
+                    }
+                }
+                (0, u64::MAX, caplen, orig_len, 12)
+            }
+        };
+        let Some(iface) = ng.ifaces.get(if_id as usize).copied() else {
+            return Err(self.malformed(
+                "pcapng packet block",
+                format!("refers to interface {if_id} but the section has {} interface description(s)", ng.ifaces.len()),
+            ));
+        };
+        let ts = if units == u64::MAX { ng.last_ts } else { iface.nanos(units) };
+        let Format::PcapNg(ng) = &mut self.format else { unreachable!() };
+        ng.last_ts = ts;
+        let rec = RecMeta { ts, linktype: iface.linktype, orig_len, offset: self.base + p as u64, iface: if_id };
+        self.pos += blen as usize;
+        Ok(Some((rec, p + data_at, caplen as usize)))
+    }
+}
+
+/// Per-record values gathered before the frame borrows the buffer.
+#[derive(Clone, Copy)]
+struct RecMeta {
+    ts: Nanos,
+    linktype: LinkType,
+    orig_len: u32,
+    offset: u64,
+    iface: u32,
+}
+
+/// Interface parameters from an IDB. `if_tsresol` and `if_tsoffset` are read here with the
+/// section's byte order (pcap-parser 0.16 reads `if_tsoffset` as little-endian always and
+/// rejects every power-of-two resolution).
+fn iface_from_idb(idb: &InterfaceDescriptionBlock, big_endian: bool) -> Result<Iface, String> {
+    let mut tsresol = 6u8;
+    let mut tsoffset = 0i64;
+    for opt in &idb.options {
+        match opt.code.0 {
+            9 if !opt.value.is_empty() => tsresol = opt.value[0],
+            14 if opt.value.len() >= 8 => {
+                let a: [u8; 8] = opt.value[..8].try_into().expect("8 bytes");
+                tsoffset = if big_endian { i64::from_be_bytes(a) } else { i64::from_le_bytes(a) };
+            }
+            _ => {}
+        }
+    }
+    let units_per_sec = if tsresol & 0x80 == 0 {
+        if tsresol > 19 {
+            return Err(format!("if_tsresol 10^-{tsresol} is finer than 10^-19"));
+        }
+        10u64.pow(tsresol as u32)
+    } else {
+        let k = tsresol & 0x7f;
+        if k > 63 {
+            return Err(format!("if_tsresol 2^-{k} is finer than 2^-63"));
+        }
+        1u64 << k
+    };
+    let ns_per_unit = if 1_000_000_000 % units_per_sec == 0 { 1_000_000_000 / units_per_sec } else { 0 };
+    Ok(Iface {
+        linktype: LinkType(idb.linktype.0 as u32 & 0xFFFF),
+        snaplen: idb.snaplen,
+        units_per_sec,
+        ns_per_unit,
+        offset_ns: tsoffset as i128 * 1_000_000_000,
+    })
+}

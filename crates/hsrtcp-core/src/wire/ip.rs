@@ -1,0 +1,176 @@
+//! IPv4 and IPv6: addresses, the TCP header position and the TCP length the IP header gives.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use super::link::Net;
+use super::{Decoded, MalformedReason};
+
+/// What the TCP decoder needs from the network layer.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct IpInfo {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    /// Offset of the TCP header from the start of the IP header.
+    pub l4_off: usize,
+    /// TCP header + payload length according to the IP header.
+    pub l4_len: usize,
+    pub ip_id: Option<u16>,
+}
+
+const TCP: u8 = 6;
+
+#[inline]
+fn be16(d: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([d[at], d[at + 1]])
+}
+
+#[inline]
+fn mal(r: MalformedReason) -> Decoded {
+    Decoded::Malformed(r)
+}
+
+/// Decode the IP header at the start of `d`. `wire_len` is the network-layer length on the
+/// wire, used when an offloaded packet leaves the IP length field 0.
+#[inline]
+pub(super) fn locate(net: Net, d: &[u8], wire_len: usize) -> Result<IpInfo, Decoded> {
+    let Some(&first) = d.first() else {
+        return Err(mal(MalformedReason::ShortIpHeader));
+    };
+    match (net, first >> 4) {
+        (Net::V4 | Net::Sniff | Net::Guess, 4) => v4(d, wire_len),
+        (Net::V6 | Net::Sniff | Net::Guess, 6) => v6(d, wire_len),
+        (Net::Guess, _) => Err(Decoded::NotTcp),
+        _ => Err(mal(MalformedReason::BadIpVersion)),
+    }
+}
+
+#[inline]
+fn v4(d: &[u8], wire_len: usize) -> Result<IpInfo, Decoded> {
+    if d.len() < 20 {
+        return Err(mal(MalformedReason::ShortIpHeader));
+    }
+    let ihl = (d[0] & 0x0f) as usize * 4;
+    if ihl < 20 {
+        return Err(mal(MalformedReason::BadIpHeaderLen));
+    }
+    if d.len() < ihl {
+        return Err(mal(MalformedReason::ShortIpHeader));
+    }
+    // Total length 0: Linux GSO/TSO (and BIG TCP above 64 KiB) hand the stack's giant
+    // segment to the capture before it is split; its length is the frame's.
+    let total = match be16(d, 2) as usize {
+        0 => wire_len,
+        n => n,
+    };
+    if total < ihl {
+        return Err(mal(MalformedReason::IpTotalLenTooSmall));
+    }
+    if d[9] != TCP {
+        return Err(Decoded::NotTcp);
+    }
+    if be16(d, 6) & 0x1fff != 0 {
+        return Err(mal(MalformedReason::IpFragment));
+    }
+    Ok(IpInfo {
+        src: IpAddr::V4(Ipv4Addr::new(d[12], d[13], d[14], d[15])),
+        dst: IpAddr::V4(Ipv4Addr::new(d[16], d[17], d[18], d[19])),
+        l4_off: ihl,
+        l4_len: total - ihl,
+        ip_id: Some(be16(d, 4)),
+    })
+}
+
+#[inline]
+fn v6(d: &[u8], wire_len: usize) -> Result<IpInfo, Decoded> {
+    if d.len() < 40 {
+        return Err(mal(MalformedReason::ShortIpHeader));
+    }
+    let plen = be16(d, 4) as usize;
+    let mut next = d[6];
+    let mut p = 40;
+    let mut jumbo: Option<usize> = None;
+    // Each extension header is at least 8 bytes, so this loop ends within the frame.
+    loop {
+        match next {
+            TCP => break,
+            // Hop-by-hop, routing, destination options, mobility, HIP, shim6:
+            // next(1) len(1) in 8-byte units not counting the first 8.
+            0 | 43 | 60 | 135 | 139 | 140 => {
+                if d.len() < p + 2 {
+                    return Err(mal(MalformedReason::Ipv6ExtHeaderTruncated));
+                }
+                let hl = (d[p + 1] as usize + 1) * 8;
+                if d.len() < p + hl {
+                    return Err(mal(MalformedReason::Ipv6ExtHeaderTruncated));
+                }
+                if next == 0 && plen == 0 {
+                    jumbo = jumbo_len(&d[p + 2..p + hl]);
+                }
+                next = d[p];
+                p += hl;
+            }
+            // Fragment: next(1) reserved(1) offset/flags(2) id(4).
+            44 => {
+                if d.len() < p + 8 {
+                    return Err(mal(MalformedReason::Ipv6ExtHeaderTruncated));
+                }
+                next = d[p];
+                let offset = be16(d, p + 2) >> 3;
+                p += 8;
+                if offset != 0 {
+                    return Err(if next == TCP { mal(MalformedReason::IpFragment) } else { Decoded::NotTcp });
+                }
+            }
+            // Authentication header: length in 4-byte units minus 2.
+            51 => {
+                if d.len() < p + 2 {
+                    return Err(mal(MalformedReason::Ipv6ExtHeaderTruncated));
+                }
+                let hl = (d[p + 1] as usize + 2) * 4;
+                if d.len() < p + hl {
+                    return Err(mal(MalformedReason::Ipv6ExtHeaderTruncated));
+                }
+                next = d[p];
+                p += hl;
+            }
+            // ESP (encrypted), no next header, UDP, ICMPv6, …
+            _ => return Err(Decoded::NotTcp),
+        }
+    }
+    // Payload length 0: a jumbogram (RFC 2675) or an offloaded giant (Linux BIG TCP).
+    let after_fixed = match (plen, jumbo) {
+        (0, Some(j)) => j,
+        (0, None) => wire_len.saturating_sub(40),
+        (n, _) => n,
+    };
+    if p - 40 > after_fixed {
+        return Err(mal(MalformedReason::IpTotalLenTooSmall));
+    }
+    let a: [u8; 16] = d[8..24].try_into().expect("16 bytes");
+    let b: [u8; 16] = d[24..40].try_into().expect("16 bytes");
+    Ok(IpInfo {
+        src: IpAddr::V6(Ipv6Addr::from(a)),
+        dst: IpAddr::V6(Ipv6Addr::from(b)),
+        l4_off: p,
+        l4_len: after_fixed - (p - 40),
+        ip_id: None,
+    })
+}
+
+/// The RFC 2675 jumbo payload option (type 0xC2, 4 bytes) in hop-by-hop options.
+fn jumbo_len(opts: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    while i < opts.len() {
+        match opts[i] {
+            0 => i += 1, // Pad1
+            t => {
+                let len = *opts.get(i + 1)? as usize;
+                if t == 0xC2 && len == 4 && i + 6 <= opts.len() {
+                    return Some(u32::from_be_bytes([opts[i + 2], opts[i + 3], opts[i + 4], opts[i + 5]]) as usize);
+                }
+                i += 2 + len;
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,109 @@
+//! The TCP header and its options (RFC 9293 §3.1, RFC 7323, RFC 2018, RFC 8684).
+
+use super::ip::IpInfo;
+use super::{Decoded, MalformedReason, MptcpOption, Nanos, SackBlock, Segment, TcpFlags, TcpOptions};
+
+#[inline]
+fn be16(d: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([d[at], d[at + 1]])
+}
+
+#[inline]
+fn be32(d: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([d[at], d[at + 1], d[at + 2], d[at + 3]])
+}
+
+/// Decode the TCP header at the start of `t` (the captured bytes from the TCP header on).
+#[inline]
+pub(super) fn decode(t: &[u8], ip: IpInfo, ts: Nanos) -> Decoded {
+    if t.len() < 20 {
+        return Decoded::Malformed(MalformedReason::ShortTcpHeader);
+    }
+    if ip.l4_len < 20 {
+        return Decoded::Malformed(MalformedReason::IpTotalLenTooSmall);
+    }
+    let doff = (t[12] >> 4) as usize * 4;
+    if doff < 20 || doff > ip.l4_len {
+        return Decoded::Malformed(MalformedReason::BadTcpDataOffset);
+    }
+    let captured_hdr = doff.min(t.len());
+    let mut options = parse_options(&t[20..captured_hdr]);
+    if captured_hdr < doff {
+        options.truncated = true;
+    }
+    Decoded::Tcp(Segment {
+        ts,
+        src: ip.src,
+        dst: ip.dst,
+        sport: be16(t, 0),
+        dport: be16(t, 2),
+        seq: be32(t, 4),
+        ack: be32(t, 8),
+        // Nine flag bits: NS (now AccECN's AE) and the eight of byte 13.
+        flags: TcpFlags(be16(t, 12) & 0x01ff),
+        window: be16(t, 14),
+        payload_len: (ip.l4_len - doff) as u32,
+        ip_id: ip.ip_id,
+        options,
+        // Trailing link padding makes `t` longer, never shorter, than the segment.
+        payload_truncated: t.len() < ip.l4_len,
+    })
+}
+
+/// Decode TCP options (the bytes after the 20 fixed header bytes, up to the data offset or
+/// the end of the capture, whichever is first).
+///
+/// Known options with the wrong length are skipped like unknown ones; an option whose
+/// length byte is missing, below 2 or beyond the end stops decoding with `truncated` set.
+pub fn parse_options(o: &[u8]) -> TcpOptions {
+    let mut r = TcpOptions::default();
+    let mut i = 0;
+    while i < o.len() {
+        let kind = o[i];
+        match kind {
+            0 => break, // end of option list
+            1 => {
+                i += 1; // no-operation (padding)
+                continue;
+            }
+            _ => {}
+        }
+        let Some(&len) = o.get(i + 1) else {
+            r.truncated = true;
+            break;
+        };
+        let len = len as usize;
+        if len < 2 || i + len > o.len() {
+            r.truncated = true;
+            break;
+        }
+        let v = &o[i + 2..i + len];
+        match (kind, len) {
+            (2, 4) => r.mss = Some(be16(v, 0)),
+            (3, 3) => r.wscale = Some(v[0]),
+            (4, 2) => r.sack_permitted = true,
+            (5, _) if len >= 10 => {
+                // (len − 2) / 8 blocks; at most 4 fit in 40 bytes of options.
+                let n = ((len - 2) / 8).min(4);
+                for k in 0..n {
+                    r.sack[k] = SackBlock { left: be32(v, 8 * k), right: be32(v, 8 * k + 4) };
+                }
+                r.sack_count = n as u8;
+            }
+            (8, 10) => r.timestamp = Some((be32(v, 0), be32(v, 4))),
+            (30, _) if len >= 3 => {
+                r.mptcp_count = r.mptcp_count.saturating_add(1);
+                if r.mptcp.is_none() {
+                    let mut m = MptcpOption { subtype: v[0] >> 4, len: len as u8, flags: v[0] & 0x0f, raw: [0; 32] };
+                    let body = &v[1..];
+                    let n = body.len().min(32);
+                    m.raw[..n].copy_from_slice(&body[..n]);
+                    r.mptcp = Some(m);
+                }
+            }
+            _ => {} // unknown (TFO cookie, MD5, AO, experiments …) or odd length: skip
+        }
+        i += len;
+    }
+    r
+}
