@@ -1,0 +1,241 @@
+"""The lab's in-namespace side: what Rattan's ``[commands] left`` and ``right`` run.
+
+``python -m hsrtcp.lab.agent {left|right} RUN_DIR`` reads ``RUN_DIR/plan.json`` (written by
+:mod:`hsrtcp.lab.emulate`) and, inside its namespace:
+
+- right (server side, ``ns-right-<id>``): sets sysctls, MPTCP limits, starts tcpdump on
+  ``vR1-R-<id>`` → ``capture/server.pcap``, starts the measurement server (or the plan's
+  right command), writes ``server.ready``, and waits until the left side writes ``left.done``.
+- left (phone side, ``ns-left-<id>``): sets sysctls, policy routing for paths 2..P (Rattan
+  routes only through veth 1), MPTCP limits and ``subflow`` endpoints, starts one tcpdump per
+  path on ``vL<p>-L-<id>`` → ``capture/phone_p<p>.pcap``, waits for ``server.ready``, runs the
+  workload (the measure client or a user command), lingers briefly so the last packets are
+  captured, stops tcpdump and writes ``left.done`` (with the workload's exit code).
+
+No packet crosses the emulator before the workload starts (tcpdump is listening, IPv6 is
+off so no router/neighbour chatter), so the first packet in the captures is the workload's
+first SYN — the instant Rattan's trace clock starts (t0).
+
+Both agents record their PIDs and their children's in ``RUN_DIR/pids/`` and watch their
+parent: if Rattan dies, they stop their children and exit, so nothing is left running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from hsrtcp.lab import netns
+
+TCP_SYSCTLS = (
+    "net.ipv4.tcp_congestion_control", "net.ipv4.tcp_frto", "net.ipv4.tcp_sack", "net.ipv4.tcp_dsack",
+    "net.ipv4.tcp_timestamps", "net.ipv4.tcp_early_retrans", "net.ipv4.tcp_recovery",
+    "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_ecn", "net.ipv4.tcp_no_metrics_save",
+    "net.ipv4.tcp_slow_start_after_idle", "net.mptcp.enabled", "net.mptcp.scheduler",
+    "net.mptcp.path_manager",
+)
+# Quiet namespaces: no IPv6 chatter crosses the emulator (it would not start the trace
+# clock but would muddle the captures), and metrics of earlier connections are not reused.
+BASE_SYSCTLS = {
+    "net.ipv6.conf.all.disable_ipv6": 1,
+    "net.ipv6.conf.default.disable_ipv6": 1,
+    "net.ipv4.tcp_no_metrics_save": 1,
+}
+
+
+class Agent:
+    def __init__(self, role: str, run_dir: Path):
+        self.role = role
+        self.run_dir = run_dir
+        self.plan = json.loads((run_dir / "plan.json").read_text())
+        self.rid = os.environ.get("RATTAN_ID", "")
+        self.base = os.environ.get("RATTAN_BASE", "")
+        self.children: list[tuple[str, subprocess.Popen]] = []
+        self.abort = threading.Event()
+        self.pid_dir = run_dir / "pids"
+        self.pid_dir.mkdir(exist_ok=True)
+        (self.pid_dir / f"{role}-agent.pid").write_text(str(os.getpid()))
+        self.log_fh = open(run_dir / f"agent-{role}.log", "a", buffering=1)
+        self.parent = os.getppid()
+        threading.Thread(target=self._watch_parent, daemon=True).start()
+
+    def log(self, msg: str) -> None:
+        self.log_fh.write(f"{time.time():.6f} {msg}\n")
+
+    def _watch_parent(self) -> None:
+        while not self.abort.is_set():
+            if os.getppid() != self.parent:
+                self.log("parent (rattan) died: stopping")
+                self.abort.set()
+                return
+            time.sleep(0.2)
+
+    # -- helpers
+    def sh(self, *argv: str) -> None:
+        res = subprocess.run(list(argv), capture_output=True, text=True)
+        self.log(f"$ {' '.join(argv)} -> {res.returncode} {res.stderr.strip()}")
+        if res.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)} failed: {res.stderr.strip()}")
+
+    def spawn(self, name: str, argv: list[str], **kw) -> subprocess.Popen:
+        proc = subprocess.Popen(argv, **kw)
+        (self.pid_dir / f"{self.role}-{name}.pid").write_text(str(proc.pid))
+        self.children.append((name, proc))
+        return proc
+
+    def tcpdump(self, iface: str, out: Path) -> None:
+        snaplen = int(self.plan.get("snaplen", 128))
+        # -U: write each packet at once (nothing lost if stopped hard); -Z root: do not drop
+        # to the tcpdump user, which could not write into the run directory.
+        proc = self.spawn(f"tcpdump-{iface}", ["tcpdump", "-i", iface, "-n", "-s", str(snaplen), "-U", "-Z", "root",
+                                               "-w", str(out)], stderr=subprocess.PIPE, text=True)
+        stats = out.with_suffix(".tcpdump.log")
+        ready = threading.Event()
+
+        def drain():
+            with open(stats, "w") as fh:
+                for line in proc.stderr:
+                    fh.write(line)
+                    fh.flush()
+                    if "listening on" in line:
+                        ready.set()
+            ready.set()
+
+        threading.Thread(target=drain, daemon=True).start()
+        if not ready.wait(10.0) or proc.poll() is not None:
+            raise RuntimeError(f"tcpdump on {iface} did not start (see {stats})")
+
+    def apply_sysctls(self) -> None:
+        wanted = dict(BASE_SYSCTLS)
+        wanted.update(self.plan.get("sysctls", {}))
+        applied = netns.sysctl_set(wanted)
+        snapshot = netns.sysctl_get(list(TCP_SYSCTLS))
+        snapshot.update(applied)
+        (self.run_dir / f"sysctls-{self.role}.json").write_text(json.dumps(snapshot, indent=1, sort_keys=True))
+
+    def stop_children(self) -> None:
+        for name, proc in reversed(self.children):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=3)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            self.log(f"{name} exited {proc.returncode}")
+
+    def wait_file(self, path: Path, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and not self.abort.is_set():
+            if path.exists():
+                return True
+            time.sleep(0.02)
+        return path.exists()
+
+    # -- roles
+    def run_right(self) -> int:
+        self.apply_sysctls()
+        if self.plan.get("mptcp"):
+            self.sh("ip", "mptcp", "limits", "set", "subflow", "8", "add_addr_accepted", "8")
+        cap = self.run_dir / "capture"
+        cap.mkdir(exist_ok=True)
+        self.tcpdump(f"vR1-R-{self.rid}", cap / "server.pcap")
+        server = None
+        right_cmd = self.plan.get("right_command")
+        if right_cmd:
+            self.spawn("right-command", right_cmd, stdout=open(self.run_dir / "right-command.out", "w"),
+                       stderr=subprocess.STDOUT)
+            ready = {"host": self.base, "port": None, "command": right_cmd}
+        else:
+            from hsrtcp.lab.measure import Limits, Server
+
+            server = Server("0.0.0.0", int(self.plan.get("port", 5201)), self.run_dir / "server",
+                            limits=Limits(), mptcp=True)
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            ready = {"host": "10.2.1.1", "port": server.address[1]}
+        tmp = self.run_dir / "server.ready.tmp"
+        tmp.write_text(json.dumps(ready))
+        tmp.rename(self.run_dir / "server.ready")
+        self.log("ready")
+        self.wait_file(self.run_dir / "left.done", float(self.plan.get("timeout_s", 600)))
+        if server is not None:
+            server.stop()
+            time.sleep(0.3)  # let serve_forever close its flows and files
+        return 0
+
+    def run_left(self) -> int:
+        self.apply_sysctls()
+        paths = int(self.plan.get("paths", 1))
+        for p in range(2, paths + 1):
+            dev, table = f"vL{p}-L-{self.rid}", str(100 + p)
+            self.sh("ip", "rule", "add", "from", f"10.1.{p}.1", "table", table)
+            self.sh("ip", "route", "add", "10.2.1.1", "dev", dev, "table", table)
+            self.sh("ip", "route", "add", "default", "via", "10.2.1.1", "dev", dev, "onlink", "table", table)
+        if self.plan.get("mptcp"):
+            self.sh("ip", "mptcp", "limits", "set", "subflow", "8", "add_addr_accepted", "8")
+            for p in range(2, paths + 1):
+                self.sh("ip", "mptcp", "endpoint", "add", f"10.1.{p}.1", "dev", f"vL{p}-L-{self.rid}", "subflow")
+        cap = self.run_dir / "capture"
+        cap.mkdir(exist_ok=True)
+        for p in range(1, paths + 1):
+            self.tcpdump(f"vL{p}-L-{self.rid}", cap / f"phone_p{p}.pcap")
+        if not self.wait_file(self.run_dir / "server.ready", 30.0):
+            raise RuntimeError("server side never became ready (see agent-right.log)")
+        ready = json.loads((self.run_dir / "server.ready").read_text())
+        workload = self.plan["workload"]
+        rc = 0
+        self.log("workload start")
+        (self.run_dir / "workload.start").write_text(f"{time.time():.6f}\n")
+        if workload["kind"] == "measure":
+            from hsrtcp.lab.measure import FlowSpec, run_client
+
+            spec = FlowSpec(**workload["flow"])
+            results = run_client(ready["host"], ready["port"], spec)
+            (self.run_dir / "client.json").write_text(json.dumps(results, indent=1))
+            rc = 0 if all(r.get("error") is None for r in results) else 1
+        else:
+            env = dict(os.environ, HSRTCP_SERVER=f"{ready['host']}:{ready['port']}")
+            proc = self.spawn("command", workload["argv"], env=env, stderr=subprocess.STDOUT)
+            while proc.poll() is None and not self.abort.is_set():
+                time.sleep(0.05)
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(timeout=5)
+            rc = proc.returncode
+        self.log(f"workload end rc={rc}")
+        time.sleep(float(self.plan.get("linger_s", 1.0)))
+        return rc
+
+
+def main(argv: list[str]) -> int:
+    role, run_dir = argv[0], Path(argv[1])
+    agent = Agent(role, run_dir)
+    if agent.rid:
+        (run_dir / "rattan_id").write_text(agent.rid)
+    rc = 1
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set() or agent.abort.set())
+    try:
+        rc = agent.run_left() if role == "left" else agent.run_right()
+    except Exception as exc:  # noqa: BLE001 - recorded for the harness, which reports it
+        agent.log(f"error: {type(exc).__name__}: {exc}")
+        (run_dir / f"agent-{role}.error").write_text(f"{type(exc).__name__}: {exc}\n")
+        rc = 2
+    finally:
+        agent.stop_children()
+        if role == "left":
+            tmp = run_dir / "left.done.tmp"
+            tmp.write_text(str(rc))
+            tmp.rename(run_dir / "left.done")
+        agent.log(f"exit {rc}")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,180 @@
+"""One lab run: an emulated path (Rattan), captures on both ends, a workload, cleanup.
+
+Topology (Isolated mode, P = number of carriers/paths)::
+
+      ns-left-<id> (phone)          ns-rattan-<id> (emulator)           ns-right-<id> (server)
+   10.1.1.1 vL1-L ─────── vL1-R ─┐                              ┌─ vR1-L ──────── vR1-R 10.2.1.1
+   10.1.2.1 vL2-L ─────── vL2-R ─┤  cells: bw → delay → loss    │
+      …  (P paths)               └──── per path and direction ──┘
+   tcpdump on every vL<p>-L                                         tcpdump on vR1-R
+   measure client / COMMAND                                         measure server
+
+:func:`run` accepts either a scenario (compiled with :mod:`hsrtcp.lab.scenario`) or a
+plain Rattan config TOML (a file with a ``[cells]`` table), starts Rattan with the two
+agents (:mod:`hsrtcp.lab.agent`) and always cleans up (see :mod:`hsrtcp.lab.netns`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import hsrtcp
+from hsrtcp.errors import InputError, LabError
+from hsrtcp.lab import netns, rattan
+
+
+@dataclass
+class Compiled:
+    """What a run needs from a scenario (the fields of the scenario module's CompiledScenario)."""
+
+    rattan_config: Path
+    paths: int
+    duration_s: float | None
+    radio_csv: Path | None = None
+    events_csv: Path | None = None
+    name: str = "scenario"
+    source: Path | None = None
+    seed: int | None = None
+    scenario: object = None  # the loaded Scenario, when there is one
+
+
+def compile_source(source: str | Path | dict, outdir: Path, duration_s: float | None = None) -> Compiled:
+    """Turn a scenario TOML/dict or a raw Rattan config into a :class:`Compiled`."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    if not isinstance(source, dict):
+        path = Path(source)
+        if not path.is_file():
+            raise InputError(f"{path}: scenario or rattan config not found")
+        cfg = rattan.load_config(path)
+        if "cells" in cfg:  # a raw Rattan config: use as is
+            if "commands" in cfg:
+                cfg = {k: v for k, v in cfg.items() if k != "commands"}
+            return Compiled(path, rattan.left_veth_count(cfg), duration_s, name=path.stem, source=path)
+    try:
+        from hsrtcp.lab import scenario as scenario_mod
+        load = scenario_mod.load
+    except (ImportError, AttributeError) as exc:
+        raise LabError(f"the scenario compiler (hsrtcp.lab.scenario) is not available: {exc}") from exc
+    sc = load(source)
+    comp = sc.compile(outdir, duration=duration_s)
+    name = getattr(sc, "name", None) or (Path(source).stem if not isinstance(source, dict) else "scenario")
+    return Compiled(Path(comp.rattan_config), int(comp.paths), comp.duration_s,
+                    _opt_path(getattr(comp, "radio_csv", None)), _opt_path(getattr(comp, "events_csv", None)),
+                    name=str(name), source=None if isinstance(source, dict) else Path(source),
+                    seed=getattr(sc, "seed", None), scenario=sc)
+
+
+def _opt_path(p) -> Path | None:
+    return Path(p) if p else None
+
+
+@dataclass
+class RunOutcome:
+    run_dir: Path
+    rattan_id: str | None
+    rattan_rc: int | None
+    left_rc: int | None
+    crashed: bool
+    timed_out: bool
+    interrupted: bool
+    leaked: list[str]
+    started_at: float
+    ended_at: float
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def _agent_argv(role: str, run_dir: Path) -> list[str]:
+    pkg_root = str(Path(hsrtcp.__file__).resolve().parent.parent)
+    # env: the namespaces inherit our environment, but make the import path explicit so an
+    # un-installed checkout (PYTHONPATH=python) works too.
+    return ["env", f"PYTHONPATH={pkg_root}", sys.executable, "-m", "hsrtcp.lab.agent", role, str(run_dir)]
+
+
+def run(source: str | Path | dict | Compiled, run_dir: str | Path, workload: dict, *, mptcp: bool = False,
+        sysctls: dict | None = None, duration_s: float | None = None, timeout_s: float | None = None,
+        port: int = 5201, snaplen: int = 128, right_command: list[str] | None = None,
+        passthrough_stdout: bool = False) -> RunOutcome:
+    """Run ``workload`` on the phone side of the emulated path; return what happened.
+
+    ``workload`` is ``{"kind": "measure", "flow": FlowSpec-dict}`` (the measure client) or
+    ``{"kind": "command", "argv": [...]}`` (any program; ``HSRTCP_SERVER=host:port`` points at
+    the measure server on the right). Files land in ``run_dir`` (captures in
+    ``capture/``, server TCP_INFO in ``server/tcpinfo/``, logs). Raises :class:`LabError`
+    for setup problems (not root, tool missing, bad config); an emulator crash or timeout is
+    reported in the outcome's ``errors`` after cleanup.
+    """
+    netns.require_root()
+    netns.require_tools("rattan", "tcpdump", "ip")
+    run_dir = Path(run_dir).resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    comp = source if isinstance(source, Compiled) else compile_source(source, run_dir / "scenario", duration_s)
+    cfg = rattan.load_config(comp.rattan_config)
+    cfg.pop("commands", None)
+    rattan.validate_config(cfg, comp.rattan_config)
+    cfg = rattan.absolutize(cfg, comp.rattan_config.parent)
+    paths = rattan.left_veth_count(cfg)
+    dur = duration_s or comp.duration_s
+    if timeout_s is None:
+        flow_time = (workload.get("flow") or {}).get("duration_s") or dur or 60
+        timeout_s = float(flow_time) + 90.0
+    plan = {"paths": paths, "mptcp": mptcp, "sysctls": sysctls or {}, "snaplen": snaplen, "port": port,
+            "workload": workload, "right_command": right_command, "timeout_s": timeout_s, "linger_s": 1.0}
+    for stale in ("server.ready", "left.done", "rattan_id", "agent-left.error", "agent-right.error"):
+        (run_dir / stale).unlink(missing_ok=True)
+    (run_dir / "plan.json").write_text(json.dumps(plan, indent=1))
+    config_path = rattan.write_config(cfg, run_dir / "rattan.toml", _agent_argv("left", run_dir),
+                                      _agent_argv("right", run_dir))
+    extra = ["--left-stdout"] if passthrough_stdout else []
+    errors: list[str] = []
+    interrupted = False
+    r = rattan.Rattan(config_path, run_dir / "rattan.log", extra_args=extra,
+                      stdout=sys.stdout if passthrough_stdout else None, id_file=run_dir / "rattan_id")
+    r.on_cleanup(lambda: netns.pidfile_cleanup(run_dir / "pids", str(run_dir)))
+    try:
+        with netns.signals_raise():
+            with r:
+                res = r.wait(timeout_s)
+    except KeyboardInterrupt:
+        interrupted = True
+        errors.append("interrupted (Ctrl-C or SIGTERM); everything was cleaned up")
+    res = r.result
+    assert res is not None
+    if res.crashed:
+        errors.append(f"rattan crashed (exit {res.returncode}); leaked namespaces removed: {res.leaked}\n"
+                      f"{r.log_tail()}")
+    elif res.timed_out:
+        errors.append(f"run exceeded its time limit of {timeout_s:.0f} s and was stopped")
+    elif res.returncode not in (0, None) and not interrupted:
+        errors.append(f"rattan exited with {res.returncode}:\n{r.log_tail()}")
+    for role in ("left", "right"):
+        err = run_dir / f"agent-{role}.error"
+        if err.exists():
+            errors.append(f"{role} side: {err.read_text().strip()}")
+    left_rc = None
+    if (run_dir / "left.done").exists():
+        try:
+            left_rc = int((run_dir / "left.done").read_text().strip())
+        except ValueError:
+            left_rc = None
+    outcome = RunOutcome(run_dir, res.rattan_id, res.returncode, left_rc, res.crashed, res.timed_out,
+                         interrupted or res.interrupted, res.leaked, res.started_at, res.ended_at, errors)
+    (run_dir / "outcome.json").write_text(json.dumps(
+        {k: (str(v) if isinstance(v, Path) else v) for k, v in outcome.__dict__.items()}, indent=1))
+    if interrupted:
+        raise KeyboardInterrupt("lab run interrupted; cleaned up")
+    return outcome
+
+
+def copy_if(src: Path | None, dst: Path) -> Path | None:
+    if src is None or not Path(src).is_file():
+        return None
+    shutil.copyfile(src, dst)
+    return dst
