@@ -1,0 +1,424 @@
+"""Ground truth from two captures of the same TCP connections: one at the server (sender of the
+bulk data) and one at the client (receiver), as made by :mod:`hsrtcp.testing.netbed`.
+
+The truth is computed with the independent pure-Python reader of :mod:`hsrtcp.testing.pcapio`,
+never with the analyzer it checks. Definitions (targets.md M8, M9, M12):
+
+Connections
+    A connection is a 4-tuple plus the client's initial sequence number (ISN) from its SYN:
+    a SYN (without ACK) carrying a new ISN on a known 4-tuple starts a new *epoch*, so a
+    4-tuple reused after close yields two connections. The *client* is the SYN sender, the
+    *server* the SYN receiver; truth is computed for the server→client data direction and
+    the client→server pure ACKs. Connections are matched between the two captures by
+    (client address, client port, server address, server port, client ISN).
+
+Data segments (server capture)
+    Every server→client packet with TCP payload (length from the IP header, not the
+    captured length). Sequence numbers are made relative to the server's ISN and unwrapped
+    to 64 bits. A data segment is a *retransmission* if any of its bytes was sent before
+    (its start lies below the highest sequence end sent earlier) — the sender-side
+    definition that Linux counts in ``tcpi_total_retrans`` (one per retransmitted packet,
+    offloads off).
+
+Arrival (both captures)
+    A data segment *arrived* if the client capture holds the same segment: same relative
+    sequence, payload length and IPv4 identification (Linux increments the IP ID per packet
+    of a socket, so a retransmission differs from its original). For IPv6, which has no IP
+    ID, the TCP timestamp value stands in; segments whose key still repeats are matched in
+    first-in-first-out order with arrival not before sending (the testbed path does not
+    reorder) and counted in ``ambiguous_data``. Client copies that match no server segment
+    are counted in ``unmatched_client_data`` (0 unless a capture lost packets).
+
+Lost data (M8)
+    ``data_lost`` = data segments sent at the server that never arrived at the client;
+    ``p_data = data_lost / data_sent`` (transmissions incl. retransmissions in both).
+
+Pure ACKs (M9)
+    A client→server packet with the ACK flag, no payload and no SYN, FIN or RST, taken from
+    the client capture (sent) and matched in the server capture (arrived) by (ack number,
+    window, IPv4 ID) — IPv6: (ack, window, TSval, SACK blocks), FIFO for repeats.
+    ``acks_lost`` = sent − arrived; ``p_ack = acks_lost / acks_sent``.
+
+Spurious retransmission (M12, generalised to any retransmission)
+    A retransmitted data segment that arrived at the client when every one of its bytes had
+    already arrived there earlier (in an original or another copy). Whether the
+    retransmission was triggered by an RTO is the analyzer's classification; this module
+    gives the fate.
+
+Handshake and FIN retransmissions
+    ``syn_retrans`` = client SYNs of the connection − 1 (client capture);
+    ``synack_retrans`` = server SYN-ACKs − 1 (server capture); ``fin_retrans`` = server
+    FIN-only segments whose FIN was sent before. Linux counts SYN-ACK and FIN retransmissions
+    in the server's ``tcpi_total_retrans`` too, so
+    ``sender_retrans_total = data_retrans + synack_retrans + fin_retrans``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict, deque
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from hsrtcp.testing.pcapio import TcpPacket, read_tcp
+
+MOD = 1 << 32
+
+
+class _Unwrap:
+    """Map 32-bit sequence numbers to 64-bit offsets from an ISN (handles wrap both ways)."""
+
+    def __init__(self, isn: int):
+        self.isn = isn
+        self.last = 0
+
+    def __call__(self, seq: int) -> int:
+        d = (seq - self.isn - self.last) % MOD
+        if d >= MOD // 2:
+            d -= MOD
+        self.last += d
+        return self.last
+
+
+@dataclass(slots=True)
+class DataSegment:
+    """One server→client data transmission (times in seconds, capture clocks)."""
+
+    ts_sent: float
+    seq: int  # relative to the server ISN: the first payload byte has seq 1
+    length: int
+    ip_id: int | None
+    retrans: bool
+    arrived: bool = False
+    ts_arrived: float | None = None
+    spurious: bool = False  # arrived, and all its bytes had arrived before
+    prev_sent_ts: float | None = None  # last earlier transmission starting at the same seq
+
+
+@dataclass(slots=True)
+class AckSegment:
+    """One client→server pure ACK."""
+
+    ts_sent: float
+    ack: int  # relative to the server ISN
+    window: int
+    ip_id: int | None
+    arrived: bool = False
+    ts_arrived: float | None = None
+
+
+@dataclass
+class ConnectionTruth:
+    client: str
+    client_port: int
+    server: str
+    server_port: int
+    client_isn: int
+    epoch: int  # 0 for the first connection on this 4-tuple, 1 for the next, …
+    data: list[DataSegment] = field(default_factory=list)
+    acks: list[AckSegment] = field(default_factory=list)
+    syn_retrans: int = 0
+    synack_retrans: int = 0
+    fin_retrans: int = 0
+    ambiguous_data: int = 0
+    ambiguous_acks: int = 0
+    unmatched_client_data: int = 0
+    unmatched_server_acks: int = 0
+    seen_at_client: bool = True
+
+    @property
+    def data_sent(self) -> int:
+        return len(self.data)
+
+    @property
+    def data_lost(self) -> int:
+        return sum(1 for d in self.data if not d.arrived)
+
+    @property
+    def data_retrans(self) -> int:
+        return sum(1 for d in self.data if d.retrans)
+
+    @property
+    def retrans_lost(self) -> int:
+        return sum(1 for d in self.data if d.retrans and not d.arrived)
+
+    @property
+    def spurious_retrans(self) -> int:
+        return sum(1 for d in self.data if d.spurious)
+
+    @property
+    def acks_sent(self) -> int:
+        return len(self.acks)
+
+    @property
+    def acks_lost(self) -> int:
+        return sum(1 for a in self.acks if not a.arrived)
+
+    @property
+    def sender_retrans_total(self) -> int:
+        return self.data_retrans + self.synack_retrans + self.fin_retrans
+
+    @property
+    def payload_bytes_sent(self) -> int:
+        return sum(d.length for d in self.data)
+
+    @property
+    def p_data(self) -> float | None:
+        return self.data_lost / self.data_sent if self.data else None
+
+    @property
+    def p_ack(self) -> float | None:
+        return self.acks_lost / self.acks_sent if self.acks else None
+
+    def summary(self) -> dict:
+        """The counts as a plain dict (JSON-ready); missing rates are None."""
+        return {
+            "client": self.client, "client_port": self.client_port, "server": self.server,
+            "server_port": self.server_port, "client_isn": self.client_isn, "epoch": self.epoch,
+            "data_sent": self.data_sent, "data_lost": self.data_lost,
+            "data_retrans": self.data_retrans, "retrans_lost": self.retrans_lost,
+            "spurious_retrans": self.spurious_retrans, "acks_sent": self.acks_sent,
+            "acks_lost": self.acks_lost, "syn_retrans": self.syn_retrans,
+            "synack_retrans": self.synack_retrans, "fin_retrans": self.fin_retrans,
+            "sender_retrans_total": self.sender_retrans_total,
+            "payload_bytes_sent": self.payload_bytes_sent, "p_data": self.p_data,
+            "p_ack": self.p_ack, "ambiguous_data": self.ambiguous_data,
+            "ambiguous_acks": self.ambiguous_acks,
+            "unmatched_client_data": self.unmatched_client_data,
+            "unmatched_server_acks": self.unmatched_server_acks,
+        }
+
+
+@dataclass
+class Truth:
+    """Ground truth of all connections found in the server capture, in order of their SYN."""
+
+    connections: list[ConnectionTruth]
+
+    def totals(self) -> dict:
+        keys = ("data_sent", "data_lost", "data_retrans", "retrans_lost", "spurious_retrans",
+                "acks_sent", "acks_lost", "syn_retrans", "synack_retrans", "fin_retrans",
+                "sender_retrans_total", "payload_bytes_sent", "ambiguous_data",
+                "ambiguous_acks", "unmatched_client_data", "unmatched_server_acks")
+        return {k: sum(getattr(c, k) for c in self.connections) for k in keys} | {
+            "connections": len(self.connections)}
+
+    def summary(self) -> dict:
+        return {"totals": self.totals(), "connections": [c.summary() for c in self.connections]}
+
+    def to_json(self, path: str | Path | None = None, *, segments: bool = False) -> str:
+        d = self.summary()
+        if segments:
+            for cs, c in zip(d["connections"], self.connections):
+                cs["data"] = [asdict(x) for x in c.data]
+                cs["acks"] = [asdict(x) for x in c.acks]
+        text = json.dumps(d, indent=2) + "\n"
+        if path:
+            Path(path).write_text(text)
+        return text
+
+
+# --- grouping packets into connections -------------------------------------------------------
+
+
+@dataclass
+class _Conn:
+    client: str
+    cport: int
+    server: str
+    sport: int
+    client_isn: int
+    epoch: int
+    packets: list[TcpPacket] = field(default_factory=list)
+    server_isn: int | None = None
+
+
+def _connections(path: str | Path) -> dict[tuple, _Conn]:
+    """Split a capture into connections keyed by (client, cport, server, sport, client ISN).
+
+    Packets before any SYN of their 4-tuple are ignored (the truth needs the handshake for
+    the ISNs; the testbed always captures it)."""
+    by_tuple: dict[frozenset, list[_Conn]] = defaultdict(list)
+    out: dict[tuple, _Conn] = {}
+    for p in read_tcp(path):
+        a, b = (p.src, p.sport), (p.dst, p.dport)
+        tkey = frozenset((a, b))
+        epochs = by_tuple[tkey]
+        if p.syn and not p.has_ack:
+            cur = epochs[-1] if epochs else None
+            if cur is None or not (cur.client == p.src and cur.cport == p.sport and cur.client_isn == p.seq):
+                c = _Conn(p.src, p.sport, p.dst, p.dport, p.seq, len(epochs))
+                epochs.append(c)
+                out[(c.client, c.cport, c.server, c.sport, c.client_isn)] = c
+        if not epochs:
+            continue
+        c = epochs[-1]
+        if p.syn and p.has_ack and p.src == c.server and c.server_isn is None:
+            c.server_isn = p.seq
+        c.packets.append(p)
+    return out
+
+
+def _ip_or_ts(p: TcpPacket):
+    return p.ip_id if p.ip_id is not None else p.tsval
+
+
+def _match(sends: list, arrivals: list, key_send, key_arr, ts_send, ts_arr, tol: float):
+    """FIFO multiset matching: each arrival takes the earliest unmatched send with the same
+    key that was sent no later than it arrived (plus ``tol`` for clock offsets).
+    Returns (pairs as (send index, arrival index), ambiguous send count, unmatched arrivals)."""
+    queues: dict = defaultdict(deque)
+    counts: dict = defaultdict(int)
+    for i, s in enumerate(sends):
+        k = key_send(s)
+        queues[k].append(i)
+        counts[k] += 1
+    ambiguous = sum(n for n in counts.values() if n > 1)
+    pairs, unmatched = [], 0
+    for j, a in enumerate(arrivals):
+        q = queues.get(key_arr(a))
+        if not q:
+            unmatched += 1
+            continue
+        # skip sends that happened after this arrival (cannot be its origin)
+        for idx in list(q):
+            if ts_send(sends[idx]) <= ts_arr(a) + tol:
+                q.remove(idx)
+                pairs.append((idx, j))
+                break
+        else:
+            unmatched += 1
+    return pairs, ambiguous, unmatched
+
+
+def compute(server_pcap: str | Path, client_pcap: str | Path, *, client_time_offset_s: float = 0.0,
+            tolerance_s: float = 0.001) -> Truth:
+    """Ground truth for every connection of ``server_pcap``.
+
+    ``client_time_offset_s`` is subtracted from client capture times before matching (use
+    the offset given to :func:`hsrtcp.testing.netbed.shift_pcap_time`); reported arrival
+    times are on the client capture's own clock. ``tolerance_s`` allows arrival times
+    slightly before send times (two tcpdumps on one host timestamp independently).
+    """
+    srv = _connections(server_pcap)
+    cli = _connections(client_pcap)
+    result = []
+    for key, sc in sorted(srv.items(), key=lambda kv: kv[1].packets[0].ts_ns):
+        cc = cli.get(key)
+        ct = ConnectionTruth(client=sc.client, client_port=sc.cport, server=sc.server,
+                             server_port=sc.sport, client_isn=sc.client_isn, epoch=sc.epoch)
+        if sc.server_isn is None:
+            result.append(ct)  # no SYN-ACK seen: nothing to compute
+            continue
+        unwrap = _Unwrap(sc.server_isn)
+        # server side: data sent, retransmission flags, SYN-ACK and FIN retransmissions
+        high = 1  # highest relative sequence end sent (the SYN occupies 0)
+        last_start: dict[int, float] = {}
+        fin_seqs: set[int] = set()
+        synacks = 0
+        srv_data_pkts = []
+        for p in sc.packets:
+            if p.src != sc.server:
+                continue
+            if p.syn:
+                synacks += 1
+                continue
+            rel = unwrap(p.seq)
+            if p.payload_len > 0:
+                seg = DataSegment(ts_sent=p.ts, seq=rel, length=p.payload_len, ip_id=p.ip_id,
+                                  retrans=rel < high, prev_sent_ts=last_start.get(rel))
+                last_start[rel] = p.ts
+                high = max(high, rel + p.payload_len)
+                ct.data.append(seg)
+                srv_data_pkts.append(p)
+                if p.fin:
+                    fin_seqs.add(rel + p.payload_len)
+            elif p.fin:
+                if rel in fin_seqs:
+                    ct.fin_retrans += 1
+                fin_seqs.add(rel)
+        ct.synack_retrans = max(0, synacks - 1)
+        if cc is None:
+            ct.seen_at_client = False
+            result.append(ct)
+            continue
+        cunwrap = _Unwrap(sc.server_isn)
+        cli_data = []  # (packet, rel seq) of server data arriving at the client
+        syns = 0
+        for p in cc.packets:
+            if p.src == sc.server and p.payload_len > 0:
+                cli_data.append((p, cunwrap(p.seq)))
+            elif p.src == sc.client and p.syn and not p.has_ack:
+                syns += 1
+        ct.syn_retrans = max(0, syns - 1)
+        off = client_time_offset_s
+        pairs, ct.ambiguous_data, ct.unmatched_client_data = _match(
+            list(zip(ct.data, srv_data_pkts)), cli_data,
+            key_send=lambda s: (s[0].seq, s[0].length, _ip_or_ts(s[1])),
+            key_arr=lambda a: (a[1], a[0].payload_len, _ip_or_ts(a[0])),
+            ts_send=lambda s: s[0].ts_sent, ts_arr=lambda a: a[0].ts - off, tol=tolerance_s)
+        arrival_of = {j: i for i, j in pairs}
+        # receiver-side duplicate detection in client arrival order
+        received = _IntervalSet()
+        for j, (p, rel) in enumerate(cli_data):
+            dup = received.covers(rel, rel + p.payload_len)
+            received.add(rel, rel + p.payload_len)
+            i = arrival_of.get(j)
+            if i is None:
+                continue
+            seg = ct.data[i]
+            seg.arrived = True
+            seg.ts_arrived = p.ts
+            seg.spurious = seg.retrans and dup
+        # pure ACKs: sent per client capture, arrived per server capture
+        aunwrap = _Unwrap(sc.server_isn)
+        sent = [(p, aunwrap(p.ack)) for p in cc.packets if p.src == sc.client and p.is_pure_ack]
+        sunwrap = _Unwrap(sc.server_isn)
+        arrived = [(p, sunwrap(p.ack)) for p in sc.packets if p.src == sc.client and p.is_pure_ack]
+
+        def ack_key(x):
+            p, rel = x
+            if p.ip_id is not None:
+                return (rel, p.window, p.ip_id)
+            return (rel, p.window, p.tsval, p.sack)
+
+        pairs, ct.ambiguous_acks, ct.unmatched_server_acks = _match(
+            sent, arrived, key_send=ack_key, key_arr=ack_key,
+            ts_send=lambda s: s[0].ts - off, ts_arr=lambda a: a[0].ts, tol=tolerance_s)
+        ct.acks = [AckSegment(ts_sent=p.ts, ack=rel, window=p.window, ip_id=p.ip_id) for p, rel in sent]
+        for i, j in pairs:
+            ct.acks[i].arrived = True
+            ct.acks[i].ts_arrived = arrived[j][0].ts
+        result.append(ct)
+    return Truth(result)
+
+
+def from_run(run) -> Truth:
+    """Ground truth of a :class:`hsrtcp.testing.netbed.Run` (honours its clock offset)."""
+    return compute(run.server_pcap, run.client_pcap, client_time_offset_s=run.time_offset_s or 0.0)
+
+
+class _IntervalSet:
+    """Sorted disjoint half-open byte ranges; enough for test-sized connections."""
+
+    def __init__(self):
+        self.iv: list[list[int]] = []
+
+    def covers(self, s: int, e: int) -> bool:
+        import bisect
+
+        i = bisect.bisect_right(self.iv, [s, float("inf")]) - 1
+        return i >= 0 and self.iv[i][0] <= s and self.iv[i][1] >= e
+
+    def add(self, s: int, e: int) -> None:
+        import bisect
+
+        i = bisect.bisect_left(self.iv, [s, s])
+        if i > 0 and self.iv[i - 1][1] >= s:
+            i -= 1
+        j = i
+        while j < len(self.iv) and self.iv[j][0] <= e:
+            s = min(s, self.iv[j][0])
+            e = max(e, self.iv[j][1])
+            j += 1
+        self.iv[i:j] = [[s, e]]
