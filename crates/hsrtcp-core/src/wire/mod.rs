@@ -126,3 +126,6 @@ pub fn decode_packet(linktype: LinkType, data: &[u8], orig_len: u32, ts: Nanos) 
     };
     tcp::decode(&data[off + ip.l4_off..], ip, ts)
 }
+
+#[cfg(test)]
+mod tests;
