@@ -38,7 +38,7 @@ import numpy as np
 
 from hsrtcp.errors import ModelDomainError
 from hsrtcp.models._domain import Domain, broadcast, finish
-from hsrtcp.models.pftk import _ewu, _f, _one_minus_pow, _q_hat
+from hsrtcp.models.pftk import _ewu, _f, _geom_sum, _q_hat
 
 Variant = Literal["as_printed", "corrected", "rederived"]
 VARIANTS: tuple[str, ...] = ("as_printed", "corrected", "rederived")
@@ -53,13 +53,11 @@ __all__ = [
 
 
 def _s(n: np.ndarray, pa: np.ndarray) -> np.ndarray:
-    """S(n, P_a) = Σ_{k=1..n} (1−P_a)^(k−1) = (1 − (1−P_a)^n)/P_a, = n at P_a = 0.
+    """S(n, P_a) = Σ_{k=1..n} (1−P_a)^(k−1) = (1 − (1−P_a)^n)/P_a, = n at P_a = 0 (models.md §2.7).
 
-    Written with expm1/log1p so small P_a keeps full precision; n may be +inf (p_d = 0),
-    giving 1/P_a.
+    Evaluated without cancellation for small P_a; n may be +inf (p_d = 0), giving 1/P_a.
     """
-    with np.errstate(all="ignore"):
-        return np.where(pa == 0, n, _one_minus_pow(pa, n) / pa)
+    return _geom_sum(n, pa)
 
 
 def expected_ca_rounds(x_p: float | np.ndarray, P_a: float | np.ndarray) -> float | np.ndarray:
@@ -189,6 +187,15 @@ def _evaluate(p_d, P_a, q, rtt, T, b, W_m, variant, allow_any_b):
         lambda i: f"E[W] = {ew.flat[i]:.6g} packets < 1 (ACK burst loss P_a = {a['P_a'].flat[i]:.6g} "
         f"and data loss p_d = {a['p_d'].flat[i]:.6g} leave less than one packet per window)",
     )
+    # The printed eq. (15) numerator, (3b/8)E[X]² − ((6+b)/4)E[X] − 1, is still negative just
+    # above E[W] = 1 (b = 2: up to E[X] = 3.097): a negative packet count is outside the model.
+    ey = res["E_Y"]
+    bad_y = ~dom.invalid & (ey < 0)
+    dom.add(
+        bad_y,
+        lambda i: f"E[Y] = {ey.flat[i]:.6g} packets per CA phase is negative (E[X] = "
+        f"{res['E_X'].flat[i]:.6g} rounds is too short for the {variant} formula)",
+    )
     res["throughput"] = np.where(dom.invalid, np.nan, res["throughput"])
     return res, dom, scalar
 
@@ -228,8 +235,9 @@ def enhanced(
     allow_any_b : evaluate ``as_printed`` at b ≠ 2 anyway (the formula is then not meaningful:
         at b = 1 it is 6.6× below PFTK, models.md E1b).
 
-    Raises :class:`hsrtcp.errors.ModelDomainError` for inputs outside these ranges and when
-    E[W] < 1 packet (e.g. P_a ≥ 1/3 at b = 2).
+    Raises :class:`hsrtcp.errors.ModelDomainError` for inputs outside these ranges, when
+    E[W] < 1 packet (e.g. P_a ≥ 1/3 at b = 2), and when the CA-phase packet count E[Y] is
+    negative (only the as_printed formula can do that, for E[W] just above 1).
 
     Example: ``enhanced(0.007526, 0.001, 0.2726, 0.2, 2.0, 2, 1000, variant="rederived")``
     → 35.3118 packets/s (models.md E2, seed 001's average inputs).

@@ -37,6 +37,21 @@ def _one_minus_pow(p: np.ndarray, k: np.ndarray) -> np.ndarray:
         return -np.expm1(k * np.log1p(-p))
 
 
+def _geom_sum(n: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """S(n, p) = Σ_{k=1..n} (1−p)^(k−1) = (1 − (1−p)^n)/p, continued to real n; S(n, 0) = n.
+
+    Evaluated as n·r·g(u) with r = −ln(1−p)/p and g(u) = (e^u − 1)/u at u = n·ln(1−p), so
+    that neither tiny (even subnormal) p nor p = 0 divides two rounded small numbers.
+    n = +inf gives 1/p (and +inf at p = 0).
+    """
+    with np.errstate(all="ignore"):
+        r = np.where(p < 1e-8, 1.0 + p / 2.0, -np.log1p(-p) / p)
+        u = -(n * r) * p
+        g = np.where(np.abs(u) < 1e-10, 1.0 + u / 2.0, np.expm1(u) / u)
+        out = n * r * g
+        return np.where(np.isinf(n), np.where(p > 0, 1.0 / p, np.inf), out)
+
+
 def backoff_factor(p: float | np.ndarray) -> float | np.ndarray:
     """f(p) = 1 + p + 2p² + 4p³ + 8p⁴ + 16p⁵ + 32p⁶ (PFTK; seed 001 eq. 14).
 
@@ -53,16 +68,13 @@ def _q_hat(w: np.ndarray, p: np.ndarray) -> np.ndarray:
     """Q̂(w): probability that a loss indication in a window of w packets is a timeout.
 
     Q̂ = 1 for w ≤ 3, else min(1, (1−(1−p)³)(1 + (1−p)³(1−(1−p)^(w−3))) / (1−(1−p)^w)).
-    At p = 0 the expression is 0/0; its limit min(1, 3/w) is used.
+    At p = 0 the expression is 0/0; its limit min(1, 3/w) is what the evaluation gives.
     """
+    # (1−(1−p)³)/(1−(1−p)^w) = S(3, p)/S(w, p): no 0/0 at p = 0, where it is 3/w.
     with np.errstate(all="ignore"):
-        a = _one_minus_pow(p, np.float64(3.0))
-        survive3 = 1.0 - a
-        num = a * (1.0 + survive3 * _one_minus_pow(p, w - 3.0))
-        den = _one_minus_pow(p, w)
-        exact = np.minimum(1.0, num / den)
-        limit = np.minimum(1.0, 3.0 / w)
-        out = np.where(p == 0, limit, exact)
+        survive3 = (1.0 - p) ** 3
+        ratio = _geom_sum(np.float64(3.0), p) / _geom_sum(w, p)
+        out = np.minimum(1.0, ratio * (1.0 + survive3 * _one_minus_pow(p, w - 3.0)))
     return np.where(w <= 3, 1.0, out)
 
 
