@@ -1,0 +1,200 @@
+"""Lab commands: ``measure`` (server/client), ``emulate``, ``campaign``; ``scenario`` re-exported.
+
+Every heavy import happens inside the command, so ``hsrtcp --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from hsrtcp.errors import LabError
+
+
+def _parse_sysctls(values: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for v in values:
+        if "=" not in v:
+            raise click.BadParameter(f"{v!r}: expected KEY=VALUE, e.g. net.ipv4.tcp_frto=0", param_hint="--sysctl")
+        k, val = v.split("=", 1)
+        out[k.strip()] = val.strip()
+    return out
+
+
+def _hostport(text: str, default_port: int) -> tuple[str, int]:
+    if text.count(":") == 1:
+        host, port = text.split(":")
+        try:
+            return host, int(port)
+        except ValueError:
+            raise click.BadParameter(f"{text!r}: port must be a number", param_hint="SERVER") from None
+    return text, default_port
+
+
+# --------------------------------------------------------------------------- measure
+
+
+@click.group()
+def measure() -> None:
+    """Traffic generator: a server that sends (downlink, as in the seed studies) and samples
+    TCP_INFO every 10 ms per flow, and a client that asks for flows. Works over any network."""
+
+
+@measure.command("server")
+@click.option("--bind", default="0.0.0.0", show_default=True, help="Address to listen on.")
+@click.option("--port", "-p", default=5201, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--out", "-o", default="measure-server", show_default=True, type=click.Path(file_okay=False),
+              help="Directory for tcpinfo/<flow_id>.csv and flows.jsonl.")
+@click.option("--max-connections", default=64, show_default=True, type=click.IntRange(1, 1024))
+@click.option("--max-duration", default=3600.0, show_default=True, type=click.FloatRange(0.001, 86400),
+              help="Longest flow a client may ask for, seconds.")
+@click.option("--max-size", default="10GB", show_default=True, help="Largest flow a client may ask for.")
+@click.option("--max-udp-rate", default=200e6, show_default=True, type=float, help="bit/s")
+@click.option("--max-flows", type=click.IntRange(1), default=None, help="Exit after serving this many flows.")
+@click.option("--no-mptcp", is_flag=True, help="Listen with plain TCP (default: MPTCP, which also accepts TCP).")
+@click.option("--sysctl", "sysctls", multiple=True, metavar="KEY=VALUE",
+              help="Set a per-namespace net.* sysctl first (root; e.g. net.ipv4.tcp_frto=0).")
+def measure_server(bind, port, out, max_connections, max_duration, max_size, max_udp_rate, max_flows, no_mptcp,
+                   sysctls) -> None:
+    """Run the measurement server until Ctrl-C."""
+    from hsrtcp.lab import measure as m
+    from hsrtcp.lab import netns
+
+    if sysctls:
+        netns.sysctl_set(_parse_sysctls(sysctls))
+    limits = m.Limits(max_connections=max_connections, max_duration_s=max_duration,
+                      max_size_bytes=m.parse_size(max_size), max_udp_rate_bps=max_udp_rate)
+    click.echo(f"measure server on {bind}:{port}, writing to {out} (Ctrl-C to stop)", err=True)
+    m.serve(bind, port, out, limits=limits, mptcp=not no_mptcp, max_flows=max_flows)
+
+
+@measure.command("client")
+@click.argument("server")
+@click.option("--port", "-p", default=5201, show_default=True, type=click.IntRange(1, 65535),
+              help="Used when SERVER has no :PORT.")
+@click.option("--flow", "flow_type", default="duration", show_default=True,
+              type=click.Choice(["duration", "size", "sequence", "concurrent", "udp"]))
+@click.option("--duration", "-t", type=float, default=None, help="Seconds (default 180 for duration flows).")
+@click.option("--size", default=None, help="Bytes per flow: 50KB, 64KB, 2MB, 64KiB ...")
+@click.option("--count", "-n", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Flows in a sequence / concurrent set.")
+@click.option("--gap", default=0.0, show_default=True, type=float, help="Pause between sequence flows, seconds.")
+@click.option("--cc", default=None, help="Congestion control (reno, cubic, bbr). Always set it: the kernel default varies.")
+@click.option("--mptcp", is_flag=True, help="Use an MPTCP socket (IPPROTO_MPTCP).")
+@click.option("--up", "uplink", is_flag=True, help="Client sends (uplink) instead of the server.")
+@click.option("--quickack", is_flag=True, help="Disable delayed ACKs on the receiving side (TCP_QUICKACK).")
+@click.option("--rate", default=1e6, show_default=True, type=float, help="UDP rate, bit/s.")
+@click.option("--payload", default=1200, show_default=True, type=click.IntRange(16, 1472), help="UDP payload bytes.")
+@click.option("--sysctl", "sysctls", multiple=True, metavar="KEY=VALUE", help="Per-namespace net.* sysctl (root).")
+@click.option("--out", "-o", type=click.Path(dir_okay=False), default=None, help="Write results JSON here (default stdout).")
+def measure_client(server, port, flow_type, duration, size, count, gap, cc, mptcp, uplink, quickack, rate, payload,
+                   sysctls, out) -> None:
+    """Ask SERVER[:PORT] for flows and report what arrived."""
+    from hsrtcp.lab import measure as m
+    from hsrtcp.lab import netns
+
+    if sysctls:
+        netns.sysctl_set(_parse_sysctls(sysctls))
+    host, port = _hostport(server, port)
+    if duration is None and flow_type in ("duration", "udp") or (flow_type == "concurrent" and not size and duration is None):
+        duration = 180.0
+    spec = m.FlowSpec(type=flow_type, duration_s=duration, size_bytes=m.parse_size(size) if size else None,
+                      count=count, gap_s=gap, direction="up" if uplink else "down", cc=cc, mptcp=mptcp,
+                      quickack=quickack, rate_bps=rate, payload_bytes=payload)
+    results = m.run_client(host, port, spec)
+    text = json.dumps(results, indent=1)
+    if out:
+        Path(out).write_text(text)
+    else:
+        click.echo(text)
+    for r in results:
+        if r.get("error"):
+            click.echo(f"flow {r.get('label')}: {r['error']}", err=True)
+    if any(r.get("error") for r in results):
+        sys.exit(1)
+
+
+# --------------------------------------------------------------------------- emulate
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.option("--scenario", "-s", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Scenario TOML (scenarios/) or a Rattan config with [cells].")
+@click.option("--duration", type=float, default=None, help="Override the scenario duration, seconds.")
+@click.option("--mptcp", is_flag=True, help="Configure MPTCP endpoints over every path (subflows).")
+@click.option("--sysctl", "sysctls", multiple=True, metavar="KEY=VALUE", help="net.* sysctl in both namespaces.")
+@click.option("--out", "-o", type=click.Path(file_okay=False), default=None,
+              help="Run directory (captures, server TCP_INFO, logs). Default: a new temporary directory.")
+@click.option("--timeout", type=float, default=None, help="Stop the run after this many seconds.")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def emulate(scenario, duration, mptcp, sysctls, out, timeout, command) -> None:
+    """Run COMMAND on the phone (left) side of an emulated path; the measure server runs on the
+    server (right) side and HSRTCP_SERVER=host:port says where. Example:
+
+        hsrtcp emulate -s scenarios/smoke.toml -- hsrtcp measure client '$HSRTCP_SERVER' --cc cubic -t 20
+
+    (quote $HSRTCP_SERVER, or use `sh -c`, so it expands inside the emulated namespace.)
+    """
+    import tempfile
+
+    from hsrtcp.lab import emulate as em
+
+    cmd = list(command)
+    if any("$HSRTCP_SERVER" in c for c in cmd):
+        cmd = ["sh", "-c", " ".join(cmd)]
+    run_dir = Path(out) if out else Path(tempfile.mkdtemp(prefix="hsrtcp-emulate-"))
+    outcome = em.run(scenario, run_dir, {"kind": "command", "argv": cmd}, mptcp=mptcp,
+                     sysctls=_parse_sysctls(sysctls), duration_s=duration, timeout_s=timeout,
+                     passthrough_stdout=True)
+    click.echo(f"run directory: {run_dir} (captures in capture/, server TCP_INFO in server/tcpinfo/)", err=True)
+    if outcome.errors:
+        raise LabError("; ".join(outcome.errors))
+    if outcome.left_rc:
+        sys.exit(outcome.left_rc)
+
+
+# --------------------------------------------------------------------------- campaign
+
+
+@click.command()
+@click.argument("campaign_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", "-o", "out", type=click.Path(file_okay=False), help="Runs directory (required unless --list).")
+@click.option("--no-progress", is_flag=True, help="No progress bar (for logs).")
+@click.option("--list", "list_only", is_flag=True, help="Only list the runs it would do.")
+def campaign(campaign_file, out, no_progress, list_only) -> None:
+    """Run a campaign: scenarios × congestion controls × flow types × repetitions, one bundle
+    per run in OUT/<run_id>/ (format: docs/formats/bundle.md)."""
+    from hsrtcp.lab import campaign as cp
+
+    c = cp.load(campaign_file)
+    if list_only:
+        for r in c.runs():
+            click.echo(r["run_id"])
+        return
+    if not out:
+        raise click.UsageError("--out/-o RUNS is required")
+    results = cp.run(c, out, progress=not no_progress)
+    failed = [r for r in results if r["status"] == "failed"]
+    click.echo(f"{len(results)} runs, {len(failed)} failed; bundles in {out}", err=True)
+    for r in failed:
+        click.echo(f"  {r['run_id']}: {'; '.join(r['errors'])[:500]}", err=True)
+    if failed:
+        sys.exit(1)
+
+
+# --------------------------------------------------------------------------- scenario (other module)
+
+
+def __getattr__(name: str):
+    # `scenario` belongs to hsrtcp.cli.lab_scenario; re-exported lazily so importing this
+    # module never fails because of it.
+    if name == "scenario":
+        try:
+            from hsrtcp.cli.lab_scenario import scenario as real
+        except ImportError as exc:
+            raise AttributeError(f"scenario commands unavailable: {exc}") from exc
+        return real
+    raise AttributeError(name)

@@ -1,0 +1,230 @@
+"""Run bundles: one directory per lab run, readable by the analyzer like a field capture.
+
+Layout and manifest are specified in docs/formats/bundle.md (format version
+:data:`BUNDLE_FORMAT_VERSION`). :func:`finalize` turns a run directory written by
+:func:`hsrtcp.lab.emulate.run` into a bundle in place; :func:`check` lists what is wrong
+with a bundle (an empty list means complete and valid).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import hsrtcp
+from hsrtcp.lab import pcap, rattan
+
+BUNDLE_FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+# Scratch files of a run that are not part of a bundle.
+_SCRATCH = ("plan.json", "server.ready", "left.done", "rattan_id", "workload.start", "outcome.json")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def tool_versions() -> dict[str, str | None]:
+    def first_line(argv: list[str]) -> str | None:
+        try:
+            res = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        text = (res.stdout or res.stderr).strip().splitlines()
+        return text[0] if text else None
+
+    return {
+        "hsrtcp": hsrtcp.__version__,
+        "rattan": rattan.rattan_version(),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "tcpdump": first_line(["tcpdump", "--version"]),
+    }
+
+
+def _tcpdump_stats(log: Path) -> dict[str, int | None]:
+    text = log.read_text(errors="replace") if log.is_file() else ""
+    out: dict[str, int | None] = {}
+    for key, pat in (("captured", r"(\d+) packets captured"), ("dropped_by_kernel", r"(\d+) packets dropped by kernel")):
+        m = re.search(pat, text)
+        out[key] = int(m.group(1)) if m else None
+    return out
+
+
+def finalize(run_dir: Path, outcome, compiled, meta: dict, versions: dict | None = None) -> dict:
+    """Arrange ``run_dir`` as a bundle and write ``manifest.json``; return the manifest.
+
+    ``meta`` carries the run's identity (run_id, cc, flow, mptcp, repetition, campaign...).
+    The manifest is written last and atomically: a directory with a manifest is complete.
+    """
+    run_dir = Path(run_dir)
+    ws = run_dir / "workload.start"
+    workload_start = float(ws.read_text().strip()) if ws.is_file() else None
+    logs = run_dir / "logs"
+    logs.mkdir(exist_ok=True)
+    for f in list(run_dir.glob("agent-*")) + list(run_dir.glob("right-command.out")):
+        f.rename(logs / f.name)
+    if (run_dir / "rattan.log").exists():
+        (run_dir / "rattan.log").rename(logs / "rattan.log")
+    for f in (run_dir / "capture").glob("*.tcpdump.log"):
+        f.rename(logs / f.name)
+    server = run_dir / "server"
+    tcpinfo_dir = run_dir / "tcpinfo"
+    if (server / "tcpinfo").is_dir():
+        if tcpinfo_dir.exists():
+            shutil.rmtree(tcpinfo_dir)
+        (server / "tcpinfo").rename(tcpinfo_dir)
+    tcpinfo_dir.mkdir(exist_ok=True)
+    if (server / "flows.jsonl").exists():
+        (server / "flows.jsonl").rename(run_dir / "server_flows.jsonl")
+    if server.is_dir():
+        shutil.rmtree(server)
+    for name in _SCRATCH:
+        (run_dir / name).unlink(missing_ok=True)
+    shutil.rmtree(run_dir / "pids", ignore_errors=True)
+    _write_tcpinfo_parquet(tcpinfo_dir, run_dir / "tcpinfo.parquet")
+
+    radio = _copy(compiled.radio_csv, run_dir / "radio.csv")
+    events = _copy(compiled.events_csv, run_dir / "events.csv")
+    cap = run_dir / "capture"
+    phone = sorted(cap.glob("phone_p*.pcap"), key=lambda p: int(re.sub(r"\D", "", p.stem) or 0))
+    t0, t0_src = None, None
+    for p in phone + [cap / "server.pcap"]:
+        if p.is_file():
+            t = pcap.first_ipv4_time(p)
+            if t is not None and (t0 is None or t < t0):
+                t0, t0_src = t, str(p.relative_to(run_dir))
+    sysctls = {}
+    for role, side in (("left", "client"), ("right", "server")):
+        f = run_dir / f"sysctls-{role}.json"
+        if f.is_file():
+            sysctls[side] = json.loads(f.read_text())
+            f.unlink()
+    cfg = rattan.load_config(run_dir / "rattan.toml") if (run_dir / "rattan.toml").is_file() else {}
+    manifest = {
+        "bundle_format_version": BUNDLE_FORMAT_VERSION,
+        "run_id": meta.get("run_id", run_dir.name),
+        "status": "ok" if outcome.ok else "failed",
+        "errors": outcome.errors,
+        "versions": versions or tool_versions(),
+        "scenario": {
+            "name": compiled.name,
+            "source": str(compiled.source) if compiled.source else None,
+            "sha256": _sha256(compiled.source) if compiled.source and Path(compiled.source).is_file() else None,
+            "duration_s": compiled.duration_s,
+            "paths": compiled.paths,
+        },
+        "cc": meta.get("cc"),
+        "flow": meta.get("flow"),
+        "mptcp": meta.get("mptcp", False),
+        "repetition": meta.get("repetition"),
+        "campaign": meta.get("campaign"),
+        "seeds": {"scenario": compiled.seed, "rattan_cells": rattan.loss_seeds(cfg)},
+        "sysctls": sysctls,
+        "start_time": outcome.started_at,
+        "workload_start_time": workload_start,
+        "end_time": outcome.ended_at,
+        "t0": t0,
+        "t0_source": t0_src,
+        "rattan": {"id": outcome.rattan_id, "exit_code": outcome.rattan_rc, "crashed": outcome.crashed,
+                   "timed_out": outcome.timed_out, "leaked_namespaces_removed": outcome.leaked},
+        "client_exit_code": outcome.left_rc,
+        "captures": {
+            "snaplen": meta.get("snaplen", 128),
+            "phone": [str(p.relative_to(run_dir)) for p in phone],
+            "server": "capture/server.pcap" if (cap / "server.pcap").is_file() else None,
+            "tcpdump": {p.stem: _tcpdump_stats(logs / f"{p.stem}.tcpdump.log") for p in phone + [cap / "server.pcap"]},
+        },
+        "radio": "radio.csv" if radio else None,
+        "events": "events.csv" if events else None,
+        "files": {},
+    }
+    for f in sorted(run_dir.rglob("*")):
+        if f.is_file() and f.name != MANIFEST:
+            manifest["files"][str(f.relative_to(run_dir))] = {"bytes": f.stat().st_size, "sha256": _sha256(f)}
+    tmp = run_dir / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=False))
+    os.replace(tmp, run_dir / MANIFEST)
+    return manifest
+
+
+def _copy(src, dst: Path) -> Path | None:
+    if src is None or not Path(src).is_file():
+        return None
+    shutil.copyfile(src, dst)
+    return dst
+
+
+def _write_tcpinfo_parquet(tcpinfo_dir: Path, out: Path) -> None:
+    """All per-flow TCP_INFO CSVs in one Parquet table with a ``flow_id`` column."""
+    import polars as pl
+
+    frames = []
+    for f in sorted(tcpinfo_dir.glob("*.csv")):
+        df = pl.read_csv(f, infer_schema_length=None)
+        if df.height:
+            frames.append(df.with_columns(pl.lit(f.stem).alias("flow_id"), pl.col("subflow").cast(pl.Int64)))
+    if frames:
+        table = pl.concat(frames, how="diagonal_relaxed")
+        table = table.select(["flow_id", *[c for c in table.columns if c != "flow_id"]])
+        tmp = out.with_suffix(".parquet.tmp")
+        table.write_parquet(tmp)
+        tmp.rename(out)
+
+
+def check(bundle_dir: Path) -> list[str]:
+    """Problems of a bundle: missing files, bad manifest, checksum mismatches."""
+    bundle_dir = Path(bundle_dir)
+    problems = []
+    mpath = bundle_dir / MANIFEST
+    if not mpath.is_file():
+        return [f"{bundle_dir}: no {MANIFEST}"]
+    try:
+        m = json.loads(mpath.read_text())
+    except ValueError as exc:
+        return [f"{mpath}: not JSON: {exc}"]
+    if m.get("bundle_format_version") != BUNDLE_FORMAT_VERSION:
+        problems.append(f"{mpath}: bundle_format_version {m.get('bundle_format_version')!r} != {BUNDLE_FORMAT_VERSION}")
+    for key in ("run_id", "status", "versions", "scenario", "cc", "flow", "start_time", "t0", "sysctls", "seeds",
+                "captures", "files"):
+        if key not in m:
+            problems.append(f"{mpath}: missing key {key!r}")
+    if problems:
+        return problems
+    for key in ("hsrtcp", "rattan", "kernel"):
+        if not m["versions"].get(key):
+            problems.append(f"{mpath}: versions.{key} is empty")
+    needed = ["rattan.toml", "logs/rattan.log", *m["captures"]["phone"]]
+    if m["captures"]["server"]:
+        needed.append(m["captures"]["server"])
+    else:
+        problems.append(f"{mpath}: no server capture")
+    if not m["captures"]["phone"]:
+        problems.append(f"{mpath}: no phone capture")
+    if m["flow"] is not None:
+        needed += ["client.json", "server_flows.jsonl", "tcpinfo.parquet"]
+    for extra in (m.get("radio"), m.get("events")):
+        if extra:
+            needed.append(extra)
+    for rel in needed:
+        if not (bundle_dir / rel).is_file():
+            problems.append(f"{bundle_dir}: missing {rel}")
+    for rel, info in m["files"].items():
+        f = bundle_dir / rel
+        if not f.is_file():
+            problems.append(f"{bundle_dir}: listed file {rel} missing")
+        elif f.stat().st_size != info["bytes"]:
+            problems.append(f"{bundle_dir}: {rel} has {f.stat().st_size} bytes, manifest says {info['bytes']}")
+    if m["t0"] is None:
+        problems.append(f"{mpath}: t0 is null (no packet captured)")
+    return problems

@@ -1,0 +1,261 @@
+"""Campaigns: scenarios × congestion controls × flow types × repetitions, one bundle per run.
+
+A campaign file (TOML; paths are relative to the file)::
+
+    [campaign]
+    name = "cc-compare"
+    scenarios = ["../scenarios/smoke.toml"]   # scenario TOMLs or raw Rattan configs
+    ccs = ["cubic", "bbr"]
+    repetitions = 2
+    mptcp = false          # true: MPTCP sockets; subflows over every path of the scenario
+    duration_s = 25        # optional: override the scenario's duration
+
+    [sysctls]              # per-namespace knobs, applied on both sides
+    "net.ipv4.tcp_frto" = 2
+
+    [[flows]]
+    type = "duration"      # duration | size | sequence | concurrent | udp
+    duration_s = 20
+    [[flows]]
+    type = "size"
+    size = "2MB"
+
+Runs go to ``RUNS/<run_id>/`` (``<index>_<scenario>_<cc>_<flow>_r<rep>``), each built in a
+``RUNS/.partial-<run_id>`` directory and renamed when complete, so an interrupted campaign
+never leaves a half bundle under a final name, and re-running the same campaign skips the
+runs already done. Runs are sequential: one emulator at a time keeps the machine quiet.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import shutil
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hsrtcp.errors import InputError
+from hsrtcp.lab import bundle, emulate, netns
+from hsrtcp.lab.measure import FLOW_TYPES, FlowSpec, parse_size
+
+_KNOWN_CAMPAIGN_KEYS = {"name", "scenarios", "ccs", "repetitions", "mptcp", "duration_s", "snaplen"}
+_KNOWN_FLOW_KEYS = {"type", "duration_s", "size", "size_bytes", "count", "gap_s", "direction", "quickack",
+                    "rate_bps", "payload_bytes", "label"}
+
+
+@dataclass
+class Campaign:
+    name: str
+    scenarios: list[Path]
+    ccs: list[str]
+    flows: list[dict]
+    repetitions: int = 1
+    mptcp: bool = False
+    duration_s: float | None = None
+    sysctls: dict = field(default_factory=dict)
+    snaplen: int = 128
+    source: Path | None = None
+
+    def runs(self) -> list[dict]:
+        out = []
+        combos = itertools.product(self.scenarios, self.ccs, self.flows, range(1, self.repetitions + 1))
+        for i, (sc, cc, flow, rep) in enumerate(combos, 1):
+            run_id = f"{i:03d}_{_slug(sc.stem)}_{cc}_{flow_label(flow)}_r{rep}"
+            out.append({"run_id": run_id, "scenario": sc, "cc": cc, "flow": flow, "repetition": rep})
+        return out
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.-]+", "-", text).strip("-")[:40] or "x"
+
+
+def flow_label(flow: dict) -> str:
+    t = flow["type"]
+    if flow.get("label"):
+        return _slug(flow["label"])
+    if t in ("size", "sequence") or (t == "concurrent" and flow.get("size_bytes")):
+        size = flow["size_bytes"]
+        human = f"{size // 1000**2}MB" if size % 1000**2 == 0 else f"{size // 1000}KB" if size % 1000 == 0 else f"{size}B"
+        return f"{t}-{human}" + (f"x{flow.get('count', 1)}" if t != "size" else "")
+    if t == "concurrent":
+        return f"concurrent-{flow.get('count', 1)}x{flow.get('duration_s') or 'scen'}s"
+    return f"{t}-{flow.get('duration_s') or 'scen'}s"
+
+
+def load(path: str | Path) -> Campaign:
+    """Parse and validate a campaign file; errors name the file and the offending key."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read campaign: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML: {exc}") from exc
+    c = raw.get("campaign")
+    if not isinstance(c, dict):
+        raise InputError(f"{path}: no [campaign] table")
+    unknown = set(c) - _KNOWN_CAMPAIGN_KEYS
+    if unknown:
+        raise InputError(f"{path}: [campaign] has unknown keys {sorted(unknown)}")
+    scen = c.get("scenarios")
+    if not isinstance(scen, list) or not scen:
+        raise InputError(f"{path}: [campaign] scenarios must be a non-empty list of files")
+    scenarios = []
+    for s in scen:
+        p = Path(s) if Path(s).is_absolute() else (path.parent / s)
+        if not p.is_file():
+            raise InputError(f"{path}: scenario {s!r} not found (looked at {p})")
+        scenarios.append(p.resolve())
+    ccs = c.get("ccs", ["cubic"])
+    if not isinstance(ccs, list) or not ccs or not all(isinstance(x, str) for x in ccs):
+        raise InputError(f"{path}: [campaign] ccs must be a list of names, e.g. [\"cubic\", \"bbr\"]")
+    from hsrtcp.lab.measure import available_ccs
+
+    offered = available_ccs()
+    for cc in ccs:
+        if cc not in offered:
+            raise InputError(f"{path}: congestion control {cc!r} is not available here (kernel offers {offered})")
+    reps = c.get("repetitions", 1)
+    if not isinstance(reps, int) or not 1 <= reps <= 1000:
+        raise InputError(f"{path}: [campaign] repetitions must be a whole number in 1..1000")
+    flows_raw = raw.get("flows", [{"type": "duration"}])
+    if not isinstance(flows_raw, list) or not flows_raw:
+        raise InputError(f"{path}: [[flows]] must list at least one flow")
+    flows = []
+    for i, f in enumerate(flows_raw):
+        where = f"{path}: [[flows]] #{i + 1}"
+        unknown = set(f) - _KNOWN_FLOW_KEYS
+        if unknown:
+            raise InputError(f"{where}: unknown keys {sorted(unknown)}")
+        if f.get("type") not in FLOW_TYPES:
+            raise InputError(f"{where}: type must be one of {FLOW_TYPES}")
+        f = dict(f)
+        if "size" in f:
+            try:
+                f["size_bytes"] = parse_size(f.pop("size"))
+            except InputError as exc:
+                raise InputError(f"{where}: {exc}") from exc
+        flows.append(f)
+    sysctls = raw.get("sysctls", {})
+    if not isinstance(sysctls, dict) or not all(str(k).startswith("net.") for k in sysctls):
+        raise InputError(f"{path}: [sysctls] may only hold per-namespace net.* keys")
+    duration = c.get("duration_s")
+    if duration is not None and (not isinstance(duration, (int, float)) or not 1 <= duration <= 3600):
+        raise InputError(f"{path}: [campaign] duration_s must be within 1..3600 seconds")
+    return Campaign(name=str(c.get("name", path.stem)), scenarios=scenarios, ccs=ccs, flows=flows,
+                    repetitions=reps, mptcp=bool(c.get("mptcp", False)), duration_s=duration,
+                    sysctls=dict(sysctls), snaplen=int(c.get("snaplen", 128)), source=path.resolve())
+
+
+def _flow_spec(flow: dict, cc: str, mptcp: bool, duration: float | None) -> FlowSpec:
+    f = dict(flow)
+    if f["type"] in ("duration", "udp", "concurrent") and not f.get("duration_s") and not f.get("size_bytes"):
+        f["duration_s"] = duration or 180.0
+    if f["type"] in ("size", "sequence"):
+        f.setdefault("duration_s", None)
+    spec = FlowSpec(**f, cc=cc, mptcp=mptcp)
+    return spec.validate()
+
+
+def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed: bool = True,
+        on_result=None) -> list[dict]:
+    """Run every combination; return one summary dict per run (``run_id``, ``status``, ``path``).
+
+    Completed bundles already present in ``out`` are skipped. Ctrl-C stops after cleaning
+    up the current run (its partial directory is removed) and re-raises.
+    """
+    netns.require_root("a campaign")
+    netns.require_tools("rattan", "tcpdump", "ip")
+    out = Path(out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    runs = campaign.runs()
+    compiled: dict[Path, emulate.Compiled] = {}
+    versions = bundle.tool_versions()
+    summaries: list[dict] = []
+    (out / "campaign.json").write_text(json.dumps(
+        {"name": campaign.name, "source": str(campaign.source), "runs": [r["run_id"] for r in runs]}, indent=1))
+    if campaign.source and campaign.source.is_file():
+        shutil.copyfile(campaign.source, out / "campaign.toml")
+
+    prog = _Progress(len(runs), enabled=progress)
+    try:
+        for r in runs:
+            final = out / r["run_id"]
+            if (final / bundle.MANIFEST).is_file() and not bundle.check(final):
+                summaries.append({"run_id": r["run_id"], "status": "skipped (already done)", "path": str(final)})
+                prog.advance(r["run_id"], 0.0)
+                continue
+            sc = r["scenario"]
+            if sc not in compiled:
+                compiled[sc] = emulate.compile_source(sc, out / ".scenarios" / _slug(sc.stem), campaign.duration_s)
+            comp = compiled[sc]
+            spec = _flow_spec(r["flow"], r["cc"], campaign.mptcp, campaign.duration_s or comp.duration_s)
+            partial = out / f".partial-{r['run_id']}"
+            shutil.rmtree(partial, ignore_errors=True)
+            t_start = time.monotonic()
+            prog.start(r["run_id"])
+            try:
+                outcome = emulate.run(comp, partial, {"kind": "measure", "flow": spec.to_dict()},
+                                      mptcp=campaign.mptcp, snaplen=campaign.snaplen,
+                                      # the namespace default follows the run's cc too, so any
+                                      # other connection (and the subflows) use it
+                                      sysctls={"net.ipv4.tcp_congestion_control": r["cc"], **campaign.sysctls},
+                                      duration_s=campaign.duration_s)
+            except KeyboardInterrupt:
+                shutil.rmtree(partial, ignore_errors=True)
+                raise
+            meta = {"run_id": r["run_id"], "cc": r["cc"], "flow": spec.to_dict(), "mptcp": campaign.mptcp,
+                    "repetition": r["repetition"], "campaign": campaign.name, "snaplen": campaign.snaplen}
+            manifest = bundle.finalize(partial, outcome, comp, meta, versions)
+            if final.exists():
+                shutil.rmtree(final)
+            if manifest["status"] == "ok" or keep_failed:
+                partial.rename(final)
+            summary = {"run_id": r["run_id"], "status": manifest["status"], "path": str(final),
+                       "errors": manifest["errors"]}
+            summaries.append(summary)
+            if on_result:
+                on_result(summary)
+            prog.advance(r["run_id"], time.monotonic() - t_start)
+    finally:
+        prog.close()
+    return summaries
+
+
+class _Progress:
+    """Runs done / total and time left (mean duration of the runs done so far × runs left)."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total = total
+        self.done = 0
+        self.durations: list[float] = []
+        self.p = None
+        if enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.p = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                              TextColumn("runs"), TimeElapsedColumn(), TextColumn("left ≈ {task.fields[left]}"))
+            self.p.start()
+            self.task = self.p.add_task("campaign", total=total, left="?")
+
+    def start(self, run_id: str) -> None:
+        if self.p:
+            self.p.update(self.task, description=run_id)
+
+    def advance(self, run_id: str, seconds: float) -> None:
+        self.done += 1
+        if seconds > 0:
+            self.durations.append(seconds)
+        if self.p:
+            left = "?"
+            if self.durations:
+                rest = (self.total - self.done) * sum(self.durations) / len(self.durations)
+                left = time.strftime("%H:%M:%S", time.gmtime(rest))
+            self.p.update(self.task, advance=1, left=left)
+
+    def close(self) -> None:
+        if self.p:
+            self.p.stop()
