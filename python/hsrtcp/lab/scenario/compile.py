@@ -1,0 +1,574 @@
+"""Compile a realized scenario into files for ``rattan run`` plus ground truth.
+
+Output directory layout (all times relative to the emulated window start = rattan trace
+time 0 = first unicast packet into rattan)::
+
+    rattan.toml                  Isolated mode, one left veth per carrier; no [commands]
+    traces/bw_{down,up}_p<N>.json     netem-trace RepeatedBwPatternConfig (count 1)
+    traces/delay_{down,up}_p<N>.json  netem-trace RepeatedDelayPatternConfig (count 1)
+    traces/loss_{down,up}_p<N>.json   netem-trace RepeatedLossPatternConfig (count 1)
+    radio.csv                    docs/formats/radio.md
+    events.csv                   docs/formats/scenario.md ("events.csv")
+    scenario.json                resolved parameters, seed, version, paths, summary
+
+Every trace is exactly the window long; rattan keeps the last value after the end of a trace.
+All files are written atomically (temporary file, then rename) and depend only on the
+parameters and the seed, so the same seed gives byte-identical files (rattan.toml names the
+trace files by absolute path, so it is identical for the same output directory).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from hsrtcp import __version__ as HSRTCP_VERSION
+
+from . import cells as _cells
+from .config import DIRECTIONS, FORMAT_VERSION
+from .impair import OUTAGE_BW_BPS, stationary_loss
+from .speed import FINE_DT
+
+GENERATOR = "hsrtcp.lab.scenario"
+RADIO_COLUMNS = ["ts", "lat", "lon", "speed_kmh", "carrier", "rat", "lac", "cid", "rsrp_dbm", "rsrq_db"]
+EVENT_COLUMNS = ["kind", "t_start", "t_end", "path", "carrier", "handoff_id", "from_cid", "to_cid",
+                 "from_rat", "to_rat", "outage_kind", "extra_rtt_s", "loss_pattern", "detail"]
+_EARTH_R = 6_371_000.0
+
+
+# ------------------------------------------------------------------------------------------
+# segments
+
+
+@dataclass
+class Segments:
+    """Piecewise-constant link parameters of one path and direction over the window."""
+
+    path: int
+    direction: str
+    start_ms: np.ndarray            # int64, first = 0
+    end_ms: np.ndarray
+    bw_bps: np.ndarray              # int64, >= 1
+    delay_us: np.ndarray            # int64
+    loss: list[tuple[float, ...]] = field(default_factory=list)
+
+    def runs(self, what: str) -> list[tuple[int, object]]:
+        """Merged (duration_ms, value) runs of one parameter: 'bw', 'delay' or 'loss'."""
+        vals = {"bw": list(self.bw_bps.tolist()), "delay": list(self.delay_us.tolist()), "loss": self.loss}[what]
+        out: list[list] = []
+        for s, e, v in zip(self.start_ms.tolist(), self.end_ms.tolist(), vals):
+            if out and out[-1][1] == v:
+                out[-1][0] += e - s
+            else:
+                out.append([e - s, v])
+        return [(d, v) for d, v in out]
+
+
+def _ms(t: float) -> int:
+    return int(round(t * 1000.0))
+
+
+def _mark(starts: np.ndarray, s_ms: int, e_ms: int) -> slice:
+    return slice(int(np.searchsorted(starts, s_ms, "left")), int(np.searchsorted(starts, e_ms, "left")))
+
+
+def compose(real) -> tuple[dict[tuple[int, str], Segments], list[_cells.Signal]]:
+    """Aligned per-path/direction segments for the window of a Realization."""
+    p = real.params
+    w0, dur = real.window_start_s, real.duration_s
+    d_ms = _ms(dur)
+    step_ms = _ms(p["scenario"]["step_s"])
+    link, hp = p["link"], p["handoff"]
+    seed = p["scenario"]["seed"]
+    out: dict[tuple[int, str], Segments] = {}
+    signals = []
+    for ci, lay in enumerate(real.layouts):
+        sig = _cells.signal(p, lay, real.trip, real.horizon_s + FINE_DT)
+        signals.append(sig)
+        imps = real.impairments[ci]
+
+        def rel(t):  # trip time -> clipped window ms
+            return min(max(_ms(t - w0), 0), d_ms)
+
+        spikes, outages, bursts = [], [], []
+        for im in imps:
+            if im.spike_rtt_s > 0:
+                spikes.append((rel(im.t - im.spike_s), rel(im.t), im.spike_rtt_s))
+            if im.outage_kind != "none":
+                outages.append((rel(im.t), rel(im.t + im.outage_s), im.outage_kind))
+            if im.burst_s > 0:
+                bursts.append((rel(im.t + im.outage_s), rel(im.t + im.outage_s + im.burst_s)))
+        holes = [(rel(s), rel(e), h) for s, e, h in lay.holes]
+        bps = set(range(0, d_ms, step_ms))
+        for a, b, *_ in spikes + outages + bursts + holes:
+            bps.update((a, b))
+        bps.discard(d_ms)
+        starts = np.array(sorted(x for x in bps if 0 <= x < d_ms), dtype=np.int64)
+        ends = np.append(starts[1:], d_ms)
+        n_steps = int(math.ceil(d_ms / step_ms))
+        step_of = starts // step_ms
+
+        # signal-driven base bandwidth: mean LTE capacity of the fine samples in each step
+        ft = sig.t - w0
+        in_win = (ft >= -1e-9) & (ft < dur - 1e-9)
+        fidx = np.floor((ft[in_win] + 1e-9) / (step_ms / 1000.0)).astype(int)
+        base = {}
+        for d, arr in (("down", sig.bw_down), ("up", sig.bw_up)):
+            v = arr[in_win]
+            ok = np.isfinite(v)
+            tot = np.bincount(fidx[ok], weights=v[ok], minlength=n_steps)[:n_steps]
+            cnt = np.bincount(fidx[ok], minlength=n_steps)[:n_steps]
+            base[d] = np.where(cnt > 0, tot / np.maximum(cnt, 1), p["radio"]["min_bps"])
+        rh = _cells.rng(seed, _cells.STREAM_HOLE_BW, ci)
+        hole_u = {"down": rh.uniform(size=n_steps), "up": rh.uniform(size=n_steps)}
+        rj = _cells.rng(seed, _cells.STREAM_JITTER, ci)
+        jit = {"down": np.abs(rj.standard_normal(n_steps)), "up": np.abs(rj.standard_normal(n_steps))}
+
+        n = len(starts)
+        for di, d in enumerate(DIRECTIONS):
+            bw = base[d][step_of].copy()
+            delay = np.full(n, link["base_owd_ms"] * 1000.0) + link["jitter_ms"] * 1000.0 * jit[d][step_of]
+            bg = link["loss_down"] if d == "down" else link["loss_up"]
+            loss: list[tuple[float, ...]] = [(bg,)] * n
+            for a, b, h in holes:
+                sl = _mark(starts, a, b)
+                lo, hi = h[f"{d}_bps"]
+                bw[sl] = lo + hole_u[d][step_of[sl]] * (hi - lo)
+                delay[sl] += h["extra_owd_ms"] * 1000.0
+                for i in range(sl.start, sl.stop):
+                    loss[i] = (h[f"loss_{d}"],)
+            for a, b, x in spikes:
+                delay[_mark(starts, a, b)] += x / 2 * 1e6
+            if d in hp["burst_directions"]:
+                pat = tuple(hp["burst_pattern"])
+                for a, b in bursts:
+                    sl = _mark(starts, a, b)
+                    for i in range(sl.start, sl.stop):
+                        loss[i] = pat
+            for a, b, kind in outages:
+                sl = _mark(starts, a, b)
+                if kind == "held":
+                    bw[sl] = OUTAGE_BW_BPS
+                else:
+                    for i in range(sl.start, sl.stop):
+                        loss[i] = (1.0,)
+            bw_i = np.maximum(np.rint(bw).astype(np.int64), OUTAGE_BW_BPS)  # never 0 (rattan#194)
+            out[(ci + 1, d)] = Segments(ci + 1, d, starts, ends, bw_i, np.rint(delay).astype(np.int64),
+                                        [tuple(round(float(v), 6) for v in l) for l in loss])
+    return out, signals
+
+
+# ------------------------------------------------------------------------------------------
+# writers
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)  # mkstemp creates 0600; give the usual file mode
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _fmt_loss(v) -> str:
+    return repr(float(v))
+
+
+def trace_json(seg: Segments, what: str) -> str:
+    """netem-trace JSON (human units) of one parameter of one path/direction."""
+    runs = seg.runs(what)
+    lines = []
+    for dur, v in runs:
+        if what == "bw":
+            item = f'{{"StaticBwConfig": {{"bw": "{v}bps", "duration": "{dur}ms"}}}}'
+        elif what == "delay":
+            item = f'{{"StaticDelayConfig": {{"delay": "{v}us", "duration": "{dur}ms"}}}}'
+        else:
+            item = f'{{"StaticLossConfig": {{"loss": [{", ".join(_fmt_loss(x) for x in v)}], "duration": "{dur}ms"}}}}'
+        lines.append("  " + item)
+    kind = {"bw": "RepeatedBwPatternConfig", "delay": "RepeatedDelayPatternConfig", "loss": "RepeatedLossPatternConfig"}[what]
+    return f'{{"{kind}": {{"count": 1, "pattern": [\n' + ",\n".join(lines) + "\n]}}\n"
+
+
+def trace_name(what: str, direction: str, path: int) -> str:
+    return f"traces/{what}_{direction}_p{path}.json"
+
+
+def loss_seed(seed: int, path: int, direction: str) -> int:
+    """Explicit LossReplay seed per path and direction (rattan's default would be 42 everywhere)."""
+    ss = np.random.SeedSequence([seed, 99, path, DIRECTIONS.index(direction)])
+    return int(ss.generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def _toml_str(s: str) -> str:
+    return json.dumps(s)  # a JSON string is a valid TOML basic string
+
+
+def rattan_toml(params: dict, outdir: Path) -> str:
+    """The ``rattan run`` config (emulation.md §7.1), without a [commands] section."""
+    n = len(params["carriers"])
+    link = params["link"]
+    seed = params["scenario"]["seed"]
+    L = []
+    L.append(f"# Generated by {GENERATOR} (hsrtcp {HSRTCP_VERSION}) from scenario "
+             f"{params['scenario']['name']!r}, seed {seed}. Do not edit: regenerate.")
+    L.append("# Topology: ns-left (phone side, one veth per carrier/path) <-> rattan <-> ns-right (server).")
+    L.append("# Path p: uplink  left<p> -> p<p>_up_bw -> p<p>_up_delay -> p<p>_up_loss -> right")
+    L.append("#         downlink right -> [down_router] -> p<p>_dn_bw -> p<p>_dn_delay -> p<p>_dn_loss -> left<p>")
+    L.append("# All replay cells share one clock starting at the first unicast packet (trace time 0).")
+    L.append("# [commands] is left out on purpose: the lab runtime passes --left/--right (Isolated mode")
+    L.append("# needs both), e.g. rattan run -c rattan.toml --left bash client.sh --right bash server.sh")
+    L.append("")
+    L.append("[env]")
+    L.append('mode = "Isolated"')
+    L.append(f"left_veth_count = {n}")
+    L.append("right_veth_count = 1")
+    L.append("")
+    for p in range(1, n + 1):
+        for d, tag in (("up", "up"), ("down", "dn")):
+            L.append(f"[cells.p{p}_{tag}_bw]")
+            L.append('type = "BwReplay"')
+            L.append(f"trace = {_toml_str(str((outdir / trace_name('bw', d, p)).resolve()))}")
+            L.append('queue = "DropTail"')
+            qc = f"packet_limit = {link['queue_packets']}"
+            if link["queue_bytes"] is not None:
+                qc += f", byte_limit = {link['queue_bytes']}"
+            L.append(f"queue_config = {{ {qc} }}")
+            L.append("")
+            L.append(f"[cells.p{p}_{tag}_delay]")
+            L.append('type = "DelayReplay"')
+            L.append(f"trace = {_toml_str(str((outdir / trace_name('delay', d, p)).resolve()))}")
+            L.append("")
+            L.append(f"[cells.p{p}_{tag}_loss]")
+            L.append('type = "LossReplay"')
+            L.append(f"trace = {_toml_str(str((outdir / trace_name('loss', d, p)).resolve()))}")
+            L.append(f"seed = {loss_seed(seed, p, d)}")
+            L.append("")
+    if n > 1:
+        L.append("# Splits the downlink by destination: 10.1.<p>.0/24 is the phone's address on path p.")
+        L.append("[cells.down_router]")
+        L.append('type = "Router"')
+        L.append("egress_connections = [" + ", ".join(f'"p{p}_dn_bw"' for p in range(1, n + 1)) + "]")
+        for p in range(1, n + 1):
+            L.append("[[cells.down_router.routing_table]]")
+            L.append(f'prefix = "10.1.{p}.0/24"')
+            L.append(f"interface_id = {p - 1}")
+        L.append("")
+    L.append("[links]")
+    for p in range(1, n + 1):
+        left = "left" if n == 1 else f"left{p}"
+        L.append(f'{left} = "p{p}_up_bw"')
+        L.append(f'p{p}_up_bw = "p{p}_up_delay"')
+        L.append(f'p{p}_up_delay = "p{p}_up_loss"')
+        L.append(f'p{p}_up_loss = "right"')
+    L.append('right = "down_router"' if n > 1 else 'right = "p1_dn_bw"')
+    for p in range(1, n + 1):
+        left = "left" if n == 1 else f"left{p}"
+        L.append(f'p{p}_dn_bw = "p{p}_dn_delay"')
+        L.append(f'p{p}_dn_delay = "p{p}_dn_loss"')
+        L.append(f'p{p}_dn_loss = "{left}"')
+    return "\n".join(L) + "\n"
+
+
+def _latlon(origin, bearing_deg, x_m):
+    lat0, lon0 = math.radians(origin[0]), math.radians(origin[1])
+    br = math.radians(bearing_deg)
+    dn = x_m * math.cos(br)
+    de = x_m * math.sin(br)
+    lat = np.degrees(lat0 + dn / _EARTH_R)
+    lon = np.degrees(lon0 + de / (_EARTH_R * math.cos(lat0)))
+    return lat, lon
+
+
+def _f(v, nd):
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return ""
+    return f"{v:.{nd}f}"
+
+
+def radio_csv(real, signals) -> str:
+    """1-Hz rows per carrier plus one row at every serving-cell change (docs/formats/radio.md)."""
+    p = real.params
+    w0, dur = real.window_start_s, real.duration_s
+    rows = []
+    for ci, (lay, sig) in enumerate(zip(real.layouts, signals)):
+        name = lay.name
+        ts = np.arange(0, int(math.ceil(dur - 1e-9))) * 1.0
+        ho = np.array([h.t - w0 for h in lay.handoffs])
+        ho = ho[(ho >= 0) & (ho < dur)]
+        ho = ho[np.abs(ho - np.rint(ho)) > 5e-4]  # a change on a whole second is already a 1-Hz row
+        ts = np.concatenate([ts, np.round(ho, 3)])
+        trip_t = ts + w0
+        x = real.trip.x_at(trip_t)
+        v = real.trip.v_at(trip_t) * 3.6
+        lat, lon = _latlon(p["trip"]["origin"], p["trip"]["bearing_deg"], x)
+        cell = lay.serving_at(trip_t)
+        fi = np.clip(np.rint(trip_t / FINE_DT).astype(int), 0, len(sig.t) - 1)
+        # signal of the cell that serves at that instant (the fine sample may predate a change)
+        for k in range(len(ts)):
+            c = lay.cells[int(cell[k])]
+            same = sig.cell[fi[k]] == cell[k]
+            rsrp = sig.rsrp[fi[k]] if same else _next_sample(sig.rsrp, sig.cell, fi[k], cell[k])
+            rsrq = sig.rsrq[fi[k]] if same else _next_sample(sig.rsrq, sig.cell, fi[k], cell[k])
+            rows.append((float(ts[k]), ci, f"{ts[k]:.3f},{lat[k]:.6f},{lon[k]:.6f},{v[k]:.1f},{name},{c.rat},"
+                         f"{c.lac},{c.cid},{_f(float(rsrp), 1)},{_f(float(rsrq), 1)}"))
+    rows.sort(key=lambda r: (r[0], r[1]))
+    return ",".join(RADIO_COLUMNS) + "\n" + "".join(r[2] + "\n" for r in rows)
+
+
+def _next_sample(arr, cells, i, c):
+    j = i
+    while j < len(arr) - 1 and cells[j] != c:
+        j += 1
+    return arr[j]
+
+
+def events_rows(real) -> list[dict]:
+    """Ground-truth events of the window (docs/formats/scenario.md), times in window seconds."""
+    p = real.params
+    w0, dur = real.window_start_s, real.duration_s
+    out = []
+
+    def clip(t):
+        return min(max(t - w0, 0.0), dur)
+
+    hp = p["handoff"]
+    for ci, lay in enumerate(real.layouts):
+        name = lay.name
+        for s, e, h in lay.holes:
+            if e - w0 > 0 and s - w0 < dur:
+                out.append(dict(kind="coverage_hole", t_start=clip(s), t_end=clip(e), path=ci + 1, carrier=name,
+                                to_rat=h["rat"], detail=f"down {h['down_bps'][0]:.0f}-{h['down_bps'][1]:.0f} bit/s"))
+        for im in real.impairments[ci]:
+            a, b = lay.cells[im.from_cell], lay.cells[im.to_cell]
+            common = dict(path=ci + 1, carrier=name, handoff_id=im.handoff_id)
+            if 0 <= im.t - w0 < dur:
+                detail = ";".join(x for x in ("inter_system" if im.inter_system else "",
+                                              "pingpong" if im.pingpong else "",
+                                              "rlf" if im.rlf else "") if x)
+                out.append(dict(kind="handoff", t_start=im.t - w0, t_end=im.t - w0, from_cid=a.cid, to_cid=b.cid,
+                                from_rat=a.rat, to_rat=b.rat, detail=detail, **common))
+            if im.spike_rtt_s > 0 and im.t - w0 > 0 and im.t - im.spike_s - w0 < dur:
+                out.append(dict(kind="rtt_spike", t_start=clip(im.t - im.spike_s), t_end=clip(im.t),
+                                extra_rtt_s=im.spike_rtt_s, **common))
+            if im.outage_kind != "none" and im.t + im.outage_s - w0 > 0 and im.t - w0 < dur:
+                out.append(dict(kind="outage", t_start=clip(im.t), t_end=clip(im.t + im.outage_s),
+                                outage_kind=im.outage_kind, **common))
+            bs, be = im.t + im.outage_s, im.t + im.outage_s + im.burst_s
+            if im.burst_s > 0 and be - w0 > 0 and bs - w0 < dur and hp["burst_directions"]:
+                out.append(dict(kind="loss_burst", t_start=clip(bs), t_end=clip(be),
+                                loss_pattern=";".join(repr(float(x)) for x in hp["burst_pattern"]),
+                                detail="directions " + "+".join(hp["burst_directions"]), **common))
+    order = {"coverage_hole": 0, "rtt_spike": 1, "handoff": 2, "outage": 3, "loss_burst": 4}
+    out.sort(key=lambda r: (round(r["t_start"], 3), r["path"], order[r["kind"]]))
+    return out
+
+
+def events_csv(rows: list[dict]) -> str:
+    def cell(r, k):
+        v = r.get(k)
+        if v is None:
+            return ""
+        if k in ("t_start", "t_end"):
+            return f"{v:.3f}"
+        if k == "extra_rtt_s":
+            return f"{v:.4f}"
+        s = str(v)
+        return f'"{s}"' if ("," in s or '"' in s) else s
+
+    return ",".join(EVENT_COLUMNS) + "\n" + "".join(",".join(cell(r, k) for k in EVENT_COLUMNS) + "\n" for r in rows)
+
+
+# ------------------------------------------------------------------------------------------
+# the compiled scenario
+
+
+@dataclass
+class CompiledScenario:
+    """What :meth:`Scenario.compile` wrote. ``timeline()`` is the expected link, per second."""
+
+    outdir: Path
+    rattan_config: Path
+    paths: int
+    duration_s: float
+    radio_csv: Path
+    events_csv: Path
+    scenario_json: Path
+    seed: int
+
+    @classmethod
+    def open(cls, outdir: str | Path) -> "CompiledScenario":
+        outdir = Path(outdir)
+        try:
+            doc = json.loads((outdir / "scenario.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            from .config import ScenarioError
+
+            raise ScenarioError(f"{outdir}: not a compiled scenario directory (scenario.json: {exc})") from exc
+        return cls(outdir, outdir / "rattan.toml", doc["paths"], doc["duration_s"], outdir / "radio.csv",
+                   outdir / "events.csv", outdir / "scenario.json", doc["seed"])
+
+    def trace_file(self, what: str, direction: str, path: int) -> Path:
+        return self.outdir / trace_name(what, direction, path)
+
+    def segments(self):
+        """Exact piecewise-constant segments read back from the trace files, as a polars
+        DataFrame: path, direction, t_start, t_end (s), bw_bps, delay_s, loss_pattern (list),
+        loss_rate (long-run drop probability of the pattern)."""
+        import polars as pl
+
+        from .traces import read_trace
+
+        rows = []
+        for p in range(1, self.paths + 1):
+            for d in DIRECTIONS:
+                merged = _merge_traces(read_trace(self.trace_file("bw", d, p)),
+                                       read_trace(self.trace_file("delay", d, p)),
+                                       read_trace(self.trace_file("loss", d, p)))
+                for s, e, bw, dl, ls in merged:
+                    rows.append(dict(path=p, direction=d, t_start=s / 1000.0, t_end=e / 1000.0, bw_bps=bw,
+                                     delay_s=dl / 1e6, loss_pattern=list(ls), loss_rate=stationary_loss(list(ls))))
+        return pl.DataFrame(rows, schema={"path": pl.Int64, "direction": pl.Utf8, "t_start": pl.Float64,
+                                          "t_end": pl.Float64, "bw_bps": pl.Int64, "delay_s": pl.Float64,
+                                          "loss_pattern": pl.List(pl.Float64), "loss_rate": pl.Float64})
+
+    def timeline(self, step_s: float = 1.0):
+        """Expected link per ``step_s`` bin, path and direction, as a polars DataFrame.
+
+        Columns: ``t`` (bin start, s), ``path``, ``direction`` ("down" = server -> phone,
+        "up" = phone -> server), ``bw_bps`` (time-weighted mean capacity, bit/s of IP bytes),
+        ``bw_min_bps``, ``delay_s`` (time-weighted mean one-way delay given to packets entering
+        in the bin; queueing not included), ``delay_max_s``, ``loss_rate`` (time-weighted long-run
+        drop probability of the loss chains), ``outage`` (true if any part of the bin has a held
+        (1 bit/s) or dropped (loss 1.0) outage).
+        """
+        import polars as pl
+
+        seg = self.segments()
+        n_bins = int(math.ceil(self.duration_s / step_s - 1e-9))
+        rows = []
+        for (p, d), g in seg.group_by(["path", "direction"], maintain_order=True):
+            s = g["t_start"].to_numpy()
+            e = g["t_end"].to_numpy()
+            bw = g["bw_bps"].to_numpy().astype(float)
+            dl = g["delay_s"].to_numpy()
+            lr = g["loss_rate"].to_numpy()
+            out_flag = (bw <= OUTAGE_BW_BPS) | (lr >= 1.0)
+            for k in range(n_bins):
+                a, b = k * step_s, min((k + 1) * step_s, self.duration_s)
+                ov = np.clip(np.minimum(e, b) - np.maximum(s, a), 0.0, None)
+                m = ov > 0
+                wsum = ov[m].sum()
+                rows.append(dict(t=a, path=p, direction=d,
+                                 bw_bps=float((bw[m] * ov[m]).sum() / wsum),
+                                 bw_min_bps=float(bw[m].min()),
+                                 delay_s=float((dl[m] * ov[m]).sum() / wsum),
+                                 delay_max_s=float(dl[m].max()),
+                                 loss_rate=float((lr[m] * ov[m]).sum() / wsum),
+                                 outage=bool(out_flag[m].any())))
+        return pl.DataFrame(rows).sort(["path", "direction", "t"])
+
+    def events(self):
+        import polars as pl
+
+        return pl.read_csv(self.events_csv, schema_overrides={"from_cid": pl.Int64, "to_cid": pl.Int64,
+                                                               "loss_pattern": pl.Utf8, "detail": pl.Utf8,
+                                                               "outage_kind": pl.Utf8, "from_rat": pl.Utf8,
+                                                               "to_rat": pl.Utf8, "handoff_id": pl.Int64,
+                                                               "extra_rtt_s": pl.Float64})
+
+    def radio(self):
+        import polars as pl
+
+        return pl.read_csv(self.radio_csv, schema_overrides={"rsrp_dbm": pl.Float64, "rsrq_db": pl.Float64,
+                                                             "carrier": pl.Utf8, "rat": pl.Utf8})
+
+
+def _merge_traces(bw, delay, loss):
+    """Overlay three [(duration_ms, value)] run lists into common (start, end, bw, delay, loss)."""
+    def edges(runs):
+        t, out = 0, []
+        for d, v in runs:
+            out.append((t, t + d, v))
+            t += d
+        return out
+
+    eb, ed, el = edges(bw), edges(delay), edges(loss)
+    cuts = sorted({x for seq in (eb, ed, el) for s, e, _ in seq for x in (s, e)})
+    res = []
+
+    def val(seq, t):
+        for s, e, v in seq:
+            if s <= t < e:
+                return v
+        return seq[-1][2]
+
+    for a, b in zip(cuts, cuts[1:]):
+        res.append((a, b, val(eb, a), val(ed, a), val(el, a)))
+    return res
+
+
+def summary(real) -> dict:
+    out = {}
+    for ci, lay in enumerate(real.layouts):
+        t = real.handoff_times(ci)
+        iv = np.diff(t)
+        out[lay.name] = {
+            "handoffs": int(len(t)),
+            "inter_system_handoffs": int(sum(1 for h in lay.handoffs
+                                             if h.inter_system and 0 <= h.t - real.window_start_s < real.duration_s)),
+            "mean_interval_s": round(float(iv.mean()), 3) if len(iv) else None,
+            "share_intervals_le_10s": round(float((iv <= 10.0).mean()), 4) if len(iv) else None,
+        }
+    return out
+
+
+def compile_scenario(sc, outdir: Path) -> CompiledScenario:
+    real = sc.realize()
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    segs, signals = compose(real)
+    p = real.params
+    n = len(real.layouts)
+    for (path, d), seg in segs.items():
+        for what in ("bw", "delay", "loss"):
+            _atomic_write(outdir / trace_name(what, d, path), trace_json(seg, what))
+    _atomic_write(outdir / "rattan.toml", rattan_toml(p, outdir))
+    _atomic_write(outdir / "radio.csv", radio_csv(real, signals))
+    _atomic_write(outdir / "events.csv", events_csv(events_rows(real)))
+    doc = {
+        "format_version": FORMAT_VERSION,
+        "generator": GENERATOR,
+        "hsrtcp_version": HSRTCP_VERSION,
+        "name": p["scenario"]["name"],
+        "seed": p["scenario"]["seed"],
+        "window_start_s": real.window_start_s,
+        "duration_s": real.duration_s,
+        "paths": n,
+        "path_map": [{"path": i + 1, "carrier": c["name"], "phone_addr": f"10.1.{i + 1}.1",
+                      "left_cell_id": "left" if n == 1 else f"left{i + 1}",
+                      "phone_veth": f"vL{i + 1}-L-$RATTAN_ID"} for i, c in enumerate(p["carriers"])],
+        "files": {"rattan_config": "rattan.toml", "radio": "radio.csv", "events": "events.csv",
+                  "traces": {f"p{pp}_{d}": {w: trace_name(w, d, pp) for w in ("bw", "delay", "loss")}
+                             for pp in range(1, n + 1) for d in DIRECTIONS}},
+        "loss_seeds": {f"p{pp}_{d}": loss_seed(p["scenario"]["seed"], pp, d) for pp in range(1, n + 1) for d in DIRECTIONS},
+        "summary": summary(real),
+        "params": p,
+    }
+    _atomic_write(outdir / "scenario.json", json.dumps(doc, indent=2) + "\n")
+    return CompiledScenario(outdir, outdir / "rattan.toml", n, real.duration_s, outdir / "radio.csv",
+                            outdir / "events.csv", outdir / "scenario.json", p["scenario"]["seed"])

@@ -1,0 +1,429 @@
+"""Scenario parameters: the TOML schema, its defaults and its validation.
+
+A scenario file is TOML with the sections below (every key optional; ``docs/formats/scenario.md``
+documents each one with its seed anchor). :func:`resolve` turns a user dict into the fully
+resolved parameter dict (defaults filled in, every value checked), which is what
+``scenario.json`` records. Errors name the file and the key path, e.g.
+``scenarios/x.toml: [handoff] unknown key 'outage_medain_s' (did you mean 'outage_median_s'?)``.
+
+Sections: ``[scenario]`` (name, seed, window), ``[trip]`` (speed profile, route), ``[[trip.areas]]``
+(area type by route kilometre), ``[area_types.<type>]`` (overrides of the cell-layout presets),
+``[link]`` (base delay, queue, background loss), ``[handoff]`` (per-handoff impairments),
+``[radio]`` (signal and bandwidth model), ``[[carriers]]`` (one emulated path each) and
+``[[holes]]`` (coverage holes with 2G fallback).
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import math
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from hsrtcp.errors import InputError
+
+FORMAT_VERSION = 1
+
+# Cell-layout presets per area type. Handoff boundaries along the track are spaced by a
+# log-normal distance (median_spacing_m, spacing_sigma); a boundary is a ping-pong (the phone
+# goes back to the old cell and returns) with probability pingpong_p. Calibration (see
+# docs/formats/scenario.md and tests/python/scenario/test_handoff_stats.py): "rural" at
+# 300 km/h gives S3's cruise window (mean interval 12.9 s, 45.1 % of intervals <= 10 s, T3-18/19);
+# "dense_urban" at Beijing in-city speeds gives up to 12 handoffs per 3 min (T0-20);
+# "farmland" sometimes gives none in 3 min (T0-21).
+AREA_TYPES: dict[str, dict[str, float]] = {
+    "dense_urban": {"median_spacing_m": 650.0, "spacing_sigma": 0.55, "pingpong_p": 0.10,
+                    "site_offset_m": 60.0, "rsrp_ref_dbm": -96.0, "speed_limit_kmh": 160.0},
+    "urban": {"median_spacing_m": 900.0, "spacing_sigma": 0.6, "pingpong_p": 0.08,
+              "site_offset_m": 80.0, "rsrp_ref_dbm": -98.0, "speed_limit_kmh": 250.0},
+    "suburban": {"median_spacing_m": 950.0, "spacing_sigma": 0.6, "pingpong_p": 0.08,
+                 "site_offset_m": 100.0, "rsrp_ref_dbm": -100.0, "speed_limit_kmh": 350.0},
+    "rural": {"median_spacing_m": 1030.0, "spacing_sigma": 0.6, "pingpong_p": 0.08,
+              "site_offset_m": 120.0, "rsrp_ref_dbm": -101.0, "speed_limit_kmh": 350.0},
+    "farmland": {"median_spacing_m": 3500.0, "spacing_sigma": 1.0, "pingpong_p": 0.05,
+                 "site_offset_m": 150.0, "rsrp_ref_dbm": -98.0, "speed_limit_kmh": 350.0},
+}
+AREA_KEYS = set(next(iter(AREA_TYPES.values())))
+
+# Defaults. Numbers carry their seed anchor (research/targets.md ids) in a comment.
+DEFAULTS: dict[str, Any] = {
+    "scenario": {
+        "name": "unnamed",
+        "seed": 1,
+        "duration_s": None,      # None = the whole trip (plus end dwell)
+        "start_s": 0.0,          # window start inside the trip
+        "step_s": 1.0,           # resolution of signal-driven bandwidth segments
+    },
+    "trip": {
+        "speed_kmh": 300.0,      # cruise speed, B-T line (T1-01, T3-01, A28)
+        "accel_mps2": 0.4,       # CRH-class traction
+        "decel_mps2": 0.5,       # service braking
+        "stations_km": [],       # [] = constant speed from t=0; else stop-to-stop profile
+        "dwell_s": 120.0,        # stop at intermediate stations
+        "depart_after_s": 0.0,   # time standing at the first station before departure
+        "end_dwell_s": 0.0,      # time standing at the last station after arrival
+        "origin": [39.8652, 116.3786],   # Beijing South
+        "bearing_deg": 125.0,            # roughly towards Tianjin
+        "areas": [],             # [{from_km, type, speed_limit_kmh?}], default one area
+        "area": "rural",         # area type when `areas` is empty
+    },
+    "area_types": {},            # overrides: {type: {key: value}}
+    "link": {
+        "base_owd_ms": 30.0,     # one-way delay of most packets ≈ 30 ms (T1-04)
+        "jitter_ms": 0.0,        # std-dev of a per-step extra one-way delay (half-normal), 0 = off
+        "loss_down": 0.0075,     # data loss p_d = 0.7526 % (T1-10)
+        "loss_up": 0.0066,       # ACK loss p_a = 0.661 % (T1-12)
+        "queue_packets": 1000,   # DropTail limit per direction and path
+        "queue_bytes": None,     # optional byte limit as well
+    },
+    "handoff": {
+        # Radio-level interruption per handoff. The TCP-level suspension (M24, 27.8 % > 10 s,
+        # T3-20) is longer because RTO back-off stacks on top of it; see scenario.md.
+        "outage_median_s": 0.3,
+        "outage_sigma": 1.0,
+        "outage_max_s": 20.0,
+        "rlf_p": 0.1,            # share of handoffs that fail into a radio link failure
+        "rlf_median_s": 4.0,     # ... with a long re-establishment outage
+        "inter_system_median_s": 2.0,   # LTE <-> 2G handoffs (T3-15/17)
+        "outage_kind": "held",   # held (bandwidth 1 bps both ways) | dropped (loss 1.0) | mixed
+        "dropped_p": 0.3,        # share of dropped outages when outage_kind = "mixed"
+        "burst_s": 1.0,          # loss-burst window after the outage (H2)
+        # Conditional chain, 27.6 % loss in the window in emulation.md T2, cf. q = 27.26 % (T1-09)
+        "burst_pattern": [0.1, 0.9, 0.9, 0.9, 0.9, 0.0],
+        "burst_directions": ["down", "up"],
+        "spike_p": 0.5,          # share of handoffs preceded by an RTT spike (H3)
+        "spike_median_ms": 400.0,   # extra RTT (split evenly over both directions)
+        "spike_sigma": 0.8,
+        "spike_s": 1.0,          # spike length, ending at the handoff instant
+    },
+    "radio": {
+        "pathloss_exponent": 3.6,
+        "shadowing_db": 6.0,          # log-normal shadowing std-dev
+        "shadowing_corr_m": 50.0,     # Gudmundson decorrelation distance
+        "noise_dbm": -125.0,          # thermal noise per 15 kHz resource element, NF 7 dB
+        "load": 0.5,                  # resource-element load (sets the RSRQ scale)
+        "se_efficiency": 0.75,        # fraction of Shannon capacity achieved
+        "se_max": 5.5,                # bit/s/Hz at which the peak rate is reached
+        "min_bps": 64000.0,           # floor inside LTE coverage
+    },
+    "carriers": [],              # default: one carrier named "M"
+    "holes": [],
+}
+
+CARRIER_DEFAULTS: dict[str, Any] = {
+    "name": "M",
+    "rat": "LTE",
+    "peak_down_bps": 20e6,
+    "peak_up_bps": 5e6,
+    "rsrp_offset_db": 0.0,       # added to the area's rsrp_ref_dbm
+    "lac_cells": 24,             # cells per tracking area (lac changes)
+}
+
+HOLE_DEFAULTS: dict[str, Any] = {
+    "start_s": None,             # trip time of the hole start (S3: 462 s, T3-11)
+    "duration_s": 129.0,         # S3: 129 s without LTE (T3-11)
+    "carriers": None,            # None = all carriers
+    "rat": "EDGE",
+    "down_bps": [20000.0, 30000.0],   # 20–30 kbit/s (T3-17), uniform per step
+    "up_bps": [10000.0, 20000.0],
+    "extra_owd_ms": 150.0,       # 2G adds latency
+    "loss_down": 0.01,
+    "loss_up": 0.01,
+    "median_spacing_m": 4000.0,  # 2G cells are large
+}
+
+AREA_ENTRY_KEYS = {"from_km", "type", "speed_limit_kmh"}
+DIRECTIONS = ("down", "up")
+OUTAGE_KINDS = ("held", "dropped", "mixed")
+
+
+class ScenarioError(InputError):
+    """A scenario file or dict is invalid; the message names the source and the key."""
+
+
+def _err(src: str, where: str, msg: str) -> ScenarioError:
+    return ScenarioError(f"{src}: {where} {msg}")
+
+
+def _unknown(src: str, where: str, key: str, known) -> ScenarioError:
+    hint = difflib.get_close_matches(key, sorted(known), n=1)
+    extra = f" (did you mean {hint[0]!r}?)" if hint else f" (known keys: {', '.join(sorted(known))})"
+    return _err(src, where, f"unknown key {key!r}{extra}")
+
+
+def _num(src, where, key, v, *, lo=None, hi=None, lo_open=False, integer=False, allow_none=False):
+    if v is None and allow_none:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise _err(src, where, f"key {key!r} must be a number, got {v!r}")
+    if integer and (not float(v).is_integer()):
+        raise _err(src, where, f"key {key!r} must be an integer, got {v!r}")
+    if not math.isfinite(v):
+        raise _err(src, where, f"key {key!r} must be finite, got {v!r}")
+    if lo is not None and (v < lo or (lo_open and v == lo)):
+        raise _err(src, where, f"key {key!r} must be {'>' if lo_open else '>='} {lo}, got {v!r}")
+    if hi is not None and v > hi:
+        raise _err(src, where, f"key {key!r} must be <= {hi}, got {v!r}")
+    return int(v) if integer else float(v)
+
+
+def _prob(src, where, key, v):
+    return _num(src, where, key, v, lo=0.0, hi=1.0)
+
+
+def _pattern(src, where, key, v):
+    if not isinstance(v, list) or not v:
+        raise _err(src, where, f"key {key!r} must be a non-empty list of probabilities, got {v!r}")
+    return [_prob(src, where, f"{key}[{i}]", x) for i, x in enumerate(v)]
+
+
+def _merge_table(src: str, where: str, user: Any, defaults: dict) -> dict:
+    if not isinstance(user, dict):
+        raise _err(src, where, f"must be a table, got {type(user).__name__}")
+    for k in user:
+        if k not in defaults:
+            raise _unknown(src, where, k, defaults)
+    out = copy.deepcopy(defaults)
+    out.update(copy.deepcopy(user))
+    return out
+
+
+def _check_range_pair(src, where, key, v):
+    if (not isinstance(v, list) or len(v) != 2):
+        raise _err(src, where, f"key {key!r} must be [low, high], got {v!r}")
+    lo = _num(src, where, key, v[0], lo=1.0)
+    hi = _num(src, where, key, v[1], lo=1.0)
+    if hi < lo:
+        raise _err(src, where, f"key {key!r} must be [low, high] with low <= high, got {v!r}")
+    return [lo, hi]
+
+
+def resolve(user: dict, src: str = "<dict>") -> dict:
+    """Return the fully resolved, validated parameters of a scenario given as a (TOML) dict.
+
+    ``src`` names the origin (a file path) in error messages.
+    """
+    if not isinstance(user, dict):
+        raise ScenarioError(f"{src}: a scenario must be a table, got {type(user).__name__}")
+    for k in user:
+        if k not in DEFAULTS:
+            raise _unknown(src, "top level:", k, DEFAULTS)
+    p: dict[str, Any] = {}
+
+    # [scenario]
+    w = "[scenario]"
+    s = _merge_table(src, w, user.get("scenario", {}), DEFAULTS["scenario"])
+    if not isinstance(s["name"], str) or not s["name"]:
+        raise _err(src, w, f"key 'name' must be a non-empty string, got {s['name']!r}")
+    s["seed"] = _num(src, w, "seed", s["seed"], lo=0, hi=2**63 - 1, integer=True)
+    s["duration_s"] = _num(src, w, "duration_s", s["duration_s"], lo=0.0, lo_open=True, allow_none=True)
+    s["start_s"] = _num(src, w, "start_s", s["start_s"], lo=0.0)
+    s["step_s"] = _num(src, w, "step_s", s["step_s"], lo=0.1, hi=60.0)
+    p["scenario"] = s
+
+    # [trip]
+    w = "[trip]"
+    t = _merge_table(src, w, user.get("trip", {}), DEFAULTS["trip"])
+    t["speed_kmh"] = _num(src, w, "speed_kmh", t["speed_kmh"], lo=0.0, hi=450.0)
+    t["accel_mps2"] = _num(src, w, "accel_mps2", t["accel_mps2"], lo=0.01, hi=5.0)
+    t["decel_mps2"] = _num(src, w, "decel_mps2", t["decel_mps2"], lo=0.01, hi=5.0)
+    for k in ("dwell_s", "depart_after_s", "end_dwell_s"):
+        t[k] = _num(src, w, k, t[k], lo=0.0)
+    t["bearing_deg"] = _num(src, w, "bearing_deg", t["bearing_deg"], lo=0.0, hi=360.0)
+    o = t["origin"]
+    if not (isinstance(o, list) and len(o) == 2):
+        raise _err(src, w, f"key 'origin' must be [lat, lon], got {o!r}")
+    t["origin"] = [_num(src, w, "origin[0]", o[0], lo=-89.0, hi=89.0),
+                   _num(src, w, "origin[1]", o[1], lo=-180.0, hi=180.0)]
+    st = t["stations_km"]
+    if not isinstance(st, list):
+        raise _err(src, w, f"key 'stations_km' must be a list of kilometre positions, got {st!r}")
+    st = [_num(src, w, f"stations_km[{i}]", x, lo=0.0) for i, x in enumerate(st)]
+    if len(st) == 1 or any(b <= a for a, b in zip(st, st[1:])):
+        raise _err(src, w, f"key 'stations_km' must hold >= 2 strictly increasing positions, got {st!r}")
+    t["stations_km"] = st
+    if t["speed_kmh"] == 0.0 and st:
+        raise _err(src, w, "key 'speed_kmh' must be > 0 when 'stations_km' is given")
+    # area types first, so trip.areas can refer to user-defined ones
+    at = user.get("area_types", {})
+    if not isinstance(at, dict):
+        raise _err(src, "[area_types]", "must be a table of area types")
+    area_types = copy.deepcopy(AREA_TYPES)
+    for name, ov in at.items():
+        wa = f"[area_types.{name}]"
+        base = area_types.get(name, AREA_TYPES["rural"])
+        merged = _merge_table(src, wa, ov, base)
+        merged["median_spacing_m"] = _num(src, wa, "median_spacing_m", merged["median_spacing_m"], lo=50.0)
+        merged["spacing_sigma"] = _num(src, wa, "spacing_sigma", merged["spacing_sigma"], lo=0.0, hi=3.0)
+        merged["pingpong_p"] = _prob(src, wa, "pingpong_p", merged["pingpong_p"])
+        merged["site_offset_m"] = _num(src, wa, "site_offset_m", merged["site_offset_m"], lo=5.0)
+        merged["rsrp_ref_dbm"] = _num(src, wa, "rsrp_ref_dbm", merged["rsrp_ref_dbm"], lo=-150.0, hi=-30.0)
+        merged["speed_limit_kmh"] = _num(src, wa, "speed_limit_kmh", merged["speed_limit_kmh"], lo=1.0)
+        area_types[name] = merged
+    p["area_types"] = area_types
+    if t["area"] not in area_types:
+        raise _err(src, w, f"key 'area' must be one of {sorted(area_types)}, got {t['area']!r}")
+    areas = t["areas"]
+    if not isinstance(areas, list):
+        raise _err(src, w, "key 'areas' must be an array of tables ([[trip.areas]])")
+    out_areas = []
+    for i, a in enumerate(areas):
+        wa = f"[[trip.areas]] #{i + 1}"
+        if not isinstance(a, dict):
+            raise _err(src, wa, "must be a table")
+        for k in a:
+            if k not in AREA_ENTRY_KEYS:
+                raise _unknown(src, wa, k, AREA_ENTRY_KEYS)
+        if "from_km" not in a or "type" not in a:
+            raise _err(src, wa, "needs keys 'from_km' and 'type'")
+        if a["type"] not in area_types:
+            raise _err(src, wa, f"key 'type' must be one of {sorted(area_types)}, got {a['type']!r}")
+        e = {"from_km": _num(src, wa, "from_km", a["from_km"], lo=0.0), "type": a["type"],
+             "speed_limit_kmh": _num(src, wa, "speed_limit_kmh", a.get("speed_limit_kmh"), lo=1.0,
+                                     allow_none=True)}
+        if out_areas and e["from_km"] <= out_areas[-1]["from_km"]:
+            raise _err(src, wa, "key 'from_km' must increase from one area to the next")
+        out_areas.append(e)
+    if out_areas and out_areas[0]["from_km"] != 0.0:
+        raise _err(src, "[[trip.areas]] #1", "key 'from_km' must be 0 for the first area")
+    if not out_areas:
+        out_areas = [{"from_km": 0.0, "type": t["area"], "speed_limit_kmh": None}]
+    t["areas"] = out_areas
+    p["trip"] = t
+
+    # [link]
+    w = "[link]"
+    ln = _merge_table(src, w, user.get("link", {}), DEFAULTS["link"])
+    ln["base_owd_ms"] = _num(src, w, "base_owd_ms", ln["base_owd_ms"], lo=0.0, hi=10000.0)
+    ln["jitter_ms"] = _num(src, w, "jitter_ms", ln["jitter_ms"], lo=0.0, hi=1000.0)
+    ln["loss_down"] = _prob(src, w, "loss_down", ln["loss_down"])
+    ln["loss_up"] = _prob(src, w, "loss_up", ln["loss_up"])
+    ln["queue_packets"] = _num(src, w, "queue_packets", ln["queue_packets"], lo=1, integer=True)
+    ln["queue_bytes"] = _num(src, w, "queue_bytes", ln["queue_bytes"], lo=1500, integer=True, allow_none=True)
+    p["link"] = ln
+
+    # [handoff]
+    w = "[handoff]"
+    h = _merge_table(src, w, user.get("handoff", {}), DEFAULTS["handoff"])
+    for k in ("outage_median_s", "rlf_median_s", "inter_system_median_s", "spike_median_ms"):
+        h[k] = _num(src, w, k, h[k], lo=0.0)
+    for k in ("outage_sigma", "spike_sigma"):
+        h[k] = _num(src, w, k, h[k], lo=0.0, hi=3.0)
+    h["outage_max_s"] = _num(src, w, "outage_max_s", h["outage_max_s"], lo=0.0)
+    h["burst_s"] = _num(src, w, "burst_s", h["burst_s"], lo=0.0)
+    h["spike_s"] = _num(src, w, "spike_s", h["spike_s"], lo=0.0)
+    for k in ("rlf_p", "dropped_p", "spike_p"):
+        h[k] = _prob(src, w, k, h[k])
+    if h["outage_kind"] not in OUTAGE_KINDS:
+        raise _err(src, w, f"key 'outage_kind' must be one of {list(OUTAGE_KINDS)}, got {h['outage_kind']!r}")
+    h["burst_pattern"] = _pattern(src, w, "burst_pattern", h["burst_pattern"])
+    bd = h["burst_directions"]
+    if not isinstance(bd, list) or any(d not in DIRECTIONS for d in bd):
+        raise _err(src, w, f"key 'burst_directions' must be a list drawn from {list(DIRECTIONS)}, got {bd!r}")
+    p["handoff"] = h
+
+    # [radio]
+    w = "[radio]"
+    r = _merge_table(src, w, user.get("radio", {}), DEFAULTS["radio"])
+    r["pathloss_exponent"] = _num(src, w, "pathloss_exponent", r["pathloss_exponent"], lo=1.5, hi=6.0)
+    r["shadowing_db"] = _num(src, w, "shadowing_db", r["shadowing_db"], lo=0.0, hi=20.0)
+    r["shadowing_corr_m"] = _num(src, w, "shadowing_corr_m", r["shadowing_corr_m"], lo=1.0)
+    r["noise_dbm"] = _num(src, w, "noise_dbm", r["noise_dbm"], lo=-200.0, hi=-50.0)
+    r["load"] = _num(src, w, "load", r["load"], lo=0.01, hi=1.0)
+    r["se_efficiency"] = _num(src, w, "se_efficiency", r["se_efficiency"], lo=0.01, hi=1.0)
+    r["se_max"] = _num(src, w, "se_max", r["se_max"], lo=0.1, hi=30.0)
+    r["min_bps"] = _num(src, w, "min_bps", r["min_bps"], lo=1.0)
+    p["radio"] = r
+
+    # [[carriers]]
+    cs = user.get("carriers", [])
+    if not isinstance(cs, list):
+        raise _err(src, "[[carriers]]", "must be an array of tables")
+    if not cs:
+        cs = [{}]
+    carriers = []
+    for i, c in enumerate(cs):
+        wc = f"[[carriers]] #{i + 1}"
+        c = _merge_table(src, wc, c, CARRIER_DEFAULTS)
+        if not isinstance(c["name"], str) or not c["name"].isidentifier():
+            raise _err(src, wc, f"key 'name' must be a short identifier, got {c['name']!r}")
+        if not isinstance(c["rat"], str) or not c["rat"]:
+            raise _err(src, wc, f"key 'rat' must be a network-type name, got {c['rat']!r}")
+        c["peak_down_bps"] = _num(src, wc, "peak_down_bps", c["peak_down_bps"], lo=1000.0)
+        c["peak_up_bps"] = _num(src, wc, "peak_up_bps", c["peak_up_bps"], lo=1000.0)
+        c["rsrp_offset_db"] = _num(src, wc, "rsrp_offset_db", c["rsrp_offset_db"], lo=-60.0, hi=60.0)
+        c["lac_cells"] = _num(src, wc, "lac_cells", c["lac_cells"], lo=1, integer=True)
+        carriers.append(c)
+    names = [c["name"] for c in carriers]
+    if len(set(names)) != len(names):
+        raise _err(src, "[[carriers]]", f"carrier names must be unique, got {names}")
+    if len(carriers) > 8:
+        raise _err(src, "[[carriers]]", f"at most 8 carriers (emulated paths), got {len(carriers)}")
+    p["carriers"] = carriers
+
+    # [[holes]]
+    hs = user.get("holes", [])
+    if not isinstance(hs, list):
+        raise _err(src, "[[holes]]", "must be an array of tables")
+    holes = []
+    for i, hh in enumerate(hs):
+        wh = f"[[holes]] #{i + 1}"
+        hh = _merge_table(src, wh, hh, HOLE_DEFAULTS)
+        if hh["start_s"] is None:
+            raise _err(src, wh, "needs key 'start_s' (trip seconds)")
+        hh["start_s"] = _num(src, wh, "start_s", hh["start_s"], lo=0.0)
+        hh["duration_s"] = _num(src, wh, "duration_s", hh["duration_s"], lo=0.0, lo_open=True)
+        if hh["carriers"] is None:
+            hh["carriers"] = list(names)
+        if not isinstance(hh["carriers"], list) or any(n not in names for n in hh["carriers"]):
+            raise _err(src, wh, f"key 'carriers' must list carrier names from {names}, got {hh['carriers']!r}")
+        hh["down_bps"] = _check_range_pair(src, wh, "down_bps", hh["down_bps"])
+        hh["up_bps"] = _check_range_pair(src, wh, "up_bps", hh["up_bps"])
+        hh["extra_owd_ms"] = _num(src, wh, "extra_owd_ms", hh["extra_owd_ms"], lo=0.0)
+        hh["loss_down"] = _prob(src, wh, "loss_down", hh["loss_down"])
+        hh["loss_up"] = _prob(src, wh, "loss_up", hh["loss_up"])
+        hh["median_spacing_m"] = _num(src, wh, "median_spacing_m", hh["median_spacing_m"], lo=100.0)
+        if not isinstance(hh["rat"], str) or not hh["rat"]:
+            raise _err(src, wh, f"key 'rat' must be a network-type name, got {hh['rat']!r}")
+        holes.append(hh)
+    p["holes"] = holes
+    return p
+
+
+def read_toml(path: str | Path) -> dict:
+    """Parse a scenario TOML file; syntax errors name the file, line and column."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read scenario file: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{path}: not UTF-8 text at byte {exc.start}") from exc
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{path}: TOML syntax error: {exc}") from exc
+
+
+def from_options(*, speed_kmh: float | None = None, area: str | None = None,
+                 duration_s: float | None = None, carriers: int | None = None,
+                 seed: int | None = None, name: str | None = None) -> dict:
+    """A scenario dict from command-line options alone: constant speed through one area type."""
+    d: dict[str, Any] = {"scenario": {}, "trip": {}}
+    d["scenario"]["name"] = name or f"{area or 'rural'}-{int(speed_kmh if speed_kmh is not None else 300)}kmh"
+    if seed is not None:
+        d["scenario"]["seed"] = seed
+    d["scenario"]["duration_s"] = 60.0 if duration_s is None else duration_s
+    if speed_kmh is not None:
+        d["trip"]["speed_kmh"] = speed_kmh
+    if area is not None:
+        d["trip"]["area"] = area
+    if speed_kmh is not None and speed_kmh > 0:
+        # an explicit speed wins over the area type's speed limit
+        d["trip"]["areas"] = [{"from_km": 0.0, "type": area or "rural", "speed_limit_kmh": float(speed_kmh)}]
+    if carriers:
+        names = ["M", "U", "T", "C4", "C5", "C6", "C7", "C8"]
+        d["carriers"] = [{"name": names[i]} for i in range(carriers)]
+    return d

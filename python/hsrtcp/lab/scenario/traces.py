@@ -1,0 +1,138 @@
+"""Reading netem-trace files back and checking them against rattan's own reading.
+
+``read_trace`` parses the subset of netem-trace JSON that the compiler writes (Repeated*
+pattern of Static* segments, human units). ``rattan_visualize`` runs
+``rattan run -c CONFIG --visualize-trace <D>s --visualize-trace-mode csv`` (no root needed: it
+only loads the config and expands the traces) and parses its table, so a compiled scenario can
+be diffed against the emulator's interpretation of it (:func:`check_against_rattan`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from .config import ScenarioError
+
+_BW_UNITS = {"bps": 1, "kbps": 10**3, "Kbps": 10**3, "Mbps": 10**6, "Gbps": 10**9, "Tbps": 10**12}
+_T_UNITS = {"ns": 1e-9, "nsec": 1e-9, "us": 1e-6, "μs": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3,
+            "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "hr": 3600.0, "d": 86400.0}
+_TOKEN = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-zμ]+)\s*,?")
+
+
+def parse_bandwidth(s: str) -> float:
+    """'12.345678Mbps' / '1Gbps 200Mbps' / '25000bps' -> bit/s."""
+    total, pos = 0.0, 0
+    for m in _TOKEN.finditer(s):
+        if m.start() != pos or m.group(2) not in _BW_UNITS:
+            raise ValueError(f"bad bandwidth {s!r}")
+        total += float(m.group(1)) * _BW_UNITS[m.group(2)]
+        pos = m.end()
+    if pos != len(s) or pos == 0:
+        raise ValueError(f"bad bandwidth {s!r}")
+    return total
+
+
+def parse_duration(s: str) -> float:
+    """'1500ms' / '1s,530ms,500μs' / '1s 500ms' -> seconds."""
+    total, pos = 0.0, 0
+    for m in _TOKEN.finditer(s):
+        if m.start() != pos or m.group(2) not in _T_UNITS:
+            raise ValueError(f"bad duration {s!r}")
+        total += float(m.group(1)) * _T_UNITS[m.group(2)]
+        pos = m.end()
+    if pos != len(s) or pos == 0:
+        raise ValueError(f"bad duration {s!r}")
+    return total
+
+
+def read_trace(path: Path) -> list[tuple[int, object]]:
+    """[(duration_ms, value)] of a compiler-written trace: bw in bit/s (int), delay in µs (int),
+    loss as a tuple of probabilities."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        (kind, body), = doc.items()
+        out = []
+        for item in body["pattern"]:
+            (ik, seg), = item.items()
+            dur = int(round(parse_duration(seg["duration"]) * 1000))
+            if ik == "StaticBwConfig":
+                out.append((dur, int(round(parse_bandwidth(seg["bw"])))))
+            elif ik == "StaticDelayConfig":
+                out.append((dur, int(round(parse_duration(seg["delay"]) * 1e6))))
+            elif ik == "StaticLossConfig":
+                out.append((dur, tuple(float(x) for x in seg["loss"])))
+            else:
+                raise ValueError(f"unsupported segment type {ik}")
+        return out
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ScenarioError(f"{path}: unreadable trace: {exc}") from exc
+
+
+def rattan_binary() -> str | None:
+    return shutil.which("rattan") or (str(Path.home() / ".cargo/bin/rattan")
+                                      if (Path.home() / ".cargo/bin/rattan").exists() else None)
+
+
+def rattan_visualize(config: Path, duration_s: float, rattan: str | None = None) -> list[dict]:
+    """Rows of rattan's merged trace table: start/duration (s) and per cell the parsed value
+    (bandwidth bit/s, delay s, loss pattern tuple), keyed by the cell's column name."""
+    exe = rattan or rattan_binary()
+    if exe is None:
+        raise ScenarioError("rattan not found (make rattan installs it)")
+    dur_ms = int(math.ceil(duration_s * 1000))
+    proc = subprocess.run([exe, "run", "-c", str(config), "--visualize-trace", f"{dur_ms}ms",
+                           "--visualize-trace-mode", "csv"], capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        raise ScenarioError(f"{config}: rattan --visualize-trace failed (exit {proc.returncode}): "
+                            f"{proc.stderr.strip()[-2000:]}")
+    rows = []
+    for r in csv.DictReader(io.StringIO(proc.stdout)):
+        row: dict = {"start_s": float(r.pop("start_time_secs")), "duration_s": float(r.pop("duration_secs"))}
+        for k, v in r.items():
+            if k.endswith("_bandwidth"):
+                row[k] = parse_bandwidth(v)
+            elif k.endswith("_delay"):
+                row[k] = parse_duration(v)
+            elif k.endswith("_loss_pattern"):
+                row[k] = tuple(float(x) for x in v.split(";"))
+        rows.append(row)
+    return rows
+
+
+def check_against_rattan(compiled, rattan: str | None = None) -> list[str]:
+    """Compare rattan's expansion of the compiled config with the scenario's own segments.
+
+    Returns a list of human-readable mismatches (empty = identical).
+    """
+    rows = rattan_visualize(compiled.rattan_config, compiled.duration_s, rattan)
+    seg = compiled.segments()
+    problems = []
+    tag = {"down": "dn", "up": "up"}
+    for r in seg.iter_rows(named=True):
+        pre = f"p{r['path']}_{tag[r['direction']]}"
+        # every rattan row that starts inside this segment must carry its values
+        for vr in rows:
+            if r["t_start"] - 1e-6 <= vr["start_s"] < r["t_end"] - 1e-6:
+                got_bw = vr.get(f"{pre}_bw_bandwidth")
+                got_dl = vr.get(f"{pre}_delay_delay")
+                got_ls = vr.get(f"{pre}_loss_loss_pattern")
+                if got_bw is None or abs(got_bw - r["bw_bps"]) > max(1.0, 1e-6 * r["bw_bps"]):
+                    problems.append(f"{pre} t={vr['start_s']}: bandwidth {got_bw} != {r['bw_bps']}")
+                if got_dl is None or abs(got_dl - r["delay_s"]) > 1.5e-6:
+                    problems.append(f"{pre} t={vr['start_s']}: delay {got_dl} != {r['delay_s']}")
+                if got_ls is None or any(abs(a - b) > 1e-9 for a, b in zip(got_ls, r["loss_pattern"])) \
+                        or len(got_ls) != len(r["loss_pattern"]):
+                    problems.append(f"{pre} t={vr['start_s']}: loss {got_ls} != {r['loss_pattern']}")
+    # and rattan must change values only where the scenario has a boundary
+    bounds = set(round(x, 3) for x in seg["t_start"].to_list())
+    for vr in rows:
+        if round(vr["start_s"], 3) not in bounds:
+            problems.append(f"rattan has a change at t={vr['start_s']} that the scenario does not")
+    return problems
