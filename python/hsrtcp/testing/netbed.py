@@ -16,7 +16,9 @@ ethtool ioctl so that both captures show real MTU-sized segments. The router for
   which counts the handshake packets too). Named nft counters record exactly how many packets
   were examined and dropped: the strongest witness for the loss truth.
 - limit the rate toward the client with a ``tbf`` qdisc on r0 (``rate_bps``), optionally only
-  inside ``rate_window=(start_s, end_s)``; its drop counter is read back too.
+  inside ``rate_window=(start_s, end_s)``, or following a step schedule
+  ``rate_schedule=[(t_s, rate_bps or None), ...]`` (None removes the limit); the qdisc's drop
+  counter is read back too (summed over the schedule's steps).
 
 Every namespace name carries a random suffix so concurrent testbeds never collide. The testbed
 is a context manager; namespaces and the processes it started are removed on exit, also on
@@ -204,6 +206,8 @@ class Testbed:
         drop_first_n: drops only among the first n packets of the direction of a connection.
         rate_bps: tbf rate limit on the router's egress toward the client (bit/s).
         rate_window: (start_s, end_s) during which the rate limit is installed.
+        rate_schedule: [(t_s, rate_bps | None), ...] steps relative to the transfer start;
+            overrides rate_bps/rate_window.
         rate_burst_bytes, rate_queue_s: tbf burst and queue latency bound.
         cc: congestion control set by sysctl in client and server namespaces (default cubic).
         sysctls: ``net.ipv4.*`` TCP sysctls (short names, e.g. ``{"tcp_sack": 0}``) applied
@@ -214,6 +218,7 @@ class Testbed:
     def __init__(self, *, p_data: float = 0.0, p_ack: float = 0.0,
                  drop_window: tuple[float, float] | None = None, drop_first_n: int | None = None,
                  rate_bps: int | None = None, rate_window: tuple[float, float] | None = None,
+                 rate_schedule: list[tuple[float, int | None]] | None = None,
                  rate_burst_bytes: int = 32_000, rate_queue_s: float = 0.05,
                  cc: str = "cubic", sysctls: dict | None = None,
                  server_sysctls: dict | None = None, client_sysctls: dict | None = None,
@@ -224,6 +229,9 @@ class Testbed:
         self.p_data, self.p_ack = p_data, p_ack
         self.drop_window, self.drop_first_n = drop_window, drop_first_n
         self.rate_bps, self.rate_window = rate_bps, rate_window
+        if rate_schedule is None and rate_bps and rate_window is not None:
+            rate_schedule = [(rate_window[0], rate_bps), (rate_window[1], None)]
+        self.rate_schedule = sorted(rate_schedule) if rate_schedule else None
         self.rate_burst_bytes, self.rate_queue_s = rate_burst_bytes, rate_queue_s
         self.cc = cc
         common = {"tcp_congestion_control": cc, **(sysctls or {})}
@@ -243,7 +251,8 @@ class Testbed:
         self.offloads: dict = {}
         self.notes: list[str] = []
         self.effective_sysctls: dict = {}
-        self._qdisc_drops_before_removal: int | None = None
+        self._qdisc_accum = 0  # drops of tbf instances removed by the schedule
+        self._qdisc_lock = threading.Lock()
         self.use_nft = p_data > 0 or p_ack > 0
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -339,8 +348,8 @@ class Testbed:
             self._ns("rtr", "nft", "-f", "-", input=self._nft_ruleset())
             if self.drop_first_n is not None:
                 self._ns("rtr", "sysctl", "-q", "-w", "net.netfilter.nf_conntrack_acct=1")
-        if self.rate_bps and self.rate_window is None:
-            self._tbf(True)
+        if self.rate_bps and self.rate_schedule is None:
+            self._tbf(self.rate_bps)
         self._wait_reachable()
 
     def _wait_reachable(self) -> None:
@@ -382,10 +391,10 @@ table inet hsb {{
   counter ack_seen {{ }}
   counter ack_dropped {{ }}
   chain sdrop {{
-    {first_d}numgen random mod 1000000 < {kd} counter name data_dropped drop
+    {_drop_rule(first_d, kd, "data_dropped")}
   }}
   chain adrop {{
-    {first_a}numgen random mod 1000000 < {ka} counter name ack_dropped drop
+    {_drop_rule(first_a, ka, "ack_dropped")}
   }}
   chain sdata {{
     counter name data_seen
@@ -410,14 +419,16 @@ table inet hsb {{
             cmds += ["add rule inet hsb sdata jump sdrop", "add rule inet hsb cack jump adrop"]
         self._ns("rtr", "nft", "-f", "-", input="\n".join(cmds) + "\n")
 
-    def _tbf(self, on: bool) -> None:
-        if on:
-            self._ns("rtr", "tc", "qdisc", "replace", "dev", "r0", "root", "tbf",
-                     "rate", f"{int(self.rate_bps)}bit", "burst", str(self.rate_burst_bytes),
-                     "latency", f"{int(self.rate_queue_s * 1000)}ms")
-        else:
-            self._qdisc_drops_before_removal = self._qdisc_dropped()
-            self._ns("rtr", "tc", "qdisc", "del", "dev", "r0", "root", check=False)
+    def _tbf(self, rate_bps: int | None) -> None:
+        with self._qdisc_lock:
+            if rate_bps:
+                # replace on an existing tbf changes it in place, keeping its counters
+                self._ns("rtr", "tc", "qdisc", "replace", "dev", "r0", "root", "tbf",
+                         "rate", f"{int(rate_bps)}bit", "burst", str(self.rate_burst_bytes),
+                         "latency", f"{int(self.rate_queue_s * 1000)}ms")
+            else:
+                self._qdisc_accum += self._qdisc_dropped() or 0
+                self._ns("rtr", "tc", "qdisc", "del", "dev", "r0", "root", check=False)
 
     def _qdisc_dropped(self) -> int | None:
         p = self._ns("rtr", "tc", "-s", "-j", "qdisc", "show", "dev", "r0", check=False)
@@ -484,8 +495,7 @@ table inet hsb {{
         ready = self.workdir / f".{name}.{self.ns['srv']}.ready"
         ready.unlink(missing_ok=True)
         nft_before = self.nft_counters()
-        qd_before = self._qdisc_dropped() or 0
-        self._qdisc_drops_before_removal = None
+        qd_before = (self._qdisc_dropped() or 0) + self._qdisc_accum
         dumps = []
         try:
             dumps.append(_Tcpdump(self.ns["srv"], "s0", srv_pcap, snaplen=snaplen, linktype=None,
@@ -529,9 +539,8 @@ table inet hsb {{
                 if start > 0:
                     self._schedule(start, self._drops_active, True)
                 self._schedule(end, self._drops_active, False)
-            if self.rate_bps and self.rate_window is not None:
-                self._schedule(self.rate_window[0], self._tbf, True)
-                self._schedule(self.rate_window[1], self._tbf, False)
+            for at, rate in self.rate_schedule or []:
+                self._schedule(at, self._tbf, rate)
             cp = subprocess.Popen(ccmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             self._procs.append(cp)
             cout, cerr = cp.communicate(timeout=timeout_s + 30)
@@ -554,13 +563,10 @@ table inet hsb {{
                                "(capture loss would corrupt the ground truth)")
         nft_after = self.nft_counters()
         nft = {k: nft_after.get(k, 0) - nft_before.get(k, 0) for k in nft_after}
-        qd = self._qdisc_dropped()
-        if qd is None:
-            qd = self._qdisc_drops_before_removal
-        if qd is not None:
-            qd -= qd_before
-        elif self.rate_bps:
-            qd = 0
+        with self._qdisc_lock:
+            qd = None
+            if self.rate_bps or self.rate_schedule:
+                qd = (self._qdisc_dropped() or 0) + self._qdisc_accum - qd_before
         orig = None
         if time_offset_s:
             orig = str(cli_pcap.with_suffix(".orig.pcap"))
@@ -574,7 +580,8 @@ table inet hsb {{
             "client_linktype": client_linktype, "nano": nano, "bpf": bpf,
             "p_data": self.p_data, "p_ack": self.p_ack, "drop_window": self.drop_window,
             "drop_first_n": self.drop_first_n, "rate_bps": self.rate_bps,
-            "rate_window": self.rate_window, "rate_burst_bytes": self.rate_burst_bytes,
+            "rate_window": self.rate_window, "rate_schedule": self.rate_schedule,
+            "rate_burst_bytes": self.rate_burst_bytes,
             "rate_queue_s": self.rate_queue_s, "mtu": 1500,
         }
         return Run(
@@ -585,6 +592,14 @@ table inet hsb {{
             nft={**nft, "qdisc_dropped": qd}, qdisc_dropped=qd, capture_stats=stats, t0=t0,
             time_offset_s=time_offset_s, offloads=self.offloads,
         )
+
+
+def _drop_rule(prefix: str, k: int, counter: str) -> str:
+    """One nft rule dropping a packet with probability k / 10^6 (none for k = 0)."""
+    if k <= 0:
+        return ""
+    rnd = "" if k >= 1_000_000 else f"numgen random mod 1000000 < {k} "
+    return f"{prefix}{rnd}counter name {counter} drop"
 
 
 def _sigterm_to_exit(signum, frame):  # pragma: no cover - exercised by hand

@@ -43,7 +43,14 @@ def _exec(cmd: list[str], timeout: float = 600) -> str:
 
 
 def _split_endpoint(s: str) -> tuple[str, int]:
+    """'addr:port' → (canonical address, port); tcptrace prints IPv6 with leading zeros."""
+    import ipaddress
+
     addr, port = s.rsplit(":", 1)
+    try:
+        addr = str(ipaddress.ip_address(addr))
+    except ValueError:
+        pass
     return addr, int(port)
 
 
@@ -223,19 +230,26 @@ def parse_tcptrace(text: str) -> dict[tuple, list[dict]]:
             continue
         if cur is None:
             continue
-        if s.startswith("host a:"):
-            cur["host_a"] = _split_endpoint(s.split(":", 1)[1].strip())
-        elif s.startswith("host b:"):
-            cur["host_b"] = _split_endpoint(s.split(":", 1)[1].strip())
-            a, b = cur["host_a"], cur["host_b"]
-            out[(a[0], a[1], b[0], b[1])].append(cur)
+        m = re.match(r"host (\w+):\s+(\S+)$", s)
+        if m:
+            # tcptrace names the hosts a/b, c/d, e/f … per connection
+            ep = _split_endpoint(m.group(2))
+            if "host_a" not in cur:
+                cur["host_a"] = ep
+            else:
+                cur["host_b"] = ep
+                a, b = cur["host_a"], cur["host_b"]
+                out[(a[0], a[1], b[0], b[1])].append(cur)
+            continue
         elif s.startswith("complete conn:"):
             cur["complete"] = s.split(":", 1)[1].strip().startswith("yes")
         elif re.fullmatch(r"total packets:\s+\d+", s):
             cur["total_packets"] = int(s.split(":")[1])  # connection-level, one column
             continue
+        if re.match(r"^\w+->\w+:", s):
+            continue  # the "a->b:  b->a:" column header
         m = _PAIR.match(line)
-        if m and not s.startswith("a->b"):
+        if m:
             for k, v, side in ((m["k1"], m["v1"], "a2b"), (m["k2"], m["v2"], "b2a")):
                 key, val = _value(k, v)
                 if key in cur[side]:

@@ -24,9 +24,10 @@ Arrival (both captures)
     A data segment *arrived* if the client capture holds the same segment: same relative
     sequence, payload length and IPv4 identification (Linux increments the IP ID per packet
     of a socket, so a retransmission differs from its original). For IPv6, which has no IP
-    ID, the TCP timestamp value stands in; segments whose key still repeats are matched in
-    first-in-first-out order with arrival not before sending (the testbed path does not
-    reorder) and counted in ``ambiguous_data``. Client copies that match no server segment
+    ID, the TCP timestamp value stands in; sends whose key still repeats are counted in
+    ``ambiguous_data`` and matched using the path's FIFO order (the testbed path does not
+    reorder): of several same-key copies, the earlier ones are taken as lost (see
+    :func:`_match`). Client copies that match no server segment
     are counted in ``unmatched_client_data`` (0 unless a capture lost packets).
 
 Lost data (M8)
@@ -56,7 +57,7 @@ Handshake and FIN retransmissions
 from __future__ import annotations
 
 import json
-from collections import defaultdict, deque
+from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -264,30 +265,41 @@ def _ip_or_ts(p: TcpPacket):
 
 
 def _match(sends: list, arrivals: list, key_send, key_arr, ts_send, ts_arr, tol: float):
-    """FIFO multiset matching: each arrival takes the earliest unmatched send with the same
-    key that was sent no later than it arrived (plus ``tol`` for clock offsets).
-    Returns (pairs as (send index, arrival index), ambiguous send count, unmatched arrivals)."""
-    queues: dict = defaultdict(deque)
-    counts: dict = defaultdict(int)
+    """Match arrivals to sends with equal keys (lists in capture order).
+
+    Keys are unique for IPv4 (the IP ID differs per packet), so matching is exact there. When
+    a key repeats (IPv6 retransmission within the same TSval millisecond), the path's FIFO
+    order decides: an arrival may only take a send later in send order than the previous
+    match and sent no later than it arrived (plus ``tol``); among those, it takes the latest
+    one that still leaves enough same-key sends for the later same-key arrivals — i.e. when
+    copies of a key went missing, the earlier copies are the lost ones (a retransmission is
+    sent because the original vanished). Returns (pairs as (send index, arrival index),
+    number of sends whose key is shared with another send, unmatched arrivals).
+    """
+    by_key: dict = defaultdict(list)
     for i, s in enumerate(sends):
-        k = key_send(s)
-        queues[k].append(i)
-        counts[k] += 1
-    ambiguous = sum(n for n in counts.values() if n > 1)
+        by_key[key_send(s)].append(i)
+    ambiguous = sum(len(v) for v in by_key.values() if len(v) > 1)
+    remaining: dict = defaultdict(int)
+    for a in arrivals:
+        remaining[key_arr(a)] += 1
+    used: set[int] = set()
     pairs, unmatched = [], 0
+    last = -1
     for j, a in enumerate(arrivals):
-        q = queues.get(key_arr(a))
-        if not q:
+        k = key_arr(a)
+        m = remaining[k]
+        remaining[k] -= 1
+        cands = [i for i in by_key.get(k, ()) if i not in used and ts_send(sends[i]) <= ts_arr(a) + tol]
+        if not cands:
             unmatched += 1
             continue
-        # skip sends that happened after this arrival (cannot be its origin)
-        for idx in list(q):
-            if ts_send(sends[idx]) <= ts_arr(a) + tol:
-                q.remove(idx)
-                pairs.append((idx, j))
-                break
-        else:
-            unmatched += 1
+        fifo = [i for i in cands if i > last]
+        pool = fifo or cands
+        pick = pool[max(0, len(pool) - m)]
+        used.add(pick)
+        last = max(last, pick)
+        pairs.append((pick, j))
     return pairs, ambiguous, unmatched
 
 
