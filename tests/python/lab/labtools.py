@@ -1,0 +1,127 @@
+"""Helpers for the lab tests: tiny hand-written Rattan configs and capture matching.
+
+The configs are written by hand (fixed bandwidth/delay/loss, an outage as a 1 bps BwReplay
+segment) so these tests do not depend on the scenario compiler.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from hsrtcp.lab import pcap
+
+
+def write_bw_trace(path: Path, segments: list[tuple[str, float]]) -> Path:
+    """netem-trace JSON: [(bandwidth, seconds), ...], played once (count = 1)."""
+    pattern = [{"StaticBwConfig": {"bw": bw, "duration": f"{d}s"}} for bw, d in segments]
+    path.write_text(json.dumps({"RepeatedBwPatternConfig": {"count": 1, "pattern": pattern}}))
+    return path
+
+
+def write_loss_trace(path: Path, segments: list[tuple[float, float]]) -> Path:
+    pattern = [{"StaticLossConfig": {"loss": [p], "duration": f"{d}s"}} for p, d in segments]
+    path.write_text(json.dumps({"RepeatedLossPatternConfig": {"count": 1, "pattern": pattern}}))
+    return path
+
+
+def one_path_config(d: Path, *, down_bw: str = "bw_down.json", up_bw: str = "20Mbps", up_delay: str = "15ms",
+                    down_delay: str = "25ms", down_loss: str | None = None, loss_seed: int = 7) -> Path:
+    """left → up_bw → up_delay → right ; right [→ down_loss] → down_bw (BwReplay) → down_delay → left.
+
+    The loss cell comes first on the downlink so its decision time is the moment the packet
+    leaves the server (what the server capture shows), not after an unknown queueing delay.
+    """
+    lines = [
+        '[env]', 'mode = "Isolated"', 'left_veth_count = 1', '',
+        '[cells.up_bw]', 'type = "Bw"', f'bandwidth = "{up_bw}"', 'queue = "Infinite"', '',
+        '[cells.up_delay]', 'type = "Delay"', f'delay = "{up_delay}"', '',
+        '[cells.down_bw]', 'type = "BwReplay"', f'trace = "{down_bw}"', 'queue = "Infinite"', '',
+        '[cells.down_delay]', 'type = "Delay"', f'delay = "{down_delay}"', '',
+    ]
+    links = ['[links]', 'left = "up_bw"', 'up_bw = "up_delay"', 'up_delay = "right"',
+             'down_bw = "down_delay"', 'down_delay = "left"']
+    if down_loss:
+        lines += ['[cells.down_loss]', 'type = "LossReplay"', f'trace = "{down_loss}"', f'seed = {loss_seed}', '']
+        links += ['right = "down_loss"', 'down_loss = "down_bw"']
+    else:
+        links += ['right = "down_bw"']
+    path = d / "rattan.toml"
+    path.write_text("\n".join(lines + links) + "\n")
+    return path
+
+
+def two_path_config(d: Path, *, p2_up_bw_trace: str | None = None) -> Path:
+    """Two carriers (research/emulation.md §5.2): path 1 = 20 Mbit/s, 10 ms each way; path 2 =
+    10 Mbit/s, 30 ms each way. The downlink splits by destination with a Router cell."""
+    p2_up = (['type = "BwReplay"', f'trace = "{p2_up_bw_trace}"'] if p2_up_bw_trace
+             else ['type = "Bw"', 'bandwidth = "10Mbps"'])
+    text = "\n".join([
+        '[env]', 'mode = "Isolated"', 'left_veth_count = 2', 'right_veth_count = 1', '',
+        '[cells.p1_up_bw]', 'type = "Bw"', 'bandwidth = "20Mbps"', 'queue = "DropTail"',
+        'queue_config = { packet_limit = 1000 }', '',
+        '[cells.p1_up_delay]', 'type = "Delay"', 'delay = "10ms"', '',
+        '[cells.p2_up_bw]', *p2_up, 'queue = "DropTail"', 'queue_config = { packet_limit = 1000 }', '',
+        '[cells.p2_up_delay]', 'type = "Delay"', 'delay = "30ms"', '',
+        '[cells.down_router]', 'type = "Router"', 'egress_connections = ["p1_dn_bw", "p2_dn_bw"]',
+        'routing_table = [{ prefix = "10.1.1.0/24", interface_id = 0 }, { prefix = "10.1.2.0/24", interface_id = 1 }]', '',
+        '[cells.p1_dn_bw]', 'type = "Bw"', 'bandwidth = "20Mbps"', 'queue = "DropTail"',
+        'queue_config = { packet_limit = 1000 }', '',
+        '[cells.p1_dn_delay]', 'type = "Delay"', 'delay = "10ms"', '',
+        '[cells.p2_dn_bw]', 'type = "Bw"', 'bandwidth = "10Mbps"', 'queue = "DropTail"',
+        'queue_config = { packet_limit = 1000 }', '',
+        '[cells.p2_dn_delay]', 'type = "Delay"', 'delay = "30ms"', '',
+        '[links]',
+        'left1 = "p1_up_bw"', 'p1_up_bw = "p1_up_delay"', 'p1_up_delay = "right"',
+        'left2 = "p2_up_bw"', 'p2_up_bw = "p2_up_delay"', 'p2_up_delay = "right"',
+        'right = "down_router"',
+        'p1_dn_bw = "p1_dn_delay"', 'p1_dn_delay = "left1"',
+        'p2_dn_bw = "p2_dn_delay"', 'p2_dn_delay = "left2"',
+    ]) + "\n"
+    path = d / "rattan.toml"
+    path.write_text(text)
+    return path
+
+
+def match(sent: list[pcap.Packet], received: list[pcap.Packet]) -> list[tuple[pcap.Packet, pcap.Packet | None]]:
+    """Pair each sent TCP packet with its arrival on the other side of the emulator.
+
+    Key: 4-tuple, sequence and acknowledgment numbers, IP id and payload length — the emulator
+    forwards packets unchanged, and Linux gives every packet of a connection its own IP id,
+    so a retransmission (same seq, new IP id) is a different packet. Unmatched = dropped.
+    """
+    def key(p):
+        return (p.src, p.sport, p.dst, p.dport, p.seq, p.ack, p.ip_id, p.payload_len)
+
+    arrivals: dict = {}
+    for p in received:
+        if p.proto == 6:
+            arrivals.setdefault(key(p), []).append(p)
+    out = []
+    for p in sent:
+        if p.proto != 6:
+            continue
+        lst = arrivals.get(key(p))
+        out.append((p, lst.pop(0) if lst else None))
+    return out
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """PIDs whose command line contains ``text`` (other than this test process)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmd:
+            pids.append(int(d.name))
+    return pids
+
+
+def have_tshark() -> bool:
+    return shutil.which("tshark") is not None

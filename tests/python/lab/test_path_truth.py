@@ -1,0 +1,139 @@
+"""A short real run through Rattan, checked from the captures on both sides of the emulator.
+
+Path (trace clock t = 0 at the first packet, i.e. the client's SYN):
+downlink 20 Mbit/s for 5 s, outage (1 bps, packets held) 5–7 s, then 10 Mbit/s; downlink
+loss 0 until 7 s, then 3 %; one-way delay 25 ms down, 15 ms up (asymmetric on purpose).
+Workload: one 13-s bbr download (bbr keeps the bottleneck busy despite 3 % loss).
+
+Witnesses: the phone-side and server-side captures (same host clock: a packet seen
+leaving and never arriving was dropped by the emulator), tshark for the pcap reader, and
+the server's TCP_INFO for retransmissions.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections import Counter
+
+import polars as pl
+import pytest
+
+from hsrtcp.lab import emulate, pcap
+
+from labtools import have_tshark, match, one_path_config, write_bw_trace, write_loss_trace
+
+pytestmark = pytest.mark.netns
+
+OUTAGE = (5.0, 7.0)
+LOSS_FROM = 7.0
+LOSS_P = 0.03
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    d = tmp_path_factory.mktemp("truth")
+    write_bw_trace(d / "bw_down.json", [("20Mbps", 5), ("1bps", 2), ("10Mbps", 20)])
+    write_loss_trace(d / "loss_down.json", [(0.0, LOSS_FROM), (LOSS_P, 30)])
+    cfg = one_path_config(d, down_loss="loss_down.json")
+    out = emulate.run(cfg, d / "run", {"kind": "measure", "flow": {"type": "duration", "duration_s": 13,
+                                                                     "cc": "bbr"}})
+    assert out.ok, out.errors
+    phone = pcap.read(d / "run" / "capture" / "phone_p1.pcap")
+    server = pcap.read(d / "run" / "capture" / "server.pcap")
+    t0 = pcap.first_ipv4_time(d / "run" / "capture" / "phone_p1.pcap")
+    return {"dir": d / "run", "phone": phone, "server": server, "t0": t0, "outcome": out}
+
+
+def _down_data(pkts):
+    return [p for p in pkts if p.proto == 6 and p.sport == 5201 and p.payload_len]
+
+
+def test_first_packet_is_the_syn(run):
+    first = next(p for p in run["phone"] if p.proto is not None)
+    assert first.flags & pcap.TCP_SYN and not first.flags & pcap.TCP_ACK
+    assert first.dport == 5201
+
+
+def test_outage_delivers_nothing(run):
+    arrivals = [p.ts - run["t0"] for p in _down_data(run["phone"])]
+    # Delivery stops within serialization + one-way delay after 5 s and resumes at 7 s + 25 ms.
+    during = [t for t in arrivals if OUTAGE[0] + 0.05 <= t <= OUTAGE[1]]
+    assert during == []
+    # ...and the window is not trivially empty: data arrives right before and right after it.
+    assert sum(OUTAGE[0] - 0.5 <= t < OUTAGE[0] for t in arrivals) > 100
+    assert sum(OUTAGE[1] <= t < OUTAGE[1] + 0.5 for t in arrivals) > 100
+
+
+def test_bandwidth_follows_the_trace(run):
+    # IP bytes per second at the phone, binned on the bandwidth cell's clock (arrival - 25 ms).
+    bins = Counter()
+    for p in _down_data(run["phone"]):
+        bins[int(p.ts - run["t0"] - 0.025)] += p.ip_len * 8
+    # The emulator's rate is exact; the sender may leave it idle (bbr's ProbeRTT every 10 s),
+    # so: never above the trace, and at the trace (±2 %) in most seconds of each phase.
+    for sec in (1, 2, 3, 4):
+        assert 0.97 * 20e6 <= bins[sec] <= 1.02 * 20e6, (sec, bins[sec])
+    ten = [bins[sec] for sec in range(7, 13)]
+    assert max(ten) <= 1.02 * 10e6, ten
+    assert sum(abs(b - 10e6) <= 0.02 * 10e6 for b in ten) >= 3, ten
+    assert bins[5] < 0.2e6 and bins[6] == 0  # the outage (bin 5 holds the last packets of 4.99 s)
+
+
+def test_loss_share_and_one_way_delays(run):
+    t0 = run["t0"]
+    pairs = match(_down_data(run["server"]), run["phone"])
+    before = [r for s, r in pairs if 0.2 <= s.ts - t0 < LOSS_FROM - 0.1]
+    after = [r for s, r in pairs if s.ts - t0 >= LOSS_FROM + 0.1]
+    assert len(before) > 3000 and len(after) > 3000
+    assert sum(r is None for r in before) == 0  # no loss asked for, none happened
+    share = sum(r is None for r in after) / len(after)
+    assert abs(share - LOSS_P) < 0.009, share  # > 3.5 binomial standard deviations
+    down_owd = min(r.ts - s.ts for s, r in pairs if r is not None)
+    assert 0.025 <= down_owd <= 0.027, down_owd  # 25 ms + one 1500-B serialization at 20 Mbit/s
+    ups = [p for p in run["phone"] if p.proto == 6 and p.dport == 5201]
+    up_pairs = match(ups, run["server"])
+    assert all(r is not None for _, r in up_pairs)  # no uplink loss configured
+    up_owd = min(r.ts - s.ts for s, r in up_pairs)
+    assert 0.015 <= up_owd <= 0.0165, up_owd
+
+
+def test_tcpinfo_total_retrans_matches_capture(run):
+    """Kernel truth (TCP_INFO total_retrans, last sample) against retransmissions in the server
+    capture: data segments starting below the highest sequence already sent."""
+    highest, retrans = None, 0
+    for p in _down_data(run["server"]):
+        if highest is not None and ((p.seq - highest) & 0xFFFFFFFF) >= 0x80000000:
+            retrans += 1
+        end = (p.seq + p.payload_len) & 0xFFFFFFFF
+        if highest is None or ((end - highest) & 0xFFFFFFFF) < 0x80000000:
+            highest = end
+    files = list((run["dir"] / "server" / "tcpinfo").glob("*.csv"))
+    assert len(files) == 1
+    df = pl.read_csv(files[0])
+    assert df.height > 1000  # ~10-ms samples over > 13 s
+    gaps = df["ts"].diff().drop_nulls()
+    assert gaps.median() < 0.015
+    kernel = int(df["total_retrans"].max())
+    assert retrans > 50  # 3 % loss over thousands of packets
+    assert abs(kernel - retrans) <= max(3, 0.02 * retrans), (kernel, retrans)
+
+
+def test_pcap_reader_agrees_with_tshark(run):
+    if not have_tshark():
+        pytest.skip("tshark not installed")
+    f = run["dir"] / "capture" / "phone_p1.pcap"
+    res = subprocess.run(["tshark", "-r", str(f), "-Y", "tcp", "-T", "fields", "-e", "tcp.len", "-e", "ip.id"],
+                         capture_output=True, text=True, check=True)
+    rows = [ln.split("\t") for ln in res.stdout.splitlines() if ln]
+    ours = [p for p in run["phone"] if p.proto == 6]
+    assert len(ours) == len(rows)
+    assert sum(p.payload_len for p in ours) == sum(int(r[0]) for r in rows)
+    assert [p.ip_id for p in ours[:50]] == [int(r[1], 16) for r in rows[:50]]
+
+
+def test_client_result_and_outcome(run):
+    results = json.loads((run["dir"] / "client.json").read_text())
+    assert len(results) == 1 and results[0]["error"] is None
+    assert results[0]["server_cc"] == "bbr"
+    assert run["outcome"].leaked == [] and not run["outcome"].crashed
