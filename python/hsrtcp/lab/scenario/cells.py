@@ -262,7 +262,7 @@ def signal(params: dict, lay: CarrierLayout, trip: Trip, horizon_s: float) -> Si
         return ref[ci_idx] - 10 * radio["pathloss_exponent"] * np.log10(d / 1000.0) + shadow
 
     safe = np.where(lte, cell, lte_ids[0])
-    s_dbm = rx(safe, shadow_s)
+    s_dbm = np.clip(rx(safe, shadow_s), -140.0, -44.0)  # the RSRP reporting range of 3GPP TS 36.133
     li = np.array([c.lte_index if c.lte_index is not None else 0 for c in lay.cells])[safe]
     prev_i = lte_ids[np.clip(li - 1, 0, n_lte - 1)]
     next_i = lte_ids[np.clip(li + 1, 0, n_lte - 1)]

@@ -43,7 +43,7 @@ AREA_TYPES: dict[str, dict[str, float]] = {
     "rural": {"median_spacing_m": 1030.0, "spacing_sigma": 0.6, "pingpong_p": 0.08,
               "site_offset_m": 120.0, "rsrp_ref_dbm": -101.0, "speed_limit_kmh": 350.0},
     "farmland": {"median_spacing_m": 3500.0, "spacing_sigma": 1.0, "pingpong_p": 0.05,
-                 "site_offset_m": 150.0, "rsrp_ref_dbm": -98.0, "speed_limit_kmh": 350.0},
+                 "site_offset_m": 150.0, "rsrp_ref_dbm": -92.0, "speed_limit_kmh": 350.0},
 }
 AREA_KEYS = set(next(iter(AREA_TYPES.values())))
 

@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -88,12 +89,18 @@ def rattan_visualize(config: Path, duration_s: float, rattan: str | None = None)
         raise ScenarioError("rattan not found (make rattan installs it)")
     dur_ms = int(math.ceil(duration_s * 1000))
     proc = subprocess.run([exe, "run", "-c", str(config), "--visualize-trace", f"{dur_ms}ms",
-                           "--visualize-trace-mode", "csv"], capture_output=True, text=True, timeout=120)
+                           "--visualize-trace-mode", "csv"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "RUST_LOG": "error", "NO_COLOR": "1"})
     if proc.returncode != 0:
         raise ScenarioError(f"{config}: rattan --visualize-trace failed (exit {proc.returncode}): "
                             f"{proc.stderr.strip()[-2000:]}")
+    # rattan's log lines go to stdout too (e.g. "Router not supported" warnings): skip to the header
+    text = proc.stdout
+    k = text.find("start_time_secs")
+    if k < 0:
+        raise ScenarioError(f"{config}: rattan --visualize-trace printed no table: {text[-500:]!r}")
     rows = []
-    for r in csv.DictReader(io.StringIO(proc.stdout)):
+    for r in csv.DictReader(io.StringIO(text[k:])):
         row: dict = {"start_s": float(r.pop("start_time_secs")), "duration_s": float(r.pop("duration_secs"))}
         for k, v in r.items():
             if k.endswith("_bandwidth"):
@@ -135,4 +142,43 @@ def check_against_rattan(compiled, rattan: str | None = None) -> list[str]:
     for vr in rows:
         if round(vr["start_s"], 3) not in bounds:
             problems.append(f"rattan has a change at t={vr['start_s']} that the scenario does not")
+    return problems
+
+
+def self_check(compiled) -> list[str]:
+    """Internal consistency of a compiled directory (no rattan needed).
+
+    Every trace covers exactly the window; no bandwidth below 1 bit/s (rattan#194); loss
+    probabilities in [0, 1]; every outage in events.csv is 1 bit/s (held) or loss [1.0]
+    (dropped) over its whole span in both directions of its path.
+    """
+    problems = []
+    dur_ms = int(round(compiled.duration_s * 1000))
+    for p in range(1, compiled.paths + 1):
+        for d in ("down", "up"):
+            for what in ("bw", "delay", "loss"):
+                f = compiled.trace_file(what, d, p)
+                runs = read_trace(f)
+                total = sum(r[0] for r in runs)
+                if total != dur_ms:
+                    problems.append(f"{f}: covers {total} ms, window is {dur_ms} ms")
+                if what == "bw" and min(v for _, v in runs) < 1:
+                    problems.append(f"{f}: bandwidth below 1 bit/s")
+                if what == "loss" and any(not (0.0 <= x <= 1.0) for _, v in runs for x in v):
+                    problems.append(f"{f}: loss probability outside [0, 1]")
+    seg = compiled.segments()
+    ev = compiled.events()
+    for r in ev.filter(ev["kind"] == "outage").iter_rows(named=True):
+        if r["t_end"] <= r["t_start"]:
+            continue
+        for d in ("down", "up"):
+            s = seg.filter((seg["path"] == r["path"]) & (seg["direction"] == d)
+                           & (seg["t_end"] > r["t_start"] + 1e-9) & (seg["t_start"] < r["t_end"] - 1e-9))
+            if r["outage_kind"] == "held":
+                bad = s.filter(s["bw_bps"] != 1)
+            else:
+                bad = s.filter(s["loss_rate"] < 1.0)
+            if len(bad):
+                problems.append(f"outage path {r['path']} {d} {r['t_start']}-{r['t_end']} ({r['outage_kind']}) "
+                                f"not fully applied: {len(bad)} segment(s) differ")
     return problems
