@@ -205,7 +205,7 @@ def _read_pcapng(path: str, f: BinaryIO, head: bytes) -> Iterator[Record]:
             (blen,) = struct.unpack(endian + "I", lenraw)
             if blen < 28 or blen % 4:
                 raise InputError(f"{path}: offset {offset}: bad pcapng block length {blen}")
-            body = bom + f.read(blen - 12)
+            body = bom + f.read(blen - 16)
             interfaces = []  # interface ids are per section
         else:
             (blen,) = struct.unpack(endian + "I", lenraw)
@@ -300,8 +300,10 @@ def decode_tcp(rec: Record) -> TcpPacket | None:
             return None
         ihl = (ip[0] & 0x0F) * 4
         total_len, ip_id, frag = struct.unpack("!HHH", ip[2:8])
-        if ip[9] != 6 or frag & 0x1FFF or len(ip) < ihl + 20:
+        if ihl < 20 or total_len < ihl + 20 or ip[9] != 6 or frag & 0x1FFF or len(ip) < ihl + 20:
             return None
+        if total_len > rec.orig_len - (len(rec.data) - len(ip)):
+            return None  # claims more bytes than were on the wire
         src = ".".join(str(b) for b in ip[12:16])
         dst = ".".join(str(b) for b in ip[16:20])
         l4 = ip[ihl:]
@@ -316,7 +318,9 @@ def decode_tcp(rec: Record) -> TcpPacket | None:
         while nxt in (0, 43, 60) and len(ip) >= i + 8:  # hop-by-hop, routing, dest options
             nxt, hlen = ip[i], (ip[i + 1] + 1) * 8
             i += hlen
-        if nxt != 6 or len(ip) < i + 20:
+        if nxt != 6 or len(ip) < i + 20 or plen < (i - 40) + 20:
+            return None
+        if 40 + plen > rec.orig_len - (len(rec.data) - len(ip)):
             return None
         src = _ip6(ip[8:24])
         dst = _ip6(ip[24:40])
@@ -328,6 +332,8 @@ def decode_tcp(rec: Record) -> TcpPacket | None:
         return None
     sport, dport, seq, ack, off_flags, window = struct.unpack("!HHIIHH", l4[:16])
     doff = (off_flags >> 12) * 4
+    if doff < 20 or doff > l4_len:
+        return None
     flags = off_flags & 0x01FF
     pkt = TcpPacket(
         ts_ns=rec.ts_ns,
