@@ -183,7 +183,8 @@ def layout_carrier(params: dict, ci: int, trip: Trip, horizon_s: float) -> Carri
             t_all.append(e)
             c_all.append(int(lte_cell[max(li, 0)]))
     order = np.argsort(np.array(t_all), kind="stable")
-    ct, cc = _dedupe(np.array(t_all)[order], np.array(c_all, dtype=int)[order])
+    # change times are whole milliseconds everywhere (traces, events, radio log use ms)
+    ct, cc = _dedupe(np.round(np.array(t_all)[order], 3), np.array(c_all, dtype=int)[order])
     lay.change_t, lay.change_cell = ct, cc
     for i in range(1, len(ct)):
         a, b = int(cc[i - 1]), int(cc[i])
@@ -234,12 +235,16 @@ class Signal:
     bw_up: np.ndarray
 
 
-def signal(params: dict, lay: CarrierLayout, trip: Trip, horizon_s: float) -> Signal:
+def signal(params: dict, lay: CarrierLayout, trip: Trip, horizon_s: float, t: np.ndarray | None = None) -> Signal:
+    """The carrier's signal on the ``FINE_DT`` grid up to ``horizon_s``, or at the times ``t``
+    (the same field: shadowing is a function of position, generated up to the horizon)."""
     radio = params["radio"]
     carrier = params["carriers"][lay.index]
     seed = params["scenario"]["seed"]
-    n = int(np.floor(horizon_s / FINE_DT + 1e-9)) + 1
-    t = np.arange(n) * FINE_DT
+    if t is None:
+        t = np.arange(int(np.floor(horizon_s / FINE_DT + 1e-9)) + 1) * FINE_DT
+    t = np.asarray(t, dtype=float)
+    n = len(t)
     x = trip.x_at(t)
     cell = lay.serving_at(t)
     lte = np.array([c.lte_index is not None for c in lay.cells])[cell]
@@ -249,10 +254,9 @@ def signal(params: dict, lay: CarrierLayout, trip: Trip, horizon_s: float) -> Si
     lte_ids = np.array([i for i, c in enumerate(lay.cells) if c.lte_index is not None])
     n_lte = len(lte_ids)
 
-    grid_n = int(np.ceil((x.max() + 1.0) / _SHADOW_GRID_M)) + 2
-    r = rng(seed, STREAM_SHADOW, lay.index)
-    sh_s = _shadow_process(r, grid_n, radio["shadowing_db"], radio["shadowing_corr_m"])
-    sh_i = _shadow_process(r, grid_n, radio["shadowing_db"], radio["shadowing_corr_m"])
+    grid_n = int(np.ceil((float(trip.x_at(horizon_s)) + 1.0) / _SHADOW_GRID_M)) + 2
+    sh_s = _shadow_process(rng(seed, STREAM_SHADOW, lay.index, 0), grid_n, radio["shadowing_db"], radio["shadowing_corr_m"])
+    sh_i = _shadow_process(rng(seed, STREAM_SHADOW, lay.index, 1), grid_n, radio["shadowing_db"], radio["shadowing_corr_m"])
     gx = np.arange(grid_n) * _SHADOW_GRID_M
     shadow_s = np.interp(x, gx, sh_s)
     shadow_i = np.interp(x, gx, sh_i)

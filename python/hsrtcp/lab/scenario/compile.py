@@ -317,24 +317,14 @@ def radio_csv(real, signals) -> str:
         v = real.trip.v_at(trip_t) * 3.6
         lat, lon = _latlon(p["trip"]["origin"], p["trip"]["bearing_deg"], x)
         cell = lay.serving_at(trip_t)
-        fi = np.clip(np.rint(trip_t / FINE_DT).astype(int), 0, len(sig.t) - 1)
-        # signal of the cell that serves at that instant (the fine sample may predate a change)
+        # the signal of the serving cell at exactly that instant (a change row shows the new cell)
+        sg = _cells.signal(p, lay, real.trip, real.horizon_s + FINE_DT, t=trip_t)
         for k in range(len(ts)):
             c = lay.cells[int(cell[k])]
-            same = sig.cell[fi[k]] == cell[k]
-            rsrp = sig.rsrp[fi[k]] if same else _next_sample(sig.rsrp, sig.cell, fi[k], cell[k])
-            rsrq = sig.rsrq[fi[k]] if same else _next_sample(sig.rsrq, sig.cell, fi[k], cell[k])
             rows.append((float(ts[k]), ci, f"{ts[k]:.3f},{lat[k]:.6f},{lon[k]:.6f},{v[k]:.1f},{name},{c.rat},"
-                         f"{c.lac},{c.cid},{_f(float(rsrp), 1)},{_f(float(rsrq), 1)}"))
+                         f"{c.lac},{c.cid},{_f(float(sg.rsrp[k]), 1)},{_f(float(sg.rsrq[k]), 1)}"))
     rows.sort(key=lambda r: (r[0], r[1]))
     return ",".join(RADIO_COLUMNS) + "\n" + "".join(r[2] + "\n" for r in rows)
-
-
-def _next_sample(arr, cells, i, c):
-    j = i
-    while j < len(arr) - 1 and cells[j] != c:
-        j += 1
-    return arr[j]
 
 
 def events_rows(real) -> list[dict]:

@@ -17,12 +17,14 @@ of ``FINE_DT`` seconds; beyond the end of the trip the train stands still.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
 
 FINE_DT = 0.1  # s; the time grid every model quantity is sampled on
 _DX = 2.0      # m; distance grid of the speed envelope
+_LEG_CACHE: dict = {}
 
 
 @dataclass(frozen=True)
@@ -119,8 +121,14 @@ def build_trip(trip: dict, area_types: dict, horizon_s: float) -> Trip:
     now = trip["depart_after_s"]
     kt.append(now)
     kx.append(kx[-1])
+    limits_key = json.dumps([trip["areas"], {k: v["speed_limit_kmh"] for k, v in area_types.items()}], sort_keys=True)
     for i, (s0, s1) in enumerate(zip(stations, stations[1:])):
-        lt, lx = _leg((s1 - s0) * 1000.0, vlim_fn, s0 * 1000.0, a, b)
+        key = (limits_key, cruise, s0, s1, a, b)
+        if key not in _LEG_CACHE:  # legs do not depend on the seed: compute once per process
+            if len(_LEG_CACHE) > 64:
+                _LEG_CACHE.clear()
+            _LEG_CACHE[key] = _leg((s1 - s0) * 1000.0, vlim_fn, s0 * 1000.0, a, b)
+        lt, lx = _LEG_CACHE[key]
         kt.extend((now + lt[1:]).tolist())
         kx.extend(lx[1:].tolist())
         now += lt[-1]
