@@ -215,6 +215,8 @@ class Testbed:
         workdir: where captures go (created).
     """
 
+    __test__ = False  # not a pytest test class despite the name
+
     def __init__(self, *, p_data: float = 0.0, p_ack: float = 0.0,
                  drop_window: tuple[float, float] | None = None, drop_first_n: int | None = None,
                  rate_bps: int | None = None, rate_window: tuple[float, float] | None = None,

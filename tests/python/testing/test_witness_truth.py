@@ -97,3 +97,11 @@ def test_truth_agrees_with_tshark_at_the_sender(name):
     flagged = sum(1 for r in rows if r["src"] == meta["server_addr"] and r["len"] and (
         r["retransmission"] or r["spurious_retransmission"] or r["out_of_order"]))
     assert flagged == t.totals()["data_retrans"]
+
+
+def test_readme_lists_every_fixture_file():
+    readme = (DATA / "README.md").read_text()
+    files = [p.relative_to(DATA).as_posix() for p in DATA.rglob("*") if p.is_file() and p.name != "README.md"]
+    assert files
+    missing = [f for f in files if f"| {f} |" not in readme]
+    assert not missing, f"tests/data/README.md does not list: {missing}"
