@@ -199,10 +199,10 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
             prog.start(r["run_id"])
             try:
                 outcome = emulate.run(comp, partial, {"kind": "measure", "flow": spec.to_dict()},
-                                      mptcp=campaign.mptcp, snaplen=campaign.snaplen,
-                                      # the namespace default follows the run's cc too, so any
-                                      # other connection (and the subflows) use it
-                                      sysctls={"net.ipv4.tcp_congestion_control": r["cc"], **campaign.sysctls},
+                                      # cc is set per socket (TCP_CONGESTION; on an MPTCP socket it
+                                      # applies to every subflow). The namespace default cannot be
+                                      # set to a restricted cc outside the init namespace (EPERM).
+                                      mptcp=campaign.mptcp, snaplen=campaign.snaplen, sysctls=campaign.sysctls,
                                       duration_s=campaign.duration_s)
             except KeyboardInterrupt:
                 shutil.rmtree(partial, ignore_errors=True)

@@ -148,7 +148,7 @@ def run(source: str | Path | dict | Compiled, run_dir: str | Path, workload: dic
     res = r.result
     assert res is not None
     if res.crashed:
-        errors.append(f"rattan crashed (exit {res.returncode}); leaked namespaces removed: {res.leaked}\n"
+        errors.append(f"rattan crashed (panic; exit {res.returncode}); namespaces it left were removed: {res.leaked}\n"
                       f"{r.log_tail()}")
     elif res.timed_out:
         errors.append(f"run exceeded its time limit of {timeout_s:.0f} s and was stopped")

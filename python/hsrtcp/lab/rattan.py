@@ -253,6 +253,8 @@ class Rattan:
         self._cleanups: list = []
         self.result: RattanResult | None = None
         self.started_at = 0.0
+        self._scan_pos = 0
+        self._panicked = False
 
     def on_cleanup(self, fn) -> None:
         self._cleanups.append(fn)
@@ -287,18 +289,36 @@ class Rattan:
             self.rattan_id = m.group(1)
         return self.rattan_id
 
+    def panicked(self) -> bool:
+        """True once rattan's log shows a Rust panic. A panic in a cell task does not end the
+        process at once (it exits 101 only when both commands have exited, and they may
+        wait forever on a dead path), so the driver watches for it."""
+        try:
+            with open(self.log_path, "rb") as fh:
+                fh.seek(self._scan_pos)
+                chunk = fh.read()
+        except OSError:
+            return False
+        # keep a small overlap so a marker split across reads is still seen
+        self._scan_pos += max(0, len(chunk) - 32)
+        self._panicked = self._panicked or b"panicked at" in chunk
+        return self._panicked
+
     def wait(self, timeout_s: float) -> RattanResult:
         assert self.proc is not None
         timed_out = False
         deadline = time.monotonic() + timeout_s
         while self.proc.poll() is None:
             self.discover_id()
+            if self.panicked():
+                break
             if time.monotonic() > deadline:
                 timed_out = True
                 break
             time.sleep(0.05)
         self.discover_id()
-        self.result = RattanResult(self.rattan_id, self.proc.returncode, self.proc.returncode == CRASH_EXIT_CODE,
+        crashed = self.panicked() or self.proc.returncode == CRASH_EXIT_CODE
+        self.result = RattanResult(self.rattan_id, self.proc.returncode, crashed,
                                    timed_out, False, log_path=self.log_path, started_at=self.started_at)
         return self.result
 
@@ -324,7 +344,7 @@ class Rattan:
             self._log_fh = None
         rc = self.proc.returncode if self.proc is not None else None
         if self.result is None:
-            self.result = RattanResult(self.rattan_id, rc, rc == CRASH_EXIT_CODE, False, interrupted,
+            self.result = RattanResult(self.rattan_id, rc, rc == CRASH_EXIT_CODE or self._panicked, False, interrupted,
                                        log_path=self.log_path, started_at=self.started_at)
         self.result.leaked = sorted(set(self.result.leaked) | set(leaked))
         self.result.interrupted = self.result.interrupted or interrupted

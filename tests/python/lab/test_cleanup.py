@@ -1,0 +1,93 @@
+"""Cleanup guarantees: after a crash of the emulator and after SIGINT/SIGTERM, none of our
+namespaces and none of our processes remain; the zero-bandwidth crash is refused up front."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hsrtcp.errors import InputError, LabError
+from hsrtcp.lab import emulate, netns, rattan
+
+from labtools import one_path_config, processes_mentioning, write_bw_trace
+
+
+def _ours_gone(run_dir: Path, rid: str | None) -> None:
+    assert rid, "the run never reported its rattan id"
+    left = {n for n in netns.list_netns() if n.endswith("-" + rid)}
+    assert left == set()
+    assert processes_mentioning(str(run_dir)) == []
+
+
+def test_zero_bandwidth_is_refused(tmp_path):
+    write_bw_trace(tmp_path / "bw_down.json", [("20Mbps", 2), ("0bps", 1)])
+    cfg = one_path_config(tmp_path)
+    with pytest.raises(InputError, match=r"bw_down.json.*zero"):
+        rattan.validate_config(rattan.load_config(cfg), cfg)
+    (tmp_path / "bw_down.json").unlink()
+    (tmp_path / "bw_down.trace").write_text("1\n2\n")
+    cfg.write_text(cfg.read_text().replace("bw_down.json", "bw_down.trace"))
+    with pytest.raises(InputError, match="Mahimahi"):
+        rattan.validate_config(rattan.load_config(cfg), cfg)
+    cfg.write_text(cfg.read_text().replace('bandwidth = "20Mbps"', 'bandwidth = "0Mbps"'))
+    with pytest.raises(InputError, match=r"up_bw.*zero"):
+        rattan.validate_config(rattan.load_config(cfg), cfg)
+
+
+def test_without_root_the_lab_refuses(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(LabError, match="needs root"):
+        emulate.run(tmp_path / "x.toml", tmp_path / "run", {"kind": "command", "argv": ["true"]})
+    from hsrtcp.cli import main
+
+    assert main(["emulate", "-s", __file__, "--", "true"]) != 0
+
+
+@pytest.mark.netns
+def test_emulator_crash_is_cleaned_up(tmp_path, monkeypatch):
+    # Force the Rattan 0.1.1 panic (0 bps while a packet is in flight) by skipping validation.
+    write_bw_trace(tmp_path / "bw_down.json", [("20Mbps", 1.5), ("0bps", 5), ("20Mbps", 30)])
+    cfg = one_path_config(tmp_path)
+    monkeypatch.setattr(rattan, "validate_config", lambda *a, **k: None)
+    out = emulate.run(cfg, tmp_path / "run", {"kind": "measure", "flow": {"type": "duration", "duration_s": 6,
+                                                                           "cc": "cubic"}}, timeout_s=40)
+    assert out.crashed and not out.timed_out
+    assert any("crashed" in e and "panic" in e for e in out.errors)
+    _ours_gone(tmp_path / "run", out.rattan_id)
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_mid_run_cleans_up(tmp_path, sig):
+    write_bw_trace(tmp_path / "bw_down.json", [("20Mbps", 60)])
+    cfg = one_path_config(tmp_path)
+    run_dir = tmp_path / "run"
+    code = ("import sys; from hsrtcp.lab import emulate\n"
+            f"emulate.run({str(cfg)!r}, {str(run_dir)!r}, {{'kind': 'measure', 'flow': "
+            "{'type': 'duration', 'duration_s': 30, 'cc': 'cubic'}})\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not (run_dir / "workload.start").exists():
+            assert time.monotonic() < deadline, "the run did not start"
+            assert proc.poll() is None, proc.stderr.read()
+            time.sleep(0.1)
+        time.sleep(2.0)  # mid-transfer
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0
+    assert "KeyboardInterrupt" in err or "Interrupted" in err
+    outcome = json.loads((run_dir / "outcome.json").read_text())
+    assert outcome["interrupted"]
+    _ours_gone(run_dir, (run_dir / "rattan_id").read_text().strip())
