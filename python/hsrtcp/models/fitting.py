@@ -214,7 +214,8 @@ def fit_flows(
 
 
 def _summarise(flows: pl.DataFrame, group_by: str | None, models: tuple[str, ...]) -> pl.DataFrame:
-    """Long table: one row per (group, model) with n_flows, n_with_d, mean_d, median_d."""
+    """Long table: one row per (group, model) with n_flows, n_with_d, mean_d, median_d and the
+    paired means of prediction and measurement over the n_with_d flows."""
     gcol = group_by if group_by is not None else None
     frames = []
     keyed = flows.with_columns(
@@ -226,8 +227,9 @@ def _summarise(flows: pl.DataFrame, group_by: str | None, models: tuple[str, ...
             pl.col(f"d_{key}").is_not_null().sum().alias("n_with_d"),
             pl.col(f"d_{key}").mean().alias("mean_d"),
             pl.col(f"d_{key}").median().alias("median_d"),
-            pl.col(f"pred_{key}").mean().alias("mean_pred_pkts"),
-            pl.col(MEASURED).mean().alias("mean_measured_pkts"),
+            # paired means, over the flows that have D
+            pl.col(f"pred_{key}").filter(pl.col(f"d_{key}").is_not_null()).mean().alias("mean_pred_pkts"),
+            pl.col(MEASURED).filter(pl.col(f"d_{key}").is_not_null()).mean().alias("mean_measured_pkts"),
         )
         frames.append(agg.with_columns(pl.lit(key).alias("model"), pl.lit(MODEL_LABELS[key]).alias("label")))
     out = pl.concat(frames).select(
@@ -306,7 +308,7 @@ def _plot_fit(res: FitResult, path: Path) -> Path:
             continue
         bp = ax2.boxplot(
             [x for _, x in keep], positions=[p for p, _ in keep], widths=width * 0.9, patch_artist=True,
-            showfliers=True, manage_ticks=False,
+            showfliers=True, showmeans=True, manage_ticks=False,
         )
         color = f"C{j}"
         for box in bp["boxes"]:
