@@ -111,7 +111,7 @@ def predict(p_d, P_a, ack_loss_rate, q, rtt, rto, b, wm, mss, allow_any_b) -> No
 
 
 @model.command()
-@click.argument("results", type=click.Path(exists=True, path_type=Path))
+@click.argument("results", type=click.Path(path_type=Path))
 @click.option("-o", "--out", "out", type=click.Path(path_type=Path), default=None,
               help="output directory (default: RESULTS/model, or next to a flows file)")
 @click.option("--group-by", default=None, help="flows column to summarise by, e.g. class")

@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from hsrtcp import models
+from hsrtcp.errors import InputError
 from hsrtcp.cli.model import model
 
 E2 = ["--p-d", "0.007526", "--P-a", "0.001", "--q", "0.2726", "--rtt", "0.2", "--rto", "2", "--b", "2", "--wm", "1000"]
@@ -84,8 +85,13 @@ def test_fit_default_outdir_and_missing_file(tmp_path):
     _flows().write_parquet(tmp_path / "flows.parquet")
     run(["fit", str(tmp_path / "flows.parquet")])
     assert (tmp_path / "model" / "model_fit.png").exists()
+    # an input error, left to `hsrtcp` main (exit code 3), naming the path
     res = CliRunner().invoke(model, ["fit", str(tmp_path / "absent")])
-    assert res.exit_code == 2  # click: path does not exist
+    assert isinstance(res.exception, InputError)
+    assert "absent: no such file" in str(res.exception)
+    from hsrtcp.cli import EXIT_INPUT, main
+
+    assert main(["model", "fit", str(tmp_path / "absent")]) == EXIT_INPUT
 
 
 def test_sweep_writes_png_and_csv(tmp_path):
