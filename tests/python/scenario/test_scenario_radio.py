@@ -70,3 +70,22 @@ def test_bandwidth_follows_signal(compiled_examples):
     # rank correlation: stronger signal, more capacity
     rho = np.corrcoef(j["rsrp_dbm"].rank().to_numpy(), j["bw_bps"].rank().to_numpy())[0, 1]
     assert j.height > 300 and rho > 0.5
+
+
+def test_window_offset_shifts_everything(tmp_path, scenarios_dir):
+    # a window starting inside the trip is the same trip seen from start_s: events shift by
+    # start_s, and the radio log still changes cell exactly at the (shifted) handoffs
+    from hsrtcp.lab import scenario as S
+
+    sc = S.load(scenarios_dir / "bt-300kmh.toml")
+    full = sc.with_overrides(duration_s=700).compile(tmp_path / "full")
+    part = sc.with_overrides(start_s=400.25, duration_s=250).compile(tmp_path / "part")
+    hf = full.events().filter((pl.col("kind") == "handoff") & pl.col("t_start").is_between(400.25, 650.25, closed="left"))
+    hp = part.events().filter(pl.col("kind") == "handoff")
+    assert hp.height == hf.height >= 3
+    assert np.allclose(hp["t_start"].to_numpy(), hf["t_start"].to_numpy() - 400.25, atol=1e-9)
+    assert hp["to_cid"].to_list() == hf["to_cid"].to_list()
+    r = part.radio()
+    cid = r["cid"].to_numpy()
+    ch = np.nonzero(cid[1:] != cid[:-1])[0] + 1
+    assert [round(float(r["ts"][int(i)]), 3) for i in ch] == [round(t, 3) for t in hp["t_start"].to_list()]

@@ -300,19 +300,20 @@ def _f(v, nd):
     return f"{v:.{nd}f}"
 
 
-def radio_csv(real, signals) -> str:
+def radio_csv(real) -> str:
     """1-Hz rows per carrier plus one row at every serving-cell change (docs/formats/radio.md)."""
     p = real.params
     w0, dur = real.window_start_s, real.duration_s
     rows = []
-    for ci, (lay, sig) in enumerate(zip(real.layouts, signals)):
+    for ci, lay in enumerate(real.layouts):
         name = lay.name
         ts = np.arange(0, int(math.ceil(dur - 1e-9))) * 1.0
-        ho = np.array([h.t - w0 for h in lay.handoffs])
-        ho = ho[(ho >= 0) & (ho < dur)]
-        ho = ho[np.abs(ho - np.rint(ho)) > 5e-4]  # a change on a whole second is already a 1-Hz row
-        ts = np.concatenate([ts, np.round(ho, 3)])
-        trip_t = ts + w0
+        ho = np.array([h.t for h in lay.handoffs])  # trip times, whole ms
+        ho = ho[(ho >= w0) & (ho < w0 + dur)]
+        ho = ho[np.abs((ho - w0) - np.rint(ho - w0)) > 5e-4]  # on a whole second: the 1-Hz row shows it
+        # evaluate at the exact change instants (ts + w0 could round to just before a change)
+        trip_t = np.concatenate([ts + w0, ho])
+        ts = np.concatenate([ts, np.round(ho - w0, 3)])
         x = real.trip.x_at(trip_t)
         v = real.trip.v_at(trip_t) * 3.6
         lat, lon = _latlon(p["trip"]["origin"], p["trip"]["bearing_deg"], x)
@@ -531,14 +532,14 @@ def compile_scenario(sc, outdir: Path) -> CompiledScenario:
     real = sc.realize()
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    segs, signals = compose(real)
+    segs, _signals = compose(real)
     p = real.params
     n = len(real.layouts)
     for (path, d), seg in segs.items():
         for what in ("bw", "delay", "loss"):
             _atomic_write(outdir / trace_name(what, d, path), trace_json(seg, what))
     _atomic_write(outdir / "rattan.toml", rattan_toml(p, outdir))
-    _atomic_write(outdir / "radio.csv", radio_csv(real, signals))
+    _atomic_write(outdir / "radio.csv", radio_csv(real))
     _atomic_write(outdir / "events.csv", events_csv(events_rows(real)))
     doc = {
         "format_version": FORMAT_VERSION,
