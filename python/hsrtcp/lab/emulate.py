@@ -47,9 +47,9 @@ def compile_source(source: str | Path | dict, outdir: Path, duration_s: float | 
     outdir.mkdir(parents=True, exist_ok=True)
     if not isinstance(source, dict):
         path = Path(source)
-        if not path.is_file():
+        if not path.exists():
             raise InputError(f"{path}: scenario or rattan config not found")
-        cfg = rattan.load_config(path)
+        cfg = rattan.load_config(path) if path.is_file() else {}
         if "cells" in cfg:  # a raw Rattan config: use as is
             if "commands" in cfg:
                 cfg = {k: v for k, v in cfg.items() if k != "commands"}

@@ -1,0 +1,29 @@
+"""Shared test fixtures and markers.
+
+Tests marked ``netns`` need root (network namespaces); they skip with a message otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+EXAMPLES = ROOT / "examples"
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.geteuid() == 0:
+        return
+    skip = pytest.mark.skip(reason="needs root for network namespaces (run `make test` as root)")
+    for item in items:
+        if "netns" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    return DATA
