@@ -2,6 +2,8 @@
 //! released and hands tables over as Arrow IPC stream bytes (polars reads them whole, no
 //! per-packet Python objects).
 
+mod pair;
+
 use std::path::PathBuf;
 
 use hsrtcp_core::analyze::{analyze_capture as core_analyze, CAPTURE_COLUMNS};
@@ -72,5 +74,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(analyze_capture, m)?)?;
     m.add_function(wrap_pyfunction!(schemas, m)?)?;
+    m.add_function(wrap_pyfunction!(pair::analyze_pair, m)?)?;
     Ok(())
 }

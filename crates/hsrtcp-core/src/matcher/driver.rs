@@ -1,0 +1,475 @@
+//! The streaming driver: both captures read once, merged by time, matched on the fly.
+//!
+//! 1. A short prescan finds a *coarse* clock offset (the first packet seen in both captures:
+//!    the client's SYN, or a data segment), so the merge can interleave the two files roughly
+//!    in real order even when the phone clock is off by hours.
+//! 2. The merge always takes the segment with the smaller (coarsely aligned) time. Each
+//!    segment goes to its capture's connection tracker, then to its pair's matcher. Matching
+//!    does not need exact order: pending packets wait up to `window` seconds for their twin.
+//! 3. Memory is bounded by the window for matching state, and by the open connections for
+//!    packet logs: a pair whose connections are closed on both sides and idle for two windows
+//!    is finalized (metrics computed with the clock fitted so far) and its log freed.
+//! 4. At the end the clock relation is fitted from every matched packet and the remaining
+//!    pairs are finalized with it.
+
+use std::path::Path;
+
+use crate::capture::CaptureReader;
+use crate::flow::event::{write_event, EVENT_COLUMNS};
+use crate::flow::Dir;
+use crate::matcher::clock::{ClockEstimator, ClockFit};
+use crate::matcher::fate::{finalize, PairFate};
+use crate::matcher::metrics::{compute, spurious_events, write_metrics, PairFacts, MATCH_COLUMNS};
+use crate::matcher::pairing::{PairIndex, SideConn, Tracker};
+use crate::matcher::Side;
+use crate::table::TableBuilder;
+use crate::wire::{decode, Decoded, Nanos, Segment};
+
+const S: Nanos = 1_000_000_000;
+/// Segments read from each capture to find the coarse offset.
+const PRESCAN: usize = 200_000;
+/// A transmission this close to the end of the receiver's capture gets no verdict.
+const END_MARGIN: Nanos = 2 * S;
+const SWEEP_EVERY: u64 = 1 << 14;
+
+/// Settings of a two-vantage run.
+#[derive(Clone, Debug)]
+pub struct MatchOptions {
+    /// How long an unmatched packet waits for its twin before it is settled (seconds). Must
+    /// exceed the largest one-way delay plus the error of the coarse offset.
+    pub window_s: f64,
+    pub client_name: String,
+    pub server_name: String,
+    /// Matched row ids are `id_base + n`.
+    pub id_base: u64,
+    /// Key packets by IPv4 ID as well (turn off when a NAT rewrites IP IDs; default off when
+    /// timestamps distinguish retransmissions anyway).
+    pub use_ip_id: bool,
+    /// Finalize closed, idle pairs during the run (bounded memory); off: all at the end.
+    pub retire: bool,
+}
+
+impl Default for MatchOptions {
+    fn default() -> Self {
+        MatchOptions {
+            window_s: 30.0,
+            client_name: "client".into(),
+            server_name: "server".into(),
+            id_base: 0,
+            use_ip_id: false,
+            retire: true,
+        }
+    }
+}
+
+/// Per-side counters.
+#[derive(Clone, Debug, Default)]
+pub struct SideStats {
+    pub packets: u64,
+    pub tcp_packets: u64,
+    pub first_ts: Option<Nanos>,
+    pub last_ts: Option<Nanos>,
+    pub error: Option<String>,
+}
+
+/// Everything a two-vantage run produces.
+pub struct PairResult {
+    /// One row per paired connection and per connection seen in one capture only.
+    pub matched: TableBuilder,
+    /// `spurious_timeout` events with their cause (flow_id = matched row id).
+    pub events: TableBuilder,
+    pub stats: [SideStats; 2],
+    pub coarse_offset: Nanos,
+    pub clock: ClockFit,
+    pub pairs: u64,
+    pub client_only: u64,
+    pub server_only: u64,
+}
+
+struct Pair {
+    conn: [u32; 2],
+    method: &'static str,
+    /// Reverse this side's direction (the two captures guessed opposite roles).
+    flip: [bool; 2],
+    fate: PairFate,
+    done: bool,
+}
+
+struct Matcher {
+    opts: MatchOptions,
+    window: Nanos,
+    offset: [Nanos; 2],
+    trackers: [Tracker; 2],
+    index: PairIndex,
+    pairs: Vec<Pair>,
+    clock: ClockEstimator,
+    stats: [SideStats; 2],
+    now: Nanos,
+    seen: u64,
+    matched: TableBuilder,
+    events: TableBuilder,
+    next_id: u64,
+}
+
+impl Matcher {
+    fn new(opts: MatchOptions, coarse: Nanos) -> Self {
+        Matcher {
+            window: (opts.window_s * 1e9) as Nanos,
+            next_id: opts.id_base,
+            opts,
+            offset: [coarse, 0],
+            trackers: [Tracker::default(), Tracker::default()],
+            index: PairIndex::default(),
+            pairs: Vec::new(),
+            clock: ClockEstimator::default(),
+            stats: [SideStats::default(), SideStats::default()],
+            now: Nanos::MIN,
+            seen: 0,
+            matched: TableBuilder::new(&[MATCH_COLUMNS]),
+            events: TableBuilder::new(&[EVENT_COLUMNS]),
+        }
+    }
+
+    fn push(&mut self, side: Side, seg: &Segment) {
+        let st = &mut self.stats[side.idx()];
+        st.tcp_packets += 1;
+        st.first_ts = Some(st.first_ts.map_or(seg.ts, |t| t.min(seg.ts)));
+        st.last_ts = Some(st.last_ts.map_or(seg.ts, |t| t.max(seg.ts)));
+        let t = seg.ts + self.offset[side.idx()];
+        self.now = self.now.max(t);
+        let pushed = self.trackers[side.idx()].push(seg);
+        if pushed.new {
+            if let Some((j, method)) = self.index.find_partner(
+                side,
+                pushed.conn,
+                &self.trackers,
+                seg,
+                self.now,
+                self.window,
+                self.offset,
+            ) {
+                self.make_pair(side, pushed.conn, j, method);
+            }
+        }
+        if let Some(p) = self.trackers[side.idx()].conns[pushed.conn as usize].pair {
+            self.feed(p as usize, side, pushed.dir, seg);
+        }
+        let c = &mut self.trackers[side.idx()].conns[pushed.conn as usize];
+        match c.pair {
+            Some(_) => {}
+            None if !c.gave_up => {
+                if t - (c.first_ts + self.offset[side.idx()]) > self.window {
+                    c.gave_up = true;
+                    c.buffer = Vec::new();
+                    self.index.forget(side, pushed.conn, &self.trackers);
+                } else {
+                    c.buffer.push(*seg);
+                }
+            }
+            None => {}
+        }
+        self.seen += 1;
+        if self.seen % SWEEP_EVERY == 0 {
+            self.sweep();
+        }
+    }
+
+    fn make_pair(&mut self, side: Side, me: u32, other: u32, method: &'static str) {
+        let mut conn = [0u32; 2];
+        conn[side.idx()] = me;
+        conn[side.other().idx()] = other;
+        let [a, b] = [&self.trackers[0].conns[conn[0] as usize], &self.trackers[1].conns[conn[1] as usize]];
+        let mut flip = [false; 2];
+        if a.server.port != b.server.port {
+            // Opposite role guesses: trust the side that saw a SYN, else the server capture.
+            if !a.roles_from_syn || b.roles_from_syn {
+                flip[Side::Client.idx()] = true;
+            } else {
+                flip[Side::Server.idx()] = true;
+            }
+        }
+        let p = self.pairs.len() as u32;
+        self.pairs.push(Pair {
+            conn,
+            method,
+            flip,
+            fate: PairFate::new(self.opts.use_ip_id),
+            done: false,
+        });
+        for s in [Side::Client, Side::Server] {
+            let c = &mut self.trackers[s.idx()].conns[conn[s.idx()] as usize];
+            c.pair = Some(p);
+            let buffered = std::mem::take(&mut c.buffer);
+            for seg in &buffered {
+                let dir = self.trackers[s.idx()].conns[conn[s.idx()] as usize].dir_of(seg);
+                self.feed(p as usize, s, dir, seg);
+            }
+        }
+    }
+
+    fn feed(&mut self, p: usize, side: Side, dir: Dir, seg: &Segment) {
+        let pair = &mut self.pairs[p];
+        if pair.done {
+            return;
+        }
+        let dir = if pair.flip[side.idx()] { dir.rev() } else { dir };
+        if let Some(m) = pair.fate.push(side, dir, seg) {
+            match m.dir {
+                Dir::S2C => self.clock.add_down(m.tx_ts, m.rx_ts),
+                Dir::C2S => self.clock.add_up(m.tx_ts, m.rx_ts),
+            }
+        }
+    }
+
+    fn sweep(&mut self) {
+        let cutoff = self.now - self.window;
+        for pair in self.pairs.iter_mut().filter(|p| !p.done && p.fate.pending_len() > 0) {
+            pair.fate.settle(cutoff, self.offset);
+        }
+        if !self.opts.retire {
+            return;
+        }
+        let idle = self.now - 2 * self.window;
+        let ready: Vec<usize> = (0..self.pairs.len())
+            .filter(|&i| {
+                let p = &self.pairs[i];
+                !p.done
+                    && [Side::Client, Side::Server].iter().all(|s| {
+                        let c = &self.trackers[s.idx()].conns[p.conn[s.idx()] as usize];
+                        c.closed() && c.last_ts + self.offset[s.idx()] < idle
+                    })
+            })
+            .collect();
+        if ready.is_empty() {
+            return;
+        }
+        let fit = self.clock.fit();
+        for i in ready {
+            self.finish_pair(i, &fit);
+        }
+    }
+
+    /// Capture span of `side` on the clock of `to`.
+    fn span_on(&self, side: Side, to: Side, fit: &ClockFit) -> (Nanos, Nanos) {
+        let st = &self.stats[side.idx()];
+        let (a, b) = (st.first_ts.unwrap_or(Nanos::MIN / 2), st.last_ts.unwrap_or(Nanos::MAX / 2));
+        let map = |t: Nanos| match (side, to) {
+            (Side::Client, Side::Server) => fit.to_server(t),
+            (Side::Server, Side::Client) => fit.to_client(t),
+            _ => t,
+        };
+        (map(a), map(b))
+    }
+
+    fn finish_pair(&mut self, i: usize, fit: &ClockFit) {
+        // A fit without samples cannot map clocks better than the coarse offset.
+        let fit = if fit.known() { *fit } else { ClockFit { offset_s: self.offset[0] as f64 * 1e-9, ..ClockFit::none() } };
+        let rx_span = [
+            self.span_on(Side::Server, Side::Client, &fit), // c2s: receiver = server, sender clock = client
+            self.span_on(Side::Client, Side::Server, &fit), // s2c: receiver = client, sender clock = server
+        ];
+        let tx_span = [self.span_on(Side::Client, Side::Server, &fit), self.span_on(Side::Server, Side::Client, &fit)];
+        let id = self.next_id;
+        self.next_id += 1;
+        let pair = &mut self.pairs[i];
+        pair.fate.settle(Nanos::MAX, self.offset);
+        finalize(&mut pair.fate.log, rx_span, tx_span, END_MARGIN);
+        let (cc, sc) = (
+            &self.trackers[0].conns[pair.conn[0] as usize],
+            &self.trackers[1].conns[pair.conn[1] as usize],
+        );
+        let facts = PairFacts {
+            log: &pair.fate.log,
+            clock: &fit,
+            first_syn_client: cc.first_syn_ts,
+            hs_ack_server: sc.hs_ack_ts,
+        };
+        let mut m = compute(&facts);
+        {
+            let mut row = self.matched.row();
+            write_identity(&mut row, id, pair.method, &self.opts, Some(cc), Some(sc));
+            write_metrics(&mut m, &fit, &mut row);
+        }
+        for e in spurious_events(&m, &pair.fate.log) {
+            write_event(&mut self.events, id, &e);
+        }
+        pair.done = true;
+        pair.fate = PairFate::default();
+    }
+
+    fn finish(mut self, coarse: Nanos) -> PairResult {
+        let fit = self.clock.fit();
+        for i in 0..self.pairs.len() {
+            if !self.pairs[i].done {
+                self.finish_pair(i, &fit);
+            }
+        }
+        let mut only = [0u64; 2];
+        for side in [Side::Client, Side::Server] {
+            for c in &self.trackers[side.idx()].conns {
+                if c.pair.is_some() {
+                    continue;
+                }
+                only[side.idx()] += 1;
+                let id = self.next_id;
+                self.next_id += 1;
+                let mut row = self.matched.row();
+                let (a, b) = if side == Side::Client { (Some(c), None) } else { (None, Some(c)) };
+                let method = if side == Side::Client { "client_only" } else { "server_only" };
+                write_identity(&mut row, id, method, &self.opts, a, b);
+            }
+        }
+        PairResult {
+            matched: self.matched,
+            events: self.events,
+            stats: self.stats,
+            coarse_offset: coarse,
+            clock: fit,
+            pairs: self.pairs.len() as u64,
+            client_only: only[0],
+            server_only: only[1],
+        }
+    }
+}
+
+fn write_identity(
+    row: &mut crate::table::Row<'_>,
+    id: u64,
+    method: &str,
+    opts: &MatchOptions,
+    cc: Option<&SideConn>,
+    sc: Option<&SideConn>,
+) {
+    row.u64("flow_id", id)
+        .str("pairing", Some(method))
+        .str("client_capture", Some(&opts.client_name))
+        .str("server_capture", Some(&opts.server_name));
+    if let Some(c) = cc {
+        row.str("cv_client_addr", Some(&c.client.addr.to_string()))
+            .u64("cv_client_port", c.client.port as u64)
+            .str("cv_server_addr", Some(&c.server.addr.to_string()))
+            .u64("cv_server_port", c.server.port as u64)
+            .u64("cv_epoch", c.epoch as u64);
+    }
+    if let Some(c) = sc {
+        row.str("sv_client_addr", Some(&c.client.addr.to_string()))
+            .u64("sv_client_port", c.client.port as u64)
+            .str("sv_server_addr", Some(&c.server.addr.to_string()))
+            .u64("sv_server_port", c.server.port as u64)
+            .u64("sv_epoch", c.epoch as u64);
+    }
+}
+
+/// The first packet both captures show, as a coarse clock offset (server − client): the
+/// client's SYN by ISN, else a data segment by (seq, length, TSval).
+pub fn coarse_offset(cli: &[Segment], srv: &[Segment]) -> Option<Nanos> {
+    use rustc_hash::FxHashMap;
+    let syn_key = |s: &Segment| (s.flags.syn() && !s.flags.ack()).then_some((s.seq, s.dport));
+    let syns: FxHashMap<(u32, u16), Nanos> = srv.iter().filter_map(|s| syn_key(s).map(|k| (k, s.ts))).rev().collect();
+    if let Some(d) = cli.iter().find_map(|s| syn_key(s).and_then(|k| syns.get(&k)).map(|&t| t - s.ts)) {
+        return Some(d);
+    }
+    let data_key = |s: &Segment| (s.payload_len > 0).then_some((s.seq, s.payload_len, s.options.timestamp, s.ack));
+    let data: FxHashMap<_, Nanos> = srv.iter().filter_map(|s| data_key(s).map(|k| (k, s.ts))).rev().collect();
+    cli.iter().find_map(|s| data_key(s).and_then(|k| data.get(&k)).map(|&t| t - s.ts))
+}
+
+/// Match two in-memory segment streams (tests, and callers with their own readers).
+/// `client` and `server` must each be in capture order.
+pub fn match_segments(
+    client: impl IntoIterator<Item = Segment>,
+    server: impl IntoIterator<Item = Segment>,
+    opts: MatchOptions,
+) -> PairResult {
+    let cli: Vec<Segment> = client.into_iter().collect();
+    let srv: Vec<Segment> = server.into_iter().collect();
+    let coarse = coarse_offset(&cli[..cli.len().min(PRESCAN)], &srv[..srv.len().min(PRESCAN)]).unwrap_or(0);
+    let mut m = Matcher::new(opts, coarse);
+    m.stats[0].packets = cli.len() as u64;
+    m.stats[1].packets = srv.len() as u64;
+    merge(&mut m, cli.into_iter(), srv.into_iter());
+    m.finish(coarse)
+}
+
+fn merge(m: &mut Matcher, mut a: impl Iterator<Item = Segment>, mut b: impl Iterator<Item = Segment>) {
+    let (mut x, mut y) = (a.next(), b.next());
+    loop {
+        match (&x, &y) {
+            (None, None) => break,
+            (Some(s), None) => {
+                m.push(Side::Client, s);
+                x = a.next();
+            }
+            (None, Some(s)) => {
+                m.push(Side::Server, s);
+                y = b.next();
+            }
+            (Some(s), Some(t)) => {
+                if s.ts + m.offset[0] <= t.ts {
+                    m.push(Side::Client, s);
+                    x = a.next();
+                } else {
+                    m.push(Side::Server, t);
+                    y = b.next();
+                }
+            }
+        }
+    }
+}
+
+/// Segments of one capture file; stops (and remembers the error) at the first read error.
+struct FileSegments {
+    reader: Option<CaptureReader>,
+    packets: u64,
+    error: Option<String>,
+}
+
+impl FileSegments {
+    fn open(path: &Path) -> Self {
+        match CaptureReader::open(path) {
+            Ok(r) => FileSegments { reader: Some(r), packets: 0, error: None },
+            Err(e) => FileSegments { reader: None, packets: 0, error: Some(e.to_string()) },
+        }
+    }
+}
+
+impl Iterator for FileSegments {
+    type Item = Segment;
+    fn next(&mut self) -> Option<Segment> {
+        let r = self.reader.as_mut()?;
+        loop {
+            match r.next_frame() {
+                Ok(Some(frame)) => {
+                    self.packets += 1;
+                    if let Decoded::Tcp(seg) = decode(&frame) {
+                        return Some(seg);
+                    }
+                }
+                Ok(None) => return None,
+                Err(e) => {
+                    self.error = Some(e.to_string());
+                    self.reader = None;
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+/// Analyze a client-side and a server-side capture of the same connections together.
+/// Never fails: read errors are in `stats[side].error`, with the results up to that point.
+pub fn analyze_pair(client: &Path, server: &Path, opts: MatchOptions) -> PairResult {
+    let pre_c: Vec<Segment> = FileSegments::open(client).take(PRESCAN).collect();
+    let pre_s: Vec<Segment> = FileSegments::open(server).take(PRESCAN).collect();
+    let coarse = coarse_offset(&pre_c, &pre_s).unwrap_or(0);
+    drop((pre_c, pre_s));
+    let mut m = Matcher::new(opts, coarse);
+    let mut a = FileSegments::open(client);
+    let mut b = FileSegments::open(server);
+    merge(&mut m, &mut a, &mut b);
+    m.stats[0].packets = a.packets;
+    m.stats[0].error = a.error.take();
+    m.stats[1].packets = b.packets;
+    m.stats[1].error = b.error.take();
+    m.finish(coarse)
+}
