@@ -56,3 +56,11 @@ def test_carriers_are_independent(scenarios_dir):
     # no systematic coincidence of handoffs on the two paths
     near = sum(1 for t in m if abs(u - t).min() < 0.5)
     assert near < 0.2 * len(m)
+
+
+def test_recompile_removes_stale_traces(tmp_path, scenarios_dir):
+    S.load(scenarios_dir / "two-carriers.toml").compile(tmp_path / "d")
+    assert (tmp_path / "d" / "traces" / "bw_down_p2.json").exists()
+    S.load(scenarios_dir / "smoke.toml").compile(tmp_path / "d")
+    names = sorted(p.name for p in (tmp_path / "d" / "traces").iterdir())
+    assert names == sorted(f"{w}_{d}_p1.json" for w in ("bw", "delay", "loss") for d in ("down", "up"))

@@ -535,9 +535,15 @@ def compile_scenario(sc, outdir: Path) -> CompiledScenario:
     segs, _signals = compose(real)
     p = real.params
     n = len(real.layouts)
+    written = set()
     for (path, d), seg in segs.items():
         for what in ("bw", "delay", "loss"):
             _atomic_write(outdir / trace_name(what, d, path), trace_json(seg, what))
+            written.add(trace_name(what, d, path))
+    # traces of a previous compile with more paths would be stale: remove only our own names
+    for old in (outdir / "traces").glob("*_p*.json"):
+        if f"traces/{old.name}" not in written and old.name.split("_")[0] in ("bw", "delay", "loss"):
+            old.unlink()
     _atomic_write(outdir / "rattan.toml", rattan_toml(p, outdir))
     _atomic_write(outdir / "radio.csv", radio_csv(real))
     _atomic_write(outdir / "events.csv", events_csv(events_rows(real)))

@@ -412,7 +412,7 @@ def from_options(*, speed_kmh: float | None = None, area: str | None = None,
                  seed: int | None = None, name: str | None = None) -> dict:
     """A scenario dict from command-line options alone: constant speed through one area type."""
     d: dict[str, Any] = {"scenario": {}, "trip": {}}
-    d["scenario"]["name"] = name or f"{area or 'rural'}-{int(speed_kmh if speed_kmh is not None else 300)}kmh"
+    d["scenario"]["name"] = name or (f"{area or 'rural'}-{speed_kmh:g}kmh" if speed_kmh is not None else (area or "rural"))
     if seed is not None:
         d["scenario"]["seed"] = seed
     d["scenario"]["duration_s"] = 60.0 if duration_s is None else duration_s
