@@ -107,3 +107,12 @@ def test_deviation_and_bits():
     assert models.to_bits_per_second(100.0, 1448) == 100 * 1448 * 8
     with pytest.raises(ModelDomainError, match="mss_bytes = 0 bytes"):
         models.to_bits_per_second(100.0, 0)
+
+
+def test_package_docstring_examples():
+    import doctest
+
+    import hsrtcp.models
+
+    result = doctest.testmod(hsrtcp.models)
+    assert result.attempted >= 3 and result.failed == 0
