@@ -1,15 +1,14 @@
-"""Lab tests: tests marked `netns` are skipped with the reason when not root or a tool is missing.
-
-
-
-
-"""
+"""Lab tests: tests marked `netns` are skipped with the reason when not root or a tool is missing."""
 
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # labtools (import-mode=importlib)
 
 from hsrtcp.lab import netns
 
