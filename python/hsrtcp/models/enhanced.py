@@ -252,8 +252,8 @@ def enhanced_details(
 ) -> dict[str, float | bool | np.ndarray]:
     """Intermediate quantities of :func:`enhanced` (same arguments), for inspection and tests.
 
-    Keys: ``throughput``, ``window_limited``, ``X_P``, ``E_X`` (rounds of a CA phase in the
-    branch used), ``E_X_phase1`` (eq. 2), ``E_W``, ``Q``, ``p`` (eq. 11), ``E_R``, ``f``,
+    Keys: ``throughput``, ``window_limited``, ``X_P``, ``E_X`` (eq. 2 in branch 1, eq. 20
+    = bW_m/2 + E[V] in branch 2), ``E_X_phase1`` (eq. 2 always), ``E_W``, ``Q``, ``p`` (eq. 11), ``E_R``, ``f``,
     ``E_A_TO`` (s), ``E_Y_TO``, ``E_Y``, ``E_A`` (s), ``V_P``, ``E_V``.
     """
     res, dom, scalar = _evaluate(p_d, P_a, q, rtt, T, b, W_m, variant, allow_any_b)
