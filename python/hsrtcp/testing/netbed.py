@@ -142,12 +142,14 @@ class _Tcpdump:
     """A tcpdump process that is known to be capturing, stopped cleanly with SIGINT."""
 
     def __init__(self, ns: str, iface: str, path: Path, *, snaplen: int, linktype: str | None,
-                 nano: bool, bpf: str | None, buffer_kib: int):
+                 nano: bool, bpf: str | None, buffer_kib: int, immediate: bool = True):
         cmd = ["ip", "netns", "exec", ns, "tcpdump", "-i", iface, "-n", "-s", str(snaplen),
-               "-B", str(buffer_kib), "-Z", "root", "-w", str(path),
-               # Immediate mode: with TPACKET_V3 a partly filled ring block is otherwise
-               # still unread when SIGINT arrives, and the capture's tail silently vanishes.
-               "--immediate-mode"]
+               "-B", str(buffer_kib), "-Z", "root", "-w", str(path)]
+        if immediate:
+            # With TPACKET_V3 a partly filled ring block is handed to tcpdump only when it
+            # retires (1 s timeout); a SIGINT before that silently loses the capture's tail.
+            # Immediate mode avoids it; bulk captures instead wait > 1 s before stopping.
+            cmd.append("--immediate-mode")
         if linktype:
             cmd += ["-y", linktype]
         if nano:
@@ -470,6 +472,7 @@ table inet hsb {{
                  sndbuf: int | None = None, max_pacing_rate: int | None = None,
                  snaplen: int = 128, client_iface: str = "c0", client_linktype: str | None = None,
                  nano: bool = False, bpf: str | None = "tcp", buffer_kib: int = 16384,
+                 immediate: bool = True,
                  time_offset_s: float | None = None, port: int = SERVER_PORT,
                  timeout_s: float = 120.0) -> Run:
         """Run one download: the server sends ``nbytes`` (or for ``duration`` seconds) to the
@@ -484,7 +487,9 @@ table inet hsb {{
 
         Capture options: ``snaplen``, ``client_iface`` (``"any"`` gives Linux cooked v2 with
         libpcap ≥ 1.10), ``client_linktype`` (e.g. ``"LINUX_SLL"``), ``nano`` (nanosecond
-        timestamps), ``bpf`` filter (default ``tcp``), kernel buffer ``buffer_kib``.
+        timestamps), ``bpf`` filter (default ``tcp``), kernel buffer ``buffer_kib``,
+        ``immediate`` (tcpdump --immediate-mode; turn off for bulk captures, the testbed then
+        waits 1.5 s before stopping tcpdump so the last ring block is retired and written).
         ``time_offset_s`` shifts the client capture's clock afterwards.
         """
         cc = cc or self.cc
@@ -501,9 +506,10 @@ table inet hsb {{
         dumps = []
         try:
             dumps.append(_Tcpdump(self.ns["srv"], "s0", srv_pcap, snaplen=snaplen, linktype=None,
-                                  nano=nano, bpf=bpf, buffer_kib=buffer_kib))
+                                  nano=nano, bpf=bpf, buffer_kib=buffer_kib, immediate=immediate))
             dumps.append(_Tcpdump(self.ns["cli"], client_iface, cli_pcap, snaplen=snaplen,
-                                  linktype=client_linktype, nano=nano, bpf=bpf, buffer_kib=buffer_kib))
+                                  linktype=client_linktype, nano=nano, bpf=bpf, buffer_kib=buffer_kib,
+                                  immediate=immediate))
             for d in dumps:
                 self._procs.append(d.proc)
             scmd = ["ip", "netns", "exec", self.ns["srv"], sys.executable, AGENT, "serve",
@@ -551,7 +557,7 @@ table inet hsb {{
                 raise LabError(f"server agent failed ({sp.returncode}): {serr.strip()} {sout.strip()}")
             if cp.returncode != 0:
                 raise LabError(f"client agent failed ({cp.returncode}): {cerr.strip()} {cout.strip()}")
-            time.sleep(0.2)  # let the last ACK/FIN reach both capture points
+            time.sleep(0.2 if immediate else 1.5)  # last ACK/FIN reach both capture points
             stats = {"server": dumps[0].stop(), "client": dumps[1].stop()}
         finally:
             for d in dumps:

@@ -126,6 +126,8 @@ class ConnectionTruth:
     unmatched_client_data: int = 0
     unmatched_server_acks: int = 0
     seen_at_client: bool = True
+    server_packets_sent: int = 0  # every packet of the connection the server capture saw leave
+    server_packets_received: int = 0  # … and arrive
 
     @property
     def data_sent(self) -> int:
@@ -187,6 +189,8 @@ class ConnectionTruth:
             "ambiguous_acks": self.ambiguous_acks,
             "unmatched_client_data": self.unmatched_client_data,
             "unmatched_server_acks": self.unmatched_server_acks,
+            "server_packets_sent": self.server_packets_sent,
+            "server_packets_received": self.server_packets_received,
         }
 
 
@@ -200,7 +204,8 @@ class Truth:
         keys = ("data_sent", "data_lost", "data_retrans", "retrans_lost", "spurious_retrans",
                 "acks_sent", "acks_lost", "syn_retrans", "synack_retrans", "fin_retrans",
                 "sender_retrans_total", "payload_bytes_sent", "ambiguous_data",
-                "ambiguous_acks", "unmatched_client_data", "unmatched_server_acks")
+                "ambiguous_acks", "unmatched_client_data", "unmatched_server_acks",
+                "server_packets_sent", "server_packets_received")
         return {k: sum(getattr(c, k) for c in self.connections) for k in keys} | {
             "connections": len(self.connections)}
 
@@ -331,7 +336,9 @@ def compute(server_pcap: str | Path, client_pcap: str | Path, *, client_time_off
         srv_data_pkts = []
         for p in sc.packets:
             if p.src != sc.server:
+                ct.server_packets_received += 1
                 continue
+            ct.server_packets_sent += 1
             if p.syn:
                 synacks += 1
                 continue

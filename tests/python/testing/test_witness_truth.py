@@ -40,6 +40,11 @@ def test_truth_agrees_with_kernel_and_router(name):
         # the highest byte sent is exactly what the application wrote
         assert max(d.seq + d.length for d in c.data) - 1 == server["bytes_sent"]
         assert c.unmatched_client_data == 0 and c.unmatched_server_acks == 0
+        # Every packet the server socket sent or received, as the kernel counts them. Not in
+        # segs_out/segs_in: the ACK of the client's FIN (sent once the socket is in TIME_WAIT)
+        # and handshake retransmissions handled by the listener's request socket.
+        assert c.server_packets_sent == info["segs_out"] + 1 + c.synack_retrans
+        assert c.server_packets_received == info["segs_in"] + c.syn_retrans
     tot = t.totals()
     nft = meta["nft"]
     assert tot["data_lost"] == nft["data_dropped"] + (nft["qdisc_dropped"] or 0)

@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Speed and memory of hsrtcp against tcptrace and tshark, on the same capture, in one run.
+
+    .venv/bin/python bench/run.py                 # single capture: bench/work/srv.pcap
+    .venv/bin/python bench/run.py --pair          # two vantages: bench/work/cli.pcap + srv.pcap
+    .venv/bin/python bench/run.py --capture F.pcap --out bench/results.json
+
+Commands measured (one after the other, file warm in the page cache first):
+
+- ``hsrtcp analyze FILE -o OUT -q --no-plot`` (``--pair``: ``hsrtcp analyze --client C
+  --server S -o OUT -q --no-plot``) — skipped with a message if the CLI cannot run;
+- ``tcptrace -n -l -r FILE`` (``--pair``: once per file, times summed);
+- ``tshark -n -q -z conv,tcp -r FILE`` (TCP sequence analysis on, as by default).
+
+Each runs under ``/usr/bin/time -v`` when present (wall, user, system seconds, peak RSS);
+otherwise under a small Python launcher that reports wall time and the child's
+``ru_maxrss``. Packets are counted from the capture's record headers. Printed and written to
+``bench/results.json``: per tool packets/s (wall, fastest of ``--repeat`` runs), packets per
+CPU-second (user + system, steadier on a shared machine) and peak RSS, and the ratios
+hsrtcp/tcptrace and hsrtcp/tshark (speed by wall and by CPU, memory). If the capture is missing it is made first with
+bench/make_capture.py (root needed).
+
+Targets (design.md): single capture ≥ 3× tcptrace's packets/s, memory independent of capture
+length; two vantages ≥ tcptrace's single-capture rate counted over both files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "bench" / "work"
+TIME = "/usr/bin/time"
+
+
+def count_records(path: Path) -> int:
+    """Records of a classic pcap (either byte order), reading record headers only."""
+    n = 0
+    with open(path, "rb") as f:
+        head = f.read(24)
+        e = "<" if struct.unpack("<I", head[:4])[0] in (0xA1B2C3D4, 0xA1B23C4D) else ">"
+        while True:
+            h = f.read(16)
+            if len(h) < 16:
+                return n
+            f.seek(struct.unpack_from(e + "I", h, 8)[0], 1)
+            n += 1
+
+
+def warm(paths: list[Path]) -> None:
+    for p in paths:
+        with open(p, "rb") as f:
+            while f.read(1 << 24):
+                pass
+
+
+def _clock(s: str) -> float:
+    """'h:mm:ss' or 'm:ss.ss' → seconds."""
+    parts = [float(x) for x in s.split(":")]
+    sec = 0.0
+    for x in parts:
+        sec = sec * 60 + x
+    return sec
+
+
+_LAUNCHER = (
+    "import resource, subprocess, sys, time, json\n"
+    "t = time.perf_counter()\n"
+    "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
+    "w = time.perf_counter() - t\n"
+    "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "sys.stderr.write(p.stderr.decode(errors='replace')[-2000:])\n"
+    "print(json.dumps({'rc': p.returncode, 'wall_s': w, 'user_s': r.ru_utime, 'sys_s': r.ru_stime,"
+    " 'max_rss_bytes': r.ru_maxrss * 1024}))\n"
+)
+
+
+def measure(cmd: list[str], env: dict | None = None) -> dict:
+    """Run ``cmd`` once; wall/user/sys seconds, peak RSS in bytes, exit code, stderr tail."""
+    if os.path.exists(TIME):
+        t0 = time.perf_counter()
+        p = subprocess.run([TIME, "-v", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           text=True, env=env)
+        wall_outer = time.perf_counter() - t0
+        err = p.stderr
+        def grab(label):
+            m = re.search(rf"^\s*{re.escape(label)}:\s*(.+)$", err, re.M)
+            return m.group(1).strip() if m else None
+        rss = grab("Maximum resident set size (kbytes)")
+        wall = grab("Elapsed (wall clock) time (h:mm:ss or m:ss)")
+        cut = err.find("\tCommand being timed")
+        return {"rc": p.returncode, "wall_s": _clock(wall) if wall else wall_outer,
+                "user_s": float(grab("User time (seconds)") or "nan"),
+                "sys_s": float(grab("System time (seconds)") or "nan"),
+                "max_rss_bytes": int(rss) * 1024 if rss else None, "meter": "/usr/bin/time -v",
+                "stderr_tail": (err[:cut] if cut >= 0 else err)[-600:].strip()}
+    p = subprocess.run([sys.executable, "-c", _LAUNCHER, *cmd], capture_output=True, text=True, env=env)
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    res["meter"] = "getrusage(RUSAGE_CHILDREN)"
+    res["stderr_tail"] = p.stderr[-600:].strip()
+    return res
+
+
+def hsrtcp_command() -> tuple[list[str] | None, dict | None, str | None]:
+    """How to run the hsrtcp CLI here, or why it cannot run."""
+    env = dict(os.environ)
+    if importlib.util.find_spec("hsrtcp") is None:
+        env["PYTHONPATH"] = str(ROOT / "python") + os.pathsep + env.get("PYTHONPATH", "")
+        sys.path.insert(0, str(ROOT / "python"))
+    try:
+        spec = importlib.util.find_spec("hsrtcp.cli")
+    except ImportError as exc:
+        return None, None, f"hsrtcp CLI not importable: {exc}"
+    if spec is None:
+        return None, None, "hsrtcp CLI not importable"
+    return [sys.executable, "-m", "hsrtcp"], env, None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--capture", type=Path, default=WORK / "srv.pcap", help="single-capture input")
+    ap.add_argument("--pair", action="store_true", help="two-vantage mode: --client and --server files")
+    ap.add_argument("--client", type=Path, default=WORK / "cli.pcap")
+    ap.add_argument("--server", type=Path, default=WORK / "srv.pcap")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
+    ap.add_argument("--skip", action="append", default=[], choices=["hsrtcp", "tcptrace", "tshark"])
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="runs per tool; the fastest (least disturbed) run is reported")
+    a = ap.parse_args()
+
+    files = [a.client, a.server] if a.pair else [a.capture]
+    if not all(f.exists() for f in files):
+        if all(f.parent == WORK for f in files):
+            print("benchmark capture missing; making it with bench/make_capture.py …")
+            rc = subprocess.run([sys.executable, str(ROOT / "bench" / "make_capture.py")]).returncode
+            if rc != 0:
+                return rc
+        else:
+            print(f"missing input: {[str(f) for f in files if not f.exists()]}", file=sys.stderr)
+            return 2
+    packets = sum(count_records(f) for f in files)
+    warm(files)
+    results: dict = {"mode": "pair" if a.pair else "single", "files": [str(f) for f in files],
+                     "packets": packets, "bytes": sum(f.stat().st_size for f in files),
+                     "host": {"machine": platform.machine(), "cpus": os.cpu_count(),
+                              "kernel": platform.release(), "python": platform.python_version()},
+                     "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "tools": {}}
+
+    def best(cmds: list[list[str]], env: dict | None = None) -> list[dict]:
+        """Run the command list ``--repeat`` times; keep the repetition with the least wall time
+        (on a shared machine the others measure the neighbours, not the tool)."""
+        reps = []
+        for _ in range(max(1, a.repeat)):
+            runs = [measure(c, env) for c in cmds]
+            reps.append(runs)
+            if any(r["rc"] != 0 for r in runs):
+                break
+        walls = [sum(r["wall_s"] for r in runs) for runs in reps]
+        chosen = reps[walls.index(min(walls))]
+        for r in chosen:
+            r["all_walls_s"] = walls
+        return chosen
+
+    def record(name: str, runs: list[dict], cmds: list[list[str]]) -> None:
+        ok = all(r["rc"] == 0 for r in runs)
+        cpu = sum(r["user_s"] + r["sys_s"] for r in runs)
+        wall = sum(r["wall_s"] for r in runs)
+        rss = max((r["max_rss_bytes"] or 0) for r in runs) or None
+        results["tools"][name] = {
+            "ok": ok, "commands": [" ".join(c) for c in cmds], "wall_s": wall,
+            "user_s": sum(r["user_s"] for r in runs), "sys_s": sum(r["sys_s"] for r in runs),
+            "max_rss_bytes": rss, "packets_per_s": packets / wall if ok and wall > 0 else None,
+            "packets_per_cpu_s": packets / cpu if ok and cpu > 0 else None,
+            "walls_of_all_repeats_s": runs[0].get("all_walls_s"),
+            "meter": runs[0]["meter"],
+            "error": None if ok else " | ".join(r["stderr_tail"] for r in runs if r["rc"] != 0)[-800:],
+        }
+
+    with tempfile.TemporaryDirectory(prefix="hsrtcp-bench-") as tmp:
+        if "hsrtcp" not in a.skip:
+            base, env, why = hsrtcp_command()
+            if base is None:
+                results["tools"]["hsrtcp"] = {"ok": False, "skipped": why}
+                print(f"hsrtcp: skipped ({why})")
+            else:
+                out = str(Path(tmp) / "hsrtcp-out")
+                if a.pair:
+                    cmd = base + ["analyze", "--client", str(a.client), "--server", str(a.server),
+                                  "-o", out, "-q", "--no-plot"]
+                else:
+                    cmd = base + ["analyze", str(a.capture), "-o", out, "-q", "--no-plot"]
+                record("hsrtcp", best([cmd], env), [cmd])
+        if "tcptrace" not in a.skip:
+            if shutil.which("tcptrace"):
+                cmds = [["tcptrace", "-n", "-l", "-r", str(f)] for f in files]
+                record("tcptrace", best(cmds), cmds)
+            else:
+                results["tools"]["tcptrace"] = {"ok": False, "skipped": "tcptrace not installed"}
+        if "tshark" not in a.skip:
+            if shutil.which("tshark"):
+                cmds = [["tshark", "-n", "-q", "-z", "conv,tcp", "-r", str(f)] for f in files]
+                record("tshark", best(cmds), cmds)
+            else:
+                results["tools"]["tshark"] = {"ok": False, "skipped": "tshark not installed"}
+
+    tools = results["tools"]
+    ratios = {}
+    h = tools.get("hsrtcp", {})
+    for peer in ("tcptrace", "tshark"):
+        p = tools.get(peer, {})
+        if h.get("packets_per_s") and p.get("packets_per_s"):
+            ratios[f"hsrtcp_over_{peer}_speed"] = h["packets_per_s"] / p["packets_per_s"]
+            ratios[f"hsrtcp_over_{peer}_speed_cpu"] = h["packets_per_cpu_s"] / p["packets_per_cpu_s"]
+        if h.get("ok") and p.get("ok") and h.get("max_rss_bytes") and p.get("max_rss_bytes"):
+            ratios[f"hsrtcp_over_{peer}_memory"] = h["max_rss_bytes"] / p["max_rss_bytes"]
+    results["ratios"] = ratios
+
+    print(f"{results['mode']} mode, {packets:,} packets in {len(files)} file(s), "
+          f"{results['bytes'] / 1e6:.0f} MB")
+    print(f"{'tool':10} {'wall s':>8} {'user s':>8} {'pkts/s':>12} {'pkts/CPU-s':>12} {'peak RSS MB':>12}")
+    for name, t in tools.items():
+        if not t.get("ok"):
+            print(f"{name:10} {'—':>8} {'—':>8} {'—':>12} {'—':>12}  "
+                  f"{t.get('skipped') or 'failed: ' + (t.get('error') or '')[-300:]}")
+            continue
+        rss = f"{t['max_rss_bytes'] / 1e6:.1f}" if t["max_rss_bytes"] else "?"
+        print(f"{name:10} {t['wall_s']:8.2f} {t['user_s']:8.2f} {t['packets_per_s']:12,.0f} "
+              f"{t['packets_per_cpu_s']:12,.0f} {rss:>12}")
+    for k, v in ratios.items():
+        print(f"{k}: {v:.2f}")
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp_out = a.out.with_suffix(".json.tmp")
+    tmp_out.write_text(json.dumps(results, indent=1) + "\n")
+    tmp_out.replace(a.out)
+    print(f"wrote {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
