@@ -461,16 +461,19 @@ class CompiledScenario:
             out_flag = (bw <= OUTAGE_BW_BPS) | (lr >= 1.0)
             for k in range(n_bins):
                 a, b = k * step_s, min((k + 1) * step_s, self.duration_s)
-                ov = np.clip(np.minimum(e, b) - np.maximum(s, a), 0.0, None)
+                # segments are sorted and contiguous: only those between i0 and i1 overlap the bin
+                i0, i1 = int(np.searchsorted(e, a, "right")), int(np.searchsorted(s, b, "left"))
+                sl = slice(i0, i1)
+                ov = np.clip(np.minimum(e[sl], b) - np.maximum(s[sl], a), 0.0, None)
                 m = ov > 0
-                wsum = ov[m].sum()
+                w, bws, dls, lrs = ov[m], bw[sl][m], dl[sl][m], lr[sl][m]
                 rows.append(dict(t=a, path=p, direction=d,
-                                 bw_bps=float((bw[m] * ov[m]).sum() / wsum),
-                                 bw_min_bps=float(bw[m].min()),
-                                 delay_s=float((dl[m] * ov[m]).sum() / wsum),
-                                 delay_max_s=float(dl[m].max()),
-                                 loss_rate=float((lr[m] * ov[m]).sum() / wsum),
-                                 outage=bool(out_flag[m].any())))
+                                 bw_bps=float((bws * w).sum() / w.sum()),
+                                 bw_min_bps=float(bws.min()),
+                                 delay_s=float((dls * w).sum() / w.sum()),
+                                 delay_max_s=float(dls.max()),
+                                 loss_rate=float((lrs * w).sum() / w.sum()),
+                                 outage=bool(out_flag[sl][m].any())))
         return pl.DataFrame(rows).sort(["path", "direction", "t"])
 
     def events(self):
@@ -491,25 +494,25 @@ class CompiledScenario:
 
 def _merge_traces(bw, delay, loss):
     """Overlay three [(duration_ms, value)] run lists into common (start, end, bw, delay, loss)."""
+    import bisect
+
     def edges(runs):
-        t, out = 0, []
+        starts, vals, t = [], [], 0
         for d, v in runs:
-            out.append((t, t + d, v))
+            starts.append(t)
+            vals.append(v)
             t += d
-        return out
+        return starts, vals, t
 
-    eb, ed, el = edges(bw), edges(delay), edges(loss)
-    cuts = sorted({x for seq in (eb, ed, el) for s, e, _ in seq for x in (s, e)})
+    seqs = [edges(r) for r in (bw, delay, loss)]
+    end = min(sq[2] for sq in seqs)
+    cuts = sorted({x for sq in seqs for x in sq[0]} | {end})
     res = []
-
-    def val(seq, t):
-        for s, e, v in seq:
-            if s <= t < e:
-                return v
-        return seq[-1][2]
-
     for a, b in zip(cuts, cuts[1:]):
-        res.append((a, b, val(eb, a), val(ed, a), val(el, a)))
+        if a >= end:
+            break
+        vals = [sq[1][bisect.bisect_right(sq[0], a) - 1] for sq in seqs]
+        res.append((a, b, *vals))
     return res
 
 
