@@ -8,7 +8,10 @@ import sys
 import duckdb
 import polars as pl
 
-from ..conftest import DATA, EXAMPLES
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 def test_analyze_writes_tables_csv_and_plot(tmp_path):
@@ -21,7 +24,7 @@ def test_analyze_writes_tables_csv_and_plot(tmp_path):
     assert (out / "throughput.png").stat().st_size > 10_000
     assert "TCP connections (3" in p.stdout
     # DuckDB reads the Parquet output directly
-    n = duckdb.sql(f"select count(*) from '{out}/flows.parquet'").fetchone()[0]
+    n = duckdb.sql(f"select count(*) from '{out}/flows.parquet'").fetchall()[0][0]
     assert n == 3
     csv = pl.read_csv(out / "flows.csv")
     assert csv["s2c_payload_bytes"].to_list() == pl.read_parquet(out / "flows.parquet")["s2c_payload_bytes"].to_list()

@@ -9,7 +9,9 @@ import pytest
 
 import hsrtcp
 
-from ..conftest import DATA
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 VARIANTS = ["drops_cubic.server.pcap", "drops_cubic.server.be.pcap", "drops_cubic.server.pcap.gz",
             "drops_cubic.server.pcapng", "drops_cubic.server.pcapng.gz"]

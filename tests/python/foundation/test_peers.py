@@ -13,7 +13,9 @@ import pytest
 import hsrtcp
 from hsrtcp.testing import peers
 
-from ..conftest import DATA
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 # Real-kernel fixtures (tests/data/README.md); SLL2 is not readable by tcptrace.
 CAPTURES = [
