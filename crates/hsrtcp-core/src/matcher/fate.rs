@@ -222,11 +222,27 @@ pub fn finalize(log: &mut [Vec<Pkt>; 2], rx_span: [(Nanos, Nanos); 2], tx_span: 
     for d in 0..2 {
         let (rs, re) = rx_span[d];
         let (ts, te) = tx_span[d];
+        // A later transmission that arrived proves the receiver's capture was running when
+        // this one should have arrived (and an earlier arrival that the sender's capture
+        // showed proves the sender's capture was running). Only without such proof do the
+        // capture ends decide, with `margin` for packets still in flight.
+        let last_delivered_tx = log[d].iter().filter(|p| p.fate == Fate::Delivered).map(|p| p.tx_ts).max();
+        let first_delivered_rx = log[d].iter().filter(|p| p.fate == Fate::Delivered).map(|p| p.rx_ts).min();
         for p in log[d].iter_mut() {
             match p.fate {
-                Fate::Lost if p.tx_ts < rs || p.tx_ts > re - margin => p.fate = Fate::Unknown,
+                Fate::Lost => {
+                    let proven = last_delivered_tx.is_some_and(|t| t > p.tx_ts);
+                    if p.tx_ts < rs || (!proven && p.tx_ts > re - margin) {
+                        p.fate = Fate::Unknown;
+                    }
+                }
                 // rx times are on the receiver clock; tx_span is mapped to it by the caller.
-                Fate::SenderMissed if p.rx_ts < ts + margin || p.rx_ts > te => p.fate = Fate::Unknown,
+                Fate::SenderMissed => {
+                    let proven = first_delivered_rx.is_some_and(|t| t < p.rx_ts);
+                    if p.rx_ts > te || (!proven && p.rx_ts < ts + margin) {
+                        p.fate = Fate::Unknown;
+                    }
+                }
                 _ => {}
             }
         }
