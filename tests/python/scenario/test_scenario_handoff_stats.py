@@ -69,9 +69,15 @@ def test_bt_trip_whole_and_cruise_window(scenarios_dir):
         assert r.trip.v_at(900.0) * 3.6 == pytest.approx(300.0, abs=0.5)
         assert r.trip.v_at(5.0) == 0.0
     assert np.mean(n) == pytest.approx(71, rel=0.15)
+    # measured 21.2 s: ~10 % more handoffs than S3 in the slow city sections (scenario.md §3);
+    # S3's own 25.4 s is itself inconsistent with its trip time (A33)
     assert np.mean(means) == pytest.approx(25.4, rel=0.2)
     assert np.mean(cruise) == pytest.approx(12.9, rel=0.12)
-    # inter-system handoffs exactly at the entry and exit of the 129-s hole (462–591 s)
-    r = base.realize()
-    inter = [h.t for h in r.layouts[0].handoffs if h.inter_system]
-    assert inter == pytest.approx([462.0, 591.0])
+    # 6 inter-system handoffs (T3-15), all inside the 129-s hole (462–591 s, T3-11/17): entry
+    # and exit exactly at its edges, with an LTE<->EDGE ping-pong at each edge
+    for seed in (1, 2, 3):
+        r = base.with_overrides(seed=seed).realize()
+        inter = [h.t for h in r.layouts[0].handoffs if h.inter_system]
+        assert len(inter) == 6
+        assert inter[0] == pytest.approx(462.0) and inter[-1] == pytest.approx(591.0)
+        assert all(462.0 <= t <= 591.0 for t in inter)

@@ -178,10 +178,30 @@ def layout_carrier(params: dict, ci: int, trip: Trip, horizon_s: float) -> Carri
             if xpos >= x_e:
                 break
         # back to the LTE cell that serves at the hole's end
+        li_end = int(lte_cell[max(np.searchsorted(lte_t, e, side="right") - 1, 0)])
         if e <= horizon_s:
-            li = np.searchsorted(lte_t, e, side="right") - 1
             t_all.append(e)
-            c_all.append(int(lte_cell[max(li, 0)]))
+            c_all.append(li_end)
+        # inter-system ping-pong at the hole's edges (S3 counts 6 inter-system handoffs in its
+        # hole, T3-15/17): entry LTE->2G->LTE->2G, exit 2G->LTE->2G->LTE, a few seconds apart.
+        # Own stream: the draws do not depend on how much of the hole lies in the window.
+        rp = rng(seed, STREAM_HOLE_LAYOUT, ci, hi, 1)
+        u_in, u_out = rp.uniform(size=2)
+        d = rp.uniform(2.0, 8.0, size=4)
+        in_hole = sorted(t for t, c in zip(t_all, c_all) if s < t < e)
+        first_2g = len(lay.cells) - j if j > 0 else None  # index of the hole's first 2G cell
+        if first_2g is not None:
+            li_start = int(lte_cell[max(np.searchsorted(lte_t, s, side="right") - 1, 0)]) if s > 0 else None
+            nxt = in_hole[0] if in_hole else e
+            if li_start is not None and u_in < h["edge_pingpong_p"] and s + d[0] + d[1] < min(nxt, horizon_s) - 1.0:
+                t_all += [s + d[0], s + d[0] + d[1]]
+                c_all += [li_start, first_2g]
+            prev = in_hole[-1] if in_hole else s
+            last_2g = len(lay.cells) - 1
+            if e <= horizon_s and u_out < h["edge_pingpong_p"] and e - d[2] - d[3] > prev + 1.0 \
+                    and e - d[2] - d[3] > s + d[0] + d[1] + 1.0:
+                t_all += [e - d[2] - d[3], e - d[3]]
+                c_all += [li_end, last_2g]
     order = np.argsort(np.array(t_all), kind="stable")
     # change times are whole milliseconds everywhere (traces, events, radio log use ms)
     ct, cc = _dedupe(np.round(np.array(t_all)[order], 3), np.array(c_all, dtype=int)[order])

@@ -132,6 +132,7 @@ HOLE_DEFAULTS: dict[str, Any] = {
     "loss_down": 0.01,
     "loss_up": 0.01,
     "median_spacing_m": 4000.0,  # 2G cells are large
+    "edge_pingpong_p": 0.5,      # chance of an LTE<->2G ping-pong at the entry and at the exit
 }
 
 AREA_ENTRY_KEYS = {"from_km", "type", "speed_limit_kmh"}
@@ -385,6 +386,7 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
         hh["loss_down"] = _prob(src, wh, "loss_down", hh["loss_down"])
         hh["loss_up"] = _prob(src, wh, "loss_up", hh["loss_up"])
         hh["median_spacing_m"] = _num(src, wh, "median_spacing_m", hh["median_spacing_m"], lo=100.0)
+        hh["edge_pingpong_p"] = _prob(src, wh, "edge_pingpong_p", hh["edge_pingpong_p"])
         if not isinstance(hh["rat"], str) or not hh["rat"]:
             raise _err(src, wh, f"key 'rat' must be a network-type name, got {hh['rat']!r}")
         holes.append(hh)
