@@ -5,6 +5,7 @@ Every heavy import happens inside the command, so ``hsrtcp --help`` stays fast.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -12,6 +13,19 @@ from pathlib import Path
 import click
 
 from hsrtcp.errors import LabError
+
+
+def _lab_errors(fn):
+    """Show a LabError (not root, tool missing, emulator crash…) as a one-line error, exit 3."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except LabError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+    return wrapper
 
 
 def _parse_sysctls(values: tuple[str, ...]) -> dict[str, str]:
@@ -57,6 +71,7 @@ def measure() -> None:
 @click.option("--no-mptcp", is_flag=True, help="Listen with plain TCP (default: MPTCP, which also accepts TCP).")
 @click.option("--sysctl", "sysctls", multiple=True, metavar="KEY=VALUE",
               help="Set a per-namespace net.* sysctl first (root; e.g. net.ipv4.tcp_frto=0).")
+@_lab_errors
 def measure_server(bind, port, out, max_connections, max_duration, max_size, max_udp_rate, max_flows, no_mptcp,
                    sysctls) -> None:
     """Run the measurement server until Ctrl-C."""
@@ -90,6 +105,7 @@ def measure_server(bind, port, out, max_connections, max_duration, max_size, max
 @click.option("--payload", default=1200, show_default=True, type=click.IntRange(16, 1472), help="UDP payload bytes.")
 @click.option("--sysctl", "sysctls", multiple=True, metavar="KEY=VALUE", help="Per-namespace net.* sysctl (root).")
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None, help="Write results JSON here (default stdout).")
+@_lab_errors
 def measure_client(server, port, flow_type, duration, size, count, gap, cc, mptcp, uplink, quickack, rate, payload,
                    sysctls, out) -> None:
     """Ask SERVER[:PORT] for flows and report what arrived."""
@@ -130,6 +146,7 @@ def measure_client(server, port, flow_type, duration, size, count, gap, cc, mptc
               help="Run directory (captures, server TCP_INFO, logs). Default: a new temporary directory.")
 @click.option("--timeout", type=float, default=None, help="Stop the run after this many seconds.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@_lab_errors
 def emulate(scenario, duration, mptcp, sysctls, out, timeout, command) -> None:
     """Run COMMAND on the phone (left) side of an emulated path; the measure server runs on the
     server (right) side and HSRTCP_SERVER=host:port says where. Example:
@@ -164,6 +181,7 @@ def emulate(scenario, duration, mptcp, sysctls, out, timeout, command) -> None:
 @click.option("--out", "-o", "out", type=click.Path(file_okay=False), help="Runs directory (required unless --list).")
 @click.option("--no-progress", is_flag=True, help="No progress bar (for logs).")
 @click.option("--list", "list_only", is_flag=True, help="Only list the runs it would do.")
+@_lab_errors
 def campaign(campaign_file, out, no_progress, list_only) -> None:
     """Run a campaign: scenarios × congestion controls × flow types × repetitions, one bundle
     per run in OUT/<run_id>/ (format: docs/formats/bundle.md)."""

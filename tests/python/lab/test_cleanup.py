@@ -41,13 +41,14 @@ def test_zero_bandwidth_is_refused(tmp_path):
         rattan.validate_config(rattan.load_config(cfg), cfg)
 
 
-def test_without_root_the_lab_refuses(tmp_path, monkeypatch):
+def test_without_root_the_lab_refuses(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     with pytest.raises(LabError, match="needs root"):
         emulate.run(tmp_path / "x.toml", tmp_path / "run", {"kind": "command", "argv": ["true"]})
     from hsrtcp.cli import main
 
-    assert main(["emulate", "-s", __file__, "--", "true"]) != 0
+    assert main(["emulate", "-s", __file__, "--", "true"]) == 3
+    assert "the lab needs root" in capsys.readouterr().err
 
 
 @pytest.mark.netns
