@@ -102,9 +102,12 @@ def analyze_one(path: str | os.PathLike, *, vantage: str | None = None, index: i
     return _frames(ipc)
 
 
-def analyze(paths: str | os.PathLike | Iterable[str | os.PathLike], *,
+def analyze(paths: str | os.PathLike | Iterable[str | os.PathLike] | None = None, *,
             vantage: str | Sequence[str | None] | None = None, workers: int | None = None,
-            progress: bool | Callable[[int, int], None] = False) -> Dataset:
+            progress: bool | Callable[[int, int], None] = False,
+            client: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
+            server: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
+            window_s: float = 30.0) -> Dataset:
     """Analyze capture files (pcap / pcapng, plain or gzip) and return a :class:`Dataset`.
 
     Each capture is analyzed on its own (single vantage); several captures run in
@@ -118,6 +121,13 @@ def analyze(paths: str | os.PathLike | Iterable[str | os.PathLike], *,
     vantage: "client" or "server" for all captures, or one entry per capture.
     workers: parallel captures (default: number of CPUs, at most the number of captures).
     progress: True for a progress bar of bytes read, or a callback ``(done, total)``.
+    client, server: phone-side and server-side captures of the same connections, one or
+        several (paired by order). Each pair also goes through the two-vantage matcher
+        (:mod:`hsrtcp.pair`): ``flows`` then hold rows with vantage ``matched`` carrying p_d,
+        p_a, ack_burst_loss, q, one-way delays, clock offset, spurious-timeout causes …, and
+        the single-capture rows of each file, unchanged. A positional path that is a run
+        bundle directory (docs/formats/bundle.md) is analyzed as its pair(s).
+    window_s: how long the matcher waits for a packet's twin in the other capture.
 
     Examples
     --------
@@ -126,7 +136,24 @@ def analyze(paths: str | os.PathLike | Iterable[str | os.PathLike], *,
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    paths = [Path(p) for p in paths]
+    paths = [Path(p) for p in (paths or [])]
+    pairs = _pairs(client, server)
+    from hsrtcp.pair import bundle_pairs, is_bundle
+
+    for p in [p for p in paths if is_bundle(p)]:
+        pairs += bundle_pairs(p)
+    bundles = [p for p in paths if is_bundle(p)]
+    if bundles:
+        if vantage is not None and not isinstance(vantage, str):
+            vantage = [v for p, v in zip(paths, vantage) if p not in bundles]
+        paths = [p for p in paths if p not in bundles]
+    if pairs:
+        from hsrtcp.pair import analyze_pairs
+
+        if progress is True:
+            progress = False  # the pair path reports no byte progress yet
+        return analyze_pairs(pairs, window_s=window_s, singles=paths, single_vantage=vantage,
+                             workers=workers)
     if not paths:
         raise InputError("no capture files given")
     for p in paths:
@@ -173,6 +200,22 @@ def analyze(paths: str | os.PathLike | Iterable[str | os.PathLike], *,
         if bar is not None:
             bar.close()
     return Dataset(**{t: pl.concat([r[t] for r in results], how="vertical") for t in TABLES})
+
+
+def _pairs(client, server) -> list[tuple[Path, Path]]:
+    """Client and server captures paired by order."""
+    def as_list(x):
+        if x is None:
+            return []
+        if isinstance(x, (str, os.PathLike)):
+            return [Path(x)]
+        return [Path(p) for p in x]
+
+    c, s = as_list(client), as_list(server)
+    if len(c) != len(s):
+        raise InputError(f"two-vantage analysis pairs client and server captures by order: got "
+                         f"{len(c)} client and {len(s)} server capture(s)")
+    return list(zip(c, s))
 
 
 def schemas() -> dict[str, list[tuple[str, str, str]]]:

@@ -10,7 +10,8 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 def _run(captures: list[Path], vantages: list[str | None], out: Path, csv: bool, plot: bool,
-         workers: int | None, quiet: bool) -> int:
+         workers: int | None, quiet: bool, client: list[Path] | None = None,
+         server: list[Path] | None = None, window_s: float = 30.0) -> int:
     from rich.console import Console
 
     import hsrtcp
@@ -18,7 +19,8 @@ def _run(captures: list[Path], vantages: list[str | None], out: Path, csv: bool,
     from hsrtcp.report.throughput import plot_throughput
 
     console = Console(stderr=False)
-    ds = hsrtcp.analyze(captures, vantage=vantages, workers=workers, progress=not quiet)
+    ds = hsrtcp.analyze(captures, vantage=vantages, workers=workers, progress=not quiet,
+                        client=client or None, server=server or None, window_s=window_s)
     written = ds.write(out, csv=csv)
     if plot:
         png = plot_throughput(ds.flows, ds.series, out / "throughput.png")
@@ -41,23 +43,46 @@ def _run(captures: list[Path], vantages: list[str | None], out: Path, csv: bool,
               help="a capture taken at the server side")
 @click.option("--vantage", type=click.Choice(["client", "server"]),
               help="vantage of the positional CAPTURES")
+@click.option("--window", "window_s", type=float, default=30.0, show_default=True,
+              help="two-vantage matching: seconds a packet waits for its twin in the other capture")
 @click.option("--csv", is_flag=True, help="also write CSV next to Parquet")
 @click.option("--plot/--no-plot", default=True, show_default=True, help="write throughput.png")
 @click.option("-j", "--workers", type=int, help="captures analyzed in parallel (default: CPUs)")
 @click.option("-q", "--quiet", is_flag=True, help="no progress bar and no summary")
-def analyze(captures, out, client, server, vantage, csv, plot, workers, quiet):
+def analyze(captures, out, client, server, vantage, window_s, csv, plot, workers, quiet):
     """Analyze capture files (pcap/pcapng, plain or .gz) into flows, events and series tables.
+
+    --client and --server captures are paired by order (the first --client with the first
+    --server, ...) and also analyzed together: flows then carry rows with vantage "matched"
+    (data and ACK loss p_d / p_a, ACK burst loss, q, one-way delays, clock offset, spurious
+    timeouts with their cause). A CAPTURE that is a run-bundle directory is analyzed as its
+    phone/server pair.
 
     \b
     Examples:
       hsrtcp analyze trace.pcap -o out
       hsrtcp analyze --client phone.pcap --server server.pcap -o out
+      hsrtcp analyze --client a.phone.pcap --server a.server.pcap \\
+                     --client b.phone.pcap --server b.server.pcap -o out
+      hsrtcp analyze RUNS/run-0001 -o out
     """
-    files = list(captures) + list(client) + list(server)
-    if not files:
+    if not (captures or client or server):
         raise click.UsageError("give at least one capture (CAPTURE, --client or --server)")
-    vantages = [vantage] * len(captures) + ["client"] * len(client) + ["server"] * len(server)
-    raise SystemExit(_run(files, vantages, out, csv, plot, workers, quiet))
+    if len(client) != len(server):
+        raise click.UsageError(f"--client and --server are paired by order: got {len(client)} "
+                               f"--client and {len(server)} --server")
+    if window_s <= 0:
+        raise click.UsageError("--window must be positive")
+    for p in captures:
+        if p.is_dir():
+            from hsrtcp.pair import is_bundle
+
+            if not is_bundle(p):
+                raise click.UsageError(f"{p}: a directory that is not a run bundle "
+                                       f"(no capture/server.pcap or client.pcap + server.pcap)")
+    vantages = [vantage] * len(captures)
+    raise SystemExit(_run(list(captures), vantages, out, csv, plot, workers, quiet,
+                          list(client), list(server), window_s))
 
 
 @click.command()
@@ -71,4 +96,4 @@ def demo(out):
         if not f.exists():
             raise click.ClickException(f"bundled example missing: {f}")
     click.echo(f"hsrtcp demo: analyzing {client.name} (phone side) and {server.name} (server side)")
-    raise SystemExit(_run([client, server], ["client", "server"], out, True, True, None, False))
+    raise SystemExit(_run([], [], out, True, True, None, False, [client], [server]))
