@@ -49,6 +49,27 @@ pub struct ConnBase {
     pub half: [Half; 2],
     pub first_ts: Nanos,
     pub last_ts: Nanos,
+    /// Where the capture was taken, when the caller knows it (CaptureInfo.vantage). The
+    /// engine infers it from the handshake or timestamp echoes when this is `None`.
+    pub vantage: Option<Vantage>,
+}
+
+/// The host a capture was taken on (or next to).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vantage {
+    Client,
+    Server,
+}
+
+impl Vantage {
+    /// "client" / "server" (anything else: `None`).
+    pub fn parse(s: &str) -> Option<Vantage> {
+        match s {
+            "client" => Some(Vantage::Client),
+            "server" => Some(Vantage::Server),
+            _ => None,
+        }
+    }
 }
 
 impl ConnBase {
@@ -174,6 +195,7 @@ impl Connection {
                 half: [Half::default(), Half::default()],
                 first_ts: seg.ts,
                 last_ts: seg.ts,
+                vantage: None,
             },
             engine: Engine::default(),
             events: Vec::new(),

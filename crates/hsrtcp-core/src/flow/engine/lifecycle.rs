@@ -1,0 +1,127 @@
+//! Connection life cycle from one capture: establishment (M18, analyzers.md §3.11), SYN /
+//! SYN-ACK / FIN retransmissions, closure (M19, A10), transmission interruption (M20, A11),
+//! suspensions (M24 without the handoff association, which needs the radio log), and which
+//! host the capture sits next to.
+
+use crate::flow::event::{Dir, Event};
+use crate::flow::seq::seq_diff;
+use crate::wire::{Nanos, Segment};
+
+/// Suspension threshold floor (targets.md A12: 200 ms) ...
+pub const SUSPENSION_MIN: Nanos = 200_000_000;
+/// ... raised to this many smoothed RTTs on long-RTT paths, where a silence of one RTT is
+/// normal ACK clocking, not a suspension.
+pub const SUSPENSION_RTTS: i64 = 2;
+/// A11: an application gives up when nothing is delivered for 60 s; a connection silent for
+/// this long before the end of the capture with data unacknowledged is interrupted.
+pub const GIVE_UP: Nanos = 60_000_000_000;
+
+#[derive(Default)]
+pub struct Lifecycle {
+    pub first_syn: Option<Nanos>,
+    /// Latest SYN before the first SYN-ACK (the one the SYN-ACK answers).
+    pub last_syn: Option<Nanos>,
+    pub first_synack: Option<Nanos>,
+    synack_seq: Option<u32>,
+    pub synacks_same_seq: u32,
+    pub handshake_ack: Option<Nanos>,
+    pub refused: bool,
+    fin_seq: [Option<u32>; 2],
+    pub fin_retx: [u32; 2],
+    pub first_fin: Option<(Nanos, Dir)>,
+    pub first_rst: Option<(Nanos, Dir)>,
+    pub last_pkt: Option<Nanos>,
+    pub suspensions: u64,
+    pub suspensions_stalled: u64,
+    pub suspension_total: Nanos,
+    pub suspension_max: Nanos,
+}
+
+/// What the handshake told, when it completed at this segment.
+pub struct HandshakeDone {
+    /// SYN → SYN-ACK and SYN-ACK → ACK at the capture point.
+    pub syn_to_synack: Nanos,
+    pub synack_to_ack: Nanos,
+}
+
+impl Lifecycle {
+    pub fn on_segment(&mut self, seg: &Segment, dir: Dir) -> Option<HandshakeDone> {
+        let f = seg.flags;
+        let ts = seg.ts;
+        if f.rst() && self.first_rst.is_none() {
+            self.first_rst = Some((ts, dir));
+            if self.handshake_ack.is_none() && self.first_syn.is_some() {
+                self.refused = true;
+            }
+        }
+        if f.syn() && !f.ack() && dir == Dir::C2S {
+            self.first_syn.get_or_insert(ts);
+            if self.first_synack.is_none() {
+                self.last_syn = Some(ts);
+            }
+        } else if f.syn() && f.ack() && dir == Dir::S2C {
+            match self.synack_seq {
+                None => {
+                    self.synack_seq = Some(seg.seq);
+                    self.first_synack = Some(ts);
+                }
+                Some(s) if s == seg.seq => self.synacks_same_seq += 1,
+                _ => {}
+            }
+        } else if dir == Dir::C2S && f.ack() && !f.syn() && self.handshake_ack.is_none() {
+            if let (Some(s), Some(t_sa)) = (self.synack_seq, self.first_synack) {
+                if seq_diff(seg.ack, s) >= 1 {
+                    self.handshake_ack = Some(ts);
+                    if let Some(t_syn) = self.last_syn {
+                        return Some(HandshakeDone { syn_to_synack: t_sa - t_syn, synack_to_ack: ts - t_sa });
+                    }
+                }
+            }
+        }
+        if f.fin() {
+            let i = dir.idx();
+            match self.fin_seq[i] {
+                None => {
+                    self.fin_seq[i] = Some(seg.seq.wrapping_add(seg.payload_len));
+                    if self.first_fin.is_none() {
+                        self.first_fin = Some((ts, dir));
+                    }
+                }
+                // same FIN position again: a FIN retransmission
+                Some(s) if s == seg.seq.wrapping_add(seg.payload_len) => self.fin_retx[i] += 1,
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Called before a segment is processed: a silence longer than the threshold in both
+    /// directions is a suspension (`stalled` when data was outstanding at its start).
+    pub fn gap(&mut self, ts: Nanos, srtt: Option<Nanos>, stalled: bool, ev: &mut Vec<Event>) {
+        if let Some(prev) = self.last_pkt {
+            let thr = SUSPENSION_MIN.max(srtt.unwrap_or(0) * SUSPENSION_RTTS);
+            if ts - prev > thr {
+                let d = ts - prev;
+                self.suspensions += 1;
+                if stalled {
+                    self.suspensions_stalled += 1;
+                }
+                self.suspension_total += d;
+                self.suspension_max = self.suspension_max.max(d);
+                let mut e = Event::new("suspension", prev);
+                e.ts_end = Some(ts);
+                e.class = Some(if stalled { "stalled" } else { "idle" });
+                e.value = Some(thr as f64 * 1e-9);
+                ev.push(e);
+            }
+        }
+        if self.last_pkt.map_or(true, |p| ts > p) {
+            self.last_pkt = Some(ts);
+        }
+    }
+
+    /// M18 from this capture: first SYN → the ACK completing the handshake.
+    pub fn establishment(&self) -> Option<Nanos> {
+        Some(self.handshake_ack? - self.first_syn?)
+    }
+}

@@ -1,0 +1,642 @@
+//! One direction of data and the ACKs that answer it: retransmission classification
+//! (analyzers.md §3.4), reordering and network duplicates told apart from retransmissions
+//! (Tstat's out-of-sequence taxonomy, with the flow's own RTT/TSval/IP-ID instead of WAN
+//! floors), DupACKs (M15), bytes in flight (M17), RTT by ACK matching with Karn's rule (M7),
+//! timeout sequences (M10) and the sender-side spurious tests (D-SACK, Eifel; M12/M13/M16).
+//!
+//! Vantage matters (analyzers.md §3): `near_sender` says whether the capture sits at this
+//! direction's sender (`Some(true)`), at its receiver (`Some(false)`), or is unknown.
+
+use crate::flow::event::{Dir, Event};
+use crate::flow::seq::seq_lt;
+use crate::wire::Nanos;
+
+use super::rtt::RttBook;
+use super::series::Bins;
+use super::spurious::{dsack, RecentRetx, RecentRing};
+use super::store::{Overlap, Prior, Store};
+use super::timeout::{EpisodeMark, Recovery, RecoveryKind, TimeoutSeq};
+use super::window::WindowStats;
+
+/// Share of a fixed RTO estimate a silence must reach before a retransmission is taken as
+/// timer-driven. RFC 6298 RTOs are never below SRTT + 4·RTTVAR (Linux adds a 200 ms floor),
+/// so 3/4 of it keeps margin for estimator noise at every RTT scale.
+const RTO_FRACTION_NUM: i64 = 3;
+const RTO_FRACTION_DEN: i64 = 4;
+/// Before any RTT sample exists: Linux's minimum RTO (the only scale available).
+const RTO_THRESHOLD_NO_RTT: Nanos = 200_000_000;
+
+/// Retransmission classes (events.class of kind `retransmission`, docs/formats/events.md).
+pub const FAST: &str = "fast";
+pub const SACK_REFILL: &str = "sack_refill";
+pub const RTO: &str = "rto";
+pub const TLP: &str = "tlp";
+pub const UNCLASSIFIED: &str = "unclassified";
+
+/// What the engine needs from the rest of the connection when handling one segment.
+pub struct Ctx<'a> {
+    pub first_ts: Nanos,
+    pub near_sender: Option<bool>,
+    pub sack: bool,
+    /// Segment size used to turn bytes into packets (MSS, or the largest payload seen).
+    pub mss: i64,
+    pub dir: Dir,
+    /// Window scale shift of this direction's receiver (0 when unknown).
+    pub peer_shift: u8,
+    pub rtt: &'a mut RttBook,
+    pub ev: &'a mut Vec<Event>,
+}
+
+#[derive(Default)]
+pub struct Counts {
+    pub data_segments: u64,
+    pub retransmissions: u64,
+    pub retransmitted_bytes: u64,
+    pub fast: u64,
+    pub sack_refill: u64,
+    pub rto: u64,
+    pub tlp: u64,
+    pub unclassified: u64,
+    pub reordering: u64,
+    pub network_duplicates: u64,
+    pub zero_window_probes: u64,
+    /// Retransmissions whose bytes had all been seen (receiver) or D-SACKed (sender).
+    pub unnecessary: u64,
+    pub pure_acks: u64,
+    pub dupacks: u64,
+    pub dsack_blocks: u64,
+    pub acked_bytes: u64,
+    pub advancing_acks_ca: u64,
+    pub acked_bytes_ca: u64,
+    pub timeout_sequences: u64,
+    pub timeouts: u64,
+    pub timeout_retransmissions: u64,
+    pub timeout_repeated: u64,
+    pub timeout_finished: u64,
+    pub timeout_duration_sum: f64,
+    pub timeout_duration_max: f64,
+    pub rto_first_sum: f64,
+    pub spurious_timeouts: u64,
+    pub spurious_receiver: u64,
+    pub spurious_dsack: u64,
+    pub spurious_eifel: u64,
+    /// M13 numerator: retransmitted segments of spurious RTO episodes.
+    pub spurious_rto_segments: u64,
+    pub rto_bias_sum: f64,
+    pub rto_bias_n: u64,
+    pub bif_max: u64,
+    pub bif_sum: f64,
+    pub bif_n: u64,
+}
+
+/// Receiver-side spurious-timeout episode: duplicates of RTO type arriving back to back.
+struct RxSpurious {
+    start: Nanos,
+    last: Nanos,
+    seq_start: i64,
+    seq_end: i64,
+    segments: u32,
+}
+
+#[derive(Default)]
+pub struct Stream {
+    pub store: Store,
+    pub started: bool,
+    /// Highest payload byte seen + 1.
+    pub nxt: i64,
+    /// Highest cumulative ACK from the peer.
+    pub una: i64,
+    pub ack_seen: bool,
+    last_ack_ts: Nanos,
+    last_advance_ts: Nanos,
+    last_ack_window: u16,
+    dupacks_since_advance: u32,
+    last_dupack_ts: Option<Nanos>,
+    /// Highest right edge SACKed by the peer (meaningful above una).
+    sack_high: i64,
+    /// Latest retransmission (Karn's "intervening transmission" rule).
+    last_retx_ts: Nanos,
+    tlp_since_advance: bool,
+    max_tsval: Option<u32>,
+    max_ip_id: Option<u16>,
+    ipid_inc: u32,
+    ipid_other: u32,
+    fr: Option<Recovery>,
+    rto_ep: Option<Recovery>,
+    tseq: Option<TimeoutSeq>,
+    episodes: u32,
+    marks: [EpisodeMark; 4],
+    recent: RecentRing,
+    rx_spur: Option<RxSpurious>,
+    pub win: WindowStats,
+    pub bins: Bins,
+    pub c: Counts,
+    /// Largest payload seen (MSS fallback).
+    pub max_payload: u32,
+}
+
+impl Stream {
+    fn rto_threshold(rtt: &RttBook) -> Nanos {
+        match rtt.est.rto() {
+            Some(r) => r * RTO_FRACTION_NUM / RTO_FRACTION_DEN,
+            None => RTO_THRESHOLD_NO_RTT,
+        }
+    }
+
+    /// Bytes sent and not cumulatively acknowledged (M17), if both are known.
+    pub fn in_flight(&self) -> Option<u64> {
+        (self.started && self.ack_seen).then(|| (self.nxt - self.una).max(0) as u64)
+    }
+
+    pub fn una_opt(&self) -> Option<i64> {
+        self.ack_seen.then_some(self.una)
+    }
+
+    fn mark(&mut self, id: u32) -> &mut EpisodeMark {
+        &mut self.marks[id as usize % self.marks.len()]
+    }
+
+    fn ipid_monotone(&self) -> bool {
+        self.ipid_inc >= 8 && self.ipid_inc >= 9 * self.ipid_other
+    }
+
+    /// A data segment [s, e) of this direction (payload only).
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_data(&mut self, x: &mut Ctx, s: i64, e: i64, ts: Nanos, tsval: Option<u32>, ip_id: Option<u16>, peer_zero_window: bool) {
+        let len = e - s;
+        self.c.data_segments += 1;
+        self.max_payload = self.max_payload.max(len as u32);
+        if !self.started {
+            self.started = true;
+            self.nxt = e;
+            self.store.add(s, e, ts, tsval.unwrap_or(0), ip_id, false);
+            self.note_order(tsval, ip_id);
+            return;
+        }
+        // Zero-window probe (RFC 9293 §3.8.6.1): ≤ 1 byte against a closed window.
+        if peer_zero_window && len <= 1 {
+            self.c.zero_window_probes += 1;
+            if e > self.nxt {
+                self.nxt = e;
+            }
+            return;
+        }
+        let merge = x.near_sender != Some(true);
+        let (kind, prior) = if self.ack_seen && e <= self.una {
+            // wholly below the cumulative ACK: a repeat of acknowledged bytes
+            (Overlap::Repeat, Prior { first_ts: ts, last_ts: ts, ..Default::default() })
+        } else {
+            let s2 = if self.ack_seen { s.max(self.una) } else { s };
+            self.store.add(s2, e, ts, tsval.unwrap_or(0), ip_id, merge)
+        };
+        if let Overlap::New { .. } = kind {
+            self.nxt = e;
+            self.note_order(tsval, ip_id);
+            self.close_rx_spurious(x);
+            let una = self.una_opt();
+            let q = 1i64 << x.peer_shift;
+            self.win.on_new_data(s, e, una, q, x.mss, ts, x.dir, x.ev);
+            return;
+        }
+        if e > self.nxt {
+            self.nxt = e;
+        }
+        match kind {
+            Overlap::Repeat => {
+                let same_copy = prior.same_start_ip_id.is_some()
+                    && prior.same_start_ip_id == ip_id
+                    && (tsval.is_none() || prior.same_start_tsval == tsval);
+                if same_copy {
+                    self.c.network_duplicates += 1;
+                    let mut ev = Event::new("duplicate", ts);
+                    ev.class = Some("network");
+                    ev.dir = Some(x.dir);
+                    ev.seq_start = Some(s);
+                    ev.seq_end = Some(e);
+                    x.ev.push(ev);
+                    return;
+                }
+            }
+            Overlap::Fill => {
+                if self.is_reordering(x, ts, tsval, ip_id, &prior) {
+                    self.c.reordering += 1;
+                    let mut ev = Event::new("reordering", ts);
+                    ev.dir = Some(x.dir);
+                    ev.seq_start = Some(s);
+                    ev.seq_end = Some(e);
+                    ev.value = prior.hole_seen_ts.map(|h| (ts - h) as f64 * 1e-9);
+                    x.ev.push(ev);
+                    self.close_rx_spurious(x);
+                    return;
+                }
+            }
+            _ => {}
+        }
+        self.retransmission(x, s, e, ts, tsval, kind, &prior);
+    }
+
+    /// Keep the highest TSval / IP ID of in-order data and whether IP IDs count up.
+    fn note_order(&mut self, tsval: Option<u32>, ip_id: Option<u16>) {
+        if let Some(v) = tsval {
+            if self.max_tsval.map_or(true, |m| seq_lt(m, v) || m == v) {
+                self.max_tsval = Some(v);
+            }
+        }
+        if let Some(id) = ip_id {
+            if let Some(m) = self.max_ip_id {
+                let d = id.wrapping_sub(m) as i16;
+                if d > 0 && d < 64 {
+                    self.ipid_inc += 1;
+                } else {
+                    self.ipid_other += 1;
+                }
+                if d > 0 {
+                    self.max_ip_id = Some(id);
+                }
+            } else {
+                self.max_ip_id = Some(id);
+            }
+        }
+    }
+
+    /// A hole fill is reordering (sent before data that overtook it), not a retransmission,
+    /// when its TSval is older than the newest in-order data, or (no timestamps) its IP ID is
+    /// older on a sender whose IDs count up, or (neither) it came less than half the path's
+    /// minimum RTT after the hole appeared — a retransmission needs at least one RTT.
+    fn is_reordering(&self, x: &Ctx, ts: Nanos, tsval: Option<u32>, ip_id: Option<u16>, prior: &Prior) -> bool {
+        if let (Some(v), Some(m)) = (tsval, self.max_tsval) {
+            if seq_lt(v, m) {
+                return true;
+            }
+            if v != m {
+                return false;
+            }
+        }
+        if let (Some(id), Some(m), true) = (ip_id, self.max_ip_id, self.ipid_monotone()) {
+            return (id.wrapping_sub(m) as i16) < 0;
+        }
+        match (x.rtt.est.min, prior.hole_seen_ts) {
+            (Some(min), Some(h)) => ts - h < min / 2,
+            _ => false,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn retransmission(&mut self, x: &mut Ctx, s: i64, e: i64, ts: Nanos, tsval: Option<u32>, kind: Overlap, prior: &Prior) {
+        let class = match x.near_sender {
+            Some(true) => self.sender_class(x, s, e, ts, tsval, prior),
+            Some(false) => self.receiver_class(x, s, ts),
+            None => UNCLASSIFIED,
+        };
+        self.c.retransmissions += 1;
+        self.c.retransmitted_bytes += (e - s) as u64;
+        match class {
+            FAST => self.c.fast += 1,
+            SACK_REFILL => self.c.sack_refill += 1,
+            RTO => self.c.rto += 1,
+            TLP => self.c.tlp += 1,
+            _ => self.c.unclassified += 1,
+        }
+        self.last_retx_ts = ts;
+        self.bins.at(x.first_ts, ts).retransmissions += 1;
+        let episode = if class == RTO { self.rto_ep.map(|r| r.id) } else { None };
+        self.recent.push(RecentRetx { start: s, end: e, ts, class, episode, attributed: false });
+        let mut ev = Event::new("retransmission", ts);
+        ev.class = Some(class);
+        ev.dir = Some(x.dir);
+        ev.seq_start = Some(s);
+        ev.seq_end = Some(e);
+        // time since these bytes were last seen (tcptrace "retr time")
+        ev.value = Some((ts - prior.last_ts) as f64 * 1e-9);
+        if kind == Overlap::Repeat {
+            ev.cause = Some("duplicate");
+        } else if kind == Overlap::Fill {
+            ev.cause = Some("hole_fill");
+        }
+        x.ev.push(ev);
+        if x.near_sender == Some(false) && kind == Overlap::Repeat {
+            self.c.unnecessary += 1;
+            if class == RTO || class == TLP {
+                match self.rx_spur.as_mut() {
+                    Some(r) => {
+                        r.segments += 1;
+                        r.last = ts;
+                        r.seq_start = r.seq_start.min(s);
+                        r.seq_end = r.seq_end.max(e);
+                    }
+                    None => {
+                        self.rx_spur = Some(RxSpurious { start: ts, last: ts, seq_start: s, seq_end: e, segments: 1 })
+                    }
+                }
+            } else {
+                let mut ev = Event::new("spurious_retransmission", ts);
+                ev.class = Some("receiver");
+                ev.cause = Some(class);
+                ev.dir = Some(x.dir);
+                ev.seq_start = Some(s);
+                ev.seq_end = Some(e);
+                x.ev.push(ev);
+            }
+        }
+    }
+
+    /// Sender vantage (analyzers.md §3.4): inside an RTO episode everything is RTO recovery;
+    /// DupACK/SACK evidence answered within the RTO scale is a fast retransmit (the first of
+    /// an episode) or a SACK hole refill; a lone re-send of the highest segment with more
+    /// outstanding and no loss evidence is a tail-loss probe; everything else is an RTO.
+    fn sender_class(&mut self, x: &mut Ctx, s: i64, e: i64, ts: Nanos, tsval: Option<u32>, prior: &Prior) -> &'static str {
+        let idle = if self.ack_seen { ts - self.last_ack_ts } else { Nanos::MAX };
+        let thr = Self::rto_threshold(x.rtt);
+        if let Some(ep) = self.rto_ep {
+            if let Some(t) = self.tseq.as_mut() {
+                if ep.id == t.id {
+                    t.retransmissions += 1;
+                    t.last_retx = ts;
+                    if !t.ack_seen_after {
+                        t.retx_before_ack += 1;
+                    }
+                    if s <= t.seg_start && e > t.seg_start {
+                        // the timed-out segment again: one more (backed-off) timeout
+                        t.timeouts += 1;
+                        t.repeated += 1;
+                    }
+                }
+            }
+            return RTO;
+        }
+        let evidence = self.dupacks_since_advance > 0 || (self.sack_high > s && self.sack_high > self.una);
+        if idle < thr && (evidence || self.fr.is_some()) {
+            return match self.fr {
+                None => {
+                    self.episodes += 1;
+                    self.fr = Some(Recovery { kind: RecoveryKind::Fast, point: self.nxt, id: self.episodes });
+                    FAST
+                }
+                Some(_) if x.sack && s > self.una => SACK_REFILL,
+                Some(_) => FAST,
+            };
+        }
+        if !evidence && e >= self.nxt && s > self.una && !self.tlp_since_advance {
+            self.tlp_since_advance = true;
+            return TLP;
+        }
+        // RTO: open the episode and its timeout sequence
+        self.fr = None;
+        self.episodes += 1;
+        let id = self.episodes;
+        self.rto_ep = Some(Recovery { kind: RecoveryKind::Rto, point: self.nxt, id });
+        let armed = prior.last_ts.max(if self.ack_seen { self.last_advance_ts } else { prior.last_ts });
+        self.tseq = Some(TimeoutSeq {
+            id,
+            armed,
+            first_retx: ts,
+            first_tsval: tsval,
+            seg_start: s,
+            seg_end: e,
+            timeouts: 1,
+            retransmissions: 1,
+            retx_before_ack: 1,
+            ack_seen_after: false,
+            repeated: 0,
+            last_retx: ts,
+        });
+        *self.mark(id) = EpisodeMark { id, first_retx: ts, retx_before_ack: 1, ..Default::default() };
+        RTO
+    }
+
+    /// Receiver vantage: the receiver's own DupACKs (or SACKs above the bytes) shortly before
+    /// mean the sender recovered fast; without them the sender's timer fired.
+    fn receiver_class(&mut self, x: &mut Ctx, s: i64, ts: Nanos) -> &'static str {
+        let window = x.rtt.est.srtt.map(|r| 2 * r.max(1));
+        let recent_dupack = match (self.last_dupack_ts, window) {
+            (Some(t), Some(w)) => ts - t <= w,
+            (Some(_), None) => self.dupacks_since_advance > 0,
+            _ => false,
+        };
+        let sacked_above = self.sack_high > s && self.sack_high > self.una;
+        if recent_dupack || sacked_above || self.dupacks_since_advance > 0 {
+            if x.sack && s > self.una {
+                SACK_REFILL
+            } else {
+                FAST
+            }
+        } else {
+            RTO
+        }
+    }
+
+    fn close_rx_spurious(&mut self, x: &mut Ctx) {
+        if let Some(r) = self.rx_spur.take() {
+            self.c.spurious_timeouts += 1;
+            self.c.spurious_receiver += 1;
+            self.c.spurious_rto_segments += r.segments as u64;
+            let mut ev = Event::new("spurious_timeout", r.start);
+            ev.class = Some("receiver");
+            ev.dir = Some(x.dir);
+            ev.ts_end = Some(r.last);
+            ev.seq_start = Some(r.seq_start);
+            ev.seq_end = Some(r.seq_end);
+            ev.count = Some(r.segments as u64);
+            x.ev.push(ev);
+        }
+    }
+
+    /// An ACK from the peer. `pure`: no payload, no SYN/FIN/RST. `sack`: relative SACK blocks.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_ack(&mut self, x: &mut Ctx, a: i64, ts: Nanos, window: u16, shift: Option<u8>, pure: bool, sack: &[(i64, i64)], tsecr: Option<u32>) {
+        if let Some(w) = self.win.on_window(window, shift, ts, x.dir, x.ev) {
+            self.bins.awnd(x.first_ts, ts, w);
+        }
+        if !self.ack_seen {
+            self.ack_seen = true;
+            self.una = a;
+            self.last_ack_ts = ts;
+            self.last_advance_ts = ts;
+            self.last_ack_window = window;
+            if self.started {
+                self.store.prune_below(a);
+            }
+            return;
+        }
+        if pure {
+            self.c.pure_acks += 1;
+        }
+        if let Some(t) = self.tseq.as_mut() {
+            t.ack_seen_after = true;
+            let id = t.id;
+            let n = t.retx_before_ack;
+            self.mark(id).retx_before_ack = n;
+        }
+        for &(l, r) in sack.iter() {
+            if r > self.sack_high && l >= a {
+                self.sack_high = r;
+            }
+        }
+        if let Some((l, r)) = dsack(sack, a) {
+            self.c.dsack_blocks += 1;
+            self.on_dsack(x, l, r, ts);
+        }
+        if a > self.una {
+            let adv = a - self.una;
+            self.c.acked_bytes += adv as u64;
+            if self.fr.is_none() && self.rto_ep.is_none() {
+                self.c.advancing_acks_ca += 1;
+                self.c.acked_bytes_ca += adv as u64;
+            }
+            self.bins.at(x.first_ts, ts).goodput += adv as u64;
+            if x.near_sender == Some(true) {
+                // Karn (M7): only never-repeated bytes, and nothing re-sent after them
+                if let Some(rec) = self.store.last_covered(a) {
+                    if rec.tx == 1 && !rec.filled && rec.first_ts > self.last_retx_ts && ts >= rec.first_ts {
+                        let rtt = ts - rec.first_ts;
+                        x.rtt.sample("ack", x.dir, ts, rtt, Some((&mut self.bins, x.first_ts)), x.ev);
+                    }
+                }
+            }
+            if let Some(t) = self.tseq {
+                if a > t.seg_start {
+                    self.close_timeout(x, t, ts, tsecr);
+                }
+            }
+            self.una = a;
+            if a > self.nxt {
+                self.nxt = a; // the capture missed data the peer has (capture loss)
+            }
+            self.store.prune_below(a);
+            self.dupacks_since_advance = 0;
+            self.last_advance_ts = ts;
+            self.tlp_since_advance = false;
+            if self.fr.is_some_and(|f| a >= f.point) {
+                self.fr = None;
+            }
+            if self.rto_ep.is_some_and(|f| a >= f.point) {
+                self.rto_ep = None;
+            }
+        } else if a == self.una && pure && window == self.last_ack_window && self.nxt > a {
+            self.c.dupacks += 1;
+            self.dupacks_since_advance += 1;
+            self.last_dupack_ts = Some(ts);
+            self.bins.at(x.first_ts, ts).dupacks += 1;
+        }
+        self.last_ack_ts = ts;
+        self.last_ack_window = window;
+        if x.near_sender == Some(true) {
+            if let Some(b) = self.in_flight() {
+                self.c.bif_max = self.c.bif_max.max(b);
+                self.c.bif_sum += b as f64;
+                self.c.bif_n += 1;
+                self.bins.bif(x.first_ts, ts, b);
+            }
+        }
+    }
+
+    fn on_dsack(&mut self, x: &mut Ctx, l: i64, r: i64, ts: Nanos) {
+        if x.near_sender != Some(true) {
+            return;
+        }
+        let Some(rx) = self.recent.attribute(l, r) else { return };
+        self.c.unnecessary += 1;
+        if let Some(id) = rx.episode {
+            let m = *self.mark(id);
+            if m.id == id && !m.spurious_dsack {
+                let newly = !m.any_spurious();
+                self.mark(id).spurious_dsack = true;
+                self.spurious_timeout(x, "dsack", m, newly, ts, None);
+            }
+        } else {
+            let mut ev = Event::new("spurious_retransmission", ts);
+            ev.class = Some("dsack");
+            ev.cause = Some(rx.class);
+            ev.dir = Some(x.dir);
+            ev.seq_start = Some(rx.start);
+            ev.seq_end = Some(rx.end);
+            x.ev.push(ev);
+        }
+    }
+
+    fn spurious_timeout(&mut self, x: &mut Ctx, method: &'static str, m: EpisodeMark, newly: bool, ts: Nanos, bias: Option<f64>) {
+        match method {
+            "dsack" => self.c.spurious_dsack += 1,
+            _ => self.c.spurious_eifel += 1,
+        }
+        if newly {
+            self.c.spurious_timeouts += 1;
+            self.c.spurious_rto_segments += m.retx_before_ack as u64;
+        }
+        let mut ev = Event::new("spurious_timeout", m.first_retx);
+        ev.class = Some(method);
+        ev.dir = Some(x.dir);
+        ev.ts_end = Some(ts);
+        ev.count = Some(m.retx_before_ack as u64);
+        ev.value = bias;
+        x.ev.push(ev);
+    }
+
+    /// The first ACK past the timed-out segment ends the M10 phase; Eifel test on it.
+    fn close_timeout(&mut self, x: &mut Ctx, t: TimeoutSeq, ts: Nanos, tsecr: Option<u32>) {
+        self.tseq = None;
+        let dur = (ts - t.armed) as f64 * 1e-9;
+        let first = (t.first_retx - t.armed) as f64 * 1e-9;
+        self.count_timeout(&t, dur, first);
+        self.bins.backoff(x.first_ts, t.armed, ts);
+        let mut ev = Event::new("timeout_sequence", t.armed);
+        ev.class = Some("recovered");
+        ev.dir = Some(x.dir);
+        ev.ts_end = Some(ts);
+        ev.seq_start = Some(t.seg_start);
+        ev.seq_end = Some(t.seg_end);
+        ev.count = Some(t.timeouts as u64);
+        ev.value = Some(first);
+        x.ev.push(ev);
+        if let (Some(ecr), Some(v)) = (tsecr, t.first_tsval) {
+            if seq_lt(ecr, v) {
+                let m = *self.mark(t.id);
+                if m.id == t.id && !m.spurious_eifel {
+                    let newly = !m.any_spurious();
+                    self.mark(t.id).spurious_eifel = true;
+                    // M16: bias = arrival of the original's ACK − the RTO retransmission
+                    let bias = (ts - t.first_retx) as f64 * 1e-9;
+                    self.c.rto_bias_sum += bias;
+                    self.c.rto_bias_n += 1;
+                    self.spurious_timeout(x, "eifel", m, newly, ts, Some(bias));
+                }
+            }
+        }
+    }
+
+    fn count_timeout(&mut self, t: &TimeoutSeq, dur: f64, first: f64) {
+        self.c.timeout_sequences += 1;
+        self.c.timeout_finished += 1;
+        self.c.timeouts += t.timeouts as u64;
+        self.c.timeout_retransmissions += t.retransmissions as u64;
+        self.c.timeout_repeated += t.repeated as u64;
+        self.c.timeout_duration_sum += dur;
+        self.c.timeout_duration_max = self.c.timeout_duration_max.max(dur);
+        self.c.rto_first_sum += first;
+    }
+
+    /// End of the connection: close what is still open.
+    pub fn finish(&mut self, x: &mut Ctx, end: Nanos) {
+        self.close_rx_spurious(x);
+        if let Some(t) = self.tseq.take() {
+            let first = (t.first_retx - t.armed) as f64 * 1e-9;
+            // still backing off when the capture or connection ended: counted, no duration
+            self.c.timeout_sequences += 1;
+            self.c.timeouts += t.timeouts as u64;
+            self.c.timeout_retransmissions += t.retransmissions as u64;
+            self.c.timeout_repeated += t.repeated as u64;
+            self.c.rto_first_sum += first;
+            self.bins.backoff(x.first_ts, t.armed, t.last_retx.max(end.min(t.last_retx)));
+            let mut ev = Event::new("timeout_sequence", t.armed);
+            ev.class = Some("unfinished");
+            ev.dir = Some(x.dir);
+            ev.seq_start = Some(t.seg_start);
+            ev.seq_end = Some(t.seg_end);
+            ev.count = Some(t.timeouts as u64);
+            ev.value = Some(first);
+            x.ev.push(ev);
+        }
+        self.win.finish(x.dir, x.ev);
+    }
+}
+

@@ -1,0 +1,238 @@
+//! RTT bookkeeping: a bounded summary of samples (count, min, mean, std, max and a median
+//! from a log-spaced histogram) and an RFC 6298 smoothed estimator that the classifiers use
+//! as the flow's own time scale (so thresholds follow the path from sub-millisecond LANs to
+//! multi-second HSR stalls instead of fixed WAN floors).
+//!
+//! The samples themselves leave the engine as `rtt_sample` events (docs/formats/events.md);
+//! nothing here grows with the number of samples.
+
+use crate::wire::Nanos;
+
+/// Histogram resolution: bins grow by 2 % so the median is within ±1 % of the exact one.
+const HIST_RATIO_LN: f64 = 0.019_802_627_3; // ln(1.02)
+/// Smallest value the histogram resolves (1 µs); smaller samples land in bin 0.
+const HIST_MIN_S: f64 = 1e-6;
+/// 1 µs .. ~ 10^4 s.
+const HIST_BINS: usize = 1170;
+
+/// Summary of a stream of RTT samples in seconds, O(1) memory per flow.
+#[derive(Clone, Debug, Default)]
+pub struct RttSummary {
+    pub count: u64,
+    sum: f64,
+    sumsq: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Allocated at the first sample (flows without samples pay nothing).
+    hist: Vec<u32>,
+}
+
+impl RttSummary {
+    pub fn add(&mut self, s: f64) {
+        if self.count == 0 {
+            self.min = s;
+            self.max = s;
+            self.hist = vec![0; HIST_BINS];
+        } else {
+            self.min = self.min.min(s);
+            self.max = self.max.max(s);
+        }
+        self.count += 1;
+        self.sum += s;
+        self.sumsq += s * s;
+        let b = if s <= HIST_MIN_S { 0 } else { ((s / HIST_MIN_S).ln() / HIST_RATIO_LN) as usize };
+        self.hist[b.min(HIST_BINS - 1)] += 1;
+    }
+
+    pub fn mean(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.sum / self.count as f64)
+    }
+
+    /// Population standard deviation.
+    pub fn std(&self) -> Option<f64> {
+        let m = self.mean()?;
+        Some((self.sumsq / self.count as f64 - m * m).max(0.0).sqrt())
+    }
+
+    pub fn min(&self) -> Option<f64> {
+        (self.count > 0).then_some(self.min)
+    }
+
+    pub fn max(&self) -> Option<f64> {
+        (self.count > 0).then_some(self.max)
+    }
+
+    /// Median from the histogram (geometric bin centre, clamped to [min, max]); exact for
+    /// one sample, within ±1 % otherwise.
+    pub fn median(&self) -> Option<f64> {
+        if self.count == 0 {
+            return None;
+        }
+        if self.count == 1 {
+            return Some(self.min);
+        }
+        let half = (self.count + 1) / 2;
+        let mut acc = 0u64;
+        for (i, &n) in self.hist.iter().enumerate() {
+            acc += n as u64;
+            if acc >= half {
+                let v = HIST_MIN_S * ((i as f64 + 0.5) * HIST_RATIO_LN).exp();
+                return Some(v.clamp(self.min, self.max));
+            }
+        }
+        Some(self.max)
+    }
+}
+
+/// RFC 6298 §2 smoothed RTT and variation, in nanoseconds.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RttEstimator {
+    pub srtt: Option<Nanos>,
+    pub rttvar: Nanos,
+    /// Smallest sample seen (the path's propagation floor as far as we know).
+    pub min: Option<Nanos>,
+}
+
+impl RttEstimator {
+    pub fn sample(&mut self, r: Nanos) {
+        let r = r.max(0);
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
+            }
+            Some(s) => {
+                self.rttvar = (3 * self.rttvar + (s - r).abs()) / 4;
+                self.srtt = Some((7 * s + r) / 8);
+            }
+        }
+        self.min = Some(self.min.map_or(r, |m| m.min(r)));
+    }
+
+    /// RFC 6298 RTO without any clock-granularity floor: SRTT + 4·RTTVAR.
+    pub fn rto(&self) -> Option<Nanos> {
+        self.srtt.map(|s| s + 4 * self.rttvar)
+    }
+}
+
+/// First capture time of each distinct TSval one side sent, pruned by the peer's echoes, so
+/// it holds about one RTT of TSvals (Linux ticks TSval every 1 ms). Used for RFC 7323 echo
+/// RTT samples and for telling which side of the path the capture is on.
+#[derive(Default)]
+pub struct TsRing {
+    q: std::collections::VecDeque<(u32, Nanos)>,
+}
+
+/// Bound for a peer that never echoes (one-sided captures).
+const TS_RING_MAX: usize = 4096;
+
+impl TsRing {
+    /// A segment carrying `tsval` was seen at `ts`.
+    #[inline]
+    pub fn sent(&mut self, tsval: u32, ts: Nanos) {
+        match self.q.back() {
+            Some(&(v, _)) if v == tsval || crate::flow::seq::seq_lt(tsval, v) => {}
+            _ => {
+                self.q.push_back((tsval, ts));
+                if self.q.len() > TS_RING_MAX {
+                    self.q.pop_front();
+                }
+            }
+        }
+    }
+
+    /// The peer echoed `tsecr`: the first time that TSval was seen, if still known. Older
+    /// TSvals are dropped (echoes only move forward), so each TSval answers once.
+    #[inline]
+    pub fn echoed(&mut self, tsecr: u32) -> Option<Nanos> {
+        while let Some(&(v, t)) = self.q.front() {
+            if crate::flow::seq::seq_lt(v, tsecr) {
+                self.q.pop_front();
+            } else if v == tsecr {
+                self.q.pop_front();
+                return Some(t);
+            } else {
+                return None;
+            }
+        }
+        None
+    }
+}
+
+/// The connection's RTT samples: one estimator (all methods feed it) and one summary per
+/// method. Every sample is also an `rtt_sample` event and lands in its 1-s series bin.
+#[derive(Default)]
+pub struct RttBook {
+    pub est: RttEstimator,
+    /// Data→ACK matching with Karn's rule (sender vantage, M7).
+    pub ack: RttSummary,
+    /// TSval→TSecr echo loop of the side the capture is on (RFC 7323 §4).
+    pub ts: RttSummary,
+    /// SYN→SYN-ACK (client vantage) or SYN-ACK→ACK (server vantage), seconds.
+    pub handshake: Option<f64>,
+}
+
+impl RttBook {
+    #[allow(clippy::too_many_arguments)]
+    pub fn sample(
+        &mut self,
+        class: &'static str,
+        dir: crate::flow::event::Dir,
+        ts: Nanos,
+        rtt: Nanos,
+        bins: Option<(&mut super::series::Bins, Nanos)>,
+        ev: &mut Vec<crate::flow::event::Event>,
+    ) {
+        let s = rtt as f64 * 1e-9;
+        self.est.sample(rtt);
+        match class {
+            "ack" => self.ack.add(s),
+            "ts" => self.ts.add(s),
+            _ => self.handshake = Some(s),
+        }
+        if let Some((b, first)) = bins {
+            b.rtt(first, ts, s);
+        }
+        let mut e = crate::flow::event::Event::new("rtt_sample", ts);
+        e.class = Some(class);
+        e.dir = Some(dir);
+        e.value = Some(s);
+        ev.push(e);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_matches_exact_statistics() {
+        let xs = [0.010, 0.012, 0.011, 0.250, 0.013, 0.0105, 0.0115];
+        let mut s = RttSummary::default();
+        for &x in &xs {
+            s.add(x);
+        }
+        let mut v = xs.to_vec();
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let med = v[v.len() / 2];
+        assert!((s.median().unwrap() - med).abs() / med < 0.011, "{:?} vs {med}", s.median());
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        assert!((s.mean().unwrap() - mean).abs() < 1e-12);
+        assert_eq!(s.min(), Some(0.010));
+        assert_eq!(s.max(), Some(0.250));
+        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len() as f64;
+        assert!((s.std().unwrap() - var.sqrt()).abs() < 1e-9);
+        assert_eq!(RttSummary::default().median(), None);
+    }
+
+    #[test]
+    fn estimator_follows_rfc6298() {
+        let mut e = RttEstimator::default();
+        e.sample(100);
+        assert_eq!((e.srtt, e.rttvar, e.rto()), (Some(100), 50, Some(300)));
+        e.sample(200);
+        // rttvar = 3/4*50 + 1/4*|100-200| = 62 (integer), srtt = 7/8*100 + 1/8*200 = 112
+        assert_eq!((e.srtt, e.rttvar), (Some(112), 62));
+        assert_eq!(e.min, Some(100));
+    }
+}

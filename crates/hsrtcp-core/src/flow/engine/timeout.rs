@@ -1,0 +1,71 @@
+//! Recovery episodes and timeout sequences (targets.md M10, A19; models.md §3.6).
+//!
+//! A *recovery episode* starts at a fast retransmit or at an RTO retransmission and lasts
+//! until the cumulative ACK passes the recovery point (the highest byte sent when it began,
+//! RFC 6582 / RFC 6675); retransmissions inside it inherit its mechanism.
+//!
+//! A *timeout sequence* is the M10 timeout-recovery phase of one RTO episode: it starts when
+//! the RTO timer that first expired was armed — the later of the last transmission of the
+//! timed-out segment and the last ACK that advanced snd_una (Linux re-arms the timer on each
+//! such ACK, RFC 6298 §5.3) — and ends at the first ACK that advances snd_una past the start
+//! of the timed-out segment. Every further retransmission of that segment before the end is
+//! one more timeout (exponential back-off).
+
+use crate::wire::Nanos;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecoveryKind {
+    Fast,
+    Rto,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Recovery {
+    pub kind: RecoveryKind,
+    /// Highest byte sent (exclusive) when the episode began.
+    pub point: i64,
+    pub id: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct TimeoutSeq {
+    pub id: u32,
+    /// When the first expiring RTO timer was armed (M10 start).
+    pub armed: Nanos,
+    /// First RTO retransmission (r_1) time and its TSval (for the Eifel test).
+    pub first_retx: Nanos,
+    pub first_tsval: Option<u32>,
+    /// The timed-out segment.
+    pub seg_start: i64,
+    pub seg_end: i64,
+    /// RTOs in the sequence (1 + back-offs).
+    pub timeouts: u32,
+    /// All retransmissions sent while the sequence was open.
+    pub retransmissions: u32,
+    /// Retransmissions sent before the first ACK of any kind arrived after r_1 (M13 numerator
+    /// when the timeout is spurious).
+    pub retx_before_ack: u32,
+    pub ack_seen_after: bool,
+    /// Retransmissions of the timed-out segment that were retransmitted again (lost, or
+    /// their ACK lost): the single-capture estimate of q's numerator.
+    pub repeated: u32,
+    pub last_retx: Nanos,
+}
+
+/// Summary of a closed (or still open) RTO episode kept for late spurious verdicts (D-SACK
+/// can arrive after the sequence ended).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EpisodeMark {
+    pub id: u32,
+    pub first_retx: Nanos,
+    pub retx_before_ack: u32,
+    pub spurious_dsack: bool,
+    pub spurious_eifel: bool,
+    pub spurious_receiver: bool,
+}
+
+impl EpisodeMark {
+    pub fn any_spurious(&self) -> bool {
+        self.spurious_dsack || self.spurious_eifel || self.spurious_receiver
+    }
+}

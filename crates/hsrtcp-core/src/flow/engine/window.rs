@@ -1,0 +1,111 @@
+//! Advertised window (AWND, M17: window field × 2^wscale of the latest ACK, RFC 7323 §2.3),
+//! zero-window and full-window episodes, and whether new data was sent against the
+//! receiver's window (rwnd-limited) or below it (cwnd- or application-limited; seed 000
+//! §VI-B estimates SWND = min(CWND, AWND) by bytes in flight).
+
+use crate::flow::event::{Dir, Event};
+use crate::wire::Nanos;
+
+#[derive(Default)]
+pub struct WindowStats {
+    /// Latest scaled window of the receiver of this direction (None until known).
+    pub awnd: Option<u64>,
+    pub awnd_min: Option<u64>,
+    pub awnd_max: Option<u64>,
+    pub awnd_sum: f64,
+    pub awnd_n: u64,
+    pub zero_segments: u64,
+    pub zero_events: u64,
+    pub zero_total: Nanos,
+    zero_open: Option<Nanos>,
+    pub full_segments: u64,
+    pub full_events: u64,
+    full_open: Option<(Nanos, i64)>,
+    full_last: Nanos,
+    pub new_data_sends: u64,
+    pub rwnd_limited_sends: u64,
+}
+
+impl WindowStats {
+    /// A window advertised by the receiver of `dir` (the raw field and its scale shift;
+    /// `shift` None: scale unknown, the window is not interpreted).
+    pub fn on_window(&mut self, raw: u16, shift: Option<u8>, ts: Nanos, dir: Dir, ev: &mut Vec<Event>) -> Option<u64> {
+        if raw == 0 {
+            self.zero_segments += 1;
+            if self.zero_open.is_none() {
+                self.zero_open = Some(ts);
+            }
+        } else if let Some(t0) = self.zero_open.take() {
+            self.close_zero(t0, Some(ts), dir, ev);
+        }
+        let w = (raw as u64) << shift?;
+        self.awnd = Some(w);
+        self.awnd_min = Some(self.awnd_min.map_or(w, |m| m.min(w)));
+        self.awnd_max = Some(self.awnd_max.map_or(w, |m| m.max(w)));
+        self.awnd_sum += w as f64;
+        self.awnd_n += 1;
+        Some(w)
+    }
+
+    fn close_zero(&mut self, t0: Nanos, t1: Option<Nanos>, dir: Dir, ev: &mut Vec<Event>) {
+        self.zero_events += 1;
+        let mut e = Event::new("zero_window", t0);
+        e.dir = Some(dir);
+        e.ts_end = t1;
+        e.class = Some(if t1.is_some() { "reopened" } else { "unfinished" });
+        if let Some(t1) = t1 {
+            self.zero_total += t1 - t0;
+        }
+        ev.push(e);
+    }
+
+    pub fn zero_now(&self) -> bool {
+        self.zero_open.is_some()
+    }
+
+    /// New data [s, e) was sent with the cumulative ACK at `una`; `quantum` is the window's
+    /// granularity (2^wscale), `mss` the segment size. Full window: the segment reaches the
+    /// right edge of the advertised window (within one quantum; Wireshark's test is exact
+    /// equality, which scaled windows rarely hit).
+    pub fn on_new_data(&mut self, s: i64, e: i64, una: Option<i64>, quantum: i64, mss: i64, ts: Nanos, dir: Dir, ev: &mut Vec<Event>) {
+        let _ = s;
+        let (Some(una), Some(w)) = (una, self.awnd) else { return };
+        self.new_data_sends += 1;
+        let edge = una + w as i64;
+        if e - una >= w as i64 - mss {
+            self.rwnd_limited_sends += 1;
+        }
+        if w > 0 && e >= edge - quantum.max(1) + 1 {
+            self.full_segments += 1;
+            if self.full_open.is_none() {
+                self.full_open = Some((ts, e));
+            }
+            self.full_last = ts;
+        } else if let Some((t0, at)) = self.full_open.take() {
+            self.full_events += 1;
+            let mut x = Event::new("full_window", t0);
+            x.dir = Some(dir);
+            x.ts_end = Some(self.full_last);
+            x.seq_end = Some(at);
+            ev.push(x);
+        }
+    }
+
+    pub fn finish(&mut self, dir: Dir, ev: &mut Vec<Event>) {
+        if let Some(t0) = self.zero_open.take() {
+            self.close_zero(t0, None, dir, ev);
+        }
+        if let Some((t0, at)) = self.full_open.take() {
+            self.full_events += 1;
+            let mut x = Event::new("full_window", t0);
+            x.dir = Some(dir);
+            x.ts_end = Some(self.full_last);
+            x.seq_end = Some(at);
+            ev.push(x);
+        }
+    }
+
+    pub fn awnd_mean(&self) -> Option<f64> {
+        (self.awnd_n > 0).then(|| self.awnd_sum / self.awnd_n as f64)
+    }
+}
