@@ -92,7 +92,12 @@ pub struct CaptureInfo {
 
 pub struct FlowTable {
     info: CaptureInfo,
-    by_key: FxHashMap<FlowKey, Connection>,
+    /// Open connections; `slots` maps a key to its index here.
+    conns: Vec<Option<Connection>>,
+    free: Vec<usize>,
+    slots: FxHashMap<FlowKey, usize>,
+    /// The last key looked up and its slot: consecutive packets mostly share a connection.
+    last: Option<(FlowKey, usize)>,
     epochs: FxHashMap<FlowKey, u32>,
     next_id: u64,
     packets: u64,
@@ -106,7 +111,10 @@ impl FlowTable {
         FlowTable {
             next_id: info.id_base,
             info,
-            by_key: FxHashMap::default(),
+            conns: Vec::new(),
+            free: Vec::new(),
+            slots: FxHashMap::default(),
+            last: None,
             epochs: FxHashMap::default(),
             packets: 0,
             last_ts: Nanos::MIN,
@@ -115,7 +123,27 @@ impl FlowTable {
     }
 
     pub fn open_connections(&self) -> usize {
-        self.by_key.len()
+        self.slots.len()
+    }
+
+    fn slot_of(&mut self, key: &FlowKey) -> Option<usize> {
+        if let Some((k, i)) = &self.last {
+            if k == key {
+                return Some(*i);
+            }
+        }
+        let i = *self.slots.get(key)?;
+        self.last = Some((*key, i));
+        Some(i)
+    }
+
+    fn take(&mut self, key: &FlowKey) -> Option<Connection> {
+        let i = self.slots.remove(key)?;
+        if matches!(&self.last, Some((k, _)) if k == key) {
+            self.last = None;
+        }
+        self.free.push(i);
+        self.conns[i].take()
     }
 
     /// Feed one segment.
@@ -123,25 +151,40 @@ impl FlowTable {
         self.packets += 1;
         self.last_ts = self.last_ts.max(seg.ts);
         let (key, _) = FlowKey::of(seg);
-        let new_epoch = match self.by_key.get(&key) {
-            None => true,
-            Some(c) => starts_new_connection(&c.base, seg),
-        };
-        if new_epoch {
-            let epoch = {
-                let e = self.epochs.entry(key).or_insert(0);
-                let this = *e;
-                *e += 1;
-                this
-            };
-            let id = self.next_id;
-            self.next_id += 1;
-            if let Some(mut old) = self.by_key.insert(key, Connection::new(id, epoch, seg)) {
+        let mut slot = self.slot_of(&key);
+        if let Some(i) = slot {
+            let c = self.conns[i].as_ref().expect("slot is live");
+            if starts_new_connection(&c.base, seg) {
+                let mut old = self.take(&key).expect("slot is live");
                 old.finish(self.last_ts);
                 self.retired.push(old);
+                slot = None;
             }
         }
-        self.by_key.get_mut(&key).expect("inserted above").on_segment(seg);
+        let i = match slot {
+            Some(i) => i,
+            None => {
+                let e = self.epochs.entry(key).or_insert(0);
+                let epoch = *e;
+                *e += 1;
+                let conn = Connection::new(self.next_id, epoch, seg);
+                self.next_id += 1;
+                let i = match self.free.pop() {
+                    Some(i) => {
+                        self.conns[i] = Some(conn);
+                        i
+                    }
+                    None => {
+                        self.conns.push(Some(conn));
+                        self.conns.len() - 1
+                    }
+                };
+                self.slots.insert(key, i);
+                self.last = Some((key, i));
+                i
+            }
+        };
+        self.conns[i].as_mut().expect("slot is live").on_segment(seg);
         if self.packets % SWEEP_EVERY == 0 {
             self.retire_idle_closed();
         }
@@ -150,13 +193,16 @@ impl FlowTable {
     fn retire_idle_closed(&mut self) {
         let now = self.last_ts;
         let done: Vec<FlowKey> = self
-            .by_key
+            .slots
             .iter()
-            .filter(|(_, c)| c.base.closed() && now - c.base.last_ts > RETIRE_CLOSED_AFTER)
+            .filter(|(_, &i)| {
+                let b = &self.conns[i].as_ref().expect("slot is live").base;
+                b.closed() && now - b.last_ts > RETIRE_CLOSED_AFTER
+            })
             .map(|(k, _)| *k)
             .collect();
         for k in done {
-            let mut c = self.by_key.remove(&k).expect("key listed above");
+            let mut c = self.take(&k).expect("key listed above");
             c.finish(now);
             self.retired.push(c);
         }
@@ -173,7 +219,8 @@ impl FlowTable {
     pub fn finish(mut self, truncated: bool, out: &mut Output) {
         self.info.truncated = truncated;
         let end = self.last_ts;
-        let mut rest: Vec<Connection> = self.by_key.drain().map(|(_, c)| c).collect();
+        self.slots.clear();
+        let mut rest: Vec<Connection> = self.conns.drain(..).flatten().collect();
         for c in rest.iter_mut() {
             c.finish(end);
         }
