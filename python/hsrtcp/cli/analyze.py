@@ -90,7 +90,7 @@ def analyze(captures, out, client, server, vantage, window_s, csv, plot, workers
               show_default=True)
 def demo(out):
     """Analyze the bundled example (a phone-side and server-side capture of one download)."""
-    client = EXAMPLES / "client.pcap"
+    client = EXAMPLES / "phone.pcap"
     server = EXAMPLES / "server.pcap"
     for f in (client, server):
         if not f.exists():

@@ -37,7 +37,7 @@ def test_analyze_writes_tables_csv_and_plot(tmp_path):
 
 
 def test_demo_runs_on_bundled_example(tmp_path):
-    if not (EXAMPLES / "client.pcap").exists():
+    if not (EXAMPLES / "phone.pcap").exists():
         import pytest
 
         pytest.skip("bundled example not generated yet")
