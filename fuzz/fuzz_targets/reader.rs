@@ -20,15 +20,17 @@ const PCAP_BE_NS: [u8; 24] = [
 ];
 /// SHB (28 bytes) + IDB Ethernet (20 bytes) + IDB SLL2 with if_tsresol 9 (28 bytes), LE.
 const PCAPNG_LE: [u8; 76] = [
-    0x0a, 0x0d, 0x0d, 0x0a, 28, 0, 0, 0, 0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
-    0xff, 0xff, 0xff, 0xff, 28, 0, 0, 0, //
+    0x0a, 0x0d, 0x0d, 0x0a, 28, 0, 0, 0, 0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 28, 0, 0, 0, //
     1, 0, 0, 0, 20, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 20, 0, 0, 0, //
     1, 0, 0, 0, 28, 0, 0, 0, 0x14, 1, 0, 0, 0, 0, 0, 0, 9, 0, 1, 0, 9, 0, 0, 0, 28, 0, 0, 0,
 ];
 
 fn run(bytes: Vec<u8>) {
     let len = bytes.len() as u64;
-    let Ok(mut r) = CaptureReader::from_reader(Box::new(std::io::Cursor::new(bytes)), "fuzz".into()) else {
+    let Ok(mut r) =
+        CaptureReader::from_reader(Box::new(std::io::Cursor::new(bytes)), "fuzz".into())
+    else {
         return;
     };
     // Each record takes at least 16 bytes of the (decompressed) input, so this ends.
@@ -51,7 +53,9 @@ fn run(bytes: Vec<u8>) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&sel, rest)) = data.split_first() else { return };
+    let Some((&sel, rest)) = data.split_first() else {
+        return;
+    };
     let with = |h: &[u8]| [h, rest].concat();
     match sel % 5 {
         0 => run(rest.to_vec()),

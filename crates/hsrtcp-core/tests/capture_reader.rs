@@ -9,7 +9,14 @@ use hsrtcp_core::capture::{CaptureFormat, CaptureReader, LinkType, MAX_CAPLEN};
 use hsrtcp_core::wire::{decode, Decoded, MalformedReason};
 
 fn recs(n: u32) -> Vec<Rec> {
-    (0..n).map(|i| Rec { sec: 1_700_000_000 + i, frac: 123_456 + i, data: eth_tcp(i, i as usize * 10), orig: 54 + i * 10 }).collect()
+    (0..n)
+        .map(|i| Rec {
+            sec: 1_700_000_000 + i,
+            frac: 123_456 + i,
+            data: eth_tcp(i, i as usize * 10),
+            orig: 54 + i * 10,
+        })
+        .collect()
 }
 
 #[test]
@@ -18,16 +25,40 @@ fn pcap_both_resolutions_and_byte_orders() {
         for nanos in [false, true] {
             let rs = recs(5);
             let file = pcap(be, nanos, 1, &rs);
-            let mut rd = CaptureReader::from_reader(Box::new(std::io::Cursor::new(file.clone())), "t.pcap".into()).unwrap();
-            assert_eq!(rd.format(), CaptureFormat::Pcap { nanosecond: nanos, big_endian: be, modified: false });
+            let mut rd = CaptureReader::from_reader(
+                Box::new(std::io::Cursor::new(file.clone())),
+                "t.pcap".into(),
+            )
+            .unwrap();
+            assert_eq!(
+                rd.format(),
+                CaptureFormat::Pcap {
+                    nanosecond: nanos,
+                    big_endian: be,
+                    modified: false
+                }
+            );
             let mut offset = 24u64;
             for (i, r) in rs.iter().enumerate() {
                 let f = rd.next_frame().unwrap().unwrap();
-                let frac_ns = if nanos { r.frac as i64 } else { r.frac as i64 * 1000 };
-                assert_eq!(f.ts, r.sec as i64 * 1_000_000_000 + frac_ns, "be={be} ns={nanos} #{i}");
-                assert_eq!((f.linktype, f.data, f.orig_len, f.offset), (LinkType::ETHERNET, &r.data[..], r.orig, offset));
+                let frac_ns = if nanos {
+                    r.frac as i64
+                } else {
+                    r.frac as i64 * 1000
+                };
+                assert_eq!(
+                    f.ts,
+                    r.sec as i64 * 1_000_000_000 + frac_ns,
+                    "be={be} ns={nanos} #{i}"
+                );
+                assert_eq!(
+                    (f.linktype, f.data, f.orig_len, f.offset),
+                    (LinkType::ETHERNET, &r.data[..], r.orig, offset)
+                );
                 offset += 16 + r.data.len() as u64;
-                let Decoded::Tcp(s) = decode(&f) else { panic!("not tcp") };
+                let Decoded::Tcp(s) = decode(&f) else {
+                    panic!("not tcp")
+                };
                 assert_eq!((s.seq, s.payload_len), (1000 + i as u32, i as u32 * 10));
             }
             assert!(rd.next_frame().unwrap().is_none());
@@ -57,56 +88,175 @@ fn pcapng_interfaces_with_own_linktype_resolution_and_offset() {
         let blocks = vec![
             Ng::Shb,
             // 0: Ethernet, default resolution (µs).
-            Ng::Idb { linktype: 1, snaplen: 262144, tsresol: None, tsoffset: None },
+            Ng::Idb {
+                linktype: 1,
+                snaplen: 262144,
+                tsresol: None,
+                tsoffset: None,
+            },
             // 1: raw IP, nanoseconds, offset +1000 s.
-            Ng::Idb { linktype: 101, snaplen: 0, tsresol: Some(9), tsoffset: Some(1000) },
+            Ng::Idb {
+                linktype: 101,
+                snaplen: 0,
+                tsresol: Some(9),
+                tsoffset: Some(1000),
+            },
             // 2: SLL2, 2^-20 s units.
-            Ng::Idb { linktype: 276, snaplen: 128, tsresol: Some(0x80 | 20), tsoffset: None },
-            Ng::Epb { iface: 0, units: 1_700_000_000_123_456, data: eth_tcp(0, 100), orig: 154 },
+            Ng::Idb {
+                linktype: 276,
+                snaplen: 128,
+                tsresol: Some(0x80 | 20),
+                tsoffset: None,
+            },
+            Ng::Epb {
+                iface: 0,
+                units: 1_700_000_000_123_456,
+                data: eth_tcp(0, 100),
+                orig: 154,
+            },
             // Name resolution and interface statistics blocks are skipped.
-            Ng::Other { btype: 4, body: vec![0; 12] },
-            Ng::Epb { iface: 1, units: 1_700_000_000_000_000_001, data: raw.clone(), orig: 40 },
-            Ng::Other { btype: 5, body: vec![0; 20] },
-            Ng::Epb { iface: 2, units: 3 << 20 | 1 << 19, data: vec![0; 20], orig: 20 },
+            Ng::Other {
+                btype: 4,
+                body: vec![0; 12],
+            },
+            Ng::Epb {
+                iface: 1,
+                units: 1_700_000_000_000_000_001,
+                data: raw.clone(),
+                orig: 40,
+            },
+            Ng::Other {
+                btype: 5,
+                body: vec![0; 20],
+            },
+            Ng::Epb {
+                iface: 2,
+                units: 3 << 20 | 1 << 19,
+                data: vec![0; 20],
+                orig: 20,
+            },
             // Simple packet block: interface 0, no timestamp of its own.
-            Ng::Spb { data: eth_tcp(1, 0), orig: 54 },
+            Ng::Spb {
+                data: eth_tcp(1, 0),
+                orig: 54,
+            },
         ];
         let file = pcapng(be, &blocks);
         let (got, err) = read_all(&file, "t.pcapng");
         assert!(err.is_none(), "{err:?}");
         assert_eq!(got.len(), 4);
-        assert_eq!((got[0].ts, got[0].linktype, got[0].iface), (1_700_000_000_123_456_000, LinkType::ETHERNET, 0));
+        assert_eq!(
+            (got[0].ts, got[0].linktype, got[0].iface),
+            (1_700_000_000_123_456_000, LinkType::ETHERNET, 0)
+        );
         assert_eq!(got[0].data, eth_tcp(0, 100));
-        assert_eq!((got[1].ts, got[1].linktype, got[1].iface), (1_700_001_000_000_000_001, LinkType::RAW, 1));
+        assert_eq!(
+            (got[1].ts, got[1].linktype, got[1].iface),
+            (1_700_001_000_000_000_001, LinkType::RAW, 1)
+        );
         assert_eq!(got[1].data, raw);
         // 3.5 s in 2^-20 units.
-        assert_eq!((got[2].ts, got[2].linktype, got[2].iface), (3_500_000_000, LinkType::LINUX_SLL2, 2));
-        assert_eq!((got[3].ts, got[3].iface, got[3].orig_len), (3_500_000_000, 0, 54));
+        assert_eq!(
+            (got[2].ts, got[2].linktype, got[2].iface),
+            (3_500_000_000, LinkType::LINUX_SLL2, 2)
+        );
+        assert_eq!(
+            (got[3].ts, got[3].iface, got[3].orig_len),
+            (3_500_000_000, 0, 54)
+        );
         assert_eq!(got[3].data, eth_tcp(1, 0));
         // Offsets point at the block starts.
-        assert_eq!(&file[got[0].offset as usize..got[0].offset as usize + 4], if be { &[0, 0, 0, 6] } else { &[6, 0, 0, 0] });
-        assert_eq!(&file[got[3].offset as usize..got[3].offset as usize + 4], if be { &[0, 0, 0, 3] } else { &[3, 0, 0, 0] });
+        assert_eq!(
+            &file[got[0].offset as usize..got[0].offset as usize + 4],
+            if be { &[0, 0, 0, 6] } else { &[6, 0, 0, 0] }
+        );
+        assert_eq!(
+            &file[got[3].offset as usize..got[3].offset as usize + 4],
+            if be { &[0, 0, 0, 3] } else { &[3, 0, 0, 0] }
+        );
     }
 }
 
 #[test]
 fn pcapng_second_section_changes_byte_order_and_resets_interfaces() {
-    let mut file = pcapng(false, &[Ng::Shb, Ng::Idb { linktype: 1, snaplen: 0, tsresol: None, tsoffset: None }, Ng::Epb { iface: 0, units: 5, data: eth_tcp(0, 0), orig: 54 }]);
-    file.extend(pcapng(true, &[Ng::Shb, Ng::Idb { linktype: 113, snaplen: 0, tsresol: Some(3), tsoffset: None }, Ng::Epb { iface: 0, units: 7, data: vec![1; 16], orig: 16 }]));
+    let mut file = pcapng(
+        false,
+        &[
+            Ng::Shb,
+            Ng::Idb {
+                linktype: 1,
+                snaplen: 0,
+                tsresol: None,
+                tsoffset: None,
+            },
+            Ng::Epb {
+                iface: 0,
+                units: 5,
+                data: eth_tcp(0, 0),
+                orig: 54,
+            },
+        ],
+    );
+    file.extend(pcapng(
+        true,
+        &[
+            Ng::Shb,
+            Ng::Idb {
+                linktype: 113,
+                snaplen: 0,
+                tsresol: Some(3),
+                tsoffset: None,
+            },
+            Ng::Epb {
+                iface: 0,
+                units: 7,
+                data: vec![1; 16],
+                orig: 16,
+            },
+        ],
+    ));
     let (got, err) = read_all(&file, "two.pcapng");
     assert!(err.is_none(), "{err:?}");
     assert_eq!((got[0].ts, got[0].linktype), (5_000, LinkType::ETHERNET));
-    assert_eq!((got[1].ts, got[1].linktype), (7_000_000, LinkType::LINUX_SLL));
+    assert_eq!(
+        (got[1].ts, got[1].linktype),
+        (7_000_000, LinkType::LINUX_SLL)
+    );
     // An EPB in a new section cannot use the old section's interfaces.
-    let mut bad = pcapng(false, &[Ng::Shb, Ng::Idb { linktype: 1, snaplen: 0, tsresol: None, tsoffset: None }]);
-    let second = pcapng(false, &[Ng::Shb, Ng::Epb { iface: 0, units: 1, data: vec![0; 4], orig: 4 }]);
+    let mut bad = pcapng(
+        false,
+        &[
+            Ng::Shb,
+            Ng::Idb {
+                linktype: 1,
+                snaplen: 0,
+                tsresol: None,
+                tsoffset: None,
+            },
+        ],
+    );
+    let second = pcapng(
+        false,
+        &[
+            Ng::Shb,
+            Ng::Epb {
+                iface: 0,
+                units: 1,
+                data: vec![0; 4],
+                orig: 4,
+            },
+        ],
+    );
     let epb_at = bad.len() + 28;
     bad.extend(second);
     let (got, err) = read_all(&bad, "bad.pcapng");
     assert!(got.is_empty());
     let e = err.unwrap();
     assert_eq!((e.kind(), e.offset()), ("malformed", epb_at as u64));
-    assert!(e.to_string().contains("interface 0 but the section has 0"), "{e}");
+    assert!(
+        e.to_string().contains("interface 0 but the section has 0"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -114,7 +264,11 @@ fn gzip_pcap_and_pcapng_are_detected_by_magic() {
     let rs = recs(50);
     let plain = pcap(false, false, 1, &rs);
     let gz = gzip(&plain);
-    let mut rd = CaptureReader::from_reader(Box::new(std::io::Cursor::new(gz.clone())), "capture.bin".into()).unwrap();
+    let mut rd = CaptureReader::from_reader(
+        Box::new(std::io::Cursor::new(gz.clone())),
+        "capture.bin".into(),
+    )
+    .unwrap();
     assert!(rd.is_gzip());
     let mut n = 0;
     while let Some(f) = rd.next_frame().unwrap() {
@@ -125,7 +279,24 @@ fn gzip_pcap_and_pcapng_are_detected_by_magic() {
     // Progress counts compressed bytes: all of them at the end.
     assert_eq!(rd.bytes_read(), gz.len() as u64);
 
-    let ng = pcapng(true, &[Ng::Shb, Ng::Idb { linktype: 1, snaplen: 0, tsresol: Some(9), tsoffset: None }, Ng::Epb { iface: 0, units: 42, data: eth_tcp(0, 3), orig: 57 }]);
+    let ng = pcapng(
+        true,
+        &[
+            Ng::Shb,
+            Ng::Idb {
+                linktype: 1,
+                snaplen: 0,
+                tsresol: Some(9),
+                tsoffset: None,
+            },
+            Ng::Epb {
+                iface: 0,
+                units: 42,
+                data: eth_tcp(0, 3),
+                orig: 57,
+            },
+        ],
+    );
     let (got, err) = read_all(&gzip(&ng), "x.pcapng.gz");
     assert!(err.is_none());
     assert_eq!((got.len(), got[0].ts), (1, 42));
@@ -142,11 +313,25 @@ fn gzip_pcap_and_pcapng_are_detected_by_magic() {
 fn many_records_through_small_irregular_reads() {
     // 40 000 records (≈ 4 MB, several buffer refills) delivered by a reader returning at
     // most 777 bytes per call: records straddle every refill boundary.
-    let rs: Vec<Rec> = (0..40_000u32).map(|i| Rec { sec: i, frac: 0, data: eth_tcp(i, (i % 97) as usize), orig: 1514 }).collect();
+    let rs: Vec<Rec> = (0..40_000u32)
+        .map(|i| Rec {
+            sec: i,
+            frac: 0,
+            data: eth_tcp(i, (i % 97) as usize),
+            orig: 1514,
+        })
+        .collect();
     let file = pcap(false, true, 1, &rs);
     for gz in [false, true] {
         let bytes = if gz { gzip(&file) } else { file.clone() };
-        let (got, err) = read_all_from(Box::new(Dribble { data: bytes, pos: 0, chunk: 777 }), "big.pcap");
+        let (got, err) = read_all_from(
+            Box::new(Dribble {
+                data: bytes,
+                pos: 0,
+                chunk: 777,
+            }),
+            "big.pcap",
+        );
         assert!(err.is_none(), "{err:?}");
         assert_eq!(got.len(), rs.len());
         for (g, r) in got.iter().zip(&rs) {
@@ -158,19 +343,50 @@ fn many_records_through_small_irregular_reads() {
 #[test]
 fn huge_records_and_blocks_within_bounds() {
     // A 200 KiB record (GRO giant captured whole) is accepted.
-    let big = Rec { sec: 1, frac: 0, data: vec![7; 200 * 1024], orig: 200 * 1024 };
-    let (got, err) = read_all(&pcap(false, false, 1, &[big.clone(), recs(1)[0].clone()]), "g.pcap");
+    let big = Rec {
+        sec: 1,
+        frac: 0,
+        data: vec![7; 200 * 1024],
+        orig: 200 * 1024,
+    };
+    let (got, err) = read_all(
+        &pcap(false, false, 1, &[big.clone(), recs(1)[0].clone()]),
+        "g.pcap",
+    );
     assert!(err.is_none(), "{err:?}");
     assert_eq!(got[0].data.len(), 200 * 1024);
     assert_eq!(got.len(), 2);
     // A 3 MiB custom block (larger than the 1 MiB buffer) is skipped without buffering it.
-    let file = pcapng(false, &[
-        Ng::Shb,
-        Ng::Idb { linktype: 1, snaplen: 0, tsresol: None, tsoffset: None },
-        Ng::Other { btype: 0x0000_0bad, body: vec![0x55; 3 << 20] },
-        Ng::Epb { iface: 0, units: 9, data: eth_tcp(0, 0), orig: 54 },
-    ]);
-    let (got, err) = read_all_from(Box::new(Dribble { data: file, pos: 0, chunk: 100_000 }), "c.pcapng");
+    let file = pcapng(
+        false,
+        &[
+            Ng::Shb,
+            Ng::Idb {
+                linktype: 1,
+                snaplen: 0,
+                tsresol: None,
+                tsoffset: None,
+            },
+            Ng::Other {
+                btype: 0x0000_0bad,
+                body: vec![0x55; 3 << 20],
+            },
+            Ng::Epb {
+                iface: 0,
+                units: 9,
+                data: eth_tcp(0, 0),
+                orig: 54,
+            },
+        ],
+    );
+    let (got, err) = read_all_from(
+        Box::new(Dribble {
+            data: file,
+            pos: 0,
+            chunk: 100_000,
+        }),
+        "c.pcapng",
+    );
     assert!(err.is_none(), "{err:?}");
     assert_eq!((got.len(), got[0].ts), (1, 9_000));
 }
@@ -182,14 +398,23 @@ fn empty_file() {
     let (_, err) = read_all(&[], "empty.pcap");
     let e = err.unwrap();
     assert_eq!(e.kind(), "empty");
-    assert_eq!(e.to_string(), "empty.pcap: empty file (0 bytes), not a capture");
+    assert_eq!(
+        e.to_string(),
+        "empty.pcap: empty file (0 bytes), not a capture"
+    );
 }
 
 #[test]
 fn wrong_magic_names_what_it_looks_like() {
-    let (_, err) = read_all(&[0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0, 0, 9, 9], "trace.pcap.zst");
+    let (_, err) = read_all(
+        &[0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0, 0, 9, 9],
+        "trace.pcap.zst",
+    );
     let e = err.unwrap();
-    assert_eq!((e.kind(), e.file(), e.offset()), ("wrong_magic", "trace.pcap.zst", 0));
+    assert_eq!(
+        (e.kind(), e.file(), e.offset()),
+        ("wrong_magic", "trace.pcap.zst", 0)
+    );
     assert_eq!(
         e.to_string(),
         "trace.pcap.zst: not a pcap, pcapng or gzip-compressed capture at byte 0: starts with 28 b5 2f fd 00 00 00 00, looks like zstd (decompress it first: zstd -d)"
@@ -203,7 +428,10 @@ fn truncated_file_header() {
     let file = pcap(false, false, 1, &[]);
     let (_, err) = read_all(&file[..10], "short.pcap");
     let e = err.unwrap();
-    assert_eq!(e.to_string(), "short.pcap: truncated file header at byte 0 (need 24 bytes, 10 left)");
+    assert_eq!(
+        e.to_string(),
+        "short.pcap: truncated file header at byte 0 (need 24 bytes, 10 left)"
+    );
     let (_, err) = read_all(&file[..3], "tiny.pcap");
     assert_eq!(err.unwrap().kind(), "truncated_header");
     let ng = pcapng(false, &[Ng::Shb]);
@@ -213,24 +441,63 @@ fn truncated_file_header() {
 
 #[test]
 fn record_cut_in_the_middle() {
-    let rs: Vec<Rec> = (0..4).map(|i| Rec { sec: i, frac: 0, data: eth_tcp(i, 1460), orig: 1514 }).collect();
+    let rs: Vec<Rec> = (0..4)
+        .map(|i| Rec {
+            sec: i,
+            frac: 0,
+            data: eth_tcp(i, 1460),
+            orig: 1514,
+        })
+        .collect();
     let file = pcap(false, false, 1, &rs);
     let last = 24 + 3 * (16 + 1514);
     // Cut 200 bytes into the last record's data.
     let (got, err) = read_all(&file[..last + 16 + 200], "capture.pcap");
     assert_eq!(got.len(), 3);
     let e = err.unwrap();
-    assert_eq!(e.to_string(), format!("capture.pcap: truncated record at byte {last} (header says 1514 bytes, 200 left)"));
+    assert_eq!(
+        e.to_string(),
+        format!("capture.pcap: truncated record at byte {last} (header says 1514 bytes, 200 left)")
+    );
     // Cut inside the record header.
     let (got, err) = read_all(&file[..last + 5], "capture.pcap");
     assert_eq!(got.len(), 3);
-    assert_eq!(err.unwrap().to_string(), format!("capture.pcap: truncated record at byte {last} (header says 16 bytes, 5 left)"));
+    assert_eq!(
+        err.unwrap().to_string(),
+        format!("capture.pcap: truncated record at byte {last} (header says 16 bytes, 5 left)")
+    );
     // pcapng block cut.
-    let ng = pcapng(false, &[Ng::Shb, Ng::Idb { linktype: 1, snaplen: 0, tsresol: None, tsoffset: None }, Ng::Epb { iface: 0, units: 1, data: eth_tcp(0, 0), orig: 54 }, Ng::Epb { iface: 0, units: 2, data: eth_tcp(1, 0), orig: 54 }]);
+    let ng = pcapng(
+        false,
+        &[
+            Ng::Shb,
+            Ng::Idb {
+                linktype: 1,
+                snaplen: 0,
+                tsresol: None,
+                tsoffset: None,
+            },
+            Ng::Epb {
+                iface: 0,
+                units: 1,
+                data: eth_tcp(0, 0),
+                orig: 54,
+            },
+            Ng::Epb {
+                iface: 0,
+                units: 2,
+                data: eth_tcp(1, 0),
+                orig: 54,
+            },
+        ],
+    );
     let (got, err) = read_all(&ng[..ng.len() - 10], "cut.pcapng");
     assert_eq!(got.len(), 1);
     let e = err.unwrap();
-    assert_eq!((e.kind(), e.offset()), ("truncated_record", got[0].offset + 28 + 56 + 4));
+    assert_eq!(
+        (e.kind(), e.offset()),
+        ("truncated_record", got[0].offset + 28 + 56 + 4)
+    );
 }
 
 #[test]
@@ -244,18 +511,56 @@ fn absurd_caplen() {
     let e = err.unwrap();
     assert_eq!(e.to_string(), format!("corrupt.pcap: absurd record length at byte {second}: 2147483647 bytes (limit {MAX_CAPLEN})"));
     // In pcapng, an EPB whose captured length exceeds its block.
-    let mut ng = pcapng(false, &[Ng::Shb, Ng::Idb { linktype: 1, snaplen: 0, tsresol: None, tsoffset: None }, Ng::Epb { iface: 0, units: 1, data: eth_tcp(0, 0), orig: 54 }]);
+    let mut ng = pcapng(
+        false,
+        &[
+            Ng::Shb,
+            Ng::Idb {
+                linktype: 1,
+                snaplen: 0,
+                tsresol: None,
+                tsoffset: None,
+            },
+            Ng::Epb {
+                iface: 0,
+                units: 1,
+                data: eth_tcp(0, 0),
+                orig: 54,
+            },
+        ],
+    );
     let epb = ng.len() - (32 + 56);
     ng[epb + 20..epb + 24].copy_from_slice(&100u32.to_le_bytes());
     let (_, err) = read_all(&ng, "c.pcapng");
     let e = err.unwrap();
     assert_eq!((e.kind(), e.offset()), ("malformed", epb as u64));
-    assert!(e.to_string().contains("captured length 100 exceeds the block length 88"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("captured length 100 exceeds the block length 88"),
+        "{e}"
+    );
 }
 
 #[test]
 fn pcapng_bad_block_length() {
-    let mut ng = pcapng(false, &[Ng::Shb, Ng::Idb { linktype: 1, snaplen: 0, tsresol: None, tsoffset: None }, Ng::Epb { iface: 0, units: 1, data: eth_tcp(0, 0), orig: 54 }]);
+    let mut ng = pcapng(
+        false,
+        &[
+            Ng::Shb,
+            Ng::Idb {
+                linktype: 1,
+                snaplen: 0,
+                tsresol: None,
+                tsoffset: None,
+            },
+            Ng::Epb {
+                iface: 0,
+                units: 1,
+                data: eth_tcp(0, 0),
+                orig: 54,
+            },
+        ],
+    );
     let epb = ng.len() - 88;
     ng[epb + 4..epb + 8].copy_from_slice(&87u32.to_le_bytes());
     let (got, err) = read_all(&ng, "b.pcapng");
@@ -271,13 +576,25 @@ fn pcapng_bad_block_length() {
 
 #[test]
 fn gzip_truncated_or_corrupt_keeps_frames_before() {
-    let rs: Vec<Rec> = (0..3000).map(|i| Rec { sec: i, frac: 0, data: eth_tcp(i, 200), orig: 254 }).collect();
+    let rs: Vec<Rec> = (0..3000)
+        .map(|i| Rec {
+            sec: i,
+            frac: 0,
+            data: eth_tcp(i, 200),
+            orig: 254,
+        })
+        .collect();
     let gz = gzip(&pcap(false, false, 1, &rs));
     let (got, err) = read_all(&gz[..gz.len() / 2], "half.pcap.gz");
     assert!(!got.is_empty() && got.len() < 3000, "{}", got.len());
     let e = err.unwrap();
     assert_eq!(e.kind(), "gzip", "{e}");
-    assert!(e.to_string().starts_with("half.pcap.gz: gzip error at byte ") && e.to_string().contains("of the decompressed stream"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("half.pcap.gz: gzip error at byte ")
+            && e.to_string().contains("of the decompressed stream"),
+        "{e}"
+    );
     // Frames before the damage are intact.
     for (g, r) in got.iter().zip(&rs) {
         assert_eq!(g.data, r.data);
@@ -290,16 +607,39 @@ fn gzip_truncated_or_corrupt_keeps_frames_before() {
     }
     let (got, err) = read_all(&bad, "bad.pcap.gz");
     assert!(got.len() < 3000);
-    assert!(matches!(err.unwrap().kind(), "gzip" | "absurd_length" | "truncated_record"));
+    assert!(matches!(
+        err.unwrap().kind(),
+        "gzip" | "absurd_length" | "truncated_record"
+    ));
 }
 
 #[test]
 fn garbage_link_layer_is_counted_not_fatal() {
     let rs = vec![
-        Rec { sec: 1, frac: 0, data: eth_tcp(0, 0), orig: 54 },
-        Rec { sec: 2, frac: 0, data: vec![0xff; 9], orig: 9 },
-        Rec { sec: 3, frac: 0, data: vec![], orig: 0 },
-        Rec { sec: 4, frac: 0, data: eth_tcp(1, 0), orig: 54 },
+        Rec {
+            sec: 1,
+            frac: 0,
+            data: eth_tcp(0, 0),
+            orig: 54,
+        },
+        Rec {
+            sec: 2,
+            frac: 0,
+            data: vec![0xff; 9],
+            orig: 9,
+        },
+        Rec {
+            sec: 3,
+            frac: 0,
+            data: vec![],
+            orig: 0,
+        },
+        Rec {
+            sec: 4,
+            frac: 0,
+            data: eth_tcp(1, 0),
+            orig: 54,
+        },
     ];
     let (got, err) = read_all(&pcap(false, false, 1, &rs), "g.pcap");
     assert!(err.is_none());
@@ -313,14 +653,24 @@ fn garbage_link_layer_is_counted_not_fatal() {
         }
     }
     assert_eq!(tcp, 2);
-    assert_eq!(reasons, vec![MalformedReason::ShortLinkHeader, MalformedReason::ShortLinkHeader]);
+    assert_eq!(
+        reasons,
+        vec![
+            MalformedReason::ShortLinkHeader,
+            MalformedReason::ShortLinkHeader
+        ]
+    );
 }
 
 #[test]
 fn open_missing_file_names_it() {
     let e = CaptureReader::open(std::path::Path::new("/nonexistent/x.pcap")).unwrap_err();
     assert_eq!(e.kind(), "io");
-    assert!(e.to_string().starts_with("/nonexistent/x.pcap: cannot read at byte 0:"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("/nonexistent/x.pcap: cannot read at byte 0:"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -328,7 +678,21 @@ fn open_reads_a_file_on_disk() {
     let dir = std::env::temp_dir().join(format!("hsrtcp-reader-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("disk.pcap.gz");
-    std::fs::write(&p, gzip(&pcap(true, true, 101, &[Rec { sec: 5, frac: 6, data: eth_tcp(0, 0)[14..].to_vec(), orig: 40 }]))).unwrap();
+    std::fs::write(
+        &p,
+        gzip(&pcap(
+            true,
+            true,
+            101,
+            &[Rec {
+                sec: 5,
+                frac: 6,
+                data: eth_tcp(0, 0)[14..].to_vec(),
+                orig: 40,
+            }],
+        )),
+    )
+    .unwrap();
     let mut rd = CaptureReader::open(&p).unwrap();
     let f = rd.next_frame().unwrap().unwrap();
     assert_eq!((f.ts, f.linktype), (5_000_000_006, LinkType::RAW));
@@ -346,11 +710,59 @@ fn random_damage_never_panics() {
         seed ^= seed << 17;
         seed
     };
-    let bases = vec![
+    let bases = [
         pcap(false, false, 1, &recs(6)),
         pcap(true, true, 113, &recs(6)),
-        pcapng(false, &[Ng::Shb, Ng::Idb { linktype: 1, snaplen: 0, tsresol: Some(9), tsoffset: Some(-5) }, Ng::Epb { iface: 0, units: 1, data: eth_tcp(0, 30), orig: 84 }, Ng::Spb { data: eth_tcp(1, 0), orig: 54 }, Ng::Other { btype: 5, body: vec![1; 16] }, Ng::Epb { iface: 0, units: 2, data: eth_tcp(2, 0), orig: 54 }]),
-        pcapng(true, &[Ng::Shb, Ng::Idb { linktype: 276, snaplen: 0, tsresol: Some(0x80 | 30), tsoffset: None }, Ng::Epb { iface: 0, units: u64::MAX - 3, data: eth_tcp(0, 30), orig: 84 }]),
+        pcapng(
+            false,
+            &[
+                Ng::Shb,
+                Ng::Idb {
+                    linktype: 1,
+                    snaplen: 0,
+                    tsresol: Some(9),
+                    tsoffset: Some(-5),
+                },
+                Ng::Epb {
+                    iface: 0,
+                    units: 1,
+                    data: eth_tcp(0, 30),
+                    orig: 84,
+                },
+                Ng::Spb {
+                    data: eth_tcp(1, 0),
+                    orig: 54,
+                },
+                Ng::Other {
+                    btype: 5,
+                    body: vec![1; 16],
+                },
+                Ng::Epb {
+                    iface: 0,
+                    units: 2,
+                    data: eth_tcp(2, 0),
+                    orig: 54,
+                },
+            ],
+        ),
+        pcapng(
+            true,
+            &[
+                Ng::Shb,
+                Ng::Idb {
+                    linktype: 276,
+                    snaplen: 0,
+                    tsresol: Some(0x80 | 30),
+                    tsoffset: None,
+                },
+                Ng::Epb {
+                    iface: 0,
+                    units: u64::MAX - 3,
+                    data: eth_tcp(0, 30),
+                    orig: 84,
+                },
+            ],
+        ),
     ];
     let (mut errors, mut clean) = (0, 0);
     for round in 0..20_000u64 {
@@ -381,5 +793,8 @@ fn random_damage_never_panics() {
             None => clean += 1,
         }
     }
-    assert!(errors > 1000 && clean > 1000, "errors {errors} clean {clean}");
+    assert!(
+        errors > 1000 && clean > 1000,
+        "errors {errors} clean {clean}"
+    );
 }

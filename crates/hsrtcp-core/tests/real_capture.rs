@@ -23,16 +23,29 @@ use hsrtcp_core::wire::{decode, Decoded};
 const SENT: usize = 3_000_000;
 
 fn have(tool: &str) -> bool {
-    Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok()
+    Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
 }
 
 fn is_root() -> bool {
-    Command::new("id").arg("-u").output().map(|o| o.stdout.starts_with(b"0\n")).unwrap_or(false)
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.starts_with(b"0\n"))
+        .unwrap_or(false)
 }
 
 /// Start a capture tool and wait until it says it is listening.
 fn start(cmd: &mut Command, ready: &str) -> Child {
-    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("start capture tool");
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start capture tool");
     let stderr = child.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let ready = ready.to_string();
@@ -43,7 +56,8 @@ fn start(cmd: &mut Command, ready: &str) -> Child {
             }
         }
     });
-    rx.recv_timeout(Duration::from_secs(10)).expect("capture tool did not start");
+    rx.recv_timeout(Duration::from_secs(10))
+        .expect("capture tool did not start");
     // dumpcap announces itself before its capture is open.
     std::thread::sleep(Duration::from_millis(1000));
     child
@@ -52,10 +66,16 @@ fn start(cmd: &mut Command, ready: &str) -> Child {
 fn stop(mut child: Child) {
     // Capture buffers are handed over in blocks with a timeout: give them time.
     std::thread::sleep(Duration::from_millis(1200));
-    let _ = Command::new("kill").arg("-INT").arg(child.id().to_string()).status();
+    let _ = Command::new("kill")
+        .arg("-INT")
+        .arg(child.id().to_string())
+        .status();
     let t = Instant::now();
     while child.try_wait().unwrap().is_none() {
-        assert!(t.elapsed() < Duration::from_secs(10), "capture tool did not stop");
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "capture tool did not stop"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -89,14 +109,41 @@ fn tshark_rows(path: &Path) -> Vec<String> {
     let out = Command::new("tshark")
         .args(["-n", "-r"])
         .arg(path)
-        .args(["-o", "tcp.relative_sequence_numbers:FALSE", "-o", "tcp.analyze_sequence_numbers:FALSE"])
+        .args([
+            "-o",
+            "tcp.relative_sequence_numbers:FALSE",
+            "-o",
+            "tcp.analyze_sequence_numbers:FALSE",
+        ])
         .args(["-T", "fields", "-E", "separator=|"])
-        .args(["-e", "tcp.srcport", "-e", "tcp.seq_raw", "-e", "tcp.ack_raw", "-e", "tcp.len", "-e", "tcp.window_size_value"])
-        .args(["-e", "tcp.options.mss_val", "-e", "tcp.options.wscale.shift", "-e", "tcp.options.timestamp.tsval"])
+        .args([
+            "-e",
+            "tcp.srcport",
+            "-e",
+            "tcp.seq_raw",
+            "-e",
+            "tcp.ack_raw",
+            "-e",
+            "tcp.len",
+            "-e",
+            "tcp.window_size_value",
+        ])
+        .args([
+            "-e",
+            "tcp.options.mss_val",
+            "-e",
+            "tcp.options.wscale.shift",
+            "-e",
+            "tcp.options.timestamp.tsval",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success());
-    String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect()
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
 
 /// Read and decode the capture; compare with tshark; return payload bytes per direction.
@@ -105,7 +152,9 @@ fn check(path: &Path, server_port: u16) -> (u64, u64, usize) {
     let mut rd = CaptureReader::open(path).unwrap();
     let (mut up, mut down, mut n, mut truncated) = (0u64, 0u64, 0usize, 0usize);
     while let Some(f) = rd.next_frame().unwrap() {
-        let Decoded::Tcp(s) = decode(&f) else { panic!("{}: frame {} not TCP", path.display(), n + 1) };
+        let Decoded::Tcp(s) = decode(&f) else {
+            panic!("{}: frame {} not TCP", path.display(), n + 1)
+        };
         let ours = format!(
             "{}|{}|{}|{}|{}|{}|{}|{}",
             s.sport,
@@ -115,7 +164,10 @@ fn check(path: &Path, server_port: u16) -> (u64, u64, usize) {
             s.window,
             s.options.mss.map(|v| v.to_string()).unwrap_or_default(),
             s.options.wscale.map(|v| v.to_string()).unwrap_or_default(),
-            s.options.timestamp.map(|v| v.0.to_string()).unwrap_or_default(),
+            s.options
+                .timestamp
+                .map(|v| v.0.to_string())
+                .unwrap_or_default(),
         );
         assert_eq!(ours, rows[n], "{}: frame {}", path.display(), n + 1);
         if s.dport == server_port {
@@ -144,11 +196,28 @@ fn loopback_transfer_captured_by_tcpdump_and_dumpcap() {
     let pcap = dir.join("lo.pcap");
     let ng = dir.join("lo.pcapng");
     let td = start(
-        Command::new("tcpdump").args(["-i", "lo", "-s", "128", "-U", "--immediate-mode", "-n", "-w"]).arg(&pcap).arg(&filter),
+        Command::new("tcpdump")
+            .args([
+                "-i",
+                "lo",
+                "-s",
+                "128",
+                "-U",
+                "--immediate-mode",
+                "-n",
+                "-w",
+            ])
+            .arg(&pcap)
+            .arg(&filter),
         "listening on",
     );
     let dc = if have("dumpcap") {
-        Some(start(Command::new("dumpcap").args(["-i", "lo", "-s", "128", "-f", &filter, "-w"]).arg(&ng), "Capturing on"))
+        Some(start(
+            Command::new("dumpcap")
+                .args(["-i", "lo", "-s", "128", "-f", &filter, "-w"])
+                .arg(&ng),
+            "Capturing on",
+        ))
     } else {
         None
     };
@@ -159,10 +228,16 @@ fn loopback_transfer_captured_by_tcpdump_and_dumpcap() {
     }
 
     let (up, down, truncated) = check(&pcap, port);
-    assert_eq!(up, SENT as u64, "client→server payload must equal what the application wrote");
+    assert_eq!(
+        up, SENT as u64,
+        "client→server payload must equal what the application wrote"
+    );
     assert_eq!(down, 0);
     assert!(truncated > 0, "snaplen 128 must cut the data segments");
-    assert!(matches!(CaptureReader::open(&pcap).unwrap().format(), CaptureFormat::Pcap { .. }));
+    assert!(matches!(
+        CaptureReader::open(&pcap).unwrap().format(),
+        CaptureFormat::Pcap { .. }
+    ));
 
     // The same capture gzip-compressed gives the same numbers.
     let gz = dir.join("lo.pcap.gz");
@@ -170,7 +245,10 @@ fn loopback_transfer_captured_by_tcpdump_and_dumpcap() {
     assert_eq!(check(&gz, port).0, SENT as u64);
 
     if ng.exists() {
-        assert_eq!(CaptureReader::open(&ng).unwrap().format(), CaptureFormat::PcapNg);
+        assert_eq!(
+            CaptureReader::open(&ng).unwrap().format(),
+            CaptureFormat::PcapNg
+        );
         let (up, down, _) = check(&ng, port);
         assert_eq!((up, down), (SENT as u64, 0));
     } else {

@@ -33,7 +33,7 @@ impl Rng {
 /// Random TCP header (with options) + payload length.
 fn random_tcp(rng: &mut Rng) -> (Vec<u8>, usize) {
     let mut opts: Vec<u8> = Vec::new();
-    let mut add = |o: &[u8], opts: &mut Vec<u8>| {
+    let add = |o: &[u8], opts: &mut Vec<u8>| {
         if opts.len() + o.len() <= 40 {
             opts.extend_from_slice(o);
         }
@@ -76,7 +76,7 @@ fn random_tcp(rng: &mut Rng) -> (Vec<u8>, usize) {
     if rng.below(8) == 0 {
         add(&[253, 4, 0xab, 0xcd], &mut opts); // RFC 6994 experimental: skipped by length
     }
-    while opts.len() % 4 != 0 {
+    while !opts.len().is_multiple_of(4) {
         opts.push(1);
     }
     let mut h = Vec::new();
@@ -84,12 +84,20 @@ fn random_tcp(rng: &mut Rng) -> (Vec<u8>, usize) {
     h.extend_from_slice(&(1024 + rng.below(60000) as u16).to_be_bytes());
     h.extend_from_slice(&(rng.next() as u32).to_be_bytes());
     h.extend_from_slice(&(rng.next() as u32).to_be_bytes());
-    let flags: u16 = if syn { 0x002 | if rng.coin() { 0x010 } else { 0 } } else { 0x010 | (rng.below(0x200) as u16 & 0x1e9) };
+    let flags: u16 = if syn {
+        0x002 | if rng.coin() { 0x010 } else { 0 }
+    } else {
+        0x010 | (rng.below(0x200) as u16 & 0x1e9)
+    };
     h.extend_from_slice(&((((20 + opts.len()) / 4) as u16) << 12 | flags).to_be_bytes());
     h.extend_from_slice(&(rng.next() as u16).to_be_bytes());
     h.extend_from_slice(&[0, 0, 0, 0]);
     h.extend_from_slice(&opts);
-    let payload = if syn || rng.below(3) == 0 { 0 } else { 1 + rng.below(1460) as usize };
+    let payload = if syn || rng.below(3) == 0 {
+        0
+    } else {
+        1 + rng.below(1460) as usize
+    };
     (h, payload)
 }
 
@@ -100,7 +108,22 @@ fn ipv4(rng: &mut Rng, l4: &[u8], payload: usize) -> Vec<u8> {
     let mut p = vec![0x40 | ihl as u8, 0];
     p.extend_from_slice(&total.to_be_bytes());
     p.extend_from_slice(&(rng.next() as u16).to_be_bytes());
-    p.extend_from_slice(&[0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, rng.below(256) as u8, 2]);
+    p.extend_from_slice(&[
+        0x40,
+        0,
+        64,
+        6,
+        0,
+        0,
+        10,
+        0,
+        0,
+        1,
+        10,
+        0,
+        rng.below(256) as u8,
+        2,
+    ]);
     if opt {
         p.extend_from_slice(&[1, 1, 1, 0]);
     }
@@ -117,7 +140,24 @@ fn ipv6(rng: &mut Rng, l4: &[u8], payload: usize) -> Vec<u8> {
     p.push(if ext { 0 } else { 6 });
     p.push(64);
     p.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
-    p.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, rng.below(256) as u8]);
+    p.extend_from_slice(&[
+        0x20,
+        0x01,
+        0x0d,
+        0xb8,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        rng.below(256) as u8,
+    ]);
     if ext {
         p.extend_from_slice(&[60, 0, 1, 4, 0, 0, 0, 0]); // hop-by-hop, PadN
         p.extend_from_slice(&[6, 0, 1, 4, 0, 0, 0, 0]); // destination options, PadN
@@ -131,7 +171,11 @@ fn ipv6(rng: &mut Rng, l4: &[u8], payload: usize) -> Vec<u8> {
 fn random_frame(rng: &mut Rng) -> (u32, Vec<u8>, usize) {
     let (l4, payload) = random_tcp(rng);
     let v6 = rng.coin();
-    let ip = if v6 { ipv6(rng, &l4, payload) } else { ipv4(rng, &l4, payload) };
+    let ip = if v6 {
+        ipv6(rng, &l4, payload)
+    } else {
+        ipv4(rng, &l4, payload)
+    };
     let et: &[u8] = if v6 { &[0x86, 0xdd] } else { &[0x08, 0x00] };
     let iface = rng.below(8) as u32;
     let mut f = Vec::new();
@@ -152,10 +196,10 @@ fn random_frame(rng: &mut Rng) -> (u32, Vec<u8>, usize) {
             f.extend_from_slice(et);
             f.extend_from_slice(&[0, 0, 0, 0, 0, 2, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0]);
         }
-        4 => {} // raw IP
+        4 => {}                                                                // raw IP
         5 => f.extend_from_slice(&(if v6 { 24u32 } else { 2 }).to_le_bytes()), // NULL, LE writer
         6 => f.extend_from_slice(&(if v6 { 24u32 } else { 2 }).to_be_bytes()), // LOOP
-        _ => f.extend_from_slice(&[0x00, if v6 { 0x57 } else { 0x21 }]), // PPP without ff 03
+        _ => f.extend_from_slice(&[0x00, if v6 { 0x57 } else { 0x21 }]),       // PPP without ff 03
     }
     f.extend_from_slice(&ip);
     (iface, f, payload)
@@ -192,7 +236,12 @@ fn tshark_agrees_on_every_tcp_field() {
     let mut rng = Rng(0xdead_beef_cafe_f00d);
     let mut blocks = vec![Ng::Shb];
     for lt in IFACES {
-        blocks.push(Ng::Idb { linktype: lt, snaplen: 0, tsresol: None, tsoffset: None });
+        blocks.push(Ng::Idb {
+            linktype: lt,
+            snaplen: 0,
+            tsresol: None,
+            tsoffset: None,
+        });
     }
     for i in 0..3000u64 {
         let (iface, mut f, payload) = random_frame(&mut rng);
@@ -202,7 +251,12 @@ fn tshark_agrees_on_every_tcp_field() {
             let cut = 1 + rng.below(payload as u64) as usize;
             f.truncate(f.len() - cut);
         }
-        blocks.push(Ng::Epb { iface, units: 1_700_000_000_000_000 + i, data: f, orig });
+        blocks.push(Ng::Epb {
+            iface,
+            units: 1_700_000_000_000_000 + i,
+            data: f,
+            orig,
+        });
     }
     let dir = std::env::temp_dir().join(format!("hsrtcp-tshark-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -211,7 +265,12 @@ fn tshark_agrees_on_every_tcp_field() {
 
     let mut cmd = Command::new("tshark");
     cmd.args(["-n", "-r"]).arg(&path);
-    for o in ["tcp.relative_sequence_numbers:FALSE", "tcp.analyze_sequence_numbers:FALSE", "tcp.desegment_tcp_streams:FALSE", "tcp.check_checksum:FALSE"] {
+    for o in [
+        "tcp.relative_sequence_numbers:FALSE",
+        "tcp.analyze_sequence_numbers:FALSE",
+        "tcp.desegment_tcp_streams:FALSE",
+        "tcp.check_checksum:FALSE",
+    ] {
         cmd.args(["-o", o]);
     }
     cmd.args(["-T", "fields", "-E", "separator=|", "-E", "aggregator=,"]);
@@ -219,7 +278,11 @@ fn tshark_agrees_on_every_tcp_field() {
         cmd.args(["-e", f]);
     }
     let out = cmd.output().expect("run tshark");
-    assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let rows: Vec<&str> = text.lines().collect();
 
@@ -227,9 +290,15 @@ fn tshark_agrees_on_every_tcp_field() {
     let mut n = 0;
     let mut checked_opts = [0usize; 5];
     while let Some(f) = rd.next_frame().unwrap() {
-        let Decoded::Tcp(s) = decode(&f) else { panic!("frame {} not decoded as TCP: {:?}", n + 1, decode(&f)) };
+        let Decoded::Tcp(s) = decode(&f) else {
+            panic!("frame {} not decoded as TCP: {:?}", n + 1, decode(&f))
+        };
         let o = &s.options;
-        let (le, re): (Vec<String>, Vec<String>) = o.sack_blocks().iter().map(|b| (b.left.to_string(), b.right.to_string())).unzip();
+        let (le, re): (Vec<String>, Vec<String>) = o
+            .sack_blocks()
+            .iter()
+            .map(|b| (b.left.to_string(), b.right.to_string()))
+            .unzip();
         let ours = [
             s.sport.to_string(),
             s.dport.to_string(),

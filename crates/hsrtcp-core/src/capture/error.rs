@@ -49,16 +49,37 @@ pub enum CaptureError {
     },
     /// The file ends inside the file header (pcap) or section header (pcapng).
     #[error("{file}: truncated file header at byte {at} (need {need} bytes, {have} left)")]
-    TruncatedHeader { file: String, at: ByteOffset, need: u64, have: u64 },
+    TruncatedHeader {
+        file: String,
+        at: ByteOffset,
+        need: u64,
+        have: u64,
+    },
     /// The file ends inside a record: the record header or its data is cut.
     #[error("{file}: truncated record at byte {at} (header says {need} bytes, {have} left)")]
-    TruncatedRecord { file: String, at: ByteOffset, need: u64, have: u64 },
+    TruncatedRecord {
+        file: String,
+        at: ByteOffset,
+        need: u64,
+        have: u64,
+    },
     /// A record or block claims a length no capture tool writes: the file is corrupt here.
     #[error("{file}: absurd {what} at byte {at}: {len} bytes (limit {limit})")]
-    AbsurdLength { file: String, at: ByteOffset, what: &'static str, len: u64, limit: u64 },
+    AbsurdLength {
+        file: String,
+        at: ByteOffset,
+        what: &'static str,
+        len: u64,
+        limit: u64,
+    },
     /// A pcapng block (or pcap header field) that breaks the format rules.
     #[error("{file}: malformed {what} at byte {at}: {detail}")]
-    Malformed { file: String, at: ByteOffset, what: &'static str, detail: String },
+    Malformed {
+        file: String,
+        at: ByteOffset,
+        what: &'static str,
+        detail: String,
+    },
     /// The gzip stream is corrupt or ends early; frames before it were delivered.
     #[error("{file}: gzip error at byte {at}: {source}")]
     Gzip {

@@ -64,7 +64,11 @@ pub struct Frame<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CaptureFormat {
     /// Classic libpcap format.
-    Pcap { nanosecond: bool, big_endian: bool, modified: bool },
+    Pcap {
+        nanosecond: bool,
+        big_endian: bool,
+        modified: bool,
+    },
     PcapNg,
 }
 
@@ -193,7 +197,10 @@ fn magic_hint(b: &[u8]) -> &'static str {
         [0x04, 0x22, 0x4d, 0x18, ..] => ", looks like lz4",
         [b'P', b'K', 3, 4, ..] => ", looks like a zip archive",
         [b's', b'n', b'o', b'o', ..] => ", looks like a snoop capture (convert with editcap)",
-        _ if !b.is_empty() && b.iter().all(|c| c.is_ascii_graphic() || c.is_ascii_whitespace()) => {
+        _ if !b.is_empty()
+            && b.iter()
+                .all(|c| c.is_ascii_graphic() || c.is_ascii_whitespace()) =>
+        {
             ", looks like text"
         }
         _ => "",
@@ -206,7 +213,10 @@ impl CaptureReader {
         let name = path.display().to_string();
         let file = File::open(path).map_err(|source| CaptureError::Io {
             file: name.clone(),
-            at: ByteOffset { offset: 0, decompressed: false },
+            at: ByteOffset {
+                offset: 0,
+                decompressed: false,
+            },
             source,
         })?;
         Self::from_reader(Box::new(file), name)
@@ -216,7 +226,10 @@ impl CaptureReader {
     /// error messages.
     pub fn from_reader(r: Box<dyn Read + Send>, name: String) -> Result<Self, CaptureError> {
         let raw_bytes = Arc::new(AtomicU64::new(0));
-        let src: Box<dyn Read + Send> = Box::new(Counting { inner: r, n: raw_bytes.clone() });
+        let src: Box<dyn Read + Send> = Box::new(Counting {
+            inner: r,
+            n: raw_bytes.clone(),
+        });
         let mut me = CaptureReader {
             name,
             src,
@@ -253,7 +266,12 @@ impl CaptureReader {
             me.eof = false;
             me.fill(4)?;
             if me.avail() == 0 {
-                return Err(CaptureError::TruncatedHeader { file: me.name.clone(), at: me.at(0), need: 24, have: 0 });
+                return Err(CaptureError::TruncatedHeader {
+                    file: me.name.clone(),
+                    at: me.at(0),
+                    need: 24,
+                    have: 0,
+                });
             }
         }
         if me.avail() < 4 {
@@ -266,9 +284,16 @@ impl CaptureReader {
         }
         let magic = [me.buf[0], me.buf[1], me.buf[2], me.buf[3]];
         match magic {
-            [0x0a, 0x0d, 0x0d, 0x0a] => me.format = Format::PcapNg(NgState { big_endian: false, ifaces: Vec::new(), last_ts: 0 }),
+            [0x0a, 0x0d, 0x0d, 0x0a] => {
+                me.format = Format::PcapNg(NgState {
+                    big_endian: false,
+                    ifaces: Vec::new(),
+                    last_ts: 0,
+                })
+            }
             _ => match u32::from_le_bytes(magic) {
-                0xa1b2_c3d4 | 0xa1b2_3c4d | 0xa1b2_cd34 | 0xd4c3_b2a1 | 0x4d3c_b2a1 | 0x34cd_b2a1 => me.read_pcap_header()?,
+                0xa1b2_c3d4 | 0xa1b2_3c4d | 0xa1b2_cd34 | 0xd4c3_b2a1 | 0x4d3c_b2a1
+                | 0x34cd_b2a1 => me.read_pcap_header()?,
                 _ => {
                     let n = me.avail().min(8);
                     let hex: Vec<String> = me.buf[..n].iter().map(|b| format!("{b:02x}")).collect();
@@ -359,7 +384,10 @@ impl CaptureReader {
     }
 
     fn at(&self, pos_in_buf: usize) -> ByteOffset {
-        ByteOffset { offset: self.base + pos_in_buf as u64, decompressed: self.gzip }
+        ByteOffset {
+            offset: self.base + pos_in_buf as u64,
+            decompressed: self.gzip,
+        }
     }
 
     /// Make `need` bytes available at `pos`. `Ok(false)` when the input ends first.
@@ -411,9 +439,17 @@ impl CaptureReader {
     fn read_error(&self, source: io::Error) -> CaptureError {
         let at = self.at(self.end);
         if self.gzip {
-            CaptureError::Gzip { file: self.name.clone(), at, source }
+            CaptureError::Gzip {
+                file: self.name.clone(),
+                at,
+                source,
+            }
         } else {
-            CaptureError::Io { file: self.name.clone(), at, source }
+            CaptureError::Io {
+                file: self.name.clone(),
+                at,
+                source,
+            }
         }
     }
 
@@ -439,15 +475,31 @@ impl CaptureReader {
     }
 
     fn truncated(&self, need: u64, have: u64) -> CaptureError {
-        CaptureError::TruncatedRecord { file: self.name.clone(), at: self.at(self.pos), need, have }
+        CaptureError::TruncatedRecord {
+            file: self.name.clone(),
+            at: self.at(self.pos),
+            need,
+            have,
+        }
     }
 
     fn malformed(&self, what: &'static str, detail: String) -> CaptureError {
-        CaptureError::Malformed { file: self.name.clone(), at: self.at(self.pos), what, detail }
+        CaptureError::Malformed {
+            file: self.name.clone(),
+            at: self.at(self.pos),
+            what,
+            detail,
+        }
     }
 
     fn absurd(&self, what: &'static str, len: u64, limit: u64) -> CaptureError {
-        CaptureError::AbsurdLength { file: self.name.clone(), at: self.at(self.pos), what, len, limit }
+        CaptureError::AbsurdLength {
+            file: self.name.clone(),
+            at: self.at(self.pos),
+            what,
+            len,
+            limit,
+        }
     }
 
     // ---- pcap --------------------------------------------------------------------------
@@ -466,7 +518,13 @@ impl CaptureReader {
             Err(e) => return Err(self.malformed("pcap file header", format!("{e:?}"))),
         };
         if h.version_major != 2 {
-            return Err(self.malformed("pcap file header", format!("version {}.{}, expected 2.x", h.version_major, h.version_minor)));
+            return Err(self.malformed(
+                "pcap file header",
+                format!(
+                    "version {}.{}, expected 2.x",
+                    h.version_major, h.version_minor
+                ),
+            ));
         }
         // Upper bits of the link type field carry FCS information (pcap spec §LinkType).
         let linktype = LinkType(h.network.0 as u32 & 0xFFFF);
@@ -474,7 +532,11 @@ impl CaptureReader {
         self.format = Format::Pcap(PcapState {
             big_endian: h.is_bigendian(),
             frac_to_ns: if h.is_nanosecond_precision() { 1 } else { 1000 },
-            rec_hdr: if h.is_modified_format() || h.magic_number == 0x34cd_b2a1 { 24 } else { 16 },
+            rec_hdr: if h.is_modified_format() || h.magic_number == 0x34cd_b2a1 {
+                24
+            } else {
+                16
+            },
             linktype,
             limit,
         });
@@ -483,7 +545,10 @@ impl CaptureReader {
     }
 
     #[inline]
-    fn next_pcap(&mut self, st: PcapState) -> Result<Option<(RecMeta, usize, usize)>, CaptureError> {
+    fn next_pcap(
+        &mut self,
+        st: PcapState,
+    ) -> Result<Option<(RecMeta, usize, usize)>, CaptureError> {
         let h = st.rec_hdr;
         if !self.fill(h)? {
             if self.avail() == 0 {
@@ -525,7 +590,9 @@ impl CaptureReader {
                 }
                 return Err(self.truncated(12, self.avail() as u64));
             }
-            let Format::PcapNg(ng) = &mut self.format else { unreachable!() };
+            let Format::PcapNg(ng) = &mut self.format else {
+                unreachable!()
+            };
             let p = self.pos;
             let b = &self.buf[p..p + 12];
             if b[..4] == [0x0a, 0x0d, 0x0d, 0x0a] {
@@ -534,20 +601,32 @@ impl CaptureReader {
                     [0x4d, 0x3c, 0x2b, 0x1a] => false,
                     [0x1a, 0x2b, 0x3c, 0x4d] => true,
                     m => {
-                        return Err(self.malformed("pcapng section header", format!("byte-order magic {m:02x?}, expected 1a2b3c4d")));
+                        return Err(self.malformed(
+                            "pcapng section header",
+                            format!("byte-order magic {m:02x?}, expected 1a2b3c4d"),
+                        ));
                     }
                 };
             }
             let be = ng.big_endian;
             let btype = rd32(b, 0, be);
             let blen = rd32(b, 4, be);
-            if blen < 12 || blen % 4 != 0 {
-                return Err(self.malformed("pcapng block", format!("block type {btype:#x} has length {blen}, must be ≥ 12 and a multiple of 4")));
+            if blen < 12 || !blen.is_multiple_of(4) {
+                return Err(self.malformed(
+                    "pcapng block",
+                    format!(
+                        "block type {btype:#x} has length {blen}, must be ≥ 12 and a multiple of 4"
+                    ),
+                ));
             }
             match btype {
                 SHB_TYPE | IDB_TYPE => {
                     if blen > MAX_META_BLOCK {
-                        return Err(self.absurd("pcapng header block length", blen as u64, MAX_META_BLOCK as u64));
+                        return Err(self.absurd(
+                            "pcapng header block length",
+                            blen as u64,
+                            MAX_META_BLOCK as u64,
+                        ));
                     }
                     self.need_block(blen)?;
                     if btype == SHB_TYPE {
@@ -560,7 +639,11 @@ impl CaptureReader {
                 EPB_TYPE | SPB_TYPE | OPB_TYPE => {
                     let limit = MAX_CAPLEN + MAX_PACKET_OPTIONS + 32;
                     if blen > limit {
-                        return Err(self.absurd("pcapng packet block length", blen as u64, limit as u64));
+                        return Err(self.absurd(
+                            "pcapng packet block length",
+                            blen as u64,
+                            limit as u64,
+                        ));
                     }
                     self.need_block(blen)?;
                     if let Some(r) = self.packet_block(btype, blen)? {
@@ -574,7 +657,10 @@ impl CaptureReader {
                         let have = self.base + self.end as u64 - start;
                         return Err(CaptureError::TruncatedRecord {
                             file: self.name.clone(),
-                            at: ByteOffset { offset: start, decompressed: self.gzip },
+                            at: ByteOffset {
+                                offset: start,
+                                decompressed: self.gzip,
+                            },
                             need: blen as u64,
                             have,
                         });
@@ -596,28 +682,44 @@ impl CaptureReader {
         match parse_sectionheaderblock(block) {
             Ok((_, shb)) if shb.major_version == 1 => {}
             Ok((_, shb)) => {
-                return Err(self.malformed("pcapng section header", format!("version {}.{}, expected 1.x", shb.major_version, shb.minor_version)))
+                return Err(self.malformed(
+                    "pcapng section header",
+                    format!(
+                        "version {}.{}, expected 1.x",
+                        shb.major_version, shb.minor_version
+                    ),
+                ))
             }
             Err(e) => return Err(self.malformed("pcapng section header", format!("{e:?}"))),
         }
-        let Format::PcapNg(ng) = &mut self.format else { unreachable!() };
+        let Format::PcapNg(ng) = &mut self.format else {
+            unreachable!()
+        };
         // Interface ids are per section.
         ng.ifaces.clear();
         Ok(())
     }
 
     fn interface_description(&mut self, blen: u32) -> Result<(), CaptureError> {
-        let Format::PcapNg(ng) = &self.format else { unreachable!() };
+        let Format::PcapNg(ng) = &self.format else {
+            unreachable!()
+        };
         let be = ng.big_endian;
         let block = &self.buf[self.pos..self.pos + blen as usize];
-        let parsed = if be { parse_interfacedescriptionblock_be(block) } else { parse_interfacedescriptionblock_le(block) };
+        let parsed = if be {
+            parse_interfacedescriptionblock_be(block)
+        } else {
+            parse_interfacedescriptionblock_le(block)
+        };
         let iface = match parsed {
             Ok((_, idb)) => iface_from_idb(&idb, be),
             Err(e) => Err(format!("{e:?}")),
         };
         match iface {
             Ok(i) => {
-                let Format::PcapNg(ng) = &mut self.format else { unreachable!() };
+                let Format::PcapNg(ng) = &mut self.format else {
+                    unreachable!()
+                };
                 ng.ifaces.push(i);
                 Ok(())
             }
@@ -627,47 +729,78 @@ impl CaptureReader {
 
     /// Parse a packet block already in the buffer; returns the frame or `None` to go on.
     #[inline]
-    fn packet_block(&mut self, btype: u32, blen: u32) -> Result<Option<(RecMeta, usize, usize)>, CaptureError> {
-        let Format::PcapNg(ng) = &self.format else { unreachable!() };
+    fn packet_block(
+        &mut self,
+        btype: u32,
+        blen: u32,
+    ) -> Result<Option<(RecMeta, usize, usize)>, CaptureError> {
+        let Format::PcapNg(ng) = &self.format else {
+            unreachable!()
+        };
         let be = ng.big_endian;
         let p = self.pos;
         let block = &self.buf[p..p + blen as usize];
         let (if_id, units, caplen, orig_len, data_at) = match btype {
             EPB_TYPE => {
                 if blen < 32 {
-                    return Err(self.malformed("pcapng enhanced packet block", format!("length {blen} < 32")));
+                    return Err(self.malformed(
+                        "pcapng enhanced packet block",
+                        format!("length {blen} < 32"),
+                    ));
                 }
                 let caplen = rd32(block, 20, be);
                 if caplen > MAX_CAPLEN {
                     return Err(self.absurd("captured length", caplen as u64, MAX_CAPLEN as u64));
                 }
                 if caplen as u64 > blen as u64 - 32 {
-                    return Err(self.malformed("pcapng enhanced packet block", format!("captured length {caplen} exceeds the block length {blen}")));
+                    return Err(self.malformed(
+                        "pcapng enhanced packet block",
+                        format!("captured length {caplen} exceeds the block length {blen}"),
+                    ));
                 }
-                let parsed = if be { parse_enhancedpacketblock_be(block) } else { parse_enhancedpacketblock_le(block) };
+                let parsed = if be {
+                    parse_enhancedpacketblock_be(block)
+                } else {
+                    parse_enhancedpacketblock_le(block)
+                };
                 match parsed {
-                    Ok((_, epb)) => (epb.if_id, (epb.ts_high as u64) << 32 | epb.ts_low as u64, epb.caplen, epb.origlen, 28),
-                    Err(e) => return Err(self.malformed("pcapng enhanced packet block", format!("{e:?}"))),
+                    Ok((_, epb)) => (
+                        epb.if_id,
+                        (epb.ts_high as u64) << 32 | epb.ts_low as u64,
+                        epb.caplen,
+                        epb.origlen,
+                        28,
+                    ),
+                    Err(e) => {
+                        return Err(self.malformed("pcapng enhanced packet block", format!("{e:?}")))
+                    }
                 }
             }
             OPB_TYPE => {
                 // Obsolete packet block (pcapng draft ≤ 1.0): 16-bit interface id and drops count.
                 if blen < 32 {
-                    return Err(self.malformed("pcapng packet block", format!("length {blen} < 32")));
+                    return Err(
+                        self.malformed("pcapng packet block", format!("length {blen} < 32"))
+                    );
                 }
                 let w = rd32(block, 8, be);
                 let if_id = if be { w >> 16 } else { w & 0xFFFF };
                 let units = (rd32(block, 12, be) as u64) << 32 | rd32(block, 16, be) as u64;
                 let caplen = rd32(block, 20, be);
                 if caplen as u64 > blen as u64 - 32 {
-                    return Err(self.malformed("pcapng packet block", format!("captured length {caplen} exceeds the block length {blen}")));
+                    return Err(self.malformed(
+                        "pcapng packet block",
+                        format!("captured length {caplen} exceeds the block length {blen}"),
+                    ));
                 }
                 (if_id, units, caplen, rd32(block, 24, be), 28)
             }
             _ => {
                 // Simple packet block: interface 0, no timestamp, caplen implied by the block.
                 if blen < 16 {
-                    return Err(self.malformed("pcapng simple packet block", format!("length {blen} < 16")));
+                    return Err(
+                        self.malformed("pcapng simple packet block", format!("length {blen} < 16"))
+                    );
                 }
                 let orig_len = rd32(block, 8, be);
                 let mut caplen = orig_len.min(blen - 16);
@@ -682,13 +815,28 @@ impl CaptureReader {
         let Some(iface) = ng.ifaces.get(if_id as usize).copied() else {
             return Err(self.malformed(
                 "pcapng packet block",
-                format!("refers to interface {if_id} but the section has {} interface description(s)", ng.ifaces.len()),
+                format!(
+                    "refers to interface {if_id} but the section has {} interface description(s)",
+                    ng.ifaces.len()
+                ),
             ));
         };
-        let ts = if units == u64::MAX { ng.last_ts } else { iface.nanos(units) };
-        let Format::PcapNg(ng) = &mut self.format else { unreachable!() };
+        let ts = if units == u64::MAX {
+            ng.last_ts
+        } else {
+            iface.nanos(units)
+        };
+        let Format::PcapNg(ng) = &mut self.format else {
+            unreachable!()
+        };
         ng.last_ts = ts;
-        let rec = RecMeta { ts, linktype: iface.linktype, orig_len, offset: self.base + p as u64, iface: if_id };
+        let rec = RecMeta {
+            ts,
+            linktype: iface.linktype,
+            orig_len,
+            offset: self.base + p as u64,
+            iface: if_id,
+        };
         self.pos += blen as usize;
         Ok(Some((rec, p + data_at, caplen as usize)))
     }
@@ -715,7 +863,11 @@ fn iface_from_idb(idb: &InterfaceDescriptionBlock, big_endian: bool) -> Result<I
             9 if !opt.value.is_empty() => tsresol = opt.value[0],
             14 if opt.value.len() >= 8 => {
                 let a: [u8; 8] = opt.value[..8].try_into().expect("8 bytes");
-                tsoffset = if big_endian { i64::from_be_bytes(a) } else { i64::from_le_bytes(a) };
+                tsoffset = if big_endian {
+                    i64::from_be_bytes(a)
+                } else {
+                    i64::from_le_bytes(a)
+                };
             }
             _ => {}
         }
@@ -732,7 +884,11 @@ fn iface_from_idb(idb: &InterfaceDescriptionBlock, big_endian: bool) -> Result<I
         }
         1u64 << k
     };
-    let ns_per_unit = if 1_000_000_000 % units_per_sec == 0 { 1_000_000_000 / units_per_sec } else { 0 };
+    let ns_per_unit = if 1_000_000_000 % units_per_sec == 0 {
+        1_000_000_000 / units_per_sec
+    } else {
+        0
+    };
     Ok(Iface {
         linktype: LinkType(idb.linktype.0 as u32 & 0xFFFF),
         snaplen: idb.snaplen,

@@ -3,7 +3,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::link::Net;
-use super::{Decoded, MalformedReason};
+use super::{MalformedReason, Stop};
 
 /// What the TCP decoder needs from the network layer.
 #[derive(Clone, Copy, Debug)]
@@ -25,27 +25,27 @@ fn be16(d: &[u8], at: usize) -> u16 {
 }
 
 #[inline]
-fn mal(r: MalformedReason) -> Decoded {
-    Decoded::Malformed(r)
+fn mal(r: MalformedReason) -> Stop {
+    Stop::Malformed(r)
 }
 
 /// Decode the IP header at the start of `d`. `wire_len` is the network-layer length on the
 /// wire, used when an offloaded packet leaves the IP length field 0.
 #[inline]
-pub(super) fn locate(net: Net, d: &[u8], wire_len: usize) -> Result<IpInfo, Decoded> {
+pub(super) fn locate(net: Net, d: &[u8], wire_len: usize) -> Result<IpInfo, Stop> {
     let Some(&first) = d.first() else {
         return Err(mal(MalformedReason::ShortIpHeader));
     };
     match (net, first >> 4) {
         (Net::V4 | Net::Sniff | Net::Guess, 4) => v4(d, wire_len),
         (Net::V6 | Net::Sniff | Net::Guess, 6) => v6(d, wire_len),
-        (Net::Guess, _) => Err(Decoded::NotTcp),
+        (Net::Guess, _) => Err(Stop::NotTcp),
         _ => Err(mal(MalformedReason::BadIpVersion)),
     }
 }
 
 #[inline]
-fn v4(d: &[u8], wire_len: usize) -> Result<IpInfo, Decoded> {
+fn v4(d: &[u8], wire_len: usize) -> Result<IpInfo, Stop> {
     if d.len() < 20 {
         return Err(mal(MalformedReason::ShortIpHeader));
     }
@@ -66,7 +66,7 @@ fn v4(d: &[u8], wire_len: usize) -> Result<IpInfo, Decoded> {
         return Err(mal(MalformedReason::IpTotalLenTooSmall));
     }
     if d[9] != TCP {
-        return Err(Decoded::NotTcp);
+        return Err(Stop::NotTcp);
     }
     if be16(d, 6) & 0x1fff != 0 {
         return Err(mal(MalformedReason::IpFragment));
@@ -81,7 +81,7 @@ fn v4(d: &[u8], wire_len: usize) -> Result<IpInfo, Decoded> {
 }
 
 #[inline]
-fn v6(d: &[u8], wire_len: usize) -> Result<IpInfo, Decoded> {
+fn v6(d: &[u8], wire_len: usize) -> Result<IpInfo, Stop> {
     if d.len() < 40 {
         return Err(mal(MalformedReason::ShortIpHeader));
     }
@@ -118,7 +118,11 @@ fn v6(d: &[u8], wire_len: usize) -> Result<IpInfo, Decoded> {
                 let offset = be16(d, p + 2) >> 3;
                 p += 8;
                 if offset != 0 {
-                    return Err(if next == TCP { mal(MalformedReason::IpFragment) } else { Decoded::NotTcp });
+                    return Err(if next == TCP {
+                        mal(MalformedReason::IpFragment)
+                    } else {
+                        Stop::NotTcp
+                    });
                 }
             }
             // Authentication header: length in 4-byte units minus 2.
@@ -134,7 +138,7 @@ fn v6(d: &[u8], wire_len: usize) -> Result<IpInfo, Decoded> {
                 p += hl;
             }
             // ESP (encrypted), no next header, UDP, ICMPv6, …
-            _ => return Err(Decoded::NotTcp),
+            _ => return Err(Stop::NotTcp),
         }
     }
     // Payload length 0: a jumbogram (RFC 2675) or an offloaded giant (Linux BIG TCP).
@@ -166,7 +170,12 @@ fn jumbo_len(opts: &[u8]) -> Option<usize> {
             t => {
                 let len = *opts.get(i + 1)? as usize;
                 if t == 0xC2 && len == 4 && i + 6 <= opts.len() {
-                    return Some(u32::from_be_bytes([opts[i + 2], opts[i + 3], opts[i + 4], opts[i + 5]]) as usize);
+                    return Some(u32::from_be_bytes([
+                        opts[i + 2],
+                        opts[i + 3],
+                        opts[i + 4],
+                        opts[i + 5],
+                    ]) as usize);
                 }
                 i += 2 + len;
             }

@@ -1,6 +1,6 @@
 //! Link layers: find where the network header starts and which IP version to expect.
 
-use super::{Decoded, MalformedReason};
+use super::{MalformedReason, Stop};
 use crate::capture::LinkType;
 
 /// The network protocol found after the link header.
@@ -14,7 +14,7 @@ pub(super) enum Net {
     Guess,
 }
 
-const SHORT: Decoded = Decoded::Malformed(MalformedReason::ShortLinkHeader);
+const SHORT: Stop = Stop::Malformed(MalformedReason::ShortLinkHeader);
 
 // BSD address families for IPv6 differ per OS: Linux 10, NetBSD/OpenBSD 24, FreeBSD 28,
 // macOS 30. IPv4 is 2 everywhere.
@@ -27,7 +27,7 @@ fn be16(d: &[u8], at: usize) -> u16 {
 
 /// Offset of the network header and the protocol to expect there.
 #[inline]
-pub(super) fn locate(linktype: LinkType, d: &[u8]) -> Result<(usize, Net), Decoded> {
+pub(super) fn locate(linktype: LinkType, d: &[u8]) -> Result<(usize, Net), Stop> {
     match linktype.0 {
         1 => {
             // Ethernet II: dst(6) src(6) ethertype(2).
@@ -61,40 +61,48 @@ pub(super) fn locate(linktype: LinkType, d: &[u8]) -> Result<(usize, Net), Decod
             // NULL uses the writer's byte order, LOOP network order; families are small
             // numbers, so a value with high bits set is the other byte order.
             let raw = [d[0], d[1], d[2], d[3]];
-            let mut af = if linktype.0 == 0 { u32::from_le_bytes(raw) } else { u32::from_be_bytes(raw) };
+            let mut af = if linktype.0 == 0 {
+                u32::from_le_bytes(raw)
+            } else {
+                u32::from_be_bytes(raw)
+            };
             if af & 0xFFFF_0000 != 0 {
                 af = af.swap_bytes();
             }
             match af {
                 AF_INET => Ok((4, Net::V4)),
                 10 | 24 | 28 | 30 => Ok((4, Net::V6)),
-                _ => Err(Decoded::NotTcp),
+                _ => Err(Stop::NotTcp),
             }
         }
         9 => {
             // PPP: optional address/control (ff 03), then a 16-bit protocol.
-            let off = if d.len() >= 2 && d[0] == 0xff && d[1] == 0x03 { 2 } else { 0 };
+            let off = if d.len() >= 2 && d[0] == 0xff && d[1] == 0x03 {
+                2
+            } else {
+                0
+            };
             if d.len() < off + 2 {
                 return Err(SHORT);
             }
             ppp_protocol(be16(d, off), off + 2)
         }
-        _ => Err(Decoded::Malformed(MalformedReason::UnknownLinktype)),
+        _ => Err(Stop::Malformed(MalformedReason::UnknownLinktype)),
     }
 }
 
 #[inline]
-fn ppp_protocol(proto: u16, off: usize) -> Result<(usize, Net), Decoded> {
+fn ppp_protocol(proto: u16, off: usize) -> Result<(usize, Net), Stop> {
     match proto {
         0x0021 => Ok((off, Net::V4)),
         0x0057 => Ok((off, Net::V6)),
-        _ => Err(Decoded::NotTcp),
+        _ => Err(Stop::NotTcp),
     }
 }
 
 /// Follow an ethertype through VLAN tags, PPPoE and MPLS to IPv4/IPv6.
 #[inline]
-fn ethertype(d: &[u8], mut off: usize, mut et: u16) -> Result<(usize, Net), Decoded> {
+fn ethertype(d: &[u8], mut off: usize, mut et: u16) -> Result<(usize, Net), Stop> {
     loop {
         match et {
             0x0800 => return Ok((off, Net::V4)),
@@ -125,7 +133,7 @@ fn ethertype(d: &[u8], mut off: usize, mut et: u16) -> Result<(usize, Net), Deco
                     return Ok((off, Net::Guess));
                 }
             },
-            _ => return Err(Decoded::NotTcp),
+            _ => return Err(Stop::NotTcp),
         }
     }
 }

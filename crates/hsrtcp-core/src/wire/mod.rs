@@ -103,6 +103,22 @@ impl std::fmt::Display for MalformedReason {
     }
 }
 
+/// Why decoding stopped before TCP (kept small: the hot path returns it by value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    NotTcp,
+    Malformed(MalformedReason),
+}
+
+impl From<Stop> for Decoded {
+    fn from(s: Stop) -> Decoded {
+        match s {
+            Stop::NotTcp => Decoded::NotTcp,
+            Stop::Malformed(r) => Decoded::Malformed(r),
+        }
+    }
+}
+
 /// Decode one captured frame.
 #[inline]
 pub fn decode(frame: &Frame) -> Decoded {
@@ -116,13 +132,13 @@ pub fn decode(frame: &Frame) -> Decoded {
 pub fn decode_packet(linktype: LinkType, data: &[u8], orig_len: u32, ts: Nanos) -> Decoded {
     let (off, net) = match link::locate(linktype, data) {
         Ok(x) => x,
-        Err(d) => return d,
+        Err(s) => return s.into(),
     };
     // Bytes of the network layer on the wire (a frame can't be shorter than what was captured).
     let wire_l3 = (orig_len as usize).max(data.len()) - off;
     let ip = match ip::locate(net, &data[off..], wire_l3) {
         Ok(x) => x,
-        Err(d) => return d,
+        Err(s) => return s.into(),
     };
     tcp::decode(&data[off + ip.l4_off..], ip, ts)
 }

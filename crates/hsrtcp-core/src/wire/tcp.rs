@@ -1,7 +1,9 @@
 //! The TCP header and its options (RFC 9293 §3.1, RFC 7323, RFC 2018, RFC 8684).
 
 use super::ip::IpInfo;
-use super::{Decoded, MalformedReason, MptcpOption, Nanos, SackBlock, Segment, TcpFlags, TcpOptions};
+use super::{
+    Decoded, MalformedReason, MptcpOption, Nanos, SackBlock, Segment, TcpFlags, TcpOptions,
+};
 
 #[inline]
 fn be16(d: &[u8], at: usize) -> u16 {
@@ -92,7 +94,10 @@ pub fn parse_options(o: &[u8]) -> TcpOptions {
                 // (len − 2) / 8 blocks; at most 4 fit in 40 bytes of options.
                 let n = ((len - 2) / 8).min(4);
                 for k in 0..n {
-                    r.sack[k] = SackBlock { left: be32(v, 8 * k), right: be32(v, 8 * k + 4) };
+                    r.sack[k] = SackBlock {
+                        left: be32(v, 8 * k),
+                        right: be32(v, 8 * k + 4),
+                    };
                 }
                 r.sack_count = n as u8;
             }
@@ -100,7 +105,12 @@ pub fn parse_options(o: &[u8]) -> TcpOptions {
             (30, _) if len >= 3 => {
                 r.mptcp_count = r.mptcp_count.saturating_add(1);
                 if r.mptcp.is_none() {
-                    let mut m = MptcpOption { subtype: v[0] >> 4, len: len as u8, flags: v[0] & 0x0f, raw: [0; 32] };
+                    let mut m = MptcpOption {
+                        subtype: v[0] >> 4,
+                        len: len as u8,
+                        flags: v[0] & 0x0f,
+                        raw: [0; 32],
+                    };
                     let body = &v[1..];
                     let n = body.len().min(32);
                     m.raw[..n].copy_from_slice(&body[..n]);

@@ -8,7 +8,10 @@ use crate::capture::LinkType;
 
 fn hex(s: &str) -> Vec<u8> {
     let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 fn tcp(lt: LinkType, data: &[u8]) -> Segment {
@@ -41,7 +44,10 @@ fn syn_v4() -> Vec<u8> {
 
 #[test]
 fn ethernet_ipv4_syn_all_fields() {
-    let s = tcp(LinkType::ETHERNET, &hex(&format!("{ETH_V4} {IP4_60} {TCP_SYN}")));
+    let s = tcp(
+        LinkType::ETHERNET,
+        &hex(&format!("{ETH_V4} {IP4_60} {TCP_SYN}")),
+    );
     assert_eq!(s.ts, 7);
     assert_eq!(s.src, "10.0.0.1".parse::<IpAddr>().unwrap());
     assert_eq!(s.dst, "10.0.0.2".parse::<IpAddr>().unwrap());
@@ -71,53 +77,106 @@ fn ethernet_padding_is_not_payload() {
     ));
     assert_eq!(f.len(), 60);
     let s = tcp(LinkType::ETHERNET, &f);
-    assert_eq!((s.payload_len, s.ack, s.payload_truncated), (0, 2001, false));
+    assert_eq!(
+        (s.payload_len, s.ack, s.payload_truncated),
+        (0, 2001, false)
+    );
     assert!(s.flags.ack());
 }
 
 #[test]
 fn vlan_and_qinq_tags() {
     // 802.1Q tag VID 100, then IPv4.
-    let s = tcp(LinkType::ETHERNET, &hex(&format!("020000000002 020000000001 8100 0064 0800 {IP4_60} {TCP_SYN}")));
+    let s = tcp(
+        LinkType::ETHERNET,
+        &hex(&format!(
+            "020000000002 020000000001 8100 0064 0800 {IP4_60} {TCP_SYN}"
+        )),
+    );
     assert_eq!(s.options.mss, Some(1460));
     // 802.1ad outer tag VID 10 + 802.1Q inner tag VID 100.
-    let s = tcp(LinkType::ETHERNET, &hex(&format!("020000000002 020000000001 88a8 000a 8100 0064 0800 {IP4_60} {TCP_SYN}")));
+    let s = tcp(
+        LinkType::ETHERNET,
+        &hex(&format!(
+            "020000000002 020000000001 88a8 000a 8100 0064 0800 {IP4_60} {TCP_SYN}"
+        )),
+    );
     assert_eq!(s.sport, 40000);
     // Tag cut short.
-    assert_eq!(reason(LinkType::ETHERNET, &hex("020000000002 020000000001 8100 00")), "short_link_header");
+    assert_eq!(
+        reason(
+            LinkType::ETHERNET,
+            &hex("020000000002 020000000001 8100 00")
+        ),
+        "short_link_header"
+    );
 }
 
 #[test]
 fn pppoe_and_mpls() {
     // PPPoE session (ver/type 11, code 0, session 1, length 62), PPP protocol 0x0021 IPv4.
-    let s = tcp(LinkType::ETHERNET, &hex(&format!("020000000002 020000000001 8864 1100 0001 003e 0021 {IP4_60} {TCP_SYN}")));
+    let s = tcp(
+        LinkType::ETHERNET,
+        &hex(&format!(
+            "020000000002 020000000001 8864 1100 0001 003e 0021 {IP4_60} {TCP_SYN}"
+        )),
+    );
     assert_eq!(s.dport, 80);
     // Two MPLS labels (16, then 17 with bottom-of-stack), then IPv4 by its nibble.
-    let s = tcp(LinkType::ETHERNET, &hex(&format!("020000000002 020000000001 8847 00010040 000111ff {IP4_60} {TCP_SYN}")));
+    let s = tcp(
+        LinkType::ETHERNET,
+        &hex(&format!(
+            "020000000002 020000000001 8847 00010040 000111ff {IP4_60} {TCP_SYN}"
+        )),
+    );
     assert_eq!(s.seq, 1000);
     // MPLS carrying an Ethernet pseudowire control word (nibble 0): not TCP, not malformed.
     let d = hex("020000000002 020000000001 8847 000111ff 00000000 020000000002");
-    assert_eq!(decode_packet(LinkType::ETHERNET, &d, d.len() as u32, 0), Decoded::NotTcp);
+    assert_eq!(
+        decode_packet(LinkType::ETHERNET, &d, d.len() as u32, 0),
+        Decoded::NotTcp
+    );
 }
 
 #[test]
 fn linux_cooked_v1_and_v2() {
     // SLL v1: outgoing (4), ARPHRD_ETHER (1), address length 6, address + 2 pad, 0x0800.
-    let s = tcp(LinkType::LINUX_SLL, &hex(&format!("0004 0001 0006 020000000001 0000 0800 {IP4_60} {TCP_SYN}")));
+    let s = tcp(
+        LinkType::LINUX_SLL,
+        &hex(&format!(
+            "0004 0001 0006 020000000001 0000 0800 {IP4_60} {TCP_SYN}"
+        )),
+    );
     assert_eq!(s.options.wscale, Some(7));
     // SLL2: protocol 0x0800, reserved, ifindex 2, ARPHRD_ETHER, host (0), addrlen 6, address.
-    let s = tcp(LinkType::LINUX_SLL2, &hex(&format!("0800 0000 00000002 0001 00 06 0200000000010000 {IP4_60} {TCP_SYN}")));
+    let s = tcp(
+        LinkType::LINUX_SLL2,
+        &hex(&format!(
+            "0800 0000 00000002 0001 00 06 0200000000010000 {IP4_60} {TCP_SYN}"
+        )),
+    );
     assert_eq!(s.options.timestamp, Some((100, 0)));
-    assert_eq!(reason(LinkType::LINUX_SLL2, &hex("0800 0000 00000002 0001 00 06")), "short_link_header");
+    assert_eq!(
+        reason(LinkType::LINUX_SLL2, &hex("0800 0000 00000002 0001 00 06")),
+        "short_link_header"
+    );
     // SLL v1 carrying ARP (0x0806).
     let d = hex("0000 0001 0006 020000000001 0000 0806 0001 0800 0604 0001");
-    assert_eq!(decode_packet(LinkType::LINUX_SLL, &d, d.len() as u32, 0), Decoded::NotTcp);
+    assert_eq!(
+        decode_packet(LinkType::LINUX_SLL, &d, d.len() as u32, 0),
+        Decoded::NotTcp
+    );
 }
 
 #[test]
 fn raw_ip_link_types() {
     let v4 = syn_v4();
-    for lt in [LinkType::RAW, LinkType::RAW_12, LinkType::RAW_14, LinkType::IPV4] {
+    for lt in [
+        LinkType::RAW,
+        LinkType::RAW_12,
+        LinkType::RAW_14,
+        LinkType::IPV4,
+    ] {
         assert_eq!(tcp(lt, &v4).sport, 40000, "{lt}");
     }
     // IPv4 bytes under the IPv6 link type, and a version-5 header under raw IP.
@@ -132,19 +191,35 @@ fn raw_ip_link_types() {
 fn bsd_null_and_openbsd_loop() {
     let v4 = syn_v4();
     // NULL, little-endian writer: AF_INET = 2.
-    assert_eq!(tcp(LinkType::NULL, &[hex("02000000"), v4.clone()].concat()).dport, 80);
+    assert_eq!(
+        tcp(LinkType::NULL, &[hex("02000000"), v4.clone()].concat()).dport,
+        80
+    );
     // NULL from a big-endian writer.
-    assert_eq!(tcp(LinkType::NULL, &[hex("00000002"), v4.clone()].concat()).dport, 80);
+    assert_eq!(
+        tcp(LinkType::NULL, &[hex("00000002"), v4.clone()].concat()).dport,
+        80
+    );
     // LOOP: network order.
-    assert_eq!(tcp(LinkType::LOOP, &[hex("00000002"), v4].concat()).dport, 80);
+    assert_eq!(
+        tcp(LinkType::LOOP, &[hex("00000002"), v4].concat()).dport,
+        80
+    );
     // IPv6 families of NetBSD/OpenBSD (24), FreeBSD (28), macOS (30), Linux (10).
     let v6 = ipv6_syn();
     for af in ["18000000", "1c000000", "1e000000", "0a000000"] {
-        assert_eq!(tcp(LinkType::NULL, &[hex(af), v6.clone()].concat()).sport, 40000, "AF {af}");
+        assert_eq!(
+            tcp(LinkType::NULL, &[hex(af), v6.clone()].concat()).sport,
+            40000,
+            "AF {af}"
+        );
     }
     // AF_APPLETALK-ish 16: another protocol.
     let d = [hex("10000000"), syn_v4()].concat();
-    assert_eq!(decode_packet(LinkType::NULL, &d, d.len() as u32, 0), Decoded::NotTcp);
+    assert_eq!(
+        decode_packet(LinkType::NULL, &d, d.len() as u32, 0),
+        Decoded::NotTcp
+    );
     assert_eq!(reason(LinkType::NULL, &hex("0200")), "short_link_header");
 }
 
@@ -204,43 +279,66 @@ fn ipv6_fragments() {
     // Later fragment of UDP: just not TCP.
     let mut u = d.clone();
     u[40] = 17;
-    assert_eq!(decode_packet(LinkType::RAW, &u, u.len() as u32, 0), Decoded::NotTcp);
+    assert_eq!(
+        decode_packet(LinkType::RAW, &u, u.len() as u32, 0),
+        Decoded::NotTcp
+    );
 }
 
 #[test]
 fn ipv4_options_fragments_and_other_protocols() {
     // IHL 6: one option word (NOP NOP NOP EOL), total 64.
-    let d = hex(&format!("4600 0040 1c46 4000 4006 0000 0a000001 0a000002 01010100 {TCP_SYN}"));
+    let d = hex(&format!(
+        "4600 0040 1c46 4000 4006 0000 0a000001 0a000002 01010100 {TCP_SYN}"
+    ));
     let s = tcp(LinkType::RAW, &d);
     assert_eq!((s.sport, s.options.mss), (40000, Some(1460)));
     // First fragment (MF, offset 0) decodes.
-    let d = hex(&format!("4500 003c 1c46 2000 4006 0000 0a000001 0a000002 {TCP_SYN}"));
+    let d = hex(&format!(
+        "4500 003c 1c46 2000 4006 0000 0a000001 0a000002 {TCP_SYN}"
+    ));
     assert_eq!(tcp(LinkType::RAW, &d).seq, 1000);
     // Later fragment (offset 185 × 8) of TCP.
-    let d = hex("4500 0024 1c46 00b9 4006 0000 0a000001 0a000002 0000000000000000 00000000 00000000");
+    let d =
+        hex("4500 0024 1c46 00b9 4006 0000 0a000001 0a000002 0000000000000000 00000000 00000000");
     assert_eq!(reason(LinkType::RAW, &d), "ip_fragment");
     // UDP 5353 → 5353.
     let d = hex("4500 001c 0001 0000 4011 0000 0a000001 0a000002 14e9 14e9 0008 0000");
-    assert_eq!(decode_packet(LinkType::RAW, &d, d.len() as u32, 0), Decoded::NotTcp);
+    assert_eq!(
+        decode_packet(LinkType::RAW, &d, d.len() as u32, 0),
+        Decoded::NotTcp
+    );
 }
 
 #[test]
 fn ipv4_header_errors() {
-    assert_eq!(reason(LinkType::RAW, &hex("4500 003c 1c46")), "short_ip_header");
+    assert_eq!(
+        reason(LinkType::RAW, &hex("4500 003c 1c46")),
+        "short_ip_header"
+    );
     // IHL 4 (16 bytes) is below the minimum.
-    let d = hex(&format!("4400 003c 1c46 4000 4006 0000 0a000001 0a000002 {TCP_SYN}"));
+    let d = hex(&format!(
+        "4400 003c 1c46 4000 4006 0000 0a000001 0a000002 {TCP_SYN}"
+    ));
     assert_eq!(reason(LinkType::RAW, &d), "bad_ip_header_len");
     // IHL 15 (60 bytes) but only 40 captured.
     let d = hex("4f00 003c 1c46 4000 4006 0000 0a000001 0a000002 00000000 00000000 00000000 00000000 00000000");
     assert_eq!(reason(LinkType::RAW, &d), "short_ip_header");
     // Total length 12 < header length 20.
-    let d = hex(&format!("4500 000c 1c46 4000 4006 0000 0a000001 0a000002 {TCP_SYN}"));
+    let d = hex(&format!(
+        "4500 000c 1c46 4000 4006 0000 0a000001 0a000002 {TCP_SYN}"
+    ));
     assert_eq!(reason(LinkType::RAW, &d), "ip_total_len_too_small");
     // Total length 30: only 10 bytes of TCP according to IP.
-    let d = hex(&format!("4500 001e 1c46 4000 4006 0000 0a000001 0a000002 {TCP_SYN}"));
+    let d = hex(&format!(
+        "4500 001e 1c46 4000 4006 0000 0a000001 0a000002 {TCP_SYN}"
+    ));
     assert_eq!(reason(LinkType::RAW, &d), "ip_total_len_too_small");
     assert_eq!(reason(LinkType(147), &syn_v4()), "unknown_linktype");
-    assert_eq!(reason(LinkType::ETHERNET, &hex("0200000000020200")), "short_link_header");
+    assert_eq!(
+        reason(LinkType::ETHERNET, &hex("0200000000020200")),
+        "short_link_header"
+    );
 }
 
 #[test]
@@ -269,7 +367,9 @@ fn data_segment_snap96() -> (Vec<u8>, u32) {
 fn payload_length_from_ip_header_not_caplen() {
     let (d, orig) = data_segment_snap96();
     assert_eq!(d.len(), 66);
-    let Decoded::Tcp(s) = decode_packet(LinkType::ETHERNET, &d, orig, 0) else { panic!() };
+    let Decoded::Tcp(s) = decode_packet(LinkType::ETHERNET, &d, orig, 0) else {
+        panic!()
+    };
     assert_eq!(s.payload_len, 1448);
     assert!(s.payload_truncated);
     assert_eq!(s.seq_len(), 1448);
@@ -283,13 +383,18 @@ fn options_cut_by_snaplen() {
     // Same segment cut 6 bytes into the timestamp option: the NOPs are kept, TS is lost.
     let (d, orig) = data_segment_snap96();
     let cut = &d[..14 + 20 + 20 + 2 + 6];
-    let Decoded::Tcp(s) = decode_packet(LinkType::ETHERNET, cut, orig, 0) else { panic!() };
+    let Decoded::Tcp(s) = decode_packet(LinkType::ETHERNET, cut, orig, 0) else {
+        panic!()
+    };
     assert!(s.options.truncated);
     assert_eq!(s.options.timestamp, None);
     assert_eq!(s.payload_len, 1448);
     // SYN cut after the MSS option: MSS kept, the rest lost.
     let d = hex(&format!("{ETH_V4} {IP4_60} {TCP_SYN}"));
-    let Decoded::Tcp(s) = decode_packet(LinkType::ETHERNET, &d[..14 + 20 + 20 + 4 + 1], 74, 0) else { panic!() };
+    let Decoded::Tcp(s) = decode_packet(LinkType::ETHERNET, &d[..14 + 20 + 20 + 4 + 1], 74, 0)
+    else {
+        panic!()
+    };
     assert_eq!(s.options.mss, Some(1460));
     assert!(s.options.truncated && !s.options.sack_permitted);
 }
@@ -303,21 +408,27 @@ fn gso_total_length_zero_uses_wire_length() {
     ));
     d.resize(128, 0xab);
     let orig = 14 + 20 + 32 + 65160;
-    let Decoded::Tcp(s) = decode_packet(LinkType::ETHERNET, &d, orig, 0) else { panic!() };
+    let Decoded::Tcp(s) = decode_packet(LinkType::ETHERNET, &d, orig, 0) else {
+        panic!()
+    };
     assert_eq!(s.payload_len, 65160);
     assert!(s.payload_truncated);
     // A GRO-merged giant with a real total length above the MSS is taken as is.
     let mut g = d.clone();
     g[16..18].copy_from_slice(&(20u16 + 32 + 43440).to_be_bytes());
-    let Decoded::Tcp(s) = decode_packet(LinkType::ETHERNET, &g, 14 + 20 + 32 + 43440, 0) else { panic!() };
+    let Decoded::Tcp(s) = decode_packet(LinkType::ETHERNET, &g, 14 + 20 + 32 + 43440, 0) else {
+        panic!()
+    };
     assert_eq!(s.payload_len, 43440);
     // IPv6 payload length 0 without a jumbo option (BIG TCP): length from the wire.
-    let mut v6 = hex(&format!(
+    let mut v6 = hex(
         "6000 0000 0000 06 40 20010db8000000000000000000000001 20010db8000000000000000000000002
-         9c40 0050 000003e9 000007d1 5010 01f5 0000 0000"
-    ));
+         9c40 0050 000003e9 000007d1 5010 01f5 0000 0000",
+    );
     v6.resize(128, 0);
-    let Decoded::Tcp(s) = decode_packet(LinkType::RAW, &v6, 40 + 20 + 150_000, 0) else { panic!() };
+    let Decoded::Tcp(s) = decode_packet(LinkType::RAW, &v6, 40 + 20 + 150_000, 0) else {
+        panic!()
+    };
     assert_eq!(s.payload_len, 150_000);
 }
 
@@ -329,7 +440,9 @@ fn ipv6_jumbogram_option() {
          0600 c204 000186bc  9c40 0050 000003e9 000007d1 5010 01f5 0000 0000",
     );
     d.resize(200, 0);
-    let Decoded::Tcp(s) = decode_packet(LinkType::RAW, &d, 200, 0) else { panic!() };
+    let Decoded::Tcp(s) = decode_packet(LinkType::RAW, &d, 200, 0) else {
+        panic!()
+    };
     assert_eq!(s.payload_len, 100_028 - 8 - 20);
 }
 
@@ -344,7 +457,13 @@ fn sack_blocks_one_to_four() {
         }
         let o = parse_options(&opts);
         assert_eq!(o.sack_count as usize, n);
-        assert_eq!(o.sack_blocks()[n - 1], SackBlock { left: 5000 + 1000 * (n as u32 - 1), right: 5500 + 1000 * (n as u32 - 1) });
+        assert_eq!(
+            o.sack_blocks()[n - 1],
+            SackBlock {
+                left: 5000 + 1000 * (n as u32 - 1),
+                right: 5500 + 1000 * (n as u32 - 1)
+            }
+        );
         assert!(!o.truncated);
     }
     // TS + 3 SACK blocks (a typical Linux SACK ACK): 01 01 08 0a … 01 01 05 1a …
@@ -353,8 +472,20 @@ fn sack_blocks_one_to_four() {
     ));
     assert_eq!(o.timestamp, Some((10, 20)));
     assert_eq!(o.sack_count, 3);
-    assert_eq!(o.sack[0], SackBlock { left: 5000, right: 5500 });
-    assert_eq!(o.sack[2], SackBlock { left: 7000, right: 7500 });
+    assert_eq!(
+        o.sack[0],
+        SackBlock {
+            left: 5000,
+            right: 5500
+        }
+    );
+    assert_eq!(
+        o.sack[2],
+        SackBlock {
+            left: 7000,
+            right: 7500
+        }
+    );
 }
 
 #[test]
@@ -362,7 +493,10 @@ fn mptcp_options() {
     // MP_CAPABLE v1 on a SYN: kind 30, len 4, subtype 0 / version 1, flags 0x81.
     let o = parse_options(&hex("1e04 0181"));
     let m = o.mptcp.unwrap();
-    assert_eq!((m.subtype, m.flags, m.len, m.body()), (0, 1, 4, &[0x81u8][..]));
+    assert_eq!(
+        (m.subtype, m.flags, m.len, m.body()),
+        (0, 1, 4, &[0x81u8][..])
+    );
     // DSS with 8-byte data ACK and 8-byte DSN mapping + checksum: len 28, flags A a M m.
     let o = parse_options(&hex(
         "1e1c 200f 0000000000000064 00000000000003e8 00000001 05a8 abcd",
@@ -405,7 +539,9 @@ fn unknown_and_broken_options() {
 #[test]
 fn malformed_names_are_unique_snake_case() {
     let mut names: Vec<_> = MalformedReason::ALL.iter().map(|r| r.name()).collect();
-    assert!(names.iter().all(|n| n.chars().all(|c| c.is_ascii_lowercase() || c == '_' || c.is_ascii_digit())));
+    assert!(names.iter().all(|n| n
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c == '_' || c.is_ascii_digit())));
     names.sort();
     names.dedup();
     assert_eq!(names.len(), MalformedReason::ALL.len());
@@ -428,16 +564,38 @@ impl Rng {
 #[test]
 fn random_mutations_never_panic() {
     let seeds: Vec<(LinkType, Vec<u8>)> = vec![
-        (LinkType::ETHERNET, hex(&format!("{ETH_V4} {IP4_60} {TCP_SYN}"))),
+        (
+            LinkType::ETHERNET,
+            hex(&format!("{ETH_V4} {IP4_60} {TCP_SYN}")),
+        ),
         (LinkType::ETHERNET, [hex(ETH_V6), ipv6_syn()].concat()),
-        (LinkType::LINUX_SLL, hex(&format!("0004 0001 0006 020000000001 0000 0800 {IP4_60} {TCP_SYN}"))),
-        (LinkType::LINUX_SLL2, hex(&format!("86dd 0000 00000002 0001 00 06 0200000000010000")).into_iter().chain(ipv6_syn()).collect()),
+        (
+            LinkType::LINUX_SLL,
+            hex(&format!(
+                "0004 0001 0006 020000000001 0000 0800 {IP4_60} {TCP_SYN}"
+            )),
+        ),
+        (
+            LinkType::LINUX_SLL2,
+            hex("86dd 0000 00000002 0001 00 06 0200000000010000")
+                .into_iter()
+                .chain(ipv6_syn())
+                .collect(),
+        ),
         (LinkType::RAW, ipv6_syn()),
         (LinkType::NULL, [hex("02000000"), syn_v4()].concat()),
-        (LinkType::ETHERNET, hex(&format!("020000000002 020000000001 88a8 000a 8100 0064 0800 {IP4_60} {TCP_SYN}"))),
-        (LinkType::RAW, hex(&format!(
+        (
+            LinkType::ETHERNET,
+            hex(&format!(
+                "020000000002 020000000001 88a8 000a 8100 0064 0800 {IP4_60} {TCP_SYN}"
+            )),
+        ),
+        (
+            LinkType::RAW,
+            hex(&format!(
             "6000 0000 0038 00 40 20010db8000000000000000000000001 20010db8000000000000000000000002
-             3c00 0104 00000000  0600 0104 00000000 {TCP_SYN}"))),
+             3c00 0104 00000000  0600 0104 00000000 {TCP_SYN}")),
+        ),
     ];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let (mut tcp_n, mut other) = (0u32, 0u32);
@@ -479,5 +637,8 @@ fn random_mutations_never_panic() {
         }
     }
     // The mutations must exercise both outcomes, or this test proves nothing.
-    assert!(tcp_n > 10_000 && other > 10_000, "tcp {tcp_n} other {other}");
+    assert!(
+        tcp_n > 10_000 && other > 10_000,
+        "tcp {tcp_n} other {other}"
+    );
 }

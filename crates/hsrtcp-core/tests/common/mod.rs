@@ -46,18 +46,40 @@ pub fn pcap_with_magic(magic: u32, be: bool, linktype: u32, snaplen: u32, recs: 
 }
 
 pub fn pcap(be: bool, nanos: bool, linktype: u32, recs: &[Rec]) -> Vec<u8> {
-    pcap_with_magic(if nanos { 0xa1b2_3c4d } else { 0xa1b2_c3d4 }, be, linktype, 65535, recs)
+    pcap_with_magic(
+        if nanos { 0xa1b2_3c4d } else { 0xa1b2_c3d4 },
+        be,
+        linktype,
+        65535,
+        recs,
+    )
 }
 
 /// A pcapng block.
 #[derive(Clone, Debug)]
 pub enum Ng {
     Shb,
-    Idb { linktype: u16, snaplen: u32, tsresol: Option<u8>, tsoffset: Option<i64> },
-    Epb { iface: u32, units: u64, data: Vec<u8>, orig: u32 },
-    Spb { data: Vec<u8>, orig: u32 },
+    Idb {
+        linktype: u16,
+        snaplen: u32,
+        tsresol: Option<u8>,
+        tsoffset: Option<i64>,
+    },
+    Epb {
+        iface: u32,
+        units: u64,
+        data: Vec<u8>,
+        orig: u32,
+    },
+    Spb {
+        data: Vec<u8>,
+        orig: u32,
+    },
     /// Any other block type (statistics, name resolution, custom …) with an opaque body.
-    Other { btype: u32, body: Vec<u8> },
+    Other {
+        btype: u32,
+        body: Vec<u8>,
+    },
 }
 
 fn block(out: &mut Vec<u8>, btype: u32, body: &[u8], be: bool) {
@@ -88,7 +110,12 @@ pub fn pcapng(be: bool, blocks: &[Ng]) -> Vec<u8> {
                 body.extend_from_slice(&[0xff; 8]); // section length unknown
                 block(&mut out, 0x0a0d_0d0a, &body, be);
             }
-            Ng::Idb { linktype, snaplen, tsresol, tsoffset } => {
+            Ng::Idb {
+                linktype,
+                snaplen,
+                tsresol,
+                tsoffset,
+            } => {
                 put16(&mut body, *linktype, be);
                 put16(&mut body, 0, be);
                 put32(&mut body, *snaplen, be);
@@ -97,12 +124,22 @@ pub fn pcapng(be: bool, blocks: &[Ng]) -> Vec<u8> {
                     option(&mut body, 9, &[*r], be);
                 }
                 if let Some(o) = tsoffset {
-                    option(&mut body, 14, &if be { o.to_be_bytes() } else { o.to_le_bytes() }, be);
+                    option(
+                        &mut body,
+                        14,
+                        &if be { o.to_be_bytes() } else { o.to_le_bytes() },
+                        be,
+                    );
                 }
                 put32(&mut body, 0, be); // opt_endofopt
                 block(&mut out, 1, &body, be);
             }
-            Ng::Epb { iface, units, data, orig } => {
+            Ng::Epb {
+                iface,
+                units,
+                data,
+                orig,
+            } => {
                 put32(&mut body, *iface, be);
                 put32(&mut body, (units >> 32) as u32, be);
                 put32(&mut body, *units as u32, be);
@@ -133,7 +170,28 @@ pub fn gzip(b: &[u8]) -> Vec<u8> {
 pub fn eth_tcp(i: u32, payload: usize) -> Vec<u8> {
     let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 8, 0];
     let total = (20 + 20 + payload) as u16;
-    f.extend_from_slice(&[0x45, 0, (total >> 8) as u8, total as u8, 0, 1, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+    f.extend_from_slice(&[
+        0x45,
+        0,
+        (total >> 8) as u8,
+        total as u8,
+        0,
+        1,
+        0x40,
+        0,
+        64,
+        6,
+        0,
+        0,
+        10,
+        0,
+        0,
+        1,
+        10,
+        0,
+        0,
+        2,
+    ]);
     f.extend_from_slice(&[0x9c, 0x40, 0, 80]);
     f.extend_from_slice(&(1000 + i).to_be_bytes());
     f.extend_from_slice(&[0, 0, 0, 0, 0x50, 0x18, 1, 0, 0, 0, 0, 0]);
@@ -175,7 +233,10 @@ pub fn read_all_from(r: Box<dyn Read + Send>, name: &str) -> (Vec<Got>, Option<C
         }
     };
     for _ in 0..3 {
-        assert!(matches!(rd.next_frame(), Ok(None)), "reader must stay finished");
+        assert!(
+            matches!(rd.next_frame(), Ok(None)),
+            "reader must stay finished"
+        );
     }
     (out, err)
 }
@@ -193,7 +254,11 @@ pub struct Dribble {
 
 impl Read for Dribble {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.chunk.min(buf.len()).min(self.data.len() - self.pos).min(1 + (self.pos * 7919) % self.chunk);
+        let n = self
+            .chunk
+            .min(buf.len())
+            .min(self.data.len() - self.pos)
+            .min(1 + (self.pos * 7919) % self.chunk);
         buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
         self.pos += n;
         Ok(n)
