@@ -477,19 +477,27 @@ class CompiledScenario:
         return pl.DataFrame(rows).sort(["path", "direction", "t"])
 
     def events(self):
+        """events.csv as a polars DataFrame with its documented types (also when empty)."""
         import polars as pl
 
-        return pl.read_csv(self.events_csv, schema_overrides={"from_cid": pl.Int64, "to_cid": pl.Int64,
-                                                               "loss_pattern": pl.Utf8, "detail": pl.Utf8,
-                                                               "outage_kind": pl.Utf8, "from_rat": pl.Utf8,
-                                                               "to_rat": pl.Utf8, "handoff_id": pl.Int64,
-                                                               "extra_rtt_s": pl.Float64})
+        return pl.read_csv(self.events_csv, schema=_events_schema())
 
     def radio(self):
+        """radio.csv as a polars DataFrame with its documented types."""
         import polars as pl
 
-        return pl.read_csv(self.radio_csv, schema_overrides={"rsrp_dbm": pl.Float64, "rsrq_db": pl.Float64,
-                                                             "carrier": pl.Utf8, "rat": pl.Utf8})
+        return pl.read_csv(self.radio_csv, schema={
+            "ts": pl.Float64, "lat": pl.Float64, "lon": pl.Float64, "speed_kmh": pl.Float64, "carrier": pl.Utf8,
+            "rat": pl.Utf8, "lac": pl.Int64, "cid": pl.Int64, "rsrp_dbm": pl.Float64, "rsrq_db": pl.Float64})
+
+
+def _events_schema():
+    import polars as pl
+
+    return {"kind": pl.Utf8, "t_start": pl.Float64, "t_end": pl.Float64, "path": pl.Int64, "carrier": pl.Utf8,
+            "handoff_id": pl.Int64, "from_cid": pl.Int64, "to_cid": pl.Int64, "from_rat": pl.Utf8,
+            "to_rat": pl.Utf8, "outage_kind": pl.Utf8, "extra_rtt_s": pl.Float64, "loss_pattern": pl.Utf8,
+            "detail": pl.Utf8}
 
 
 def _merge_traces(bw, delay, loss):
