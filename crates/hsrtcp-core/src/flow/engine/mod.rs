@@ -239,8 +239,8 @@ impl Engine {
                 }
             }
             let pure = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin() && !seg.flags.rst();
-            // SYN windows are never scaled (RFC 7323 §2.2): skip them.
-            if !seg.flags.syn() {
+            // SYN windows are never scaled (RFC 7323 §2.2) and a RST's window means nothing.
+            if !seg.flags.syn() && !seg.flags.rst() {
                 let shift = c.wscale(dir);
                 let mss = self.mss_for(c, other);
                 let near_sender = self.near.map(|n| n == other);

@@ -1,0 +1,126 @@
+//! Transcripts seen from the data receiver (client / phone capture). Handshake gaps put the
+//! capture at the client: SYN→SYN-ACK 50 ms (one RTT), SYN-ACK→ACK 0.1 ms.
+
+mod engine_support;
+use engine_support::*;
+
+fn client_side(sack: bool, ts: bool) -> Tx {
+    let mut t = Tx::new(1000, 7_000_000);
+    t.ts_on = ts;
+    t.handshake(0.0, 50.0, 0.1, Some((7, 7)), sack);
+    t
+}
+
+#[test]
+fn hole_filled_after_dupacks_is_a_fast_retransmission() {
+    let mut t = client_side(true, false);
+    t.data(100.0, 1, 1000);
+    t.data(100.1, 1001, 1000);
+    t.ack(100.15, 2001);
+    // 2001..3001 lost before the capture point
+    t.data(100.2, 3001, 1000);
+    t.sack(100.25, 2001, &[(3001, 4001)]);
+    t.data(100.3, 4001, 1000);
+    t.sack(100.35, 2001, &[(3001, 5001)]);
+    t.data(150.4, 2001, 1000);
+    t.ack(150.45, 5001);
+    let r = t.run();
+    assert_eq!(r.flow_str("capture_near").as_deref(), Some("client"));
+    assert_eq!(r.flow_str("data_vantage").as_deref(), Some("receiver"));
+    assert_eq!(r.kinds(), vec!["retransmission/fast", "handshake/complete"]);
+    let i = r.rows("retransmission")[0];
+    assert_eq!(str_at(&r.events, "cause", i).as_deref(), Some("hole_fill"));
+    assert_eq!(r.flow_u64("retransmissions"), Some(1));
+    assert_eq!(r.flow_u64("dupacks"), Some(2));
+    // Karn matching would measure the receiver's ACK delay here: no such samples
+    assert!(r.rtts("ack").is_empty());
+    assert_eq!(r.flow_u64("timeout_sequences"), None);
+    assert_eq!(r.flow_u64("bif_max"), None);
+    assert_eq!(r.flow_u64("spurious_timeouts_receiver"), Some(0));
+}
+
+#[test]
+fn reordering_by_older_tsval_is_not_a_retransmission() {
+    let mut t = client_side(true, true);
+    t.data(100.0, 1, 1000);
+    t.data(100.1, 2001, 1000); // overtook 1001
+    t.sack(100.15, 1001, &[(2001, 3001)]);
+    t.data(101.3, 1001, 1000);
+    // sent before 2001 (older TSval), so it was delayed, not re-sent
+    let s = t.segs.last_mut().unwrap();
+    s.options.timestamp = Some((5_000_099, 0));
+    t.ack(101.35, 3001);
+    let r = t.run();
+    assert_eq!(r.kinds(), vec!["reordering", "handshake/complete"]);
+    assert_eq!(r.flow_u64("reordering_segments"), Some(1));
+    assert_eq!(r.flow_u64("retransmissions"), Some(0));
+}
+
+#[test]
+fn reordering_without_timestamps_or_ip_ids_uses_the_rtt_scale() {
+    let mut t = client_side(true, false);
+    for s in t.segs.iter_mut() {
+        s.ip_id = None;
+    }
+    t.data(100.0, 1, 1000);
+    t.data(100.1, 2001, 1000);
+    t.data(101.0, 1001, 1000); // 0.9 ms after the hole appeared, RTT 50 ms: reordering
+    t.data(101.1, 3001, 1000);
+    t.data(160.0, 4001, 1000);
+    t.data(160.1, 6001, 1000); // 5001.. lost
+    t.sack(160.2, 5001, &[(6001, 7001)]);
+    t.data(215.0, 5001, 1000); // ~1 RTT later after a DupACK: retransmission
+    for s in t.segs.iter_mut() {
+        s.ip_id = None;
+    }
+    let r = t.run();
+    assert_eq!(r.kinds(), vec!["reordering", "retransmission/fast", "handshake/complete"]);
+}
+
+#[test]
+fn duplicate_after_silence_is_a_spurious_timeout_at_the_receiver() {
+    let mut t = client_side(true, false);
+    t.data(100.0, 1, 1000);
+    t.data(100.1, 1001, 1000);
+    t.ack(100.15, 2001); // lost on the way back (invisible here)
+    t.data(400.0, 1, 1000); // RTO go-back-N: both segments again
+    t.sack(400.05, 2001, &[(1, 1001)]);
+    t.data(400.1, 1001, 1000);
+    t.data(450.0, 2001, 1000); // new data closes the episode
+    t.ack(450.05, 3001);
+    let r = t.run();
+    assert_eq!(
+        r.kinds(),
+        vec!["suspension/idle", "retransmission/rto", "retransmission/rto", "spurious_timeout/receiver", "handshake/complete"]
+    );
+    let i = r.rows("spurious_timeout")[0];
+    assert_eq!(u64_at(&r.events, "count", i), Some(2));
+    assert_eq!(r.flow_u64("spurious_timeouts"), Some(1));
+    assert_eq!(r.flow_u64("spurious_timeouts_receiver"), Some(1));
+    // M13: both retransmitted segments belong to the spurious episode
+    assert!(close(r.flow_f64("spurious_rto_rate").unwrap(), 1.0));
+    assert_eq!(r.flow_u64("unnecessary_retransmissions"), Some(2));
+}
+
+#[test]
+fn timestamps_decide_the_vantage_without_a_handshake_and_give_rtt() {
+    // mid-connection capture at the receiver: data echoes the client's TSval one RTT later
+    let mut t = Tx::new(1000, 7_000_000);
+    t.ts_on = true;
+    let mut now = 0.0;
+    let mut seq = 1u32;
+    for _ in 0..5 {
+        t.data(now, seq, 1000);
+        t.echo(now - 40.0, true); // echoes the client ACK sent 40 ms ago
+        t.ack(now + 0.05, seq + 1000);
+        t.echo(now, false); // the client echoes at once
+        seq += 1000;
+        now += 40.0;
+    }
+    let r = t.run();
+    assert_eq!(r.flow_str("capture_near").as_deref(), Some("client"));
+    assert_eq!(r.flow_str("capture_near_source").as_deref(), Some("timestamps"));
+    let rtts = r.rtts("ts");
+    assert!(!rtts.is_empty());
+    assert!(rtts.iter().all(|&x| (x - 0.03995).abs() < 1e-3), "{rtts:?}");
+}

@@ -1,0 +1,263 @@
+//! Transcripts seen from the data sender (server capture): feed these segments, expect
+//! exactly these events. Handshake gaps put the capture at the server: SYN→SYN-ACK 0.1 ms,
+//! SYN-ACK→ACK 50 ms (one RTT).
+
+mod engine_support;
+use engine_support::*;
+
+fn server_side(sack: bool, ts: bool) -> Tx {
+    let mut t = Tx::new(1000, 7_000_000);
+    t.ts_on = ts;
+    t.handshake(0.0, 0.1, 50.0, Some((7, 7)), sack);
+    t
+}
+
+#[test]
+fn clean_transfer_rtt_by_karn_handshake_and_close() {
+    let mut t = server_side(true, false);
+    for k in 0..4u32 {
+        t.data(50.2 + 0.1 * k as f64, 1 + 1000 * k, 1000);
+    }
+    t.ack(100.2, 2001);
+    t.ack(100.4, 4001);
+    t.raw(100.5, false, FA, 4001, 1, 0, 509);
+    t.raw(150.5, true, FA, 1, 4002, 0, 502);
+    t.raw(150.6, false, A, 4002, 2, 0, 509);
+    let r = t.run();
+    assert_eq!(r.kinds(), vec!["handshake/complete", "close/fin"]);
+    assert_eq!(r.flow_str("capture_near").as_deref(), Some("server"));
+    assert_eq!(r.flow_str("capture_near_source").as_deref(), Some("handshake"));
+    assert_eq!(r.flow_str("data_vantage").as_deref(), Some("sender"));
+    // one sample per advancing ACK, from the newest segment it covers
+    let rtts = r.rtts("ack");
+    assert_eq!(rtts.len(), 2);
+    assert!(rtts.iter().all(|&x| close(x, 0.0499)), "{rtts:?}");
+    assert!(close(r.flow_f64("rtt_handshake").unwrap(), 0.050));
+    assert_eq!(r.flow_u64("rtt_count"), Some(2));
+    assert!(close(r.flow_f64("rtt_mean").unwrap(), 0.0499));
+    assert_eq!(r.flow_u64("retransmissions"), Some(0));
+    assert_eq!(r.flow_u64("bif_max"), Some(2000));
+    assert_eq!(r.flow_u64("awnd_max"), Some(502 << 7));
+    assert_eq!(r.flow_u64("pure_acks"), Some(2));
+    assert_eq!(r.flow_u64("dupacks"), Some(0));
+    assert!(close(r.flow_f64("establishment_s").unwrap(), 0.0501));
+    assert!(close(r.flow_f64("closure_s").unwrap(), 0.0501));
+    assert_eq!(r.flow_str("closer").as_deref(), Some("server"));
+    assert_eq!(r.flow_bool("interrupted"), Some(false));
+    assert_eq!(r.flow_u64("goodput_bytes"), Some(4001));
+}
+
+#[test]
+fn fast_retransmit_after_three_dupacks_and_karn_skips_the_ack_after_it() {
+    let mut t = server_side(true, false);
+    for k in 0..6u32 {
+        t.data(50.2 + 0.1 * k as f64, 1 + 1000 * k, 1000);
+    }
+    t.ack(100.2, 2001);
+    t.sack(100.4, 2001, &[(3001, 4001)]);
+    t.sack(100.5, 2001, &[(3001, 5001)]);
+    t.sack(100.6, 2001, &[(3001, 6001)]);
+    t.data(100.7, 2001, 1000);
+    t.ack(150.7, 6001);
+    t.data(150.8, 6001, 1000);
+    t.ack(200.8, 7001);
+    let r = t.run();
+    assert_eq!(r.kinds(), vec!["retransmission/fast", "handshake/complete"]);
+    let rtts = r.rtts("ack");
+    // 100.2 covers [1001,2001) sent at 50.3; the ACK at 150.7 is skipped (a retransmission
+    // was sent after the segments it covers); 200.8 covers new data sent at 150.8
+    assert_eq!(rtts.len(), 2, "{rtts:?}");
+    assert!(close(rtts[0], 0.0499) && close(rtts[1], 0.050));
+    assert_eq!(r.flow_u64("dupacks"), Some(3));
+    assert_eq!(r.flow_u64("pure_acks"), Some(6));
+    assert!(close(r.flow_f64("dupack_rate").unwrap(), 0.5));
+    assert_eq!(r.flow_u64("retrans_fast"), Some(1));
+    assert_eq!(r.flow_u64("timeout_sequences"), Some(0));
+    let i = r.rows("retransmission")[0];
+    assert_eq!(i64_at(&r.events, "seq_start", i), Some(2001));
+    assert_eq!(i64_at(&r.events, "seq_end", i), Some(3001));
+}
+
+#[test]
+fn timeout_sequence_with_backoff_genuine_by_eifel() {
+    let mut t = server_side(false, true);
+    t.data(50.2, 1, 1000);
+    t.data(50.3, 1001, 1000);
+    t.data(300.3, 1, 1000); // RTO
+    t.data(800.3, 1, 1000); // backed-off RTO of the same segment
+    t.ack(850.3, 1001);
+    t.echo(800.3, false); // echoes the second retransmission: it was needed
+    t.data(850.4, 1001, 1000);
+    t.ack(900.4, 2001);
+    let r = t.run();
+    assert_eq!(
+        r.kinds(),
+        vec![
+            // the back-off silences are suspensions too (M24 has no cause filter)
+            "suspension/stalled",
+            "retransmission/rto",
+            "suspension/stalled",
+            "retransmission/rto",
+            "timeout_sequence/recovered",
+            "retransmission/rto",
+            "handshake/complete"
+        ]
+    );
+    let i = r.rows("timeout_sequence")[0];
+    assert_eq!(u64_at(&r.events, "count", i), Some(2));
+    assert!(close(f64_at(&r.events, "duration_s", i).unwrap(), 0.8001));
+    assert!(close(f64_at(&r.events, "value", i).unwrap(), 0.2501));
+    assert_eq!(r.flow_u64("timeouts"), Some(2));
+    assert_eq!(r.flow_u64("timeout_retransmissions"), Some(2));
+    assert!(close(r.flow_f64("rto_first_mean").unwrap(), 0.2501));
+    assert!(close(r.flow_f64("timeout_duration_mean").unwrap(), 0.8001));
+    assert!(close(r.flow_f64("q_estimate").unwrap(), 0.5));
+    assert_eq!(r.flow_u64("spurious_timeouts"), Some(0));
+    assert_eq!(r.flow_u64("spurious_timeouts_eifel"), Some(0));
+    assert!(close(r.flow_f64("spurious_rto_rate").unwrap(), 0.0));
+    // M3: the bins of the back-off are marked
+    assert_eq!(bool_at(&r.series, "backoff", 0), Some(true));
+}
+
+#[test]
+fn spurious_timeout_found_by_eifel_and_dsack() {
+    let mut t = server_side(true, true);
+    t.data(50.2, 1, 1000);
+    t.data(300.2, 1, 1000); // RTO; the original had arrived, its ACK is late
+    t.ack(301.0, 1001);
+    t.echo(50.2, false); // echoes the ORIGINAL's TSval: Eifel says spurious
+    t.sack(310.0, 1001, &[(1, 1001)]); // D-SACK for the duplicate
+    t.echo(300.2, false);
+    let r = t.run();
+    assert_eq!(
+        r.kinds(),
+        vec![
+            "suspension/stalled",
+            "retransmission/rto",
+            "timeout_sequence/recovered",
+            "spurious_timeout/eifel",
+            "spurious_timeout/dsack",
+            "handshake/complete"
+        ]
+    );
+    assert_eq!(r.flow_u64("spurious_timeouts"), Some(1));
+    assert_eq!(r.flow_u64("spurious_timeouts_eifel"), Some(1));
+    assert_eq!(r.flow_u64("spurious_timeouts_dsack"), Some(1));
+    assert!(close(r.flow_f64("spurious_rto_rate").unwrap(), 1.0));
+    // M16: the original's ACK arrived 0.8 ms after the retransmission
+    assert!(close(r.flow_f64("rto_bias_mean").unwrap(), 0.0008));
+    assert_eq!(r.flow_u64("unnecessary_retransmissions"), Some(1));
+}
+
+#[test]
+fn tail_loss_probe_re_sends_the_last_segment() {
+    let mut t = server_side(true, false);
+    for k in 0..4u32 {
+        t.data(50.2 + 0.1 * k as f64, 1 + 1000 * k, 1000);
+    }
+    t.ack(100.2, 2001);
+    t.data(200.0, 3001, 1000); // probe: last segment, no loss evidence
+    t.sack(250.0, 2001, &[(3001, 4001)]);
+    t.data(250.1, 2001, 1000);
+    t.ack(300.1, 4001);
+    let r = t.run();
+    assert_eq!(r.kinds(), vec!["retransmission/tlp", "retransmission/fast", "handshake/complete"]);
+    assert_eq!(r.flow_u64("retrans_tlp"), Some(1));
+}
+
+#[test]
+fn sack_recovery_refills_the_second_hole() {
+    let mut t = server_side(true, false);
+    for k in 0..8u32 {
+        t.data(50.2 + 0.1 * k as f64, 1 + 1000 * k, 1000);
+    }
+    t.ack(100.2, 2001);
+    t.sack(100.4, 2001, &[(3001, 4001)]);
+    t.sack(100.5, 2001, &[(3001, 5001)]);
+    t.sack(100.7, 2001, &[(6001, 7001), (3001, 5001)]);
+    t.data(100.8, 2001, 1000);
+    t.sack(100.9, 2001, &[(6001, 8001), (3001, 5001)]);
+    t.data(101.0, 5001, 1000);
+    t.sack(150.8, 5001, &[(6001, 8001)]);
+    t.ack(151.0, 8001);
+    let r = t.run();
+    assert_eq!(r.kinds(), vec!["retransmission/fast", "retransmission/sack_refill", "handshake/complete"]);
+    assert_eq!(r.flow_u64("retrans_sack_refill"), Some(1));
+    assert_eq!(r.flow_u64("retransmissions"), Some(2));
+}
+
+#[test]
+fn sequence_numbers_wrap_around_inside_a_retransmission() {
+    // the server ISN sits 1500 bytes below 2^32: byte 1501 of the stream is raw 0
+    let mut t = Tx::new(1000, u32::MAX - 1499);
+    t.handshake(0.0, 0.1, 50.0, Some((7, 7)), true);
+    for k in 0..4u32 {
+        t.data(50.2 + 0.1 * k as f64, 1 + 1000 * k, 1000);
+    }
+    t.sack(100.3, 1001, &[(2001, 3001)]);
+    t.sack(100.4, 1001, &[(2001, 4001)]);
+    t.sack(100.5, 1001, &[(2001, 5001)]);
+    t.data(100.6, 1001, 1000); // raw seq u32::MAX-498 .. 501 crosses zero
+    t.ack(150.6, 5001);
+    let r = t.run();
+    assert_eq!(r.kinds(), vec!["retransmission/fast", "handshake/complete"]);
+    let i = r.rows("retransmission")[0];
+    assert_eq!(i64_at(&r.events, "seq_start", i), Some(1001));
+    assert_eq!(i64_at(&r.events, "seq_end", i), Some(2001));
+    assert_eq!(r.flow_u64("goodput_bytes"), Some(5000));
+    assert_eq!(r.flow_u64("dupacks"), Some(2));
+}
+
+#[test]
+fn window_scaling_zero_window_and_probe_is_not_a_retransmission() {
+    let mut t = Tx::new(1000, 7_000_000);
+    t.handshake(0.0, 0.1, 50.0, Some((2, 7)), false);
+    t.data(50.2, 1, 1000);
+    t.raw(100.2, true, A, 1, 1001, 0, 0); // receiver window closes
+    t.data(300.0, 1001, 1); // zero-window probe
+    t.raw(350.0, true, A, 1, 1001, 0, 0);
+    t.raw(600.0, true, A, 1, 1001, 0, 3000); // window update: 3000 << 2
+    t.data(600.1, 1001, 1000);
+    t.ack(650.1, 2001);
+    let r = t.run();
+    assert_eq!(r.kinds(), vec!["suspension/stalled", "zero_window/reopened", "handshake/complete"]);
+    let i = r.rows("zero_window")[0];
+    assert!(close(f64_at(&r.events, "duration_s", i).unwrap(), 0.4998));
+    assert_eq!(r.flow_u64("zero_window_probes"), Some(1));
+    assert_eq!(r.flow_u64("retransmissions"), Some(0));
+    assert_eq!(r.flow_u64("zero_window_segments"), Some(2));
+    assert_eq!(r.flow_u64("awnd_min"), Some(0));
+    // the client's shift (2) scales the client's windows; the SYN window is never scaled
+    assert_eq!(r.flow_u64("awnd_max"), Some(3000 << 2));
+    assert_eq!(r.flow_u64("w_m_packets"), Some((3000 << 2) / 1460));
+}
+
+#[test]
+fn network_duplicate_is_not_a_retransmission() {
+    let mut t = server_side(true, false);
+    t.data(50.2, 1, 1000);
+    let dup = *t.segs.last().unwrap();
+    let mut d = dup;
+    d.ts += 100_000;
+    t.segs.push(d);
+    t.ack(100.2, 1001);
+    let r = t.run();
+    assert_eq!(r.kinds(), vec!["duplicate/network", "handshake/complete"]);
+    assert_eq!(r.flow_u64("network_duplicates"), Some(1));
+    assert_eq!(r.flow_u64("retransmissions"), Some(0));
+}
+
+#[test]
+fn reset_with_unacknowledged_data_is_an_interruption_and_silence_a_suspension() {
+    let mut t = server_side(true, false);
+    t.data(50.2, 1, 1000);
+    t.data(50.3, 1001, 1000);
+    t.ack(100.2, 1001);
+    t.raw(1500.0, true, RA, 1, 1001, 0, 0);
+    let r = t.run();
+    assert_eq!(r.kinds(), vec!["suspension/stalled", "handshake/complete", "close/rst", "interruption/rst"]);
+    assert_eq!(r.flow_bool("interrupted"), Some(true));
+    assert_eq!(r.flow_str("interruption_reason").as_deref(), Some("rst"));
+    assert_eq!(r.flow_u64("suspensions_stalled"), Some(1));
+    assert!(close(r.flow_f64("suspension_max").unwrap(), 1.3998));
+}

@@ -1,0 +1,195 @@
+//! Transcript helpers for the engine tests: write a connection as a list of segments with
+//! millisecond times, run it through the real flow table, read back events and flow columns.
+#![allow(dead_code)]
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int64Type, UInt64Type};
+use arrow_array::{Array, RecordBatch};
+use hsrtcp_core::flow::{CaptureInfo, FlowTable, Output};
+use hsrtcp_core::wire::{SackBlock, Segment, TcpFlags, TcpOptions};
+
+pub const SYN: u16 = TcpFlags::SYN;
+pub const SA: u16 = TcpFlags::SYN | TcpFlags::ACK;
+pub const A: u16 = TcpFlags::ACK;
+pub const FA: u16 = TcpFlags::FIN | TcpFlags::ACK;
+pub const RA: u16 = TcpFlags::RST | TcpFlags::ACK;
+
+pub const T0: i64 = 1_700_000_000_000_000_000;
+
+/// A connection transcript: client 10.0.0.1:40000, server 10.0.0.2:80.
+pub struct Tx {
+    pub segs: Vec<Segment>,
+    pub ip_id: [u16; 2],
+    pub isn: [u32; 2],
+    pub ts_on: bool,
+}
+
+impl Tx {
+    pub fn new(client_isn: u32, server_isn: u32) -> Self {
+        Tx { segs: Vec::new(), ip_id: [100, 5000], isn: [client_isn, server_isn], ts_on: false }
+    }
+
+    /// Raw segment; `from_client` picks the direction. Relative seq/ack are turned into raw
+    /// numbers from the ISNs (seq relative to the sender's ISN, ack to the receiver's).
+    pub fn raw(&mut self, t_ms: f64, from_client: bool, flags: u16, seq: u32, ack: u32, len: u32, window: u16) -> &mut Segment {
+        let (src, dst, sport, dport): ([u8; 4], [u8; 4], u16, u16) =
+            if from_client { ([10, 0, 0, 1], [10, 0, 0, 2], 40000, 80) } else { ([10, 0, 0, 2], [10, 0, 0, 1], 80, 40000) };
+        let side = if from_client { 0 } else { 1 };
+        self.ip_id[side] = self.ip_id[side].wrapping_add(1);
+        let mut options = TcpOptions::default();
+        if self.ts_on {
+            let tsval = (t_ms as u32) + if from_client { 1_000_000 } else { 5_000_000 };
+            options.timestamp = Some((tsval, 0));
+        }
+        self.segs.push(Segment {
+            ts: T0 + (t_ms * 1e6) as i64,
+            src: src.into(),
+            dst: dst.into(),
+            sport,
+            dport,
+            seq: self.isn[side].wrapping_add(seq),
+            ack: if flags & TcpFlags::ACK != 0 { self.isn[1 - side].wrapping_add(ack) } else { 0 },
+            flags: TcpFlags(flags),
+            window,
+            payload_len: len,
+            ip_id: Some(self.ip_id[side]),
+            options,
+            payload_truncated: false,
+        });
+        self.segs.last_mut().unwrap()
+    }
+
+    /// SYN, SYN-ACK, ACK at t, t+syn_gap, t+syn_gap+ack_gap (ms). Options: wscale, SACK, MSS.
+    pub fn handshake(&mut self, t: f64, syn_gap: f64, ack_gap: f64, wscale: Option<(u8, u8)>, sack: bool) {
+        let s = self.raw(t, true, SYN, 0, 0, 0, 64240);
+        s.options.mss = Some(1460);
+        s.options.sack_permitted = sack;
+        s.options.wscale = wscale.map(|w| w.0);
+        let s = self.raw(t + syn_gap, false, SA, 0, 1, 0, 65160);
+        s.options.mss = Some(1000);
+        s.options.sack_permitted = sack;
+        s.options.wscale = wscale.map(|w| w.1);
+        self.raw(t + syn_gap + ack_gap, true, A, 1, 1, 0, 502);
+    }
+
+    /// Server data segment (relative seq from 1, len bytes).
+    pub fn data(&mut self, t: f64, seq: u32, len: u32) -> &mut Segment {
+        self.raw(t, false, A, seq, 1, len, 509)
+    }
+
+    /// Client pure ACK of server data.
+    pub fn ack(&mut self, t: f64, ack: u32) -> &mut Segment {
+        self.raw(t, true, A, 1, ack, 0, 502)
+    }
+
+    /// Client ACK with SACK blocks (relative to the server ISN).
+    pub fn sack(&mut self, t: f64, ack: u32, blocks: &[(u32, u32)]) -> &mut Segment {
+        let isn = self.isn[1];
+        let s = self.raw(t, true, A, 1, ack, 0, 502);
+        for (k, (l, r)) in blocks.iter().enumerate() {
+            s.options.sack[k] = SackBlock { left: isn.wrapping_add(*l), right: isn.wrapping_add(*r) };
+        }
+        s.options.sack_count = blocks.len() as u8;
+        s
+    }
+
+    /// Set the TSecr of the last segment.
+    pub fn echo(&mut self, tsecr_ms: f64, of_client: bool) {
+        let v = tsecr_ms as u32 + if of_client { 1_000_000 } else { 5_000_000 };
+        let s = self.segs.last_mut().unwrap();
+        let tsval = s.options.timestamp.map(|t| t.0).unwrap_or(0);
+        s.options.timestamp = Some((tsval, v));
+    }
+
+    /// Run through the real flow table (the vantage is inferred by the engine).
+    pub fn run(&self) -> Res {
+        let mut t = FlowTable::new(CaptureInfo { name: "transcript".into(), ..Default::default() });
+        let mut out = Output::default();
+        for s in &self.segs {
+            t.push(s);
+        }
+        t.finish(false, &mut out);
+        Res { flows: out.flows.finish(), events: out.events.finish(), series: out.series.finish() }
+    }
+}
+
+pub struct Res {
+    pub flows: RecordBatch,
+    pub events: RecordBatch,
+    pub series: RecordBatch,
+}
+
+pub fn u64_at(b: &RecordBatch, name: &str, row: usize) -> Option<u64> {
+    let c = b.column_by_name(name).unwrap_or_else(|| panic!("no column {name}"));
+    let a = c.as_primitive::<UInt64Type>();
+    (!a.is_null(row)).then(|| a.value(row))
+}
+
+pub fn f64_at(b: &RecordBatch, name: &str, row: usize) -> Option<f64> {
+    let c = b.column_by_name(name).unwrap_or_else(|| panic!("no column {name}"));
+    let a = c.as_primitive::<Float64Type>();
+    (!a.is_null(row)).then(|| a.value(row))
+}
+
+pub fn i64_at(b: &RecordBatch, name: &str, row: usize) -> Option<i64> {
+    let a = b.column_by_name(name).unwrap().as_primitive::<Int64Type>();
+    (!a.is_null(row)).then(|| a.value(row))
+}
+
+pub fn str_at(b: &RecordBatch, name: &str, row: usize) -> Option<String> {
+    let c = b.column_by_name(name).unwrap_or_else(|| panic!("no column {name}"));
+    let a = c.as_string::<i32>();
+    (!a.is_null(row)).then(|| a.value(row).to_string())
+}
+
+pub fn bool_at(b: &RecordBatch, name: &str, row: usize) -> Option<bool> {
+    let a = b.column_by_name(name).unwrap().as_boolean();
+    (!a.is_null(row)).then(|| a.value(row))
+}
+
+impl Res {
+    pub fn flow_u64(&self, name: &str) -> Option<u64> {
+        u64_at(&self.flows, name, 0)
+    }
+    pub fn flow_f64(&self, name: &str) -> Option<f64> {
+        f64_at(&self.flows, name, 0)
+    }
+    pub fn flow_str(&self, name: &str) -> Option<String> {
+        str_at(&self.flows, name, 0)
+    }
+    pub fn flow_bool(&self, name: &str) -> Option<bool> {
+        bool_at(&self.flows, name, 0)
+    }
+
+    /// Events other than rtt samples, as "kind/class" strings in order of appearance.
+    pub fn kinds(&self) -> Vec<String> {
+        (0..self.events.num_rows())
+            .map(|i| {
+                let k = str_at(&self.events, "kind", i).unwrap();
+                match str_at(&self.events, "class", i) {
+                    Some(c) => format!("{k}/{c}"),
+                    None => k,
+                }
+            })
+            .filter(|s| !s.starts_with("rtt_sample"))
+            .collect()
+    }
+
+    /// Rows of events of a kind.
+    pub fn rows(&self, kind: &str) -> Vec<usize> {
+        (0..self.events.num_rows()).filter(|&i| str_at(&self.events, "kind", i).as_deref() == Some(kind)).collect()
+    }
+
+    /// RTT sample values (s) of one class.
+    pub fn rtts(&self, class: &str) -> Vec<f64> {
+        self.rows("rtt_sample")
+            .into_iter()
+            .filter(|&i| str_at(&self.events, "class", i).as_deref() == Some(class))
+            .map(|i| f64_at(&self.events, "value", i).unwrap())
+            .collect()
+    }
+}
+
+pub fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-6
+}
