@@ -23,7 +23,7 @@ SUBCOMMANDS: dict[str, str] = {
     "analyze": "analyze:analyze",
     "demo": "analyze:demo",
     "model": "model:model",
-    "scenario": "lab:scenario",
+    "scenario": "lab_scenario:scenario",
     "measure": "lab:measure",
     "emulate": "lab:emulate",
     "campaign": "lab:campaign",
