@@ -233,8 +233,10 @@ def main(argv: list[str]) -> int:
             tmp = run_dir / "left.done.tmp"
             tmp.write_text(str(rc))
             tmp.rename(run_dir / "left.done")
-        agent.log(f"exit {rc}")
-    return rc
+        agent.log(f"workload/agent status {rc}")
+    # The workload's exit code travels in left.done; the process exit code tells Rattan
+    # (and so the driver) only whether the agent itself failed.
+    return 2 if (run_dir / f"agent-{role}.error").exists() else 0
 
 
 if __name__ == "__main__":

@@ -94,6 +94,14 @@ def finalize(run_dir: Path, outcome, compiled, meta: dict, versions: dict | None
     shutil.rmtree(run_dir / "pids", ignore_errors=True)
     _write_tcpinfo_parquet(tcpinfo_dir, run_dir / "tcpinfo.parquet")
 
+    # The compiled scenario (traces, resolved parameters) travels with the bundle, so the
+    # expected timeline can be recomputed from the bundle alone.
+    sc_dir = getattr(compiled, "outdir", None)
+    if sc_dir and Path(sc_dir).is_dir() and Path(sc_dir).resolve() != (run_dir / "scenario").resolve():
+        shutil.rmtree(run_dir / "scenario", ignore_errors=True)
+        shutil.copytree(sc_dir, run_dir / "scenario")
+    elif (run_dir / "scenario").is_dir() and not any((run_dir / "scenario").iterdir()):
+        (run_dir / "scenario").rmdir()
     radio = _copy(compiled.radio_csv, run_dir / "radio.csv")
     events = _copy(compiled.events_csv, run_dir / "events.csv")
     cap = run_dir / "capture"

@@ -40,6 +40,7 @@ class Compiled:
     source: Path | None = None
     seed: int | None = None
     scenario: object = None  # the loaded Scenario, when there is one
+    outdir: Path | None = None  # the compiled scenario directory (traces, scenario.json)
 
 
 def compile_source(source: str | Path | dict, outdir: Path, duration_s: float | None = None) -> Compiled:
@@ -65,7 +66,7 @@ def compile_source(source: str | Path | dict, outdir: Path, duration_s: float | 
     return Compiled(Path(comp.rattan_config), int(comp.paths), comp.duration_s,
                     _opt_path(getattr(comp, "radio_csv", None)), _opt_path(getattr(comp, "events_csv", None)),
                     name=str(name), source=None if isinstance(source, dict) else Path(source),
-                    seed=getattr(sc, "seed", None), scenario=sc)
+                    seed=getattr(sc, "seed", None), scenario=sc, outdir=_opt_path(getattr(comp, "outdir", None)))
 
 
 def _opt_path(p) -> Path | None:

@@ -20,6 +20,7 @@ import json
 import os
 import re
 import subprocess
+import threading
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ RATTAN_VERSION = "0.1.1"
 CRASH_EXIT_CODE = 101
 _NS_RE = re.compile(r"create namespace: \S*/ns-(?:left|rattan|right)-([A-Za-z0-9]{6})")
 _RATE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(bps|Bps)\s*$", re.IGNORECASE)
+_LOG_LINE_RE = re.compile(rb"^(\x1b\[[0-9;]*m)*\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z(\x1b\[[0-9;]*m)*\s+(\x1b\[[0-9;]*m)*\s*(TRACE|DEBUG|INFO|WARN|ERROR)\b")
 _TIME_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|s|m|h)?\s*$")
 
 
@@ -255,6 +257,7 @@ class Rattan:
         self.started_at = 0.0
         self._scan_pos = 0
         self._panicked = False
+        self._pump: threading.Thread | None = None
 
     def on_cleanup(self, fn) -> None:
         self._cleanups.append(fn)
@@ -266,11 +269,30 @@ class Rattan:
         self.started_at = time.time()
         self.proc = subprocess.Popen(
             [binary, "run", "-c", str(self.config), *self.extra_args],
-            stdout=self.stdout if self.stdout is not None else self._log_fh,
+            stdout=subprocess.PIPE if self.stdout is not None else self._log_fh,
             stderr=self._log_fh, stdin=subprocess.DEVNULL, env=env,
             start_new_session=True,  # our own process group: Ctrl-C reaches us, we stop it
         )
+        if self.stdout is not None:
+            # Rattan logs to stdout too; with --left-stdout the left command's output is
+            # mixed in. Log lines go to the log file, everything else to the caller.
+            self._pump = threading.Thread(target=self._split_stdout, daemon=True)
+            self._pump.start()
         return self
+
+    def _split_stdout(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        out = getattr(self.stdout, "buffer", self.stdout)
+        for line in self.proc.stdout:
+            if _LOG_LINE_RE.match(line):
+                self._log_fh.write(line)
+                self._log_fh.flush()
+            elif out is not None:
+                try:
+                    out.write(line)
+                    out.flush()
+                except (BrokenPipeError, ValueError):
+                    out = None  # the reader went away (e.g. `| head`); keep draining
 
     def discover_id(self) -> str | None:
         if self.rattan_id:
@@ -339,6 +361,8 @@ class Rattan:
             except Exception as exc:  # noqa: BLE001 - keep cleaning, report at the end
                 errors.append(exc)
         leaked = netns.cleanup_rattan(self.rattan_id) if self.rattan_id else []
+        if self._pump is not None:
+            self._pump.join(timeout=5)
         if self._log_fh is not None:
             self._log_fh.close()
             self._log_fh = None

@@ -34,7 +34,6 @@ duration_s = 5
 
 
 def test_campaign_two_ccs_then_another(tmp_path):
-    before = netns.list_netns()
     c = _setup(tmp_path, '[[flows]]\ntype = "duration"\nduration_s = 4\n', '["cubic", "reno"]')
     runs = tmp_path / "runs"
     res = campaign.run(c, runs, progress=False)
@@ -64,8 +63,11 @@ def test_campaign_two_ccs_then_another(tmp_path):
     assert bundle.check(b2) == []
     client = json.loads((b2 / "client.json").read_text())
     assert [x["bytes"] for x in client] == [64000] * 3
-    # nothing of ours left: namespaces, processes
-    assert netns.list_netns() - before == set()
+    # nothing of ours left: namespaces (by the ids the manifests recorded), processes
+    ids = [json.loads((d / "manifest.json").read_text())["rattan"]["id"]
+           for d in [*runs.glob("0*"), *(tmp_path / "runs2").glob("0*")]]
+    assert len(ids) == 3 and all(ids)
+    assert [n for n in netns.list_netns() if any(n.endswith("-" + i) for i in ids)] == []
     assert processes_mentioning(str(tmp_path)) == []
 
 

@@ -6,6 +6,7 @@ import re
 import shutil
 import socket
 import subprocess
+import time
 
 import pytest
 
@@ -31,7 +32,12 @@ def test_fields_agree_with_ss(pair):
         pytest.skip("ss (iproute2) not installed")
     cli, srv = pair
     cli.sendall(b"x" * 200_000)
-    srv.recv(1 << 20)
+    got = 0
+    while got < 200_000:
+        got += len(srv.recv(1 << 20))
+    deadline = time.monotonic() + 5  # wait until everything is acknowledged: counters settle
+    while tcpinfo.read(cli)["bytes_acked"] < 200_000 and time.monotonic() < deadline:
+        time.sleep(0.01)
     info = tcpinfo.read(cli)
     port = cli.getsockname()[1]
     out = subprocess.run(["ss", "-tin", "state", "established", "sport", "=", f":{port}"],

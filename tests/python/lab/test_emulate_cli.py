@@ -1,0 +1,40 @@
+"""`hsrtcp emulate -- COMMAND` runs COMMAND on the phone side; the measure server answers on
+the server side at $HSRTCP_SERVER; COMMAND's output and exit code come back."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from hsrtcp.lab import netns, pcap
+
+from labtools import one_path_config, write_bw_trace
+
+pytestmark = pytest.mark.netns
+
+
+def test_emulate_runs_a_command_through_the_path(tmp_path):
+    write_bw_trace(tmp_path / "bw_down.json", [("10Mbps", 30)])
+    cfg = one_path_config(tmp_path)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    cmd = [sys.executable, "-m", "hsrtcp", "emulate", "-s", str(cfg), "-o", str(tmp_path / "run"), "--",
+           sys.executable, "-m", "hsrtcp", "measure", "client", "$HSRTCP_SERVER", "--cc", "reno",
+           "--flow", "size", "--size", "1MB"]
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    results = json.loads(res.stdout[res.stdout.index("["):])  # the client's JSON, passed through
+    assert results[0]["bytes"] == 1_000_000 and results[0]["server_cc"] == "reno"
+    assert results[0]["local"].startswith("10.1.1.1:")  # it really ran on the phone side
+    sent = pcap.read(tmp_path / "run" / "capture" / "server.pcap")
+    assert sum(p.payload_len for p in sent if p.proto == 6 and p.sport == 5201) >= 1_000_000
+    rid = json.loads((tmp_path / "run" / "outcome.json").read_text())["rattan_id"]
+    assert rid and not [n for n in netns.list_netns() if n.endswith("-" + rid)]
+    # a failing command's exit code is the run's
+    cmd_fail = cmd[: cmd.index("--") + 1] + ["sh", "-c", "exit 7"]
+    cmd_fail[cmd_fail.index("-o") + 1] = str(tmp_path / "run2")
+    res = subprocess.run(cmd_fail, capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 7
