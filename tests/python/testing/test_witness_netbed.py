@@ -90,10 +90,12 @@ def test_drop_window_and_rate_limit(netns_ok, tmp_path):
     # both timers and captures use the host clock; allow scheduling slack of 50 ms
     assert all(run.t0 + 0.25 <= a.ts_sent <= run.t0 + 0.55 for a in lost)
     assert any(a.arrived and a.ts_sent > run.t0 + 0.6 for a in acks)
-    data = [p for p in pcapio.read_tcp(run.client_pcap) if p.payload_len]
-    span = data[-1].ts - data[0].ts
-    rate = sum(p.payload_len for p in data) * 8 / span
-    assert 6.0e6 < rate < 9.0e6, rate
+    # Goodput before the blackout, past the initial burst: tbf counts Ethernet frames, so the
+    # payload rate is 8 Mbit/s × 1448/1514 ≈ 7.65 Mbit/s.
+    data = [p for p in pcapio.read_tcp(run.client_pcap)
+            if p.payload_len and run.t0 + 0.1 <= p.ts < run.t0 + 0.3]
+    rate = sum(p.payload_len for p in data) * 8 / 0.2
+    assert 7.0e6 < rate < 8.2e6, rate
 
 
 def test_zero_window_is_visible_in_both_the_capture_and_tshark(netns_ok, tmp_path):
@@ -133,24 +135,25 @@ def test_sequential_reuse_and_concurrent_connections(netns_ok, tmp_path):
     assert len({c.client_port for c in tc.connections}) == 3
 
 
+# Other jobs on this machine create namespaces concurrently: only our own names are checked.
+
 def test_two_testbeds_coexist_and_are_removed(netns_ok, tmp_path):
-    before = _namespaces()
     with Testbed(workdir=tmp_path / "a") as a, Testbed(workdir=tmp_path / "b") as b:
-        assert set(a.ns.values()).isdisjoint(b.ns.values())
-        assert set(a.ns.values()) | set(b.ns.values()) <= _namespaces()
+        ours = set(a.ns.values()) | set(b.ns.values())
+        assert len(ours) == 6 and ours <= _namespaces()
         ra = a.transfer("x", nbytes=50_000)
         rb = b.transfer("x", nbytes=50_000)
         assert ra.client[0]["bytes_received"] == rb.client[0]["bytes_received"] == 50_000
-    assert _namespaces() == before
+    assert not ours & _namespaces()
 
 
 def test_namespaces_removed_on_exception(netns_ok, tmp_path):
-    before = _namespaces()
     with pytest.raises(RuntimeError, match="boom"):
         with Testbed(workdir=tmp_path) as bed:
-            assert set(bed.ns.values()) <= _namespaces()
+            ours = set(bed.ns.values())
+            assert ours <= _namespaces()
             raise RuntimeError("boom")
-    assert _namespaces() == before
+    assert not ours & _namespaces()
 
 
 def test_namespaces_removed_on_sigint_and_sigterm(netns_ok, tmp_path):

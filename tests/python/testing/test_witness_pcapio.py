@@ -64,7 +64,7 @@ def test_capture_info_formats():
 def test_nanosecond_timestamps_keep_sub_microsecond_digits():
     ts = [r.ts_ns for r in pcapio.read_records(DATA / "nano.server.pcap")]
     assert any(t % 1000 for t in ts)
-    assert ts == sorted(ts)
+    # (not asserted sorted: two CPUs timestamp packets, a capture may step back by ~1 µs)
 
 
 def test_cooked_captures_decode_the_same_segments_as_ethernet():
