@@ -145,16 +145,21 @@ def measure_client(server, port, flow_type, duration, size, count, gap, cc, mptc
 @click.option("--out", "-o", type=click.Path(file_okay=False), default=None,
               help="Run directory (captures, server TCP_INFO, logs). Default: a new temporary directory.")
 @click.option("--timeout", type=float, default=None, help="Stop the run after this many seconds.")
+@click.option("--right", "right_cmd", default=None, metavar="'CMD ARGS'",
+              help="Run this on the server side instead of the measure server, e.g. --right 'iperf3 -s -1'.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @_lab_errors
-def emulate(scenario, duration, mptcp, sysctls, out, timeout, command) -> None:
+def emulate(scenario, duration, mptcp, sysctls, out, timeout, right_cmd, command) -> None:
     """Run COMMAND on the phone (left) side of an emulated path; the measure server runs on the
     server (right) side and HSRTCP_SERVER=host:port says where. Example:
 
         hsrtcp emulate -s scenarios/smoke.toml -- hsrtcp measure client '$HSRTCP_SERVER' --cc cubic -t 20
 
     (quote $HSRTCP_SERVER, or use `sh -c`, so it expands inside the emulated namespace.)
+    With --right, that command replaces the measure server and HSRTCP_SERVER holds only the
+    server address (10.2.1.1).
     """
+    import shlex
     import tempfile
 
     from hsrtcp.lab import emulate as em
@@ -165,7 +170,7 @@ def emulate(scenario, duration, mptcp, sysctls, out, timeout, command) -> None:
     run_dir = Path(out) if out else Path(tempfile.mkdtemp(prefix="hsrtcp-emulate-"))
     outcome = em.run(scenario, run_dir, {"kind": "command", "argv": cmd}, mptcp=mptcp,
                      sysctls=_parse_sysctls(sysctls), duration_s=duration, timeout_s=timeout,
-                     passthrough_stdout=True)
+                     right_command=shlex.split(right_cmd) if right_cmd else None, passthrough_stdout=True)
     click.echo(f"run directory: {run_dir} (captures in capture/, server TCP_INFO in server/tcpinfo/)", err=True)
     if outcome.errors:
         raise LabError("; ".join(outcome.errors))

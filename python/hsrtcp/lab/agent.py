@@ -151,7 +151,8 @@ class Agent:
         if right_cmd:
             self.spawn("right-command", right_cmd, stdout=open(self.run_dir / "right-command.out", "w"),
                        stderr=subprocess.STDOUT)
-            ready = {"host": self.base, "port": None, "command": right_cmd}
+            ready = {"host": "10.2.1.1", "port": None, "command": right_cmd}
+            time.sleep(0.5)  # give the server program time to listen before the client starts
         else:
             from hsrtcp.lab.measure import Limits, Server
 
@@ -200,7 +201,8 @@ class Agent:
             (self.run_dir / "client.json").write_text(json.dumps(results, indent=1))
             rc = 0 if all(r.get("error") is None for r in results) else 1
         else:
-            env = dict(os.environ, HSRTCP_SERVER=f"{ready['host']}:{ready['port']}")
+            server = ready["host"] if ready.get("port") is None else f"{ready['host']}:{ready['port']}"
+            env = dict(os.environ, HSRTCP_SERVER=server)
             proc = self.spawn("command", workload["argv"], env=env, stderr=subprocess.STDOUT)
             while proc.poll() is None and not self.abort.is_set():
                 time.sleep(0.05)
