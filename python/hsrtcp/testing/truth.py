@@ -46,6 +46,11 @@ Spurious retransmission (M12, generalised to any retransmission)
     retransmission was triggered by an RTO is the analyzer's classification; this module
     gives the fate.
 
+Cause of a spurious retransmission (M14, two vantages)
+    ``ack_loss`` if the client had sent an ACK covering the segment (cumulatively or by
+    SACK) before the server retransmitted it, on aligned clocks, and none of those ACKs
+    reached the server; otherwise ``rto_estimation`` (see :func:`_spurious_causes`).
+
 Handshake and FIN retransmissions
     ``syn_retrans`` = client SYNs of the connection − 1 (client capture);
     ``synack_retrans`` = server SYN-ACKs − 1 (server capture); ``fin_retrans`` = server
@@ -64,6 +69,12 @@ from pathlib import Path
 from hsrtcp.testing.pcapio import TcpPacket, read_tcp
 
 MOD = 1 << 32
+
+
+def _near(seq: int, ref_seq: int, ref_rel: int) -> int:
+    """Relative value of ``seq`` given that ``ref_seq`` has relative value ``ref_rel``."""
+    d = (seq - ref_seq) % MOD
+    return ref_rel + (d - MOD if d >= MOD // 2 else d)
 
 
 class _Unwrap:
@@ -93,6 +104,7 @@ class DataSegment:
     arrived: bool = False
     ts_arrived: float | None = None
     spurious: bool = False  # arrived, and all its bytes had arrived before
+    spurious_cause: str | None = None  # "ack_loss" or "rto_estimation" (M14), spurious only
     prev_sent_ts: float | None = None  # last earlier transmission starting at the same seq
 
 
@@ -106,6 +118,7 @@ class AckSegment:
     ip_id: int | None
     arrived: bool = False
     ts_arrived: float | None = None
+    sack: tuple[tuple[int, int], ...] = ()  # SACK blocks relative to the server ISN
 
 
 @dataclass
@@ -150,6 +163,14 @@ class ConnectionTruth:
         return sum(1 for d in self.data if d.spurious)
 
     @property
+    def spurious_ack_loss(self) -> int:
+        return sum(1 for d in self.data if d.spurious_cause == "ack_loss")
+
+    @property
+    def spurious_rto_estimation(self) -> int:
+        return sum(1 for d in self.data if d.spurious_cause == "rto_estimation")
+
+    @property
     def acks_sent(self) -> int:
         return len(self.acks)
 
@@ -180,7 +201,9 @@ class ConnectionTruth:
             "server_port": self.server_port, "client_isn": self.client_isn, "epoch": self.epoch,
             "data_sent": self.data_sent, "data_lost": self.data_lost,
             "data_retrans": self.data_retrans, "retrans_lost": self.retrans_lost,
-            "spurious_retrans": self.spurious_retrans, "acks_sent": self.acks_sent,
+            "spurious_retrans": self.spurious_retrans,
+            "spurious_ack_loss": self.spurious_ack_loss,
+            "spurious_rto_estimation": self.spurious_rto_estimation, "acks_sent": self.acks_sent,
             "acks_lost": self.acks_lost, "syn_retrans": self.syn_retrans,
             "synack_retrans": self.synack_retrans, "fin_retrans": self.fin_retrans,
             "sender_retrans_total": self.sender_retrans_total,
@@ -202,6 +225,7 @@ class Truth:
 
     def totals(self) -> dict:
         keys = ("data_sent", "data_lost", "data_retrans", "retrans_lost", "spurious_retrans",
+                "spurious_ack_loss", "spurious_rto_estimation",
                 "acks_sent", "acks_lost", "syn_retrans", "synack_retrans", "fin_retrans",
                 "sender_retrans_total", "payload_bytes_sent", "ambiguous_data",
                 "ambiguous_acks", "unmatched_client_data", "unmatched_server_acks",
@@ -404,12 +428,37 @@ def compute(server_pcap: str | Path, client_pcap: str | Path, *, client_time_off
         pairs, ct.ambiguous_acks, ct.unmatched_server_acks = _match(
             sent, arrived, key_send=ack_key, key_arr=ack_key,
             ts_send=lambda s: s[0].ts - off, ts_arr=lambda a: a[0].ts, tol=tolerance_s)
-        ct.acks = [AckSegment(ts_sent=p.ts, ack=rel, window=p.window, ip_id=p.ip_id) for p, rel in sent]
+        ct.acks = [AckSegment(ts_sent=p.ts, ack=rel, window=p.window, ip_id=p.ip_id,
+                              sack=tuple((_near(lo, p.ack, rel), _near(hi, p.ack, rel))
+                                         for lo, hi in p.sack))
+                   for p, rel in sent]
         for i, j in pairs:
             ct.acks[i].arrived = True
             ct.acks[i].ts_arrived = arrived[j][0].ts
+        _spurious_causes(ct, off)
         result.append(ct)
     return Truth(result)
+
+
+def _spurious_causes(ct: ConnectionTruth, offset_s: float) -> None:
+    """M14 for every spurious retransmission R of bytes [s, e) sent at server time t_R.
+
+    Covering ACKs = pure ACKs the client sent before t_R (client time − ``offset_s``) whose
+    cumulative ACK is ≥ e or one of whose SACK blocks contains [s, e).
+    ``ack_loss`` (ACKL) iff there is at least one covering ACK and none of them ever reached
+    the server; otherwise ``rto_estimation`` (RTOEI: the covering ACK arrived too late, or the
+    client only acknowledged after t_R).
+    """
+    for d in ct.data:
+        if not d.spurious:
+            continue
+        s, e = d.seq, d.seq + d.length
+        covering = [a for a in ct.acks if a.ts_sent - offset_s < d.ts_sent and (
+            a.ack >= e or any(lo <= s and hi >= e for lo, hi in a.sack))]
+        if covering and not any(a.arrived for a in covering):
+            d.spurious_cause = "ack_loss"
+        else:
+            d.spurious_cause = "rto_estimation"
 
 
 def from_run(run) -> Truth:

@@ -37,6 +37,8 @@ def _assert_truth_matches(run, t):
         assert c.client_port == s["client_port"]
         assert c.sender_retrans_total == s["tcp_info"]["total_retrans"]
         assert c.data_sent == s["tcp_info"]["data_segs_out"]
+        # offloads off: no segment larger than the MSS (1460 without, 1448 with timestamps)
+        assert max(d.length for d in c.data) <= s["tcp_info"]["snd_mss"] <= 1460
 
 
 def test_random_drops_truth_equals_nft_and_tcp_info(netns_ok, tmp_path):
@@ -51,6 +53,17 @@ def test_random_drops_truth_equals_nft_and_tcp_info(netns_ok, tmp_path):
     assert run.connections[0]["cc"] == "cubic"
     assert run.client[0]["bytes_received"] == 1_000_000
     assert run.capture_stats["server"]["dropped_by_kernel"] == 0
+
+
+def test_duration_mode_and_bbr(netns_ok, tmp_path):
+    with Testbed(cc="bbr", rate_bps=20_000_000, workdir=tmp_path) as bed:
+        run = bed.transfer("dur", duration=0.4)
+    conn = run.connections[0]
+    assert conn["cc"] == "bbr"
+    # 0.4 s at 20 Mbit/s is about 1 MB; the socket buffer lets the sender run somewhat ahead
+    assert 0.5e6 < conn["bytes_sent"] < 3e6
+    assert run.client[0]["bytes_received"] == conn["bytes_sent"]
+    _assert_truth_matches(run, truth.from_run(run))
 
 
 def test_reno_without_sack_and_timestamps(netns_ok, tmp_path):

@@ -63,6 +63,8 @@ def test_recorded_truth_is_reproducible(name):
 def test_blackouts_produce_the_events_they_are_for():
     _, ack = _truth("ack_blackout")
     assert ack.totals()["spurious_retrans"] >= 1 and ack.totals()["data_lost"] == 0
+    # all ACKs vanished in the window: the spurious RTO is caused by ACK loss (M14)
+    assert ack.totals()["spurious_ack_loss"] >= 1
     _, data = _truth("data_blackout")
     assert data.totals()["retrans_lost"] >= 1  # a retransmission lost inside the RTO phase
 
