@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import fcntl
 import json
-import os
 import socket
 import struct
 import sys
