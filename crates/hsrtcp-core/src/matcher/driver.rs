@@ -27,7 +27,7 @@ use crate::wire::{decode, Decoded, Nanos, Segment};
 
 const S: Nanos = 1_000_000_000;
 /// Segments read from each capture to find the coarse offset.
-const PRESCAN: usize = 200_000;
+const PRESCAN: usize = 20_000;
 /// A transmission this close to the end of the receiver's capture gets no verdict.
 const END_MARGIN: Nanos = 2 * S;
 const SWEEP_EVERY: u64 = 1 << 14;

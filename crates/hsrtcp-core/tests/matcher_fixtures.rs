@@ -1,0 +1,70 @@
+//! The two-vantage matcher on the real-kernel fixture pairs of tests/data (namespace testbed,
+//! nftables random drops; tests/data/README.md). Witness: the ground truth stored in each
+//! fixture's JSON (hsrtcp.testing.truth, an independent Python matcher, itself checked against
+//! the router's nft drop counters) and the clock offset the fixture maker added on purpose.
+
+use std::path::{Path, PathBuf};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, UInt64Type};
+use arrow_array::RecordBatch;
+use hsrtcp_core::matcher::{analyze_pair, MatchOptions};
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data")
+}
+
+/// A number from the fixture JSON: the first `"key": N` after `"anchor"` (flat, known layout).
+fn json_num(text: &str, anchor: &str, key: &str) -> f64 {
+    let from = text.find(anchor).unwrap_or_else(|| panic!("{anchor} not in fixture JSON"));
+    let rest = &text[from..];
+    let k = format!("\"{key}\":");
+    let at = rest.find(&k).unwrap_or_else(|| panic!("{key} not after {anchor}")) + k.len();
+    let num: String = rest[at..].trim_start().chars().take_while(|c| c.is_ascii_digit() || *c == '.' || *c == '-' || *c == 'e').collect();
+    num.parse().unwrap()
+}
+
+fn sum_u64(b: &RecordBatch, c: &str) -> u64 {
+    b.column_by_name(c).unwrap().as_primitive::<UInt64Type>().iter().flatten().sum()
+}
+
+fn run(name: &str) -> (RecordBatch, String) {
+    let d = data();
+    let r = analyze_pair(
+        &d.join(format!("{name}.client.pcap")),
+        &d.join(format!("{name}.server.pcap")),
+        MatchOptions::default(),
+    );
+    assert!(r.stats.iter().all(|s| s.error.is_none()));
+    assert_eq!((r.client_only, r.server_only), (0, 0));
+    let json = std::fs::read_to_string(d.join(format!("{name}.json"))).unwrap();
+    (r.matched.finish(), json)
+}
+
+#[test]
+fn lost_data_and_acks_equal_the_truth_of_every_fixture() {
+    for name in ["drops_cubic", "twovantage_offset", "ipv6_drops", "reno_nosack_nots", "multi_concurrent",
+        "ack_blackout", "data_blackout", "bbr_drops", "reuse_4tuple", "any_sll2", "nano"]
+    {
+        let (m, json) = run(name);
+        let t = "\"totals\"";
+        assert_eq!(m.num_rows() as f64, json_num(&json, t, "connections"), "{name}");
+        for (col, key) in [
+            ("data_packets_sent", "data_sent"),
+            ("lost_data_packets", "data_lost"),
+            ("ack_packets_sent", "acks_sent"),
+            ("lost_ack_packets", "acks_lost"),
+        ] {
+            assert_eq!(sum_u64(&m, col) as f64, json_num(&json, t, key), "{name} {col}");
+        }
+        assert_eq!(sum_u64(&m, "unknown_fate_packets"), 0, "{name}");
+    }
+}
+
+#[test]
+fn clock_offset_added_on_purpose_is_recovered_within_a_millisecond() {
+    let (m, json) = run("twovantage_offset");
+    let added = json_num(&json, "\"transfer\"", "time_offset_s");
+    let est = m.column_by_name("clock_offset_s").unwrap().as_primitive::<Float64Type>().value(0);
+    assert!((est + added).abs() < 1e-3, "estimated {est}, added {added}");
+}

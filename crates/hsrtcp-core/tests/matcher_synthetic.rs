@@ -1,0 +1,202 @@
+//! The two-vantage matcher on hand-built packet exchanges whose every time is known, so the
+//! expected numbers follow from the definitions by arithmetic (targets.md M8, M9, M12, M14,
+//! M16, M18, M36, A9):
+//!
+//! True timeline (seconds): one-way delay 10 ms both ways; the server capture runs on true
+//! time, the client capture's clock is 0.5 s behind (θ = server − client = +0.5 s).
+//! - 0.000 client SYN, 0.010 SYN-ACK, 0.020 handshake ACK (arrives 0.030: M18 = 0.030 s);
+//! - round 1: segments 0–4 (1000 B) sent 0.030…0.034, each ACKed on arrival;
+//! - round 2: segments 5–9 sent 0.051…0.055 (after the first ACK arrived at 0.050); their
+//!   ACKs (sent 0.061…0.065) are lost (scenario A) or all lost but the last, which arrives at
+//!   0.400 (scenario B);
+//! - the RTO fires 300 ms after the last advancing ACK (ACK of segment 4 at 0.054): segment 5
+//!   is retransmitted at 0.354, arrives 0.364, its duplicate ACK arrives 0.374.
+
+use std::net::IpAddr;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, UInt64Type};
+use arrow_array::{Array, RecordBatch};
+use hsrtcp_core::matcher::{match_segments, MatchOptions};
+use hsrtcp_core::wire::{Segment, TcpFlags, TcpOptions};
+
+const THETA: f64 = 0.5;
+const OWD: f64 = 0.010;
+const CISN: u32 = 1000;
+const SISN: u32 = 5000;
+
+struct Pkt {
+    t: f64,
+    from_client: bool,
+    flags: u16,
+    seq: u32,
+    ack: u32,
+    len: u32,
+    /// Arrival delay; None = lost in the network.
+    delay: Option<f64>,
+}
+
+fn seg(ts: f64, p: &Pkt, ipid: u16) -> Segment {
+    let c: IpAddr = [10, 0, 1, 2].into();
+    let s: IpAddr = [10, 0, 2, 2].into();
+    let (src, dst, sport, dport) = if p.from_client { (c, s, 40000, 5201) } else { (s, c, 5201, 40000) };
+    let mut options = TcpOptions::default();
+    // TSval = sender's true time in ms (distinguishes a retransmission from its original)
+    options.timestamp = Some(((p.t * 1000.0).round() as u32, 0));
+    Segment {
+        ts: (1_700_000_000.0e9 + ts * 1e9).round() as i64,
+        src,
+        dst,
+        sport,
+        dport,
+        seq: p.seq,
+        ack: p.ack,
+        flags: TcpFlags(p.flags),
+        window: 500,
+        payload_len: p.len,
+        ip_id: Some(ipid),
+        options,
+        payload_truncated: false,
+    }
+}
+
+/// Both captures of the exchange: (client capture, server capture), each in time order.
+fn captures(pkts: &[Pkt]) -> (Vec<Segment>, Vec<Segment>) {
+    let (mut cli, mut srv) = (Vec::new(), Vec::new());
+    for (i, p) in pkts.iter().enumerate() {
+        let id = i as u16;
+        let (tx_cap, rx_cap) = if p.from_client { (&mut cli, &mut srv) } else { (&mut srv, &mut cli) };
+        let shift = |t: f64, client_cap: bool| if client_cap { t - THETA } else { t };
+        tx_cap.push(seg(shift(p.t, p.from_client), p, id));
+        if let Some(d) = p.delay {
+            rx_cap.push(seg(shift(p.t + d, !p.from_client), p, id));
+        }
+    }
+    cli.sort_by_key(|s| s.ts);
+    srv.sort_by_key(|s| s.ts);
+    (cli, srv)
+}
+
+const A: u16 = TcpFlags::ACK;
+
+fn exchange(late_last_ack: bool) -> Vec<Pkt> {
+    let mut v = vec![
+        Pkt { t: 0.000, from_client: true, flags: TcpFlags::SYN, seq: CISN, ack: 0, len: 0, delay: Some(OWD) },
+        Pkt { t: 0.010, from_client: false, flags: TcpFlags::SYN | A, seq: SISN, ack: CISN + 1, len: 0, delay: Some(OWD) },
+        Pkt { t: 0.020, from_client: true, flags: A, seq: CISN + 1, ack: SISN + 1, len: 0, delay: Some(OWD) },
+    ];
+    let data_seq = |k: u32| SISN + 1 + 1000 * k;
+    for k in 0..10u32 {
+        let t = if k < 5 { 0.030 + 0.001 * k as f64 } else { 0.051 + 0.001 * (k - 5) as f64 };
+        v.push(Pkt { t, from_client: false, flags: A, seq: data_seq(k), ack: CISN + 1, len: 1000, delay: Some(OWD) });
+        let ack_delay = match k {
+            0..=4 => Some(OWD),
+            9 if late_last_ack => Some(0.400 - (t + OWD)),
+            _ => None,
+        };
+        v.push(Pkt { t: t + OWD, from_client: true, flags: A, seq: CISN + 1, ack: data_seq(k + 1), len: 0, delay: ack_delay });
+    }
+    v.push(Pkt { t: 0.354, from_client: false, flags: A, seq: data_seq(5), ack: CISN + 1, len: 1000, delay: Some(OWD) });
+    v.push(Pkt { t: 0.364, from_client: true, flags: A, seq: CISN + 1, ack: data_seq(10), len: 0, delay: Some(OWD) });
+    v.sort_by(|a, b| a.t.total_cmp(&b.t));
+    v
+}
+
+fn run(late_last_ack: bool) -> (RecordBatch, RecordBatch) {
+    let (cli, srv) = captures(&exchange(late_last_ack));
+    let r = match_segments(cli, srv, MatchOptions::default());
+    (r.matched.finish(), r.events.finish())
+}
+
+fn u(b: &RecordBatch, c: &str) -> Option<u64> {
+    let a = b.column_by_name(c).unwrap().as_primitive::<UInt64Type>();
+    a.is_valid(0).then(|| a.value(0))
+}
+
+fn f(b: &RecordBatch, c: &str) -> Option<f64> {
+    let a = b.column_by_name(c).unwrap().as_primitive::<Float64Type>();
+    a.is_valid(0).then(|| a.value(0))
+}
+
+fn s(b: &RecordBatch, c: &str, i: usize) -> Option<String> {
+    let a = b.column_by_name(c).unwrap().as_string::<i32>();
+    a.is_valid(i).then(|| a.value(i).to_string())
+}
+
+fn close(a: Option<f64>, b: f64) -> bool {
+    a.is_some_and(|a| (a - b).abs() < 2e-6)
+}
+
+#[test]
+fn ack_burst_loss_makes_an_ack_loss_spurious_timeout() {
+    let (m, ev) = run(false);
+    assert_eq!(m.num_rows(), 1);
+    assert_eq!(s(&m, "pairing", 0).as_deref(), Some("isn"));
+    // 11 data transmissions, none lost; 12 pure ACKs sent (handshake ACK, 10, 1 dup), 5 lost
+    assert_eq!((u(&m, "data_packets_sent"), u(&m, "lost_data_packets")), (Some(11), Some(0)));
+    assert_eq!((u(&m, "ack_packets_sent"), u(&m, "lost_ack_packets")), (Some(12), Some(5)));
+    assert!(close(f(&m, "p_a"), 5.0 / 12.0));
+    // clock: symmetric 10-ms delays give θ exactly, bound = half the round trip
+    assert!(close(f(&m, "clock_offset_s"), THETA), "{:?}", f(&m, "clock_offset_s"));
+    assert!(close(f(&m, "clock_offset_uncertainty_s"), OWD));
+    assert!(close(f(&m, "establishment_time_s"), 0.030));
+    assert!(close(f(&m, "owd_down_median_s"), OWD) && close(f(&m, "owd_up_max_s"), OWD));
+    // one timeout sequence, its retransmission delivered: q = 0/1
+    assert_eq!((u(&m, "rto_sequences"), u(&m, "rto_retransmissions")), (Some(1), Some(1)));
+    assert_eq!(f(&m, "q"), Some(0.0));
+    // rounds 1 and 2 count; round 2 ended in the RTO with all its ACKs lost
+    assert_eq!((u(&m, "rounds"), u(&m, "ack_burst_loss_rounds")), (Some(2), Some(1)));
+    assert_eq!(f(&m, "ack_burst_loss"), Some(0.5));
+    assert_eq!(u(&m, "spurious_timeouts_ack_loss"), Some(1));
+    assert_eq!(u(&m, "spurious_timeouts_rto_estimation"), Some(0));
+    assert_eq!(ev.num_rows(), 1);
+    assert_eq!(s(&ev, "cause", 0).as_deref(), Some("ack_loss"));
+    assert!(f(&ev, "value").is_none(), "no bias without an arriving ACK (A8)");
+    assert!(close(f(&ev, "ts").map(|t| t - 1_700_000_000.0), 0.354));
+}
+
+#[test]
+fn late_ack_makes_an_rto_estimation_spurious_timeout_with_its_bias() {
+    let (m, ev) = run(true);
+    assert_eq!((u(&m, "ack_packets_sent"), u(&m, "lost_ack_packets")), (Some(12), Some(4)));
+    assert_eq!(u(&m, "spurious_timeouts_rto_estimation"), Some(1));
+    assert_eq!(u(&m, "ack_burst_loss_rounds"), Some(0));
+    assert_eq!(s(&ev, "cause", 0).as_deref(), Some("rto_estimation"));
+    // M16: t6 (ACK of the original reaches the server, 0.400) - t4 (RTO retransmission, 0.354)
+    assert!(close(f(&ev, "value"), 0.046), "{:?}", f(&ev, "value"));
+    assert!(close(f(&m, "rto_bias_mean_s"), 0.046));
+}
+
+#[test]
+fn a_lost_retransmission_counts_in_q_and_a_lost_original_is_not_spurious() {
+    // Segment 5's original is lost too, and its first RTO retransmission as well; the
+    // second (backed-off, 0.654) arrives. Every ACK of round 2 arrives.
+    let mut v = exchange(false);
+    let s5 = SISN + 1 + 5000;
+    for p in v.iter_mut() {
+        if !p.from_client && p.seq == s5 && p.t < 0.1 {
+            p.delay = None; // original lost
+        }
+        if p.from_client && p.t > 0.06 && p.t < 0.07 {
+            p.delay = Some(OWD); // ACKs of round 2 (dupACKs now) arrive
+            p.ack = s5;
+        }
+        if !p.from_client && p.seq == s5 && (p.t - 0.354).abs() < 1e-9 {
+            p.delay = None; // first retransmission lost
+        }
+    }
+    // dupACKs don't re-arm the timer: the RTO is still at 0.354 (0.054 + 0.3)
+    v.retain(|p| !(p.from_client && (p.t - 0.364).abs() < 1e-9));
+    v.push(Pkt { t: 0.654, from_client: false, flags: A, seq: s5, ack: CISN + 1, len: 1000, delay: Some(OWD) });
+    v.push(Pkt { t: 0.664, from_client: true, flags: A, seq: CISN + 1, ack: SISN + 1 + 10_000, len: 0, delay: Some(OWD) });
+    v.sort_by(|a, b| a.t.total_cmp(&b.t));
+    let (cli, srv) = captures(&v);
+    let r = match_segments(cli, srv, MatchOptions::default());
+    let (m, ev) = (r.matched.finish(), r.events.finish());
+    assert_eq!((u(&m, "data_packets_sent"), u(&m, "lost_data_packets")), (Some(12), Some(2)));
+    assert!(close(f(&m, "p_d"), 2.0 / 12.0));
+    assert_eq!((u(&m, "rto_retransmissions"), u(&m, "rto_retransmissions_lost")), (Some(2), Some(1)));
+    assert_eq!(f(&m, "q"), Some(0.5));
+    assert_eq!(u(&m, "spurious_timeouts_2v"), Some(0));
+    assert_eq!(ev.num_rows(), 0);
+}
