@@ -182,6 +182,32 @@ def tshark_flag_counts(rows: list[dict]) -> dict[tuple, dict]:
     return out
 
 
+# --- tshark io,stat ------------------------------------------------------------------------
+
+_IO_ROW = re.compile(r"^\|\s*([\d.]+)\s*<>\s*([\d.]+|Dur)\s*\|(.*)\|\s*$")
+
+
+def tshark_io_sum(pcap: str | Path, field: str, display_filter: str, interval_s: float = 1.0) -> list[dict]:
+    """``tshark -z io,stat,INTERVAL,"SUM(field)filter"``: the sum of ``field`` per interval.
+
+    Bins start at the first packet of the capture. The summed field must also appear in the
+    filter, or tshark returns 0 in every bin (analyzers.md §2.2), so ``field > 0 &&`` is
+    prepended. Returns [{"t_start", "t_end" (None for the last, partial bin), "sum"}].
+    """
+    flt = f"{field}>0 && ({display_filter})" if display_filter else f"{field}>0"
+    text = _exec(["tshark", "-n", "-q", "-r", str(pcap), "-z", f"io,stat,{interval_s},SUM({field}){flt}"])
+    rows = []
+    for line in text.splitlines():
+        m = _IO_ROW.match(line.strip())
+        if not m:
+            continue
+        cells = [c.strip() for c in m.group(3).split("|") if c.strip()]
+        rows.append({"t_start": float(m.group(1)),
+                     "t_end": None if m.group(2) == "Dur" else float(m.group(2)),
+                     "sum": int(cells[0]) if cells else 0})
+    return rows
+
+
 # --- tcptrace -n -l -r ---------------------------------------------------------------------
 
 _PAIR = re.compile(r"^\s*(?P<k1>[^:]+?):\s+(?P<v1>.*?)\s{2,}(?P<k2>[^:]+?):\s+(?P<v2>.*?)\s*$")

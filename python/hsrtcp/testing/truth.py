@@ -141,6 +141,8 @@ class ConnectionTruth:
     seen_at_client: bool = True
     server_packets_sent: int = 0  # every packet of the connection the server capture saw leave
     server_packets_received: int = 0  # … and arrive
+    t_first_server: float | None = None  # first packet of the connection in the server capture
+    t_first_client: float | None = None  # … in the client capture (client clock)
 
     @property
     def data_sent(self) -> int:
@@ -194,6 +196,32 @@ class ConnectionTruth:
     def p_ack(self) -> float | None:
         return self.acks_lost / self.acks_sent if self.acks else None
 
+    def series(self, bin_s: float = 1.0) -> list[dict]:
+        """Per-bin truth, bins aligned to the connection's first packet at each vantage.
+
+        For bin k: ``t_rel`` = k·bin_s; ``data_sent`` and ``data_lost`` count server data
+        transmissions by send time (server clock, from ``t_first_server``) and ``loss_rate``
+        is their ratio (M6; None when nothing was sent in the bin); ``bytes_received`` and
+        ``segments_received`` count data segments arriving at the client by arrival time
+        (client clock, from ``t_first_client``), duplicates included (M3 / A3). Empty bins up
+        to the last non-empty one are present with zeros.
+        """
+        sent: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+        got: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+        for d in self.data:
+            if self.t_first_server is not None:
+                b = sent[int((d.ts_sent - self.t_first_server) // bin_s)]
+                b[0] += 1
+                b[1] += not d.arrived
+            if d.arrived and self.t_first_client is not None:
+                g = got[int((d.ts_arrived - self.t_first_client) // bin_s)]
+                g[0] += 1
+                g[1] += d.length
+        n = max(list(sent) + list(got), default=-1) + 1
+        return [{"t_rel": k * bin_s, "data_sent": sent[k][0], "data_lost": sent[k][1],
+                 "loss_rate": sent[k][1] / sent[k][0] if sent[k][0] else None,
+                 "segments_received": got[k][0], "bytes_received": got[k][1]} for k in range(n)]
+
     def summary(self) -> dict:
         """The counts as a plain dict (JSON-ready); missing rates are None."""
         return {
@@ -235,6 +263,20 @@ class Truth:
 
     def summary(self) -> dict:
         return {"totals": self.totals(), "connections": [c.summary() for c in self.connections]}
+
+    def frames(self):
+        """``(data, acks)`` as polars DataFrames, one row per data segment / pure ACK, with the
+        connection's identity columns (client, client_port, server, server_port, epoch)."""
+        import polars as pl
+
+        rows_d, rows_a = [], []
+        for c in self.connections:
+            ident = {"client": c.client, "client_port": c.client_port, "server": c.server,
+                     "server_port": c.server_port, "epoch": c.epoch}
+            rows_d += [ident | asdict(d) for d in c.data]
+            rows_a += [ident | {k: v for k, v in asdict(a).items() if k != "sack"} |
+                       {"sack_blocks": len(a.sack)} for a in c.acks]
+        return pl.DataFrame(rows_d, infer_schema_length=None), pl.DataFrame(rows_a, infer_schema_length=None)
 
     def to_json(self, path: str | Path | None = None, *, segments: bool = False) -> str:
         d = self.summary()
@@ -351,6 +393,7 @@ def compute(server_pcap: str | Path, client_pcap: str | Path, *, client_time_off
         if sc.server_isn is None:
             result.append(ct)  # no SYN-ACK seen: nothing to compute
             continue
+        ct.t_first_server = sc.packets[0].ts
         unwrap = _Unwrap(sc.server_isn)
         # server side: data sent, retransmission flags, SYN-ACK and FIN retransmissions
         high = 1  # highest relative sequence end sent (the SYN occupies 0)
@@ -385,6 +428,7 @@ def compute(server_pcap: str | Path, client_pcap: str | Path, *, client_time_off
             ct.seen_at_client = False
             result.append(ct)
             continue
+        ct.t_first_client = cc.packets[0].ts
         cunwrap = _Unwrap(sc.server_isn)
         cli_data = []  # (packet, rel seq) of server data arriving at the client
         syns = 0

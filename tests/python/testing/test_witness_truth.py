@@ -112,3 +112,47 @@ def test_readme_lists_every_fixture_file():
     assert files
     missing = [f for f in files if f"| {f} |" not in readme]
     assert not missing, f"tests/data/README.md does not list: {missing}"
+
+
+@pytest.mark.parametrize("name", ["drops_cubic", "data_blackout", "multi_concurrent"])
+def test_series_adds_up(name):
+    _, t = _truth(name)
+    for c in t.connections:
+        rows = c.series(0.1)
+        assert sum(r["data_sent"] for r in rows) == c.data_sent
+        assert sum(r["data_lost"] for r in rows) == c.data_lost
+        assert sum(r["bytes_received"] for r in rows) == sum(d.length for d in c.data if d.arrived)
+        assert all((r["loss_rate"] is None) == (r["data_sent"] == 0) for r in rows)
+
+
+@pytest.mark.skipif(not peers.have("tshark"), reason="tshark not installed")
+def test_series_bytes_received_agree_with_tshark_io_stat():
+    # The example download: tshark bins from the first packet of the phone capture (the SYN),
+    # our bins from the connection's first packet at the client: the same instant.
+    root = DATA.parent.parent / "examples"
+    t = truth.compute(root / "server.pcap", root / "phone.pcap")
+    (c,) = t.connections
+    ours = [r["bytes_received"] for r in c.series(1.0)]
+    io = peers.tshark_io_sum(root / "phone.pcap", "tcp.len", f"ip.src=={c.server}")
+    assert [r["sum"] for r in io] == ours
+    assert len(ours) >= 3 and min(ours[:3]) < 0.5 * max(ours)  # the rate step is visible
+
+
+def test_frames_have_one_row_per_segment():
+    pytest.importorskip("polars")
+    _, t = _truth("multi_concurrent")
+    data, acks = t.frames()
+    assert data.height == t.totals()["data_sent"] and acks.height == t.totals()["acks_sent"]
+    assert data.filter(~data["arrived"]).height == t.totals()["data_lost"]
+    assert set(data["client_port"].unique()) == {c.client_port for c in t.connections}
+
+
+def test_fixture_accessor():
+    from hsrtcp.testing.fixtures import fixture, names
+
+    assert names() == NAMES
+    fx = fixture("drops_cubic")
+    assert fx.server_pcap.exists() and fx.client_pcap.exists()
+    assert fx.truth().totals()["data_lost"] == fx.meta["nft"]["data_dropped"]
+    with pytest.raises(KeyError, match="no fixture"):
+        fixture("nope")
