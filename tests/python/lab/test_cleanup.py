@@ -92,3 +92,31 @@ def test_signal_mid_run_cleans_up(tmp_path, sig):
     outcome = json.loads((run_dir / "outcome.json").read_text())
     assert outcome["interrupted"]
     _ours_gone(run_dir, (run_dir / "rattan_id").read_text().strip())
+
+
+@pytest.mark.netns
+def test_ctrl_c_during_a_campaign(tmp_path):
+    """Ctrl-C mid-campaign: exit 130, no half bundle under any name, nothing of ours left."""
+    write_bw_trace(tmp_path / "bw_down.json", [("20Mbps", 60)])
+    one_path_config(tmp_path)
+    (tmp_path / "c.toml").write_text('[campaign]\nscenarios = ["rattan.toml"]\nccs = ["cubic"]\n'
+                                     '[[flows]]\ntype = "duration"\nduration_s = 30\n')
+    runs = tmp_path / "runs"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen([sys.executable, "-m", "hsrtcp", "campaign", str(tmp_path / "c.toml"), "-o", str(runs),
+                             "--no-progress"], env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not list(runs.glob(".partial-*/workload.start")):
+            assert time.monotonic() < deadline and proc.poll() is None, "the run did not start"
+            time.sleep(0.1)
+        rid = next(runs.glob(".partial-*/rattan_id")).read_text().strip()
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130
+    assert [p.name for p in runs.iterdir() if p.name.startswith(("0", ".partial"))] == []
+    _ours_gone(runs, rid)
