@@ -10,7 +10,9 @@ Commands measured (one after the other, file warm in the page cache first):
 - ``hsrtcp analyze FILE -o OUT -q --no-plot`` (``--pair``: ``hsrtcp analyze --client C
   --server S -o OUT -q --no-plot``) — skipped with a message if the CLI cannot run;
 - ``tcptrace -n -l -r FILE`` (``--pair``: once per file, times summed);
-- ``tshark -n -q -z conv,tcp -r FILE`` (TCP sequence analysis on, as by default).
+- ``tshark -n -q -z conv,tcp -r FILE`` (TCP sequence analysis on, as by default);
+- informational: ``python -c "import hsrtcp.cli, hsrtcp.api, polars, pyarrow"``, the fixed
+  start-up cost inside hsrtcp's figure.
 
 Each runs under ``/usr/bin/time -v`` when present (wall, user, system seconds, peak RSS);
 otherwise under a small Python launcher that reports wall time and the child's
@@ -202,6 +204,10 @@ def main() -> int:
                 else:
                     cmd = base + ["analyze", str(a.capture), "-o", out, "-q", "--no-plot"]
                 record("hsrtcp", best([cmd], env), [cmd])
+                # Interpreter start and imports alone, to tell fixed cost from per-packet cost
+                # (informational: not in the ratios).
+                start = base[:1] + ["-c", "import hsrtcp.cli, hsrtcp.api, polars, pyarrow"]
+                record("hsrtcp_startup", best([start], env), [start])
         if "tcptrace" not in a.skip:
             if shutil.which("tcptrace"):
                 cmds = [["tcptrace", "-n", "-l", "-r", str(f)] for f in files]
@@ -231,6 +237,10 @@ def main() -> int:
           f"{results['bytes'] / 1e6:.0f} MB")
     print(f"{'tool':10} {'wall s':>8} {'user s':>8} {'pkts/s':>12} {'pkts/CPU-s':>12} {'peak RSS MB':>12}")
     for name, t in tools.items():
+        if name == "hsrtcp_startup" and t.get("ok"):
+            print(f"{name:10} {t['wall_s']:8.2f} {t['user_s']:8.2f} {'(imports only)':>12} {'':>12} "
+                  f"{(t['max_rss_bytes'] or 0) / 1e6:12.1f}")
+            continue
         if not t.get("ok"):
             print(f"{name:10} {'—':>8} {'—':>8} {'—':>12} {'—':>12}  "
                   f"{t.get('skipped') or 'failed: ' + (t.get('error') or '')[-300:]}")
