@@ -45,4 +45,4 @@ def test_demo_runs_on_bundled_example(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     flows = pl.read_parquet(tmp_path / "d" / "flows.parquet")
-    assert sorted(flows["vantage"].unique().to_list()) == ["client", "server"]
+    assert {"client", "server"} <= set(flows["vantage"].unique().to_list())
