@@ -13,7 +13,8 @@ expected values from that JSON, never from constants.
 
 Derived files (other formats of the same packets) and crafted broken files are rebuilt from
 the fresh captures. With NAME arguments only those fixtures are remade (derived files and the
-README are always rebuilt from whatever is on disk).
+README are always rebuilt from whatever is on disk); ``--derived-only`` rebuilds just those,
+without root and without touching the captures.
 """
 
 from __future__ import annotations
@@ -144,6 +145,14 @@ def derived() -> list[tuple[str, str, str]]:
     rewrite_pcap(src, be, big_endian=True)
     rows.append((be.name, "`scripts/pcap_byteswap.py drops_cubic.server.pcap` (hsrtcp.testing.pcapio.rewrite_pcap)",
                  "big-endian classic pcap; same packets as drops_cubic.server.pcap"))
+    two = DATA / "two_interfaces.pcapng"
+    if shutil.which("mergecap"):
+        subprocess.run(["mergecap", "-F", "pcapng", "-w", str(two), str(DATA / "any_sll2.client.pcap"),
+                        str(DATA / "any_sll2.server.pcap")], check=True)
+        rows.append((two.name, "`mergecap -F pcapng any_sll2.client.pcap any_sll2.server.pcap`",
+                     "pcapng with two interfaces of different link types (LINUX_SLL2 and Ethernet), "
+                     "interleaved by time; every packet appears twice (both vantages); libpcap/tcpdump "
+                     "refuse mixed link types, tshark reads it"))
     for f in (src, ng):
         if f.exists():
             gz = f.with_name(f.name + ".gz")
@@ -242,6 +251,10 @@ def readme(extra: list[tuple[str, str, str]]) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if argv == ["--derived-only"]:
+        # rebuild derived encodings, crafted files and the README from the captures on disk
+        readme(derived() + broken())
+        return 0
     why = missing_requirements()
     names = argv or list(FIXTURES)
     unknown = [n for n in names if n not in FIXTURES]
