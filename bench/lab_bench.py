@@ -10,7 +10,8 @@ with tcpdump on both ends (snaplen 128) as in every lab run. Prints:
 - packets the server sent that never reached the phone (matched by 4-tuple, seq, ack, IP id
   and length): with no loss configured and an unbounded queue this must be 0;
 - UDP: datagrams sent/received at the requested rate;
-- tcpdump's own "dropped by kernel" counts (if non-zero, the capture, not the path, lost them).
+- tcpdump's own "dropped by kernel" counts (if non-zero, the capture, not the path, lost them);
+- the server's TCP_INFO sampling interval under that load (target 10 ms).
 
 Usage (root): ``python bench/lab_bench.py [--seconds 10] [--rate 100] [--udp-rate 95]``
 """
@@ -123,6 +124,12 @@ def main() -> int:
               f"= {100 * ip_rate / (args.rate * 1e6):.1f} % of the configured rate")
         print(f"TCP packets lost by the emulator: downlink {lost} of {n}, uplink {lost_up} of {n_up}; "
               f"tcpdump kernel drops {_tcpdump_drops(tcp_dir)}")
+        import polars as pl
+
+        ti = pl.read_csv(next((tcp_dir / "server" / "tcpinfo").glob("*.csv")))
+        gaps = ti["ts"].diff().drop_nulls() * 1000
+        print(f"TCP_INFO sampling under this load: {ti.height} samples, interval median {gaps.median():.2f} ms, "
+              f"p99 {gaps.quantile(0.99):.2f} ms, max {gaps.max():.2f} ms (target 10 ms)")
 
         udp_dir = tmp / "udp"
         out = emulate.run(cfg, udp_dir, {"kind": "measure", "flow": {

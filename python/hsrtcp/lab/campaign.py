@@ -180,6 +180,7 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
     if campaign.source and campaign.source.is_file():
         shutil.copyfile(campaign.source, out / "campaign.toml")
 
+    recover_partials(out)
     prog = _Progress(len(runs), enabled=progress)
     try:
         for r in runs:
@@ -223,6 +224,24 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
     finally:
         prog.close()
     return summaries
+
+
+def recover_partials(out: Path) -> list[str]:
+    """Clean up after an earlier campaign that was killed hard (SIGKILL, power loss) in
+    ``out``: its ``.partial-*`` run directories name their Rattan id and pid files, so the
+    namespaces and processes they left are known to be ours. Returns the namespaces removed."""
+    removed: list[str] = []
+    for partial in sorted(Path(out).glob(".partial-*")):
+        netns.kill_by_cmdline(str(partial))  # rattan, agents, tcpdump of that run
+        rid_file = partial / "rattan_id"
+        if rid_file.is_file():
+            rid = rid_file.read_text().strip()
+            try:
+                removed += netns.cleanup_rattan(rid)
+            except ValueError:
+                pass
+        shutil.rmtree(partial, ignore_errors=True)
+    return removed
 
 
 class _Progress:

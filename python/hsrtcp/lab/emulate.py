@@ -45,7 +45,6 @@ class Compiled:
 
 def compile_source(source: str | Path | dict, outdir: Path, duration_s: float | None = None) -> Compiled:
     """Turn a scenario TOML/dict or a raw Rattan config into a :class:`Compiled`."""
-    outdir.mkdir(parents=True, exist_ok=True)
     if not isinstance(source, dict):
         path = Path(source)
         if not path.exists():
@@ -61,6 +60,7 @@ def compile_source(source: str | Path | dict, outdir: Path, duration_s: float | 
     except (ImportError, AttributeError) as exc:
         raise LabError(f"the scenario compiler (hsrtcp.lab.scenario) is not available: {exc}") from exc
     sc = load(source)
+    outdir.mkdir(parents=True, exist_ok=True)
     comp = sc.compile(outdir, duration=duration_s)
     name = getattr(sc, "name", None) or (Path(source).stem if not isinstance(source, dict) else "scenario")
     return Compiled(Path(comp.rattan_config), int(comp.paths), comp.duration_s,

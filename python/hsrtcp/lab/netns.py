@@ -156,6 +156,22 @@ def pidfile_cleanup(pid_dir: Path, marker: str) -> list[int]:
     return kill_pids(victims)
 
 
+def kill_by_cmdline(marker: str) -> list[int]:
+    """Kill every process whose command line contains ``marker`` (a run directory path, unique
+    to one run), e.g. a Rattan left running by a harness that was killed hard."""
+    victims = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            cmdline = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline:
+            victims.append(int(d.name))
+    return kill_pids(victims)
+
+
 class Interrupted(KeyboardInterrupt):
     """Raised in the main thread when SIGTERM/SIGHUP arrives, so ``finally`` blocks run."""
 

@@ -120,3 +120,37 @@ def test_ctrl_c_during_a_campaign(tmp_path):
     assert proc.returncode == 130
     assert [p.name for p in runs.iterdir() if p.name.startswith(("0", ".partial"))] == []
     _ours_gone(runs, rid)
+
+
+@pytest.mark.netns
+def test_campaign_recovers_after_a_hard_kill(tmp_path):
+    """A campaign killed with SIGKILL cannot clean up; the next campaign in the same output
+    directory finds the partial run's id and removes what it left."""
+    write_bw_trace(tmp_path / "bw_down.json", [("20Mbps", 60)])
+    one_path_config(tmp_path)
+    (tmp_path / "c.toml").write_text('[campaign]\nscenarios = ["rattan.toml"]\nccs = ["cubic"]\n'
+                                     '[[flows]]\ntype = "duration"\nduration_s = 30\n')
+    runs = tmp_path / "runs"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen([sys.executable, "-m", "hsrtcp", "campaign", str(tmp_path / "c.toml"), "-o", str(runs),
+                             "--no-progress"], env=env, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not list(runs.glob(".partial-*/workload.start")):
+            assert time.monotonic() < deadline and proc.poll() is None, "the run did not start"
+            time.sleep(0.1)
+        partial = next(runs.glob(".partial-*"))
+        rid = (partial / "rattan_id").read_text().strip()
+        proc.kill()  # no cleanup possible
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    from hsrtcp.lab import campaign
+
+    time.sleep(0.5)
+    assert any(n.endswith("-" + rid) for n in netns.list_netns())  # the kill really left them
+    removed = campaign.recover_partials(runs)
+    assert f"ns-rattan-{rid}" in removed
+    assert not partial.exists()
+    _ours_gone(partial, rid)
