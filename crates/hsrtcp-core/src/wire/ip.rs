@@ -65,6 +65,9 @@ fn v4(d: &[u8], wire_len: usize) -> Result<IpInfo, Stop> {
     if total < ihl {
         return Err(mal(MalformedReason::IpTotalLenTooSmall));
     }
+    if total > wire_len {
+        return Err(mal(MalformedReason::IpLenExceedsFrame));
+    }
     if d[9] != TCP {
         return Err(Stop::NotTcp);
     }
@@ -147,6 +150,9 @@ fn v6(d: &[u8], wire_len: usize) -> Result<IpInfo, Stop> {
         (0, None) => wire_len.saturating_sub(40),
         (n, _) => n,
     };
+    if after_fixed > wire_len.saturating_sub(40) {
+        return Err(mal(MalformedReason::IpLenExceedsFrame));
+    }
     if p - 40 > after_fixed {
         return Err(mal(MalformedReason::IpTotalLenTooSmall));
     }

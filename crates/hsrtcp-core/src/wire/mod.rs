@@ -10,7 +10,8 @@
 //! - Lengths come from the IP header (IPv4 total length − header length − TCP data offset;
 //!   IPv6 payload length − extension headers − data offset), never from the captured length:
 //!   captures with a small snaplen (`-s 96`) give true payload sizes and `payload_truncated`.
-//!   Ethernet padding after a short IP packet is ignored for the same reason.
+//!   Ethernet padding after a short IP packet is ignored for the same reason. An IP length
+//!   larger than the frame's original (wire) length is corrupt: [`MalformedReason::IpLenExceedsFrame`].
 //! - Segmentation offload: an IPv4 total length of 0 (Linux GSO/BIG TCP) or an IPv6 payload
 //!   length of 0 without a jumbo option means "as long as the frame on the wire", taken from
 //!   the record's original length. Payloads larger than the MSS are accepted as they are.
@@ -55,6 +56,9 @@ pub enum MalformedReason {
     BadIpHeaderLen,
     /// The IP length fields leave less room than the headers they announce.
     IpTotalLenTooSmall,
+    /// The IP header claims more bytes than the frame had on the wire (its original
+    /// length): a corrupt length field.
+    IpLenExceedsFrame,
     /// The frame ends inside an IPv6 extension header.
     Ipv6ExtHeaderTruncated,
     /// A non-first fragment of a TCP packet: it has no TCP header.
@@ -67,13 +71,14 @@ pub enum MalformedReason {
 
 impl MalformedReason {
     /// Every reason, in declaration order (for counter tables).
-    pub const ALL: [MalformedReason; 10] = [
+    pub const ALL: [MalformedReason; 11] = [
         MalformedReason::ShortLinkHeader,
         MalformedReason::UnknownLinktype,
         MalformedReason::BadIpVersion,
         MalformedReason::ShortIpHeader,
         MalformedReason::BadIpHeaderLen,
         MalformedReason::IpTotalLenTooSmall,
+        MalformedReason::IpLenExceedsFrame,
         MalformedReason::Ipv6ExtHeaderTruncated,
         MalformedReason::IpFragment,
         MalformedReason::ShortTcpHeader,
@@ -89,6 +94,7 @@ impl MalformedReason {
             MalformedReason::ShortIpHeader => "short_ip_header",
             MalformedReason::BadIpHeaderLen => "bad_ip_header_len",
             MalformedReason::IpTotalLenTooSmall => "ip_total_len_too_small",
+            MalformedReason::IpLenExceedsFrame => "ip_len_exceeds_frame",
             MalformedReason::Ipv6ExtHeaderTruncated => "ipv6_ext_header_truncated",
             MalformedReason::IpFragment => "ip_fragment",
             MalformedReason::ShortTcpHeader => "short_tcp_header",
