@@ -12,9 +12,10 @@ its "unlimited" ~0 is reported as ``None``), sizes
 in bytes, counters as integers. ``snd_ssthresh`` while still in initial slow start is the
 kernel's "infinity" (``TCP_INFINITE_SSTHRESH`` = 0x7fffffff) and is reported as ``None``.
 
-This is the server-side kernel truth used as a witness for the analyzer's cwnd, RTO,
-``total_retrans`` (retransmitted segments, M8 cross-check) and ``dsack_dups`` (DSACK-based
-spurious retransmission detection, targets.md M12 cross-check).
+This is the server-side kernel truth used as a witness for the analyzer: ``snd_cwnd`` and the
+bytes in flight (targets.md M17), ``rto_s`` (M16's RTO), ``total_retrans`` (all retransmitted
+data segments: the denominator of M13), ``dsack_dups`` (retransmissions the receiver reported
+as duplicates: an upper bound on spurious retransmissions, M12/M13).
 
 MPTCP: on an MPTCP socket ``TCP_INFO`` is not per subflow; :func:`read_mptcp_subflows` uses
 ``getsockopt(SOL_MPTCP, MPTCP_TCPINFO)`` to get one ``tcp_info`` per subflow.

@@ -6,7 +6,8 @@ loss 0 until 7 s, then 3 %; one-way delay 25 ms down, 15 ms up (asymmetric on pu
 Workload: one 13-s bbr download (bbr keeps the bottleneck busy despite 3 % loss).
 
 Witnesses: the phone-side and server-side captures (same host clock: a packet seen
-leaving and never arriving was dropped by the emulator), tshark for the pcap reader, and
+leaving and never arriving was dropped by the emulator — the data loss rate of targets.md
+M6/M8: server data transmissions not seen at the phone / server data transmissions), tshark for the pcap reader, and
 the server's TCP_INFO for retransmissions.
 """
 
@@ -100,7 +101,8 @@ def test_loss_share_and_one_way_delays(run):
 
 def test_tcpinfo_total_retrans_matches_capture(run):
     """Kernel truth (TCP_INFO total_retrans, last sample) against retransmissions in the server
-    capture: data segments starting below the highest sequence already sent."""
+    capture (the denominator of targets.md M13): data segments starting below the highest
+    sequence already sent."""
     highest, retrans = None, 0
     for p in _down_data(run["server"]):
         if highest is not None and ((p.seq - highest) & 0xFFFFFFFF) >= 0x80000000:
