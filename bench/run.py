@@ -103,7 +103,10 @@ def measure(cmd: list[str], env: dict | None = None) -> dict:
         rss = grab("Maximum resident set size (kbytes)")
         wall = grab("Elapsed (wall clock) time (h:mm:ss or m:ss)")
         cut = err.find("\tCommand being timed")
-        return {"rc": p.returncode, "wall_s": _clock(wall) if wall else wall_outer,
+        wall_s = _clock(wall) if wall else wall_outer
+        if wall_s < 0.05:  # time -v prints centiseconds: use the finer outer clock
+            wall_s = wall_outer
+        return {"rc": p.returncode, "wall_s": wall_s,
                 "user_s": float(grab("User time (seconds)") or "nan"),
                 "sys_s": float(grab("System time (seconds)") or "nan"),
                 "max_rss_bytes": int(rss) * 1024 if rss else None, "meter": "/usr/bin/time -v",
@@ -228,7 +231,8 @@ def main() -> int:
         p = tools.get(peer, {})
         if h.get("packets_per_s") and p.get("packets_per_s"):
             ratios[f"hsrtcp_over_{peer}_speed"] = h["packets_per_s"] / p["packets_per_s"]
-            ratios[f"hsrtcp_over_{peer}_speed_cpu"] = h["packets_per_cpu_s"] / p["packets_per_cpu_s"]
+            if h.get("packets_per_cpu_s") and p.get("packets_per_cpu_s"):
+                ratios[f"hsrtcp_over_{peer}_speed_cpu"] = h["packets_per_cpu_s"] / p["packets_per_cpu_s"]
         if h.get("ok") and p.get("ok") and h.get("max_rss_bytes") and p.get("max_rss_bytes"):
             ratios[f"hsrtcp_over_{peer}_memory"] = h["max_rss_bytes"] / p["max_rss_bytes"]
     results["ratios"] = ratios
@@ -246,8 +250,10 @@ def main() -> int:
                   f"{t.get('skipped') or 'failed: ' + (t.get('error') or '')[-300:]}")
             continue
         rss = f"{t['max_rss_bytes'] / 1e6:.1f}" if t["max_rss_bytes"] else "?"
-        print(f"{name:10} {t['wall_s']:8.2f} {t['user_s']:8.2f} {t['packets_per_s']:12,.0f} "
-              f"{t['packets_per_cpu_s']:12,.0f} {rss:>12}")
+        def num(x):  # a run too short for the clock's resolution has no rate
+            return f"{x:12,.0f}" if x else f"{'—':>12}"
+        print(f"{name:10} {t['wall_s']:8.2f} {t['user_s']:8.2f} {num(t['packets_per_s'])} "
+              f"{num(t['packets_per_cpu_s'])} {rss:>12}")
     for k, v in ratios.items():
         print(f"{k}: {v:.2f}")
     a.out.parent.mkdir(parents=True, exist_ok=True)
