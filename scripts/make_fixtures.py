@@ -14,7 +14,8 @@ expected values from that JSON, never from constants.
 Derived files (other formats of the same packets) and crafted broken files are rebuilt from
 the fresh captures. With NAME arguments only those fixtures are remade (derived files and the
 README are always rebuilt from whatever is on disk); ``--derived-only`` rebuilds just those,
-without root and without touching the captures.
+without root and without touching the captures; ``--retruth`` recomputes the truth section of
+every NAME.json from the captures on disk (after a change of hsrtcp.testing.truth).
 """
 
 from __future__ import annotations
@@ -251,6 +252,16 @@ def readme(extra: list[tuple[str, str, str]]) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if argv == ["--retruth"]:
+        # recompute the "truth" section of every NAME.json from the captures on disk (after a
+        # change of hsrtcp.testing.truth), keeping the packets and the kernel/router witnesses
+        for js in sorted(DATA.glob("*.json")):
+            meta = json.loads(js.read_text())
+            t = truth_mod.compute(DATA / f"{js.stem}.server.pcap", DATA / f"{js.stem}.client.pcap",
+                                  client_time_offset_s=meta.get("time_offset_s") or 0.0)
+            meta["truth"] = t.summary()
+            js.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+        return 0
     if argv == ["--derived-only"]:
         # rebuild derived encodings, crafted files and the README from the captures on disk
         readme(derived() + broken())
