@@ -76,8 +76,19 @@ def test_clock_offset_added_on_purpose_is_found():
     # the client capture's clock was moved forward: server = client - offset
     assert abs(m["clock_offset_s"] + meta["time_offset_s"]) < 1e-3
     assert m["clock_offset_uncertainty_s"] < 1e-3
-    # establishment time (M18) and one-way delays are on the aligned clock: a netns path
-    assert 0 < m["establishment_time_s"] < 0.01
+    # establishment time (M18) on the aligned clock, witnessed with the pure-Python reader and
+    # the true clock: server's first receipt of an ACK of its SYN-ACK - client's first SYN
+    from hsrtcp.testing.pcapio import read_tcp
+
+    srv = list(read_tcp(DATA / "twovantage_offset.server.pcap"))
+    cli = list(read_tcp(DATA / "twovantage_offset.client.pcap"))
+    synack = next(p for p in srv if p.syn and p.has_ack)
+    hs_ack = next(p for p in srv if p.dport == synack.sport and p.has_ack and not p.syn
+                  and p.ack == (synack.seq + 1) % (1 << 32))
+    syn = next(p for p in cli if p.syn and not p.has_ack)
+    expected = hs_ack.ts - (syn.ts - meta["time_offset_s"])
+    assert m["establishment_time_s"] == pytest.approx(expected, abs=1e-6)
+    # one-way delays on the aligned clock: a netns path has microsecond delays
     assert 0 <= m["owd_down_min_s"] < 1e-3 and 0 <= m["owd_up_min_s"] < 1e-3
 
 
@@ -149,3 +160,22 @@ def test_timeouts_agree_with_the_single_capture_engine(name):
     starts = set(zip(rto["seq_start"].to_list(), [round(t, 6) for t in rto["ts"].to_list()]))
     for e in mine.to_dicts():
         assert (e["seq_start"], round(e["ts"], 6)) in starts, e
+
+
+@pytest.mark.parametrize("name", ["twovantage_offset", "ack_blackout", "reno_nosack_nots"])
+def test_spurious_timeouts_are_spurious_retransmissions_of_the_truth_with_its_cause(name):
+    """hsrtcp.testing.truth classifies every spurious retransmission with M14 on the true
+    clock; each two-vantage spurious timeout is one of them (its first RTO retransmission),
+    with the same cause."""
+    from hsrtcp.testing import truth
+
+    meta = _meta(name)
+    tr = truth.compute(DATA / f"{name}.server.pcap", DATA / f"{name}.client.pcap",
+                       client_time_offset_s=meta.get("time_offset_s") or 0.0)
+    segs = [d for c in tr.connections for d in c.data]
+    ev = _run(name).events.filter((pl.col("kind") == "spurious_timeout") & (pl.col("class") == "two_vantage"))
+    assert ev.height >= 1
+    for e in ev.to_dicts():
+        hit = [d for d in segs if d.seq == e["seq_start"] and abs(d.ts_sent - e["ts"]) < 1e-6]
+        assert len(hit) == 1, e
+        assert hit[0].spurious and hit[0].spurious_cause == e["cause"], (e, hit[0])
