@@ -124,3 +124,24 @@ fn timestamps_decide_the_vantage_without_a_handshake_and_give_rtt() {
     assert!(!rtts.is_empty());
     assert!(rtts.iter().all(|&x| (x - 0.03995).abs() < 1e-3), "{rtts:?}");
 }
+
+#[test]
+fn fills_of_data_lost_during_a_silence_belong_to_the_timeout_recovery() {
+    let mut t = client_side(true, false);
+    t.data(100.0, 1, 1000);
+    t.ack(100.05, 1001);
+    // 1001..5001 sent and lost in a blackout; the sender backs off
+    t.data(1100.0, 1001, 1000); // the RTO retransmission: new to the receiver
+    t.ack(1100.05, 2001);
+    t.data(1100.1, 5001, 1000); // new data beyond the data lost in the blackout
+    t.sack(1100.15, 2001, &[(5001, 6001)]);
+    t.data(1100.2, 2001, 1000); // slow-start retransmissions of the lost data
+    t.sack(1100.25, 3001, &[(5001, 6001)]);
+    t.data(1100.3, 3001, 1000);
+    t.ack(1100.35, 6001);
+    let r = t.run();
+    assert_eq!(
+        r.kinds(),
+        vec!["suspension/idle", "retransmission/rto", "retransmission/rto", "handshake/complete"]
+    );
+}

@@ -97,7 +97,9 @@ impl Lifecycle {
 
     /// Called before a segment is processed: a silence longer than the threshold in both
     /// directions is a suspension (`stalled` when data was outstanding at its start).
-    pub fn gap(&mut self, ts: Nanos, srtt: Option<Nanos>, stalled: bool, ev: &mut Vec<Event>) {
+    /// Returns whether the segment ends a suspension.
+    pub fn gap(&mut self, ts: Nanos, srtt: Option<Nanos>, stalled: bool, ev: &mut Vec<Event>) -> bool {
+        let mut ended = false;
         if let Some(prev) = self.last_pkt {
             let thr = SUSPENSION_MIN.max(srtt.unwrap_or(0) * SUSPENSION_RTTS);
             if ts - prev > thr {
@@ -113,11 +115,13 @@ impl Lifecycle {
                 e.class = Some(if stalled { "stalled" } else { "idle" });
                 e.value = Some(thr as f64 * 1e-9);
                 ev.push(e);
+                ended = true;
             }
         }
         if self.last_pkt.map_or(true, |p| ts > p) {
             self.last_pkt = Some(ts);
         }
+        ended
     }
 
     /// M18 from this capture: first SYN → the ACK completing the handshake.

@@ -33,6 +33,10 @@ use rtt::{RttBook, TsRing};
 
 /// Echo samples per side needed before the timestamp test decides the vantage.
 const ECHO_SAMPLES_FOR_VANTAGE: u32 = 3;
+/// Echo delays must reach this (4 ticks of a 1-ms TSval clock) to tell the vantage.
+const TS_TICKS_FOR_VANTAGE: Nanos = 4_000_000;
+/// Handshake gaps must differ by this factor to tell the vantage.
+const CLEAR_RATIO: i64 = 4;
 /// Segment size assumed when neither an MSS option nor any payload was seen.
 const DEFAULT_MSS: i64 = 1460;
 
@@ -45,7 +49,7 @@ use ColType::{Bool, Str, F64, U64};
 /// describes the data direction (flows.data_dir).
 pub const FLOW_COLUMNS: &[ColumnDef] = &[
     c("capture_near", Str, "host the capture sits next to: client or server (given by the caller or inferred)"),
-    c("capture_near_source", Str, "how capture_near was decided: given, handshake (SYN/SYN-ACK/ACK gaps), timestamps (TSval echo delays); null = unknown"),
+    c("capture_near_source", Str, "how capture_near was decided: given, handshake (SYN/SYN-ACK/ACK gaps differ 4x), timestamps (TSval echo delays differ 2x), loss_pattern (first repeat = sender, first hole fill = receiver); null = unknown"),
     c("data_vantage", Str, "capture point relative to the data direction: sender or receiver; null = unknown (vantage-dependent columns are then null)"),
     c("rtt_count", U64, "RTT samples behind rtt_min..rtt_std: ACK matching (Karn, M7) at the sender, TSval echo at the receiver"),
     c("rtt_min", F64, "smallest RTT sample, s"),
@@ -63,7 +67,7 @@ pub const FLOW_COLUMNS: &[ColumnDef] = &[
     c("retrans_fast", U64, "retransmissions of class fast (fast retransmit after DupACKs/SACK)"),
     c("retrans_sack_refill", U64, "retransmissions of class sack_refill (later SACK holes in one recovery)"),
     c("retrans_rto", U64, "retransmissions of class rto (timeout and the timeout recovery after it)"),
-    c("retrans_tlp", U64, "retransmissions of class tlp (tail-loss probe; sender vantage)"),
+    c("retrans_tlp", U64, "retransmissions of class tlp (tail-loss probe: a copy of the newest data without loss signals)"),
     c("retrans_unclassified", U64, "retransmissions not classified because the vantage is unknown"),
     c("reordering_segments", U64, "hole fills that were sent before the data that overtook them (not retransmissions)"),
     c("network_duplicates", U64, "repeated copies with the same IP ID and TSval as the earlier copy (network or capture duplicates)"),
@@ -149,6 +153,9 @@ pub struct Engine {
     near_source: Option<&'static str>,
     sack_seen: bool,
     end: Option<(Nanos, bool)>,
+    /// Handshake gaps (SYN→SYN-ACK, SYN-ACK→ACK) and time, until the vantage is known.
+    pending_hs: Option<(Nanos, Nanos, Nanos)>,
+    after_silence: bool,
 }
 
 fn near_of(v: Vantage) -> Dir {
@@ -183,16 +190,18 @@ impl Engine {
         {
             let d = Self::data_dir(c);
             let stalled = self.streams[d.idx()].in_flight().is_some_and(|b| b > 0);
-            self.life.gap(ts, self.rtt.est.srtt, stalled, ev);
+            self.after_silence = self.life.gap(ts, self.rtt.est.srtt, stalled, ev);
         }
         if let Some(h) = self.life.on_segment(seg, dir) {
-            if self.near.is_none() {
-                // the capture host answers at once, the remote one an RTT later
-                self.near = Some(if h.syn_to_synack > h.synack_to_ack { Dir::C2S } else { Dir::S2C });
-                self.near_source = Some("handshake");
+            let (a, b) = (h.syn_to_synack, h.synack_to_ack);
+            self.pending_hs = Some((a, b, ts));
+            if self.near.is_none() && (a >= CLEAR_RATIO * b.max(1) || b >= CLEAR_RATIO * a.max(1)) {
+                // the capture host answers at once, the remote one an RTT later; on paths
+                // whose RTT is close to the hosts' processing time (a LAN) this says nothing
+                self.decide(if a > b { Dir::C2S } else { Dir::S2C }, "handshake", ts, ev);
+            } else if self.near.is_some() {
+                self.handshake_sample(ev);
             }
-            let rtt = if self.near == Some(Dir::C2S) { h.syn_to_synack } else { h.synack_to_ack };
-            self.rtt.sample("handshake", Dir::C2S, ts, rtt, None, ev);
         }
         // TSval echo loop.
         if let Some((tsval, tsecr)) = seg.options.timestamp {
@@ -209,9 +218,13 @@ impl Engine {
                         && !seg.flags.syn()
                     {
                         let (a, b) = (self.echo_min[0].unwrap_or(0), self.echo_min[1].unwrap_or(0));
-                        // the capture side's TSvals come back after a full RTT
-                        self.near = Some(if a > b { Dir::C2S } else { Dir::S2C });
-                        self.near_source = Some("timestamps");
+                        // the capture side's TSvals come back after a full RTT, the far side's
+                        // after its own processing time
+                        // TSvals tick in milliseconds (Linux: 1 ms): below a few ticks the
+                        // delays measure the clock, not the path
+                        if a.max(b) >= TS_TICKS_FOR_VANTAGE && (a >= 2 * b.max(1) || b >= 2 * a.max(1)) {
+                            self.decide(if a > b { Dir::C2S } else { Dir::S2C }, "timestamps", ts, ev);
+                        }
                     }
                     if self.near == Some(other) && !seg.flags.syn() {
                         let d = Self::data_dir(c);
@@ -253,6 +266,8 @@ impl Engine {
                     peer_shift: shift.unwrap_or(0),
                     rtt: &mut self.rtt,
                     ev,
+                    decided: None,
+                    after_silence: false,
                 };
                 self.streams[other.idx()].on_ack(&mut x, a, ts, seg.window, shift, pure, &blocks[..n], tsecr);
             }
@@ -273,8 +288,34 @@ impl Engine {
                 peer_shift: shift,
                 rtt: &mut self.rtt,
                 ev,
+                decided: None,
+                after_silence: self.after_silence,
             };
             self.streams[dir.idx()].on_data(&mut x, s, e, ts, seg.options.timestamp.map(|t| t.0), seg.ip_id, peer_zero);
+            let decided = x.decided;
+            if let Some(at_sender) = decided {
+                let near = if at_sender { dir } else { dir.rev() };
+                self.decide(near, "loss_pattern", ts, ev);
+            }
+        }
+    }
+
+    /// Fix the vantage (the capture sits next to the sender of `near`).
+    fn decide(&mut self, near: Dir, source: &'static str, _ts: Nanos, ev: &mut Vec<Event>) {
+        if self.near.is_some() {
+            return;
+        }
+        self.near = Some(near);
+        self.near_source = Some(source);
+        self.handshake_sample(ev);
+    }
+
+    /// The handshake RTT once the vantage is known: SYN→SYN-ACK at the client,
+    /// SYN-ACK→ACK at the server.
+    fn handshake_sample(&mut self, ev: &mut Vec<Event>) {
+        if let (Some((a, b, ts)), Some(n)) = (self.pending_hs.take(), self.near) {
+            let rtt = if n == Dir::C2S { a } else { b };
+            self.rtt.sample("handshake", Dir::C2S, ts, rtt, None, ev);
         }
     }
 
@@ -290,6 +331,8 @@ impl Engine {
                 peer_shift: c.wscale(d.rev()).unwrap_or(0),
                 rtt: &mut self.rtt,
                 ev,
+                decided: None,
+                after_silence: self.after_silence,
             };
             self.streams[d.idx()].finish(&mut x, capture_end);
         }
@@ -375,7 +418,7 @@ impl Engine {
             .u64("retrans_fast", only(known, k.fast))
             .u64("retrans_sack_refill", only(known, k.sack_refill))
             .u64("retrans_rto", only(known, k.rto))
-            .u64("retrans_tlp", only(sender, k.tlp))
+            .u64("retrans_tlp", only(known, k.tlp))
             .u64("retrans_unclassified", k.unclassified)
             .u64("reordering_segments", k.reordering)
             .u64("network_duplicates", k.network_duplicates)

@@ -26,6 +26,11 @@ const RTO_FRACTION_DEN: i64 = 4;
 /// Before any RTT sample exists: Linux's minimum RTO (the only scale available).
 const RTO_THRESHOLD_NO_RTT: Nanos = 200_000_000;
 
+/// Coarsest retransmission-timer tick of common stacks (Linux HZ=100: 10 ms; probe and
+/// RACK timers need up to two ticks): loss-driven retransmissions may lag their trigger by
+/// this much on paths whose RTT is far below it.
+const TIMER_TICK: Nanos = 20_000_000;
+
 /// Retransmission classes (events.class of kind `retransmission`, docs/formats/events.md).
 pub const FAST: &str = "fast";
 pub const SACK_REFILL: &str = "sack_refill";
@@ -45,6 +50,10 @@ pub struct Ctx<'a> {
     pub peer_shift: u8,
     pub rtt: &'a mut RttBook,
     pub ev: &'a mut Vec<Event>,
+    /// Set when this segment decided an unknown vantage: Some(true) = at the sender.
+    pub decided: Option<bool>,
+    /// This segment ended a suspension (silence in both directions).
+    pub after_silence: bool,
 }
 
 #[derive(Default)]
@@ -111,6 +120,7 @@ pub struct Stream {
     last_advance_ts: Nanos,
     last_ack_window: u16,
     dupacks_since_advance: u32,
+    /// Latest DupACK or SACK-bearing ACK (a loss signal).
     last_dupack_ts: Option<Nanos>,
     /// Highest right edge SACKed by the peer (meaningful above una).
     sack_high: i64,
@@ -128,6 +138,12 @@ pub struct Stream {
     marks: [EpisodeMark; 4],
     recent: RecentRing,
     rx_spur: Option<RxSpurious>,
+    /// Receiver side: a timeout recovery is under way until data beyond this arrives.
+    rx_rto_point: Option<i64>,
+    /// Receiver side: new data arrived after a suspension; the next hole is the data lost
+    /// during it, and its fills belong to the timeout recovery.
+    after_silence: bool,
+    rx_silence_hole: Option<(i64, i64)>,
     pub win: WindowStats,
     pub bins: Bins,
     pub c: Counts,
@@ -190,6 +206,18 @@ impl Stream {
             self.store.add(s2, e, ts, tsval.unwrap_or(0), ip_id, merge)
         };
         if let Overlap::New { .. } = kind {
+            // judged against the highest byte seen: the store may be empty after pruning
+            let gap = s > self.nxt;
+            if self.rx_rto_point.is_some_and(|p| s >= p) {
+                self.rx_rto_point = None;
+            }
+            if x.after_silence {
+                self.after_silence = true;
+            } else if self.after_silence && gap {
+                // data lost during a silence, re-sent by the timeout recovery that ended it
+                self.rx_silence_hole = Some((self.nxt, s));
+                self.after_silence = false;
+            }
             self.nxt = e;
             self.note_order(tsval, ip_id);
             self.close_rx_spurious(x);
@@ -200,6 +228,13 @@ impl Stream {
         }
         if e > self.nxt {
             self.nxt = e;
+        }
+        if x.near_sender.is_none() && matches!(kind, Overlap::Repeat | Overlap::Fill) {
+            // Loss pattern: a sender-side capture sees the originals of what it re-sends
+            // (repeats); a receiver-side capture mostly sees holes being filled.
+            let at_sender = kind == Overlap::Repeat;
+            x.near_sender = Some(at_sender);
+            x.decided = Some(at_sender);
         }
         match kind {
             Overlap::Repeat => {
@@ -226,7 +261,6 @@ impl Stream {
                     ev.seq_end = Some(e);
                     ev.value = prior.hole_seen_ts.map(|h| (ts - h) as f64 * 1e-9);
                     x.ev.push(ev);
-                    self.close_rx_spurious(x);
                     return;
                 }
             }
@@ -275,6 +309,14 @@ impl Stream {
         if let (Some(id), Some(m), true) = (ip_id, self.max_ip_id, self.ipid_monotone()) {
             return (id.wrapping_sub(m) as i16) < 0;
         }
+        // At the receiver every real loss makes it send a DupACK/SACK as soon as the data
+        // after the hole arrives (RFC 5681 §4.2), and the sender needs that signal (or a
+        // timer of at least an RTT) to re-send: a fill before any such ACK was only late.
+        if x.near_sender == Some(false) {
+            if let Some(h) = prior.hole_seen_ts {
+                return self.last_dupack_ts.map_or(true, |d| d < h);
+            }
+        }
         match (x.rtt.est.min, prior.hole_seen_ts) {
             (Some(min), Some(h)) => ts - h < min / 2,
             _ => false,
@@ -285,7 +327,7 @@ impl Stream {
     fn retransmission(&mut self, x: &mut Ctx, s: i64, e: i64, ts: Nanos, tsval: Option<u32>, kind: Overlap, prior: &Prior) {
         let class = match x.near_sender {
             Some(true) => self.sender_class(x, s, e, ts, tsval, prior),
-            Some(false) => self.receiver_class(x, s, ts),
+            Some(false) => self.receiver_class(x, s, e, ts),
             None => UNCLASSIFIED,
         };
         self.c.retransmissions += 1;
@@ -316,7 +358,7 @@ impl Stream {
         x.ev.push(ev);
         if x.near_sender == Some(false) && kind == Overlap::Repeat {
             self.c.unnecessary += 1;
-            if class == RTO || class == TLP {
+            if class == RTO {
                 match self.rx_spur.as_mut() {
                     Some(r) => {
                         r.segments += 1;
@@ -365,7 +407,11 @@ impl Stream {
             return RTO;
         }
         let evidence = self.dupacks_since_advance > 0 || (self.sack_high > s && self.sack_high > self.una);
-        if idle < thr && (evidence || self.fr.is_some()) {
+        // Loss evidence answered within the RTO scale: SACK/DupACK-driven recovery, sent at
+        // once (RFC 5681/6675) or after a RACK reorder timer or probe (RFC 8985), which are
+        // clocked in ticks: one tick of grace. Later than that the retransmission timer fired.
+        let _ = prior;
+        if (evidence || self.fr.is_some()) && idle < thr + TIMER_TICK {
             return match self.fr {
                 None => {
                     self.episodes += 1;
@@ -406,21 +452,32 @@ impl Stream {
 
     /// Receiver vantage: the receiver's own DupACKs (or SACKs above the bytes) shortly before
     /// mean the sender recovered fast; without them the sender's timer fired.
-    fn receiver_class(&mut self, x: &mut Ctx, s: i64, ts: Nanos) -> &'static str {
-        let window = x.rtt.est.srtt.map(|r| 2 * r.max(1));
+    fn receiver_class(&mut self, x: &mut Ctx, s: i64, e: i64, ts: Nanos) -> &'static str {
+        // The sender answers a DupACK/SACK within about one RTT, plus a RACK reorder window
+        // or probe timer; both are clocked in ticks, so allow one timer tick beyond 2 RTTs.
+        let window = x.rtt.est.rto().map(|r| (2 * x.rtt.est.srtt.unwrap_or(0)).max(r) + TIMER_TICK);
         let recent_dupack = match (self.last_dupack_ts, window) {
             (Some(t), Some(w)) => ts - t <= w,
-            (Some(_), None) => self.dupacks_since_advance > 0,
+            (Some(_), None) => self.dupacks_since_advance > 0 || (self.sack_high > s && self.sack_high > self.una),
             _ => false,
         };
-        let sacked_above = self.sack_high > s && self.sack_high > self.una;
-        if recent_dupack || sacked_above || self.dupacks_since_advance > 0 {
+        let in_silence_hole = self.rx_silence_hole.is_some_and(|(a, b)| s >= a && s < b);
+        if self.rx_spur.is_some() || self.rx_rto_point.is_some() || in_silence_hole {
+            // the rest of a timeout recovery (go-back-N / slow start after the RTO)
+            RTO
+        } else if recent_dupack {
             if x.sack && s > self.una {
                 SACK_REFILL
             } else {
                 FAST
             }
+        } else if e >= self.nxt {
+            // a copy of the newest data without loss signals: the sender's tail-loss probe
+            // (an RTO re-sends the oldest unacknowledged data; with a single segment in flight
+            // the two look alike and count here)
+            TLP
         } else {
+            self.rx_rto_point = Some(self.nxt);
             RTO
         }
     }
@@ -468,8 +525,12 @@ impl Stream {
             self.mark(id).retx_before_ack = n;
         }
         for &(l, r) in sack.iter() {
-            if r > self.sack_high && l >= a {
-                self.sack_high = r;
+            if l >= a {
+                // a SACK above the cumulative ACK is a loss signal like a DupACK
+                self.last_dupack_ts = Some(ts);
+                if r > self.sack_high {
+                    self.sack_high = r;
+                }
             }
         }
         if let Some((l, r)) = dsack(sack, a) {
