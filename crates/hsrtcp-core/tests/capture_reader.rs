@@ -798,3 +798,10 @@ fn random_damage_never_panics() {
         "errors {errors} clean {clean}"
     );
 }
+
+/// The reader can move to a worker thread (one capture per worker).
+#[test]
+fn reader_is_send() {
+    fn assert_send<T: Send>() {}
+    assert_send::<CaptureReader>();
+}
