@@ -179,3 +179,39 @@ def test_spurious_timeouts_are_spurious_retransmissions_of_the_truth_with_its_ca
         hit = [d for d in segs if d.seq == e["seq_start"] and abs(d.ts_sent - e["ts"]) < 1e-6]
         assert len(hit) == 1, e
         assert hit[0].spurious and hit[0].spurious_cause == e["cause"], (e, hit[0])
+
+
+def _rto_scan(server_pcap):
+    """Pure-Python scan of the sender capture (witness for M10): a retransmission of the segment
+    holding snd_una, >= 180 ms after the later of the last ACK that advanced snd_una and that
+    segment's previous transmission. Returns (sequences = distinct heads, retransmissions)."""
+    from hsrtcp.testing.pcapio import read_tcp
+
+    pk = list(read_tcp(server_pcap))
+    synack = next(p for p in pk if p.syn and p.has_ack)
+    isn, port = synack.seq, synack.sport
+    rel = lambda x: (x - isn) % (1 << 32)  # noqa: E731
+    nxt = una = None
+    last_adv, prev_tx, heads, n = 0.0, {}, set(), 0
+    for p in pk:
+        if p.dport == port and p.has_ack and una is not None and rel(p.ack) > una:
+            una, last_adv = rel(p.ack), p.ts
+        elif p.sport == port and p.payload_len > 0:
+            s = rel(p.seq)
+            if una is None:
+                una = nxt = s
+                last_adv = p.ts
+            if s < nxt and s <= una < s + p.payload_len and \
+                    p.ts - max(last_adv, prev_tx.get(s, 0.0)) >= 0.18:
+                heads.add(s)
+                n += 1
+            prev_tx[s] = p.ts
+            nxt = max(nxt, s + p.payload_len)
+    return len(heads), n
+
+
+@pytest.mark.parametrize("name", ["reno_nosack_nots", "data_blackout", "ack_blackout", "drops_cubic",
+                                  "twovantage_offset"])
+def test_timeout_sequences_match_an_independent_scan(name):
+    m = _matched(_run(name)).row(0, named=True)
+    assert (m["rto_sequences"], m["rto_retransmissions"]) == _rto_scan(DATA / f"{name}.server.pcap")
