@@ -567,6 +567,21 @@ fn pcapng_bad_block_length() {
     assert!(got.is_empty());
     let e = err.unwrap();
     assert_eq!(e.to_string(), format!("b.pcapng: malformed pcapng block at byte {epb}: block type 0x6 has length 87, must be ≥ 12 and a multiple of 4"));
+    // Leading and trailing block lengths disagree.
+    let mut ng3 = pcapng(
+        false,
+        &[
+            Ng::Shb,
+            Ng::Idb { linktype: 1, snaplen: 0, tsresol: None, tsoffset: None },
+            Ng::Epb { iface: 0, units: 1, data: eth_tcp(0, 0), orig: 54 },
+        ],
+    );
+    let n = ng3.len();
+    ng3[n - 4..].copy_from_slice(&92u32.to_le_bytes());
+    let (_, err) = read_all(&ng3, "t.pcapng");
+    let e = err.unwrap();
+    assert_eq!((e.kind(), e.offset()), ("malformed", (n - 88) as u64));
+    assert!(e.to_string().contains("trailing block length 92 differs from the leading 88"), "{e}");
     // A byte-order magic that is neither order.
     let mut ng2 = pcapng(false, &[Ng::Shb]);
     ng2[8] = 0x99;

