@@ -7,7 +7,8 @@ every occurrence of an address in ``--addr OLD=NEW`` and of a TCP port in ``--po
 (as source or destination) is replaced; the IPv4 header checksum is recomputed and the TCP
 checksum is updated incrementally (RFC 1624), so it stays exactly as right or wrong as it
 was (captures at a sender carry offloaded, unfinished checksums). ``--skip N`` drops the
-first N records (a capture that starts mid-connection, without the handshake).
+first N records (a capture that starts mid-connection, without the handshake); ``--drop N``
+drops record N (capture loss).
 
 Classic pcap only (micro or nanosecond, either byte order); link types Ethernet (1),
 raw IP (101), Linux cooked v1 (113) and v2 (276).
@@ -49,8 +50,12 @@ def _incremental(old_sum: int, old: bytes, new: bytes) -> int:
 
 
 def rewrite_nat(src: str | Path, dst: str | Path, *, addr_map: dict[str, str] | None = None,
-                port_map: dict[int, int] | None = None, skip: int = 0) -> int:
-    """Copy ``src`` to ``dst`` with addresses/ports replaced; returns records written."""
+                port_map: dict[int, int] | None = None, skip: int = 0,
+                drop: set[int] | frozenset[int] = frozenset()) -> int:
+    """Copy ``src`` to ``dst`` with addresses/ports replaced; returns records written.
+
+    ``skip`` drops the first N records; ``drop`` drops the records with these 1-based numbers
+    (a capture that lost packets, as tcpdump's "dropped by kernel")."""
     amap = {ipaddress.ip_address(k).packed: ipaddress.ip_address(v).packed
             for k, v in (addr_map or {}).items()}
     for k, v in amap.items():
@@ -77,7 +82,7 @@ def rewrite_nat(src: str | Path, dst: str | Path, *, addr_map: dict[str, str] | 
             raise ValueError(f"{src}: offset {off}: record cut short")
         off += 16 + caplen
         idx += 1
-        if idx <= skip:
+        if idx <= skip or idx in drop:
             continue
         _rewrite_packet(rec, L2_LEN[linktype], linktype, amap, pmap)
         out += struct.pack(e + "IIII", sec, frac, caplen, origlen) + rec
@@ -142,8 +147,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--addr", action="append", default=[], help="OLD=NEW address (repeatable)")
     ap.add_argument("--port", action="append", default=[], help="OLD=NEW TCP port (repeatable)")
     ap.add_argument("--skip", type=int, default=0, help="drop the first N records")
+    ap.add_argument("--drop", type=int, action="append", default=[],
+                    help="drop record number N (1-based, repeatable): simulated capture loss")
     a = ap.parse_args(argv)
-    n = rewrite_nat(a.src, a.dst, addr_map=_pairs(a.addr, str), port_map=_pairs(a.port, int), skip=a.skip)
+    n = rewrite_nat(a.src, a.dst, addr_map=_pairs(a.addr, str), port_map=_pairs(a.port, int), skip=a.skip,
+                    drop=set(a.drop))
     print(f"wrote {n} records to {a.dst}")
     return 0
 

@@ -125,3 +125,32 @@ def test_cli_pairs_and_bundle_directory(tmp_path):
     assert sorted(flows["vantage"].to_list()) == ["client", "matched", "server"]
     r = _cli("analyze", "--client", DATA / "ack_blackout.client.pcap", "-o", tmp_path / "o3")
     assert r.returncode == 2 and "paired by order" in r.stderr
+
+
+def test_capture_loss_at_the_phone_is_not_network_loss(tmp_path):
+    """Remove 4 received data segments and 3 sent pure ACKs from the phone capture (records
+    the phone's stack handled but its capture dropped). The phone later acknowledges the
+    missing bytes, and the server saw the ACKs: both are capture loss at the phone, and the
+    network loss numbers stay those of the truth."""
+    from hsrtcp.testing.pcapio import read_records, decode_tcp
+
+    name = "drops_cubic"
+    t = _truth(name)
+    data_recs, ack_recs = [], []
+    for i, rec in enumerate(read_records(DATA / f"{name}.client.pcap"), start=1):
+        p = decode_tcp(rec)
+        if p is None or i < 50:
+            continue
+        if p.sport == 5201 and p.payload_len > 0 and len(data_recs) < 4 and i % 37 == 0:
+            data_recs.append(i)
+        elif p.dport == 5201 and p.is_pure_ack and len(ack_recs) < 3 and i % 41 == 0:
+            ack_recs.append(i)
+    assert len(data_recs) == 4 and len(ack_recs) == 3
+    cut = tmp_path / "phone_lossy.pcap"
+    _rewriter().rewrite_nat(DATA / f"{name}.client.pcap", cut, drop=set(data_recs + ack_recs))
+    row = match_tables(cut, DATA / f"{name}.server.pcap")["matched"].row(0, named=True)
+    assert row["capture_loss_client_packets"] == 7
+    assert row["capture_loss_server_packets"] == 0
+    assert (row["data_packets_sent"], row["lost_data_packets"]) == (t["data_sent"], t["data_lost"])
+    # the 3 ACKs the phone capture missed are not in its denominator, and not lost
+    assert (row["ack_packets_sent"], row["lost_ack_packets"]) == (t["acks_sent"] - 3, t["acks_lost"])
