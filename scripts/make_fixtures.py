@@ -88,6 +88,12 @@ FIXTURES: dict[str, tuple[dict, dict, str]] = {
         {"nbytes": 1_000_000},
         "every data segment dropped from 0.3 s to 1.2 s: RTO with exponential backoff, lost "
         "retransmissions inside the timeout recovery phase (M10, M11)"),
+    "ack_delay": (
+        {"cc": "cubic", "rate_bps": 10_000_000, "uplink_rate_schedule": [(0.2, 2000), (0.6, None)]},
+        {"nbytes": 1_000_000},
+        "client→server limited to 2 kbit/s from 0.2 s to 0.6 s (tbf, 200 kB queue, nothing dropped): "
+        "ACKs delayed by hundreds of ms, spurious RTO caused by RTO estimation / ACK delay "
+        "(M14 RTOEI, M16 bias)"),
     "any_sll2": (
         {"cc": "cubic", "p_data": 0.01}, {"nbytes": 200_000, "client_iface": "any"},
         "client side captured with tcpdump -i any: LINUX_SLL2 (link type 276); tcptrace cannot read it"),

@@ -17,8 +17,12 @@ ethtool ioctl so that both captures show real MTU-sized segments. The router for
   were examined and dropped: the strongest witness for the loss truth.
 - limit the rate toward the client with a ``tbf`` qdisc on r0 (``rate_bps``), optionally only
   inside ``rate_window=(start_s, end_s)``, or following a step schedule
-  ``rate_schedule=[(t_s, rate_bps or None), ...]`` (None removes the limit); the qdisc's drop
-  counter is read back too (summed over the schedule's steps).
+  ``rate_schedule=[(t_s, rate_bps or None), ...]`` (None lifts the limit: the tbf is set to
+  10 Gbit/s so queued packets drain instead of vanishing); the qdisc's drop counter is read
+  back too.
+- delay ACKs without netem: ``uplink_rate_schedule`` puts a tbf with a long queue
+  (``uplink_limit_bytes``, default 200 kB) on r1, toward the server; a low rate there queues
+  the client's ACKs (an uplink delay spike: the "RTO too short" case of M14).
 
 Every namespace name carries a random suffix so concurrent testbeds never collide. The testbed
 is a context manager; namespaces and the processes it started are removed on exit, also on
@@ -98,7 +102,8 @@ class Run:
       after the peer's FIN: all data acknowledged, counters final). ``client`` holds the
       client side's results (bytes received, its own TCP_INFO).
     - ``nft``: router counters ``data_seen``, ``data_dropped``, ``ack_seen``,
-      ``ack_dropped`` (packets), and ``qdisc_dropped``: packets the tbf queue dropped.
+      ``ack_dropped`` (packets), ``qdisc_dropped``: packets the tbf toward the client dropped,
+      ``qdisc_dropped_up``: packets the uplink tbf dropped (None when not installed).
     - ``capture_stats``: tcpdump's "captured" / "dropped by kernel" per side.
     """
 
@@ -211,6 +216,9 @@ class Testbed:
         rate_schedule: [(t_s, rate_bps | None), ...] steps relative to the transfer start;
             overrides rate_bps/rate_window.
         rate_burst_bytes, rate_queue_s: tbf burst and queue latency bound.
+        uplink_rate_schedule: like rate_schedule, for client→server traffic (tbf on r1, burst
+            ``uplink_burst_bytes`` (small, so ACKs cannot slip through in a burst), queue
+            limit ``uplink_limit_bytes``).
         cc: congestion control set by sysctl in client and server namespaces (default cubic).
         sysctls: ``net.ipv4.*`` TCP sysctls (short names, e.g. ``{"tcp_sack": 0}``) applied
             to both ends; ``server_sysctls`` / ``client_sysctls`` override per end.
@@ -224,6 +232,8 @@ class Testbed:
                  rate_bps: int | None = None, rate_window: tuple[float, float] | None = None,
                  rate_schedule: list[tuple[float, int | None]] | None = None,
                  rate_burst_bytes: int = 32_000, rate_queue_s: float = 0.05,
+                 uplink_rate_schedule: list[tuple[float, int | None]] | None = None,
+                 uplink_limit_bytes: int = 200_000, uplink_burst_bytes: int = 1600,
                  cc: str = "cubic", sysctls: dict | None = None,
                  server_sysctls: dict | None = None, client_sysctls: dict | None = None,
                  workdir: str | Path = "netbed-out"):
@@ -237,6 +247,8 @@ class Testbed:
             rate_schedule = [(rate_window[0], rate_bps), (rate_window[1], None)]
         self.rate_schedule = sorted(rate_schedule) if rate_schedule else None
         self.rate_burst_bytes, self.rate_queue_s = rate_burst_bytes, rate_queue_s
+        self.uplink_rate_schedule = sorted(uplink_rate_schedule) if uplink_rate_schedule else None
+        self.uplink_limit_bytes, self.uplink_burst_bytes = uplink_limit_bytes, uplink_burst_bytes
         self.cc = cc
         common = {"tcp_congestion_control": cc, **(sysctls or {})}
         self.sysctls = {"srv": {**common, **(server_sysctls or {})},
@@ -255,7 +267,6 @@ class Testbed:
         self.offloads: dict = {}
         self.notes: list[str] = []
         self.effective_sysctls: dict = {}
-        self._qdisc_accum = 0  # drops of tbf instances removed by the schedule
         self._qdisc_lock = threading.Lock()
         self.use_nft = p_data > 0 or p_ack > 0
 
@@ -427,19 +438,23 @@ table inet hsb {{
             cmds += ["add rule inet hsb sdata jump sdrop", "add rule inet hsb cack jump adrop"]
         self._ns("rtr", "nft", "-f", "-", input="\n".join(cmds) + "\n")
 
-    def _tbf(self, rate_bps: int | None) -> None:
+    def _tbf(self, rate_bps: int | None, dev: str = "r0") -> None:
+        # the queue bound: a latency toward the client, a byte limit toward the server (at a
+        # few kbit/s a latency bound would hold only a handful of ACKs)
+        queue = (["latency", f"{int(self.rate_queue_s * 1000)}ms"] if dev == "r0"
+                 else ["limit", str(self.uplink_limit_bytes)])
+        burst = self.rate_burst_bytes if dev == "r0" else self.uplink_burst_bytes
+        if not rate_bps:
+            # "No limit" is a tbf at 10 Gbit/s, not a deleted qdisc: deleting it would silently
+            # discard the packets still queued in it (no drop counter sees them).
+            rate_bps, burst = 10_000_000_000, 1_000_000
         with self._qdisc_lock:
-            if rate_bps:
-                # replace on an existing tbf changes it in place, keeping its counters
-                self._ns("rtr", "tc", "qdisc", "replace", "dev", "r0", "root", "tbf",
-                         "rate", f"{int(rate_bps)}bit", "burst", str(self.rate_burst_bytes),
-                         "latency", f"{int(self.rate_queue_s * 1000)}ms")
-            else:
-                self._qdisc_accum += self._qdisc_dropped() or 0
-                self._ns("rtr", "tc", "qdisc", "del", "dev", "r0", "root", check=False)
+            # replace on an existing tbf changes it in place, keeping its queue and counters
+            self._ns("rtr", "tc", "qdisc", "replace", "dev", dev, "root", "tbf",
+                     "rate", f"{int(rate_bps)}bit", "burst", str(burst), *queue)
 
-    def _qdisc_dropped(self) -> int | None:
-        p = self._ns("rtr", "tc", "-s", "-j", "qdisc", "show", "dev", "r0", check=False)
+    def _qdisc_dropped(self, dev: str = "r0") -> int | None:
+        p = self._ns("rtr", "tc", "-s", "-j", "qdisc", "show", "dev", dev, check=False)
         try:
             for q in json.loads(p.stdout):
                 if q.get("kind") == "tbf":
@@ -506,7 +521,7 @@ table inet hsb {{
         ready = self.workdir / f".{name}.{self.ns['srv']}.ready"
         ready.unlink(missing_ok=True)
         nft_before = self.nft_counters()
-        qd_before = (self._qdisc_dropped() or 0) + self._qdisc_accum
+        qd_before = {d: self._qdisc_dropped(d) or 0 for d in ("r0", "r1")}
         dumps = []
         try:
             dumps.append(_Tcpdump(self.ns["srv"], "s0", srv_pcap, snaplen=snaplen, linktype=None,
@@ -553,6 +568,8 @@ table inet hsb {{
                 self._schedule(end, self._drops_active, False)
             for at, rate in self.rate_schedule or []:
                 self._schedule(at, self._tbf, rate)
+            for at, rate in self.uplink_rate_schedule or []:
+                self._schedule(at, self._tbf, rate, "r1")
             cp = subprocess.Popen(ccmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             self._procs.append(cp)
             cout, cerr = cp.communicate(timeout=timeout_s + 30)
@@ -576,9 +593,11 @@ table inet hsb {{
         nft_after = self.nft_counters()
         nft = {k: nft_after.get(k, 0) - nft_before.get(k, 0) for k in nft_after}
         with self._qdisc_lock:
-            qd = None
+            qd = qd_up = None
             if self.rate_bps or self.rate_schedule:
-                qd = (self._qdisc_dropped() or 0) + self._qdisc_accum - qd_before
+                qd = (self._qdisc_dropped("r0") or 0) - qd_before["r0"]
+            if self.uplink_rate_schedule:
+                qd_up = (self._qdisc_dropped("r1") or 0) - qd_before["r1"]
         orig = None
         if time_offset_s:
             orig = str(cli_pcap.with_suffix(".orig.pcap"))
@@ -594,14 +613,16 @@ table inet hsb {{
             "drop_first_n": self.drop_first_n, "rate_bps": self.rate_bps,
             "rate_window": self.rate_window, "rate_schedule": self.rate_schedule,
             "rate_burst_bytes": self.rate_burst_bytes,
-            "rate_queue_s": self.rate_queue_s, "mtu": 1500,
+            "rate_queue_s": self.rate_queue_s, "uplink_rate_schedule": self.uplink_rate_schedule,
+            "uplink_limit_bytes": self.uplink_limit_bytes, "uplink_burst_bytes": self.uplink_burst_bytes,
+            "mtu": 1500,
         }
         return Run(
             name=name, workdir=str(self.workdir), server_pcap=str(srv_pcap), client_pcap=str(cli_pcap),
             client_pcap_orig=orig, family=6 if ipv6 else 4, client_addr=client, server_addr=server,
             server_port=port, params=params, sysctls=self.effective_sysctls, notes=list(self.notes),
             connections=json.loads(sout)["connections"], client=json.loads(cout)["connections"],
-            nft={**nft, "qdisc_dropped": qd}, qdisc_dropped=qd, capture_stats=stats, t0=t0,
+            nft={**nft, "qdisc_dropped": qd, "qdisc_dropped_up": qd_up}, qdisc_dropped=qd, capture_stats=stats, t0=t0,
             time_offset_s=time_offset_s, offloads=self.offloads,
         )
 

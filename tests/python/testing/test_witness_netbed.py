@@ -30,7 +30,7 @@ def _namespaces() -> set[str]:
 def _assert_truth_matches(run, t):
     tot = t.totals()
     assert tot["data_lost"] == run.nft["data_dropped"] + (run.qdisc_dropped or 0)
-    assert tot["acks_lost"] == run.nft["ack_dropped"]
+    assert tot["acks_lost"] == run.nft["ack_dropped"] + (run.nft["qdisc_dropped_up"] or 0)
     assert tot["unmatched_client_data"] == 0 and tot["unmatched_server_acks"] == 0
     assert len(t.connections) == len(run.connections)
     for c, s in zip(t.connections, run.connections):
@@ -109,6 +109,20 @@ def test_drop_window_and_rate_limit(netns_ok, tmp_path):
             if p.payload_len and run.t0 + 0.1 <= p.ts < run.t0 + 0.3]
     rate = sum(p.payload_len for p in data) * 8 / 0.2
     assert 7.0e6 < rate < 8.2e6, rate
+
+
+def test_uplink_rate_limit_delays_acks_without_losing_them(netns_ok, tmp_path):
+    # 2 kbit/s toward the server from 0.2 s to 0.5 s: an ACK (80 bytes on the wire) needs
+    # 0.32 s to pass, so ACKs queue; lifting the limit drains the queue, nothing is lost.
+    with Testbed(rate_bps=10_000_000, uplink_rate_schedule=[(0.2, 2000), (0.5, None)],
+                 workdir=tmp_path) as bed:
+        run = bed.transfer("ackdelay", nbytes=600_000)
+    t = truth.from_run(run)
+    _assert_truth_matches(run, t)
+    acks = t.connections[0].acks
+    assert t.totals()["acks_lost"] == 0 and run.nft["qdisc_dropped_up"] == 0
+    assert max(a.ts_arrived - a.ts_sent for a in acks) > 0.2
+    assert all(a.ts_arrived - a.ts_sent < 0.01 for a in acks if a.ts_sent < run.t0 + 0.15)
 
 
 def test_zero_window_is_visible_in_both_the_capture_and_tshark(netns_ok, tmp_path):
