@@ -195,6 +195,9 @@ impl Engine {
         if let Some(h) = self.life.on_segment(seg, dir) {
             let (a, b) = (h.syn_to_synack, h.synack_to_ack);
             self.pending_hs = Some((a, b, ts));
+            // one gap is the path RTT, the other the near host's processing: the larger one
+            // gives the thresholds a time scale even before the vantage is known
+            self.rtt.est.sample(a.max(b));
             if self.near.is_none() && (a >= CLEAR_RATIO * b.max(1) || b >= CLEAR_RATIO * a.max(1)) {
                 // the capture host answers at once, the remote one an RTT later; on paths
                 // whose RTT is close to the hosts' processing time (a LAN) this says nothing

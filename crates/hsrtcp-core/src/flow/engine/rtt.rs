@@ -184,7 +184,10 @@ impl RttBook {
         ev: &mut Vec<crate::flow::event::Event>,
     ) {
         let s = rtt as f64 * 1e-9;
-        self.est.sample(rtt);
+        if class != "handshake" {
+            // (the handshake already fed the estimator when it completed)
+            self.est.sample(rtt);
+        }
         match class {
             "ack" => self.ack.add(s),
             "ts" => self.ts.add(s),
