@@ -197,7 +197,9 @@ class Agent:
             from hsrtcp.lab.measure import FlowSpec, run_client
 
             spec = FlowSpec(**workload["flow"])
-            results = run_client(ready["host"], ready["port"], spec)
+            # give up before the driver's run time limit, so the run still ends cleanly
+            results = run_client(ready["host"], ready["port"], spec,
+                                 timeout_s=max(5.0, float(self.plan.get("timeout_s", 600)) - 20.0))
             (self.run_dir / "client.json").write_text(json.dumps(results, indent=1))
             rc = 0 if all(r.get("error") is None for r in results) else 1
         else:

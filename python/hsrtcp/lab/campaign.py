@@ -9,6 +9,8 @@ A campaign file (TOML; paths are relative to the file)::
     repetitions = 2
     mptcp = false          # true: MPTCP sockets; subflows over every path of the scenario
     duration_s = 25        # optional: override the scenario's duration
+    reseed = false         # true: repetition r uses scenario seed + r - 1 (new trip draws);
+                           # false (default): every repetition and cc sees the same path
 
     [sysctls]              # per-namespace knobs, applied on both sides
     "net.ipv4.tcp_frto" = 2
@@ -41,7 +43,7 @@ from hsrtcp.errors import InputError
 from hsrtcp.lab import bundle, emulate, netns
 from hsrtcp.lab.measure import FLOW_TYPES, FlowSpec, parse_size
 
-_KNOWN_CAMPAIGN_KEYS = {"name", "scenarios", "ccs", "repetitions", "mptcp", "duration_s", "snaplen"}
+_KNOWN_CAMPAIGN_KEYS = {"name", "scenarios", "ccs", "repetitions", "mptcp", "duration_s", "snaplen", "reseed"}
 _KNOWN_FLOW_KEYS = {"type", "duration_s", "size", "size_bytes", "count", "gap_s", "direction", "quickack",
                     "rate_bps", "payload_bytes", "label"}
 
@@ -57,6 +59,7 @@ class Campaign:
     duration_s: float | None = None
     sysctls: dict = field(default_factory=dict)
     snaplen: int = 128
+    reseed: bool = False
     source: Path | None = None
 
     def runs(self) -> list[dict]:
@@ -147,7 +150,8 @@ def load(path: str | Path) -> Campaign:
         raise InputError(f"{path}: [campaign] duration_s must be within 1..3600 seconds")
     return Campaign(name=str(c.get("name", path.stem)), scenarios=scenarios, ccs=ccs, flows=flows,
                     repetitions=reps, mptcp=bool(c.get("mptcp", False)), duration_s=duration,
-                    sysctls=dict(sysctls), snaplen=int(c.get("snaplen", 128)), source=path.resolve())
+                    sysctls=dict(sysctls), snaplen=int(c.get("snaplen", 128)), reseed=bool(c.get("reseed", False)),
+                    source=path.resolve())
 
 
 def _flow_spec(flow: dict, cc: str, mptcp: bool, duration: float | None) -> FlowSpec:
@@ -172,7 +176,7 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     runs = campaign.runs()
-    compiled: dict[Path, emulate.Compiled] = {}
+    compiled: dict[tuple, emulate.Compiled] = {}
     versions = bundle.tool_versions()
     summaries: list[dict] = []
     (out / "campaign.json").write_text(json.dumps(
@@ -190,9 +194,16 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
                 prog.advance(r["run_id"], 0.0)
                 continue
             sc = r["scenario"]
-            if sc not in compiled:
-                compiled[sc] = emulate.compile_source(sc, out / ".scenarios" / _slug(sc.stem), campaign.duration_s)
-            comp = compiled[sc]
+            key = (sc, r["repetition"] if campaign.reseed else 1)
+            if key not in compiled:
+                seed = None
+                if campaign.reseed:
+                    from hsrtcp.lab import scenario as scenario_mod
+
+                    seed = scenario_mod.load(sc).seed + r["repetition"] - 1
+                name = _slug(sc.stem) + (f"-seed{seed}" if seed is not None else "")
+                compiled[key] = emulate.compile_source(sc, out / ".scenarios" / name, campaign.duration_s, seed=seed)
+            comp = compiled[key]
             spec = _flow_spec(r["flow"], r["cc"], campaign.mptcp, campaign.duration_s or comp.duration_s)
             partial = out / f".partial-{r['run_id']}"
             shutil.rmtree(partial, ignore_errors=True)

@@ -43,16 +43,20 @@ class Compiled:
     outdir: Path | None = None  # the compiled scenario directory (traces, scenario.json)
 
 
-def compile_source(source: str | Path | dict, outdir: Path, duration_s: float | None = None) -> Compiled:
-    """Turn a scenario TOML/dict or a raw Rattan config into a :class:`Compiled`."""
+def compile_source(source: str | Path | dict, outdir: Path, duration_s: float | None = None,
+                   seed: int | None = None) -> Compiled:
+    """Turn a scenario TOML/dict or a raw Rattan config into a :class:`Compiled`.
+
+    ``seed`` replaces the scenario's seed (a different trip realisation and loss draws);
+    it is refused for a raw Rattan config, whose randomness is fixed in the file."""
     if not isinstance(source, dict):
         path = Path(source)
         if not path.exists():
             raise InputError(f"{path}: scenario or rattan config not found")
         cfg = rattan.load_config(path) if path.is_file() else {}
         if "cells" in cfg:  # a raw Rattan config: use as is
-            if "commands" in cfg:
-                cfg = {k: v for k, v in cfg.items() if k != "commands"}
+            if seed is not None:
+                raise InputError(f"{path}: a plain Rattan config has no scenario seed to vary")
             return Compiled(path, rattan.left_veth_count(cfg), duration_s, name=path.stem, source=path)
     try:
         from hsrtcp.lab import scenario as scenario_mod
@@ -60,6 +64,8 @@ def compile_source(source: str | Path | dict, outdir: Path, duration_s: float | 
     except (ImportError, AttributeError) as exc:
         raise LabError(f"the scenario compiler (hsrtcp.lab.scenario) is not available: {exc}") from exc
     sc = load(source)
+    if seed is not None:
+        sc = sc.with_overrides(seed=seed)
     outdir.mkdir(parents=True, exist_ok=True)
     comp = sc.compile(outdir, duration=duration_s)
     name = getattr(sc, "name", None) or (Path(source).stem if not isinstance(source, dict) else "scenario")

@@ -554,17 +554,26 @@ class FlowSpec:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
+#: How long a client waits past a duration flow's end for the server to finish (the server
+#: stops writing at the end and resets after its own 15-s drain timeout).
+DURATION_GRACE_S = 30.0
+
+
 def run_client(host: str, port: int, spec: FlowSpec, timeout_s: float | None = None) -> list[dict]:
     """Run the flows of ``spec`` against a server; return one result dict per connection.
 
     A result has ``flow_id`` (server's), ``t_start``/``t_end`` (epoch seconds), ``bytes``,
     ``goodput_bps`` (application bytes over the data phase) and ``error`` (null when fine).
+    A flow that does not finish in time (a path that stays down) ends with an error, not a
+    hang: a duration flow waits at most :data:`DURATION_GRACE_S` past its end, a size flow
+    600 s, and no flow outlives ``timeout_s`` from the call.
     """
     spec.validate()
     label = spec.label or spec.type
+    deadline = time.monotonic() + timeout_s if timeout_s else None
 
     def one(idx: int, **kw) -> dict:
-        return _tcp_flow(host, port, spec, f"{label}-{idx}", timeout_s=timeout_s, **kw)
+        return _tcp_flow(host, port, spec, f"{label}-{idx}", deadline=deadline, **kw)
 
     if spec.type == "udp":
         return [_udp_flow(host, port, spec, label)]
@@ -625,12 +634,14 @@ def _read_line(sock: socket.socket, limit: int = MAX_REQUEST_BYTES) -> tuple[dic
 
 
 def _tcp_flow(host: str, port: int, spec: FlowSpec, label: str, duration_s=None, size_bytes=None,
-              timeout_s: float | None = None) -> dict:
+              deadline: float | None = None) -> dict:
     req = {"v": PROTOCOL_VERSION, "kind": "tcp", "direction": spec.direction, "duration_s": duration_s,
            "size_bytes": size_bytes, "cc": spec.cc, "label": label, "quickack": spec.quickack}
     res: dict = {"label": label, "request": req, "flow_id": None, "error": None, "bytes": 0}
     # The whole flow may legitimately stall for a long outage; bound it anyway.
-    budget = timeout_s or ((duration_s or 0) + 120.0 if duration_s else 600.0)
+    budget = duration_s + DURATION_GRACE_S if duration_s else 600.0
+    if deadline is not None:
+        budget = max(1.0, min(budget, deadline - time.monotonic()))
     t0 = time.time()
     try:
         sock = _connect(host, port, spec.mptcp, timeout=min(30.0, budget))
@@ -651,14 +662,21 @@ def _tcp_flow(host: str, port: int, spec: FlowSpec, label: str, duration_s=None,
         res["flow_id"] = answer.get("flow_id")
         res["server_cc"] = answer.get("cc")
         t_data = time.time()
-        deadline = time.monotonic() + budget
+        res["t_start"] = t_data
+        flow_deadline = time.monotonic() + budget
         got = len(rest)
+        res["bytes"] = got
         if spec.direction == "down":
-            while time.monotonic() < deadline:
+            while True:
+                left = flow_deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"flow not finished after {budget:.0f} s ({got} bytes received)")
+                sock.settimeout(left)
                 data = sock.recv(_CHUNK)
                 if not data:
                     break
                 got += len(data)
+                res["bytes"] = got  # kept if the flow later fails
                 if spec.quickack:
                     sock.setsockopt(socket.IPPROTO_TCP, TCP_QUICKACK, 1)
             t_end = time.time()
@@ -677,7 +695,8 @@ def _tcp_flow(host: str, port: int, spec: FlowSpec, label: str, duration_s=None,
         res.update(bytes=got, t_start=t_data, t_end=t_end,
                    goodput_bps=(got * 8 / (t_end - t_data)) if t_end > t_data else None)
     except (OSError, LabError, ValueError) as exc:
-        res.update(error=f"{type(exc).__name__}: {exc}", t_start=res.get("t_start", t0), t_end=time.time())
+        res.update(error=f"{type(exc).__name__}: {exc}", t_start=res.get("t_start", t0), t_end=time.time(),
+                   goodput_bps=None)
     finally:
         sock.close()
     return res
