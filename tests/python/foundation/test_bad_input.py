@@ -51,12 +51,13 @@ def test_garbage_link_layer_counted_per_reason():
     cap = ds.captures.row(0, named=True)
     assert cap["error"] is None
     assert cap["packets"] == 12
-    # 6 damaged records; the one claiming IP total length 65535 is kept as TCP on purpose:
-    # a length beyond the captured bytes is what snaplen truncation and GSO giants look like.
-    assert cap["malformed_packets"] + cap["other_packets"] == 5
-    assert cap["tcp_packets"] == 7
+    # 6 damaged records. An IP length beyond the *captured* bytes is normal (snaplen), but
+    # the record claiming 65535 bytes was 1514 bytes on the wire: that one is malformed.
+    assert cap["malformed_packets"] + cap["other_packets"] == 6
+    assert cap["tcp_packets"] == 6
     reasons = dict(kv.split("=") for kv in cap["malformed_reasons"].split(";"))
-    assert {"short_link_header", "bad_ip_header_len", "bad_tcp_data_offset"} <= set(reasons)
+    assert {"short_link_header", "bad_ip_header_len", "bad_tcp_data_offset",
+            "ip_len_exceeds_frame"} <= set(reasons)
 
 
 def test_bad_pcapng_block():
