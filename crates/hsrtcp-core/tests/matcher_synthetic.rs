@@ -40,9 +40,8 @@ fn seg(ts: f64, p: &Pkt, ipid: u16) -> Segment {
     let c: IpAddr = [10, 0, 1, 2].into();
     let s: IpAddr = [10, 0, 2, 2].into();
     let (src, dst, sport, dport) = if p.from_client { (c, s, 40000, 5201) } else { (s, c, 5201, 40000) };
-    let mut options = TcpOptions::default();
     // TSval = sender's true time in ms (distinguishes a retransmission from its original)
-    options.timestamp = Some(((p.t * 1000.0).round() as u32, 0));
+    let options = TcpOptions { timestamp: Some(((p.t * 1000.0).round() as u32, 0)), ..TcpOptions::default() };
     Segment {
         ts: (1_700_000_000.0e9 + ts * 1e9).round() as i64,
         src,

@@ -169,7 +169,7 @@ impl Matcher {
             None => {}
         }
         self.seen += 1;
-        if self.seen % SWEEP_EVERY == 0 {
+        if self.seen.is_multiple_of(SWEEP_EVERY) {
             self.sweep();
         }
     }

@@ -159,7 +159,7 @@ impl PairFate {
             i64::MIN
         };
         let f = seg.flags;
-        let flags = (f.syn() as u8) * F_SYN | (f.fin() as u8) * F_FIN | (f.rst() as u8) * F_RST | (f.ack() as u8) * F_ACK;
+        let flags = ((f.syn() as u8) * F_SYN) | ((f.fin() as u8) * F_FIN) | ((f.rst() as u8) * F_RST) | ((f.ack() as u8) * F_ACK);
         let idx = self.log[d].len() as u32;
         self.log[d].push(Pkt {
             tx_ts: if is_tx { seg.ts } else { NONE },

@@ -396,7 +396,7 @@ pub fn compute(f: &PairFacts<'_>) -> PairMetrics {
             }
             if q.seq <= o.s && o.s < q.end() && got(q.fate) {
                 let arr = if q.rx_ts != NONE { q.rx_ts } else { map_time(f.clock, q.tx_ts, snd, rcv) };
-                if retx_arrival.map_or(true, |ra| arr <= ra) {
+                if retx_arrival.is_none_or(|ra| arr <= ra) {
                     orig_arrival = Some(orig_arrival.map_or(arr, |x: Nanos| x.min(arr)));
                 }
             }

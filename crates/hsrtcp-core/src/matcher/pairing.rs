@@ -180,7 +180,7 @@ impl Tracker {
 /// Mirror of flow::table::starts_new_connection: a SYN (without ACK) whose ISN differs from
 /// the connection's first SYN opens a new connection on the same 4-tuple.
 fn starts_new_connection(c: &SideConn, seg: &Segment) -> bool {
-    if !(seg.flags.syn() && !seg.flags.ack()) {
+    if !seg.flags.syn() || seg.flags.ack() {
         return false;
     }
     match (c.dir_of(seg), c.syn_seq[Dir::C2S.idx()]) {
@@ -202,6 +202,7 @@ impl PairIndex {
     /// Register a connection that has just started (or just got its SYN) on `side` and return
     /// its partner in the other capture, if there is one. `now` and `window` are in merged
     /// (server-clock) time; `offset` maps each side's times to it.
+    #[allow(clippy::too_many_arguments)]
     pub fn find_partner(
         &mut self,
         side: Side,
