@@ -7,7 +7,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
 PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w pytest hypothesis
 
-.PHONY: help demo test test-rust test-python build venv sysdeps rattan bench fuzz lint clean
+.PHONY: help demo test test-rust test-python build venv sysdeps rattan bench fixtures fuzz lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -45,8 +45,14 @@ test-python: build sysdeps rattan  ## Python tests (root-only tests run when roo
 
 test: test-rust test-python  ## everything CI runs
 
-bench: build sysdeps  ## speed and memory against tcptrace and tshark, one run
+bench: build sysdeps  ## speed and memory against tcptrace and tshark, one run (+ reader timing, lab path)
+	cargo test --release -q -p hsrtcp-core --test read_decode_speed -- --ignored --nocapture
 	$(PY) bench/run.py
+	$(PY) bench/run.py --pair --out bench/results-pair.json
+	@if [ "$$(id -u)" = 0 ]; then $(MAKE) rattan && $(PY) bench/lab_bench.py; else echo "lab bench skipped (needs root)"; fi
+
+fixtures: build sysdeps  ## regenerate tests/data and examples/ with the netns testbed (root; drops are random)
+	$(PY) scripts/make_fixtures.py && $(PY) scripts/make_example.py
 
 fuzz:  ## run the cargo-fuzz targets briefly
 	cargo install cargo-fuzz --locked -q 2>/dev/null || true
