@@ -156,6 +156,7 @@ pub struct Engine {
     /// Handshake gaps (SYN→SYN-ACK, SYN-ACK→ACK) and time, until the vantage is known.
     pending_hs: Option<(Nanos, Nanos, Nanos)>,
     after_silence: bool,
+    first_ts: Nanos,
 }
 
 fn near_of(v: Vantage) -> Dir {
@@ -180,6 +181,7 @@ impl Engine {
 
     pub fn on_segment(&mut self, c: &mut ConnBase, seg: &Segment, dir: Dir, ev: &mut Vec<Event>) {
         let ts = seg.ts;
+        self.first_ts = c.first_ts;
         if self.near.is_none() {
             if let Some(v) = c.vantage {
                 self.near = Some(near_of(v));
@@ -311,6 +313,10 @@ impl Engine {
         self.near = Some(near);
         self.near_source = Some(source);
         self.handshake_sample(ev);
+        let first = self.first_ts;
+        for (ts, rtt) in self.rtt.take_held(near) {
+            self.rtt.sample("ack", near, ts, rtt, Some((&mut self.streams[near.idx()].bins, first)), ev);
+        }
     }
 
     /// The handshake RTT once the vantage is known: SYN→SYN-ACK at the client,

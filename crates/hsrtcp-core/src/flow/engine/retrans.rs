@@ -545,12 +545,18 @@ impl Stream {
                 self.c.acked_bytes_ca += adv as u64;
             }
             self.bins.at(x.first_ts, ts).goodput += adv as u64;
-            if x.near_sender == Some(true) {
+            if x.near_sender != Some(false) {
                 // Karn (M7): only never-repeated bytes, and nothing re-sent after them
                 if let Some(rec) = self.store.last_covered(a) {
                     if rec.tx == 1 && !rec.filled && rec.first_ts > self.last_retx_ts && ts >= rec.first_ts {
                         let rtt = ts - rec.first_ts;
-                        x.rtt.sample("ack", x.dir, ts, rtt, Some((&mut self.bins, x.first_ts)), x.ev);
+                        if x.near_sender == Some(true) {
+                            x.rtt.sample("ack", x.dir, ts, rtt, Some((&mut self.bins, x.first_ts)), x.ev);
+                        } else {
+                            // vantage not known yet: kept until it is (at the sender these
+                            // are RTTs, at the receiver only ACK delays)
+                            x.rtt.hold(x.dir, ts, rtt);
+                        }
                     }
                 }
             }

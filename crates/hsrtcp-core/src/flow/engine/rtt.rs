@@ -170,9 +170,28 @@ pub struct RttBook {
     pub ts: RttSummary,
     /// SYN→SYN-ACK (client vantage) or SYN-ACK→ACK (server vantage), seconds.
     pub handshake: Option<f64>,
+    /// ACK-matching candidates (dir, time, rtt) seen before the vantage was known; bounded.
+    held: Vec<(crate::flow::event::Dir, Nanos, Nanos)>,
 }
 
+/// Bound on held candidates (the vantage is normally known within the first window).
+const HELD_MAX: usize = 4096;
+
 impl RttBook {
+    pub fn hold(&mut self, dir: crate::flow::event::Dir, ts: Nanos, rtt: Nanos) {
+        if self.held.len() < HELD_MAX {
+            self.held.push((dir, ts, rtt));
+        }
+    }
+
+    /// The vantage became known: the held candidates of the direction whose sender the
+    /// capture sits at are RTT samples (returned for the caller to book); the rest go.
+    pub fn take_held(&mut self, sender_dir: crate::flow::event::Dir) -> Vec<(Nanos, Nanos)> {
+        let out = self.held.iter().filter(|h| h.0 == sender_dir).map(|h| (h.1, h.2)).collect();
+        self.held = Vec::new();
+        out
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub fn sample(
         &mut self,
