@@ -297,7 +297,15 @@ class Server:
                 self._serve_udp(conn, peer, req, flow_id, record)
                 return
             if req["cc"]:
-                conn.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, req["cc"].encode())
+                try:
+                    conn.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, req["cc"].encode())
+                except OSError as exc:
+                    # Unprivileged servers may only use net.ipv4.tcp_allowed_congestion_control.
+                    msg = (f"cannot use congestion control {req['cc']!r}: {exc.strerror} (an unprivileged server "
+                           "may only use net.ipv4.tcp_allowed_congestion_control)")
+                    self._reject(conn, msg)
+                    record.update(ok=False, error=msg)
+                    return
             is_mptcp = _is_mptcp(conn)
             cc_now = conn.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16).rstrip(b"\0").decode()
             record.update(mptcp=is_mptcp, cc=cc_now)

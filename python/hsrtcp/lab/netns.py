@@ -45,7 +45,10 @@ def find_tool(name: str) -> str | None:
     if found:
         return found
     cargo = Path.home() / ".cargo" / "bin" / name
-    return str(cargo) if cargo.is_file() and os.access(cargo, os.X_OK) else None
+    try:
+        return str(cargo) if cargo.is_file() and os.access(cargo, os.X_OK) else None
+    except OSError:  # e.g. another user's home
+        return None
 
 
 def require_tools(*names: str) -> dict[str, str]:
