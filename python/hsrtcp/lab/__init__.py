@@ -8,7 +8,8 @@ Pieces (each usable alone):
 - :mod:`hsrtcp.lab.measure` the traffic generator (server samples ``TCP_INFO`` every 10 ms).
 - :mod:`hsrtcp.lab.tcpinfo` ``struct tcp_info`` decoding.
 - :mod:`hsrtcp.lab.pcap` a small pure-Python pcap reader for lab checks.
-- :mod:`hsrtcp.lab.emulate` one run: topology, captures, workload, bundle.
+- :mod:`hsrtcp.lab.agent` what runs inside the phone and server namespaces of a run.
+- :mod:`hsrtcp.lab.emulate` one run: topology, captures, workload, cleanup.
 - :mod:`hsrtcp.lab.campaign` scenario × cc × flow × repetition matrices of runs.
 - :mod:`hsrtcp.lab.bundle` the run-bundle format (docs/formats/bundle.md).
 
