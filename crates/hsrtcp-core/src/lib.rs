@@ -11,5 +11,6 @@ pub mod analyze;
 pub mod capture;
 pub mod flow;
 pub mod matcher;
+pub mod stream;
 pub mod table;
 pub mod wire;

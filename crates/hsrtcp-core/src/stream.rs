@@ -1,0 +1,159 @@
+//! `SegmentStream`: a capture file read and decoded on a background thread, handed over as
+//! batches of [`Segment`]s. Reading and decoding cost about as much as a light flow engine,
+//! so overlapping them with the engine on a second core nearly halves the wall time; memory
+//! stays bounded (a few batches in flight, buffers recycled).
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::thread::JoinHandle;
+
+use crate::capture::CaptureReader;
+use crate::wire::{decode, Decoded, Nanos, Segment};
+
+const BATCH: usize = 2048;
+const IN_FLIGHT: usize = 4;
+
+/// Counters of one capture file, filled by the reader thread.
+#[derive(Clone, Debug, Default)]
+pub struct CaptureStats {
+    pub packets: u64,
+    pub tcp_packets: u64,
+    pub other_packets: u64,
+    pub malformed: Vec<(&'static str, u64)>,
+    pub first_ts: Option<Nanos>,
+    pub last_ts: Option<Nanos>,
+    /// The error that stopped reading (names the file and the byte offset).
+    pub error: Option<String>,
+}
+
+impl CaptureStats {
+    fn count_malformed(&mut self, reason: &'static str) {
+        match self.malformed.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, n)) => *n += 1,
+            None => self.malformed.push((reason, 1)),
+        }
+    }
+
+    pub fn malformed_total(&self) -> u64 {
+        self.malformed.iter().map(|(_, n)| n).sum()
+    }
+}
+
+struct Batch {
+    segs: Vec<Segment>,
+    bytes_read: u64,
+}
+
+/// Decoded TCP segments of one capture, in file order.
+pub struct SegmentStream {
+    rx: Receiver<Batch>,
+    recycle: SyncSender<Vec<Segment>>,
+    current: Vec<Segment>,
+    pos: usize,
+    bytes_read: u64,
+    worker: Option<JoinHandle<CaptureStats>>,
+}
+
+impl SegmentStream {
+    /// Start reading `path`. Never fails: an unreadable file gives an empty stream whose
+    /// [`SegmentStream::finish`] reports the error.
+    pub fn open(path: &Path) -> Self {
+        let path: PathBuf = path.to_path_buf();
+        let (tx, rx) = sync_channel::<Batch>(IN_FLIGHT);
+        let (recycle, spare) = sync_channel::<Vec<Segment>>(IN_FLIGHT + 2);
+        let worker = std::thread::Builder::new()
+            .name("hsrtcp-reader".into())
+            .spawn(move || read_all(&path, tx, spare))
+            .expect("spawn reader thread");
+        SegmentStream { rx, recycle, current: Vec::new(), pos: 0, bytes_read: 0, worker: Some(worker) }
+    }
+
+    /// Bytes of the file consumed so far (for progress bars).
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
+    /// The next batch of segments, or `None` at the end. Prefer this in hot loops.
+    pub fn next_batch(&mut self) -> Option<&[Segment]> {
+        let done = std::mem::take(&mut self.current);
+        if done.capacity() > 0 {
+            let _ = self.recycle.try_send(done);
+        }
+        let b = self.rx.recv().ok()?;
+        self.bytes_read = b.bytes_read;
+        self.current = b.segs;
+        self.pos = self.current.len();
+        Some(&self.current)
+    }
+
+    /// Wait for the reader thread and return the file's counters.
+    pub fn finish(mut self) -> CaptureStats {
+        drop(std::mem::replace(&mut self.rx, sync_channel(1).1));
+        match self.worker.take().map(|w| w.join()) {
+            Some(Ok(stats)) => stats,
+            _ => CaptureStats { error: Some("internal error: reader thread panicked".into()), ..Default::default() },
+        }
+    }
+}
+
+impl Iterator for SegmentStream {
+    type Item = Segment;
+
+    fn next(&mut self) -> Option<Segment> {
+        if self.pos >= self.current.len() {
+            self.next_batch()?;
+            self.pos = 0;
+            if self.current.is_empty() {
+                return self.next();
+            }
+        }
+        let s = self.current[self.pos];
+        self.pos += 1;
+        Some(s)
+    }
+}
+
+fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>) -> CaptureStats {
+    let mut stats = CaptureStats::default();
+    let mut reader = match CaptureReader::open(path) {
+        Ok(r) => r,
+        Err(e) => {
+            stats.error = Some(e.to_string());
+            return stats;
+        }
+    };
+    let mut segs = Vec::with_capacity(BATCH);
+    loop {
+        match reader.next_frame() {
+            Ok(Some(frame)) => {
+                stats.packets += 1;
+                if stats.first_ts.is_none() {
+                    stats.first_ts = Some(frame.ts);
+                }
+                stats.last_ts = Some(stats.last_ts.map_or(frame.ts, |t| t.max(frame.ts)));
+                match decode(&frame) {
+                    Decoded::Tcp(seg) => {
+                        stats.tcp_packets += 1;
+                        segs.push(seg);
+                        if segs.len() == BATCH {
+                            let next = spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                            let full = std::mem::replace(&mut segs, next);
+                            if tx.send(Batch { segs: full, bytes_read: reader.bytes_read() }).is_err() {
+                                return stats; // the consumer stopped listening
+                            }
+                        }
+                    }
+                    Decoded::NotTcp => stats.other_packets += 1,
+                    Decoded::Malformed(reason) => stats.count_malformed(reason.name()),
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                stats.error = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    let _ = tx.send(Batch { segs, bytes_read: reader.bytes_read() });
+    stats
+}
