@@ -7,7 +7,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
 PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w pytest hypothesis
 
-.PHONY: help demo test test-rust test-python build venv sysdeps rattan bench fixtures fuzz lint clean
+.PHONY: help demo test test-rust test-python build venv sysdeps rattan bench bench-lab fixtures fuzz lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -49,7 +49,10 @@ bench: build sysdeps  ## speed and memory against tcptrace and tshark, one run (
 	cargo test --release -q -p hsrtcp-core --test read_decode_speed -- --ignored --nocapture
 	$(PY) bench/run.py
 	$(PY) bench/run.py --pair --out bench/results-pair.json
-	@if [ "$$(id -u)" = 0 ]; then $(MAKE) rattan && $(PY) bench/lab_bench.py; else echo "lab bench skipped (needs root)"; fi
+	@if [ "$$(id -u)" = 0 ]; then $(MAKE) bench-lab; else echo "lab bench skipped (needs root)"; fi
+
+bench-lab: build sysdeps rattan  ## emulated 100 Mbit/s path: rate, loss, TCP_INFO sampling (root)
+	$(PY) bench/lab_bench.py
 
 fixtures: build sysdeps  ## regenerate tests/data and examples/ with the netns testbed (root; drops are random)
 	$(PY) scripts/make_fixtures.py && $(PY) scripts/make_example.py

@@ -59,7 +59,7 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from hsrtcp.errors import InputError
+    from hsrtcp.errors import InputError, LabError
 
     try:
         cli.main(args=argv, prog_name="hsrtcp", standalone_mode=False)
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     except click.UsageError as exc:
         exc.show()
         return EXIT_USAGE
-    except InputError as exc:
+    except (InputError, LabError) as exc:
         click.echo(f"error: {exc}", err=True)
         return EXIT_INPUT
     except click.ClickException as exc:
