@@ -390,8 +390,8 @@ impl Stream {
         let idle = if self.ack_seen { ts - self.last_ack_ts } else { Nanos::MAX };
         let thr = Self::rto_threshold(x.rtt);
         if let Some(ep) = self.rto_ep {
-            if let Some(t) = self.tseq.as_mut() {
-                if ep.id == t.id {
+            match self.tseq.as_mut() {
+                Some(t) if ep.id == t.id => {
                     t.retransmissions += 1;
                     t.last_retx = ts;
                     if !t.ack_seen_after {
@@ -402,9 +402,13 @@ impl Stream {
                         t.timeouts += 1;
                         t.repeated += 1;
                     }
+                    return RTO;
                 }
+                // The sequence ended but the recovery goes on: ACK-clocked re-sends are part
+                // of it; the oldest outstanding data re-sent after a silence is a new timeout.
+                _ if !(s <= self.una && idle >= thr + TIMER_TICK) => return RTO,
+                _ => {}
             }
-            return RTO;
         }
         let evidence = self.dupacks_since_advance > 0 || (self.sack_high > s && self.sack_high > self.una);
         // Loss evidence answered within the RTO scale: SACK/DupACK-driven recovery, sent at
@@ -425,6 +429,11 @@ impl Stream {
         if !evidence && e >= self.nxt && s > self.una && !self.tlp_since_advance {
             self.tlp_since_advance = true;
             return TLP;
+        }
+        if idle < thr {
+            // no loss signal, yet too soon after an ACK for any timer: the tail of a recovery
+            // that just ended (the sender's recovery point lies beyond ours)
+            return RTO;
         }
         // RTO: open the episode and its timeout sequence
         self.fr = None;
