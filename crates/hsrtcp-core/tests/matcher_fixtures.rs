@@ -68,3 +68,25 @@ fn clock_offset_added_on_purpose_is_recovered_within_a_millisecond() {
     let est = m.column_by_name("clock_offset_s").unwrap().as_primitive::<Float64Type>().value(0);
     assert!((est + added).abs() < 1e-3, "estimated {est}, added {added}");
 }
+
+/// Feeding the metrics while streaming (bounded memory) gives exactly what feeding them once
+/// at the end gives.
+#[test]
+fn streaming_feed_equals_feeding_at_the_end() {
+    let d = data();
+    for name in ["drops_cubic", "ack_blackout", "data_blackout", "reno_nosack_nots", "twovantage_offset", "multi_concurrent"] {
+        let run = |opts: MatchOptions| {
+            let r = analyze_pair(&d.join(format!("{name}.client.pcap")), &d.join(format!("{name}.server.pcap")), opts);
+            (r.matched.finish(), r.events.finish())
+        };
+        let base = MatchOptions { window_s: 0.4, ..MatchOptions::default() };
+        let (m1, e1) = run(MatchOptions { consume_after: usize::MAX, ..base.clone() });
+        let (m2, e2) = run(MatchOptions { consume_after: 1, sweep_every: 50, ..base });
+        for (a, b, what) in [(&m1, &m2, "matched"), (&e1, &e2, "events")] {
+            assert_eq!(a.num_rows(), b.num_rows(), "{name} {what} rows");
+            for (i, f) in a.schema().fields().iter().enumerate() {
+                assert_eq!(a.column(i), b.column(i), "{name} {what}.{}", f.name());
+            }
+        }
+    }
+}

@@ -26,7 +26,7 @@ pub fn analyze_pair<'py>(
     if !(window_s > 0.0) {
         return Err(pyo3::exceptions::PyValueError::new_err("window_s must be positive"));
     }
-    let opts = MatchOptions { window_s, client_name, server_name, id_base, use_ip_id, retire: true };
+    let opts = MatchOptions { window_s, client_name, server_name, id_base, use_ip_id, ..MatchOptions::default() };
     let r = py.allow_threads(|| core_pair(&client, &server, opts));
     let d = PyDict::new_bound(py);
     let stats = PyDict::new_bound(py);

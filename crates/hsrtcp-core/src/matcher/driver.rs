@@ -15,11 +15,11 @@
 use std::path::Path;
 
 use crate::capture::CaptureReader;
-use crate::flow::event::{write_event, EVENT_COLUMNS};
+use crate::flow::event::{nanos_to_s, write_event, EVENT_COLUMNS};
 use crate::flow::Dir;
 use crate::matcher::clock::{ClockEstimator, ClockFit};
-use crate::matcher::fate::{finalize, PairFate};
-use crate::matcher::metrics::{compute, spurious_events, write_metrics, PairFacts, MATCH_COLUMNS};
+use crate::matcher::fate::{PairFate, Spans};
+use crate::matcher::metrics::{spurious_events, write_metrics, Replay, MATCH_COLUMNS};
 use crate::matcher::pairing::{PairIndex, SideConn, Tracker};
 use crate::matcher::Side;
 use crate::table::TableBuilder;
@@ -30,7 +30,8 @@ const S: Nanos = 1_000_000_000;
 const PRESCAN: usize = 20_000;
 /// A transmission this close to the end of the receiver's capture gets no verdict.
 const END_MARGIN: Nanos = 2 * S;
-const SWEEP_EVERY: u64 = 1 << 14;
+/// Packets per direction handed to the metrics at a time.
+const FEED_CHUNK: usize = 1 << 15;
 
 /// Settings of a two-vantage run.
 #[derive(Clone, Debug)]
@@ -47,6 +48,11 @@ pub struct MatchOptions {
     pub use_ip_id: bool,
     /// Finalize closed, idle pairs during the run (bounded memory); off: all at the end.
     pub retire: bool,
+    /// Feed a pair's settled packets to its metrics once it holds this many (bounded memory
+    /// for long connections); `usize::MAX`: only at the end.
+    pub consume_after: usize,
+    /// Packets between two sweeps (settling, feeding, retiring).
+    pub sweep_every: u64,
 }
 
 impl Default for MatchOptions {
@@ -58,6 +64,8 @@ impl Default for MatchOptions {
             id_base: 0,
             use_ip_id: false,
             retire: true,
+            consume_after: 1 << 16,
+            sweep_every: 1 << 14,
         }
     }
 }
@@ -92,6 +100,8 @@ struct Pair {
     /// Reverse this side's direction (the two captures guessed opposite roles).
     flip: [bool; 2],
     fate: PairFate,
+    /// The pair's metrics, fed incrementally (created at the first feeding).
+    replay: Option<Replay>,
     done: bool,
 }
 
@@ -169,7 +179,7 @@ impl Matcher {
             None => {}
         }
         self.seen += 1;
-        if self.seen.is_multiple_of(SWEEP_EVERY) {
+        if self.seen.is_multiple_of(self.opts.sweep_every.max(1)) {
             self.sweep();
         }
     }
@@ -194,6 +204,7 @@ impl Matcher {
             method,
             flip,
             fate: PairFate::new(self.opts.use_ip_id),
+            replay: None,
             done: false,
         });
         for s in [Side::Client, Side::Server] {
@@ -225,6 +236,27 @@ impl Matcher {
         let cutoff = self.now - self.window;
         for pair in self.pairs.iter_mut().filter(|p| !p.done && p.fate.pending_len() > 0) {
             pair.fate.settle(cutoff, self.offset);
+        }
+        let big: Vec<usize> = (0..self.pairs.len())
+            .filter(|&i| !self.pairs[i].done && self.pairs[i].fate.held() >= self.opts.consume_after)
+            .collect();
+        if !big.is_empty() {
+            let fit = self.usable_fit(&self.clock.fit());
+            let spans = self.spans(&fit);
+            let upto = self.now - 2 * self.window;
+            for i in big {
+                let lag = self.window;
+                let p = &mut self.pairs[i];
+                let payload = p.fate.payload;
+                let replay = p.replay.get_or_insert_with(|| Replay::new(Replay::data_dir(payload), lag));
+                loop {
+                    let batch = p.fate.take(upto, self.offset, &spans, false, FEED_CHUNK);
+                    if batch[0].is_empty() && batch[1].is_empty() {
+                        break;
+                    }
+                    replay.feed(&batch, &fit);
+                }
+            }
         }
         if !self.opts.retire {
             return;
@@ -261,36 +293,63 @@ impl Matcher {
         (map(a), map(b))
     }
 
+    /// A fit without samples cannot map clocks better than the coarse offset.
+    fn usable_fit(&self, fit: &ClockFit) -> ClockFit {
+        if fit.known() {
+            *fit
+        } else {
+            ClockFit { offset_s: self.offset[0] as f64 * 1e-9, ..ClockFit::none() }
+        }
+    }
+
+    fn spans(&self, fit: &ClockFit) -> Spans {
+        Spans {
+            rx: [
+                self.span_on(Side::Server, Side::Client, fit), // c2s: receiver = server, on the client clock
+                self.span_on(Side::Client, Side::Server, fit), // s2c: receiver = client, on the server clock
+            ],
+            tx: [self.span_on(Side::Client, Side::Server, fit), self.span_on(Side::Server, Side::Client, fit)],
+            margin: END_MARGIN,
+        }
+    }
+
     fn finish_pair(&mut self, i: usize, fit: &ClockFit) {
-        // A fit without samples cannot map clocks better than the coarse offset.
-        let fit = if fit.known() { *fit } else { ClockFit { offset_s: self.offset[0] as f64 * 1e-9, ..ClockFit::none() } };
-        let rx_span = [
-            self.span_on(Side::Server, Side::Client, &fit), // c2s: receiver = server, sender clock = client
-            self.span_on(Side::Client, Side::Server, &fit), // s2c: receiver = client, sender clock = server
-        ];
-        let tx_span = [self.span_on(Side::Client, Side::Server, &fit), self.span_on(Side::Server, Side::Client, &fit)];
+        let fit = self.usable_fit(fit);
+        let spans = self.spans(&fit);
         let id = self.next_id;
         self.next_id += 1;
+        let lag = self.window;
         let pair = &mut self.pairs[i];
         pair.fate.settle(Nanos::MAX, self.offset);
-        finalize(&mut pair.fate.log, rx_span, tx_span, END_MARGIN);
+        let payload = pair.fate.payload;
+        let mut replay = pair.replay.take().unwrap_or_else(|| Replay::new(Replay::data_dir(payload), lag));
+        loop {
+            // in chunks: the copies handed to the replay stay small
+            let batch = pair.fate.take(Nanos::MAX, self.offset, &spans, true, FEED_CHUNK);
+            if batch[0].is_empty() && batch[1].is_empty() {
+                break;
+            }
+            replay.feed(&batch, &fit);
+        }
         let (cc, sc) = (
             &self.trackers[0].conns[pair.conn[0] as usize],
             &self.trackers[1].conns[pair.conn[1] as usize],
         );
-        let facts = PairFacts {
-            log: &pair.fate.log,
-            clock: &fit,
-            first_syn_client: cc.first_syn_ts,
-            hs_ack_server: sc.hs_ack_ts,
+        // M18: server's receipt of the handshake ACK - client's first SYN on the server clock.
+        let establishment = match (cc.first_syn_ts, sc.hs_ack_ts) {
+            (Some(syn), Some(ack)) => Some(nanos_to_s(ack - fit.to_server(syn))),
+            _ => None,
         };
-        let mut m = compute(&facts);
+        let mut m = replay.finish(establishment);
+        if payload == [0, 0] {
+            m.data_dir = None;
+        }
         {
             let mut row = self.matched.row();
             write_identity(&mut row, id, pair.method, &self.opts, Some(cc), Some(sc));
             write_metrics(&mut m, &fit, &mut row);
         }
-        for e in spurious_events(&m, &pair.fate.log) {
+        for e in spurious_events(&m) {
             write_event(&mut self.events, id, &e);
         }
         pair.done = true;

@@ -15,7 +15,7 @@
 //! settled: a transmission nobody received is [`Fate::Lost`]; an arrival the sender's capture
 //! never showed is [`Fate::SenderMissed`] (capture loss at the sender's capture point).
 //! Packets the receiver acknowledged but its capture never showed are found later
-//! ([`mark_receiver_capture_loss`]) and become [`Fate::CaptureLost`], not network loss.
+//! ([`PairFate::take`]) and become [`Fate::CaptureLost`], not network loss.
 
 use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
@@ -104,17 +104,74 @@ fn key_of(seg: &Segment, use_ip_id: bool) -> u64 {
     h.finish()
 }
 
+/// Bytes of one direction seen at the receiver's capture: a contiguous prefix plus ranges
+/// above it (for telling capture loss from network loss).
+#[derive(Clone, Debug, Default)]
+pub struct Coverage {
+    next: Option<i64>,
+    above: Vec<(i64, i64)>,
+}
+
+impl Coverage {
+    pub fn add(&mut self, s: i64, e: i64) {
+        let n = self.next.get_or_insert(s);
+        if s <= *n {
+            *n = (*n).max(e);
+        } else {
+            self.above.push((s, e));
+        }
+        let mut n = *n;
+        absorb(&mut n, &mut self.above);
+        self.next = Some(n);
+    }
+
+    pub fn covers(&self, s: i64, e: i64) -> bool {
+        match self.next {
+            None => false,
+            Some(n) => e <= n || self.above.iter().any(|&(a, b)| a <= s && e <= b),
+        }
+    }
+}
+
+/// Capture spans for the verdicts that depend on them (see [`PairFate::take`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Spans {
+    /// Per direction: the receiver capture's first/last time on the sender's clock.
+    pub rx: [(Nanos, Nanos); 2],
+    /// Per direction: the sender capture's first/last time on the receiver's clock.
+    pub tx: [(Nanos, Nanos); 2],
+    /// Time a packet may still be in flight when a capture ends.
+    pub margin: Nanos,
+}
+
 /// Matching state and packet log of one paired connection.
+///
+/// The log holds the packets not yet consumed by the metrics ([`PairFate::take`] hands out
+/// settled packets from its front), so a long connection does not keep its whole history.
+/// Indices in the matching state are global (`base` + position in the log).
 #[derive(Default)]
 pub struct PairFate {
     pub seq: [Option<SeqSpace>; 2],
-    /// Every packet per direction ([`Dir::idx`]), in the order the matcher saw them.
-    pub log: [Vec<Pkt>; 2],
-    pending: [[FxHashMap<u64, VecDeque<u32>>; 2]; 2],
-    /// Pending packets in arrival order, for settling by age: (log index, key, seen as tx).
-    fifo: [VecDeque<(u32, u64, bool)>; 2],
+    /// Packets per direction ([`Dir::idx`]) in the order the matcher saw them, from `base` on.
+    pub log: [VecDeque<Pkt>; 2],
+    pub base: [u64; 2],
+    pending: [[FxHashMap<u64, VecDeque<u64>>; 2]; 2],
+    /// Pending packets in arrival order, for settling by age: (global index, key, seen as tx).
+    fifo: [VecDeque<(u64, u64, bool)>; 2],
     /// Include the IPv4 ID in the key (off by default: some NATs rewrite it).
     pub use_ip_id: bool,
+    /// Latest send time of a delivered packet, per direction (proof the receiver's capture ran).
+    last_delivered_tx: [Nanos; 2],
+    /// Earliest receipt of a delivered packet, per direction (proof the sender's capture ran).
+    first_delivered_rx: [Nanos; 2],
+    /// What each direction's receiver capture showed arriving.
+    cover: [Coverage; 2],
+    /// Highest acknowledgment (in each direction's space) its receiver was seen sending.
+    max_ack_sent: [i64; 2],
+    /// Latest lost transmission (global index) per start sequence, per direction.
+    last_lost_of: [FxHashMap<i64, u64>; 2],
+    /// Payload bytes seen per direction (either capture, each packet once).
+    pub payload: [u64; 2],
 }
 
 /// A match that yields a one-way-delay sample.
@@ -124,9 +181,29 @@ pub struct Matched {
     pub rx_ts: Nanos,
 }
 
+fn seq_end(p: &Pkt) -> i64 {
+    p.end() + (p.flags & F_SYN != 0) as i64 + (p.flags & F_FIN != 0) as i64
+}
+
 impl PairFate {
     pub fn new(use_ip_id: bool) -> Self {
-        PairFate { use_ip_id, ..PairFate::default() }
+        PairFate {
+            use_ip_id,
+            last_delivered_tx: [Nanos::MIN; 2],
+            first_delivered_rx: [Nanos::MAX; 2],
+            max_ack_sent: [i64::MIN; 2],
+            ..PairFate::default()
+        }
+    }
+
+    fn at(&mut self, d: usize, gi: u64) -> Option<&mut Pkt> {
+        let i = gi.checked_sub(self.base[d])?;
+        self.log[d].get_mut(i as usize)
+    }
+
+    /// Packets held (not yet consumed), both directions.
+    pub fn held(&self) -> usize {
+        self.log[0].len() + self.log[1].len()
     }
 
     /// One segment of this connection, seen by `side`'s capture, travelling in `dir`.
@@ -135,23 +212,6 @@ impl PairFate {
         let is_tx = side == sender_side(dir);
         let key = key_of(seg, self.use_ip_id);
         let seq = self.seq[d].get_or_insert_with(|| SeqSpace::new(seg.seq)).unwrap(seg.seq);
-        // Either side's packets may arrive first; resolve the twin before creating a new one.
-        let other = !is_tx as usize;
-        if let Some(q) = self.pending[d][other].get_mut(&key) {
-            if let Some(i) = q.pop_front() {
-                if q.is_empty() {
-                    self.pending[d][other].remove(&key);
-                }
-                let p = &mut self.log[d][i as usize];
-                if is_tx {
-                    p.tx_ts = seg.ts;
-                } else {
-                    p.rx_ts = seg.ts;
-                }
-                p.fate = Fate::Delivered;
-                return Some(Matched { dir, tx_ts: p.tx_ts, rx_ts: p.rx_ts });
-            }
-        }
         let ack = if seg.flags.ack() {
             let r = dir.rev().idx();
             self.seq[r].get_or_insert_with(|| SeqSpace::new(seg.ack)).peek(seg.ack)
@@ -159,9 +219,39 @@ impl PairFate {
             i64::MIN
         };
         let f = seg.flags;
+        if is_tx {
+            if ack != i64::MIN {
+                let r = dir.rev().idx();
+                self.max_ack_sent[r] = self.max_ack_sent[r].max(ack);
+            }
+        } else if seg.payload_len > 0 || f.syn() || f.fin() {
+            let end = seq + seg.payload_len as i64 + f.syn() as i64 + f.fin() as i64;
+            self.cover[d].add(seq, end);
+        }
+        // Either side's packets may arrive first; resolve the twin before creating a new one.
+        let other = !is_tx as usize;
+        if let Some(q) = self.pending[d][other].get_mut(&key) {
+            if let Some(gi) = q.pop_front() {
+                if q.is_empty() {
+                    self.pending[d][other].remove(&key);
+                }
+                let p = self.at(d, gi).expect("pending packets are held");
+                if is_tx {
+                    p.tx_ts = seg.ts;
+                } else {
+                    p.rx_ts = seg.ts;
+                }
+                p.fate = Fate::Delivered;
+                let (tx, rx) = (p.tx_ts, p.rx_ts);
+                self.last_delivered_tx[d] = self.last_delivered_tx[d].max(tx);
+                self.first_delivered_rx[d] = self.first_delivered_rx[d].min(rx);
+                return Some(Matched { dir, tx_ts: tx, rx_ts: rx });
+            }
+        }
+        self.payload[d] += seg.payload_len as u64;
         let flags = ((f.syn() as u8) * F_SYN) | ((f.fin() as u8) * F_FIN) | ((f.rst() as u8) * F_RST) | ((f.ack() as u8) * F_ACK);
-        let idx = self.log[d].len() as u32;
-        self.log[d].push(Pkt {
+        let gi = self.base[d] + self.log[d].len() as u64;
+        self.log[d].push_back(Pkt {
             tx_ts: if is_tx { seg.ts } else { NONE },
             rx_ts: if is_tx { NONE } else { seg.ts },
             seq,
@@ -170,8 +260,8 @@ impl PairFate {
             flags,
             fate: Fate::Pending,
         });
-        self.pending[d][is_tx as usize].entry(key).or_default().push_back(idx);
-        self.fifo[d].push_back((idx, key, is_tx));
+        self.pending[d][is_tx as usize].entry(key).or_default().push_back(gi);
+        self.fifo[d].push_back((gi, key, is_tx));
         None
     }
 
@@ -181,8 +271,11 @@ impl PairFate {
         for dir in [Dir::C2S, Dir::S2C] {
             let d = dir.idx();
             let tx_side = sender_side(dir);
-            while let Some(&(i, key, is_tx)) = self.fifo[d].front() {
-                let p = self.log[d][i as usize];
+            while let Some(&(gi, key, is_tx)) = self.fifo[d].front() {
+                let Some(p) = self.at(d, gi).copied() else {
+                    self.fifo[d].pop_front();
+                    continue;
+                };
                 if p.fate != Fate::Pending {
                     self.fifo[d].pop_front();
                     continue;
@@ -194,14 +287,19 @@ impl PairFate {
                 self.fifo[d].pop_front();
                 let list = &mut self.pending[d][is_tx as usize];
                 if let Some(q) = list.get_mut(&key) {
-                    if let Some(pos) = q.iter().position(|&x| x == i) {
+                    if let Some(pos) = q.iter().position(|&x| x == gi) {
                         q.remove(pos);
                     }
                     if q.is_empty() {
                         list.remove(&key);
                     }
                 }
-                self.log[d][i as usize].fate = if is_tx { Fate::Lost } else { Fate::SenderMissed };
+                let fate = if is_tx { Fate::Lost } else { Fate::SenderMissed };
+                self.at(d, gi).expect("held").fate = fate;
+                if is_tx {
+                    let e = self.last_lost_of[d].entry(p.seq).or_insert(gi);
+                    *e = (*e).max(gi);
+                }
             }
         }
     }
@@ -209,111 +307,81 @@ impl PairFate {
     pub fn pending_len(&self) -> usize {
         self.fifo[0].len() + self.fifo[1].len()
     }
-}
 
-/// After settling: verdicts that need the capture spans and the other direction.
-///
-/// - A packet sent while the receiver's capture was not running has no verdict
-///   ([`Fate::Unknown`]); `rx_span[d]` is the receiver capture's first/last time mapped to the
-///   sender's clock, `tx_span[d]` the sender capture's span.
-/// - Bytes the receiver acknowledged without its capture showing them: their latest lost
-///   transmission becomes [`Fate::CaptureLost`].
-pub fn finalize(log: &mut [Vec<Pkt>; 2], rx_span: [(Nanos, Nanos); 2], tx_span: [(Nanos, Nanos); 2], margin: Nanos) {
-    for d in 0..2 {
-        let (rs, re) = rx_span[d];
-        let (ts, te) = tx_span[d];
-        // A later transmission that arrived proves the receiver's capture was running when
-        // this one should have arrived (and an earlier arrival that the sender's capture
-        // showed proves the sender's capture was running). Only without such proof do the
-        // capture ends decide, with `margin` for packets still in flight.
-        let last_delivered_tx = log[d].iter().filter(|p| p.fate == Fate::Delivered).map(|p| p.tx_ts).max();
-        let first_delivered_rx = log[d].iter().filter(|p| p.fate == Fate::Delivered).map(|p| p.rx_ts).min();
-        for p in log[d].iter_mut() {
-            match p.fate {
-                Fate::Lost => {
-                    let proven = last_delivered_tx.is_some_and(|t| t > p.tx_ts);
-                    if p.tx_ts < rs || (!proven && p.tx_ts > re - margin) {
-                        p.fate = Fate::Unknown;
+    /// Hand out settled packets from the front of each direction's log, with their final
+    /// verdicts, and forget them. Only packets first seen before `upto` (merged time) are
+    /// taken, unless `last` (end of the connection or capture: everything is taken), and at
+    /// most `max` per direction.
+    ///
+    /// Verdicts decided here:
+    /// - a packet sent before the receiver's capture started, or (without proof that the
+    ///   receiver's capture was still running — a later transmission arrived) within
+    ///   `margin` of its end, gets [`Fate::Unknown`]; likewise for arrivals the sender's
+    ///   capture could not have shown;
+    /// - the latest lost transmission of bytes the receiver's capture never showed but the
+    ///   receiver acknowledged becomes [`Fate::CaptureLost`] (analyzers.md §3.1 pitfalls,
+    ///   models.md §3.0 step 4).
+    ///
+    /// A lost packet without that proof stops the taking in its direction until the proof
+    /// comes or the connection ends.
+    pub fn take(&mut self, upto: Nanos, offset: [Nanos; 2], spans: &Spans, last: bool, max: usize) -> [Vec<Pkt>; 2] {
+        let mut out = [Vec::new(), Vec::new()];
+        for dir in [Dir::C2S, Dir::S2C] {
+            let d = dir.idx();
+            let (txo, rxo) = (offset[sender_side(dir).idx()], offset[sender_side(dir).other().idx()]);
+            let (rs, re) = spans.rx[d];
+            let (ts, te) = spans.tx[d];
+            while let Some(&p) = self.log[d].front() {
+                if out[d].len() >= max {
+                    break;
+                }
+                let gi = self.base[d];
+                let seen = match (p.tx_ts, p.rx_ts) {
+                    (NONE, rx) => rx + rxo,
+                    (tx, NONE) => tx + txo,
+                    (tx, rx) => (tx + txo).min(rx + rxo),
+                };
+                if p.fate == Fate::Pending || (!last && seen >= upto) {
+                    break;
+                }
+                let mut p = p;
+                match p.fate {
+                    Fate::Lost => {
+                        let proven = self.last_delivered_tx[d] > p.tx_ts;
+                        if !proven && !last && p.tx_ts >= rs {
+                            break;
+                        }
+                        if p.tx_ts < rs || (!proven && p.tx_ts > re - spans.margin) {
+                            p.fate = Fate::Unknown;
+                        } else {
+                            let end = seq_end(&p);
+                            let counts = p.len > 0 || p.flags & (F_SYN | F_FIN) != 0;
+                            if counts
+                                && self.max_ack_sent[d] >= end
+                                && !self.cover[d].covers(p.seq, end)
+                                && self.last_lost_of[d].get(&p.seq) == Some(&gi)
+                            {
+                                p.fate = Fate::CaptureLost;
+                            }
+                        }
+                        if self.last_lost_of[d].get(&p.seq) == Some(&gi) {
+                            self.last_lost_of[d].remove(&p.seq);
+                        }
                     }
-                }
-                // rx times are on the receiver clock; tx_span is mapped to it by the caller.
-                Fate::SenderMissed => {
-                    let proven = first_delivered_rx.is_some_and(|t| t < p.rx_ts);
-                    if p.rx_ts > te || (!proven && p.rx_ts < ts + margin) {
-                        p.fate = Fate::Unknown;
+                    Fate::SenderMissed => {
+                        let proven = self.first_delivered_rx[d] < p.rx_ts;
+                        if p.rx_ts > te || (!proven && p.rx_ts < ts + spans.margin) {
+                            p.fate = Fate::Unknown;
+                        }
                     }
+                    _ => {}
                 }
-                _ => {}
+                self.log[d].pop_front();
+                self.base[d] += 1;
+                out[d].push(p);
             }
         }
-    }
-    for dir in [Dir::C2S, Dir::S2C] {
-        mark_receiver_capture_loss(log, dir);
-    }
-}
-
-/// Capture loss at the receiver of `dir` (analyzers.md §3.1 pitfalls, models.md §3.0 step 4):
-/// walk the receiver's view in its own time order — data it captured arriving, ACKs it
-/// captured leaving. An ACK beyond every byte the capture has shown arriving means the
-/// receiver's stack got bytes its capture missed; the last lost transmission of each such
-/// range is re-labelled [`Fate::CaptureLost`].
-pub fn mark_receiver_capture_loss(log: &mut [Vec<Pkt>; 2], dir: Dir) {
-    let (d, r) = (dir.idx(), dir.rev().idx());
-    // Receiver-side events: (time, 0 = data arrival / 1 = ACK leaving, index)
-    let mut ev: Vec<(Nanos, u8, u32)> = Vec::new();
-    for (i, p) in log[d].iter().enumerate() {
-        if p.rx_ts != NONE && (p.len > 0 || p.flags & (F_SYN | F_FIN) != 0) {
-            ev.push((p.rx_ts, 0, i as u32));
-        }
-    }
-    for (i, p) in log[r].iter().enumerate() {
-        if p.tx_ts != NONE && p.ack != i64::MIN {
-            ev.push((p.tx_ts, 1, i as u32));
-        }
-    }
-    if ev.is_empty() {
-        return;
-    }
-    ev.sort_unstable();
-    // Received byte ranges not yet contiguous with `next`.
-    let mut next: Option<i64> = None;
-    let mut above: Vec<(i64, i64)> = Vec::new();
-    let mut gaps: Vec<(i64, i64, Nanos)> = Vec::new();
-    for (t, kind, i) in ev {
-        if kind == 0 {
-            let p = log[d][i as usize];
-            let end = p.end() + (p.flags & F_SYN != 0) as i64 + (p.flags & F_FIN != 0) as i64;
-            let n = next.get_or_insert(p.seq);
-            if p.seq <= *n {
-                *n = (*n).max(end);
-            } else {
-                above.push((p.seq, end));
-            }
-            absorb(n, &mut above);
-        } else {
-            let a = log[r][i as usize].ack;
-            if let Some(n) = next.as_mut() {
-                if a > *n {
-                    gaps.push((*n, a, t));
-                    *n = a;
-                    absorb(n, &mut above);
-                }
-            }
-        }
-    }
-    for (lo, hi, t_ack) in gaps {
-        // Latest lost transmission per start sequence inside the gap, sent before the ACK
-        // (on the sender clock, so compare loosely: the ACK left after the bytes arrived).
-        let mut last_by_seq: FxHashMap<i64, usize> = FxHashMap::default();
-        for (i, p) in log[d].iter().enumerate() {
-            if p.fate == Fate::Lost && p.seq < hi && p.end() > lo && p.tx_ts != NONE {
-                let _ = t_ack;
-                last_by_seq.insert(p.seq, i);
-            }
-        }
-        for (_, i) in last_by_seq {
-            log[d][i].fate = Fate::CaptureLost;
-        }
+        out
     }
 }
 

@@ -32,6 +32,8 @@
 //! - **Establishment time** (M18, A9): the server's receipt of the first ACK of its SYN-ACK −
 //!   the client's first SYN mapped to the server clock.
 
+use std::collections::{BTreeMap, VecDeque};
+
 use rustc_hash::FxHashMap;
 
 use crate::flow::event::{nanos_to_s, Event};
@@ -102,14 +104,33 @@ pub const MATCH_COLUMNS: &[ColumnDef] = &[
     col("unknown_fate_packets", ColType::U64, "packets sent while the other capture was not running (no verdict)"),
 ];
 
-/// What one paired connection contributes beyond its packet log.
-pub struct PairFacts<'a> {
-    pub log: &'a [Vec<Pkt>; 2],
-    pub clock: &'a ClockFit,
-    /// First client SYN in the client capture (client clock).
-    pub first_syn_client: Option<Nanos>,
-    /// First handshake ACK in the server capture (server clock).
-    pub hs_ack_server: Option<Nanos>,
+/// One data transmission as the replay keeps it.
+#[derive(Clone, Copy, Debug)]
+pub struct Tx {
+    /// Sender's capture time (sender clock).
+    pub tx: Nanos,
+    /// Receiver's capture time (receiver clock) or [`NONE`].
+    pub rx: Nanos,
+    pub seq: i64,
+    pub end: i64,
+    pub fate: Fate,
+}
+
+impl Tx {
+    fn got(&self) -> bool {
+        got(self.fate)
+    }
+}
+
+/// One ACK the data receiver sent, as its capture showed it.
+#[derive(Clone, Copy, Debug)]
+struct AckOut {
+    /// Receiver's capture time (receiver clock).
+    tx: Nanos,
+    /// Arrival at the sender's capture (sender clock) or [`NONE`].
+    rx: Nanos,
+    ack: i64,
+    fate: Fate,
 }
 
 /// One timeout sequence found in the sender's capture.
@@ -119,14 +140,55 @@ pub struct TimeoutSeq {
     pub s: i64,
     pub e: i64,
     pub t_arm: Nanos,
-    /// Log indices of the RTO retransmissions r_1 … r_k.
-    pub r: Vec<u32>,
+    /// The RTO retransmissions r_1 … r_k.
+    pub r: Vec<Tx>,
     pub t_end: Option<Nanos>,
-    /// Position of r_1 in the time-sorted transmission list.
-    pub pos: usize,
+    /// Earlier transmissions covering `s`, as they stood when r_1 left.
+    pub orig: Vec<Tx>,
     pub spurious: bool,
     pub cause: Option<&'static str>,
     pub bias: Option<f64>,
+}
+
+/// One-way-delay samples of one direction: (sender time on the server clock, raw delay =
+/// receiver capture time − sender capture time, each on its own clock). The clock correction
+/// is applied at the end with the final fit, so streaming does not change the result. At most
+/// `RESERVOIR` samples are kept (a uniform sample, Algorithm R, fixed seed); below that the
+/// summaries are exact.
+#[derive(Clone, Debug, Default)]
+pub struct Reservoir {
+    pub v: Vec<(Nanos, Nanos)>,
+    pub seen: u64,
+    rng: u64,
+}
+
+const RESERVOIR: usize = 1 << 16;
+
+impl Reservoir {
+    fn add(&mut self, t: Nanos, raw: Nanos) {
+        self.seen += 1;
+        if self.v.len() < RESERVOIR {
+            self.v.push((t, raw));
+            return;
+        }
+        if self.rng == 0 {
+            self.rng = 0x9E37_79B9_7F4A_7C15;
+        }
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        let j = self.rng % self.seen;
+        if (j as usize) < RESERVOIR {
+            self.v[j as usize] = (t, raw);
+        }
+    }
+
+    /// Clock-corrected delays in seconds, sorted. `sign` is +1 downlink, −1 uplink.
+    fn corrected(&self, clock: &ClockFit, sign: i64) -> Vec<f64> {
+        let mut v: Vec<f64> = self.v.iter().map(|&(t, raw)| nanos_to_s(raw + sign * clock.offset_at(t))).collect();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v
+    }
 }
 
 /// Results for one paired connection.
@@ -142,11 +204,12 @@ pub struct PairMetrics {
     pub rto_retx: u64,
     pub rto_retx_lost: u64,
     pub seqs: Vec<TimeoutSeq>,
-    pub owd: [Vec<f64>; 2],
+    pub owd: [Reservoir; 2],
     pub establishment: Option<f64>,
     pub capture_loss: [u64; 2],
     pub unknown: u64,
-    pub mid_ts: Nanos,
+    pub first_tx: Option<Nanos>,
+    pub last_tx: Option<Nanos>,
 }
 
 fn map_time(clock: &ClockFit, t: Nanos, from: Side, to: Side) -> Nanos {
@@ -161,265 +224,359 @@ fn got(f: Fate) -> bool {
     matches!(f, Fate::Delivered | Fate::CaptureLost)
 }
 
-/// Compute every two-vantage metric of one paired connection.
-pub fn compute(f: &PairFacts<'_>) -> PairMetrics {
-    let mut m = PairMetrics::default();
-    let log = f.log;
-    let bytes = |d: usize| log[d].iter().map(|p| p.len as u64).sum::<u64>();
-    let dir = match (bytes(0), bytes(1)) {
-        (0, 0) => Dir::S2C,
-        (c, s) if s >= c => Dir::S2C,
-        _ => Dir::C2S,
-    };
-    if bytes(0) + bytes(1) > 0 {
-        m.data_dir = Some(dir);
-    }
-    let (d, r) = (dir.idx(), dir.rev().idx());
-    let snd = sender_side(dir);
-    let rcv = snd.other();
+struct Round {
+    first_seq: i64,
+    txs: Vec<Tx>,
+    in_recovery: bool,
+}
 
-    for p in &log[d] {
-        if p.len > 0 && p.tx_ts != NONE && matches!(p.fate, Fate::Delivered | Fate::Lost | Fate::CaptureLost) {
-            m.data_sent += 1;
-            m.data_lost += (p.fate == Fate::Lost) as u64;
+/// The metrics of one paired connection, computed incrementally: packets are fed in batches
+/// as they settle ([`Replay::feed`]), so only the state of the sender (outstanding segments,
+/// the open round and timeout sequence) and a bounded history of the receiver's ACKs are kept.
+pub struct Replay {
+    pub m: PairMetrics,
+    dir: Dir,
+    snd: Side,
+    rcv: Side,
+    clock: ClockFit,
+    /// Sequences are analysed this long after they end (their ACKs must have been fed).
+    lag: Nanos,
+    started: bool,
+    snd_una: i64,
+    snd_nxt: i64,
+    last_adv: Nanos,
+    last_ack_any: Nanos,
+    now: Nanos,
+    last_tx_of: FxHashMap<i64, Nanos>,
+    /// Transmissions not yet cumulatively acknowledged, keyed by (end, arrival order).
+    outstanding: BTreeMap<(i64, u64), Tx>,
+    uid: u64,
+    open: Option<TimeoutSeq>,
+    waiting: Vec<TimeoutSeq>,
+    round: Option<Round>,
+    acks: VecDeque<AckOut>,
+}
+
+impl Replay {
+    /// `dir` is the data direction; `lag` should exceed the largest one-way delay.
+    pub fn new(dir: Dir, lag: Nanos) -> Self {
+        let snd = sender_side(dir);
+        Replay {
+            m: PairMetrics { data_dir: Some(dir), ..PairMetrics::default() },
+            dir,
+            snd,
+            rcv: snd.other(),
+            clock: ClockFit::none(),
+            lag,
+            started: false,
+            snd_una: 0,
+            snd_nxt: 0,
+            last_adv: 0,
+            last_ack_any: Nanos::MIN,
+            now: Nanos::MIN,
+            last_tx_of: FxHashMap::default(),
+            outstanding: BTreeMap::new(),
+            uid: 0,
+            open: None,
+            waiting: Vec::new(),
+            round: None,
+            acks: VecDeque::new(),
         }
     }
-    for p in &log[r] {
-        if p.pure_ack() && p.tx_ts != NONE && matches!(p.fate, Fate::Delivered | Fate::Lost | Fate::CaptureLost) {
-            m.acks_sent += 1;
-            m.acks_lost += (p.fate == Fate::Lost) as u64;
+
+    /// The data direction: the one with more payload (downloads: s2c).
+    pub fn data_dir(payload: [u64; 2]) -> Dir {
+        if payload[Dir::S2C.idx()] >= payload[Dir::C2S.idx()] {
+            Dir::S2C
+        } else {
+            Dir::C2S
         }
     }
-    // Capture loss per capture point: [client, server].
-    for dd in [Dir::C2S, Dir::S2C] {
-        let tx = sender_side(dd);
-        for p in &log[dd.idx()] {
-            match p.fate {
-                Fate::CaptureLost => m.capture_loss[tx.other().idx()] += 1,
-                Fate::SenderMissed => m.capture_loss[tx.idx()] += 1,
-                Fate::Unknown => m.unknown += 1,
-                _ => {}
+
+    /// Feed settled packets (per direction, from [`crate::matcher::fate::PairFate::take`]).
+    pub fn feed(&mut self, batch: &[Vec<Pkt>; 2], clock: &ClockFit) {
+        self.clock = *clock;
+        let (d, r) = (self.dir.idx(), self.dir.rev().idx());
+        // Counters (M8, M9), capture loss, one-way delays.
+        for p in &batch[d] {
+            if p.len > 0 && p.tx_ts != NONE && matches!(p.fate, Fate::Delivered | Fate::Lost | Fate::CaptureLost) {
+                self.m.data_sent += 1;
+                self.m.data_lost += (p.fate == Fate::Lost) as u64;
             }
         }
-    }
-    // One-way delays on the server clock.
-    let (mut lo, mut hi) = (Nanos::MAX, Nanos::MIN);
-    for dd in [Dir::C2S, Dir::S2C] {
-        for p in &log[dd.idx()] {
-            if p.fate == Fate::Delivered {
-                let (tx, rx) = match dd {
-                    Dir::S2C => (p.tx_ts, f.clock.to_server(p.rx_ts)),
-                    Dir::C2S => (f.clock.to_server(p.tx_ts), p.rx_ts),
-                };
-                m.owd[dd.idx()].push(nanos_to_s(rx - tx));
-                lo = lo.min(tx);
-                hi = hi.max(tx);
+        for p in &batch[r] {
+            if p.pure_ack() && p.tx_ts != NONE && matches!(p.fate, Fate::Delivered | Fate::Lost | Fate::CaptureLost) {
+                self.m.acks_sent += 1;
+                self.m.acks_lost += (p.fate == Fate::Lost) as u64;
             }
         }
-    }
-    m.mid_ts = if lo <= hi { lo + (hi - lo) / 2 } else { 0 };
-    if let (Some(syn), Some(ack)) = (f.first_syn_client, f.hs_ack_server) {
-        m.establishment = Some(nanos_to_s(ack - f.clock.to_server(syn)));
-    }
-
-    // ---- sender replay: timeout sequences and rounds ----
-    let mut txs: Vec<u32> = (0..log[d].len() as u32)
-        .filter(|&i| {
-            let p = &log[d][i as usize];
-            p.len > 0 && p.tx_ts != NONE
-        })
-        .collect();
-    txs.sort_by_key(|&i| log[d][i as usize].tx_ts);
-    let mut acks_in: Vec<u32> = (0..log[r].len() as u32)
-        .filter(|&i| {
-            let p = &log[r][i as usize];
-            p.rx_ts != NONE && p.ack != i64::MIN
-        })
-        .collect();
-    acks_in.sort_by_key(|&i| log[r][i as usize].rx_ts);
-    // The receiver's ACKs as its capture saw them leave (receiver clock).
-    let mut acks_out: Vec<u32> = (0..log[r].len() as u32)
-        .filter(|&i| {
-            let p = &log[r][i as usize];
-            p.tx_ts != NONE && p.ack != i64::MIN
-        })
-        .collect();
-    acks_out.sort_by_key(|&i| log[r][i as usize].tx_ts);
-    let ack_out_ts: Vec<Nanos> = acks_out.iter().map(|&i| log[r][i as usize].tx_ts).collect();
-
-    // ACKs the receiver sent in [t_from, t_to) (receiver clock) acknowledging beyond `above`.
-    let acks_sent_between = |t_from: Nanos, t_to: Nanos, above: i64| -> Vec<u32> {
-        let a = ack_out_ts.partition_point(|&t| t < t_from);
-        let b = ack_out_ts.partition_point(|&t| t < t_to);
-        acks_out[a..b.max(a)].iter().copied().filter(|&i| log[r][i as usize].ack > above).collect()
-    };
-
-    if let Some(&first) = txs.first() {
-        let p0 = log[d][first as usize];
-        let mut snd_una = p0.seq;
-        let mut snd_nxt = p0.seq;
-        let mut last_adv = p0.tx_ts;
-        let mut last_ack_any = Nanos::MIN;
-        let mut last_tx_of: FxHashMap<i64, Nanos> = FxHashMap::default();
-        let mut open: Option<TimeoutSeq> = None;
-        // Round: (first sequence, transmissions, started inside timeout recovery)
-        let mut round: Option<(i64, Vec<u32>, bool)> = None;
-        let (mut ti, mut ai) = (0usize, 0usize);
-        let eval_round = |rd: &(i64, Vec<u32>, bool), rto_at: Option<Nanos>, m: &mut PairMetrics| {
-            if rd.2 {
-                return;
-            }
-            let delivered: Vec<&Pkt> = rd.1.iter().map(|&i| &log[d][i as usize]).filter(|p| got(p.fate)).collect();
-            if delivered.is_empty() {
-                return;
-            }
-            m.rounds += 1;
-            if let Some(t_r) = rto_at {
-                let lo_seq = delivered.iter().map(|p| p.seq).min().unwrap();
-                let t0 = delivered.iter().filter(|p| p.rx_ts != NONE).map(|p| p.rx_ts).min();
-                let t0 = t0.unwrap_or(Nanos::MIN);
-                let sent = acks_sent_between(t0, map_time(f.clock, t_r, snd, rcv), lo_seq);
-                if !sent.is_empty() && sent.iter().all(|&i| !got(log[r][i as usize].fate)) {
-                    m.burst_rounds += 1;
-                }
-            }
-        };
-        loop {
-            let next_tx = txs.get(ti).map(|&i| log[d][i as usize].tx_ts);
-            let next_ack = acks_in.get(ai).map(|&i| log[r][i as usize].rx_ts);
-            let take_ack = match (next_tx, next_ack) {
-                (None, None) => break,
-                (Some(_), None) => false,
-                (None, Some(_)) => true,
-                (Some(t), Some(a)) => a <= t,
-            };
-            if take_ack {
-                let p = log[r][acks_in[ai] as usize];
-                ai += 1;
-                last_ack_any = p.rx_ts;
-                if p.ack > snd_una {
-                    snd_una = p.ack;
-                    last_adv = p.rx_ts;
-                    if let Some(o) = open.as_mut() {
-                        if p.ack >= o.e {
-                            o.t_end = Some(p.rx_ts);
-                            m.seqs.push(open.take().unwrap());
-                        }
+        for dd in [Dir::C2S, Dir::S2C] {
+            let tx = sender_side(dd);
+            for p in &batch[dd.idx()] {
+                match p.fate {
+                    Fate::CaptureLost => self.m.capture_loss[tx.other().idx()] += 1,
+                    Fate::SenderMissed => self.m.capture_loss[tx.idx()] += 1,
+                    Fate::Unknown => self.m.unknown += 1,
+                    Fate::Delivered => {
+                        // server-clock time of the sample (for the drift term), raw delay
+                        let t = match dd {
+                            Dir::S2C => p.tx_ts,
+                            Dir::C2S => p.rx_ts,
+                        };
+                        self.m.owd[dd.idx()].add(t, p.rx_ts - p.tx_ts);
+                        self.m.first_tx = Some(self.m.first_tx.map_or(t, |x| x.min(t)));
+                        self.m.last_tx = Some(self.m.last_tx.map_or(t, |x| x.max(t)));
                     }
-                    if let Some(rd) = round.as_ref() {
-                        if p.ack > rd.0 {
-                            eval_round(rd, None, &mut m);
-                            round = None;
-                        }
-                    }
+                    _ => {}
                 }
-                continue;
-            }
-            let i = txs[ti];
-            let pos = ti;
-            ti += 1;
-            let p = log[d][i as usize];
-            let end = p.end();
-            let mut is_rto = false;
-            if p.seq < snd_nxt && p.seq <= snd_una && snd_una < end {
-                let prev = last_tx_of.get(&p.seq).copied().unwrap_or(Nanos::MIN);
-                let t_arm = last_adv.max(prev);
-                if p.tx_ts - t_arm >= RTO_FLOOR && p.tx_ts - last_ack_any >= ACK_TRIGGER {
-                    is_rto = true;
-                    match open.as_mut() {
-                        Some(o) if o.s == p.seq => o.r.push(i),
-                        _ => {
-                            if let Some(o) = open.take() {
-                                m.seqs.push(o);
-                            }
-                            open = Some(TimeoutSeq {
-                                s: p.seq,
-                                e: end,
-                                t_arm,
-                                r: vec![i],
-                                t_end: None,
-                                pos,
-                                spurious: false,
-                                cause: None,
-                                bias: None,
-                            });
-                        }
-                    }
-                }
-            }
-            if is_rto {
-                if let Some(rd) = round.take() {
-                    eval_round(&rd, Some(p.tx_ts), &mut m);
-                }
-            }
-            snd_nxt = snd_nxt.max(end);
-            last_tx_of.insert(p.seq, p.tx_ts);
-            match round.as_mut() {
-                None => round = Some((p.seq, vec![i], open.is_some())),
-                Some(rd) => rd.1.push(i),
             }
         }
-        if let Some(o) = open.take() {
-            m.seqs.push(o);
-        }
-    }
-
-    // ---- per sequence: q, spurious, cause, bias ----
-    for o in m.seqs.iter_mut() {
-        for &i in &o.r {
-            match log[d][i as usize].fate {
-                Fate::Lost => {
-                    m.rto_retx += 1;
-                    m.rto_retx_lost += 1;
-                }
-                Fate::Delivered | Fate::CaptureLost => m.rto_retx += 1,
-                _ => {}
-            }
-        }
-        let r1 = log[d][o.r[0] as usize];
-        let t_r = r1.tx_ts;
-        // First arrival of any RTO retransmission of this sequence (receiver clock).
-        let retx_arrival = o
-            .r
+        // The receiver's ACKs, in its own time order (history for the cause and burst tests).
+        let mut outs: Vec<AckOut> = batch[r]
             .iter()
-            .map(|&i| log[d][i as usize])
-            .filter(|p| p.rx_ts != NONE)
-            .map(|p| p.rx_ts)
-            .min();
-        // Earlier transmissions of the head that the receiver got.
-        let horizon = t_r - 600 * 1_000_000_000;
-        let mut orig_arrival: Option<Nanos> = None;
-        for &j in txs[..o.pos].iter().rev() {
-            let q = log[d][j as usize];
-            if q.tx_ts < horizon {
+            .filter(|p| p.tx_ts != NONE && p.ack != i64::MIN)
+            .map(|p| AckOut { tx: p.tx_ts, rx: p.rx_ts, ack: p.ack, fate: p.fate })
+            .collect();
+        outs.sort_by_key(|a| a.tx);
+        for a in outs {
+            if self.acks.back().is_none_or(|b| b.tx <= a.tx) {
+                self.acks.push_back(a);
+            } else {
+                let at = self.acks.partition_point(|b| b.tx <= a.tx);
+                self.acks.insert(at, a);
+            }
+        }
+        // Sender events in the sender's time order: data transmissions and ACK arrivals.
+        let mut ev: Vec<(Nanos, u8, Pkt)> = Vec::new();
+        for p in &batch[d] {
+            if p.len > 0 && p.tx_ts != NONE {
+                ev.push((p.tx_ts, 1, *p));
+            }
+        }
+        for p in &batch[r] {
+            if p.rx_ts != NONE && p.ack != i64::MIN {
+                ev.push((p.rx_ts, 0, *p));
+            }
+        }
+        ev.sort_by_key(|e| (e.0, e.1));
+        for (t, kind, p) in ev {
+            self.now = self.now.max(t);
+            if kind == 0 {
+                self.on_ack(t, p.ack);
+            } else {
+                self.on_tx(Tx { tx: p.tx_ts, rx: p.rx_ts, seq: p.seq, end: p.end(), fate: p.fate });
+            }
+        }
+        self.analyze_waiting(false);
+        self.trim();
+    }
+
+    fn on_ack(&mut self, t: Nanos, ack: i64) {
+        self.last_ack_any = t;
+        if !self.started || ack <= self.snd_una {
+            return;
+        }
+        self.snd_una = ack;
+        self.last_adv = t;
+        while let Some((&k, _)) = self.outstanding.first_key_value() {
+            if k.0 > ack {
                 break;
             }
-            if q.seq <= o.s && o.s < q.end() && got(q.fate) {
-                let arr = if q.rx_ts != NONE { q.rx_ts } else { map_time(f.clock, q.tx_ts, snd, rcv) };
-                if retx_arrival.is_none_or(|ra| arr <= ra) {
-                    orig_arrival = Some(orig_arrival.map_or(arr, |x: Nanos| x.min(arr)));
+            self.outstanding.pop_first();
+        }
+        if self.open.as_ref().is_some_and(|o| ack >= o.e) {
+            let mut o = self.open.take().unwrap();
+            o.t_end = Some(t);
+            self.waiting.push(o);
+        }
+        if self.round.as_ref().is_some_and(|rd| ack > rd.first_seq) {
+            let rd = self.round.take().unwrap();
+            self.eval_round(&rd, None);
+        }
+    }
+
+    fn on_tx(&mut self, p: Tx) {
+        if !self.started {
+            self.started = true;
+            self.snd_una = p.seq;
+            self.snd_nxt = p.seq;
+            self.last_adv = p.tx;
+        }
+        let mut is_rto = false;
+        if p.seq < self.snd_nxt && p.seq <= self.snd_una && self.snd_una < p.end {
+            let prev = self.last_tx_of.get(&p.seq).copied().unwrap_or(Nanos::MIN);
+            let t_arm = self.last_adv.max(prev);
+            if p.tx - t_arm >= RTO_FLOOR && p.tx - self.last_ack_any >= ACK_TRIGGER {
+                is_rto = true;
+                match self.open.as_mut() {
+                    Some(o) if o.s == p.seq => o.r.push(p),
+                    _ => {
+                        if let Some(o) = self.open.take() {
+                            self.waiting.push(o);
+                        }
+                        let orig: Vec<Tx> = self
+                            .outstanding
+                            .range((p.seq + 1, 0)..)
+                            .map(|(_, x)| *x)
+                            .filter(|x| x.seq <= p.seq && x.tx < p.tx)
+                            .collect();
+                        self.open = Some(TimeoutSeq {
+                            s: p.seq,
+                            e: p.end,
+                            t_arm,
+                            r: vec![p],
+                            t_end: None,
+                            orig,
+                            spurious: false,
+                            cause: None,
+                            bias: None,
+                        });
+                    }
                 }
             }
         }
-        let Some(orig) = orig_arrival else { continue };
+        if is_rto {
+            if let Some(rd) = self.round.take() {
+                self.eval_round(&rd, Some(p.tx));
+            }
+        }
+        self.snd_nxt = self.snd_nxt.max(p.end);
+        self.last_tx_of.insert(p.seq, p.tx);
+        if p.end > self.snd_una {
+            self.uid += 1;
+            self.outstanding.insert((p.end, self.uid), p);
+        }
+        let in_recovery = self.open.is_some();
+        match self.round.as_mut() {
+            None => self.round = Some(Round { first_seq: p.seq, txs: vec![p], in_recovery }),
+            Some(rd) => rd.txs.push(p),
+        }
+    }
+
+    /// ACKs the receiver sent in [t_from, t_to) (receiver clock) acknowledging beyond `above`.
+    fn acks_between(&self, t_from: Nanos, t_to: Nanos, above: i64) -> Vec<AckOut> {
+        let a = self.acks.partition_point(|x| x.tx < t_from);
+        let b = self.acks.partition_point(|x| x.tx < t_to).max(a);
+        self.acks.range(a..b).filter(|x| x.ack > above).copied().collect()
+    }
+
+    fn eval_round(&mut self, rd: &Round, rto_at: Option<Nanos>) {
+        if rd.in_recovery {
+            return;
+        }
+        let delivered: Vec<&Tx> = rd.txs.iter().filter(|x| x.got()).collect();
+        if delivered.is_empty() {
+            return;
+        }
+        self.m.rounds += 1;
+        if let Some(t_r) = rto_at {
+            let lo_seq = delivered.iter().map(|x| x.seq).min().unwrap();
+            let t0 = delivered.iter().filter(|x| x.rx != NONE).map(|x| x.rx).min().unwrap_or(Nanos::MIN);
+            let sent = self.acks_between(t0, map_time(&self.clock, t_r, self.snd, self.rcv), lo_seq);
+            if !sent.is_empty() && sent.iter().all(|a| !got(a.fate)) {
+                self.m.burst_rounds += 1;
+            }
+        }
+    }
+
+    /// Spurious test, cause and bias of sequences old enough that their ACKs have been fed.
+    fn analyze_waiting(&mut self, all: bool) {
+        let mut keep = Vec::new();
+        for mut o in std::mem::take(&mut self.waiting) {
+            let last = o.t_end.unwrap_or_else(|| o.r.last().unwrap().tx);
+            if !all && self.now - last < self.lag {
+                keep.push(o);
+                continue;
+            }
+            self.analyze(&mut o);
+            self.m.seqs.push(o);
+        }
+        self.waiting = keep;
+    }
+
+    fn analyze(&mut self, o: &mut TimeoutSeq) {
+        for x in &o.r {
+            match x.fate {
+                Fate::Lost => {
+                    self.m.rto_retx += 1;
+                    self.m.rto_retx_lost += 1;
+                }
+                Fate::Delivered | Fate::CaptureLost => self.m.rto_retx += 1,
+                _ => {}
+            }
+        }
+        let (snd, rcv) = (self.snd, self.rcv);
+        let t_r = o.r[0].tx;
+        // First arrival of any RTO retransmission of this sequence (receiver clock).
+        let retx_arrival = o.r.iter().filter(|x| x.rx != NONE).map(|x| x.rx).min();
+        let mut orig_arrival: Option<Nanos> = None;
+        for q in o.orig.iter().filter(|q| q.got()) {
+            let arr = if q.rx != NONE { q.rx } else { map_time(&self.clock, q.tx, snd, rcv) };
+            if retx_arrival.is_none_or(|ra| arr <= ra) {
+                orig_arrival = Some(orig_arrival.map_or(arr, |x: Nanos| x.min(arr)));
+            }
+        }
+        let Some(orig) = orig_arrival else { return };
         o.spurious = true;
-        let t_r_rcv = map_time(f.clock, t_r, snd, rcv);
-        let before = acks_sent_between(orig, t_r_rcv, o.s);
-        let ack_loss = !before.is_empty() && before.iter().all(|&i| log[r][i as usize].fate == Fate::Lost);
+        let t_r_rcv = map_time(&self.clock, t_r, snd, rcv);
+        let before = self.acks_between(orig, t_r_rcv, o.s);
+        let ack_loss = !before.is_empty() && before.iter().all(|a| a.fate == Fate::Lost);
         o.cause = Some(if ack_loss { "ack_loss" } else { "rto_estimation" });
         if !ack_loss {
             // ACKs of the original: sent after it arrived, before a retransmission arrived.
             let until = retx_arrival.unwrap_or(Nanos::MAX);
-            let t6 = acks_sent_between(orig, until, o.s)
-                .iter()
-                .map(|&i| log[r][i as usize])
-                .filter(|a| a.rx_ts != NONE)
-                .map(|a| a.rx_ts)
-                .min();
+            let t6 = self.acks_between(orig, until, o.s).iter().filter(|a| a.rx != NONE).map(|a| a.rx).min();
             o.bias = t6.map(|t6| nanos_to_s(t6 - t_r));
         }
     }
-    m
+
+    /// Forget receiver ACKs no pending question can need any more.
+    fn trim(&mut self) {
+        let mut need = self.now;
+        for x in self.outstanding.values().take(64) {
+            need = need.min(x.tx);
+        }
+        if let Some(o) = &self.open {
+            need = need.min(o.t_arm);
+            for q in &o.orig {
+                need = need.min(q.tx);
+            }
+        }
+        for o in &self.waiting {
+            need = need.min(o.t_arm);
+            for q in &o.orig {
+                need = need.min(q.tx);
+            }
+        }
+        if let Some(rd) = &self.round {
+            if let Some(x) = rd.txs.first() {
+                need = need.min(x.tx);
+            }
+        }
+        if need == Nanos::MIN {
+            return;
+        }
+        // One extra lag of slack for clock error and receiver-side delays.
+        let cut = map_time(&self.clock, need, self.snd, self.rcv) - self.lag;
+        while self.acks.front().is_some_and(|a| a.tx < cut) {
+            self.acks.pop_front();
+        }
+        if self.last_tx_of.len() > 4 * self.outstanding.len() + 1024 {
+            let floor = self.snd_una - (1 << 24);
+            self.last_tx_of.retain(|&s, _| s >= floor);
+        }
+    }
+
+    /// End of the connection: close the open sequence, analyse every sequence.
+    pub fn finish(mut self, establishment: Option<f64>) -> PairMetrics {
+        if let Some(o) = self.open.take() {
+            self.waiting.push(o);
+        }
+        self.analyze_waiting(true);
+        self.m.seqs.sort_by_key(|o| o.r[0].tx);
+        self.m.establishment = establishment;
+        self.m
+    }
 }
 
 fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
@@ -467,28 +624,32 @@ pub fn write_metrics(m: &mut PairMetrics, clock: &ClockFit, row: &mut Row<'_>) {
         (Dir::S2C, ["owd_down_min_s", "owd_down_median_s", "owd_down_p95_s", "owd_down_max_s"]),
         (Dir::C2S, ["owd_up_min_s", "owd_up_median_s", "owd_up_p95_s", "owd_up_max_s"]),
     ] {
-        let v = &mut m.owd[dd.idx()];
-        v.sort_by(|a, b| a.total_cmp(b));
+        // downlink: t_cli_rx + θ − t_srv_tx; uplink: t_srv_rx − (t_cli_tx + θ)
+        let v = m.owd[dd.idx()].corrected(clock, if dd == Dir::S2C { 1 } else { -1 });
         row.f64(names[0], v.first().copied())
-            .f64(names[1], quantile(v, 0.5))
-            .f64(names[2], quantile(v, 0.95))
+            .f64(names[1], quantile(&v, 0.5))
+            .f64(names[2], quantile(&v, 0.95))
             .f64(names[3], v.last().copied());
     }
     if clock.known() {
-        row.f64("clock_offset_s", nanos_to_s(clock.offset_at(m.mid_ts)))
+        let mid = match (m.first_tx, m.last_tx) {
+            (Some(a), Some(b)) => a + (b - a) / 2,
+            _ => clock.t_ref,
+        };
+        row.f64("clock_offset_s", nanos_to_s(clock.offset_at(mid)))
             .f64("clock_drift_ppm", clock.drift * 1e6)
             .f64_finite("clock_offset_uncertainty_s", Some(clock.uncertainty_s));
     }
 }
 
 /// One `spurious_timeout` event per spurious timeout sequence (sender clock).
-pub fn spurious_events(m: &PairMetrics, log: &[Vec<Pkt>; 2]) -> Vec<Event> {
+pub fn spurious_events(m: &PairMetrics) -> Vec<Event> {
     let Some(dir) = m.data_dir else { return Vec::new() };
     m.seqs
         .iter()
         .filter(|o| o.spurious)
         .map(|o| {
-            let mut e = Event::new("spurious_timeout", log[dir.idx()][o.r[0] as usize].tx_ts);
+            let mut e = Event::new("spurious_timeout", o.r[0].tx);
             e.class = Some("two_vantage");
             e.cause = o.cause;
             e.ts_end = o.t_end;
