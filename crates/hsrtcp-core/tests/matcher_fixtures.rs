@@ -69,8 +69,8 @@ fn clock_offset_added_on_purpose_is_recovered_within_a_millisecond() {
     assert!((est + added).abs() < 1e-3, "estimated {est}, added {added}");
 }
 
-/// Feeding the metrics while streaming (bounded memory) gives exactly what feeding them once
-/// at the end gives.
+/// Feeding the metrics while streaming (bounded memory), in small chunks, gives exactly what
+/// feeding them once at the end gives.
 #[test]
 fn streaming_feed_equals_feeding_at_the_end() {
     let d = data();
@@ -81,11 +81,13 @@ fn streaming_feed_equals_feeding_at_the_end() {
         };
         let base = MatchOptions { window_s: 0.4, ..MatchOptions::default() };
         let (m1, e1) = run(MatchOptions { consume_after: usize::MAX, ..base.clone() });
-        let (m2, e2) = run(MatchOptions { consume_after: 1, sweep_every: 50, ..base });
-        for (a, b, what) in [(&m1, &m2, "matched"), (&e1, &e2, "events")] {
-            assert_eq!(a.num_rows(), b.num_rows(), "{name} {what} rows");
-            for (i, f) in a.schema().fields().iter().enumerate() {
-                assert_eq!(a.column(i), b.column(i), "{name} {what}.{}", f.name());
+        for chunk in [1, 7, 1000] {
+            let (m2, e2) = run(MatchOptions { consume_after: 1, sweep_every: 50, feed_chunk: chunk, ..base.clone() });
+            for (a, b, what) in [(&m1, &m2, "matched"), (&e1, &e2, "events")] {
+                assert_eq!(a.num_rows(), b.num_rows(), "{name} {what} rows");
+                for (i, f) in a.schema().fields().iter().enumerate() {
+                    assert_eq!(a.column(i), b.column(i), "{name} {what}.{} (chunk {chunk})", f.name());
+                }
             }
         }
     }

@@ -30,8 +30,6 @@ const S: Nanos = 1_000_000_000;
 const PRESCAN: usize = 20_000;
 /// A transmission this close to the end of the receiver's capture gets no verdict.
 const END_MARGIN: Nanos = 2 * S;
-/// Packets per direction handed to the metrics at a time.
-const FEED_CHUNK: usize = 1 << 15;
 
 /// Settings of a two-vantage run.
 #[derive(Clone, Debug)]
@@ -53,6 +51,8 @@ pub struct MatchOptions {
     pub consume_after: usize,
     /// Packets between two sweeps (settling, feeding, retiring).
     pub sweep_every: u64,
+    /// Packets per direction handed to the metrics at a time.
+    pub feed_chunk: usize,
 }
 
 impl Default for MatchOptions {
@@ -66,6 +66,7 @@ impl Default for MatchOptions {
             retire: true,
             consume_after: 1 << 16,
             sweep_every: 1 << 14,
+            feed_chunk: 1 << 15,
         }
     }
 }
@@ -244,13 +245,15 @@ impl Matcher {
             let fit = self.usable_fit(&self.clock.fit());
             let spans = self.spans(&fit);
             let upto = self.now - 2 * self.window;
+            let chunk = self.opts.feed_chunk.max(1);
             for i in big {
                 let lag = self.window;
                 let p = &mut self.pairs[i];
                 let payload = p.fate.payload;
                 let replay = p.replay.get_or_insert_with(|| Replay::new(Replay::data_dir(payload), lag));
+                let snd = replay.sender();
                 loop {
-                    let batch = p.fate.take(upto, self.offset, &spans, false, FEED_CHUNK);
+                    let batch = p.fate.take(upto, self.offset, &spans, false, chunk, snd);
                     if batch[0].is_empty() && batch[1].is_empty() {
                         break;
                     }
@@ -319,13 +322,15 @@ impl Matcher {
         let id = self.next_id;
         self.next_id += 1;
         let lag = self.window;
+        let chunk = self.opts.feed_chunk.max(1);
         let pair = &mut self.pairs[i];
         pair.fate.settle(Nanos::MAX, self.offset);
         let payload = pair.fate.payload;
         let mut replay = pair.replay.take().unwrap_or_else(|| Replay::new(Replay::data_dir(payload), lag));
+        let snd = replay.sender();
         loop {
             // in chunks: the copies handed to the replay stay small
-            let batch = pair.fate.take(Nanos::MAX, self.offset, &spans, true, FEED_CHUNK);
+            let batch = pair.fate.take(Nanos::MAX, self.offset, &spans, true, chunk, snd);
             if batch[0].is_empty() && batch[1].is_empty() {
                 break;
             }

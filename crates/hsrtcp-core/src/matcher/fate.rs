@@ -310,8 +310,8 @@ impl PairFate {
 
     /// Hand out settled packets from the front of each direction's log, with their final
     /// verdicts, and forget them. Only packets first seen before `upto` (merged time) are
-    /// taken, unless `last` (end of the connection or capture: everything is taken), and at
-    /// most `max` per direction.
+    /// taken, unless `last` (end of the connection or capture: everything is taken), and
+    /// about `max` per direction (both directions up to the same time).
     ///
     /// Verdicts decided here:
     /// - a packet sent before the receiver's capture started, or (without proof that the
@@ -324,24 +324,70 @@ impl PairFate {
     ///
     /// A lost packet without that proof stops the taking in its direction until the proof
     /// comes or the connection ends.
-    pub fn take(&mut self, upto: Nanos, offset: [Nanos; 2], spans: &Spans, last: bool, max: usize) -> [Vec<Pkt>; 2] {
+    pub fn take(
+        &mut self,
+        upto: Nanos,
+        offset: [Nanos; 2],
+        spans: &Spans,
+        last: bool,
+        max: usize,
+        data_sender: Side,
+    ) -> [Vec<Pkt>; 2] {
         let mut out = [Vec::new(), Vec::new()];
+        // Order and cut by when the data sender's capture saw the packet (its replay time:
+        // a data packet leaving, an ACK arriving), else by the other capture's time.
+        let seen_at = |dir: Dir, p: &Pkt| {
+            let (txo, rxo) = (offset[sender_side(dir).idx()], offset[sender_side(dir).other().idx()]);
+            let (first, second) = if sender_side(dir) == data_sender {
+                ((p.tx_ts, txo), (p.rx_ts, rxo))
+            } else {
+                ((p.rx_ts, rxo), (p.tx_ts, txo))
+            };
+            if first.0 != NONE {
+                first.0 + first.1
+            } else {
+                second.0 + second.1
+            }
+        };
+        // One time cut for both directions, so a chunk never holds ACKs from after the data
+        // it carries (the replay needs both directions in time order).
+        let mut cut = if last { Nanos::MAX } else { upto };
+        let mut front = Nanos::MAX;
         for dir in [Dir::C2S, Dir::S2C] {
             let d = dir.idx();
-            let (txo, rxo) = (offset[sender_side(dir).idx()], offset[sender_side(dir).other().idx()]);
+            if let Some(p) = self.log[d].get(max) {
+                cut = cut.min(seen_at(dir, p));
+            }
+            if let Some(p) = self.log[d].front() {
+                front = front.min(seen_at(dir, p));
+            }
+        }
+        if cut != Nanos::MAX && cut <= front && (last || front < upto) {
+            cut = front + 1; // always progress
+        }
+        // A packet that cannot be taken yet holds the other direction back to its time too.
+        for dir in [Dir::C2S, Dir::S2C] {
+            let d = dir.idx();
+            for p in self.log[d].iter() {
+                let seen = seen_at(dir, p);
+                if cut != Nanos::MAX && seen >= cut {
+                    break;
+                }
+                let unproven = p.fate == Fate::Lost && self.last_delivered_tx[d] <= p.tx_ts && p.tx_ts >= spans.rx[d].0;
+                if p.fate == Fate::Pending || (!last && unproven) {
+                    cut = cut.min(seen);
+                    break;
+                }
+            }
+        }
+        for dir in [Dir::C2S, Dir::S2C] {
+            let d = dir.idx();
             let (rs, re) = spans.rx[d];
             let (ts, te) = spans.tx[d];
             while let Some(&p) = self.log[d].front() {
-                if out[d].len() >= max {
-                    break;
-                }
                 let gi = self.base[d];
-                let seen = match (p.tx_ts, p.rx_ts) {
-                    (NONE, rx) => rx + rxo,
-                    (tx, NONE) => tx + txo,
-                    (tx, rx) => (tx + txo).min(rx + rxo),
-                };
-                if p.fate == Fate::Pending || (!last && seen >= upto) {
+                let seen = seen_at(dir, &p);
+                if p.fate == Fate::Pending || (cut != Nanos::MAX && seen >= cut) {
                     break;
                 }
                 let mut p = p;

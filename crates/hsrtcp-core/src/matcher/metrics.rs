@@ -284,6 +284,11 @@ impl Replay {
         }
     }
 
+    /// The capture that sees the data leave.
+    pub fn sender(&self) -> Side {
+        self.snd
+    }
+
     /// The data direction: the one with more payload (downloads: s2c).
     pub fn data_dir(payload: [u64; 2]) -> Dir {
         if payload[Dir::S2C.idx()] >= payload[Dir::C2S.idx()] {
