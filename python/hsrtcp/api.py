@@ -150,10 +150,8 @@ def analyze(paths: str | os.PathLike | Iterable[str | os.PathLike] | None = None
     if pairs:
         from hsrtcp.pair import analyze_pairs
 
-        if progress is True:
-            progress = False  # the pair path reports no byte progress yet
         return analyze_pairs(pairs, window_s=window_s, singles=paths, single_vantage=vantage,
-                             workers=workers)
+                             workers=workers, progress=progress)
     if not paths:
         raise InputError("no capture files given")
     for p in paths:

@@ -147,7 +147,9 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
                   window_s: float = 30.0, use_ip_id: bool = False, first_index: int = 0,
                   singles: Sequence[str | os.PathLike] = (), single_vantage=None,
                   workers: int | None = None, progress=False):
-    """Several (client, server) pairs, plus optional single captures, into one Dataset."""
+    """Several (client, server) pairs, plus optional single captures, into one Dataset.
+
+    ``progress``: True for a progress bar, or a callback ``(bytes_done, bytes_total)``."""
     from concurrent.futures import ThreadPoolExecutor
 
     from hsrtcp.api import TABLES, Dataset, analyze_one
@@ -167,20 +169,43 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
         if not p.exists():
             raise InputError(f"{p}: no such file")
     n_workers = max(1, min(workers or os.cpu_count() or 1, len(files) + len(pairs)))
+    # Progress counts the bytes the single-capture passes read (the matcher reads the same
+    # files alongside).
+    total = sum(p.stat().st_size for p, _ in files if p.is_file())
+    done = [0] * len(files)
+    bar = None
+    report = None
+    if progress is True:
+        from hsrtcp.progress import ByteProgress
+
+        bar = ByteProgress(total)
+        report = bar.update
+    elif callable(progress):
+        report = progress
 
     def single(i: int):
         p, v = files[i]
-        return analyze_one(p, vantage=v, index=i)
+
+        def cb(n: int) -> None:
+            done[i] = n
+            if report is not None:
+                report(sum(done), total)
+
+        return analyze_one(p, vantage=v, index=i, progress=cb)
 
     def matcher(k: int):
         c, s = pairs[k]
         return match_tables(c, s, index=first_index + k, window_s=window_s, use_ip_id=use_ip_id)
 
-    with ThreadPoolExecutor(n_workers) as pool:
-        single_f = [pool.submit(single, i) for i in range(len(files))]
-        match_f = [pool.submit(matcher, k) for k in range(len(pairs))]
-        single_r = [f.result() for f in single_f]
-        match_r = [f.result() for f in match_f]
+    try:
+        with ThreadPoolExecutor(n_workers) as pool:
+            single_f = [pool.submit(single, i) for i in range(len(files))]
+            match_f = [pool.submit(matcher, k) for k in range(len(pairs))]
+            single_r = [f.result() for f in single_f]
+            match_r = [f.result() for f in match_f]
+    finally:
+        if bar is not None:
+            bar.close()
 
     tables = {t: [r[t] for r in single_r] for t in TABLES}
     matched_frames, stats = [], []

@@ -154,3 +154,12 @@ def test_capture_loss_at_the_phone_is_not_network_loss(tmp_path):
     assert (row["data_packets_sent"], row["lost_data_packets"]) == (t["data_sent"], t["data_lost"])
     # the 3 ACKs the phone capture missed are not in its denominator, and not lost
     assert (row["ack_packets_sent"], row["lost_ack_packets"]) == (t["acks_sent"] - 3, t["acks_lost"])
+
+
+def test_progress_callback_reaches_the_total():
+    seen = []
+    hsrtcp.analyze(client=DATA / "small_50k.client.pcap", server=DATA / "small_50k.server.pcap",
+                   progress=lambda done, total: seen.append((done, total)))
+    total = (DATA / "small_50k.client.pcap").stat().st_size + (DATA / "small_50k.server.pcap").stat().st_size
+    assert seen and all(t == total for _, t in seen)
+    assert max(d for d, _ in seen) == total
