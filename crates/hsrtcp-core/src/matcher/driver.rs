@@ -30,6 +30,7 @@ const S: Nanos = 1_000_000_000;
 const PRESCAN: usize = 20_000;
 /// A transmission this close to the end of the receiver's capture gets no verdict.
 const END_MARGIN: Nanos = 2 * S;
+const FIT_EVERY: u64 = 1 << 20;
 
 /// Settings of a two-vantage run.
 #[derive(Clone, Debug)]
@@ -117,6 +118,9 @@ struct Matcher {
     stats: [SideStats; 2],
     now: Nanos,
     seen: u64,
+    /// Clock fit used while streaming, refreshed every `FIT_EVERY` packets (fitting sorts all
+    /// delay minima: cheap, but not per sweep on hour-long captures).
+    fit_cache: Option<(u64, ClockFit)>,
     matched: TableBuilder,
     events: TableBuilder,
     next_id: u64,
@@ -136,6 +140,7 @@ impl Matcher {
             stats: [SideStats::default(), SideStats::default()],
             now: Nanos::MIN,
             seen: 0,
+            fit_cache: None,
             matched: TableBuilder::new(&[MATCH_COLUMNS]),
             events: TableBuilder::new(&[EVENT_COLUMNS]),
         }
@@ -242,7 +247,8 @@ impl Matcher {
             .filter(|&i| !self.pairs[i].done && self.pairs[i].fate.held() >= self.opts.consume_after)
             .collect();
         if !big.is_empty() {
-            let fit = self.usable_fit(&self.clock.fit());
+            let sf = self.streaming_fit();
+            let fit = self.usable_fit(&sf);
             let spans = self.spans(&fit);
             let upto = self.now - 2 * self.window;
             let chunk = self.opts.feed_chunk.max(1);
@@ -278,7 +284,7 @@ impl Matcher {
         if ready.is_empty() {
             return;
         }
-        let fit = self.clock.fit();
+        let fit = self.streaming_fit();
         for i in ready {
             self.finish_pair(i, &fit);
         }
@@ -294,6 +300,17 @@ impl Matcher {
             _ => t,
         };
         (map(a), map(b))
+    }
+
+    fn streaming_fit(&mut self) -> ClockFit {
+        match self.fit_cache {
+            Some((at, fit)) if self.seen - at < FIT_EVERY => fit,
+            _ => {
+                let fit = self.clock.fit();
+                self.fit_cache = Some((self.seen, fit));
+                fit
+            }
+        }
     }
 
     /// A fit without samples cannot map clocks better than the coarse offset.
