@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from witness import check_spurious_events  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-PAIRS = ["twovantage_offset", "drops_cubic", "ack_blackout", "data_blackout", "ipv6_drops",
+PAIRS = ["twovantage_offset", "drops_cubic", "ack_blackout", "ack_delay", "data_blackout", "ipv6_drops",
          "reno_nosack_nots", "multi_concurrent", "multi_sequential", "reuse_4tuple", "bbr_drops",
          "clean_200k", "zero_window", "sll1", "any_sll2", "nano"]
 
@@ -100,7 +100,8 @@ def test_clock_offset_is_found_for_every_fixture():
 
 
 @pytest.mark.parametrize("name,offset", [("ack_blackout", 0.0), ("reno_nosack_nots", 0.0),
-                                         ("data_blackout", 0.0), ("twovantage_offset", None)])
+                                         ("data_blackout", 0.0), ("twovantage_offset", None),
+                                         ("ack_delay", 0.0)])
 def test_every_spurious_timeout_has_the_witnessed_cause(name, offset):
     meta = _meta(name)
     offset = meta.get("time_offset_s") or 0.0 if offset is None else offset
@@ -162,7 +163,7 @@ def test_timeouts_agree_with_the_single_capture_engine(name):
         assert (e["seq_start"], round(e["ts"], 6)) in starts, e
 
 
-@pytest.mark.parametrize("name", ["twovantage_offset", "ack_blackout", "reno_nosack_nots"])
+@pytest.mark.parametrize("name", ["twovantage_offset", "ack_blackout", "reno_nosack_nots", "ack_delay"])
 def test_spurious_timeouts_are_spurious_retransmissions_of_the_truth_with_its_cause(name):
     """hsrtcp.testing.truth classifies every spurious retransmission with M14 on the true
     clock; each two-vantage spurious timeout is one of them (its first RTO retransmission),
@@ -182,9 +183,11 @@ def test_spurious_timeouts_are_spurious_retransmissions_of_the_truth_with_its_ca
 
 
 def _rto_scan(server_pcap):
-    """Pure-Python scan of the sender capture (witness for M10): a retransmission of the segment
-    holding snd_una, >= 180 ms after the later of the last ACK that advanced snd_una and that
-    segment's previous transmission. Returns (sequences = distinct heads, retransmissions)."""
+    """Pure-Python scan of the sender capture (witness for M10 as docs/two-vantage.md defines
+    it): a retransmission of the segment holding snd_una, >= 180 ms after that segment's
+    previous transmission, not within 0.5 ms of an ACK arrival, and not within 180 ms of a
+    duplicate ACK that was the last ACK to arrive. Returns (sequences = distinct heads,
+    retransmissions)."""
     from hsrtcp.testing.pcapio import read_tcp
 
     pk = list(read_tcp(server_pcap))
@@ -192,17 +195,23 @@ def _rto_scan(server_pcap):
     isn, port = synack.seq, synack.sport
     rel = lambda x: (x - isn) % (1 << 32)  # noqa: E731
     nxt = una = None
-    last_adv, prev_tx, heads, n = 0.0, {}, set(), 0
+    last_ack = last_dup = float("-inf")
+    prev_tx, heads, n = {}, set(), 0
     for p in pk:
-        if p.dport == port and p.has_ack and una is not None and rel(p.ack) > una:
-            una, last_adv = rel(p.ack), p.ts
+        if p.dport == port and p.has_ack and una is not None:
+            if rel(p.ack) > una:
+                una = rel(p.ack)
+            elif nxt > una:
+                last_dup = p.ts
+            last_ack = p.ts
         elif p.sport == port and p.payload_len > 0:
             s = rel(p.seq)
             if una is None:
                 una = nxt = s
-                last_adv = p.ts
-            if s < nxt and s <= una < s + p.payload_len and \
-                    p.ts - max(last_adv, prev_tx.get(s, 0.0)) >= 0.18:
+            prev = prev_tx.get(s)
+            dup_recent = last_dup >= last_ack and p.ts - last_dup < 0.18
+            if (s < nxt and s <= una < s + p.payload_len and prev is not None
+                    and p.ts - prev >= 0.18 and p.ts - last_ack >= 0.0005 and not dup_recent):
                 heads.add(s)
                 n += 1
             prev_tx[s] = p.ts
@@ -211,7 +220,25 @@ def _rto_scan(server_pcap):
 
 
 @pytest.mark.parametrize("name", ["reno_nosack_nots", "data_blackout", "ack_blackout", "drops_cubic",
-                                  "twovantage_offset"])
+                                  "twovantage_offset", "ack_delay"])
 def test_timeout_sequences_match_an_independent_scan(name):
     m = _matched(_run(name)).row(0, named=True)
     assert (m["rto_sequences"], m["rto_retransmissions"]) == _rto_scan(DATA / f"{name}.server.pcap")
+
+
+def test_ack_delay_spurious_timeout_is_rto_estimation_with_its_bias():
+    """Uplink throttled to 2 kbit/s for 0.4 s, nothing dropped: the ACK of the head arrives
+    after the RTO fired. Cause RTOEI; bias t6 - t4 = the ACK's arrival - the retransmission,
+    witnessed with the pure-Python reader."""
+    from hsrtcp.testing.pcapio import read_tcp
+
+    ds = _run("ack_delay")
+    ev = ds.events.filter((pl.col("kind") == "spurious_timeout") & (pl.col("class") == "two_vantage"))
+    assert ev["cause"].to_list() == ["rto_estimation"]
+    e = ev.row(0, named=True)
+    srv = list(read_tcp(DATA / "ack_delay.server.pcap"))
+    synack = next(p for p in srv if p.syn and p.has_ack)
+    first_cover = next(p for p in srv if p.dport == synack.sport and p.has_ack and p.ts > e["ts"]
+                       and (p.ack - synack.seq) % (1 << 32) > e["seq_start"])
+    assert e["value"] == pytest.approx(first_cover.ts - e["ts"], abs=1e-6)
+    assert e["value"] > 0

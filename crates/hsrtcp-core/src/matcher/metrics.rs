@@ -8,10 +8,14 @@
 //!   sender / pure ACKs sent.
 //! - **Timeout sequences** (M10, models.md §3.6) from a replay of the sender's capture: a
 //!   retransmission of the head segment (the one holding snd_una) at least `RTO_FLOOR` after
-//!   the timer was armed — the later of the last ACK that advanced snd_una and the head's
-//!   previous transmission (Linux re-arms the timer on both) — is an RTO retransmission;
-//!   consecutive RTO retransmissions of the same head are one sequence, which ends at the
-//!   first ACK that covers the head.
+//!   the head's previous transmission, not within `ACK_TRIGGER` of an ACK arrival, and not
+//!   within `RTO_FLOOR` of a duplicate ACK that was the last ACK to arrive (that would be a
+//!   RACK reordering-timer retransmission), is an RTO retransmission. (Linux measures the
+//!   RTO from the head's send time while a loss-probe or RACK timer is pending, and from the
+//!   last advancing ACK otherwise — both at least the minimum RTO after the head's send;
+//!   models.md's "later of the two" misses RTOs after late ACKs.) Consecutive RTO
+//!   retransmissions of the same head are one sequence, which ends at the first ACK that
+//!   covers the head.
 //! - **q** (M11, A17): RTO retransmissions of the sequences' head segments lost in the network
 //!   / RTO retransmissions, pooled over the flow's sequences.
 //! - **Spurious timeout** (M12): an earlier transmission of the head was received before the
@@ -70,7 +74,7 @@ pub const MATCH_COLUMNS: &[ColumnDef] = &[
     col("sv_epoch", ColType::U64, "connection epoch in the server capture (flows.epoch of its server-vantage row)"),
     col("matched_data_dir", ColType::Str, "direction of the bulk data as seen over both captures: s2c or c2s"),
     col("clock_offset_s", ColType::F64, "server clock minus client clock at the middle of the flow, seconds (A9; lower envelope of one-way delays)"),
-    col("clock_drift_ppm", ColType::F64, "rate of change of clock_offset_s, parts per million (0 when the captures overlap < 10 s)"),
+    col("clock_drift_ppm", ColType::F64, "rate of change of clock_offset_s, parts per million (0 when the captures overlap < 2 s)"),
     col("clock_offset_uncertainty_s", ColType::F64, "half-width of the causality bound on clock_offset_s (half the smallest round trip), seconds"),
     col("data_packets_sent", ColType::U64, "data transmissions of the data sender with a verdict (retransmissions included; M8 denominator)"),
     col("lost_data_packets", ColType::U64, "data transmissions lost in the network (seen leaving, never arriving; M8 numerator)"),
@@ -246,6 +250,7 @@ pub struct Replay {
     snd_nxt: i64,
     last_adv: Nanos,
     last_ack_any: Nanos,
+    last_dupack: Nanos,
     now: Nanos,
     last_tx_of: FxHashMap<i64, Nanos>,
     /// Transmissions not yet cumulatively acknowledged, keyed by (end, arrival order).
@@ -273,6 +278,7 @@ impl Replay {
             snd_nxt: 0,
             last_adv: 0,
             last_ack_any: Nanos::MIN,
+            last_dupack: Nanos::MIN,
             now: Nanos::MIN,
             last_tx_of: FxHashMap::default(),
             outstanding: BTreeMap::new(),
@@ -378,7 +384,13 @@ impl Replay {
 
     fn on_ack(&mut self, t: Nanos, ack: i64) {
         self.last_ack_any = t;
-        if !self.started || ack <= self.snd_una {
+        if !self.started {
+            return;
+        }
+        if ack <= self.snd_una {
+            if self.snd_nxt > self.snd_una {
+                self.last_dupack = t; // data outstanding, no progress: a duplicate ACK
+            }
             return;
         }
         self.snd_una = ack;
@@ -411,7 +423,17 @@ impl Replay {
         if p.seq < self.snd_nxt && p.seq <= self.snd_una && self.snd_una < p.end {
             let prev = self.last_tx_of.get(&p.seq).copied().unwrap_or(Nanos::MIN);
             let t_arm = self.last_adv.max(prev);
-            if p.tx - t_arm >= RTO_FLOOR && p.tx - self.last_ack_any >= ACK_TRIGGER {
+            // Timer-driven: the head waited at least the minimum RTO since it was last sent
+            // (Linux measures the RTO from the head's send time while a loss-probe or RACK
+            // timer is pending, from the last advancing ACK otherwise: both are later), no
+            // ACK arrival triggered it, and it does not follow a recent duplicate ACK (that
+            // would be a RACK reordering-timer retransmission).
+            let dupack_recent = self.last_dupack >= self.last_ack_any && p.tx - self.last_dupack < RTO_FLOOR;
+            if prev != Nanos::MIN
+                && p.tx - prev >= RTO_FLOOR
+                && p.tx - self.last_ack_any >= ACK_TRIGGER
+                && !dupack_recent
+            {
                 is_rto = true;
                 match self.open.as_mut() {
                     Some(o) if o.s == p.seq => o.r.push(p),
