@@ -51,11 +51,14 @@ def _incremental(old_sum: int, old: bytes, new: bytes) -> int:
 
 def rewrite_nat(src: str | Path, dst: str | Path, *, addr_map: dict[str, str] | None = None,
                 port_map: dict[int, int] | None = None, skip: int = 0,
-                drop: set[int] | frozenset[int] = frozenset()) -> int:
+                drop: set[int] | frozenset[int] = frozenset(), time_offset_s: float = 0.0,
+                drift_ppm: float = 0.0) -> int:
     """Copy ``src`` to ``dst`` with addresses/ports replaced; returns records written.
 
     ``skip`` drops the first N records; ``drop`` drops the records with these 1-based numbers
-    (a capture that lost packets, as tcpdump's "dropped by kernel")."""
+    (a capture that lost packets, as tcpdump's "dropped by kernel"). ``time_offset_s`` and
+    ``drift_ppm`` move the capture clock: t' = t + offset + drift·(t − t_first), t_first =
+    the first record's time (a phone clock that is off and runs fast or slow)."""
     amap = {ipaddress.ip_address(k).packed: ipaddress.ip_address(v).packed
             for k, v in (addr_map or {}).items()}
     for k, v in amap.items():
@@ -74,7 +77,10 @@ def rewrite_nat(src: str | Path, dst: str | Path, *, addr_map: dict[str, str] | 
     if linktype not in L2_LEN:
         raise ValueError(f"{src}: link type {linktype} not supported")
     out = bytearray(data[:24])
+    magic = struct.unpack(e + "I", data[:4])[0]
+    per_s = 1_000_000_000 if magic == 0xA1B23C4D else 1_000_000
     off, n, idx = 24, 0, 0
+    t_first = None
     while off + 16 <= len(data):
         sec, frac, caplen, origlen = struct.unpack(e + "IIII", data[off:off + 16])
         rec = bytearray(data[off + 16:off + 16 + caplen])
@@ -85,6 +91,14 @@ def rewrite_nat(src: str | Path, dst: str | Path, *, addr_map: dict[str, str] | 
         if idx <= skip or idx in drop:
             continue
         _rewrite_packet(rec, L2_LEN[linktype], linktype, amap, pmap)
+        t = sec * per_s + frac
+        if t_first is None:
+            t_first = t
+        if time_offset_s or drift_ppm:
+            t += round(time_offset_s * per_s + drift_ppm * 1e-6 * (t - t_first))
+            if t < 0:
+                raise ValueError(f"{src}: record {idx}: the offset makes a timestamp negative")
+            sec, frac = divmod(t, per_s)
         out += struct.pack(e + "IIII", sec, frac, caplen, origlen) + rec
         n += 1
     tmp = Path(str(dst) + ".tmp")
@@ -149,9 +163,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip", type=int, default=0, help="drop the first N records")
     ap.add_argument("--drop", type=int, action="append", default=[],
                     help="drop record number N (1-based, repeatable): simulated capture loss")
+    ap.add_argument("--time-offset", type=float, default=0.0, help="add this many seconds to every timestamp")
+    ap.add_argument("--drift-ppm", type=float, default=0.0, help="clock rate error in parts per million")
     a = ap.parse_args(argv)
     n = rewrite_nat(a.src, a.dst, addr_map=_pairs(a.addr, str), port_map=_pairs(a.port, int), skip=a.skip,
-                    drop=set(a.drop))
+                    drop=set(a.drop), time_offset_s=a.time_offset, drift_ppm=a.drift_ppm)
     print(f"wrote {n} records to {a.dst}")
     return 0
 

@@ -95,3 +95,25 @@ def test_rate_collapse_gives_rto_estimation_spurious_timeouts(bed_ok, tmp_path):
     assert set(ev["cause"]) == {"rto_estimation"}
     assert row["spurious_timeouts_rto_estimation"] == ev.height
     assert all(v is not None and v > 0 for v in ev["value"])
+
+
+def test_clock_drift_and_offset_are_recovered(bed_ok, tmp_path):
+    """A 4-s download at 4 Mbit/s; the phone capture's clock is then made 0.7 s late and
+    150 ppm fast (t' = t + 0.7 + 150e-6 (t - t_first)). Expected: drift -150 ppm, and at the
+    fit's reference time an offset of -(0.7 + 150e-6 (t_ref - t_first)), within 1 ms."""
+    from hsrtcp.pair import match_tables
+    from hsrtcp.testing.netbed import Testbed
+    from hsrtcp.testing.pcapio import read_records
+
+    with Testbed(workdir=tmp_path, rate_bps=4_000_000) as b:
+        run = b.transfer("drift", duration=4.0, cc="cubic")
+    spec = importlib.util.spec_from_file_location("rewrite_nat", ROOT / "scripts" / "rewrite_nat.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    drifted = tmp_path / "drifted.pcap"
+    mod.rewrite_nat(run.client_pcap, drifted, time_offset_s=0.7, drift_ppm=150.0)
+    t_first = next(iter(read_records(run.client_pcap))).ts
+    st = match_tables(drifted, run.server_pcap)["stats"]
+    assert st["clock_drift_ppm"] == pytest.approx(-150.0, abs=15.0)
+    expected = -(0.7 + 150e-6 * (st["clock_ref_ts"] - t_first))
+    assert abs(st["clock_offset_s"] - expected) < 1e-3

@@ -133,8 +133,9 @@ pub fn lower_envelope(pts: &[(f64, f64)], t_ref: f64) -> (f64, f64) {
     let n = pts.len() as f64;
     let lowest = pts.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
     let span = pts.last().map(|p| p.0).unwrap_or(0.0) - pts.first().map(|p| p.0).unwrap_or(0.0);
-    if pts.len() < 3 || span < 10.0 {
-        // Under 10 s a drift of even 100 ppm moves the clock by < 1 ms: fit the offset only.
+    if pts.len() < 5 || span < 2.0 {
+        // Under 2 s even 100 ppm of drift moves the clock by < 0.2 ms, less than the slope's
+        // own noise from so few 100-ms minima: fit the offset only.
         return (lowest, 0.0);
     }
     // Andrew's monotone chain, lower hull (points sorted by x).
