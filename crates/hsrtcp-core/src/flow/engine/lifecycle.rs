@@ -87,8 +87,11 @@ impl Lifecycle {
                         self.first_fin = Some((ts, dir));
                     }
                 }
-                // same FIN position again: a FIN retransmission
-                Some(s) if s == seg.seq.wrapping_add(seg.payload_len) => self.fin_retx[i] += 1,
+                // same FIN position again: a FIN retransmission (one carrying data is counted
+                // with the data retransmissions)
+                Some(s) if s == seg.seq.wrapping_add(seg.payload_len) && seg.payload_len == 0 => {
+                    self.fin_retx[i] += 1
+                }
                 _ => {}
             }
         }

@@ -112,7 +112,8 @@ pub const FLOW_COLUMNS: &[ColumnDef] = &[
     c("syn_retransmissions", U64, "SYNs after the first (client)"),
     c("synack_retransmissions", U64, "SYN-ACKs repeated with the same sequence number (server)"),
     c("handshake_refused", Bool, "a RST ended the handshake"),
-    c("fin_retransmissions", U64, "FINs repeated at the same sequence position, both directions"),
+    c("fin_retransmissions_client", U64, "FINs the client repeated at the same sequence position"),
+    c("fin_retransmissions_server", U64, "FINs the server repeated at the same sequence position"),
     c("closer", Str, "side whose FIN (or RST when no FIN) came first: client or server"),
     c("closure_s", F64, "M19/A10: first FIN -> last packet of the connection, s"),
     c("interrupted", Bool, "M20: ended (rst, fin, or A11 silence >= 60 s before the capture end) before all data was acknowledged; null while open at the capture end"),
@@ -482,7 +483,8 @@ impl Engine {
             .u64("syn_retransmissions", (c.half[0].syn_count > 0).then(|| c.half[0].syn_count as u64 - 1))
             .u64("synack_retransmissions", self.life.first_synack.map(|_| self.life.synacks_same_seq as u64))
             .bool("handshake_refused", self.life.first_syn.map(|_| self.life.refused))
-            .u64("fin_retransmissions", (self.life.fin_retx[0] + self.life.fin_retx[1]) as u64)
+            .u64("fin_retransmissions_client", self.life.fin_retx[0] as u64)
+            .u64("fin_retransmissions_server", self.life.fin_retx[1] as u64)
             .str("closer", rf.map(|(_, w)| if w == Dir::C2S { "client" } else { "server" }))
             .f64("closure_s", self.life.first_fin.map(|(t, _)| (c.last_ts - t) as f64 * 1e-9))
             .bool("interrupted", self.interrupted(c))

@@ -138,6 +138,10 @@ pub struct Stream {
     marks: [EpisodeMark; 4],
     recent: RecentRing,
     rx_spur: Option<RxSpurious>,
+    /// Recent cumulative-ACK advances (ack, time), to date the original of a repeat whose
+    /// records were already pruned below the ACK.
+    advances: [(i64, Nanos); 32],
+    adv_next: usize,
     /// Receiver side: a timeout recovery is under way until data beyond this arrives.
     rx_rto_point: Option<i64>,
     /// Receiver side: new data arrived after a suspension; the next hole is the data lost
@@ -198,9 +202,19 @@ impl Stream {
             return;
         }
         let merge = x.near_sender != Some(true);
+        // duplicates of one timeout come back within about one RTO scale (go-back-N, paced
+        // re-sends of what the timeout marked lost); after a longer pause the receiver-side
+        // spurious episode is over
+        let gap = x.rtt.est.rto().map_or(TIMER_TICK, |r| (2 * x.rtt.est.srtt.unwrap_or(0)).max(r) + TIMER_TICK);
+        if self.rx_spur.as_ref().is_some_and(|r| ts - r.last > gap) {
+            self.close_rx_spurious(x);
+        }
         let (kind, prior) = if self.ack_seen && e <= self.una {
-            // wholly below the cumulative ACK: a repeat of acknowledged bytes
-            (Overlap::Repeat, Prior { first_ts: ts, last_ts: ts, ..Default::default() })
+            // wholly below the cumulative ACK: a repeat of acknowledged bytes, last seen
+            // before the first ACK that covered them (if still remembered)
+            let covered = self.advances.iter().filter(|&&(a, t)| t != 0 && a >= e).map(|&(_, t)| t).min();
+            let seen = covered.unwrap_or(ts);
+            (Overlap::Repeat, Prior { first_ts: seen, last_ts: seen, ..Default::default() })
         } else {
             let s2 = if self.ack_seen { s.max(self.una) } else { s };
             self.store.add(s2, e, ts, tsval.unwrap_or(0), ip_id, merge)
@@ -220,7 +234,6 @@ impl Stream {
             }
             self.nxt = e;
             self.note_order(tsval, ip_id);
-            self.close_rx_spurious(x);
             let una = self.una_opt();
             let q = 1i64 << x.peer_shift;
             self.win.on_new_data(s, e, una, q, x.mss, ts, x.dir, x.ev);
@@ -325,9 +338,11 @@ impl Stream {
 
     #[allow(clippy::too_many_arguments)]
     fn retransmission(&mut self, x: &mut Ctx, s: i64, e: i64, ts: Nanos, tsval: Option<u32>, kind: Overlap, prior: &Prior) {
+        // a timeout recovery the receiver already saw needed (its first re-send filled a hole)
+        let genuine_recovery = self.rx_rto_point.is_some() && self.rx_spur.is_none();
         let class = match x.near_sender {
             Some(true) => self.sender_class(x, s, e, ts, tsval, prior),
-            Some(false) => self.receiver_class(x, s, e, ts),
+            Some(false) => self.receiver_class(x, s, e, ts, ts - prior.last_ts, kind == Overlap::Repeat),
             None => UNCLASSIFIED,
         };
         self.c.retransmissions += 1;
@@ -358,7 +373,7 @@ impl Stream {
         x.ev.push(ev);
         if x.near_sender == Some(false) && kind == Overlap::Repeat {
             self.c.unnecessary += 1;
-            if class == RTO {
+            if class == RTO && !genuine_recovery {
                 match self.rx_spur.as_mut() {
                     Some(r) => {
                         r.segments += 1;
@@ -461,7 +476,7 @@ impl Stream {
 
     /// Receiver vantage: the receiver's own DupACKs (or SACKs above the bytes) shortly before
     /// mean the sender recovered fast; without them the sender's timer fired.
-    fn receiver_class(&mut self, x: &mut Ctx, s: i64, e: i64, ts: Nanos) -> &'static str {
+    fn receiver_class(&mut self, x: &mut Ctx, s: i64, e: i64, ts: Nanos, since_prev: Nanos, repeat: bool) -> &'static str {
         // The sender answers a DupACK/SACK within about one RTT, plus a RACK reorder window
         // or probe timer; both are clocked in ticks, so allow one timer tick beyond 2 RTTs.
         let window = x.rtt.est.rto().map(|r| (2 * x.rtt.est.srtt.unwrap_or(0)).max(r) + TIMER_TICK);
@@ -471,19 +486,24 @@ impl Stream {
             _ => false,
         };
         let in_silence_hole = self.rx_silence_hole.is_some_and(|(a, b)| s >= a && s < b);
+        // A repeat of bytes that arrived more than ~2 RTTs (plus a timer tick) earlier: a
+        // DupACK-driven re-send would have come one RTT after the receiver asked, and it
+        // asked before the original arrived; only a timer waits that long.
+        let late_repeat = repeat && x.rtt.est.srtt.is_some_and(|r| since_prev >= 2 * r + TIMER_TICK);
         if self.rx_spur.is_some() || self.rx_rto_point.is_some() || in_silence_hole {
             // the rest of a timeout recovery (go-back-N / slow start after the RTO)
             RTO
-        } else if recent_dupack {
+        } else if recent_dupack && !late_repeat {
             if x.sack && s > self.una {
                 SACK_REFILL
             } else {
                 FAST
             }
-        } else if e >= self.nxt {
-            // a copy of the newest data without loss signals: the sender's tail-loss probe
-            // (an RTO re-sends the oldest unacknowledged data; with a single segment in flight
-            // the two look alike and count here)
+        } else if e >= self.nxt && x.rtt.est.srtt.map_or(true, |r| since_prev < 2 * r + TIMER_TICK) {
+            // a copy of the newest data without loss signals, about two RTTs after the
+            // original: the sender's tail-loss probe (RFC 8985 PTO = 2·SRTT). Later than that
+            // it is the retransmission timer (with one segment in flight Linux delays the
+            // probe to about the RTO, and the two cannot be told apart: counted as RTO)
             TLP
         } else {
             self.rx_rto_point = Some(self.nxt);
@@ -548,6 +568,8 @@ impl Stream {
         }
         if a > self.una {
             let adv = a - self.una;
+            self.advances[self.adv_next] = (a, ts);
+            self.adv_next = (self.adv_next + 1) % self.advances.len();
             self.c.acked_bytes += adv as u64;
             if self.fr.is_none() && self.rto_ep.is_none() {
                 self.c.advancing_acks_ca += 1;
