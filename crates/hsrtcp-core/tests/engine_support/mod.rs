@@ -31,6 +31,7 @@ impl Tx {
 
     /// Raw segment; `from_client` picks the direction. Relative seq/ack are turned into raw
     /// numbers from the ISNs (seq relative to the sender's ISN, ack to the receiver's).
+    #[allow(clippy::too_many_arguments)]
     pub fn raw(&mut self, t_ms: f64, from_client: bool, flags: u16, seq: u32, ack: u32, len: u32, window: u16) -> &mut Segment {
         let (src, dst, sport, dport): ([u8; 4], [u8; 4], u16, u16) =
             if from_client { ([10, 0, 0, 1], [10, 0, 0, 2], 40000, 80) } else { ([10, 0, 0, 2], [10, 0, 0, 1], 80, 40000) };

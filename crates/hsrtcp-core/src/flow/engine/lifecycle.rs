@@ -121,7 +121,7 @@ impl Lifecycle {
                 ended = true;
             }
         }
-        if self.last_pkt.map_or(true, |p| ts > p) {
+        if self.last_pkt.is_none_or(|p| ts > p) {
             self.last_pkt = Some(ts);
         }
         ended

@@ -492,7 +492,7 @@ impl Engine {
             .u64("suspensions", self.life.suspensions)
             .u64("suspensions_stalled", self.life.suspensions_stalled)
             .f64("suspension_total", Some(self.life.suspension_total as f64 * 1e-9))
-            .f64("suspension_max", (self.life.suspensions > 0).then(|| self.life.suspension_max as f64 * 1e-9))
+            .f64("suspension_max", (self.life.suspensions > 0).then_some(self.life.suspension_max as f64 * 1e-9))
             .u64("segment_store_overflow", self.streams.iter().map(|s| s.store.overflowed).sum::<u64>());
     }
 

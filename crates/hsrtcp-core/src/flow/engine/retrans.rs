@@ -265,17 +265,15 @@ impl Stream {
                     return;
                 }
             }
-            Overlap::Fill => {
-                if self.is_reordering(x, ts, tsval, ip_id, &prior) {
-                    self.c.reordering += 1;
-                    let mut ev = Event::new("reordering", ts);
-                    ev.dir = Some(x.dir);
-                    ev.seq_start = Some(s);
-                    ev.seq_end = Some(e);
-                    ev.value = prior.hole_seen_ts.map(|h| (ts - h) as f64 * 1e-9);
-                    x.ev.push(ev);
-                    return;
-                }
+            Overlap::Fill if self.is_reordering(x, ts, tsval, ip_id, &prior) => {
+                self.c.reordering += 1;
+                let mut ev = Event::new("reordering", ts);
+                ev.dir = Some(x.dir);
+                ev.seq_start = Some(s);
+                ev.seq_end = Some(e);
+                ev.value = prior.hole_seen_ts.map(|h| (ts - h) as f64 * 1e-9);
+                x.ev.push(ev);
+                return;
             }
             _ => {}
         }
@@ -285,7 +283,7 @@ impl Stream {
     /// Keep the highest TSval / IP ID of in-order data and whether IP IDs count up.
     fn note_order(&mut self, tsval: Option<u32>, ip_id: Option<u16>) {
         if let Some(v) = tsval {
-            if self.max_tsval.map_or(true, |m| seq_lt(m, v) || m == v) {
+            if self.max_tsval.is_none_or(|m| seq_lt(m, v) || m == v) {
                 self.max_tsval = Some(v);
             }
         }
@@ -327,7 +325,7 @@ impl Stream {
         // timer of at least an RTT) to re-send: a fill before any such ACK was only late.
         if x.near_sender == Some(false) {
             if let Some(h) = prior.hole_seen_ts {
-                return self.last_dupack_ts.map_or(true, |d| d < h);
+                return self.last_dupack_ts.is_none_or(|d| d < h);
             }
         }
         match (x.rtt.est.min, prior.hole_seen_ts) {
@@ -499,7 +497,7 @@ impl Stream {
             } else {
                 FAST
             }
-        } else if e >= self.nxt && x.rtt.est.srtt.map_or(true, |r| since_prev < 2 * r + TIMER_TICK) {
+        } else if e >= self.nxt && x.rtt.est.srtt.is_none_or(|r| since_prev < 2 * r + TIMER_TICK) {
             // a copy of the newest data without loss signals, about two RTTs after the
             // original: the sender's tail-loss probe (RFC 8985 PTO = 2·SRTT). Later than that
             // it is the retransmission timer (with one segment in flight Linux delays the

@@ -71,7 +71,7 @@ impl RttSummary {
         if self.count == 1 {
             return Some(self.min);
         }
-        let half = (self.count + 1) / 2;
+        let half = self.count.div_ceil(2);
         let mut acc = 0u64;
         for (i, &n) in self.hist.iter().enumerate() {
             acc += n as u64;

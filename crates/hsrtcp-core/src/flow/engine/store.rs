@@ -141,7 +141,7 @@ impl Store {
             filled,
         };
         let tail = self.recs.back().map(|r| r.end);
-        if tail.map_or(true, |t| s >= t) {
+        if tail.is_none_or(|t| s >= t) {
             let gap = tail.is_some_and(|t| s > t);
             self.recs.push_back(new_rec(s, e, false));
             if self.recs.len() > MAX_RECORDS {

@@ -67,6 +67,7 @@ impl WindowStats {
     /// granularity (2^wscale), `mss` the segment size. Full window: the segment reaches the
     /// right edge of the advertised window (within one quantum; Wireshark's test is exact
     /// equality, which scaled windows rarely hit).
+    #[allow(clippy::too_many_arguments)]
     pub fn on_new_data(&mut self, s: i64, e: i64, una: Option<i64>, quantum: i64, mss: i64, ts: Nanos, dir: Dir, ev: &mut Vec<Event>) {
         let _ = s;
         let (Some(una), Some(w)) = (una, self.awnd) else { return };
@@ -75,7 +76,7 @@ impl WindowStats {
         if e - una >= w as i64 - mss {
             self.rwnd_limited_sends += 1;
         }
-        if w > 0 && e >= edge - quantum.max(1) + 1 {
+        if w > 0 && e > edge - quantum.max(1) {
             self.full_segments += 1;
             if self.full_open.is_none() {
                 self.full_open = Some((ts, e));
