@@ -74,7 +74,10 @@ fn reordering_without_timestamps_or_ip_ids_uses_the_rtt_scale() {
         s.ip_id = None;
     }
     let r = t.run();
-    assert_eq!(r.kinds(), vec!["reordering", "retransmission/fast", "handshake/complete"]);
+    assert_eq!(
+        r.kinds(),
+        vec!["reordering", "retransmission/fast", "handshake/complete"]
+    );
 }
 
 #[test]
@@ -91,7 +94,13 @@ fn duplicate_after_silence_is_a_spurious_timeout_at_the_receiver() {
     let r = t.run();
     assert_eq!(
         r.kinds(),
-        vec!["suspension/idle", "retransmission/rto", "retransmission/rto", "spurious_timeout/receiver", "handshake/complete"]
+        vec![
+            "suspension/idle",
+            "retransmission/rto",
+            "retransmission/rto",
+            "spurious_timeout/receiver",
+            "handshake/complete"
+        ]
     );
     let i = r.rows("spurious_timeout")[0];
     assert_eq!(u64_at(&r.events, "count", i), Some(2));
@@ -119,7 +128,10 @@ fn timestamps_decide_the_vantage_without_a_handshake_and_give_rtt() {
     }
     let r = t.run();
     assert_eq!(r.flow_str("capture_near").as_deref(), Some("client"));
-    assert_eq!(r.flow_str("capture_near_source").as_deref(), Some("timestamps"));
+    assert_eq!(
+        r.flow_str("capture_near_source").as_deref(),
+        Some("timestamps")
+    );
     let rtts = r.rtts("ts");
     assert!(!rtts.is_empty());
     assert!(rtts.iter().all(|&x| (x - 0.03995).abs() < 1e-3), "{rtts:?}");
@@ -142,6 +154,11 @@ fn fills_of_data_lost_during_a_silence_belong_to_the_timeout_recovery() {
     let r = t.run();
     assert_eq!(
         r.kinds(),
-        vec!["suspension/idle", "retransmission/rto", "retransmission/rto", "handshake/complete"]
+        vec![
+            "suspension/idle",
+            "retransmission/rto",
+            "retransmission/rto",
+            "handshake/complete"
+        ]
     );
 }

@@ -26,7 +26,10 @@ fn clean_transfer_rtt_by_karn_handshake_and_close() {
     let r = t.run();
     assert_eq!(r.kinds(), vec!["handshake/complete", "close/fin"]);
     assert_eq!(r.flow_str("capture_near").as_deref(), Some("server"));
-    assert_eq!(r.flow_str("capture_near_source").as_deref(), Some("handshake"));
+    assert_eq!(
+        r.flow_str("capture_near_source").as_deref(),
+        Some("handshake")
+    );
     assert_eq!(r.flow_str("data_vantage").as_deref(), Some("sender"));
     // one sample per advancing ACK, from the newest segment it covers
     let rtts = r.rtts("ack");
@@ -161,7 +164,14 @@ fn tail_loss_probe_re_sends_the_last_segment() {
     t.data(250.1, 2001, 1000);
     t.ack(300.1, 4001);
     let r = t.run();
-    assert_eq!(r.kinds(), vec!["retransmission/tlp", "retransmission/fast", "handshake/complete"]);
+    assert_eq!(
+        r.kinds(),
+        vec![
+            "retransmission/tlp",
+            "retransmission/fast",
+            "handshake/complete"
+        ]
+    );
     assert_eq!(r.flow_u64("retrans_tlp"), Some(1));
 }
 
@@ -181,7 +191,14 @@ fn sack_recovery_refills_the_second_hole() {
     t.sack(150.8, 5001, &[(6001, 8001)]);
     t.ack(151.0, 8001);
     let r = t.run();
-    assert_eq!(r.kinds(), vec!["retransmission/fast", "retransmission/sack_refill", "handshake/complete"]);
+    assert_eq!(
+        r.kinds(),
+        vec![
+            "retransmission/fast",
+            "retransmission/sack_refill",
+            "handshake/complete"
+        ]
+    );
     assert_eq!(r.flow_u64("retrans_sack_refill"), Some(1));
     assert_eq!(r.flow_u64("retransmissions"), Some(2));
 }
@@ -220,7 +237,14 @@ fn window_scaling_zero_window_and_probe_is_not_a_retransmission() {
     t.data(600.1, 1001, 1000);
     t.ack(650.1, 2001);
     let r = t.run();
-    assert_eq!(r.kinds(), vec!["suspension/stalled", "zero_window/reopened", "handshake/complete"]);
+    assert_eq!(
+        r.kinds(),
+        vec![
+            "suspension/stalled",
+            "zero_window/reopened",
+            "handshake/complete"
+        ]
+    );
     let i = r.rows("zero_window")[0];
     assert!(close(f64_at(&r.events, "duration_s", i).unwrap(), 0.4998));
     assert_eq!(r.flow_u64("zero_window_probes"), Some(1));
@@ -255,7 +279,15 @@ fn reset_with_unacknowledged_data_is_an_interruption_and_silence_a_suspension() 
     t.ack(100.2, 1001);
     t.raw(1500.0, true, RA, 1, 1001, 0, 0);
     let r = t.run();
-    assert_eq!(r.kinds(), vec!["suspension/stalled", "handshake/complete", "close/rst", "interruption/rst"]);
+    assert_eq!(
+        r.kinds(),
+        vec![
+            "suspension/stalled",
+            "handshake/complete",
+            "close/rst",
+            "interruption/rst"
+        ]
+    );
     assert_eq!(r.flow_bool("interrupted"), Some(true));
     assert_eq!(r.flow_str("interruption_reason").as_deref(), Some("rst"));
     assert_eq!(r.flow_u64("suspensions_stalled"), Some(1));

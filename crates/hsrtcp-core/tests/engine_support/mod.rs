@@ -26,15 +26,32 @@ pub struct Tx {
 
 impl Tx {
     pub fn new(client_isn: u32, server_isn: u32) -> Self {
-        Tx { segs: Vec::new(), ip_id: [100, 5000], isn: [client_isn, server_isn], ts_on: false }
+        Tx {
+            segs: Vec::new(),
+            ip_id: [100, 5000],
+            isn: [client_isn, server_isn],
+            ts_on: false,
+        }
     }
 
     /// Raw segment; `from_client` picks the direction. Relative seq/ack are turned into raw
     /// numbers from the ISNs (seq relative to the sender's ISN, ack to the receiver's).
     #[allow(clippy::too_many_arguments)]
-    pub fn raw(&mut self, t_ms: f64, from_client: bool, flags: u16, seq: u32, ack: u32, len: u32, window: u16) -> &mut Segment {
-        let (src, dst, sport, dport): ([u8; 4], [u8; 4], u16, u16) =
-            if from_client { ([10, 0, 0, 1], [10, 0, 0, 2], 40000, 80) } else { ([10, 0, 0, 2], [10, 0, 0, 1], 80, 40000) };
+    pub fn raw(
+        &mut self,
+        t_ms: f64,
+        from_client: bool,
+        flags: u16,
+        seq: u32,
+        ack: u32,
+        len: u32,
+        window: u16,
+    ) -> &mut Segment {
+        let (src, dst, sport, dport): ([u8; 4], [u8; 4], u16, u16) = if from_client {
+            ([10, 0, 0, 1], [10, 0, 0, 2], 40000, 80)
+        } else {
+            ([10, 0, 0, 2], [10, 0, 0, 1], 80, 40000)
+        };
         let side = if from_client { 0 } else { 1 };
         self.ip_id[side] = self.ip_id[side].wrapping_add(1);
         let mut options = TcpOptions::default();
@@ -49,7 +66,11 @@ impl Tx {
             sport,
             dport,
             seq: self.isn[side].wrapping_add(seq),
-            ack: if flags & TcpFlags::ACK != 0 { self.isn[1 - side].wrapping_add(ack) } else { 0 },
+            ack: if flags & TcpFlags::ACK != 0 {
+                self.isn[1 - side].wrapping_add(ack)
+            } else {
+                0
+            },
             flags: TcpFlags(flags),
             window,
             payload_len: len,
@@ -61,7 +82,14 @@ impl Tx {
     }
 
     /// SYN, SYN-ACK, ACK at t, t+syn_gap, t+syn_gap+ack_gap (ms). Options: wscale, SACK, MSS.
-    pub fn handshake(&mut self, t: f64, syn_gap: f64, ack_gap: f64, wscale: Option<(u8, u8)>, sack: bool) {
+    pub fn handshake(
+        &mut self,
+        t: f64,
+        syn_gap: f64,
+        ack_gap: f64,
+        wscale: Option<(u8, u8)>,
+        sack: bool,
+    ) {
         let s = self.raw(t, true, SYN, 0, 0, 0, 64240);
         s.options.mss = Some(1460);
         s.options.sack_permitted = sack;
@@ -88,7 +116,10 @@ impl Tx {
         let isn = self.isn[1];
         let s = self.raw(t, true, A, 1, ack, 0, 502);
         for (k, (l, r)) in blocks.iter().enumerate() {
-            s.options.sack[k] = SackBlock { left: isn.wrapping_add(*l), right: isn.wrapping_add(*r) };
+            s.options.sack[k] = SackBlock {
+                left: isn.wrapping_add(*l),
+                right: isn.wrapping_add(*r),
+            };
         }
         s.options.sack_count = blocks.len() as u8;
         s
@@ -104,13 +135,20 @@ impl Tx {
 
     /// Run through the real flow table (the vantage is inferred by the engine).
     pub fn run(&self) -> Res {
-        let mut t = FlowTable::new(CaptureInfo { name: "transcript".into(), ..Default::default() });
+        let mut t = FlowTable::new(CaptureInfo {
+            name: "transcript".into(),
+            ..Default::default()
+        });
         let mut out = Output::default();
         for s in &self.segs {
             t.push(s);
         }
         t.finish(false, &mut out);
-        Res { flows: out.flows.finish(), events: out.events.finish(), series: out.series.finish() }
+        Res {
+            flows: out.flows.finish(),
+            events: out.events.finish(),
+            series: out.series.finish(),
+        }
     }
 }
 
@@ -121,13 +159,17 @@ pub struct Res {
 }
 
 pub fn u64_at(b: &RecordBatch, name: &str, row: usize) -> Option<u64> {
-    let c = b.column_by_name(name).unwrap_or_else(|| panic!("no column {name}"));
+    let c = b
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("no column {name}"));
     let a = c.as_primitive::<UInt64Type>();
     (!a.is_null(row)).then(|| a.value(row))
 }
 
 pub fn f64_at(b: &RecordBatch, name: &str, row: usize) -> Option<f64> {
-    let c = b.column_by_name(name).unwrap_or_else(|| panic!("no column {name}"));
+    let c = b
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("no column {name}"));
     let a = c.as_primitive::<Float64Type>();
     (!a.is_null(row)).then(|| a.value(row))
 }
@@ -138,7 +180,9 @@ pub fn i64_at(b: &RecordBatch, name: &str, row: usize) -> Option<i64> {
 }
 
 pub fn str_at(b: &RecordBatch, name: &str, row: usize) -> Option<String> {
-    let c = b.column_by_name(name).unwrap_or_else(|| panic!("no column {name}"));
+    let c = b
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("no column {name}"));
     let a = c.as_string::<i32>();
     (!a.is_null(row)).then(|| a.value(row).to_string())
 }
@@ -178,7 +222,9 @@ impl Res {
 
     /// Rows of events of a kind.
     pub fn rows(&self, kind: &str) -> Vec<usize> {
-        (0..self.events.num_rows()).filter(|&i| str_at(&self.events, "kind", i).as_deref() == Some(kind)).collect()
+        (0..self.events.num_rows())
+            .filter(|&i| str_at(&self.events, "kind", i).as_deref() == Some(kind))
+            .collect()
     }
 
     /// RTT sample values (s) of one class.

@@ -73,7 +73,10 @@ impl Lifecycle {
                 if seq_diff(seg.ack, s) >= 1 {
                     self.handshake_ack = Some(ts);
                     if let Some(t_syn) = self.last_syn {
-                        return Some(HandshakeDone { syn_to_synack: t_sa - t_syn, synack_to_ack: ts - t_sa });
+                        return Some(HandshakeDone {
+                            syn_to_synack: t_sa - t_syn,
+                            synack_to_ack: ts - t_sa,
+                        });
                     }
                 }
             }
@@ -101,7 +104,13 @@ impl Lifecycle {
     /// Called before a segment is processed: a silence longer than the threshold in both
     /// directions is a suspension (`stalled` when data was outstanding at its start).
     /// Returns whether the segment ends a suspension.
-    pub fn gap(&mut self, ts: Nanos, srtt: Option<Nanos>, stalled: bool, ev: &mut Vec<Event>) -> bool {
+    pub fn gap(
+        &mut self,
+        ts: Nanos,
+        srtt: Option<Nanos>,
+        stalled: bool,
+        ev: &mut Vec<Event>,
+    ) -> bool {
         let mut ended = false;
         if let Some(prev) = self.last_pkt {
             let thr = SUSPENSION_MIN.max(srtt.unwrap_or(0) * SUSPENSION_RTTS);

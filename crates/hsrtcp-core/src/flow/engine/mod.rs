@@ -127,18 +127,38 @@ pub const FLOW_COLUMNS: &[ColumnDef] = &[
 
 /// Engine columns of `series` (per 1-s bin, data direction).
 pub const SERIES_COLUMNS: &[ColumnDef] = &[
-    c("goodput_bytes", U64, "bytes newly acknowledged in the bin (cumulative ACK advance)"),
+    c(
+        "goodput_bytes",
+        U64,
+        "bytes newly acknowledged in the bin (cumulative ACK advance)",
+    ),
     c("retransmissions", U64, "retransmissions seen in the bin"),
     c("dupacks", U64, "DupACKs seen in the bin"),
-    c("bif_max", U64, "largest bytes in flight at an ACK in the bin (sender vantage)"),
-    c("bif_mean", F64, "mean bytes in flight at the ACKs of the bin (sender vantage)"),
-    c("awnd_min", U64, "smallest advertised window in the bin, bytes"),
+    c(
+        "bif_max",
+        U64,
+        "largest bytes in flight at an ACK in the bin (sender vantage)",
+    ),
+    c(
+        "bif_mean",
+        F64,
+        "mean bytes in flight at the ACKs of the bin (sender vantage)",
+    ),
+    c(
+        "awnd_min",
+        U64,
+        "smallest advertised window in the bin, bytes",
+    ),
     c("awnd_mean", F64, "mean advertised window in the bin, bytes"),
     c("rtt_count", U64, "RTT samples in the bin"),
     c("rtt_min", F64, "smallest RTT sample in the bin, s"),
     c("rtt_mean", F64, "mean RTT sample in the bin, s"),
     c("rtt_max", F64, "largest RTT sample in the bin, s"),
-    c("backoff", Bool, "the bin overlaps a timeout sequence (M3: its zero throughput is back-off, not absence)"),
+    c(
+        "backoff",
+        Bool,
+        "the bin overlaps a timeout sequence (M3: its zero throughput is back-off, not absence)",
+    ),
 ];
 
 #[derive(Default)]
@@ -176,7 +196,10 @@ impl Engine {
     fn mss_for(&self, c: &ConnBase, d: Dir) -> i64 {
         c.mss(d.rev())
             .map(|m| m as i64)
-            .or_else(|| (self.streams[d.idx()].max_payload > 0).then_some(self.streams[d.idx()].max_payload as i64))
+            .or_else(|| {
+                (self.streams[d.idx()].max_payload > 0)
+                    .then_some(self.streams[d.idx()].max_payload as i64)
+            })
             .unwrap_or(DEFAULT_MSS)
     }
 
@@ -228,14 +251,28 @@ impl Engine {
                         // after its own processing time
                         // TSvals tick in milliseconds (Linux: 1 ms): below a few ticks the
                         // delays measure the clock, not the path
-                        if a.max(b) >= TS_TICKS_FOR_VANTAGE && (a >= 2 * b.max(1) || b >= 2 * a.max(1)) {
-                            self.decide(if a > b { Dir::C2S } else { Dir::S2C }, "timestamps", ts, ev);
+                        if a.max(b) >= TS_TICKS_FOR_VANTAGE
+                            && (a >= 2 * b.max(1) || b >= 2 * a.max(1))
+                        {
+                            self.decide(
+                                if a > b { Dir::C2S } else { Dir::S2C },
+                                "timestamps",
+                                ts,
+                                ev,
+                            );
                         }
                     }
                     if self.near == Some(other) && !seg.flags.syn() {
                         let d = Self::data_dir(c);
                         let first = c.first_ts;
-                        self.rtt.sample("ts", d, ts, delay, Some((&mut self.streams[d.idx()].bins, first)), ev);
+                        self.rtt.sample(
+                            "ts",
+                            d,
+                            ts,
+                            delay,
+                            Some((&mut self.streams[d.idx()].bins, first)),
+                            ev,
+                        );
                     }
                 }
             }
@@ -257,7 +294,8 @@ impl Engine {
                     blocks[k] = (space.peek(b.left), space.peek(b.right));
                 }
             }
-            let pure = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin() && !seg.flags.rst();
+            let pure =
+                seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin() && !seg.flags.rst();
             // SYN windows are never scaled (RFC 7323 §2.2) and a RST's window means nothing.
             if !seg.flags.syn() && !seg.flags.rst() {
                 let shift = c.wscale(dir);
@@ -275,7 +313,16 @@ impl Engine {
                     decided: None,
                     after_silence: false,
                 };
-                self.streams[other.idx()].on_ack(&mut x, a, ts, seg.window, shift, pure, &blocks[..n], tsecr);
+                self.streams[other.idx()].on_ack(
+                    &mut x,
+                    a,
+                    ts,
+                    seg.window,
+                    shift,
+                    pure,
+                    &blocks[..n],
+                    tsecr,
+                );
             }
         }
         if seg.payload_len > 0 {
@@ -297,7 +344,15 @@ impl Engine {
                 decided: None,
                 after_silence: self.after_silence,
             };
-            self.streams[dir.idx()].on_data(&mut x, s, e, ts, seg.options.timestamp.map(|t| t.0), seg.ip_id, peer_zero);
+            self.streams[dir.idx()].on_data(
+                &mut x,
+                s,
+                e,
+                ts,
+                seg.options.timestamp.map(|t| t.0),
+                seg.ip_id,
+                peer_zero,
+            );
             let decided = x.decided;
             if let Some(at_sender) = decided {
                 let near = if at_sender { dir } else { dir.rev() };
@@ -316,7 +371,14 @@ impl Engine {
         self.handshake_sample(ev);
         let first = self.first_ts;
         for (ts, rtt) in self.rtt.take_held(near) {
-            self.rtt.sample("ack", near, ts, rtt, Some((&mut self.streams[near.idx()].bins, first)), ev);
+            self.rtt.sample(
+                "ack",
+                near,
+                ts,
+                rtt,
+                Some((&mut self.streams[near.idx()].bins, first)),
+                ev,
+            );
         }
     }
 
@@ -384,7 +446,9 @@ impl Engine {
         } else {
             None
         };
-        let open = self.life.first_rst.is_none() && self.life.first_fin.is_none() && capture_end - c.last_ts < GIVE_UP;
+        let open = self.life.first_rst.is_none()
+            && self.life.first_fin.is_none()
+            && capture_end - c.last_ts < GIVE_UP;
         self.end = Some((capture_end, open && unacked));
         if let Some(r) = reason {
             let mut e = Event::new("interruption", c.last_ts);
@@ -409,91 +473,213 @@ impl Engine {
         let mss = self.mss_for(c, d);
         let dur = (c.last_ts - c.first_ts) as f64 * 1e-9;
         let rf = self.life.first_fin.or(self.life.first_rst);
-        row.str("capture_near", self.near.map(|n| if n == Dir::C2S { "client" } else { "server" }))
-            .str("capture_near_source", self.near_source)
-            .str("data_vantage", vs.map(|s| if s { "sender" } else { "receiver" }))
-            .u64("rtt_count", known.then_some(prim.count))
-            .f64("rtt_min", prim.min())
-            .f64("rtt_mean", prim.mean())
-            .f64("rtt_median", prim.median())
-            .f64("rtt_max", prim.max())
-            .f64("rtt_std", prim.std())
-            .u64("rtt_ack_samples", only(sender, self.rtt.ack.count))
-            .u64("rtt_ts_samples", only(known, self.rtt.ts.count))
-            .f64("rtt_ts_mean", self.rtt.ts.mean())
-            .f64("rtt_handshake", self.rtt.handshake)
-            .u64("data_segments", k.data_segments)
-            .u64("retransmissions", k.retransmissions)
-            .u64("retransmitted_bytes", k.retransmitted_bytes)
-            .u64("retrans_fast", only(known, k.fast))
-            .u64("retrans_sack_refill", only(known, k.sack_refill))
-            .u64("retrans_rto", only(known, k.rto))
-            .u64("retrans_tlp", only(known, k.tlp))
-            .u64("retrans_unclassified", k.unclassified)
-            .u64("reordering_segments", k.reordering)
-            .u64("network_duplicates", k.network_duplicates)
-            .u64("zero_window_probes", k.zero_window_probes)
-            .u64("unnecessary_retransmissions", only(known, k.unnecessary))
-            .u64("dsack_blocks", k.dsack_blocks)
-            .u64("timeout_sequences", only(sender, k.timeout_sequences))
-            .u64("timeouts", only(sender, k.timeouts))
-            .u64("timeout_retransmissions", only(sender, k.timeout_retransmissions))
-            .f64("timeout_duration_mean", if sender { ratio(k.timeout_duration_sum, k.timeout_finished as f64) } else { None })
-            .f64("timeout_duration_max", (sender && k.timeout_finished > 0).then_some(k.timeout_duration_max))
-            .f64("rto_first_mean", if sender { ratio(k.rto_first_sum, k.timeout_sequences as f64) } else { None })
-            .f64("q_estimate", if sender { ratio(k.timeout_repeated as f64, k.timeout_retransmissions as f64) } else { None })
-            .u64("spurious_timeouts", only(known, k.spurious_timeouts))
-            .u64("spurious_timeouts_receiver", only(vs == Some(false), k.spurious_receiver))
-            .u64("spurious_timeouts_dsack", only(sender, k.spurious_dsack))
-            .u64("spurious_timeouts_eifel", only(sender && c.timestamps() == Some(true), k.spurious_eifel))
-            .f64("spurious_rto_rate", if known { ratio(k.spurious_rto_segments as f64, k.retransmissions as f64) } else { None })
-            .f64("spurious_timeout_share", if sender { ratio(k.spurious_timeouts as f64, k.timeout_sequences as f64) } else { None })
-            .f64("rto_bias_mean", ratio(k.rto_bias_sum, k.rto_bias_n as f64))
-            .u64("pure_acks", k.pure_acks)
-            .u64("dupacks", k.dupacks)
-            .f64("dupack_rate", ratio(k.dupacks as f64, k.pure_acks as f64))
-            .u64("bif_max", (sender && k.bif_n > 0).then_some(k.bif_max))
-            .f64("bif_mean", if sender { ratio(k.bif_sum, k.bif_n as f64) } else { None })
-            .u64("awnd_min", st.win.awnd_min)
-            .u64("awnd_max", st.win.awnd_max)
-            .f64("awnd_mean", st.win.awnd_mean())
-            .u64("zero_window_segments", st.win.zero_segments)
-            .u64("zero_window_events", st.win.zero_events)
-            .f64("zero_window_duration", Some(st.win.zero_total as f64 * 1e-9))
-            .u64("full_window_segments", st.win.full_segments)
-            .u64("full_window_events", st.win.full_events)
-            .f64(
-                "rwnd_limited_fraction",
-                if sender { ratio(st.win.rwnd_limited_sends as f64, st.win.new_data_sends as f64) } else { None },
-            )
-            .str(
-                "limited_by",
-                if sender && st.win.new_data_sends > 0 {
-                    Some(if st.win.rwnd_limited_sends * 2 >= st.win.new_data_sends { "rwnd" } else { "cwnd" })
+        row.str(
+            "capture_near",
+            self.near
+                .map(|n| if n == Dir::C2S { "client" } else { "server" }),
+        )
+        .str("capture_near_source", self.near_source)
+        .str(
+            "data_vantage",
+            vs.map(|s| if s { "sender" } else { "receiver" }),
+        )
+        .u64("rtt_count", known.then_some(prim.count))
+        .f64("rtt_min", prim.min())
+        .f64("rtt_mean", prim.mean())
+        .f64("rtt_median", prim.median())
+        .f64("rtt_max", prim.max())
+        .f64("rtt_std", prim.std())
+        .u64("rtt_ack_samples", only(sender, self.rtt.ack.count))
+        .u64("rtt_ts_samples", only(known, self.rtt.ts.count))
+        .f64("rtt_ts_mean", self.rtt.ts.mean())
+        .f64("rtt_handshake", self.rtt.handshake)
+        .u64("data_segments", k.data_segments)
+        .u64("retransmissions", k.retransmissions)
+        .u64("retransmitted_bytes", k.retransmitted_bytes)
+        .u64("retrans_fast", only(known, k.fast))
+        .u64("retrans_sack_refill", only(known, k.sack_refill))
+        .u64("retrans_rto", only(known, k.rto))
+        .u64("retrans_tlp", only(known, k.tlp))
+        .u64("retrans_unclassified", k.unclassified)
+        .u64("reordering_segments", k.reordering)
+        .u64("network_duplicates", k.network_duplicates)
+        .u64("zero_window_probes", k.zero_window_probes)
+        .u64("unnecessary_retransmissions", only(known, k.unnecessary))
+        .u64("dsack_blocks", k.dsack_blocks)
+        .u64("timeout_sequences", only(sender, k.timeout_sequences))
+        .u64("timeouts", only(sender, k.timeouts))
+        .u64(
+            "timeout_retransmissions",
+            only(sender, k.timeout_retransmissions),
+        )
+        .f64(
+            "timeout_duration_mean",
+            if sender {
+                ratio(k.timeout_duration_sum, k.timeout_finished as f64)
+            } else {
+                None
+            },
+        )
+        .f64(
+            "timeout_duration_max",
+            (sender && k.timeout_finished > 0).then_some(k.timeout_duration_max),
+        )
+        .f64(
+            "rto_first_mean",
+            if sender {
+                ratio(k.rto_first_sum, k.timeout_sequences as f64)
+            } else {
+                None
+            },
+        )
+        .f64(
+            "q_estimate",
+            if sender {
+                ratio(k.timeout_repeated as f64, k.timeout_retransmissions as f64)
+            } else {
+                None
+            },
+        )
+        .u64("spurious_timeouts", only(known, k.spurious_timeouts))
+        .u64(
+            "spurious_timeouts_receiver",
+            only(vs == Some(false), k.spurious_receiver),
+        )
+        .u64("spurious_timeouts_dsack", only(sender, k.spurious_dsack))
+        .u64(
+            "spurious_timeouts_eifel",
+            only(sender && c.timestamps() == Some(true), k.spurious_eifel),
+        )
+        .f64(
+            "spurious_rto_rate",
+            if known {
+                ratio(k.spurious_rto_segments as f64, k.retransmissions as f64)
+            } else {
+                None
+            },
+        )
+        .f64(
+            "spurious_timeout_share",
+            if sender {
+                ratio(k.spurious_timeouts as f64, k.timeout_sequences as f64)
+            } else {
+                None
+            },
+        )
+        .f64("rto_bias_mean", ratio(k.rto_bias_sum, k.rto_bias_n as f64))
+        .u64("pure_acks", k.pure_acks)
+        .u64("dupacks", k.dupacks)
+        .f64("dupack_rate", ratio(k.dupacks as f64, k.pure_acks as f64))
+        .u64("bif_max", (sender && k.bif_n > 0).then_some(k.bif_max))
+        .f64(
+            "bif_mean",
+            if sender {
+                ratio(k.bif_sum, k.bif_n as f64)
+            } else {
+                None
+            },
+        )
+        .u64("awnd_min", st.win.awnd_min)
+        .u64("awnd_max", st.win.awnd_max)
+        .f64("awnd_mean", st.win.awnd_mean())
+        .u64("zero_window_segments", st.win.zero_segments)
+        .u64("zero_window_events", st.win.zero_events)
+        .f64(
+            "zero_window_duration",
+            Some(st.win.zero_total as f64 * 1e-9),
+        )
+        .u64("full_window_segments", st.win.full_segments)
+        .u64("full_window_events", st.win.full_events)
+        .f64(
+            "rwnd_limited_fraction",
+            if sender {
+                ratio(
+                    st.win.rwnd_limited_sends as f64,
+                    st.win.new_data_sends as f64,
+                )
+            } else {
+                None
+            },
+        )
+        .str(
+            "limited_by",
+            if sender && st.win.new_data_sends > 0 {
+                Some(if st.win.rwnd_limited_sends * 2 >= st.win.new_data_sends {
+                    "rwnd"
                 } else {
-                    None
-                },
-            )
-            .u64("mss_data", Some(mss as u64))
-            .u64("w_m_packets", st.win.awnd_max.map(|w| w / mss.max(1) as u64))
-            .f64("b_packets_per_ack", ratio(k.acked_bytes_ca as f64 / mss as f64, k.advancing_acks_ca as f64))
-            .f64("throughput_pkts", if st.ack_seen { ratio(k.acked_bytes as f64 / mss as f64, dur) } else { None })
-            .u64("goodput_bytes", st.ack_seen.then_some(k.acked_bytes))
-            .f64("establishment_s", self.life.establishment().map(|n| n as f64 * 1e-9))
-            .u64("syn_retransmissions", (c.half[0].syn_count > 0).then(|| c.half[0].syn_count as u64 - 1))
-            .u64("synack_retransmissions", self.life.first_synack.map(|_| self.life.synacks_same_seq as u64))
-            .bool("handshake_refused", self.life.first_syn.map(|_| self.life.refused))
-            .u64("fin_retransmissions_client", self.life.fin_retx[0] as u64)
-            .u64("fin_retransmissions_server", self.life.fin_retx[1] as u64)
-            .str("closer", rf.map(|(_, w)| if w == Dir::C2S { "client" } else { "server" }))
-            .f64("closure_s", self.life.first_fin.map(|(t, _)| (c.last_ts - t) as f64 * 1e-9))
-            .bool("interrupted", self.interrupted(c))
-            .str("interruption_reason", self.interruption_reason(c))
-            .u64("suspensions", self.life.suspensions)
-            .u64("suspensions_stalled", self.life.suspensions_stalled)
-            .f64("suspension_total", Some(self.life.suspension_total as f64 * 1e-9))
-            .f64("suspension_max", (self.life.suspensions > 0).then_some(self.life.suspension_max as f64 * 1e-9))
-            .u64("segment_store_overflow", self.streams.iter().map(|s| s.store.overflowed).sum::<u64>());
+                    "cwnd"
+                })
+            } else {
+                None
+            },
+        )
+        .u64("mss_data", Some(mss as u64))
+        .u64(
+            "w_m_packets",
+            st.win.awnd_max.map(|w| w / mss.max(1) as u64),
+        )
+        .f64(
+            "b_packets_per_ack",
+            ratio(
+                k.acked_bytes_ca as f64 / mss as f64,
+                k.advancing_acks_ca as f64,
+            ),
+        )
+        .f64(
+            "throughput_pkts",
+            if st.ack_seen {
+                ratio(k.acked_bytes as f64 / mss as f64, dur)
+            } else {
+                None
+            },
+        )
+        .u64("goodput_bytes", st.ack_seen.then_some(k.acked_bytes))
+        .f64(
+            "establishment_s",
+            self.life.establishment().map(|n| n as f64 * 1e-9),
+        )
+        .u64(
+            "syn_retransmissions",
+            (c.half[0].syn_count > 0).then(|| c.half[0].syn_count as u64 - 1),
+        )
+        .u64(
+            "synack_retransmissions",
+            self.life
+                .first_synack
+                .map(|_| self.life.synacks_same_seq as u64),
+        )
+        .bool(
+            "handshake_refused",
+            self.life.first_syn.map(|_| self.life.refused),
+        )
+        .u64("fin_retransmissions_client", self.life.fin_retx[0] as u64)
+        .u64("fin_retransmissions_server", self.life.fin_retx[1] as u64)
+        .str(
+            "closer",
+            rf.map(|(_, w)| if w == Dir::C2S { "client" } else { "server" }),
+        )
+        .f64(
+            "closure_s",
+            self.life
+                .first_fin
+                .map(|(t, _)| (c.last_ts - t) as f64 * 1e-9),
+        )
+        .bool("interrupted", self.interrupted(c))
+        .str("interruption_reason", self.interruption_reason(c))
+        .u64("suspensions", self.life.suspensions)
+        .u64("suspensions_stalled", self.life.suspensions_stalled)
+        .f64(
+            "suspension_total",
+            Some(self.life.suspension_total as f64 * 1e-9),
+        )
+        .f64(
+            "suspension_max",
+            (self.life.suspensions > 0).then_some(self.life.suspension_max as f64 * 1e-9),
+        )
+        .u64(
+            "segment_store_overflow",
+            self.streams.iter().map(|s| s.store.overflowed).sum::<u64>(),
+        );
     }
 
     fn interruption_reason(&self, c: &ConnBase) -> Option<&'static str> {
@@ -536,12 +722,21 @@ impl Engine {
             .u64("retransmissions", b.retransmissions as u64)
             .u64("dupacks", b.dupacks as u64)
             .u64("bif_max", (sender && b.bif_n > 0).then_some(b.bif_max))
-            .f64("bif_mean", (sender && b.bif_n > 0).then(|| b.bif_sum / b.bif_n as f64))
+            .f64(
+                "bif_mean",
+                (sender && b.bif_n > 0).then(|| b.bif_sum / b.bif_n as f64),
+            )
             .u64("awnd_min", (b.awnd_n > 0).then_some(b.awnd_min))
-            .f64("awnd_mean", (b.awnd_n > 0).then(|| b.awnd_sum / b.awnd_n as f64))
+            .f64(
+                "awnd_mean",
+                (b.awnd_n > 0).then(|| b.awnd_sum / b.awnd_n as f64),
+            )
             .u64("rtt_count", b.rtt_n as u64)
             .f64("rtt_min", (b.rtt_n > 0).then_some(b.rtt_min))
-            .f64("rtt_mean", (b.rtt_n > 0).then(|| b.rtt_sum / b.rtt_n as f64))
+            .f64(
+                "rtt_mean",
+                (b.rtt_n > 0).then(|| b.rtt_sum / b.rtt_n as f64),
+            )
             .f64("rtt_max", (b.rtt_n > 0).then_some(b.rtt_max))
             .bool("backoff", b.backoff);
     }

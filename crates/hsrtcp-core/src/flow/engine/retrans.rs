@@ -182,7 +182,16 @@ impl Stream {
 
     /// A data segment [s, e) of this direction (payload only).
     #[allow(clippy::too_many_arguments)]
-    pub fn on_data(&mut self, x: &mut Ctx, s: i64, e: i64, ts: Nanos, tsval: Option<u32>, ip_id: Option<u16>, peer_zero_window: bool) {
+    pub fn on_data(
+        &mut self,
+        x: &mut Ctx,
+        s: i64,
+        e: i64,
+        ts: Nanos,
+        tsval: Option<u32>,
+        ip_id: Option<u16>,
+        peer_zero_window: bool,
+    ) {
         let len = e - s;
         self.c.data_segments += 1;
         self.max_payload = self.max_payload.max(len as u32);
@@ -205,16 +214,30 @@ impl Stream {
         // duplicates of one timeout come back within about one RTO scale (go-back-N, paced
         // re-sends of what the timeout marked lost); after a longer pause the receiver-side
         // spurious episode is over
-        let gap = x.rtt.est.rto().map_or(TIMER_TICK, |r| (2 * x.rtt.est.srtt.unwrap_or(0)).max(r) + TIMER_TICK);
+        let gap = x.rtt.est.rto().map_or(TIMER_TICK, |r| {
+            (2 * x.rtt.est.srtt.unwrap_or(0)).max(r) + TIMER_TICK
+        });
         if self.rx_spur.as_ref().is_some_and(|r| ts - r.last > gap) {
             self.close_rx_spurious(x);
         }
         let (kind, prior) = if self.ack_seen && e <= self.una {
             // wholly below the cumulative ACK: a repeat of acknowledged bytes, last seen
             // before the first ACK that covered them (if still remembered)
-            let covered = self.advances.iter().filter(|&&(a, t)| t != 0 && a >= e).map(|&(_, t)| t).min();
+            let covered = self
+                .advances
+                .iter()
+                .filter(|&&(a, t)| t != 0 && a >= e)
+                .map(|&(_, t)| t)
+                .min();
             let seen = covered.unwrap_or(ts);
-            (Overlap::Repeat, Prior { first_ts: seen, last_ts: seen, ..Default::default() })
+            (
+                Overlap::Repeat,
+                Prior {
+                    first_ts: seen,
+                    last_ts: seen,
+                    ..Default::default()
+                },
+            )
         } else {
             let s2 = if self.ack_seen { s.max(self.una) } else { s };
             self.store.add(s2, e, ts, tsval.unwrap_or(0), ip_id, merge)
@@ -308,7 +331,14 @@ impl Stream {
     /// when its TSval is older than the newest in-order data, or (no timestamps) its IP ID is
     /// older on a sender whose IDs count up, or (neither) it came less than half the path's
     /// minimum RTT after the hole appeared — a retransmission needs at least one RTT.
-    fn is_reordering(&self, x: &Ctx, ts: Nanos, tsval: Option<u32>, ip_id: Option<u16>, prior: &Prior) -> bool {
+    fn is_reordering(
+        &self,
+        x: &Ctx,
+        ts: Nanos,
+        tsval: Option<u32>,
+        ip_id: Option<u16>,
+        prior: &Prior,
+    ) -> bool {
         if let (Some(v), Some(m)) = (tsval, self.max_tsval) {
             if seq_lt(v, m) {
                 return true;
@@ -335,12 +365,23 @@ impl Stream {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn retransmission(&mut self, x: &mut Ctx, s: i64, e: i64, ts: Nanos, tsval: Option<u32>, kind: Overlap, prior: &Prior) {
+    fn retransmission(
+        &mut self,
+        x: &mut Ctx,
+        s: i64,
+        e: i64,
+        ts: Nanos,
+        tsval: Option<u32>,
+        kind: Overlap,
+        prior: &Prior,
+    ) {
         // a timeout recovery the receiver already saw needed (its first re-send filled a hole)
         let genuine_recovery = self.rx_rto_point.is_some() && self.rx_spur.is_none();
         let class = match x.near_sender {
             Some(true) => self.sender_class(x, s, e, ts, tsval, prior),
-            Some(false) => self.receiver_class(x, s, e, ts, ts - prior.last_ts, kind == Overlap::Repeat),
+            Some(false) => {
+                self.receiver_class(x, s, e, ts, ts - prior.last_ts, kind == Overlap::Repeat)
+            }
             None => UNCLASSIFIED,
         };
         self.c.retransmissions += 1;
@@ -354,8 +395,19 @@ impl Stream {
         }
         self.last_retx_ts = ts;
         self.bins.at(x.first_ts, ts).retransmissions += 1;
-        let episode = if class == RTO { self.rto_ep.map(|r| r.id) } else { None };
-        self.recent.push(RecentRetx { start: s, end: e, ts, class, episode, attributed: false });
+        let episode = if class == RTO {
+            self.rto_ep.map(|r| r.id)
+        } else {
+            None
+        };
+        self.recent.push(RecentRetx {
+            start: s,
+            end: e,
+            ts,
+            class,
+            episode,
+            attributed: false,
+        });
         let mut ev = Event::new("retransmission", ts);
         ev.class = Some(class);
         ev.dir = Some(x.dir);
@@ -380,7 +432,13 @@ impl Stream {
                         r.seq_end = r.seq_end.max(e);
                     }
                     None => {
-                        self.rx_spur = Some(RxSpurious { start: ts, last: ts, seq_start: s, seq_end: e, segments: 1 })
+                        self.rx_spur = Some(RxSpurious {
+                            start: ts,
+                            last: ts,
+                            seq_start: s,
+                            seq_end: e,
+                            segments: 1,
+                        })
                     }
                 }
             } else {
@@ -399,8 +457,20 @@ impl Stream {
     /// DupACK/SACK evidence answered within the RTO scale is a fast retransmit (the first of
     /// an episode) or a SACK hole refill; a lone re-send of the highest segment with more
     /// outstanding and no loss evidence is a tail-loss probe; everything else is an RTO.
-    fn sender_class(&mut self, x: &mut Ctx, s: i64, e: i64, ts: Nanos, tsval: Option<u32>, prior: &Prior) -> &'static str {
-        let idle = if self.ack_seen { ts - self.last_ack_ts } else { Nanos::MAX };
+    fn sender_class(
+        &mut self,
+        x: &mut Ctx,
+        s: i64,
+        e: i64,
+        ts: Nanos,
+        tsval: Option<u32>,
+        prior: &Prior,
+    ) -> &'static str {
+        let idle = if self.ack_seen {
+            ts - self.last_ack_ts
+        } else {
+            Nanos::MAX
+        };
         let thr = Self::rto_threshold(x.rtt);
         if let Some(ep) = self.rto_ep {
             match self.tseq.as_mut() {
@@ -423,7 +493,8 @@ impl Stream {
                 _ => {}
             }
         }
-        let evidence = self.dupacks_since_advance > 0 || (self.sack_high > s && self.sack_high > self.una);
+        let evidence =
+            self.dupacks_since_advance > 0 || (self.sack_high > s && self.sack_high > self.una);
         // Loss evidence answered within the RTO scale: SACK/DupACK-driven recovery, sent at
         // once (RFC 5681/6675) or after a RACK reorder timer or probe (RFC 8985), which are
         // clocked in ticks: one tick of grace. Later than that the retransmission timer fired.
@@ -432,7 +503,11 @@ impl Stream {
             return match self.fr {
                 None => {
                     self.episodes += 1;
-                    self.fr = Some(Recovery { kind: RecoveryKind::Fast, point: self.nxt, id: self.episodes });
+                    self.fr = Some(Recovery {
+                        kind: RecoveryKind::Fast,
+                        point: self.nxt,
+                        id: self.episodes,
+                    });
                     FAST
                 }
                 Some(_) if x.sack && s > self.una => SACK_REFILL,
@@ -452,8 +527,16 @@ impl Stream {
         self.fr = None;
         self.episodes += 1;
         let id = self.episodes;
-        self.rto_ep = Some(Recovery { kind: RecoveryKind::Rto, point: self.nxt, id });
-        let armed = prior.last_ts.max(if self.ack_seen { self.last_advance_ts } else { prior.last_ts });
+        self.rto_ep = Some(Recovery {
+            kind: RecoveryKind::Rto,
+            point: self.nxt,
+            id,
+        });
+        let armed = prior.last_ts.max(if self.ack_seen {
+            self.last_advance_ts
+        } else {
+            prior.last_ts
+        });
         self.tseq = Some(TimeoutSeq {
             id,
             armed,
@@ -468,26 +551,49 @@ impl Stream {
             repeated: 0,
             last_retx: ts,
         });
-        *self.mark(id) = EpisodeMark { id, first_retx: ts, retx_before_ack: 1, ..Default::default() };
+        *self.mark(id) = EpisodeMark {
+            id,
+            first_retx: ts,
+            retx_before_ack: 1,
+            ..Default::default()
+        };
         RTO
     }
 
     /// Receiver vantage: the receiver's own DupACKs (or SACKs above the bytes) shortly before
     /// mean the sender recovered fast; without them the sender's timer fired.
-    fn receiver_class(&mut self, x: &mut Ctx, s: i64, e: i64, ts: Nanos, since_prev: Nanos, repeat: bool) -> &'static str {
+    fn receiver_class(
+        &mut self,
+        x: &mut Ctx,
+        s: i64,
+        e: i64,
+        ts: Nanos,
+        since_prev: Nanos,
+        repeat: bool,
+    ) -> &'static str {
         // The sender answers a DupACK/SACK within about one RTT, plus a RACK reorder window
         // or probe timer; both are clocked in ticks, so allow one timer tick beyond 2 RTTs.
-        let window = x.rtt.est.rto().map(|r| (2 * x.rtt.est.srtt.unwrap_or(0)).max(r) + TIMER_TICK);
+        let window = x
+            .rtt
+            .est
+            .rto()
+            .map(|r| (2 * x.rtt.est.srtt.unwrap_or(0)).max(r) + TIMER_TICK);
         let recent_dupack = match (self.last_dupack_ts, window) {
             (Some(t), Some(w)) => ts - t <= w,
-            (Some(_), None) => self.dupacks_since_advance > 0 || (self.sack_high > s && self.sack_high > self.una),
+            (Some(_), None) => {
+                self.dupacks_since_advance > 0 || (self.sack_high > s && self.sack_high > self.una)
+            }
             _ => false,
         };
         let in_silence_hole = self.rx_silence_hole.is_some_and(|(a, b)| s >= a && s < b);
         // A repeat of bytes that arrived more than ~2 RTTs (plus a timer tick) earlier: a
         // DupACK-driven re-send would have come one RTT after the receiver asked, and it
         // asked before the original arrived; only a timer waits that long.
-        let late_repeat = repeat && x.rtt.est.srtt.is_some_and(|r| since_prev >= 2 * r + TIMER_TICK);
+        let late_repeat = repeat
+            && x.rtt
+                .est
+                .srtt
+                .is_some_and(|r| since_prev >= 2 * r + TIMER_TICK);
         if self.rx_spur.is_some() || self.rx_rto_point.is_some() || in_silence_hole {
             // the rest of a timeout recovery (go-back-N / slow start after the RTO)
             RTO
@@ -497,7 +603,12 @@ impl Stream {
             } else {
                 FAST
             }
-        } else if e >= self.nxt && x.rtt.est.srtt.is_none_or(|r| since_prev < 2 * r + TIMER_TICK) {
+        } else if e >= self.nxt
+            && x.rtt
+                .est
+                .srtt
+                .is_none_or(|r| since_prev < 2 * r + TIMER_TICK)
+        {
             // a copy of the newest data without loss signals, about two RTTs after the
             // original: the sender's tail-loss probe (RFC 8985 PTO = 2·SRTT). Later than that
             // it is the retransmission timer (with one segment in flight Linux delays the
@@ -527,7 +638,17 @@ impl Stream {
 
     /// An ACK from the peer. `pure`: no payload, no SYN/FIN/RST. `sack`: relative SACK blocks.
     #[allow(clippy::too_many_arguments)]
-    pub fn on_ack(&mut self, x: &mut Ctx, a: i64, ts: Nanos, window: u16, shift: Option<u8>, pure: bool, sack: &[(i64, i64)], tsecr: Option<u32>) {
+    pub fn on_ack(
+        &mut self,
+        x: &mut Ctx,
+        a: i64,
+        ts: Nanos,
+        window: u16,
+        shift: Option<u8>,
+        pure: bool,
+        sack: &[(i64, i64)],
+        tsecr: Option<u32>,
+    ) {
         if let Some(w) = self.win.on_window(window, shift, ts, x.dir, x.ev) {
             self.bins.awnd(x.first_ts, ts, w);
         }
@@ -577,10 +698,21 @@ impl Stream {
             if x.near_sender != Some(false) {
                 // Karn (M7): only never-repeated bytes, and nothing re-sent after them
                 if let Some(rec) = self.store.last_covered(a) {
-                    if rec.tx == 1 && !rec.filled && rec.first_ts > self.last_retx_ts && ts >= rec.first_ts {
+                    if rec.tx == 1
+                        && !rec.filled
+                        && rec.first_ts > self.last_retx_ts
+                        && ts >= rec.first_ts
+                    {
                         let rtt = ts - rec.first_ts;
                         if x.near_sender == Some(true) {
-                            x.rtt.sample("ack", x.dir, ts, rtt, Some((&mut self.bins, x.first_ts)), x.ev);
+                            x.rtt.sample(
+                                "ack",
+                                x.dir,
+                                ts,
+                                rtt,
+                                Some((&mut self.bins, x.first_ts)),
+                                x.ev,
+                            );
                         } else {
                             // vantage not known yet: kept until it is (at the sender these
                             // are RTTs, at the receiver only ACK delays)
@@ -630,7 +762,9 @@ impl Stream {
         if x.near_sender != Some(true) {
             return;
         }
-        let Some(rx) = self.recent.attribute(l, r) else { return };
+        let Some(rx) = self.recent.attribute(l, r) else {
+            return;
+        };
         self.c.unnecessary += 1;
         if let Some(id) = rx.episode {
             let m = *self.mark(id);
@@ -650,7 +784,15 @@ impl Stream {
         }
     }
 
-    fn spurious_timeout(&mut self, x: &mut Ctx, method: &'static str, m: EpisodeMark, newly: bool, ts: Nanos, bias: Option<f64>) {
+    fn spurious_timeout(
+        &mut self,
+        x: &mut Ctx,
+        method: &'static str,
+        m: EpisodeMark,
+        newly: bool,
+        ts: Nanos,
+        bias: Option<f64>,
+    ) {
         match method {
             "dsack" => self.c.spurious_dsack += 1,
             _ => self.c.spurious_eifel += 1,
@@ -722,7 +864,8 @@ impl Stream {
             self.c.timeout_retransmissions += t.retransmissions as u64;
             self.c.timeout_repeated += t.repeated as u64;
             self.c.rto_first_sum += first;
-            self.bins.backoff(x.first_ts, t.armed, t.last_retx.max(end.min(t.last_retx)));
+            self.bins
+                .backoff(x.first_ts, t.armed, t.last_retx.max(end.min(t.last_retx)));
             let mut ev = Event::new("timeout_sequence", t.armed);
             ev.class = Some("unfinished");
             ev.dir = Some(x.dir);
@@ -735,4 +878,3 @@ impl Stream {
         self.win.finish(x.dir, x.ev);
     }
 }
-

@@ -40,7 +40,11 @@ impl RttSummary {
         self.count += 1;
         self.sum += s;
         self.sumsq += s * s;
-        let b = if s <= HIST_MIN_S { 0 } else { ((s / HIST_MIN_S).ln() / HIST_RATIO_LN) as usize };
+        let b = if s <= HIST_MIN_S {
+            0
+        } else {
+            ((s / HIST_MIN_S).ln() / HIST_RATIO_LN) as usize
+        };
         self.hist[b.min(HIST_BINS - 1)] += 1;
     }
 
@@ -187,7 +191,12 @@ impl RttBook {
     /// The vantage became known: the held candidates of the direction whose sender the
     /// capture sits at are RTT samples (returned for the caller to book); the rest go.
     pub fn take_held(&mut self, sender_dir: crate::flow::event::Dir) -> Vec<(Nanos, Nanos)> {
-        let out = self.held.iter().filter(|h| h.0 == sender_dir).map(|h| (h.1, h.2)).collect();
+        let out = self
+            .held
+            .iter()
+            .filter(|h| h.0 == sender_dir)
+            .map(|h| (h.1, h.2))
+            .collect();
         self.held = Vec::new();
         out
     }
@@ -237,7 +246,11 @@ mod tests {
         let mut v = xs.to_vec();
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
         let med = v[v.len() / 2];
-        assert!((s.median().unwrap() - med).abs() / med < 0.011, "{:?} vs {med}", s.median());
+        assert!(
+            (s.median().unwrap() - med).abs() / med < 0.011,
+            "{:?} vs {med}",
+            s.median()
+        );
         let mean = xs.iter().sum::<f64>() / xs.len() as f64;
         assert!((s.mean().unwrap() - mean).abs() < 1e-12);
         assert_eq!(s.min(), Some(0.010));

@@ -50,7 +50,10 @@ pub struct RecentRing {
 
 impl Default for RecentRing {
     fn default() -> Self {
-        RecentRing { buf: [None; RECENT], next: 0 }
+        RecentRing {
+            buf: [None; RECENT],
+            next: 0,
+        }
     }
 }
 
@@ -85,7 +88,10 @@ mod tests {
         // example 1: duplicate below the cumulative ACK
         assert_eq!(dsack(&[(3000, 3500)], 4000), Some((3000, 3500)));
         // example 3: duplicate above the ACK, inside the second (regular) SACK block
-        assert_eq!(dsack(&[(5000, 5500), (4500, 6000)], 4000), Some((5000, 5500)));
+        assert_eq!(
+            dsack(&[(5000, 5500), (4500, 6000)], 4000),
+            Some((5000, 5500))
+        );
         // plain SACK
         assert_eq!(dsack(&[(5000, 5500), (6000, 6500)], 4000), None);
         assert_eq!(dsack(&[], 4000), None);

@@ -150,7 +150,11 @@ impl Store {
             }
             return (Overlap::New { gap }, Prior::default());
         }
-        let mut prior = Prior { first_ts: Nanos::MAX, last_ts: Nanos::MIN, ..Default::default() };
+        let mut prior = Prior {
+            first_ts: Nanos::MAX,
+            last_ts: Nanos::MIN,
+            ..Default::default()
+        };
         let mut covered = 0i64;
         let mut i = self.first_ending_after(s);
         // Pieces of [s, e) not covered by any record (holes being filled), in order.
@@ -207,7 +211,7 @@ impl Store {
             }
         }
         let _ = extra_holes; // pieces beyond four holes stay unrecorded (harmless: seen as holes)
-        // Insert hole pieces back to front so earlier indices stay valid.
+                             // Insert hole pieces back to front so earlier indices stay valid.
         for k in (0..nh).rev() {
             let (hs, he, at) = holes[k];
             if merge_fills && at > 0 {
@@ -243,8 +247,14 @@ mod tests {
     #[test]
     fn classifies_new_repeat_fill_partial_and_prunes() {
         let mut st = Store::default();
-        assert_eq!(st.add(0, 100, 1, 0, None, false).0, Overlap::New { gap: false });
-        assert_eq!(st.add(200, 300, 2, 0, None, false).0, Overlap::New { gap: true });
+        assert_eq!(
+            st.add(0, 100, 1, 0, None, false).0,
+            Overlap::New { gap: false }
+        );
+        assert_eq!(
+            st.add(200, 300, 2, 0, None, false).0,
+            Overlap::New { gap: true }
+        );
         assert_eq!(st.add(0, 100, 3, 0, None, false).0, Overlap::Repeat);
         let (k, p) = st.add(100, 200, 4, 0, None, false);
         assert_eq!(k, Overlap::Fill);

@@ -29,7 +29,14 @@ pub struct WindowStats {
 impl WindowStats {
     /// A window advertised by the receiver of `dir` (the raw field and its scale shift;
     /// `shift` None: scale unknown, the window is not interpreted).
-    pub fn on_window(&mut self, raw: u16, shift: Option<u8>, ts: Nanos, dir: Dir, ev: &mut Vec<Event>) -> Option<u64> {
+    pub fn on_window(
+        &mut self,
+        raw: u16,
+        shift: Option<u8>,
+        ts: Nanos,
+        dir: Dir,
+        ev: &mut Vec<Event>,
+    ) -> Option<u64> {
         if raw == 0 {
             self.zero_segments += 1;
             if self.zero_open.is_none() {
@@ -52,7 +59,11 @@ impl WindowStats {
         let mut e = Event::new("zero_window", t0);
         e.dir = Some(dir);
         e.ts_end = t1;
-        e.class = Some(if t1.is_some() { "reopened" } else { "unfinished" });
+        e.class = Some(if t1.is_some() {
+            "reopened"
+        } else {
+            "unfinished"
+        });
         if let Some(t1) = t1 {
             self.zero_total += t1 - t0;
         }
@@ -68,9 +79,21 @@ impl WindowStats {
     /// right edge of the advertised window (within one quantum; Wireshark's test is exact
     /// equality, which scaled windows rarely hit).
     #[allow(clippy::too_many_arguments)]
-    pub fn on_new_data(&mut self, s: i64, e: i64, una: Option<i64>, quantum: i64, mss: i64, ts: Nanos, dir: Dir, ev: &mut Vec<Event>) {
+    pub fn on_new_data(
+        &mut self,
+        s: i64,
+        e: i64,
+        una: Option<i64>,
+        quantum: i64,
+        mss: i64,
+        ts: Nanos,
+        dir: Dir,
+        ev: &mut Vec<Event>,
+    ) {
         let _ = s;
-        let (Some(una), Some(w)) = (una, self.awnd) else { return };
+        let (Some(una), Some(w)) = (una, self.awnd) else {
+            return;
+        };
         self.new_data_sends += 1;
         let edge = una + w as i64;
         if e - una >= w as i64 - mss {
