@@ -293,3 +293,56 @@ fn reset_with_unacknowledged_data_is_an_interruption_and_silence_a_suspension() 
     assert_eq!(r.flow_u64("suspensions_stalled"), Some(1));
     assert!(close(r.flow_f64("suspension_max").unwrap(), 1.3998));
 }
+
+#[test]
+fn series_bins_carry_goodput_bytes_in_flight_window_and_rtt() {
+    let mut t = server_side(true, false);
+    // second 0: two segments, ACKed at 100 ms; second 1: two segments, one ACK at 1100 ms
+    t.data(50.2, 1, 1000);
+    t.data(50.3, 1001, 1000);
+    t.ack(100.3, 2001);
+    t.data(1050.0, 2001, 1000);
+    t.data(1050.1, 3001, 1000);
+    t.ack(1100.0, 3001); // bif after it: 1000
+    t.ack(1100.1, 4001);
+    let r = t.run();
+    let s = &r.series;
+    assert_eq!(s.num_rows(), 2);
+    assert_eq!(u64_at(s, "goodput_bytes", 0), Some(2000));
+    assert_eq!(u64_at(s, "goodput_bytes", 1), Some(2000));
+    assert_eq!(u64_at(s, "bif_max", 0), Some(0));
+    assert_eq!(u64_at(s, "bif_max", 1), Some(1000));
+    assert!(close(f64_at(s, "bif_mean", 1).unwrap(), 500.0));
+    assert_eq!(u64_at(s, "awnd_min", 1), Some(502 << 7));
+    assert_eq!(u64_at(s, "rtt_count", 0), Some(1));
+    assert!(close(f64_at(s, "rtt_mean", 0).unwrap(), 0.050));
+    assert_eq!(u64_at(s, "rtt_count", 1), Some(2));
+    assert!(close(f64_at(s, "rtt_max", 1).unwrap(), 0.050));
+    assert_eq!(bool_at(s, "backoff", 1), Some(false));
+    // M4 and b from the same transcript: 4000 bytes in 4 segments of the receiver's MSS
+    // (1460, from its SYN) over 1.1001 s; b = segments per advancing ACK outside recovery
+    assert!(close(r.flow_f64("throughput_pkts").unwrap(), 4000.0 / 1460.0 / 1.1001));
+    assert!(close(r.flow_f64("b_packets_per_ack").unwrap(), 4000.0 / 1460.0 / 3.0));
+}
+
+#[test]
+fn dsack_alone_finds_a_spurious_timeout_without_timestamps() {
+    let mut t = server_side(true, false);
+    t.data(50.2, 1, 1000);
+    t.data(300.2, 1, 1000); // RTO; the original had arrived, its ACK was lost
+    t.sack(300.3, 1001, &[(1, 1001)]); // the duplicate is reported below the cumulative ACK
+    let r = t.run();
+    assert_eq!(
+        r.kinds(),
+        vec![
+            "suspension/stalled",
+            "retransmission/rto",
+            "spurious_timeout/dsack",
+            "timeout_sequence/recovered",
+            "handshake/complete"
+        ]
+    );
+    assert_eq!(r.flow_u64("spurious_timeouts_dsack"), Some(1));
+    assert_eq!(r.flow_u64("spurious_timeouts_eifel"), None); // timestamps off
+    assert_eq!(r.flow_u64("spurious_timeouts"), Some(1));
+}
