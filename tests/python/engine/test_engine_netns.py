@@ -48,5 +48,6 @@ def test_live_transfer_matches_kernel_and_truth(case, bed_ok, tmp_path):
     srv = analyze(run.server_pcap, "server")
     cli = analyze(run.client_pcap, "client")
     for conn, ct in zip(run.connections, tr.connections):
-        out = check_connection(srv, cli, conn["client_port"], conn["tcp_info"], ct, strict_receiver=False)
+        out = check_connection(srv, cli, conn["client_port"], conn["tcp_info"], ct, strict_receiver=False,
+                               require_given=True)
         assert out["server"]["handshake_seen"] and out["server"]["interrupted"] is False
