@@ -56,7 +56,7 @@ impl Tx {
         self.ip_id[side] = self.ip_id[side].wrapping_add(1);
         let mut options = TcpOptions::default();
         if self.ts_on {
-            let tsval = (t_ms as u32) + if from_client { 1_000_000 } else { 5_000_000 };
+            let tsval = (t_ms as u32).wrapping_add(if from_client { 1_000_000 } else { 5_000_000 });
             options.timestamp = Some((tsval, 0));
         }
         self.segs.push(Segment {

@@ -25,15 +25,23 @@ pub struct Bin {
     pub backoff: bool,
 }
 
+/// Bins beyond this (a corrupt timestamp years after the first packet) share one scratch
+/// bin instead of allocating the gap (about 3 weeks of connection life at 1 s).
+const MAX_BINS: usize = 1 << 21;
+
 #[derive(Default)]
 pub struct Bins {
     pub bins: Vec<Bin>,
+    scratch: Bin,
 }
 
 impl Bins {
     #[inline]
     pub fn at(&mut self, first_ts: Nanos, ts: Nanos) -> &mut Bin {
         let i = ((ts.max(first_ts) - first_ts) / NANOS_PER_S) as usize;
+        if i >= MAX_BINS {
+            return &mut self.scratch;
+        }
         if self.bins.len() <= i {
             self.bins.resize(i + 1, Bin::default());
         }
@@ -75,6 +83,10 @@ impl Bins {
     pub fn backoff(&mut self, first_ts: Nanos, from: Nanos, to: Nanos) {
         let a = ((from.max(first_ts) - first_ts) / NANOS_PER_S) as usize;
         let b = ((to.max(first_ts) - first_ts) / NANOS_PER_S) as usize;
+        // capture files are not always in time order: never trust from <= to
+        if b < a || b >= MAX_BINS {
+            return;
+        }
         self.at(first_ts, to);
         for bin in &mut self.bins[a..=b] {
             bin.backoff = true;
