@@ -21,7 +21,7 @@ fn random_segments_never_panic_and_rows_stay_consistent() {
     for seed in 0..40u64 {
         let mut r = Lcg(seed + 1);
         let mut t = Tx::new(r.next() as u32, r.next() as u32);
-        t.ts_on = seed % 2 == 0;
+        t.ts_on = seed.is_multiple_of(2);
         t.handshake(0.0, 0.1, 30.0, Some((7, 7)), true);
         let mut now = 31.0;
         let mut seq = 1u32;
@@ -34,7 +34,7 @@ fn random_segments_never_panic_and_rows_stay_consistent() {
             };
             if k < 55 {
                 let len = [1u32, 100, 1448, 2896, 0][(r.next() % 5) as usize];
-                let s = if r.next() % 6 == 0 {
+                let s = if r.next().is_multiple_of(6) {
                     seq.wrapping_sub((r.next() % 20000) as u32)
                 } else {
                     seq
@@ -45,7 +45,7 @@ fn random_segments_never_panic_and_rows_stay_consistent() {
                 let ack = seq.wrapping_sub((r.next() % 5000) as u32);
                 let s = t.ack(now, ack);
                 s.window = (r.next() % 3) as u16 * 300;
-                if r.next() % 3 == 0 {
+                if r.next().is_multiple_of(3) {
                     s.options.sack_count = (r.next() % 5) as u8;
                     for b in 0..s.options.sack_count as usize {
                         let l = r.next() as u32;
@@ -55,7 +55,7 @@ fn random_segments_never_panic_and_rows_stay_consistent() {
                         };
                     }
                 }
-                if r.next() % 40 == 0 {
+                if r.next().is_multiple_of(40) {
                     s.flags = TcpFlags(TcpFlags::RST | TcpFlags::ACK);
                 }
             }
