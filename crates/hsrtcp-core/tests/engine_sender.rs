@@ -13,6 +13,24 @@ fn server_side(sack: bool, ts: bool) -> Tx {
 }
 
 #[test]
+fn the_callers_vantage_reaches_the_engine() {
+    // The same server-side transcript: inferred from the handshake without a hint, taken as
+    // given with one — and a wrong hint is obeyed (the caller's word beats inference).
+    let mut t = server_side(true, false);
+    t.data(50.2, 1, 1000);
+    t.ack(100.2, 1001);
+    let inferred = t.run();
+    assert_eq!(inferred.flow_str("capture_near_source").as_deref(), Some("handshake"));
+    let given = t.run_as("server");
+    assert_eq!(given.flow_str("capture_near").as_deref(), Some("server"));
+    assert_eq!(given.flow_str("capture_near_source").as_deref(), Some("given"));
+    assert_eq!(given.flow_str("data_vantage").as_deref(), Some("sender"));
+    let told_client = t.run_as("client");
+    assert_eq!(told_client.flow_str("capture_near").as_deref(), Some("client"));
+    assert_eq!(told_client.flow_str("data_vantage").as_deref(), Some("receiver"));
+}
+
+#[test]
 fn clean_transfer_rtt_by_karn_handshake_and_close() {
     let mut t = server_side(true, false);
     for k in 0..4u32 {

@@ -64,6 +64,10 @@ _LABEL_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _UDP_HEADER = struct.Struct("!Qd")  # sequence number, send time (epoch seconds)
 
 
+#: How long a new connection may wait for a slot held by a flow that is just finishing.
+SLOT_GRACE_S = 0.25
+
+
 @dataclass(frozen=True)
 class Limits:
     """What one server accepts. Every request is checked against these."""
@@ -248,7 +252,9 @@ class Server:
                     if self._stop.is_set():
                         break
                     raise
-                if not self._slots.acquire(blocking=False):
+                # A short grace: a client running flows back to back connects again the
+                # moment it sees EOF, while the previous flow's handler is still closing.
+                if not self._slots.acquire(timeout=SLOT_GRACE_S):
                     self._reject(conn, "server busy: too many connections")
                     continue
                 t = threading.Thread(target=self._handle, args=(conn, peer), daemon=True)

@@ -46,11 +46,11 @@ def truth_spurious_timeouts(server_ds, srv_row: dict, conn_truth) -> list[dict]:
 
 
 def check_connection(server_ds, client_ds, client_port: int, tcp_info: dict, conn_truth,
-                     strict_receiver: bool = True, require_given: bool = False) -> dict:
+                     strict_receiver: bool = True) -> dict:
     """All single-capture witnesses for one connection; returns the two flow rows.
 
-    ``require_given``: skip unless the caller's vantage reached the engine (live runs: an
-    inferred vantage can be fooled, e.g. by a spurious duplicate arriving before any loss).
+    Both captures must have been analyzed with their vantage given (an inferred one can be
+    fooled, e.g. by a spurious duplicate arriving before any loss).
     ``strict_receiver``: the receiver's count of spurious *timeouts* must equal the truth.
     Without it (live runs), every truth spurious timeout must still be found at the receiver
     as an unnecessary retransmission (spurious_timeout or spurious_retransmission event on
@@ -60,13 +60,8 @@ def check_connection(server_ds, client_ds, client_port: int, tcp_info: dict, con
     srv = flow_row(server_ds, client_port)
     cli = flow_row(client_ds, client_port)
     ts_on, sack_on = bool(srv["timestamps"]), bool(srv["sack_permitted"])
-    if srv["capture_near_source"] != "given" or cli["capture_near_source"] != "given":
-        import pytest
-
-        if require_given or srv["data_vantage"] is None or cli["data_vantage"] is None:
-            pytest.skip("the vantage hint does not reach the engine yet (FlowTable must set "
-                        "ConnBase.vantage from CaptureInfo.vantage) and this capture does not "
-                        "reveal its vantage")
+    # both captures were analyzed with the vantage given: it must reach the engine
+    assert srv["capture_near_source"] == "given" and cli["capture_near_source"] == "given"
     assert srv["data_vantage"] == "sender" and cli["data_vantage"] == "receiver"
     fin_retx = srv["fin_retransmissions_server"] or 0
     synack_retx = srv["synack_retransmissions"] or 0

@@ -76,7 +76,7 @@ def test_flow_types_and_tcpinfo(server, tmp_path):
     size = m.run_client("127.0.0.1", port, m.FlowSpec(type="size", size_bytes=m.parse_size("2MB"), cc=cc))
     assert size[0]["bytes"] == 2_000_000 and size[0]["server_cc"] == cc and size[0]["error"] is None
     seq = m.run_client("127.0.0.1", port, m.FlowSpec(type="sequence", size_bytes=50_000, count=3, cc="reno"))
-    assert [r["bytes"] for r in seq] == [50_000] * 3
+    assert [r["bytes"] for r in seq] == [50_000] * 3, [r["error"] for r in seq]
     up = m.run_client("127.0.0.1", port, m.FlowSpec(type="size", size_bytes=64 * 1024, direction="up", cc="reno"))
     assert up[0]["server_bytes_received"] == 65536
     bbr = "bbr" if "bbr" in _allowed() else cc

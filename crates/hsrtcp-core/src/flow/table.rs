@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::flow::connection::{ConnBase, Connection, NANOS_PER_S};
+use crate::flow::connection::{ConnBase, Connection, Vantage, NANOS_PER_S};
 use crate::flow::engine;
 use crate::flow::event::{nanos_to_s, write_event, Dir, EVENT_COLUMNS};
 use crate::flow::key::FlowKey;
@@ -167,7 +167,9 @@ impl FlowTable {
                 let e = self.epochs.entry(key).or_insert(0);
                 let epoch = *e;
                 *e += 1;
-                let conn = Connection::new(self.next_id, epoch, seg);
+                let mut conn = Connection::new(self.next_id, epoch, seg);
+                // The caller's word on where the capture was taken beats any inference.
+                conn.base.vantage = self.info.vantage.as_deref().and_then(Vantage::parse);
                 self.next_id += 1;
                 let i = match self.free.pop() {
                     Some(i) => {

@@ -135,8 +135,19 @@ impl Tx {
 
     /// Run through the real flow table (the vantage is inferred by the engine).
     pub fn run(&self) -> Res {
+        self.run_with(None)
+    }
+
+    /// Run with the caller's word on the vantage ("client" / "server"), as
+    /// `hsrtcp.analyze(..., vantage=...)` passes it.
+    pub fn run_as(&self, vantage: &str) -> Res {
+        self.run_with(Some(vantage))
+    }
+
+    fn run_with(&self, vantage: Option<&str>) -> Res {
         let mut t = FlowTable::new(CaptureInfo {
             name: "transcript".into(),
+            vantage: vantage.map(str::to_string),
             ..Default::default()
         });
         let mut out = Output::default();
