@@ -65,7 +65,14 @@ impl SegmentStream {
             .name("hsrtcp-reader".into())
             .spawn(move || read_all(&path, tx, spare))
             .expect("spawn reader thread");
-        SegmentStream { rx, recycle, current: Vec::new(), pos: 0, bytes_read: 0, worker: Some(worker) }
+        SegmentStream {
+            rx,
+            recycle,
+            current: Vec::new(),
+            pos: 0,
+            bytes_read: 0,
+            worker: Some(worker),
+        }
     }
 
     /// Bytes of the file consumed so far (for progress bars).
@@ -75,7 +82,8 @@ impl SegmentStream {
 
     /// The next batch of segments, or `None` at the end. Prefer this in hot loops.
     pub fn next_batch(&mut self) -> Option<&[Segment]> {
-        let done = std::mem::take(&mut self.current);
+        let mut done = std::mem::take(&mut self.current);
+        done.clear();
         if done.capacity() > 0 {
             let _ = self.recycle.try_send(done);
         }
@@ -91,7 +99,10 @@ impl SegmentStream {
         drop(std::mem::replace(&mut self.rx, sync_channel(1).1));
         match self.worker.take().map(|w| w.join()) {
             Some(Ok(stats)) => stats,
-            _ => CaptureStats { error: Some("internal error: reader thread panicked".into()), ..Default::default() },
+            _ => CaptureStats {
+                error: Some("internal error: reader thread panicked".into()),
+                ..Default::default()
+            },
         }
     }
 }
@@ -135,10 +146,21 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>) -
                     Decoded::Tcp(seg) => {
                         stats.tcp_packets += 1;
                         segs.push(seg);
-                        if segs.len() == BATCH {
-                            let next = spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                        if segs.len() >= BATCH {
+                            // A recycled buffer still holds the segments the consumer already
+                            // saw: empty it, or they are replayed (and batches never fill up).
+                            let mut next = spare
+                                .try_recv()
+                                .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                            next.clear();
                             let full = std::mem::replace(&mut segs, next);
-                            if tx.send(Batch { segs: full, bytes_read: reader.bytes_read() }).is_err() {
+                            if tx
+                                .send(Batch {
+                                    segs: full,
+                                    bytes_read: reader.bytes_read(),
+                                })
+                                .is_err()
+                            {
                                 return stats; // the consumer stopped listening
                             }
                         }
@@ -154,6 +176,9 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>) -
             }
         }
     }
-    let _ = tx.send(Batch { segs, bytes_read: reader.bytes_read() });
+    let _ = tx.send(Batch {
+        segs,
+        bytes_read: reader.bytes_read(),
+    });
     stats
 }

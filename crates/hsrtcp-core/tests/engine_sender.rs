@@ -20,14 +20,26 @@ fn the_callers_vantage_reaches_the_engine() {
     t.data(50.2, 1, 1000);
     t.ack(100.2, 1001);
     let inferred = t.run();
-    assert_eq!(inferred.flow_str("capture_near_source").as_deref(), Some("handshake"));
+    assert_eq!(
+        inferred.flow_str("capture_near_source").as_deref(),
+        Some("handshake")
+    );
     let given = t.run_as("server");
     assert_eq!(given.flow_str("capture_near").as_deref(), Some("server"));
-    assert_eq!(given.flow_str("capture_near_source").as_deref(), Some("given"));
+    assert_eq!(
+        given.flow_str("capture_near_source").as_deref(),
+        Some("given")
+    );
     assert_eq!(given.flow_str("data_vantage").as_deref(), Some("sender"));
     let told_client = t.run_as("client");
-    assert_eq!(told_client.flow_str("capture_near").as_deref(), Some("client"));
-    assert_eq!(told_client.flow_str("data_vantage").as_deref(), Some("receiver"));
+    assert_eq!(
+        told_client.flow_str("capture_near").as_deref(),
+        Some("client")
+    );
+    assert_eq!(
+        told_client.flow_str("data_vantage").as_deref(),
+        Some("receiver")
+    );
 }
 
 #[test]
@@ -339,8 +351,14 @@ fn series_bins_carry_goodput_bytes_in_flight_window_and_rtt() {
     assert_eq!(bool_at(s, "backoff", 1), Some(false));
     // M4 and b from the same transcript: 4000 bytes in 4 segments of the receiver's MSS
     // (1460, from its SYN) over 1.1001 s; b = segments per advancing ACK outside recovery
-    assert!(close(r.flow_f64("throughput_pkts").unwrap(), 4000.0 / 1460.0 / 1.1001));
-    assert!(close(r.flow_f64("b_packets_per_ack").unwrap(), 4000.0 / 1460.0 / 3.0));
+    assert!(close(
+        r.flow_f64("throughput_pkts").unwrap(),
+        4000.0 / 1460.0 / 1.1001
+    ));
+    assert!(close(
+        r.flow_f64("b_packets_per_ack").unwrap(),
+        4000.0 / 1460.0 / 3.0
+    ));
 }
 
 #[test]

@@ -22,8 +22,14 @@ impl FlowKey {
     /// The key of a segment and whether the segment travels from `lo` to `hi`.
     #[inline]
     pub fn of(seg: &Segment) -> (FlowKey, bool) {
-        let s = Endpoint { addr: seg.src, port: seg.sport };
-        let d = Endpoint { addr: seg.dst, port: seg.dport };
+        let s = Endpoint {
+            addr: seg.src,
+            port: seg.sport,
+        };
+        let d = Endpoint {
+            addr: seg.dst,
+            port: seg.dport,
+        };
         if s <= d {
             (FlowKey { lo: s, hi: d }, true)
         } else {

@@ -60,8 +60,14 @@ pub struct SideConn {
 
 impl SideConn {
     fn new(key: FlowKey, epoch: u32, seg: &Segment) -> Self {
-        let s = Endpoint { addr: seg.src, port: seg.sport };
-        let d = Endpoint { addr: seg.dst, port: seg.dport };
+        let s = Endpoint {
+            addr: seg.src,
+            port: seg.sport,
+        };
+        let d = Endpoint {
+            addr: seg.dst,
+            port: seg.dport,
+        };
         // Same role rule as flow::Connection::new, so epochs and roles agree with the
         // single-capture rows.
         let (client, server, roles_from_syn) = if seg.flags.syn() && !seg.flags.ack() {
@@ -173,7 +179,11 @@ impl Tracker {
         let c = &mut self.conns[idx as usize];
         let dir = c.dir_of(seg);
         c.account(seg, dir);
-        Pushed { conn: idx, dir, new }
+        Pushed {
+            conn: idx,
+            dir,
+            new,
+        }
     }
 }
 
@@ -229,15 +239,23 @@ impl PairIndex {
             // Mid-connection start: look for a live connection of the other capture whose
             // sequence numbers are where this segment's are.
             let dir = me.dir_of(seg);
-            let cands = self.by_port[other.idx()].get(&me.server.port).cloned().unwrap_or_default();
+            let cands = self.by_port[other.idx()]
+                .get(&me.server.port)
+                .cloned()
+                .unwrap_or_default();
             for j in cands {
                 let o = &trackers[other.idx()].conns[j as usize];
                 if o.pair.is_some() || now - (o.last_ts + offset[other.idx()]) > window {
                     continue;
                 }
                 // The other capture may have guessed the roles the other way round.
-                let (od, orev) = if o.server.port == me.server.port { (dir, dir.rev()) } else { (dir.rev(), dir) };
-                let near_seq = o.last_seq[od.idx()].map(|s| (seq_diff(s, seg.seq) as i64).abs() < SEQ_NEAR);
+                let (od, orev) = if o.server.port == me.server.port {
+                    (dir, dir.rev())
+                } else {
+                    (dir.rev(), dir)
+                };
+                let near_seq =
+                    o.last_seq[od.idx()].map(|s| (seq_diff(s, seg.seq) as i64).abs() < SEQ_NEAR);
                 let near_ack = if seg.flags.ack() {
                     o.last_seq[orev.idx()].map(|s| (seq_diff(s, seg.ack) as i64).abs() < SEQ_NEAR)
                 } else {
@@ -249,7 +267,10 @@ impl PairIndex {
                 }
             }
         }
-        self.by_port[side.idx()].entry(me.server.port).or_default().push(idx);
+        self.by_port[side.idx()]
+            .entry(me.server.port)
+            .or_default()
+            .push(idx);
         None
     }
 

@@ -7,7 +7,9 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt64Builder};
+use arrow_array::builder::{
+    BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt64Builder,
+};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use rustc_hash::FxHashMap;
@@ -114,7 +116,13 @@ impl TableBuilder {
         }
         let data = defs.iter().map(|d| Data::new(d.ty)).collect();
         let set = vec![false; defs.len()];
-        TableBuilder { defs, index, data, set, rows: 0 }
+        TableBuilder {
+            defs,
+            index,
+            data,
+            set,
+            rows: 0,
+        }
     }
 
     pub fn defs(&self) -> &[ColumnDef] {
@@ -135,7 +143,11 @@ impl TableBuilder {
             Some(&i) => i,
             None => panic!("column {name} is not declared in this table's schema"),
         };
-        assert_eq!(self.defs[i].ty, ty, "column {name} declared as {:?}", self.defs[i].ty);
+        assert_eq!(
+            self.defs[i].ty, ty,
+            "column {name} declared as {:?}",
+            self.defs[i].ty
+        );
         assert!(!self.set[i], "column {name} set twice in one row");
         self.set[i] = true;
         &mut self.data[i]
