@@ -23,6 +23,12 @@ use super::window::WindowStats;
 /// so 3/4 of it keeps margin for estimator noise at every RTT scale.
 const RTO_FRACTION_NUM: i64 = 3;
 const RTO_FRACTION_DEN: i64 = 4;
+/// No stack's retransmission timer fires sooner than this, whatever the RTT (default
+/// minimum RTOs: Linux 200 ms, Windows 300 ms, FreeBSD 30 ms). On sub-millisecond paths
+/// SRTT + 4·RTTVAR is far below it, and RACK reorder-timer re-sends (no fresh loss
+/// evidence, a fraction of an RTT after the last ACK) were taken for timeouts: the bench
+/// capture (0.26 ms RTT, kernel total_rto 0) showed two.
+const MIN_TIMER_RTO: Nanos = 10_000_000;
 /// Before any RTT sample exists: Linux's minimum RTO (the only scale available).
 const RTO_THRESHOLD_NO_RTT: Nanos = 200_000_000;
 
@@ -158,7 +164,7 @@ pub struct Stream {
 impl Stream {
     fn rto_threshold(rtt: &RttBook) -> Nanos {
         match rtt.est.rto() {
-            Some(r) => r * RTO_FRACTION_NUM / RTO_FRACTION_DEN,
+            Some(r) => (r * RTO_FRACTION_NUM / RTO_FRACTION_DEN).max(MIN_TIMER_RTO),
             None => RTO_THRESHOLD_NO_RTT,
         }
     }
@@ -519,9 +525,11 @@ impl Stream {
             return TLP;
         }
         if idle < thr {
-            // no loss signal, yet too soon after an ACK for any timer: the tail of a recovery
-            // that just ended (the sender's recovery point lies beyond ours)
-            return RTO;
+            // no loss signal, yet too soon after an ACK for any timer: the tail of a fast
+            // recovery that just ended (the sender's recovery point lies beyond ours, or
+            // RACK marked the bytes lost by time). No RTO episode is open here (that case
+            // returned above), so it is not a timeout's.
+            return FAST;
         }
         // RTO: open the episode and its timeout sequence
         self.fr = None;
