@@ -118,6 +118,47 @@ def measure(cmd: list[str], env: dict | None = None) -> dict:
     return res
 
 
+_CORE_TIMER = r"""
+import json, sys, time
+from hsrtcp import _native
+import polars as pl
+path, repeat = sys.argv[1], int(sys.argv[2])
+best = None
+for _ in range(repeat):
+    t0 = time.perf_counter()
+    d = _native.analyze_capture(path, "bench", vantage="server")
+    dt = time.perf_counter() - t0
+    best = dt if best is None else min(best, dt)
+f = pl.read_ipc_stream(d["flows"]).row(0, named=True)
+print(json.dumps({"wall_s": best, "retransmissions": f["retransmissions"], "timeouts": f["timeouts"],
+                  "c2s_packets": f["c2s_packets"], "s2c_packets": f["s2c_packets"]}))
+"""
+
+
+def core_rate(python: str, env: dict | None, capture: Path, packets: int, repeat: int) -> dict:
+    """The Rust pipeline alone (read, decode, engine, tables; no interpreter start or imports):
+    the native call timed inside one process. With the capture's TCP_INFO (capture.json) as
+    a witness of what the engine counted."""
+    p = subprocess.run([python, "-c", _CORE_TIMER, str(capture), str(max(1, repeat))],
+                       capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        return {"ok": False, "error": p.stderr[-600:]}
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    out = {"ok": True, "wall_s": r["wall_s"], "packets_per_s": packets / r["wall_s"],
+           "meter": "time.perf_counter around hsrtcp._native.analyze_capture, best of the repeats"}
+    meta = capture.parent / "capture.json"
+    if meta.exists():
+        info = json.loads(meta.read_text()).get("tcp_info") or {}
+        if "total_retrans" in info:
+            out["witness"] = {
+                "retransmissions": {"kernel": info["total_retrans"], "hsrtcp": r["retransmissions"]},
+                "timeouts": {"kernel": info.get("total_rto"), "hsrtcp": r["timeouts"]},
+                "packets": {"kernel": info["segs_out"] + info["segs_in"] + 1,
+                            "hsrtcp": r["c2s_packets"] + r["s2c_packets"]},
+            }
+    return out
+
+
 def hsrtcp_command() -> tuple[list[str] | None, dict | None, str | None]:
     """How to run the hsrtcp CLI here, or why it cannot run."""
     env = dict(os.environ)
@@ -211,6 +252,8 @@ def main() -> int:
                 # (informational: not in the ratios).
                 start = base[:1] + ["-c", "import hsrtcp.cli, hsrtcp.api, polars, pyarrow"]
                 record("hsrtcp_startup", best([start], env), [start])
+                if not a.pair:
+                    results["tools"]["hsrtcp_core"] = core_rate(base[0], env, a.capture, packets, a.repeat)
         if "tcptrace" not in a.skip:
             if shutil.which("tcptrace"):
                 cmds = [["tcptrace", "-n", "-l", "-r", str(f)] for f in files]
@@ -235,12 +278,20 @@ def main() -> int:
                 ratios[f"hsrtcp_over_{peer}_speed_cpu"] = h["packets_per_cpu_s"] / p["packets_per_cpu_s"]
         if h.get("ok") and p.get("ok") and h.get("max_rss_bytes") and p.get("max_rss_bytes"):
             ratios[f"hsrtcp_over_{peer}_memory"] = h["max_rss_bytes"] / p["max_rss_bytes"]
+    core, tt = tools.get("hsrtcp_core", {}), tools.get("tcptrace", {})
+    if core.get("packets_per_s") and tt.get("packets_per_s"):
+        ratios["hsrtcp_core_over_tcptrace_speed"] = core["packets_per_s"] / tt["packets_per_s"]
     results["ratios"] = ratios
+    if core.get("witness"):
+        results["witness"] = core["witness"]
 
     print(f"{results['mode']} mode, {packets:,} packets in {len(files)} file(s), "
           f"{results['bytes'] / 1e6:.0f} MB")
     print(f"{'tool':10} {'wall s':>8} {'user s':>8} {'pkts/s':>12} {'pkts/CPU-s':>12} {'peak RSS MB':>12}")
     for name, t in tools.items():
+        if name == "hsrtcp_core" and t.get("ok"):
+            print(f"{name:10} {t['wall_s']:8.2f} {'':>8} {t['packets_per_s']:12,.0f} {'(in-process)':>12}")
+            continue
         if name == "hsrtcp_startup" and t.get("ok"):
             print(f"{name:10} {t['wall_s']:8.2f} {t['user_s']:8.2f} {'(imports only)':>12} {'':>12} "
                   f"{(t['max_rss_bytes'] or 0) / 1e6:12.1f}")
@@ -256,6 +307,9 @@ def main() -> int:
               f"{num(t['packets_per_cpu_s'])} {rss:>12}")
     for k, v in ratios.items():
         print(f"{k}: {v:.2f}")
+    if results.get("witness"):
+        print("witness (server socket's TCP_INFO vs hsrtcp on the server capture): "
+              + ", ".join(f"{k} {v['kernel']} vs {v['hsrtcp']}" for k, v in results["witness"].items()))
     a.out.parent.mkdir(parents=True, exist_ok=True)
     tmp_out = a.out.with_suffix(".json.tmp")
     tmp_out.write_text(json.dumps(results, indent=1) + "\n")

@@ -103,6 +103,9 @@ pub struct TableBuilder {
     data: Vec<Data>,
     set: Vec<bool>,
     rows: usize,
+    /// The column after the last one set: writers mostly follow the schema's order, so
+    /// this guess saves hashing the name (the lookup was 7% of a full analysis).
+    next: usize,
 }
 
 impl TableBuilder {
@@ -122,6 +125,7 @@ impl TableBuilder {
             data,
             set,
             rows: 0,
+            next: 0,
         }
     }
 
@@ -139,10 +143,16 @@ impl TableBuilder {
     }
 
     fn slot(&mut self, name: &'static str, ty: ColType) -> &mut Data {
-        let i = match self.index.get(name) {
-            Some(&i) => i,
-            None => panic!("column {name} is not declared in this table's schema"),
+        let guess = self.next;
+        let i = if guess < self.defs.len() && self.defs[guess].name == name {
+            guess
+        } else {
+            match self.index.get(name) {
+                Some(&i) => i,
+                None => panic!("column {name} is not declared in this table's schema"),
+            }
         };
+        self.next = i + 1;
         assert_eq!(
             self.defs[i].ty, ty,
             "column {name} declared as {:?}",
@@ -160,6 +170,7 @@ impl TableBuilder {
             }
             *was_set = false;
         }
+        self.next = 0;
         self.rows += 1;
     }
 

@@ -72,6 +72,11 @@ impl Lifecycle {
             if let (Some(s), Some(t_sa)) = (self.synack_seq, self.first_synack) {
                 if seq_diff(seg.ack, s) >= 1 {
                     self.handshake_ack = Some(ts);
+                    // Karn's rule: after a repeated SYN-ACK nobody knows which one the ACK
+                    // answers (from the first, the gap holds the SYN-ACK timer's second).
+                    if self.synacks_same_seq > 0 {
+                        return None;
+                    }
                     if let Some(t_syn) = self.last_syn {
                         return Some(HandshakeDone {
                             syn_to_synack: t_sa - t_syn,
