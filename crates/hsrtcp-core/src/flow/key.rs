@@ -36,4 +36,16 @@ impl FlowKey {
             (FlowKey { lo: d, hi: s }, false)
         }
     }
+
+    /// Whether `seg` belongs to this key, in either direction. Cheaper than building the
+    /// segment's own key (no ordering of addresses), for the hot "same as last packet" test.
+    #[inline]
+    pub fn matches(&self, seg: &Segment) -> bool {
+        let (lo, hi) = (&self.lo, &self.hi);
+        (seg.sport == lo.port && seg.dport == hi.port && seg.src == lo.addr && seg.dst == hi.addr)
+            || (seg.sport == hi.port
+                && seg.dport == lo.port
+                && seg.src == hi.addr
+                && seg.dst == lo.addr)
+    }
 }

@@ -150,8 +150,15 @@ impl FlowTable {
     pub fn push(&mut self, seg: &Segment) {
         self.packets += 1;
         self.last_ts = self.last_ts.max(seg.ts);
-        let (key, _) = FlowKey::of(seg);
-        let mut slot = self.slot_of(&key);
+        // Consecutive packets mostly share a connection: test that before building the key.
+        let (key, mut slot) = match &self.last {
+            Some((k, i)) if k.matches(seg) => (*k, Some(*i)),
+            _ => {
+                let (key, _) = FlowKey::of(seg);
+                let slot = self.slot_of(&key);
+                (key, slot)
+            }
+        };
         if let Some(i) = slot {
             let c = self.conns[i].as_ref().expect("slot is live");
             if starts_new_connection(&c.base, seg) {
