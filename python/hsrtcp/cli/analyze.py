@@ -18,7 +18,10 @@ def _run(captures: list[Path], vantages: list[str | None], out: Path, csv: bool,
     from hsrtcp.report.summary import print_summary
     from hsrtcp.report.throughput import plot_throughput
 
-    console = Console(stderr=False)
+    import sys
+
+    # Piped output (logs, CI) gets a wide table instead of rich's 80-column default.
+    console = Console(stderr=False, width=None if sys.stdout.isatty() else 180)
     ds = hsrtcp.analyze(captures, vantage=vantages, workers=workers, progress=not quiet,
                         client=client or None, server=server or None, window_s=window_s)
     written = ds.write(out, csv=csv)

@@ -34,19 +34,22 @@ def print_summary(flows: pl.DataFrame, captures: pl.DataFrame, console: Console 
     if flows.is_empty():
         console.print("no TCP connections found")
         return
-    f = flows.with_columns(data_bytes(flows).alias("_bytes")).sort("_bytes", descending=True)
-    t = Table(title=f"TCP connections ({len(flows):,}; largest {min(limit, len(flows))} shown)",
+    f = flows.with_columns(data_bytes(flows).alias("_bytes")).sort(
+        ["_bytes", "flow_id"], descending=[True, False])
+    t = Table(title=f"TCP connections ({len(flows):,} rows; largest {min(limit, len(flows))} shown)",
               show_lines=False)
-    for name, justify in [("flow", "right"), ("capture", "left"), ("client → server", "left"),
+    for name, justify in [("flow", "right"), ("capture (vantage)", "left"), ("client → server", "left"),
                           ("data", "left"), ("duration", "right"), ("bytes", "right"),
-                          ("mean rate", "right"), ("packets", "right"), ("end", "left")]:
+                          ("mean rate", "right"), ("packets", "right"), ("retx", "right"),
+                          ("RTOs", "right"), ("spurious", "right"), ("RTT", "right"), ("end", "left")]:
         t.add_column(name, justify=justify)
     for r in f.head(limit).iter_rows(named=True):
         dur = r["duration_s"] or 0.0
         rate = r["_bytes"] * 8 / dur if dur > 0 else None
+        rtt = r.get("rtt_mean")
         t.add_row(
             str(r["flow_id"] & ((1 << 40) - 1)) if r["flow_id"] is not None else "",
-            Path(r["capture"]).name,
+            " + ".join(Path(c).name for c in r["capture"].split(" + ")) + f" ({r.get('vantage') or '?'})",
             f"{r['client_addr']}:{r['client_port']} → {r['server_addr']}:{r['server_port']}"
             + ("" if r["roles_from_syn"] else " (?)"),
             r["data_dir"] or "-",
@@ -54,6 +57,41 @@ def print_summary(flows: pl.DataFrame, captures: pl.DataFrame, console: Console 
             human_bytes(r["_bytes"]),
             human_rate(rate) if rate is not None else "-",
             f"{(r['c2s_packets'] or 0) + (r['s2c_packets'] or 0):,}",
+            _count(r.get("retransmissions")),
+            _count(r.get("timeouts")),
+            _count(r.get("spurious_timeouts")),
+            f"{rtt * 1e3:.1f} ms" if rtt is not None else "-",
             r["end_reason"] + (" (truncated)" if r["truncated"] else ""),
         )
     console.print(t)
+    _print_matched(f.head(limit), console)
+
+
+def _count(v) -> str:
+    """A count, or '-' where the vantage cannot tell (null, never 0)."""
+    return "-" if v is None else f"{v:,}"
+
+
+def _pct(v) -> str:
+    return "-" if v is None else f"{100 * v:.2f} %"
+
+
+def _print_matched(flows: pl.DataFrame, console: Console) -> None:
+    """One line per two-vantage row: what only both captures together can tell."""
+    if "p_d" not in flows.columns:
+        return
+    for r in flows.filter(pl.col("vantage") == "matched").iter_rows(named=True):
+        flow = r["flow_id"] & ((1 << 40) - 1)
+        parts = [f"data loss p_d {_pct(r.get('p_d'))}", f"ACK loss p_a {_pct(r.get('p_a'))}",
+                 f"ACK burst loss P_a {_pct(r.get('ack_burst_loss'))}"]
+        if r.get("q") is not None:
+            parts.append(f"q {_pct(r['q'])}")
+        if r.get("spurious_timeouts"):
+            parts.append(f"spurious timeouts {r['spurious_timeouts']} (ACK loss "
+                         f"{r.get('spurious_timeouts_ack_loss') or 0}, RTO estimation "
+                         f"{r.get('spurious_timeouts_rto_estimation') or 0})")
+        if r.get("clock_offset_s") is not None:
+            unc = r.get("clock_offset_uncertainty_s")
+            parts.append(f"clock offset {r['clock_offset_s'] * 1e3:+.3f} ms"
+                         + (f" ± {unc * 1e3:.3f}" if unc is not None else ""))
+        console.print(f"[bold]flow {flow} (matched)[/]: " + ", ".join(parts))

@@ -46,3 +46,8 @@ def test_demo_runs_on_bundled_example(tmp_path):
     assert p.returncode == 0, p.stderr
     flows = pl.read_parquet(tmp_path / "d" / "flows.parquet")
     assert {"client", "server"} <= set(flows["vantage"].unique().to_list())
+    # the summary shows each vantage and the two-vantage metrics of the matched row
+    assert "phone.pcap (client)" in p.stdout and "server.pcap (server)" in p.stdout
+    m = flows.filter(pl.col("vantage") == "matched").row(0, named=True)
+    assert f"data loss p_d {100 * m['p_d']:.2f} %" in p.stdout
+    assert f"ACK loss p_a {100 * m['p_a']:.2f} %" in p.stdout
