@@ -4,7 +4,7 @@
 
 use crate::flow::engine::Engine;
 use crate::flow::event::{Dir, Event};
-use crate::flow::key::Endpoint;
+use crate::flow::key::{roles_of, Endpoint};
 use crate::flow::seq::SeqSpace;
 use crate::wire::{Nanos, Segment, TcpOptions};
 
@@ -191,23 +191,7 @@ pub struct Connection {
 impl Connection {
     /// A new connection whose first captured packet is `seg`.
     pub fn new(flow_id: u64, epoch: u32, seg: &Segment) -> Self {
-        let s = Endpoint {
-            addr: seg.src,
-            port: seg.sport,
-        };
-        let d = Endpoint {
-            addr: seg.dst,
-            port: seg.dport,
-        };
-        let (client, server, roles_from_syn) = if seg.flags.syn() && !seg.flags.ack() {
-            (s, d, true)
-        } else if seg.flags.syn() {
-            (d, s, true)
-        } else if s.port >= d.port {
-            (s, d, false) // mid-connection: ephemeral (higher) port is most likely the client
-        } else {
-            (d, s, false)
-        };
+        let (client, server, roles_from_syn) = roles_of(seg);
         Connection {
             base: ConnBase {
                 flow_id,

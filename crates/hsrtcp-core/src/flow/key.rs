@@ -11,6 +11,39 @@ pub struct Endpoint {
     pub port: u16,
 }
 
+impl Endpoint {
+    /// The sending and receiving endpoints of a segment.
+    #[inline]
+    pub fn of(seg: &Segment) -> (Endpoint, Endpoint) {
+        (
+            Endpoint {
+                addr: seg.src,
+                port: seg.sport,
+            },
+            Endpoint {
+                addr: seg.dst,
+                port: seg.dport,
+            },
+        )
+    }
+}
+
+/// Who opened the connection whose first captured packet is `seg`: (client, server,
+/// decided by a SYN). Mid-connection the ephemeral (higher) port is most likely the client.
+/// The single-capture rows and the matcher share this rule so their epochs and roles agree.
+pub fn roles_of(seg: &Segment) -> (Endpoint, Endpoint, bool) {
+    let (s, d) = Endpoint::of(seg);
+    if seg.flags.syn() && !seg.flags.ack() {
+        (s, d, true)
+    } else if seg.flags.syn() {
+        (d, s, true)
+    } else if s.port >= d.port {
+        (s, d, false)
+    } else {
+        (d, s, false)
+    }
+}
+
 /// A 4-tuple without direction: `lo` sorts before `hi`, so both directions share one key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FlowKey {
@@ -22,14 +55,7 @@ impl FlowKey {
     /// The key of a segment and whether the segment travels from `lo` to `hi`.
     #[inline]
     pub fn of(seg: &Segment) -> (FlowKey, bool) {
-        let s = Endpoint {
-            addr: seg.src,
-            port: seg.sport,
-        };
-        let d = Endpoint {
-            addr: seg.dst,
-            port: seg.dport,
-        };
+        let (s, d) = Endpoint::of(seg);
         if s <= d {
             (FlowKey { lo: s, hi: d }, true)
         } else {

@@ -20,7 +20,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::flow::key::{Endpoint, FlowKey};
+use crate::flow::key::{roles_of, Endpoint, FlowKey};
 use crate::flow::seq::seq_diff;
 use crate::flow::Dir;
 use crate::matcher::Side;
@@ -60,25 +60,8 @@ pub struct SideConn {
 
 impl SideConn {
     fn new(key: FlowKey, epoch: u32, seg: &Segment) -> Self {
-        let s = Endpoint {
-            addr: seg.src,
-            port: seg.sport,
-        };
-        let d = Endpoint {
-            addr: seg.dst,
-            port: seg.dport,
-        };
-        // Same role rule as flow::Connection::new, so epochs and roles agree with the
-        // single-capture rows.
-        let (client, server, roles_from_syn) = if seg.flags.syn() && !seg.flags.ack() {
-            (s, d, true)
-        } else if seg.flags.syn() {
-            (d, s, true)
-        } else if s.port >= d.port {
-            (s, d, false)
-        } else {
-            (d, s, false)
-        };
+        // Same role rule as the single-capture rows, so epochs and roles agree.
+        let (client, server, roles_from_syn) = roles_of(seg);
         SideConn {
             key,
             epoch,
