@@ -57,6 +57,46 @@ fn reordering_by_older_tsval_is_not_a_retransmission() {
 }
 
 #[test]
+fn original_arriving_after_its_own_resend_is_reordering_not_a_second_retransmission() {
+    // 1001 is held up on the path; the receiver asks for it, the re-send arrives and fills
+    // the hole, then the original (older TSval) arrives: one retransmission, one late
+    // original, nothing unnecessary.
+    let mut t = client_side(true, true);
+    t.data(100.0, 1, 1000).options.timestamp = Some((5_000_100, 0));
+    t.data(100.1, 2001, 1000).options.timestamp = Some((5_000_100, 0));
+    t.sack(100.15, 1001, &[(2001, 3001)]);
+    t.data(100.2, 3001, 1000).options.timestamp = Some((5_000_100, 0));
+    t.sack(100.25, 1001, &[(2001, 4001)]);
+    t.data(100.4, 1001, 1000).options.timestamp = Some((5_000_101, 0)); // the re-send
+    t.ack(100.45, 4001);
+    t.data(100.6, 1001, 1000).options.timestamp = Some((5_000_100, 0)); // the original, late
+    let r = t.run_as("client");
+    assert_eq!(
+        r.kinds(),
+        vec![
+            "retransmission/fast",
+            "reordering/late_original",
+            "handshake/complete"
+        ]
+    );
+    assert_eq!(r.flow_u64("retransmissions"), Some(1));
+    assert_eq!(r.flow_u64("unnecessary_retransmissions"), Some(0));
+    assert_eq!(r.flow_u64("reordering_segments"), Some(1));
+    // the same bytes re-sent twice (newer TSval both times) stay a retransmission
+    let mut t2 = client_side(true, true);
+    t2.data(100.0, 1, 1000).options.timestamp = Some((5_000_100, 0));
+    t2.data(100.1, 2001, 1000).options.timestamp = Some((5_000_100, 0));
+    t2.sack(100.15, 1001, &[(2001, 3001)]);
+    t2.data(100.4, 1001, 1000).options.timestamp = Some((5_000_101, 0));
+    t2.ack(100.45, 3001);
+    t2.data(100.9, 1001, 1000).options.timestamp = Some((5_000_102, 0));
+    let r2 = t2.run_as("client");
+    assert_eq!(r2.flow_u64("retransmissions"), Some(2));
+    assert_eq!(r2.flow_u64("unnecessary_retransmissions"), Some(1));
+    assert_eq!(r2.flow_u64("reordering_segments"), Some(0));
+}
+
+#[test]
 fn reordering_without_timestamps_or_ip_ids_uses_the_rtt_scale() {
     let mut t = client_side(true, false);
     for s in t.segs.iter_mut() {

@@ -46,10 +46,9 @@ def truth_spurious_timeouts(server_ds, srv_row: dict, conn_truth) -> list[dict]:
 
 
 def check_connection(server_ds, client_ds, client_port: int, tcp_info: dict, conn_truth,
-                     strict_receiver: bool = True, receiver: bool = True) -> dict:
+                     strict_receiver: bool = True) -> dict:
     """All single-capture witnesses for one connection; returns the two flow rows.
 
-    ``receiver=False`` checks the sender side only (a case the receiver cannot tell apart).
     Both captures must have been analyzed with their vantage given (an inferred one can be
     fooled, e.g. by a spurious duplicate arriving before any loss).
     ``strict_receiver``: the receiver's count of spurious *timeouts* must equal the truth.
@@ -78,8 +77,6 @@ def check_connection(server_ds, client_ds, client_port: int, tcp_info: dict, con
     if "total_rto" in tcp_info:
         # (the SYN-ACK timer's expirations are in total_rto as well)
         assert srv["timeouts"] + synack_retx == tcp_info["total_rto"], (srv["timeouts"], tcp_info["total_rto"])
-    if not receiver:
-        return {"server": srv, "client": cli}
     # the receiver sees every retransmission that arrived after its original (M12 basis)
     spurious_segments = sum(1 for d in conn_truth.data if d.spurious)
     assert cli["unnecessary_retransmissions"] == spurious_segments

@@ -69,7 +69,7 @@ pub const FLOW_COLUMNS: &[ColumnDef] = &[
     c("retrans_rto", U64, "retransmissions of class rto (timeout and the timeout recovery after it)"),
     c("retrans_tlp", U64, "retransmissions of class tlp (tail-loss probe: a copy of the newest data without loss signals)"),
     c("retrans_unclassified", U64, "retransmissions not classified because the vantage is unknown"),
-    c("reordering_segments", U64, "hole fills that were sent before the data that overtook them (not retransmissions)"),
+    c("reordering_segments", U64, "hole fills that were sent before the data that overtook them, and (receiver) originals arriving after their own re-send (not retransmissions)"),
     c("network_duplicates", U64, "repeated copies with the same IP ID and TSval as the earlier copy (network or capture duplicates)"),
     c("zero_window_probes", U64, "segments of <= 1 byte sent against a zero window"),
     c("unnecessary_retransmissions", U64, "retransmissions shown unnecessary: repeats at the receiver, D-SACKed at the sender"),

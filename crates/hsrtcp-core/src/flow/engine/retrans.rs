@@ -279,6 +279,19 @@ impl Stream {
             x.decided = Some(at_sender);
         }
         match kind {
+            Overlap::Repeat
+                if x.near_sender == Some(false) && self.is_late_original(s, tsval, ip_id) =>
+            {
+                self.c.reordering += 1;
+                let mut ev = Event::new("reordering", ts);
+                ev.class = Some("late_original");
+                ev.dir = Some(x.dir);
+                ev.seq_start = Some(s);
+                ev.seq_end = Some(e);
+                ev.value = Some((ts - prior.last_ts) as f64 * 1e-9);
+                x.ev.push(ev);
+                return;
+            }
             Overlap::Repeat => {
                 let same_copy = prior.same_start_ip_id.is_some()
                     && prior.same_start_ip_id == ip_id
@@ -306,7 +319,7 @@ impl Stream {
             }
             _ => {}
         }
-        self.retransmission(x, s, e, ts, tsval, kind, &prior);
+        self.retransmission(x, s, e, ts, tsval, ip_id, kind, &prior);
     }
 
     /// Keep the highest TSval / IP ID of in-order data and whether IP IDs count up.
@@ -330,6 +343,29 @@ impl Stream {
             } else {
                 self.max_ip_id = Some(id);
             }
+        }
+    }
+
+    /// Receiver side: bytes arriving again after a re-send of them already arrived are the
+    /// original, overtaken on the path, when they are older than that re-send: a strictly
+    /// older TSval, or an older IP ID from a sender whose IDs count up (a re-send always
+    /// gets the newest of both). Seen on sub-millisecond paths where RACK re-sends before a
+    /// delayed original arrives; counting it as a repeat double-counted retransmissions.
+    fn is_late_original(&self, s: i64, tsval: Option<u32>, ip_id: Option<u16>) -> bool {
+        let Some(r) = self.recent.latest_at(s) else {
+            return false;
+        };
+        if let (Some(v), Some(rv)) = (tsval, r.tsval) {
+            if seq_lt(v, rv) {
+                return true;
+            }
+            if v != rv {
+                return false;
+            }
+        }
+        match (ip_id, r.ip_id) {
+            (Some(id), Some(rid)) if self.ipid_monotone() => (id.wrapping_sub(rid) as i16) < 0,
+            _ => false,
         }
     }
 
@@ -378,6 +414,7 @@ impl Stream {
         e: i64,
         ts: Nanos,
         tsval: Option<u32>,
+        ip_id: Option<u16>,
         kind: Overlap,
         prior: &Prior,
     ) {
@@ -413,6 +450,8 @@ impl Stream {
             class,
             episode,
             attributed: false,
+            tsval,
+            ip_id,
         });
         let mut ev = Event::new("retransmission", ts);
         ev.class = Some(class);

@@ -38,6 +38,9 @@ pub struct RecentRetx {
     /// RTO episode id (for RTO retransmissions).
     pub episode: Option<u32>,
     pub attributed: bool,
+    /// TSval and IP ID of the re-sent copy: an original is older in both.
+    pub tsval: Option<u32>,
+    pub ip_id: Option<u16>,
 }
 
 const RECENT: usize = 64;
@@ -61,6 +64,13 @@ impl RecentRing {
     pub fn push(&mut self, r: RecentRetx) {
         self.buf[self.next] = Some(r);
         self.next = (self.next + 1) % RECENT;
+    }
+
+    /// The latest retransmission starting at byte `s`, whatever its attribution.
+    pub fn latest_at(&self, s: i64) -> Option<RecentRetx> {
+        (1..=RECENT)
+            .filter_map(|k| self.buf[(self.next + RECENT - k) % RECENT])
+            .find(|x| x.start == s)
     }
 
     /// The latest not-yet-attributed retransmission overlapping [l, r); marks it attributed
