@@ -94,10 +94,15 @@ def check_connection(server_ds, client_ds, client_port: int, tcp_info: dict, con
     # ... and at the sender where D-SACK or timestamps allow
     if sack_on or ts_on:
         assert srv["spurious_timeouts"] == len(truth_st)
+        # each method alone finds what it can, never more: Eifel needs an ACK of the original
+        # after the re-send (when every ACK of the original was lost, the first ACK echoes the
+        # re-send's TSval and only the D-SACK tells, RFC 3522 §3.2)
         if sack_on:
-            assert srv["spurious_timeouts_dsack"] == len(truth_st)
+            assert srv["spurious_timeouts_dsack"] <= len(truth_st)
         if ts_on:
-            assert srv["spurious_timeouts_eifel"] == len(truth_st)
+            assert srv["spurious_timeouts_eifel"] <= len(truth_st)
+        if sack_on and ts_on:
+            assert max(srv["spurious_timeouts_dsack"], srv["spurious_timeouts_eifel"]) >= 1 or not truth_st
         # D-SACK reports the kernel counted (dsack_dups) cover the ones we attributed
         assert srv["spurious_timeouts_dsack"] <= tcp_info.get("dsack_dups", 0)
     else:
