@@ -61,6 +61,20 @@ def count_records(path: Path) -> int:
             n += 1
 
 
+def prefix(path: Path, fraction: float, dest: Path) -> int:
+    """Write the first ``fraction`` of a classic pcap's records to ``dest``; return how many."""
+    total = count_records(path)
+    want = max(1, int(total * fraction))
+    with open(path, "rb") as f, open(dest, "wb") as out:
+        head = f.read(24)
+        e = "<" if struct.unpack("<I", head[:4])[0] in (0xA1B2C3D4, 0xA1B23C4D) else ">"
+        out.write(head)
+        for _ in range(want):
+            h = f.read(16)
+            out.write(h + f.read(struct.unpack_from(e + "I", h, 8)[0]))
+    return want
+
+
 def warm(paths: list[Path]) -> None:
     for p in paths:
         with open(p, "rb") as f:
@@ -254,6 +268,16 @@ def main() -> int:
                 record("hsrtcp_startup", best([start], env), [start])
                 if not a.pair:
                     results["tools"]["hsrtcp_core"] = core_rate(base[0], env, a.capture, packets, a.repeat)
+                    # Peak memory against capture length (flat = bounded by open flows).
+                    scaling = []
+                    for frac in (0.25, 0.5):
+                        part = Path(tmp) / f"prefix-{frac}.pcap"
+                        n = prefix(a.capture, frac, part)
+                        r = measure(base + ["analyze", str(part), "-o", out + f"-{frac}", "-q", "--no-plot"], env)
+                        scaling.append({"packets": n, "max_rss_bytes": r["max_rss_bytes"]})
+                        part.unlink()
+                    scaling.append({"packets": packets, "max_rss_bytes": results["tools"]["hsrtcp"]["max_rss_bytes"]})
+                    results["memory_scaling"] = scaling
         if "tcptrace" not in a.skip:
             if shutil.which("tcptrace"):
                 cmds = [["tcptrace", "-n", "-l", "-r", str(f)] for f in files]
@@ -307,6 +331,9 @@ def main() -> int:
               f"{num(t['packets_per_cpu_s'])} {rss:>12}")
     for k, v in ratios.items():
         print(f"{k}: {v:.2f}")
+    if results.get("memory_scaling"):
+        print("hsrtcp peak RSS by capture length: " + ", ".join(
+            f"{m['packets']:,} packets {(m['max_rss_bytes'] or 0) / 1e6:.0f} MB" for m in results["memory_scaling"]))
     if results.get("witness"):
         print("witness (server socket's TCP_INFO vs hsrtcp on the server capture): "
               + ", ".join(f"{k} {v['kernel']} vs {v['hsrtcp']}" for k, v in results["witness"].items()))
