@@ -52,6 +52,16 @@ pub struct Event {
 }
 
 impl Event {
+    /// An event about the bytes [s, e) of one direction.
+    pub fn on_bytes(kind: &'static str, ts: Nanos, dir: Dir, s: i64, e: i64) -> Self {
+        Event {
+            dir: Some(dir),
+            seq_start: Some(s),
+            seq_end: Some(e),
+            ..Event::new(kind, ts)
+        }
+    }
+
     pub fn new(kind: &'static str, ts: Nanos) -> Self {
         Event {
             kind,

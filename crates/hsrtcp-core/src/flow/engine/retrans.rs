@@ -283,11 +283,8 @@ impl Stream {
                 if x.near_sender == Some(false) && self.is_late_original(s, tsval, ip_id) =>
             {
                 self.c.reordering += 1;
-                let mut ev = Event::new("reordering", ts);
+                let mut ev = Event::on_bytes("reordering", ts, x.dir, s, e);
                 ev.class = Some("late_original");
-                ev.dir = Some(x.dir);
-                ev.seq_start = Some(s);
-                ev.seq_end = Some(e);
                 ev.value = Some((ts - prior.last_ts) as f64 * 1e-9);
                 x.ev.push(ev);
                 return;
@@ -298,21 +295,15 @@ impl Stream {
                     && (tsval.is_none() || prior.same_start_tsval == tsval);
                 if same_copy {
                     self.c.network_duplicates += 1;
-                    let mut ev = Event::new("duplicate", ts);
+                    let mut ev = Event::on_bytes("duplicate", ts, x.dir, s, e);
                     ev.class = Some("network");
-                    ev.dir = Some(x.dir);
-                    ev.seq_start = Some(s);
-                    ev.seq_end = Some(e);
                     x.ev.push(ev);
                     return;
                 }
             }
             Overlap::Fill if self.is_reordering(x, ts, tsval, ip_id, &prior) => {
                 self.c.reordering += 1;
-                let mut ev = Event::new("reordering", ts);
-                ev.dir = Some(x.dir);
-                ev.seq_start = Some(s);
-                ev.seq_end = Some(e);
+                let mut ev = Event::on_bytes("reordering", ts, x.dir, s, e);
                 ev.value = prior.hole_seen_ts.map(|h| (ts - h) as f64 * 1e-9);
                 x.ev.push(ev);
                 return;
@@ -453,11 +444,8 @@ impl Stream {
             tsval,
             ip_id,
         });
-        let mut ev = Event::new("retransmission", ts);
+        let mut ev = Event::on_bytes("retransmission", ts, x.dir, s, e);
         ev.class = Some(class);
-        ev.dir = Some(x.dir);
-        ev.seq_start = Some(s);
-        ev.seq_end = Some(e);
         // time since these bytes were last seen (tcptrace "retr time")
         ev.value = Some((ts - prior.last_ts) as f64 * 1e-9);
         if kind == Overlap::Repeat {
@@ -487,12 +475,9 @@ impl Stream {
                     }
                 }
             } else {
-                let mut ev = Event::new("spurious_retransmission", ts);
+                let mut ev = Event::on_bytes("spurious_retransmission", ts, x.dir, s, e);
                 ev.class = Some("receiver");
                 ev.cause = Some(class);
-                ev.dir = Some(x.dir);
-                ev.seq_start = Some(s);
-                ev.seq_end = Some(e);
                 x.ev.push(ev);
             }
         }
@@ -821,12 +806,9 @@ impl Stream {
                 self.spurious_timeout(x, "dsack", m, newly, ts, None);
             }
         } else {
-            let mut ev = Event::new("spurious_retransmission", ts);
+            let mut ev = Event::on_bytes("spurious_retransmission", ts, x.dir, rx.start, rx.end);
             ev.class = Some("dsack");
             ev.cause = Some(rx.class);
-            ev.dir = Some(x.dir);
-            ev.seq_start = Some(rx.start);
-            ev.seq_end = Some(rx.end);
             x.ev.push(ev);
         }
     }
