@@ -27,10 +27,16 @@ def plot_throughput(flows: pl.DataFrame, series: pl.DataFrame, path: str | Path,
     fig, ax = plt.subplots(figsize=(10, 4.5), dpi=110)
     for r in top.iter_rows(named=True):
         s = series.filter(pl.col("flow_id") == r["flow_id"]).sort("bin")
-        label = (f"{Path(r['capture']).name} #{r['flow_id'] & ((1 << 40) - 1)} "
-                 f"{r['server_addr']}:{r['server_port']} ({r['data_dir']})")
-        ax.step(s["t_rel"].to_numpy() + 1, s["bytes"].to_numpy() * 8 / 1e6, where="pre",
-                label=label, linewidth=1.2)
+        if s.is_empty():
+            continue
+        names = " + ".join(Path(c).name for c in r["capture"].split(" + "))
+        label = (f"{names} ({r.get('vantage') or '?'}) #{r['flow_id'] & ((1 << 40) - 1)} "
+                 f"{r['server_addr']}:{r['server_port']} {r['data_dir']}")
+        # each bin drawn over [start, start + 1 s): repeat the last value at its end
+        t = s["t_rel"].to_numpy()
+        mbps = s["bytes"].to_numpy() * 8 / 1e6
+        ax.step(list(t) + [t[-1] + 1.0], list(mbps) + [mbps[-1]], where="post", label=label,
+                linewidth=1.2)
     ax.set_xlabel("time since the connection's first packet (s)")
     ax.set_ylabel("throughput (Mbit/s, 1-s bins)")
     ax.set_title("Per-flow throughput (payload bytes in the data direction; 0 = nothing received)")
