@@ -47,12 +47,16 @@ WORK = ROOT / "bench" / "work"
 TIME = "/usr/bin/time"
 
 
+def _byte_order(head: bytes) -> str:
+    """struct prefix of a classic pcap from its global header ('<' or '>')."""
+    return "<" if struct.unpack("<I", head[:4])[0] in (0xA1B2C3D4, 0xA1B23C4D) else ">"
+
+
 def count_records(path: Path) -> int:
     """Records of a classic pcap (either byte order), reading record headers only."""
     n = 0
     with open(path, "rb") as f:
-        head = f.read(24)
-        e = "<" if struct.unpack("<I", head[:4])[0] in (0xA1B2C3D4, 0xA1B23C4D) else ">"
+        e = _byte_order(f.read(24))
         while True:
             h = f.read(16)
             if len(h) < 16:
@@ -61,18 +65,15 @@ def count_records(path: Path) -> int:
             n += 1
 
 
-def prefix(path: Path, fraction: float, dest: Path) -> int:
-    """Write the first ``fraction`` of a classic pcap's records to ``dest``; return how many."""
-    total = count_records(path)
-    want = max(1, int(total * fraction))
+def prefix(path: Path, records: int, dest: Path) -> None:
+    """Write the first ``records`` records of a classic pcap to ``dest``."""
     with open(path, "rb") as f, open(dest, "wb") as out:
         head = f.read(24)
-        e = "<" if struct.unpack("<I", head[:4])[0] in (0xA1B2C3D4, 0xA1B23C4D) else ">"
+        e = _byte_order(head)
         out.write(head)
-        for _ in range(want):
+        for _ in range(records):
             h = f.read(16)
             out.write(h + f.read(struct.unpack_from(e + "I", h, 8)[0]))
-    return want
 
 
 def warm(paths: list[Path]) -> None:
@@ -272,7 +273,8 @@ def main() -> int:
                     scaling = []
                     for frac in (0.25, 0.5):
                         part = Path(tmp) / f"prefix-{frac}.pcap"
-                        n = prefix(a.capture, frac, part)
+                        n = max(1, int(packets * frac))
+                        prefix(a.capture, n, part)
                         r = measure(base + ["analyze", str(part), "-o", out + f"-{frac}", "-q", "--no-plot"], env)
                         scaling.append({"packets": n, "max_rss_bytes": r["max_rss_bytes"]})
                         part.unlink()

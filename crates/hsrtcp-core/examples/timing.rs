@@ -32,11 +32,7 @@ fn main() {
     let full = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let o = res.output;
-    let sizes = [
-        o.flows.finish().num_rows(),
-        o.events.finish().num_rows(),
-        o.series.finish().num_rows(),
-    ];
+    let sizes = [o.flows.finish().num_rows(), o.events.finish().num_rows(), o.series.finish().num_rows()];
     let fin = t.elapsed().as_secs_f64();
     let mpps = |s: f64| n as f64 / s / 1e6;
     println!("{n} packets ({tcp} tcp); rows flows/events/series {sizes:?}");

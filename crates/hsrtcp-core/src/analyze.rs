@@ -14,42 +14,14 @@ pub const CAPTURE_COLUMNS: &[ColumnDef] = &[
     col("vantage", ColType::Str, "client, server, or null"),
     col("packets", ColType::U64, "records read"),
     col("tcp_packets", ColType::U64, "records decoded as TCP"),
-    col(
-        "other_packets",
-        ColType::U64,
-        "records of other protocols (ARP, UDP, ICMP, ...)",
-    ),
-    col(
-        "malformed_packets",
-        ColType::U64,
-        "records that could not be decoded",
-    ),
-    col(
-        "malformed_reasons",
-        ColType::Str,
-        "malformed records per reason, 'reason=count' separated by ';'",
-    ),
+    col("other_packets", ColType::U64, "records of other protocols (ARP, UDP, ICMP, ...)"),
+    col("malformed_packets", ColType::U64, "records that could not be decoded"),
+    col("malformed_reasons", ColType::Str, "malformed records per reason, 'reason=count' separated by ';'"),
     col("flows", ColType::U64, "TCP connections found"),
-    col(
-        "first_ts",
-        ColType::F64,
-        "first record, seconds since the Unix epoch",
-    ),
-    col(
-        "last_ts",
-        ColType::F64,
-        "last record, seconds since the Unix epoch",
-    ),
-    col(
-        "truncated",
-        ColType::Bool,
-        "reading stopped at an error; the rows before it are kept",
-    ),
-    col(
-        "error",
-        ColType::Str,
-        "the error that stopped reading, naming the file and byte offset",
-    ),
+    col("first_ts", ColType::F64, "first record, seconds since the Unix epoch"),
+    col("last_ts", ColType::F64, "last record, seconds since the Unix epoch"),
+    col("truncated", ColType::Bool, "reading stopped at an error; the rows before it are kept"),
+    col("error", ColType::Str, "the error that stopped reading, naming the file and byte offset"),
 ];
 
 /// Results of one capture: the three flow tables plus the capture's own row.
@@ -61,11 +33,7 @@ pub struct CaptureResult {
 
 /// Analyze one capture file. Never fails: an unreadable or corrupt file yields the flows
 /// read so far (marked truncated) and the error in `stats.error`.
-pub fn analyze_capture(
-    path: &Path,
-    info: CaptureInfo,
-    progress: &mut dyn FnMut(u64),
-) -> CaptureResult {
+pub fn analyze_capture(path: &Path, info: CaptureInfo, progress: &mut dyn FnMut(u64)) -> CaptureResult {
     let mut output = Output::default();
     let mut table = FlowTable::new(info.clone());
     let mut stream = SegmentStream::open(path);
@@ -86,11 +54,7 @@ pub fn analyze_capture(
     let flows = output.flows.rows() as u64;
     let mut captures = TableBuilder::new(&[CAPTURE_COLUMNS]);
     {
-        let reasons: Vec<String> = stats
-            .malformed
-            .iter()
-            .map(|(r, n)| format!("{r}={n}"))
-            .collect();
+        let reasons: Vec<String> = stats.malformed.iter().map(|(r, n)| format!("{r}={n}")).collect();
         let mut r = captures.row();
         r.str("capture", Some(&info.name))
             .str("vantage", info.vantage.as_deref())
@@ -100,17 +64,10 @@ pub fn analyze_capture(
             .u64("malformed_packets", stats.malformed_total())
             .str("malformed_reasons", Some(&reasons.join(";")))
             .u64("flows", flows)
-            .f64(
-                "first_ts",
-                stats.first_ts.map(crate::flow::event::nanos_to_s),
-            )
+            .f64("first_ts", stats.first_ts.map(crate::flow::event::nanos_to_s))
             .f64("last_ts", stats.last_ts.map(crate::flow::event::nanos_to_s))
             .bool("truncated", stats.error.is_some())
             .str("error", stats.error.as_deref());
     }
-    CaptureResult {
-        output,
-        stats,
-        captures,
-    }
+    CaptureResult { output, stats, captures }
 }

@@ -65,14 +65,7 @@ impl SegmentStream {
             .name("hsrtcp-reader".into())
             .spawn(move || read_all(&path, tx, spare))
             .expect("spawn reader thread");
-        SegmentStream {
-            rx,
-            recycle,
-            current: Vec::new(),
-            pos: 0,
-            bytes_read: 0,
-            worker: Some(worker),
-        }
+        SegmentStream { rx, recycle, current: Vec::new(), pos: 0, bytes_read: 0, worker: Some(worker) }
     }
 
     /// Bytes of the file consumed so far (for progress bars).
@@ -82,6 +75,8 @@ impl SegmentStream {
 
     /// The next batch of segments, or `None` at the end. Prefer this in hot loops.
     pub fn next_batch(&mut self) -> Option<&[Segment]> {
+        // Emptied before it goes back: the reader appends to recycled buffers, and a stale
+        // batch in one was replayed (and the batch never filled up again).
         let mut done = std::mem::take(&mut self.current);
         done.clear();
         if done.capacity() > 0 {
@@ -99,10 +94,7 @@ impl SegmentStream {
         drop(std::mem::replace(&mut self.rx, sync_channel(1).1));
         match self.worker.take().map(|w| w.join()) {
             Some(Ok(stats)) => stats,
-            _ => CaptureStats {
-                error: Some("internal error: reader thread panicked".into()),
-                ..Default::default()
-            },
+            _ => CaptureStats { error: Some("internal error: reader thread panicked".into()), ..Default::default() },
         }
     }
 }
@@ -146,21 +138,10 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>) -
                     Decoded::Tcp(seg) => {
                         stats.tcp_packets += 1;
                         segs.push(seg);
-                        if segs.len() >= BATCH {
-                            // A recycled buffer still holds the segments the consumer already
-                            // saw: empty it, or they are replayed (and batches never fill up).
-                            let mut next = spare
-                                .try_recv()
-                                .unwrap_or_else(|_| Vec::with_capacity(BATCH));
-                            next.clear();
+                        if segs.len() == BATCH {
+                            let next = spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
                             let full = std::mem::replace(&mut segs, next);
-                            if tx
-                                .send(Batch {
-                                    segs: full,
-                                    bytes_read: reader.bytes_read(),
-                                })
-                                .is_err()
-                            {
+                            if tx.send(Batch { segs: full, bytes_read: reader.bytes_read() }).is_err() {
                                 return stats; // the consumer stopped listening
                             }
                         }
@@ -176,9 +157,6 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>) -
             }
         }
     }
-    let _ = tx.send(Batch {
-        segs,
-        bytes_read: reader.bytes_read(),
-    });
+    let _ = tx.send(Batch { segs, bytes_read: reader.bytes_read() });
     stats
 }

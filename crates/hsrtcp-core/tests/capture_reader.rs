@@ -572,18 +572,8 @@ fn pcapng_bad_block_length() {
         false,
         &[
             Ng::Shb,
-            Ng::Idb {
-                linktype: 1,
-                snaplen: 0,
-                tsresol: None,
-                tsoffset: None,
-            },
-            Ng::Epb {
-                iface: 0,
-                units: 1,
-                data: eth_tcp(0, 0),
-                orig: 54,
-            },
+            Ng::Idb { linktype: 1, snaplen: 0, tsresol: None, tsoffset: None },
+            Ng::Epb { iface: 0, units: 1, data: eth_tcp(0, 0), orig: 54 },
         ],
     );
     let n = ng3.len();
@@ -591,11 +581,7 @@ fn pcapng_bad_block_length() {
     let (_, err) = read_all(&ng3, "t.pcapng");
     let e = err.unwrap();
     assert_eq!((e.kind(), e.offset()), ("malformed", (n - 88) as u64));
-    assert!(
-        e.to_string()
-            .contains("trailing block length 92 differs from the leading 88"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("trailing block length 92 differs from the leading 88"), "{e}");
     // A byte-order magic that is neither order.
     let mut ng2 = pcapng(false, &[Ng::Shb]);
     ng2[8] = 0x99;

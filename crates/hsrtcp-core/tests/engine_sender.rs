@@ -351,14 +351,8 @@ fn series_bins_carry_goodput_bytes_in_flight_window_and_rtt() {
     assert_eq!(bool_at(s, "backoff", 1), Some(false));
     // M4 and b from the same transcript: 4000 bytes in 4 segments of the receiver's MSS
     // (1460, from its SYN) over 1.1001 s; b = segments per advancing ACK outside recovery
-    assert!(close(
-        r.flow_f64("throughput_pkts").unwrap(),
-        4000.0 / 1460.0 / 1.1001
-    ));
-    assert!(close(
-        r.flow_f64("b_packets_per_ack").unwrap(),
-        4000.0 / 1460.0 / 3.0
-    ));
+    assert!(close(r.flow_f64("throughput_pkts").unwrap(), 4000.0 / 1460.0 / 1.1001));
+    assert!(close(r.flow_f64("b_packets_per_ack").unwrap(), 4000.0 / 1460.0 / 3.0));
 }
 
 #[test]

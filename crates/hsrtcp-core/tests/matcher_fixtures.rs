@@ -16,30 +16,16 @@ fn data() -> PathBuf {
 
 /// A number from the fixture JSON: the first `"key": N` after `"anchor"` (flat, known layout).
 fn json_num(text: &str, anchor: &str, key: &str) -> f64 {
-    let from = text
-        .find(anchor)
-        .unwrap_or_else(|| panic!("{anchor} not in fixture JSON"));
+    let from = text.find(anchor).unwrap_or_else(|| panic!("{anchor} not in fixture JSON"));
     let rest = &text[from..];
     let k = format!("\"{key}\":");
-    let at = rest
-        .find(&k)
-        .unwrap_or_else(|| panic!("{key} not after {anchor}"))
-        + k.len();
-    let num: String = rest[at..]
-        .trim_start()
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == '-' || *c == 'e')
-        .collect();
+    let at = rest.find(&k).unwrap_or_else(|| panic!("{key} not after {anchor}")) + k.len();
+    let num: String = rest[at..].trim_start().chars().take_while(|c| c.is_ascii_digit() || *c == '.' || *c == '-' || *c == 'e').collect();
     num.parse().unwrap()
 }
 
 fn sum_u64(b: &RecordBatch, c: &str) -> u64 {
-    b.column_by_name(c)
-        .unwrap()
-        .as_primitive::<UInt64Type>()
-        .iter()
-        .flatten()
-        .sum()
+    b.column_by_name(c).unwrap().as_primitive::<UInt64Type>().iter().flatten().sum()
 }
 
 fn run(name: &str) -> (RecordBatch, String) {
@@ -57,37 +43,19 @@ fn run(name: &str) -> (RecordBatch, String) {
 
 #[test]
 fn lost_data_and_acks_equal_the_truth_of_every_fixture() {
-    for name in [
-        "drops_cubic",
-        "twovantage_offset",
-        "ipv6_drops",
-        "reno_nosack_nots",
-        "multi_concurrent",
-        "ack_blackout",
-        "data_blackout",
-        "bbr_drops",
-        "reuse_4tuple",
-        "any_sll2",
-        "nano",
-    ] {
+    for name in ["drops_cubic", "twovantage_offset", "ipv6_drops", "reno_nosack_nots", "multi_concurrent",
+        "ack_blackout", "data_blackout", "bbr_drops", "reuse_4tuple", "any_sll2", "nano"]
+    {
         let (m, json) = run(name);
         let t = "\"totals\"";
-        assert_eq!(
-            m.num_rows() as f64,
-            json_num(&json, t, "connections"),
-            "{name}"
-        );
+        assert_eq!(m.num_rows() as f64, json_num(&json, t, "connections"), "{name}");
         for (col, key) in [
             ("data_packets_sent", "data_sent"),
             ("lost_data_packets", "data_lost"),
             ("ack_packets_sent", "acks_sent"),
             ("lost_ack_packets", "acks_lost"),
         ] {
-            assert_eq!(
-                sum_u64(&m, col) as f64,
-                json_num(&json, t, key),
-                "{name} {col}"
-            );
+            assert_eq!(sum_u64(&m, col) as f64, json_num(&json, t, key), "{name} {col}");
         }
         assert_eq!(sum_u64(&m, "unknown_fate_packets"), 0, "{name}");
     }
@@ -97,11 +65,7 @@ fn lost_data_and_acks_equal_the_truth_of_every_fixture() {
 fn clock_offset_added_on_purpose_is_recovered_within_a_millisecond() {
     let (m, json) = run("twovantage_offset");
     let added = json_num(&json, "\"transfer\"", "time_offset_s");
-    let est = m
-        .column_by_name("clock_offset_s")
-        .unwrap()
-        .as_primitive::<Float64Type>()
-        .value(0);
+    let est = m.column_by_name("clock_offset_s").unwrap().as_primitive::<Float64Type>().value(0);
     assert!((est + added).abs() < 1e-3, "estimated {est}, added {added}");
 }
 
@@ -110,46 +74,19 @@ fn clock_offset_added_on_purpose_is_recovered_within_a_millisecond() {
 #[test]
 fn streaming_feed_equals_feeding_at_the_end() {
     let d = data();
-    for name in [
-        "drops_cubic",
-        "ack_blackout",
-        "data_blackout",
-        "reno_nosack_nots",
-        "twovantage_offset",
-        "multi_concurrent",
-    ] {
+    for name in ["drops_cubic", "ack_blackout", "data_blackout", "reno_nosack_nots", "twovantage_offset", "multi_concurrent"] {
         let run = |opts: MatchOptions| {
-            let r = analyze_pair(
-                &d.join(format!("{name}.client.pcap")),
-                &d.join(format!("{name}.server.pcap")),
-                opts,
-            );
+            let r = analyze_pair(&d.join(format!("{name}.client.pcap")), &d.join(format!("{name}.server.pcap")), opts);
             (r.matched.finish(), r.events.finish())
         };
-        let base = MatchOptions {
-            window_s: 0.4,
-            ..MatchOptions::default()
-        };
-        let (m1, e1) = run(MatchOptions {
-            consume_after: usize::MAX,
-            ..base.clone()
-        });
+        let base = MatchOptions { window_s: 0.4, ..MatchOptions::default() };
+        let (m1, e1) = run(MatchOptions { consume_after: usize::MAX, ..base.clone() });
         for chunk in [1, 7, 1000] {
-            let (m2, e2) = run(MatchOptions {
-                consume_after: 1,
-                sweep_every: 50,
-                feed_chunk: chunk,
-                ..base.clone()
-            });
+            let (m2, e2) = run(MatchOptions { consume_after: 1, sweep_every: 50, feed_chunk: chunk, ..base.clone() });
             for (a, b, what) in [(&m1, &m2, "matched"), (&e1, &e2, "events")] {
                 assert_eq!(a.num_rows(), b.num_rows(), "{name} {what} rows");
                 for (i, f) in a.schema().fields().iter().enumerate() {
-                    assert_eq!(
-                        a.column(i),
-                        b.column(i),
-                        "{name} {what}.{} (chunk {chunk})",
-                        f.name()
-                    );
+                    assert_eq!(a.column(i), b.column(i), "{name} {what}.{} (chunk {chunk})", f.name());
                 }
             }
         }

@@ -39,16 +39,9 @@ struct Pkt {
 fn seg(ts: f64, p: &Pkt, ipid: u16) -> Segment {
     let c: IpAddr = [10, 0, 1, 2].into();
     let s: IpAddr = [10, 0, 2, 2].into();
-    let (src, dst, sport, dport) = if p.from_client {
-        (c, s, 40000, 5201)
-    } else {
-        (s, c, 5201, 40000)
-    };
+    let (src, dst, sport, dport) = if p.from_client { (c, s, 40000, 5201) } else { (s, c, 5201, 40000) };
     // TSval = sender's true time in ms (distinguishes a retransmission from its original)
-    let options = TcpOptions {
-        timestamp: Some(((p.t * 1000.0).round() as u32, 0)),
-        ..TcpOptions::default()
-    };
+    let options = TcpOptions { timestamp: Some(((p.t * 1000.0).round() as u32, 0)), ..TcpOptions::default() };
     Segment {
         ts: (1_700_000_000.0e9 + ts * 1e9).round() as i64,
         src,
@@ -71,11 +64,7 @@ fn captures(pkts: &[Pkt]) -> (Vec<Segment>, Vec<Segment>) {
     let (mut cli, mut srv) = (Vec::new(), Vec::new());
     for (i, p) in pkts.iter().enumerate() {
         let id = i as u16;
-        let (tx_cap, rx_cap) = if p.from_client {
-            (&mut cli, &mut srv)
-        } else {
-            (&mut srv, &mut cli)
-        };
+        let (tx_cap, rx_cap) = if p.from_client { (&mut cli, &mut srv) } else { (&mut srv, &mut cli) };
         let shift = |t: f64, client_cap: bool| if client_cap { t - THETA } else { t };
         tx_cap.push(seg(shift(p.t, p.from_client), p, id));
         if let Some(d) = p.delay {
@@ -91,83 +80,23 @@ const A: u16 = TcpFlags::ACK;
 
 fn exchange(late_last_ack: bool) -> Vec<Pkt> {
     let mut v = vec![
-        Pkt {
-            t: 0.000,
-            from_client: true,
-            flags: TcpFlags::SYN,
-            seq: CISN,
-            ack: 0,
-            len: 0,
-            delay: Some(OWD),
-        },
-        Pkt {
-            t: 0.010,
-            from_client: false,
-            flags: TcpFlags::SYN | A,
-            seq: SISN,
-            ack: CISN + 1,
-            len: 0,
-            delay: Some(OWD),
-        },
-        Pkt {
-            t: 0.020,
-            from_client: true,
-            flags: A,
-            seq: CISN + 1,
-            ack: SISN + 1,
-            len: 0,
-            delay: Some(OWD),
-        },
+        Pkt { t: 0.000, from_client: true, flags: TcpFlags::SYN, seq: CISN, ack: 0, len: 0, delay: Some(OWD) },
+        Pkt { t: 0.010, from_client: false, flags: TcpFlags::SYN | A, seq: SISN, ack: CISN + 1, len: 0, delay: Some(OWD) },
+        Pkt { t: 0.020, from_client: true, flags: A, seq: CISN + 1, ack: SISN + 1, len: 0, delay: Some(OWD) },
     ];
     let data_seq = |k: u32| SISN + 1 + 1000 * k;
     for k in 0..10u32 {
-        let t = if k < 5 {
-            0.030 + 0.001 * k as f64
-        } else {
-            0.051 + 0.001 * (k - 5) as f64
-        };
-        v.push(Pkt {
-            t,
-            from_client: false,
-            flags: A,
-            seq: data_seq(k),
-            ack: CISN + 1,
-            len: 1000,
-            delay: Some(OWD),
-        });
+        let t = if k < 5 { 0.030 + 0.001 * k as f64 } else { 0.051 + 0.001 * (k - 5) as f64 };
+        v.push(Pkt { t, from_client: false, flags: A, seq: data_seq(k), ack: CISN + 1, len: 1000, delay: Some(OWD) });
         let ack_delay = match k {
             0..=4 => Some(OWD),
             9 if late_last_ack => Some(0.400 - (t + OWD)),
             _ => None,
         };
-        v.push(Pkt {
-            t: t + OWD,
-            from_client: true,
-            flags: A,
-            seq: CISN + 1,
-            ack: data_seq(k + 1),
-            len: 0,
-            delay: ack_delay,
-        });
+        v.push(Pkt { t: t + OWD, from_client: true, flags: A, seq: CISN + 1, ack: data_seq(k + 1), len: 0, delay: ack_delay });
     }
-    v.push(Pkt {
-        t: 0.354,
-        from_client: false,
-        flags: A,
-        seq: data_seq(5),
-        ack: CISN + 1,
-        len: 1000,
-        delay: Some(OWD),
-    });
-    v.push(Pkt {
-        t: 0.364,
-        from_client: true,
-        flags: A,
-        seq: CISN + 1,
-        ack: data_seq(10),
-        len: 0,
-        delay: Some(OWD),
-    });
+    v.push(Pkt { t: 0.354, from_client: false, flags: A, seq: data_seq(5), ack: CISN + 1, len: 1000, delay: Some(OWD) });
+    v.push(Pkt { t: 0.364, from_client: true, flags: A, seq: CISN + 1, ack: data_seq(10), len: 0, delay: Some(OWD) });
     v.sort_by(|a, b| a.t.total_cmp(&b.t));
     v
 }
@@ -203,54 +132,32 @@ fn ack_burst_loss_makes_an_ack_loss_spurious_timeout() {
     assert_eq!(m.num_rows(), 1);
     assert_eq!(s(&m, "pairing", 0).as_deref(), Some("isn"));
     // 11 data transmissions, none lost; 12 pure ACKs sent (handshake ACK, 10, 1 dup), 5 lost
-    assert_eq!(
-        (u(&m, "data_packets_sent"), u(&m, "lost_data_packets")),
-        (Some(11), Some(0))
-    );
-    assert_eq!(
-        (u(&m, "ack_packets_sent"), u(&m, "lost_ack_packets")),
-        (Some(12), Some(5))
-    );
+    assert_eq!((u(&m, "data_packets_sent"), u(&m, "lost_data_packets")), (Some(11), Some(0)));
+    assert_eq!((u(&m, "ack_packets_sent"), u(&m, "lost_ack_packets")), (Some(12), Some(5)));
     assert!(close(f(&m, "p_a"), 5.0 / 12.0));
     // clock: symmetric 10-ms delays give θ exactly, bound = half the round trip
-    assert!(
-        close(f(&m, "clock_offset_s"), THETA),
-        "{:?}",
-        f(&m, "clock_offset_s")
-    );
+    assert!(close(f(&m, "clock_offset_s"), THETA), "{:?}", f(&m, "clock_offset_s"));
     assert!(close(f(&m, "clock_offset_uncertainty_s"), OWD));
     assert!(close(f(&m, "establishment_time_s"), 0.030));
     assert!(close(f(&m, "owd_down_median_s"), OWD) && close(f(&m, "owd_up_max_s"), OWD));
     // one timeout sequence, its retransmission delivered: q = 0/1
-    assert_eq!(
-        (u(&m, "rto_sequences"), u(&m, "rto_retransmissions")),
-        (Some(1), Some(1))
-    );
+    assert_eq!((u(&m, "rto_sequences"), u(&m, "rto_retransmissions")), (Some(1), Some(1)));
     assert_eq!(f(&m, "q"), Some(0.0));
     // rounds 1 and 2 count; round 2 ended in the RTO with all its ACKs lost
-    assert_eq!(
-        (u(&m, "rounds"), u(&m, "ack_burst_loss_rounds")),
-        (Some(2), Some(1))
-    );
+    assert_eq!((u(&m, "rounds"), u(&m, "ack_burst_loss_rounds")), (Some(2), Some(1)));
     assert_eq!(f(&m, "ack_burst_loss"), Some(0.5));
     assert_eq!(u(&m, "spurious_timeouts_ack_loss"), Some(1));
     assert_eq!(u(&m, "spurious_timeouts_rto_estimation"), Some(0));
     assert_eq!(ev.num_rows(), 1);
     assert_eq!(s(&ev, "cause", 0).as_deref(), Some("ack_loss"));
-    assert!(
-        f(&ev, "value").is_none(),
-        "no bias without an arriving ACK (A8)"
-    );
+    assert!(f(&ev, "value").is_none(), "no bias without an arriving ACK (A8)");
     assert!(close(f(&ev, "ts").map(|t| t - 1_700_000_000.0), 0.354));
 }
 
 #[test]
 fn late_ack_makes_an_rto_estimation_spurious_timeout_with_its_bias() {
     let (m, ev) = run(true);
-    assert_eq!(
-        (u(&m, "ack_packets_sent"), u(&m, "lost_ack_packets")),
-        (Some(12), Some(4))
-    );
+    assert_eq!((u(&m, "ack_packets_sent"), u(&m, "lost_ack_packets")), (Some(12), Some(4)));
     assert_eq!(u(&m, "spurious_timeouts_rto_estimation"), Some(1));
     assert_eq!(u(&m, "ack_burst_loss_rounds"), Some(0));
     assert_eq!(s(&ev, "cause", 0).as_deref(), Some("rto_estimation"));
@@ -279,40 +186,15 @@ fn a_lost_retransmission_counts_in_q_and_a_lost_original_is_not_spurious() {
     }
     // dupACKs don't re-arm the timer: the RTO is still at 0.354 (0.054 + 0.3)
     v.retain(|p| !(p.from_client && (p.t - 0.364).abs() < 1e-9));
-    v.push(Pkt {
-        t: 0.654,
-        from_client: false,
-        flags: A,
-        seq: s5,
-        ack: CISN + 1,
-        len: 1000,
-        delay: Some(OWD),
-    });
-    v.push(Pkt {
-        t: 0.664,
-        from_client: true,
-        flags: A,
-        seq: CISN + 1,
-        ack: SISN + 1 + 10_000,
-        len: 0,
-        delay: Some(OWD),
-    });
+    v.push(Pkt { t: 0.654, from_client: false, flags: A, seq: s5, ack: CISN + 1, len: 1000, delay: Some(OWD) });
+    v.push(Pkt { t: 0.664, from_client: true, flags: A, seq: CISN + 1, ack: SISN + 1 + 10_000, len: 0, delay: Some(OWD) });
     v.sort_by(|a, b| a.t.total_cmp(&b.t));
     let (cli, srv) = captures(&v);
     let r = match_segments(cli, srv, MatchOptions::default());
     let (m, ev) = (r.matched.finish(), r.events.finish());
-    assert_eq!(
-        (u(&m, "data_packets_sent"), u(&m, "lost_data_packets")),
-        (Some(12), Some(2))
-    );
+    assert_eq!((u(&m, "data_packets_sent"), u(&m, "lost_data_packets")), (Some(12), Some(2)));
     assert!(close(f(&m, "p_d"), 2.0 / 12.0));
-    assert_eq!(
-        (
-            u(&m, "rto_retransmissions"),
-            u(&m, "rto_retransmissions_lost")
-        ),
-        (Some(2), Some(1))
-    );
+    assert_eq!((u(&m, "rto_retransmissions"), u(&m, "rto_retransmissions_lost")), (Some(2), Some(1)));
     assert_eq!(f(&m, "q"), Some(0.5));
     assert_eq!(u(&m, "spurious_timeouts_2v"), Some(0));
     assert_eq!(ev.num_rows(), 0);

@@ -24,12 +24,7 @@ fn analyze_capture<'py>(
     id_base: u64,
     progress: Option<PyObject>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let info = CaptureInfo {
-        name,
-        vantage,
-        id_base,
-        truncated: false,
-    };
+    let info = CaptureInfo { name, vantage, id_base, truncated: false };
     let result = py.allow_threads(|| {
         let mut report = |bytes: u64| {
             if let Some(cb) = &progress {
@@ -59,13 +54,7 @@ fn describe(parts: &[&[ColumnDef]]) -> Vec<(String, String, String)> {
     parts
         .iter()
         .flat_map(|p| p.iter())
-        .map(|c| {
-            (
-                c.name.to_string(),
-                c.ty.name().to_string(),
-                c.doc.to_string(),
-            )
-        })
+        .map(|c| (c.name.to_string(), c.ty.name().to_string(), c.doc.to_string()))
         .collect()
 }
 
@@ -73,15 +62,9 @@ fn describe(parts: &[&[ColumnDef]]) -> Vec<(String, String, String)> {
 #[pyfunction]
 fn schemas(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new_bound(py);
-    d.set_item(
-        "flows",
-        describe(&[table::FLOW_COLUMNS, engine::FLOW_COLUMNS]),
-    )?;
+    d.set_item("flows", describe(&[table::FLOW_COLUMNS, engine::FLOW_COLUMNS]))?;
     d.set_item("events", describe(&[EVENT_COLUMNS]))?;
-    d.set_item(
-        "series",
-        describe(&[table::SERIES_COLUMNS, engine::SERIES_COLUMNS]),
-    )?;
+    d.set_item("series", describe(&[table::SERIES_COLUMNS, engine::SERIES_COLUMNS]))?;
     d.set_item("captures", describe(&[CAPTURE_COLUMNS]))?;
     Ok(d)
 }

@@ -24,18 +24,9 @@ pub fn analyze_pair<'py>(
     use_ip_id: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     if !(window_s > 0.0) {
-        return Err(pyo3::exceptions::PyValueError::new_err(
-            "window_s must be positive",
-        ));
+        return Err(pyo3::exceptions::PyValueError::new_err("window_s must be positive"));
     }
-    let opts = MatchOptions {
-        window_s,
-        client_name,
-        server_name,
-        id_base,
-        use_ip_id,
-        ..MatchOptions::default()
-    };
+    let opts = MatchOptions { window_s, client_name, server_name, id_base, use_ip_id, ..MatchOptions::default() };
     let r = py.allow_threads(|| core_pair(&client, &server, opts));
     let d = PyDict::new_bound(py);
     let stats = PyDict::new_bound(py);
@@ -50,23 +41,14 @@ pub fn analyze_pair<'py>(
     stats.set_item("clock_offset_s", c.known().then_some(c.offset_s))?;
     stats.set_item("clock_ref_ts", c.known().then(|| nanos_to_s(c.t_ref)))?;
     stats.set_item("clock_drift_ppm", c.known().then_some(c.drift * 1e6))?;
-    stats.set_item(
-        "clock_offset_uncertainty_s",
-        c.known().then_some(c.uncertainty_s),
-    )?;
+    stats.set_item("clock_offset_uncertainty_s", c.known().then_some(c.uncertainty_s))?;
     stats.set_item("clock_samples_down", c.samples[0])?;
     stats.set_item("clock_samples_up", c.samples[1])?;
     stats.set_item("pairs", r.pairs)?;
     stats.set_item("client_only", r.client_only)?;
     stats.set_item("server_only", r.server_only)?;
-    d.set_item(
-        "matched",
-        PyBytes::new_bound(py, &to_ipc(&r.matched.finish())),
-    )?;
-    d.set_item(
-        "events",
-        PyBytes::new_bound(py, &to_ipc(&r.events.finish())),
-    )?;
+    d.set_item("matched", PyBytes::new_bound(py, &to_ipc(&r.matched.finish())))?;
+    d.set_item("events", PyBytes::new_bound(py, &to_ipc(&r.events.finish())))?;
     d.set_item("stats", stats)?;
     Ok(d)
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -17,8 +18,6 @@ def _run(captures: list[Path], vantages: list[str | None], out: Path, csv: bool,
     import hsrtcp
     from hsrtcp.report.summary import print_summary
     from hsrtcp.report.throughput import plot_throughput
-
-    import sys
 
     # Piped output (logs, CI) gets a wide table instead of rich's 80-column default.
     console = Console(stderr=False, width=None if sys.stdout.isatty() else 180)

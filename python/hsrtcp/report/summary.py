@@ -8,6 +8,7 @@ import polars as pl
 from rich.console import Console
 from rich.table import Table
 
+from hsrtcp.api import ID_SHIFT
 from hsrtcp.units import human_bytes, human_rate
 
 
@@ -18,6 +19,17 @@ def data_bytes(flows: pl.DataFrame) -> pl.Expr:
         .then(pl.col("c2s_payload_bytes"))
         .otherwise(pl.col("s2c_payload_bytes"))
     )
+
+
+def flow_number(flow_id: int) -> int:
+    """A flow's number within its capture (the capture's index lives above ``ID_SHIFT``)."""
+    return flow_id & ((1 << ID_SHIFT) - 1)
+
+
+def capture_label(row: dict) -> str:
+    """File name(s) of a flow row's capture(s) and its vantage: "a.pcap + b.pcap (matched)"."""
+    names = " + ".join(Path(c).name for c in row["capture"].split(" + "))
+    return f"{names} ({row.get('vantage') or '?'})"
 
 
 def print_summary(flows: pl.DataFrame, captures: pl.DataFrame, console: Console | None = None,
@@ -48,8 +60,8 @@ def print_summary(flows: pl.DataFrame, captures: pl.DataFrame, console: Console 
         rate = r["_bytes"] * 8 / dur if dur > 0 else None
         rtt = r.get("rtt_mean")
         t.add_row(
-            str(r["flow_id"] & ((1 << 40) - 1)) if r["flow_id"] is not None else "",
-            " + ".join(Path(c).name for c in r["capture"].split(" + ")) + f" ({r.get('vantage') or '?'})",
+            str(flow_number(r["flow_id"])) if r["flow_id"] is not None else "",
+            capture_label(r),
             f"{r['client_addr']}:{r['client_port']} → {r['server_addr']}:{r['server_port']}"
             + ("" if r["roles_from_syn"] else " (?)"),
             r["data_dir"] or "-",
@@ -81,7 +93,6 @@ def _print_matched(flows: pl.DataFrame, console: Console) -> None:
     if "p_d" not in flows.columns:
         return
     for r in flows.filter(pl.col("vantage") == "matched").iter_rows(named=True):
-        flow = r["flow_id"] & ((1 << 40) - 1)
         parts = [f"data loss p_d {_pct(r.get('p_d'))}", f"ACK loss p_a {_pct(r.get('p_a'))}",
                  f"ACK burst loss P_a {_pct(r.get('ack_burst_loss'))}"]
         if r.get("q") is not None:
@@ -94,4 +105,4 @@ def _print_matched(flows: pl.DataFrame, console: Console) -> None:
             unc = r.get("clock_offset_uncertainty_s")
             parts.append(f"clock offset {r['clock_offset_s'] * 1e3:+.3f} ms"
                          + (f" ± {unc * 1e3:.3f}" if unc is not None else ""))
-        console.print(f"[bold]flow {flow} (matched)[/]: " + ", ".join(parts))
+        console.print(f"[bold]flow {flow_number(r['flow_id'])} (matched)[/]: " + ", ".join(parts))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from hsrtcp.report.summary import data_bytes
+from hsrtcp.report.summary import capture_label, data_bytes, flow_number
 
 
 def plot_throughput(flows: pl.DataFrame, series: pl.DataFrame, path: str | Path,
@@ -29,8 +29,7 @@ def plot_throughput(flows: pl.DataFrame, series: pl.DataFrame, path: str | Path,
         s = series.filter(pl.col("flow_id") == r["flow_id"]).sort("bin")
         if s.is_empty():
             continue
-        names = " + ".join(Path(c).name for c in r["capture"].split(" + "))
-        label = (f"{names} ({r.get('vantage') or '?'}) #{r['flow_id'] & ((1 << 40) - 1)} "
+        label = (f"{capture_label(r)} #{flow_number(r['flow_id'])} "
                  f"{r['server_addr']}:{r['server_port']} {r['data_dir']}")
         # each bin drawn over [start, start + 1 s): repeat the last value at its end
         t = s["t_rel"].to_numpy()

@@ -91,10 +91,7 @@ impl ConnBase {
     pub fn wscale(&self, dir: Dir) -> Option<u8> {
         let (a, b) = (self.half[0].syn.as_ref()?, self.half[1].syn.as_ref()?);
         match (a.wscale, b.wscale) {
-            (Some(_), Some(_)) => self.half[dir.idx()]
-                .syn
-                .and_then(|o| o.wscale)
-                .map(|s| s.min(14)),
+            (Some(_), Some(_)) => self.half[dir.idx()].syn.and_then(|o| o.wscale).map(|s| s.min(14)),
             _ => Some(0),
         }
     }
@@ -108,21 +105,13 @@ impl ConnBase {
         if !self.handshake_seen() {
             return None;
         }
-        Some(
-            self.half
-                .iter()
-                .all(|h| h.syn.map(|o| o.sack_permitted).unwrap_or(false)),
-        )
+        Some(self.half.iter().all(|h| h.syn.map(|o| o.sack_permitted).unwrap_or(false)))
     }
 
     /// Timestamps in use: from the handshake when captured, else from what the packets carry.
     pub fn timestamps(&self) -> Option<bool> {
         if self.handshake_seen() {
-            return Some(
-                self.half
-                    .iter()
-                    .all(|h| h.syn.map(|o| o.timestamp.is_some()).unwrap_or(false)),
-            );
+            return Some(self.half.iter().all(|h| h.syn.map(|o| o.timestamp.is_some()).unwrap_or(false)));
         }
         if self.half.iter().any(|h| h.ts_packets > 0) {
             Some(true)
@@ -166,18 +155,12 @@ impl ConnBase {
 
     /// Relative sequence number of a segment in its own direction (wrap-aware).
     pub fn rel_seq(&mut self, dir: Dir, raw: u32) -> i64 {
-        self.half[dir.idx()]
-            .seq
-            .get_or_insert_with(|| SeqSpace::new(raw))
-            .unwrap(raw)
+        self.half[dir.idx()].seq.get_or_insert_with(|| SeqSpace::new(raw)).unwrap(raw)
     }
 
     /// Relative position of an ACK number sent by `dir` (it acknowledges the other side).
     pub fn rel_ack(&mut self, dir: Dir, raw_ack: u32) -> i64 {
-        self.half[dir.rev().idx()]
-            .seq
-            .get_or_insert_with(|| SeqSpace::new(raw_ack))
-            .peek(raw_ack)
+        self.half[dir.rev().idx()].seq.get_or_insert_with(|| SeqSpace::new(raw_ack)).peek(raw_ack)
     }
 }
 
@@ -252,13 +235,11 @@ impl Connection {
         if seg.options.timestamp.is_some() {
             h.ts_packets += 1;
         }
-        self.engine
-            .on_segment(&mut self.base, seg, dir, &mut self.events);
+        self.engine.on_segment(&mut self.base, seg, dir, &mut self.events);
     }
 
     /// The capture ended (or the connection was retired): let the engine close its books.
     pub fn finish(&mut self, capture_end: Nanos) {
-        self.engine
-            .finish(&mut self.base, capture_end, &mut self.events);
+        self.engine.finish(&mut self.base, capture_end, &mut self.events);
     }
 }

@@ -15,16 +15,7 @@ impl Endpoint {
     /// The sending and receiving endpoints of a segment.
     #[inline]
     pub fn of(seg: &Segment) -> (Endpoint, Endpoint) {
-        (
-            Endpoint {
-                addr: seg.src,
-                port: seg.sport,
-            },
-            Endpoint {
-                addr: seg.dst,
-                port: seg.dport,
-            },
-        )
+        (Endpoint { addr: seg.src, port: seg.sport }, Endpoint { addr: seg.dst, port: seg.dport })
     }
 }
 
@@ -69,9 +60,6 @@ impl FlowKey {
     pub fn matches(&self, seg: &Segment) -> bool {
         let (lo, hi) = (&self.lo, &self.hi);
         (seg.sport == lo.port && seg.dport == hi.port && seg.src == lo.addr && seg.dst == hi.addr)
-            || (seg.sport == hi.port
-                && seg.dport == lo.port
-                && seg.src == hi.addr
-                && seg.dst == lo.addr)
+            || (seg.sport == hi.port && seg.dport == lo.port && seg.src == hi.addr && seg.dst == lo.addr)
     }
 }

@@ -29,11 +29,7 @@ pub struct SeqSpace {
 impl SeqSpace {
     /// A space whose relative 0 is `base` (the ISN, or the first sequence number seen).
     pub fn new(base: u32) -> Self {
-        SeqSpace {
-            base,
-            last_raw: base,
-            last_rel: 0,
-        }
+        SeqSpace { base, last_raw: base, last_rel: 0 }
     }
 
     pub fn base(&self) -> u32 {

@@ -126,12 +126,8 @@ impl FlowTable {
         self.slots.len()
     }
 
+    /// The slot of `key`, remembered as the last one looked up (`push` tests that first).
     fn slot_of(&mut self, key: &FlowKey) -> Option<usize> {
-        if let Some((k, i)) = &self.last {
-            if k == key {
-                return Some(*i);
-            }
-        }
         let i = *self.slots.get(key)?;
         self.last = Some((*key, i));
         Some(i)
@@ -193,10 +189,7 @@ impl FlowTable {
                 i
             }
         };
-        self.conns[i]
-            .as_mut()
-            .expect("slot is live")
-            .on_segment(seg);
+        self.conns[i].as_mut().expect("slot is live").on_segment(seg);
         if self.packets % SWEEP_EVERY == 0 {
             self.retire_idle_closed();
         }
@@ -330,11 +323,7 @@ mod tests {
     const S: [u8; 4] = [10, 0, 0, 2];
 
     fn seg(t_ms: i64, from_client: bool, flags: u16, seq: u32, ack: u32, len: u32) -> Segment {
-        let (src, dst, sport, dport) = if from_client {
-            (C, S, 40000, 80)
-        } else {
-            (S, C, 80, 40000)
-        };
+        let (src, dst, sport, dport) = if from_client { (C, S, 40000, 80) } else { (S, C, 80, 40000) };
         Segment {
             ts: 1_700_000_000_000_000_000 + t_ms * 1_000_000,
             src: src.into(),
@@ -353,10 +342,7 @@ mod tests {
     }
 
     fn run(segs: &[Segment]) -> Output {
-        let mut t = FlowTable::new(CaptureInfo {
-            name: "t".into(),
-            ..Default::default()
-        });
+        let mut t = FlowTable::new(CaptureInfo { name: "t".into(), ..Default::default() });
         let mut out = Output::default();
         for s in segs {
             t.push(s);
@@ -366,11 +352,7 @@ mod tests {
     }
 
     fn u64s(b: &RecordBatch, name: &str) -> Vec<Option<u64>> {
-        b.column_by_name(name)
-            .unwrap()
-            .as_primitive::<UInt64Type>()
-            .iter()
-            .collect()
+        b.column_by_name(name).unwrap().as_primitive::<UInt64Type>().iter().collect()
     }
 
     const SYN: u16 = TcpFlags::SYN;
@@ -412,10 +394,7 @@ mod tests {
 
     #[test]
     fn without_handshake_roles_are_guessed_and_window_scale_is_unknown() {
-        let segs = [
-            seg(0, false, A, 5000, 77, 1448),
-            seg(5, true, A, 77, 6448, 0),
-        ];
+        let segs = [seg(0, false, A, 5000, 77, 1448), seg(5, true, A, 77, 6448, 0)];
         let f = run(&segs).flows.finish();
         assert_eq!(f.num_rows(), 1);
         assert_eq!(u64s(&f, "client_port"), vec![Some(40000)]);

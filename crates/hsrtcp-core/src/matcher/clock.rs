@@ -46,13 +46,7 @@ pub struct ClockFit {
 impl ClockFit {
     /// The identity (no samples): θ = 0, uncertainty unknown.
     pub fn none() -> Self {
-        ClockFit {
-            offset_s: 0.0,
-            drift: 0.0,
-            t_ref: 0,
-            uncertainty_s: f64::NAN,
-            samples: [0, 0],
-        }
+        ClockFit { offset_s: 0.0, drift: 0.0, t_ref: 0, uncertainty_s: f64::NAN, samples: [0, 0] }
     }
 
     pub fn known(&self) -> bool {
@@ -109,17 +103,12 @@ impl ClockEstimator {
             .map(|b| {
                 let mut v: Vec<(Nanos, Nanos)> = b.values().copied().collect();
                 v.sort_unstable();
-                v.into_iter()
-                    .map(|(x, y)| (x as f64 * 1e-9, y as f64 * 1e-9))
-                    .collect()
+                v.into_iter().map(|(x, y)| (x as f64 * 1e-9, y as f64 * 1e-9)).collect()
             })
             .collect();
         let samples = [pts[0].len(), pts[1].len()];
         if samples[0] == 0 || samples[1] == 0 {
-            return ClockFit {
-                samples,
-                ..ClockFit::none()
-            };
+            return ClockFit { samples, ..ClockFit::none() };
         }
         // Common reference: the middle of the observed span (keeps intercepts well scaled).
         let lo = pts[0][0].0.min(pts[1][0].0);
@@ -212,11 +201,7 @@ mod tests {
         }
         let f = est.fit();
         let tr = f.t_ref as f64 * 1e-9;
-        assert!(
-            (f.offset_s - theta(tr)).abs() < 1e-4,
-            "{f:?} vs {}",
-            theta(tr)
-        );
+        assert!((f.offset_s - theta(tr)).abs() < 1e-4, "{f:?} vs {}", theta(tr));
         assert!((f.drift * 1e6 - 20.0).abs() < 2.0, "{f:?}");
         assert!((f.uncertainty_s - 0.010).abs() < 1e-3, "{f:?}");
     }

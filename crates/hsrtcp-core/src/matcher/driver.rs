@@ -194,10 +194,7 @@ impl Matcher {
         let mut conn = [0u32; 2];
         conn[side.idx()] = me;
         conn[side.other().idx()] = other;
-        let [a, b] = [
-            &self.trackers[0].conns[conn[0] as usize],
-            &self.trackers[1].conns[conn[1] as usize],
-        ];
+        let [a, b] = [&self.trackers[0].conns[conn[0] as usize], &self.trackers[1].conns[conn[1] as usize]];
         let mut flip = [false; 2];
         if a.server.port != b.server.port {
             // Opposite role guesses: trust the side that saw a SYN, else the server capture.
@@ -232,11 +229,7 @@ impl Matcher {
         if pair.done {
             return;
         }
-        let dir = if pair.flip[side.idx()] {
-            dir.rev()
-        } else {
-            dir
-        };
+        let dir = if pair.flip[side.idx()] { dir.rev() } else { dir };
         if let Some(m) = pair.fate.push(side, dir, seg) {
             match m.dir {
                 Dir::S2C => self.clock.add_down(m.tx_ts, m.rx_ts),
@@ -247,17 +240,11 @@ impl Matcher {
 
     fn sweep(&mut self) {
         let cutoff = self.now - self.window;
-        for pair in self
-            .pairs
-            .iter_mut()
-            .filter(|p| !p.done && p.fate.pending_len() > 0)
-        {
+        for pair in self.pairs.iter_mut().filter(|p| !p.done && p.fate.pending_len() > 0) {
             pair.fate.settle(cutoff, self.offset);
         }
         let big: Vec<usize> = (0..self.pairs.len())
-            .filter(|&i| {
-                !self.pairs[i].done && self.pairs[i].fate.held() >= self.opts.consume_after
-            })
+            .filter(|&i| !self.pairs[i].done && self.pairs[i].fate.held() >= self.opts.consume_after)
             .collect();
         if !big.is_empty() {
             let sf = self.streaming_fit();
@@ -269,9 +256,7 @@ impl Matcher {
                 let lag = self.window;
                 let p = &mut self.pairs[i];
                 let payload = p.fate.payload;
-                let replay = p
-                    .replay
-                    .get_or_insert_with(|| Replay::new(Replay::data_dir(payload), lag));
+                let replay = p.replay.get_or_insert_with(|| Replay::new(Replay::data_dir(payload), lag));
                 let snd = replay.sender();
                 loop {
                     let batch = p.fate.take(upto, self.offset, &spans, false, chunk, snd);
@@ -308,10 +293,7 @@ impl Matcher {
     /// Capture span of `side` on the clock of `to`.
     fn span_on(&self, side: Side, to: Side, fit: &ClockFit) -> (Nanos, Nanos) {
         let st = &self.stats[side.idx()];
-        let (a, b) = (
-            st.first_ts.unwrap_or(Nanos::MIN / 2),
-            st.last_ts.unwrap_or(Nanos::MAX / 2),
-        );
+        let (a, b) = (st.first_ts.unwrap_or(Nanos::MIN / 2), st.last_ts.unwrap_or(Nanos::MAX / 2));
         let map = |t: Nanos| match (side, to) {
             (Side::Client, Side::Server) => fit.to_server(t),
             (Side::Server, Side::Client) => fit.to_client(t),
@@ -336,10 +318,7 @@ impl Matcher {
         if fit.known() {
             *fit
         } else {
-            ClockFit {
-                offset_s: self.offset[0] as f64 * 1e-9,
-                ..ClockFit::none()
-            }
+            ClockFit { offset_s: self.offset[0] as f64 * 1e-9, ..ClockFit::none() }
         }
     }
 
@@ -349,10 +328,7 @@ impl Matcher {
                 self.span_on(Side::Server, Side::Client, fit), // c2s: receiver = server, on the client clock
                 self.span_on(Side::Client, Side::Server, fit), // s2c: receiver = client, on the server clock
             ],
-            tx: [
-                self.span_on(Side::Client, Side::Server, fit),
-                self.span_on(Side::Server, Side::Client, fit),
-            ],
+            tx: [self.span_on(Side::Client, Side::Server, fit), self.span_on(Side::Server, Side::Client, fit)],
             margin: END_MARGIN,
         }
     }
@@ -367,16 +343,11 @@ impl Matcher {
         let pair = &mut self.pairs[i];
         pair.fate.settle(Nanos::MAX, self.offset);
         let payload = pair.fate.payload;
-        let mut replay = pair
-            .replay
-            .take()
-            .unwrap_or_else(|| Replay::new(Replay::data_dir(payload), lag));
+        let mut replay = pair.replay.take().unwrap_or_else(|| Replay::new(Replay::data_dir(payload), lag));
         let snd = replay.sender();
         loop {
             // in chunks: the copies handed to the replay stay small
-            let batch = pair
-                .fate
-                .take(Nanos::MAX, self.offset, &spans, true, chunk, snd);
+            let batch = pair.fate.take(Nanos::MAX, self.offset, &spans, true, chunk, snd);
             if batch[0].is_empty() && batch[1].is_empty() {
                 break;
             }
@@ -424,16 +395,8 @@ impl Matcher {
                 let id = self.next_id;
                 self.next_id += 1;
                 let mut row = self.matched.row();
-                let (a, b) = if side == Side::Client {
-                    (Some(c), None)
-                } else {
-                    (None, Some(c))
-                };
-                let method = if side == Side::Client {
-                    "client_only"
-                } else {
-                    "server_only"
-                };
+                let (a, b) = if side == Side::Client { (Some(c), None) } else { (None, Some(c)) };
+                let method = if side == Side::Client { "client_only" } else { "server_only" };
                 write_identity(&mut row, id, method, &self.opts, a, b);
             }
         }
@@ -483,27 +446,13 @@ fn write_identity(
 pub fn coarse_offset(cli: &[Segment], srv: &[Segment]) -> Option<Nanos> {
     use rustc_hash::FxHashMap;
     let syn_key = |s: &Segment| (s.flags.syn() && !s.flags.ack()).then_some((s.seq, s.dport));
-    let syns: FxHashMap<(u32, u16), Nanos> = srv
-        .iter()
-        .filter_map(|s| syn_key(s).map(|k| (k, s.ts)))
-        .rev()
-        .collect();
-    if let Some(d) = cli
-        .iter()
-        .find_map(|s| syn_key(s).and_then(|k| syns.get(&k)).map(|&t| t - s.ts))
-    {
+    let syns: FxHashMap<(u32, u16), Nanos> = srv.iter().filter_map(|s| syn_key(s).map(|k| (k, s.ts))).rev().collect();
+    if let Some(d) = cli.iter().find_map(|s| syn_key(s).and_then(|k| syns.get(&k)).map(|&t| t - s.ts)) {
         return Some(d);
     }
-    let data_key = |s: &Segment| {
-        (s.payload_len > 0).then_some((s.seq, s.payload_len, s.options.timestamp, s.ack))
-    };
-    let data: FxHashMap<_, Nanos> = srv
-        .iter()
-        .filter_map(|s| data_key(s).map(|k| (k, s.ts)))
-        .rev()
-        .collect();
-    cli.iter()
-        .find_map(|s| data_key(s).and_then(|k| data.get(&k)).map(|&t| t - s.ts))
+    let data_key = |s: &Segment| (s.payload_len > 0).then_some((s.seq, s.payload_len, s.options.timestamp, s.ack));
+    let data: FxHashMap<_, Nanos> = srv.iter().filter_map(|s| data_key(s).map(|k| (k, s.ts))).rev().collect();
+    cli.iter().find_map(|s| data_key(s).and_then(|k| data.get(&k)).map(|&t| t - s.ts))
 }
 
 /// Match two in-memory segment streams (tests, and callers with their own readers).
@@ -515,11 +464,7 @@ pub fn match_segments(
 ) -> PairResult {
     let cli: Vec<Segment> = client.into_iter().collect();
     let srv: Vec<Segment> = server.into_iter().collect();
-    let coarse = coarse_offset(
-        &cli[..cli.len().min(PRESCAN)],
-        &srv[..srv.len().min(PRESCAN)],
-    )
-    .unwrap_or(0);
+    let coarse = coarse_offset(&cli[..cli.len().min(PRESCAN)], &srv[..srv.len().min(PRESCAN)]).unwrap_or(0);
     let mut m = Matcher::new(opts, coarse);
     m.stats[0].packets = cli.len() as u64;
     m.stats[1].packets = srv.len() as u64;
@@ -527,11 +472,7 @@ pub fn match_segments(
     m.finish(coarse)
 }
 
-fn merge(
-    m: &mut Matcher,
-    mut a: impl Iterator<Item = Segment>,
-    mut b: impl Iterator<Item = Segment>,
-) {
+fn merge(m: &mut Matcher, mut a: impl Iterator<Item = Segment>, mut b: impl Iterator<Item = Segment>) {
     let (mut x, mut y) = (a.next(), b.next());
     loop {
         match (&x, &y) {
@@ -567,16 +508,8 @@ struct FileSegments {
 impl FileSegments {
     fn open(path: &Path) -> Self {
         match CaptureReader::open(path) {
-            Ok(r) => FileSegments {
-                reader: Some(r),
-                packets: 0,
-                error: None,
-            },
-            Err(e) => FileSegments {
-                reader: None,
-                packets: 0,
-                error: Some(e.to_string()),
-            },
+            Ok(r) => FileSegments { reader: Some(r), packets: 0, error: None },
+            Err(e) => FileSegments { reader: None, packets: 0, error: Some(e.to_string()) },
         }
     }
 }

@@ -211,14 +211,10 @@ impl PairFate {
         let d = dir.idx();
         let is_tx = side == sender_side(dir);
         let key = key_of(seg, self.use_ip_id);
-        let seq = self.seq[d]
-            .get_or_insert_with(|| SeqSpace::new(seg.seq))
-            .unwrap(seg.seq);
+        let seq = self.seq[d].get_or_insert_with(|| SeqSpace::new(seg.seq)).unwrap(seg.seq);
         let ack = if seg.flags.ack() {
             let r = dir.rev().idx();
-            self.seq[r]
-                .get_or_insert_with(|| SeqSpace::new(seg.ack))
-                .peek(seg.ack)
+            self.seq[r].get_or_insert_with(|| SeqSpace::new(seg.ack)).peek(seg.ack)
         } else {
             i64::MIN
         };
@@ -249,18 +245,11 @@ impl PairFate {
                 let (tx, rx) = (p.tx_ts, p.rx_ts);
                 self.last_delivered_tx[d] = self.last_delivered_tx[d].max(tx);
                 self.first_delivered_rx[d] = self.first_delivered_rx[d].min(rx);
-                return Some(Matched {
-                    dir,
-                    tx_ts: tx,
-                    rx_ts: rx,
-                });
+                return Some(Matched { dir, tx_ts: tx, rx_ts: rx });
             }
         }
         self.payload[d] += seg.payload_len as u64;
-        let flags = ((f.syn() as u8) * F_SYN)
-            | ((f.fin() as u8) * F_FIN)
-            | ((f.rst() as u8) * F_RST)
-            | ((f.ack() as u8) * F_ACK);
+        let flags = ((f.syn() as u8) * F_SYN) | ((f.fin() as u8) * F_FIN) | ((f.rst() as u8) * F_RST) | ((f.ack() as u8) * F_ACK);
         let gi = self.base[d] + self.log[d].len() as u64;
         self.log[d].push_back(Pkt {
             tx_ts: if is_tx { seg.ts } else { NONE },
@@ -271,10 +260,7 @@ impl PairFate {
             flags,
             fate: Fate::Pending,
         });
-        self.pending[d][is_tx as usize]
-            .entry(key)
-            .or_default()
-            .push_back(gi);
+        self.pending[d][is_tx as usize].entry(key).or_default().push_back(gi);
         self.fifo[d].push_back((gi, key, is_tx));
         None
     }
@@ -294,11 +280,7 @@ impl PairFate {
                     self.fifo[d].pop_front();
                     continue;
                 }
-                let t = if is_tx {
-                    p.tx_ts + offset[tx_side.idx()]
-                } else {
-                    p.rx_ts + offset[tx_side.other().idx()]
-                };
+                let t = if is_tx { p.tx_ts + offset[tx_side.idx()] } else { p.rx_ts + offset[tx_side.other().idx()] };
                 if cutoff != Nanos::MAX && t >= cutoff {
                     break;
                 }
@@ -312,11 +294,7 @@ impl PairFate {
                         list.remove(&key);
                     }
                 }
-                let fate = if is_tx {
-                    Fate::Lost
-                } else {
-                    Fate::SenderMissed
-                };
+                let fate = if is_tx { Fate::Lost } else { Fate::SenderMissed };
                 self.at(d, gi).expect("held").fate = fate;
                 if is_tx {
                     let e = self.last_lost_of[d].entry(p.seq).or_insert(gi);
@@ -359,10 +337,7 @@ impl PairFate {
         // Order and cut by when the data sender's capture saw the packet (its replay time:
         // a data packet leaving, an ACK arriving), else by the other capture's time.
         let seen_at = |dir: Dir, p: &Pkt| {
-            let (txo, rxo) = (
-                offset[sender_side(dir).idx()],
-                offset[sender_side(dir).other().idx()],
-            );
+            let (txo, rxo) = (offset[sender_side(dir).idx()], offset[sender_side(dir).other().idx()]);
             let (first, second) = if sender_side(dir) == data_sender {
                 ((p.tx_ts, txo), (p.rx_ts, rxo))
             } else {
@@ -398,9 +373,7 @@ impl PairFate {
                 if cut != Nanos::MAX && seen >= cut {
                     break;
                 }
-                let unproven = p.fate == Fate::Lost
-                    && self.last_delivered_tx[d] <= p.tx_ts
-                    && p.tx_ts >= spans.rx[d].0;
+                let unproven = p.fate == Fate::Lost && self.last_delivered_tx[d] <= p.tx_ts && p.tx_ts >= spans.rx[d].0;
                 if p.fate == Fate::Pending || (!last && unproven) {
                     cut = cut.min(seen);
                     break;

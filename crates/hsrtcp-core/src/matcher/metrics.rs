@@ -189,11 +189,7 @@ impl Reservoir {
 
     /// Clock-corrected delays in seconds, sorted. `sign` is +1 downlink, −1 uplink.
     fn corrected(&self, clock: &ClockFit, sign: i64) -> Vec<f64> {
-        let mut v: Vec<f64> = self
-            .v
-            .iter()
-            .map(|&(t, raw)| nanos_to_s(raw + sign * clock.offset_at(t)))
-            .collect();
+        let mut v: Vec<f64> = self.v.iter().map(|&(t, raw)| nanos_to_s(raw + sign * clock.offset_at(t))).collect();
         v.sort_by(|a, b| a.total_cmp(b));
         v
     }
@@ -271,10 +267,7 @@ impl Replay {
     pub fn new(dir: Dir, lag: Nanos) -> Self {
         let snd = sender_side(dir);
         Replay {
-            m: PairMetrics {
-                data_dir: Some(dir),
-                ..PairMetrics::default()
-            },
+            m: PairMetrics { data_dir: Some(dir), ..PairMetrics::default() },
             dir,
             snd,
             rcv: snd.other(),
@@ -317,19 +310,13 @@ impl Replay {
         let (d, r) = (self.dir.idx(), self.dir.rev().idx());
         // Counters (M8, M9), capture loss, one-way delays.
         for p in &batch[d] {
-            if p.len > 0
-                && p.tx_ts != NONE
-                && matches!(p.fate, Fate::Delivered | Fate::Lost | Fate::CaptureLost)
-            {
+            if p.len > 0 && p.tx_ts != NONE && matches!(p.fate, Fate::Delivered | Fate::Lost | Fate::CaptureLost) {
                 self.m.data_sent += 1;
                 self.m.data_lost += (p.fate == Fate::Lost) as u64;
             }
         }
         for p in &batch[r] {
-            if p.pure_ack()
-                && p.tx_ts != NONE
-                && matches!(p.fate, Fate::Delivered | Fate::Lost | Fate::CaptureLost)
-            {
+            if p.pure_ack() && p.tx_ts != NONE && matches!(p.fate, Fate::Delivered | Fate::Lost | Fate::CaptureLost) {
                 self.m.acks_sent += 1;
                 self.m.acks_lost += (p.fate == Fate::Lost) as u64;
             }
@@ -359,12 +346,7 @@ impl Replay {
         let mut outs: Vec<AckOut> = batch[r]
             .iter()
             .filter(|p| p.tx_ts != NONE && p.ack != i64::MIN)
-            .map(|p| AckOut {
-                tx: p.tx_ts,
-                rx: p.rx_ts,
-                ack: p.ack,
-                fate: p.fate,
-            })
+            .map(|p| AckOut { tx: p.tx_ts, rx: p.rx_ts, ack: p.ack, fate: p.fate })
             .collect();
         outs.sort_by_key(|a| a.tx);
         for a in outs {
@@ -393,13 +375,7 @@ impl Replay {
             if kind == 0 {
                 self.on_ack(t, p.ack);
             } else {
-                self.on_tx(Tx {
-                    tx: p.tx_ts,
-                    rx: p.rx_ts,
-                    seq: p.seq,
-                    end: p.end(),
-                    fate: p.fate,
-                });
+                self.on_tx(Tx { tx: p.tx_ts, rx: p.rx_ts, seq: p.seq, end: p.end(), fate: p.fate });
             }
         }
         self.analyze_waiting(false);
@@ -452,8 +428,7 @@ impl Replay {
             // timer is pending, from the last advancing ACK otherwise: both are later), no
             // ACK arrival triggered it, and it does not follow a recent duplicate ACK (that
             // would be a RACK reordering-timer retransmission).
-            let dupack_recent =
-                self.last_dupack >= self.last_ack_any && p.tx - self.last_dupack < RTO_FLOOR;
+            let dupack_recent = self.last_dupack >= self.last_ack_any && p.tx - self.last_dupack < RTO_FLOOR;
             if prev != Nanos::MIN
                 && p.tx - prev >= RTO_FLOOR
                 && p.tx - self.last_ack_any >= ACK_TRIGGER
@@ -500,13 +475,7 @@ impl Replay {
         }
         let in_recovery = self.open.is_some();
         match self.round.as_mut() {
-            None => {
-                self.round = Some(Round {
-                    first_seq: p.seq,
-                    txs: vec![p],
-                    in_recovery,
-                })
-            }
+            None => self.round = Some(Round { first_seq: p.seq, txs: vec![p], in_recovery }),
             Some(rd) => rd.txs.push(p),
         }
     }
@@ -515,11 +484,7 @@ impl Replay {
     fn acks_between(&self, t_from: Nanos, t_to: Nanos, above: i64) -> Vec<AckOut> {
         let a = self.acks.partition_point(|x| x.tx < t_from);
         let b = self.acks.partition_point(|x| x.tx < t_to).max(a);
-        self.acks
-            .range(a..b)
-            .filter(|x| x.ack > above)
-            .copied()
-            .collect()
+        self.acks.range(a..b).filter(|x| x.ack > above).copied().collect()
     }
 
     fn eval_round(&mut self, rd: &Round, rto_at: Option<Nanos>) {
@@ -533,14 +498,8 @@ impl Replay {
         self.m.rounds += 1;
         if let Some(t_r) = rto_at {
             let lo_seq = delivered.iter().map(|x| x.seq).min().unwrap();
-            let t0 = delivered
-                .iter()
-                .filter(|x| x.rx != NONE)
-                .map(|x| x.rx)
-                .min()
-                .unwrap_or(Nanos::MIN);
-            let sent =
-                self.acks_between(t0, map_time(&self.clock, t_r, self.snd, self.rcv), lo_seq);
+            let t0 = delivered.iter().filter(|x| x.rx != NONE).map(|x| x.rx).min().unwrap_or(Nanos::MIN);
+            let sent = self.acks_between(t0, map_time(&self.clock, t_r, self.snd, self.rcv), lo_seq);
             if !sent.is_empty() && sent.iter().all(|a| !got(a.fate)) {
                 self.m.burst_rounds += 1;
             }
@@ -579,11 +538,7 @@ impl Replay {
         let retx_arrival = o.r.iter().filter(|x| x.rx != NONE).map(|x| x.rx).min();
         let mut orig_arrival: Option<Nanos> = None;
         for q in o.orig.iter().filter(|q| q.got()) {
-            let arr = if q.rx != NONE {
-                q.rx
-            } else {
-                map_time(&self.clock, q.tx, snd, rcv)
-            };
+            let arr = if q.rx != NONE { q.rx } else { map_time(&self.clock, q.tx, snd, rcv) };
             if retx_arrival.is_none_or(|ra| arr <= ra) {
                 orig_arrival = Some(orig_arrival.map_or(arr, |x: Nanos| x.min(arr)));
             }
@@ -593,20 +548,11 @@ impl Replay {
         let t_r_rcv = map_time(&self.clock, t_r, snd, rcv);
         let before = self.acks_between(orig, t_r_rcv, o.s);
         let ack_loss = !before.is_empty() && before.iter().all(|a| a.fate == Fate::Lost);
-        o.cause = Some(if ack_loss {
-            "ack_loss"
-        } else {
-            "rto_estimation"
-        });
+        o.cause = Some(if ack_loss { "ack_loss" } else { "rto_estimation" });
         if !ack_loss {
             // ACKs of the original: sent after it arrived, before a retransmission arrived.
             let until = retx_arrival.unwrap_or(Nanos::MAX);
-            let t6 = self
-                .acks_between(orig, until, o.s)
-                .iter()
-                .filter(|a| a.rx != NONE)
-                .map(|a| a.rx)
-                .min();
+            let t6 = self.acks_between(orig, until, o.s).iter().filter(|a| a.rx != NONE).map(|a| a.rx).min();
             o.bias = t6.map(|t6| nanos_to_s(t6 - t_r));
         }
     }
@@ -677,10 +623,7 @@ fn ratio(n: u64, d: u64) -> Option<f64> {
 pub fn write_metrics(m: &mut PairMetrics, clock: &ClockFit, row: &mut Row<'_>) {
     let spurious: Vec<&TimeoutSeq> = m.seqs.iter().filter(|o| o.spurious).collect();
     let biases: Vec<f64> = spurious.iter().filter_map(|o| o.bias).collect();
-    let n_ackl = spurious
-        .iter()
-        .filter(|o| o.cause == Some("ack_loss"))
-        .count() as u64;
+    let n_ackl = spurious.iter().filter(|o| o.cause == Some("ack_loss")).count() as u64;
     row.str("matched_data_dir", m.data_dir.map(Dir::name))
         .u64("data_packets_sent", m.data_sent)
         .u64("lost_data_packets", m.data_lost)
@@ -697,44 +640,16 @@ pub fn write_metrics(m: &mut PairMetrics, clock: &ClockFit, row: &mut Row<'_>) {
         .f64("q", ratio(m.rto_retx_lost, m.rto_retx))
         .u64("spurious_timeouts_2v", spurious.len() as u64)
         .u64("spurious_timeouts_ack_loss", n_ackl)
-        .u64(
-            "spurious_timeouts_rto_estimation",
-            spurious.len() as u64 - n_ackl,
-        )
-        .f64(
-            "rto_bias_mean_s",
-            (!biases.is_empty()).then(|| biases.iter().sum::<f64>() / biases.len() as f64),
-        )
+        .u64("spurious_timeouts_rto_estimation", spurious.len() as u64 - n_ackl)
+        .f64("rto_bias_mean_s", (!biases.is_empty()).then(|| biases.iter().sum::<f64>() / biases.len() as f64))
         .f64("rto_bias_max_s", biases.iter().copied().reduce(f64::max))
         .f64_finite("establishment_time_s", m.establishment)
-        .u64(
-            "capture_loss_client_packets",
-            m.capture_loss[Side::Client.idx()],
-        )
-        .u64(
-            "capture_loss_server_packets",
-            m.capture_loss[Side::Server.idx()],
-        )
+        .u64("capture_loss_client_packets", m.capture_loss[Side::Client.idx()])
+        .u64("capture_loss_server_packets", m.capture_loss[Side::Server.idx()])
         .u64("unknown_fate_packets", m.unknown);
     for (dd, names) in [
-        (
-            Dir::S2C,
-            [
-                "owd_down_min_s",
-                "owd_down_median_s",
-                "owd_down_p95_s",
-                "owd_down_max_s",
-            ],
-        ),
-        (
-            Dir::C2S,
-            [
-                "owd_up_min_s",
-                "owd_up_median_s",
-                "owd_up_p95_s",
-                "owd_up_max_s",
-            ],
-        ),
+        (Dir::S2C, ["owd_down_min_s", "owd_down_median_s", "owd_down_p95_s", "owd_down_max_s"]),
+        (Dir::C2S, ["owd_up_min_s", "owd_up_median_s", "owd_up_p95_s", "owd_up_max_s"]),
     ] {
         // downlink: t_cli_rx + θ − t_srv_tx; uplink: t_srv_rx − (t_cli_tx + θ)
         let v = m.owd[dd.idx()].corrected(clock, if dd == Dir::S2C { 1 } else { -1 });
@@ -756,9 +671,7 @@ pub fn write_metrics(m: &mut PairMetrics, clock: &ClockFit, row: &mut Row<'_>) {
 
 /// One `spurious_timeout` event per spurious timeout sequence (sender clock).
 pub fn spurious_events(m: &PairMetrics) -> Vec<Event> {
-    let Some(dir) = m.data_dir else {
-        return Vec::new();
-    };
+    let Some(dir) = m.data_dir else { return Vec::new() };
     m.seqs
         .iter()
         .filter(|o| o.spurious)

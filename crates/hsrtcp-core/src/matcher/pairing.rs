@@ -162,11 +162,7 @@ impl Tracker {
         let c = &mut self.conns[idx as usize];
         let dir = c.dir_of(seg);
         c.account(seg, dir);
-        Pushed {
-            conn: idx,
-            dir,
-            new,
-        }
+        Pushed { conn: idx, dir, new }
     }
 }
 
@@ -222,23 +218,15 @@ impl PairIndex {
             // Mid-connection start: look for a live connection of the other capture whose
             // sequence numbers are where this segment's are.
             let dir = me.dir_of(seg);
-            let cands = self.by_port[other.idx()]
-                .get(&me.server.port)
-                .cloned()
-                .unwrap_or_default();
+            let cands = self.by_port[other.idx()].get(&me.server.port).cloned().unwrap_or_default();
             for j in cands {
                 let o = &trackers[other.idx()].conns[j as usize];
                 if o.pair.is_some() || now - (o.last_ts + offset[other.idx()]) > window {
                     continue;
                 }
                 // The other capture may have guessed the roles the other way round.
-                let (od, orev) = if o.server.port == me.server.port {
-                    (dir, dir.rev())
-                } else {
-                    (dir.rev(), dir)
-                };
-                let near_seq =
-                    o.last_seq[od.idx()].map(|s| (seq_diff(s, seg.seq) as i64).abs() < SEQ_NEAR);
+                let (od, orev) = if o.server.port == me.server.port { (dir, dir.rev()) } else { (dir.rev(), dir) };
+                let near_seq = o.last_seq[od.idx()].map(|s| (seq_diff(s, seg.seq) as i64).abs() < SEQ_NEAR);
                 let near_ack = if seg.flags.ack() {
                     o.last_seq[orev.idx()].map(|s| (seq_diff(s, seg.ack) as i64).abs() < SEQ_NEAR)
                 } else {
@@ -250,10 +238,7 @@ impl PairIndex {
                 }
             }
         }
-        self.by_port[side.idx()]
-            .entry(me.server.port)
-            .or_default()
-            .push(idx);
+        self.by_port[side.idx()].entry(me.server.port).or_default().push(idx);
         None
     }
 

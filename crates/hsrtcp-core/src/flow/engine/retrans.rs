@@ -337,27 +337,37 @@ impl Stream {
         }
     }
 
+    /// Whether a copy carrying (`tsval`, `ip_id`) was sent before one carrying (`ref_tsval`,
+    /// `ref_ip_id`): a strictly older TSval, else (equal or missing TSvals) an older IP ID from
+    /// a sender whose IDs count up. `None` when neither tells.
+    fn sent_before(
+        &self,
+        tsval: Option<u32>,
+        ip_id: Option<u16>,
+        ref_tsval: Option<u32>,
+        ref_ip_id: Option<u16>,
+    ) -> Option<bool> {
+        if let (Some(v), Some(m)) = (tsval, ref_tsval) {
+            if v != m {
+                return Some(seq_lt(v, m));
+            }
+        }
+        match (ip_id, ref_ip_id) {
+            (Some(id), Some(m)) if self.ipid_monotone() => Some((id.wrapping_sub(m) as i16) < 0),
+            _ => None,
+        }
+    }
+
     /// Receiver side: bytes arriving again after a re-send of them already arrived are the
-    /// original, overtaken on the path, when they are older than that re-send: a strictly
-    /// older TSval, or an older IP ID from a sender whose IDs count up (a re-send always
-    /// gets the newest of both). Seen on sub-millisecond paths where RACK re-sends before a
-    /// delayed original arrives; counting it as a repeat double-counted retransmissions.
+    /// original, overtaken on the path, when they were sent before that re-send (a re-send
+    /// always gets the newest TSval and IP ID). Seen on sub-millisecond paths where RACK
+    /// re-sends before a delayed original arrives; counting it as a repeat double-counted
+    /// retransmissions.
     fn is_late_original(&self, s: i64, tsval: Option<u32>, ip_id: Option<u16>) -> bool {
-        let Some(r) = self.recent.latest_at(s) else {
-            return false;
-        };
-        if let (Some(v), Some(rv)) = (tsval, r.tsval) {
-            if seq_lt(v, rv) {
-                return true;
-            }
-            if v != rv {
-                return false;
-            }
-        }
-        match (ip_id, r.ip_id) {
-            (Some(id), Some(rid)) if self.ipid_monotone() => (id.wrapping_sub(rid) as i16) < 0,
-            _ => false,
-        }
+        self.recent
+            .latest_at(s)
+            .and_then(|r| self.sent_before(tsval, ip_id, r.tsval, r.ip_id))
+            .unwrap_or(false)
     }
 
     /// A hole fill is reordering (sent before data that overtook it), not a retransmission,
@@ -372,16 +382,8 @@ impl Stream {
         ip_id: Option<u16>,
         prior: &Prior,
     ) -> bool {
-        if let (Some(v), Some(m)) = (tsval, self.max_tsval) {
-            if seq_lt(v, m) {
-                return true;
-            }
-            if v != m {
-                return false;
-            }
-        }
-        if let (Some(id), Some(m), true) = (ip_id, self.max_ip_id, self.ipid_monotone()) {
-            return (id.wrapping_sub(m) as i16) < 0;
+        if let Some(older) = self.sent_before(tsval, ip_id, self.max_tsval, self.max_ip_id) {
+            return older;
         }
         // At the receiver every real loss makes it send a DupACK/SACK as soon as the data
         // after the hole arrives (RFC 5681 §4.2), and the sender needs that signal (or a
