@@ -3,7 +3,8 @@
 The main entry points:
 
 - :func:`hsrtcp.analyze` reads captures and returns a :class:`hsrtcp.Dataset` of polars
-  DataFrames (``flows``, ``events``, ``series``).
+  DataFrames (``flows``, ``events``, ``series``); :func:`hsrtcp.analyze_to` writes the same
+  tables straight to Parquet files with flat memory.
 - :mod:`hsrtcp.models` holds the throughput models (PFTK and the HSR-enhanced model).
 - :mod:`hsrtcp.lab` runs real Linux TCP/MPTCP through an emulated high-speed-rail path.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "analyze", "Dataset"]
+__all__ = ["__version__", "analyze", "analyze_to", "Dataset"]
 
 
 def __getattr__(name: str):
@@ -22,4 +23,8 @@ def __getattr__(name: str):
         from hsrtcp import api
 
         return getattr(api, name)
+    if name == "analyze_to":
+        from hsrtcp.streaming import analyze_to
+
+        return analyze_to
     raise AttributeError(name)

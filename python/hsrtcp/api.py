@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
 from hsrtcp.errors import InputError
+from hsrtcp.runner import ID_SHIFT, TABLES, check_captures, run_captures
+from hsrtcp.runner import native as _native
 
-TABLES = ("flows", "events", "series", "captures")
-# Flow ids of capture i start at i << ID_SHIFT, so ids stay unique across captures.
-ID_SHIFT = 40
+__all__ = ["ID_SHIFT", "TABLES", "Dataset", "analyze", "analyze_one", "schemas"]
 
 
 @dataclass
@@ -78,16 +77,12 @@ def _atomic(path: Path, writer: Callable[[Path], object]) -> Path:
     return path
 
 
-def _native():
-    try:
-        from hsrtcp import _native
-    except ImportError as exc:  # pragma: no cover - only without a build
-        raise ImportError("hsrtcp's native module is not built: run `make build`") from exc
-    return _native
-
-
 def _frames(ipc: dict[str, bytes]) -> dict[str, pl.DataFrame]:
-    return {name: pl.read_ipc_stream(ipc[name]) for name in TABLES}
+    frames = {name: pl.read_ipc_stream(ipc[name]) for name in TABLES}
+    # A long connection hands its events on in chunks while it is open, so flows can
+    # interleave; in memory they are grouped by flow again (each flow's own order kept).
+    frames["events"] = frames["events"].sort("flow_id", maintain_order=True)
+    return frames
 
 
 def analyze_one(path: str | os.PathLike, *, vantage: str | None = None, index: int = 0,
@@ -152,51 +147,12 @@ def analyze(paths: str | os.PathLike | Iterable[str | os.PathLike] | None = None
 
         return analyze_pairs(pairs, window_s=window_s, singles=paths, single_vantage=vantage,
                              workers=workers, progress=progress)
-    if not paths:
-        raise InputError("no capture files given")
-    for p in paths:
-        if not p.exists():
-            raise InputError(f"{p}: no such file")
-    if vantage is None or isinstance(vantage, str):
-        vantages = [vantage] * len(paths)
-    else:
-        vantages = list(vantage)
-        if len(vantages) != len(paths):
-            raise ValueError("vantage needs one entry per capture")
-    for v in vantages:
-        if v not in (None, "client", "server"):
-            raise ValueError(f"vantage must be 'client' or 'server', not {v!r}")
-    total = sum(p.stat().st_size for p in paths if p.is_file())
-    done = [0] * len(paths)
-    bar = None
-    if progress is True:
-        from hsrtcp.progress import ByteProgress
+    vantages = check_captures(paths, vantage)
 
-        bar = ByteProgress(total)
-        report = bar.update
-    elif callable(progress):
-        report = progress
-    else:
-        report = None
+    def job(i: int, report: Callable[[int], None]) -> dict[str, pl.DataFrame]:
+        return analyze_one(paths[i], vantage=vantages[i], index=i, progress=report)
 
-    def run(i: int) -> dict[str, pl.DataFrame]:
-        def cb(n: int) -> None:
-            done[i] = n
-            if report is not None:
-                report(sum(done), total)
-
-        return analyze_one(paths[i], vantage=vantages[i], index=i, progress=cb)
-
-    n_workers = max(1, min(workers or os.cpu_count() or 1, len(paths)))
-    try:
-        if n_workers == 1:
-            results = [run(i) for i in range(len(paths))]
-        else:
-            with ThreadPoolExecutor(n_workers) as pool:
-                results = list(pool.map(run, range(len(paths))))
-    finally:
-        if bar is not None:
-            bar.close()
+    results = run_captures(paths, job, workers=workers, progress=progress)
     return Dataset(**{t: pl.concat([r[t] for r in results], how="vertical") for t in TABLES})
 
 

@@ -1,11 +1,13 @@
 //! Where the time goes on one capture: reading, decoding, the flow table, the tables.
 //! `cargo run --release --example timing -- FILE`
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
 use hsrtcp_core::analyze::analyze_capture;
 use hsrtcp_core::capture::CaptureReader;
 use hsrtcp_core::flow::CaptureInfo;
+use hsrtcp_core::table::parquet::{ParquetDir, ROW_GROUP};
 use hsrtcp_core::wire::{decode, Decoded};
 
 fn main() {
@@ -28,16 +30,25 @@ fn main() {
     }
     let dec = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let res = analyze_capture(path, CaptureInfo::default(), &mut |_| {});
+    let mut rows: BTreeMap<&str, usize> = BTreeMap::new();
+    analyze_capture(path, CaptureInfo::default(), ROW_GROUP, &mut |_| {}, &mut |name, b| {
+        *rows.entry(name).or_default() += b.num_rows();
+    });
     let full = t.elapsed().as_secs_f64();
+    let dir = std::env::temp_dir().join(format!("hsrtcp-timing-{}", std::process::id()));
     let t = Instant::now();
-    let o = res.output;
-    let sizes = [o.flows.finish().num_rows(), o.events.finish().num_rows(), o.series.finish().num_rows()];
-    let fin = t.elapsed().as_secs_f64();
+    let out = ParquetDir::create(&dir).expect("output directory");
+    let tx = out.sender();
+    analyze_capture(path, CaptureInfo::default(), ROW_GROUP, &mut |_| {}, &mut |name, b| {
+        tx.send(name, b);
+    });
+    out.close().expect("parquet written");
+    let parquet = t.elapsed().as_secs_f64();
+    let _ = std::fs::remove_dir_all(&dir);
     let mpps = |s: f64| n as f64 / s / 1e6;
-    println!("{n} packets ({tcp} tcp); rows flows/events/series {sizes:?}");
+    println!("{n} packets ({tcp} tcp); rows {rows:?}");
     println!("read only      {read:.3} s  {:.1} Mpkt/s", mpps(read));
     println!("read+decode    {dec:.3} s  {:.1} Mpkt/s", mpps(dec));
     println!("full analysis  {full:.3} s  {:.1} Mpkt/s", mpps(full));
-    println!("finish tables  {fin:.3} s");
+    println!("  into Parquet {parquet:.3} s  {:.1} Mpkt/s", mpps(parquet));
 }

@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use arrow_array::RecordBatch;
+
 use crate::flow::{CaptureInfo, FlowTable, Output};
 pub use crate::stream::CaptureStats;
 use crate::stream::SegmentStream;
@@ -24,20 +26,33 @@ pub const CAPTURE_COLUMNS: &[ColumnDef] = &[
     col("error", ColType::Str, "the error that stopped reading, naming the file and byte offset"),
 ];
 
-/// Results of one capture: the three flow tables plus the capture's own row.
-pub struct CaptureResult {
-    pub output: Output,
-    pub stats: CaptureStats,
-    pub captures: TableBuilder,
-}
-
-/// Analyze one capture file. Never fails: an unreadable or corrupt file yields the flows
-/// read so far (marked truncated) and the error in `stats.error`.
-pub fn analyze_capture(path: &Path, info: CaptureInfo, progress: &mut dyn FnMut(u64)) -> CaptureResult {
+/// Analyze one capture file, handing the tables on in pieces as they fill: `sink` gets
+/// (table name, batch of rows) for `flows`, `events`, `series` and finally `captures`
+/// (one row), every table at least once (possibly empty, so every schema is seen).
+/// Batches hold about `rows_per_batch` rows; memory stays bounded by the open connections
+/// and the sink, not by the capture's length.
+///
+/// Never fails: an unreadable or corrupt file yields the flows read so far (marked
+/// truncated) and the error in the returned stats and in the `captures` row.
+pub fn analyze_capture(
+    path: &Path,
+    info: CaptureInfo,
+    rows_per_batch: usize,
+    progress: &mut dyn FnMut(u64),
+    sink: &mut dyn FnMut(&'static str, RecordBatch),
+) -> CaptureStats {
+    let rows_per_batch = rows_per_batch.max(1);
     let mut output = Output::default();
     let mut table = FlowTable::new(info.clone());
     let mut stream = SegmentStream::open(path);
     let mut batches = 0u64;
+    let mut flows = 0u64;
+    let mut counted = |name: &'static str, b: RecordBatch| {
+        if name == "flows" {
+            flows += b.num_rows() as u64;
+        }
+        sink(name, b)
+    };
     while let Some(batch) = stream.next_batch() {
         for seg in batch {
             table.push(seg);
@@ -45,13 +60,20 @@ pub fn analyze_capture(path: &Path, info: CaptureInfo, progress: &mut dyn FnMut(
         batches += 1;
         if batches % 8 == 0 {
             table.drain_retired(&mut output);
+            output.flush(rows_per_batch, &mut counted);
             progress(stream.bytes_read());
         }
     }
     progress(stream.bytes_read());
     let stats = stream.finish();
     table.finish(stats.error.is_some(), &mut output);
-    let flows = output.flows.rows() as u64;
+    output.flush(0, &mut counted);
+    sink("captures", capture_row(&info, &stats, flows));
+    stats
+}
+
+/// The capture's own row of the `captures` table.
+fn capture_row(info: &CaptureInfo, stats: &CaptureStats, flows: u64) -> RecordBatch {
     let mut captures = TableBuilder::new(&[CAPTURE_COLUMNS]);
     {
         let reasons: Vec<String> = stats.malformed.iter().map(|(r, n)| format!("{r}={n}")).collect();
@@ -69,5 +91,5 @@ pub fn analyze_capture(path: &Path, info: CaptureInfo, progress: &mut dyn FnMut(
             .bool("truncated", stats.error.is_some())
             .str("error", stats.error.as_deref());
     }
-    CaptureResult { output, stats, captures }
+    captures.finish()
 }

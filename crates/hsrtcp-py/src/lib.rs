@@ -3,12 +3,18 @@
 //! per-packet Python objects).
 
 mod pair;
+mod rows;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Mutex;
+
+use arrow_array::RecordBatch;
 
 use hsrtcp_core::analyze::{analyze_capture as core_analyze, CAPTURE_COLUMNS};
 use hsrtcp_core::flow::{engine, event::EVENT_COLUMNS, table, CaptureInfo};
-use hsrtcp_core::table::{to_ipc, ColumnDef};
+use hsrtcp_core::table::parquet::{ParquetDir, TableSender, ROW_GROUP};
+use hsrtcp_core::table::{to_ipc_stream, ColumnDef};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -25,29 +31,106 @@ fn analyze_capture<'py>(
     progress: Option<PyObject>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let info = CaptureInfo { name, vantage, id_base, truncated: false };
-    let result = py.allow_threads(|| {
-        let mut report = |bytes: u64| {
-            if let Some(cb) = &progress {
-                Python::with_gil(|py| {
-                    // A failing progress callback must not stop the analysis.
-                    let _ = cb.call1(py, (bytes,));
-                });
-            }
-        };
-        let r = core_analyze(&path, info, &mut report);
-        let o = r.output;
-        [
-            ("flows", to_ipc(&o.flows.finish())),
-            ("events", to_ipc(&o.events.finish())),
-            ("series", to_ipc(&o.series.finish())),
-            ("captures", to_ipc(&r.captures.finish())),
-        ]
+    let tables = py.allow_threads(|| {
+        let mut tables: BTreeMap<&'static str, Vec<RecordBatch>> = BTreeMap::new();
+        core_analyze(&path, info, ROW_GROUP, &mut reporter(&progress), &mut |name, b| {
+            tables.entry(name).or_default().push(b);
+        });
+        tables
+            .into_iter()
+            .map(|(name, batches)| (name, to_ipc_stream(&batches[0].schema(), &batches)))
+            .collect::<Vec<_>>()
     });
     let d = PyDict::new_bound(py);
-    for (k, v) in result {
+    for (k, v) in tables {
         d.set_item(k, PyBytes::new_bound(py, &v))?;
     }
     Ok(d)
+}
+
+/// Progress callback into Python (bytes of the file read so far).
+fn reporter(progress: &Option<PyObject>) -> impl FnMut(u64) + '_ {
+    move |bytes: u64| {
+        if let Some(cb) = progress {
+            Python::with_gil(|py| {
+                // A failing progress callback must not stop the analysis.
+                let _ = cb.call1(py, (bytes,));
+            });
+        }
+    }
+}
+
+/// An output directory that analyses write their tables into as Parquet while they run
+/// (hsrtcp_core::table::parquet): memory stays flat however long the captures are. Several
+/// threads may analyze into one directory at once; `close()` gives the files their final
+/// names.
+#[pyclass(module = "hsrtcp._native")]
+struct ParquetOut {
+    dir: Mutex<Option<ParquetDir>>,
+    sender: TableSender,
+}
+
+#[pymethods]
+impl ParquetOut {
+    #[new]
+    fn new(dir: PathBuf) -> PyResult<Self> {
+        let out = ParquetDir::create(&dir).map_err(pyo3::exceptions::PyOSError::new_err)?;
+        Ok(ParquetOut { sender: out.sender(), dir: Mutex::new(Some(out)) })
+    }
+
+    /// Analyze one capture into the directory. Returns {"captures": [row], "flows": [rows]
+    /// or None}: the capture's row and, with `keep_flows`, its flow rows (for a summary).
+    #[pyo3(signature = (path, name, vantage=None, id_base=0, progress=None, keep_flows=false))]
+    fn analyze<'py>(
+        &self,
+        py: Python<'py>,
+        path: PathBuf,
+        name: String,
+        vantage: Option<String>,
+        id_base: u64,
+        progress: Option<PyObject>,
+        keep_flows: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let info = CaptureInfo { name, vantage, id_base, truncated: false };
+        let (captures, flows, sent) = py.allow_threads(|| {
+            let (mut captures, mut flows, mut sent) = (Vec::new(), Vec::new(), true);
+            core_analyze(&path, info, ROW_GROUP, &mut reporter(&progress), &mut |name, b| {
+                match name {
+                    "captures" => captures.push(b.clone()),
+                    "flows" if keep_flows => flows.push(b.clone()),
+                    _ => {}
+                }
+                sent &= self.sender.send(name, b);
+            });
+            (captures, flows, sent)
+        });
+        if !sent {
+            return Err(pyo3::exceptions::PyOSError::new_err(
+                "the Parquet writer stopped (closed, or an I/O error that close() reports)",
+            ));
+        }
+        let d = PyDict::new_bound(py);
+        d.set_item("captures", rows::to_rows(py, &captures)?)?;
+        d.set_item("flows", if keep_flows { rows::to_rows(py, &flows)?.into_any() } else { py.None().into_bound(py) })?;
+        Ok(d)
+    }
+
+    /// Finish the files and give them their final names; returns their paths. Raises
+    /// OSError (naming the file) if writing failed; then no table got its final name.
+    fn close(&self, py: Python<'_>) -> PyResult<Vec<PathBuf>> {
+        let out = self.dir.lock().expect("not poisoned").take();
+        match out {
+            Some(out) => py.allow_threads(|| out.close()).map_err(pyo3::exceptions::PyOSError::new_err),
+            None => Err(pyo3::exceptions::PyValueError::new_err("already closed")),
+        }
+    }
+
+    /// Give up: the temporary files are removed and no table gets its final name. A no-op
+    /// after close().
+    fn abort(&self, py: Python<'_>) {
+        let out = self.dir.lock().expect("not poisoned").take();
+        py.allow_threads(|| drop(out));
+    }
 }
 
 fn describe(parts: &[&[ColumnDef]]) -> Vec<(String, String, String)> {
@@ -75,5 +158,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze_capture, m)?)?;
     m.add_function(wrap_pyfunction!(schemas, m)?)?;
     m.add_function(wrap_pyfunction!(pair::analyze_pair, m)?)?;
+    m.add_class::<ParquetOut>()?;
     Ok(())
 }

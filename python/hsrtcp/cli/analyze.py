@@ -13,26 +13,47 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 def _run(captures: list[Path], vantages: list[str | None], out: Path, csv: bool, plot: bool,
          workers: int | None, quiet: bool, client: list[Path] | None = None,
          server: list[Path] | None = None, window_s: float = 30.0) -> int:
-    from rich.console import Console
+    """Analyze, write the tables to ``out``, draw the plot, print the summary; the exit code.
 
-    import hsrtcp
-    from hsrtcp.report.summary import print_summary
-    from hsrtcp.report.throughput import plot_throughput
+    Single captures go straight to Parquet (:func:`hsrtcp.analyze_to`: flat memory, and
+    polars is imported only for --csv and the plot); two-vantage pairs and run bundles go
+    through :func:`hsrtcp.analyze`, whose matcher works on the tables in memory.
+    """
+    if client or server or any(p.is_dir() for p in captures):
+        import hsrtcp
 
-    # Piped output (logs, CI) gets a wide table instead of rich's 80-column default.
-    console = Console(stderr=False, width=None if sys.stdout.isatty() else 180)
-    ds = hsrtcp.analyze(captures, vantage=vantages, workers=workers, progress=not quiet,
-                        client=client or None, server=server or None, window_s=window_s)
-    written = ds.write(out, csv=csv)
+        ds = hsrtcp.analyze(captures, vantage=vantages, workers=workers, progress=not quiet,
+                            client=client or None, server=server or None, window_s=window_s)
+        written = ds.write(out, csv=csv)
+        flows = None if quiet else ds.flows.to_dicts()
+        capture_rows, errors = ds.captures.to_dicts(), ds.errors
+    else:
+        from hsrtcp.streaming import analyze_to, parquet_to_csv
+
+        w = analyze_to(captures, out, vantage=vantages, workers=workers, progress=not quiet,
+                       keep_flows=not quiet)
+        written = list(w.paths) + (parquet_to_csv(w.paths) if csv else [])
+        flows, capture_rows, errors = w.flows, w.captures, w.errors
     if plot:
-        png = plot_throughput(ds.flows, ds.series, out / "throughput.png")
+        import polars as pl
+
+        from hsrtcp.report.throughput import plot_throughput
+
+        png = plot_throughput(pl.read_parquet(out / "flows.parquet"),
+                              pl.read_parquet(out / "series.parquet"), out / "throughput.png")
         if png:
             written.append(png)
     if not quiet:
-        print_summary(ds.flows, ds.captures, console)
+        from rich.console import Console
+
+        from hsrtcp.report.summary import print_summary
+
+        # Piped output (logs, CI) gets a wide table instead of rich's 80-column default.
+        console = Console(stderr=False, width=None if sys.stdout.isatty() else 180)
+        print_summary(flows, capture_rows, console)
         console.print(f"wrote {', '.join(p.name for p in written)} to {out}/")
     # Input errors still write the partial results, then exit 3.
-    return 3 if ds.errors else 0
+    return 3 if errors else 0
 
 
 @click.command()

@@ -1,24 +1,24 @@
-"""The flow summary table printed by `hsrtcp analyze`."""
+"""The flow summary table printed by `hsrtcp analyze`.
+
+It works on plain rows (a list of dicts, as ``DataFrame.to_dicts()`` gives them, or as
+:func:`hsrtcp.analyze_to` returns them) so that printing it does not need polars.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import polars as pl
 from rich.console import Console
 from rich.table import Table
 
-from hsrtcp.api import ID_SHIFT
+from hsrtcp.runner import ID_SHIFT
 from hsrtcp.units import human_bytes, human_rate
 
 
-def data_bytes(flows: pl.DataFrame) -> pl.Expr:
-    """Payload bytes in each flow's data direction (s2c unless the flow is an upload)."""
-    return (
-        pl.when(pl.col("data_dir") == "c2s")
-        .then(pl.col("c2s_payload_bytes"))
-        .otherwise(pl.col("s2c_payload_bytes"))
-    )
+def row_data_bytes(row: dict) -> int:
+    """Payload bytes in a flow row's data direction (s2c unless the flow is an upload)."""
+    key = "c2s_payload_bytes" if row.get("data_dir") == "c2s" else "s2c_payload_bytes"
+    return row.get(key) or 0
 
 
 def flow_number(flow_id: int) -> int:
@@ -32,10 +32,11 @@ def capture_label(row: dict) -> str:
     return f"{names} ({row.get('vantage') or '?'})"
 
 
-def print_summary(flows: pl.DataFrame, captures: pl.DataFrame, console: Console | None = None,
+def print_summary(flows: list[dict], captures: list[dict], console: Console | None = None,
                   limit: int = 20) -> None:
+    """Print one line per capture and a table of the ``limit`` largest flows (by data bytes)."""
     console = console or Console()
-    for row in captures.iter_rows(named=True):
+    for row in captures:
         line = (f"[bold]{Path(row['capture']).name}[/]: {row['packets']:,} packets, "
                 f"{row['tcp_packets']:,} TCP, {row['flows']:,} connections")
         if row["malformed_packets"]:
@@ -43,11 +44,10 @@ def print_summary(flows: pl.DataFrame, captures: pl.DataFrame, console: Console 
         console.print(line)
         if row["error"]:
             console.print(f"  [red]error:[/] {row['error']} (results before it are kept, marked truncated)")
-    if flows.is_empty():
+    if not flows:
         console.print("no TCP connections found")
         return
-    f = flows.with_columns(data_bytes(flows).alias("_bytes")).sort(
-        ["_bytes", "flow_id"], descending=[True, False])
+    top = sorted(flows, key=lambda r: (-row_data_bytes(r), r["flow_id"]))[:limit]
     t = Table(title=f"TCP connections ({len(flows):,} rows; largest {min(limit, len(flows))} shown)",
               show_lines=False)
     for name, justify in [("flow", "right"), ("capture (vantage)", "left"), ("client → server", "left"),
@@ -55,9 +55,10 @@ def print_summary(flows: pl.DataFrame, captures: pl.DataFrame, console: Console 
                           ("mean rate", "right"), ("packets", "right"), ("retx", "right"),
                           ("RTOs", "right"), ("spurious", "right"), ("RTT", "right"), ("end", "left")]:
         t.add_column(name, justify=justify)
-    for r in f.head(limit).iter_rows(named=True):
+    for r in top:
         dur = r["duration_s"] or 0.0
-        rate = r["_bytes"] * 8 / dur if dur > 0 else None
+        data = row_data_bytes(r)
+        rate = data * 8 / dur if dur > 0 else None
         rtt = r.get("rtt_mean")
         t.add_row(
             str(flow_number(r["flow_id"])) if r["flow_id"] is not None else "",
@@ -66,7 +67,7 @@ def print_summary(flows: pl.DataFrame, captures: pl.DataFrame, console: Console 
             + ("" if r["roles_from_syn"] else " (?)"),
             r["data_dir"] or "-",
             f"{dur:.2f} s",
-            human_bytes(r["_bytes"]),
+            human_bytes(data),
             human_rate(rate) if rate is not None else "-",
             f"{(r['c2s_packets'] or 0) + (r['s2c_packets'] or 0):,}",
             _count(r.get("retransmissions")),
@@ -76,7 +77,7 @@ def print_summary(flows: pl.DataFrame, captures: pl.DataFrame, console: Console 
             r["end_reason"] + (" (truncated)" if r["truncated"] else ""),
         )
     console.print(t)
-    _print_matched(f.head(limit), console)
+    _print_matched(top, console)
 
 
 def _count(v) -> str:
@@ -88,11 +89,9 @@ def _pct(v) -> str:
     return "-" if v is None else f"{100 * v:.2f} %"
 
 
-def _print_matched(flows: pl.DataFrame, console: Console) -> None:
+def _print_matched(flows: list[dict], console: Console) -> None:
     """One line per two-vantage row: what only both captures together can tell."""
-    if "p_d" not in flows.columns:
-        return
-    for r in flows.filter(pl.col("vantage") == "matched").iter_rows(named=True):
+    for r in (r for r in flows if r.get("vantage") == "matched"):
         parts = [f"data loss p_d {_pct(r.get('p_d'))}", f"ACK loss p_a {_pct(r.get('p_a'))}",
                  f"ACK burst loss P_a {_pct(r.get('ack_burst_loss'))}"]
         if r.get("q") is not None:

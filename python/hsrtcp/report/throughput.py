@@ -6,7 +6,16 @@ from pathlib import Path
 
 import polars as pl
 
-from hsrtcp.report.summary import capture_label, data_bytes, flow_number
+from hsrtcp.report.summary import capture_label, flow_number
+
+
+def data_bytes(flows: pl.DataFrame) -> pl.Expr:
+    """Payload bytes in each flow's data direction (s2c unless the flow is an upload)."""
+    return (
+        pl.when(pl.col("data_dir") == "c2s")
+        .then(pl.col("c2s_payload_bytes"))
+        .otherwise(pl.col("s2c_payload_bytes"))
+    )
 
 
 def plot_throughput(flows: pl.DataFrame, series: pl.DataFrame, path: str | Path,

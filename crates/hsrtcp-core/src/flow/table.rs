@@ -2,11 +2,12 @@
 //! epoch, retires finished connections to keep memory bounded by the open ones, and writes
 //! the `flows`, `events` and `series` tables.
 
+use arrow_array::RecordBatch;
 use rustc_hash::FxHashMap;
 
 use crate::flow::connection::{ConnBase, Connection, Vantage, NANOS_PER_S};
 use crate::flow::engine;
-use crate::flow::event::{nanos_to_s, write_event, Dir, EVENT_COLUMNS};
+use crate::flow::event::{nanos_to_s, write_event, Dir, Event, EVENT_COLUMNS};
 use crate::flow::key::FlowKey;
 use crate::table::{col, ColType, ColumnDef, TableBuilder};
 use crate::wire::{Nanos, Segment};
@@ -15,6 +16,9 @@ use crate::wire::{Nanos, Segment};
 const RETIRE_CLOSED_AFTER: Nanos = 120 * NANOS_PER_S;
 /// How often (in packets) to look for connections to retire.
 const SWEEP_EVERY: u64 = 1 << 16;
+/// An open connection hands its events on once it holds this many: a long bulk transfer
+/// makes an RTT sample per ACK, and holding them all until it ends grew with the capture.
+const SPILL_EVENTS: usize = 4096;
 
 /// Identity and foundation columns of `flows` (docs/formats/flows.md).
 pub const FLOW_COLUMNS: &[ColumnDef] = &[
@@ -70,6 +74,19 @@ pub struct Output {
     pub series: TableBuilder,
 }
 
+impl Output {
+    /// Hand each table holding at least `min_rows` rows to `sink` as one batch (name,
+    /// rows) and start it over; `min_rows` 0 hands on every table, empty ones included,
+    /// so a sink learns every schema.
+    pub fn flush(&mut self, min_rows: usize, sink: &mut dyn FnMut(&'static str, RecordBatch)) {
+        for (name, t) in [("flows", &mut self.flows), ("events", &mut self.events), ("series", &mut self.series)] {
+            if t.rows() >= min_rows {
+                sink(name, t.take_batch());
+            }
+        }
+    }
+}
+
 impl Default for Output {
     fn default() -> Self {
         Output {
@@ -104,6 +121,9 @@ pub struct FlowTable {
     last_ts: Nanos,
     /// Connections retired before the end (written out in order of retirement).
     retired: Vec<Connection>,
+    /// Events handed on by open connections (flow id, event), in order. Both this and the
+    /// connection's own list keep their capacity: fresh big buffers each time cost page faults.
+    spilled: Vec<(u64, Event)>,
 }
 
 impl FlowTable {
@@ -119,6 +139,7 @@ impl FlowTable {
             packets: 0,
             last_ts: Nanos::MIN,
             retired: Vec::new(),
+            spilled: Vec::new(),
         }
     }
 
@@ -189,7 +210,12 @@ impl FlowTable {
                 i
             }
         };
-        self.conns[i].as_mut().expect("slot is live").on_segment(seg);
+        let c = self.conns[i].as_mut().expect("slot is live");
+        c.on_segment(seg);
+        if c.events.len() >= SPILL_EVENTS {
+            let id = c.base.flow_id;
+            self.spilled.extend(c.events.drain(..).map(|e| (id, e)));
+        }
         if self.packets % SWEEP_EVERY == 0 {
             self.retire_idle_closed();
         }
@@ -215,8 +241,17 @@ impl FlowTable {
 
     /// Take the connections retired so far and write them out (keeps memory bounded).
     pub fn drain_retired(&mut self, out: &mut Output) {
+        // A connection's spilled events come before its retirement; this order keeps each
+        // connection's events in the order they were found.
+        self.write_spilled(out);
         for c in self.retired.drain(..) {
             write_connection(&self.info, &c, false, out);
+        }
+    }
+
+    fn write_spilled(&mut self, out: &mut Output) {
+        for (flow_id, e) in self.spilled.drain(..) {
+            write_event(&mut out.events, flow_id, &e);
         }
     }
 
@@ -232,6 +267,7 @@ impl FlowTable {
         // Retired connections not drained yet were finished when they were retired.
         rest.append(&mut self.retired);
         rest.sort_by_key(|c| c.base.flow_id);
+        self.write_spilled(out);
         for c in &rest {
             let cut = truncated && !c.base.closed();
             write_connection(&self.info, c, cut, out);

@@ -5,6 +5,8 @@
 //! list. Rows are written by column name; a column a row does not set is null ("missing is
 //! null, never 0 or -1").
 
+pub mod parquet;
+
 use std::sync::Arc;
 
 use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt64Builder};
@@ -136,7 +138,8 @@ impl TableBuilder {
         // Writers mostly follow the schema's order: try the column after the last one set
         // before hashing the name (the lookup was 7% of a full analysis).
         let i = match self.defs.get(self.next) {
-            Some(d) if d.name == name => self.next,
+            // The same literal is mostly the same pointer: skip comparing the bytes then.
+            Some(d) if std::ptr::eq(d.name, name) || d.name == name => self.next,
             _ => match self.index.get(name) {
                 Some(&i) => i,
                 None => panic!("column {name} is not declared in this table's schema"),
@@ -174,8 +177,15 @@ impl TableBuilder {
     }
 
     pub fn finish(mut self) -> RecordBatch {
+        self.take_batch()
+    }
+
+    /// The rows written so far as one batch; the builder starts over empty (same schema),
+    /// so a long analysis can hand its tables on in pieces instead of holding them whole.
+    pub fn take_batch(&mut self) -> RecordBatch {
         let schema = Arc::new(self.schema());
         let cols: Vec<ArrayRef> = self.data.iter_mut().map(|d| d.finish()).collect();
+        self.rows = 0;
         RecordBatch::try_new(schema, cols).expect("columns have equal length by construction")
     }
 }
@@ -228,11 +238,17 @@ impl Drop for Row<'_> {
 /// Serialize a batch as an Arrow IPC stream (what crosses into Python: polars reads it
 /// without per-row objects).
 pub fn to_ipc(batch: &RecordBatch) -> Vec<u8> {
+    to_ipc_stream(&batch.schema(), std::slice::from_ref(batch))
+}
+
+/// Serialize several batches of one schema as one Arrow IPC stream.
+pub fn to_ipc_stream(schema: &Schema, batches: &[RecordBatch]) -> Vec<u8> {
     let mut out = Vec::new();
     {
-        let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut out, &batch.schema())
-            .expect("in-memory writer");
-        w.write(batch).expect("in-memory write");
+        let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut out, schema).expect("in-memory writer");
+        for b in batches {
+            w.write(b).expect("in-memory write");
+        }
         w.finish().expect("in-memory finish");
     }
     out
@@ -258,6 +274,26 @@ mod tests {
         assert_eq!(b.column(1).null_count(), 2);
         assert_eq!(b.column(2).null_count(), 2);
         assert!(!to_ipc(&b).is_empty());
+    }
+
+    #[test]
+    fn take_batch_starts_over_with_the_same_schema() {
+        let mut t = TableBuilder::new(&[A]);
+        t.row().u64("a", 1);
+        t.row().u64("a", 2);
+        let first = t.take_batch();
+        assert_eq!((first.num_rows(), t.rows()), (2, 0));
+        t.row().str("s", Some("x"));
+        let second = t.take_batch();
+        assert_eq!(second.num_rows(), 1);
+        assert_eq!(first.schema(), second.schema());
+        assert_eq!(second.column(0).null_count(), 1);
+        let ipc = to_ipc_stream(&first.schema(), &[first, second]);
+        let rows: usize = arrow_ipc::reader::StreamReader::try_new(&ipc[..], None)
+            .unwrap()
+            .map(|b| b.unwrap().num_rows())
+            .sum();
+        assert_eq!(rows, 3);
     }
 
     #[test]

@@ -1,0 +1,79 @@
+"""`hsrtcp.analyze_to`: the tables written straight to Parquet while the captures are read.
+
+Witness: the in-memory path (`hsrtcp.analyze`, Arrow IPC into polars) on the same captures.
+Both run the same engine, so every table must be equal row for row; only the events of
+flows may interleave in the files (each flow's own order kept).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import hsrtcp
+from hsrtcp.errors import InputError
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+CAPTURES = [DATA / "multi_concurrent.server.pcap", DATA / "drops_cubic.server.pcapng.gz",
+            DATA / "ipv6_drops.client.pcap", DATA / "any_sll2.server.pcap"]
+
+
+def _read(out: Path) -> dict[str, pl.DataFrame]:
+    return {t: pl.read_parquet(out / f"{t}.parquet") for t in ("flows", "events", "series", "captures")}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_parquet_tables_equal_the_in_memory_tables(tmp_path, workers):
+    ds = hsrtcp.analyze(CAPTURES, workers=workers)
+    w = hsrtcp.analyze_to(CAPTURES, tmp_path, workers=workers, keep_flows=True)
+    assert sorted(p.name for p in w.paths) == ["captures.parquet", "events.parquet", "flows.parquet",
+                                               "series.parquet"]
+    got = _read(tmp_path)
+    # Captures run on parallel threads: rows of different captures may come in any order.
+    order = {"flows": ["flow_id"], "series": ["flow_id", "bin"], "captures": ["capture"]}
+    for t, keys in order.items():
+        assert got[t].sort(keys).equals(getattr(ds, t).sort(keys)), t
+    assert got["events"].sort("flow_id", maintain_order=True).equals(ds.events)
+    assert len(ds.events) > 100 and len(ds.flows) > 4
+    # The rows handed back for the summary are the flows table itself.
+    assert pl.DataFrame(w.flows, schema=ds.flows.schema).sort("flow_id").equals(ds.flows.sort("flow_id"))
+    assert sorted(w.captures, key=lambda c: c["capture"]) == got["captures"].sort("capture").to_dicts()
+    assert w.errors == []
+    assert not list(tmp_path.glob(".*tmp*"))
+
+
+def test_a_cut_capture_keeps_its_rows_and_names_the_error(tmp_path):
+    cut = DATA / "broken" / "record_cut.pcap"
+    ds = hsrtcp.analyze([cut])
+    w = hsrtcp.analyze_to([cut], tmp_path)
+    assert w.flows is None  # not asked for
+    assert len(w.errors) == 1 and "record_cut.pcap" in w.errors[0] and "at byte 574" in w.errors[0]
+    got = _read(tmp_path)
+    assert got["flows"].equals(ds.flows) and len(ds.flows) >= 1
+    assert got["flows"]["truncated"].any()
+    assert got["captures"]["error"].to_list() == ds.captures["error"].to_list()
+
+
+def test_missing_capture_and_unwritable_directory_are_input_errors(tmp_path):
+    with pytest.raises(InputError, match="nope.pcap: no such file"):
+        hsrtcp.analyze_to([tmp_path / "nope.pcap"], tmp_path / "out")
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    with pytest.raises(InputError, match="a_file"):
+        hsrtcp.analyze_to(CAPTURES[:1], blocker / "out")
+
+
+def test_cli_single_capture_does_not_import_polars(tmp_path):
+    """The fast path of `hsrtcp analyze`: its start-up is part of the bench's figure."""
+    code = ("import atexit, sys; atexit.register(lambda: print('polars' in sys.modules)); "
+            "from hsrtcp.cli import main; sys.exit(main(['analyze', sys.argv[1], '-o', sys.argv[2], '-q', "
+            "'--no-plot']))")
+    p = subprocess.run([sys.executable, "-c", code, str(CAPTURES[0]), str(tmp_path)], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "False"
+    assert len(pl.read_parquet(tmp_path / "flows.parquet")) == 3
