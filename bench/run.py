@@ -11,8 +11,9 @@ Commands measured (one after the other, file warm in the page cache first):
   --server S -o OUT -q --no-plot``) — skipped with a message if the CLI cannot run;
 - ``tcptrace -n -l -r FILE`` (``--pair``: once per file, times summed);
 - ``tshark -n -q -z conv,tcp -r FILE`` (TCP sequence analysis on, as by default);
-- informational: ``python -c "import hsrtcp.cli, hsrtcp.api, polars, pyarrow"``, the fixed
-  start-up cost inside hsrtcp's figure.
+- informational: ``python -c "import hsrtcp.cli, hsrtcp.cli.analyze, hsrtcp.streaming,
+  hsrtcp._native"``, the fixed start-up cost inside hsrtcp's figure (``hsrtcp analyze`` on
+  single captures imports no polars), and the native pipeline timed in-process.
 
 Each runs under ``/usr/bin/time -v`` when present (wall, user, system seconds, peak RSS);
 otherwise under a small Python launcher that reports wall time and the child's
@@ -134,25 +135,28 @@ def measure(cmd: list[str], env: dict | None = None) -> dict:
 
 
 _CORE_TIMER = r"""
-import json, sys, time
+import json, sys, tempfile, time
 from hsrtcp import _native
-import polars as pl
 path, repeat = sys.argv[1], int(sys.argv[2])
 best = None
 for _ in range(repeat):
-    t0 = time.perf_counter()
-    d = _native.analyze_capture(path, "bench", vantage="server")
-    dt = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        out = _native.ParquetOut(tmp)
+        d = out.analyze(path, "bench", vantage="server", keep_flows=True)
+        out.close()
+        dt = time.perf_counter() - t0
     best = dt if best is None else min(best, dt)
-f = pl.read_ipc_stream(d["flows"]).row(0, named=True)
+f = d["flows"][0]
 print(json.dumps({"wall_s": best, "retransmissions": f["retransmissions"], "timeouts": f["timeouts"],
                   "c2s_packets": f["c2s_packets"], "s2c_packets": f["s2c_packets"]}))
 """
 
 
 def core_rate(python: str, env: dict | None, capture: Path, packets: int, repeat: int) -> dict:
-    """The Rust pipeline alone (read, decode, engine, tables; no interpreter start or imports):
-    the native call timed inside one process. With the capture's TCP_INFO (capture.json) as
+    """The Rust pipeline alone (read, decode, engine, tables written to Parquet; no
+    interpreter start or imports): the native calls of ``hsrtcp analyze`` timed inside one
+    process. With the capture's TCP_INFO (capture.json) as
     a witness of what the engine counted."""
     p = subprocess.run([python, "-c", _CORE_TIMER, str(capture), str(max(1, repeat))],
                        capture_output=True, text=True, env=env)
@@ -160,7 +164,8 @@ def core_rate(python: str, env: dict | None, capture: Path, packets: int, repeat
         return {"ok": False, "error": p.stderr[-600:]}
     r = json.loads(p.stdout.strip().splitlines()[-1])
     out = {"ok": True, "wall_s": r["wall_s"], "packets_per_s": packets / r["wall_s"],
-           "meter": "time.perf_counter around hsrtcp._native.analyze_capture, best of the repeats"}
+           "meter": "time.perf_counter around hsrtcp._native.ParquetOut(dir).analyze(...) + close(), "
+                    "best of the repeats"}
     meta = capture.parent / "capture.json"
     if meta.exists():
         info = json.loads(meta.read_text()).get("tcp_info") or {}
@@ -186,6 +191,10 @@ def hsrtcp_command() -> tuple[list[str] | None, dict | None, str | None]:
         return None, None, f"hsrtcp CLI not importable: {exc}"
     if spec is None:
         return None, None, "hsrtcp CLI not importable"
+    # The console script a user types (no runpy), when installed next to this interpreter.
+    script = Path(sys.executable).parent / "hsrtcp"
+    if script.exists() and "PYTHONPATH" not in env:
+        return [str(script)], env, None
     return [sys.executable, "-m", "hsrtcp"], env, None
 
 
@@ -265,10 +274,10 @@ def main() -> int:
                 record("hsrtcp", best([cmd], env), [cmd])
                 # Interpreter start and imports alone, to tell fixed cost from per-packet cost
                 # (informational: not in the ratios).
-                start = base[:1] + ["-c", "import hsrtcp.cli, hsrtcp.api, polars, pyarrow"]
+                start = [sys.executable, "-c", "import hsrtcp.cli, hsrtcp.cli.analyze, hsrtcp.streaming, hsrtcp._native"]
                 record("hsrtcp_startup", best([start], env), [start])
                 if not a.pair:
-                    results["tools"]["hsrtcp_core"] = core_rate(base[0], env, a.capture, packets, a.repeat)
+                    results["tools"]["hsrtcp_core"] = core_rate(sys.executable, env, a.capture, packets, a.repeat)
                     # Peak memory against capture length (flat = bounded by open flows).
                     scaling = []
                     for frac in (0.25, 0.5):

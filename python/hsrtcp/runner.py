@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
@@ -85,6 +84,8 @@ def run_captures(paths: Sequence[Path], job: Callable[[int, Callable[[int], None
     try:
         if n_workers == 1:
             return [run(i) for i in range(len(paths))]
+        from concurrent.futures import ThreadPoolExecutor  # (5 ms of start-up, when needed)
+
         with ThreadPoolExecutor(n_workers) as pool:
             return list(pool.map(run, range(len(paths))))
     finally:

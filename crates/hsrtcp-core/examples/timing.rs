@@ -29,26 +29,34 @@ fn main() {
         }
     }
     let dec = t.elapsed().as_secs_f64();
-    let t = Instant::now();
+    // The machine is shared and noisy: the best of a few runs is the stable figure.
+    let mut full = f64::INFINITY;
     let mut rows: BTreeMap<&str, usize> = BTreeMap::new();
-    analyze_capture(path, CaptureInfo::default(), ROW_GROUP, &mut |_| {}, &mut |name, b| {
-        *rows.entry(name).or_default() += b.num_rows();
-    });
-    let full = t.elapsed().as_secs_f64();
+    for _ in 0..5 {
+        rows.clear();
+        let t = Instant::now();
+        analyze_capture(path, CaptureInfo::default(), ROW_GROUP, &mut |_| {}, &mut |name, b| {
+            *rows.entry(name).or_default() += b.num_rows();
+        });
+        full = full.min(t.elapsed().as_secs_f64());
+    }
     let dir = std::env::temp_dir().join(format!("hsrtcp-timing-{}", std::process::id()));
-    let t = Instant::now();
-    let out = ParquetDir::create(&dir).expect("output directory");
-    let tx = out.sender();
-    analyze_capture(path, CaptureInfo::default(), ROW_GROUP, &mut |_| {}, &mut |name, b| {
-        tx.send(name, b);
-    });
-    out.close().expect("parquet written");
-    let parquet = t.elapsed().as_secs_f64();
+    let mut parquet = f64::INFINITY;
+    for _ in 0..5 {
+        let t = Instant::now();
+        let out = ParquetDir::create(&dir).expect("output directory");
+        let tx = out.sender();
+        analyze_capture(path, CaptureInfo::default(), ROW_GROUP, &mut |_| {}, &mut |name, b| {
+            tx.send(name, b);
+        });
+        out.close().expect("parquet written");
+        parquet = parquet.min(t.elapsed().as_secs_f64());
+    }
     let _ = std::fs::remove_dir_all(&dir);
     let mpps = |s: f64| n as f64 / s / 1e6;
     println!("{n} packets ({tcp} tcp); rows {rows:?}");
     println!("read only      {read:.3} s  {:.1} Mpkt/s", mpps(read));
     println!("read+decode    {dec:.3} s  {:.1} Mpkt/s", mpps(dec));
-    println!("full analysis  {full:.3} s  {:.1} Mpkt/s", mpps(full));
+    println!("full analysis  {full:.3} s (best of 5)  {:.1} Mpkt/s", mpps(full));
     println!("  into Parquet {parquet:.3} s  {:.1} Mpkt/s", mpps(parquet));
 }
