@@ -33,6 +33,8 @@ rattan:  ## the Rattan emulator, pinned, built with cargo when missing
 
 build: venv  ## build the native extension into the venv (release)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
+	@# Bytecode ahead of time: PYTHONDONTWRITEBYTECODE=1 machines would recompile at every start.
+	$(VENV)/bin/python -m compileall -q python/hsrtcp
 
 demo: build  ## analyze the bundled example (examples/) into out/
 	$(VENV)/bin/hsrtcp demo -o out

@@ -124,6 +124,8 @@ pub struct FlowTable {
     /// Events handed on by open connections (flow id, event), in order. Both this and the
     /// connection's own list keep their capacity: fresh big buffers each time cost page faults.
     spilled: Vec<(u64, Event)>,
+    /// Events an open connection holds before handing them on (SPILL_EVENTS; tests lower it).
+    spill_at: usize,
 }
 
 impl FlowTable {
@@ -140,6 +142,7 @@ impl FlowTable {
             last_ts: Nanos::MIN,
             retired: Vec::new(),
             spilled: Vec::new(),
+            spill_at: SPILL_EVENTS,
         }
     }
 
@@ -212,7 +215,7 @@ impl FlowTable {
         };
         let c = self.conns[i].as_mut().expect("slot is live");
         c.on_segment(seg);
-        if c.events.len() >= SPILL_EVENTS {
+        if c.events.len() >= self.spill_at {
             let id = c.base.flow_id;
             self.spilled.extend(c.events.drain(..).map(|e| (id, e)));
         }
@@ -385,6 +388,48 @@ mod tests {
         }
         t.finish(false, &mut out);
         out
+    }
+
+    /// Each flow's events, in order, from an events batch.
+    fn events_by_flow(b: &RecordBatch) -> std::collections::BTreeMap<u64, Vec<String>> {
+        let ids = u64s(b, "flow_id");
+        let kinds = b.column_by_name("kind").unwrap().as_string::<i32>();
+        let ts = b.column_by_name("ts").unwrap().as_primitive::<arrow_array::types::Float64Type>();
+        let mut m: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
+        for i in 0..b.num_rows() {
+            m.entry(ids[i].unwrap()).or_default().push(format!("{} {}", kinds.value(i), ts.value(i)));
+        }
+        m
+    }
+
+    #[test]
+    fn open_connections_hand_on_their_events_in_order() {
+        // A real capture (tests/data: kernel TCP with random drops, several connections).
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/multi_concurrent.server.pcap");
+        let segs: Vec<Segment> = crate::stream::SegmentStream::open(std::path::Path::new(path)).collect();
+        let run_with = |spill_at: usize| {
+            let mut t = FlowTable::new(CaptureInfo { name: "t".into(), ..Default::default() });
+            t.spill_at = spill_at;
+            let mut out = Output::default();
+            let mut before_end = 0;
+            for (i, s) in segs.iter().enumerate() {
+                t.push(s);
+                if i % 100 == 99 {
+                    t.drain_retired(&mut out);
+                    before_end = out.events.rows();
+                }
+            }
+            t.finish(false, &mut out);
+            (before_end, out.events.finish(), out.flows.finish())
+        };
+        let (early_whole, whole, flows_whole) = run_with(SPILL_EVENTS);
+        let (early_spilled, spilled, flows_spilled) = run_with(4);
+        assert_eq!(early_whole, 0, "no connection ended before the capture did");
+        assert!(early_spilled > 100, "events were handed on while open: {early_spilled}");
+        assert_eq!(spilled.num_rows(), whole.num_rows());
+        assert_eq!(events_by_flow(&spilled), events_by_flow(&whole));
+        assert_eq!(events_by_flow(&whole).len(), 3);
+        assert_eq!(flows_spilled, flows_whole);
     }
 
     fn u64s(b: &RecordBatch, name: &str) -> Vec<Option<u64>> {
