@@ -11,6 +11,8 @@ Commands measured (one after the other, file warm in the page cache first):
   --server S -o OUT -q --no-plot``) — skipped with a message if the CLI cannot run;
 - ``tcptrace -n -l -r FILE`` (``--pair``: once per file, times summed);
 - ``tshark -n -q -z conv,tcp -r FILE`` (TCP sequence analysis on, as by default);
+- per extra packet ("marginal"): both tools also run on the first quarter of the capture;
+  the difference to the whole file cancels fixed costs such as the interpreter's start;
 - informational: ``python -c "import hsrtcp.cli, hsrtcp.cli.analyze, hsrtcp.streaming,
   hsrtcp._native"``, the fixed start-up cost inside hsrtcp's figure (``hsrtcp analyze`` on
   single captures imports no polars), and the native pipeline timed in-process.
@@ -284,10 +286,14 @@ def main() -> int:
                         part = Path(tmp) / f"prefix-{frac}.pcap"
                         n = max(1, int(packets * frac))
                         prefix(a.capture, n, part)
-                        r = measure(base + ["analyze", str(part), "-o", out + f"-{frac}", "-q", "--no-plot"], env)
-                        scaling.append({"packets": n, "max_rss_bytes": r["max_rss_bytes"]})
+                        r = best([base + ["analyze", str(part), "-o", out + f"-{frac}", "-q", "--no-plot"]], env)[0]
+                        entry = {"packets": n, "max_rss_bytes": r["max_rss_bytes"], "wall_s": r["wall_s"]}
+                        if "tcptrace" not in a.skip and shutil.which("tcptrace"):
+                            entry["tcptrace_wall_s"] = best([["tcptrace", "-n", "-l", "-r", str(part)]])[0]["wall_s"]
+                        scaling.append(entry)
                         part.unlink()
-                    scaling.append({"packets": packets, "max_rss_bytes": results["tools"]["hsrtcp"]["max_rss_bytes"]})
+                    h = results["tools"]["hsrtcp"]
+                    scaling.append({"packets": packets, "max_rss_bytes": h["max_rss_bytes"], "wall_s": h["wall_s"]})
                     results["memory_scaling"] = scaling
         if "tcptrace" not in a.skip:
             if shutil.which("tcptrace"):
@@ -316,6 +322,16 @@ def main() -> int:
     core, tt = tools.get("hsrtcp_core", {}), tools.get("tcptrace", {})
     if core.get("packets_per_s") and tt.get("packets_per_s"):
         ratios["hsrtcp_core_over_tcptrace_speed"] = core["packets_per_s"] / tt["packets_per_s"]
+    # Per extra packet, fixed costs (interpreter start, imports) cancelled: the rate that
+    # decides on long captures. From the quarter prefix to the whole file, both tools.
+    q = (results.get("memory_scaling") or [{}])[0]
+    if q.get("tcptrace_wall_s") and h.get("ok") and tt.get("ok"):
+        dh, dt = h["wall_s"] - q["wall_s"], tt["wall_s"] - q["tcptrace_wall_s"]
+        if dh > 0 and dt > 0:
+            ratios["hsrtcp_over_tcptrace_marginal_speed"] = dt / dh
+            results["marginal"] = {"packets": packets - q["packets"], "hsrtcp_s": dh, "tcptrace_s": dt,
+                                   "hsrtcp_packets_per_s": (packets - q["packets"]) / dh,
+                                   "tcptrace_packets_per_s": (packets - q["packets"]) / dt}
     results["ratios"] = ratios
     if core.get("witness"):
         results["witness"] = core["witness"]
