@@ -3,7 +3,7 @@
 //! The flow engine pushes [`Event`] values; they become the `events` table (schema
 //! [`EVENT_COLUMNS`], documented in docs/formats/events.md).
 
-use crate::table::{col, ColType, ColumnDef, TableBuilder};
+use crate::table::{col, Cell, ColType, ColumnDef, TableBuilder};
 use crate::wire::Nanos;
 
 /// Which way the packet(s) of an event travelled.
@@ -97,18 +97,21 @@ pub fn nanos_to_s(t: Nanos) -> f64 {
     t as f64 * 1e-9
 }
 
+/// Append `e` as one `events` row (schema [`EVENT_COLUMNS`]). Whole rows in schema order:
+/// events are the long table (an RTT sample per ACK).
 pub fn write_event(t: &mut TableBuilder, flow_id: u64, e: &Event) {
-    let mut r = t.row();
-    r.u64("flow_id", flow_id)
-        .str("kind", Some(e.kind))
-        .str("class", e.class)
-        .str("cause", e.cause)
-        .f64("ts", nanos_to_s(e.ts))
-        .f64("ts_end", e.ts_end.map(nanos_to_s))
-        .f64("duration_s", e.ts_end.map(|x| nanos_to_s(x - e.ts)))
-        .str("dir", e.dir.map(Dir::name))
-        .i64("seq_start", e.seq_start)
-        .i64("seq_end", e.seq_end)
-        .u64("count", e.count)
-        .f64_finite("value", e.value);
+    t.append_row(&[
+        Cell::U64(Some(flow_id)),
+        Cell::Str(Some(e.kind)),
+        Cell::Str(e.class),
+        Cell::Str(e.cause),
+        Cell::F64(Some(nanos_to_s(e.ts))),
+        Cell::F64(e.ts_end.map(nanos_to_s)),
+        Cell::F64(e.ts_end.map(|x| nanos_to_s(x - e.ts))),
+        Cell::Str(e.dir.map(Dir::name)),
+        Cell::I64(e.seq_start),
+        Cell::I64(e.seq_end),
+        Cell::U64(e.count),
+        Cell::F64(e.value),
+    ]);
 }

@@ -91,7 +91,8 @@ impl Default for Output {
     fn default() -> Self {
         Output {
             flows: TableBuilder::new(&[FLOW_COLUMNS, engine::FLOW_COLUMNS]),
-            events: TableBuilder::new(&[EVENT_COLUMNS]),
+            // Events are the long table (an RTT sample per ACK): room for a batch's worth.
+            events: TableBuilder::with_capacity(&[EVENT_COLUMNS], crate::table::parquet::ROW_GROUP),
             series: TableBuilder::new(&[SERIES_COLUMNS, engine::SERIES_COLUMNS]),
         }
     }
