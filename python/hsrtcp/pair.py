@@ -32,10 +32,11 @@ from pathlib import Path
 import polars as pl
 
 from hsrtcp.errors import InputError
+from hsrtcp.runner import ID_SHIFT, TABLES, file_progress
+from hsrtcp.runner import native as _native
 
-# Matched row ids live above every single-capture id (those are capture_index << 40).
+# Matched row ids live above every single-capture id (those are capture_index << ID_SHIFT).
 MATCH_ID_BASE = 1 << 62
-ID_SHIFT = 40
 
 # Identity columns of a side's single-capture row, and the matched table's names for them.
 _SIDE_KEYS = ("client_addr", "client_port", "server_addr", "server_port", "epoch")
@@ -69,12 +70,6 @@ def is_bundle(path: str | os.PathLike) -> bool:
     p = Path(path)
     return p.is_dir() and ((p / "manifest.json").exists() or (p / "capture" / "server.pcap").exists()
                            or ((p / "client.pcap").exists() and (p / "server.pcap").exists()))
-
-
-def _native():
-    from hsrtcp.api import _native as n
-
-    return n()
 
 
 def match_tables(client: str | os.PathLike, server: str | os.PathLike, *, index: int = 0,
@@ -152,7 +147,7 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
     ``progress``: True for a progress bar, or a callback ``(bytes_done, bytes_total)``."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from hsrtcp.api import TABLES, Dataset, analyze_one
+    from hsrtcp.api import Dataset, analyze_one
 
     pairs = [(Path(c), Path(s)) for c, s in pairs]
     files: list[tuple[Path, str | None]] = []
@@ -169,43 +164,19 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
         if not p.exists():
             raise InputError(f"{p}: no such file")
     n_workers = max(1, min(workers or os.cpu_count() or 1, len(files) + len(pairs)))
-    # Progress counts the bytes the single-capture passes read (the matcher reads the same
-    # files alongside).
-    total = sum(p.stat().st_size for p, _ in files if p.is_file())
-    done = [0] * len(files)
-    bar = None
-    report = None
-    if progress is True:
-        from hsrtcp.progress import ByteProgress
-
-        bar = ByteProgress(total)
-        report = bar.update
-    elif callable(progress):
-        report = progress
-
-    def single(i: int):
-        p, v = files[i]
-
-        def cb(n: int) -> None:
-            done[i] = n
-            if report is not None:
-                report(sum(done), total)
-
-        return analyze_one(p, vantage=v, index=i, progress=cb)
 
     def matcher(k: int):
         c, s = pairs[k]
         return match_tables(c, s, index=first_index + k, window_s=window_s, use_ip_id=use_ip_id)
 
-    try:
-        with ThreadPoolExecutor(n_workers) as pool:
-            single_f = [pool.submit(single, i) for i in range(len(files))]
-            match_f = [pool.submit(matcher, k) for k in range(len(pairs))]
-            single_r = [f.result() for f in single_f]
-            match_r = [f.result() for f in match_f]
-    finally:
-        if bar is not None:
-            bar.close()
+    # Progress counts the bytes the single-capture passes read (the matcher reads the same
+    # files alongside).
+    with file_progress([p for p, _ in files], progress) as for_file, ThreadPoolExecutor(n_workers) as pool:
+        single_f = [pool.submit(analyze_one, p, vantage=v, index=i, progress=for_file(i))
+                    for i, (p, v) in enumerate(files)]
+        match_f = [pool.submit(matcher, k) for k in range(len(pairs))]
+        single_r = [f.result() for f in single_f]
+        match_r = [f.result() for f in match_f]
 
     tables = {t: [r[t] for r in single_r] for t in TABLES}
     matched_frames, stats = [], []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -51,43 +52,49 @@ def check_captures(paths: Sequence[Path], vantage: str | Sequence[str | None] | 
     return vantages
 
 
-def run_captures(paths: Sequence[Path], job: Callable[[int, Callable[[int], None]], T], *,
-                 workers: int | None = None,
-                 progress: bool | Callable[[int, int], None] = False) -> list[T]:
-    """``job(i, report)`` for every capture i, on up to ``workers`` threads (default: CPUs).
-
-    ``report(bytes_read)`` feeds the progress: True draws a bar of bytes read over all
-    files, a callable gets ``(done, total)``. Results come back in the order of ``paths``.
-    """
+@contextmanager
+def file_progress(paths: Sequence[Path], progress: bool | Callable[[int, int], None]):
+    """One progress over several files read at once: yields ``for_file(i)``, a callback that
+    takes the bytes of file i read so far. True draws a bar of bytes read over all files,
+    a callable gets ``(done, total)``, False reports nothing."""
     total = sum(p.stat().st_size for p in paths if p.is_file())
     done = [0] * len(paths)
     bar = None
+    report: Callable[[int, int], None] | None = progress if callable(progress) else None
     if progress is True:
         from hsrtcp.progress import ByteProgress
 
         bar = ByteProgress(total)
         report = bar.update
-    elif callable(progress):
-        report = progress
-    else:
-        report = None
 
-    def run(i: int) -> T:
+    def for_file(i: int) -> Callable[[int], None]:
         def cb(n: int) -> None:
             done[i] = n
             if report is not None:
                 report(sum(done), total)
 
-        return job(i, cb)
+        return cb
 
-    n_workers = max(1, min(workers or os.cpu_count() or 1, len(paths)))
     try:
-        if n_workers == 1:
-            return [run(i) for i in range(len(paths))]
-        from concurrent.futures import ThreadPoolExecutor  # (5 ms of start-up, when needed)
-
-        with ThreadPoolExecutor(n_workers) as pool:
-            return list(pool.map(run, range(len(paths))))
+        yield for_file
     finally:
         if bar is not None:
             bar.close()
+
+
+def run_captures(paths: Sequence[Path], job: Callable[[int, Callable[[int], None]], T], *,
+                 workers: int | None = None,
+                 progress: bool | Callable[[int, int], None] = False) -> list[T]:
+    """``job(i, report)`` for every capture i, on up to ``workers`` threads (default: CPUs).
+
+    ``report(bytes_read)`` feeds the progress (see :func:`file_progress`). Results come
+    back in the order of ``paths``.
+    """
+    n_workers = max(1, min(workers or os.cpu_count() or 1, len(paths)))
+    with file_progress(paths, progress) as for_file:
+        if n_workers == 1:
+            return [job(i, for_file(i)) for i in range(len(paths))]
+        from concurrent.futures import ThreadPoolExecutor  # (5 ms of start-up, when needed)
+
+        with ThreadPoolExecutor(n_workers) as pool:
+            return list(pool.map(lambda i: job(i, for_file(i)), range(len(paths))))

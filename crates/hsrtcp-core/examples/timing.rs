@@ -30,30 +30,22 @@ fn main() {
     }
     let dec = t.elapsed().as_secs_f64();
     // The machine is shared and noisy: the best of a few runs is the stable figure.
-    let mut full = f64::INFINITY;
-    let mut engine_cpu = f64::INFINITY;
     let mut rows: BTreeMap<&str, usize> = BTreeMap::new();
-    for _ in 0..5 {
+    let (full, engine_cpu) = best_of_5(|| {
         rows.clear();
-        let (t, cpu) = (Instant::now(), thread_cpu_s());
         analyze_capture(path, CaptureInfo::default(), ROW_GROUP, &mut |_| {}, &mut |name, b| {
             *rows.entry(name).or_default() += b.num_rows();
         });
-        full = full.min(t.elapsed().as_secs_f64());
-        engine_cpu = engine_cpu.min(thread_cpu_s() - cpu);
-    }
+    });
     let dir = std::env::temp_dir().join(format!("hsrtcp-timing-{}", std::process::id()));
-    let mut parquet = f64::INFINITY;
-    for _ in 0..5 {
-        let t = Instant::now();
+    let (parquet, _) = best_of_5(|| {
         let out = ParquetDir::create(&dir).expect("output directory");
         let tx = out.sender();
         analyze_capture(path, CaptureInfo::default(), ROW_GROUP, &mut |_| {}, &mut |name, b| {
             tx.send(name, b);
         });
         out.close().expect("parquet written");
-        parquet = parquet.min(t.elapsed().as_secs_f64());
-    }
+    });
     let _ = std::fs::remove_dir_all(&dir);
     let mpps = |s: f64| n as f64 / s / 1e6;
     println!("{n} packets ({tcp} tcp); rows {rows:?}");
@@ -62,6 +54,18 @@ fn main() {
     println!("full analysis  {full:.3} s (best of 5)  {:.1} Mpkt/s", mpps(full));
     println!("  engine thread CPU {engine_cpu:.3} s  {:.0} ns/packet", engine_cpu * 1e9 / n as f64);
     println!("  into Parquet {parquet:.3} s  {:.1} Mpkt/s", mpps(parquet));
+}
+
+/// Fastest wall time and least CPU time of the calling thread over five runs of `run`.
+fn best_of_5(mut run: impl FnMut()) -> (f64, f64) {
+    let (mut wall, mut cpu) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..5 {
+        let (t, c) = (Instant::now(), thread_cpu_s());
+        run();
+        wall = wall.min(t.elapsed().as_secs_f64());
+        cpu = cpu.min(thread_cpu_s() - c);
+    }
+    (wall, cpu)
 }
 
 /// CPU time of the calling thread (the flow engine's; reading runs on its own thread):

@@ -30,10 +30,9 @@ fn analyze_capture<'py>(
     id_base: u64,
     progress: Option<PyObject>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let info = CaptureInfo { name, vantage, id_base, truncated: false };
     let tables = py.allow_threads(|| {
         let mut tables: BTreeMap<&'static str, Vec<RecordBatch>> = BTreeMap::new();
-        core_analyze(&path, info, ROW_GROUP, &mut reporter(&progress), &mut |name, b| {
+        run_capture(&path, name, vantage, id_base, &progress, &mut |name, b| {
             tables.entry(name).or_default().push(b);
         });
         tables
@@ -48,16 +47,26 @@ fn analyze_capture<'py>(
     Ok(d)
 }
 
-/// Progress callback into Python (bytes of the file read so far).
-fn reporter(progress: &Option<PyObject>) -> impl FnMut(u64) + '_ {
-    move |bytes: u64| {
+/// The core's single-capture analysis (without the GIL held), its tables handed to `sink`
+/// and its progress (bytes of the file read so far) to the Python callback.
+fn run_capture(
+    path: &std::path::Path,
+    name: String,
+    vantage: Option<String>,
+    id_base: u64,
+    progress: &Option<PyObject>,
+    sink: &mut dyn FnMut(&'static str, RecordBatch),
+) {
+    let info = CaptureInfo { name, vantage, id_base, truncated: false };
+    let mut report = |bytes: u64| {
         if let Some(cb) = progress {
             Python::with_gil(|py| {
                 // A failing progress callback must not stop the analysis.
                 let _ = cb.call1(py, (bytes,));
             });
         }
-    }
+    };
+    core_analyze(path, info, ROW_GROUP, &mut report, sink);
 }
 
 /// An output directory that analyses write their tables into as Parquet while they run
@@ -91,10 +100,9 @@ impl ParquetOut {
         progress: Option<PyObject>,
         keep_flows: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let info = CaptureInfo { name, vantage, id_base, truncated: false };
         let (captures, flows, sent) = py.allow_threads(|| {
             let (mut captures, mut flows, mut sent) = (Vec::new(), Vec::new(), true);
-            core_analyze(&path, info, ROW_GROUP, &mut reporter(&progress), &mut |name, b| {
+            run_capture(&path, name, vantage, id_base, &progress, &mut |name, b| {
                 match name {
                     "captures" => captures.push(b.clone()),
                     "flows" if keep_flows => flows.push(b.clone()),

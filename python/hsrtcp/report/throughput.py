@@ -6,16 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from hsrtcp.report.summary import capture_label, flow_number
-
-
-def data_bytes(flows: pl.DataFrame) -> pl.Expr:
-    """Payload bytes in each flow's data direction (s2c unless the flow is an upload)."""
-    return (
-        pl.when(pl.col("data_dir") == "c2s")
-        .then(pl.col("c2s_payload_bytes"))
-        .otherwise(pl.col("s2c_payload_bytes"))
-    )
+from hsrtcp.report.summary import capture_label, flow_number, row_data_bytes
 
 
 def plot_throughput(flows: pl.DataFrame, series: pl.DataFrame, path: str | Path,
@@ -29,12 +20,12 @@ def plot_throughput(flows: pl.DataFrame, series: pl.DataFrame, path: str | Path,
 
     if flows.is_empty() or series.is_empty():
         return None
-    top = (flows.with_columns(data_bytes(flows).alias("_b"))
-           .filter(pl.col("_b") > 0).sort("_b", descending=True).head(max_flows))
-    if top.is_empty():
+    top = sorted((r for r in flows.to_dicts() if row_data_bytes(r) > 0), key=row_data_bytes,
+                 reverse=True)[:max_flows]
+    if not top:
         return None
     fig, ax = plt.subplots(figsize=(10, 4.5), dpi=110)
-    for r in top.iter_rows(named=True):
+    for r in top:
         s = series.filter(pl.col("flow_id") == r["flow_id"]).sort("bin")
         if s.is_empty():
             continue
