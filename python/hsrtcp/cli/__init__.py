@@ -1,90 +1,49 @@
 """The `hsrtcp` command line.
 
-Each subcommand lives in its own module of this package and is imported only when it is
-run, so `hsrtcp --help` stays fast and a broken optional dependency of one subcommand
-does not break the others.
+:func:`main` is the entry point. A plain ``hsrtcp analyze CAPTURE...`` is parsed by
+:mod:`hsrtcp.cli.quick` without importing click (start-up is a large part of a short run:
+see docs/design.md, "Start-up"); everything else goes to the click group in
+:mod:`hsrtcp.cli.group`, where each subcommand lives in its own module and is imported only
+when it is run.
 
 Exit codes: 0 success, 2 usage error, 3 input error (bad capture, bad file), 4 internal error.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
-
-import click
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
 EXIT_INTERNAL = 4
 
-# name -> "module:attribute" (a click.Command), relative to this package.
-SUBCOMMANDS: dict[str, str] = {
-    "analyze": "analyze:analyze",
-    "demo": "analyze:demo",
-    "model": "model:model",
-    "scenario": "lab_scenario:scenario",
-    "measure": "lab:measure",
-    "emulate": "lab:emulate",
-    "campaign": "lab:campaign",
-}
-
-
-class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(SUBCOMMANDS)
-
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        target = SUBCOMMANDS.get(name)
-        if target is None:
-            return None
-        module, attr = target.split(":")
-        try:
-            return getattr(importlib.import_module(f"{__name__}.{module}"), attr)
-        except (ImportError, AttributeError) as exc:  # a subcommand not built yet
-            return click.Command(name, help=f"(unavailable: {exc})", callback=_unavailable(name, exc))
-
-
-def _unavailable(name: str, exc: Exception):
-    def callback() -> None:
-        raise click.ClickException(f"subcommand {name!r} is unavailable: {exc}")
-
-    return callback
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="hsrtcp")
-def cli() -> None:
-    """hsrtcp: TCP and MPTCP under high-speed mobility: analyze captures, model, emulate."""
-
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
     from hsrtcp.errors import InputError, LabError
 
+    args = sys.argv[1:] if argv is None else [str(a) for a in argv]
     try:
-        cli.main(args=argv, prog_name="hsrtcp", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        return 130
-    except click.UsageError as exc:
-        exc.show()
-        return EXIT_USAGE
+        from hsrtcp.cli.quick import quick_analyze
+
+        code = quick_analyze(args)
+        if code is not None:
+            return code
+        from hsrtcp.cli.group import run_group
+
+        return run_group(args)
     except (InputError, LabError) as exc:
-        click.echo(f"error: {exc}", err=True)
+        print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code if exc.exit_code != 1 else EXIT_INPUT
     except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
+        print("interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - last line of defence, with a clear label
         import traceback
 
         traceback.print_exc()
-        click.echo(f"internal error: {exc!r}", err=True)
+        print(f"internal error: {exc!r}", file=sys.stderr)
         return EXIT_INTERNAL
-    return 0
 
 
 if __name__ == "__main__":

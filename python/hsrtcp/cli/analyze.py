@@ -1,59 +1,16 @@
-"""`hsrtcp analyze` and `hsrtcp demo`."""
+"""`hsrtcp analyze` and `hsrtcp demo` (click). The plain forms of `hsrtcp analyze` are also
+understood by :mod:`hsrtcp.cli.quick`, which must stay in step with the options here
+(tests/python/foundation/test_quick_cli.py checks that it does)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
+from hsrtcp.cli.run_analysis import run
+
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-
-
-def _run(captures: list[Path], vantages: list[str | None], out: Path, csv: bool, plot: bool,
-         workers: int | None, quiet: bool, client: list[Path] | None = None,
-         server: list[Path] | None = None, window_s: float = 30.0) -> int:
-    """Analyze, write the tables to ``out``, draw the plot, print the summary; the exit code.
-
-    Single captures go straight to Parquet (:func:`hsrtcp.analyze_to`: flat memory, and
-    polars is imported only for --csv and the plot); two-vantage pairs and run bundles go
-    through :func:`hsrtcp.analyze`, whose matcher works on the tables in memory.
-    """
-    if client or server or any(p.is_dir() for p in captures):
-        import hsrtcp
-
-        ds = hsrtcp.analyze(captures, vantage=vantages, workers=workers, progress=not quiet,
-                            client=client or None, server=server or None, window_s=window_s)
-        written = ds.write(out, csv=csv)
-        flows = None if quiet else ds.flows.to_dicts()
-        capture_rows, errors = ds.captures.to_dicts(), ds.errors
-    else:
-        from hsrtcp.streaming import analyze_to, parquet_to_csv
-
-        w = analyze_to(captures, out, vantage=vantages, workers=workers, progress=not quiet,
-                       keep_flows=not quiet)
-        written = list(w.paths) + (parquet_to_csv(w.paths) if csv else [])
-        flows, capture_rows, errors = w.flows, w.captures, w.errors
-    if plot:
-        import polars as pl
-
-        from hsrtcp.report.throughput import plot_throughput
-
-        png = plot_throughput(pl.read_parquet(out / "flows.parquet"),
-                              pl.read_parquet(out / "series.parquet"), out / "throughput.png")
-        if png:
-            written.append(png)
-    if not quiet:
-        from rich.console import Console
-
-        from hsrtcp.report.summary import print_summary
-
-        # Piped output (logs, CI) gets a wide table instead of rich's 80-column default.
-        console = Console(stderr=False, width=None if sys.stdout.isatty() else 180)
-        print_summary(flows, capture_rows, console)
-        console.print(f"wrote {', '.join(p.name for p in written)} to {out}/")
-    # Input errors still write the partial results, then exit 3.
-    return 3 if errors else 0
 
 
 @click.command()
@@ -104,7 +61,7 @@ def analyze(captures, out, client, server, vantage, window_s, csv, plot, workers
                 raise click.UsageError(f"{p}: a directory that is not a run bundle "
                                        f"(no capture/server.pcap or client.pcap + server.pcap)")
     vantages = [vantage] * len(captures)
-    raise SystemExit(_run(list(captures), vantages, out, csv, plot, workers, quiet,
+    raise SystemExit(run(list(captures), vantages, out, csv, plot, workers, quiet,
                           list(client), list(server), window_s))
 
 
@@ -119,4 +76,4 @@ def demo(out):
         if not f.exists():
             raise click.ClickException(f"bundled example missing: {f}")
     click.echo(f"hsrtcp demo: analyzing {client.name} (phone side) and {server.name} (server side)")
-    raise SystemExit(_run([], [], out, True, True, None, False, [client], [server]))
+    raise SystemExit(run([], [], out, True, True, None, False, [client], [server]))

@@ -1,0 +1,70 @@
+"""The click group behind `hsrtcp`: every subcommand, its help and its usage errors.
+
+Each subcommand lives in its own module of this package and is imported only when it is
+run, so `hsrtcp --help` stays fast and a broken optional dependency of one subcommand
+does not break the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from hsrtcp.cli import EXIT_INPUT, EXIT_USAGE
+
+# name -> "module:attribute" (a click.Command), relative to this package.
+SUBCOMMANDS: dict[str, str] = {
+    "analyze": "analyze:analyze",
+    "demo": "analyze:demo",
+    "model": "model:model",
+    "scenario": "lab_scenario:scenario",
+    "measure": "lab:measure",
+    "emulate": "lab:emulate",
+    "campaign": "lab:campaign",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(SUBCOMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = SUBCOMMANDS.get(name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        try:
+            return getattr(importlib.import_module(f"hsrtcp.cli.{module}"), attr)
+        except (ImportError, AttributeError) as exc:  # a subcommand not built yet
+            return click.Command(name, help=f"(unavailable: {exc})", callback=_unavailable(name, exc))
+
+
+def _unavailable(name: str, exc: Exception):
+    def callback() -> None:
+        raise click.ClickException(f"subcommand {name!r} is unavailable: {exc}")
+
+    return callback
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="hsrtcp")
+def cli() -> None:
+    """hsrtcp: TCP and MPTCP under high-speed mobility: analyze captures, model, emulate."""
+
+
+def run_group(args: list[str]) -> int:
+    """Run ``args`` through the click group; click's own errors become exit codes here,
+    hsrtcp's errors are left to :func:`hsrtcp.cli.main`."""
+    try:
+        cli.main(args=args, prog_name="hsrtcp", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.UsageError as exc:
+        exc.show()
+        return EXIT_USAGE
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code if exc.exit_code != 1 else EXIT_INPUT
+    return 0

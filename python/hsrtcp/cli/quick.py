@@ -1,0 +1,79 @@
+"""The quick parser: plain ``hsrtcp analyze CAPTURE...`` command lines without click.
+
+Importing click costs about 30 ms on this kind of machine, a fifth of the whole run of a
+million-packet capture (docs/design.md, "Start-up"). :func:`quick_analyze` understands the
+options of a single-capture analysis and hands everything else (help, ``--client`` /
+``--server`` pairs, ``--window``, run-bundle directories, unknown options, values that
+do not convert) back to click by returning None, so click stays the one place where usage
+errors and help are produced. The options here mirror :func:`hsrtcp.cli.analyze.analyze`;
+tests/python/foundation/test_quick_cli.py checks that both parsers agree on every option.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Spellings -> parameter name, for options that take a value ...
+VALUED = {"-o": "out", "--out": "out", "--vantage": "vantage", "-j": "workers", "--workers": "workers"}
+# ... and for flags, with the value they set.
+FLAGS = {"-q": ("quiet", True), "--quiet": ("quiet", True), "--csv": ("csv", True),
+         "--plot": ("plot", True), "--no-plot": ("plot", False)}
+# Options of the click command this parser leaves to click (the test checks that every
+# option of the command is in exactly one of VALUED, FLAGS and this).
+LEFT_TO_CLICK = {"--client", "--server", "--window", "-h", "--help"}
+
+DEFAULTS = {"out": "out", "vantage": None, "workers": None, "quiet": False, "csv": False, "plot": True}
+
+
+def parse(args: list[str]) -> dict | None:
+    """The parameters of ``analyze ARGS...`` (``captures`` plus :data:`DEFAULTS`' keys), or
+    None when click should parse this command line."""
+    if not args or args[0] != "analyze":
+        return None
+    params = dict(DEFAULTS, captures=[])
+    rest = iter(args[1:])
+    for a in rest:
+        if a == "-" or a == "--":
+            return None
+        if not a.startswith("-"):
+            params["captures"].append(a)
+            continue
+        name, value = a, None
+        if a.startswith("--") and "=" in a:
+            name, value = a.split("=", 1)
+        elif not a.startswith("--") and len(a) > 2:
+            name, value = a[:2], a[2:]  # -oDIR, -j4
+        if name in FLAGS and value is None:
+            key, v = FLAGS[name]
+            params[key] = v
+        elif name in VALUED:
+            if value is None:
+                value = next(rest, None)
+            if value is None or value == "" or value.startswith("-"):
+                return None
+            key = VALUED[name]
+            if key == "workers":
+                try:
+                    value = int(value)
+                except ValueError:
+                    return None
+            elif key == "vantage" and value not in ("client", "server"):
+                return None
+            params[key] = value
+        else:
+            return None
+    if not params["captures"] or any(os.path.isdir(c) for c in params["captures"]):
+        return None
+    return params
+
+
+def quick_analyze(args: list[str]) -> int | None:
+    """Run ``hsrtcp analyze`` if :func:`parse` understands ``args``; the exit code, or None
+    when the command line is click's to handle."""
+    p = parse(args)
+    if p is None:
+        return None
+    from hsrtcp.cli.run_analysis import run
+
+    caps = p["captures"]
+    return run(caps, [p["vantage"]] * len(caps), p["out"], p["csv"], p["plot"], p["workers"], p["quiet"])

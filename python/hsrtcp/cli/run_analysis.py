@@ -1,0 +1,59 @@
+"""What `hsrtcp analyze` does once its arguments are parsed: :func:`run`.
+
+Both parsers of the command line call it: click's (:mod:`hsrtcp.cli.analyze`) and the quick
+one for plain invocations (:mod:`hsrtcp.cli.quick`). It imports only what the run needs:
+a plain single-capture run with ``-q --no-plot`` loads the native module and nothing heavy
+(no click, polars, rich or pathlib).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot: bool,
+        workers: int | None, quiet: bool, client: list | None = None, server: list | None = None,
+        window_s: float = 30.0) -> int:
+    """Analyze, write the tables to ``out``, draw the plot, print the summary; the exit code.
+
+    Single captures go straight to Parquet (:func:`hsrtcp.analyze_to`: flat memory, and
+    polars is imported only for --csv and the plot); two-vantage pairs and run bundles go
+    through :func:`hsrtcp.analyze`, whose matcher works on the tables in memory.
+    """
+    if client or server or any(os.path.isdir(p) for p in captures):
+        import hsrtcp
+
+        ds = hsrtcp.analyze(captures, vantage=vantages, workers=workers, progress=not quiet,
+                            client=client or None, server=server or None, window_s=window_s)
+        written = [os.fspath(p) for p in ds.write(out, csv=csv)]
+        flows = None if quiet else ds.flows.to_dicts()
+        capture_rows, errors = ds.captures.to_dicts(), ds.errors
+    else:
+        from hsrtcp.streaming import analyze_to, parquet_to_csv
+
+        w = analyze_to(captures, out, vantage=vantages, workers=workers, progress=not quiet,
+                       keep_flows=not quiet)
+        written = w.files + ([os.fspath(p) for p in parquet_to_csv(w.files)] if csv else [])
+        flows, capture_rows, errors = w.flows, w.captures, w.errors
+    if plot:
+        import polars as pl
+
+        from hsrtcp.report.throughput import plot_throughput
+
+        png = plot_throughput(pl.read_parquet(os.path.join(out, "flows.parquet")),
+                              pl.read_parquet(os.path.join(out, "series.parquet")),
+                              os.path.join(out, "throughput.png"))
+        if png:
+            written.append(os.fspath(png))
+    if not quiet:
+        from rich.console import Console
+
+        from hsrtcp.report.summary import print_summary
+
+        # Piped output (logs, CI) gets a wide table instead of rich's 80-column default.
+        console = Console(stderr=False, width=None if sys.stdout.isatty() else 180)
+        print_summary(flows, capture_rows, console)
+        console.print(f"wrote {', '.join(os.path.basename(p) for p in written)} to {os.fspath(out)}/")
+    # Input errors still write the partial results, then exit 3.
+    return 3 if errors else 0

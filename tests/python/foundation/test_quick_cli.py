@@ -1,0 +1,117 @@
+"""The quick parser of `hsrtcp analyze` (hsrtcp.cli.quick) against click's.
+
+Click stays the reference: every command line the quick parser accepts must give the
+parameters click gives for it, every option of the click command must be known to the
+quick parser (as understood or as left to click), and the run it starts must write the
+same tables as click's run of the same analysis.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hsrtcp.cli import main, quick
+from hsrtcp.cli.analyze import analyze
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+CAP_A = str(DATA / "multi_concurrent.server.pcap")
+CAP_B = str(DATA / "ipv6_drops.client.pcap")
+
+
+def _click_params(args: list[str]) -> dict:
+    """What click parses from ``analyze ARGS`` (paths as strings), or raises UsageError."""
+    ctx = analyze.make_context("analyze", list(args))
+    p = dict(ctx.params)
+    return {"captures": [str(c) for c in p["captures"]], "out": str(p["out"]), "vantage": p["vantage"],
+            "workers": p["workers"], "quiet": p["quiet"], "csv": p["csv"], "plot": p["plot"]}
+
+
+def test_every_click_option_is_known_to_the_quick_parser():
+    spellings = set()
+    for param in analyze.params:
+        if isinstance(param, click.Option):
+            spellings |= set(param.opts) | set(param.secondary_opts)
+    spellings |= {"-h", "--help"}  # from the group's context settings
+    known = set(quick.VALUED) | set(quick.FLAGS) | quick.LEFT_TO_CLICK
+    assert spellings == known
+    groups = [set(quick.VALUED), set(quick.FLAGS), quick.LEFT_TO_CLICK]
+    assert sum(len(g) for g in groups) == len(known)  # no spelling in two of them
+    # a flag's value and a valued option's name agree with click's parameter names
+    names = {p.name for p in analyze.params}
+    assert {k for k, _ in quick.FLAGS.values()} | set(quick.VALUED.values()) <= names
+
+
+@pytest.mark.parametrize("args", [
+    [CAP_A],
+    [CAP_A, "-o", "res", "-q", "--no-plot"],
+    [CAP_A, CAP_B, "--out=res", "--vantage", "server", "-j", "2", "--csv"],
+    ["-q", CAP_A, "-ores", "-j3", "--plot", "--no-plot", CAP_B],
+    [CAP_A, "--vantage=client", "--workers=1", "--quiet", "-o", "a", "-o", "b"],
+])
+def test_accepted_command_lines_parse_as_click_parses_them(args):
+    assert quick.parse(["analyze", *args]) == _click_params(args)
+
+
+@pytest.mark.parametrize("args", [
+    [],                                   # click's usage error
+    ["-o", "res"],                        # no capture
+    [CAP_A, "--help"], [CAP_A, "-h"],
+    ["--client", CAP_A, "--server", CAP_B],
+    [CAP_A, "--window", "10"],
+    [str(DATA)],                          # a directory: click checks for a run bundle
+    [CAP_A, "--vantage", "phone"],        # click's choice error
+    [CAP_A, "-j", "many"],                # click's integer error
+    [CAP_A, "-o"],                        # missing value
+    [CAP_A, "--bogus"], [CAP_A, "-qv"], [CAP_A, "--quiet=yes"],
+    [CAP_A, "--", "-x.pcap"], ["-"],
+])
+def test_anything_else_is_left_to_click(args):
+    assert quick.parse(["analyze", *args]) is None
+
+
+def test_other_subcommands_are_left_to_click():
+    assert quick.parse(["model", "pftk"]) is None
+    assert quick.parse([]) is None
+
+
+TOKENS = st.sampled_from([CAP_A, CAP_B, "-o", "--out", "-j", "--workers", "--vantage", "client", "server",
+                          "-q", "--quiet", "--csv", "--plot", "--no-plot", "2", "res", "--out=x", "-j2",
+                          "-ox", "--window", "--bogus", "-", "--"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(TOKENS, max_size=8))
+def test_random_command_lines_never_disagree_with_click(args):
+    """Whatever the quick parser accepts, click accepts with the same parameters."""
+    got = quick.parse(["analyze", *args])
+    if got is not None:
+        assert got == _click_params(args)
+
+
+def test_quick_run_writes_what_the_click_run_writes(tmp_path):
+    """`--window` (meaningless for single captures) sends the same analysis through click."""
+    assert quick.parse(["analyze", CAP_A, "-o", "x", "--window", "30"]) is None
+    assert main(["analyze", CAP_A, CAP_B, "-o", str(tmp_path / "quick"), "-q", "--no-plot", "-j1"]) == 0
+    with pytest.raises(SystemExit) as e:
+        main(["analyze", CAP_A, CAP_B, "-o", str(tmp_path / "click"), "-q", "--no-plot", "-j1", "--window", "30"])
+    assert e.value.code == 0
+    for t in ("flows", "events", "series", "captures"):
+        a = pl.read_parquet(tmp_path / "quick" / f"{t}.parquet")
+        b = pl.read_parquet(tmp_path / "click" / f"{t}.parquet")
+        assert a.height > 0 and a.equals(b), t
+
+
+def test_quick_path_errors_are_the_same_as_clicks(tmp_path, capsys):
+    missing = str(tmp_path / "nope.pcap")
+    assert main(["analyze", missing, "-o", str(tmp_path / "o"), "-q"]) == 3
+    assert f"error: {missing}: no such file" in capsys.readouterr().err
+    assert main(["analyze", CAP_A, "--vantage", "phone"]) == 2
+    assert "phone" in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "o" / "flows.parquet")
