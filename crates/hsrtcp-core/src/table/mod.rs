@@ -5,11 +5,12 @@
 //! list. Rows are written by column name; a column a row does not set is null ("missing is
 //! null, never 0 or -1").
 
+mod column;
 pub mod parquet;
 
 use std::sync::Arc;
 
-use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt64Builder};
+use column::Column;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use rustc_hash::FxHashMap;
@@ -58,56 +59,17 @@ pub const fn col(name: &'static str, ty: ColType, doc: &'static str) -> ColumnDe
     ColumnDef { name, ty, doc }
 }
 
-enum Data {
-    U64(UInt64Builder),
-    I64(Int64Builder),
-    F64(Float64Builder),
-    Bool(BooleanBuilder),
-    Str(StringBuilder),
-}
-
-impl Data {
-    /// A builder with room for `rows` values (strings: 16 bytes each on average).
-    fn new(ty: ColType, rows: usize) -> Self {
-        match ty {
-            ColType::U64 => Data::U64(UInt64Builder::with_capacity(rows)),
-            ColType::I64 => Data::I64(Int64Builder::with_capacity(rows)),
-            ColType::F64 => Data::F64(Float64Builder::with_capacity(rows)),
-            ColType::Bool => Data::Bool(BooleanBuilder::with_capacity(rows)),
-            ColType::Str => Data::Str(StringBuilder::with_capacity(rows, 16 * rows)),
-        }
-    }
-    fn push_null(&mut self) {
-        match self {
-            Data::U64(b) => b.append_null(),
-            Data::I64(b) => b.append_null(),
-            Data::F64(b) => b.append_null(),
-            Data::Bool(b) => b.append_null(),
-            Data::Str(b) => b.append_null(),
-        }
-    }
-    fn finish(mut self) -> ArrayRef {
-        match &mut self {
-            Data::U64(b) => Arc::new(b.finish()),
-            Data::I64(b) => Arc::new(b.finish()),
-            Data::F64(b) => Arc::new(b.finish()),
-            Data::Bool(b) => Arc::new(b.finish()),
-            Data::Str(b) => Arc::new(b.finish()),
-        }
-    }
-}
-
 /// Builds one table row by row.
 pub struct TableBuilder {
     defs: Vec<ColumnDef>,
     index: FxHashMap<&'static str, usize>,
-    data: Vec<Data>,
+    data: Vec<Column>,
     set: Vec<bool>,
     rows: usize,
     /// Index of the column after the last one set in the current row.
     next: usize,
-    /// Rows each fresh set of column builders has room for: growing them by doubling
-    /// (realloc + copy, batch after batch) was a quarter of writing the events.
+    /// Rows each fresh set of columns has room for: growing them by doubling (realloc +
+    /// copy, batch after batch) was a quarter of writing the events.
     capacity: usize,
 }
 
@@ -125,7 +87,7 @@ impl TableBuilder {
             let previous = index.insert(d.name, i);
             assert!(previous.is_none(), "column {} declared twice", d.name);
         }
-        let data = defs.iter().map(|d| Data::new(d.ty, rows)).collect();
+        let data = defs.iter().map(|d| Column::new(d.ty, rows)).collect();
         let set = vec![false; defs.len()];
         TableBuilder { defs, index, data, set, rows: 0, next: 0, capacity: rows }
     }
@@ -143,7 +105,7 @@ impl TableBuilder {
         Row { t: self }
     }
 
-    fn slot(&mut self, name: &'static str, ty: ColType) -> &mut Data {
+    fn slot(&mut self, name: &'static str, ty: ColType) -> &mut Column {
         // Writers mostly follow the schema's order: try the column after the last one set
         // before hashing the name (the lookup was 7% of a full analysis).
         let i = match self.defs.get(self.next) {
@@ -179,11 +141,11 @@ impl TableBuilder {
         assert_eq!(cells.len(), self.data.len(), "a full row has one cell per column");
         for (i, (d, c)) in self.data.iter_mut().zip(cells).enumerate() {
             match (d, c) {
-                (Data::U64(b), Cell::U64(v)) => b.append_option(*v),
-                (Data::I64(b), Cell::I64(v)) => b.append_option(*v),
-                (Data::F64(b), Cell::F64(v)) => b.append_option(v.filter(|x| x.is_finite())),
-                (Data::Bool(b), Cell::Bool(v)) => b.append_option(*v),
-                (Data::Str(b), Cell::Str(v)) => b.append_option(*v),
+                (Column::U64(b), Cell::U64(v)) => b.push(*v),
+                (Column::I64(b), Cell::I64(v)) => b.push(*v),
+                (Column::F64(b), Cell::F64(v)) => b.push(v.filter(|x| x.is_finite())),
+                (Column::Bool(b), Cell::Bool(v)) => b.push(*v),
+                (Column::Str(b), Cell::Str(v)) => b.push(*v),
                 _ => panic!("column {} is declared as {:?}", self.defs[i].name, self.defs[i].ty),
             }
         }
@@ -213,7 +175,7 @@ impl TableBuilder {
         let schema = Arc::new(self.schema());
         let cap = self.capacity;
         let cols: Vec<ArrayRef> = (self.data.iter_mut().zip(&self.defs))
-            .map(|(d, def)| std::mem::replace(d, Data::new(def.ty, cap)).finish())
+            .map(|(d, def)| std::mem::replace(d, Column::new(def.ty, cap)).finish())
             .collect();
         self.rows = 0;
         RecordBatch::try_new(schema, cols).expect("columns have equal length by construction")
@@ -239,9 +201,8 @@ pub struct Row<'a> {
 macro_rules! setter {
     ($fn:ident, $ty:ty, $ct:expr, $variant:ident) => {
         pub fn $fn(&mut self, name: &'static str, v: impl Into<Option<$ty>>) -> &mut Self {
-            match (self.t.slot(name, $ct), v.into()) {
-                (Data::$variant(b), Some(v)) => b.append_value(v),
-                (Data::$variant(b), None) => b.append_null(),
+            match self.t.slot(name, $ct) {
+                Column::$variant(b) => b.push(v.into()),
                 _ => unreachable!(),
             }
             self
@@ -256,9 +217,8 @@ impl Row<'_> {
     setter!(bool, bool, ColType::Bool, Bool);
 
     pub fn str(&mut self, name: &'static str, v: Option<&str>) -> &mut Self {
-        match (self.t.slot(name, ColType::Str), v) {
-            (Data::Str(b), Some(v)) => b.append_value(v),
-            (Data::Str(b), None) => b.append_null(),
+        match self.t.slot(name, ColType::Str) {
+            Column::Str(b) => b.push(v),
             _ => unreachable!(),
         }
         self
@@ -353,6 +313,31 @@ mod tests {
     fn append_row_checks_types() {
         let mut t = TableBuilder::new(&[A]);
         t.append_row(&[Cell::U64(Some(1)), Cell::U64(Some(2))]);
+    }
+
+    #[test]
+    fn values_nulls_and_empty_strings_come_out_as_written() {
+        use arrow_array::{Array, BooleanArray, Float64Array, Int64Array, StringArray};
+        const C: &[ColumnDef] = &[
+            col("b", ColType::Bool, "b"),
+            col("i", ColType::I64, "i"),
+            col("f", ColType::F64, "f"),
+            col("s", ColType::Str, "s"),
+        ];
+        let mut t = TableBuilder::with_capacity(&[C], 1); // grows past its capacity
+        t.row().bool("b", true).i64("i", -3).f64("f", 0.5).str("s", Some(""));
+        t.row().str("s", Some("zwölf"));
+        t.append_row(&[Cell::Bool(Some(false)), Cell::I64(None), Cell::F64(Some(f64::NAN)), Cell::Str(None)]);
+        let b = t.finish();
+        let bools = b.column(0).as_any().downcast_ref::<BooleanArray>().unwrap();
+        assert_eq!(bools.iter().collect::<Vec<_>>(), [Some(true), None, Some(false)]);
+        let ints = b.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(ints.iter().collect::<Vec<_>>(), [Some(-3), None, None]);
+        let floats = b.column(2).as_any().downcast_ref::<Float64Array>().unwrap();
+        assert_eq!(floats.iter().collect::<Vec<_>>(), [Some(0.5), None, None]);
+        let strs = b.column(3).as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(strs.iter().collect::<Vec<_>>(), [Some(""), Some("zwölf"), None]);
+        assert_eq!(strs.null_count(), 1);
     }
 
     #[test]
