@@ -13,7 +13,7 @@ Commands measured (one after the other, file warm in the page cache first):
 - ``tshark -n -q -z conv,tcp -r FILE`` (TCP sequence analysis on, as by default);
 - per extra packet ("marginal"): both tools also run on the first quarter of the capture;
   the difference to the whole file cancels fixed costs such as the interpreter's start;
-- informational: ``python -c "import hsrtcp.cli, hsrtcp.cli.analyze, hsrtcp.streaming,
+- informational: ``python -c "import hsrtcp.cli, hsrtcp.cli.quick, hsrtcp.cli.run_analysis, hsrtcp.streaming,
   hsrtcp._native"``, the fixed start-up cost inside hsrtcp's figure (``hsrtcp analyze`` on
   single captures imports no polars), and the native pipeline timed in-process.
 
@@ -276,7 +276,8 @@ def main() -> int:
                 record("hsrtcp", best([cmd], env), [cmd])
                 # Interpreter start and imports alone, to tell fixed cost from per-packet cost
                 # (informational: not in the ratios).
-                start = [sys.executable, "-c", "import hsrtcp.cli, hsrtcp.cli.analyze, hsrtcp.streaming, hsrtcp._native"]
+                start = [sys.executable, "-c", "import hsrtcp.cli, hsrtcp.cli.quick, hsrtcp.cli.run_analysis, "
+                         "hsrtcp.streaming, hsrtcp._native"]
                 record("hsrtcp_startup", best([start], env), [start])
                 if not a.pair:
                     results["tools"]["hsrtcp_core"] = core_rate(sys.executable, env, a.capture, packets, a.repeat)
