@@ -17,7 +17,8 @@ Commands measured (one after the other, file warm in the page cache first):
   hsrtcp._native"``, the fixed start-up cost inside hsrtcp's figure (``hsrtcp analyze`` on
   single captures imports no polars), and the native pipeline timed in-process.
 
-Each runs under ``/usr/bin/time -v`` when present (wall, user, system seconds, peak RSS);
+Each runs under ``/usr/bin/time -v`` when present (user, system seconds, peak RSS; wall
+time from ``perf_counter`` around it, finer than its centiseconds);
 otherwise under a small Python launcher that reports wall time and the child's
 ``ru_maxrss``. Packets are counted from the capture's record headers. Printed and written to
 ``bench/results.json``: per tool packets/s (wall, fastest of ``--repeat`` runs), packets per
@@ -121,9 +122,9 @@ def measure(cmd: list[str], env: dict | None = None) -> dict:
         rss = grab("Maximum resident set size (kbytes)")
         wall = grab("Elapsed (wall clock) time (h:mm:ss or m:ss)")
         cut = err.find("\tCommand being timed")
-        wall_s = _clock(wall) if wall else wall_outer
-        if wall_s < 0.05:  # time -v prints centiseconds: use the finer outer clock
-            wall_s = wall_outer
+        # time -v prints wall time in centiseconds, 10 % of a 0.1 s run: the outer clock is
+        # finer (it adds the same ~1 ms of starting time itself to every tool)
+        wall_s = wall_outer if wall_outer > 0 else _clock(wall)
         return {"rc": p.returncode, "wall_s": wall_s,
                 "user_s": float(grab("User time (seconds)") or "nan"),
                 "sys_s": float(grab("System time (seconds)") or "nan"),
