@@ -348,6 +348,7 @@ impl CaptureReader {
     }
 
     /// The next record, `Ok(None)` at the end, `Err` once if the file is damaged.
+    #[inline]
     pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
         if self.done {
             return Ok(None);

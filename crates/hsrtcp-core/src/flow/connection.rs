@@ -193,6 +193,7 @@ impl Connection {
     }
 
     /// Account one segment (foundation columns), then run the behaviour engine on it.
+    #[inline]
     pub fn on_segment(&mut self, seg: &Segment) {
         let b = &mut self.base;
         let dir = b.dir_of(seg);

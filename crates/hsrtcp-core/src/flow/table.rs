@@ -168,6 +168,7 @@ impl FlowTable {
     }
 
     /// Feed one segment.
+    #[inline]
     pub fn push(&mut self, seg: &Segment) {
         self.packets += 1;
         self.last_ts = self.last_ts.max(seg.ts);

@@ -45,6 +45,7 @@ pub struct HandshakeDone {
 }
 
 impl Lifecycle {
+    #[inline]
     pub fn on_segment(&mut self, seg: &Segment, dir: Dir) -> Option<HandshakeDone> {
         let f = seg.flags;
         let ts = seg.ts;
@@ -109,6 +110,7 @@ impl Lifecycle {
     /// Called before a segment is processed: a silence longer than the threshold in both
     /// directions is a suspension (`stalled` when data was outstanding at its start).
     /// Returns whether the segment ends a suspension.
+    #[inline]
     pub fn gap(
         &mut self,
         ts: Nanos,

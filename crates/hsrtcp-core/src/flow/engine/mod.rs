@@ -203,6 +203,7 @@ impl Engine {
             .unwrap_or(DEFAULT_MSS)
     }
 
+    #[inline]
     pub fn on_segment(&mut self, c: &mut ConnBase, seg: &Segment, dir: Dir, ev: &mut Vec<Event>) {
         let ts = seg.ts;
         self.first_ts = c.first_ts;

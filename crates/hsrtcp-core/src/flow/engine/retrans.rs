@@ -188,6 +188,7 @@ impl Stream {
 
     /// A data segment [s, e) of this direction (payload only).
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub fn on_data(
         &mut self,
         x: &mut Ctx,
@@ -672,6 +673,7 @@ impl Stream {
 
     /// An ACK from the peer. `pure`: no payload, no SYN/FIN/RST. `sack`: relative SACK blocks.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub fn on_ack(
         &mut self,
         x: &mut Ctx,

@@ -52,6 +52,7 @@ impl Bins {
         self.bins.get(i)
     }
 
+    #[inline]
     pub fn bif(&mut self, first_ts: Nanos, ts: Nanos, v: u64) {
         let b = self.at(first_ts, ts);
         b.bif_max = b.bif_max.max(v);
@@ -59,6 +60,7 @@ impl Bins {
         b.bif_n += 1;
     }
 
+    #[inline]
     pub fn awnd(&mut self, first_ts: Nanos, ts: Nanos, v: u64) {
         let b = self.at(first_ts, ts);
         if b.awnd_n == 0 || v < b.awnd_min {
@@ -69,6 +71,7 @@ impl Bins {
         b.awnd_n += 1;
     }
 
+    #[inline]
     pub fn rtt(&mut self, first_ts: Nanos, ts: Nanos, s: f64) {
         let b = self.at(first_ts, ts);
         if b.rtt_n == 0 || s < b.rtt_min {

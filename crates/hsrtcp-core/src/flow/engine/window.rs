@@ -29,6 +29,7 @@ pub struct WindowStats {
 impl WindowStats {
     /// A window advertised by the receiver of `dir` (the raw field and its scale shift;
     /// `shift` None: scale unknown, the window is not interpreted).
+    #[inline]
     pub fn on_window(
         &mut self,
         raw: u16,
@@ -79,6 +80,7 @@ impl WindowStats {
     /// right edge of the advertised window (within one quantum; Wireshark's test is exact
     /// equality, which scaled windows rarely hit).
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub fn on_new_data(
         &mut self,
         s: i64,
