@@ -57,14 +57,22 @@ pub(super) fn decode(t: &[u8], ip: IpInfo, ts: Nanos) -> Decoded {
 ///
 /// Known options with the wrong length are skipped like unknown ones; an option whose
 /// length byte is missing, below 2 or beyond the end stops decoding with `truncated` set.
+#[inline]
 pub fn parse_options(o: &[u8]) -> TcpOptions {
-    let mut r = TcpOptions::default();
-    // Fast path for the layout of nearly every segment of a timestamped connection:
-    // NOP NOP TS (RFC 7323 Appendix A).
-    if o.len() == 12 && o[..4] == [1, 1, 8, 10] {
-        r.timestamp = Some((be32(o, 4), be32(o, 8)));
-        return r;
+    // Fast paths, inline in the decoder: no options, and the layout of nearly every
+    // segment of a timestamped connection, NOP NOP TS (RFC 7323 Appendix A).
+    if o.is_empty() {
+        return TcpOptions::default();
     }
+    if o.len() == 12 && o[..4] == [1, 1, 8, 10] {
+        return TcpOptions { timestamp: Some((be32(o, 4), be32(o, 8))), ..TcpOptions::default() };
+    }
+    parse_any_options(o)
+}
+
+/// [`parse_options`] for any other layout.
+fn parse_any_options(o: &[u8]) -> TcpOptions {
+    let mut r = TcpOptions::default();
     let mut i = 0;
     while i < o.len() {
         let kind = o[i];

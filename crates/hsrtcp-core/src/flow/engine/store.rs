@@ -119,8 +119,44 @@ impl Store {
 
     /// Account a copy of [s, e) seen at `ts`; `merge_fills` lets hole fills extend the
     /// record before them instead of inserting (receiver side: many holes, no RTT use).
-    #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub fn add(
+        &mut self,
+        s: i64,
+        e: i64,
+        ts: Nanos,
+        tsval: u32,
+        ip_id: Option<u16>,
+        merge_fills: bool,
+    ) -> (Overlap, Prior) {
+        // New data beyond everything seen (nearly every segment) is appended here, inline
+        // in the engine; repeats and fills take the long way.
+        let tail = self.recs.back().map(|r| r.end);
+        if tail.is_none_or(|t| s >= t) {
+            let gap = tail.is_some_and(|t| s > t);
+            self.recs.push_back(Rec {
+                start: s,
+                end: e,
+                first_ts: ts,
+                last_ts: ts,
+                tx: 1,
+                tsval_first: tsval,
+                tsval_last: tsval,
+                ip_id,
+                filled: false,
+            });
+            if self.recs.len() > MAX_RECORDS {
+                self.recs.pop_front();
+                self.overflowed += 1;
+            }
+            return (Overlap::New { gap }, Prior::default());
+        }
+        self.add_below_tail(s, e, ts, tsval, ip_id, merge_fills)
+    }
+
+    /// [`Self::add`] for a copy that starts below the highest byte seen.
+    #[allow(clippy::too_many_arguments)]
+    fn add_below_tail(
         &mut self,
         s: i64,
         e: i64,
@@ -140,16 +176,6 @@ impl Store {
             ip_id,
             filled,
         };
-        let tail = self.recs.back().map(|r| r.end);
-        if tail.is_none_or(|t| s >= t) {
-            let gap = tail.is_some_and(|t| s > t);
-            self.recs.push_back(new_rec(s, e, false));
-            if self.recs.len() > MAX_RECORDS {
-                self.recs.pop_front();
-                self.overflowed += 1;
-            }
-            return (Overlap::New { gap }, Prior::default());
-        }
         let mut prior = Prior {
             first_ts: Nanos::MAX,
             last_ts: Nanos::MIN,
