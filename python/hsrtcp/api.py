@@ -26,12 +26,13 @@ class Dataset:
 
     flows: pl.DataFrame
     events: pl.DataFrame
+    rtt: pl.DataFrame
     series: pl.DataFrame
     captures: pl.DataFrame
     extra: dict[str, pl.DataFrame] = field(default_factory=dict)
 
     def tables(self) -> dict[str, pl.DataFrame]:
-        return {"flows": self.flows, "events": self.events, "series": self.series,
+        return {"flows": self.flows, "events": self.events, "rtt": self.rtt, "series": self.series,
                 "captures": self.captures, **self.extra}
 
     @property
@@ -79,9 +80,10 @@ def _atomic(path: Path, writer: Callable[[Path], object]) -> Path:
 
 def _frames(ipc: dict[str, bytes]) -> dict[str, pl.DataFrame]:
     frames = {name: pl.read_ipc_stream(ipc[name]) for name in TABLES}
-    # A long connection hands its events on in chunks while it is open, so flows can
-    # interleave; in memory they are grouped by flow again (each flow's own order kept).
-    frames["events"] = frames["events"].sort("flow_id", maintain_order=True)
+    # A long connection hands its events and RTT samples on in chunks while it is open, so
+    # flows can interleave; in memory they are grouped by flow again (each flow's own order kept).
+    for t in ("events", "rtt"):
+        frames[t] = frames[t].sort("flow_id", maintain_order=True)
     return frames
 
 

@@ -17,7 +17,7 @@ import os
 
 from hsrtcp.errors import InputError
 
-TABLES = ("flows", "events", "series", "captures")
+TABLES = ("flows", "events", "rtt", "series", "captures")
 # Flow ids of capture i start at i << ID_SHIFT, so ids stay unique across captures.
 ID_SHIFT = 40
 

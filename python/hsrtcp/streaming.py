@@ -48,7 +48,7 @@ class Written:
 def analyze_to(paths: str | os.PathLike | Iterable[str | os.PathLike], out_dir: str | os.PathLike, *,
                vantage: str | Sequence[str | None] | None = None, workers: int | None = None,
                progress: bool | Callable[[int, int], None] = False, keep_flows: bool = False) -> Written:
-    """Analyze capture files into ``out_dir/{flows,events,series,captures}.parquet``.
+    """Analyze capture files into ``out_dir/{flows,events,rtt,series,captures}.parquet``.
 
     Same analysis and tables as :func:`hsrtcp.analyze` (single vantage per capture; use
     that for two-vantage pairs), but the rows are written while the captures are read

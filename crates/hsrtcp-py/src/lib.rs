@@ -12,14 +12,14 @@ use std::sync::Mutex;
 use arrow_array::RecordBatch;
 
 use hsrtcp_core::analyze::{analyze_capture as core_analyze, CAPTURE_COLUMNS};
-use hsrtcp_core::flow::{engine, event::EVENT_COLUMNS, table, CaptureInfo};
+use hsrtcp_core::flow::{engine, event::EVENT_COLUMNS, rtt_sample::RTT_COLUMNS, table, CaptureInfo};
 use hsrtcp_core::table::parquet::{ParquetDir, TableSender, ROW_GROUP};
 use hsrtcp_core::table::{to_ipc_stream, ColumnDef};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-/// Analyze one capture. Returns a dict of Arrow IPC stream bytes: flows, events, series,
-/// captures. Never raises for bad input: the error is in the captures row.
+/// Analyze one capture. Returns a dict of Arrow IPC stream bytes: flows, events, rtt,
+/// series, captures. Never raises for bad input: the error is in the captures row.
 #[pyfunction]
 #[pyo3(signature = (path, name, vantage=None, id_base=0, progress=None))]
 fn analyze_capture<'py>(
@@ -155,6 +155,7 @@ fn schemas(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new_bound(py);
     d.set_item("flows", describe(&[table::FLOW_COLUMNS, engine::FLOW_COLUMNS]))?;
     d.set_item("events", describe(&[EVENT_COLUMNS]))?;
+    d.set_item("rtt", describe(&[RTT_COLUMNS]))?;
     d.set_item("series", describe(&[table::SERIES_COLUMNS, engine::SERIES_COLUMNS]))?;
     d.set_item("captures", describe(&[CAPTURE_COLUMNS]))?;
     Ok(d)

@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 
 
-@pytest.mark.parametrize("table", ["flows", "events", "series"])
+@pytest.mark.parametrize("table", ["flows", "events", "rtt", "series"])
 def test_every_declared_column_is_documented(table):
     native = pytest.importorskip("hsrtcp._native")
     doc = (ROOT / "docs" / "formats" / f"{table}.md").read_text()

@@ -19,7 +19,7 @@ def test_analyze_writes_tables_csv_and_plot(tmp_path):
     p = subprocess.run([sys.executable, "-m", "hsrtcp", "analyze", str(DATA / "multi_concurrent.server.pcap"),
                         "-o", str(out), "--csv"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
-    for t in ("flows", "events", "series", "captures"):
+    for t in ("flows", "events", "rtt", "series", "captures"):
         assert (out / f"{t}.parquet").exists() and (out / f"{t}.csv").exists()
     assert (out / "throughput.png").stat().st_size > 10_000
     assert "TCP connections (3" in p.stdout

@@ -102,7 +102,7 @@ def test_quick_run_writes_what_the_click_run_writes(tmp_path):
     with pytest.raises(SystemExit) as e:
         main(["analyze", CAP_A, CAP_B, "-o", str(tmp_path / "click"), "-q", "--no-plot", "-j1", "--window", "30"])
     assert e.value.code == 0
-    for t in ("flows", "events", "series", "captures"):
+    for t in ("flows", "events", "rtt", "series", "captures"):
         a = pl.read_parquet(tmp_path / "quick" / f"{t}.parquet")
         b = pl.read_parquet(tmp_path / "click" / f"{t}.parquet")
         assert a.height > 0 and a.equals(b), t

@@ -23,7 +23,7 @@ CAPTURES = [DATA / "multi_concurrent.server.pcap", DATA / "drops_cubic.server.pc
 
 
 def _read(out: Path) -> dict[str, pl.DataFrame]:
-    return {t: pl.read_parquet(out / f"{t}.parquet") for t in ("flows", "events", "series", "captures")}
+    return {t: pl.read_parquet(out / f"{t}.parquet") for t in ("flows", "events", "rtt", "series", "captures")}
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -31,14 +31,15 @@ def test_parquet_tables_equal_the_in_memory_tables(tmp_path, workers):
     ds = hsrtcp.analyze(CAPTURES, workers=workers)
     w = hsrtcp.analyze_to(CAPTURES, tmp_path, workers=workers, keep_flows=True)
     assert sorted(p.name for p in w.paths) == ["captures.parquet", "events.parquet", "flows.parquet",
-                                               "series.parquet"]
+                                               "rtt.parquet", "series.parquet"]
     got = _read(tmp_path)
     # Captures run on parallel threads: rows of different captures may come in any order.
     order = {"flows": ["flow_id"], "series": ["flow_id", "bin"], "captures": ["capture"]}
     for t, keys in order.items():
         assert got[t].sort(keys).equals(getattr(ds, t).sort(keys)), t
-    assert got["events"].sort("flow_id", maintain_order=True).equals(ds.events)
-    assert len(ds.events) > 100 and len(ds.flows) > 4
+    for t in ("events", "rtt"):
+        assert got[t].sort("flow_id", maintain_order=True).equals(getattr(ds, t)), t
+    assert len(ds.rtt) > 100 and len(ds.events) > 20 and len(ds.flows) > 4
     # The rows handed back for the summary are the flows table itself.
     assert pl.DataFrame(w.flows, schema=ds.flows.schema).sort("flow_id").equals(ds.flows.sort("flow_id"))
     assert sorted(w.captures, key=lambda c: c["capture"]) == got["captures"].sort("capture").to_dicts()

@@ -71,14 +71,18 @@ def test_bandwidth_follows_the_trace(run):
     bins = Counter()
     for p in _down_data(run["phone"]):
         bins[int(p.ts - run["t0"] - 0.025)] += p.ip_len * 8
-    # The emulator's rate is exact; the sender may leave it idle (bbr's ProbeRTT every 10 s),
-    # so: never above the trace, and at the trace (±2 %) in most seconds of each phase.
+    # The emulator's rate is exact; the sender may leave it idle (bbr's ProbeRTT every 10 s,
+    # and a sender starved of CPU when both cores are busy: 94.8 % and 95.6 % of the trace in
+    # two seconds of one full-suite run), so: never above the trace, at it (±2 %) in at least
+    # one second of each phase (a shaper at the wrong rate fails here), near it in all.
     twenty = [bins[sec] for sec in (1, 2, 3, 4)]
     assert max(twenty) <= 1.02 * 20e6, twenty
-    assert sum(abs(b - 20e6) <= 0.02 * 20e6 for b in twenty) >= 3, twenty
+    assert sum(abs(b - 20e6) <= 0.02 * 20e6 for b in twenty) >= 1, twenty
+    assert min(twenty) >= 0.85 * 20e6, twenty
     ten = [bins[sec] for sec in range(7, 13)]
     assert max(ten) <= 1.02 * 10e6, ten
-    assert sum(abs(b - 10e6) <= 0.02 * 10e6 for b in ten) >= 3, ten
+    assert sum(abs(b - 10e6) <= 0.02 * 10e6 for b in ten) >= 1, ten
+    assert sorted(ten)[1] >= 0.85 * 10e6, ten  # one second may hold bbr's ProbeRTT
     assert bins[5] < 0.2e6 and bins[6] == 0  # the outage (bin 5 holds the last packets of 4.99 s)
 
 

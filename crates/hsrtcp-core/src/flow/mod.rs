@@ -6,9 +6,11 @@ pub mod connection;
 pub mod engine;
 pub mod event;
 pub mod key;
+pub mod rtt_sample;
 pub mod seq;
 pub mod table;
 
 pub use connection::{ConnBase, Connection};
 pub use event::{Dir, Event};
+pub use rtt_sample::{RttMethod, RttSample};
 pub use table::{CaptureInfo, FlowTable, Output};

@@ -1,6 +1,6 @@
 //! The flow table: demultiplexes segments into connections keyed by 4-tuple and connection
 //! epoch, retires finished connections to keep memory bounded by the open ones, and writes
-//! the `flows`, `events` and `series` tables.
+//! the `flows`, `events`, `rtt` and `series` tables.
 
 use arrow_array::RecordBatch;
 use rustc_hash::FxHashMap;
@@ -9,6 +9,7 @@ use crate::flow::connection::{ConnBase, Connection, Vantage, NANOS_PER_S};
 use crate::flow::engine;
 use crate::flow::event::{nanos_to_s, write_event, Dir, Event, EVENT_COLUMNS};
 use crate::flow::key::FlowKey;
+use crate::flow::rtt_sample::{write_rtt_sample, RttSample, RTT_COLUMNS};
 use crate::table::{col, ColType, ColumnDef, TableBuilder};
 use crate::wire::{Nanos, Segment};
 
@@ -16,8 +17,9 @@ use crate::wire::{Nanos, Segment};
 const RETIRE_CLOSED_AFTER: Nanos = 120 * NANOS_PER_S;
 /// How often (in packets) to look for connections to retire.
 const SWEEP_EVERY: u64 = 1 << 16;
-/// An open connection hands its events on once it holds this many: a long bulk transfer
-/// makes an RTT sample per ACK, and holding them all until it ends grew with the capture.
+/// An open connection hands its events (and, separately, its RTT samples) on once it holds
+/// this many: a long bulk transfer makes an RTT sample per ACK, and holding them all until
+/// it ends grew with the capture.
 const SPILL_EVENTS: usize = 4096;
 
 /// Identity and foundation columns of `flows` (docs/formats/flows.md).
@@ -67,10 +69,11 @@ pub const SERIES_COLUMNS: &[ColumnDef] = &[
     col("bytes_rev", ColType::U64, "payload bytes of the other direction in this bin"),
 ];
 
-/// The three output tables of an analysis run.
+/// The output tables of an analysis run.
 pub struct Output {
     pub flows: TableBuilder,
     pub events: TableBuilder,
+    pub rtt: TableBuilder,
     pub series: TableBuilder,
 }
 
@@ -79,7 +82,9 @@ impl Output {
     /// rows) and start it over; `min_rows` 0 hands on every table, empty ones included,
     /// so a sink learns every schema.
     pub fn flush(&mut self, min_rows: usize, sink: &mut dyn FnMut(&'static str, RecordBatch)) {
-        for (name, t) in [("flows", &mut self.flows), ("events", &mut self.events), ("series", &mut self.series)] {
+        let tables =
+            [("flows", &mut self.flows), ("events", &mut self.events), ("rtt", &mut self.rtt), ("series", &mut self.series)];
+        for (name, t) in tables {
             if t.rows() >= min_rows {
                 sink(name, t.take_batch());
             }
@@ -91,8 +96,9 @@ impl Default for Output {
     fn default() -> Self {
         Output {
             flows: TableBuilder::new(&[FLOW_COLUMNS, engine::FLOW_COLUMNS]),
-            // Events are the long table (an RTT sample per ACK): room for a batch's worth.
-            events: TableBuilder::with_capacity(&[EVENT_COLUMNS], crate::table::parquet::ROW_GROUP),
+            events: TableBuilder::new(&[EVENT_COLUMNS]),
+            // The long table (an RTT sample per ACK): room for a batch's worth.
+            rtt: TableBuilder::with_capacity(&[RTT_COLUMNS], crate::table::parquet::ROW_GROUP),
             series: TableBuilder::new(&[SERIES_COLUMNS, engine::SERIES_COLUMNS]),
         }
     }
@@ -125,6 +131,8 @@ pub struct FlowTable {
     /// Events handed on by open connections (flow id, event), in order. Both this and the
     /// connection's own list keep their capacity: fresh big buffers each time cost page faults.
     spilled: Vec<(u64, Event)>,
+    /// RTT samples handed on by open connections, likewise.
+    spilled_rtt: Vec<(u64, RttSample)>,
     /// Events an open connection holds before handing them on (SPILL_EVENTS; tests lower it).
     spill_at: usize,
 }
@@ -143,6 +151,7 @@ impl FlowTable {
             last_ts: Nanos::MIN,
             retired: Vec::new(),
             spilled: Vec::new(),
+            spilled_rtt: Vec::new(),
             spill_at: SPILL_EVENTS,
         }
     }
@@ -221,6 +230,10 @@ impl FlowTable {
             let id = c.base.flow_id;
             self.spilled.extend(c.events.drain(..).map(|e| (id, e)));
         }
+        if c.engine.pending_rtt_samples().len() >= self.spill_at {
+            let id = c.base.flow_id;
+            self.spilled_rtt.extend(c.engine.rtt_samples().drain(..).map(|s| (id, s)));
+        }
         if self.packets % SWEEP_EVERY == 0 {
             self.retire_idle_closed();
         }
@@ -257,6 +270,9 @@ impl FlowTable {
     fn write_spilled(&mut self, out: &mut Output) {
         for (flow_id, e) in self.spilled.drain(..) {
             write_event(&mut out.events, flow_id, &e);
+        }
+        for (flow_id, s) in self.spilled_rtt.drain(..) {
+            write_rtt_sample(&mut out.rtt, flow_id, &s);
         }
     }
 
@@ -337,6 +353,9 @@ fn write_connection(info: &CaptureInfo, c: &Connection, truncated: bool, out: &m
     for e in &c.events {
         write_event(&mut out.events, b.flow_id, e);
     }
+    for s in c.engine.pending_rtt_samples() {
+        write_rtt_sample(&mut out.rtt, b.flow_id, s);
+    }
     let data = b.data_dir().unwrap_or(Dir::S2C);
     let (fwd, rev) = (&b.half[data.idx()].bins, &b.half[data.rev().idx()].bins);
     for bin in 0..b.bin_count() {
@@ -392,14 +411,16 @@ mod tests {
         out
     }
 
-    /// Each flow's events, in order, from an events batch.
-    fn events_by_flow(b: &RecordBatch) -> std::collections::BTreeMap<u64, Vec<String>> {
+    /// Each flow's rows of an events or rtt batch, in order, as "kind ts" / "method ts rtt".
+    fn rows_by_flow(b: &RecordBatch) -> std::collections::BTreeMap<u64, Vec<String>> {
         let ids = u64s(b, "flow_id");
-        let kinds = b.column_by_name("kind").unwrap().as_string::<i32>();
-        let ts = b.column_by_name("ts").unwrap().as_primitive::<arrow_array::types::Float64Type>();
+        let label = b.column_by_name("kind").or_else(|| b.column_by_name("method")).unwrap().as_string::<i32>();
+        let f64s = |name: &str| b.column_by_name(name).map(|c| c.as_primitive::<arrow_array::types::Float64Type>().clone());
+        let (ts, rtt) = (f64s("ts").unwrap(), f64s("rtt_s"));
         let mut m: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
         for i in 0..b.num_rows() {
-            m.entry(ids[i].unwrap()).or_default().push(format!("{} {}", kinds.value(i), ts.value(i)));
+            let extra = rtt.as_ref().map(|r| format!(" {}", r.value(i))).unwrap_or_default();
+            m.entry(ids[i].unwrap()).or_default().push(format!("{} {}{extra}", label.value(i), ts.value(i)));
         }
         m
     }
@@ -413,24 +434,29 @@ mod tests {
             let mut t = FlowTable::new(CaptureInfo { name: "t".into(), ..Default::default() });
             t.spill_at = spill_at;
             let mut out = Output::default();
-            let mut before_end = 0;
+            let mut before_end = (0, 0);
             for (i, s) in segs.iter().enumerate() {
                 t.push(s);
                 if i % 100 == 99 {
                     t.drain_retired(&mut out);
-                    before_end = out.events.rows();
+                    before_end = (out.events.rows(), out.rtt.rows());
                 }
             }
             t.finish(false, &mut out);
-            (before_end, out.events.finish(), out.flows.finish())
+            (before_end, out.events.finish(), out.rtt.finish(), out.flows.finish())
         };
-        let (early_whole, whole, flows_whole) = run_with(SPILL_EVENTS);
-        let (early_spilled, spilled, flows_spilled) = run_with(4);
-        assert_eq!(early_whole, 0, "no connection ended before the capture did");
-        assert!(early_spilled > 100, "events were handed on while open: {early_spilled}");
-        assert_eq!(spilled.num_rows(), whole.num_rows());
-        assert_eq!(events_by_flow(&spilled), events_by_flow(&whole));
-        assert_eq!(events_by_flow(&whole).len(), 3);
+        let (early_whole, events_whole, rtt_whole, flows_whole) = run_with(SPILL_EVENTS);
+        let (early_spilled, events_spilled, rtt_spilled, flows_spilled) = run_with(1);
+        assert_eq!(early_whole, (0, 0), "no connection ended before the capture did");
+        assert!(early_spilled.0 > 0, "events were handed on while open: {early_spilled:?} of {}", events_whole.num_rows());
+        assert!(early_spilled.1 > 100, "RTT samples were handed on while open: {early_spilled:?}");
+        for (spilled, whole) in [(&events_spilled, &events_whole), (&rtt_spilled, &rtt_whole)] {
+            assert_eq!(spilled.num_rows(), whole.num_rows());
+            assert_eq!(rows_by_flow(spilled), rows_by_flow(whole));
+        }
+        assert_eq!(rows_by_flow(&events_whole).len(), 3, "every connection has events");
+        // (the third is an upload whose vantage stays unknown: no samples)
+        assert_eq!(rows_by_flow(&rtt_whole).len(), 2, "the bulk transfers have RTT samples");
         assert_eq!(flows_spilled, flows_whole);
     }
 

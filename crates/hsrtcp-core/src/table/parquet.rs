@@ -160,7 +160,7 @@ fn receive(dir: &Path, rx: &Receiver<Message>, open: &mut BTreeMap<&'static str,
             let path = dir.join(format!("{name}.parquet"));
             let tmp = dir.join(format!(".{name}.parquet.tmp{}", std::process::id()));
             let file = File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-            let props = properties(&batch.schema());
+            let props = properties(name, &batch.schema());
             let writer = ArrowWriter::try_new(file, batch.schema(), Some(props))
                 .map_err(|e| format!("{}: {e}", path.display()))?;
             open.insert(name, Open { writer, tmp, path });
@@ -173,9 +173,14 @@ fn receive(dir: &Path, rx: &Receiver<Message>, open: &mut BTreeMap<&'static str,
     Ok(())
 }
 
-/// Encoding settings: encoding runs on the core the capture reader shares, and with every
-/// default on it took longer than reading (about 60 ms for 100 k event rows).
-fn properties(schema: &Schema) -> WriterProperties {
+/// Tables with a row per packet or per ACK, where encoding speed matters more than the
+/// last tenth of file size.
+const LONG_TABLES: &[&str] = &["rtt"];
+
+/// Encoding settings for table `name`: encoding runs on the core the capture reader
+/// shares, and with every default on it took longer than reading (about 60 ms for 100 k
+/// event rows).
+fn properties(name: &str, schema: &Schema) -> WriterProperties {
     let mut b = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_max_row_group_size(ROW_GROUP)
@@ -183,8 +188,13 @@ fn properties(schema: &Schema) -> WriterProperties {
         // encoding time for little.
         .set_statistics_enabled(EnabledStatistics::Chunk)
         // Dictionaries pay off for the few distinct strings (kind, class, dir ...), not
-        // for times and sequence numbers that hardly repeat.
+        // for times and sequence numbers that hardly repeat. In the long tables even the
+        // strings go plain: Snappy squeezes "ackack…" almost as well (rtt: +10 % size) and
+        // looking every value up in the dictionary cost a third of writing the table.
         .set_dictionary_enabled(false);
+    if LONG_TABLES.contains(&name) {
+        return b.build();
+    }
     for f in schema.fields().iter().filter(|f| f.data_type() == &DataType::Utf8) {
         b = b.set_column_dictionary_enabled(ColumnPath::from(f.name().as_str()), true);
     }

@@ -158,6 +158,7 @@ impl Tx {
         Res {
             flows: out.flows.finish(),
             events: out.events.finish(),
+            rtt: out.rtt.finish(),
             series: out.series.finish(),
         }
     }
@@ -166,6 +167,7 @@ impl Tx {
 pub struct Res {
     pub flows: RecordBatch,
     pub events: RecordBatch,
+    pub rtt: RecordBatch,
     pub series: RecordBatch,
 }
 
@@ -217,7 +219,7 @@ impl Res {
         bool_at(&self.flows, name, 0)
     }
 
-    /// Events other than rtt samples, as "kind/class" strings in order of appearance.
+    /// Events as "kind/class" strings in order of appearance.
     pub fn kinds(&self) -> Vec<String> {
         (0..self.events.num_rows())
             .map(|i| {
@@ -227,7 +229,6 @@ impl Res {
                     None => k,
                 }
             })
-            .filter(|s| !s.starts_with("rtt_sample"))
             .collect()
     }
 
@@ -238,12 +239,11 @@ impl Res {
             .collect()
     }
 
-    /// RTT sample values (s) of one class.
-    pub fn rtts(&self, class: &str) -> Vec<f64> {
-        self.rows("rtt_sample")
-            .into_iter()
-            .filter(|&i| str_at(&self.events, "class", i).as_deref() == Some(class))
-            .map(|i| f64_at(&self.events, "value", i).unwrap())
+    /// RTT sample values (s) taken by one method (`rtt` table).
+    pub fn rtts(&self, method: &str) -> Vec<f64> {
+        (0..self.rtt.num_rows())
+            .filter(|&i| str_at(&self.rtt, "method", i).as_deref() == Some(method))
+            .map(|i| f64_at(&self.rtt, "rtt_s", i).unwrap())
             .collect()
     }
 }

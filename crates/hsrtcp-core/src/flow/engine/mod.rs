@@ -24,6 +24,7 @@ pub mod window;
 
 use crate::flow::connection::{ConnBase, Vantage};
 use crate::flow::event::{Dir, Event};
+use crate::flow::rtt_sample::RttMethod;
 use crate::table::{col, ColType, ColumnDef, Row};
 use crate::wire::{Nanos, Segment};
 
@@ -228,9 +229,9 @@ impl Engine {
             if self.near.is_none() && (a >= CLEAR_RATIO * b.max(1) || b >= CLEAR_RATIO * a.max(1)) {
                 // the capture host answers at once, the remote one an RTT later; on paths
                 // whose RTT is close to the hosts' processing time (a LAN) this says nothing
-                self.decide(if a > b { Dir::C2S } else { Dir::S2C }, "handshake", ts, ev);
+                self.decide(if a > b { Dir::C2S } else { Dir::S2C }, "handshake");
             } else if self.near.is_some() {
-                self.handshake_sample(ev);
+                self.handshake_sample();
             }
         }
         // TSval echo loop.
@@ -255,24 +256,18 @@ impl Engine {
                         if a.max(b) >= TS_TICKS_FOR_VANTAGE
                             && (a >= 2 * b.max(1) || b >= 2 * a.max(1))
                         {
-                            self.decide(
-                                if a > b { Dir::C2S } else { Dir::S2C },
-                                "timestamps",
-                                ts,
-                                ev,
-                            );
+                            self.decide(if a > b { Dir::C2S } else { Dir::S2C }, "timestamps");
                         }
                     }
                     if self.near == Some(other) && !seg.flags.syn() {
                         let d = Self::data_dir(c);
                         let first = c.first_ts;
                         self.rtt.sample(
-                            "ts",
+                            RttMethod::Timestamp,
                             d,
                             ts,
                             delay,
                             Some((&mut self.streams[d.idx()].bins, first)),
-                            ev,
                         );
                     }
                 }
@@ -357,39 +352,41 @@ impl Engine {
             let decided = x.decided;
             if let Some(at_sender) = decided {
                 let near = if at_sender { dir } else { dir.rev() };
-                self.decide(near, "loss_pattern", ts, ev);
+                self.decide(near, "loss_pattern");
             }
         }
     }
 
     /// Fix the vantage (the capture sits next to the sender of `near`).
-    fn decide(&mut self, near: Dir, source: &'static str, _ts: Nanos, ev: &mut Vec<Event>) {
+    fn decide(&mut self, near: Dir, source: &'static str) {
         if self.near.is_some() {
             return;
         }
         self.near = Some(near);
         self.near_source = Some(source);
-        self.handshake_sample(ev);
+        self.handshake_sample();
         let first = self.first_ts;
         for (ts, rtt) in self.rtt.take_held(near) {
-            self.rtt.sample(
-                "ack",
-                near,
-                ts,
-                rtt,
-                Some((&mut self.streams[near.idx()].bins, first)),
-                ev,
-            );
+            self.rtt.sample(RttMethod::Ack, near, ts, rtt, Some((&mut self.streams[near.idx()].bins, first)));
         }
     }
 
     /// The handshake RTT once the vantage is known: SYN→SYN-ACK at the client,
     /// SYN-ACK→ACK at the server.
-    fn handshake_sample(&mut self, ev: &mut Vec<Event>) {
+    fn handshake_sample(&mut self) {
         if let (Some((a, b, ts)), Some(n)) = (self.pending_hs.take(), self.near) {
             let rtt = if n == Dir::C2S { a } else { b };
-            self.rtt.sample("handshake", Dir::C2S, ts, rtt, None, ev);
+            self.rtt.sample(RttMethod::Handshake, Dir::C2S, ts, rtt, None);
         }
+    }
+
+    /// RTT samples found and not yet handed on (the flow table drains them into `rtt`).
+    pub fn rtt_samples(&mut self) -> &mut Vec<crate::flow::rtt_sample::RttSample> {
+        &mut self.rtt.samples
+    }
+
+    pub fn pending_rtt_samples(&self) -> &[crate::flow::rtt_sample::RttSample] {
+        &self.rtt.samples
     }
 
     pub fn finish(&mut self, c: &mut ConnBase, capture_end: Nanos, ev: &mut Vec<Event>) {

@@ -8,6 +8,7 @@
 //! direction's sender (`Some(true)`), at its receiver (`Some(false)`), or is unknown.
 
 use crate::flow::event::{Dir, Event};
+use crate::flow::rtt_sample::RttMethod;
 use crate::flow::seq::seq_lt;
 use crate::wire::Nanos;
 
@@ -741,14 +742,7 @@ impl Stream {
                     {
                         let rtt = ts - rec.first_ts;
                         if x.near_sender == Some(true) {
-                            x.rtt.sample(
-                                "ack",
-                                x.dir,
-                                ts,
-                                rtt,
-                                Some((&mut self.bins, x.first_ts)),
-                                x.ev,
-                            );
+                            x.rtt.sample(RttMethod::Ack, x.dir, ts, rtt, Some((&mut self.bins, x.first_ts)));
                         } else {
                             // vantage not known yet: kept until it is (at the sender these
                             // are RTTs, at the receiver only ACK delays)

@@ -3,9 +3,10 @@
 //! as the flow's own time scale (so thresholds follow the path from sub-millisecond LANs to
 //! multi-second HSR stalls instead of fixed WAN floors).
 //!
-//! The samples themselves leave the engine as `rtt_sample` events (docs/formats/events.md);
-//! nothing here grows with the number of samples.
+//! The samples themselves leave the engine as rows of the `rtt` table (docs/formats/rtt.md),
+//! handed on in chunks like events; nothing else here grows with the number of samples.
 
+use crate::flow::rtt_sample::{RttMethod, RttSample};
 use crate::wire::Nanos;
 
 /// Histogram resolution: bins grow by 2 % so the median is within ±1 % of the exact one.
@@ -164,7 +165,7 @@ impl TsRing {
 }
 
 /// The connection's RTT samples: one estimator (all methods feed it) and one summary per
-/// method. Every sample is also an `rtt_sample` event and lands in its 1-s series bin.
+/// method. Every sample is also kept for the `rtt` table and lands in its 1-s series bin.
 #[derive(Default)]
 pub struct RttBook {
     pub est: RttEstimator,
@@ -176,6 +177,8 @@ pub struct RttBook {
     pub handshake: Option<f64>,
     /// ACK-matching candidates (dir, time, rtt) seen before the vantage was known; bounded.
     held: Vec<(crate::flow::event::Dir, Nanos, Nanos)>,
+    /// Samples not yet handed on to the `rtt` table (the flow table takes them in chunks).
+    pub samples: Vec<RttSample>,
 }
 
 /// Bound on held candidates (the vantage is normally known within the first window).
@@ -201,34 +204,28 @@ impl RttBook {
         out
     }
 
-    #[allow(clippy::too_many_arguments)]
     pub fn sample(
         &mut self,
-        class: &'static str,
+        method: RttMethod,
         dir: crate::flow::event::Dir,
         ts: Nanos,
         rtt: Nanos,
         bins: Option<(&mut super::series::Bins, Nanos)>,
-        ev: &mut Vec<crate::flow::event::Event>,
     ) {
         let s = rtt as f64 * 1e-9;
-        if class != "handshake" {
+        match method {
+            RttMethod::Ack => self.ack.add(s),
+            RttMethod::Timestamp => self.ts.add(s),
+            RttMethod::Handshake => self.handshake = Some(s),
+        }
+        if method != RttMethod::Handshake {
             // (the handshake already fed the estimator when it completed)
             self.est.sample(rtt);
-        }
-        match class {
-            "ack" => self.ack.add(s),
-            "ts" => self.ts.add(s),
-            _ => self.handshake = Some(s),
         }
         if let Some((b, first)) = bins {
             b.rtt(first, ts, s);
         }
-        let mut e = crate::flow::event::Event::new("rtt_sample", ts);
-        e.class = Some(class);
-        e.dir = Some(dir);
-        e.value = Some(s);
-        ev.push(e);
+        self.samples.push(RttSample { ts, rtt, dir, method });
     }
 }
 
