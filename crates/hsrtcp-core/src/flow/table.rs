@@ -9,7 +9,7 @@ use crate::flow::connection::{ConnBase, Connection, Vantage, NANOS_PER_S};
 use crate::flow::engine;
 use crate::flow::event::{nanos_to_s, write_event, Dir, Event, EVENT_COLUMNS};
 use crate::flow::key::FlowKey;
-use crate::flow::rtt_sample::{write_rtt_sample, RttSample, RTT_COLUMNS};
+use crate::flow::rtt_sample::{RttRows, RttSample};
 use crate::table::{col, ColType, ColumnDef, TableBuilder};
 use crate::wire::{Nanos, Segment};
 
@@ -73,7 +73,7 @@ pub const SERIES_COLUMNS: &[ColumnDef] = &[
 pub struct Output {
     pub flows: TableBuilder,
     pub events: TableBuilder,
-    pub rtt: TableBuilder,
+    pub rtt: RttRows,
     pub series: TableBuilder,
 }
 
@@ -82,12 +82,17 @@ impl Output {
     /// rows) and start it over; `min_rows` 0 hands on every table, empty ones included,
     /// so a sink learns every schema.
     pub fn flush(&mut self, min_rows: usize, sink: &mut dyn FnMut(&'static str, RecordBatch)) {
-        let tables =
-            [("flows", &mut self.flows), ("events", &mut self.events), ("rtt", &mut self.rtt), ("series", &mut self.series)];
-        for (name, t) in tables {
-            if t.rows() >= min_rows {
-                sink(name, t.take_batch());
-            }
+        if self.flows.rows() >= min_rows {
+            sink("flows", self.flows.take_batch());
+        }
+        if self.events.rows() >= min_rows {
+            sink("events", self.events.take_batch());
+        }
+        if self.rtt.rows() >= min_rows {
+            sink("rtt", self.rtt.take_batch());
+        }
+        if self.series.rows() >= min_rows {
+            sink("series", self.series.take_batch());
         }
     }
 }
@@ -98,7 +103,7 @@ impl Default for Output {
             flows: TableBuilder::new(&[FLOW_COLUMNS, engine::FLOW_COLUMNS]),
             events: TableBuilder::new(&[EVENT_COLUMNS]),
             // The long table (an RTT sample per ACK): room for a batch's worth.
-            rtt: TableBuilder::with_capacity(&[RTT_COLUMNS], crate::table::parquet::ROW_GROUP),
+            rtt: RttRows::with_capacity(crate::table::parquet::ROW_GROUP),
             series: TableBuilder::new(&[SERIES_COLUMNS, engine::SERIES_COLUMNS]),
         }
     }
@@ -271,9 +276,7 @@ impl FlowTable {
         for (flow_id, e) in self.spilled.drain(..) {
             write_event(&mut out.events, flow_id, &e);
         }
-        for (flow_id, s) in self.spilled_rtt.drain(..) {
-            write_rtt_sample(&mut out.rtt, flow_id, &s);
-        }
+        out.rtt.extend_pairs(self.spilled_rtt.drain(..));
     }
 
     /// End of capture: finish every open connection and write everything, in flow-id order.
@@ -353,9 +356,7 @@ fn write_connection(info: &CaptureInfo, c: &Connection, truncated: bool, out: &m
     for e in &c.events {
         write_event(&mut out.events, b.flow_id, e);
     }
-    for s in c.engine.pending_rtt_samples() {
-        write_rtt_sample(&mut out.rtt, b.flow_id, s);
-    }
+    out.rtt.extend(b.flow_id, c.engine.pending_rtt_samples().iter().copied());
     let data = b.data_dir().unwrap_or(Dir::S2C);
     let (fwd, rev) = (&b.half[data.idx()].bins, &b.half[data.rev().idx()].bins);
     for bin in 0..b.bin_count() {
@@ -443,7 +444,7 @@ mod tests {
                 }
             }
             t.finish(false, &mut out);
-            (before_end, out.events.finish(), out.rtt.finish(), out.flows.finish())
+            (before_end, out.events.finish(), out.rtt.take_batch(), out.flows.finish())
         };
         let (early_whole, events_whole, rtt_whole, flows_whole) = run_with(SPILL_EVENTS);
         let (early_spilled, events_spilled, rtt_spilled, flows_spilled) = run_with(1);

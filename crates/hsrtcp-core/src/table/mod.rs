@@ -59,6 +59,16 @@ pub const fn col(name: &'static str, ty: ColType, doc: &'static str) -> ColumnDe
     ColumnDef { name, ty, doc }
 }
 
+/// The Arrow schema of declared columns (each column's doc as field metadata "doc"; every
+/// field nullable, so a table's schema never depends on its data).
+pub fn schema_of(defs: &[ColumnDef]) -> Schema {
+    Schema::new(
+        defs.iter()
+            .map(|d| Field::new(d.name, d.ty.arrow(), true).with_metadata([("doc".to_string(), d.doc.to_string())].into()))
+            .collect::<Vec<_>>(),
+    )
+}
+
 /// Builds one table row by row.
 pub struct TableBuilder {
     defs: Vec<ColumnDef>,
@@ -154,15 +164,7 @@ impl TableBuilder {
 
     /// The Arrow schema (with each column's doc as field metadata "doc").
     pub fn schema(&self) -> Schema {
-        Schema::new(
-            self.defs
-                .iter()
-                .map(|d| {
-                    Field::new(d.name, d.ty.arrow(), true)
-                        .with_metadata([("doc".to_string(), d.doc.to_string())].into())
-                })
-                .collect::<Vec<_>>(),
-        )
+        schema_of(&self.defs)
     }
 
     pub fn finish(mut self) -> RecordBatch {

@@ -158,7 +158,7 @@ impl Tx {
         Res {
             flows: out.flows.finish(),
             events: out.events.finish(),
-            rtt: out.rtt.finish(),
+            rtt: out.rtt.take_batch(),
             series: out.series.finish(),
         }
     }

@@ -16,6 +16,30 @@ const HIST_MIN_S: f64 = 1e-6;
 /// 1 µs .. ~ 10^4 s.
 const HIST_BINS: usize = 1170;
 
+/// The histogram bin of `s` seconds: floor(ln(s / 1 µs) / ln 1.02), 0 below 1 µs.
+///
+/// Computed from the float's exponent and a short series for the mantissa's logarithm
+/// instead of libm's `ln` and two divisions, which were 6 % of the engine thread on a bulk
+/// download (a sample per ACK). The series' error is below 1e-7 in ln, a few millionths
+/// of a bin: a sample lands in a neighbouring bin only within that distance of an edge.
+#[inline]
+fn hist_bin(s: f64) -> usize {
+    if !(s > HIST_MIN_S) {
+        return 0; // (NaN too)
+    }
+    let x = s * (1.0 / HIST_MIN_S);
+    let bits = x.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i64 - 1023;
+    // the mantissa as a number in [1, 2)
+    let m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+    // ln m = 2 atanh(t), t = (m - 1) / (m + 1) in [0, 1/3): odd series up to t^11
+    let t = (m - 1.0) / (m + 1.0);
+    let t2 = t * t;
+    let series = 1.0 + t2 * (1.0 / 3.0 + t2 * (1.0 / 5.0 + t2 * (1.0 / 7.0 + t2 * (1.0 / 9.0 + t2 * (1.0 / 11.0)))));
+    let ln_x = exp as f64 * std::f64::consts::LN_2 + 2.0 * t * series;
+    (ln_x * (1.0 / HIST_RATIO_LN)) as usize
+}
+
 /// Summary of a stream of RTT samples in seconds, O(1) memory per flow.
 #[derive(Clone, Debug, Default)]
 pub struct RttSummary {
@@ -41,12 +65,7 @@ impl RttSummary {
         self.count += 1;
         self.sum += s;
         self.sumsq += s * s;
-        let b = if s <= HIST_MIN_S {
-            0
-        } else {
-            ((s / HIST_MIN_S).ln() / HIST_RATIO_LN) as usize
-        };
-        self.hist[b.min(HIST_BINS - 1)] += 1;
+        self.hist[hist_bin(s).min(HIST_BINS - 1)] += 1;
     }
 
     pub fn mean(&self) -> Option<f64> {
@@ -255,6 +274,29 @@ mod tests {
         let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len() as f64;
         assert!((s.std().unwrap() - var.sqrt()).abs() < 1e-9);
         assert_eq!(RttSummary::default().median(), None);
+    }
+
+    #[test]
+    fn histogram_bins_agree_with_the_logarithm() {
+        // 200,000 values spread log-uniformly over 1 µs .. 1000 s (a fixed LCG, no rand crate)
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut off_by_one = 0;
+        for _ in 0..200_000 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let u = (state >> 11) as f64 / (1u64 << 53) as f64;
+            let s = 1e-6 * 1e9f64.powf(u);
+            let exact = (s / HIST_MIN_S).ln() / HIST_RATIO_LN;
+            let got = hist_bin(s);
+            if got != exact as usize {
+                // only a hair from a bin edge
+                assert!((exact - exact.round()).abs() < 1e-4, "{s}: bin {got}, ln gives {exact}");
+                off_by_one += 1;
+            }
+        }
+        assert!(off_by_one < 20, "{off_by_one} values in a neighbouring bin");
+        assert_eq!((hist_bin(0.0), hist_bin(1e-6), hist_bin(f64::NAN)), (0, 0, 0));
+        assert_eq!(hist_bin(1.02e-6 * 1.000_001), 1);
+        assert_eq!(hist_bin(1.02e-6 * 0.999_999), 0);
     }
 
     #[test]
