@@ -72,13 +72,8 @@ impl RttRows {
         self.rows.len()
     }
 
-    /// Append the samples of flow `flow_id`, in order.
-    pub fn extend(&mut self, flow_id: u64, samples: impl IntoIterator<Item = RttSample>) {
-        self.rows.extend(samples.into_iter().map(|s| (flow_id, s)));
-    }
-
     /// Append (flow id, sample) pairs, in order.
-    pub fn extend_pairs(&mut self, pairs: impl IntoIterator<Item = (u64, RttSample)>) {
+    pub fn extend(&mut self, pairs: impl IntoIterator<Item = (u64, RttSample)>) {
         self.rows.extend(pairs);
     }
 

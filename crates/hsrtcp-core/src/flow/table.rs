@@ -82,17 +82,13 @@ impl Output {
     /// rows) and start it over; `min_rows` 0 hands on every table, empty ones included,
     /// so a sink learns every schema.
     pub fn flush(&mut self, min_rows: usize, sink: &mut dyn FnMut(&'static str, RecordBatch)) {
-        if self.flows.rows() >= min_rows {
-            sink("flows", self.flows.take_batch());
-        }
-        if self.events.rows() >= min_rows {
-            sink("events", self.events.take_batch());
+        for (name, t) in [("flows", &mut self.flows), ("events", &mut self.events), ("series", &mut self.series)] {
+            if t.rows() >= min_rows {
+                sink(name, t.take_batch());
+            }
         }
         if self.rtt.rows() >= min_rows {
             sink("rtt", self.rtt.take_batch());
-        }
-        if self.series.rows() >= min_rows {
-            sink("series", self.series.take_batch());
         }
     }
 }
@@ -235,9 +231,9 @@ impl FlowTable {
             let id = c.base.flow_id;
             self.spilled.extend(c.events.drain(..).map(|e| (id, e)));
         }
-        if c.engine.pending_rtt_samples().len() >= self.spill_at {
+        if c.engine.rtt_samples().len() >= self.spill_at {
             let id = c.base.flow_id;
-            self.spilled_rtt.extend(c.engine.rtt_samples().drain(..).map(|s| (id, s)));
+            self.spilled_rtt.extend(c.engine.drain_rtt_samples().map(|s| (id, s)));
         }
         if self.packets % SWEEP_EVERY == 0 {
             self.retire_idle_closed();
@@ -276,7 +272,7 @@ impl FlowTable {
         for (flow_id, e) in self.spilled.drain(..) {
             write_event(&mut out.events, flow_id, &e);
         }
-        out.rtt.extend_pairs(self.spilled_rtt.drain(..));
+        out.rtt.extend(self.spilled_rtt.drain(..));
     }
 
     /// End of capture: finish every open connection and write everything, in flow-id order.
@@ -356,7 +352,7 @@ fn write_connection(info: &CaptureInfo, c: &Connection, truncated: bool, out: &m
     for e in &c.events {
         write_event(&mut out.events, b.flow_id, e);
     }
-    out.rtt.extend(b.flow_id, c.engine.pending_rtt_samples().iter().copied());
+    out.rtt.extend(c.engine.rtt_samples().iter().map(|s| (b.flow_id, *s)));
     let data = b.data_dir().unwrap_or(Dir::S2C);
     let (fwd, rev) = (&b.half[data.idx()].bins, &b.half[data.rev().idx()].bins);
     for bin in 0..b.bin_count() {

@@ -24,7 +24,7 @@ pub mod window;
 
 use crate::flow::connection::{ConnBase, Vantage};
 use crate::flow::event::{Dir, Event};
-use crate::flow::rtt_sample::RttMethod;
+use crate::flow::rtt_sample::{RttMethod, RttSample};
 use crate::table::{col, ColType, ColumnDef, Row};
 use crate::wire::{Nanos, Segment};
 
@@ -380,13 +380,14 @@ impl Engine {
         }
     }
 
-    /// RTT samples found and not yet handed on (the flow table drains them into `rtt`).
-    pub fn rtt_samples(&mut self) -> &mut Vec<crate::flow::rtt_sample::RttSample> {
-        &mut self.rtt.samples
+    /// RTT samples found and not yet handed on to the `rtt` table.
+    pub fn rtt_samples(&self) -> &[RttSample] {
+        &self.rtt.samples
     }
 
-    pub fn pending_rtt_samples(&self) -> &[crate::flow::rtt_sample::RttSample] {
-        &self.rtt.samples
+    /// Hand the pending RTT samples on (the flow table's chunks while the flow is open).
+    pub fn drain_rtt_samples(&mut self) -> std::vec::Drain<'_, RttSample> {
+        self.rtt.samples.drain(..)
     }
 
     pub fn finish(&mut self, c: &mut ConnBase, capture_end: Nanos, ev: &mut Vec<Event>) {

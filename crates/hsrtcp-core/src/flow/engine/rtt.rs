@@ -24,8 +24,8 @@ const HIST_BINS: usize = 1170;
 /// of a bin: a sample lands in a neighbouring bin only within that distance of an edge.
 #[inline]
 fn hist_bin(s: f64) -> usize {
-    if !(s > HIST_MIN_S) {
-        return 0; // (NaN too)
+    if s.is_nan() || s <= HIST_MIN_S {
+        return 0;
     }
     let x = s * (1.0 / HIST_MIN_S);
     let bits = x.to_bits();
@@ -235,10 +235,10 @@ impl RttBook {
         match method {
             RttMethod::Ack => self.ack.add(s),
             RttMethod::Timestamp => self.ts.add(s),
+            // (the handshake fed the estimator when it completed)
             RttMethod::Handshake => self.handshake = Some(s),
         }
         if method != RttMethod::Handshake {
-            // (the handshake already fed the estimator when it completed)
             self.est.sample(rtt);
         }
         if let Some((b, first)) = bins {

@@ -35,6 +35,14 @@ pub struct Rec {
     pub filled: bool,
 }
 
+impl Rec {
+    /// A record of bytes [start, end) seen once, at `ts`.
+    #[inline]
+    fn first_copy(start: i64, end: i64, ts: Nanos, tsval: u32, ip_id: Option<u16>, filled: bool) -> Rec {
+        Rec { start, end, first_ts: ts, last_ts: ts, tx: 1, tsval_first: tsval, tsval_last: tsval, ip_id, filled }
+    }
+}
+
 /// How a new copy of a byte range relates to what was seen before.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Overlap {
@@ -134,17 +142,7 @@ impl Store {
         let tail = self.recs.back().map(|r| r.end);
         if tail.is_none_or(|t| s >= t) {
             let gap = tail.is_some_and(|t| s > t);
-            self.recs.push_back(Rec {
-                start: s,
-                end: e,
-                first_ts: ts,
-                last_ts: ts,
-                tx: 1,
-                tsval_first: tsval,
-                tsval_last: tsval,
-                ip_id,
-                filled: false,
-            });
+            self.recs.push_back(Rec::first_copy(s, e, ts, tsval, ip_id, false));
             if self.recs.len() > MAX_RECORDS {
                 self.recs.pop_front();
                 self.overflowed += 1;
@@ -165,17 +163,6 @@ impl Store {
         ip_id: Option<u16>,
         merge_fills: bool,
     ) -> (Overlap, Prior) {
-        let new_rec = |s, e, filled| Rec {
-            start: s,
-            end: e,
-            first_ts: ts,
-            last_ts: ts,
-            tx: 1,
-            tsval_first: tsval,
-            tsval_last: tsval,
-            ip_id,
-            filled,
-        };
         let mut prior = Prior {
             first_ts: Nanos::MAX,
             last_ts: Nanos::MIN,
@@ -186,17 +173,15 @@ impl Store {
         // Pieces of [s, e) not covered by any record (holes being filled), in order.
         let mut holes: [(i64, i64, usize); 4] = [(0, 0, 0); 4];
         let mut nh = 0usize;
-        let mut extra_holes = false;
         let mut cur = s;
         while cur < e {
             match self.recs.get_mut(i) {
                 Some(r) if r.start < e => {
                     if r.start > cur {
+                        // (pieces beyond four holes stay unrecorded: harmless, seen as holes)
                         if nh < holes.len() {
                             holes[nh] = (cur, r.start, i);
                             nh += 1;
-                        } else {
-                            extra_holes = true;
                         }
                         prior.hole_seen_ts.get_or_insert(r.first_ts);
                     }
@@ -229,15 +214,12 @@ impl Store {
                     if nh < holes.len() {
                         holes[nh] = (cur, upto, i);
                         nh += 1;
-                    } else {
-                        extra_holes = true;
                     }
                     cur = upto;
                 }
             }
         }
-        let _ = extra_holes; // pieces beyond four holes stay unrecorded (harmless: seen as holes)
-                             // Insert hole pieces back to front so earlier indices stay valid.
+        // Insert hole pieces back to front so earlier indices stay valid.
         for k in (0..nh).rev() {
             let (hs, he, at) = holes[k];
             if merge_fills && at > 0 {
@@ -248,7 +230,7 @@ impl Store {
                     }
                 }
             }
-            self.recs.insert(at, new_rec(hs, he, true));
+            self.recs.insert(at, Rec::first_copy(hs, he, ts, tsval, ip_id, true));
         }
         let len = e - s;
         let kind = if covered == len {
