@@ -11,7 +11,7 @@ use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::Schema;
 
 use crate::flow::event::{nanos_to_s, Dir};
-use crate::table::{col, schema_of, ColType, ColumnDef};
+use crate::table::{required, schema_of, ColType, ColumnDef};
 use crate::wire::Nanos;
 
 /// How a sample was taken (targets.md M7 and A-rulings on RTT).
@@ -45,11 +45,11 @@ pub struct RttSample {
 }
 
 pub const RTT_COLUMNS: &[ColumnDef] = &[
-    col("flow_id", ColType::U64, "flow the sample belongs to (flows.flow_id)"),
-    col("ts", ColType::F64, "time of the packet that closed the sample, seconds since the Unix epoch"),
-    col("dir", ColType::Str, "direction of the data (or TSval) being timed: c2s or s2c"),
-    col("method", ColType::Str, "ack (data→ACK matching with Karn's rule, M7), ts (TSval→TSecr echo), handshake"),
-    col("rtt_s", ColType::F64, "the round-trip time, seconds"),
+    required("flow_id", ColType::U64, "flow the sample belongs to (flows.flow_id)"),
+    required("ts", ColType::F64, "time of the packet that closed the sample, seconds since the Unix epoch"),
+    required("dir", ColType::Str, "direction of the data (or TSval) being timed: c2s or s2c"),
+    required("method", ColType::Str, "ack (data→ACK matching with Karn's rule, M7), ts (TSval→TSecr echo), handshake"),
+    required("rtt_s", ColType::F64, "the round-trip time, seconds"),
 ];
 
 /// Rows of the `rtt` table being collected: plain (flow id, sample) pairs, turned into
@@ -59,13 +59,11 @@ pub const RTT_COLUMNS: &[ColumnDef] = &[
 pub struct RttRows {
     rows: Vec<(u64, RttSample)>,
     schema: Arc<Schema>,
-    /// Room each fresh batch starts with (batches are handed on at about this many rows).
-    capacity: usize,
 }
 
 impl RttRows {
     pub fn with_capacity(capacity: usize) -> Self {
-        RttRows { rows: Vec::with_capacity(capacity), schema: Arc::new(schema_of(RTT_COLUMNS)), capacity }
+        RttRows { rows: Vec::with_capacity(capacity), schema: Arc::new(schema_of(RTT_COLUMNS)) }
     }
 
     pub fn rows(&self) -> usize {
@@ -77,9 +75,10 @@ impl RttRows {
         self.rows.extend(pairs);
     }
 
-    /// The rows so far as one batch (schema [`RTT_COLUMNS`]); the collection starts over.
+    /// The rows so far as one batch (schema [`RTT_COLUMNS`]); the collection starts over,
+    /// keeping its memory: a fresh buffer per batch cost a page fault every 4 KiB.
     pub fn take_batch(&mut self) -> RecordBatch {
-        let rows = std::mem::replace(&mut self.rows, Vec::with_capacity(self.capacity));
+        let rows = &self.rows;
         let flow_id: Vec<u64> = rows.iter().map(|(id, _)| *id).collect();
         let ts: Vec<f64> = rows.iter().map(|(_, s)| nanos_to_s(s.ts)).collect();
         let rtt: Vec<f64> = rows.iter().map(|(_, s)| nanos_to_s(s.rtt)).collect();
@@ -92,6 +91,7 @@ impl RttRows {
             Arc::new(method),
             Arc::new(Float64Array::new(ScalarBuffer::from(rtt), None)),
         ];
+        self.rows.clear();
         RecordBatch::try_new(self.schema.clone(), cols).expect("rtt columns match RTT_COLUMNS")
     }
 }
