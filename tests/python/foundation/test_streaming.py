@@ -47,6 +47,21 @@ def test_parquet_tables_equal_the_in_memory_tables(tmp_path, workers):
     assert not list(tmp_path.glob(".*tmp*"))
 
 
+def test_rtt_columns_are_required_and_other_tables_nullable(tmp_path):
+    """docs/formats/rtt.md: the rtt table's columns are stored without definition levels
+    (REQUIRED); every other table keeps nullable columns, whatever its data."""
+    import pyarrow.parquet as pq
+
+    hsrtcp.analyze_to(CAPTURES[:1], tmp_path)
+    rtt = pq.read_schema(tmp_path / "rtt.parquet")
+    assert [f.nullable for f in rtt] == [False] * 5
+    meta = pq.ParquetFile(tmp_path / "rtt.parquet").metadata
+    assert meta.num_rows > 100
+    assert meta.schema.column(0).max_definition_level == 0
+    flows = pq.read_schema(tmp_path / "flows.parquet")
+    assert all(f.nullable for f in flows)
+
+
 def test_a_cut_capture_keeps_its_rows_and_names_the_error(tmp_path):
     cut = DATA / "broken" / "record_cut.pcap"
     ds = hsrtcp.analyze([cut])
