@@ -5,7 +5,8 @@
     .venv/bin/python bench/run.py --pair          # two vantages: bench/work/cli.pcap + srv.pcap
     .venv/bin/python bench/run.py --capture F.pcap --out bench/results.json
 
-Commands measured (one after the other, file warm in the page cache first):
+Commands measured (one after the other, the input read into the page cache again before
+every run of every tool: the VM reclaims cold page cache between runs):
 
 - ``hsrtcp analyze FILE -o OUT -q --no-plot`` (``--pair``: ``hsrtcp analyze --client C
   --server S -o OUT -q --no-plot``) — skipped with a message if the CLI cannot run;
@@ -231,12 +232,19 @@ def main() -> int:
                               "kernel": platform.release(), "python": platform.python_version()},
                      "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "tools": {}}
 
-    def best(cmds: list[list[str]], env: dict | None = None) -> list[dict]:
+    def best(cmds: list[list[str]], env: dict | None = None, inputs: list[Path] | None = None) -> list[dict]:
         """Run the command list ``--repeat`` times; keep the repetition with the least wall time
-        (on a shared machine the others measure the neighbours, not the tool)."""
+        (on a shared machine the others measure the neighbours, not the tool). ``inputs``:
+        the files the commands read (default: the captures)."""
         reps = []
         for _ in range(max(1, a.repeat)):
-            runs = [measure(c, env) for c in cmds]
+            runs = []
+            for c in cmds:
+                # Warm again before every run, for every tool: this VM reclaims cold page
+                # cache (DAMON), and a run that reads part of the file from disk measures
+                # the disk, not the tool.
+                warm(inputs if inputs is not None else files)
+                runs.append(measure(c, env))
             reps.append(runs)
             if any(r["rc"] != 0 for r in runs):
                 break
@@ -279,7 +287,7 @@ def main() -> int:
                 # (informational: not in the ratios).
                 start = [sys.executable, "-c", "import hsrtcp.cli, hsrtcp.cli.quick, hsrtcp.cli.run_analysis, "
                          "hsrtcp.streaming, hsrtcp._native"]
-                record("hsrtcp_startup", best([start], env), [start])
+                record("hsrtcp_startup", best([start], env, inputs=[]), [start])
                 if not a.pair:
                     results["tools"]["hsrtcp_core"] = core_rate(sys.executable, env, a.capture, packets, a.repeat)
                     # Peak memory against capture length (flat = bounded by open flows).
@@ -288,10 +296,12 @@ def main() -> int:
                         part = Path(tmp) / f"prefix-{frac}.pcap"
                         n = max(1, int(packets * frac))
                         prefix(a.capture, n, part)
-                        r = best([base + ["analyze", str(part), "-o", out + f"-{frac}", "-q", "--no-plot"]], env)[0]
+                        r = best([base + ["analyze", str(part), "-o", out + f"-{frac}", "-q", "--no-plot"]], env,
+                                 [part])[0]
                         entry = {"packets": n, "max_rss_bytes": r["max_rss_bytes"], "wall_s": r["wall_s"]}
                         if "tcptrace" not in a.skip and shutil.which("tcptrace"):
-                            entry["tcptrace_wall_s"] = best([["tcptrace", "-n", "-l", "-r", str(part)]])[0]["wall_s"]
+                            entry["tcptrace_wall_s"] = best([["tcptrace", "-n", "-l", "-r", str(part)]],
+                                                            inputs=[part])[0]["wall_s"]
                         scaling.append(entry)
                         part.unlink()
                     h = results["tools"]["hsrtcp"]
