@@ -3,9 +3,9 @@
 The main entry points:
 
 - :func:`hsrtcp.analyze` reads captures and returns a :class:`hsrtcp.Dataset` of polars
-  DataFrames (``flows``, ``events``, ``rtt``, ``series``,
-  ``captures``); :func:`hsrtcp.analyze_to` writes the same
-  tables straight to Parquet files with flat memory.
+  DataFrames (``flows``, ``events``, ``rtt``, ``series``, ``captures``);
+  :func:`hsrtcp.analyze_to` writes the same tables straight to Parquet files with flat
+  memory.
 - :mod:`hsrtcp.models` holds the throughput models (PFTK and the HSR-enhanced model).
 - :mod:`hsrtcp.lab` runs real Linux TCP/MPTCP through an emulated high-speed-rail path.
 """

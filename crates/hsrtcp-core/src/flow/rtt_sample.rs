@@ -6,12 +6,12 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
-use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+use arrow_array::{ArrayRef, Float64Array, RecordBatch, UInt64Array};
+use arrow_buffer::ScalarBuffer;
 use arrow_schema::Schema;
 
 use crate::flow::event::{nanos_to_s, Dir};
-use crate::table::{required, schema_of, ColType, ColumnDef};
+use crate::table::{required, schema_of, str_column, ColType, ColumnDef};
 use crate::wire::Nanos;
 
 /// How a sample was taken (targets.md M7 and A-rulings on RTT).
@@ -82,28 +82,16 @@ impl RttRows {
         let flow_id: Vec<u64> = rows.iter().map(|(id, _)| *id).collect();
         let ts: Vec<f64> = rows.iter().map(|(_, s)| nanos_to_s(s.ts)).collect();
         let rtt: Vec<f64> = rows.iter().map(|(_, s)| nanos_to_s(s.rtt)).collect();
-        let dir = strings(rows.iter().map(|(_, s)| s.dir.name()), rows.len());
-        let method = strings(rows.iter().map(|(_, s)| s.method.name()), rows.len());
+        let dir = str_column(rows.iter().map(|(_, s)| s.dir.name()), rows.len());
+        let method = str_column(rows.iter().map(|(_, s)| s.method.name()), rows.len());
         let cols: Vec<ArrayRef> = vec![
             Arc::new(UInt64Array::new(ScalarBuffer::from(flow_id), None)),
             Arc::new(Float64Array::new(ScalarBuffer::from(ts), None)),
-            Arc::new(dir),
-            Arc::new(method),
+            dir,
+            method,
             Arc::new(Float64Array::new(ScalarBuffer::from(rtt), None)),
         ];
         self.rows.clear();
         RecordBatch::try_new(self.schema.clone(), cols).expect("rtt columns match RTT_COLUMNS")
     }
-}
-
-/// A string column of `n` short values.
-fn strings<'a>(values: impl Iterator<Item = &'a str>, n: usize) -> StringArray {
-    let mut bytes = Vec::with_capacity(4 * n);
-    let mut offsets = Vec::with_capacity(n + 1);
-    offsets.push(0i32);
-    for v in values {
-        bytes.extend_from_slice(v.as_bytes());
-        offsets.push(i32::try_from(bytes.len()).expect("under 2 GiB of strings in one batch"));
-    }
-    StringArray::new(OffsetBuffer::new(ScalarBuffer::from(offsets)), Buffer::from_vec(bytes), None)
 }

@@ -68,6 +68,16 @@ impl Strings {
     }
 }
 
+/// A string column of `n` values none of which is null (the `rtt` table's short words),
+/// built column-wise instead of cell by cell through a [`super::TableBuilder`].
+pub(crate) fn str_column<'a>(values: impl Iterator<Item = &'a str>, n: usize) -> ArrayRef {
+    let mut c = Strings::with_capacity(n);
+    for v in values {
+        c.push(Some(v));
+    }
+    Column::Str(c).finish()
+}
+
 /// A column being built, by type.
 pub(super) enum Column {
     U64(Values<u64>),

@@ -10,6 +10,7 @@ pub mod parquet;
 
 use std::sync::Arc;
 
+pub(crate) use column::str_column;
 use column::Column;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};

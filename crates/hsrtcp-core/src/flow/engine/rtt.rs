@@ -235,9 +235,9 @@ impl RttBook {
         match method {
             RttMethod::Ack => self.ack.add(s),
             RttMethod::Timestamp => self.ts.add(s),
-            // (the handshake fed the estimator when it completed)
             RttMethod::Handshake => self.handshake = Some(s),
         }
+        // (the handshake fed the estimator when it completed)
         if method != RttMethod::Handshake {
             self.est.sample(rtt);
         }
