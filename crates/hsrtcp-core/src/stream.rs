@@ -8,7 +8,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 use crate::capture::CaptureReader;
-use crate::wire::{decode, Decoded, Nanos, Segment};
+use crate::wire::{decode_append, Nanos, Segment, Stop};
 
 const BATCH: usize = 2048;
 const IN_FLIGHT: usize = 4;
@@ -134,10 +134,9 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>) -
                     stats.first_ts = Some(frame.ts);
                 }
                 stats.last_ts = Some(stats.last_ts.map_or(frame.ts, |t| t.max(frame.ts)));
-                match decode(&frame) {
-                    Decoded::Tcp(seg) => {
+                match decode_append(&frame, &mut segs) {
+                    Ok(()) => {
                         stats.tcp_packets += 1;
-                        segs.push(seg);
                         if segs.len() == BATCH {
                             let next = spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
                             let full = std::mem::replace(&mut segs, next);
@@ -146,8 +145,8 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>) -
                             }
                         }
                     }
-                    Decoded::NotTcp => stats.other_packets += 1,
-                    Decoded::Malformed(reason) => stats.count_malformed(reason.name()),
+                    Err(Stop::NotTcp) => stats.other_packets += 1,
+                    Err(Stop::Malformed(reason)) => stats.count_malformed(reason.name()),
                 }
             }
             Ok(None) => break,

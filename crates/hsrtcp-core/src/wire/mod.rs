@@ -28,6 +28,8 @@ mod tcp;
 pub use segment::*;
 pub use tcp::parse_options;
 
+use std::mem::MaybeUninit;
+
 use crate::capture::{Frame, LinkType};
 
 /// The outcome of decoding one frame.
@@ -109,9 +111,10 @@ impl std::fmt::Display for MalformedReason {
     }
 }
 
-/// Why decoding stopped before TCP (kept small: the hot path returns it by value).
+/// Why a frame gave no segment: [`Decoded`] without the segment, the error side of
+/// [`decode_append`] (kept small: the hot path returns it by value).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stop {
+pub enum Stop {
     NotTcp,
     Malformed(MalformedReason),
 }
@@ -136,17 +139,41 @@ pub fn decode(frame: &Frame) -> Decoded {
 /// segment.
 #[inline]
 pub fn decode_packet(linktype: LinkType, data: &[u8], orig_len: u32, ts: Nanos) -> Decoded {
-    let (off, net) = match link::locate(linktype, data) {
-        Ok(x) => x,
-        Err(s) => return s.into(),
-    };
+    let mut seg = MaybeUninit::uninit();
+    match decode_packet_into(linktype, data, orig_len, ts, &mut seg) {
+        // SAFETY: decode_packet_into writes the segment whenever it returns Ok.
+        Ok(()) => Decoded::Tcp(unsafe { seg.assume_init() }),
+        Err(s) => s.into(),
+    }
+}
+
+/// [`decode`], appending a TCP segment to `out` in place (no copy of the segment: this is
+/// the capture reader's hot path). Anything else comes back as the [`Stop`] and leaves
+/// `out` as it was.
+#[inline]
+pub fn decode_append(frame: &Frame, out: &mut Vec<Segment>) -> Result<(), Stop> {
+    out.reserve(1);
+    let slot = &mut out.spare_capacity_mut()[0];
+    decode_packet_into(frame.linktype, frame.data, frame.orig_len, frame.ts, slot)?;
+    // SAFETY: capacity was reserved above and decode_packet_into wrote the slot (it returned Ok).
+    unsafe { out.set_len(out.len() + 1) };
+    Ok(())
+}
+
+/// The decoder proper: writes `out` exactly when it returns `Ok`.
+#[inline]
+fn decode_packet_into(
+    linktype: LinkType,
+    data: &[u8],
+    orig_len: u32,
+    ts: Nanos,
+    out: &mut MaybeUninit<Segment>,
+) -> Result<(), Stop> {
+    let (off, net) = link::locate(linktype, data)?;
     // Bytes of the network layer on the wire (a frame can't be shorter than what was captured).
     let wire_l3 = (orig_len as usize).max(data.len()) - off;
-    let ip = match ip::locate(net, &data[off..], wire_l3) {
-        Ok(x) => x,
-        Err(s) => return s.into(),
-    };
-    tcp::decode(&data[off + ip.l4_off..], ip, ts)
+    let ip = ip::locate(net, &data[off..], wire_l3)?;
+    tcp::decode_into(&data[off + ip.l4_off..], ip, ts, out)
 }
 
 #[cfg(test)]

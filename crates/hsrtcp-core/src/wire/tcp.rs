@@ -1,9 +1,9 @@
 //! The TCP header and its options (RFC 9293 §3.1, RFC 7323, RFC 2018, RFC 8684).
 
+use std::mem::MaybeUninit;
+
 use super::ip::IpInfo;
-use super::{
-    Decoded, MalformedReason, MptcpOption, Nanos, SackBlock, Segment, TcpFlags, TcpOptions,
-};
+use super::{MalformedReason, MptcpOption, Nanos, SackBlock, Segment, Stop, TcpFlags, TcpOptions};
 
 #[inline]
 fn be16(d: &[u8], at: usize) -> u16 {
@@ -15,25 +15,27 @@ fn be32(d: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([d[at], d[at + 1], d[at + 2], d[at + 3]])
 }
 
-/// Decode the TCP header at the start of `t` (the captured bytes from the TCP header on).
+/// Decode the TCP header at the start of `t` (the captured bytes from the TCP header on)
+/// into `out`, which is written exactly when the result is `Ok`. Writing in place spares
+/// the reader a copy of every segment (it decodes straight into its batch).
 #[inline]
-pub(super) fn decode(t: &[u8], ip: IpInfo, ts: Nanos) -> Decoded {
+pub(super) fn decode_into(t: &[u8], ip: IpInfo, ts: Nanos, out: &mut MaybeUninit<Segment>) -> Result<(), Stop> {
     if t.len() < 20 {
-        return Decoded::Malformed(MalformedReason::ShortTcpHeader);
+        return Err(Stop::Malformed(MalformedReason::ShortTcpHeader));
     }
     if ip.l4_len < 20 {
-        return Decoded::Malformed(MalformedReason::IpTotalLenTooSmall);
+        return Err(Stop::Malformed(MalformedReason::IpTotalLenTooSmall));
     }
     let doff = (t[12] >> 4) as usize * 4;
     if doff < 20 || doff > ip.l4_len {
-        return Decoded::Malformed(MalformedReason::BadTcpDataOffset);
+        return Err(Stop::Malformed(MalformedReason::BadTcpDataOffset));
     }
     let captured_hdr = doff.min(t.len());
     let mut options = parse_options(&t[20..captured_hdr]);
     if captured_hdr < doff {
         options.truncated = true;
     }
-    Decoded::Tcp(Segment {
+    out.write(Segment {
         ts,
         src: ip.src,
         dst: ip.dst,
@@ -49,7 +51,8 @@ pub(super) fn decode(t: &[u8], ip: IpInfo, ts: Nanos) -> Decoded {
         options,
         // Trailing link padding makes `t` longer, never shorter, than the segment.
         payload_truncated: t.len() < ip.l4_len,
-    })
+    });
+    Ok(())
 }
 
 /// Decode TCP options (the bytes after the 20 fixed header bytes, up to the data offset or

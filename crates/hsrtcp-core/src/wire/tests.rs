@@ -590,6 +590,11 @@ impl Rng {
     }
 }
 
+/// A segment already in the batch when `decode_append` runs.
+fn earlier_segment() -> Segment {
+    Segment { ts: -1, ..tcp(LinkType::RAW, &syn_v4()) }
+}
+
 #[test]
 fn random_mutations_never_panic() {
     let seeds: Vec<(LinkType, Vec<u8>)> = vec![
@@ -655,6 +660,16 @@ fn random_mutations_never_panic() {
             }
         }
         let orig = (d.len() + rng.below(70_000)) as u32;
+        // The in-place path the capture reader uses gives the same answer, appends exactly
+        // the segment on TCP and leaves the batch alone otherwise.
+        let frame = crate::capture::Frame { ts: 0, linktype: *lt, data: &d, orig_len: orig, offset: 0, iface: 0 };
+        let mut batch = vec![earlier_segment()];
+        let appended = decode_append(&frame, &mut batch);
+        match (decode_packet(*lt, &d, orig, 0), appended) {
+            (Decoded::Tcp(s), Ok(())) => assert_eq!(&batch[..], &[earlier_segment(), s][..]),
+            (other, Err(stop)) => assert_eq!((other, batch.len()), (Decoded::from(stop), 1)),
+            (a, b) => panic!("decode gave {a:?}, decode_append {b:?}"),
+        }
         match decode_packet(*lt, &d, orig, 0) {
             Decoded::Tcp(s) => {
                 tcp_n += 1;
