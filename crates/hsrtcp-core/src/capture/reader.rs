@@ -180,11 +180,12 @@ impl std::fmt::Debug for CaptureReader {
 
 #[inline]
 fn rd32(b: &[u8], at: usize, big_endian: bool) -> u32 {
-    let a = [b[at], b[at + 1], b[at + 2], b[at + 3]];
+    let v = u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+    // A conditional swap instead of two loads: no branch in the record loop.
     if big_endian {
-        u32::from_be_bytes(a)
+        v.swap_bytes()
     } else {
-        u32::from_le_bytes(a)
+        v
     }
 }
 
