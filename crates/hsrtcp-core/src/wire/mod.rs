@@ -5,6 +5,8 @@
 //! fragments) or IPv6 (extension headers), then TCP and all its options. The result is a
 //! [`Decoded`]: a TCP [`Segment`], a packet of another protocol, or a malformed packet with a
 //! [`MalformedReason`] to count. Nothing is allocated and no payload byte is copied.
+//! [`decode_append`] is the same decoder writing the segment straight into a batch (the
+//! capture reader's hot path).
 //!
 //! Rules that matter for measurements:
 //! - Lengths come from the IP header (IPv4 total length − header length − TCP data offset;
@@ -115,7 +117,9 @@ impl std::fmt::Display for MalformedReason {
 /// [`decode_append`] (kept small: the hot path returns it by value).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stop {
+    /// A well-formed packet that is not TCP ([`Decoded::NotTcp`]).
     NotTcp,
+    /// A packet that cannot be decoded as far as TCP ([`Decoded::Malformed`]).
     Malformed(MalformedReason),
 }
 
