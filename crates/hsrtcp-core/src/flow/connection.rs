@@ -213,11 +213,11 @@ impl Connection {
         }
     }
 
-    /// Account one segment (foundation columns), then run the behaviour engine on it.
+    /// Account one segment travelling in `dir` (the caller knows it: [`ConnBase::dir_of`]),
+    /// foundation columns first, then run the behaviour engine on it.
     #[inline]
-    pub fn on_segment(&mut self, seg: &Segment) {
+    pub fn on_segment(&mut self, seg: &Segment, dir: Dir) {
         let b = &mut self.base;
-        let dir = b.dir_of(seg);
         // Capture files are not always in time order (per-CPU buffers): never go backwards.
         if seg.ts > b.last_ts {
             b.last_ts = seg.ts;

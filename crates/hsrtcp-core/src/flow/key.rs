@@ -54,12 +54,19 @@ impl FlowKey {
         }
     }
 
-    /// Whether `seg` belongs to this key, in either direction. Cheaper than building the
-    /// segment's own key (no ordering of addresses), for the hot "same as last packet" test.
+    /// Whether `seg` belongs to this key: `Some(true)` when `lo` sent it, `Some(false)` when
+    /// `hi` did, `None` when it is another connection's. Cheaper than building the
+    /// segment's own key (no ordering of addresses), for the hot "same as last packet" test,
+    /// and the side it finds spares the connection its own address comparison.
     #[inline]
-    pub fn matches(&self, seg: &Segment) -> bool {
+    pub fn side_of(&self, seg: &Segment) -> Option<bool> {
         let (lo, hi) = (&self.lo, &self.hi);
-        (seg.sport == lo.port && seg.dport == hi.port && seg.src == lo.addr && seg.dst == hi.addr)
-            || (seg.sport == hi.port && seg.dport == lo.port && seg.src == hi.addr && seg.dst == lo.addr)
+        if seg.sport == lo.port && seg.dport == hi.port && seg.src == lo.addr && seg.dst == hi.addr {
+            Some(true)
+        } else if seg.sport == hi.port && seg.dport == lo.port && seg.src == hi.addr && seg.dst == lo.addr {
+            Some(false)
+        } else {
+            None
+        }
     }
 }

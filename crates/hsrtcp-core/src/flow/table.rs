@@ -121,8 +121,8 @@ pub struct FlowTable {
     conns: Vec<Option<Connection>>,
     free: Vec<usize>,
     slots: FxHashMap<FlowKey, usize>,
-    /// The last key looked up and its slot: consecutive packets mostly share a connection.
-    last: Option<(FlowKey, usize)>,
+    /// The last connection looked up: consecutive packets mostly share one.
+    last: Option<LastFlow>,
     epochs: FxHashMap<FlowKey, u32>,
     next_id: u64,
     packets: u64,
@@ -136,6 +136,15 @@ pub struct FlowTable {
     spilled_rtt: Vec<(u64, RttSample)>,
     /// Events an open connection holds before handing them on (SPILL_EVENTS; tests lower it).
     spill_at: usize,
+}
+
+/// The connection of the previous packet: its key, its slot, and whether its client is the
+/// key's `lo` side (so a packet's direction follows from which side sent it).
+#[derive(Clone, Copy)]
+struct LastFlow {
+    key: FlowKey,
+    slot: usize,
+    client_is_lo: bool,
 }
 
 impl FlowTable {
@@ -164,13 +173,18 @@ impl FlowTable {
     /// The slot of `key`, remembered as the last one looked up (`push` tests that first).
     fn slot_of(&mut self, key: &FlowKey) -> Option<usize> {
         let i = *self.slots.get(key)?;
-        self.last = Some((*key, i));
+        self.remember(*key, i);
         Some(i)
+    }
+
+    fn remember(&mut self, key: FlowKey, slot: usize) {
+        let client = self.conns[slot].as_ref().expect("slot is live").base.client;
+        self.last = Some(LastFlow { key, slot, client_is_lo: client == key.lo });
     }
 
     fn take(&mut self, key: &FlowKey) -> Option<Connection> {
         let i = self.slots.remove(key)?;
-        if matches!(&self.last, Some((k, _)) if k == key) {
+        if self.last.is_some_and(|l| l.key == *key) {
             self.last = None;
         }
         self.free.push(i);
@@ -182,27 +196,32 @@ impl FlowTable {
     pub fn push(&mut self, seg: &Segment) {
         self.packets += 1;
         self.last_ts = self.last_ts.max(seg.ts);
-        // Consecutive packets mostly share a connection: test that before building the key.
-        let (key, mut slot) = match &self.last {
-            Some((k, i)) if k.matches(seg) => (*k, Some(*i)),
-            _ => {
-                let (key, _) = FlowKey::of(seg);
-                let slot = self.slot_of(&key);
-                (key, slot)
+        // Consecutive packets mostly share a connection: test that before building the key
+        // (built only off this path: a key is 40 bytes to order and copy).
+        let mut fast = None;
+        if let Some(l) = &self.last {
+            if let Some(from_lo) = l.key.side_of(seg) {
+                fast = Some((l.slot, if from_lo == l.client_is_lo { Dir::C2S } else { Dir::S2C }));
             }
+        }
+        let (mut slot, mut dir) = match fast {
+            Some((i, d)) => (Some(i), Some(d)),
+            None => (self.slot_of(&FlowKey::of(seg).0), None),
         };
         if let Some(i) = slot {
             let c = self.conns[i].as_ref().expect("slot is live");
             if starts_new_connection(&c.base, seg) {
-                let mut old = self.take(&key).expect("slot is live");
+                let mut old = self.take(&FlowKey::of(seg).0).expect("slot is live");
                 old.finish(self.last_ts);
                 self.retired.push(old);
                 slot = None;
+                dir = None; // the new connection has its own roles
             }
         }
         let i = match slot {
             Some(i) => i,
             None => {
+                let key = FlowKey::of(seg).0;
                 let e = self.epochs.entry(key).or_insert(0);
                 let epoch = *e;
                 *e += 1;
@@ -221,12 +240,13 @@ impl FlowTable {
                     }
                 };
                 self.slots.insert(key, i);
-                self.last = Some((key, i));
+                self.remember(key, i);
                 i
             }
         };
         let c = self.conns[i].as_mut().expect("slot is live");
-        c.on_segment(seg);
+        let dir = dir.unwrap_or_else(|| c.base.dir_of(seg));
+        c.on_segment(seg, dir);
         if c.events.len() >= self.spill_at {
             let id = c.base.flow_id;
             self.spilled.extend(c.events.drain(..).map(|e| (id, e)));
