@@ -80,14 +80,6 @@ impl Vantage {
 }
 
 impl ConnBase {
-    pub fn dir_of(&self, seg: &Segment) -> Dir {
-        if seg.src == self.client.addr && seg.sport == self.client.port {
-            Dir::C2S
-        } else {
-            Dir::S2C
-        }
-    }
-
     /// Both SYN and SYN-ACK were captured.
     pub fn handshake_seen(&self) -> bool {
         self.half[0].syn.is_some() && self.half[1].syn.is_some()
@@ -213,8 +205,8 @@ impl Connection {
         }
     }
 
-    /// Account one segment travelling in `dir` (the caller knows it: [`ConnBase::dir_of`]),
-    /// foundation columns first, then run the behaviour engine on it.
+    /// Account one segment travelling in `dir` (the flow table found it with the
+    /// connection), foundation columns first, then run the behaviour engine on it.
     #[inline]
     pub fn on_segment(&mut self, seg: &Segment, dir: Dir) {
         let b = &mut self.base;

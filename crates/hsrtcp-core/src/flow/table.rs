@@ -147,6 +147,18 @@ struct LastFlow {
     client_is_lo: bool,
 }
 
+impl LastFlow {
+    /// The direction of a segment of this connection sent by the key's `lo` side or not.
+    #[inline]
+    fn dir(&self, from_lo: bool) -> Dir {
+        if from_lo == self.client_is_lo {
+            Dir::C2S
+        } else {
+            Dir::S2C
+        }
+    }
+}
+
 impl FlowTable {
     pub fn new(info: CaptureInfo) -> Self {
         FlowTable {
@@ -170,11 +182,23 @@ impl FlowTable {
         self.slots.len()
     }
 
-    /// The slot of `key`, remembered as the last one looked up (`push` tests that first).
-    fn slot_of(&mut self, key: &FlowKey) -> Option<usize> {
-        let i = *self.slots.get(key)?;
-        self.remember(*key, i);
-        Some(i)
+    /// The slot of `seg`'s open connection and the segment's direction in it; the
+    /// connection is remembered as the last one looked up (`push` tests that first).
+    #[inline]
+    fn find(&mut self, seg: &Segment) -> Option<(usize, Dir)> {
+        // Consecutive packets mostly share a connection: test that before building the key
+        // (40 bytes to order, copy and hash).
+        let from_lo = match self.last.as_ref().and_then(|l| l.key.side_of(seg)) {
+            Some(from_lo) => from_lo,
+            None => {
+                let (key, from_lo) = FlowKey::of(seg);
+                let i = *self.slots.get(&key)?;
+                self.remember(key, i);
+                from_lo
+            }
+        };
+        let l = self.last.as_ref().expect("found connections are remembered");
+        Some((l.slot, l.dir(from_lo)))
     }
 
     fn remember(&mut self, key: FlowKey, slot: usize) {
@@ -196,32 +220,21 @@ impl FlowTable {
     pub fn push(&mut self, seg: &Segment) {
         self.packets += 1;
         self.last_ts = self.last_ts.max(seg.ts);
-        // Consecutive packets mostly share a connection: test that before building the key
-        // (built only off this path: a key is 40 bytes to order and copy).
-        let mut fast = None;
-        if let Some(l) = &self.last {
-            if let Some(from_lo) = l.key.side_of(seg) {
-                fast = Some((l.slot, if from_lo == l.client_is_lo { Dir::C2S } else { Dir::S2C }));
-            }
-        }
-        let (mut slot, mut dir) = match fast {
-            Some((i, d)) => (Some(i), Some(d)),
-            None => (self.slot_of(&FlowKey::of(seg).0), None),
-        };
-        if let Some(i) = slot {
+        let mut found = self.find(seg);
+        if let Some((i, dir)) = found {
             let c = self.conns[i].as_ref().expect("slot is live");
-            if starts_new_connection(&c.base, seg) {
-                let mut old = self.take(&FlowKey::of(seg).0).expect("slot is live");
+            if starts_new_connection(&c.base, seg, dir) {
+                let key = self.last.expect("found connections are remembered").key;
+                let mut old = self.take(&key).expect("slot is live");
                 old.finish(self.last_ts);
                 self.retired.push(old);
-                slot = None;
-                dir = None; // the new connection has its own roles
+                found = None;
             }
         }
-        let i = match slot {
-            Some(i) => i,
+        let (i, dir) = match found {
+            Some(x) => x,
             None => {
-                let key = FlowKey::of(seg).0;
+                let (key, from_lo) = FlowKey::of(seg);
                 let e = self.epochs.entry(key).or_insert(0);
                 let epoch = *e;
                 *e += 1;
@@ -241,11 +254,10 @@ impl FlowTable {
                 };
                 self.slots.insert(key, i);
                 self.remember(key, i);
-                i
+                (i, self.last.expect("just remembered").dir(from_lo))
             }
         };
         let c = self.conns[i].as_mut().expect("slot is live");
-        let dir = dir.unwrap_or_else(|| c.base.dir_of(seg));
         c.on_segment(seg, dir);
         if c.events.len() >= self.spill_at {
             let id = c.base.flow_id;
@@ -316,13 +328,13 @@ impl FlowTable {
 }
 
 /// A SYN (without ACK) whose ISN differs from the connection's first SYN opens a new
-/// connection on the same 4-tuple; a retransmitted SYN carries the same ISN.
-fn starts_new_connection(c: &ConnBase, seg: &Segment) -> bool {
+/// connection on the same 4-tuple; a retransmitted SYN carries the same ISN. `dir`: the
+/// segment's direction in `c`.
+fn starts_new_connection(c: &ConnBase, seg: &Segment, dir: Dir) -> bool {
     if !(seg.flags.syn() && !seg.flags.ack()) {
         return false;
     }
-    let opener = c.dir_of(seg);
-    match (opener, c.half[Dir::C2S.idx()].syn_seq) {
+    match (dir, c.half[Dir::C2S.idx()].syn_seq) {
         (Dir::C2S, Some(isn)) => isn != seg.seq,
         // The other side opens, or the old connection was seen without its SYN.
         _ => c.half.iter().any(|h| h.packets > 0),
