@@ -1,5 +1,5 @@
 import sys
 
-from hsrtcp.cli import main
+from hsrtcp.cli import entry
 
-sys.exit(main())
+sys.exit(entry())

@@ -9,6 +9,8 @@ same tables as click's run of the same analysis.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -115,3 +117,25 @@ def test_quick_path_errors_are_the_same_as_clicks(tmp_path, capsys):
     assert main(["analyze", CAP_A, "--vantage", "phone"]) == 2
     assert "phone" in capsys.readouterr().err
     assert not os.path.exists(tmp_path / "o" / "flows.parquet")
+
+
+def _program(args: list[str], tmp_path) -> subprocess.CompletedProcess:
+    """`python -m hsrtcp ARGS` (what the console script runs), with an atexit handler and a
+    non-daemon thread registered first, as a program's own code could."""
+    code = ("import atexit, sys, threading, time\n"
+            "atexit.register(lambda: print('atexit ran', flush=True))\n"
+            "threading.Thread(target=lambda: (time.sleep(0.3), print('thread done', flush=True))).start()\n"
+            "import runpy; sys.argv = ['hsrtcp', *sys.argv[1:]]; runpy.run_module('hsrtcp', run_name='__main__')\n")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=tmp_path)
+
+
+def test_program_ending_after_a_quick_run_keeps_what_an_exit_does(tmp_path):
+    """entry() skips only the interpreter's teardown after a quick run: threads are waited
+    for, atexit handlers run, output is flushed, the tables are complete, the code is kept."""
+    p = _program(["analyze", CAP_A, "-o", "res", "--no-plot"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "thread done" in p.stdout and p.stdout.rstrip().endswith("atexit ran")
+    assert "wrote captures.parquet" in p.stdout  # the summary, flushed before the exit
+    assert pl.read_parquet(tmp_path / "res" / "flows.parquet").height > 0
+    bad = _program(["analyze", str(tmp_path / "nope.pcap"), "-o", "res2", "-q"], tmp_path)
+    assert bad.returncode == 3 and "no such file" in bad.stderr and "atexit ran" in bad.stdout
