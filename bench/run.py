@@ -5,8 +5,9 @@
     .venv/bin/python bench/run.py --pair          # two vantages: bench/work/cli.pcap + srv.pcap
     .venv/bin/python bench/run.py --capture F.pcap --out bench/results.json
 
-Commands measured (one after the other, the input read into the page cache again before
-every run of every tool: the VM reclaims cold page cache between runs):
+Commands measured (the tools take turns, round after round, so that load on the shared host
+falls on all of them alike; the input is read into the page cache again before every run of
+every tool, because the VM reclaims cold page cache between runs):
 
 - ``hsrtcp analyze FILE -o OUT -q --no-plot`` (``--pair``: ``hsrtcp analyze --client C
   --server S -o OUT -q --no-plot``) — skipped with a message if the CLI cannot run;
@@ -22,9 +23,10 @@ Each runs under ``/usr/bin/time -v`` when present (user, system seconds, peak RS
 time from ``perf_counter`` around it, finer than its centiseconds);
 otherwise under a small Python launcher that reports wall time and the child's
 ``ru_maxrss``. Packets are counted from the capture's record headers. Printed and written to
-``bench/results.json``: per tool packets/s (wall, fastest of ``--repeat`` runs), packets per
+``bench/results.json``: per tool packets/s (wall, fastest of ``--repeat`` rounds), packets per
 CPU-second (user + system, steadier on a shared machine) and peak RSS, and the ratios
-hsrtcp/tcptrace and hsrtcp/tshark (speed by wall and by CPU, memory). If the capture is missing it is made first with
+hsrtcp/tcptrace and hsrtcp/tshark (speed by wall and by CPU, memory), and the median over
+rounds of hsrtcp/tcptrace within a round (paired). If the capture is missing it is made first with
 bench/make_capture.py (root needed).
 
 Targets (design.md): single capture ≥ 3× tcptrace's packets/s, memory independent of capture
@@ -40,6 +42,7 @@ import os
 import platform
 import re
 import shutil
+import statistics
 import struct
 import subprocess
 import sys
@@ -269,7 +272,36 @@ def main() -> int:
             "error": None if ok else " | ".join(r["stderr_tail"] for r in runs if r["rc"] != 0)[-800:],
         }
 
+    def interleaved(jobs: dict[str, tuple[list[list[str]], dict | None]]) -> dict[str, list[dict]]:
+        """Run every job's command list once per round for ``--repeat`` rounds, the tools
+        taking turns (hsrtcp, tcptrace, tshark, hsrtcp, ...), so that load on the shared host,
+        which comes and goes over seconds, falls on every tool alike. Per job the round with
+        the least wall time is kept; the walls of all rounds are kept for the paired ratio."""
+        reps: dict[str, list[list[dict]]] = {name: [] for name in jobs}
+        failed: set[str] = set()
+        for _ in range(max(1, a.repeat)):
+            for name, (cmds, env) in jobs.items():
+                if name in failed:
+                    continue
+                runs = []
+                for c in cmds:
+                    warm(files)
+                    runs.append(measure(c, env))
+                reps[name].append(runs)
+                if any(r["rc"] != 0 for r in runs):
+                    failed.add(name)
+        chosen = {}
+        for name, rounds in reps.items():
+            walls = [sum(r["wall_s"] for r in runs) for runs in rounds]
+            kept = rounds[walls.index(min(walls))]
+            for r in kept:
+                r["all_walls_s"] = walls
+            chosen[name] = kept
+        return chosen
+
     with tempfile.TemporaryDirectory(prefix="hsrtcp-bench-") as tmp:
+        jobs: dict[str, tuple[list[list[str]], dict | None]] = {}
+        base = env = None
         if "hsrtcp" not in a.skip:
             base, env, why = hsrtcp_command()
             if base is None:
@@ -282,43 +314,42 @@ def main() -> int:
                                   "-o", out, "-q", "--no-plot"]
                 else:
                     cmd = base + ["analyze", str(a.capture), "-o", out, "-q", "--no-plot"]
-                record("hsrtcp", best([cmd], env), [cmd])
-                # Interpreter start and imports alone, to tell fixed cost from per-packet cost
-                # (informational: not in the ratios).
-                start = [sys.executable, "-c", "import hsrtcp.cli, hsrtcp.cli.quick, hsrtcp.cli.run_analysis, "
-                         "hsrtcp.streaming, hsrtcp._native"]
-                record("hsrtcp_startup", best([start], env, inputs=[]), [start])
-                if not a.pair:
-                    results["tools"]["hsrtcp_core"] = core_rate(sys.executable, env, a.capture, packets, a.repeat)
-                    # Peak memory against capture length (flat = bounded by open flows).
-                    scaling = []
-                    for frac in (0.25, 0.5):
-                        part = Path(tmp) / f"prefix-{frac}.pcap"
-                        n = max(1, int(packets * frac))
-                        prefix(a.capture, n, part)
-                        r = best([base + ["analyze", str(part), "-o", out + f"-{frac}", "-q", "--no-plot"]], env,
-                                 [part])[0]
-                        entry = {"packets": n, "max_rss_bytes": r["max_rss_bytes"], "wall_s": r["wall_s"]}
-                        if "tcptrace" not in a.skip and shutil.which("tcptrace"):
-                            entry["tcptrace_wall_s"] = best([["tcptrace", "-n", "-l", "-r", str(part)]],
-                                                            inputs=[part])[0]["wall_s"]
-                        scaling.append(entry)
-                        part.unlink()
-                    h = results["tools"]["hsrtcp"]
-                    scaling.append({"packets": packets, "max_rss_bytes": h["max_rss_bytes"], "wall_s": h["wall_s"]})
-                    results["memory_scaling"] = scaling
-        if "tcptrace" not in a.skip:
-            if shutil.which("tcptrace"):
-                cmds = [["tcptrace", "-n", "-l", "-r", str(f)] for f in files]
-                record("tcptrace", best(cmds), cmds)
+                jobs["hsrtcp"] = ([cmd], env)
+        for peer, argv in (("tcptrace", ["tcptrace", "-n", "-l", "-r"]),
+                           ("tshark", ["tshark", "-n", "-q", "-z", "conv,tcp", "-r"])):
+            if peer in a.skip:
+                continue
+            if shutil.which(peer):
+                jobs[peer] = ([argv + [str(f)] for f in files], None)
             else:
-                results["tools"]["tcptrace"] = {"ok": False, "skipped": "tcptrace not installed"}
-        if "tshark" not in a.skip:
-            if shutil.which("tshark"):
-                cmds = [["tshark", "-n", "-q", "-z", "conv,tcp", "-r", str(f)] for f in files]
-                record("tshark", best(cmds), cmds)
-            else:
-                results["tools"]["tshark"] = {"ok": False, "skipped": "tshark not installed"}
+                results["tools"][peer] = {"ok": False, "skipped": f"{peer} not installed"}
+        for name, runs in interleaved(jobs).items():
+            record(name, runs, jobs[name][0])
+        if base is not None:
+            # Interpreter start and imports alone, to tell fixed cost from per-packet cost
+            # (informational: not in the ratios).
+            start = [sys.executable, "-c", "import hsrtcp.cli, hsrtcp.cli.quick, hsrtcp.cli.run_analysis, "
+                     "hsrtcp.streaming, hsrtcp._native"]
+            record("hsrtcp_startup", best([start], env, inputs=[]), [start])
+            if not a.pair:
+                results["tools"]["hsrtcp_core"] = core_rate(sys.executable, env, a.capture, packets, a.repeat)
+                # Peak memory against capture length (flat = bounded by open flows).
+                scaling = []
+                for frac in (0.25, 0.5):
+                    part = Path(tmp) / f"prefix-{frac}.pcap"
+                    n = max(1, int(packets * frac))
+                    prefix(a.capture, n, part)
+                    r = best([base + ["analyze", str(part), "-o", out + f"-{frac}", "-q", "--no-plot"]], env,
+                             [part])[0]
+                    entry = {"packets": n, "max_rss_bytes": r["max_rss_bytes"], "wall_s": r["wall_s"]}
+                    if "tcptrace" not in a.skip and shutil.which("tcptrace"):
+                        entry["tcptrace_wall_s"] = best([["tcptrace", "-n", "-l", "-r", str(part)]],
+                                                        inputs=[part])[0]["wall_s"]
+                    scaling.append(entry)
+                    part.unlink()
+                h = results["tools"]["hsrtcp"]
+                scaling.append({"packets": packets, "max_rss_bytes": h["max_rss_bytes"], "wall_s": h["wall_s"]})
+                results["memory_scaling"] = scaling
 
     tools = results["tools"]
     ratios = {}
@@ -331,6 +362,13 @@ def main() -> int:
                 ratios[f"hsrtcp_over_{peer}_speed_cpu"] = h["packets_per_cpu_s"] / p["packets_per_cpu_s"]
         if h.get("ok") and p.get("ok") and h.get("max_rss_bytes") and p.get("max_rss_bytes"):
             ratios[f"hsrtcp_over_{peer}_memory"] = h["max_rss_bytes"] / p["max_rss_bytes"]
+    # Paired: round by round (the tools ran in turn), then the median round. Less sensitive
+    # than the ratio of the two fastest runs to a quiet moment that only one tool met.
+    hw, tw = h.get("walls_of_all_repeats_s") or [], tools.get("tcptrace", {}).get("walls_of_all_repeats_s") or []
+    paired = sorted(t / x for x, t in zip(hw, tw) if x > 0)
+    if paired and h.get("ok") and tools["tcptrace"].get("ok"):
+        ratios["hsrtcp_over_tcptrace_speed_paired_median"] = statistics.median(paired)
+        results["paired_ratios"] = paired
     core, tt = tools.get("hsrtcp_core", {}), tools.get("tcptrace", {})
     if core.get("packets_per_s") and tt.get("packets_per_s"):
         ratios["hsrtcp_core_over_tcptrace_speed"] = core["packets_per_s"] / tt["packets_per_s"]
