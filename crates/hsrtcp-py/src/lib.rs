@@ -13,7 +13,7 @@ use arrow_array::RecordBatch;
 
 use hsrtcp_core::analyze::{analyze_capture as core_analyze, CAPTURE_COLUMNS};
 use hsrtcp_core::flow::{engine, event::EVENT_COLUMNS, rtt_sample::RTT_COLUMNS, table, CaptureInfo};
-use hsrtcp_core::table::parquet::{ParquetDir, TableSender, ROW_GROUP};
+use hsrtcp_core::table::parquet::{ParquetDir, TableSender, ROW_GROUP, SEND_ROWS};
 use hsrtcp_core::table::{to_ipc_stream, ColumnDef};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -32,7 +32,7 @@ fn analyze_capture<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let tables = py.allow_threads(|| {
         let mut tables: BTreeMap<&'static str, Vec<RecordBatch>> = BTreeMap::new();
-        run_capture(&path, name, vantage, id_base, &progress, &mut |name, b| {
+        run_capture(&path, name, vantage, id_base, &progress, ROW_GROUP, &mut |name, b| {
             tables.entry(name).or_default().push(b);
         });
         tables
@@ -48,13 +48,15 @@ fn analyze_capture<'py>(
 }
 
 /// The core's single-capture analysis (without the GIL held), its tables handed to `sink`
-/// and its progress (bytes of the file read so far) to the Python callback.
+/// in batches of about `rows_per_batch` rows and its progress (bytes of the file read so
+/// far) to the Python callback.
 fn run_capture(
     path: &std::path::Path,
     name: String,
     vantage: Option<String>,
     id_base: u64,
     progress: &Option<PyObject>,
+    rows_per_batch: usize,
     sink: &mut dyn FnMut(&'static str, RecordBatch),
 ) {
     let info = CaptureInfo { name, vantage, id_base, truncated: false };
@@ -66,7 +68,7 @@ fn run_capture(
             });
         }
     };
-    core_analyze(path, info, ROW_GROUP, &mut report, sink);
+    core_analyze(path, info, rows_per_batch, &mut report, sink);
 }
 
 /// An output directory that analyses write their tables into as Parquet while they run
@@ -102,7 +104,7 @@ impl ParquetOut {
     ) -> PyResult<Bound<'py, PyDict>> {
         let (captures, flows, sent) = py.allow_threads(|| {
             let (mut captures, mut flows, mut sent) = (Vec::new(), Vec::new(), true);
-            run_capture(&path, name, vantage, id_base, &progress, &mut |name, b| {
+            run_capture(&path, name, vantage, id_base, &progress, SEND_ROWS, &mut |name, b| {
                 match name {
                     "captures" => captures.push(b.clone()),
                     "flows" if keep_flows => flows.push(b.clone()),
