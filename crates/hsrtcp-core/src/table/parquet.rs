@@ -1,9 +1,10 @@
 //! Tables written straight to Parquet files while the analysis runs.
 //!
 //! A [`ParquetDir`] owns one writer thread; any number of analyses (one per capture, on
-//! their own threads) hand it record batches through a bounded channel. Each batch becomes
-//! a row group, so memory holds a few batches, never a whole table: this is what keeps the
-//! peak memory of `hsrtcp analyze` independent of the capture's length. Encoding runs on the
+//! their own threads) hand it record batches through a bounded channel. The writer encodes
+//! each into the table's open row group ([`ROW_GROUP`] rows), so memory holds a few batches
+//! and one row group per table, never a whole table: this is what keeps the peak memory of
+//! `hsrtcp analyze` independent of the capture's length. Encoding runs on the
 //! writer thread, off the flow engine's core.
 //!
 //! Files are written as `.NAME.parquet.tmp<pid>` and renamed to `NAME.parquet` by
@@ -25,7 +26,7 @@ use arrow_schema::{DataType, Schema};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
-/// Batches waiting for the writer; with batches of up to [`ROW_GROUP`] rows this bounds the
+/// Batches waiting for the writer; with batches of about [`SEND_ROWS`] rows this bounds the
 /// memory between the engines and the writer.
 const QUEUE: usize = 8;
 /// Rows per row group.
