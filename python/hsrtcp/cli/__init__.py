@@ -1,9 +1,9 @@
 """The `hsrtcp` command line.
 
 :func:`main` runs a command line and returns its exit code; :func:`entry` is the ``hsrtcp``
-program (the console script and ``python -m hsrtcp``). A plain ``hsrtcp analyze CAPTURE...`` is parsed by
-:mod:`hsrtcp.cli.quick` without importing click (start-up is a large part of a short run:
-see docs/design.md, "Start-up"); everything else goes to the click group in
+program (the console script and ``python -m hsrtcp``). A plain ``hsrtcp analyze CAPTURE...``
+is parsed by :mod:`hsrtcp.cli.quick` without importing click (start-up is a large part of a
+short run: see docs/design.md, "Start-up"); everything else goes to the click group in
 :mod:`hsrtcp.cli.group`, where each subcommand lives in its own module and is imported only
 when it is run.
 
