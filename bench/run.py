@@ -53,6 +53,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "bench" / "work"
 TIME = "/usr/bin/time"
+# A tool's timed runs: its command lines, their environment, and the files they read.
+Job = tuple[list[list[str]], dict | None, list[Path] | None]
 
 
 def _byte_order(head: bytes) -> str:
@@ -236,26 +238,8 @@ def main() -> int:
                      "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "tools": {}}
 
     def best(cmds: list[list[str]], env: dict | None = None, inputs: list[Path] | None = None) -> list[dict]:
-        """Run the command list ``--repeat`` times; keep the repetition with the least wall time
-        (on a shared machine the others measure the neighbours, not the tool). ``inputs``:
-        the files the commands read (default: the captures)."""
-        reps = []
-        for _ in range(max(1, a.repeat)):
-            runs = []
-            for c in cmds:
-                # Warm again before every run, for every tool: this VM reclaims cold page
-                # cache (DAMON), and a run that reads part of the file from disk measures
-                # the disk, not the tool.
-                warm(inputs if inputs is not None else files)
-                runs.append(measure(c, env))
-            reps.append(runs)
-            if any(r["rc"] != 0 for r in runs):
-                break
-        walls = [sum(r["wall_s"] for r in runs) for runs in reps]
-        chosen = reps[walls.index(min(walls))]
-        for r in chosen:
-            r["all_walls_s"] = walls
-        return chosen
+        """One tool alone: its ``--repeat`` rounds, the fastest kept (see ``interleaved``)."""
+        return interleaved({"": (cmds, env, inputs)})[""]
 
     def record(name: str, runs: list[dict], cmds: list[list[str]]) -> None:
         ok = all(r["rc"] == 0 for r in runs)
@@ -272,20 +256,25 @@ def main() -> int:
             "error": None if ok else " | ".join(r["stderr_tail"] for r in runs if r["rc"] != 0)[-800:],
         }
 
-    def interleaved(jobs: dict[str, tuple[list[list[str]], dict | None]]) -> dict[str, list[dict]]:
+    def interleaved(jobs: dict[str, Job]) -> dict[str, list[dict]]:
         """Run every job's command list once per round for ``--repeat`` rounds, the tools
         taking turns (hsrtcp, tcptrace, tshark, hsrtcp, ...), so that load on the shared host,
         which comes and goes over seconds, falls on every tool alike. Per job the round with
-        the least wall time is kept; the walls of all rounds are kept for the paired ratio."""
+        the least wall time is kept (on a shared machine the others measure the neighbours,
+        not the tool); the walls of all rounds are kept for the paired ratio. A job's inputs
+        (default: the captures) are the files its commands read."""
         reps: dict[str, list[list[dict]]] = {name: [] for name in jobs}
         failed: set[str] = set()
         for _ in range(max(1, a.repeat)):
-            for name, (cmds, env) in jobs.items():
+            for name, (cmds, env, inputs) in jobs.items():
                 if name in failed:
                     continue
                 runs = []
                 for c in cmds:
-                    warm(files)
+                    # Warm again before every run, for every tool: this VM reclaims cold page
+                    # cache (DAMON), and a run that reads part of the file from disk measures
+                    # the disk, not the tool.
+                    warm(inputs if inputs is not None else files)
                     runs.append(measure(c, env))
                 reps[name].append(runs)
                 if any(r["rc"] != 0 for r in runs):
@@ -300,7 +289,7 @@ def main() -> int:
         return chosen
 
     with tempfile.TemporaryDirectory(prefix="hsrtcp-bench-") as tmp:
-        jobs: dict[str, tuple[list[list[str]], dict | None]] = {}
+        jobs: dict[str, Job] = {}
         base = env = None
         if "hsrtcp" not in a.skip:
             base, env, why = hsrtcp_command()
@@ -314,13 +303,13 @@ def main() -> int:
                                   "-o", out, "-q", "--no-plot"]
                 else:
                     cmd = base + ["analyze", str(a.capture), "-o", out, "-q", "--no-plot"]
-                jobs["hsrtcp"] = ([cmd], env)
+                jobs["hsrtcp"] = ([cmd], env, None)
         for peer, argv in (("tcptrace", ["tcptrace", "-n", "-l", "-r"]),
                            ("tshark", ["tshark", "-n", "-q", "-z", "conv,tcp", "-r"])):
             if peer in a.skip:
                 continue
             if shutil.which(peer):
-                jobs[peer] = ([argv + [str(f)] for f in files], None)
+                jobs[peer] = ([argv + [str(f)] for f in files], None, None)
             else:
                 results["tools"][peer] = {"ok": False, "skipped": f"{peer} not installed"}
         for name, runs in interleaved(jobs).items():
