@@ -4,10 +4,11 @@ Pieces (each usable alone):
 
 - :mod:`hsrtcp.lab.scenario` compiles an HSR scenario TOML into a Rattan config + traces.
 - :mod:`hsrtcp.lab.rattan` validates and runs Rattan configs, and cleans up after it.
-- :mod:`hsrtcp.lab.netns` root/tool checks, namespace and process cleanup, signal handling.
+- :mod:`hsrtcp.lab.netns` root/tool checks, namespaces, process cleanup, signal handling
+  (shared with the witness testbed :mod:`hsrtcp.testing.netbed`).
+- :mod:`hsrtcp.lab.capture` tcpdump capture processes (shared with the testbed too).
 - :mod:`hsrtcp.lab.measure` the traffic generator (server samples ``TCP_INFO`` every 10 ms).
 - :mod:`hsrtcp.lab.tcpinfo` ``struct tcp_info`` decoding.
-- :mod:`hsrtcp.lab.pcap` a small pure-Python pcap reader for lab checks.
 - :mod:`hsrtcp.lab.agent` what runs inside the phone and server namespaces of a run.
 - :mod:`hsrtcp.lab.emulate` one run: topology, captures, workload, cleanup.
 - :mod:`hsrtcp.lab.campaign` scenario × cc × flow × repetition matrices of runs.

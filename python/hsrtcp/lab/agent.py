@@ -31,7 +31,9 @@ import threading
 import time
 from pathlib import Path
 
+from hsrtcp.errors import LabError
 from hsrtcp.lab import netns
+from hsrtcp.lab.capture import Tcpdump
 
 TCP_SYSCTLS = (
     "net.ipv4.tcp_congestion_control", "net.ipv4.tcp_frto", "net.ipv4.tcp_sack", "net.ipv4.tcp_dsack",
@@ -57,6 +59,7 @@ class Agent:
         self.rid = os.environ.get("RATTAN_ID", "")
         self.base = os.environ.get("RATTAN_BASE", "")
         self.children: list[tuple[str, subprocess.Popen]] = []
+        self.dumps: list[Tcpdump] = []  # stopped after the children, so they see everything
         self.abort = threading.Event()
         self.pid_dir = run_dir / "pids"
         self.pid_dir.mkdir(exist_ok=True)
@@ -90,26 +93,13 @@ class Agent:
         return proc
 
     def tcpdump(self, iface: str, out: Path) -> None:
-        snaplen = int(self.plan.get("snaplen", 128))
-        # -U: write each packet at once (nothing lost if stopped hard); -Z root: do not drop
-        # to the tcpdump user, which could not write into the run directory.
-        proc = self.spawn(f"tcpdump-{iface}", ["tcpdump", "-i", iface, "-n", "-s", str(snaplen), "-U", "-Z", "root",
-                                               "-w", str(out)], stderr=subprocess.PIPE, text=True)
-        stats = out.with_suffix(".tcpdump.log")
-        ready = threading.Event()
-
-        def drain():
-            with open(stats, "w") as fh:
-                for line in proc.stderr:
-                    fh.write(line)
-                    fh.flush()
-                    if "listening on" in line:
-                        ready.set()
-            ready.set()
-
-        threading.Thread(target=drain, daemon=True).start()
-        if not ready.wait(10.0) or proc.poll() is not None:
-            raise RuntimeError(f"tcpdump on {iface} did not start (see {stats})")
+        # -U: every packet is in the file at once (nothing lost if stopped hard); stderr
+        # (tcpdump's counters) goes to <capture>.tcpdump.log for the bundle.
+        dump = Tcpdump(iface, out, snaplen=int(self.plan.get("snaplen", 128)), packet_buffered=True,
+                       log=out.with_suffix(".tcpdump.log"))
+        (self.pid_dir / f"{self.role}-tcpdump-{iface}.pid").write_text(str(dump.pid))
+        self.dumps.append(dump)
+        dump.wait_ready()
 
     def apply_sysctls(self) -> None:
         wanted = dict(BASE_SYSCTLS)
@@ -129,6 +119,12 @@ class Agent:
                     proc.kill()
                     proc.wait()
             self.log(f"{name} exited {proc.returncode}")
+        for dump in reversed(self.dumps):
+            try:
+                stats = dump.stop(timeout_s=5)  # waits until its counters are in the log
+            except LabError as exc:
+                stats = str(exc)
+            self.log(f"tcpdump on {dump.iface} exited {dump.proc.returncode}: {stats}")
 
     def wait_file(self, path: Path, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s

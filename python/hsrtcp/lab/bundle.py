@@ -18,7 +18,8 @@ import subprocess
 from pathlib import Path
 
 import hsrtcp
-from hsrtcp.lab import pcap, rattan
+from hsrtcp.lab import capture, rattan
+from hsrtcp.testing import pcapio
 
 BUNDLE_FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -53,12 +54,7 @@ def tool_versions() -> dict[str, str | None]:
 
 
 def _tcpdump_stats(log: Path) -> dict[str, int | None]:
-    text = log.read_text(errors="replace") if log.is_file() else ""
-    out: dict[str, int | None] = {}
-    for key, pat in (("captured", r"(\d+) packets captured"), ("dropped_by_kernel", r"(\d+) packets dropped by kernel")):
-        m = re.search(pat, text)
-        out[key] = int(m.group(1)) if m else None
-    return out
+    return capture.parse_stats(log.read_text(errors="replace") if log.is_file() else "")
 
 
 def finalize(run_dir: Path, outcome, compiled, meta: dict, versions: dict | None = None) -> dict:
@@ -109,7 +105,7 @@ def finalize(run_dir: Path, outcome, compiled, meta: dict, versions: dict | None
     t0, t0_src = None, None
     for p in phone + [cap / "server.pcap"]:
         if p.is_file():
-            t = pcap.first_ipv4_time(p)
+            t = pcapio.first_ip_time(p)
             if t is not None and (t0 is None or t < t0):
                 t0, t0_src = t, str(p.relative_to(run_dir))
     sysctls = {}

@@ -1,4 +1,5 @@
-"""Root and tool checks, namespace and process cleanup, signal handling for the lab.
+"""Root and tool checks, namespaces, process cleanup and signal handling: the one layer the
+lab (:mod:`hsrtcp.lab.emulate`) and the witness testbed (:mod:`hsrtcp.testing.netbed`) share.
 
 The lab's promise: every namespace, veth and process it creates is gone after a run —
 on success, on failure, on Ctrl-C / SIGTERM, and when the emulator crashes. Rattan names
@@ -8,7 +9,8 @@ inside those namespaces, so deleting the namespaces (after killing the processes
 them) removes the veths too. When rattan panics it leaves ``ns-rattan-<id>`` behind
 (research/emulation.md §4.4), which :func:`cleanup_rattan` removes.
 
-Only namespaces whose id this process learned are touched — never "all ns-rattan-*": other
+The witness testbed names its namespaces ``hsb<6 hex>-{cli,rtr,srv}`` and removes them with
+:func:`delete_netns` too. Only namespaces whose id this process learned are touched — never "all ns-rattan-*": other
 users of the machine may be running their own.
 """
 
@@ -68,6 +70,18 @@ def list_netns() -> set[str]:
         return {p.name for p in NETNS_DIR.iterdir()}
     except FileNotFoundError:
         return set()
+
+
+def exec_argv(name: str, *cmd: str) -> list[str]:
+    """The command line running ``cmd`` inside the named namespace (``ip netns exec``)."""
+    return ["ip", "netns", "exec", name, *cmd]
+
+
+def add_netns(name: str) -> None:
+    """Create a named namespace; a :class:`LabError` with ip's message if that fails."""
+    res = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise LabError(f"cannot create namespace {name}: {res.stderr.strip()}")
 
 
 def rattan_ids_in(names: set[str]) -> set[str]:

@@ -1,11 +1,13 @@
 """Witnesses for the analyzer: a real-TCP namespace testbed, ground truth from two captures,
-peer tools (tshark, tcptrace) and a small independent pcap reader.
+peer tools (tshark, tcptrace) and an independent pcap reader (dpkt).
 
-- :mod:`hsrtcp.testing.netbed`: client — router — server namespaces, random drops with nftables,
+- :mod:`hsrtcp.testing.netbed`: client — router — server namespaces (namespaces and tcpdump
+  through :mod:`hsrtcp.lab.netns` and :mod:`hsrtcp.lab.capture`), random drops with nftables,
   tbf rate limit, captures on both ends, TCP_INFO at the end of each transfer.
 - :mod:`hsrtcp.testing.truth`: per connection, the fate of every data segment and pure ACK.
 - :mod:`hsrtcp.testing.peers`: run tshark/tcptrace on a capture and parse their numbers.
-- :mod:`hsrtcp.testing.pcapio`: pure-Python pcap/pcapng reading and rewriting.
+- :mod:`hsrtcp.testing.pcapio`: pcap/pcapng reading (over dpkt), rewriting and writing; the
+  lab reads its captures with it too.
 - :mod:`hsrtcp.testing.fixtures`: the committed fixtures of tests/data with their recorded
   witnesses (TCP_INFO, nft counters, truth).
 

@@ -26,7 +26,9 @@ ethtool ioctl so that both captures show real MTU-sized segments. The router for
 
 Every namespace name carries a random suffix so concurrent testbeds never collide. The testbed
 is a context manager; namespaces and the processes it started are removed on exit, also on
-exceptions, Ctrl-C (KeyboardInterrupt) and SIGTERM (converted to SystemExit while active).
+exceptions, Ctrl-C (KeyboardInterrupt) and SIGTERM/SIGHUP (raised as
+:class:`hsrtcp.lab.netns.Interrupted` while active). Namespaces, captures and cleanup are
+the lab's (:mod:`hsrtcp.lab.netns`, :mod:`hsrtcp.lab.capture`).
 
 Example::
 
@@ -41,12 +43,11 @@ says what is missing so tests can skip with a clear message.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
-import re
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -55,6 +56,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from hsrtcp.errors import LabError
+from hsrtcp.lab import netns
+from hsrtcp.lab.capture import Tcpdump
 from hsrtcp.testing.pcapio import rewrite_pcap
 
 AGENT = str(Path(__file__).with_name("_agent.py"))
@@ -143,67 +146,6 @@ class Run:
         return p
 
 
-class _Tcpdump:
-    """A tcpdump process that is known to be capturing, stopped cleanly with SIGINT."""
-
-    def __init__(self, ns: str, iface: str, path: Path, *, snaplen: int, linktype: str | None,
-                 nano: bool, bpf: str | None, buffer_kib: int, immediate: bool = True):
-        cmd = ["ip", "netns", "exec", ns, "tcpdump", "-i", iface, "-n", "-s", str(snaplen),
-               "-B", str(buffer_kib), "-Z", "root", "-w", str(path)]
-        if immediate:
-            # With TPACKET_V3 a partly filled ring block is handed to tcpdump only when it
-            # retires (1 s timeout); a SIGINT before that silently loses the capture's tail.
-            # Immediate mode avoids it; bulk captures instead wait > 1 s before stopping.
-            cmd.append("--immediate-mode")
-        if linktype:
-            cmd += ["-y", linktype]
-        if nano:
-            cmd += ["--time-stamp-precision=nano"]
-        if bpf:
-            cmd += [bpf]
-        self.path = path
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.stderr: list[str] = []
-        self.ready = threading.Event()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        # tcpdump prints "listening on ..." after the capture handle is activated: from then on
-        # the kernel buffers every packet, so traffic may start.
-        if not self.ready.wait(10):
-            self.kill()
-            raise LabError(f"tcpdump on {ns}/{iface} did not start: {' '.join(self.stderr)}")
-
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.stderr.append(line.rstrip())
-            if "listening on" in line:
-                self.ready.set()
-        self.ready.set()
-
-    def stop(self) -> dict:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            raise LabError(f"tcpdump writing {self.path} did not stop on SIGINT")
-        self._reader.join(5)
-        text = "\n".join(self.stderr)
-        stats = {}
-        for key, pat in (("captured", r"(\d+) packets? captured"),
-                         ("dropped_by_kernel", r"(\d+) packets? dropped by kernel")):
-            m = re.search(pat, text)
-            stats[key] = int(m.group(1)) if m else None
-        return stats
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-
 class Testbed:
     """Client — router — server namespaces; see the module docstring.
 
@@ -263,7 +205,7 @@ class Testbed:
         self._procs: list[subprocess.Popen] = []
         self._timers: list[threading.Timer] = []
         self._created: list[str] = []
-        self._old_sigterm = None
+        self._signals = contextlib.ExitStack()
         self.offloads: dict = {}
         self.notes: list[str] = []
         self.effective_sysctls: dict = {}
@@ -277,8 +219,7 @@ class Testbed:
         if why:
             raise LabError(why)
         _LIVE.add(self)
-        if threading.current_thread() is threading.main_thread():
-            self._old_sigterm = signal.signal(signal.SIGTERM, _sigterm_to_exit)
+        self._signals.enter_context(netns.signals_raise())
         try:
             self._setup()
         except BaseException:
@@ -302,22 +243,23 @@ class Testbed:
                     pass
         self._procs.clear()
         for ns in reversed(self._created):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+            # also kills what is still running inside; a namespace that resists deletion
+            # must not hide the exception that brought us here
+            with contextlib.suppress(LabError):
+                netns.delete_netns(ns)
         self._created.clear()
         _LIVE.discard(self)
-        if self._old_sigterm is not None:
-            signal.signal(signal.SIGTERM, self._old_sigterm)
-            self._old_sigterm = None
+        self._signals.close()
 
     # -- setup ----------------------------------------------------------------------------
 
     def _ns(self, role: str, *cmd: str, check: bool = True, input: str | None = None):
-        return _run(["ip", "netns", "exec", self.ns[role], *cmd], check=check, input=input)
+        return _run(netns.exec_argv(self.ns[role], *cmd), check=check, input=input)
 
     def _setup(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         for role in ("cli", "rtr", "srv"):
-            _run(["ip", "netns", "add", self.ns[role]])
+            netns.add_netns(self.ns[role])
             self._created.append(self.ns[role])
         c, r, s = self.ns["cli"], self.ns["rtr"], self.ns["srv"]
         # Both ends created directly inside their namespaces: no name clashes in the root ns.
@@ -524,16 +466,15 @@ table inet hsb {{
         qd_before = {d: self._qdisc_dropped(d) or 0 for d in ("r0", "r1")}
         dumps = []
         try:
-            dumps.append(_Tcpdump(self.ns["srv"], "s0", srv_pcap, snaplen=snaplen, linktype=None,
-                                  nano=nano, bpf=bpf, buffer_kib=buffer_kib, immediate=immediate))
-            dumps.append(_Tcpdump(self.ns["cli"], client_iface, cli_pcap, snaplen=snaplen,
-                                  linktype=client_linktype, nano=nano, bpf=bpf, buffer_kib=buffer_kib,
-                                  immediate=immediate))
-            for d in dumps:
-                self._procs.append(d.proc)
-            scmd = ["ip", "netns", "exec", self.ns["srv"], sys.executable, AGENT, "serve",
-                    "--bind", server, "--port", str(port), "--cc", cc, "--conns", str(conns),
-                    "--ready-file", str(ready), "--drain-timeout", str(timeout_s)]
+            for ns, iface, path, linktype in ((self.ns["srv"], "s0", srv_pcap, None),
+                                              (self.ns["cli"], client_iface, cli_pcap, client_linktype)):
+                dumps.append(Tcpdump(iface, path, ns=ns, snaplen=snaplen, linktype=linktype, nano=nano,
+                                     bpf=bpf, buffer_kib=buffer_kib, immediate=immediate))
+                self._procs.append(dumps[-1].proc)
+                dumps[-1].wait_ready()
+            scmd = netns.exec_argv(self.ns["srv"], sys.executable, AGENT, "serve",
+                                   "--bind", server, "--port", str(port), "--cc", cc, "--conns", str(conns),
+                                   "--ready-file", str(ready), "--drain-timeout", str(timeout_s))
             scmd += ["--bytes", str(nbytes)] if nbytes is not None else ["--duration", str(duration)]
             if sndbuf:
                 scmd += ["--sndbuf", str(sndbuf)]
@@ -547,9 +488,9 @@ table inet hsb {{
                     raise LabError(f"server agent did not start: {sp.stderr.read() if sp.stderr else ''}")
                 time.sleep(0.01)
             ready.unlink(missing_ok=True)
-            ccmd = ["ip", "netns", "exec", self.ns["cli"], sys.executable, AGENT, "fetch",
-                    "--host", server, "--port", str(port), "--cc", cc, "--conns", str(conns),
-                    "--timeout", str(timeout_s)]
+            ccmd = netns.exec_argv(self.ns["cli"], sys.executable, AGENT, "fetch",
+                                   "--host", server, "--port", str(port), "--cc", cc, "--conns", str(conns),
+                                   "--timeout", str(timeout_s))
             if concurrent:
                 ccmd.append("--concurrent")
             if gap_s:
@@ -633,10 +574,6 @@ def _drop_rule(prefix: str, k: int, counter: str) -> str:
         return ""
     rnd = "" if k >= 1_000_000 else f"numgen random mod 1000000 < {k} "
     return f"{prefix}{rnd}counter name {counter} drop"
-
-
-def _sigterm_to_exit(signum, frame):  # pragma: no cover - exercised by hand
-    raise SystemExit(128 + signum)
 
 
 @atexit.register

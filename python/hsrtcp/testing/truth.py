@@ -1,7 +1,7 @@
 """Ground truth from two captures of the same TCP connections: one at the server (sender of the
 bulk data) and one at the client (receiver), as made by :mod:`hsrtcp.testing.netbed`.
 
-The truth is computed with the independent pure-Python reader of :mod:`hsrtcp.testing.pcapio`,
+The truth is computed with the independent reader of :mod:`hsrtcp.testing.pcapio` (dpkt),
 never with the analyzer it checks. Definitions (targets.md M8, M9, M12):
 
 Connections

@@ -11,7 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
-from hsrtcp.lab import pcap
+from hsrtcp.testing import pcapio
 
 
 def write_bw_trace(path: Path, segments: list[tuple[str, float]]) -> Path:
@@ -85,7 +85,7 @@ def two_path_config(d: Path, *, p2_up_bw_trace: str | None = None) -> Path:
     return path
 
 
-def match(sent: list[pcap.Packet], received: list[pcap.Packet]) -> list[tuple[pcap.Packet, pcap.Packet | None]]:
+def match(sent: list[pcapio.TcpPacket], received: list[pcapio.TcpPacket]) -> list[tuple[pcapio.TcpPacket, pcapio.TcpPacket | None]]:
     """Pair each sent TCP packet with its arrival on the other side of the emulator.
 
     Key: 4-tuple, sequence and acknowledgment numbers, IP id and payload length — the emulator
@@ -97,12 +97,9 @@ def match(sent: list[pcap.Packet], received: list[pcap.Packet]) -> list[tuple[pc
 
     arrivals: dict = {}
     for p in received:
-        if p.proto == 6:
-            arrivals.setdefault(key(p), []).append(p)
+        arrivals.setdefault(key(p), []).append(p)
     out = []
     for p in sent:
-        if p.proto != 6:
-            continue
         lst = arrivals.get(key(p))
         out.append((p, lst.pop(0) if lst else None))
     return out

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from hsrtcp.lab import netns, pcap
+from hsrtcp.lab import netns
+from hsrtcp.testing import pcapio
 
 from labtools import one_path_config, write_bw_trace
 
@@ -29,8 +30,8 @@ def test_emulate_runs_a_command_through_the_path(tmp_path):
     results = json.loads(res.stdout[res.stdout.index("["):])  # the client's JSON, passed through
     assert results[0]["bytes"] == 1_000_000 and results[0]["server_cc"] == "reno"
     assert results[0]["local"].startswith("10.1.1.1:")  # it really ran on the phone side
-    sent = pcap.read(tmp_path / "run" / "capture" / "server.pcap")
-    assert sum(p.payload_len for p in sent if p.proto == 6 and p.sport == 5201) >= 1_000_000
+    sent = list(pcapio.read_tcp(tmp_path / "run" / "capture" / "server.pcap"))
+    assert sum(p.payload_len for p in sent if p.sport == 5201) >= 1_000_000
     rid = json.loads((tmp_path / "run" / "outcome.json").read_text())["rattan_id"]
     assert rid and not [n for n in netns.list_netns() if n.endswith("-" + rid)]
     # a failing command's exit code is the run's

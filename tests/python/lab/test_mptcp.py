@@ -5,7 +5,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from hsrtcp.lab import emulate, pcap
+from hsrtcp.lab import emulate
+from hsrtcp.testing import pcapio
 
 from labtools import two_path_config
 
@@ -25,32 +26,32 @@ def run(tmp_path_factory):
 
 
 def _tuples(pkts):
-    return {(p.src, p.sport, p.dst, p.dport) for p in pkts if p.proto == 6 and p.mptcp_subtypes}
+    return {(p.src, p.sport, p.dst, p.dport) for p in pkts if p.mptcp_subtypes}
 
 
 def test_one_subflow_per_path(run):
-    p1 = pcap.read(run / "capture" / "phone_p1.pcap")
-    p2 = pcap.read(run / "capture" / "phone_p2.pcap")
+    p1 = list(pcapio.read_tcp(run / "capture" / "phone_p1.pcap"))
+    p2 = list(pcapio.read_tcp(run / "capture" / "phone_p2.pcap"))
     t1, t2 = _tuples(p1), _tuples(p2)
     # each direction of one connection per path, all carrying MPTCP options
     assert len({tuple(sorted([(a, b), (c, d)])) for a, b, c, d in t1}) == 1
     assert len({tuple(sorted([(a, b), (c, d)])) for a, b, c, d in t2}) == 1
     assert all(src in ("10.1.1.1", "10.2.1.1") for src, *_ in t1)
     assert all(src in ("10.1.2.1", "10.2.1.1") for src, *_ in t2)
-    syn1 = next(p for p in p1 if p.proto == 6 and p.flags & pcap.TCP_SYN)
-    syn2 = next(p for p in p2 if p.proto == 6 and p.flags & pcap.TCP_SYN)
+    syn1 = next(p for p in p1 if p.flags & pcapio.TCP_SYN)
+    syn2 = next(p for p in p2 if p.flags & pcapio.TCP_SYN)
     assert MP_CAPABLE in syn1.mptcp_subtypes and syn1.src == "10.1.1.1"
     assert MP_JOIN in syn2.mptcp_subtypes and syn2.src == "10.1.2.1"
     # both subflows carried a real share of the data (capacities 20 and 10 Mbit/s)
-    data1 = sum(p.payload_len for p in p1 if p.proto == 6 and p.sport == 5201)
-    data2 = sum(p.payload_len for p in p2 if p.proto == 6 and p.sport == 5201)
+    data1 = sum(p.payload_len for p in p1 if p.sport == 5201)
+    data2 = sum(p.payload_len for p in p2 if p.sport == 5201)
     assert data1 > 2e6 and data2 > 1e6, (data1, data2)
 
 
 def test_join_rtt_is_the_second_paths(run):
-    p2 = pcap.read(run / "capture" / "phone_p2.pcap")
-    syn = next(p for p in p2 if p.proto == 6 and p.flags == pcap.TCP_SYN)
-    synack = next(p for p in p2 if p.proto == 6 and p.flags & pcap.TCP_SYN and p.flags & pcap.TCP_ACK)
+    p2 = list(pcapio.read_tcp(run / "capture" / "phone_p2.pcap"))
+    syn = next(p for p in p2 if p.flags == pcapio.TCP_SYN)
+    synack = next(p for p in p2 if p.flags & pcapio.TCP_SYN and p.flags & pcapio.TCP_ACK)
     assert 0.060 <= synack.ts - syn.ts <= 0.070  # 2 × 30 ms
 
 

@@ -20,7 +20,8 @@ from collections import Counter
 import polars as pl
 import pytest
 
-from hsrtcp.lab import emulate, pcap
+from hsrtcp.lab import emulate
+from hsrtcp.testing import pcapio
 
 from labtools import have_tshark, match, one_path_config, write_bw_trace, write_loss_trace
 
@@ -40,19 +41,20 @@ def run(tmp_path_factory):
     out = emulate.run(cfg, d / "run", {"kind": "measure", "flow": {"type": "duration", "duration_s": 13,
                                                                      "cc": "bbr"}})
     assert out.ok, out.errors
-    phone = pcap.read(d / "run" / "capture" / "phone_p1.pcap")
-    server = pcap.read(d / "run" / "capture" / "server.pcap")
-    t0 = pcap.first_ipv4_time(d / "run" / "capture" / "phone_p1.pcap")
+    phone = list(pcapio.read_tcp(d / "run" / "capture" / "phone_p1.pcap"))
+    server = list(pcapio.read_tcp(d / "run" / "capture" / "server.pcap"))
+    t0 = pcapio.first_ip_time(d / "run" / "capture" / "phone_p1.pcap")
     return {"dir": d / "run", "phone": phone, "server": server, "t0": t0, "outcome": out}
 
 
 def _down_data(pkts):
-    return [p for p in pkts if p.proto == 6 and p.sport == 5201 and p.payload_len]
+    return [p for p in pkts if p.sport == 5201 and p.payload_len]
 
 
 def test_first_packet_is_the_syn(run):
-    first = next(p for p in run["phone"] if p.proto is not None)
-    assert first.flags & pcap.TCP_SYN and not first.flags & pcap.TCP_ACK
+    first = run["phone"][0]
+    assert first.ts == run["t0"]  # no other IP packet (UDP, ICMP...) came before it
+    assert first.flags & pcapio.TCP_SYN and not first.flags & pcapio.TCP_ACK
     assert first.dport == 5201
 
 
@@ -97,7 +99,7 @@ def test_loss_share_and_one_way_delays(run):
     assert abs(share - LOSS_P) < 0.009, share  # > 3.5 binomial standard deviations
     down_owd = min(r.ts - s.ts for s, r in pairs if r is not None)
     assert 0.025 <= down_owd <= 0.027, down_owd  # 25 ms + one 1500-B serialization at 20 Mbit/s
-    ups = [p for p in run["phone"] if p.proto == 6 and p.dport == 5201]
+    ups = [p for p in run["phone"] if p.dport == 5201]
     up_pairs = match(ups, run["server"])
     assert all(r is not None for _, r in up_pairs)  # no uplink loss configured
     up_owd = min(r.ts - s.ts for s, r in up_pairs)
@@ -133,7 +135,7 @@ def test_pcap_reader_agrees_with_tshark(run):
     res = subprocess.run(["tshark", "-r", str(f), "-Y", "tcp", "-T", "fields", "-e", "tcp.len", "-e", "ip.id"],
                          capture_output=True, text=True, check=True)
     rows = [ln.split("\t") for ln in res.stdout.splitlines() if ln]
-    ours = [p for p in run["phone"] if p.proto == 6]
+    ours = run["phone"]
     assert len(ours) == len(rows)
     assert sum(p.payload_len for p in ours) == sum(int(r[0]) for r in rows)
     assert [p.ip_id for p in ours[:50]] == [int(r[1], 16) for r in rows[:50]]

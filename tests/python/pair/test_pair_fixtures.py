@@ -76,7 +76,7 @@ def test_clock_offset_added_on_purpose_is_found():
     # the client capture's clock was moved forward: server = client - offset
     assert abs(m["clock_offset_s"] + meta["time_offset_s"]) < 1e-3
     assert m["clock_offset_uncertainty_s"] < 1e-3
-    # establishment time (M18) on the aligned clock, witnessed with the pure-Python reader and
+    # establishment time (M18) on the aligned clock, witnessed with the independent (dpkt) reader and
     # the true clock: server's first receipt of an ACK of its SYN-ACK - client's first SYN
     from hsrtcp.testing.pcapio import read_tcp
 
@@ -229,7 +229,7 @@ def test_timeout_sequences_match_an_independent_scan(name):
 def test_ack_delay_spurious_timeout_is_rto_estimation_with_its_bias():
     """Uplink throttled to 2 kbit/s for 0.4 s, nothing dropped: the ACK of the head arrives
     after the RTO fired. Cause RTOEI; bias t6 - t4 = the ACK's arrival - the retransmission,
-    witnessed with the pure-Python reader."""
+    witnessed with the independent (dpkt) reader."""
     from hsrtcp.testing.pcapio import read_tcp
 
     ds = _run("ack_delay")

@@ -1,6 +1,6 @@
 """Independent witness for the cause of each spurious timeout (targets.md M12, M14).
 
-Written against the pure-Python reader :mod:`hsrtcp.testing.pcapio`, not the Rust matcher,
+Written against the independent reader :mod:`hsrtcp.testing.pcapio` (dpkt), not the Rust matcher,
 and on the *true* common clock of the lab (both tcpdumps run on one host): the client
 capture's times are corrected by the offset the test added on purpose, never by the
 matcher's estimate. For a timeout whose first RTO retransmission left the server at ``t_r``

@@ -1,4 +1,4 @@
-"""The independent pure-Python capture reader, checked against tcpdump and across encodings."""
+"""The independent capture reader (dpkt), checked against tcpdump, tshark and across encodings."""
 
 from __future__ import annotations
 
