@@ -80,7 +80,7 @@ def missing_requirements(need_nft: bool = True) -> str | None:
     if os.geteuid() != 0:
         return "the namespace testbed needs root (network namespaces, tcpdump, nftables)"
     tools = ["ip", "tcpdump", "tc"] + (["nft"] if need_nft else [])
-    missing = [t for t in tools if shutil.which(t) is None]
+    missing = [t for t in tools if netns.find_tool(t) is None]
     if missing:
         return f"the namespace testbed needs {', '.join(missing)} (not found on PATH)"
     return None
