@@ -153,3 +153,15 @@ def test_mixed_link_types_in_one_pcapng():
     tot = json.loads((DATA / "any_sll2.json").read_text())["truth"]["totals"]
     assert set(seen.values()) <= {1, 2}
     assert sum(1 for n in seen.values() if n == 1) == tot["data_lost"] + tot["acks_lost"]
+
+
+def test_first_ip_time_and_ip_lengths():
+    # IP lengths from the headers (Linux sends no IPv4 options, no IPv6 extension headers here),
+    # so a snaplen-cut record still gives the packet's true size
+    v4 = list(pcapio.read_tcp(DATA / "drops_cubic.server.pcap"))
+    assert pcapio.first_ip_time(DATA / "drops_cubic.server.pcap") == v4[0].ts
+    assert all(p.ip_len == 20 + p.doff + p.payload_len for p in v4)
+    assert any(p.ip_len > 128 for p in v4)  # longer than the snaplen
+    v6 = list(pcapio.read_tcp(DATA / "ipv6_drops.server.pcap"))
+    assert all(p.ip_len == 40 + p.doff + p.payload_len and p.ip_id is None for p in v6)
+    assert pcapio.first_ip_time(DATA / "broken" / "header_only.pcap") is None
