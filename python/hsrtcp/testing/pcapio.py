@@ -247,7 +247,7 @@ def _pcapng_records(path: str, f: BinaryIO, head: bytes) -> Iterator[Record]:
                     raise InputError(f"{path}: offset {offset}: simple packet before any interface")
                 (orig,) = struct.unpack("<I" if le else ">I", block[8:12])
                 yield Record(0, interfaces[0][0], orig, bytes(block[12 : 12 + min(orig, blen - 16)]), offset)
-        except (dpkt.UnpackError, struct.error) as exc:
+        except (dpkt.UnpackError, struct.error, UnicodeDecodeError) as exc:
             raise InputError(f"{path}: offset {offset}: bad pcapng block ({exc or type(exc).__name__})") from None
         offset += blen
 
