@@ -96,3 +96,12 @@ def test_bundle_carries_the_scenario_logs(run):
     assert (run["dir"] / "events.csv").read_text() == run["cs"].events_csv.read_text()
     assert m["seeds"]["scenario"] == 7 and m["seeds"]["rattan_cells"]
     assert bundle.check(run["dir"]) == []
+
+
+def test_bundle_records_complete_captures(run):
+    # tcpdump's own counters (stopped with SIGINT, read from its log) against the files
+    stats = run["manifest"]["captures"]["tcpdump"]
+    assert set(stats) == {"phone_p1", "server"}
+    for name, st in stats.items():
+        recs = sum(1 for _ in pcapio.read_records(run["dir"] / "capture" / f"{name}.pcap"))
+        assert st == {"captured": recs, "dropped_by_kernel": 0}, name
