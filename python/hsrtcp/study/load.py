@@ -12,7 +12,7 @@ Which tables must be there:
   a missing one, or one without the columns the study reads (an older schema), is an input
   error naming the file (exit 3).
 - ``context``, ``labels``, ``handoffs``, ``suspensions``, ``coverage``
-  (/work/context-contract.md): written when the analysis had a radio log. Without
+  (docs/formats/study.md lists the columns read): written when the analysis had a radio log. Without
   ``context`` every flow of that directory is classed ``unknown`` with the reason, and the
   study says so in its notes; it never fails for it.
 """
@@ -73,7 +73,7 @@ def _check(path: Path, table: str) -> pl.Schema:
         raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc
     missing = [c for c in REQUIRED_COLUMNS[table] if c not in schema]
     if missing:
-        doc = FORMAT_DOCS.get(table, "/work/context-contract.md")
+        doc = FORMAT_DOCS.get(table, "docs/formats/study.md (Inputs)")
         raise InputError(f"{path}: {table} table without the column(s) {', '.join(missing)}: an older "
                          f"or different schema than {doc} describes; re-run hsrtcp analyze with this version")
     return schema

@@ -222,7 +222,7 @@ def handoff_intervals(handoffs: pl.DataFrame | None, o: Options) -> pl.DataFrame
     """Seed 003 Fig. 10: M23 handoff intervals per carrier (and the ``--by`` columns the
     handoffs table has after the labels join), with the share <= 10 s (T3-19). The unit of
     the bootstrap and of ``n_flows`` is a trip: one (result, run, carrier)."""
-    keys = ["carrier", *o.by]
+    keys = list(dict.fromkeys(["carrier", *o.by]))
     if handoffs is None or handoffs.is_empty():
         schema = {"table": pl.String, **{k: pl.String for k in keys}, "metric": pl.String, "unit": pl.String,
                   "statistic": pl.String, **SUMMARY_STATS}
