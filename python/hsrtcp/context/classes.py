@@ -16,9 +16,10 @@ A flow's interval is [first_ts, last_ts] (its first and last packet). Over it:
   class (speed outside the bands, a static/low flow with handoffs) and for flows with a RAT
   change (A2 excludes them, as S0 §IV-A); ``unknown`` when the context cannot be judged.
   ``class_reason`` says why for ``other`` and ``unknown``.
-- coverage of the interval: the samples, clipped to the interval, together with its two
-  ends must leave no hole longer than :data:`hsrtcp.context.readers.GAP_S`; otherwise the
-  flow is ``unknown`` (``gps gap 12.0 s`` / ``cell log gap 12.0 s``).
+- coverage of the interval: no two consecutive samples around the interval (the pair
+  overlaps it) more than :data:`hsrtcp.context.readers.GAP_S` apart, and samples reaching
+  both ends within that; otherwise the flow is ``unknown`` (``gps gap 12.0 s`` /
+  ``cell log gap 12.0 s``, the length of the hole in the log).
 - ``signal_s3`` (M26, seed 003 levels): mean RSRP of the interval's LTE samples: ``good``
   ≥ −85 dBm, ``average`` [−95, −85), ``weak`` [−105, −95), ``bad`` < −105; null without
   LTE samples.
@@ -89,11 +90,18 @@ def signal_s3(rsrp_mean: float | None) -> str | None:
 
 
 def _max_hole(ts: np.ndarray, a: float, b: float) -> float:
-    """Longest stretch of [a, b] without a sample, the samples clipped to the interval
-    (a sample just before ``a`` covers its start)."""
-    pts = np.concatenate(([a], np.clip(ts, a, b), [b]))
-    pts.sort()
-    return float(np.diff(pts).max()) if len(pts) > 1 else 0.0
+    """Longest time between two consecutive samples around [a, b] (the pair overlaps the
+    interval), or before the first / after the last sample when they do not reach its ends.
+    ``ts``: the samples from the last one at or before ``a`` to the first one after ``b``."""
+    if len(ts) == 0:
+        return b - a
+    holes = [ts[0] - a, b - ts[-1], 0.0]
+    if len(ts) > 1:
+        x, y = ts[:-1], ts[1:]
+        over = (y > a) & (x < b)
+        if over.any():
+            holes.append(float((y - x)[over].max()))
+    return float(max(holes))
 
 
 def _window(ts: np.ndarray, a: float, b: float) -> tuple[int, int]:

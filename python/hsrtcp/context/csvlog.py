@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 import polars as pl
 
-from hsrtcp.context.schema import RadioLogError, conform
+from hsrtcp.context.schema import RadioLogError, conform, empty_radio
 
 # Fields of the normalized log a generic CSV can map, with their accepted aliases.
 FIELDS = ("time", "lat", "lon", "speed", "carrier", "rat", "lac", "cid", "rsrp", "rsrq")
@@ -146,6 +146,8 @@ def read_lab(path: str | os.PathLike, t0: float | None = None) -> pl.DataFrame:
     if missing:
         raise RadioLogError(f"{file}:1: missing column(s) {', '.join(missing)} (radio.md needs "
                             f"{', '.join(LAB_COLUMNS)})")
+    if not rows:
+        return empty_radio()
     cols = {}
     for c in LAB_COLUMNS:
         if c not in header:
@@ -155,11 +157,10 @@ def read_lab(path: str | os.PathLike, t0: float | None = None) -> pl.DataFrame:
             cols[c] = s
         else:
             cols[c] = to_number(file, s, lines, c, pl.Int64 if c in ("lac", "cid") else pl.Float64)
-    df = pl.DataFrame(cols, schema_overrides={k: v.dtype for k, v in cols.items()}) if rows else pl.DataFrame()
-    if rows and t0 is not None:
+    df = pl.DataFrame(cols)
+    if t0 is not None:
         df = df.with_columns(pl.col("ts") + t0)
-    df = df.with_columns(pl.lit(os.path.basename(file)).alias("source"),
-                         pl.Series("line", lines, dtype=pl.Int64)) if rows else df
+    df = df.with_columns(pl.lit(os.path.basename(file)).alias("source"), pl.Series("line", lines, dtype=pl.Int64))
     return conform(df)
 
 
@@ -190,6 +191,8 @@ def read_generic(path: str | os.PathLike, mapping: dict[str, tuple[str, str | No
                             f"found; map them with --radio-map")
     if ("lat" in chosen) != ("lon" in chosen):
         raise RadioLogError(f"{file}:1: lat and lon must both be given")
+    if not rows:
+        return empty_radio()
     out: dict[str, pl.Series] = {}
     for field, (col, unit) in chosen.items():
         s = _column(file, header, rows, lines, col)
@@ -203,8 +206,6 @@ def read_generic(path: str | os.PathLike, mapping: dict[str, tuple[str, str | No
             v = to_number(file, s, lines, f"{field} ({col})")
             name = {"speed": "speed_kmh", "rsrp": "rsrp_dbm", "rsrq": "rsrq_db"}.get(field, field)
             out[name] = v * UNITS[field].get(unit or next(iter(UNITS[field])), 1.0)
-    df = pl.DataFrame(out) if rows else pl.DataFrame()
-    if rows:
-        df = df.with_columns(pl.lit(os.path.basename(file)).alias("source"),
-                             pl.Series("line", lines, dtype=pl.Int64))
+    df = pl.DataFrame(out).with_columns(pl.lit(os.path.basename(file)).alias("source"),
+                                        pl.Series("line", lines, dtype=pl.Int64))
     return conform(df)
