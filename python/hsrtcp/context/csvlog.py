@@ -9,6 +9,7 @@ with polars, and the first value that does not convert is reported as ``file:lin
 from __future__ import annotations
 
 import csv
+import io
 import os
 from datetime import datetime, timezone
 
@@ -68,29 +69,42 @@ def parse_mapping(text: str | None) -> dict[str, tuple[str, str | None]]:
 
 
 def read_rows(path: str | os.PathLike) -> tuple[list[str], list[list[str]], list[int]]:
-    """Header, rows (as strings) and the 1-based line each row starts on."""
+    """Header, rows (as strings) and the 1-based line each row starts on. (Radio logs are
+    small — 1 Hz, tens of bytes a row — so the file is decoded whole, which lets a decoding
+    error name its line.)"""
     name = os.fspath(path)
     try:
-        with open(name, newline="", encoding="utf-8") as fh:
-            reader = csv.reader(fh)
-            header = next(reader, None)
-            if header is None:
-                raise RadioLogError(f"{name}:1: empty file (expected a CSV header)")
-            header = [h.strip() for h in header]
-            rows, lines = [], []
-            start = reader.line_num + 1
-            for row in reader:
-                if row and any(v.strip() for v in row):
-                    if len(row) != len(header):
-                        raise RadioLogError(f"{name}:{start}: {len(row)} fields, the header has "
-                                            f"{len(header)}")
-                    rows.append(row)
-                    lines.append(start)
-                start = reader.line_num + 1
+        with open(name, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise RadioLogError(f"{name}: {exc.strerror}") from exc
+    try:
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise RadioLogError(f"{name}: not UTF-8 text (byte {exc.start}): not a CSV radio log?") from exc
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise RadioLogError(f"{name}:{line}: not UTF-8 text (byte {exc.start}): not a CSV radio log?") from None
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise RadioLogError(f"{name}:{line}: NUL byte: not a CSV radio log?")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise RadioLogError(f"{name}:1: empty file (expected a CSV header)")
+        header = [h.strip() for h in header]
+        if len(set(header)) != len(header):
+            raise RadioLogError(f"{name}:1: repeated column names in the header")
+        rows, lines = [], []
+        start = reader.line_num + 1
+        for row in reader:
+            if row and any(v.strip() for v in row):
+                if len(row) != len(header):
+                    raise RadioLogError(f"{name}:{start}: {len(row)} fields, the header has {len(header)}")
+                rows.append(row)
+                lines.append(start)
+            start = reader.line_num + 1
     except csv.Error as exc:
-        raise RadioLogError(f"{name}:{reader.line_num}: {exc}") from exc
+        raise RadioLogError(f"{name}:{reader.line_num}: {exc}") from None
     return header, rows, lines
 
 
