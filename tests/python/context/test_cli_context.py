@@ -1,0 +1,132 @@
+"""`hsrtcp analyze --radio ...` end to end on the shipped example captures (examples/, one
+download seen from the phone and the server) with radio logs written here around the
+flow's real packet times: the context tables are written, every flow keeps a context row,
+and bad radio logs exit 3 with file and line while the flows are still written."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import hsrtcp
+from hsrtcp.cli import quick
+
+from .logs import lab_log
+
+ROOT = Path(__file__).resolve().parents[3]
+PHONE, SERVER = ROOT / "examples" / "phone.pcap", ROOT / "examples" / "server.pcap"
+TABLES = ("radio", "handoffs", "context", "suspensions", "coverage", "labels")
+
+
+@pytest.fixture(scope="module")
+def span():
+    f = hsrtcp.analyze([PHONE], vantage="client").flows
+    return float(f["first_ts"].min()), float(f["last_ts"].max())
+
+
+def _run(*args, cwd):
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    return subprocess.run([sys.executable, "-m", "hsrtcp", "analyze", *map(str, args), "-q", "--no-plot"],
+                          capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+
+
+def _two_carrier_csv(path: Path, start: float, mid: float):
+    """Generic CSV, epoch ms, speed in m/s: carrier U hands over once at ``mid`` (cell 7 -> 8),
+    carrier M never; 83.333 m/s = 300 km/h."""
+    lines = ["Time,Op,Net,TAC,CI,Vel,RSRP,RSRQ"]
+    t = float(int(start) - 2)  # on the 0.25-s grid
+    while t < start + 10.0:
+        for op in ("M", "U"):
+            cid = 8 if op == "U" and t >= mid else 7
+            lines.append(f"{round(t * 1000)},{op},LTE,1,{cid},83.333,-80,-10")
+        t += 0.25
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_pair_with_a_two_carrier_generic_csv(tmp_path, span):
+    a, b = span
+    mid = round((a + b) / 2 * 4) / 4  # on the 0.25-s grid, inside the flow
+    log = _two_carrier_csv(tmp_path / "trip.csv", a, mid)
+    rmap = "time=Time:ms,carrier=Op,rat=Net,lac=TAC,cid=CI,speed=Vel:m/s,rsrp=RSRP,rsrq=RSRQ"
+    p = _run("--client", PHONE, "--server", SERVER, "--radio", log, "--radio-map", rmap, "--carrier", "U",
+             "--label", "site=lab", "--label", "train=G1", "-o", "out", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "out"
+    for t in TABLES:
+        assert (out / f"{t}.parquet").exists()
+    flows = pl.read_parquet(out / "flows.parquet")
+    ctx = pl.read_parquet(out / "context.parquet")
+    assert sorted(ctx["flow_id"]) == sorted(flows["flow_id"])  # one row per flows row, client/server/matched
+    assert set(ctx["carrier"]) == {"U"}
+    assert ctx["handoffs"].to_list() == [1, 1, 1]
+    assert set(ctx["flow_class"]) == {"high_1_8"} and set(ctx["speed_class"]) == {"high"}
+    h = pl.read_parquet(out / "handoffs.parquet")
+    assert h.select("carrier", "ts", "old_cid", "new_cid").rows() == [("U", mid, 7, 8)]
+    lab = pl.read_parquet(out / "labels.parquet")
+    assert lab.select("site", "train").rows() == [("lab", "G1")]
+    assert lab["client_capture"][0].endswith("phone.pcap")
+    # phone-side flow only: one suspension row for the one handoff
+    sus = pl.read_parquet(out / "suspensions.parquet")
+    phone_id = flows.filter(pl.col("vantage") == "client")["flow_id"].to_list()
+    assert sus["flow_id"].to_list() == phone_id and sus["handoff_ts"].to_list() == [mid]
+    # the results directory loads with its context tables
+    ds = hsrtcp.Dataset.read(out)
+    assert set(TABLES) <= set(ds.extra)
+    # without --carrier the flows stay, classed unknown
+    p = _run("--client", PHONE, "--server", SERVER, "--radio", log, "--radio-map", rmap, "-o", "o2", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    c2 = pl.read_parquet(tmp_path / "o2" / "context.parquet")
+    assert set(c2["flow_class"]) == {"unknown"}
+    assert set(c2["class_reason"]) == {"several carriers in the log (say --carrier NAME)"}
+
+
+def test_single_capture_streaming_path_with_offset(tmp_path, span):
+    a, b = span
+    # lab-format log on a clock 3600.5 s behind the capture: one handoff 1 s into the flow
+    rows = [(t - a - 1 + 0.0, "M", "LTE", 1, 10 if t < a + 1 else 11) for t in
+            [a - 1 + 0.5 * i for i in range(int((b - a) * 2) + 6)]]
+    log = lab_log(tmp_path / "radio.csv", [(r[0] + a - 3600.5 + 1, *r[1:]) for r in rows])
+    p = _run(PHONE, "--vantage", "client", "--radio", log, "-o", "late", cwd=tmp_path)
+    assert p.returncode == 3
+    assert f"{log}: no overlap with the captures" in p.stderr
+    assert (tmp_path / "late" / "flows.parquet").exists()
+    p = _run(PHONE, "--vantage", "client", "--radio", log, "--radio-offset", "3600.5", "-o", "ok", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    ctx = pl.read_parquet(tmp_path / "ok" / "context.parquet")
+    assert ctx.select("handoffs", "flow_class").rows() == [(1, "high_1_8")]
+
+
+def test_bad_radio_log_exits_3_and_keeps_the_flows(tmp_path, span):
+    a, _ = span
+    log = lab_log(tmp_path / "radio.csv", [(a, "M", "LTE", 1, 10), (a + 1, "M", "LTE", 1, 10),
+                                           (a + 0.5, "M", "LTE", 1, 11)])
+    p = _run("--client", PHONE, "--server", SERVER, "--radio", log, "-o", "out", cwd=tmp_path)
+    assert p.returncode == 3
+    assert f"{log}:4: time goes backwards for carrier M" in p.stderr
+    assert "Traceback" not in p.stderr
+    flows = pl.read_parquet(tmp_path / "out" / "flows.parquet")
+    ctx = pl.read_parquet(tmp_path / "out" / "context.parquet")
+    assert len(ctx) == len(flows) == 3
+    assert set(ctx["flow_class"]) == {"unknown"}
+    assert ctx["class_reason"][0].startswith(f"radio log rejected: {log}:4: time goes backwards")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--radio-map", "speed=v:furlong"], "unknown unit 'furlong' for speed"),
+    (["--label", "novalue"], "expected KEY=VALUE"),
+    (["--label", "cc=x"], "a built-in labels column"),
+])
+def test_usage_errors_exit_2(tmp_path, args, message):
+    p = _run(PHONE, "--radio", PHONE, *args, "-o", "out", cwd=tmp_path)
+    assert p.returncode == 2 and message in p.stderr
+
+
+def test_radio_options_are_left_to_click():
+    for opt in ("--radio", "--radio-offset", "--radio-format", "--radio-map", "--carrier", "--label"):
+        assert quick.parse(["analyze", str(PHONE), opt, "x"]) is None
