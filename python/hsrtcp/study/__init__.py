@@ -122,6 +122,11 @@ def study(results: str | os.PathLike | Iterable[str | os.PathLike], by: Iterable
                      "tables have only the 'unknown' and 'all' groups with data")
     if res.suspensions is None:
         notes.append("no suspensions table (needs a radio log): M24 is not reported")
+    elif res.suspensions["suspension_s"].null_count():
+        why = (res.suspensions.filter(pl.col("suspension_s").is_null())["reason"].drop_nulls().unique().to_list()
+               if "reason" in res.suspensions.columns else [])
+        notes.append(f"{res.suspensions['suspension_s'].null_count()} suspensions without a value"
+                     + (f" ({'; '.join(why)})" if why else ""))
     if res.handoffs is None:
         notes.append("no handoffs table (needs a radio log): M23 is not reported")
     if res.coverage is None:
