@@ -40,7 +40,7 @@ NO_CONTEXT_REASON = "no radio log (results analyzed without context)"
 
 
 def attach_context(conns: pl.DataFrame, res: Results) -> pl.DataFrame:
-    """Join context (by result, flow_id) and labels (by result, run_id) to the connections;
+    """Join context (by result, flow_id) and labels (by result, input_id or run_id) to the connections;
     flows without a context row are classed ``unknown`` with the reason."""
     out = conns
     if res.context is not None:
@@ -61,16 +61,21 @@ def attach_context(conns: pl.DataFrame, res: Results) -> pl.DataFrame:
         pl.col("flow_class").fill_null("unknown"),
     )
     if res.labels is not None:
+        # context rows name their input (input_id, and run_id for bundles): join on input_id
+        # when both tables have it, else on run_id
         labels = res.labels
-        if "run_id" in labels.columns and labels.schema["run_id"] != out.schema["run_id"]:
-            labels = labels.with_columns(pl.col("run_id").cast(out.schema["run_id"], strict=False))
-        clash = [c for c in labels.columns if c in out.columns and c not in ("result", "run_id")]
+        key = "input_id" if "input_id" in labels.columns and "input_id" in out.columns else "run_id"
+        if key in labels.columns and labels.schema[key] != out.schema[key]:
+            labels = labels.with_columns(pl.col(key).cast(out.schema[key], strict=False))
+        clash = [c for c in labels.columns if c in out.columns and c not in ("result", key)]
         labels = labels.rename({c: f"labels.{c}" for c in clash})
-        by_run = out.filter(pl.col("run_id").is_not_null()).join(labels, on=["result", "run_id"], how="left")
-        # no run id (field data, or no context): a directory with a single labels row is one input
-        single = labels.filter(pl.len().over("result") == 1).drop("run_id")
-        no_run = out.filter(pl.col("run_id").is_null()).join(single, on="result", how="left")
-        out = pl.concat([by_run, no_run], how="diagonal_relaxed")
+        if key not in labels.columns:
+            labels = labels.with_columns(pl.lit(None, dtype=out.schema[key]).alias(key))
+        by_key = out.filter(pl.col(key).is_not_null()).join(labels, on=["result", key], how="left")
+        # no key (no context for this flow): a directory with a single labels row is one input
+        single = labels.filter(pl.len().over("result") == 1).drop(key)
+        no_key = out.filter(pl.col(key).is_null()).join(single, on="result", how="left")
+        out = pl.concat([by_key, no_key], how="diagonal_relaxed")
     if "flow_size_bytes" in out.columns:
         size = pl.col("flow_size_bytes").cast(pl.Int64, strict=False)
         flow_type = pl.col("flow_type").cast(pl.String) if "flow_type" in out.columns else pl.lit(None, pl.String)

@@ -265,15 +265,17 @@ def classes(frame: pl.DataFrame, o: Options) -> pl.DataFrame:
 
 
 def coverage(cov: pl.DataFrame | None) -> pl.DataFrame:
-    """Seed 004 §II-B: M28 LTE coverage per results directory and carrier ('*' = at least
-    one carrier on LTE), plus the pooled rows (``result`` null) = Σ lte_s / Σ total_s."""
-    schema = {"result": pl.String, "carrier": pl.String, "lte_s": pl.Float64, "total_s": pl.Float64,
-              "lte_coverage": pl.Float64}
+    """Seed 004 §II-B: M28 LTE coverage per results directory, run and carrier ('*' = at
+    least one carrier on LTE), plus the pooled rows (``result`` and ``run_id`` null) =
+    Σ lte_s / Σ total_s per carrier."""
+    schema = {"result": pl.String, "run_id": pl.String, "carrier": pl.String, "lte_s": pl.Float64,
+              "total_s": pl.Float64, "lte_coverage": pl.Float64}
     if cov is None or cov.is_empty():
         return pl.DataFrame(schema=schema)
-    rows = cov.select("result", "carrier", pl.col("lte_s").cast(pl.Float64), pl.col("total_s").cast(pl.Float64),
-                      pl.col("lte_coverage").cast(pl.Float64))
+    if "run_id" not in cov.columns:
+        cov = cov.with_columns(pl.lit(None, dtype=pl.String).alias("run_id"))
+    rows = cov.select([pl.col(c).cast(t) for c, t in schema.items()])
     pooled = rows.group_by("carrier", maintain_order=True).agg(pl.col("lte_s").sum(), pl.col("total_s").sum()).with_columns(
-        pl.lit(None, dtype=pl.String).alias("result"),
+        pl.lit(None, dtype=pl.String).alias("result"), pl.lit(None, dtype=pl.String).alias("run_id"),
         pl.when(pl.col("total_s") > 0).then(pl.col("lte_s") / pl.col("total_s")).alias("lte_coverage"))
-    return pl.concat([rows, pooled.select(schema.keys())]).cast(schema)
+    return pl.concat([rows, pooled.select(schema.keys())])

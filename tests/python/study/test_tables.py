@@ -254,3 +254,16 @@ def test_bad_input_names_the_file(tmp_path, damage, message):
     with pytest.raises(InputError, match=re.escape(message)) as info:
         hsrtcp.study(d)
     assert str(d) in str(info.value)
+
+
+def test_labels_join_on_input_id_when_context_has_it(tmp_path):
+    # two inputs analyzed together (no run ids: field pairs): context names each flow's input
+    flows = hm.flows([{"flow_id": i, "dupack_rate": 0.1 * i} for i in (1, 2, 3)])
+    ctx = hm.context([{"flow_id": i, "flow_class": "static"} for i in (1, 2, 3)]).with_columns(
+        pl.Series("input_id", [0, 1, 1], dtype=pl.Int64))
+    labels = pl.DataFrame({"input_id": [0, 1], "run_id": [None, None], "site": ["BJ", "TJ"]},
+                          schema_overrides={"run_id": pl.String})
+    d = hm.write(tmp_path / "two", flows=flows, context=ctx, labels=labels)
+    s = hsrtcp.study(d, by="site", min_flows=1, bootstrap=0)
+    assert dict(s.study_flows.select("flow_id", "site").iter_rows()) == {1: "BJ", 2: "TJ", 3: "TJ"}
+    assert _cell(s.dupack, "static", "dupack_rate", site="TJ")["value"] == pytest.approx(0.25)
