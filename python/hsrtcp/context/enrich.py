@@ -214,9 +214,9 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
         lf = pl.scan_parquet(ev).filter(pl.col("kind") == "gap").select("flow_id", "ts", "ts_end", "class")
         gaps = lf.collect()
         if gaps.is_empty():
-            # an engine without gap events writes none at all; a run without silences writes none
-            # either, but then nothing is lost by saying "0 s" rather than null
-            gaps = None if not _engine_has_gaps() else gaps
+            # No gap at all in the whole run: an engine that does not write M24 gaps (a run
+            # of busy flows crossing handoffs without one silence >= 0.2 s is not plausible).
+            gaps = None
     sus = suspensions(phone, ho, gaps)
 
     lab_rows = [dict(i.labels, input_id=i.input_id, source=i.source,
@@ -225,17 +225,6 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
     cov = coverage(radio_df)
     return ContextResult({"radio": radio_df, "handoffs": ho, "context": ctx, "suspensions": sus,
                           "coverage": cov, "labels": lab}, messages)
-
-
-def _engine_has_gaps() -> bool:
-    """Whether the engine writes M24 ``gap`` events (the schema names the kind)."""
-    try:
-        from hsrtcp.runner import native
-
-        sch = dict(native().schemas())
-        return any("gap" in (doc or "") for _, _, doc in sch.get("events", []))
-    except Exception:  # pragma: no cover - schema introspection is best effort
-        return False
 
 
 def _atomic_write(df: pl.DataFrame, path: Path, csv: bool) -> list[Path]:

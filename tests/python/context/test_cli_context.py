@@ -130,3 +130,40 @@ def test_usage_errors_exit_2(tmp_path, args, message):
 def test_radio_options_are_left_to_click():
     for opt in ("--radio", "--radio-offset", "--radio-format", "--radio-map", "--carrier", "--label"):
         assert quick.parse(["analyze", str(PHONE), opt, "x"]) is None
+
+
+def test_bundle_paths_map_to_carriers_in_log_order(tmp_path, span):
+    """A two-path bundle layout (bundle.md) built from the example pair: phone_p1 and
+    phone_p2 (the same phone capture twice) with one server capture, and a radio.csv relative
+    to the manifest's t0 where carrier M (path 1) hands over once and U (path 2) twice."""
+    a, b = span
+    d = tmp_path / "run"
+    (d / "capture").mkdir(parents=True)
+    for name, src in (("phone_p1.pcap", PHONE), ("phone_p2.pcap", PHONE), ("server.pcap", SERVER)):
+        (d / "capture" / name).write_bytes(src.read_bytes())
+    t0 = a - 1.0
+    (d / "manifest.json").write_text(
+        '{"run_id": "001_two_cubic_x_r1", "t0": %r, "radio": "radio.csv", "cc": "cubic", '
+        '"scenario": {"name": "two"}, "flow": {"type": "size", "size_bytes": 2000000}, "mptcp": true}' % t0)
+    mid = (a + b) / 2 - t0
+    rows = []
+    for i in range(int(b - a) + 4):
+        t = float(i)
+        rows.append((t, "M", "LTE", 1, 10 if t < mid else 11))
+        rows.append((t, "U", "LTE", 2, 20 if t < mid - 0.5 or t >= mid + 0.5 else 21))
+    lab_log(d / "radio.csv", rows)
+    p = _run(d, "--label", "batch=7", "-o", "out", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "out"
+    flows = pl.read_parquet(out / "flows.parquet")
+    ctx = pl.read_parquet(out / "context.parquet").join(flows.select("flow_id", "vantage", "capture"), on="flow_id")
+    assert len(ctx) == len(flows)
+    for r in ctx.filter(pl.col("vantage") == "client").iter_rows(named=True):
+        expect = ("M", 1) if r["capture"].endswith("phone_p1.pcap") else ("U", 2)
+        assert (r["carrier"], r["handoffs"]) == expect
+    assert set(ctx["run_id"]) == {"001_two_cubic_x_r1"}
+    lab = pl.read_parquet(out / "labels.parquet")
+    assert lab.select("run_id", "scenario", "cc", "flow_type", "flow_size_bytes", "mptcp", "batch").rows() == [
+        ("001_two_cubic_x_r1", "two", "cubic", "size", 2000000, True, "7")]
+    cov = pl.read_parquet(out / "coverage.parquet")
+    assert cov["carrier"].to_list() == ["M", "U", "*"]
