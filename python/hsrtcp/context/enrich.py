@@ -171,7 +171,12 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
         else:
             cs = lg.carriers
             bundle = iid is not None and inputs[iid].kind == "bundle"
-            if len(cs) == 1:
+            if carrier is not None and not bundle:
+                if carrier in cs:
+                    c = carrier
+                else:
+                    why = f"carrier {carrier} not in the radio log ({', '.join(cs) or 'GPS only'})"
+            elif len(cs) == 1:
                 c = cs[0]
             elif not cs:
                 c = None  # GPS only: speed is judged, handoffs are not
@@ -180,11 +185,6 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
                     c = cs[path - 1]
                 else:
                     why = "flow not matched to a phone path (several carriers in the log)"
-            elif carrier is not None:
-                if carrier in cs:
-                    c = carrier
-                else:
-                    why = f"carrier {carrier} not in the radio log ({', '.join(cs)})"
             else:
                 why = "several carriers in the log (say --carrier NAME)"
         carriers.append(c)

@@ -84,6 +84,11 @@ def test_pair_with_a_two_carrier_generic_csv(tmp_path, span):
     c2 = pl.read_parquet(tmp_path / "o2" / "context.parquet")
     assert set(c2["flow_class"]) == {"unknown"}
     assert set(c2["class_reason"]) == {"several carriers in the log (say --carrier NAME)"}
+    p = _run("--client", PHONE, "--server", SERVER, "--radio", log, "--radio-map", rmap, "--carrier", "T",
+             "-o", "o3", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    c3 = pl.read_parquet(tmp_path / "o3" / "context.parquet")
+    assert set(c3["class_reason"]) == {"carrier T not in the radio log (M, U)"}
 
 
 def test_single_capture_streaming_path_with_offset(tmp_path, span):
