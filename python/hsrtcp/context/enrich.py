@@ -52,15 +52,22 @@ def _key(p) -> str:
     return str(Path(p))
 
 
-def describe_inputs(captures=(), client=(), server=()) -> list[Input]:
-    """The inputs of an analysis in the order hsrtcp.analyze takes them."""
+def describe_inputs(captures=(), client=(), server=(), messages: list[str] | None = None) -> list[Input]:
+    """The inputs of an analysis in the order hsrtcp.analyze takes them (an unreadable
+    manifest is reported in ``messages`` and gives null labels)."""
+    from hsrtcp.errors import InputError
     from hsrtcp.pair import bundle_pairs, is_bundle, read_manifest
 
     inputs: list[Input] = []
     for p in captures:
         if is_bundle(p):
             d = Path(p)
-            m = read_manifest(d)
+            try:
+                m = read_manifest(d)
+            except InputError as exc:
+                m = None
+                if messages is not None:
+                    messages.append(str(exc))
             caps: dict[str, int | None] = {}
             pairs = bundle_pairs(d)
             for c, s in pairs:
@@ -71,11 +78,11 @@ def describe_inputs(captures=(), client=(), server=()) -> list[Input]:
             lab.update(client_capture=",".join(_key(c) for c, _ in pairs), server_capture=_key(pairs[0][1]))
             if not lab.get("run_id"):
                 lab["run_id"] = d.resolve().name
-            radio = (m or {}).get("radio", "radio.csv") if m else "radio.csv"
+            radio = m.get("radio", "radio.csv") if m else "radio.csv"
             rp = d / radio if radio else None
             inputs.append(Input(len(inputs), "bundle", str(d), caps, lab,
                                 str(rp) if rp is not None and rp.exists() else None,
-                                (m or {}).get("t0")))
+                                m.get("t0") if m else None))
         else:
             inputs.append(Input(len(inputs), "capture", _key(p), {_key(p): None}, {"capture": _key(p)}))
     for c, s in zip(client, server):
@@ -251,10 +258,11 @@ def write_context(out_dir, *, captures=(), client=(), server=(), radio=None, rad
 
     Messages name the file and line of every problem with a radio log (the caller prints
     them and exits 3); the tables are written in any case."""
-    inputs = describe_inputs(captures, client, server)
+    problems: list[str] = []
+    inputs = describe_inputs(captures, client, server, problems)
     res = compute_context(out_dir, inputs, radio=radio, radio_format=radio_format, radio_map=radio_map,
                           radio_offset=radio_offset, carrier=carrier, labels=labels)
     written: list[Path] = []
     for name in CONTEXT_TABLES:
         written += _atomic_write(res.tables[name], Path(out_dir) / name, csv)
-    return written, res.messages
+    return written, problems + res.messages

@@ -172,3 +172,28 @@ def test_bundle_paths_map_to_carriers_in_log_order(tmp_path, span):
         ("001_two_cubic_x_r1", "two", "cubic", "size", 2000000, True, "7")]
     cov = pl.read_parquet(out / "coverage.parquet")
     assert cov["carrier"].to_list() == ["M", "U", "*"]
+
+
+def test_bundle_with_a_broken_manifest_and_a_gappy_radio_log(tmp_path, span):
+    """A bundle whose manifest.json is cut and whose radio.csv (epoch times: no t0 without a
+    manifest) has a 12-s hole: exit 3 naming both files, all tables written, the flows
+    across the hole unknown with the reason."""
+    a, b = span
+    d = tmp_path / "run"
+    (d / "capture").mkdir(parents=True)
+    (d / "capture" / "phone_p1.pcap").write_bytes(PHONE.read_bytes())
+    (d / "capture" / "server.pcap").write_bytes(SERVER.read_bytes())
+    (d / "manifest.json").write_text('{"run_id": "x", "t0": ')
+    rows = [(t, "M", "LTE", 1, 10) for t in (a - 10 + i for i in range(7))]    # to a - 4
+    rows += [(t, "M", "LTE", 1, 10) for t in (a + 8 + i for i in range(10))]   # from a + 8
+    log = lab_log(d / "radio.csv", rows)
+    p = _run(d, "-o", "out", cwd=tmp_path)
+    assert p.returncode == 3
+    assert f"{d / 'manifest.json'}: invalid JSON at line 1" in p.stderr
+    assert f"{log}:9: no sample of carrier M for 12.0 s" in p.stderr
+    assert "Traceback" not in p.stderr
+    ctx = pl.read_parquet(tmp_path / "out" / "context.parquet")
+    assert len(ctx) == len(pl.read_parquet(tmp_path / "out" / "flows.parquet"))
+    assert set(ctx["flow_class"]) == {"unknown"}
+    assert {r.split(";")[0] for r in ctx["class_reason"]} == {"gps gap 12.0 s"}
+    assert pl.read_parquet(tmp_path / "out" / "labels.parquet")["run_id"].to_list() == ["run"]
