@@ -267,3 +267,11 @@ def test_labels_join_on_input_id_when_context_has_it(tmp_path):
     s = hsrtcp.study(d, by="site", min_flows=1, bootstrap=0)
     assert dict(s.study_flows.select("flow_id", "site").iter_rows()) == {1: "BJ", 2: "TJ", 3: "TJ"}
     assert _cell(s.dupack, "static", "dupack_rate", site="TJ")["value"] == pytest.approx(0.25)
+
+
+def test_results_without_any_flow(tmp_path):
+    d = hm.write(tmp_path / "empty", flows=hm.flows([]).head(0))
+    s = hsrtcp.study(d)
+    assert s.study_flows.height == 0
+    assert s.dupack["note"].to_list() == ["no flows"] * 3          # the seed's three classes
+    assert "study: 0 flows from 1 results directories" in s.summary()
