@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, str] = {
     "measure": "lab:measure",
     "emulate": "lab:emulate",
     "campaign": "lab:campaign",
+    "study": "study:study",
 }
 
 
