@@ -224,7 +224,12 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
             # No gap at all in the whole run: an engine that does not write M24 gaps (a run
             # of busy flows crossing handoffs without one silence >= 0.2 s is not plausible).
             gaps = None
-    sus = suspensions(phone, ho, gaps)
+    server_of = {}
+    if "server_flow_id" in flows.columns:
+        pairs = flows.filter((pl.col("vantage") == "matched") & pl.col("client_flow_id").is_not_null()
+                             & pl.col("server_flow_id").is_not_null())
+        server_of = dict(pairs.select("client_flow_id", "server_flow_id").iter_rows())
+    sus = suspensions(phone, ho, gaps, server_of)
 
     lab_rows = [dict(i.labels, input_id=i.input_id, source=i.source,
                      run_id=run_of[i.input_id]) for i in inputs]

@@ -15,6 +15,12 @@ sees the silence start one downlink one-way delay after the radio link breaks (p
 had already crossed the radio link still arrive: 20 ms with the smoke scenario's base delay,
 120 ms after its RTT spike), and field radio and capture clocks differ by tens of ms (seed
 002). Without it, a suspension that plainly belongs to the handoff would count as 0 s.
+
+``stalled`` (data outstanding): at the phone of a download every received byte is soon
+acknowledged, so the phone-side gap is ``idle`` even while the server waits for ACKs. When
+the phone flow is paired with a server-side flow (a ``--client``/``--server`` pair or a
+bundle), the gap is also ``stalled`` when a ``stalled`` gap of the server-side flow overlaps
+it; ``stalled_vantage`` says which capture showed the outstanding data (``client`` first).
 """
 
 from __future__ import annotations
@@ -29,16 +35,18 @@ GAP_MIN_S = 0.2
 SUSPENSION_SCHEMA = {"flow_id": pl.UInt64, "run_id": pl.String, "carrier": pl.String,
                      "handoff_ts": pl.Float64, "system": pl.String, "ping_pong": pl.Boolean,
                      "suspension_s": pl.Float64, "gap_start_ts": pl.Float64, "gap_end_ts": pl.Float64,
-                     "stalled": pl.Boolean, "reason": pl.String}
+                     "stalled": pl.Boolean, "stalled_vantage": pl.String, "reason": pl.String}
 
 
-def suspensions(phone_flows: pl.DataFrame, handoffs: pl.DataFrame, gaps: pl.DataFrame | None) -> pl.DataFrame:
+def suspensions(phone_flows: pl.DataFrame, handoffs: pl.DataFrame, gaps: pl.DataFrame | None,
+                server_of: dict | None = None) -> pl.DataFrame:
     """One row per (handoff, phone-side flow) with the handoff inside the flow.
 
     ``phone_flows``: ``flow_id``, ``run_id``, ``carrier``, ``first_ts``, ``last_ts`` of the
     client-vantage flows; ``handoffs``: the handoffs table; ``gaps``: events of kind ``gap``
     (``flow_id``, ``ts``, ``ts_end``, ``class``), or None when the events carry no gap kind
-    at all (an older engine): the rows then have a null ``suspension_s`` and a ``reason``."""
+    at all (an older engine): the rows then have a null ``suspension_s`` and a ``reason``.
+    ``server_of``: phone flow_id -> the paired server-side flow_id (its gaps in ``gaps``)."""
     if phone_flows.is_empty() or handoffs.is_empty():
         return pl.DataFrame(schema=SUSPENSION_SCHEMA)
     hs = handoffs.select(pl.col("run_id"), "carrier", pl.col("ts").alias("handoff_ts"), "system", "ping_pong")
@@ -53,6 +61,7 @@ def suspensions(phone_flows: pl.DataFrame, handoffs: pl.DataFrame, gaps: pl.Data
         return pairs.with_columns(
             pl.lit(None, pl.Float64).alias("suspension_s"), pl.lit(None, pl.Float64).alias("gap_start_ts"),
             pl.lit(None, pl.Float64).alias("gap_end_ts"), pl.lit(None, pl.Boolean).alias("stalled"),
+            pl.lit(None, pl.String).alias("stalled_vantage"),
             pl.lit("no gap events in events.parquet (engine without M24 gaps)").alias("reason"),
         ).select(list(SUSPENSION_SCHEMA))
     by_flow = {fid: (g["ts"].to_numpy(), g["ts_end"].to_numpy(), (g["class"] == "stalled").to_numpy())
@@ -77,10 +86,15 @@ def suspensions(phone_flows: pl.DataFrame, handoffs: pl.DataFrame, gaps: pl.Data
                     pick = int(late[0])
         row = {k: r[k] for k in ("flow_id", "run_id", "carrier", "handoff_ts", "system", "ping_pong")}
         if pick is None:
-            row.update(suspension_s=0.0, gap_start_ts=None, gap_end_ts=None, stalled=None, reason=None)
+            row.update(suspension_s=0.0, gap_start_ts=None, gap_end_ts=None, stalled=None,
+                       stalled_vantage=None, reason=None)
         else:
             s, e, st = g[0][pick], g[1][pick], g[2][pick]
+            where = "client" if st else None
+            peer = by_flow.get((server_of or {}).get(r["flow_id"]))
+            if not st and peer is not None and (peer[2] & (peer[0] < e) & (peer[1] > s)).any():
+                st, where = True, "server"
             row.update(suspension_s=float(e - s), gap_start_ts=float(s), gap_end_ts=float(e),
-                       stalled=bool(st), reason=None)
+                       stalled=bool(st), stalled_vantage=where, reason=None)
         out.append(row)
     return pl.DataFrame(out, schema=SUSPENSION_SCHEMA)

@@ -19,6 +19,8 @@ from hsrtcp.cli import quick
 from .logs import lab_log
 
 ROOT = Path(__file__).resolve().parents[3]
+# the subprocesses run the hsrtcp this test imported
+PKG_ROOT = str(Path(hsrtcp.__file__).resolve().parents[1])
 PHONE, SERVER = ROOT / "examples" / "phone.pcap", ROOT / "examples" / "server.pcap"
 TABLES = ("radio", "handoffs", "context", "suspensions", "coverage", "labels")
 
@@ -30,7 +32,7 @@ def span():
 
 
 def _run(*args, cwd):
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    env = dict(os.environ, PYTHONPATH=PKG_ROOT)
     return subprocess.run([sys.executable, "-m", "hsrtcp", "analyze", *map(str, args), "-q", "--no-plot"],
                           capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
 

@@ -29,10 +29,14 @@ import dpkt
 import polars as pl
 import pytest
 
+import hsrtcp
+
 from hsrtcp.context.classes import flow_class, speed_class
 from hsrtcp.context.suspension import AFTER_S, suspensions
 
 ROOT = Path(__file__).resolve().parents[3]
+# the subprocesses run the hsrtcp this test imported
+PKG_ROOT = str(Path(hsrtcp.__file__).resolve().parents[1])
 pytestmark = pytest.mark.netns
 
 
@@ -42,7 +46,7 @@ def bundles(tmp_path_factory):
         pytest.skip("rattan is not installed (make rattan)")
     out = tmp_path_factory.mktemp("runs")
     env = dict(os.environ, PATH=f"{Path.home() / '.cargo/bin'}:{os.environ.get('PATH', '')}",
-               PYTHONPATH=str(ROOT / "python"))
+               PYTHONPATH=PKG_ROOT)
     p = subprocess.run([sys.executable, "-m", "hsrtcp", "campaign", str(ROOT / "campaigns" / "smoke.toml"),
                         "-o", str(out)], capture_output=True, text=True, timeout=600, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -52,7 +56,7 @@ def bundles(tmp_path_factory):
 
 
 def _analyze(bundle: Path, out: Path) -> dict[str, pl.DataFrame]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    env = dict(os.environ, PYTHONPATH=PKG_ROOT)
     p = subprocess.run([sys.executable, "-m", "hsrtcp", "analyze", str(bundle), "-o", str(out), "-q", "--no-plot"],
                        capture_output=True, text=True, timeout=180, env=env)
     assert p.returncode == 0, p.stderr

@@ -64,3 +64,14 @@ def test_without_gap_events_the_suspension_is_null_with_a_reason():
     s = suspensions(_phone(("M", H - 10, H + 10)), _handoffs(H), None)
     assert s["suspension_s"].to_list() == [None]
     assert s["reason"][0].startswith("no gap events")
+
+
+def test_data_outstanding_from_the_paired_server_flow():
+    """At the phone of a download the gap is idle (all received data acknowledged); the
+    server-side flow's overlapping stalled gap says data was outstanding."""
+    g = _gaps((0, H - 0.1, H + 1.0, "idle"), (7, H - 0.05, H + 0.3, "stalled"), (8, H - 0.05, H + 0.3, "stalled"))
+    phone = _phone(("M", H - 10, H + 10))
+    assert suspensions(phone, _handoffs(H), g).select("stalled", "stalled_vantage").row(0) == (False, None)
+    assert suspensions(phone, _handoffs(H), g, {0: 7}).select("stalled", "stalled_vantage").row(0) == (True, "server")
+    idle_peer = _gaps((0, H - 0.1, H + 1.0, "idle"), (7, H + 1.5, H + 2.0, "stalled"))
+    assert suspensions(phone, _handoffs(H), idle_peer, {0: 7})["stalled"].to_list() == [False]
