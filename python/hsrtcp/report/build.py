@@ -131,7 +131,7 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
 
     def parts(lf: pl.LazyFrame, columns: list[str]) -> dict:
         have = lf.collect_schema().names()
-        df = lf.select([c for c in columns if c in have]).filter(pl.col("flow_id").is_in(ids)).collect()
+        df = lf.select([c for c in columns if c in have]).filter(pl.col("flow_id").is_in(ids.to_list())).collect()
         return {k[0] if isinstance(k, tuple) else k: v for k, v in df.partition_by("flow_id", as_dict=True).items()}
 
     series_by = parts(res.series, ["flow_id", "bin", "t_rel", "bytes", "goodput_bytes", "retransmissions", "bif_max",
@@ -143,13 +143,13 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
     outages_by = {}
     if res.suspensions is not None:
         s = res.suspensions.with_columns(pl.col("flow_id").cast(res.flows.schema["flow_id"]))
-        outages_by = {k[0]: v for k, v in s.filter(pl.col("flow_id").is_in(ids))
+        outages_by = {k[0]: v for k, v in s.filter(pl.col("flow_id").is_in(ids.to_list()))
                       .partition_by("flow_id", as_dict=True).items()}
     handoff_ts = np.sort(_num(res.handoffs, "ts")) if res.handoffs is not None else np.array([])
     carriers = {}
     if res.handoffs is not None and "carrier" in res.handoffs.columns and "carrier" in f.columns:
         carriers = dict(zip(f.get_column("flow_id").to_list(), f.get_column("carrier").to_list()))
-    rows = {r["flow_id"]: r for r in f.filter(pl.col("flow_id").is_in(ids)).iter_rows(named=True)}
+    rows = {r["flow_id"]: r for r in f.filter(pl.col("flow_id").is_in(ids.to_list())).iter_rows(named=True)}
     out = []
     for fid in top_ids:
         row = rows[fid]

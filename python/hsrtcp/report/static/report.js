@@ -102,6 +102,10 @@
     return [r[0] - pad, r[1] + pad];
   }
 
+  function keep(initial) {
+    return (u, min, max) => (min == null || max == null || !isFinite(min) || !isFinite(max) ? initial.slice() : [min, max]);
+  }
+
   function makeChart(spec, parent) {
     const box = document.createElement("div");
     box.className = "chart";
@@ -136,10 +140,11 @@
     const opts = {
       width: width, height: 340,
       scales: {
-        x: { time: false, auto: false, range: x0.slice(), distr: spec.x_log ? 3 : 1 },
-        y: { auto: false, range: y0.slice(), distr: spec.y_log ? 3 : 1 },
+        // fixed initial ranges (lines, marks and bands all in view); a zoom's range passes through
+        x: { time: false, auto: false, range: keep(x0), distr: spec.x_log ? 3 : 1 },
+        y: { auto: false, range: keep(y0), distr: spec.y_log ? 3 : 1 },
       },
-      axes: [{ label: spec.x_label, size: 50 }, { label: spec.y_label, size: 80 }],
+      axes: [{ label: spec.x_label, size: 50, values: ticks }, { label: spec.y_label, size: 80, values: ticks }],
       cursor: { drag: { x: true, y: !!spec.zoom_y, uni: 30 }, bind: { dblclick: () => null } },
       legend: { live: true },
       series: [{ label: spec.x_label }].concat(series.map((s) => ({
@@ -161,6 +166,17 @@
     report.charts[spec.id] = { plot: u, spec: spec, drawnMarks: drawn, initial: { x: x0, y: y0 } };
     return u;
   }
+
+  // axis labels: 3 significant digits with an SI prefix (1.5M, 250k, 12m for 0.012), 0 as 0
+  const SI = [[1e9, "G"], [1e6, "M"], [1e3, "k"], [1, ""], [1e-3, "m"], [1e-6, "µ"]];
+  function si(v) {
+    if (v === 0 || !isFinite(v)) return String(v);
+    const a = Math.abs(v);
+    if (a >= 1 && a < 1e4) return String(+v.toPrecision(4));
+    const [f, p] = SI.find(([f]) => a >= f) || SI[SI.length - 1];
+    return String(+(v / f).toPrecision(3)) + p;
+  }
+  function ticks(u, splits) { return splits.map((v) => (v === null || v === undefined ? "" : si(v))); }
 
   function drawBands(u, spec) {
     const ctx = u.ctx, top = u.bbox.top, h = u.bbox.height, left = u.bbox.left, right = left + u.bbox.width;
