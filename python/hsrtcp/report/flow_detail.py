@@ -107,7 +107,7 @@ def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFr
                                   PALETTE["sky"], "line"))
     if not np.all(np.isnan(awnd_edge)):
         tseq_series.append(series("advertised window edge: ACK + min AWND", x_line, clean(awnd_edge),
-                                  PALETTE["green"], "step"))
+                                  PALETTE["green"], "line"))
     tseq = chart(f"tseq-{fid}", "Time–sequence graph", "time since the flow's first packet (s)",
                  f"sequence number, {data_dir or 'data'} direction (bytes)", tseq_series,
                  marks=marks, bands=bands, vlines=vlines, x_max=round(duration, 6), zoom_y=True)

@@ -13,7 +13,7 @@ import pytest
 
 from hsrtcp.report.build import build_report
 from hsrtcp.report.charts import RETRANS_COLOURS
-from tests.python.report.browser import browser, load, require_chromium
+from .browser import browser, load, require_chromium
 
 SECTIONS = ("summary", "captures", "flows", "classes", "detail", "models", "mptcp", "provenance")
 

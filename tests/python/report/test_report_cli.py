@@ -15,7 +15,7 @@ import pytest
 from hsrtcp.cli import main
 from hsrtcp.report import assets
 from hsrtcp.report.downsample import downsample
-from tests.python.report.conftest import DATA, run
+from .common import DATA, run
 
 
 def _embedded(path) -> dict:

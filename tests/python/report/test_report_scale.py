@@ -11,9 +11,9 @@ import polars as pl
 import pytest
 
 from hsrtcp.report.build import build_report
-from tests.python.report.browser import browser, load
-from tests.python.report.conftest import run
-from tests.python.report.many_flows import make_capture
+from .browser import browser, load
+from .common import run
+from .many_flows import make_capture
 
 
 @pytest.fixture(scope="module")
