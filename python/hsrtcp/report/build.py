@@ -34,7 +34,7 @@ DEFAULT_WIDTH = 1200
 
 #: flows columns of the interactive flow table: (column or derived key, header, kind)
 FLOW_TABLE = [
-    ("flow_id", "flow", "int"), ("capture", "capture", "str"), ("vantage", "vantage", "str"),
+    ("flow_id", "flow", "id"), ("capture", "capture", "str"), ("vantage", "vantage", "str"),
     ("endpoints", "client → server", "str"), ("data_dir", "data", "str"),
     ("flow_class", "class", "str"), ("handoffs", "handoffs", "int"),
     ("duration_s", "duration (s)", "num"), ("data_bytes", "data bytes", "int"),
@@ -118,6 +118,8 @@ def _flow_table(f: pl.DataFrame, detailed: set[int]) -> dict:
             vals = [None] * f.height
         elif kind == "num":
             vals = sig(_num(f, key), 6)
+        elif kind == "id":  # uint64 ids (matched rows use the high bits) exceed JavaScript's 2^53
+            vals = [str(v) for v in f.get_column(key).to_list()]
         else:
             vals = f.get_column(key).to_list()
         cols.append({"key": key, "header": header, "kind": kind, "values": vals})
@@ -161,6 +163,7 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
         d = flow_charts(row, series_by.get(fid), events_by.get(fid), rtt_by.get(fid), hts, outages_by.get(fid), width)
         d["title"] = (f"flow {fid}: {row['endpoints']} ({row.get('capture')}, {row.get('vantage') or 'vantage ?'}, "
                       f"data {row.get('data_dir') or '?'}, {row.get('data_vantage') or 'sender/receiver ?'} side)")
+        d["flow_id"] = str(fid)
         out.append(d)
     return out
 
@@ -305,7 +308,9 @@ def _study_section(study: StudyData | None, f: pl.DataFrame) -> tuple[str, list[
             continue
         df = t[name]
         show = [c for c in df.columns if c not in ("table",)]
-        parts.append(f'<h3 id="study-{name}">{html.escape(name.replace("_", " "))}</h3>' + html_table(df.select(show)))
+        parts.append(f'<details id="study-{name}"{" open" if name == "performance" else ""}><summary>'
+                     f'{html.escape(name.replace("_", " "))} ({df.height} rows)</summary><div class="wide">'
+                     + html_table(df.select(show)) + "</div></details>")
     if "coverage" in t and t["coverage"].height:
         parts.append("<h3>LTE coverage (M28)</h3>" + html_table(t["coverage"]))
 

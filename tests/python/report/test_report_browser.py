@@ -63,6 +63,13 @@ def test_loads_without_console_errors_with_every_section_and_chart(pair_report, 
         assert [round(v["t"], 6) for v in vlines] == [round(t - first_ts, 6) for t in handoffs["ts"]]
         # the flow table lists every flows row
         assert d.find_element("id", "flow-count").text == f"{flows.height} of {flows.height} flows"
+        # uint64 ids above 2^53 (matched rows) survive JavaScript: the table shows them exactly and
+        # the drill-down of exactly that flow opens
+        matched = flows.filter(pl.col("vantage") == "matched")["flow_id"][0]
+        assert matched > 2**53
+        assert str(matched) in d.find_element("id", "flow-table").text
+        assert d.execute_script(f"return window.hsrtcpReport.showFlow('{matched}')") is True
+        assert d.find_element("id", "flow-title").text.startswith(f"flow {matched}:")
         png = d.get_screenshot_as_png()
     _assert_not_blank(png)
 

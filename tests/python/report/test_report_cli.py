@@ -57,7 +57,7 @@ def test_top_limits_the_drilldown_not_the_flow_table(tmp_path):
     assert data["flow_table"]["rows"] == flows.height
     assert len(data["details"]) == 1
     largest = flows.sort("s2c_payload_bytes", descending=True)["flow_id"][0]
-    assert data["details"][0]["flow_id"] == largest
+    assert data["details"][0]["flow_id"] == str(largest)
     assert f"for the 1 largest flow(s) by data bytes of {flows.height}" in (tmp_path / "r.html").read_text()
 
 

@@ -21,10 +21,11 @@
     return String(v);
   }
 
-  function compare(a, b) {  // nulls last in both directions
+  function compare(a, b, kind) {  // nulls last in both directions
     if (a === b) return 0;
     if (a === null || a === undefined) return 1;
     if (b === null || b === undefined) return -1;
+    if (kind === "id") return (a.length - b.length || (a < b ? -1 : 1)) * sortDir;  // decimal strings
     return (a < b ? -1 : 1) * sortDir;
   }
 
@@ -45,7 +46,8 @@
       if (t.idx < 0) return false;
       const v = cols[t.idx].values[r];
       if (v === null || v === undefined) return false;
-      if (t.op === "=") return String(v).toLowerCase() === t.value.toLowerCase() || Number(v) === Number(t.value);
+      if (t.op === "=") return String(v).toLowerCase() === t.value.toLowerCase() ||
+                               (typeof v === "number" && v === Number(t.value));
       const x = Number(t.value);
       return t.op === ">" ? v > x : t.op === "<" ? v < x : t.op === ">=" ? v >= x : v <= x;
     });
@@ -78,12 +80,12 @@
       sortDir = i === sortCol ? -sortDir : 1;
       sortCol = i;
       const vals = cols[i].values;
-      order.sort((a, b) => compare(vals[a], vals[b]) || a - b);
+      order.sort((a, b) => compare(vals[a], vals[b], cols[i].kind) || a - b);
       renderTable();
       return;
     }
     const a = ev.target.closest("a[data-flow]");
-    if (a) showFlow(Number(a.dataset.flow));
+    if (a) showFlow(a.dataset.flow);
   });
   document.getElementById("flow-filter").addEventListener("input", renderTable);
   renderTable();
@@ -248,9 +250,10 @@
     o.textContent = `flow ${d.flow_id} (${d.retransmissions} retransmissions)`;
     select.appendChild(o);
   });
-  select.addEventListener("change", () => showFlow(Number(select.value)));
+  select.addEventListener("change", () => showFlow(select.value));
 
   function showFlow(id) {
+    id = String(id);  // flow ids are decimal strings (uint64)
     const d = data.details.find((x) => x.flow_id === id);
     const holder = document.getElementById("detail-charts");
     for (const key of Object.keys(report.charts)) {
