@@ -75,7 +75,8 @@ def html_table(df: pl.DataFrame, cls: str = "static", max_rows: int = 2000) -> s
     for row in df.head(max_rows).iter_rows():
         rows.append("<tr>" + "".join(f"<td>{_esc(v)}</td>" for v in row) + "</tr>")
     more = f'<p class="note">{df.height - max_rows} more rows not shown.</p>' if df.height > max_rows else ""
-    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>{more}'
+    return (f'<div class="wide"><table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
+            f"</table></div>{more}")
 
 
 def _num(df: pl.DataFrame, name: str) -> np.ndarray:
@@ -309,8 +310,8 @@ def _study_section(study: StudyData | None, f: pl.DataFrame) -> tuple[str, list[
         df = t[name]
         show = [c for c in df.columns if c not in ("table",)]
         parts.append(f'<details id="study-{name}"{" open" if name == "performance" else ""}><summary>'
-                     f'{html.escape(name.replace("_", " "))} ({df.height} rows)</summary><div class="wide">'
-                     + html_table(df.select(show)) + "</div></details>")
+                     f'{html.escape(name.replace("_", " "))} ({df.height} rows)</summary>'
+                     + html_table(df.select(show)) + "</details>")
     if "coverage" in t and t["coverage"].height:
         parts.append("<h3>LTE coverage (M28)</h3>" + html_table(t["coverage"]))
 
@@ -363,7 +364,8 @@ def _models_section(res: ResultsData) -> tuple[str, list[dict]]:
                 "p_d and q come from two-vantage (matched) rows, T needs a timeout). Nothing to compare.</p>"), []
     lo = float(np.nanmin(x[ok]))
     hi = float(np.nanmax(x[ok]))
-    ss.append(series("measured = predicted", [lo, hi], [lo, hi], PALETTE["grey"], "line", 1))
+    ends = sig([lo, hi], 6)
+    ss.append(series("measured = predicted", ends, ends, PALETTE["grey"], "line", 1))
     ch = chart("model-fit", "Measured vs predicted throughput", "measured (packets/s)", "predicted (packets/s)", ss,
                x_log=True, y_log=True)
     summary = fit.summary

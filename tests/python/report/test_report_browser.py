@@ -135,3 +135,24 @@ def test_flow_table_sorts_and_filters(drops_report):
         assert d.find_element("id", "flow-count").text == "1 of 1 flows"
         d.find_element("css selector", "#flow-table th[data-col='0']").click()
         assert "sorted-asc" in d.find_element("css selector", "#flow-table th[data-col='0']").get_attribute("class")
+
+
+def test_model_chart_and_bands_render_cleanly(tmp_path):
+    """data_blackout pair (a data blackout: RTOs, silences): the log–log model chart and the
+    bands of timeout sequences are drawn without console errors."""
+    from .common import DATA, run
+
+    require_chromium()
+    res = tmp_path / "blackout"
+    assert run(["analyze", "--client", DATA / "data_blackout.client.pcap", "--server",
+                DATA / "data_blackout.server.pcap", "-q", "--no-plot", "-o", res]) == 0
+    build_report(res, None, tmp_path / "r.html")
+    with browser() as d:
+        assert _problems(load(d, tmp_path / "r.html")) == []
+        # one flow has every input: one point per model series (the last series is the identity line)
+        per_series = d.execute_script("""const data = window.hsrtcpReport.charts['model-fit'].plot.data;
+            return data.slice(1, -1).map(ys => ys.filter(v => v !== null && v !== undefined).length)""")
+        assert per_series and set(per_series) == {1}
+        bands = d.execute_script("""return Object.values(window.hsrtcpReport.charts)
+            .filter(c => c.spec.id.startsWith('tseq-')).map(c => c.spec.bands.length)""")
+        assert sum(bands) >= 1

@@ -149,3 +149,65 @@ def test_command_is_listed_and_lazy():
                         "print('polars' in sys.modules, 'hsrtcp.report.build' in sys.modules)"],
                        capture_output=True, text=True)
     assert p.stdout.split() == ["False", "False"], p.stdout + p.stderr
+
+
+def test_models_section_compares_measured_with_each_models_prediction(tmp_path):
+    """data_blackout pair: the matched row has every model input (p_d, q, P_a, T from its
+    timeout): its point in the model chart is (throughput_pkts, prediction) of each model,
+    the values `hsrtcp model fit` gives; the rows lacking inputs are counted, not drawn."""
+    from hsrtcp.models.fitting import fit_flows
+
+    res = tmp_path / "blackout"
+    assert run(["analyze", "--client", DATA / "data_blackout.client.pcap", "--server",
+                DATA / "data_blackout.server.pcap", "-q", "--no-plot", "-o", res]) == 0
+    assert run(["report", res, "-o", tmp_path / "r.html"]) == 0
+    data = _embedded(tmp_path / "r.html")
+    (ch,) = data["model_charts"]
+    fit = fit_flows(res).flows.filter(pl.col("missing_inputs").list.len() == 0)
+    assert fit.height == 1
+    row = fit.row(0, named=True)
+    by_label = {s["label"]: s for s in ch["series"]}
+    for key, label in (("pftk_full", "PFTK full"), ("enh_rederived", "Enhanced (re-derived)")):
+        s = by_label[label]
+        assert s["x"] == [pytest.approx(row["throughput_pkts"], rel=1e-5)]
+        assert s["y"] == [pytest.approx(row[f"pred_{key}"], rel=1e-5)]
+    text = (tmp_path / "r.html").read_text()
+    assert "median_d" in text  # the D summary table
+    # the flow's timeout sequence is a band of its time–sequence graph
+    ev = pl.read_parquet(res / "events.parquet").filter(pl.col("kind") == "timeout_sequence")
+    assert ev.height >= 1
+    bands = [b for d in data["details"] for b in d["charts"][0]["bands"] if b["label"].startswith("timeout")]
+    assert len(bands) == ev.height
+
+
+@pytest.mark.netns
+def test_lab_bundle_provenance(tmp_path):
+    """A real one-run campaign (smoke scenario, cubic, Rattan; root): the report of its analyzed
+    bundle shows the manifest's scenario, congestion control, seeds and versions."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if shutil.which("rattan") is None and not (Path.home() / ".cargo/bin/rattan").exists():
+        pytest.skip("rattan is not installed (make rattan)")
+    root = DATA.parents[1]
+    campaign = tmp_path / "one.toml"
+    campaign.write_text(f'[campaign]\nname = "report-one"\nscenarios = ["{root / "scenarios" / "smoke.toml"}"]\n'
+                        'ccs = ["cubic"]\nrepetitions = 1\n\n[[flows]]\ntype = "duration"\nduration_s = 23\n')
+    env = dict(os.environ, PATH=f"{Path.home() / '.cargo/bin'}:{os.environ.get('PATH', '')}")
+    p = subprocess.run([sys.executable, "-m", "hsrtcp", "campaign", str(campaign), "-o", str(tmp_path / "runs")],
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    (bundle,) = [d for d in (tmp_path / "runs").iterdir() if (d / "manifest.json").exists()]
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert run(["analyze", bundle, "-q", "--no-plot", "-o", tmp_path / "res"]) == 0
+    assert run(["report", tmp_path / "res", "-o", tmp_path / "r.html"]) == 0
+    text = (tmp_path / "r.html").read_text()
+    prov = text[text.index('id="provenance"'):]
+    assert f"Bundle {bundle}" in prov and manifest["run_id"] in prov
+    assert ">cubic<" in prov and "smoke" in prov
+    import html
+
+    assert html.escape(json.dumps(manifest["seeds"], sort_keys=True)) in prov  # every seed, scenario and cells
+    assert manifest["versions"]["kernel"] in prov and manifest["versions"]["rattan"] in prov
