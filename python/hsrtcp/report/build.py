@@ -362,9 +362,9 @@ def _models_section(res: ResultsData) -> tuple[str, list[dict]]:
         n_missing = fl.filter(pl.col("missing_inputs").list.len() > 0).height
         return (intro + f'<p class="note">No flow has every model input ({n_missing} of {fl.height} lack some: '
                 "p_d and q come from two-vantage (matched) rows, T needs a timeout). Nothing to compare.</p>"), []
-    lo = float(np.nanmin(x[ok]))
-    hi = float(np.nanmax(x[ok]))
-    ends = sig([lo, hi], 6)
+    # the identity line across every measured and predicted value drawn
+    drawn = np.concatenate([np.asarray(sr["x"] + sr["y"], dtype=np.float64) for sr in ss])
+    ends = sig([float(np.nanmin(drawn)), float(np.nanmax(drawn))], 6)
     ss.append(series("measured = predicted", ends, ends, PALETTE["grey"], "line", 1))
     ch = chart("model-fit", "Measured vs predicted throughput", "measured (packets/s)", "predicted (packets/s)", ss,
                x_log=True, y_log=True)

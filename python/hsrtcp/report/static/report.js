@@ -116,8 +116,8 @@
     parent.appendChild(box);
     const series = spec.series.filter((s) => s.x.length > 0).map((s) => {
       if (!spec.x_log && !spec.y_log) return s;
-      const keep = s.x.map((x, i) => (!spec.x_log || x > 0) && (!spec.y_log || (s.y[i] !== null && s.y[i] > 0)));
-      return Object.assign({}, s, { x: s.x.filter((_, i) => keep[i]), y: s.y.filter((_, i) => keep[i]) });
+      const inDomain = s.x.map((x, i) => (!spec.x_log || x > 0) && (!spec.y_log || (s.y[i] !== null && s.y[i] > 0)));
+      return Object.assign({}, s, { x: s.x.filter((_, i) => inDomain[i]), y: s.y.filter((_, i) => inDomain[i]) });
     }).filter((s) => s.x.length > 0);
     if (series.length === 0 && spec.marks.length === 0) {
       box.insertAdjacentHTML("beforeend", '<p class="note">No data for this chart.</p>');
@@ -133,9 +133,11 @@
     spec.marks.forEach((m) => { extent([m.t], xr); if (!m.tick) extent([m.s0, m.s1], yr); });
     spec.bands.forEach((b) => extent([b.t0, b.t1], xr));
     if (spec.x_max !== undefined && spec.x_max !== null) extent([0, spec.x_max], xr);
-    const x0 = padded(xr, spec.x_log), y0 = spec.y_range ? spec.y_range.slice() : padded(yr, spec.y_log);
-    if (!spec.x_log && xr[0] >= 0 && x0[0] < 0) x0[0] = 0;
-    if (!spec.y_log && yr[0] >= 0 && y0[0] < 0) y0[0] = 0;
+    // a log axis only helps (and only gets ticks) across at least a decade
+    const xLog = spec.x_log && xr[1] / xr[0] >= 10, yLog = spec.y_log && yr[1] / yr[0] >= 10;
+    const x0 = padded(xr, xLog), y0 = spec.y_range ? spec.y_range.slice() : padded(yr, yLog);
+    if (!xLog && xr[0] >= 0 && x0[0] < 0) x0[0] = 0;
+    if (!yLog && yr[0] >= 0 && y0[0] < 0) y0[0] = 0;
 
     const drawn = [];
     const width = Math.max(400, Math.min(parent.clientWidth || 1200, 1300));
@@ -143,8 +145,8 @@
       width: width, height: 340,
       scales: {
         // fixed initial ranges (lines, marks and bands all in view); a zoom's range passes through
-        x: { time: false, auto: false, range: keep(x0), distr: spec.x_log ? 3 : 1 },
-        y: { auto: false, range: keep(y0), distr: spec.y_log ? 3 : 1 },
+        x: { time: false, auto: false, range: keep(x0), distr: xLog ? 3 : 1 },
+        y: { auto: false, range: keep(y0), distr: yLog ? 3 : 1 },
       },
       axes: [{ label: spec.x_label, size: 50, values: ticks }, { label: spec.y_label, size: 80, values: ticks }],
       cursor: { drag: { x: true, y: !!spec.zoom_y, uni: 30 }, bind: { dblclick: () => null } },
@@ -161,6 +163,8 @@
       },
     };
     const u = new uPlot(opts, aligned, box);
+    // uPlot first fits x to the series' own extent; marks, bands and the duration may reach further
+    u.setScale("x", { min: x0[0], max: x0[1] });
     u.over.addEventListener("dblclick", () => {
       u.batch(() => { u.setScale("x", { min: x0[0], max: x0[1] }); u.setScale("y", { min: y0[0], max: y0[1] }); });
     });
