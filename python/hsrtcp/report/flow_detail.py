@@ -38,9 +38,11 @@ HANDOFF_COLOUR = PALETTE["green"]
 
 
 def _col(df: pl.DataFrame, name: str) -> np.ndarray:
+    """A column as float64 with NaN for null (Series.to_numpy, no polars expression: the
+    report calls this ~10 times per flow and an expression costs a query each)."""
     if name not in df.columns:
         return np.full(df.height, np.nan)
-    return df.get_column(name).cast(pl.Float64).fill_null(np.nan).to_numpy()
+    return df.get_column(name).to_numpy().astype(np.float64, copy=False)
 
 
 def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFrame | None,
@@ -82,9 +84,10 @@ def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFr
             cls = "spurious" if k == "spurious_retransmission" else (c or "unclassified")
             marks.append({"t": round(t, 6), "s0": a, "s1": b, "cls": cls,
                           "color": RETRANS_COLOURS.get(cls, PALETTE["grey"])})
-        for kind, (label, col) in BAND_KINDS.items():
-            sub = ev.filter((pl.col("kind") == kind) & pl.col("ts_end").is_not_null())
-            for a, b in zip(sub.get_column("ts").to_list(), sub.get_column("ts_end").to_list()):
+        for kind, a, b in zip(ev.get_column("kind").to_list(), ev.get_column("ts").to_list(),
+                              ev.get_column("ts_end").to_list()):
+            if kind in BAND_KINDS and b is not None:
+                label, col = BAND_KINDS[kind]
                 bands.append({"t0": round(a - t0, 6), "t1": round(b - t0, 6), "label": label, "color": col})
     if outages is not None and outages.height:
         for a, b in zip(outages.get_column("gap_start_ts").to_list(), outages.get_column("gap_end_ts").to_list()):
