@@ -211,3 +211,20 @@ def test_lab_bundle_provenance(tmp_path):
 
     assert html.escape(json.dumps(manifest["seeds"], sort_keys=True)) in prov  # every seed, scenario and cells
     assert manifest["versions"]["kernel"] in prov and manifest["versions"]["rattan"] in prov
+
+
+def test_mptcp_section_lists_the_flows_with_an_mptcp_option(drops, tmp_path):
+    """No fixture carries MPTCP yet, so flows.mptcp is set on the drops row: the section then
+    lists that subflow per capture; with mptcp false it says there is none."""
+    assert run(["report", drops, "-o", tmp_path / "plain.html"]) == 0
+    plain = (tmp_path / "plain.html").read_text()
+    assert "No flow carried an MPTCP option" in plain
+    d = tmp_path / "mp"
+    shutil.copytree(drops, d)
+    flows = pl.read_parquet(d / "flows.parquet")
+    flows.with_columns(pl.lit(True).alias("mptcp")).write_parquet(d / "flows.parquet")
+    assert run(["report", d, "-o", tmp_path / "mp.html"]) == 0
+    text = (tmp_path / "mp.html").read_text()
+    section = text[text.index('id="mptcp"'):text.index('id="provenance"')]
+    assert "1 TCP connection(s) carried an MPTCP option" in section
+    assert flows["client_addr"][0] in section and "drops_cubic.server.pcap" in section
