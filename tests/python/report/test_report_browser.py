@@ -156,3 +156,27 @@ def test_model_chart_and_bands_render_cleanly(tmp_path):
         bands = d.execute_script("""return Object.values(window.hsrtcpReport.charts)
             .filter(c => c.spec.id.startsWith('tseq-')).map(c => c.spec.bands.length)""")
         assert sum(bands) >= 1
+
+
+def test_flows_without_bins_or_data_open_without_errors(drops, tmp_path):
+    """Edge cases of the drill-down: a flow whose series and rtt tables are empty gets notes
+    and a time–sequence graph of its marks only; results where no flow carried data get a
+    message instead of charts. Neither may raise in the page."""
+    import shutil
+
+    nobins, nodata = tmp_path / "nobins", tmp_path / "nodata"
+    for d in (nobins, nodata):
+        shutil.copytree(drops, d)
+    for t in ("series", "rtt"):
+        pl.read_parquet(nobins / f"{t}.parquet").clear().write_parquet(nobins / f"{t}.parquet")
+    (pl.read_parquet(nodata / "flows.parquet")
+     .with_columns(pl.lit(0, dtype=pl.UInt64).alias("s2c_payload_bytes"), pl.lit(0, dtype=pl.UInt64).alias("c2s_payload_bytes"))
+     .write_parquet(nodata / "flows.parquet"))
+    build_report(nobins, None, tmp_path / "nobins.html")
+    build_report(nodata, None, tmp_path / "nodata.html")
+    with browser() as d:
+        assert _problems(load(d, tmp_path / "nobins.html")) == []
+        assert "no series bins" in d.find_element("id", "flow-notes").text
+        assert len(d.execute_script("return window.hsrtcpReport.charts['tseq-0'].drawnMarks")) == 15
+        assert _problems(load(d, tmp_path / "nodata.html")) == []
+        assert d.find_element("id", "flow-title").text == "No flow carried data: no drill-down."
