@@ -46,7 +46,12 @@ def study(results, out, by, min_flows, n_boot, seed, quiet):
         if isinstance(exc, InputError):
             raise
         raise click.UsageError(str(exc)) from exc
-    s.write(out)
+    try:
+        s.write(out)
+    except OSError as exc:
+        from hsrtcp.errors import InputError
+
+        raise InputError(f"{out}: cannot write the study tables: {exc.strerror or exc}") from exc
     if not quiet:
         click.echo(s.summary())
         click.echo(f"tables written to {out}/ ({', '.join(s.tables)}; study.json)")

@@ -35,6 +35,7 @@ UNITS = {
     "rsrp": {"dbm": 1.0}, "rsrq": {"db": 1.0},
 }
 TIME_UNITS = ("s", "ms", "us", "iso")
+UNNAMED_CARRIER = "-"
 LAB_COLUMNS = ("ts", "lat", "lon", "speed_kmh", "carrier", "rat", "lac", "cid", "rsrp_dbm", "rsrq_db")
 
 
@@ -222,4 +223,7 @@ def read_generic(path: str | os.PathLike, mapping: dict[str, tuple[str, str | No
             out[name] = v * UNITS[field].get(unit or next(iter(UNITS[field])), 1.0)
     df = pl.DataFrame(out).with_columns(pl.lit(os.path.basename(file)).alias("source"),
                                         pl.Series("line", lines, dtype=pl.Int64))
+    if "cid" in df.columns and "carrier" not in df.columns:
+        # cells without a carrier column: one carrier, named "-"
+        df = df.with_columns(pl.when(pl.col("cid").is_not_null()).then(pl.lit(UNNAMED_CARRIER)).alias("carrier"))
     return conform(df)

@@ -52,15 +52,22 @@ def _key(p) -> str:
     return str(Path(p))
 
 
-def describe_inputs(captures=(), client=(), server=()) -> list[Input]:
-    """The inputs of an analysis in the order hsrtcp.analyze takes them."""
+def describe_inputs(captures=(), client=(), server=(), messages: list[str] | None = None) -> list[Input]:
+    """The inputs of an analysis in the order hsrtcp.analyze takes them (an unreadable
+    manifest is reported in ``messages`` and gives null labels)."""
+    from hsrtcp.errors import InputError
     from hsrtcp.pair import bundle_pairs, is_bundle, read_manifest
 
     inputs: list[Input] = []
     for p in captures:
         if is_bundle(p):
             d = Path(p)
-            m = read_manifest(d)
+            try:
+                m = read_manifest(d)
+            except InputError as exc:
+                m = None
+                if messages is not None:
+                    messages.append(str(exc))
             caps: dict[str, int | None] = {}
             pairs = bundle_pairs(d)
             for c, s in pairs:
@@ -71,11 +78,11 @@ def describe_inputs(captures=(), client=(), server=()) -> list[Input]:
             lab.update(client_capture=",".join(_key(c) for c, _ in pairs), server_capture=_key(pairs[0][1]))
             if not lab.get("run_id"):
                 lab["run_id"] = d.resolve().name
-            radio = (m or {}).get("radio", "radio.csv") if m else "radio.csv"
+            radio = m.get("radio", "radio.csv") if m else "radio.csv"
             rp = d / radio if radio else None
             inputs.append(Input(len(inputs), "bundle", str(d), caps, lab,
                                 str(rp) if rp is not None and rp.exists() else None,
-                                (m or {}).get("t0")))
+                                m.get("t0") if m else None))
         else:
             inputs.append(Input(len(inputs), "capture", _key(p), {_key(p): None}, {"capture": _key(p)}))
     for c, s in zip(client, server):
@@ -171,7 +178,12 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
         else:
             cs = lg.carriers
             bundle = iid is not None and inputs[iid].kind == "bundle"
-            if len(cs) == 1:
+            if carrier is not None and not bundle:
+                if carrier in cs:
+                    c = carrier
+                else:
+                    why = f"carrier {carrier} not in the radio log ({', '.join(cs) or 'GPS only'})"
+            elif len(cs) == 1:
                 c = cs[0]
             elif not cs:
                 c = None  # GPS only: speed is judged, handoffs are not
@@ -180,11 +192,6 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
                     c = cs[path - 1]
                 else:
                     why = "flow not matched to a phone path (several carriers in the log)"
-            elif carrier is not None:
-                if carrier in cs:
-                    c = carrier
-                else:
-                    why = f"carrier {carrier} not in the radio log ({', '.join(cs)})"
             else:
                 why = "several carriers in the log (say --carrier NAME)"
         carriers.append(c)
@@ -214,9 +221,9 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
         lf = pl.scan_parquet(ev).filter(pl.col("kind") == "gap").select("flow_id", "ts", "ts_end", "class")
         gaps = lf.collect()
         if gaps.is_empty():
-            # an engine without gap events writes none at all; a run without silences writes none
-            # either, but then nothing is lost by saying "0 s" rather than null
-            gaps = None if not _engine_has_gaps() else gaps
+            # No gap at all in the whole run: an engine that does not write M24 gaps (a run
+            # of busy flows crossing handoffs without one silence >= 0.2 s is not plausible).
+            gaps = None
     sus = suspensions(phone, ho, gaps)
 
     lab_rows = [dict(i.labels, input_id=i.input_id, source=i.source,
@@ -225,17 +232,6 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
     cov = coverage(radio_df)
     return ContextResult({"radio": radio_df, "handoffs": ho, "context": ctx, "suspensions": sus,
                           "coverage": cov, "labels": lab}, messages)
-
-
-def _engine_has_gaps() -> bool:
-    """Whether the engine writes M24 ``gap`` events (the schema names the kind)."""
-    try:
-        from hsrtcp.runner import native
-
-        sch = dict(native().schemas())
-        return any("gap" in (doc or "") for _, _, doc in sch.get("events", []))
-    except Exception:  # pragma: no cover - schema introspection is best effort
-        return False
 
 
 def _atomic_write(df: pl.DataFrame, path: Path, csv: bool) -> list[Path]:
@@ -262,10 +258,11 @@ def write_context(out_dir, *, captures=(), client=(), server=(), radio=None, rad
 
     Messages name the file and line of every problem with a radio log (the caller prints
     them and exits 3); the tables are written in any case."""
-    inputs = describe_inputs(captures, client, server)
+    problems: list[str] = []
+    inputs = describe_inputs(captures, client, server, problems)
     res = compute_context(out_dir, inputs, radio=radio, radio_format=radio_format, radio_map=radio_map,
                           radio_offset=radio_offset, carrier=carrier, labels=labels)
     written: list[Path] = []
     for name in CONTEXT_TABLES:
         written += _atomic_write(res.tables[name], Path(out_dir) / name, csv)
-    return written, res.messages
+    return written, problems + res.messages

@@ -4,11 +4,17 @@ either direction, ``ts`` = last packet before, ``ts_end`` = first packet after, 
 ``stalled`` when data was outstanding, else ``idle``).
 
 For a handoff at time h inside a phone-side flow (first_ts ≤ h ≤ last_ts), the suspension
-is the gap that contains h (ts ≤ h ≤ ts_end) or, failing that, the latest gap that starts at
-most :data:`BEFORE_S` before h (the radio log reports a handoff after the link already went
-quiet). No such gap: the silence around h was shorter than 200 ms, so ``suspension_s`` = 0
-(A12) and the gap columns are null. This is A12's 200 ms rule, not the engine's 2·SRTT
-``suspension`` events.
+is the gap that contains h (ts ≤ h ≤ ts_end); failing that, the latest gap that starts at
+most :data:`BEFORE_S` before h (A12: the radio log may report a handoff after the link went
+quiet); failing that, the first gap that starts at most :data:`AFTER_S` after h. No such
+gap: the silence around h was shorter than 200 ms, so ``suspension_s`` = 0 (A12) and the gap
+columns are null. This is A12's 200 ms rule, not the engine's 2·SRTT ``suspension`` events.
+
+The third case is an addition to A12's text, measured on lab bundles: the phone capture
+sees the silence start one downlink one-way delay after the radio link breaks (packets that
+had already crossed the radio link still arrive: 20 ms with the smoke scenario's base delay,
+120 ms after its RTT spike), and field radio and capture clocks differ by tens of ms (seed
+002). Without it, a suspension that plainly belongs to the handoff would count as 0 s.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import numpy as np
 import polars as pl
 
 BEFORE_S = 1.0
+AFTER_S = 0.5
 GAP_MIN_S = 0.2
 
 SUSPENSION_SCHEMA = {"flow_id": pl.UInt64, "run_id": pl.String, "carrier": pl.String,
@@ -63,8 +70,11 @@ def suspensions(phone_flows: pl.DataFrame, handoffs: pl.DataFrame, gaps: pl.Data
                 pick = int(contain[-1])
             else:
                 near = np.nonzero((start <= h) & (start >= h - BEFORE_S))[0]
+                late = np.nonzero((start > h) & (start <= h + AFTER_S))[0]
                 if len(near):
                     pick = int(near[-1])
+                elif len(late):
+                    pick = int(late[0])
         row = {k: r[k] for k in ("flow_id", "run_id", "carrier", "handoff_ts", "system", "ping_pong")}
         if pick is None:
             row.update(suspension_s=0.0, gap_start_ts=None, gap_end_ts=None, stalled=None, reason=None)

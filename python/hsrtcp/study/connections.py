@@ -28,6 +28,8 @@ METRICS_FROM_ROW = {
     "spurious_timeout_share": "spurious_timeout_share",  # A5 event-based variant
     "spurious_ackl": "spurious_timeouts_ack_loss",       # M14 ACKL, two-vantage only
     "spurious_rtoei": "spurious_timeouts_rto_estimation",  # M14 RTOEI, two-vantage only
+    "spurious_2v": "spurious_timeouts_2v",      # M12 from both captures (timeout sequences)
+    "rto_sequences": "rto_sequences",           # M10 sequences the matcher judged
     "dupack_rate": "dupack_rate",               # M15
     "closure_s": "closure_s",                   # M19 (A10: server capture)
     "timeout_sequences": "timeout_sequences",   # M10 count

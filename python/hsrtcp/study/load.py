@@ -12,7 +12,7 @@ Which tables must be there:
   a missing one, or one without the columns the study reads (an older schema), is an input
   error naming the file (exit 3).
 - ``context``, ``labels``, ``handoffs``, ``suspensions``, ``coverage``
-  (docs/formats/study.md lists the columns read): written when the analysis had a radio log. Without
+  (docs/formats/<table>.md; docs/formats/study.md lists the columns read): written when the analysis had a radio log. Without
   ``context`` every flow of that directory is classed ``unknown`` with the reason, and the
   study says so in its notes; it never fails for it.
 """
@@ -43,8 +43,7 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
 CORE_TABLES = ("flows", "series", "events")
 CONTEXT_TABLES = ("context", "labels", "handoffs", "suspensions", "coverage")
 #: where each table's schema is described
-FORMAT_DOCS = {"flows": "docs/formats/flows.md", "series": "docs/formats/series.md",
-               "events": "docs/formats/events.md"}
+FORMAT_DOCS = {t: f"docs/formats/{t}.md" for t in REQUIRED_COLUMNS}
 
 
 @dataclass
@@ -73,7 +72,7 @@ def _check(path: Path, table: str) -> pl.Schema:
         raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc
     missing = [c for c in REQUIRED_COLUMNS[table] if c not in schema]
     if missing:
-        doc = FORMAT_DOCS.get(table, "docs/formats/study.md (Inputs)")
+        doc = FORMAT_DOCS[table]
         raise InputError(f"{path}: {table} table without the column(s) {', '.join(missing)}: an older "
                          f"or different schema than {doc} describes; re-run hsrtcp analyze with this version")
     return schema

@@ -67,6 +67,21 @@ def too_few(n_flows: int, min_flows: int, offered: int = 0) -> str | None:
     return None
 
 
+#: resample indices drawn at once (rows x flows): bounds memory to ~16 MB whatever the
+#: number of flows (a field study can have 10^5 flows; 1000 x 10^5 indices would be 800 MB)
+BLOCK_ELEMENTS = 2_000_000
+
+
+def _resamples(rng: np.random.Generator, k: int, n_boot: int):
+    """Blocks of bootstrap resamples of k flows: arrays (rows, k) of flow indices, n_boot rows in all."""
+    rows = max(1, BLOCK_ELEMENTS // max(k, 1))
+    done = 0
+    while done < n_boot:
+        m = min(rows, n_boot - done)
+        yield rng.integers(0, k, size=(m, k))
+        done += m
+
+
 def _interval(draws: np.ndarray, level: float) -> tuple[float | None, float | None]:
     draws = draws[np.isfinite(draws)]
     if draws.size == 0:
@@ -89,11 +104,15 @@ def per_flow(values: list, *, min_flows: int, n_boot: int, rng: np.random.Genera
     if median:
         cell.median = float(np.median(x))
     if n_boot > 0:
-        idx = rng.integers(0, n, size=(n_boot, n))
-        draws = x[idx]
-        cell.value_lo, cell.value_hi = _interval(draws.mean(axis=1), level)
+        means, medians = [], []
+        for idx in _resamples(rng, n, n_boot):
+            draws = x[idx]
+            means.append(draws.mean(axis=1))
+            if median:
+                medians.append(np.median(draws, axis=1))
+        cell.value_lo, cell.value_hi = _interval(np.concatenate(means), level)
         if median:
-            cell.median_lo, cell.median_hi = _interval(np.median(draws, axis=1), level)
+            cell.median_lo, cell.median_hi = _interval(np.concatenate(medians), level)
     return cell
 
 
@@ -113,8 +132,8 @@ def ratio(numerators: list, denominators: list, *, min_flows: int, n_boot: int, 
         return cell
     cell.value = float(num.sum() / den.sum())
     if n_boot > 0:
-        idx = rng.integers(0, k, size=(n_boot, k))
-        cell.value_lo, cell.value_hi = _interval(num[idx].sum(axis=1) / den[idx].sum(axis=1), level)
+        shares = [num[idx].sum(axis=1) / den[idx].sum(axis=1) for idx in _resamples(rng, k, n_boot)]
+        cell.value_lo, cell.value_hi = _interval(np.concatenate(shares), level)
     return cell
 
 
@@ -137,12 +156,14 @@ def pooled(samples_per_flow: list, *, min_flows: int, n_boot: int, rng: np.rando
     if median:
         cell.median = float(np.median(allx))
     if n_boot > 0:
-        idx = rng.integers(0, k, size=(n_boot, k))
-        cell.value_lo, cell.value_hi = _interval(sums[idx].sum(axis=1) / sizes[idx].sum(axis=1), level)
+        means, meds = [], []
+        for idx in _resamples(rng, k, n_boot):
+            means.append(sums[idx].sum(axis=1) / sizes[idx].sum(axis=1))
+            if median:
+                # the median of a pooled resample needs the samples themselves: one resample
+                # at a time keeps memory at one resample (a field study pools millions of seconds)
+                meds.extend(np.median(np.concatenate([groups[i] for i in row])) for row in idx)
+        cell.value_lo, cell.value_hi = _interval(np.concatenate(means), level)
         if median:
-            # the median of a pooled resample needs the samples themselves: one draw at a time
-            # keeps memory at one resample (a field study pools millions of seconds)
-            meds = np.fromiter((np.median(np.concatenate([groups[i] for i in row])) for row in idx),
-                               dtype=float, count=n_boot)
-            cell.median_lo, cell.median_hi = _interval(meds, level)
+            cell.median_lo, cell.median_hi = _interval(np.asarray(meds, dtype=float), level)
     return cell

@@ -59,7 +59,7 @@ def render(study) -> str:
         for name, value in zip(by, combo):
             where = where & (pl.col(name).is_null() if value is None else (pl.col(name) == value))
         if by:
-            lines.append(", ".join(f"{n}={v}" for n, v in zip(by, combo)) + ":")
+            lines.append(", ".join(f"{n}={'null' if v is None else v}" for n, v in zip(by, combo)) + ":")
         for table, metric, label, scale, unit in HEADLINES:
             t = study.tables[table].filter(where & (pl.col("metric") == metric))
             cells = []

@@ -84,6 +84,11 @@ def test_pair_with_a_two_carrier_generic_csv(tmp_path, span):
     c2 = pl.read_parquet(tmp_path / "o2" / "context.parquet")
     assert set(c2["flow_class"]) == {"unknown"}
     assert set(c2["class_reason"]) == {"several carriers in the log (say --carrier NAME)"}
+    p = _run("--client", PHONE, "--server", SERVER, "--radio", log, "--radio-map", rmap, "--carrier", "T",
+             "-o", "o3", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    c3 = pl.read_parquet(tmp_path / "o3" / "context.parquet")
+    assert set(c3["class_reason"]) == {"carrier T not in the radio log (M, U)"}
 
 
 def test_single_capture_streaming_path_with_offset(tmp_path, span):
@@ -130,3 +135,65 @@ def test_usage_errors_exit_2(tmp_path, args, message):
 def test_radio_options_are_left_to_click():
     for opt in ("--radio", "--radio-offset", "--radio-format", "--radio-map", "--carrier", "--label"):
         assert quick.parse(["analyze", str(PHONE), opt, "x"]) is None
+
+
+def test_bundle_paths_map_to_carriers_in_log_order(tmp_path, span):
+    """A two-path bundle layout (bundle.md) built from the example pair: phone_p1 and
+    phone_p2 (the same phone capture twice) with one server capture, and a radio.csv relative
+    to the manifest's t0 where carrier M (path 1) hands over once and U (path 2) twice."""
+    a, b = span
+    d = tmp_path / "run"
+    (d / "capture").mkdir(parents=True)
+    for name, src in (("phone_p1.pcap", PHONE), ("phone_p2.pcap", PHONE), ("server.pcap", SERVER)):
+        (d / "capture" / name).write_bytes(src.read_bytes())
+    t0 = a - 1.0
+    (d / "manifest.json").write_text(
+        '{"run_id": "001_two_cubic_x_r1", "t0": %r, "radio": "radio.csv", "cc": "cubic", '
+        '"scenario": {"name": "two"}, "flow": {"type": "size", "size_bytes": 2000000}, "mptcp": true}' % t0)
+    mid = (a + b) / 2 - t0
+    rows = []
+    for i in range(int(b - a) + 4):
+        t = float(i)
+        rows.append((t, "M", "LTE", 1, 10 if t < mid else 11))
+        rows.append((t, "U", "LTE", 2, 20 if t < mid - 0.5 or t >= mid + 0.5 else 21))
+    lab_log(d / "radio.csv", rows)
+    p = _run(d, "--label", "batch=7", "-o", "out", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "out"
+    flows = pl.read_parquet(out / "flows.parquet")
+    ctx = pl.read_parquet(out / "context.parquet").join(flows.select("flow_id", "vantage", "capture"), on="flow_id")
+    assert len(ctx) == len(flows)
+    for r in ctx.filter(pl.col("vantage") == "client").iter_rows(named=True):
+        expect = ("M", 1) if r["capture"].endswith("phone_p1.pcap") else ("U", 2)
+        assert (r["carrier"], r["handoffs"]) == expect
+    assert set(ctx["run_id"]) == {"001_two_cubic_x_r1"}
+    lab = pl.read_parquet(out / "labels.parquet")
+    assert lab.select("run_id", "scenario", "cc", "flow_type", "flow_size_bytes", "mptcp", "batch").rows() == [
+        ("001_two_cubic_x_r1", "two", "cubic", "size", 2000000, True, "7")]
+    cov = pl.read_parquet(out / "coverage.parquet")
+    assert cov["carrier"].to_list() == ["M", "U", "*"]
+
+
+def test_bundle_with_a_broken_manifest_and_a_gappy_radio_log(tmp_path, span):
+    """A bundle whose manifest.json is cut and whose radio.csv (epoch times: no t0 without a
+    manifest) has a 12-s hole: exit 3 naming both files, all tables written, the flows
+    across the hole unknown with the reason."""
+    a, b = span
+    d = tmp_path / "run"
+    (d / "capture").mkdir(parents=True)
+    (d / "capture" / "phone_p1.pcap").write_bytes(PHONE.read_bytes())
+    (d / "capture" / "server.pcap").write_bytes(SERVER.read_bytes())
+    (d / "manifest.json").write_text('{"run_id": "x", "t0": ')
+    rows = [(t, "M", "LTE", 1, 10) for t in (a - 10 + i for i in range(7))]    # to a - 4
+    rows += [(t, "M", "LTE", 1, 10) for t in (a + 8 + i for i in range(10))]   # from a + 8
+    log = lab_log(d / "radio.csv", rows)
+    p = _run(d, "-o", "out", cwd=tmp_path)
+    assert p.returncode == 3
+    assert f"{d / 'manifest.json'}: invalid JSON at line 1" in p.stderr
+    assert f"{log}:9: no sample of carrier M for 12.0 s" in p.stderr
+    assert "Traceback" not in p.stderr
+    ctx = pl.read_parquet(tmp_path / "out" / "context.parquet")
+    assert len(ctx) == len(pl.read_parquet(tmp_path / "out" / "flows.parquet"))
+    assert set(ctx["flow_class"]) == {"unknown"}
+    assert {r.split(";")[0] for r in ctx["class_reason"]} == {"gps gap 12.0 s"}
+    assert pl.read_parquet(tmp_path / "out" / "labels.parquet")["run_id"].to_list() == ["run"]

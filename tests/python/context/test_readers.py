@@ -178,3 +178,13 @@ def test_gap_is_a_warning_naming_the_line(tmp_path):
     assert len(lg.warnings) == 1
     assert lg.warnings[0].startswith(f"{tmp_path / 'r.csv'}:13: no sample of carrier M for 13.0 s")
     assert GAP_S < 13
+
+
+def test_generic_csv_without_a_carrier_column_is_one_carrier(tmp_path):
+    from hsrtcp.context.handoffs import handoffs
+
+    p = tmp_path / "cells.csv"
+    p.write_text("time,cid,rat\n10,1,LTE\n11,1,LTE\n12,2,LTE\n")
+    lg = read_radio(p, "csv")
+    assert lg.carriers == ["-"]
+    assert handoffs(lg.frame).select("ts", "old_cid", "new_cid").rows() == [(12.0, 1, 2)]

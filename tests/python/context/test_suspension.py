@@ -34,7 +34,8 @@ def _gaps(*rows):
     ((H, H + 0.5, "idle"), (0.5, H, H + 0.5, False)),                    # starts at h
     ((H - 0.9, H - 0.4, "stalled"), (0.5, H - 0.9, H - 0.4, True)),      # ends before h, starts ≤ 1 s before
     ((H - 1.5, H - 0.6, "stalled"), (0.0, None, None, None)),            # starts > 1 s before h
-    ((H + 0.1, H + 3.0, "stalled"), (0.0, None, None, None)),            # after h: not A12's
+    ((H + 0.12, H + 3.0, "stalled"), (2.88, H + 0.12, H + 3.0, True)),   # starts ≤ 0.5 s after h (lab delay)
+    ((H + 0.6, H + 3.0, "stalled"), (0.0, None, None, None)),            # starts > 0.5 s after h
     ((H - 0.05, H + 0.1, "stalled"), (0.0, None, None, None)),           # < 200 ms: 0 (A12)
 ])
 def test_a12_association_and_threshold(gap, expected):
@@ -49,10 +50,14 @@ def test_one_row_per_handoff_inside_each_flow_of_its_carrier():
                                                                         (1, H + 20, 0.0)]
 
 
-def test_containing_gap_wins_over_an_earlier_one():
-    g = _gaps((0, H - 0.9, H - 0.5, "idle"), (0, H - 0.2, H + 4.0, "stalled"))
+def test_containing_gap_wins_over_an_earlier_or_later_one():
+    g = _gaps((0, H - 0.9, H - 0.5, "idle"), (0, H - 0.2, H + 4.0, "stalled"), (0, H + 4.1, H + 4.4, "idle"))
     s = suspensions(_phone(("M", H - 10, H + 10)), _handoffs(H), g)
     assert s["suspension_s"].to_list() == [pytest.approx(4.2)]
+    # before h wins over after h
+    g = _gaps((0, H - 0.9, H - 0.5, "idle"), (0, H + 0.1, H + 0.4, "stalled"))
+    s = suspensions(_phone(("M", H - 10, H + 10)), _handoffs(H), g)
+    assert s["suspension_s"].to_list() == [pytest.approx(0.4)]
 
 
 def test_without_gap_events_the_suspension_is_null_with_a_reason():

@@ -21,10 +21,12 @@ FLOW_DEFAULTS = {
     "client_flow_id": None, "server_flow_id": None, "p_d": None, "q": None, "q_estimate": None,
     "spurious_timeout_share": None, "spurious_timeouts_ack_loss": None,
     "spurious_timeouts_rto_estimation": None, "establishment_time_s": None,
+    "spurious_timeouts_2v": None, "rto_sequences": None,
 }
 FLOW_TYPES = {"flow_id": pl.UInt64, "client_flow_id": pl.UInt64, "server_flow_id": pl.UInt64,
               "goodput_bytes": pl.UInt64, "timeout_sequences": pl.UInt64, "interrupted": pl.Boolean,
               "spurious_timeouts_ack_loss": pl.UInt64, "spurious_timeouts_rto_estimation": pl.UInt64,
+              "spurious_timeouts_2v": pl.UInt64, "rto_sequences": pl.UInt64,
               "capture": pl.String, "vantage": pl.String, "data_dir": pl.String, "capture_near": pl.String}
 
 

@@ -151,6 +151,12 @@ def test_cli_bad_input_exit_codes(results, tmp_path, capsys):
     assert main(["study", str(results["noradio"]), "-o", str(tmp_path / "o"), "--by", "nosuch"]) == 2
     assert "--by nosuch: no such column" in capsys.readouterr().err
     assert main(["study", str(results["noradio"]), "-o", str(tmp_path / "o"), "--min-flows", "0"]) == 2
+    capsys.readouterr()
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    assert main(["study", str(results["noradio"]), "-o", str(blocker / "sub"), "-q"]) == 3
+    err = capsys.readouterr().err
+    assert "cannot write the study tables" in err and "Traceback" not in err
 
 
 def test_python_module_is_callable_and_import_stays_lazy():

@@ -86,3 +86,15 @@ def test_same_seed_and_cell_give_the_same_interval():
     c = stats.per_flow(x, min_flows=1, n_boot=300, rng=stats.rng_for(8, "t|m|('static',)"))
     assert (a.value_lo, a.value_hi) == (b.value_lo, b.value_hi)
     assert (a.value_lo, a.value_hi) != (c.value_lo, c.value_hi)
+
+
+def test_resamples_come_in_bounded_blocks(monkeypatch):
+    # memory stays bounded for many flows: blocks of at most BLOCK_ELEMENTS indices, n_boot rows in all
+    monkeypatch.setattr(stats, "BLOCK_ELEMENTS", 1000)
+    blocks = list(stats._resamples(np.random.default_rng(0), 300, 50))
+    assert all(b.size <= 1000 for b in blocks) and sum(b.shape[0] for b in blocks) == 50
+    # one flow more than a block: one resample per block
+    assert [b.shape for b in stats._resamples(np.random.default_rng(0), 1500, 3)] == [(1, 1500)] * 3
+    cell = stats.per_flow(list(np.random.default_rng(1).normal(5, 1, 300)), min_flows=5, n_boot=200,
+                          rng=np.random.default_rng(2))
+    assert cell.value_lo < cell.value < cell.value_hi and cell.median_lo < cell.median < cell.median_hi

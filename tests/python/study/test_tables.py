@@ -32,6 +32,8 @@ def _results(d):
             r["goodput_bytes"] = {11: 2_000_100, 12: 1000, 13: 2_000_100, 14: 2_000_100, 15: 500}[i]
             r["spurious_timeouts_ack_loss"] = {11: 1, 12: 0, 13: 0, 14: 1, 15: 0}[i]
             r["spurious_timeouts_rto_estimation"] = {11: 1, 12: 2, 13: 3, 14: 1, 15: 3}[i]
+            r["spurious_timeouts_2v"] = r["spurious_timeouts_ack_loss"] + r["spurious_timeouts_rto_estimation"]
+            r["rto_sequences"] = 4
             r["q"] = 0.2 * (i - 10)
             r["p_d"] = 0.01
         rows.append(r)
@@ -112,6 +114,8 @@ def test_table_vii_viii_ix_means_over_flows_and_pooled_causes(s5):
     rtoei = _cell(s5.spurious_rto, "high_1_16", "rtoei_share")
     assert ackl["value"] == pytest.approx(2 / 12) and rtoei["value"] == pytest.approx(10 / 12)
     assert ackl["n"] == 12 and ackl["n_flows"] == 5
+    share_2v = _cell(s5.spurious_rto, "high_1_16", "spurious_timeout_share_2v")
+    assert share_2v["value"] == pytest.approx(12 / 20) and share_2v["n"] == 20
     assert _cell(s5.spurious_rto, "static", "ackl_share")["note"] == "none of the 5 flows has a value"
 
 
@@ -267,3 +271,11 @@ def test_labels_join_on_input_id_when_context_has_it(tmp_path):
     s = hsrtcp.study(d, by="site", min_flows=1, bootstrap=0)
     assert dict(s.study_flows.select("flow_id", "site").iter_rows()) == {1: "BJ", 2: "TJ", 3: "TJ"}
     assert _cell(s.dupack, "static", "dupack_rate", site="TJ")["value"] == pytest.approx(0.25)
+
+
+def test_results_without_any_flow(tmp_path):
+    d = hm.write(tmp_path / "empty", flows=hm.flows([]).head(0))
+    s = hsrtcp.study(d)
+    assert s.study_flows.height == 0
+    assert s.dupack["note"].to_list() == ["no flows"] * 3          # the seed's three classes
+    assert "study: 0 flows from 1 results directories" in s.summary()
