@@ -5,7 +5,7 @@ PY    := $(VENV)/bin/python
 PIP   := $(VENV)/bin/pip
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
-PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pytest hypothesis
+PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pynmea2 gpxpy pytest hypothesis selenium
 
 .PHONY: help demo test test-rust test-python build venv sysdeps rattan bench bench-lab fixtures fuzz lint clean study
 
@@ -29,19 +29,25 @@ $(VENV)/.deps: pyproject.toml
 
 venv: $(VENV)/.deps  ## Python virtual environment with the dependencies
 
-sysdeps:  ## Debian packages: tcpdump, tshark, tcptrace, iperf3, nftables (root only)
-	@missing=""; for t in tcpdump tshark tcptrace iperf3 nft; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+sysdeps:  ## Debian packages: tcpdump, tshark, tcptrace, iperf3, nftables, chromium (report tests) (root only)
+	@missing=""; for t in tcpdump tshark tcptrace iperf3 nft chromium chromedriver; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then echo "installing:$$missing"; apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcpdump tshark tcptrace iperf3 nftables iproute2 >/dev/null; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcpdump tshark tcptrace iperf3 nftables iproute2 chromium chromium-driver >/dev/null; \
 	  else echo "warning: missing$$missing (not root: tests that need them are skipped)"; fi; fi
 
 rattan:  ## the Rattan emulator, pinned, built with cargo when missing
 	@command -v rattan >/dev/null && rattan --version | grep -q . || \
 	  cargo install rattan --locked --version $(RATTAN_VERSION)
 
-build: venv  ## build the native extension into the venv (release)
+REPORT_JS := python/hsrtcp/report/js
+
+build: venv  ## build the native extension into the venv (release); npm installs the report's uPlot
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
+	@# `hsrtcp report` inlines uPlot from node_modules (pinned by package-lock.json, not committed).
+	@if [ ! -d $(REPORT_JS)/node_modules ]; then \
+	  if command -v npm >/dev/null; then cd $(REPORT_JS) && npm ci --omit=dev --no-audit --no-fund; \
+	  else echo "warning: npm missing: hsrtcp report needs 'npm ci --omit=dev' in $(REPORT_JS) (Node.js)"; fi; fi
 	@# Bytecode ahead of time: PYTHONDONTWRITEBYTECODE=1 machines would recompile at every start.
 	$(VENV)/bin/python -m compileall -q python/hsrtcp
 

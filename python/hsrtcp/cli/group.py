@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, str] = {
     "emulate": "lab:emulate",
     "campaign": "lab:campaign",
     "study": "study:study",
+    "report": "report:report",
 }
 
 

@@ -1,0 +1,435 @@
+"""`hsrtcp report`: one self-contained HTML file from a results directory (and a study).
+
+:func:`build_report` reads the tables (:mod:`hsrtcp.report.inputs`), turns them into
+section HTML (small static tables, escaped here) and one JSON document of chart
+specifications and the flow table (:mod:`hsrtcp.report.charts`), and fills the page
+template with both and with the inlined uPlot library and the report's own script and
+stylesheet (:mod:`hsrtcp.report.assets`). Nothing is fetched when the file is opened.
+
+Size and time bounds: the flow table holds every flow; the per-flow drill-down (charts) is
+embedded for the ``top`` flows by data bytes only, and long series are downsampled per pixel
+column (:mod:`hsrtcp.report.downsample`), never the retransmission marks. docs/report.md.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from hsrtcp.report import assets
+from hsrtcp.report.charts import PALETTE, chart, clean, colour, ecdf, series, sig
+from hsrtcp.report.flow_detail import flow_charts
+from hsrtcp.report.inputs import ResultsData, StudyData, load_results, load_study
+
+DEFAULT_TOP = 50
+DEFAULT_WIDTH = 1200
+
+#: flows columns of the interactive flow table: (column or derived key, header, kind)
+FLOW_TABLE = [
+    ("flow_id", "flow", "id"), ("capture", "capture", "str"), ("vantage", "vantage", "str"),
+    ("endpoints", "client → server", "str"), ("data_dir", "data", "str"),
+    ("flow_class", "class", "str"), ("handoffs", "handoffs", "int"),
+    ("duration_s", "duration (s)", "num"), ("data_bytes", "data bytes", "int"),
+    ("rate_bps", "mean rate (bit/s)", "num"), ("goodput_bytes", "goodput bytes", "int"),
+    ("retransmissions", "retx", "int"), ("timeouts", "RTOs", "int"),
+    ("spurious_timeouts", "spurious RTOs", "int"), ("rtt_mean", "RTT mean (s)", "num"),
+    ("p_d", "p_d", "num"), ("end_reason", "end", "str"), ("mptcp", "MPTCP", "bool"),
+    ("truncated", "truncated", "bool"), ("detail", "detail", "bool"),
+]
+STUDY_SUMMARY_TABLES = ("performance", "spurious_rto", "dupack", "handshake", "failure", "timeout_recovery",
+                        "suspensions", "handoff_intervals", "u_rate")
+CLASS_ORDER = ("static", "low", "high_0", "high_1_16", "high_1_8", "high_9_16", "high_17+", "other", "unknown", "all")
+
+
+@dataclass
+class ReportInfo:
+    path: Path
+    flows: int
+    detailed: int
+    bytes: int
+    seconds: float
+
+
+def _esc(v) -> str:
+    if v is None:
+        return '<span class="null">—</span>'
+    if isinstance(v, float):
+        if np.isnan(v):
+            return '<span class="null">—</span>'
+        return html.escape(f"{v:.6g}")
+    return html.escape(str(v))
+
+
+def html_table(df: pl.DataFrame, cls: str = "static", max_rows: int = 2000) -> str:
+    """A small polars table as escaped HTML (nulls as a dash)."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
+    rows = []
+    for row in df.head(max_rows).iter_rows():
+        rows.append("<tr>" + "".join(f"<td>{_esc(v)}</td>" for v in row) + "</tr>")
+    more = f'<p class="note">{df.height - max_rows} more rows not shown.</p>' if df.height > max_rows else ""
+    return (f'<div class="wide"><table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
+            f"</table></div>{more}")
+
+
+def _num(df: pl.DataFrame, name: str) -> np.ndarray:
+    if name not in df.columns:
+        return np.full(df.height, np.nan)
+    return df.get_column(name).cast(pl.Float64).fill_null(np.nan).to_numpy()
+
+
+# ---------------------------------------------------------------- flows
+
+def _flow_frame(res: ResultsData) -> pl.DataFrame:
+    f = res.flows
+    data_bytes = (pl.when(pl.col("data_dir") == "c2s").then(pl.col("c2s_payload_bytes"))
+                  .when(pl.col("data_dir") == "s2c").then(pl.col("s2c_payload_bytes"))
+                  .otherwise(pl.max_horizontal("c2s_payload_bytes", "s2c_payload_bytes")))
+    f = f.with_columns(
+        data_bytes.alias("data_bytes"),
+        pl.format("{}:{} → {}:{}", "client_addr", "client_port", "server_addr", "server_port").alias("endpoints"),
+    ).with_columns(
+        pl.when(pl.col("duration_s") > 0).then(pl.col("data_bytes") * 8 / pl.col("duration_s"))
+        .otherwise(None).alias("rate_bps"))
+    if res.context is not None:
+        ctx_cols = [c for c in ("flow_class", "handoffs", "class_reason", "carrier") if c in res.context.columns]
+        ctx = res.context.select("flow_id", *ctx_cols).unique("flow_id")
+        f = f.join(ctx.with_columns(pl.col("flow_id").cast(f.schema["flow_id"])), on="flow_id", how="left")
+    return f
+
+
+def _top_flows(f: pl.DataFrame, top: int) -> list[int]:
+    ranked = f.filter(pl.col("data_bytes") > 0).sort(["data_bytes", "flow_id"], descending=[True, False])
+    return ranked.get_column("flow_id").head(top).to_list()
+
+
+def _flow_table(f: pl.DataFrame, detailed: set[int]) -> dict:
+    cols = []
+    for key, header, kind in FLOW_TABLE:
+        if key == "detail":
+            vals = [fid in detailed for fid in f.get_column("flow_id").to_list()]
+        elif key not in f.columns:
+            vals = [None] * f.height
+        elif kind == "num":
+            vals = sig(_num(f, key), 6)
+        elif kind == "id":  # uint64 ids (matched rows use the high bits) exceed JavaScript's 2^53
+            vals = [str(v) for v in f.get_column(key).to_list()]
+        else:
+            vals = f.get_column(key).to_list()
+        cols.append({"key": key, "header": header, "kind": kind, "values": vals})
+    return {"columns": cols, "rows": f.height}
+
+
+def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) -> list[dict]:
+    if not top_ids:
+        return []
+    ids = pl.Series(top_ids, dtype=res.flows.schema["flow_id"])
+
+    def parts(lf: pl.LazyFrame, columns: list[str]) -> dict:
+        have = lf.collect_schema().names()
+        df = lf.select([c for c in columns if c in have]).filter(pl.col("flow_id").is_in(ids.to_list())).collect()
+        return {k[0] if isinstance(k, tuple) else k: v for k, v in df.partition_by("flow_id", as_dict=True).items()}
+
+    series_by = parts(res.series, ["flow_id", "bin", "t_rel", "bytes", "goodput_bytes", "retransmissions", "bif_max",
+                                   "bif_mean", "awnd_min", "awnd_mean", "rtt_mean", "backoff"])
+    events_by = parts(res.events.filter(pl.col("kind").is_in(
+        ["retransmission", "spurious_retransmission", "timeout_sequence", "spurious_timeout", "zero_window",
+         "suspension", "gap"])), ["flow_id", "kind", "class", "ts", "ts_end", "dir", "seq_start", "seq_end"])
+    rtt_by = parts(res.rtt, ["flow_id", "ts", "dir", "method", "rtt_s"])
+    outages_by = {}
+    if res.suspensions is not None:
+        s = res.suspensions.with_columns(pl.col("flow_id").cast(res.flows.schema["flow_id"]))
+        outages_by = {k[0]: v for k, v in s.filter(pl.col("flow_id").is_in(ids.to_list()))
+                      .partition_by("flow_id", as_dict=True).items()}
+    handoff_ts = np.sort(_num(res.handoffs, "ts")) if res.handoffs is not None else np.array([])
+    carriers = {}
+    if res.handoffs is not None and "carrier" in res.handoffs.columns and "carrier" in f.columns:
+        carriers = dict(zip(f.get_column("flow_id").to_list(), f.get_column("carrier").to_list()))
+    rows = {r["flow_id"]: r for r in f.filter(pl.col("flow_id").is_in(ids.to_list())).iter_rows(named=True)}
+    out = []
+    for fid in top_ids:
+        row = rows[fid]
+        hts = handoff_ts
+        if carriers.get(fid) is not None:
+            h = res.handoffs.filter(pl.col("carrier") == carriers[fid])
+            hts = np.sort(_num(h, "ts"))
+        hts = hts[(hts >= row["first_ts"]) & (hts <= row["last_ts"])]
+        d = flow_charts(row, series_by.get(fid), events_by.get(fid), rtt_by.get(fid), hts, outages_by.get(fid), width)
+        d["title"] = (f"flow {fid}: {row['endpoints']} ({row.get('capture')}, {row.get('vantage') or 'vantage ?'}, "
+                      f"data {row.get('data_dir') or '?'}, {row.get('data_vantage') or 'sender/receiver ?'} side)")
+        d["flow_id"] = str(fid)
+        out.append(d)
+    return out
+
+
+# ---------------------------------------------------------------- captures, MPTCP, provenance
+
+def _captures_html(res: ResultsData) -> str:
+    c = res.captures
+    cols = [x for x in ("capture", "vantage", "packets", "tcp_packets", "other_packets", "malformed_packets",
+                        "malformed_reasons", "flows", "truncated", "error") if x in c.columns]
+    bad = c.filter(pl.col("truncated") | pl.col("error").is_not_null() | (pl.col("malformed_packets") > 0))
+    lines = [html_table(c.select(cols), "static captures")]
+    if bad.height:
+        items = "".join(f"<li><b>{html.escape(str(r['capture']))}</b>: "
+                        f"{html.escape(str(r['error'] or ''))} {'(truncated) ' if r['truncated'] else ''}"
+                        f"{r['malformed_packets']} malformed record(s)"
+                        f"{' — ' + html.escape(r['malformed_reasons']) if r['malformed_reasons'] else ''}</li>"
+                        for r in bad.iter_rows(named=True))
+        lines.insert(0, f'<div class="warn" id="read-errors"><b>Read problems in {bad.height} capture(s):</b>'
+                        f"<ul>{items}</ul></div>")
+    else:
+        lines.insert(0, '<p id="read-errors" class="ok">Every capture was read to its end without error.</p>')
+    n_trunc = int(res.flows.get_column("truncated").sum() or 0) if "truncated" in res.flows.columns else 0
+    if n_trunc:
+        lines.append(f'<p class="note">{n_trunc} flow(s) were open when their capture ended with an error '
+                     "(flows.truncated): their numbers cover what was read.</p>")
+    return "".join(lines)
+
+
+def _mptcp_html(f: pl.DataFrame) -> str:
+    if "mptcp" not in f.columns:
+        return '<p class="note">The flows table has no mptcp column.</p>'
+    m = f.filter(pl.col("mptcp").fill_null(False))
+    if m.height == 0:
+        return '<p class="note">No flow carried an MPTCP option (flows.mptcp is false for every flow).</p>'
+    cols = [c for c in ("flow_id", "capture", "endpoints", "data_dir", "first_ts", "duration_s", "data_bytes",
+                        "rate_bps", "retransmissions", "timeouts", "rtt_mean", "end_reason") if c in m.columns]
+    by_cap = m.group_by("capture").agg(pl.len().alias("subflows"), pl.col("data_bytes").sum().alias("data_bytes"),
+                                       pl.col("first_ts").min().alias("first_ts"),
+                                       pl.col("last_ts").max().alias("last_ts")).sort("capture")
+    return (f"<p>{m.height} TCP connection(s) carried an MPTCP option (kind 30). Today the tables hold them as "
+            "separate TCP subflows: the MPTCP connection they belong to (token, data sequence) is not "
+            "decoded yet, so the subflows are listed per capture.</p>"
+            + html_table(by_cap, "static") + html_table(m.select(cols), "static"))
+
+
+def _bundle_manifests(res: ResultsData) -> list[tuple[str, dict]]:
+    """manifest.json of every bundle the results come from (labels.source, else next to a capture)."""
+    candidates: list[Path] = []
+    if res.labels is not None and "source" in res.labels.columns:
+        candidates += [Path(s) for s in res.labels.get_column("source").drop_nulls().to_list()]
+    for cap in res.captures.get_column("capture").drop_nulls().to_list():
+        p = Path(cap).resolve().parent
+        candidates += [p, p.parent]
+    seen, out = set(), []
+    for c in candidates:
+        m = c / "manifest.json" if c.is_dir() else None
+        if m is None or not m.exists() or m in seen:
+            continue
+        seen.add(m)
+        try:
+            out.append((str(c), json.loads(m.read_text())))
+        except (OSError, ValueError) as exc:
+            out.append((str(c), {"error": f"unreadable manifest.json: {exc}"}))
+    return out
+
+
+def _provenance_html(res: ResultsData) -> str:
+    parts = []
+    if res.labels is not None and res.labels.height:
+        keep = [c for c in res.labels.columns if not res.labels.get_column(c).is_null().all()]
+        parts.append("<h3>Labels (labels.parquet)</h3>" + html_table(res.labels.select(keep) if keep else res.labels))
+    manifests = _bundle_manifests(res)
+    for src, m in manifests:
+        if "error" in m:
+            parts.append(f'<p class="warn">{html.escape(src)}: {html.escape(m["error"])}</p>')
+            continue
+        scen = m.get("scenario") or {}
+        flow = m.get("flow") or {}
+        rows = [("run", m.get("run_id")), ("status", m.get("status")),
+                ("scenario", f"{scen.get('name')} ({scen.get('source')}, sha256 {str(scen.get('sha256'))[:12]}…)"),
+                ("congestion control", m.get("cc")), ("flow", json.dumps(flow, sort_keys=True)),
+                ("MPTCP", m.get("mptcp")), ("repetition / campaign", f"{m.get('repetition')} / {m.get('campaign')}"),
+                ("seeds", json.dumps(m.get("seeds"), sort_keys=True)),
+                ("versions", json.dumps(m.get("versions"), sort_keys=True)),
+                ("errors", "; ".join(m.get("errors") or []) or None)]
+        body = "".join(f"<tr><th>{html.escape(k)}</th><td>{_esc(v)}</td></tr>" for k, v in rows)
+        parts.append(f"<h3>Bundle {html.escape(src)}</h3><table class=\"static kv\">{body}</table>")
+    if not parts:
+        return ('<p class="note">No lab provenance: the results come from captures, not from a lab bundle '
+                "(no labels.parquet, no manifest.json next to the captures).</p>")
+    return "".join(parts)
+
+
+# ---------------------------------------------------------------- per-class (study) and models
+
+def _class_key(c: str) -> tuple:
+    return (CLASS_ORDER.index(c) if c in CLASS_ORDER else len(CLASS_ORDER), c)
+
+
+def _cdf_chart(cid: str, title: str, x_label: str, groups: dict[str, np.ndarray], x_log: bool = False) -> dict:
+    ss = []
+    for i, (name, vals) in enumerate(sorted(groups.items(), key=lambda kv: _class_key(kv[0]))):
+        x, y = ecdf(vals)
+        if x:
+            ss.append(series(f"{name} (n={int(np.sum(~np.isnan(vals)))})", x, y, colour(i), "step", 2))
+    return chart(cid, title, x_label, "CDF (share ≤ x)", ss, x_log=x_log, y_range=[0, 1])
+
+
+def _study_section(study: StudyData | None, f: pl.DataFrame) -> tuple[str, list[dict]]:
+    charts: list[dict] = []
+    if study is None:
+        # Without a study: per-flow CDFs by the context class when the analysis had one.
+        by = f.get_column("flow_class").fill_null("unknown") if "flow_class" in f.columns else pl.Series(["all"] * f.height)
+        groups_rate, groups_rtt = {}, {}
+        rate, rtt = _num(f, "rate_bps"), _num(f, "rtt_mean")
+        labels = np.array(by.to_list(), dtype=object)
+        for cls in sorted(set(labels.tolist()), key=_class_key):
+            sel = labels == cls
+            groups_rate[cls], groups_rtt[cls] = rate[sel], rtt[sel]
+        charts.append(_cdf_chart("cdf-flow-rate", "Mean rate per flow (data bytes × 8 / duration)", "bit/s",
+                                 groups_rate, x_log=True))
+        charts.append(_cdf_chart("cdf-flow-rtt", "Mean RTT per flow (M7)", "s", groups_rtt))
+        text = ('<p class="note">No study directory given: the per-class tables of the seed papers come from '
+                "<code>hsrtcp study RESULTS -o STUDY</code>, then <code>hsrtcp report RESULTS STUDY</code>. Below, "
+                "per-flow CDFs of this results directory"
+                + (" by the context class (context.parquet)." if "flow_class" in f.columns else
+                   " (no context.parquet: all flows in one group).") + "</p>")
+        return text, charts
+
+    t = study.tables
+    parts = [f"<p>Study <code>{html.escape(str(study.path))}</code>: inputs "
+             f"{html.escape(', '.join(map(str, study.manifest.get('inputs', []))))}; grouped by "
+             f"{html.escape(str(study.manifest.get('options', {}).get('by') or 'class only'))}.</p>"]
+    notes = study.manifest.get("notes") or []
+    if notes:
+        parts.append('<ul class="note">' + "".join(f"<li>{html.escape(str(n))}</li>" for n in notes) + "</ul>")
+    if "classes" in t:
+        parts.append("<h3>Classes</h3>" + html_table(t["classes"]))
+    for name in STUDY_SUMMARY_TABLES:
+        if name not in t or t[name].height == 0:
+            continue
+        df = t[name]
+        show = [c for c in df.columns if c not in ("table",)]
+        parts.append(f'<details id="study-{name}"{" open" if name == "performance" else ""}><summary>'
+                     f'{html.escape(name.replace("_", " "))} ({df.height} rows)</summary>'
+                     + html_table(df.select(show)) + "</details>")
+    if "coverage" in t and t["coverage"].height:
+        parts.append("<h3>LTE coverage (M28)</h3>" + html_table(t["coverage"]))
+
+    if "throughput_samples" in t and t["throughput_samples"].height:
+        ts = t["throughput_samples"]
+        groups = {cls: _num(ts.filter(pl.col("flow_class") == cls), "throughput_bps")
+                  for cls in ts.get_column("flow_class").unique().to_list()}
+        h = ts.filter(pl.col("flow_class").is_in(["high_1_8", "high_9_16"]))
+        if h.height:
+            groups["high_1_16"] = _num(h, "throughput_bps")
+        charts.append(_cdf_chart("cdf-throughput", "Throughput per 1-s sample by class (M3, A3; seed 000 Fig. 1)",
+                                 "bit/s", groups))
+    if "study_flows" in t and t["study_flows"].height:
+        sf = t["study_flows"]
+        for metric, title, unit in (("rtt_mean_s", "Mean RTT per flow by class (M7)", "s"),
+                                    ("spurious_rto_rate", "Spurious RTO rate per flow by class (M13)", "share"),
+                                    ("dupack_rate", "DupACK rate per flow by class (M15)", "share"),
+                                    ("throughput_mean_bps", "Mean throughput per flow by class", "bit/s")):
+            if metric in sf.columns and sf.get_column(metric).is_not_null().any():
+                groups = {cls: _num(sf.filter(pl.col("flow_class") == cls), metric)
+                          for cls in sf.get_column("flow_class").fill_null("unknown").unique().to_list()}
+                charts.append(_cdf_chart(f"cdf-{metric}", title, unit, groups))
+    return "".join(parts), charts
+
+
+def _models_section(res: ResultsData) -> tuple[str, list[dict]]:
+    from hsrtcp.models.evaluate import MODEL_KEYS, MODEL_LABELS
+    from hsrtcp.models.fitting import fit_flows
+
+    fit = fit_flows(res.flows)
+    fl = fit.flows
+    measured = _num(fl, "throughput_pkts")
+    have_any = False
+    ss = []
+    order = np.argsort(np.where(np.isnan(measured), np.inf, measured), kind="stable")
+    x = measured[order]
+    ok = ~np.isnan(x) & (x > 0)
+    for i, key in enumerate(MODEL_KEYS):
+        y = _num(fl, f"pred_{key}")[order]
+        sel = ok & ~np.isnan(y) & (y > 0)
+        if sel.any():
+            have_any = True
+            ss.append(series(MODEL_LABELS[key], sig(x[sel], 6), sig(y[sel], 6), colour(i), "points"))
+    intro = ("<p>Measured throughput (flows.throughput_pkts, M4) against the models' predictions from each flow's "
+             "own inputs (p_d, P_a, q, RTT, T, W_m, b; <code>hsrtcp model fit</code>, docs/models.md). "
+             "D = |predicted − measured| / measured (seed 001 eq. 22, M35, A20).</p>")
+    if not have_any:
+        n_missing = fl.filter(pl.col("missing_inputs").list.len() > 0).height
+        return (intro + f'<p class="note">No flow has every model input ({n_missing} of {fl.height} lack some: '
+                "p_d and q come from two-vantage (matched) rows, T needs a timeout). Nothing to compare.</p>"), []
+    # the identity line across every measured and predicted value drawn
+    drawn = np.concatenate([np.asarray(sr["x"] + sr["y"], dtype=np.float64) for sr in ss])
+    ends = sig([float(np.nanmin(drawn)), float(np.nanmax(drawn))], 6)
+    ss.append(series("measured = predicted", ends, ends, PALETTE["grey"], "line", 1))
+    ch = chart("model-fit", "Measured vs predicted throughput", "measured (packets/s)", "predicted (packets/s)", ss,
+               x_log=True, y_log=True)
+    summary = fit.summary
+    return intro + html_table(summary), [ch]
+
+
+# ---------------------------------------------------------------- page
+
+def _json_for_html(obj) -> str:
+    text = json.dumps(obj, separators=(",", ":"), allow_nan=False)
+    # inside <script>: no "</" (would end the element) and no "<!--"
+    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def build_report(results: str | os.PathLike, study: str | os.PathLike | None = None,
+                 out: str | os.PathLike = "report.html", *, top: int = DEFAULT_TOP,
+                 width: int = DEFAULT_WIDTH) -> ReportInfo:
+    """Write the report of ``results`` (and ``study``) to ``out``; input errors name the file."""
+    import time
+
+    from hsrtcp import __version__
+
+    start = time.perf_counter()
+    uplot_js, uplot_css = assets.uplot()  # fail early (clear message) when npm ci was not run
+    res = load_results(results)
+    st = load_study(study) if study is not None else None
+    f = _flow_frame(res)
+    top_ids = _top_flows(f, top)
+    details = _details(res, f, top_ids, width)
+    class_html, class_charts = _study_section(st, f)
+    models_html, model_charts = _models_section(res)
+    n_flows = f.height
+    scope = (f"Drill-down charts are embedded for the {len(top_ids)} largest flow(s) by data bytes"
+             + (f" of {n_flows}" if n_flows > len(top_ids) else "")
+             + f" (option --top, now {top}); the flow table lists all {n_flows} flows. Long series are "
+             f"downsampled per pixel column for a {width}-pixel-wide chart; every retransmission mark is kept.")
+    data = {
+        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "hsrtcp_version": __version__, "uplot_version": assets.uplot_version(),
+        "results": str(res.path), "study": str(st.path) if st else None,
+        "flow_table": _flow_table(f, set(top_ids)), "details": details,
+        "class_charts": class_charts, "model_charts": model_charts,
+    }
+    notes = "".join(f"<li>{html.escape(n)}</li>" for n in res.notes)
+    subs = {
+        "TITLE": html.escape(f"hsrtcp report: {res.path.name or res.path}"),
+        "UPLOT_CSS": uplot_css, "REPORT_CSS": assets.static("report.css"),
+        "UPLOT_JS": uplot_js, "REPORT_JS": assets.static("report.js"),
+        "DATA": _json_for_html(data),
+        "HEADER": (f"<p>Results <code>{html.escape(str(res.path))}</code>"
+                   + (f", study <code>{html.escape(str(st.path))}</code>" if st else "")
+                   + f"; {n_flows} flow(s) in {res.captures.height} capture(s). Generated "
+                   f"{html.escape(data['generated'])} by hsrtcp {html.escape(__version__)} "
+                   f"(uPlot {html.escape(str(data['uplot_version']))}).</p><p class=\"note\" id=\"scope\">"
+                   f"{html.escape(scope)}</p>" + (f'<ul class="note">{notes}</ul>' if notes else "")),
+        "CAPTURES": _captures_html(res), "CLASSES": class_html, "MODELS": models_html,
+        "MPTCP": _mptcp_html(f), "PROVENANCE": _provenance_html(res),
+    }
+    page = assets.static("template.html")
+    # one pass: text put in (file names, labels) is never searched for placeholders again
+    page = re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: subs[m.group(1)], page)
+    out_path = Path(out)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_name(out_path.name + ".tmp")
+    tmp.write_text(page, encoding="utf-8")
+    os.replace(tmp, out_path)
+    return ReportInfo(out_path, n_flows, len(top_ids), out_path.stat().st_size, time.perf_counter() - start)

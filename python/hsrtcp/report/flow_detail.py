@@ -1,0 +1,181 @@
+"""The per-flow drill-down charts, from the tables only (docs/report.md, "Flow detail").
+
+Time axis: seconds since the flow's first packet (flows.first_ts). Sequence axis: bytes of
+the data direction (flows.data_dir), relative sequence numbers as in the events table.
+
+- time–sequence graph (seed 000 Fig. 12): the tables do not hold every packet, so the lines
+  come from the 1-s series bins — ACK line = first data sequence + cumulative newly
+  acknowledged bytes (series.goodput_bytes) at each bin end; advertised-window edge = ACK line
+  + series.awnd_min; data edge = ACK line + series.bif_max (sender vantage only) — and the
+  marks are exact: every retransmission event (kind 'retransmission', the data direction) is
+  a vertical tick from seq_start to seq_end at its ts, coloured by class; spurious
+  retransmissions are black. Bands: timeout sequences (M10), zero-window episodes, silences
+  (events 'suspension'/'gap'), outages (suspensions.parquet M24 gaps); handoffs are lines.
+- throughput (M3): series.bytes × 8 per 1-s bin, goodput from goodput_bytes; handoff lines.
+- bytes in flight / advertised window (M17, seed 000 Figs 8/9): series bif_max, bif_mean,
+  awnd_min, awnd_mean; retransmissions as ticks.
+- RTT (M7): every sample of the rtt table in the data direction (downsampled per pixel
+  column, :mod:`hsrtcp.report.downsample`), and the per-bin mean.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from hsrtcp.report.charts import PALETTE, RETRANS_COLOURS, chart, clean, series, sig
+from hsrtcp.report.downsample import downsample
+
+BAND_KINDS = {
+    "timeout_sequence": ("timeout sequence (M10)", "rgba(204,121,167,0.18)"),
+    "spurious_timeout": ("spurious timeout", "rgba(0,0,0,0.10)"),
+    "zero_window": ("zero window", "rgba(240,228,66,0.30)"),
+    "suspension": ("silence", "rgba(86,180,233,0.18)"),
+    "gap": ("gap ≥ 0.2 s", "rgba(86,180,233,0.18)"),
+}
+OUTAGE_COLOUR = "rgba(213,94,0,0.15)"
+HANDOFF_COLOUR = PALETTE["green"]
+
+
+def _col(df: pl.DataFrame, name: str) -> np.ndarray:
+    """A column as float64 with NaN for null (Series.to_numpy, no polars expression: the
+    report calls this ~10 times per flow and an expression costs a query each)."""
+    if name not in df.columns:
+        return np.full(df.height, np.nan)
+    return df.get_column(name).to_numpy().astype(np.float64, copy=False)
+
+
+def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFrame | None,
+                rtt_df: pl.DataFrame | None, handoff_ts: np.ndarray, outages: pl.DataFrame | None,
+                width: int) -> dict:
+    """Chart specs and notes for one flow (``flow``: its flows row as a dict)."""
+    fid = flow["flow_id"]
+    t0 = float(flow["first_ts"])
+    duration = float(flow["duration_s"] or 0.0)
+    data_dir = flow.get("data_dir")
+    notes: list[str] = []
+
+    # --- series bins
+    if series_df is None or series_df.height == 0:
+        series_df = pl.DataFrame()
+        notes.append("no series bins for this flow (no packet in the data direction)")
+    else:
+        series_df = series_df.sort("bin")
+    t_rel = _col(series_df, "t_rel")
+    bin_end = np.minimum(t_rel + 1.0, max(duration, 0.0)) if len(t_rel) else t_rel
+    bin_end = np.maximum(bin_end, t_rel)  # the last bin of a flow ends at its last packet
+
+    # --- events
+    ev = events_df if events_df is not None else pl.DataFrame()
+    marks: list[dict] = []
+    bands: list[dict] = []
+    if ev.height:
+        ev = ev.sort("ts")
+        rx = ev.filter(pl.col("kind").is_in(["retransmission", "spurious_retransmission"])
+                       & pl.col("seq_start").is_not_null())
+        if data_dir is not None:
+            rx = rx.filter(pl.col("dir") == data_dir)
+        ts = rx.get_column("ts").to_numpy() - t0
+        s0 = rx.get_column("seq_start").to_numpy()
+        s1 = rx.get_column("seq_end").to_numpy()
+        kinds = rx.get_column("kind").to_list()
+        classes = rx.get_column("class").to_list()
+        for t, a, b, k, c in zip(ts.tolist(), s0.tolist(), s1.tolist(), kinds, classes):
+            cls = "spurious" if k == "spurious_retransmission" else (c or "unclassified")
+            marks.append({"t": round(t, 6), "s0": a, "s1": b, "cls": cls,
+                          "color": RETRANS_COLOURS.get(cls, PALETTE["grey"])})
+        for kind, a, b in zip(ev.get_column("kind").to_list(), ev.get_column("ts").to_list(),
+                              ev.get_column("ts_end").to_list()):
+            if kind in BAND_KINDS and b is not None:
+                label, col = BAND_KINDS[kind]
+                bands.append({"t0": round(a - t0, 6), "t1": round(b - t0, 6), "label": label, "color": col})
+    if outages is not None and outages.height:
+        for a, b in zip(outages.get_column("gap_start_ts").to_list(), outages.get_column("gap_end_ts").to_list()):
+            if a is not None and b is not None:
+                bands.append({"t0": round(a - t0, 6), "t1": round(b - t0, 6), "label": "outage (M24)",
+                              "color": OUTAGE_COLOUR})
+    vlines = [{"t": round(float(h) - t0, 6), "label": "handoff", "color": HANDOFF_COLOUR} for h in handoff_ts]
+
+    # --- time–sequence graph
+    first_seq = 1 if flow.get("handshake_seen") else 0
+    goodput = np.nan_to_num(_col(series_df, "goodput_bytes"))
+    ack = first_seq + np.cumsum(goodput)
+    x_line = clean(np.r_[0.0, bin_end], 6)
+    ack_line = np.r_[float(first_seq), ack]
+    awnd_edge = np.r_[np.nan, ack + _col(series_df, "awnd_min")]
+    data_edge = np.r_[np.nan, ack + _col(series_df, "bif_max")]
+    tseq_series = [series("ACK (cumulative, 1-s bins)", x_line, clean(ack_line), PALETTE["blue"], "line", 2)]
+    if not np.all(np.isnan(data_edge)):
+        tseq_series.append(series("data edge: ACK + max bytes in flight", x_line, clean(data_edge),
+                                  PALETTE["sky"], "line"))
+    if not np.all(np.isnan(awnd_edge)):
+        tseq_series.append(series("advertised window edge: ACK + min AWND", x_line, clean(awnd_edge),
+                                  PALETTE["green"], "line"))
+    tseq = chart(f"tseq-{fid}", "Time–sequence graph", "time since the flow's first packet (s)",
+                 f"sequence number, {data_dir or 'data'} direction (bytes)", tseq_series,
+                 marks=marks, bands=bands, vlines=vlines, x_max=round(duration, 6), zoom_y=True)
+    if not marks:
+        notes.append("no retransmission in the data direction")
+
+    # --- throughput
+    bin_len = np.maximum(bin_end - t_rel, 1e-9)
+    bin_len = np.where(bin_end - t_rel > 0, bin_len, 1.0)
+    # step charts: bin starts plus the last bin's end, so the last (or only) bin has a width
+    x_bins = clean(np.r_[t_rel, bin_end[-1:]], 6)
+
+    def per_bin(vals):
+        return np.r_[vals, vals[-1:]]
+    tput = chart(f"tput-{fid}", "Throughput (M3, 1-s bins)", "time since the flow's first packet (s)",
+                 "bit/s", [
+                     series("data bytes × 8 / bin", x_bins, sig(per_bin(_col(series_df, "bytes") * 8 / bin_len)),
+                            PALETTE["blue"], "step", 2),
+                     series("goodput (newly ACKed) × 8 / bin", x_bins,
+                            sig(per_bin(_col(series_df, "goodput_bytes") * 8 / bin_len)), PALETTE["orange"], "step"),
+                 ], bands=[b for b in bands if b["label"] in ("outage (M24)", "timeout sequence (M10)")],
+                 vlines=vlines, x_max=round(duration, 6))
+
+    # --- bytes in flight / AWND
+    win_series = []
+    for name, label, col, style in (("bif_max", "bytes in flight, max (M17)", PALETTE["vermillion"], "step"),
+                                    ("bif_mean", "bytes in flight, mean", PALETTE["orange"], "step"),
+                                    ("awnd_min", "advertised window, min", PALETTE["green"], "step"),
+                                    ("awnd_mean", "advertised window, mean", PALETTE["sky"], "step")):
+        vals = _col(series_df, name)
+        if not np.all(np.isnan(vals)):
+            win_series.append(series(label, x_bins, sig(per_bin(vals)), col, style))
+    if not win_series:
+        notes.append("no bytes-in-flight or window samples (vantage unknown or no ACKs)")
+    window = chart(f"win-{fid}", "Bytes in flight and advertised window (1-s bins)",
+                   "time since the flow's first packet (s)", "bytes", win_series,
+                   marks=[{**m, "tick": True} for m in marks], vlines=vlines, x_max=round(duration, 6))
+
+    # --- RTT
+    rtt_series = []
+    if rtt_df is not None and rtt_df.height:
+        r = rtt_df.filter(pl.col("method") != "handshake")
+        if data_dir is not None:
+            r = r.filter(pl.col("dir") == data_dir)
+        r = r.sort("ts")
+        for j, (method, label) in enumerate((("ack", "RTT samples, ACK matching (Karn)"),
+                                            ("ts", "RTT samples, TSval echo"))):
+            sub = r.filter(pl.col("method") == method)
+            if not sub.height:
+                continue
+            x = sub.get_column("ts").to_numpy() - t0
+            y = sub.get_column("rtt_s").to_numpy()
+            keep = downsample(x, y, width)
+            if len(keep) < len(x):
+                notes.append(f"{label}: {len(keep):,} of {len(x):,} samples shown (per-pixel-column min/max)")
+            rtt_series.append(series(label, clean(x[keep], 6), sig(y[keep], 5),
+                                     PALETTE["blue"] if j == 0 else PALETTE["purple"], "points"))
+    mean = _col(series_df, "rtt_mean")
+    if not np.all(np.isnan(mean)):
+        rtt_series.append(series("mean per 1-s bin", clean(t_rel + np.minimum(0.5, (bin_end - t_rel) / 2), 6),
+                                 sig(mean), PALETTE["orange"], "line", 2))
+    if not rtt_series:
+        notes.append("no RTT samples in the data direction")
+    rtt = chart(f"rtt-{fid}", "Round-trip time (M7)", "time since the flow's first packet (s)", "RTT (s)",
+                rtt_series, vlines=vlines, bands=tput["bands"], x_max=round(duration, 6))
+
+    return {"flow_id": fid, "notes": notes, "charts": [tseq, tput, window, rtt],
+            "retransmissions": len(marks)}

@@ -1,0 +1,289 @@
+/* hsrtcp report: flow table, and uPlot charts from the chart specifications of
+   python/hsrtcp/report/charts.py (embedded as JSON in #report-data). No network access. */
+(function () {
+  "use strict";
+  const data = JSON.parse(document.getElementById("report-data").textContent);
+  const report = { data: data, charts: {}, showFlow: showFlow };
+  window.hsrtcpReport = report;
+
+  // ------------------------------------------------------------------ flow table
+  const table = document.getElementById("flow-table");
+  const cols = data.flow_table.columns;
+  const nRows = data.flow_table.rows;
+  let order = [...Array(nRows).keys()];
+  let sortCol = -1, sortDir = 1;
+
+  function fmt(v, kind) {
+    if (v === null || v === undefined) return "—";
+    if (kind === "num") return Math.abs(v) >= 1e5 || (v !== 0 && Math.abs(v) < 1e-3) ? v.toExponential(3) : String(+v.toPrecision(5));
+    if (kind === "int") return v.toLocaleString("en");
+    if (kind === "bool") return v ? "yes" : "no";
+    return String(v);
+  }
+
+  function compare(a, b, kind) {  // nulls last in both directions
+    if (a === b) return 0;
+    if (a === null || a === undefined) return 1;
+    if (b === null || b === undefined) return -1;
+    if (kind === "id") return (a.length - b.length || (a < b ? -1 : 1)) * sortDir;  // decimal strings
+    return (a < b ? -1 : 1) * sortDir;
+  }
+
+  function parseFilter(text) {
+    return text.trim().split(/\s+/).filter(Boolean).map((tok) => {
+      const m = tok.match(/^([^<>=]+)(<=|>=|<|>|=)(.+)$/);
+      if (!m) return { word: tok.toLowerCase() };
+      const name = m[1].toLowerCase();
+      const idx = cols.findIndex((c) => c.key.toLowerCase() === name || c.header.toLowerCase() === name);
+      return { idx: idx, op: m[2], value: m[3] };
+    });
+  }
+
+  function matches(r, terms) {
+    return terms.every((t) => {
+      if (t.word !== undefined) return cols.some((c) => fmt(c.values[r], c.kind).toLowerCase().includes(t.word) ||
+                                                       String(c.values[r]).toLowerCase().includes(t.word));
+      if (t.idx < 0) return false;
+      const v = cols[t.idx].values[r];
+      if (v === null || v === undefined) return false;
+      if (t.op === "=") return String(v).toLowerCase() === t.value.toLowerCase() ||
+                               (typeof v === "number" && v === Number(t.value));
+      const x = Number(t.value);
+      return t.op === ">" ? v > x : t.op === "<" ? v < x : t.op === ">=" ? v >= x : v <= x;
+    });
+  }
+
+  function renderTable() {
+    const terms = parseFilter(document.getElementById("flow-filter").value);
+    const rows = order.filter((r) => matches(r, terms));
+    const head = "<thead><tr>" + cols.map((c, i) =>
+      `<th data-col="${i}" class="${i === sortCol ? (sortDir > 0 ? "sorted-asc" : "sorted-desc") : ""}">${esc(c.header)}</th>`).join("") + "</tr></thead>";
+    const detailIdx = cols.findIndex((c) => c.key === "detail");
+    const body = rows.map((r) => {
+      const detail = detailIdx >= 0 && cols[detailIdx].values[r];
+      return `<tr class="${detail ? "detail" : ""}" data-flow="${cols[0].values[r]}">` + cols.map((c, i) =>
+        i === 0 && detail ? `<td><a href="#detail" data-flow="${c.values[r]}">${fmt(c.values[r], c.kind)}</a></td>`
+                          : `<td>${esc(fmt(c.values[r], c.kind))}</td>`).join("") + "</tr>";
+    }).join("");
+    table.innerHTML = head + "<tbody>" + body + "</tbody>";
+    document.getElementById("flow-count").textContent = `${rows.length} of ${nRows} flows`;
+  }
+
+  function esc(s) {
+    return String(s).replace(/[&<>"]/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[ch]));
+  }
+
+  table.addEventListener("click", (ev) => {
+    const th = ev.target.closest("th");
+    if (th) {
+      const i = Number(th.dataset.col);
+      sortDir = i === sortCol ? -sortDir : 1;
+      sortCol = i;
+      const vals = cols[i].values;
+      order.sort((a, b) => compare(vals[a], vals[b], cols[i].kind) || a - b);
+      renderTable();
+      return;
+    }
+    const a = ev.target.closest("a[data-flow]");
+    if (a) showFlow(a.dataset.flow);
+  });
+  document.getElementById("flow-filter").addEventListener("input", renderTable);
+  renderTable();
+
+  // ------------------------------------------------------------------ charts
+
+  function extent(values, into) {
+    for (const v of values) if (v !== null && v !== undefined && isFinite(v)) { into[0] = Math.min(into[0], v); into[1] = Math.max(into[1], v); }
+    return into;
+  }
+
+  function padded(r, log) {
+    if (!(r[0] <= r[1])) return log ? [1, 10] : [0, 1];
+    if (log) return [r[0] / 1.5, r[1] * 1.5];
+    const pad = (r[1] - r[0]) * 0.04 || Math.abs(r[1]) * 0.1 || 1;
+    return [r[0] - pad, r[1] + pad];
+  }
+
+  function keep(initial) {
+    return (u, min, max) => (min == null || max == null || !isFinite(min) || !isFinite(max) ? initial.slice() : [min, max]);
+  }
+
+  function makeChart(spec, parent) {
+    const box = document.createElement("div");
+    box.className = "chart";
+    box.id = "chart-" + spec.id;
+    box.innerHTML = `<h4>${esc(spec.title)}</h4>`;
+    parent.appendChild(box);
+    const series = spec.series.filter((s) => s.x.length > 0).map((s) => {
+      if (!spec.x_log && !spec.y_log) return s;
+      const inDomain = s.x.map((x, i) => (!spec.x_log || x > 0) && (!spec.y_log || (s.y[i] !== null && s.y[i] > 0)));
+      return Object.assign({}, s, { x: s.x.filter((_, i) => inDomain[i]), y: s.y.filter((_, i) => inDomain[i]) });
+    }).filter((s) => s.x.length > 0);
+    if (series.length === 0 && spec.marks.length === 0) {
+      box.insertAdjacentHTML("beforeend", '<p class="note">No data for this chart.</p>');
+      return null;
+    }
+    const aligned = series.length
+      ? uPlot.join(series.map((s) => [s.x, s.y]))
+      : [spec.marks.map((m) => m.t).sort((a, b) => a - b)];
+    // initial ranges: lines, marks, bands and the flow's duration
+    const xr = extent(aligned[0], [Infinity, -Infinity]);
+    const yr = [Infinity, -Infinity];
+    series.forEach((s) => extent(s.y, yr));
+    spec.marks.forEach((m) => { extent([m.t], xr); if (!m.tick) extent([m.s0, m.s1], yr); });
+    spec.bands.forEach((b) => extent([b.t0, b.t1], xr));
+    if (spec.x_max !== undefined && spec.x_max !== null) extent([0, spec.x_max], xr);
+    // a log axis only helps (and only gets ticks) across at least a decade
+    const xLog = spec.x_log && xr[1] / xr[0] >= 10, yLog = spec.y_log && yr[1] / yr[0] >= 10;
+    const x0 = padded(xr, xLog), y0 = spec.y_range ? spec.y_range.slice() : padded(yr, yLog);
+    if (!xLog && xr[0] >= 0 && x0[0] < 0) x0[0] = 0;
+    if (!yLog && yr[0] >= 0 && y0[0] < 0) y0[0] = 0;
+
+    const drawn = [];
+    const width = Math.max(400, Math.min(parent.clientWidth || 1200, 1300));
+    const opts = {
+      width: width, height: 340,
+      scales: {
+        // fixed initial ranges (lines, marks and bands all in view); a zoom's range passes through
+        x: { time: false, auto: false, range: keep(x0), distr: xLog ? 3 : 1 },
+        y: { auto: false, range: keep(y0), distr: yLog ? 3 : 1 },
+      },
+      axes: [{ label: spec.x_label, size: 50, values: ticks }, { label: spec.y_label, size: 80, values: ticks }],
+      cursor: { drag: { x: true, y: !!spec.zoom_y, uni: 30 }, bind: { dblclick: () => null } },
+      legend: { live: true },
+      series: [{ label: spec.x_label }].concat(series.map((s) => ({
+        label: s.label, stroke: s.color, width: s.width || 1.5,
+        paths: s.style === "points" ? () => null : s.style === "step" ? uPlot.paths.stepped({ align: 1 }) : undefined,
+        points: s.style === "points" || s.x.length < 3 ? { show: true, size: 4, stroke: s.color, fill: s.color } : { show: false },
+        spanGaps: false,
+      }))),
+      hooks: {
+        drawClear: [(u) => drawBands(u, spec)],
+        draw: [(u) => drawMarks(u, spec, drawn)],
+      },
+    };
+    const u = new uPlot(opts, aligned, box);
+    // uPlot first fits x to the series' own extent; marks, bands and the duration may reach further
+    u.setScale("x", { min: x0[0], max: x0[1] });
+    u.over.addEventListener("dblclick", () => {
+      u.batch(() => { u.setScale("x", { min: x0[0], max: x0[1] }); u.setScale("y", { min: y0[0], max: y0[1] }); });
+    });
+    legendExtras(box, spec);
+    report.charts[spec.id] = { plot: u, spec: spec, drawnMarks: drawn, initial: { x: x0, y: y0 } };
+    return u;
+  }
+
+  // axis labels: 3 significant digits with an SI prefix (1.5M, 250k, 12m for 0.012), 0 as 0
+  const SI = [[1e9, "G"], [1e6, "M"], [1e3, "k"], [1, ""], [1e-3, "m"], [1e-6, "µ"]];
+  function si(v) {
+    if (v === 0 || !isFinite(v)) return String(v);
+    const a = Math.abs(v);
+    if (a >= 1 && a < 1e4) return String(+v.toPrecision(4));
+    const [f, p] = SI.find(([f]) => a >= f) || SI[SI.length - 1];
+    return String(+(v / f).toPrecision(3)) + p;
+  }
+  function ticks(u, splits) { return splits.map((v) => (v === null || v === undefined ? "" : si(v))); }
+
+  function drawBands(u, spec) {
+    const ctx = u.ctx, top = u.bbox.top, h = u.bbox.height, left = u.bbox.left, right = left + u.bbox.width;
+    ctx.save();
+    for (const b of spec.bands) {
+      const a = Math.max(left, u.valToPos(b.t0, "x", true)), z = Math.min(right, u.valToPos(b.t1, "x", true));
+      if (z < left || a > right) continue;
+      ctx.fillStyle = b.color;
+      ctx.fillRect(a, top, Math.max(z - a, 1), h);
+    }
+    ctx.lineWidth = 1.5 * devicePixelRatio;
+    for (const v of spec.vlines) {
+      const x = u.valToPos(v.t, "x", true);
+      if (x < left || x > right) continue;
+      ctx.strokeStyle = v.color;
+      ctx.setLineDash([4 * devicePixelRatio, 3 * devicePixelRatio]);
+      ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + h); ctx.stroke();
+    }
+    ctx.restore();
+  }
+
+  function drawMarks(u, spec, drawn) {
+    drawn.length = 0;
+    if (!spec.marks.length) return;
+    const ctx = u.ctx, dpr = devicePixelRatio, top = u.bbox.top, bottom = top + u.bbox.height;
+    const left = u.bbox.left, right = left + u.bbox.width;
+    ctx.save();
+    ctx.beginPath(); ctx.rect(left, top, u.bbox.width, u.bbox.height); ctx.clip();
+    ctx.lineWidth = 2 * dpr;
+    for (const m of spec.marks) {
+      const x = u.valToPos(m.t, "x", true);
+      if (x < left - 2 || x > right + 2) continue;
+      let y0, y1;
+      if (m.tick) { y0 = bottom; y1 = bottom - 12 * dpr; }
+      else {
+        y0 = u.valToPos(m.s0, "y", true); y1 = u.valToPos(m.s1, "y", true);
+        if (Math.abs(y0 - y1) < 4 * dpr) { const c = (y0 + y1) / 2; y0 = c + 2 * dpr; y1 = c - 2 * dpr; }
+      }
+      ctx.strokeStyle = m.color;
+      ctx.beginPath(); ctx.moveTo(x, y0); ctx.lineTo(x, y1);
+      if (!m.tick) { ctx.moveTo(x - 3 * dpr, y1); ctx.lineTo(x + 3 * dpr, y1); }
+      ctx.stroke();
+      drawn.push({ t: m.t, s0: m.s0, s1: m.s1, cls: m.cls, color: m.color, x: x, y0: y0, y1: y1 });
+    }
+    ctx.restore();
+  }
+
+  function legendExtras(box, spec) {
+    const classes = new Map(), bands = new Map();
+    spec.marks.forEach((m) => classes.set(m.cls, m.color));
+    spec.bands.forEach((b) => bands.set(b.label, b.color));
+    if (!classes.size && !bands.size && !spec.vlines.length) return;
+    const div = document.createElement("div");
+    div.className = "marks-legend";
+    let htmlText = "";
+    classes.forEach((c, k) => { htmlText += `<span><i style="background:${c}"></i>retransmission: ${esc(k)} (${spec.marks.filter((m) => m.cls === k).length})</span>`; });
+    bands.forEach((c, k) => { htmlText += `<span><b style="background:${c}"></b>${esc(k)}</span>`; });
+    if (spec.vlines.length) htmlText += `<span><i style="background:${spec.vlines[0].color}"></i>handoff (${spec.vlines.length})</span>`;
+    div.innerHTML = htmlText;
+    box.appendChild(div);
+  }
+
+  // ------------------------------------------------------------------ sections
+
+  const select = document.getElementById("flow-select");
+  data.details.forEach((d) => {
+    const o = document.createElement("option");
+    o.value = d.flow_id;
+    o.textContent = `flow ${d.flow_id} (${d.retransmissions} retransmissions)`;
+    select.appendChild(o);
+  });
+  select.addEventListener("change", () => showFlow(select.value));
+
+  function showFlow(id) {
+    id = String(id);  // flow ids are decimal strings (uint64)
+    const d = data.details.find((x) => x.flow_id === id);
+    const holder = document.getElementById("detail-charts");
+    for (const key of Object.keys(report.charts)) {
+      if (report.charts[key].flow !== undefined) { report.charts[key].plot.destroy(); delete report.charts[key]; }
+    }
+    holder.innerHTML = "";
+    document.getElementById("flow-notes").innerHTML = "";
+    if (!d) {
+      document.getElementById("flow-title").textContent = `flow ${id}: no drill-down embedded (not among the largest flows)`;
+      return false;
+    }
+    select.value = String(id);
+    document.getElementById("flow-title").textContent = d.title;
+    document.getElementById("flow-notes").innerHTML = d.notes.map((n) => `<li>${esc(n)}</li>`).join("");
+    d.charts.forEach((spec) => {
+      const u = makeChart(spec, holder);
+      if (u) report.charts[spec.id].flow = id;
+    });
+    return true;
+  }
+
+  const classHolder = document.getElementById("class-charts");
+  data.class_charts.forEach((spec) => makeChart(spec, classHolder));
+  const modelHolder = document.getElementById("model-charts");
+  data.model_charts.forEach((spec) => makeChart(spec, modelHolder));
+  if (data.details.length) showFlow(data.details[0].flow_id);
+  else document.getElementById("flow-title").textContent = "No flow carried data: no drill-down.";
+  document.body.dataset.ready = "1";
+})();
