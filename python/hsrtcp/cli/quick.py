@@ -22,7 +22,7 @@ FLAGS = {"-q": ("quiet", True), "--quiet": ("quiet", True), "--csv": ("csv", Tru
 # option of the command is in exactly one of VALUED, FLAGS and this).
 LEFT_TO_CLICK = {"--client", "--server", "--window", "-h", "--help"}
 
-DEFAULTS = {"out": "out", "vantage": None, "workers": None, "quiet": False, "csv": False, "plot": True}
+DEFAULTS = {"out": "out", "vantage": None, "workers": None, "quiet": False, "csv": False, "plot": False}
 
 
 def parse(args: list[str]) -> dict | None:
