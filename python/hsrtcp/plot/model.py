@@ -59,8 +59,12 @@ def draw(res: Results, flow_id: int | None = None, models: tuple[str, ...] = DEF
         raise InputError(f"{res.file('flows')}: no flow has both a measured throughput and the model inputs "
                          f"(p_d, ack_burst_loss, q come from two-vantage rows: hsrtcp analyze --client C --server S)")
     ax.plot([lo / 1.5, hi * 1.5], [lo / 1.5, hi * 1.5], color=GREY, linestyle="--", linewidth=0.7, label="y = x")
+    from matplotlib.ticker import NullFormatter
+
     ax.set_xscale("log")
     ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_minor_formatter(NullFormatter())  # unlabelled minor ticks: no overlapping labels
     ax.set_xlabel("measured throughput (packets/s)")
     ax.set_ylabel("model throughput (packets/s)")
     ax.set_aspect("equal", adjustable="datalim")

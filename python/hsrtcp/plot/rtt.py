@@ -51,5 +51,5 @@ def draw(res: Results, flow_id: int | None = None):
     ax.set_title(flow_label(row), loc="left")
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
-    ax.legend(loc="upper right")
+    ax.legend(loc="best")
     return fig

@@ -81,7 +81,8 @@ class Results:
     def flows(self, columns: list[str], optional: list[str] = ()) -> pl.DataFrame:
         base = ["flow_id", "vantage", "data_dir", "first_ts", "last_ts", "c2s_payload_bytes",
                 "s2c_payload_bytes"]
-        return self.read("flows", list(dict.fromkeys(base + columns)), optional=optional)
+        return self.read("flows", list(dict.fromkeys(base + columns)),
+                         optional=[*optional, "data_vantage", "capture"])
 
     def flow(self, flow_id: int | None, columns: list[str] = (), optional: list[str] = (),
              need_data: bool = True) -> dict:
@@ -117,5 +118,7 @@ class Results:
 
 
 def flow_label(row: dict) -> str:
-    """How a figure names a flow: "flow 1099511627776 (server, s2c)"."""
-    return f"flow {row['flow_id']} ({row.get('vantage') or '?'}, {row.get('data_dir') or 'no data'})"
+    """How a figure names a flow: "flow 1099511627776 (server, s2c)"; without a given
+    vantage, the side the engine inferred ("at the sender")."""
+    where = row.get("vantage") or (f"at the {row['data_vantage']}" if row.get("data_vantage") else "vantage ?")
+    return f"flow {row['flow_id']} ({where}, {row.get('data_dir') or 'no data'})"

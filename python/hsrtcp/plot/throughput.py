@@ -41,7 +41,7 @@ def draw(res: Results, flow_id: int | None = None, max_flows: int = 8):
     if flows.is_empty():
         raise InputError(f"{res.file('flows')}: no flow carries payload (nothing to draw)")
     top = flows.sort(["_b", "flow_id"], descending=[True, False]).head(max_flows)
-    series = res.read("series", SERIES, optional=["bin_s"]).filter(pl.col("flow_id").is_in(top["flow_id"]))
+    series = res.read("series", SERIES, optional=["bin_s"]).filter(pl.col("flow_id").is_in(top["flow_id"].to_list()))
     if series.is_empty():
         raise InputError(f"{res.file('series')}: no series rows for the flows with data")
     curves = []

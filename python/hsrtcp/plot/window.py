@@ -60,5 +60,5 @@ def draw(res: Results, flow_id: int | None = None):
     ax.set_title(flow_label(row), loc="left")
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0, top=top / div * 1.15 or 1.0)
-    ax.legend(loc="lower right", ncol=2)
+    ax.legend(loc="best", ncol=2)
     return fig
