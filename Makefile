@@ -7,7 +7,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
 PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w pytest hypothesis
 
-.PHONY: help demo test test-rust test-python build venv sysdeps rattan bench bench-lab fixtures fuzz lint clean
+.PHONY: help demo test test-rust test-python build venv sysdeps rattan bench bench-lab fixtures fuzz lint clean study
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -67,6 +67,15 @@ bench-lab: build sysdeps rattan  ## emulated 100 Mbit/s path: rate, loss, TCP_IN
 
 fixtures: build sysdeps  ## regenerate tests/data and examples/ with the netns testbed (root; drops are random)
 	$(PY) scripts/make_fixtures.py && $(PY) scripts/make_example.py
+
+# The study campaign (docs/study.md): run it (root, ~18 min; an interrupted run continues),
+# analyze every bundle into its own results directory, then group them all.
+STUDY_OUT ?= out/study
+study: build sysdeps rattan  ## study campaign (root, ~20 min) -> analyze bundles -> hsrtcp study tables in out/study/
+	$(PY) -m hsrtcp campaign campaigns/study.toml -o $(STUDY_OUT)/runs || echo "warning: some runs failed (see their manifest.json)"
+	@set -e; for b in $(STUDY_OUT)/runs/[0-9]*/; do r=$(STUDY_OUT)/results/$$(basename $$b); \
+	  [ -f $$r/context.parquet ] || $(PY) -m hsrtcp analyze $$b -o $$r -q --no-plot || echo "warning: $$b not analyzed"; done
+	$(PY) -m hsrtcp study $(STUDY_OUT)/results/* -o $(STUDY_OUT)/tables --by workload
 
 fuzz:  ## run the cargo-fuzz targets briefly
 	cargo install cargo-fuzz --locked -q 2>/dev/null || true

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "analyze", "analyze_to", "Dataset"]
+__all__ = ["__version__", "analyze", "analyze_to", "Dataset", "study"]
 
 
 def __getattr__(name: str):
@@ -28,4 +28,9 @@ def __getattr__(name: str):
         from hsrtcp.streaming import analyze_to
 
         return analyze_to
+    if name == "study":
+        # the package hsrtcp.study is callable: hsrtcp.study(results, by=...) (polars, numpy)
+        import importlib
+
+        return importlib.import_module("hsrtcp.study")
     raise AttributeError(name)

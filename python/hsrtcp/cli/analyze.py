@@ -30,7 +30,18 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
               help="also draw throughput.png (slower: matplotlib; `hsrtcp plot` draws any figure later)")
 @click.option("-j", "--workers", type=int, help="captures analyzed in parallel (default: CPUs)")
 @click.option("-q", "--quiet", is_flag=True, help="no progress bar and no summary")
-def analyze(captures, out, client, server, vantage, window_s, csv, plot, workers, quiet):
+@click.option("--radio", type=click.Path(path_type=Path),
+              help="radio/GPS log of the captures (docs/context.md): adds handoffs, classes, coverage")
+@click.option("--radio-offset", "radio_offset", type=float, default=0.0, show_default=True,
+              help="seconds added to the radio log's times to put them on the capture clock")
+@click.option("--radio-format", "radio_format", default="auto", show_default=True,
+              type=click.Choice(["auto", "lab", "csv", "nmea", "gpx"]), help="format of --radio")
+@click.option("--radio-map", "radio_map",
+              help="generic CSV columns: FIELD=COLUMN[:UNIT],... e.g. time=Timestamp:ms,speed=Speed:m/s")
+@click.option("--carrier", help="carrier of the captures when the radio log has several")
+@click.option("--label", "labels", multiple=True, help="KEY=VALUE added to labels.parquet (repeatable)")
+def analyze(captures, out, client, server, vantage, window_s, csv, plot, workers, quiet,
+            radio, radio_offset, radio_format, radio_map, carrier, labels):
     """Analyze capture files (pcap/pcapng, plain or .gz) into flows, events and series tables.
 
     --client and --server captures are paired by order (the first --client with the first
@@ -46,6 +57,8 @@ def analyze(captures, out, client, server, vantage, window_s, csv, plot, workers
       hsrtcp analyze --client a.phone.pcap --server a.server.pcap \\
                      --client b.phone.pcap --server b.server.pcap -o out
       hsrtcp analyze RUNS/run-0001 -o out
+      hsrtcp analyze --client phone.pcap --server server.pcap --radio trip.csv \\
+                     --radio-offset 0.04 --carrier M --label site=BJ-TJ -o out
     """
     if not (captures or client or server):
         raise click.UsageError("give at least one capture (CAPTURE, --client or --server)")
@@ -61,9 +74,19 @@ def analyze(captures, out, client, server, vantage, window_s, csv, plot, workers
             if not is_bundle(p):
                 raise click.UsageError(f"{p}: a directory that is not a run bundle "
                                        f"(no capture/server.pcap or client.pcap + server.pcap)")
+    context = None
+    if radio is not None or labels or radio_map or carrier:
+        from hsrtcp.context.csvlog import parse_mapping
+        from hsrtcp.context.labels import parse_labels
+
+        try:
+            context = {"radio": radio, "radio_format": radio_format, "radio_map": parse_mapping(radio_map),
+                       "radio_offset": radio_offset, "carrier": carrier, "labels": parse_labels(labels)}
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
     vantages = [vantage] * len(captures)
     raise SystemExit(run(list(captures), vantages, out, csv, plot, workers, quiet,
-                          list(client), list(server), window_s))
+                          list(client), list(server), window_s, context))
 
 
 @click.command()

@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, str] = {
     "campaign": "lab:campaign",
     "plot": "plot:plot",
     "query": "query:query",
+    "study": "study:study",
 }
 
 

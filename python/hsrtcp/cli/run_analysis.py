@@ -9,16 +9,20 @@ heavy (no click, polars, rich or pathlib); the summary is plain text.
 from __future__ import annotations
 
 import os
+import sys
 
 
 def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot: bool,
         workers: int | None, quiet: bool, client: list | None = None, server: list | None = None,
-        window_s: float = 30.0) -> int:
+        window_s: float = 30.0, context: dict | None = None) -> int:
     """Analyze, write the tables to ``out``, draw the plot if asked, print the summary; the exit code.
 
     Single captures go straight to Parquet (:func:`hsrtcp.analyze_to`: flat memory, and
     polars is imported only for --csv and --plot); two-vantage pairs and run bundles go
     through :func:`hsrtcp.analyze`, whose matcher works on the tables in memory.
+    ``context``: the radio/label options (``radio``, ``radio_format``, ``radio_map``,
+    ``radio_offset``, ``carrier``, ``labels``) of :func:`hsrtcp.context.write_context`, which
+    runs when they are given or a run bundle is analyzed.
     """
     # This process ends with the run: the allocator may keep what it frees (fewer page
     # faults and TLB flushes on the analysis threads).
@@ -40,6 +44,15 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
                        keep_flows=not quiet)
         written = w.files + ([os.fspath(p) for p in parquet_to_csv(w.files)] if csv else [])
         flows, capture_rows, errors = w.flows, w.captures, w.errors
+    context_problems = []
+    if context or any(os.path.isdir(p) for p in captures):
+        from hsrtcp.context.enrich import write_context
+
+        files, context_problems = write_context(out, captures=captures, client=client or (),
+                                                server=server or (), csv=csv, **(context or {}))
+        written += [os.fspath(p) for p in files]
+        for m in context_problems:
+            print(f"hsrtcp: {m}", file=sys.stderr)
     if plot:
         from hsrtcp.plot.throughput import write_throughput_png
 
@@ -52,4 +65,4 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
         print_summary(flows, capture_rows)
         print(f"wrote {', '.join(os.path.basename(p) for p in written)} to {os.fspath(out)}/")
     # Input errors still write the partial results, then exit 3.
-    return 3 if errors else 0
+    return 3 if errors or context_problems else 0

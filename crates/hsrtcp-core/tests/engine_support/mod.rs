@@ -219,15 +219,33 @@ impl Res {
         bool_at(&self.flows, name, 0)
     }
 
-    /// Events as "kind/class" strings in order of appearance.
+    /// Events as "kind/class" strings in order of appearance, without the `gap` events
+    /// (every silence >= 200 ms; they have their own tests, see [`Res::gaps`]).
     pub fn kinds(&self) -> Vec<String> {
         (0..self.events.num_rows())
+            .filter(|&i| str_at(&self.events, "kind", i).as_deref() != Some("gap"))
             .map(|i| {
                 let k = str_at(&self.events, "kind", i).unwrap();
                 match str_at(&self.events, "class", i) {
                     Some(c) => format!("{k}/{c}"),
                     None => k,
                 }
+            })
+            .collect()
+    }
+
+    /// `gap` events as (ts, ts_end, duration_s, class, value), in order.
+    pub fn gaps(&self) -> Vec<(f64, f64, f64, String, f64)> {
+        self.rows("gap")
+            .into_iter()
+            .map(|i| {
+                (
+                    f64_at(&self.events, "ts", i).unwrap(),
+                    f64_at(&self.events, "ts_end", i).unwrap(),
+                    f64_at(&self.events, "duration_s", i).unwrap(),
+                    str_at(&self.events, "class", i).unwrap(),
+                    f64_at(&self.events, "value", i).unwrap(),
+                )
             })
             .collect()
     }

@@ -7,6 +7,9 @@ use crate::flow::event::{Dir, Event};
 use crate::flow::seq::seq_diff;
 use crate::wire::{Nanos, Segment};
 
+/// M24/A12: a silence of at least this long in both directions is a `gap` event (the
+/// study layer's suspension per handoff) ...
+pub const GAP_MIN: Nanos = 200_000_000;
 /// Suspension threshold floor (targets.md A12: 200 ms) ...
 pub const SUSPENSION_MIN: Nanos = 200_000_000;
 /// ... raised to this many smoothed RTTs on long-RTT paths, where a silence of one RTT is
@@ -107,8 +110,10 @@ impl Lifecycle {
         None
     }
 
-    /// Called before a segment is processed: a silence longer than the threshold in both
-    /// directions is a suspension (`stalled` when data was outstanding at its start).
+    /// Called before a segment is processed. Every silence of at least [`GAP_MIN`] between
+    /// two consecutive packets (either direction) is a `gap` event (M24, A12: the study layer
+    /// associates gaps with handoffs); a silence longer than max(200 ms, 2 SRTT) is also a
+    /// suspension. `stalled` = data was outstanding at the silence's start.
     /// Returns whether the segment ends a suspension.
     #[inline]
     pub fn gap(
@@ -120,21 +125,30 @@ impl Lifecycle {
     ) -> bool {
         let mut ended = false;
         if let Some(prev) = self.last_pkt {
-            let thr = SUSPENSION_MIN.max(srtt.unwrap_or(0) * SUSPENSION_RTTS);
-            if ts - prev > thr {
-                let d = ts - prev;
-                self.suspensions += 1;
-                if stalled {
-                    self.suspensions_stalled += 1;
+            let d = ts - prev;
+            // the one comparison every packet pays; the suspension threshold is never below it
+            if d >= GAP_MIN {
+                let class = Some(if stalled { "stalled" } else { "idle" });
+                let mut g = Event::new("gap", prev);
+                g.ts_end = Some(ts);
+                g.class = class;
+                g.value = Some(GAP_MIN as f64 * 1e-9);
+                ev.push(g);
+                let thr = SUSPENSION_MIN.max(srtt.unwrap_or(0) * SUSPENSION_RTTS);
+                if d > thr {
+                    self.suspensions += 1;
+                    if stalled {
+                        self.suspensions_stalled += 1;
+                    }
+                    self.suspension_total += d;
+                    self.suspension_max = self.suspension_max.max(d);
+                    let mut e = Event::new("suspension", prev);
+                    e.ts_end = Some(ts);
+                    e.class = class;
+                    e.value = Some(thr as f64 * 1e-9);
+                    ev.push(e);
+                    ended = true;
                 }
-                self.suspension_total += d;
-                self.suspension_max = self.suspension_max.max(d);
-                let mut e = Event::new("suspension", prev);
-                e.ts_end = Some(ts);
-                e.class = Some(if stalled { "stalled" } else { "idle" });
-                e.value = Some(thr as f64 * 1e-9);
-                ev.push(e);
-                ended = true;
             }
         }
         if self.last_pkt.is_none_or(|p| ts > p) {

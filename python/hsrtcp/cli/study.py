@@ -1,0 +1,57 @@
+"""`hsrtcp study` (click): the seeds' grouped tables from results directories
+(:mod:`hsrtcp.study`; schemas in docs/formats/study.md, the tables explained in docs/study.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--out", "out", type=click.Path(path_type=Path), required=True,
+              help="directory for the study tables (Parquet) and study.json")
+@click.option("--by", "by", default="", metavar="COL[,COL...]",
+              help="extra dimensions: cc, carrier, scenario, flow_type, workload, result, or any "
+                   "flows/context/labels column")
+@click.option("--min-flows", type=int, default=5, show_default=True,
+              help="cells with fewer flows give null and a note instead of a number")
+@click.option("--bootstrap", "n_boot", type=int, default=1000, show_default=True,
+              help="bootstrap resamples per confidence interval (0: no intervals)")
+@click.option("--seed", type=int, default=0, show_default=True, help="seed of the bootstrap")
+@click.option("-q", "--quiet", is_flag=True, help="no summary")
+def study(results, out, by, min_flows, n_boot, seed, quiet):
+    """Group one or many results directories (of `hsrtcp analyze`) into the seeds' tables:
+    flows per class, throughput/RTT/loss, spurious RTO rate and causes (seed 000 Tables
+    VII-VIII), DupACK rate (IX), establishment/closure, failure rate by size, timeout
+    recovery and q (seed 001), handoff intervals and suspensions (seed 003), coverage.
+
+    \b
+    Examples:
+      hsrtcp study out/run1 out/run2 -o study
+      hsrtcp study results/* -o study --by cc,workload --min-flows 10
+    """
+    if min_flows < 1:
+        raise click.UsageError("--min-flows must be at least 1")
+    if n_boot < 0:
+        raise click.UsageError("--bootstrap must be 0 or more")
+    from hsrtcp.study import study as build
+
+    try:
+        s = build(list(results), by=by, min_flows=min_flows, bootstrap=n_boot, seed=seed)
+    except ValueError as exc:
+        from hsrtcp.errors import InputError
+
+        if isinstance(exc, InputError):
+            raise
+        raise click.UsageError(str(exc)) from exc
+    try:
+        s.write(out)
+    except OSError as exc:
+        from hsrtcp.errors import InputError
+
+        raise InputError(f"{out}: cannot write the study tables: {exc.strerror or exc}") from exc
+    if not quiet:
+        click.echo(s.summary())
+        click.echo(f"tables written to {out}/ ({', '.join(s.tables)}; study.json)")

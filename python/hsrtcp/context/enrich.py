@@ -1,0 +1,268 @@
+"""Adding the radio/GPS context to a results directory: :func:`write_context`.
+
+Called by ``hsrtcp analyze`` after flows/events/... are written, when a radio log, a run
+bundle or labels are involved. Reads ``flows.parquet`` (and the ``gap`` events) back from
+the directory, so it works the same after the streaming and the in-memory analysis, and
+writes radio, handoffs, context, suspensions, coverage and labels (.parquet, atomically;
+/work/context-contract.md, docs/formats/). A problem with a radio log never loses the
+flows: they are written first, and the context rows say ``unknown`` with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from hsrtcp.context.classes import flow_context
+from hsrtcp.context.coverage import coverage
+from hsrtcp.context.handoffs import handoffs as find_handoffs
+from hsrtcp.context.labels import labels_table, manifest_labels
+from hsrtcp.context.readers import RadioLog, read_radio
+from hsrtcp.context.schema import RADIO_SCHEMA, RadioLogError
+from hsrtcp.context.suspension import suspensions
+
+CONTEXT_TABLES = ("radio", "handoffs", "context", "suspensions", "coverage", "labels")
+_PHONE_PATH = re.compile(r"phone_p(\d+)\.pcap")
+
+
+@dataclass
+class Input:
+    """One analyzed input: a bundle, a single capture or a client/server pair."""
+
+    input_id: int
+    kind: str  # bundle | capture | pair
+    source: str
+    captures: dict[str, int | None]  # capture path as the flows table spells it -> path k (phone side)
+    labels: dict = field(default_factory=dict)
+    radio_path: str | None = None
+    t0: float | None = None
+
+
+@dataclass
+class ContextResult:
+    tables: dict[str, pl.DataFrame]
+    messages: list[str]
+
+
+def _key(p) -> str:
+    return str(Path(p))
+
+
+def describe_inputs(captures=(), client=(), server=(), messages: list[str] | None = None) -> list[Input]:
+    """The inputs of an analysis in the order hsrtcp.analyze takes them (an unreadable
+    manifest is reported in ``messages`` and gives null labels)."""
+    from hsrtcp.errors import InputError
+    from hsrtcp.pair import bundle_pairs, is_bundle, read_manifest
+
+    inputs: list[Input] = []
+    for p in captures:
+        if is_bundle(p):
+            d = Path(p)
+            try:
+                m = read_manifest(d)
+            except InputError as exc:
+                m = None
+                if messages is not None:
+                    messages.append(str(exc))
+            caps: dict[str, int | None] = {}
+            pairs = bundle_pairs(d)
+            for c, s in pairs:
+                mm = _PHONE_PATH.fullmatch(c.name)
+                caps[_key(c)] = int(mm.group(1)) if mm else 1
+                caps.setdefault(_key(s), None)
+            lab = manifest_labels(m)
+            lab.update(client_capture=",".join(_key(c) for c, _ in pairs), server_capture=_key(pairs[0][1]))
+            if not lab.get("run_id"):
+                lab["run_id"] = d.resolve().name
+            radio = m.get("radio", "radio.csv") if m else "radio.csv"
+            rp = d / radio if radio else None
+            inputs.append(Input(len(inputs), "bundle", str(d), caps, lab,
+                                str(rp) if rp is not None and rp.exists() else None,
+                                m.get("t0") if m else None))
+        else:
+            inputs.append(Input(len(inputs), "capture", _key(p), {_key(p): None}, {"capture": _key(p)}))
+    for c, s in zip(client, server):
+        inputs.append(Input(len(inputs), "pair", f"{_key(c)} + {_key(s)}", {_key(c): 1, _key(s): None},
+                            {"capture": f"{_key(c)} + {_key(s)}", "client_capture": _key(c),
+                             "server_capture": _key(s)}))
+    return inputs
+
+
+def _flow_owner(flows: pl.DataFrame, inputs: list[Input]) -> pl.DataFrame:
+    """flow_id -> input_id and phone path k (null when the row's path is not known)."""
+    cap_in = {cap: (i.input_id, k) for i in inputs for cap, k in i.captures.items()}
+    own = []
+    for fid, cap, vantage, ccap in flows.select(
+            "flow_id", "capture", "vantage",
+            pl.col("client_capture") if "client_capture" in flows.columns else pl.lit(None, pl.String)
+    ).iter_rows():
+        hit = cap_in.get(ccap if vantage == "matched" and ccap else cap)
+        own.append((fid, hit[0] if hit else None, hit[1] if hit else None))
+    df = pl.DataFrame(own, schema={"flow_id": pl.UInt64, "input_id": pl.Int64, "path": pl.Int64}, orient="row")
+    # server rows of a pair get the path of the phone capture they were matched with
+    if "server_flow_id" in flows.columns:
+        m = flows.filter(pl.col("vantage") == "matched").select("server_flow_id", "client_flow_id")
+        m = m.join(df.rename({"flow_id": "client_flow_id", "path": "_p", "input_id": "_i"}),
+                   on="client_flow_id", how="left").select(pl.col("server_flow_id").alias("flow_id"), "_p")
+        m = m.filter(pl.col("flow_id").is_not_null()).unique("flow_id", keep="first")
+        df = df.join(m, on="flow_id", how="left").with_columns(pl.coalesce("path", "_p").alias("path")).drop("_p")
+    return df
+
+
+def _short(msg: str) -> str:
+    return msg if len(msg) <= 200 else msg[:197] + "..."
+
+
+def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, radio_format: str = "auto",
+                    radio_map: dict | None = None, radio_offset: float = 0.0, carrier: str | None = None,
+                    labels: dict | None = None) -> ContextResult:
+    """The context tables for the flows of ``out_dir``/flows.parquet (see the module doc)."""
+    out = Path(out_dir)
+    flows = pl.read_parquet(out / "flows.parquet")
+    messages: list[str] = []
+    labels = labels or {}
+    # radio logs: one per bundle (own t0), the user's --radio for the other inputs
+    logs: dict[int, RadioLog | str | None] = {}
+    field_log: RadioLog | str | None = None
+    if radio is not None:
+        try:
+            field_log = read_radio(radio, radio_format, radio_map, offset_s=radio_offset)
+            messages += field_log.warnings
+        except RadioLogError as exc:
+            messages.append(str(exc))
+            field_log = f"radio log rejected: {_short(str(exc))}"
+    for i in inputs:
+        if i.kind == "bundle":
+            if i.radio_path is None:
+                logs[i.input_id] = None
+                continue
+            try:
+                lg = read_radio(i.radio_path, "lab", t0=i.t0)
+                messages += lg.warnings
+                logs[i.input_id] = lg
+            except RadioLogError as exc:
+                messages.append(str(exc))
+                logs[i.input_id] = f"radio log rejected: {_short(str(exc))}"
+        else:
+            logs[i.input_id] = field_log
+    run_of = {i.input_id: (i.labels.get("run_id") if i.kind == "bundle" else None) for i in inputs}
+    radio_frames = []
+    seen_field = False
+    for i in inputs:
+        lg = logs[i.input_id]
+        if isinstance(lg, RadioLog):
+            if i.kind != "bundle":
+                if seen_field:
+                    continue
+                seen_field = True
+            radio_frames.append(lg.frame.with_columns(pl.lit(run_of[i.input_id], pl.String).alias("run_id")))
+    radio_df = (pl.concat(radio_frames, how="vertical") if radio_frames
+                else pl.DataFrame(schema=dict(RADIO_SCHEMA, run_id=pl.String)))
+    ho = find_handoffs(radio_df)
+
+    owner = _flow_owner(flows, inputs)
+    base = flows.select("flow_id", "vantage", "first_ts", "last_ts").join(owner, on="flow_id", how="left")
+    carriers, presets, runs = [], [], []
+    for fid, vantage, _, _, iid, path in base.iter_rows():
+        lg = logs.get(iid) if iid is not None else field_log
+        runs.append(run_of.get(iid))
+        c, why = None, None
+        if lg is None:
+            why = "no radio log"
+        elif isinstance(lg, str):
+            why = lg
+        else:
+            cs = lg.carriers
+            bundle = iid is not None and inputs[iid].kind == "bundle"
+            if carrier is not None and not bundle:
+                if carrier in cs:
+                    c = carrier
+                else:
+                    why = f"carrier {carrier} not in the radio log ({', '.join(cs) or 'GPS only'})"
+            elif len(cs) == 1:
+                c = cs[0]
+            elif not cs:
+                c = None  # GPS only: speed is judged, handoffs are not
+            elif bundle:
+                if path is not None and 1 <= path <= len(cs):
+                    c = cs[path - 1]
+                else:
+                    why = "flow not matched to a phone path (several carriers in the log)"
+            else:
+                why = "several carriers in the log (say --carrier NAME)"
+        carriers.append(c)
+        presets.append(why)
+    base = base.with_columns(pl.Series("carrier", carriers, dtype=pl.String),
+                             pl.Series("preset_reason", presets, dtype=pl.String),
+                             pl.Series("run_id", runs, dtype=pl.String))
+    ctx = flow_context(base, radio_df, ho)
+    ctx = ctx.join(base.select("flow_id", "input_id"), on="flow_id", how="left")
+    # a log that overlaps none of its flows is almost always a clock problem: say so
+    for i_log in [field_log] + [logs[i.input_id] for i in inputs if i.kind == "bundle"]:
+        if not isinstance(i_log, RadioLog):
+            continue
+        ids = [i.input_id for i in inputs if logs[i.input_id] is i_log]
+        mine = ctx.filter(pl.col("input_id").is_in(ids))
+        if not mine.is_empty() and mine["class_reason"].eq_missing("no overlap").all():
+            lo, hi = i_log.frame["ts"].min(), i_log.frame["ts"].max()
+            messages.append(f"{i_log.path}: no overlap with the captures: the log covers "
+                            f"{lo:.3f} … {hi:.3f} (epoch s on the capture clock), the flows "
+                            f"{mine['first_ts'].min():.3f} … {mine['last_ts'].max():.3f}"
+                            f" (bring the log onto the capture clock with --radio-offset)")
+
+    phone = base.filter(pl.col("vantage") == "client")
+    gaps = None
+    ev = out / "events.parquet"
+    if ev.exists():
+        lf = pl.scan_parquet(ev).filter(pl.col("kind") == "gap").select("flow_id", "ts", "ts_end", "class")
+        gaps = lf.collect()
+        if gaps.is_empty():
+            # No gap at all in the whole run: an engine that does not write M24 gaps (a run
+            # of busy flows crossing handoffs without one silence >= 0.2 s is not plausible).
+            gaps = None
+    sus = suspensions(phone, ho, gaps)
+
+    lab_rows = [dict(i.labels, input_id=i.input_id, source=i.source,
+                     run_id=run_of[i.input_id]) for i in inputs]
+    lab = labels_table(lab_rows, labels)
+    cov = coverage(radio_df)
+    return ContextResult({"radio": radio_df, "handoffs": ho, "context": ctx, "suspensions": sus,
+                          "coverage": cov, "labels": lab}, messages)
+
+
+def _atomic_write(df: pl.DataFrame, path: Path, csv: bool) -> list[Path]:
+    written = []
+    for suffix, writer in ((".parquet", df.write_parquet), (".csv", df.write_csv)):
+        if suffix == ".csv" and not csv:
+            continue
+        target = path.with_suffix(suffix)
+        tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
+        try:
+            writer(tmp)
+            os.replace(tmp, target)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+        written.append(target)
+    return written
+
+
+def write_context(out_dir, *, captures=(), client=(), server=(), radio=None, radio_format="auto",
+                  radio_map=None, radio_offset=0.0, carrier=None, labels=None,
+                  csv=False) -> tuple[list[Path], list[str]]:
+    """Compute and write the context tables next to flows.parquet; (files written, messages).
+
+    Messages name the file and line of every problem with a radio log (the caller prints
+    them and exits 3); the tables are written in any case."""
+    problems: list[str] = []
+    inputs = describe_inputs(captures, client, server, problems)
+    res = compute_context(out_dir, inputs, radio=radio, radio_format=radio_format, radio_map=radio_map,
+                          radio_offset=radio_offset, carrier=carrier, labels=labels)
+    written: list[Path] = []
+    for name in CONTEXT_TABLES:
+        written += _atomic_write(res.tables[name], Path(out_dir) / name, csv)
+    return written, problems + res.messages

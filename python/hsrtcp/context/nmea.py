@@ -1,0 +1,82 @@
+"""NMEA 0183 GPS logs (pynmea2): RMC sentences give date, time, position and speed over
+ground; GGA sentences give time and position (the date comes from the last RMC or ZDA before
+them). Speed is derived from positions when no RMC speed is present (:mod:`gps`).
+
+Sentences other than RMC, GGA and ZDA are skipped; a line that is not a valid sentence (bad
+checksum, cut) is an error naming the line: a GPS log is a measurement, and a corrupt line
+usually means a corrupt file rather than one lost fix.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import date, datetime, timezone
+
+import polars as pl
+import pynmea2
+
+from hsrtcp.context.gps import derive_speed
+from hsrtcp.context.schema import RadioLogError, conform
+
+KNOT_KMH = 1.852
+
+
+def looks_like_nmea(head: str) -> bool:
+    return head.lstrip().startswith("$") and "," in head
+
+
+def read_nmea(path: str | os.PathLike) -> pl.DataFrame:
+    file = os.fspath(path)
+    name = os.path.basename(file)
+    rows: list[dict] = []
+    day: date | None = None
+    try:
+        fh = open(file, encoding="ascii", errors="strict")
+    except OSError as exc:
+        raise RadioLogError(f"{file}: {exc.strerror}") from exc
+    with fh:
+        try:
+            for n, raw in enumerate(fh, 1):
+                text = raw.strip()
+                if not text:
+                    continue
+                try:
+                    msg = pynmea2.parse(text, check=True)
+                except (pynmea2.ParseError, ValueError, AttributeError, TypeError) as exc:
+                    raise RadioLogError(f"{file}:{n}: not a valid NMEA sentence ({exc.__class__.__name__}: "
+                                        f"{str(exc).split(',')[0][:80]})") from None
+                kind = getattr(msg, "sentence_type", "")
+                try:
+                    if kind == "ZDA" and msg.day and msg.month and msg.year:
+                        day = date(int(msg.year), int(msg.month), int(msg.day))
+                    elif kind == "RMC":
+                        if msg.datestamp is not None:
+                            day = msg.datestamp
+                        if msg.status != "A" or msg.timestamp is None or day is None:
+                            continue  # no fix
+                        ts = datetime.combine(day, msg.timestamp).replace(tzinfo=timezone.utc).timestamp()
+                        spd = msg.spd_over_grnd
+                        rows.append({"ts": ts, "lat": msg.latitude, "lon": msg.longitude,
+                                     "speed_kmh": None if spd is None else float(spd) * KNOT_KMH, "line": n})
+                    elif kind == "GGA":
+                        if not msg.gps_qual or msg.timestamp is None:
+                            continue  # no fix
+                        if day is None:
+                            raise RadioLogError(f"{file}:{n}: GGA fix before any date (the log needs an "
+                                                f"RMC or ZDA sentence first)")
+                        ts = datetime.combine(day, msg.timestamp).replace(tzinfo=timezone.utc).timestamp()
+                        rows.append({"ts": ts, "lat": msg.latitude, "lon": msg.longitude,
+                                     "speed_kmh": None, "line": n})
+                except (ValueError, TypeError) as exc:
+                    raise RadioLogError(f"{file}:{n}: {kind} sentence with an invalid field ({exc})") from None
+        except UnicodeDecodeError:
+            raise RadioLogError(f"{file}:{n + 1}: not ASCII text: not an NMEA log?") from None
+    if not rows:
+        raise RadioLogError(f"{file}: no RMC or GGA fix in the file")
+    df = pl.DataFrame(rows, schema={"ts": pl.Float64, "lat": pl.Float64, "lon": pl.Float64,
+                                    "speed_kmh": pl.Float64, "line": pl.Int64})
+    # An RMC and a GGA of the same second describe one fix: keep the RMC (it has the speed).
+    df = df.sort("ts", "speed_kmh", nulls_last=True, maintain_order=True).unique("ts", keep="first",
+                                                                                   maintain_order=True)
+    df = df.sort("line")
+    return derive_speed(conform(df.with_columns(pl.lit(name).alias("source"))))

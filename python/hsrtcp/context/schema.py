@@ -1,0 +1,53 @@
+"""The normalized radio/GPS log every reader produces (docs/formats/radio.md, version 1).
+
+One row per sample: ``ts`` (epoch seconds on the capture clock once the offset is applied),
+position, speed, carrier, serving cell and LTE signal; ``source`` (file name) and ``line``
+(1-based line of the sample in its file, or the track-point number for GPX) let every
+message name where a value came from. Missing is null.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from hsrtcp.errors import InputError
+
+RADIO_SCHEMA: dict[str, pl.DataType] = {
+    "ts": pl.Float64,
+    "lat": pl.Float64,
+    "lon": pl.Float64,
+    "speed_kmh": pl.Float64,
+    "carrier": pl.String,
+    "rat": pl.String,
+    "lac": pl.Int64,
+    "cid": pl.Int64,
+    "rsrp_dbm": pl.Float64,
+    "rsrq_db": pl.Float64,
+    "source": pl.String,
+    "line": pl.Int64,
+}
+
+# Plausible ranges (3GPP reporting ranges for RSRP/RSRQ); a value outside is a wrong unit
+# or a corrupt field, reported with its line instead of silently skewing a class.
+RANGES: dict[str, tuple[float, float, str]] = {
+    "lat": (-90.0, 90.0, "degrees"),
+    "lon": (-180.0, 180.0, "degrees"),
+    "speed_kmh": (0.0, 1000.0, "km/h"),
+    "rsrp_dbm": (-140.0, -44.0, "dBm"),
+    "rsrq_db": (-34.0, 2.5, "dB"),  # 3GPP Rel-12 extended RSRQ range
+}
+
+
+class RadioLogError(InputError):
+    """A radio/GPS log that cannot be used; the message names the file and the line."""
+
+
+def empty_radio() -> pl.DataFrame:
+    return pl.DataFrame(schema=RADIO_SCHEMA)
+
+
+def conform(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with exactly the radio columns (missing ones null), in order and typed."""
+    cols = [pl.col(c).cast(t) if c in df.columns else pl.lit(None, dtype=t).alias(c)
+            for c, t in RADIO_SCHEMA.items()]
+    return df.select(cols)

@@ -1,0 +1,201 @@
+"""The study layer: the seeds' grouped tables from one or many results directories.
+
+``hsrtcp.study(results, by=[...])`` (this module is callable) or ``hsrtcp study RESULTS...
+-o STUDY`` reads results directories of ``hsrtcp analyze`` (with the context tables of a
+radio log when there was one), counts each connection once (:mod:`.connections`), classes
+it (:mod:`.groups`: context.flow_class, targets.md M21/A2, plus seed 000's ``high_1_16``)
+and builds the seeds' tables (:mod:`.tables`) with bootstrap intervals (:mod:`.stats`).
+Schemas: docs/formats/study.md; what each table is and how it compares with the seeds:
+docs/study.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import types
+from collections.abc import Iterable
+from pathlib import Path
+
+import polars as pl
+
+from hsrtcp.study import groups, load, samples, tables
+from hsrtcp.study.connections import connections
+from hsrtcp.study.stats import LEVEL
+
+#: version of the study tables' schemas (docs/formats/study.md)
+SCHEMA_VERSION = 1
+#: the tables of a study, in the order they are written and printed
+TABLE_NAMES = ("classes", "u_rate", "performance", "spurious_rto", "dupack", "handshake", "failure",
+               "timeout_recovery", "suspensions", "handoff_intervals", "coverage", "throughput_samples",
+               "study_flows")
+#: per-flow list columns used by the pooled statistics (not written in study_flows)
+_LIST_COLUMNS = ("tput_samples", "loss_samples", "timeout_phases_s", "suspensions_s")
+
+__all__ = ["SCHEMA_VERSION", "TABLE_NAMES", "Study", "study"]
+
+
+class Study:
+    """The tables of a study (polars DataFrames, ``study.spurious_rto`` or
+    ``study.tables["spurious_rto"]``), the notes on missing inputs, the options."""
+
+    def __init__(self, tables_: dict[str, pl.DataFrame], notes: list[str], options: tables.Options,
+                 inputs: list[str]) -> None:
+        self.tables = tables_
+        self.notes = notes
+        self.options = options
+        self.inputs = inputs
+
+    def __getattr__(self, name: str) -> pl.DataFrame:
+        try:
+            return self.__dict__["tables"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __repr__(self) -> str:
+        n = self.tables["study_flows"].height
+        return f"Study({n} flows from {len(self.inputs)} results, by={list(self.options.by)}, tables={list(self.tables)})"
+
+    def manifest(self) -> dict:
+        o = self.options
+        return {"study_schema_version": SCHEMA_VERSION, "inputs": self.inputs, "by": list(o.by),
+                "min_flows": o.min_flows, "bootstrap": o.n_boot, "seed": o.seed, "level": o.level,
+                "tables": {name: df.height for name, df in self.tables.items()}, "notes": self.notes}
+
+    def write(self, out_dir: str | os.PathLike) -> list[Path]:
+        """Write every table as ``<name>.parquet`` and ``study.json`` (the manifest),
+        each atomically (temporary name, then rename)."""
+        from hsrtcp.api import _atomic
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        written = [_atomic(out / f"{name}.parquet", df.write_parquet) for name, df in self.tables.items()]
+        text = json.dumps(self.manifest(), indent=2) + "\n"
+        written.append(_atomic(out / "study.json", lambda p: Path(p).write_text(text)))
+        return written
+
+    def summary(self) -> str:
+        """A short text: flows per class, the seed tables' headline values, the notes."""
+        from hsrtcp.study.summary import render
+
+        return render(self)
+
+
+def study(results: str | os.PathLike | Iterable[str | os.PathLike], by: Iterable[str] | str = (), *,
+          min_flows: int = 5, bootstrap: int = 1000, seed: int = 0, level: float = LEVEL) -> Study:
+    """Build the study tables from results directories (one path or many, read as one).
+
+    ``by``: extra dimensions (column names of flows, context, labels, or ``workload``;
+    a comma-separated string works too). ``min_flows``: cells with fewer contributing flows
+    give null values and a note. ``bootstrap``: resamples per interval (0 = no intervals);
+    ``seed`` makes them reproducible. Raises :class:`hsrtcp.errors.InputError` for missing
+    or old tables, ``ValueError`` for an unknown ``by`` name or a bad option.
+    """
+    if isinstance(by, str):
+        by = [b for b in by.split(",") if b.strip()]
+    if isinstance(results, (str, os.PathLike)):
+        results = [results]
+    results = [os.fspath(r) for r in results]
+    if min_flows < 1:
+        raise ValueError("min_flows must be at least 1")
+    if bootstrap < 0:
+        raise ValueError("bootstrap must be 0 (no intervals) or more")
+    if not 0.0 < level < 1.0:
+        raise ValueError("level must be between 0 and 1")
+    res = load.read(results)
+    notes = list(res.notes)
+    conns = connections(res.flows)
+    frame = groups.attach_context(conns, res)
+    tput, tnotes = samples.throughput(res, conns)
+    notes += tnotes
+    frame = (frame.join(samples.per_flow_throughput(tput), on=["result", "flow_id"], how="left")
+             .join(samples.timeout_phases(res, conns), on=["result", "flow_id"], how="left")
+             .join(samples.suspensions(res, conns), on=["result", "flow_id"], how="left"))
+    frame = frame.with_columns(_failed(frame.columns).alias("failed"))
+    frame = frame.with_columns(pl.col("failed").cast(pl.Float64).alias("failed_value"))
+    frame = groups.flows_dimensions(frame, res.flows, list(by))
+    frame, dims, bnotes = groups.resolve_by(frame, list(by), available=_dimension_names(frame, res))
+    notes += bnotes
+    if res.context is None:
+        notes.append("no results directory had context: every flow is classed 'unknown' and the per-class "
+                     "tables have only the 'unknown' and 'all' groups with data")
+    if res.suspensions is None:
+        notes.append("no suspensions table (needs a radio log): M24 is not reported")
+    elif res.suspensions["suspension_s"].null_count():
+        why = (res.suspensions.filter(pl.col("suspension_s").is_null())["reason"].drop_nulls().unique().to_list()
+               if "reason" in res.suspensions.columns else [])
+        notes.append(f"{res.suspensions['suspension_s'].null_count()} suspensions without a value"
+                     + (f" ({'; '.join(why)})" if why else ""))
+    if res.handoffs is None:
+        notes.append("no handoffs table (needs a radio log): M23 is not reported")
+    if res.coverage is None:
+        notes.append("no coverage table (needs a radio log): M28 is not reported")
+    o = tables.Options(by=tuple(dims), min_flows=min_flows, n_boot=bootstrap, seed=seed, level=level)
+    exploded = groups.explode_classes(frame)
+    out = {
+        "classes": tables.classes(exploded, o),
+        "u_rate": tables.u_rate(exploded, o),
+        "performance": tables.performance(exploded, o),
+        "spurious_rto": tables.spurious_rto(exploded, o),
+        "dupack": tables.dupack(exploded, o),
+        "handshake": tables.handshake(exploded, o),
+        "failure": tables.failure(exploded, o),
+        "timeout_recovery": tables.timeout_recovery(exploded, o),
+        "suspensions": tables.suspensions(exploded, o),
+        "handoff_intervals": tables.handoff_intervals(_handoffs(res, dims), o),
+        "coverage": tables.coverage(res.coverage),
+        "throughput_samples": tput.join(frame.select("result", "flow_id", "flow_class", *dims),
+                                        on=["result", "flow_id"], how="left")
+        .select("result", "flow_id", "flow_class", *dims, "bin", "t_rel", "bin_s", "bytes", "throughput_bps",
+                "loss_rate"),
+        "study_flows": frame.drop([c for c in (*_LIST_COLUMNS, "failed_value") if c in frame.columns]),
+    }
+    return Study(out, notes, o, results)
+
+
+def _dimension_names(frame: pl.DataFrame, res: load.Results) -> list[str]:
+    """What --by accepts: flows, context and labels columns, ``result`` and ``workload``."""
+    names = set(res.flows.columns) | {"result", "workload"}
+    for t in (res.context, res.labels):
+        if t is not None:
+            names |= {c for c in frame.columns if c in t.columns or c.startswith(("labels.", "context."))}
+    return sorted(names - {"flow_class"})
+
+
+def _failed(columns: list[str]) -> pl.Expr:
+    """M20 per flow (A11): with the object size known (labels.flow_size_bytes), failed iff
+    the phone acknowledged fewer bytes than the object; otherwise the engine's
+    ``interrupted`` (RST, FIN or 60 s of silence before all data was acknowledged; null
+    while the connection is open at the end of the capture)."""
+    size = (pl.col("flow_size_bytes").cast(pl.Float64, strict=False) if "flow_size_bytes" in columns
+            else pl.lit(None, dtype=pl.Float64))
+    return (pl.when(size.is_not_null() & pl.col("acked_bytes").is_not_null())
+            .then(pl.col("acked_bytes").cast(pl.Float64) < size)
+            .otherwise(pl.col("interrupted")))
+
+
+def _handoffs(res: load.Results, dims: list[str]) -> pl.DataFrame | None:
+    """The handoffs with the labels of their run (by run_id) and the ``--by`` columns they
+    can have; a dimension the handoffs cannot carry (a flows column) is null."""
+    h = res.handoffs
+    if h is None:
+        return None
+    if res.labels is not None and "run_id" in h.columns:
+        labels = res.labels.rename({c: f"labels.{c}" for c in res.labels.columns
+                                    if c in h.columns and c not in ("result", "run_id")})
+        labels = labels.with_columns(pl.col("run_id").cast(h.schema["run_id"], strict=False))
+        h = h.join(labels, on=["result", "run_id"], how="left")
+    missing = [d for d in dims if d not in h.columns]
+    return h.with_columns([pl.lit(None, dtype=pl.String).alias(d) for d in missing])
+
+
+class _CallableModule(types.ModuleType):
+    """``hsrtcp.study(...)`` calls :func:`study` while ``hsrtcp.study.tables`` etc. stay
+    the package's modules (the package and the function share the name the issue gives)."""
+
+    def __call__(self, *args, **kwargs) -> Study:
+        return study(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,136 @@
+"""Read one or many results directories (the ``-o`` of ``hsrtcp analyze``) as one.
+
+A study pools flows from many runs: each directory's tables get a ``result`` column (the
+directory as given) and are stacked; ``flow_id`` is unique only within a directory, so
+``(result, flow_id)`` is the key everywhere in the study. The small per-flow tables (flows,
+context, labels, handoffs, suspensions, coverage) are read whole; the large ones (series,
+events) stay lazy scans that the tables filter and project before anything is read.
+
+Which tables must be there:
+
+- ``flows``, ``series``, ``events`` (docs/formats/): every ``hsrtcp analyze`` writes them;
+  a missing one, or one without the columns the study reads (an older schema), is an input
+  error naming the file (exit 3).
+- ``context``, ``labels``, ``handoffs``, ``suspensions``, ``coverage``
+  (docs/formats/<table>.md; docs/formats/study.md lists the columns read): written when the analysis had a radio log. Without
+  ``context`` every flow of that directory is classed ``unknown`` with the reason, and the
+  study says so in its notes; it never fails for it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from hsrtcp.errors import InputError
+
+#: columns the study reads from each table; a table without them is from an older schema
+REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "flows": ("flow_id", "capture", "vantage", "data_dir", "first_ts", "last_ts", "rtt_mean",
+              "spurious_rto_rate", "dupack_rate", "establishment_s", "closure_s", "interrupted",
+              "goodput_bytes", "timeout_duration_mean", "timeout_sequences"),
+    "series": ("flow_id", "bin", "t_rel", "bytes"),
+    "events": ("flow_id", "kind", "class", "ts", "duration_s"),
+    "context": ("flow_id", "flow_class"),
+    "labels": ("run_id",),
+    "handoffs": ("carrier", "ts", "interval_s"),
+    "suspensions": ("flow_id", "handoff_ts", "suspension_s"),
+    "coverage": ("carrier", "lte_s", "total_s", "lte_coverage"),
+}
+CORE_TABLES = ("flows", "series", "events")
+CONTEXT_TABLES = ("context", "labels", "handoffs", "suspensions", "coverage")
+#: where each table's schema is described
+FORMAT_DOCS = {t: f"docs/formats/{t}.md" for t in REQUIRED_COLUMNS}
+
+
+@dataclass
+class Results:
+    """The tables of one or many results directories, stacked, with a ``result`` column."""
+
+    dirs: list[str]
+    flows: pl.DataFrame
+    series: pl.LazyFrame
+    events: pl.LazyFrame
+    context: pl.DataFrame | None = None
+    labels: pl.DataFrame | None = None
+    handoffs: pl.DataFrame | None = None
+    suspensions: pl.DataFrame | None = None
+    coverage: pl.DataFrame | None = None
+    #: what was missing or odd, one sentence each (the study prints and stores them)
+    notes: list[str] = field(default_factory=list)
+    #: directories that had a context table
+    with_context: list[str] = field(default_factory=list)
+
+
+def _check(path: Path, table: str) -> pl.Schema:
+    try:
+        schema = pl.read_parquet_schema(path)
+    except Exception as exc:  # noqa: BLE001 - any reader error is a bad input file
+        raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc
+    missing = [c for c in REQUIRED_COLUMNS[table] if c not in schema]
+    if missing:
+        doc = FORMAT_DOCS[table]
+        raise InputError(f"{path}: {table} table without the column(s) {', '.join(missing)}: an older "
+                         f"or different schema than {doc} describes; re-run hsrtcp analyze with this version")
+    return schema
+
+
+def read(dirs: list[str | os.PathLike] | str | os.PathLike) -> Results:
+    """Read results directories; raises :class:`hsrtcp.errors.InputError` (naming the
+    directory or file) for a missing directory, a missing core table or an old schema."""
+    if isinstance(dirs, (str, os.PathLike)):
+        dirs = [dirs]
+    if not dirs:
+        raise InputError("no results directory given")
+    names = [os.fspath(d) for d in dirs]
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise InputError(f"results directory given twice: {', '.join(dup)}")
+    eager: dict[str, list[pl.DataFrame]] = {t: [] for t in ("flows", *CONTEXT_TABLES)}
+    lazy: dict[str, list[pl.LazyFrame]] = {"series": [], "events": []}
+    notes: list[str] = []
+    with_context: list[str] = []
+    for name in names:
+        d = Path(name)
+        if not d.is_dir():
+            raise InputError(f"{d}: no such results directory")
+        for table in CORE_TABLES:
+            if not (d / f"{table}.parquet").is_file():
+                raise InputError(f"{d}: not a complete hsrtcp results directory: {table}.parquet is missing "
+                                 f"(write it with hsrtcp analyze ... -o {d})")
+        tag = pl.lit(name).alias("result")
+        for table in CORE_TABLES:
+            path = d / f"{table}.parquet"
+            _check(path, table)
+            if table == "flows":
+                eager["flows"].append(_read(path).with_columns(tag))
+            else:
+                lazy[table].append(pl.scan_parquet(path).with_columns(tag))
+        for table in CONTEXT_TABLES:
+            path = d / f"{table}.parquet"
+            if not path.is_file():
+                continue
+            _check(path, table)
+            eager[table].append(_read(path).with_columns(tag))
+        if (d / "context.parquet").is_file():
+            with_context.append(name)
+        else:
+            notes.append(f"{d}: no context.parquet (analyzed without a radio log): its flows are "
+                         f"classed 'unknown'; analyze with --radio (or a bundle with radio.csv) to class them")
+    stacked = {t: (pl.concat(fs, how="diagonal_relaxed") if fs else None) for t, fs in eager.items()}
+    return Results(dirs=names, flows=stacked["flows"],
+                   series=pl.concat(lazy["series"], how="diagonal_relaxed"),
+                   events=pl.concat(lazy["events"], how="diagonal_relaxed"),
+                   context=stacked["context"], labels=stacked["labels"], handoffs=stacked["handoffs"],
+                   suspensions=stacked["suspensions"], coverage=stacked["coverage"],
+                   notes=notes, with_context=with_context)
+
+
+def _read(path: Path) -> pl.DataFrame:
+    try:
+        return pl.read_parquet(path)
+    except Exception as exc:  # noqa: BLE001
+        raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc

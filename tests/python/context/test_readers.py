@@ -1,0 +1,190 @@
+"""Reading radio/GPS logs: the lab format, the generic CSV with a column mapping, NMEA and
+GPX tracks (generated here with pynmea2 / gpxpy from a known trajectory), and the clear
+errors for bad logs (file and line, never a traceback)."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta, timezone
+
+import gpxpy.gpx
+import pynmea2
+import pytest
+
+from hsrtcp.context.csvlog import parse_mapping
+from hsrtcp.context.gps import EARTH_RADIUS_M
+from hsrtcp.context.readers import GAP_S, read_radio
+from hsrtcp.context.schema import RadioLogError
+
+from .logs import lab_log, one_hz
+
+T0 = 1_700_000_000.0
+
+
+def test_lab_log_on_bundle_clock_and_offset(tmp_path):
+    p = lab_log(tmp_path / "radio.csv", [(0.0, "M", "LTE", 1, 10), (0.0, "U", "LTE", 2, 20),
+                                         (1.0, "M", "LTE", 1, 11), (1.0, "U", "EDGE", 3, 30)])
+    lg = read_radio(p, t0=T0, offset_s=0.25)
+    assert lg.format == "lab"
+    assert lg.carriers == ["M", "U"]  # first-appearance order = the lab's path order
+    assert lg.frame["ts"].to_list() == [T0 + 0.25, T0 + 0.25, T0 + 1.25, T0 + 1.25]
+    assert lg.frame["line"].to_list() == [2, 3, 4, 5]
+    assert lg.frame["rsrp_dbm"].to_list() == [-80.0, -80.0, -80.0, None]  # EDGE: null, not 0
+
+
+def test_generic_csv_mapping_units_and_iso_times(tmp_path):
+    p = tmp_path / "field.csv"
+    p.write_text("Time,Lat,Lng,Vel,Op,Net,TAC,PCI,RSRP,RSRQ\n"
+                 "2016-05-04T10:20:30+08:00,39.9,116.4,83.3333,CMCC,LTE,4100,17,-90,-11\n"
+                 "2016-05-04T10:20:31.5+08:00,39.9,116.41,80,CMCC,LTE,4100,18,-91,-12\n")
+    m = parse_mapping("time=Time:iso,lat=Lat,lon=Lng,speed=Vel:m/s,carrier=Op,rat=Net,tac=TAC,"
+                      "pci=PCI,rsrp=RSRP,rsrq=RSRQ")
+    lg = read_radio(p, "auto", m)
+    assert lg.format == "csv"
+    f = lg.frame
+    t = datetime(2016, 5, 4, 2, 20, 30, tzinfo=timezone.utc).timestamp()
+    assert f["ts"].to_list() == [t, t + 1.5]
+    assert f["speed_kmh"].to_list() == pytest.approx([300.0, 288.0])
+    assert f["lac"].to_list() == [4100, 4100] and f["cid"].to_list() == [17, 18]
+    assert f["carrier"].to_list() == ["CMCC", "CMCC"]
+
+
+def test_generic_csv_epoch_milliseconds_and_default_names(tmp_path):
+    p = tmp_path / "ms.csv"
+    p.write_text("timestamp,latitude,longitude,speed\n1462328430000,39.9,116.4,3.6\n1462328431000,39.9,116.4,7.2\n")
+    lg = read_radio(p, "csv", parse_mapping("time=timestamp:ms"))
+    assert lg.frame["ts"].to_list() == [1462328430.0, 1462328431.0]
+    assert lg.frame["speed_kmh"].to_list() == [3.6, 7.2]  # km/h by default
+
+
+@pytest.mark.parametrize("text, message", [
+    ("speed=Vel:furlong", "unknown unit 'furlong' for speed"),
+    ("time=T:minutes", "unknown unit 'minutes' for time"),
+    ("height=H", "unknown field 'height'"),
+    ("time", "is not FIELD=COLUMN"),
+])
+def test_radio_map_usage_errors(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_mapping(text)
+
+
+def _track(n: int, v_kmh: float, dt: float = 1.0):
+    """Fixes going due north from (39.0, 116.0) at v_kmh: (time, lat, lon)."""
+    start = datetime(2016, 5, 4, 2, 0, 0, tzinfo=timezone.utc)
+    dlat = math.degrees(v_kmh / 3.6 * dt / EARTH_RADIUS_M)
+    return [(start + timedelta(seconds=i * dt), 39.0 + i * dlat, 116.0) for i in range(n)]
+
+
+def _nmea_coord(x: float, pos: str, neg: str, width: int) -> tuple[str, str]:
+    d = int(abs(x))
+    return f"{d:0{width}d}{(abs(x) - d) * 60:07.4f}", pos if x >= 0 else neg
+
+
+def test_nmea_rmc_speed_and_gga_only_derived_speed(tmp_path):
+    """RMC gives 300 km/h directly (161.987 kn); a GGA-only file after one ZDA gets the speed
+    from positions (haversine over time)."""
+    rmc, gga = [], ["$" + str(pynmea2.ZDA("GP", "ZDA", ("020000.00", "04", "05", "2016", "00", "00")))[1:]]
+    for t, lat, lon in _track(6, 300.0):
+        la, ns = _nmea_coord(lat, "N", "S", 2)
+        lo, ew = _nmea_coord(lon, "E", "W", 3)
+        hhmmss = t.strftime("%H%M%S.00")
+        rmc.append(str(pynmea2.RMC("GP", "RMC", (hhmmss, "A", la, ns, lo, ew, f"{300 / 1.852:.3f}", "0.0",
+                                                  t.strftime("%d%m%y"), "", ""))))
+        gga.append(str(pynmea2.GGA("GP", "GGA", (hhmmss, la, ns, lo, ew, "1", "08", "0.9", "10.0", "M",
+                                                  "0.0", "M", "", ""))))
+    (tmp_path / "rmc.nmea").write_text("\n".join(rmc) + "\n")
+    (tmp_path / "gga.nmea").write_text("\n".join(gga) + "\n")
+    a = read_radio(tmp_path / "rmc.nmea")
+    assert a.format == "nmea" and len(a.frame) == 6
+    assert a.frame["speed_kmh"].to_list() == pytest.approx([300.0] * 6, abs=0.01)
+    b = read_radio(tmp_path / "gga.nmea")
+    assert b.frame["line"].to_list() == [2, 3, 4, 5, 6, 7]
+    # positions rounded to 1e-4 minutes (≈ 0.19 m) per fix: ±1 km/h at 1 s spacing
+    assert b.frame["speed_kmh"].to_list() == pytest.approx([300.0] * 6, abs=1.0)
+    assert b.frame["ts"][0] == datetime(2016, 5, 4, 2, 0, 0, tzinfo=timezone.utc).timestamp()
+
+
+def test_nmea_bad_checksum_names_the_line(tmp_path):
+    ok = "$GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W*6A"
+    p = tmp_path / "bad.nmea"
+    p.write_text(ok + "\n" + ok[:-2] + "6B\n")
+    with pytest.raises(RadioLogError, match=r"bad\.nmea:2: not a valid NMEA sentence"):
+        read_radio(p)
+
+
+def test_gpx_track_speed_from_positions(tmp_path):
+    g = gpxpy.gpx.GPX()
+    trk = gpxpy.gpx.GPXTrack()
+    seg = gpxpy.gpx.GPXTrackSegment()
+    trk.segments.append(seg)
+    g.tracks.append(trk)
+    for t, lat, lon in _track(10, 120.0, dt=2.0):
+        seg.points.append(gpxpy.gpx.GPXTrackPoint(lat, lon, time=t))
+    p = tmp_path / "trip.gpx"
+    p.write_text(g.to_xml())
+    lg = read_radio(p)
+    assert lg.format == "gpx" and lg.carriers == []
+    assert lg.frame["speed_kmh"].to_list() == pytest.approx([120.0] * 10, rel=1e-6)
+
+
+def test_gpx_point_without_time(tmp_path):
+    p = tmp_path / "t.gpx"
+    p.write_text('<?xml version="1.0"?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1">'
+                 '<trk><trkseg><trkpt lat="39" lon="116"><time>2016-05-04T02:00:00Z</time></trkpt>'
+                 '<trkpt lat="39.001" lon="116"></trkpt></trkseg></trk></gpx>')
+    with pytest.raises(RadioLogError, match=r"t\.gpx: track point 2 \(track 1, segment 1\) has no <time>"):
+        read_radio(p)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("0.000,1,2,300,M,LTE,1,10,-80,-10\n1.000,1,2,300,M,LTE,1,10,-80,-10\n1.000,1,2,300,M,LTE,1,11,-80,-10\n",
+     r"r\.csv:4: duplicate time for carrier M: 1\.000 after 1\.000 \(line 3\)"),
+    ("0.000,1,2,300,M,LTE,1,10,-80,-10\n2.000,1,2,300,M,LTE,1,10,-80,-10\n1.500,1,2,300,M,LTE,1,11,-80,-10\n",
+     r"r\.csv:4: time goes backwards for carrier M: 1\.500 after 2\.000 \(line 3\)"),
+    ("0.000,1,2,300,M,LTE,1,10,-80,-10\n1.000,1,2,fast,M,LTE,1,10,-80,-10\n",
+     r"r\.csv:3: speed_kmh 'fast' is not a number"),
+    ("0.000,1,2,300,M,LTE,1,10,-80,-10\n1.000,1,2,300,M,LTE,1,10,0.00001,-10\n",
+     r"r\.csv:3: rsrp_dbm 1e-05 outside -140 … -44 dBm \(wrong unit\?\)"),
+    ("0.000,1,2,300,M,LTE,1,10,-80,-10\n1.000,1,2,300,M,LTE,1,10\n",
+     r"r\.csv:3: 8 fields, the header has 10"),
+    ("0.000,1,2,300,M,LTE,1,10.5,-80,-10\n", r"r\.csv:2: cid '10\.5' is not a number"),
+    ("", r"r\.csv: no samples"),
+])
+def test_bad_lab_logs_name_file_and_line(tmp_path, body, message):
+    p = tmp_path / "r.csv"
+    p.write_text("ts,lat,lon,speed_kmh,carrier,rat,lac,cid,rsrp_dbm,rsrq_db\n" + body)
+    with pytest.raises(RadioLogError, match=message):
+        read_radio(p, "lab")
+
+
+def test_missing_columns_and_files(tmp_path):
+    p = tmp_path / "r.csv"
+    p.write_text("ts,carrier,rat\n0,M,LTE\n")
+    with pytest.raises(RadioLogError, match=r"r\.csv:1: missing column\(s\) lac, cid"):
+        read_radio(p, "lab")
+    q = tmp_path / "g.csv"
+    q.write_text("when,x\n1,2\n")
+    with pytest.raises(RadioLogError, match=r"g\.csv:1: no time column"):
+        read_radio(q, "csv")
+    with pytest.raises(RadioLogError, match=r"g\.csv:1: no column 'Zeit'"):
+        read_radio(q, "csv", parse_mapping("time=Zeit"))
+    with pytest.raises(RadioLogError, match=r"nope\.csv: no such file"):
+        read_radio(tmp_path / "nope.csv")
+
+
+def test_gap_is_a_warning_naming_the_line(tmp_path):
+    rows = one_hz([(0.0, "LTE", 1, 10)], 30, skip=(10, 23))  # 10 s, then 23 s: a 13-s hole
+    lg = read_radio(lab_log(tmp_path / "r.csv", rows))
+    assert len(lg.warnings) == 1
+    assert lg.warnings[0].startswith(f"{tmp_path / 'r.csv'}:13: no sample of carrier M for 13.0 s")
+    assert GAP_S < 13
+
+
+def test_generic_csv_without_a_carrier_column_is_one_carrier(tmp_path):
+    from hsrtcp.context.handoffs import handoffs
+
+    p = tmp_path / "cells.csv"
+    p.write_text("time,cid,rat\n10,1,LTE\n11,1,LTE\n12,2,LTE\n")
+    lg = read_radio(p, "csv")
+    assert lg.carriers == ["-"]
+    assert handoffs(lg.frame).select("ts", "old_cid", "new_cid").rows() == [(12.0, 1, 2)]

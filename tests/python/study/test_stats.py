@@ -1,0 +1,100 @@
+"""The cell statistics: bootstrap intervals cover a known mean at about the stated rate,
+the cluster bootstrap draws flows, and the too-few-flows rule."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hsrtcp.study import stats
+
+
+def _coverage(trials: int, draw, stat_fn, truth: float) -> float:
+    rng = np.random.default_rng(1)
+    hits = 0
+    for t in range(trials):
+        cell = stat_fn(draw(rng), rng)
+        hits += cell.value_lo <= truth <= cell.value_hi
+    return hits / trials
+
+
+def test_mean_interval_covers_the_known_mean_at_the_stated_rate():
+    # 400 samples of 40 flows from N(3, 1): the 95 % interval must contain 3 in about 95 % of
+    # them (binomial sd of the rate over 400 trials: 1.1 points; the percentile bootstrap is
+    # a little narrow at n = 40, hence the lower bound 0.90)
+    rate = _coverage(400, lambda r: r.normal(3.0, 1.0, 40).tolist(),
+                     lambda x, r: stats.per_flow(x, min_flows=5, n_boot=1000, rng=r), 3.0)
+    assert 0.90 <= rate <= 0.99, rate
+
+
+def test_median_interval_covers_the_known_median():
+    # exponential with mean 1: median ln 2
+    rng = np.random.default_rng(2)
+    hits = 0
+    for _ in range(300):
+        cell = stats.per_flow(rng.exponential(1.0, 60).tolist(), min_flows=5, n_boot=600, rng=rng)
+        hits += cell.median_lo <= np.log(2) <= cell.median_hi
+    assert 0.90 <= hits / 300 <= 0.99
+
+
+def test_pooled_interval_resamples_flows_not_samples():
+    # 30 flows, each 50 samples around its own level (level ~ N(10, 2), noise sd 0.1): the
+    # samples of a flow are nearly identical, so the honest interval of the pooled mean is as
+    # wide as the flows' spread (sd 2 / sqrt(30) ~ 0.37 -> 95 % width ~ 1.4), not as narrow
+    # as 1500 independent samples would make it (~ 0.2)
+    def draw(r):
+        return [list(r.normal(r.normal(10.0, 2.0), 0.1, 50)) for _ in range(30)]
+    rate = _coverage(300, draw, lambda x, r: stats.pooled(x, min_flows=5, n_boot=800, rng=r, median=False), 10.0)
+    assert 0.88 <= rate <= 0.99, rate
+    cell = stats.pooled(draw(np.random.default_rng(5)), min_flows=5, n_boot=800, rng=np.random.default_rng(6))
+    assert cell.n_flows == 30 and cell.n == 1500
+    assert cell.value_hi - cell.value_lo > 0.8
+
+
+def test_ratio_is_sum_over_sum_with_flow_resampling():
+    cell = stats.ratio([1, 0, 3, None], [2, 0, 6, 4], min_flows=2, n_boot=500, rng=np.random.default_rng(0))
+    # the flow with denominator 0 and the one with a null numerator do not count
+    assert cell.n_flows == 2 and cell.n == 8
+    assert cell.value == pytest.approx(4 / 8)
+    assert cell.value_lo == pytest.approx(0.5) and cell.value_hi == pytest.approx(0.5)  # both flows are 50 %
+    assert cell.median is None
+
+
+def test_too_few_flows_gives_null_and_a_note():
+    cell = stats.per_flow([1.0, 2.0, 3.0, None], min_flows=5, n_boot=100, rng=np.random.default_rng(0))
+    assert cell.n_flows == 3 and cell.n == 3
+    assert cell.value is None and cell.value_lo is None and cell.median is None
+    assert cell.note == "3 flows < --min-flows 5"
+    ok = stats.per_flow([1.0, 2.0, 3.0], min_flows=3, n_boot=100, rng=np.random.default_rng(0))
+    assert ok.value == 2.0 and ok.note is None
+    assert stats.per_flow([], min_flows=1, n_boot=10, rng=np.random.default_rng(0)).note == "no flows"
+    assert stats.per_flow([None, None], min_flows=1, n_boot=10,
+                          rng=np.random.default_rng(0)).note == "none of the 2 flows has a value"
+    pooled = stats.pooled([[1.0] * 100, [2.0] * 100], min_flows=3, n_boot=10, rng=np.random.default_rng(0))
+    assert pooled.value is None and pooled.n == 200 and pooled.note == "2 flows < --min-flows 3"
+
+
+def test_no_bootstrap_gives_values_without_intervals():
+    cell = stats.per_flow([1.0, 2.0, 6.0], min_flows=1, n_boot=0, rng=np.random.default_rng(0))
+    assert (cell.value, cell.median, cell.value_lo, cell.median_hi) == (3.0, 2.0, None, None)
+
+
+def test_same_seed_and_cell_give_the_same_interval():
+    x = list(np.random.default_rng(3).normal(0, 1, 30))
+    a = stats.per_flow(x, min_flows=1, n_boot=300, rng=stats.rng_for(7, "t|m|('static',)"))
+    b = stats.per_flow(x, min_flows=1, n_boot=300, rng=stats.rng_for(7, "t|m|('static',)"))
+    c = stats.per_flow(x, min_flows=1, n_boot=300, rng=stats.rng_for(8, "t|m|('static',)"))
+    assert (a.value_lo, a.value_hi) == (b.value_lo, b.value_hi)
+    assert (a.value_lo, a.value_hi) != (c.value_lo, c.value_hi)
+
+
+def test_resamples_come_in_bounded_blocks(monkeypatch):
+    # memory stays bounded for many flows: blocks of at most BLOCK_ELEMENTS indices, n_boot rows in all
+    monkeypatch.setattr(stats, "BLOCK_ELEMENTS", 1000)
+    blocks = list(stats._resamples(np.random.default_rng(0), 300, 50))
+    assert all(b.size <= 1000 for b in blocks) and sum(b.shape[0] for b in blocks) == 50
+    # one flow more than a block: one resample per block
+    assert [b.shape for b in stats._resamples(np.random.default_rng(0), 1500, 3)] == [(1, 1500)] * 3
+    cell = stats.per_flow(list(np.random.default_rng(1).normal(5, 1, 300)), min_flows=5, n_boot=200,
+                          rng=np.random.default_rng(2))
+    assert cell.value_lo < cell.value < cell.value_hi and cell.median_lo < cell.median < cell.median_hi
