@@ -13,8 +13,9 @@ Drawn from the result tables:
   tables exist (:mod:`hsrtcp.plot.overlays`).
 
 Limitation (docs/plot.md): the tables hold no per-packet rows, so the data, ACK and window
-lines have the series' 1-s resolution (straight between bin ends), while the event marks are
-exact. SACK blocks are not in any table, so none are drawn.
+lines are known at the series' 1-s bin ends (dots); between them they are drawn flat through
+recorded silences (events kind ``suspension``) and straight elsewhere, while the event marks
+are exact. SACK blocks are not in any table, so none are drawn.
 """
 
 from __future__ import annotations
@@ -51,6 +52,42 @@ def lines(series: pl.DataFrame, retx: pl.DataFrame, duration: float) -> dict[str
             "window": np.r_[np.nan, ack + awnd]}
 
 
+def active_time(t: np.ndarray, silences: np.ndarray) -> np.ndarray:
+    """Seconds from 0 to each ``t`` outside the (merged, sorted) ``silences`` [start, end)."""
+    t = np.asarray(t, dtype=float)
+    if len(silences) == 0:
+        return t
+    start, end = silences[:, 0], silences[:, 1]
+    covered = np.clip(np.minimum(t[:, None], end[None, :]) - start[None, :], 0, None).sum(axis=1)
+    return t - covered
+
+
+def merge(intervals: list[tuple[float, float]]) -> np.ndarray:
+    """Overlapping intervals joined, sorted by start, as an (n, 2) array."""
+    out: list[list[float]] = []
+    for a, b in sorted((a, b) for a, b in intervals if b > a):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return np.array(out, dtype=float).reshape(-1, 2)
+
+
+def through_silences(t: np.ndarray, y: np.ndarray, silences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A cumulative line known at the knots ``t`` drawn flat through the silences (no packet
+    in either direction: nothing sent, nothing acknowledged; events kind suspension) and
+    straight over the rest of each bin's time (the even-rate assumption, between silences)."""
+    if len(silences) == 0 or len(t) < 2:
+        return t, y
+    inner = silences[(silences[:, 1] > t[0]) & (silences[:, 0] < t[-1])].ravel()
+    x = np.unique(np.r_[t, np.clip(inner, t[0], t[-1])])
+    seg = np.clip(np.searchsorted(t, x, side="right") - 1, 0, len(t) - 2)
+    a, a0, a1 = active_time(x, silences), active_time(t[seg], silences), active_time(t[seg + 1], silences)
+    span = a1 - a0
+    frac = np.where(span > 0, (a - a0) / np.where(span > 0, span, 1), (x - t[seg]) / np.maximum(t[seg + 1] - t[seg], 1e-12))
+    return x, y[seg] + (y[seg + 1] - y[seg]) * np.clip(frac, 0, 1)
+
+
 @styled
 def draw(res: Results, flow_id: int | None = None):
     """The figure (not saved) of ``flow_id`` (default: the flow with the most data)."""
@@ -67,14 +104,21 @@ def draw(res: Results, flow_id: int | None = None):
     div, unit = scale_for(top, "B")
     fig, ax = new_figure(height=2.6)
     overlays.draw_bands(ax, res, row, events)
+    silences = merge([(r["t"], r["t_end"]) for r in events.filter(
+        (pl.col("kind") == "suspension") & pl.col("t_end").is_not_null()).iter_rows(named=True)])
     for key, color, style, label in (("window", GREY, ":", "advertised window edge (ACK + AWND min)"),
                                      ("ack", OKABE_ITO["green"], "-", "cumulative ACK"),
                                      ("data", OKABE_ITO["black"], "-", "data sent (highest seq)")):
-        x, y = envelope_line(ln["t"], ln[key] / div)
-        if np.isfinite(y).any():
-            # points where the tables say something (bin ends), straight lines between
-            ax.plot(x, y, color=color, linestyle=style, linewidth=0.8, marker="." if len(x) <= 120 else None,
-                    markersize=3, label=label + " at 1-s bin ends", gid=f"line-{key}")
+        y = ln[key] / div
+        if not np.isfinite(y).any():
+            continue
+        # the tables know the lines at the bin ends (dots); between them: flat through
+        # silences, straight over the rest (docs/plot.md, "Limitations")
+        x, yy = (ln["t"], y) if key == "window" else through_silences(ln["t"], y, silences)
+        x, yy = envelope_line(x, yy)
+        ax.plot(x, yy, color=color, linestyle=style, linewidth=0.8, label=label, gid=f"line-{key}")
+        if len(ln["t"]) <= 120:
+            ax.plot(ln["t"], y, linestyle="none", marker=".", markersize=3, color=color, gid=f"knots-{key}")
     overlays.draw_retx(ax, retx, scale=div)
     overlays.draw_spurious(ax, events, retx, scale=div)
     ax.set_xlabel("time since the flow's first packet (s)")

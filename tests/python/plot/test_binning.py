@@ -103,3 +103,19 @@ def test_cloud_bins_statistics():
     y = np.tile(np.array([5.0, 1.0, 3.0, 2.0, 4.0]), 10)
     c, lo, med, hi, n = cloud_bins(x, y, bins=10)
     assert list(n) == [5] * 10 and list(lo) == [1.0] * 10 and list(hi) == [5.0] * 10 and list(med) == [3.0] * 10
+
+
+def test_lines_are_flat_through_silences_and_keep_the_bin_ends():
+    from hsrtcp.plot.tsg import merge, through_silences
+
+    t = np.array([0.0, 1.0, 2.0])
+    y = np.array([0.0, 100.0, 300.0])
+    sil = merge([(0.5, 0.75), (0.6, 0.8), (1.5, 3.0)])
+    assert sil.tolist() == [[0.5, 0.8], [1.5, 3.0]]
+    x, yy = through_silences(t, y, sil)
+    got = dict(zip(x.tolist(), yy.tolist()))
+    assert got[0.0] == 0.0 and got[1.0] == 100.0 and got[2.0] == 300.0  # the measured points
+    # first bin: 0.7 s of activity; at 0.5 s 5/7 of its bytes, then flat until 0.8 s
+    assert got[0.5] == pytest.approx(100 * 0.5 / 0.7) and got[0.8] == pytest.approx(got[0.5])
+    # second bin: silent from 1.5 s to its end: all its bytes before the silence
+    assert got[1.5] == pytest.approx(300.0)
