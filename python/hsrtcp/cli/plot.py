@@ -22,6 +22,9 @@ from hsrtcp.plot import KINDS
                    "throughput: the 8 largest)")
 @click.option("-o", "--out", "out", type=click.Path(path_type=Path), required=True,
               help="output file; the format from its suffix: .png, .svg or .pdf")
+@click.option("--from", "start", type=float, help="per-flow kinds: start of the time window shown, "
+                                                  "seconds since the flow's first packet")
+@click.option("--to", "end", type=float, help="per-flow kinds: end of the time window shown (s)")
 @click.option("--table", help="cdf: table to read the metric from (default: series, or a study's "
                               "throughput_samples)")
 @click.option("--metric", help="cdf: numeric column (default: 1-s throughput in bit/s)")
@@ -31,7 +34,7 @@ from hsrtcp.plot import KINDS
 @click.option("--models", default="pftk_full,enh_rederived", show_default=True,
               help="model: comma-separated models (pftk_full, pftk_approx, enh_as_printed, "
                    "enh_corrected, enh_rederived)")
-def plot(kind, results, flow_id, out, table, metric, by, logx, models):
+def plot(kind, results, flow_id, out, start, end, table, metric, by, logx, models):
     """Draw a figure of KIND from the result tables in RESULTS into OUT.
 
     \b
@@ -47,6 +50,7 @@ def plot(kind, results, flow_id, out, table, metric, by, logx, models):
     \b
     Examples:
       hsrtcp plot tsg out --flow 1099511627776 -o tsg.pdf
+      hsrtcp plot tsg out --flow 1099511627776 --from 12 --to 13 -o zoom.svg
       hsrtcp plot throughput out -o throughput.svg
       hsrtcp plot cdf out --table flows --metric rtt_mean --by vantage -o rtt_cdf.pdf
     """
@@ -64,5 +68,13 @@ def plot(kind, results, flow_id, out, table, metric, by, logx, models):
         raise click.UsageError("--table, --metric, --by and --logx apply to cdf only")
     if kind == "model":
         options = {"models": tuple(m.strip() for m in models.split(",") if m.strip())}
+    if start is not None or end is not None:
+        from hsrtcp.plot import PER_FLOW
+
+        if kind not in PER_FLOW:
+            raise click.UsageError(f"--from/--to apply to {', '.join(PER_FLOW)} only")
+        if start is not None and end is not None and end <= start:
+            raise click.UsageError("--to must be after --from")
+        options.update(start=start, end=end)
     path = draw(kind, results, out, flow_id, **options)
     click.echo(f"wrote {path}")

@@ -23,19 +23,34 @@ import os
 KINDS = ("tsg", "throughput", "window", "rtt", "cdf", "model")
 
 
-def figure(kind: str, results: str | os.PathLike, flow_id: int | None = None, **options):
-    """The matplotlib Figure of ``kind`` drawn from the results directory ``results``."""
+PER_FLOW = ("tsg", "throughput", "window", "rtt")
+
+
+def figure(kind: str, results: str | os.PathLike, flow_id: int | None = None,
+           start: float | None = None, end: float | None = None, **options):
+    """The matplotlib Figure of ``kind`` drawn from the results directory ``results``;
+    per-flow kinds can show only ``start``..``end`` (seconds since the flow's first packet)."""
+    from hsrtcp.plot.style import zoom
     from hsrtcp.plot.tables import Results
 
     if kind not in KINDS:
         raise ValueError(f"unknown figure kind {kind!r}; choose from {', '.join(KINDS)}")
+    if (start is not None or end is not None) and kind not in PER_FLOW:
+        raise ValueError(f"a time window applies to {', '.join(PER_FLOW)} only")
+    if start is not None and end is not None and end <= start:
+        raise ValueError(f"the time window must end after it starts ({start} .. {end})")
     module = importlib.import_module(f"hsrtcp.plot.{kind}")
-    return module.draw(Results(results), flow_id, **options)
+    fig = module.draw(Results(results), flow_id, **options)
+    if start is not None or end is not None:
+        zoom(fig.axes[0], start, end)
+    return fig
 
 
 def plot(kind: str, results: str | os.PathLike, out: str | os.PathLike, flow_id: int | None = None,
          **options) -> str:
-    """Draw ``kind`` from ``results`` into ``out`` (.png, .svg or .pdf); returns the path."""
+    """Draw ``kind`` from ``results`` into ``out`` (.png, .svg or .pdf); returns the path.
+    ``options``: ``start``/``end`` and the kind's own (cdf: table, metric, by, logx; model:
+    models)."""
     from hsrtcp.plot.style import check_format, save
 
     check_format(out)

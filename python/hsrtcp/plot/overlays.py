@@ -51,7 +51,8 @@ def draw_retx(ax, retx: pl.DataFrame, y=None, scale: float = 1.0, label_suffix: 
         s0 = sel["seq_start"].to_numpy().astype(float) / scale
         s1 = sel["seq_end"].to_numpy().astype(float) / scale
         ax.vlines(t, s0, s1, colors=color, linewidth=0.8)
-        ax.scatter(t, s0 if y is None else y, s=9, marker=marker, facecolors="none" if marker != "x" else color,
+        size = 9 if retx.height <= 200 else 4  # many marks: smaller, so the lines stay visible
+        ax.scatter(t, s0 if y is None else y, s=size, marker=marker, facecolors="none" if marker != "x" else color,
                    edgecolors=color, linewidths=0.7, label=label, zorder=4, gid=f"retx-{cls}")
 
 

@@ -35,7 +35,7 @@ def draw(res: Results, flow_id: int | None = None):
             continue
         t = (s["ts"] - row["first_ts"]).to_numpy()
         ms = s["rtt_s"].to_numpy() * 1e3
-        label = f"{name} ({len(t):,} samples)"
+        label = f"{name} ({len(t):,} sample{'s' if len(t) != 1 else ''})"
         if len(t) > MAX_POINTS:
             c, lo, med, hi, _ = cloud_bins(t, ms)
             ax.fill_between(c, lo, hi, color=color, alpha=0.3, linewidth=0, step="mid")

@@ -44,7 +44,8 @@ RC = {
     "axes.linewidth": 0.6, "xtick.major.width": 0.6, "ytick.major.width": 0.6,
     "axes.grid": True, "grid.linewidth": 0.4, "grid.alpha": 0.35,
     "axes.spines.top": False, "axes.spines.right": False,
-    "legend.frameon": False, "legend.handlelength": 1.6,
+    "legend.frameon": True, "legend.framealpha": 0.85, "legend.edgecolor": "none",
+    "legend.handlelength": 1.6,
     "savefig.dpi": 300, "pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none",
     "svg.hashsalt": "hsrtcp",
 }
@@ -82,6 +83,33 @@ def styled(fn):
             return fn(*args, **kwargs)
 
     return wrapper
+
+
+def zoom(ax, start: float | None, end: float | None) -> None:
+    """Show only [start, end] of the time axis, the y axis fitted to what is drawn there."""
+    import numpy as np
+
+    lo, hi = ax.get_xlim()
+    start = lo if start is None else start
+    end = hi if end is None else end
+    ys = []
+    for line in ax.lines:
+        if line.get_transform() != ax.transData:  # ticks along the top (axes coordinates)
+            continue
+        x, y = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+        if len(x) > 1:  # the line's values at the window's edges count too
+            ys += [np.interp([start, end], x, y)]
+        ys.append(y[(x >= start) & (x <= end)])
+    for coll in ax.collections:
+        off = np.asarray(coll.get_offsets(), float)
+        if off.ndim == 2 and len(off) and coll.get_offset_transform() == ax.transData:
+            ys.append(off[(off[:, 0] >= start) & (off[:, 0] <= end), 1])
+    y = np.concatenate(ys) if ys else np.empty(0)
+    y = y[np.isfinite(y)]
+    ax.set_xlim(start, end)
+    if y.size:
+        pad = (y.max() - y.min()) * 0.05 or abs(y.max()) * 0.05 or 1.0
+        ax.set_ylim(max(y.min() - pad, 0) if y.min() >= 0 else y.min() - pad, y.max() + pad)
 
 
 def scale_for(max_value: float, unit: str, base: float = 1000.0) -> tuple[float, str]:

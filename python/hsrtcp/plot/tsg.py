@@ -4,8 +4,10 @@ Drawn from the result tables:
 
 - data line: highest relative sequence sent, from ``series`` — 1 + cumulative new payload
   bytes of the data direction at each 1-s bin's end (``bytes`` minus the bytes of that bin's
-  retransmissions from ``events``);
+  retransmissions from ``events``); between bin ends never below a retransmission's
+  ``seq_end`` already sent;
 - ACK line: 1 + cumulative ``series.goodput_bytes`` (the advance of the cumulative ACK);
+  at the sender, never above a later retransmission's ``seq_start``;
 - advertised-window line: ACK line + ``series.awnd_min`` (the tightest right edge of the bin);
 - every retransmission from ``events`` at (time, seq_start) with a bar over its byte range,
   coloured and shaped by class (fast, sack_refill, rto, tlp, unclassified);
@@ -88,10 +90,35 @@ def through_silences(t: np.ndarray, y: np.ndarray, silences: np.ndarray) -> tupl
     return x, y[seg] + (y[seg + 1] - y[seg]) * np.clip(frac, 0, 1)
 
 
+def within_retransmission_bounds(x: np.ndarray, y: np.ndarray, retx: pl.DataFrame, div: float,
+                                 upper: bool) -> tuple[np.ndarray, np.ndarray]:
+    """What each retransmission proves about an interpolated line, applied at its time:
+    ``upper`` False (data line): the highest sequence sent by time t is at least the
+    ``seq_end`` of every retransmission until t; True (ACK line, sender vantage): the
+    cumulative ACK at t is at most the ``seq_start`` of every retransmission from t on (only
+    unacknowledged bytes are re-sent). The lines stay monotone; the measured bin ends, which
+    already satisfy the bounds, do not move."""
+    if retx.is_empty():
+        return x, y
+    r = retx.sort("t")
+    rt = r["t"].to_numpy()
+    xs = np.unique(np.r_[x, rt[(rt >= x[0]) & (rt <= x[-1])]])
+    ys = np.interp(xs, x, y)
+    if not upper:
+        bound = np.maximum.accumulate(r["seq_end"].to_numpy().astype(float) / div)
+        i = np.searchsorted(rt, xs, side="right") - 1
+        ys = np.where(i >= 0, np.maximum(ys, bound[np.clip(i, 0, None)]), ys)
+    else:
+        bound = np.minimum.accumulate((r["seq_start"].to_numpy().astype(float) / div)[::-1])[::-1]
+        i = np.searchsorted(rt, xs, side="left")
+        ys = np.where(i < len(rt), np.minimum(ys, bound[np.clip(i, None, len(rt) - 1)]), ys)
+    return xs, ys
+
+
 @styled
 def draw(res: Results, flow_id: int | None = None):
     """The figure (not saved) of ``flow_id`` (default: the flow with the most data)."""
-    row = res.flow(flow_id, ["first_ts", "duration_s"])
+    row = res.flow(flow_id, ["first_ts", "duration_s"], optional=["data_vantage"])
     series = res.read("series", SERIES, row["flow_id"])
     if series.is_empty():
         raise InputError(f"{res.file('series')}: no series rows for flow {row['flow_id']} "
@@ -115,6 +142,10 @@ def draw(res: Results, flow_id: int | None = None):
         # the tables know the lines at the bin ends (dots); between them: flat through
         # silences, straight over the rest (docs/plot.md, "Limitations")
         x, yy = (ln["t"], y) if key == "window" else through_silences(ln["t"], y, silences)
+        if key == "data":
+            x, yy = within_retransmission_bounds(x, yy, retx, div, upper=False)
+        elif key == "ack" and row.get("data_vantage") == "sender":
+            x, yy = within_retransmission_bounds(x, yy, retx, div, upper=True)
         x, yy = envelope_line(x, yy)
         ax.plot(x, yy, color=color, linestyle=style, linewidth=0.8, label=label, gid=f"line-{key}")
         if len(ln["t"]) <= 120:

@@ -119,3 +119,30 @@ def test_lines_are_flat_through_silences_and_keep_the_bin_ends():
     assert got[0.5] == pytest.approx(100 * 0.5 / 0.7) and got[0.8] == pytest.approx(got[0.5])
     # second bin: silent from 1.5 s to its end: all its bytes before the silence
     assert got[1.5] == pytest.approx(300.0)
+
+
+def test_lines_respect_what_retransmissions_prove():
+    from hsrtcp.plot.tsg import within_retransmission_bounds
+
+    x = np.array([0.0, 1.0])
+    y = np.array([0.0, 1000.0])
+    retx = pl.DataFrame({"t": [0.2, 0.5], "seq_start": [400, 100], "seq_end": [500, 200]})
+    xs, data = within_retransmission_bounds(x, y, retx, 1.0, upper=False)
+    assert xs.tolist() == [0.0, 0.2, 0.5, 1.0]
+    assert data.tolist() == [0.0, 500.0, 500.0, 1000.0]  # sent at least up to 500 by 0.2 s
+    xs, ack = within_retransmission_bounds(x, y, retx, 1.0, upper=True)
+    assert ack.tolist() == [0.0, 100.0, 100.0, 1000.0]  # 100 still unacknowledged at 0.5 s
+    assert np.all(np.diff(data) >= 0) and np.all(np.diff(ack) >= 0)
+
+
+def test_time_window_zooms_with_y_fitted(big):
+    fig = figure("tsg", big, 7, start=100.0, end=110.0)
+    ax = fig.axes[0]
+    assert ax.get_xlim() == (100.0, 110.0)
+    lo, hi = ax.get_ylim()
+    assert "(GB)" in ax.get_ylabel()
+    # the lines over 100..110 s span about 12.5 MB of the flow's 9 GB: the y axis fits them
+    assert 0.0125 <= hi - lo < 0.05
+    assert lo <= 0.125 and hi >= 0.1375
+    with pytest.raises(ValueError):
+        figure("cdf", big, start=1.0)
