@@ -13,7 +13,7 @@ import polars as pl
 from hsrtcp.errors import InputError
 from hsrtcp.plot import overlays
 from hsrtcp.plot.binning import MAX_POINTS, cloud_bins
-from hsrtcp.plot.style import OKABE_ITO, new_figure, styled
+from hsrtcp.plot.style import legend_below, OKABE_ITO, new_figure, styled
 from hsrtcp.plot.tables import Results, flow_label
 
 METHODS = {"ack": (OKABE_ITO["blue"], "ACK matching (Karn)"), "ts": (OKABE_ITO["orange"], "TSval echo"),
@@ -26,7 +26,7 @@ def draw(res: Results, flow_id: int | None = None):
     rtt = res.read("rtt", ["flow_id", "ts", "dir", "method", "rtt_s"], row["flow_id"]).sort("ts")
     if rtt.is_empty():
         raise InputError(f"{res.file('rtt')}: no RTT samples for flow {row['flow_id']} (nothing to draw)")
-    fig, ax = new_figure()
+    fig, ax = new_figure(height=3.0)
     events = overlays.flow_events(res, row)
     overlays.draw_bands(ax, res, row, events)
     for method, (color, name) in METHODS.items():
@@ -51,5 +51,5 @@ def draw(res: Results, flow_id: int | None = None):
     ax.set_title(flow_label(row), loc="left")
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
-    ax.legend(loc="best")
+    legend_below(fig, ax)
     return fig

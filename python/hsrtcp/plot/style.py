@@ -85,6 +85,13 @@ def styled(fn):
     return wrapper
 
 
+def legend_below(fig, ax, ncol: int = 2) -> None:
+    """The legend under the axes (outside the data), in ``ncol`` columns."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncol=ncol)
+
+
 def zoom(ax, start: float | None, end: float | None) -> None:
     """Show only [start, end] of the time axis, the y axis fitted to what is drawn there."""
     import numpy as np

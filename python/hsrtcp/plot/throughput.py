@@ -16,20 +16,24 @@ import polars as pl
 from hsrtcp.errors import InputError
 from hsrtcp.plot import overlays
 from hsrtcp.plot.binning import envelope_line
-from hsrtcp.plot.style import CYCLE, OKABE_ITO, new_figure, save, scale_for, styled
+from hsrtcp.plot.style import CYCLE, OKABE_ITO, legend_below, new_figure, save, scale_for, styled
 from hsrtcp.plot.tables import Results, data_bytes_expr, flow_label
 
 SERIES = ["flow_id", "bin", "t_rel", "bytes", "goodput_bytes"]
 
 
-def steps(series: pl.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray]:
-    """Bin starts and bit/s of ``column`` per bin, with the last bin's end repeated so that a
-    post-step line covers [start, start + bin length) of every bin."""
+def steps(series: pl.DataFrame, column: str, duration: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Bin starts and bit/s of ``column`` per bin (bytes × 8 / bin length, M3), with the last
+    bin's end repeated so that a post-step line covers [start, start + bin length) of every
+    bin; the last step ends at the flow's last packet (``duration``) when that is earlier."""
     s = series.sort("bin")
     t = s["t_rel"].to_numpy().astype(float)
     bin_s = s["bin_s"].fill_null(1.0).to_numpy() if "bin_s" in s.columns else np.ones(len(t))
     bps = s[column].fill_null(0).to_numpy().astype(float) * 8 / bin_s
-    return np.r_[t, t[-1] + bin_s[-1]], np.r_[bps, bps[-1]]
+    end = t[-1] + bin_s[-1]
+    if duration is not None and t[-1] < duration < end:
+        end = duration
+    return np.r_[t, end], np.r_[bps, bps[-1]]
 
 
 @styled
@@ -48,7 +52,7 @@ def draw(res: Results, flow_id: int | None = None, max_flows: int = 8):
     for r in top.iter_rows(named=True):
         s = series.filter(pl.col("flow_id") == r["flow_id"])
         if not s.is_empty():
-            curves.append((r, *steps(s, "bytes")))
+            curves.append((r, *steps(s, "bytes", r["last_ts"] - r["first_ts"])))
     div, unit = scale_for(max(c[2].max() for c in curves), "bit/s")
     fig, ax = new_figure()
     for i, (r, t, bps) in enumerate(curves):
@@ -60,18 +64,19 @@ def draw(res: Results, flow_id: int | None = None, max_flows: int = 8):
 
 
 def _one_flow(res: Results, flow_id: int):
-    row = res.flow(flow_id, ["duration_s"])
+    row = res.flow(flow_id, ["duration_s"], optional=["data_vantage"])
     s = res.read("series", SERIES, row["flow_id"], optional=["bin_s"])
     if s.is_empty():
         raise InputError(f"{res.file('series')}: no series rows for flow {row['flow_id']}")
-    t, bps = steps(s, "bytes")
-    tg, gps = steps(s, "goodput_bytes")
+    t, bps = steps(s, "bytes", row.get("duration_s"))
+    tg, gps = steps(s, "goodput_bytes", row.get("duration_s"))
     div, unit = scale_for(max(bps.max(), gps.max()), "bit/s")
-    fig, ax = new_figure()
+    fig, ax = new_figure(height=3.0)
     events = overlays.flow_events(res, row)
     overlays.draw_bands(ax, res, row, events)
     x, y = envelope_line(t, bps / div)
-    ax.step(x, y, where="post", color=OKABE_ITO["blue"], label="throughput (payload received/sent)", gid="throughput")
+    ax.step(x, y, where="post", color=OKABE_ITO["blue"], label={"sender": "throughput (payload sent)", "receiver": "throughput (payload received)"}.get(
+                row.get("data_vantage"), "throughput (payload seen)"), gid="throughput")
     x, y = envelope_line(tg, gps / div)
     ax.step(x, y, where="post", color=OKABE_ITO["green"], linestyle="--", label="goodput (ACK advance)",
             gid="goodput")
@@ -85,6 +90,8 @@ def _one_flow(res: Results, flow_id: int):
         sl.set_linewidth(0.7)
     ax.set_xlabel("time since the flow's first packet (s)")
     _finish(ax, unit, flow_label(row))
+    ax.get_legend().remove()
+    legend_below(fig, ax)
     return fig
 
 

@@ -16,7 +16,7 @@ import polars as pl
 from hsrtcp.errors import InputError
 from hsrtcp.plot import overlays
 from hsrtcp.plot.binning import envelope_line
-from hsrtcp.plot.style import GREY, OKABE_ITO, new_figure, scale_for, styled
+from hsrtcp.plot.style import legend_below, GREY, OKABE_ITO, new_figure, scale_for, styled
 from hsrtcp.plot.tables import Results, flow_label
 
 SERIES = ["flow_id", "bin", "t_rel", "bif_max", "bif_mean", "awnd_min", "awnd_mean"]
@@ -36,7 +36,7 @@ def draw(res: Results, flow_id: int | None = None):
         raise InputError(f"{res.file('series')}: flow {row['flow_id']} has neither bytes in flight nor "
                          f"an advertised window in any bin (nothing to draw)")
     div, unit = scale_for(top, "B")
-    fig, ax = new_figure()
+    fig, ax = new_figure(height=3.0)
     events = overlays.flow_events(res, row)
     overlays.draw_bands(ax, res, row, events)
     for col, color, style, label in (
@@ -60,5 +60,5 @@ def draw(res: Results, flow_id: int | None = None):
     ax.set_title(flow_label(row), loc="left")
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0, top=top / div * 1.15 or 1.0)
-    ax.legend(loc="best", ncol=2)
+    legend_below(fig, ax)
     return fig
