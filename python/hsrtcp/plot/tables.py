@@ -28,9 +28,12 @@ def data_bytes_expr() -> pl.Expr:
 class Results:
     """A results directory of `hsrtcp analyze` (plus context/study tables when present)."""
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, frames: dict[str, pl.DataFrame] | None = None):
+        """``frames``: tables already in memory (name -> DataFrame), used instead of files
+        (``path`` then only names them in messages)."""
         self.path = os.fspath(path)
-        if not os.path.isdir(self.path):
+        self.frames = frames
+        if frames is None and not os.path.isdir(self.path):
             what = "is a file, not" if os.path.exists(self.path) else "no such"
             raise InputError(f"{self.path}: {what} results directory (the -o of hsrtcp analyze)")
         self._schemas: dict[str, pl.Schema] = {}
@@ -39,9 +42,15 @@ class Results:
         return os.path.join(self.path, f"{table}.parquet")
 
     def has(self, table: str) -> bool:
+        if self.frames is not None:
+            return table in self.frames
         return os.path.isfile(self.file(table))
 
     def schema(self, table: str) -> pl.Schema:
+        if self.frames is not None:
+            if table not in self.frames:
+                raise InputError(f"{self.file(table)}: missing table {table!r}")
+            return self.frames[table].schema
         if table not in self._schemas:
             f = self.file(table)
             if not os.path.isfile(f):
@@ -70,7 +79,7 @@ class Results:
         self.require(table, columns)
         cols = list(dict.fromkeys([*columns, *(c for c in optional if c in self.schema(table))]))
         try:
-            lf = pl.scan_parquet(self.file(table))
+            lf = pl.scan_parquet(self.file(table)) if self.frames is None else self.frames[table].lazy()
             if flow_id is not None:
                 lf = lf.filter(pl.col("flow_id") == flow_id)
             return lf.select(cols).collect()

@@ -112,3 +112,15 @@ def write_throughput_png(out: str | os.PathLike) -> str | None:
     except InputError:
         return None
     return save(fig, os.path.join(os.fspath(out), "throughput.png"))
+
+
+def plot_throughput(flows: pl.DataFrame, series: pl.DataFrame, path: str | os.PathLike) -> str | None:
+    """The same figure from tables in memory (the signature of the former
+    ``hsrtcp.report.throughput.plot_throughput``): written to ``path``, or None when no flow
+    carries payload."""
+    res = Results(os.path.dirname(os.fspath(path)) or ".", frames={"flows": flows, "series": series})
+    try:
+        fig = draw(res)
+    except InputError:
+        return None
+    return save(fig, path)

@@ -61,3 +61,17 @@ def test_throughput_figure_draws_the_series(multi):
     unit = fig.axes[0].get_ylabel()
     div = {"(bit/s": 1, "(kbit/s": 1e3, "(Mbit/s": 1e6, "(Gbit/s": 1e9}[unit.split(" ", 1)[1].split(",")[0]]
     assert [round(v * div) for v in line.get_ydata()[:-1]] == bps
+
+
+def test_throughput_from_frames_in_memory_is_the_file_figure(multi, tmp_path):
+    """plot_throughput(flows, series, path) (the run's staging path) draws what the
+    directory's tables give."""
+    from hsrtcp.plot import figure
+    from hsrtcp.plot.throughput import plot_throughput
+
+    flows, series = pl.read_parquet(multi / "flows.parquet"), pl.read_parquet(multi / "series.parquet")
+    assert plot_throughput(flows, series, tmp_path / "t.svg") == str(tmp_path / "t.svg")
+    lines = [ln for ln in figure("throughput", multi).axes[0].lines if str(ln.get_gid()).startswith("flow-")]
+    svg = (tmp_path / "t.svg").read_text()
+    assert len(lines) == 3 and all(f'id="{ln.get_gid()}"' in svg for ln in lines)
+    assert plot_throughput(flows.clear(), series, tmp_path / "none.png") is None
