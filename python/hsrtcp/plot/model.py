@@ -56,8 +56,11 @@ def draw(res: Results, flow_id: int | None = None, models: tuple[str, ...] = DEF
                    label=f"{MODEL_LABELS[key]}: median D = {med:.2f} (n = {ok.sum()})", gid=f"model-{key}")
         lo, hi = min(lo, meas[ok].min(), pred[ok].min()), max(hi, meas[ok].max(), pred[ok].max())
     if not drawn:
+        missing = sorted({c for m in f["missing_inputs"].to_list() if m for c in m}) if "missing_inputs" in f.columns else []
         raise InputError(f"{res.file('flows')}: no flow has both a measured throughput and the model inputs "
-                         f"(p_d, ack_burst_loss, q come from two-vantage rows: hsrtcp analyze --client C --server S)")
+                         f"(inputs null in the flows: {', '.join(missing) or 'throughput_pkts'}; p_d, ack_burst_loss and q "
+                         f"come from two-vantage rows, hsrtcp analyze --client C --server S; rto_first_mean and q "
+                         f"need a timeout sequence in the flow)")
     ax.plot([lo / 1.5, hi * 1.5], [lo / 1.5, hi * 1.5], color=GREY, linestyle="--", linewidth=0.7, label="y = x")
     from matplotlib.ticker import NullFormatter
 
