@@ -103,6 +103,15 @@ def _join_by(res: Results, df: pl.DataFrame, table: str, by: str) -> pl.DataFram
     raise InputError(f"no column {by!r} to group by in {res.file(table)}, context.parquet or flows.parquet")
 
 
+def metric_label(metric: str) -> str:
+    """"throughput_bps" -> "throughput", "rtt_mean_s" -> "rtt mean": the unit goes in brackets."""
+    for suffix in ("_bps", "_s", "_pkts", "_bytes", "_kmh"):
+        if metric.endswith(suffix) and len(metric) > len(suffix):
+            metric = metric[: -len(suffix)]
+            break
+    return metric.replace("_", " ")
+
+
 def _order(groups: list[str]) -> list[str]:
     return sorted(groups, key=lambda g: (CLASS_ORDER.index(g) if g in CLASS_ORDER else len(CLASS_ORDER), g))
 
@@ -116,6 +125,7 @@ def draw(res: Results, flow_id: int | None = None, table: str | None = None, met
     if df.is_empty():
         raise InputError(f"{res.path}: no finite values of {metric!r} (nothing to draw)")
     div, unit = unit_of(metric, df["value"].to_numpy())
+    noun = "bins" if metric == "throughput_bps" and (is_study(res) or (table or "series") == "series") else "values"
     fig, ax = new_figure()
     for i, g in enumerate(_order(df["group"].unique().to_list())):
         v = np.sort(df.filter(pl.col("group") == g)["value"].to_numpy()) / div
@@ -124,11 +134,11 @@ def draw(res: Results, flow_id: int | None = None, table: str | None = None, met
             p = np.linspace(0, 1, 2001)[1:]
             v = np.quantile(v, p, method="inverted_cdf")
         ax.step(np.r_[v[0], v], np.r_[0.0, p], where="post", color=CYCLE[i % len(CYCLE)],
-                linestyle=LINESTYLES[(i // 2) % len(LINESTYLES)], label=f"{g} (n = {len(df.filter(pl.col('group') == g)):,})",
+                linestyle=LINESTYLES[(i // 2) % len(LINESTYLES)], label=f"{g} (n = {len(df.filter(pl.col('group') == g)):,} {noun})",
                 gid=f"cdf-{g}")
     if logx:
         ax.set_xscale("symlog" if (df["value"] <= 0).any() else "log")
-    ax.set_xlabel(f"{metric} ({unit})")
+    ax.set_xlabel(f"{metric_label(metric)} ({unit})" + (" per 1-s bin" if noun == "bins" else ""))
     ax.set_ylabel("CDF (fraction of values ≤ x)")
     ax.set_ylim(0, 1.02)
     ax.set_title(f"per {by}", loc="left")
