@@ -62,8 +62,31 @@ def query(args, fmt, out, show_schema, limit):
         if cur.description is None:
             raise click.UsageError("SQL: the statement returns no rows (use a SELECT)")
         _write(con, cur, sql, fmt, out, limit)
+    except duckdb.CatalogException as exc:
+        _missing_table(con, dirs, exc)
     except duckdb.Error as exc:
         raise click.UsageError(f"SQL: {exc}") from None
+
+
+# Tables a results directory can hold (docs/formats/, /work/context-contract.md): naming one
+# that none of the directories has is an input problem (exit 3), not a typo in the SQL.
+KNOWN_TABLES = {"flows", "events", "rtt", "series", "captures", "pair_stats", "radio", "handoffs",
+                "context", "suspensions", "coverage", "labels"}
+
+
+def _missing_table(con, dirs: list[str], exc: Exception) -> None:
+    import re
+
+    from hsrtcp.errors import InputError
+    from hsrtcp.query import schema
+
+    m = re.search(r"Table with name (\S+) does not exist", str(exc))
+    views = ", ".join(v for v, _ in schema(con))
+    if m and m.group(1).strip('"') in KNOWN_TABLES:
+        name = m.group(1).strip('"')
+        raise InputError(f"{', '.join(dirs)}: no {name}.parquet in {'this directory' if len(dirs) == 1 else 'any of them'} "
+                         f"(tables: {views})")
+    raise click.UsageError(f"SQL: {str(exc).splitlines()[0]} (tables: {views})")
 
 
 def _schema_text(views) -> str:

@@ -109,7 +109,13 @@ def test_bad_input(drops, tmp_path):
     shutil.copytree(drops, bad)
     (bad / "events.parquet").write_bytes(b"not parquet at all")
     check(cli(drops, bad, "select count(*) from flows"), 3, str(bad / "events.parquet"), "not a readable Parquet")
-    check(cli(drops, "select * from nosuch"), 2, "nosuch")
+    check(cli(drops, "select * from nosuch"), 2, "nosuch", "tables: captures, events, flows, rtt, series")
+    # a table of the formats that the directory does not have: an input problem
+    check(cli(drops, "select * from handoffs"), 3, "no handoffs.parquet", "tables: captures")
+    missing = tmp_path / "norrt"
+    shutil.copytree(drops, missing)
+    (missing / "rtt.parquet").unlink()
+    check(cli(missing, "select count(*) from rtt"), 3, "no rtt.parquet")
     check(cli(drops, "selec 1"), 2, "syntax error")
     check(cli(drops, "select 1", "-f", "parquet"), 2, "needs -o")
     check(cli(drops), 2)
