@@ -24,11 +24,15 @@ SERIES = ["flow_id", "bin", "t_rel", "bif_max", "bif_mean", "awnd_min", "awnd_me
 
 @styled
 def draw(res: Results, flow_id: int | None = None):
-    row = res.flow(flow_id, ["data_vantage"])
+    row = res.flow(flow_id, ["data_vantage", "duration_s"])
     s = res.read("series", SERIES, row["flow_id"]).sort("bin")
     if s.is_empty():
         raise InputError(f"{res.file('series')}: no series rows for flow {row['flow_id']}")
-    t = s["t_rel"].to_numpy() + 0.5  # a bin's value drawn at its middle
+    # a bin's value drawn at its middle; the last bin ends at the flow's last packet
+    start = s["t_rel"].to_numpy().astype(float)
+    duration = row.get("duration_s")
+    end = start + 1.0 if duration is None else np.maximum(np.minimum(start + 1.0, duration), start)
+    t = (start + end) / 2
     cols = {c: s[c].cast(pl.Float64).fill_null(np.nan).to_numpy() for c in SERIES[3:]}
     finite = [v[np.isfinite(v)] for v in cols.values()]
     top = max((v.max() for v in finite if v.size), default=0.0)
