@@ -11,6 +11,8 @@ every tool, because the VM reclaims cold page cache between runs):
 
 - ``hsrtcp analyze FILE -o OUT -q --no-plot`` (``--pair``: ``hsrtcp analyze --client C
   --server S -o OUT -q --no-plot``) — skipped with a message if the CLI cannot run;
+- ``hsrtcp analyze FILE -o OUT``: the README's command with its defaults (summary printed to
+  the pipe, no figure), row ``hsrtcp_default`` (single capture only);
 - ``tcptrace -n -l -r FILE`` (``--pair``: once per file, times summed);
 - ``tshark -n -q -z conv,tcp -r FILE`` (TCP sequence analysis on, as by default);
 - per extra packet ("marginal"): both tools also run on the first quarter of the capture;
@@ -304,6 +306,11 @@ def main() -> int:
                 else:
                     cmd = base + ["analyze", str(a.capture), "-o", out, "-q", "--no-plot"]
                 jobs["hsrtcp"] = ([cmd], env, None)
+                if not a.pair:
+                    # The README's command exactly, with its defaults (summary printed, no
+                    # figure): what a new user times (issue 18). Its output goes to the pipe.
+                    jobs["hsrtcp_default"] = ([base + ["analyze", str(a.capture), "-o", out + "-default"]],
+                                              env, None)
         for peer, argv in (("tcptrace", ["tcptrace", "-n", "-l", "-r"]),
                            ("tshark", ["tshark", "-n", "-q", "-z", "conv,tcp", "-r"])):
             if peer in a.skip:
@@ -351,6 +358,13 @@ def main() -> int:
                 ratios[f"hsrtcp_over_{peer}_speed_cpu"] = h["packets_per_cpu_s"] / p["packets_per_cpu_s"]
         if h.get("ok") and p.get("ok") and h.get("max_rss_bytes") and p.get("max_rss_bytes"):
             ratios[f"hsrtcp_over_{peer}_memory"] = h["max_rss_bytes"] / p["max_rss_bytes"]
+    d = tools.get("hsrtcp_default", {})
+    if d.get("packets_per_s") and tools.get("tcptrace", {}).get("packets_per_s"):
+        ratios["hsrtcp_default_over_tcptrace_speed"] = d["packets_per_s"] / tools["tcptrace"]["packets_per_s"]
+        dw, tw0 = d.get("walls_of_all_repeats_s") or [], tools["tcptrace"].get("walls_of_all_repeats_s") or []
+        dp = sorted(t / x for x, t in zip(dw, tw0) if x > 0)
+        if dp:
+            ratios["hsrtcp_default_over_tcptrace_speed_paired_median"] = statistics.median(dp)
     # Paired: round by round (the tools ran in turn), then the median round. Less sensitive
     # than the ratio of the two fastest runs to a quiet moment that only one tool met.
     hw, tw = h.get("walls_of_all_repeats_s") or [], tools.get("tcptrace", {}).get("walls_of_all_repeats_s") or []
@@ -377,23 +391,23 @@ def main() -> int:
 
     print(f"{results['mode']} mode, {packets:,} packets in {len(files)} file(s), "
           f"{results['bytes'] / 1e6:.0f} MB")
-    print(f"{'tool':10} {'wall s':>8} {'user s':>8} {'pkts/s':>12} {'pkts/CPU-s':>12} {'peak RSS MB':>12}")
+    print(f"{'tool':14} {'wall s':>8} {'user s':>8} {'pkts/s':>12} {'pkts/CPU-s':>12} {'peak RSS MB':>12}")
     for name, t in tools.items():
         if name == "hsrtcp_core" and t.get("ok"):
-            print(f"{name:10} {t['wall_s']:8.2f} {'':>8} {t['packets_per_s']:12,.0f} {'(in-process)':>12}")
+            print(f"{name:14} {t['wall_s']:8.2f} {'':>8} {t['packets_per_s']:12,.0f} {'(in-process)':>12}")
             continue
         if name == "hsrtcp_startup" and t.get("ok"):
-            print(f"{name:10} {t['wall_s']:8.2f} {t['user_s']:8.2f} {'(imports only)':>12} {'':>12} "
+            print(f"{name:14} {t['wall_s']:8.2f} {t['user_s']:8.2f} {'(imports only)':>12} {'':>12} "
                   f"{(t['max_rss_bytes'] or 0) / 1e6:12.1f}")
             continue
         if not t.get("ok"):
-            print(f"{name:10} {'—':>8} {'—':>8} {'—':>12} {'—':>12}  "
+            print(f"{name:14} {'—':>8} {'—':>8} {'—':>12} {'—':>12}  "
                   f"{t.get('skipped') or 'failed: ' + (t.get('error') or '')[-300:]}")
             continue
         rss = f"{t['max_rss_bytes'] / 1e6:.1f}" if t["max_rss_bytes"] else "?"
         def num(x):  # a run too short for the clock's resolution has no rate
             return f"{x:12,.0f}" if x else f"{'—':>12}"
-        print(f"{name:10} {t['wall_s']:8.2f} {t['user_s']:8.2f} {num(t['packets_per_s'])} "
+        print(f"{name:14} {t['wall_s']:8.2f} {t['user_s']:8.2f} {num(t['packets_per_s'])} "
               f"{num(t['packets_per_cpu_s'])} {rss:>12}")
     for k, v in ratios.items():
         print(f"{k}: {v:.2f}")

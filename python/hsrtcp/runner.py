@@ -14,6 +14,7 @@ Annotations are never evaluated (``from __future__ import annotations``): ``Call
 from __future__ import annotations
 
 import os
+import sys
 
 from hsrtcp.errors import InputError
 
@@ -53,6 +54,9 @@ def check_captures(paths: Sequence[str | os.PathLike],
     return vantages
 
 
+BAR_MIN_BYTES = 1 << 30
+
+
 class file_progress:
     """One progress over several files read at once. As a context manager it gives
     ``for_file(i)``, a callback that takes the bytes of file i read so far. ``progress``
@@ -67,7 +71,9 @@ class file_progress:
         self.done = [0] * len(paths)
         self.bar = None
         self.report = progress if callable(progress) else None
-        if progress is True:
+        # The bar (rich) only where someone watches a run long enough to need one: its import
+        # alone takes as long as analysing ~100 MB (issue 18: the default command's speed).
+        if progress is True and self.total >= BAR_MIN_BYTES and sys.stderr.isatty():
             from hsrtcp.progress import ByteProgress
 
             self.bar = ByteProgress(self.total)

@@ -26,7 +26,8 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 @click.option("--window", "window_s", type=float, default=30.0, show_default=True,
               help="two-vantage matching: seconds a packet waits for its twin in the other capture")
 @click.option("--csv", is_flag=True, help="also write CSV next to Parquet")
-@click.option("--plot/--no-plot", default=True, show_default=True, help="write throughput.png")
+@click.option("--plot/--no-plot", default=False, show_default=True,
+              help="also draw throughput.png (slower: matplotlib; `hsrtcp plot` draws any figure later)")
 @click.option("-j", "--workers", type=int, help="captures analyzed in parallel (default: CPUs)")
 @click.option("-q", "--quiet", is_flag=True, help="no progress bar and no summary")
 @click.option("--radio", type=click.Path(path_type=Path),

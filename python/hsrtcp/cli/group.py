@@ -22,6 +22,8 @@ SUBCOMMANDS: dict[str, str] = {
     "measure": "lab:measure",
     "emulate": "lab:emulate",
     "campaign": "lab:campaign",
+    "plot": "plot:plot",
+    "query": "query:query",
     "study": "study:study",
     "report": "report:report",
 }

@@ -24,7 +24,7 @@ LEFT_TO_CLICK = {"--client", "--server", "--window", "-h", "--help",
                  # radio/GPS context (hsrtcp.context): rare, and they need the context package anyway
                  "--radio", "--radio-offset", "--radio-format", "--radio-map", "--carrier", "--label"}
 
-DEFAULTS = {"out": "out", "vantage": None, "workers": None, "quiet": False, "csv": False, "plot": True}
+DEFAULTS = {"out": "out", "vantage": None, "workers": None, "quiet": False, "csv": False, "plot": False}
 
 
 def parse(args: list[str]) -> dict | None:

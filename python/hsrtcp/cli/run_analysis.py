@@ -2,8 +2,8 @@
 
 Both parsers of the command line call it: click's (:mod:`hsrtcp.cli.analyze`) and the quick
 one for plain invocations (:mod:`hsrtcp.cli.quick`). It imports only what the run needs:
-a plain single-capture run with ``-q --no-plot`` loads the native module and nothing heavy
-(no click, polars, rich or pathlib).
+a plain single-capture run (the default: no ``--plot``) loads the native module and nothing
+heavy (no click, polars, rich or pathlib); the summary is plain text.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import sys
 def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot: bool,
         workers: int | None, quiet: bool, client: list | None = None, server: list | None = None,
         window_s: float = 30.0, context: dict | None = None) -> int:
-    """Analyze, write the tables to ``out``, draw the plot, print the summary; the exit code.
+    """Analyze, write the tables to ``out``, draw the plot if asked, print the summary; the exit code.
 
     Single captures go straight to Parquet (:func:`hsrtcp.analyze_to`: flat memory, and
-    polars is imported only for --csv and the plot); two-vantage pairs and run bundles go
+    polars is imported only for --csv and --plot); two-vantage pairs and run bundles go
     through :func:`hsrtcp.analyze`, whose matcher works on the tables in memory.
     ``context``: the radio/label options (``radio``, ``radio_format``, ``radio_map``,
     ``radio_offset``, ``carrier``, ``labels``) of :func:`hsrtcp.context.write_context`, which
@@ -54,23 +54,15 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
         for m in context_problems:
             print(f"hsrtcp: {m}", file=sys.stderr)
     if plot:
-        import polars as pl
+        from hsrtcp.plot.throughput import write_throughput_png
 
-        from hsrtcp.report.throughput import plot_throughput
-
-        png = plot_throughput(pl.read_parquet(os.path.join(out, "flows.parquet")),
-                              pl.read_parquet(os.path.join(out, "series.parquet")),
-                              os.path.join(out, "throughput.png"))
+        png = write_throughput_png(out)
         if png:
-            written.append(os.fspath(png))
+            written.append(png)
     if not quiet:
-        from rich.console import Console
-
         from hsrtcp.report.summary import print_summary
 
-        # Piped output (logs, CI) gets a wide table instead of rich's 80-column default.
-        console = Console(stderr=False, width=None if sys.stdout.isatty() else 180)
-        print_summary(flows, capture_rows, console)
-        console.print(f"wrote {', '.join(os.path.basename(p) for p in written)} to {os.fspath(out)}/")
+        print_summary(flows, capture_rows)
+        print(f"wrote {', '.join(os.path.basename(p) for p in written)} to {os.fspath(out)}/")
     # Input errors still write the partial results, then exit 3.
     return 3 if errors or context_problems else 0

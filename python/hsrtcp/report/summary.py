@@ -1,17 +1,17 @@
-"""The flow summary table printed by `hsrtcp analyze`.
+"""The flow summary printed by `hsrtcp analyze`: plain text, standard library only.
 
-It works on plain rows (a list of dicts, as ``DataFrame.to_dicts()`` gives them, or as
-:func:`hsrtcp.analyze_to` returns them) so that printing it does not need polars.
+It is on the default path of `hsrtcp analyze` (issue 18: the README's command must stay
+≥ 3x tcptrace), so it imports neither rich nor polars nor pathlib; it works on plain rows
+(a list of dicts, as ``DataFrame.to_dicts()`` gives them, or as :func:`hsrtcp.analyze_to`
+returns them). Every cell prints what the flows row holds: the ``flow_id`` as stored (the id
+``hsrtcp plot --flow`` and SQL take), counts as stored, null as "-" (never 0).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+import sys
 
-from rich.console import Console
-from rich.table import Table
-
-from hsrtcp.runner import ID_SHIFT
 from hsrtcp.units import human_bytes, human_rate
 
 
@@ -21,66 +21,13 @@ def row_data_bytes(row: dict) -> int:
     return row.get(key) or 0
 
 
-def flow_number(flow_id: int) -> int:
-    """A flow's number within its capture (the capture's index lives above ``ID_SHIFT``)."""
-    return flow_id & ((1 << ID_SHIFT) - 1)
-
-
 def capture_label(row: dict) -> str:
     """File name(s) of a flow row's capture(s) and its vantage: "a.pcap + b.pcap (matched)"."""
-    names = " + ".join(Path(c).name for c in row["capture"].split(" + "))
+    names = " + ".join(os.path.basename(c) for c in (row.get("capture") or "?").split(" + "))
     return f"{names} ({row.get('vantage') or '?'})"
 
 
-def print_summary(flows: list[dict], captures: list[dict], console: Console | None = None,
-                  limit: int = 20) -> None:
-    """Print one line per capture and a table of the ``limit`` largest flows (by data bytes)."""
-    console = console or Console()
-    for row in captures:
-        line = (f"[bold]{Path(row['capture']).name}[/]: {row['packets']:,} packets, "
-                f"{row['tcp_packets']:,} TCP, {row['flows']:,} connections")
-        if row["malformed_packets"]:
-            line += f", [yellow]{row['malformed_packets']:,} malformed ({row['malformed_reasons']})[/]"
-        console.print(line)
-        if row["error"]:
-            console.print(f"  [red]error:[/] {row['error']} (results before it are kept, marked truncated)")
-    if not flows:
-        console.print("no TCP connections found")
-        return
-    top = sorted(flows, key=lambda r: (-row_data_bytes(r), r["flow_id"]))[:limit]
-    t = Table(title=f"TCP connections ({len(flows):,} rows; largest {min(limit, len(flows))} shown)",
-              show_lines=False)
-    for name, justify in [("flow", "right"), ("capture (vantage)", "left"), ("client → server", "left"),
-                          ("data", "left"), ("duration", "right"), ("bytes", "right"),
-                          ("mean rate", "right"), ("packets", "right"), ("retx", "right"),
-                          ("RTOs", "right"), ("spurious", "right"), ("RTT", "right"), ("end", "left")]:
-        t.add_column(name, justify=justify)
-    for r in top:
-        dur = r["duration_s"] or 0.0
-        data = row_data_bytes(r)
-        rate = data * 8 / dur if dur > 0 else None
-        rtt = r.get("rtt_mean")
-        t.add_row(
-            str(flow_number(r["flow_id"])) if r["flow_id"] is not None else "",
-            capture_label(r),
-            f"{r['client_addr']}:{r['client_port']} → {r['server_addr']}:{r['server_port']}"
-            + ("" if r["roles_from_syn"] else " (?)"),
-            r["data_dir"] or "-",
-            f"{dur:.2f} s",
-            human_bytes(data),
-            human_rate(rate) if rate is not None else "-",
-            f"{(r['c2s_packets'] or 0) + (r['s2c_packets'] or 0):,}",
-            _count(r.get("retransmissions")),
-            _count(r.get("timeouts")),
-            _count(r.get("spurious_timeouts")),
-            f"{rtt * 1e3:.1f} ms" if rtt is not None else "-",
-            r["end_reason"] + (" (truncated)" if r["truncated"] else ""),
-        )
-    console.print(t)
-    _print_matched(top, console)
-
-
-def _count(v) -> str:
+def count(v) -> str:
     """A count, or '-' where the vantage cannot tell (null, never 0)."""
     return "-" if v is None else f"{v:,}"
 
@@ -89,19 +36,91 @@ def _pct(v) -> str:
     return "-" if v is None else f"{100 * v:.2f} %"
 
 
-def _print_matched(flows: list[dict], console: Console) -> None:
-    """One line per two-vantage row: what only both captures together can tell."""
-    for r in (r for r in flows if r.get("vantage") == "matched"):
-        parts = [f"data loss p_d {_pct(r.get('p_d'))}", f"ACK loss p_a {_pct(r.get('p_a'))}",
-                 f"ACK burst loss P_a {_pct(r.get('ack_burst_loss'))}"]
-        if r.get("q") is not None:
-            parts.append(f"q {_pct(r['q'])}")
-        if r.get("spurious_timeouts"):
-            parts.append(f"spurious timeouts {r['spurious_timeouts']} (ACK loss "
-                         f"{r.get('spurious_timeouts_ack_loss') or 0}, RTO estimation "
-                         f"{r.get('spurious_timeouts_rto_estimation') or 0})")
-        if r.get("clock_offset_s") is not None:
-            unc = r.get("clock_offset_uncertainty_s")
-            parts.append(f"clock offset {r['clock_offset_s'] * 1e3:+.3f} ms"
-                         + (f" ± {unc * 1e3:.3f}" if unc is not None else ""))
-        console.print(f"[bold]flow {flow_number(r['flow_id'])} (matched)[/]: " + ", ".join(parts))
+# (heading, right-aligned?) of the table's columns, in order.
+COLUMNS = [("flow_id", True), ("capture (vantage)", False), ("client -> server", False),
+           ("data", False), ("duration", True), ("bytes", True), ("mean rate", True),
+           ("packets", True), ("retx", True), ("RTOs", True), ("spurious", True), ("RTT", True),
+           ("end", False)]
+
+
+def flow_cells(r: dict) -> list[str]:
+    """One table row: the cells of :data:`COLUMNS` for a flows row."""
+    dur = r.get("duration_s")
+    data = row_data_bytes(r)
+    rate = data * 8 / dur if dur else None
+    rtt = r.get("rtt_mean")
+    packets = None if r.get("c2s_packets") is None and r.get("s2c_packets") is None else \
+        (r.get("c2s_packets") or 0) + (r.get("s2c_packets") or 0)
+    return [
+        "-" if r.get("flow_id") is None else str(r["flow_id"]),
+        capture_label(r),
+        f"{r.get('client_addr')}:{r.get('client_port')} -> {r.get('server_addr')}:{r.get('server_port')}"
+        + ("" if r.get("roles_from_syn") else " (?)"),
+        r.get("data_dir") or "-",
+        f"{dur:.2f} s" if dur is not None else "-",
+        human_bytes(data),
+        human_rate(rate),
+        count(packets),
+        count(r.get("retransmissions")),
+        count(r.get("timeouts")),
+        count(r.get("spurious_timeouts")),
+        f"{rtt * 1e3:.1f} ms" if rtt is not None else "-",
+        (r.get("end_reason") or "-") + (" (truncated)" if r.get("truncated") else ""),
+    ]
+
+
+def format_table(header: list[tuple[str, bool]], rows: list[list[str]]) -> str:
+    """Columns padded to their widest cell, two spaces apart, a rule under the heading."""
+    widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, (h, _) in enumerate(header)]
+
+    def line(cells):
+        return "  ".join(c.rjust(w) if right else c.ljust(w)
+                         for c, w, (_, right) in zip(cells, widths, header)).rstrip()
+
+    return "\n".join([line([h for h, _ in header]), line(["-" * w for w in widths])]
+                     + [line(row) for row in rows])
+
+
+def matched_line(r: dict) -> str:
+    """What only both captures together tell about a two-vantage row (docs/formats/matched.md).
+    The spurious timeouts are the two-capture count (M12) with its two causes (M14), which
+    partition it; the single-capture counts are in the table's "spurious" column."""
+    parts = [f"data loss p_d {_pct(r.get('p_d'))}", f"ACK loss p_a {_pct(r.get('p_a'))}",
+             f"ACK burst loss P_a {_pct(r.get('ack_burst_loss'))}"]
+    if r.get("q") is not None:
+        parts.append(f"q {_pct(r['q'])}")
+    if r.get("spurious_timeouts_2v") is not None:
+        parts.append(f"spurious timeouts (both captures) {count(r['spurious_timeouts_2v'])} "
+                     f"(ACK loss {count(r.get('spurious_timeouts_ack_loss'))}, "
+                     f"RTO estimation {count(r.get('spurious_timeouts_rto_estimation'))})")
+    if r.get("clock_offset_s") is not None:
+        unc = r.get("clock_offset_uncertainty_s")
+        parts.append(f"clock offset {r['clock_offset_s'] * 1e3:+.3f} ms"
+                     + (f" ± {unc * 1e3:.3f}" if unc is not None else ""))
+    return f"flow {r.get('flow_id')} (matched): " + ", ".join(parts)
+
+
+def summary_text(flows: list[dict] | None, captures: list[dict], limit: int = 20) -> str:
+    """One line per capture and a table of the ``limit`` largest flows (by data bytes)."""
+    lines = []
+    for row in captures:
+        line = (f"{os.path.basename(row['capture'])}: {count(row.get('packets'))} packets, "
+                f"{count(row.get('tcp_packets'))} TCP, {count(row.get('flows'))} connections")
+        if row.get("malformed_packets"):
+            line += f", {row['malformed_packets']:,} malformed ({row.get('malformed_reasons')})"
+        lines.append(line)
+        if row.get("error"):
+            lines.append(f"  error: {row['error']} (results before it are kept, marked truncated)")
+    if not flows:
+        lines.append("no TCP connections found")
+        return "\n".join(lines)
+    top = sorted(flows, key=lambda r: (-row_data_bytes(r), r.get("flow_id") or 0))[:limit]
+    lines.append(f"TCP connections ({len(flows):,} rows; largest {len(top)} shown)")
+    lines.append(format_table(COLUMNS, [flow_cells(r) for r in top]))
+    lines += [matched_line(r) for r in top if r.get("vantage") == "matched"]
+    return "\n".join(lines)
+
+
+def print_summary(flows: list[dict] | None, captures: list[dict], file=None, limit: int = 20) -> None:
+    """Print :func:`summary_text` to ``file`` (default stdout)."""
+    print(summary_text(flows, captures, limit), file=file or sys.stdout)

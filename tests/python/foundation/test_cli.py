@@ -17,7 +17,7 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 def test_analyze_writes_tables_csv_and_plot(tmp_path):
     out = tmp_path / "out"
     p = subprocess.run([sys.executable, "-m", "hsrtcp", "analyze", str(DATA / "multi_concurrent.server.pcap"),
-                        "-o", str(out), "--csv"], capture_output=True, text=True, timeout=120)
+                        "-o", str(out), "--csv", "--plot"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     for t in ("flows", "events", "rtt", "series", "captures"):
         assert (out / f"{t}.parquet").exists() and (out / f"{t}.csv").exists()
@@ -34,6 +34,12 @@ def test_analyze_writes_tables_csv_and_plot(tmp_path):
                          "-o", str(out), "-q"], capture_output=True, text=True, timeout=120)
     assert p2.returncode == 0
     assert pl.read_parquet(out / "flows.parquet").equals(first)
+    # without --plot (the default since issue 18) no figure is drawn
+    p3 = subprocess.run([sys.executable, "-m", "hsrtcp", "analyze", str(DATA / "multi_concurrent.server.pcap"),
+                         "-o", str(tmp_path / "plain")], capture_output=True, text=True, timeout=120)
+    assert p3.returncode == 0, p3.stderr
+    assert not (tmp_path / "plain" / "throughput.png").exists()
+    assert "TCP connections (3" in p3.stdout
     assert not list(out.glob(".*tmp*"))
 
 

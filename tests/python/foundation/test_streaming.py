@@ -83,15 +83,19 @@ def test_missing_capture_and_unwritable_directory_are_input_errors(tmp_path):
         hsrtcp.analyze_to(CAPTURES[:1], blocker / "out")
 
 
-def test_cli_single_capture_imports_nothing_heavy(tmp_path):
+@pytest.mark.parametrize("options", [["-q", "--no-plot"], []], ids=["quiet", "default"])
+def test_cli_single_capture_imports_nothing_heavy(tmp_path, options):
     """The quick path of `hsrtcp analyze`: its start-up is part of the bench's figure, and on
-    this kind of machine each of these modules costs 10-200 ms to import."""
-    heavy = ["polars", "click", "rich", "pathlib", "dataclasses", "typing", "numpy"]
+    this kind of machine each of these modules costs 10-200 ms to import. The default command
+    (the README's, with its printed summary) must stay on it too (issue 18)."""
+    heavy = ["polars", "click", "rich", "pathlib", "dataclasses", "typing", "numpy", "matplotlib"]
     code = (f"import atexit, sys; atexit.register(lambda: print([m for m in {heavy!r} if m in sys.modules])); "
-            "from hsrtcp.cli import main; sys.exit(main(['analyze', sys.argv[1], '-o', sys.argv[2], '-q', "
-            "'--no-plot']))")
+            "from hsrtcp.cli import main; sys.exit(main(['analyze', sys.argv[1], '-o', sys.argv[2], "
+            f"*{options!r}]))")
     p = subprocess.run([sys.executable, "-c", code, str(CAPTURES[0]), str(tmp_path)], capture_output=True,
                        text=True, timeout=120)
     assert p.returncode == 0, p.stderr
-    assert p.stdout.strip() == "[]"
+    assert p.stdout.strip().splitlines()[-1] == "[]"
+    if not options:
+        assert "TCP connections (3 rows" in p.stdout  # the summary was printed
     assert len(pl.read_parquet(tmp_path / "flows.parquet")) == 3

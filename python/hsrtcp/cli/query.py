@@ -1,0 +1,154 @@
+"""`hsrtcp query RESULTS... "SQL"`: SQL over result tables with DuckDB (hsrtcp.query).
+
+Every table of every RESULTS directory is a view (flows, events, rtt, series, captures, and
+the context or study tables when present); several directories are one view each, with a
+column ``results`` naming the directory. docs/query.md is the guide.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import click
+
+FORMATS = ("table", "csv", "json", "parquet")
+
+
+@click.command()
+@click.argument("args", nargs=-1, required=True, metavar='RESULTS... "SQL"')
+@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+              help="output format; parquet needs -o")
+@click.option("-o", "--out", "out", type=click.Path(path_type=Path),
+              help="write the result to this file instead of standard output")
+@click.option("--schema", "show_schema", is_flag=True,
+              help="list the views and their columns (then SQL is not needed)")
+@click.option("--limit", type=click.IntRange(min=0), default=50, show_default=True,
+              help="table format: rows printed (0 = all); the other formats write every row")
+def query(args, fmt, out, show_schema, limit):
+    """Run SQL over the tables of one or more results directories.
+
+    \b
+    Examples:
+      hsrtcp query out "select flow_id, retransmissions, rtt_mean from flows"
+      hsrtcp query runs/a runs/b "select results, class, count(*) from events
+                                  where kind = 'retransmission' group by all"
+      hsrtcp query out "select * from rtt where method = 'ack'" -f parquet -o rtt_ack.parquet
+      hsrtcp query out runs/b --schema
+    """
+    import duckdb
+
+    from hsrtcp.query import connect, schema
+
+    if show_schema:
+        dirs, sql = list(args), None
+    else:
+        if len(args) < 2:
+            raise click.UsageError('give at least one results directory and the SQL: RESULTS... "SQL"')
+        dirs, sql = list(args[:-1]), args[-1]
+    if fmt == "parquet" and out is None and not show_schema:
+        raise click.UsageError("--format parquet needs -o FILE")
+    con = connect(dirs)
+    if show_schema:
+        _emit(_schema_text(schema(con)), out)
+        return
+    if out is not None and fmt != "table":
+        _copy(con, sql, fmt, out)
+        return
+    try:
+        cur = con.execute(sql)
+        if cur.description is None:
+            raise click.UsageError("SQL: the statement returns no rows (use a SELECT)")
+        _write(con, cur, sql, fmt, out, limit)
+    except duckdb.CatalogException as exc:
+        _missing_table(con, dirs, exc)
+    except duckdb.Error as exc:
+        raise click.UsageError(f"SQL: {exc}") from None
+
+
+# Tables a results directory can hold (docs/formats/, /work/context-contract.md): naming one
+# that none of the directories has is an input problem (exit 3), not a typo in the SQL.
+KNOWN_TABLES = {"flows", "events", "rtt", "series", "captures", "pair_stats", "radio", "handoffs",
+                "context", "suspensions", "coverage", "labels"}
+
+
+def _missing_table(con, dirs: list[str], exc: Exception) -> None:
+    import re
+
+    from hsrtcp.errors import InputError
+    from hsrtcp.query import schema
+
+    m = re.search(r"Table with name (\S+) does not exist", str(exc))
+    views = ", ".join(v for v, _ in schema(con))
+    if m and m.group(1).strip('"') in KNOWN_TABLES:
+        name = m.group(1).strip('"')
+        raise InputError(f"{', '.join(dirs)}: no {name}.parquet in {'this directory' if len(dirs) == 1 else 'any of them'} "
+                         f"(tables: {views})")
+    raise click.UsageError(f"SQL: {str(exc).splitlines()[0]} (tables: {views})")
+
+
+def _schema_text(views) -> str:
+    lines = []
+    for view, cols in views:
+        lines.append(f"{view} ({len(cols)} columns)")
+        lines += [f"  {c}: {t}" for c, t in cols]
+    return "\n".join(lines)
+
+
+def _emit(text: str, out: Path | None) -> None:
+    if out is None:
+        click.echo(text)
+    else:
+        out.write_text(text + "\n")
+
+
+def _copy(con, sql: str, fmt: str, out: Path) -> None:
+    """DuckDB writes the file itself (COPY), through a temporary name renamed into place."""
+    import duckdb
+
+    from hsrtcp.query import _sql_str
+
+    opts = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json", "parquet": "FORMAT parquet"}[fmt]
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        con.execute(f"COPY ({sql}) TO {_sql_str(str(tmp))} ({opts})")
+    except duckdb.Error as exc:
+        tmp.unlink(missing_ok=True)
+        raise click.UsageError(f"SQL: {exc}") from None
+    tmp.replace(out)
+
+
+def _write(con, cur, sql: str, fmt: str, out: Path | None, limit: int) -> None:
+    names = [d[0] for d in cur.description]
+    if fmt == "table":
+        from hsrtcp.report.summary import format_table
+
+        rows = cur.fetchall() if not limit else cur.fetchmany(limit + 1)
+        more = len(rows) > limit > 0
+        rows = rows[:limit] if limit else rows
+        text = format_table([(n, False) for n in names], [[_cell(v) for v in r] for r in rows])
+        if more:
+            total = con.execute(f"SELECT count(*) FROM ({sql})").fetchone()[0]
+            text += f"\n({len(rows)} of {total:,} rows shown; --limit 0 for all, or -f csv)"
+        _emit(text, out)
+        return
+    stream = sys.stdout
+    if fmt == "csv":
+        w = csv.writer(stream, lineterminator="\n")
+        w.writerow(names)
+        while batch := cur.fetchmany(10_000):
+            w.writerows([["" if v is None else v for v in r] for r in batch])
+    else:  # json: one object per line, as DuckDB's COPY writes it
+        while batch := cur.fetchmany(10_000):
+            for r in batch:
+                stream.write(json.dumps(dict(zip(names, r)), default=str) + "\n")
+
+
+def _cell(v) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, float):
+        return f"{v:.16g}"
+    return str(v)

@@ -1,0 +1,151 @@
+"""The look every figure shares: one-column paper size, Okabe–Ito colours, units on axes.
+
+Figures are drawn with :class:`matplotlib.figure.Figure` directly (no pyplot: no global
+state, nothing kept between figures) at 3.5 in wide, the width of one column of a
+two-column paper, with 7–8 pt text so that they are readable printed at that size. Vector
+formats keep text as text (SVG ``svg.fonttype`` "none", PDF TrueType fonts) and carry no
+creation date, so the same tables give the same file.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hsrtcp.errors import InputError
+
+# Okabe & Ito (2008), "Color Universal Design": distinguishable with every common form of
+# colour blindness, and in greyscale by lightness for the first four.
+OKABE_ITO = {
+    "black": "#000000", "orange": "#E69F00", "sky_blue": "#56B4E9", "green": "#009E73",
+    "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7",
+}
+CYCLE = [OKABE_ITO[c] for c in ("blue", "orange", "green", "vermillion", "purple", "sky_blue",
+                                "yellow", "black")]
+GREY = "#7F7F7F"
+
+COLUMN_WIDTH_IN = 3.5
+HEIGHT_IN = 2.4
+FORMATS = ("png", "svg", "pdf")
+
+# Retransmission classes (docs/formats/events.md): a colour and a marker each, so that the
+# classes stay apart in greyscale too.
+RETX_STYLE = {
+    "fast": (OKABE_ITO["blue"], "o"),
+    "sack_refill": (OKABE_ITO["sky_blue"], "s"),
+    "rto": (OKABE_ITO["vermillion"], "D"),
+    "tlp": (OKABE_ITO["purple"], "^"),
+    "unclassified": (GREY, "x"),
+}
+SPURIOUS_STYLE = (OKABE_ITO["black"], "*")
+
+RC = {
+    "font.size": 7.5, "axes.labelsize": 7.5, "axes.titlesize": 7.5, "legend.fontsize": 6,
+    "xtick.labelsize": 7, "ytick.labelsize": 7, "lines.linewidth": 1.0, "lines.markersize": 3,
+    "axes.linewidth": 0.6, "xtick.major.width": 0.6, "ytick.major.width": 0.6,
+    "axes.grid": True, "grid.linewidth": 0.4, "grid.alpha": 0.35,
+    "axes.spines.top": False, "axes.spines.right": False,
+    "legend.frameon": True, "legend.framealpha": 0.85, "legend.edgecolor": "none",
+    "legend.handlelength": 1.6,
+    "savefig.dpi": 300, "pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none",
+    "svg.hashsalt": "hsrtcp",
+}
+
+
+def check_format(path: str | os.PathLike) -> str:
+    """The output format from the file name's suffix (png, svg or pdf); ValueError otherwise."""
+    ext = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
+    if ext not in FORMATS:
+        raise ValueError(f"{os.fspath(path)}: the file name must end in .png, .svg or .pdf")
+    return ext
+
+
+def new_figure(height: float = HEIGHT_IN, width: float = COLUMN_WIDTH_IN, nrows: int = 1):
+    """A figure of one column's width and its axes (a list when ``nrows`` > 1), in the style."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context(RC):
+        fig = Figure(figsize=(width, height), layout="constrained")
+        axes = fig.subplots(nrows, 1, sharex=True) if nrows > 1 else fig.add_subplot()
+    return fig, axes
+
+
+def styled(fn):
+    """Run a drawing function under the style's rcParams (text and line defaults are read
+    when artists are made, so the whole drawing must happen inside the context)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        import matplotlib
+
+        with matplotlib.rc_context(RC):
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def legend_below(fig, ax, ncol: int = 2) -> None:
+    """The legend under the axes (outside the data), in ``ncol`` columns."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncol=ncol)
+
+
+def zoom(ax, start: float | None, end: float | None) -> None:
+    """Show only [start, end] of the time axis, the y axis fitted to what is drawn there."""
+    import numpy as np
+
+    lo, hi = ax.get_xlim()
+    start = lo if start is None else start
+    end = hi if end is None else end
+    ys = []
+    for line in ax.lines:
+        if line.get_transform() != ax.transData:  # ticks along the top (axes coordinates)
+            continue
+        x, y = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+        if len(x) > 1:  # the line's values at the window's edges count too
+            ys += [np.interp([start, end], x, y)]
+        ys.append(y[(x >= start) & (x <= end)])
+    for coll in ax.collections:
+        off = np.asarray(coll.get_offsets(), float)
+        if off.ndim == 2 and len(off) and coll.get_offset_transform() == ax.transData:
+            ys.append(off[(off[:, 0] >= start) & (off[:, 0] <= end), 1])
+    y = np.concatenate(ys) if ys else np.empty(0)
+    y = y[np.isfinite(y)]
+    ax.set_xlim(start, end)
+    if y.size:
+        pad = (y.max() - y.min()) * 0.05 or abs(y.max()) * 0.05 or 1.0
+        ax.set_ylim(max(y.min() - pad, 0) if y.min() >= 0 else y.min() - pad, y.max() + pad)
+
+
+def scale_for(max_value: float, unit: str, base: float = 1000.0) -> tuple[float, str]:
+    """A divisor and the prefixed unit for values up to ``max_value``: (1e6, "MB") for 3e6 B."""
+    for div, prefix in ((base ** 3, "G"), (base ** 2, "M"), (base, "k")):
+        if max_value >= div:
+            return div, prefix + unit
+    return 1.0, unit
+
+
+def save(fig, path: str | os.PathLike) -> str:
+    """Write the figure to ``path`` (format from the suffix) through a temporary file renamed
+    into place, so a reader never sees half a picture; returns the path."""
+    import matplotlib
+
+    fmt = check_format(path)
+    path = os.fspath(path)
+    parent = os.path.dirname(path) or "."
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot create the directory: {exc.strerror}") from None
+    tmp = os.path.join(parent, f".{os.path.basename(path)}.tmp")
+    metadata = {"png": {"Software": "hsrtcp"}, "svg": {"Date": None, "Creator": "hsrtcp"},
+                "pdf": {"CreationDate": None, "ModDate": None, "Creator": "hsrtcp"}}[fmt]
+    with matplotlib.rc_context(RC):
+        try:
+            fig.savefig(tmp, format=fmt, metadata=metadata)
+        except OSError as exc:
+            raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,161 @@
+"""Time–sequence graph of one flow (the tcptrace/Wireshark "Stevens" graph, seed 000 Fig. 12).
+
+Drawn from the result tables:
+
+- data line: highest relative sequence sent, from ``series`` — 1 + cumulative new payload
+  bytes of the data direction at each 1-s bin's end (``bytes`` minus the bytes of that bin's
+  retransmissions from ``events``); between bin ends never below a retransmission's
+  ``seq_end`` already sent;
+- ACK line: 1 + cumulative ``series.goodput_bytes`` (the advance of the cumulative ACK);
+  at the sender, never above a later retransmission's ``seq_start``;
+- advertised-window line: ACK line + ``series.awnd_min`` (the tightest right edge of the bin);
+- every retransmission from ``events`` at (time, seq_start) with a bar over its byte range,
+  coloured and shaped by class (fast, sack_refill, rto, tlp, unclassified);
+- spurious timeouts, timeout sequences, suspensions, and handoffs/outages when context
+  tables exist (:mod:`hsrtcp.plot.overlays`).
+
+Limitation (docs/plot.md): the tables hold no per-packet rows, so the data, ACK and window
+lines are known at the series' 1-s bin ends (dots); between them they are drawn flat through
+recorded silences (events kind ``suspension``) and straight elsewhere, while the event marks
+are exact. SACK blocks are not in any table, so none are drawn.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from hsrtcp.errors import InputError
+from hsrtcp.plot import overlays
+from hsrtcp.plot.binning import envelope_line
+from hsrtcp.plot.style import GREY, OKABE_ITO, new_figure, scale_for, styled
+from hsrtcp.plot.tables import Results, flow_label
+
+SERIES = ["flow_id", "bin", "t_rel", "bytes", "goodput_bytes", "awnd_min"]
+
+
+def lines(series: pl.DataFrame, retx: pl.DataFrame, duration: float) -> dict[str, np.ndarray]:
+    """The data, ACK and window lines at the bins' ends (t = 0 first), relative sequence."""
+    s = series.sort("bin")
+    n = s.height
+    rbin = (retx.with_columns(b=pl.col("t").floor().cast(pl.Int64).clip(0, max(n - 1, 0)),
+                              nb=(pl.col("seq_end") - pl.col("seq_start")).clip(0))
+            .group_by("b").agg(pl.col("nb").sum()))
+    retx_bytes = np.zeros(n)
+    if rbin.height:
+        retx_bytes[rbin["b"].to_numpy()] = rbin["nb"].to_numpy()
+    sent = s["bytes"].fill_null(0).to_numpy().astype(float)
+    new = np.maximum(sent - retx_bytes, 0)
+    t = np.minimum(s["t_rel"].to_numpy() + 1.0, max(duration, 0.0))
+    t = np.maximum(t, s["t_rel"].to_numpy())  # the last bin ends at the flow's last packet
+    ack = 1 + np.cumsum(s["goodput_bytes"].fill_null(0).to_numpy().astype(float))
+    awnd = s["awnd_min"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    return {"t": np.r_[0.0, t], "data": np.r_[1.0, 1 + np.cumsum(new)], "ack": np.r_[1.0, ack],
+            "window": np.r_[np.nan, ack + awnd]}
+
+
+def active_time(t: np.ndarray, silences: np.ndarray) -> np.ndarray:
+    """Seconds from 0 to each ``t`` outside the (merged, sorted) ``silences`` [start, end)."""
+    t = np.asarray(t, dtype=float)
+    if len(silences) == 0:
+        return t
+    start, end = silences[:, 0], silences[:, 1]
+    covered = np.clip(np.minimum(t[:, None], end[None, :]) - start[None, :], 0, None).sum(axis=1)
+    return t - covered
+
+
+def merge(intervals: list[tuple[float, float]]) -> np.ndarray:
+    """Overlapping intervals joined, sorted by start, as an (n, 2) array."""
+    out: list[list[float]] = []
+    for a, b in sorted((a, b) for a, b in intervals if b > a):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return np.array(out, dtype=float).reshape(-1, 2)
+
+
+def through_silences(t: np.ndarray, y: np.ndarray, silences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A cumulative line known at the knots ``t`` drawn flat through the silences (no packet
+    in either direction: nothing sent, nothing acknowledged; events kind suspension) and
+    straight over the rest of each bin's time (the even-rate assumption, between silences)."""
+    if len(silences) == 0 or len(t) < 2:
+        return t, y
+    inner = silences[(silences[:, 1] > t[0]) & (silences[:, 0] < t[-1])].ravel()
+    x = np.unique(np.r_[t, np.clip(inner, t[0], t[-1])])
+    seg = np.clip(np.searchsorted(t, x, side="right") - 1, 0, len(t) - 2)
+    a, a0, a1 = active_time(x, silences), active_time(t[seg], silences), active_time(t[seg + 1], silences)
+    span = a1 - a0
+    frac = np.where(span > 0, (a - a0) / np.where(span > 0, span, 1), (x - t[seg]) / np.maximum(t[seg + 1] - t[seg], 1e-12))
+    return x, y[seg] + (y[seg + 1] - y[seg]) * np.clip(frac, 0, 1)
+
+
+def within_retransmission_bounds(x: np.ndarray, y: np.ndarray, retx: pl.DataFrame, div: float,
+                                 upper: bool) -> tuple[np.ndarray, np.ndarray]:
+    """What each retransmission proves about an interpolated line, applied at its time:
+    ``upper`` False (data line): the highest sequence sent by time t is at least the
+    ``seq_end`` of every retransmission until t; True (ACK line, sender vantage): the
+    cumulative ACK at t is at most the ``seq_start`` of every retransmission from t on (only
+    unacknowledged bytes are re-sent). The lines stay monotone; the measured bin ends, which
+    already satisfy the bounds, do not move."""
+    if retx.is_empty():
+        return x, y
+    r = retx.sort("t")
+    rt = r["t"].to_numpy()
+    xs = np.unique(np.r_[x, rt[(rt >= x[0]) & (rt <= x[-1])]])
+    ys = np.interp(xs, x, y)
+    if not upper:
+        bound = np.maximum.accumulate(r["seq_end"].to_numpy().astype(float) / div)
+        i = np.searchsorted(rt, xs, side="right") - 1
+        ys = np.where(i >= 0, np.maximum(ys, bound[np.clip(i, 0, None)]), ys)
+    else:
+        bound = np.minimum.accumulate((r["seq_start"].to_numpy().astype(float) / div)[::-1])[::-1]
+        i = np.searchsorted(rt, xs, side="left")
+        ys = np.where(i < len(rt), np.minimum(ys, bound[np.clip(i, None, len(rt) - 1)]), ys)
+    return xs, ys
+
+
+@styled
+def draw(res: Results, flow_id: int | None = None):
+    """The figure (not saved) of ``flow_id`` (default: the flow with the most data)."""
+    row = res.flow(flow_id, ["first_ts", "duration_s"], optional=["data_vantage"])
+    series = res.read("series", SERIES, row["flow_id"])
+    if series.is_empty():
+        raise InputError(f"{res.file('series')}: no series rows for flow {row['flow_id']} "
+                         f"(nothing to draw the data and ACK lines from)")
+    events = overlays.flow_events(res, row)
+    retx = overlays.retransmissions(events, row)
+    ln = lines(series, retx, row.get("duration_s") or 0.0)
+    top = np.nanmax([np.nanmax(ln["data"]), np.nanmax(ln["ack"]),
+                     float(retx["seq_end"].max() or 0) if not retx.is_empty() else 0.0])
+    div, unit = scale_for(top, "B")
+    fig, ax = new_figure(height=2.6)
+    overlays.draw_bands(ax, res, row, events)
+    silences = merge([(r["t"], r["t_end"]) for r in events.filter(
+        (pl.col("kind") == "suspension") & pl.col("t_end").is_not_null()).iter_rows(named=True)])
+    for key, color, style, label in (("window", GREY, ":", "advertised window edge (ACK + AWND min)"),
+                                     ("ack", OKABE_ITO["green"], "-", "cumulative ACK"),
+                                     ("data", OKABE_ITO["black"], "-", "data sent (highest seq)")):
+        y = ln[key] / div
+        if not np.isfinite(y).any():
+            continue
+        # the tables know the lines at the bin ends (dots); between them: flat through
+        # silences, straight over the rest (docs/plot.md, "Limitations")
+        x, yy = (ln["t"], y) if key == "window" else through_silences(ln["t"], y, silences)
+        if key == "data":
+            x, yy = within_retransmission_bounds(x, yy, retx, div, upper=False)
+        elif key == "ack" and row.get("data_vantage") == "sender":
+            x, yy = within_retransmission_bounds(x, yy, retx, div, upper=True)
+        x, yy = envelope_line(x, yy)
+        ax.plot(x, yy, color=color, linestyle=style, linewidth=0.8, label=label, gid=f"line-{key}")
+        if len(ln["t"]) <= 120:
+            ax.plot(ln["t"], y, linestyle="none", marker=".", markersize=3, color=color, gid=f"knots-{key}")
+    overlays.draw_retx(ax, retx, scale=div)
+    overlays.draw_spurious(ax, events, retx, scale=div)
+    ax.set_xlabel("time since the flow's first packet (s)")
+    ax.set_ylabel(f"relative sequence number ({unit})")
+    ax.set_title(flow_label(row), loc="left")
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper left")
+    return fig

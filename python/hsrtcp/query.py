@@ -1,0 +1,104 @@
+"""SQL over result directories with DuckDB: every table a view, many directories as one.
+
+    import hsrtcp.query
+    con = hsrtcp.query.connect(["runs/a", "runs/b"])
+    con.sql("select results, count(*) from flows group by all").pl()
+
+Every ``*.parquet`` file at the top of a results directory is a table: the five of
+`hsrtcp analyze` (flows, events, rtt, series, captures), the two-vantage ``pair_stats``,
+the context tables (radio, handoffs, context, suspensions, coverage, labels) and the tables
+of a study directory. Each table becomes a view over the files of that name in all the
+directories given, read with ``read_parquet([...], union_by_name = true)`` (a column that only
+some directories have is null in the others: results of older versions still query), plus a
+hive-style partition column ``results``: the directory's name, or the path as given when
+two directories share a name. ``flow_id`` is unique only within one directory, so joins of
+several directories use ``(results, flow_id)``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hsrtcp.errors import InputError
+
+PARTITION = "results"
+
+
+def _sql_str(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def _ident(s: str) -> str:
+    return '"' + s.replace('"', '""') + '"'
+
+
+def labels(dirs: list[str]) -> dict[str, str]:
+    """Directory -> its ``results`` value (its name; the normalised path when names clash)."""
+    names = [os.path.basename(os.path.normpath(d)) or os.path.normpath(d) for d in dirs]
+    clash = {n for n in names if names.count(n) > 1}
+    return {d: (os.path.normpath(d) if n in clash else n) for d, n in zip(dirs, names)}
+
+
+def tables(dirs: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """Table name -> its (Parquet file, directory) pairs, in the order of ``dirs``;
+    InputError for a missing directory or one without any table."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for d in dirs:
+        if not os.path.isdir(d):
+            what = "is a file, not" if os.path.exists(d) else "no such"
+            raise InputError(f"{d}: {what} results directory (the -o of hsrtcp analyze)")
+        names = sorted(f for f in os.listdir(d) if f.endswith(".parquet") and not f.startswith("."))
+        if not names:
+            raise InputError(f"{d}: no Parquet tables in this directory (is it the -o of hsrtcp analyze?)")
+        for f in names:
+            found.setdefault(f[: -len(".parquet")], []).append((os.path.join(d, f), d))
+    return found
+
+
+def connect(dirs: list[str | os.PathLike], con=None):
+    """A DuckDB connection (in memory, or ``con``) with one view per table of ``dirs``."""
+    import duckdb
+
+    dirs = [os.fspath(d) for d in dirs]
+    if not dirs:
+        raise InputError("no results directory given")
+    if len(set(map(os.path.normpath, dirs))) != len(dirs):
+        raise InputError("the same results directory is given twice")
+    con = con or duckdb.connect()
+    label = labels(dirs)
+    for name, pairs in tables(dirs).items():
+        files = [f for f, _ in pairs]
+        case = " ".join(f"WHEN {_sql_str(f)} THEN {_sql_str(label[d])}" for f, d in pairs)
+        sql = (f"CREATE OR REPLACE VIEW {_ident(name)} AS SELECT * EXCLUDE (filename), "
+               f"CASE filename {case} END AS {PARTITION} "
+               f"FROM read_parquet([{', '.join(_sql_str(f) for f in files)}], union_by_name = true, "
+               f"filename = true)")
+        try:
+            con.execute(sql)
+        except duckdb.Error as exc:
+            raise InputError(_which_file(con, files, exc)) from None
+    return con
+
+
+def _which_file(con, files: list[str], exc: Exception) -> str:
+    """The error of the first file that does not read on its own (or the union's error)."""
+    import duckdb
+
+    for f in files:
+        try:
+            con.execute(f"DESCRIBE SELECT * FROM read_parquet({_sql_str(f)})")
+        except duckdb.Error as e:
+            return f"{f}: not a readable Parquet file ({str(e).splitlines()[0]})"
+    return f"{', '.join(files)}: cannot be read as one table ({str(exc).splitlines()[0]})"
+
+
+def schema(con) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(view, [(column, type), ...]) for every view, by name."""
+    views = [r[0] for r in con.execute(
+        "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name").fetchall()]
+    return [(v, [(c, t) for c, t, *_ in con.execute(f"DESCRIBE {_ident(v)}").fetchall()]) for v in views]
+
+
+def sql(dirs: list[str | os.PathLike], query: str):
+    """The result of ``query`` over ``dirs`` as a polars DataFrame."""
+    return connect(dirs).sql(query).pl()
