@@ -7,7 +7,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
 PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pytest hypothesis
 
-.PHONY: help demo test test-rust test-python build venv sysdeps rattan bench bench-lab fixtures fuzz lint clean study
+.PHONY: help demo test test-rust test-python build venv sysdeps rattan ebpf bench bench-lab fixtures fuzz lint clean study
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -29,16 +29,40 @@ $(VENV)/.deps: pyproject.toml
 
 venv: $(VENV)/.deps  ## Python virtual environment with the dependencies
 
-sysdeps:  ## Debian packages: tcpdump, tshark, tcptrace, iperf3, nftables (root only)
-	@missing=""; for t in tcpdump tshark tcptrace iperf3 nft; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+sysdeps:  ## Debian packages: tcpdump, tshark, tcptrace, iperf3, nftables, clang/libbpf/bpftool (root only)
+	@missing=""; for t in tcpdump tshark tcptrace iperf3 nft clang bpftool; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	[ -f /usr/include/bpf/bpf_helpers.h ] || missing="$$missing libbpf-dev"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then echo "installing:$$missing"; apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcpdump tshark tcptrace iperf3 nftables iproute2 >/dev/null; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcpdump tshark tcptrace iperf3 nftables iproute2 \
+	      clang libbpf-dev bpftool >/dev/null; \
 	  else echo "warning: missing$$missing (not root: tests that need them are skipped)"; fi; fi
 
 rattan:  ## the Rattan emulator, pinned, built with cargo when missing
 	@command -v rattan >/dev/null && rattan --version | grep -q . || \
 	  cargo install rattan --locked --version $(RATTAN_VERSION)
+
+# eBPF congestion controls (ebpf/*.bpf.c, docs/hsrbbr.md), compiled against the running kernel's
+# BTF. Skipped with a message when clang/bpftool/libbpf headers or BTF are missing.
+EBPF_SRC := $(wildcard ebpf/*.bpf.c)
+EBPF_OBJ := $(patsubst ebpf/%.bpf.c,ebpf/build/%.bpf.o,$(EBPF_SRC))
+BTF_VMLINUX := /sys/kernel/btf/vmlinux
+EBPF_TOOLS_OK := $(shell command -v clang >/dev/null && command -v bpftool >/dev/null && \
+  [ -f /usr/include/bpf/bpf_helpers.h ] && [ -f $(BTF_VMLINUX) ] && echo yes)
+
+ifeq ($(EBPF_TOOLS_OK),yes)
+ebpf: $(EBPF_OBJ)  ## eBPF congestion controls (hsrbbr) -> ebpf/build/*.bpf.o
+else
+ebpf:
+	@echo "ebpf: skipped (needs clang, bpftool, libbpf-dev (make sysdeps) and $(BTF_VMLINUX))"
+endif
+
+ebpf/build/vmlinux.h:
+	@mkdir -p ebpf/build
+	bpftool btf dump file $(BTF_VMLINUX) format c > $@.tmp && mv $@.tmp $@
+
+ebpf/build/%.bpf.o: ebpf/%.bpf.c ebpf/build/vmlinux.h
+	clang -O2 -g -Wall -target bpf -D__TARGET_ARCH_x86 -Iebpf/build -c $< -o $@.tmp && mv $@.tmp $@
 
 build: venv  ## build the native extension into the venv (release)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
@@ -51,7 +75,7 @@ demo: build  ## analyze the bundled example (examples/) into out/
 test-rust:  ## Rust unit tests
 	cargo test --release -q -p hsrtcp-core
 
-test-python: build sysdeps rattan  ## Python tests (root-only tests run when root)
+test-python: build sysdeps rattan ebpf  ## Python tests (root-only tests run when root)
 	$(PY) -m pytest -q
 
 test: test-rust test-python  ## everything CI runs
@@ -83,4 +107,4 @@ fuzz:  ## run the cargo-fuzz targets briefly
 	cd fuzz && for t in $$(cargo +nightly fuzz list); do cargo +nightly fuzz run $$t -- -max_total_time=20 || exit 1; done
 
 clean:  ## remove build outputs
-	rm -rf target out $(VENV)
+	rm -rf target out $(VENV) ebpf/build

@@ -117,7 +117,9 @@ def load(path: str | Path) -> Campaign:
         raise InputError(f"{path}: [campaign] ccs must be a list of names, e.g. [\"cubic\", \"bbr\"]")
     from hsrtcp.lab.measure import available_ccs
 
-    offered = available_ccs()
+    from hsrtcp.lab.ebpf import ALGORITHMS as ebpf_ccs  # registered per run by emulate.run
+
+    offered = available_ccs() + [n for n in ebpf_ccs if n not in available_ccs()]
     for cc in ccs:
         if cc not in offered:
             raise InputError(f"{path}: congestion control {cc!r} is not available here (kernel offers {offered})")
