@@ -20,6 +20,11 @@
  *     at the paced rate, not as a burst, and a new cell's lower capacity shows up as a lower
  *     delivery rate within the round.
  *  3. Spurious RTOs (the held outage: nothing was lost) are undone to the cwnd before the RTO.
+ *  4. Loss bursts do not shrink the window once the model is built (no loss reduction, no
+ *     packet conservation in fast recovery); pacing holds the rate (see set_cwnd).
+ *  5. No long-term "policer" bandwidth mode: the kernel's BBR takes a burst of losses for a
+ *     token-bucket policer and paces at the long-term rate for 48 rounds; a handoff's loss
+ *     burst is not a policer.
  *
  * Units: bandwidth in packets per microsecond << BW_SHIFT; gains in 1/256 units; times in us.
  * Everything lives in icsk_ca_priv (104 bytes).
@@ -313,10 +318,19 @@ static __always_inline void set_cwnd(struct sock *sk, struct hsrbbr *ca, const s
 	u32 target = bdp_cwnd(ca, max_bw(ca), gain);
 	u32 cwnd = tp->snd_cwnd;
 
-	if (rs->losses > 0) {
+	/* Once the model is built, losses do not shrink the window: a post-handoff loss burst
+	 * (27 % of a window) is not congestion, and with a window of a few tens of packets the
+	 * stock reduction plus packet conservation starves the ACK clock into an RTO (measured,
+	 * docs/hsrbbr.md). Pacing keeps the rate at the estimated bandwidth. Before the model
+	 * exists (Startup), losses count as in BBR. */
+	if (ca->full_bw_reached) {
+		ca->conserve = 0;
+	} else if (rs->losses > 0) {
 		cwnd = cwnd > (u32)rs->losses ? cwnd - (u32)rs->losses : 1;
 	}
-	if (state == TCP_CA_RECOVERY && ca->prev_ca_state < TCP_CA_RECOVERY) {
+	if (ca->full_bw_reached) {
+		/* no packet conservation either */
+	} else if (state == TCP_CA_RECOVERY && ca->prev_ca_state < TCP_CA_RECOVERY) {
 		ca->conserve = 1;   /* first round of fast recovery: send what is ACKed */
 		cwnd = in_flight(tp) + acked;
 	} else if (state < TCP_CA_RECOVERY && ca->prev_ca_state >= TCP_CA_RECOVERY) {
