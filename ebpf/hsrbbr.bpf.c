@@ -80,6 +80,7 @@ struct hsrbbr {
 	u8 conserve;            /* packet conservation for the first round of fast recovery */
 	u8 rto_pending;         /* an RTO happened, no data delivered since */
 	u8 round_start;
+	u8 rtt_expired;         /* the min-RTT window had expired at this ACK */
 };
 
 _Static_assert(sizeof(struct hsrbbr) <= 104, "fits icsk_ca_priv");
@@ -215,6 +216,7 @@ void BPF_PROG(hsrbbr_init, struct sock *sk)
 	ca->conserve = 0;
 	ca->rto_pending = 0;
 	ca->round_start = 0;
+	ca->rtt_expired = 0;
 	tp->snd_ssthresh = TCP_INFINITE_SSTHRESH;
 	/* no fq qdisc here: ask TCP to pace by itself */
 	sk->sk_pacing_status = SK_PACING_NEEDED;
@@ -246,7 +248,10 @@ static __always_inline void update_model(struct sock *sk, struct hsrbbr *ca, con
 		if (bw > *cur)
 			*cur = bw;
 	}
-	if (rs->rtt_us > 0 && (u32)rs->rtt_us <= ca->min_rtt_us) {
+	/* windowed min: a lower sample wins; once the window has expired any sample replaces it
+	 * (so the estimate can grow, e.g. after a handoff to a longer path) */
+	ca->rtt_expired = ca->min_rtt_us != ~0U && now - ca->min_rtt_stamp > MIN_RTT_WIN_US;
+	if (rs->rtt_us > 0 && ((u32)rs->rtt_us <= ca->min_rtt_us || (ca->rtt_expired && !rs->is_ack_delayed))) {
 		ca->min_rtt_us = (u32)rs->rtt_us;
 		ca->min_rtt_stamp = now;
 	}
@@ -289,7 +294,7 @@ static __always_inline void update_phase(struct sock *sk, struct hsrbbr *ca, con
 	}
 
 	/* ProbeRTT when the min RTT is older than its window (stall time excluded, see cong_control) */
-	if (ca->mode != M_PROBE_RTT && ca->min_rtt_us != ~0U && now - ca->min_rtt_stamp > MIN_RTT_WIN_US) {
+	if (ca->mode != M_PROBE_RTT && ca->rtt_expired) {
 		ca->mode = M_PROBE_RTT;
 		ca->probe_rtt_done = 0;
 		if (!ca->prior_cwnd || tp->snd_cwnd > ca->prior_cwnd)
