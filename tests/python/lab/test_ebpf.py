@@ -79,19 +79,30 @@ def test_a_flow_uses_it_and_survives_the_outages(smoke_run):
     assert out.ok, out.errors
     flows = [json.loads(x) for x in (run_dir / "server" / "flows.jsonl").read_text().splitlines() if x.strip()]
     assert flows and all(f["cc"] == "hsrbbr" for f in flows)  # TCP_CONGESTION read back by the server
-    # ground truth: the scenario's outages; witness: the phone capture
+    # ground truth: the scenario's outages and capacity; witness: the phone capture
     import polars as pl
 
-    ev = pl.read_csv(run_dir / "scenario" / "events.csv").filter(pl.col("kind") == "outage")
+    from hsrtcp.lab.scenario import CompiledScenario
+
+    cs = CompiledScenario.open(run_dir / "scenario")
+    seg = cs.segments().filter((pl.col("path") == 1) & (pl.col("direction") == "down"))
+    ev = cs.events().filter(pl.col("kind") == "outage")
     assert ev.height >= 1
     cap = run_dir / "capture" / "phone_p1.pcap"
     t0 = pcapio.first_ip_time(cap)
-    data = sorted(p.ts - t0 for p in pcapio.read_tcp(cap) if p.sport == 5201 and p.payload_len)
+    data = [(p.ts - t0, p.ip_len) for p in pcapio.read_tcp(cap) if p.sport == 5201 and p.payload_len]
     assert data
+
+    def capacity_bytes(a, b):
+        ov = (pl.min_horizontal(pl.col("t_end"), pl.lit(b)) - pl.max_horizontal(pl.col("t_start"), pl.lit(a))).clip(0)
+        return seg.select((ov * pl.col("bw_bps")).sum()).item() / 8
+
     for a, b in zip(ev["t_start"], ev["t_end"]):
-        if b > 20.0:
+        if b > 19.0:
             continue
-        after = [t for t in data if b < t <= b + 3.0]
-        # bytes keep arriving within 3 s after each outage (no stall)
-        assert len(after) > 50, f"outage {a:.2f}-{b:.2f} s: {len(after)} data packets in the 3 s after it"
-    assert data[-1] > 20.0  # and until the end of the flow
+        got = sum(n for t, n in data if b < t <= b + 3.0)
+        allowed = capacity_bytes(b, b + 3.0)
+        # the connection does not stall: in the 3 s after each outage it carries at least a
+        # fifth of what the link allows (a window stuck at one packet carries ~3 %)
+        assert got >= 0.2 * allowed, f"outage {a:.2f}-{b:.2f} s: {got} bytes of {allowed:.0f} allowed in 3 s"
+    assert max(t for t, _ in data) > 20.0  # and until the end of the flow
