@@ -7,7 +7,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
 PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pynmea2 gpxpy pytest hypothesis selenium
 
-.PHONY: help demo test test-rust test-python build venv sysdeps rattan bench bench-lab fixtures fuzz lint clean study
+.PHONY: help demo test test-rust test-python build venv sysdeps rattan ebpf bench bench-lab fixtures fuzz lint clean study
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -29,16 +29,38 @@ $(VENV)/.deps: pyproject.toml
 
 venv: $(VENV)/.deps  ## Python virtual environment with the dependencies
 
-sysdeps:  ## Debian packages: tcpdump, tshark, tcptrace, iperf3, nftables, chromium (report tests) (root only)
-	@missing=""; for t in tcpdump tshark tcptrace iperf3 nft chromium chromedriver; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+sysdeps:  ## Debian packages: tcpdump, tshark, tcptrace, iperf3, nftables, chromium (report tests), clang/libbpf/bpftool (root only)
+	@missing=""; for t in tcpdump tshark tcptrace iperf3 nft chromium chromedriver clang bpftool; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	[ -f /usr/include/bpf/bpf_helpers.h ] || missing="$$missing libbpf-dev"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then echo "installing:$$missing"; apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcpdump tshark tcptrace iperf3 nftables iproute2 chromium chromium-driver >/dev/null; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcpdump tshark tcptrace iperf3 nftables iproute2 \
+	      chromium chromium-driver clang libbpf-dev bpftool >/dev/null; \
 	  else echo "warning: missing$$missing (not root: tests that need them are skipped)"; fi; fi
 
 rattan:  ## the Rattan emulator, pinned, built with cargo when missing
 	@command -v rattan >/dev/null && rattan --version | grep -q . || \
 	  cargo install rattan --locked --version $(RATTAN_VERSION)
+
+# eBPF congestion controls (ebpf/*.bpf.c, docs/hsrbbr.md), compiled against the running kernel's
+# BTF. Skipped with a message when clang/bpftool/libbpf headers or BTF are missing.
+EBPF_SRC := $(wildcard ebpf/*.bpf.c)
+EBPF_OBJ := $(patsubst ebpf/%.bpf.c,ebpf/build/%.bpf.o,$(EBPF_SRC))
+BTF_VMLINUX := /sys/kernel/btf/vmlinux
+# Checked when the recipe runs, not when make reads this file: on a fresh machine `make test`
+# installs the toolchain (sysdeps) earlier in the same invocation.
+ebpf:  ## eBPF congestion controls (hsrbbr) -> ebpf/build/*.bpf.o
+	@if command -v clang >/dev/null && command -v bpftool >/dev/null && \
+	  [ -f /usr/include/bpf/bpf_helpers.h ] && [ -f $(BTF_VMLINUX) ]; then \
+	  $(MAKE) --no-print-directory $(EBPF_OBJ); \
+	else echo "ebpf: skipped (needs clang, bpftool, libbpf-dev (make sysdeps) and $(BTF_VMLINUX))"; fi
+
+ebpf/build/vmlinux.h:
+	@mkdir -p ebpf/build
+	bpftool btf dump file $(BTF_VMLINUX) format c > $@.tmp && mv $@.tmp $@
+
+ebpf/build/%.bpf.o: ebpf/%.bpf.c ebpf/build/vmlinux.h
+	clang -O2 -g -Wall -target bpf -D__TARGET_ARCH_x86 -Iebpf/build -c $< -o $@.tmp && mv $@.tmp $@
 
 REPORT_JS := python/hsrtcp/report/js
 
@@ -57,7 +79,7 @@ demo: build  ## analyze the bundled example (examples/) into out/
 test-rust:  ## Rust unit tests
 	cargo test --release -q -p hsrtcp-core
 
-test-python: build sysdeps rattan  ## Python tests (root-only tests run when root)
+test-python: build sysdeps rattan ebpf  ## Python tests (root-only tests run when root)
 	$(PY) -m pytest -q
 
 test: test-rust test-python  ## everything CI runs
@@ -89,4 +111,4 @@ fuzz:  ## run the cargo-fuzz targets briefly
 	cd fuzz && for t in $$(cargo +nightly fuzz list); do cargo +nightly fuzz run $$t -- -max_total_time=20 || exit 1; done
 
 clean:  ## remove build outputs
-	rm -rf target out $(VENV)
+	rm -rf target out $(VENV) ebpf/build

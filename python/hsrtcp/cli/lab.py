@@ -71,12 +71,23 @@ def measure() -> None:
 @click.option("--no-mptcp", is_flag=True, help="Listen with plain TCP (default: MPTCP, which also accepts TCP).")
 @click.option("--sysctl", "sysctls", multiple=True, metavar="KEY=VALUE",
               help="Set a per-namespace net.* sysctl first (root; e.g. net.ipv4.tcp_frto=0).")
+@click.option("--ebpf", "ebpf_ccs", multiple=True, type=click.Choice(["hsrbbr"]),
+              help="Register this eBPF congestion control while the server runs (root; docs/hsrbbr.md).")
 @_lab_errors
 def measure_server(bind, port, out, max_connections, max_duration, max_size, max_udp_rate, max_flows, no_mptcp,
-                   sysctls) -> None:
+                   sysctls, ebpf_ccs) -> None:
     """Run the measurement server until Ctrl-C."""
+    from hsrtcp.lab import ebpf
     from hsrtcp.lab import measure as m
     from hsrtcp.lab import netns
+
+    with ebpf.loaded(ebpf_ccs):
+        _measure_server(m, netns, bind, port, out, max_connections, max_duration, max_size, max_udp_rate,
+                        max_flows, no_mptcp, sysctls)
+
+
+def _measure_server(m, netns, bind, port, out, max_connections, max_duration, max_size, max_udp_rate, max_flows,
+                    no_mptcp, sysctls) -> None:
 
     if sysctls:
         netns.sysctl_set(_parse_sysctls(sysctls))
@@ -97,7 +108,7 @@ def measure_server(bind, port, out, max_connections, max_duration, max_size, max
 @click.option("--count", "-n", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Flows in a sequence / concurrent set.")
 @click.option("--gap", default=0.0, show_default=True, type=float, help="Pause between sequence flows, seconds.")
-@click.option("--cc", default=None, help="Congestion control (reno, cubic, bbr). Always set it: the kernel default varies.")
+@click.option("--cc", default=None, help="Congestion control (reno, cubic, bbr, hsrbbr = eBPF, docs/hsrbbr.md). Always set it: the kernel default varies.")
 @click.option("--mptcp", is_flag=True, help="Use an MPTCP socket (IPPROTO_MPTCP).")
 @click.option("--up", "uplink", is_flag=True, help="Client sends (uplink) instead of the server.")
 @click.option("--quickack", is_flag=True, help="Disable delayed ACKs on the receiving side (TCP_QUICKACK).")
@@ -120,7 +131,11 @@ def measure_client(server, port, flow_type, duration, size, count, gap, cc, mptc
     spec = m.FlowSpec(type=flow_type, duration_s=duration, size_bytes=m.parse_size(size) if size else None,
                       count=count, gap_s=gap, direction="up" if uplink else "down", cc=cc, mptcp=mptcp,
                       quickack=quickack, rate_bps=rate, payload_bytes=payload)
-    results = m.run_client(host, port, spec)
+    from hsrtcp.lab import ebpf
+
+    # an upload's sender is this socket: an eBPF cc (hsrbbr) must be registered here
+    with ebpf.loaded([cc] if uplink and cc not in m.available_ccs() else []):
+        results = m.run_client(host, port, spec)
     text = json.dumps(results, indent=1)
     if out:
         Path(out).write_text(text)

@@ -98,3 +98,21 @@ def check(outdir, rattan_exe, no_rattan) -> None:
     if problems:
         raise InputError(f"{outdir}: {len(problems)} problem(s)")
     click.echo(f"{outdir}: ok ({'self-consistency' + ('' if no_rattan or exe is None else ' + rattan reading')})")
+
+
+@scenario.command("export-mahimahi")
+@click.argument("outdir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("-o", "--out", "dest", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory for the traces p<k>.down / p<k>.up (created).")
+def export_mahimahi(outdir, dest) -> None:
+    """Write the capacity of a compiled OUTDIR as Mahimahi (mm-link) traces, one per path and
+    direction. Held outages become gaps; loss, dropped outages and delay are not expressible
+    in a Mahimahi trace and are left out (use mm-loss / mm-delay alongside)."""
+    from hsrtcp.lab.scenario import CompiledScenario
+    from hsrtcp.lab.scenario.mahimahi import export
+
+    if not outdir.is_dir():
+        raise InputError(f"{outdir}: not a compiled scenario directory")
+    cs = CompiledScenario.open(outdir)
+    for f in export(cs, dest):
+        click.echo(str(f))

@@ -117,8 +117,13 @@ def load(path: str | Path) -> Campaign:
         raise InputError(f"{path}: [campaign] ccs must be a list of names, e.g. [\"cubic\", \"bbr\"]")
     from hsrtcp.lab.measure import available_ccs
 
-    offered = available_ccs()
+    from hsrtcp.lab import ebpf  # eBPF algorithms are registered per run by emulate.run
+
+    offered = available_ccs() + [n for n in ebpf.ALGORITHMS if n not in available_ccs()]
     for cc in ccs:
+        if ebpf.is_ebpf(cc) and cc not in available_ccs() and ebpf.missing_toolchain():
+            raise InputError(f"{path}: congestion control {cc!r} is built with eBPF here, but: "
+                             f"{ebpf.missing_toolchain()}")
         if cc not in offered:
             raise InputError(f"{path}: congestion control {cc!r} is not available here (kernel offers {offered})")
     reps = c.get("repetitions", 1)

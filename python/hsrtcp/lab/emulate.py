@@ -105,10 +105,35 @@ def _agent_argv(role: str, run_dir: Path) -> list[str]:
     return ["env", f"PYTHONPATH={pkg_root}", sys.executable, "-m", "hsrtcp.lab.agent", role, str(run_dir)]
 
 
-def run(source: str | Path | dict | Compiled, run_dir: str | Path, workload: dict, *, mptcp: bool = False,
-        sysctls: dict | None = None, duration_s: float | None = None, timeout_s: float | None = None,
-        port: int = 5201, snaplen: int = 128, right_command: list[str] | None = None,
-        passthrough_stdout: bool = False) -> RunOutcome:
+def ebpf_ccs(workload: dict, right_command: list[str] | None = None) -> list[str]:
+    """eBPF congestion controls (hsrtcp.lab.ebpf) a workload names: the flow's cc, or a word in
+    the command lines (``--cc hsrbbr``, ``iperf3 -C hsrbbr``)."""
+    from hsrtcp.lab import ebpf
+
+    names = set()
+    flow = workload.get("flow") or {}
+    if ebpf.is_ebpf(flow.get("cc")):
+        names.add(flow["cc"])
+    for argv in (workload.get("argv") or [], right_command or []):
+        names.update(ebpf.names_in(" ".join(map(str, argv))))
+    return sorted(names)
+
+
+def run(source: str | Path | dict | Compiled, run_dir: str | Path, workload: dict, **kw) -> RunOutcome:
+    """Run ``workload`` on the phone side of the emulated path (see :func:`_run`), with the eBPF
+    congestion controls it names registered for the run (unregistered afterwards when the lab
+    registered them and no other run uses them)."""
+    from hsrtcp.lab import ebpf
+
+    netns.require_root()
+    with ebpf.loaded(ebpf_ccs(workload, kw.get("right_command"))):
+        return _run(source, run_dir, workload, **kw)
+
+
+def _run(source: str | Path | dict | Compiled, run_dir: str | Path, workload: dict, *, mptcp: bool = False,
+         sysctls: dict | None = None, duration_s: float | None = None, timeout_s: float | None = None,
+         port: int = 5201, snaplen: int = 128, right_command: list[str] | None = None,
+         passthrough_stdout: bool = False) -> RunOutcome:
     """Run ``workload`` on the phone side of the emulated path; return what happened.
 
     ``workload`` is ``{"kind": "measure", "flow": FlowSpec-dict}`` (the measure client) or

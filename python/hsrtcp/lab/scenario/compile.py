@@ -31,6 +31,7 @@ import numpy as np
 from hsrtcp import __version__ as HSRTCP_VERSION
 
 from . import cells as _cells
+from . import mahimahi as _mahimahi
 from .config import DIRECTIONS, FORMAT_VERSION
 from .impair import OUTAGE_BW_BPS, stationary_loss
 from .speed import FINE_DT
@@ -106,6 +107,14 @@ def compose(real) -> tuple[dict[tuple[int, str], Segments], list[_cells.Signal]]
                 bursts.append((rel(im.t + im.outage_s), rel(im.t + im.outage_s + im.burst_s)))
         holes = [(rel(s), rel(e), h) for s, e, h in lay.holes]
         bps = set(range(0, d_ms, step_ms))
+        # recorded capacity (Mahimahi) replaces the radio model's; trace time 0 = window start
+        carrier = p["carriers"][ci]
+        recorded = {}
+        for d in DIRECTIONS:
+            if carrier.get(f"trace_{d}"):
+                tstep = int(carrier["trace_step_ms"])
+                recorded[d] = (tstep, _mahimahi.rates_bps(_mahimahi.read(carrier[f"trace_{d}"]), d_ms, tstep))
+                bps.update(range(0, d_ms, tstep))
         for a, b, *_ in spikes + outages + bursts + holes:
             bps.update((a, b))
         bps.discard(d_ms)
@@ -132,7 +141,10 @@ def compose(real) -> tuple[dict[tuple[int, str], Segments], list[_cells.Signal]]
 
         n = len(starts)
         for di, d in enumerate(DIRECTIONS):
-            bw = base[d][step_of].copy()
+            bw = base[d][step_of].astype(float)
+            if d in recorded:
+                tstep, rates = recorded[d]
+                bw = rates[starts // tstep].astype(float)
             delay = np.full(n, link["base_owd_ms"] * 1000.0) + link["jitter_ms"] * 1000.0 * jit[d][step_of]
             bg = link["loss_down"] if d == "down" else link["loss_up"]
             loss: list[tuple[float, ...]] = [(bg,)] * n

@@ -119,6 +119,11 @@ CARRIER_DEFAULTS: dict[str, Any] = {
     "peak_up_bps": 5e6,
     "rsrp_offset_db": 0.0,       # added to the area's rsrp_ref_dbm
     "lac_cells": 24,             # cells per tracking area (lac changes)
+    # Capacity from a recorded Mahimahi trace instead of the radio model (mahimahi.py);
+    # paths relative to the scenario file. Handoff outages, bursts and spikes still apply.
+    "trace_down": None,
+    "trace_up": None,
+    "trace_step_ms": 10,         # conversion interval: opportunities per interval -> one rate
 }
 
 HOLE_DEFAULTS: dict[str, Any] = {
@@ -199,6 +204,20 @@ def _check_range_pair(src, where, key, v):
     if hi < lo:
         raise _err(src, where, f"key {key!r} must be [low, high] with low <= high, got {v!r}")
     return [lo, hi]
+
+
+def _trace_path(src, where, key, v):
+    """A Mahimahi trace file: absolute, or relative to the scenario file's directory."""
+    if v is None:
+        return None
+    if not isinstance(v, str) or not v:
+        raise _err(src, where, f"key {key!r} must be a Mahimahi trace file path, got {v!r}")
+    p = Path(v).expanduser()
+    if not p.is_absolute() and Path(src).is_file():
+        p = Path(src).resolve().parent / p
+    if not p.is_file():
+        raise _err(src, where, f"key {key!r}: Mahimahi trace {str(p)!r} not found")
+    return str(p.resolve())
 
 
 def resolve(user: dict, src: str = "<dict>") -> dict:
@@ -356,6 +375,9 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
         c["peak_up_bps"] = _num(src, wc, "peak_up_bps", c["peak_up_bps"], lo=1000.0)
         c["rsrp_offset_db"] = _num(src, wc, "rsrp_offset_db", c["rsrp_offset_db"], lo=-60.0, hi=60.0)
         c["lac_cells"] = _num(src, wc, "lac_cells", c["lac_cells"], lo=1, integer=True)
+        for k in ("trace_down", "trace_up"):
+            c[k] = _trace_path(src, wc, k, c[k])
+        c["trace_step_ms"] = _num(src, wc, "trace_step_ms", c["trace_step_ms"], lo=1, hi=1000, integer=True)
         carriers.append(c)
     names = [c["name"] for c in carriers]
     if len(set(names)) != len(names):
