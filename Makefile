@@ -5,7 +5,7 @@ PY    := $(VENV)/bin/python
 PIP   := $(VENV)/bin/pip
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
-PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pytest hypothesis
+PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pytest hypothesis 'dask[distributed]'
 
 .PHONY: help demo test test-rust test-python build venv sysdeps rattan bench bench-lab fixtures fuzz lint clean study
 
