@@ -24,6 +24,7 @@ def corpus_command(captures, out, *, client, server, vantage, window_s, csv, wor
     if workers is not None and workers < 1:
         raise click.UsageError("-j must be at least 1")
     from hsrtcp.context.labels import parse_labels
+    from hsrtcp.scale.dask import SchedulerError
     from hsrtcp.scale.lock import LockedError
     from hsrtcp.scale.run import run_corpus
 
@@ -34,7 +35,7 @@ def corpus_command(captures, out, *, client, server, vantage, window_s, csv, wor
     try:
         return run_corpus(str(captures[0]), str(out), force=force, workers=workers, scheduler=scheduler,
                           dask_local=dask_local, quiet=quiet, window_s=window_s, labels=lab)
-    except LockedError as exc:
+    except (LockedError, SchedulerError) as exc:
         click.echo(f"error: {exc}", err=True)
         return 3
     except ValueError as exc:

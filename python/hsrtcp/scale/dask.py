@@ -13,6 +13,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 
+from hsrtcp.errors import HsrtcpError
+
+
+class SchedulerError(HsrtcpError, OSError):
+    """The Dask scheduler cannot be reached (exit 3, with its address)."""
+
 
 def run_dask(tasks: list[tuple], on_done: Callable[[object, dict], None], *, scheduler: str | None,
              workers: int, timeout_s: float = 30.0) -> None:
@@ -30,7 +36,8 @@ def run_dask(tasks: list[tuple], on_done: Callable[[object, dict], None], *, sch
         try:
             client = Client(cluster if cluster is not None else scheduler, timeout=f"{timeout_s}s")
         except OSError as exc:
-            raise OSError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from None
+            raise SchedulerError(f"cannot reach the Dask scheduler {scheduler}: {exc} (is it running, and is "
+                                 f"the address the one it printed?)") from None
         try:
             run_id = uuid.uuid4().hex[:8]
             futs = {}
