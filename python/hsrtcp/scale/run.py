@@ -69,7 +69,7 @@ def run_corpus(spec: str, results: str, *, force: bool = False, workers: int | N
         todo_bytes = 0
         for inp in inputs:
             entry = {"input": inp.id, "kind": inp.kind, "source": inp.source, "status": None,
-                     "bytes": None, "seconds": None, "content_hash": None}
+                     "bytes": None, "seconds": None, "content_hash": None}  # + worker fields (_write_index)
             if inp.id in index:
                 failures.append(row(inp.id, inp.source, "duplicate",
                                     f"input id {inp.id!r} given twice (also {index[inp.id]['source']}); "
@@ -112,7 +112,7 @@ def run_corpus(spec: str, results: str, *, force: bool = False, workers: int | N
 
         def on_done(inp: Input, res: dict) -> None:
             entry = index[inp.id]
-            entry["seconds"] = res.get("seconds")
+            entry.update({k: res.get(k) for k in ("seconds", "host", "pid", "cpu_s", "rss_peak_bytes")})
             if res.get("status") == "done":
                 entry["status"] = "analyzed"
                 new = [row(inp.id, e["source"], e["kind"], e["reason"]) for e in res.get("errors", [])]
@@ -165,7 +165,11 @@ def _write_index(results: str, entries: list[dict]) -> None:
 
     schema = pa.schema([("input", pa.string()), ("kind", pa.string()), ("source", pa.string()),
                         ("status", pa.string()), ("bytes", pa.int64()), ("seconds", pa.float64()),
-                        ("content_hash", pa.string())])
+                        ("content_hash", pa.string()),
+                        # where and how an analyzed input ran (bench/corpus.py): the worker's host and
+                        # pid, its CPU seconds for the input, its peak RSS so far
+                        ("host", pa.string()), ("pid", pa.int64()), ("cpu_s", pa.float64()),
+                        ("rss_peak_bytes", pa.int64())])
     tmp = os.path.join(results, f".inputs.parquet.tmp{os.getpid()}")
     pq.write_table(pa.Table.from_pylist(entries, schema=schema), tmp)
     os.replace(tmp, os.path.join(results, "inputs.parquet"))

@@ -51,9 +51,10 @@ def analyze_input(inp, results: str, window_s: float, record: dict) -> dict:
     capture errors and context problems, the partial results kept) or ``failed``
     (``reason``; no partition written), and ``seconds``, ``pid``, ``host``.
     """
+    import resource
     import socket
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     out = dict(record, pid=os.getpid(), host=socket.gethostname())
     stage = os.path.join(results, STAGING, f"{inp.id}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
     try:
@@ -70,6 +71,8 @@ def analyze_input(inp, results: str, window_s: float, record: dict) -> dict:
                    seconds=time.perf_counter() - t0)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+    # for bench/corpus.py: CPU of this process (all its threads) and its peak RSS so far
+    out.update(cpu_s=time.process_time() - cpu0, rss_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     return out
 
 
