@@ -3,10 +3,12 @@
 Processes by default: a pair or bundle analysis holds the GIL for part of its time (polars
 joins release it, the Python around them does not), and one process per core also keeps a
 crashing input from taking the others with it. Threads are kept for small corpora, where
-starting worker processes (a fork server, then importing hsrtcp and polars in each worker:
-about 0.5-1 s on this machine) costs more than it saves: the rule is
-``total bytes < THREAD_BYTES`` or a single worker (bench/corpus.py measured it: see
-docs/scale.md, "Threads or processes").
+starting worker processes (a fork server that imports hsrtcp and polars, then the workers:
+about 1 s on the loaded 2-core bench machine) costs more than it saves: the rule is
+``total bytes < THREAD_BYTES`` or a single worker. bench/corpus.py at 2 workers: threads
+took 0.63x the processes' time on the 18 fixture captures (2.6 MB), 0.73x on 2 bench
+inputs (91 MB), 1.08x on the 32-input bench corpus (1.46 GB): the crossover is a few
+hundred MB (bench/README.md, "Corpus").
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import os
 from collections.abc import Callable
 
 #: below this many bytes of input a corpus runs on threads (measured, docs/scale.md)
-THREAD_BYTES = 48 << 20
+THREAD_BYTES = 256 << 20
 #: how often a pool whose worker died is restarted for the inputs still to do
 RESTARTS = 3
 

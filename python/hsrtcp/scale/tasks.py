@@ -25,6 +25,8 @@ import shutil
 import time
 import uuid
 
+_TUNED = False
+
 STAGING = ".staging"
 RECORD = "_input.json"
 PARTITION = "input="
@@ -54,6 +56,7 @@ def analyze_input(inp, results: str, window_s: float, record: dict) -> dict:
     import resource
     import socket
 
+    _tune_allocator()
     t0, cpu0 = time.perf_counter(), time.process_time()
     out = dict(record, pid=os.getpid(), host=socket.gethostname())
     stage = os.path.join(results, STAGING, f"{inp.id}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
@@ -74,6 +77,20 @@ def analyze_input(inp, results: str, window_s: float, record: dict) -> dict:
     # for bench/corpus.py: CPU of this process (all its threads) and its peak RSS so far
     out.update(cpu_s=time.process_time() - cpu0, rss_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     return out
+
+
+def _tune_allocator() -> None:
+    """Let glibc keep freed memory for the next input, as a one-input run does
+    (:func:`hsrtcp.cli.run_analysis.run`). A worker analyzes one input after another, so
+    its peak stays one input's peak. Needed on Dask above all: its nanny starts workers
+    with ``MALLOC_TRIM_THRESHOLD_=65536``, which made every analysis there 2-3x slower
+    (bench/README.md, "Corpus")."""
+    global _TUNED
+    if not _TUNED:
+        from hsrtcp.runner import native
+
+        native().keep_freed_memory()
+        _TUNED = True
 
 
 def _message(exc: BaseException) -> str:
