@@ -18,8 +18,6 @@ from collections.abc import Callable
 
 #: below this many bytes of input a corpus runs on threads (measured, docs/scale.md)
 THREAD_BYTES = 256 << 20
-#: how often a pool whose worker died is restarted for the inputs still to do
-RESTARTS = 3
 
 
 def choose(total_bytes: int, workers: int) -> str:
@@ -34,51 +32,70 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+def _executor(mode: str, workers: int):
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+    if mode == "threads":
+        return ThreadPoolExecutor(workers)
+    import multiprocessing as mp
+
+    ctx = mp.get_context("forkserver")
+    # workers fork from a server that already imported the analysis (once, not per worker)
+    ctx.set_forkserver_preload(["hsrtcp.scale.tasks", "hsrtcp.streaming", "hsrtcp.api", "hsrtcp.pair"])
+    return ProcessPoolExecutor(workers, mp_context=ctx)
+
+
 def run_local(tasks: list[tuple], on_done: Callable[[object, dict], None], *, workers: int,
-              mode: str) -> None:
-    """``analyze_input(*task)`` for every task; ``on_done(input, result)`` as each ends."""
-    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+              mode: str, fn: Callable[..., dict] | None = None) -> None:
+    """``fn(*task)`` (default :func:`hsrtcp.scale.tasks.analyze_input`) for every task;
+    ``on_done(input, result)`` as each ends.
+
+    At most ``workers`` tasks are in flight, so when a worker process dies (a crash in the
+    native code, the OOM killer) the suspects are known: the pool is restarted and they are
+    run again one at a time; the one whose run breaks the pool again becomes an
+    ``internal`` failure, the others go on. Each break costs a pool start, and every
+    break in careful mode settles one input, so the run always ends.
+    """
+    from collections import deque
+    from concurrent.futures import FIRST_COMPLETED, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    from hsrtcp.scale.tasks import analyze_input
+    if fn is None:
+        from hsrtcp.scale.tasks import analyze_input as fn
 
-    todo = list(tasks)
-    restarts = 0
-    while todo:
-        if mode == "threads":
-            ex = ThreadPoolExecutor(workers)
-        else:
-            import multiprocessing as mp
-
-            ctx = mp.get_context("forkserver")
-            # workers fork from a server that already imported the analysis (once, not per worker)
-            ctx.set_forkserver_preload(["hsrtcp.scale.tasks", "hsrtcp.streaming", "hsrtcp.api", "hsrtcp.pair"])
-            ex = ProcessPoolExecutor(workers, mp_context=ctx)
+    pending, careful = deque(tasks), deque()
+    while pending or careful:
+        ex = _executor(mode, workers)
+        inflight: dict = {}
         broken = False
         try:
-            futs = {ex.submit(analyze_input, *t): t for t in todo}
-            left = dict(futs)
-            for fut in as_completed(futs):
-                t = futs[fut]
-                try:
-                    res = fut.result()
-                except BrokenProcessPool:
-                    broken = True
-                    break
-                except Exception as exc:  # noqa: BLE001 - pickling or a worker's own error
-                    res = dict(t[3], status="failed", kind="internal", reason=f"internal error: {exc!r}")
-                del left[fut]
-                on_done(t[0], res)
+            while (pending or careful or inflight) and not broken:
+                cap = 1 if careful else workers
+                while len(inflight) < cap and (careful or pending):
+                    t = (careful or pending).popleft()
+                    inflight[ex.submit(fn, *t)] = t
+                done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    t = inflight[fut]
+                    try:
+                        res = fut.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - pickling or a worker's own error
+                        res = dict(t[3], status="failed", kind="internal", reason=f"internal error: {exc!r}")
+                    del inflight[fut]
+                    on_done(t[0], res)
         except BaseException:
             ex.shutdown(wait=False, cancel_futures=True)
             raise
         ex.shutdown(wait=not broken, cancel_futures=True)
-        todo = list(left.values()) if broken else []
         if broken:
-            restarts += 1
-            if restarts > RESTARTS:
-                for t in todo:
-                    on_done(t[0], dict(t[3], status="failed", kind="internal",
-                                       reason="a worker process died (killed or crashed) while analyzing or "
-                                              "waiting for this input, and the pool broke too often"))
-                return
+            suspects = list(inflight.values())
+            if cap == 1:  # alone in the pool when it broke: this input kills its worker
+                t = suspects[0]
+                on_done(t[0], dict(t[3], status="failed", kind="internal",
+                                   reason=f"{t[0].source}: the worker process died (crashed or killed) while "
+                                          f"analyzing this input"))
+            else:
+                careful.extend(suspects)
