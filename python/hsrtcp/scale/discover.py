@@ -44,6 +44,7 @@ class Input:
     radio: str | None = None
     radio_format: str = "auto"
     radio_offset: float = 0.0
+    radio_map: dict | None = None
     carrier: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
 

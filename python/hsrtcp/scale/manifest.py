@@ -8,8 +8,9 @@ One row per capture file (or run bundle directory); columns, by name, in any ord
 - ``pair`` (or ``pair_id``): rows sharing a pair id are one two-vantage input, exactly one
   ``client`` and one ``server`` row; the pair id is the input id;
 - ``id``: the input id of a single capture (default: from its path);
-- ``radio``, ``radio_format``, ``radio_offset``, ``carrier``: the radio/GPS log of the
-  input and how to read it (the ``--radio*`` / ``--carrier`` options of one analysis);
+- ``radio``, ``radio_format``, ``radio_offset``, ``radio_map``, ``carrier``: the radio/GPS
+  log of the input and how to read it (the ``--radio*`` / ``--carrier`` options of one
+  analysis; ``radio_map`` as ``--radio-map``, quoted in the CSV since it holds commas);
 - any other column is a label (``trip``, ``carrier``, ``train`` ...): it lands in the
   input's ``labels.parquet``, which the study can group by. ``carrier`` is both.
 
@@ -24,7 +25,7 @@ import os
 
 from hsrtcp.scale.discover import Input, input_id
 
-KNOWN = {"capture", "vantage", "pair", "pair_id", "id", "radio", "radio_format", "radio_offset"}
+KNOWN = {"capture", "vantage", "pair", "pair_id", "id", "radio", "radio_format", "radio_offset", "radio_map"}
 FORMATS = ("auto", "lab", "csv", "nmea", "gpx")
 
 
@@ -69,6 +70,12 @@ def read_manifest(path: str) -> list[Input]:
             offset = float(row.get("radio_offset") or 0.0)
         except ValueError:
             raise ValueError(f"{path}:{line}: radio_offset {row['radio_offset']!r} is not a number") from None
+        try:
+            from hsrtcp.context.csvlog import parse_mapping
+
+            rmap = parse_mapping(row.get("radio_map") or None)
+        except ValueError as exc:
+            raise ValueError(f"{path}:{line}: radio_map: {exc}") from None
         radio = row.get("radio") or None
         if radio and not os.path.isabs(radio):
             radio = os.path.join(base, radio)
@@ -79,7 +86,8 @@ def read_manifest(path: str) -> list[Input]:
         if clash:
             raise ValueError(f"{path}:{line}: column(s) {', '.join(clash)} are built-in labels columns; rename them")
         inp = Input(row.get("id") or input_id(cap), "capture", [full], vantage=vantage, radio=radio,
-                    radio_format=fmt, radio_offset=offset, carrier=row.get("carrier") or None, labels=labels)
+                    radio_format=fmt, radio_offset=offset, radio_map=rmap, carrier=row.get("carrier") or None,
+                    labels=labels)
         pair = row.get("pair") or row.get("pair_id")
         if pair:
             if pair not in groups:
@@ -108,6 +116,7 @@ def read_manifest(path: str) -> list[Input]:
         out.append(Input(pid, "pair", [c.files[0], s.files[0]], radio=c.radio or s.radio,
                          radio_format=c.radio_format if c.radio else s.radio_format,
                          radio_offset=c.radio_offset if c.radio else s.radio_offset,
+                         radio_map=c.radio_map if c.radio else s.radio_map,
                          carrier=c.carrier or s.carrier, labels={**s.labels, **c.labels}))
     # a capture row naming a bundle directory is a bundle
     for inp in out:

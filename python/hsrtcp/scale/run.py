@@ -34,7 +34,7 @@ def _settings(inp: Input, window_s: float) -> dict:
             radio = "unreadable"  # the analysis reports it; a readable log later changes the key
     return {"kind": inp.kind, "files": [os.path.abspath(f) for f in inp.files], "vantage": inp.vantage,
             "radio": inp.radio, "radio_digest": radio, "radio_format": inp.radio_format,
-            "radio_offset": inp.radio_offset, "carrier": inp.carrier, "labels": inp.labels,
+            "radio_offset": inp.radio_offset, "radio_map": inp.radio_map, "carrier": inp.carrier, "labels": inp.labels,
             "window_s": window_s}
 
 

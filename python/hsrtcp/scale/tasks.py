@@ -126,7 +126,7 @@ def _analyze(inp, stage: str, window_s: float) -> list[dict]:
         kw = {"captures": [inp.files[0]]} if inp.kind in ("bundle", "capture") else \
              {"client": [inp.files[0]], "server": [inp.files[1]]}
         _, problems = write_context(stage, radio=inp.radio, radio_format=inp.radio_format,
-                                    radio_offset=inp.radio_offset, carrier=inp.carrier,
+                                    radio_map=inp.radio_map, radio_offset=inp.radio_offset, carrier=inp.carrier,
                                     labels=inp.labels or None, **kw)
         errors += [{"kind": "context", "source": inp.radio or inp.source, "reason": m} for m in problems]
     return errors

@@ -187,3 +187,36 @@ def test_glob_corpus_and_usage(corpus, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert "no capture files" in hsrtcp_cli("analyze", empty, "-o", res, check=2).stderr
+
+
+def test_manifest_radio_log_equals_the_one_input_run(tmp_path):
+    """A manifest row's radio log, offset and carrier give the same context tables as
+    `hsrtcp analyze --radio ... --radio-offset ... --carrier ...` on that input (the
+    example pair, examples/; a lab-format log 3600.5 s behind the capture clock, one
+    handoff 1 s into the flow, written by tests/python/context/logs.py)."""
+    import hsrtcp
+
+    from ..context.logs import lab_log
+
+    root = DATA.parents[1] / "examples"
+    f = hsrtcp.analyze([root / "phone.pcap"], vantage="client").flows
+    a, b = float(f["first_ts"].min()), float(f["last_ts"].max())
+    rows = [(t - 3600.5, "M", "LTE", 1, 10 if t < a + 1 else 11) for t in [a - 1 + 0.5 * i for i in range(int((b - a) * 2) + 6)]]
+    d = tmp_path / "m"
+    d.mkdir()
+    log = lab_log(d / "radio.csv", rows)
+    shutil.copy(root / "phone.pcap", d / "phone.pcap")
+    shutil.copy(root / "server.pcap", d / "server.pcap")
+    (d / "corpus.csv").write_text("capture,vantage,pair,radio,radio_offset,carrier,trip\n"
+                                  "phone.pcap,client,ex,radio.csv,3600.5,M,T1\n"
+                                  "server.pcap,server,ex,,,M,T1\n")
+    res = tmp_path / "res"
+    hsrtcp_cli("analyze", d / "corpus.csv", "-o", res, "-q", check=0)
+    part = partitions(res)["ex"]
+    ctx = pl.read_parquet(part / "context.parquet")
+    assert set(ctx["handoffs"]) == {1} and set(ctx["carrier"]) == {"M"}
+    ref = tmp_path / "ref"
+    hsrtcp_cli("analyze", "--client", d / "phone.pcap", "--server", d / "server.pcap", "--radio", log,
+               "--radio-offset", "3600.5", "--carrier", "M", "--label", "carrier=M", "--label", "trip=T1",
+               "-q", "--no-plot", "-o", ref, check=0)
+    assert_same_results(part, ref)
