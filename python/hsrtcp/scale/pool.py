@@ -3,12 +3,15 @@
 Processes by default: a pair or bundle analysis holds the GIL for part of its time (polars
 joins release it, the Python around them does not), and one process per core also keeps a
 crashing input from taking the others with it. Threads are kept for small corpora, where
-starting worker processes (a fork server that imports hsrtcp and polars, then the workers:
-about 1 s on the loaded 2-core bench machine) costs more than it saves: the rule is
-``total bytes < THREAD_BYTES`` or a single worker. bench/corpus.py at 2 workers: threads
-took 0.63x the processes' time on the 18 fixture captures (2.6 MB), 0.73x on 2 bench
-inputs (91 MB), 1.08x on the 32-input bench corpus (1.46 GB): the crossover is a few
-hundred MB (bench/README.md, "Corpus").
+starting the pool (a fork server that imports hsrtcp and polars, then the workers: 1-1.5 s
+on the 2-core bench machine) costs more than it saves: the rule is
+``total bytes < THREAD_BYTES`` or a single worker. bench/corpus.py at 2 workers, wall time
+of threads over processes: 0.53-0.68x on the 18 fixture captures (2.6 MB), 0.51-0.73x on 2
+bench inputs (91 MB), 0.78-1.08x on the 32-input bench corpus (1.46 GB) over three runs:
+the threads' advantage is the pool's start, which is above 10 % of a 2-worker run below
+about 1 GB. Above it processes are kept for what threads cannot give: a crash in one
+input does not end the run, and no GIL between the workers on many-core machines
+(bench/README.md, "Corpus").
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import os
 from collections.abc import Callable
 
 #: below this many bytes of input a corpus runs on threads (measured, docs/scale.md)
-THREAD_BYTES = 256 << 20
+THREAD_BYTES = 1 << 30
 
 
 def choose(total_bytes: int, workers: int) -> str:
