@@ -38,6 +38,10 @@ def corpus_command(captures, out, *, client, server, vantage, window_s, csv, wor
     except (LockedError, SchedulerError) as exc:
         click.echo(f"error: {exc}", err=True)
         return 3
+    except OSError as exc:  # RESULTS not writable, disk full ...: a message, not a traceback
+        where = exc.filename if exc.filename is not None else out
+        click.echo(f"error: {where}: {exc.strerror or exc}", err=True)
+        return 3
     except ValueError as exc:
         if exc.__class__ is ValueError:  # the corpus names nothing: a usage error
             raise click.UsageError(str(exc)) from None

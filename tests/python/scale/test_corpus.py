@@ -220,3 +220,10 @@ def test_manifest_radio_log_equals_the_one_input_run(tmp_path):
                "--radio-offset", "3600.5", "--carrier", "M", "--label", "carrier=M", "--label", "trip=T1",
                "-q", "--no-plot", "-o", ref, check=0)
     assert_same_results(part, ref)
+
+
+def test_unusable_results_directory_is_exit_3_with_a_message(corpus, tmp_path):
+    f = tmp_path / "a_file"
+    f.write_text("x")
+    p = hsrtcp_cli("analyze", corpus, "-o", f / "res", "-q", check=3)
+    assert "Traceback" not in p.stderr and str(f) in p.stderr, p.stderr
