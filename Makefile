@@ -5,9 +5,9 @@ PY    := $(VENV)/bin/python
 PIP   := $(VENV)/bin/pip
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
-PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pynmea2 gpxpy pytest hypothesis selenium
+PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pynmea2 gpxpy 'dask[distributed]' pytest hypothesis selenium
 
-.PHONY: help demo test test-rust test-python build venv sysdeps rattan ebpf bench bench-lab fixtures fuzz lint clean study
+.PHONY: help demo test test-rust test-python build venv sysdeps rattan ebpf bench bench-lab bench-corpus fixtures fuzz lint clean study
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -89,6 +89,10 @@ bench: build sysdeps  ## speed and memory against tcptrace and tshark, one run (
 	$(PY) bench/run.py
 	$(PY) bench/run.py --pair --out bench/results-pair.json
 	@if [ "$$(id -u)" = 0 ]; then $(MAKE) bench-lab; else echo "lab bench skipped (needs root)"; fi
+	$(MAKE) bench-corpus
+
+bench-corpus: build  ## corpus runs: 1 vs 2 workers, Dask overhead, RSS per worker, GB/CPU-minute (bench/README.md)
+	$(PY) bench/corpus.py --singles 16 --pairs 16 --rounds 2
 
 bench-lab: build sysdeps rattan  ## emulated 100 Mbit/s path: rate, loss, TCP_INFO sampling (root)
 	$(PY) bench/lab_bench.py

@@ -40,8 +40,14 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
               help="generic CSV columns: FIELD=COLUMN[:UNIT],... e.g. time=Timestamp:ms,speed=Speed:m/s")
 @click.option("--carrier", help="carrier of the captures when the radio log has several")
 @click.option("--label", "labels", multiple=True, help="KEY=VALUE added to labels.parquet (repeatable)")
+@click.option("--corpus", "corpus", is_flag=True,
+              help="CAPTURE is a corpus (directory tree, glob or .csv manifest): one partition per input "
+                   "(docs/scale.md); implied for a .csv, a quoted glob or a directory that is not a run bundle")
+@click.option("--force", is_flag=True, help="corpus: re-analyze inputs whose results are up to date")
+@click.option("--scheduler", metavar="tcp://HOST:PORT", help="corpus: run on this Dask scheduler's workers")
+@click.option("--dask", "dask_local", is_flag=True, help="corpus: run on a local Dask cluster")
 def analyze(captures, out, client, server, vantage, window_s, csv, plot, workers, quiet,
-            radio, radio_offset, radio_format, radio_map, carrier, labels):
+            radio, radio_offset, radio_format, radio_map, carrier, labels, corpus, force, scheduler, dask_local):
     """Analyze capture files (pcap/pcapng, plain or .gz) into flows, events and series tables.
 
     --client and --server captures are paired by order (the first --client with the first
@@ -59,7 +65,20 @@ def analyze(captures, out, client, server, vantage, window_s, csv, plot, workers
       hsrtcp analyze RUNS/run-0001 -o out
       hsrtcp analyze --client phone.pcap --server server.pcap --radio trip.csv \\
                      --radio-offset 0.04 --carrier M --label site=BJ-TJ -o out
+      hsrtcp analyze field-captures/ -o results          (a corpus: docs/scale.md)
+      hsrtcp analyze 'field/**/*.pcap' -o results --scheduler tcp://head:8786
     """
+    from hsrtcp.scale.discover import is_corpus
+
+    if is_corpus([str(c) for c in captures], corpus):
+        from hsrtcp.scale.cli import corpus_command
+
+        raise SystemExit(corpus_command(captures, out, client=client, server=server, vantage=vantage,
+                                        window_s=window_s, csv=csv, workers=workers, quiet=quiet, radio=radio,
+                                        carrier=carrier, radio_map=radio_map, labels=labels, force=force,
+                                        scheduler=scheduler, dask_local=dask_local))
+    if force or scheduler or dask_local:
+        raise click.UsageError("--force, --scheduler and --dask are for a corpus (docs/scale.md)")
     if not (captures or client or server):
         raise click.UsageError("give at least one capture (CAPTURE, --client or --server)")
     if len(client) != len(server):

@@ -22,7 +22,9 @@ FLAGS = {"-q": ("quiet", True), "--quiet": ("quiet", True), "--csv": ("csv", Tru
 # option of the command is in exactly one of VALUED, FLAGS and this).
 LEFT_TO_CLICK = {"--client", "--server", "--window", "-h", "--help",
                  # radio/GPS context (hsrtcp.context): rare, and they need the context package anyway
-                 "--radio", "--radio-offset", "--radio-format", "--radio-map", "--carrier", "--label"}
+                 "--radio", "--radio-offset", "--radio-format", "--radio-map", "--carrier", "--label",
+                 # corpus runs (hsrtcp.scale)
+                 "--corpus", "--force", "--scheduler", "--dask"}
 
 DEFAULTS = {"out": "out", "vantage": None, "workers": None, "quiet": False, "csv": False, "plot": False}
 
@@ -65,6 +67,10 @@ def parse(args: list[str]) -> dict | None:
         else:
             return None
     if not params["captures"] or any(os.path.isdir(c) for c in params["captures"]):
+        return None
+    # a corpus: a .csv manifest or a quoted glob (docs/scale.md)
+    if any(c.lower().endswith(".csv") or (("*" in c or "?" in c or "[" in c) and not os.path.exists(c))
+           for c in params["captures"]):
         return None
     return params
 

@@ -85,7 +85,7 @@ def read(dirs: list[str | os.PathLike] | str | os.PathLike) -> Results:
         dirs = [dirs]
     if not dirs:
         raise InputError("no results directory given")
-    names = [os.fspath(d) for d in dirs]
+    names = [p for d in dirs for p in corpus_partitions(os.fspath(d))]
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})
         raise InputError(f"results directory given twice: {', '.join(dup)}")
@@ -127,6 +127,16 @@ def read(dirs: list[str | os.PathLike] | str | os.PathLike) -> Results:
                    context=stacked["context"], labels=stacked["labels"], handoffs=stacked["handoffs"],
                    suspensions=stacked["suspensions"], coverage=stacked["coverage"],
                    notes=notes, with_context=with_context)
+
+
+def corpus_partitions(d: str) -> list[str]:
+    """A corpus results directory (``hsrtcp analyze CORPUS``, docs/scale.md) as its
+    partitions ``d/input=<id>``, each one result; any other directory as itself."""
+    if os.path.isfile(os.path.join(d, "flows.parquet")) or not os.path.isdir(d):
+        return [d]
+    parts = sorted(os.path.join(d, p) for p in os.listdir(d)
+                   if p.startswith("input=") and os.path.isfile(os.path.join(d, p, "flows.parquet")))
+    return parts or [d]
 
 
 def _read(path: Path) -> pl.DataFrame:

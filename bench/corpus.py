@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""Corpus benchmark (issue 19): ``hsrtcp analyze CORPUS`` on the local pool and on Dask.
+
+    .venv/bin/python bench/corpus.py [--singles 16] [--pairs 16] [--rounds 2] [--out bench/results-corpus.json]
+
+Input: the benchmark pair of bench/make_capture.py (bench/work/srv.pcap, cli.pcap; make it
+first, e.g. ``bench/make_capture.py --bytes 300000000``). The corpus (bench/work/corpus/) is
+``--singles`` copies of srv.pcap and ``--pairs`` copies of the pair, each copy's packet
+times shifted by a whole number of hours: distinct content (no copy is a duplicate of
+another), identical work. One run, interleaved rounds (configurations take turns so the
+host's load falls on all alike), the fastest round of each configuration; ratios only.
+
+Measures:
+
+- wall time with 1 worker (threads: no pool to start) and 2 workers (processes):
+  speed-up = wall(1) / wall(2);
+- Dask: the same corpus with ``--scheduler`` on a cluster started beforehand with the
+  ``dask`` CLI (scheduler + 2 single-threaded workers on localhost: the deployment case)
+  and with ``--dask`` (hsrtcp starts a local cluster: start-up included); overhead
+  against the local pool = wall(dask) / wall(pool) - 1;
+- threads against processes at 2 workers on small corpora (the pool's THREAD_BYTES rule);
+- peak RSS per worker process with a quarter of the inputs and with all of them;
+- throughput: GB of captures per CPU-minute (the workers' CPU seconds, which host load
+  does not inflate) and per wall-minute per core, and the projection for 1 TB.
+- the content key: sampled hash (first + last MiB) against a full BLAKE2b of every file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "bench" / "work"
+PY = sys.executable
+ENV = dict(os.environ, PYTHONPATH=str(ROOT / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def record_offsets(data: np.ndarray) -> np.ndarray:
+    """Byte offsets of every record header of a classic little-endian pcap."""
+    assert data[:4].view("<u4")[0] in (0xA1B2C3D4, 0xA1B23C4D), "not a little-endian pcap"
+    offs, pos, n = [], 24, len(data)
+    incl = data.view(np.uint8)
+    while pos + 16 <= n:
+        offs.append(pos)
+        caplen = int(incl[pos + 8:pos + 12].view("<u4")[0])
+        pos += 16 + caplen
+    return np.asarray(offs, dtype=np.int64)
+
+
+def shifted(src: Path, dst: Path, hours: int, offs: np.ndarray) -> None:
+    """``src`` with every record's ts_sec (the first u32 of its header) moved by ``hours``."""
+    data = np.fromfile(src, dtype=np.uint8)
+    idx = (offs[:, None] + np.arange(4)).reshape(-1)
+    data[idx] = (data[idx].view("<u4") + np.uint32(3600 * hours)).view(np.uint8)
+    data.tofile(dst)
+
+
+def make_corpus(singles: int, pairs: int) -> Path:
+    corpus = WORK / "corpus"
+    stamp = corpus / ".made"
+    want = f"{singles} {pairs} {(WORK / 'srv.pcap').stat().st_mtime_ns}"
+    if stamp.exists() and stamp.read_text() == want:
+        return corpus
+    shutil.rmtree(corpus, ignore_errors=True)
+    corpus.mkdir(parents=True)
+    srv, cli = WORK / "srv.pcap", WORK / "cli.pcap"
+    so = record_offsets(np.fromfile(srv, dtype=np.uint8))
+    co = record_offsets(np.fromfile(cli, dtype=np.uint8))
+    for k in range(singles):
+        shifted(srv, corpus / f"single{k:03d}.pcap", k + 1, so)
+    for k in range(pairs):
+        shifted(cli, corpus / f"pair{k:03d}.client.pcap", 1000 + k, co)
+        shifted(srv, corpus / f"pair{k:03d}.server.pcap", 1000 + k, so)
+    stamp.write_text(want)
+    return corpus
+
+
+def subset(corpus: Path, n: int) -> Path:
+    """A corpus of the first n inputs (hard links, same files)."""
+    d = WORK / f"corpus_first{n}"
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir()
+    names = sorted(p.name for p in corpus.glob("single*.pcap"))[: n // 2]
+    stems = sorted({p.name.split(".")[0] for p in corpus.glob("pair*.pcap")})[: n - len(names)]
+    for s in stems:
+        names += [f"{s}.client.pcap", f"{s}.server.pcap"]
+    for name in names:
+        os.link(corpus / name, d / name)
+    return d
+
+
+def drop_cache(corpus: Path) -> None:
+    """Read the corpus once so every configuration starts from the page cache."""
+    for p in corpus.rglob("*.pcap"):
+        with open(p, "rb") as f:
+            while f.read(1 << 24):
+                pass
+
+
+def run(corpus: Path, out: Path, *, workers: int, mode: str | None = None, scheduler: str | None = None,
+        dask_local: bool = False) -> dict:
+    """One corpus run in a fresh process (like the CLI); wall time and the inputs table."""
+    shutil.rmtree(out, ignore_errors=True)
+    code = (f"import time,sys; t=time.perf_counter(); from hsrtcp.scale.run import run_corpus; "
+            f"c=run_corpus({str(corpus)!r}, {str(out)!r}, quiet=True, workers={workers}, mode={mode!r}, "
+            f"scheduler={scheduler!r}, dask_local={dask_local!r}); "
+            f"print(time.perf_counter()-t); sys.exit(c)")
+    t0 = time.perf_counter()
+    p = subprocess.run([PY, "-c", code], capture_output=True, text=True, env=ENV)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise SystemExit(f"corpus run failed ({p.returncode}): {p.stderr[-2000:]}")
+    import polars as pl
+
+    idx = pl.read_parquet(out / "inputs.parquet")
+    assert set(idx["status"]) == {"analyzed"}, idx
+    return {"wall_s": wall, "inner_s": float(p.stdout.strip().splitlines()[-1]), "inputs": idx.height,
+            "bytes": int(idx["bytes"].sum()), "cpu_s": float(idx["cpu_s"].sum()),
+            "rss_peak_per_worker": {str(pid): int(g["rss_peak_bytes"].max())
+                                    for (pid,), g in idx.group_by("pid")},
+            "task_s": float(idx["seconds"].sum())}
+
+
+def start_cluster(n: int) -> tuple[str, list[subprocess.Popen]]:
+    dask = Path(PY).with_name("dask")
+    sf = WORK / "scheduler.json"
+    sf.unlink(missing_ok=True)
+    procs = [subprocess.Popen([str(dask), "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                               "--scheduler-file", str(sf)], env=ENV, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)]
+    while not sf.exists():
+        time.sleep(0.2)
+    for i in range(n):
+        procs.append(subprocess.Popen([str(dask), "worker", "--scheduler-file", str(sf), "--nthreads", "1",
+                                       "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"], env=ENV,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
+    from distributed import Client
+
+    addr = json.loads(sf.read_text())["address"]
+    with Client(addr, timeout="60s") as c:
+        c.wait_for_workers(n, timeout=120)
+    return addr, procs
+
+
+def stop_cluster(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+
+
+def hash_cost(corpus: Path) -> dict:
+    sys.path.insert(0, str(ROOT / "python"))
+    from hsrtcp.scale.hashing import file_digest
+
+    files = sorted(corpus.glob("*.pcap"))
+    total = sum(f.stat().st_size for f in files)
+    t = time.perf_counter()
+    for f in files:
+        file_digest(str(f))
+    sampled = time.perf_counter() - t
+    t = time.perf_counter()
+    for f in files:
+        file_digest(str(f), full=True)
+    full = time.perf_counter() - t
+    return {"files": len(files), "bytes": total, "sampled_s": sampled, "full_s": full,
+            "full_gb_per_s": total / full / 1e9}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--singles", type=int, default=16)
+    ap.add_argument("--pairs", type=int, default=16)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results-corpus.json")
+    a = ap.parse_args()
+    if not (WORK / "srv.pcap").exists():
+        raise SystemExit("bench/work/srv.pcap missing: run bench/make_capture.py (e.g. --bytes 300000000) first")
+    corpus = make_corpus(a.singles, a.pairs)
+    n_inputs = a.singles + a.pairs
+    quarter = subset(corpus, max(2, n_inputs // 4))
+    small = subset(corpus, 2)
+    tiny = WORK / "fixtures"  # the test fixtures: many small files (tests/data/*.pcap)
+    shutil.rmtree(tiny, ignore_errors=True)
+    tiny.mkdir()
+    for f in sorted((ROOT / "tests" / "data").glob("*.pcap")):
+        shutil.copy(f, tiny / f.name)
+    load_start = os.getloadavg()
+    drop_cache(corpus)
+    addr, procs = start_cluster(2)
+    res = WORK / "bench_results"
+    configs = {
+        "pool_1": lambda: run(corpus, res, workers=1),                       # threads (1 worker)
+        "pool_2": lambda: run(corpus, res, workers=2, mode="processes"),
+        "pool_2_threads": lambda: run(corpus, res, workers=2, mode="threads"),
+        "dask_scheduler_2": lambda: run(corpus, res, workers=2, scheduler=addr),
+        "dask_local_2": lambda: run(corpus, res, workers=2, dask_local=True),
+        "quarter_pool_2": lambda: run(quarter, res, workers=2, mode="processes"),
+        "small_threads_2": lambda: run(small, res, workers=2, mode="threads"),
+        "small_processes_2": lambda: run(small, res, workers=2, mode="processes"),
+        "fixtures_threads_2": lambda: run(tiny, res, workers=2, mode="threads"),
+        "fixtures_processes_2": lambda: run(tiny, res, workers=2, mode="processes"),
+    }
+    rounds: dict[str, list[dict]] = {k: [] for k in configs}
+    try:
+        for r in range(a.rounds):
+            for name, fn in configs.items():
+                rounds[name].append(fn())
+                print(f"round {r + 1} {name}: {rounds[name][-1]['wall_s']:.2f} s", file=sys.stderr, flush=True)
+    finally:
+        stop_cluster(procs)
+    best = {k: min(v, key=lambda x: x["wall_s"]) for k, v in rounds.items()}
+    b = best["pool_2"]
+    gb = b["bytes"] / 1e9
+    per_cpu_min = gb / (b["cpu_s"] / 60)
+    per_core_wall_min = gb / (b["wall_s"] / 60) / 2
+    rss_all = max(best["pool_2"]["rss_peak_per_worker"].values())
+    rss_quarter = max(best["quarter_pool_2"]["rss_peak_per_worker"].values())
+    out = {
+        "corpus": {"inputs": n_inputs, "singles": a.singles, "pairs": a.pairs, "bytes": b["bytes"],
+                   "capture": json.loads((WORK / "capture.json").read_text()).get("packets", None)},
+        "loadavg_start": load_start,
+        "best": best,
+        "walls": {k: [x["wall_s"] for x in v] for k, v in rounds.items()},
+        "speedup_2_over_1": best["pool_1"]["wall_s"] / best["pool_2"]["wall_s"],
+        "dask_scheduler_overhead": best["dask_scheduler_2"]["wall_s"] / best["pool_2"]["wall_s"] - 1,
+        "dask_local_overhead": best["dask_local_2"]["wall_s"] / best["pool_2"]["wall_s"] - 1,
+        "threads_over_processes_2": best["pool_2_threads"]["wall_s"] / best["pool_2"]["wall_s"],
+        "small_threads_over_processes": best["small_threads_2"]["wall_s"] / best["small_processes_2"]["wall_s"],
+        "fixtures_threads_over_processes": best["fixtures_threads_2"]["wall_s"] / best["fixtures_processes_2"]["wall_s"],
+        "rss_peak_worker_all_mb": rss_all / 1e6,
+        "rss_peak_worker_quarter_mb": rss_quarter / 1e6,
+        "gb_per_cpu_minute": per_cpu_min,
+        "gb_per_wall_minute_per_core": per_core_wall_min,
+        "hash": hash_cost(corpus),
+        "loadavg_end": os.getloadavg(),
+        "cpus": os.cpu_count(),
+    }
+    # projection: 1 TB on N machines of C cores at the measured per-core rate (see bench/README.md)
+    out["fixtures_bytes"] = best["fixtures_threads_2"]["bytes"]
+    out["small_bytes"] = best["small_threads_2"]["bytes"]
+    out["projection_1tb_hours"] = {f"{n}x{c}cores": 1000 / (per_core_wall_min * c * n) / 60
+                                   for n, c in ((1, 2), (1, 32), (4, 32), (16, 32))}
+    a.out.write_text(json.dumps(out, indent=1, default=str))
+    print(json.dumps({k: v for k, v in out.items() if k not in ("best", "walls")}, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

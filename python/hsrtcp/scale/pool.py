@@ -1,0 +1,104 @@
+"""Running the inputs of a corpus on this machine: :func:`run_local`.
+
+Processes by default: a pair or bundle analysis holds the GIL for part of its time (polars
+joins release it, the Python around them does not), and one process per core also keeps a
+crashing input from taking the others with it. Threads are kept for small corpora, where
+starting the pool (a fork server that imports hsrtcp and polars, then the workers: 1-1.5 s
+on the 2-core bench machine) costs more than it saves: the rule is
+``total bytes < THREAD_BYTES`` or a single worker. bench/corpus.py at 2 workers, wall time
+of threads over processes: 0.53-0.68x on the 18 fixture captures (2.6 MB), 0.51-0.73x on 2
+bench inputs (91 MB), 0.78-1.08x on the 32-input bench corpus (1.46 GB) over three runs:
+the threads' advantage is the pool's start, which is above 10 % of a 2-worker run below
+about 1 GB. Above it processes are kept for what threads cannot give: a crash in one
+input does not end the run, and no GIL between the workers on many-core machines
+(bench/README.md, "Corpus").
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+#: below this many bytes of input a corpus runs on threads (measured, docs/scale.md)
+THREAD_BYTES = 1 << 30
+
+
+def choose(total_bytes: int, workers: int) -> str:
+    """``"threads"`` or ``"processes"`` (see the module docstring)."""
+    return "threads" if workers <= 1 or total_bytes < THREAD_BYTES else "processes"
+
+
+def default_workers() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _executor(mode: str, workers: int):
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+    if mode == "threads":
+        return ThreadPoolExecutor(workers)
+    import multiprocessing as mp
+
+    ctx = mp.get_context("forkserver")
+    # workers fork from a server that already imported the analysis (once, not per worker)
+    ctx.set_forkserver_preload(["hsrtcp.scale.tasks", "hsrtcp.streaming", "hsrtcp.api", "hsrtcp.pair"])
+    return ProcessPoolExecutor(workers, mp_context=ctx)
+
+
+def run_local(tasks: list[tuple], on_done: Callable[[object, dict], None], *, workers: int,
+              mode: str, fn: Callable[..., dict] | None = None) -> None:
+    """``fn(*task)`` (default :func:`hsrtcp.scale.tasks.analyze_input`) for every task;
+    ``on_done(input, result)`` as each ends.
+
+    At most ``workers`` tasks are in flight, so when a worker process dies (a crash in the
+    native code, the OOM killer) the suspects are known: the pool is restarted and they are
+    run again one at a time; the one whose run breaks the pool again becomes an
+    ``internal`` failure, the others go on. Each break costs a pool start, and every
+    break in careful mode settles one input, so the run always ends.
+    """
+    from collections import deque
+    from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    if fn is None:
+        from hsrtcp.scale.tasks import analyze_input as fn
+
+    pending, careful = deque(tasks), deque()
+    while pending or careful:
+        ex = _executor(mode, workers)
+        inflight: dict = {}
+        broken = False
+        try:
+            while (pending or careful or inflight) and not broken:
+                cap = 1 if careful else workers
+                while len(inflight) < cap and (careful or pending):
+                    t = (careful or pending).popleft()
+                    inflight[ex.submit(fn, *t)] = t
+                done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    t = inflight[fut]
+                    try:
+                        res = fut.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - pickling or a worker's own error
+                        res = dict(t[3], status="failed", kind="internal", reason=f"internal error: {exc!r}")
+                    del inflight[fut]
+                    on_done(t[0], res)
+        except BaseException:
+            ex.shutdown(wait=False, cancel_futures=True)
+            raise
+        ex.shutdown(wait=not broken, cancel_futures=True)
+        if broken:
+            suspects = list(inflight.values())
+            if cap == 1:  # alone in the pool when it broke: this input kills its worker
+                t = suspects[0]
+                on_done(t[0], dict(t[3], status="failed", kind="internal",
+                                   reason=f"{t[0].source}: the worker process died (crashed or killed) while "
+                                          f"analyzing this input"))
+            else:
+                careful.extend(suspects)

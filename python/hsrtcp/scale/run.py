@@ -1,0 +1,175 @@
+"""A whole corpus run: :func:`run_corpus` (what ``hsrtcp analyze CORPUS -o RESULTS`` does).
+
+1. discover the inputs (:mod:`.discover`, :mod:`.manifest`);
+2. lock RESULTS (:mod:`.lock`) and clear the staging leftovers of dead runs;
+3. key every input (:mod:`.hashing`): an unreadable one, or one with the content of an
+   earlier input (a duplicate), becomes a failure row; one whose partition records the
+   same state key is skipped (unless ``force``);
+4. analyze the rest on a local pool (:mod:`.pool`) or Dask (:mod:`.dask`);
+5. write ``failures.parquet`` and ``inputs.parquet`` (one row per input of this corpus:
+   id, kind, source, status of this run, bytes, seconds); exit 3 if any failure row.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+
+from hsrtcp.scale.discover import Input, discover
+from hsrtcp.scale.failures import row, write_failures
+from hsrtcp.scale.hashing import content_hash, file_digest, state_key
+from hsrtcp.scale.lock import ResultsLock
+from hsrtcp.scale.tasks import STAGING, partition_dir, read_record
+
+
+def _settings(inp: Input, window_s: float) -> dict:
+    """Everything besides the capture bytes that decides an input's results."""
+    radio = None
+    if inp.radio:
+        try:
+            radio = file_digest(inp.radio)
+        except OSError:
+            radio = "unreadable"  # the analysis reports it; a readable log later changes the key
+    return {"kind": inp.kind, "files": [os.path.abspath(f) for f in inp.files], "vantage": inp.vantage,
+            "radio": inp.radio, "radio_digest": radio, "radio_format": inp.radio_format,
+            "radio_offset": inp.radio_offset, "radio_map": inp.radio_map, "carrier": inp.carrier, "labels": inp.labels,
+            "window_s": window_s}
+
+
+def run_corpus(spec: str, results: str, *, force: bool = False, workers: int | None = None,
+               scheduler: str | None = None, dask_local: bool = False, quiet: bool = False,
+               window_s: float = 30.0, labels: dict | None = None, mode: str | None = None) -> int:
+    """Analyze every input of corpus ``spec`` into ``results``; the exit code (0, or 3 when
+    the failures table has rows). ValueError for a usage problem (a corpus naming nothing)."""
+    import hsrtcp
+    from hsrtcp.scale.manifest import ManifestProblem
+    from hsrtcp.scale.pool import choose, default_workers, run_local
+    from hsrtcp.scale.progress import CorpusProgress
+
+    t_start = time.perf_counter()
+    inputs = discover(spec)
+    for inp in inputs:
+        if labels:
+            inp.labels = {**labels, **inp.labels}
+    results = os.path.abspath(results)
+    if os.path.lexists(results) and not os.path.isdir(results):
+        raise ValueError(f"{results}: exists and is not a directory")
+    os.makedirs(results, exist_ok=True)
+    workers = max(1, workers or default_workers())
+    version = hsrtcp.__version__
+    with ResultsLock(results):
+        shutil.rmtree(os.path.join(results, STAGING), ignore_errors=True)  # leftovers of dead runs
+        os.makedirs(os.path.join(results, STAGING), exist_ok=True)
+        failures: list[dict] = []
+        index: dict[str, dict] = {}
+        seen_content: dict[str, Input] = {}
+        todo: list[tuple] = []
+        todo_bytes = 0
+        for inp in inputs:
+            entry = {"input": inp.id, "kind": inp.kind, "source": inp.source, "status": None,
+                     "bytes": None, "seconds": None, "content_hash": None}  # + worker fields (_write_index)
+            if inp.id in index:
+                failures.append(row(inp.id, inp.source, "duplicate",
+                                    f"input id {inp.id!r} given twice (also {index[inp.id]['source']}); "
+                                    f"the first is analyzed"))
+                continue
+            index[inp.id] = entry
+            if isinstance(inp, ManifestProblem):
+                entry["status"] = "failed"
+                failures.append(row(inp.id, inp.source, "unreadable", inp.reason))
+                continue
+            try:
+                content, nbytes, mtimes = content_hash(inp.files)
+            except OSError as exc:
+                entry["status"] = "failed"
+                where = exc.filename or inp.source
+                failures.append(row(inp.id, inp.source, "unreadable", f"{where}: {exc.strerror or exc}"))
+                _drop_partition(results, inp.id)
+                continue
+            entry.update(content_hash=content, bytes=nbytes)
+            if content in seen_content:
+                first = seen_content[content]
+                entry["status"] = "duplicate"
+                failures.append(row(inp.id, inp.source, "duplicate",
+                                    f"same content as input {first.id} ({first.source}); only that one is analyzed"))
+                continue
+            seen_content[content] = inp
+            settings = _settings(inp, window_s)
+            state = state_key(content, mtimes, settings, version)
+            rec = read_record(results, inp.id)
+            if not force and rec is not None and rec.get("state") == state and rec.get("status") == "done":
+                entry.update(status="skipped", seconds=0.0)
+                failures += [row(inp.id, e["source"], e["kind"], e["reason"]) for e in rec.get("errors", [])]
+                continue
+            record = {"input": inp.id, "kind": inp.kind, "files": settings["files"], "content": content,
+                      "state": state, "version": version, "bytes": nbytes, "settings": settings}
+            todo.append((inp, results, window_s, record))
+            todo_bytes += nbytes
+        how = ("dask" if scheduler or dask_local else (mode or choose(todo_bytes, workers))) if todo else "none"
+        progress = CorpusProgress(len(todo), todo_bytes, enabled=not quiet)
+
+        def on_done(inp: Input, res: dict) -> None:
+            entry = index[inp.id]
+            entry.update({k: res.get(k) for k in ("seconds", "host", "pid", "cpu_s", "rss_peak_bytes")})
+            if res.get("status") == "done":
+                entry["status"] = "analyzed"
+                new = [row(inp.id, e["source"], e["kind"], e["reason"]) for e in res.get("errors", [])]
+            else:
+                entry["status"] = "failed"
+                new = [row(inp.id, inp.source, res.get("kind", "internal"), res.get("reason", "unknown error"))]
+                _drop_partition(results, inp.id)
+            failures.extend(new)
+            progress.advance(entry["bytes"] or 0, len(new))
+
+        try:
+            if how == "dask":
+                from hsrtcp.scale.dask import run_dask
+
+                run_dask(todo, on_done, scheduler=scheduler, workers=workers)
+            elif todo:
+                run_local(todo, on_done, workers=min(workers, len(todo)), mode=how)
+        finally:
+            progress.close()
+            write_failures(results, failures)
+            _write_index(results, list(index.values()))
+            shutil.rmtree(os.path.join(results, STAGING), ignore_errors=True)
+    if not quiet:
+        n = {s: sum(1 for e in index.values() if e["status"] == s) for s in ("analyzed", "skipped", "failed", "duplicate")}
+        gb = todo_bytes / 1e9
+        wall = time.perf_counter() - t_start
+        print(f"hsrtcp: corpus {spec}: {len(index)} inputs: {n['analyzed']} analyzed, {n['skipped']} skipped "
+              f"(unchanged), {n['failed']} failed, {n['duplicate']} duplicate; {gb:.3f} GB in {wall:.1f} s "
+              f"({how}, {workers} workers); {len(failures)} failure rows -> {results}/failures.parquet",
+              file=sys.stderr)
+        for f in failures[:20]:
+            print(f"hsrtcp: {f['input']}: {f['kind']}: {f['reason']}", file=sys.stderr)
+        if len(failures) > 20:
+            print(f"hsrtcp: ... and {len(failures) - 20} more in failures.parquet", file=sys.stderr)
+    return 3 if failures else 0
+
+
+def _drop_partition(results: str, input_id: str) -> None:
+    """An input that now fails keeps no partition from an earlier run (results and failures agree)."""
+    final = partition_dir(results, input_id)
+    if os.path.isdir(final):
+        aside = os.path.join(results, STAGING, f"drop.{input_id}.{os.getpid()}")
+        os.replace(final, aside)
+        shutil.rmtree(aside, ignore_errors=True)
+
+
+def _write_index(results: str, entries: list[dict]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([("input", pa.string()), ("kind", pa.string()), ("source", pa.string()),
+                        ("status", pa.string()), ("bytes", pa.int64()), ("seconds", pa.float64()),
+                        ("content_hash", pa.string()),
+                        # where and how an analyzed input ran (bench/corpus.py): the worker's host and
+                        # pid, its CPU seconds for the input, its peak RSS so far
+                        ("host", pa.string()), ("pid", pa.int64()), ("cpu_s", pa.float64()),
+                        ("rss_peak_bytes", pa.int64())])
+    tmp = os.path.join(results, f".inputs.parquet.tmp{os.getpid()}")
+    pq.write_table(pa.Table.from_pylist(entries, schema=schema), tmp)
+    os.replace(tmp, os.path.join(results, "inputs.parquet"))
