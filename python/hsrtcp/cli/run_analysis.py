@@ -19,38 +19,48 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
 
     Single captures go straight to Parquet (:func:`hsrtcp.analyze_to`: flat memory, and
     polars is imported only for --csv and the plot); two-vantage pairs and run bundles go
-    through :func:`hsrtcp.analyze`, whose matcher works on the tables in memory.
+    through :func:`hsrtcp.analyze`, whose matcher works on the tables in memory. Every file
+    of the run (tables, CSVs, plot) is staged and committed together (:mod:`hsrtcp.output`);
+    ``out`` is locked from before the analysis (a busy or unusable directory is refused
+    before any work) to the commit.
     """
+    from hsrtcp.output import OutputSet, shown
     # This process ends with the run: the allocator may keep what it frees (fewer page
     # faults and TLB flushes on the analysis threads).
     from hsrtcp.runner import native
 
     native().keep_freed_memory()
-    if client or server or any(os.path.isdir(p) for p in captures):
-        import hsrtcp
+    with OutputSet(out) as output:
+        if client or server or any(os.path.isdir(p) for p in captures):
+            import hsrtcp
 
-        ds = hsrtcp.analyze(captures, vantage=vantages, workers=workers, progress=not quiet,
-                            client=client or None, server=server or None, window_s=window_s)
-        written = [os.fspath(p) for p in ds.write(out, csv=csv)]
-        flows = None if quiet else ds.flows.to_dicts()
-        capture_rows, errors = ds.captures.to_dicts(), ds.errors
-    else:
-        from hsrtcp.streaming import analyze_to, parquet_to_csv
+            ds = hsrtcp.analyze(captures, vantage=vantages, workers=workers, progress=not quiet,
+                                client=client or None, server=server or None, window_s=window_s)
+            ds.stage(output, csv=csv)
+            flows = None if quiet else ds.flows.to_dicts()
+            capture_rows, errors = ds.captures.to_dicts(), ds.errors
+        else:
+            from hsrtcp.streaming import analyze_to, stage_csv
 
-        w = analyze_to(captures, out, vantage=vantages, workers=workers, progress=not quiet,
-                       keep_flows=not quiet)
-        written = w.files + ([os.fspath(p) for p in parquet_to_csv(w.files)] if csv else [])
-        flows, capture_rows, errors = w.flows, w.captures, w.errors
-    if plot:
-        import polars as pl
+            w = analyze_to(captures, out, vantage=vantages, workers=workers, progress=not quiet,
+                           keep_flows=not quiet, output=output)
+            if csv:
+                stage_csv(output, [os.path.basename(f) for f in w.files])
+            flows, capture_rows, errors = w.flows, w.captures, w.errors
+        if plot:
+            import polars as pl
 
-        from hsrtcp.report.throughput import plot_throughput
+            from hsrtcp.report.throughput import plot_throughput
 
-        png = plot_throughput(pl.read_parquet(os.path.join(out, "flows.parquet")),
-                              pl.read_parquet(os.path.join(out, "series.parquet")),
-                              os.path.join(out, "throughput.png"))
-        if png:
-            written.append(os.fspath(png))
+            png = plot_throughput(pl.read_parquet(output.staged("flows.parquet")),
+                                  pl.read_parquet(output.staged("series.parquet")),
+                                  output.stage("throughput.png"))
+            if not png:
+                output.discard("throughput.png")
+        written = output.commit()
+    # Input errors go to stderr whatever else is printed (with -q, they are all there is).
+    for e in errors:
+        print(f"error: {shown(e)}", file=sys.stderr)
     if not quiet:
         from rich.console import Console
 
@@ -59,6 +69,6 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
         # Piped output (logs, CI) gets a wide table instead of rich's 80-column default.
         console = Console(stderr=False, width=None if sys.stdout.isatty() else 180)
         print_summary(flows, capture_rows, console)
-        console.print(f"wrote {', '.join(os.path.basename(p) for p in written)} to {os.fspath(out)}/")
+        console.print(f"wrote {', '.join(os.path.basename(p) for p in written)} to {shown(out)}/")
     # Input errors still write the partial results, then exit 3.
     return 3 if errors else 0
