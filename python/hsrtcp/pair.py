@@ -163,6 +163,10 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
     for p, _ in files:
         if not p.exists():
             raise InputError(f"{p}: no such file")
+    for c, s in pairs:
+        if os.path.samefile(c, s):
+            raise InputError(f"{c} and {s}: the client-side and the server-side capture are the same "
+                             f"file (a pair needs the captures of both ends)")
     n_workers = max(1, min(workers or os.cpu_count() or 1, len(files) + len(pairs)))
 
     def matcher(k: int):

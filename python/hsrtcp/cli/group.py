@@ -58,7 +58,9 @@ def run_group(args: list[str]) -> int:
     hsrtcp's errors are left to :func:`hsrtcp.cli.main`."""
     try:
         cli.main(args=args, prog_name="hsrtcp", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):
+            raise KeyboardInterrupt from None  # Ctrl-C: reported by hsrtcp.cli.main
         click.echo("aborted", err=True)
         return 130
     except click.UsageError as exc:
