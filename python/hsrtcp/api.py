@@ -59,10 +59,13 @@ class Dataset:
         names = []
         try:
             for name, df in self.tables().items():
-                df.write_parquet(output.stage(f"{name}.parquet"))
+                # (files opened here: polars takes no path that is not UTF-8)
+                with open(output.stage(f"{name}.parquet"), "wb") as f:
+                    df.write_parquet(f)
                 names.append(f"{name}.parquet")
                 if csv:
-                    df.write_csv(output.stage(f"{name}.csv"))
+                    with open(output.stage(f"{name}.csv"), "wb") as f:
+                        df.write_csv(f)
                     names.append(f"{name}.csv")
         except OSError as exc:
             from hsrtcp.errors import OutputError

@@ -86,7 +86,9 @@ def match_tables(client: str | os.PathLike, server: str | os.PathLike, *, index:
             raise InputError(f"{p}: no such file")
         if p.is_dir():
             raise InputError(f"{p}: is a directory, not a capture file")
-    r = _native().analyze_pair(str(c), str(s), str(c), str(s), MATCH_ID_BASE + (index << ID_SHIFT),
+    from hsrtcp.output import shown
+
+    r = _native().analyze_pair(c, s, shown(c), shown(s), MATCH_ID_BASE + (index << ID_SHIFT),
                                window_s, use_ip_id)
     return {"matched": pl.read_ipc_stream(r["matched"]), "events": pl.read_ipc_stream(r["events"]),
             "stats": dict(r["stats"])}
@@ -148,6 +150,7 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
     from concurrent.futures import ThreadPoolExecutor
 
     from hsrtcp.api import Dataset, analyze_one
+    from hsrtcp.output import shown
 
     pairs = [(Path(c), Path(s)) for c, s in pairs]
     files: list[tuple[Path, str | None]] = []
@@ -203,7 +206,7 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
         ev = match_r[k]["events"]
         if not ev.is_empty():
             tables["events"].append(ev)
-        st = dict(match_r[k]["stats"], client_capture=str(c), server_capture=str(s))
+        st = dict(match_r[k]["stats"], client_capture=shown(c), server_capture=shown(s))
         stats.append(st)
     flows = pl.concat(tables["flows"] + matched_frames, how="diagonal_relaxed")
     out = {t: pl.concat(tables[t], how="diagonal_relaxed") for t in TABLES if t != "flows"}

@@ -108,6 +108,8 @@ def stage_csv(output: OutputSet, names: Iterable[str]) -> list[str]:
     csvs = []
     for name in names:
         csv = name.removesuffix(".parquet") + ".csv"
-        pl.read_parquet(output.staged(name)).write_csv(output.stage(csv))
+        # (files opened here: polars takes no path that is not UTF-8)
+        with open(output.staged(name), "rb") as src, open(output.stage(csv), "wb") as dst:
+            pl.read_parquet(src).write_csv(dst)
         csvs.append(csv)
     return csvs

@@ -69,4 +69,6 @@ def run_group(args: list[str]) -> int:
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code if exc.exit_code != 1 else EXIT_INPUT
+    except SystemExit as exc:  # a command's own exit code (`raise SystemExit(run(...))`)
+        return exc.code if isinstance(exc.code, int) else 0
     return 0

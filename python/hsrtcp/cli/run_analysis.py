@@ -52,9 +52,9 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
 
             from hsrtcp.report.throughput import plot_throughput
 
-            png = plot_throughput(pl.read_parquet(output.staged("flows.parquet")),
-                                  pl.read_parquet(output.staged("series.parquet")),
-                                  output.stage("throughput.png"))
+            # (files opened here: polars takes no path that is not UTF-8)
+            with open(output.staged("flows.parquet"), "rb") as f, open(output.staged("series.parquet"), "rb") as s:
+                png = plot_throughput(pl.read_parquet(f), pl.read_parquet(s), output.stage("throughput.png"))
             if not png:
                 output.discard("throughput.png")
         written = output.commit()
