@@ -32,7 +32,7 @@ from pathlib import Path
 import polars as pl
 
 from hsrtcp.errors import InputError
-from hsrtcp.runner import ID_SHIFT, TABLES, file_progress
+from hsrtcp.runner import ID_SHIFT, TABLES, file_progress, result
 from hsrtcp.runner import native as _native
 
 # Matched row ids live above every single-capture id (those are capture_index << ID_SHIFT).
@@ -176,14 +176,34 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
         c, s = pairs[k]
         return match_tables(c, s, index=first_index + k, window_s=window_s, use_ip_id=use_ip_id)
 
+    # Ctrl-C reaches the main thread only: the single-capture passes stop when their
+    # progress callback raises, and the pool is not waited for (the matcher cannot be
+    # stopped; the command line exits without waiting for it).
+    interrupted: list[bool] = []
+
+    def stoppable(report):
+        def checked(n: int) -> None:
+            if interrupted:
+                raise KeyboardInterrupt
+            report(n)
+
+        return checked
+
     # Progress counts the bytes the single-capture passes read (the matcher reads the same
     # files alongside).
-    with file_progress([p for p, _ in files], progress) as for_file, ThreadPoolExecutor(n_workers) as pool:
-        single_f = [pool.submit(analyze_one, p, vantage=v, index=i, progress=for_file(i))
-                    for i, (p, v) in enumerate(files)]
-        match_f = [pool.submit(matcher, k) for k in range(len(pairs))]
-        single_r = [f.result() for f in single_f]
-        match_r = [f.result() for f in match_f]
+    pool = ThreadPoolExecutor(n_workers)
+    try:
+        with file_progress([p for p, _ in files], progress) as for_file:
+            single_f = [pool.submit(analyze_one, p, vantage=v, index=i, progress=stoppable(for_file(i)))
+                        for i, (p, v) in enumerate(files)]
+            match_f = [pool.submit(matcher, k) for k in range(len(pairs))]
+            single_r = [result(f) for f in single_f]
+            match_r = [result(f) for f in match_f]
+    except KeyboardInterrupt:
+        interrupted.append(True)
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
     tables = {t: [r[t] for r in single_r] for t in TABLES}
     matched_frames, stats = [], []

@@ -89,6 +89,17 @@ class file_progress:
             self.bar.close()
 
 
+def result(future):
+    """``future.result()``, waited for in slices of 50 ms: Ctrl-C may be delivered to one of
+    the native threads, and the main thread then runs Python's handler (KeyboardInterrupt)
+    only when it wakes up."""
+    while True:
+        try:
+            return future.result(timeout=0.05)
+        except TimeoutError:
+            continue
+
+
 def run_captures(paths: Sequence[str | os.PathLike], job: Callable[[int, Callable[[int], None]], T], *,
                  workers: int | None = None,
                  progress: bool | Callable[[int, int], None] = False) -> list[T]:
@@ -125,7 +136,7 @@ def run_captures(paths: Sequence[str | os.PathLike], job: Callable[[int, Callabl
         with ThreadPoolExecutor(n_workers) as pool:
             futures = [pool.submit(stoppable, i) for i in range(len(paths))]
             try:
-                return [f.result() for f in futures]
+                return [result(f) for f in futures]
             except KeyboardInterrupt:
                 interrupted.append(True)
                 for f in futures:

@@ -305,15 +305,23 @@ def _wait_for_staged(out: Path, timeout: float = 30) -> None:
     raise AssertionError("the analysis never started writing")
 
 
-@pytest.mark.parametrize("copies", [1, 2])
-def test_ctrl_c_stops_the_native_analysis_at_once(tmp_path, copies):
+@pytest.mark.parametrize("mode", ["one", "two threads", "pair"])
+def test_ctrl_c_stops_the_native_analysis_at_once(tmp_path, mode):
     big = _long_capture(tmp_path)
-    caps = [big] * copies
     out = tmp_path / "out"
+    if mode == "pair":
+        other = tmp_path / "long2.pcap.gz"
+        other.write_bytes(big.read_bytes())
+        args = ["--client", str(big), "--server", str(other)]
+    else:
+        args = [str(big)] * (2 if mode == "two threads" else 1) + ["-j", "2"]
     t0 = time.monotonic()
-    p = subprocess.Popen([sys.executable, "-m", "hsrtcp", "analyze", *map(str, caps), "-o", str(out), "-q",
-                          "-j", str(copies)], stderr=subprocess.PIPE)
-    _wait_for_staged(out)
+    p = subprocess.Popen([sys.executable, "-m", "hsrtcp", "analyze", *args, "-o", str(out), "-q"],
+                         stderr=subprocess.PIPE)
+    if mode == "pair":  # nothing is staged before the analysis ends: wait for it to be under way
+        time.sleep(2.0)
+    else:
+        _wait_for_staged(out)
     time.sleep(0.2)
     sent = time.monotonic()
     p.send_signal(signal.SIGINT)
