@@ -57,6 +57,7 @@ pub fn analyze_capture(
         }
         sink(name, b)
     };
+    let mut go_on = true;
     while let Some(batch) = stream.next_batch() {
         for seg in batch {
             table.push(seg);
@@ -65,14 +66,14 @@ pub fn analyze_capture(
         if batches % 8 == 0 {
             table.drain_retired(&mut output);
             output.flush(rows_per_batch, &mut counted);
-            if !progress(stream.bytes_read()) {
-                stream.finish(); // the reader stops at its next batch
-                return None;
+            go_on = progress(stream.bytes_read());
+            if !go_on {
+                break;
             }
         }
     }
-    if !progress(stream.bytes_read()) {
-        stream.finish();
+    if !(go_on && progress(stream.bytes_read())) {
+        stream.finish(); // the reader stops at its next batch
         return None;
     }
     let stats = stream.finish();
