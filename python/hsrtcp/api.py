@@ -43,23 +43,49 @@ class Dataset:
         return [e for e in self.captures["error"].to_list() if e]
 
     def write(self, out_dir: str | os.PathLike, csv: bool = False) -> list[Path]:
-        """Write every table as Parquet (and CSV on request), atomically: each file is
-        written under a temporary name and renamed, so a reader never sees half a file."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        written = []
-        for name, df in self.tables().items():
-            written.append(_atomic(out / f"{name}.parquet", df.write_parquet))
-            if csv:
-                written.append(_atomic(out / f"{name}.csv", df.write_csv))
-        return written
+        """Write every table as Parquet (and CSV on request) into ``out_dir``, all together
+        or not at all (:mod:`hsrtcp.output`: staged, then committed; the files of an
+        earlier run there that this one does not write are removed). Raises
+        :class:`hsrtcp.errors.OutputError` naming the path when the directory cannot take them."""
+        from hsrtcp.output import OutputSet
+
+        with OutputSet(out_dir) as output:
+            self.stage(output, csv=csv)
+            return [Path(p) for p in output.commit()]
+
+    def stage(self, output, csv: bool = False) -> list[str]:
+        """Write every table (and its CSV) into the open :class:`hsrtcp.output.OutputSet`
+        ``output`` under staging names, for the caller to commit; returns the final names."""
+        names = []
+        try:
+            for name, df in self.tables().items():
+                # (files opened here: polars takes no path that is not UTF-8)
+                with open(output.stage(f"{name}.parquet"), "wb") as f:
+                    df.write_parquet(f)
+                names.append(f"{name}.parquet")
+                if csv:
+                    with open(output.stage(f"{name}.csv"), "wb") as f:
+                        df.write_csv(f)
+                    names.append(f"{name}.csv")
+        except OSError as exc:
+            from hsrtcp.errors import OutputError
+            from hsrtcp.output import shown
+
+            raise OutputError(f"{shown(exc.filename or output.dir)}: {exc.strerror or exc}") from None
+        return names
 
     @classmethod
     def read(cls, out_dir: str | os.PathLike) -> Dataset:
-        """Load a results directory written by :meth:`write`."""
+        """Load a results directory written by :meth:`write` or ``hsrtcp analyze``: the tables
+        its manifest lists (every ``*.parquet`` of a directory without one)."""
+        from hsrtcp.output import manifest
+
         out = Path(out_dir)
+        listed = manifest(out)
+        files = sorted(out.glob("*.parquet")) if listed is None else \
+            [out / n for n in listed if n.endswith(".parquet")]
         frames = {}
-        for f in sorted(out.glob("*.parquet")):
+        for f in files:
             frames[f.stem] = pl.read_parquet(f)
         missing = [t for t in TABLES if t not in frames]
         if missing:
@@ -95,7 +121,9 @@ def analyze_one(path: str | os.PathLike, *, vantage: str | None = None, index: i
         raise InputError(f"{p}: no such file")
     if p.is_dir():
         raise InputError(f"{p}: is a directory, not a capture file")
-    ipc = _native().analyze_capture(str(p), str(p), vantage, index << ID_SHIFT, progress)
+    from hsrtcp.output import shown
+
+    ipc = _native().analyze_capture(p, shown(p), vantage, index << ID_SHIFT, progress)
     return _frames(ipc)
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 import polars as pl
 
 from hsrtcp.errors import InputError
-from hsrtcp.runner import ID_SHIFT, TABLES, file_progress
+from hsrtcp.runner import ID_SHIFT, TABLES, file_progress, result
 from hsrtcp.runner import native as _native
 
 # Matched row ids live above every single-capture id (those are capture_index << ID_SHIFT).
@@ -86,7 +86,9 @@ def match_tables(client: str | os.PathLike, server: str | os.PathLike, *, index:
             raise InputError(f"{p}: no such file")
         if p.is_dir():
             raise InputError(f"{p}: is a directory, not a capture file")
-    r = _native().analyze_pair(str(c), str(s), str(c), str(s), MATCH_ID_BASE + (index << ID_SHIFT),
+    from hsrtcp.output import shown
+
+    r = _native().analyze_pair(c, s, shown(c), shown(s), MATCH_ID_BASE + (index << ID_SHIFT),
                                window_s, use_ip_id)
     return {"matched": pl.read_ipc_stream(r["matched"]), "events": pl.read_ipc_stream(r["events"]),
             "stats": dict(r["stats"])}
@@ -148,6 +150,7 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
     from concurrent.futures import ThreadPoolExecutor
 
     from hsrtcp.api import Dataset, analyze_one
+    from hsrtcp.output import shown
 
     pairs = [(Path(c), Path(s)) for c, s in pairs]
     files: list[tuple[Path, str | None]] = []
@@ -163,20 +166,44 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
     for p, _ in files:
         if not p.exists():
             raise InputError(f"{p}: no such file")
+    for c, s in pairs:
+        if os.path.samefile(c, s):
+            raise InputError(f"{c} and {s}: the client-side and the server-side capture are the same "
+                             f"file (a pair needs the captures of both ends)")
     n_workers = max(1, min(workers or os.cpu_count() or 1, len(files) + len(pairs)))
 
     def matcher(k: int):
         c, s = pairs[k]
         return match_tables(c, s, index=first_index + k, window_s=window_s, use_ip_id=use_ip_id)
 
+    # Ctrl-C reaches the main thread only: the single-capture passes stop when their
+    # progress callback raises, and the pool is not waited for (the matcher cannot be
+    # stopped; the command line exits without waiting for it).
+    interrupted: list[bool] = []
+
+    def stoppable(report):
+        def checked(n: int) -> None:
+            if interrupted:
+                raise KeyboardInterrupt
+            report(n)
+
+        return checked
+
     # Progress counts the bytes the single-capture passes read (the matcher reads the same
     # files alongside).
-    with file_progress([p for p, _ in files], progress) as for_file, ThreadPoolExecutor(n_workers) as pool:
-        single_f = [pool.submit(analyze_one, p, vantage=v, index=i, progress=for_file(i))
-                    for i, (p, v) in enumerate(files)]
-        match_f = [pool.submit(matcher, k) for k in range(len(pairs))]
-        single_r = [f.result() for f in single_f]
-        match_r = [f.result() for f in match_f]
+    pool = ThreadPoolExecutor(n_workers)
+    try:
+        with file_progress([p for p, _ in files], progress) as for_file:
+            single_f = [pool.submit(analyze_one, p, vantage=v, index=i, progress=stoppable(for_file(i)))
+                        for i, (p, v) in enumerate(files)]
+            match_f = [pool.submit(matcher, k) for k in range(len(pairs))]
+            single_r = [result(f) for f in single_f]
+            match_r = [result(f) for f in match_f]
+    except KeyboardInterrupt:
+        interrupted.append(True)
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
     tables = {t: [r[t] for r in single_r] for t in TABLES}
     matched_frames, stats = [], []
@@ -199,7 +226,7 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
         ev = match_r[k]["events"]
         if not ev.is_empty():
             tables["events"].append(ev)
-        st = dict(match_r[k]["stats"], client_capture=str(c), server_capture=str(s))
+        st = dict(match_r[k]["stats"], client_capture=shown(c), server_capture=shown(s))
         stats.append(st)
     flows = pl.concat(tables["flows"] + matched_frames, how="diagonal_relaxed")
     out = {t: pl.concat(tables[t], how="diagonal_relaxed") for t in TABLES if t != "flows"}

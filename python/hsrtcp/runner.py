@@ -95,6 +95,17 @@ class file_progress:
             self.bar.close()
 
 
+def result(future):
+    """``future.result()``, waited for in slices of 50 ms: Ctrl-C may be delivered to one of
+    the native threads, and the main thread then runs Python's handler (KeyboardInterrupt)
+    only when it wakes up."""
+    while True:
+        try:
+            return future.result(timeout=0.05)
+        except TimeoutError:
+            continue
+
+
 def run_captures(paths: Sequence[str | os.PathLike], job: Callable[[int, Callable[[int], None]], T], *,
                  workers: int | None = None,
                  progress: bool | Callable[[int, int], None] = False) -> list[T]:
@@ -102,12 +113,38 @@ def run_captures(paths: Sequence[str | os.PathLike], job: Callable[[int, Callabl
 
     ``report(bytes_read)`` feeds the progress (see :class:`file_progress`). Results come
     back in the order of ``paths``.
+
+    Ctrl-C: the native analysis on the main thread notices it by itself; analyses on worker
+    threads learn it from their ``report``, which raises KeyboardInterrupt once the main
+    thread was interrupted, so every thread stops within about a millisecond and the
+    KeyboardInterrupt reaches the caller.
     """
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
     n_workers = max(1, min(workers or os.cpu_count() or 1, len(paths)))
     with file_progress(paths, progress) as for_file:
         if n_workers == 1:
             return [job(i, for_file(i)) for i in range(len(paths))]
         from concurrent.futures import ThreadPoolExecutor  # (5 ms of start-up, when needed)
 
+        interrupted = []
+
+        def stoppable(i: int) -> T:
+            report = for_file(i)
+
+            def checked(n: int) -> None:
+                if interrupted:
+                    raise KeyboardInterrupt
+                report(n)
+
+            return job(i, checked)
+
         with ThreadPoolExecutor(n_workers) as pool:
-            return list(pool.map(lambda i: job(i, for_file(i)), range(len(paths))))
+            futures = [pool.submit(stoppable, i) for i in range(len(paths))]
+            try:
+                return [result(f) for f in futures]
+            except KeyboardInterrupt:
+                interrupted.append(True)
+                for f in futures:
+                    f.cancel()
+                raise

@@ -3,8 +3,8 @@
 The tables go from the Rust core to the files in row groups while the captures are read
 (``hsrtcp._native.ParquetOut``), so memory stays flat however long the captures are, and
 nothing here imports polars: this is the path ``hsrtcp analyze`` takes for single captures.
-The files are the same tables :func:`hsrtcp.analyze` returns (docs/formats/), written
-atomically (temporary name, then rename).
+The files are the same tables :func:`hsrtcp.analyze` returns (docs/formats/), committed
+together (:mod:`hsrtcp.output`).
 
 Like :mod:`hsrtcp.runner` this module is on the command line's start-up path and imports
 only ``os`` (see there why).
@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 
-from hsrtcp.errors import InputError
+from hsrtcp.errors import OutputError
+from hsrtcp.output import OutputSet, shown
 from hsrtcp.runner import ID_SHIFT, check_captures, native, run_captures
 
 
@@ -47,14 +48,21 @@ class Written:
 
 def analyze_to(paths: str | os.PathLike | Iterable[str | os.PathLike], out_dir: str | os.PathLike, *,
                vantage: str | Sequence[str | None] | None = None, workers: int | None = None,
-               progress: bool | Callable[[int, int], None] = False, keep_flows: bool = False) -> Written:
+               progress: bool | Callable[[int, int], None] = False, keep_flows: bool = False,
+               output: OutputSet | None = None) -> Written:
     """Analyze capture files into ``out_dir/{flows,events,rtt,series,captures}.parquet``.
 
     Same analysis and tables as :func:`hsrtcp.analyze` (single vantage per capture; use
     that for two-vantage pairs), but the rows are written while the captures are read
-    instead of being collected in memory. Rows of one flow keep the order they were
-    found in; flows may interleave in chunks (sort by ``flow_id`` for a fixed order).
-    ``keep_flows`` also returns the flow rows as dicts (for a summary).
+    instead of being collected in memory. The rows of several captures are in the order of
+    ``paths`` (every run of the same input gives the same files); rows of one flow keep the
+    order they were found in, flows may interleave in chunks (sort by ``flow_id`` for a
+    fixed order). ``keep_flows`` also returns the flow rows as dicts (for a summary).
+
+    The tables appear together or not at all (:mod:`hsrtcp.output`: the directory is locked
+    while the run writes, and the files of an earlier run that this one does not write are
+    removed). ``output``: an open :class:`hsrtcp.output.OutputSet` for ``out_dir`` to stage
+    the tables in without committing them (the caller adds its own files, then commits).
 
     A capture that is cut or corrupt still yields the flows read before the error; the
     error is in ``captures.error`` and :attr:`Written.errors`.
@@ -63,29 +71,45 @@ def analyze_to(paths: str | os.PathLike | Iterable[str | os.PathLike], out_dir: 
         paths = [paths]
     paths = [os.fspath(p) for p in paths]
     vantages = check_captures(paths, vantage)
+    names = [shown(p) for p in paths]
+    outset = OutputSet(out_dir) if output is None else output
     try:
-        out = native().ParquetOut(os.fspath(out_dir))
-    except OSError as exc:
-        raise InputError(str(exc)) from exc
+        try:
+            out = native().ParquetOut(os.fspath(out_dir), outset.prefix)
+        except OSError as exc:
+            raise OutputError(str(exc)) from None
 
-    def job(i: int, report: Callable[[int], None]) -> dict:
-        return out.analyze(paths[i], paths[i], vantages[i], i << ID_SHIFT, report, keep_flows)
+        def job(i: int, report: Callable[[int], None]) -> dict:
+            return out.analyze(paths[i], names[i], vantages[i], i << ID_SHIFT, report, keep_flows, i)
 
-    try:
-        results = run_captures(paths, job, workers=workers, progress=progress)
-        files = [os.fspath(p) for p in out.close()]
+        try:
+            results = run_captures(paths, job, workers=workers, progress=progress)
+            try:
+                staged = out.close()
+            except OSError as exc:
+                raise OutputError(str(exc)) from None
+        finally:
+            out.abort()  # after an error: nothing half-written is left
+        for table, path in staged:
+            outset.add(f"{table}.parquet", path)
+        files = outset.commit() if output is None else [os.path.join(outset.dir, f"{t}.parquet") for t, _ in staged]
     finally:
-        out.abort()  # after an error: no half-written table keeps a final name
+        if output is None:
+            outset.abort()
     flows = [f for r in results for f in r["flows"]] if keep_flows else None
     return Written(files, [c for r in results for c in r["captures"]], flows)
 
 
-def parquet_to_csv(paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """A CSV file next to each Parquet table (atomically); needs polars."""
-    from pathlib import Path
-
+def stage_csv(output: OutputSet, names: Iterable[str]) -> list[str]:
+    """Stage a CSV copy of each staged Parquet table ``names`` (``flows.parquet`` ...) in
+    ``output``; returns the CSV names. Needs polars."""
     import polars as pl
 
-    from hsrtcp.api import _atomic
-
-    return [_atomic(Path(p).with_suffix(".csv"), pl.read_parquet(p).write_csv) for p in paths]
+    csvs = []
+    for name in names:
+        csv = name.removesuffix(".parquet") + ".csv"
+        # (files opened here: polars takes no path that is not UTF-8)
+        with open(output.staged(name), "rb") as src, open(output.stage(csv), "wb") as dst:
+            pl.read_parquet(src).write_csv(dst)
+        csvs.append(csv)
+    return csvs

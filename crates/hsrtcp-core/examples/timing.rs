@@ -33,15 +33,15 @@ fn main() {
     let mut rows: BTreeMap<&str, usize> = BTreeMap::new();
     let (full, engine_cpu) = best_of_5(|| {
         rows.clear();
-        analyze_capture(path, CaptureInfo::default(), ROW_GROUP, &mut |_| {}, &mut |name, b| {
+        analyze_capture(path, CaptureInfo::default(), ROW_GROUP, &mut |_| true, &mut |name, b| {
             *rows.entry(name).or_default() += b.num_rows();
         });
     });
     let dir = std::env::temp_dir().join(format!("hsrtcp-timing-{}", std::process::id()));
     let (parquet, _) = best_of_5(|| {
-        let out = ParquetDir::create(&dir).expect("output directory");
+        let out = ParquetDir::create(&dir, "").expect("output directory");
         let tx = out.sender();
-        analyze_capture(path, CaptureInfo::default(), ROW_GROUP, &mut |_| {}, &mut |name, b| {
+        analyze_capture(path, CaptureInfo::default(), ROW_GROUP, &mut |_| true, &mut |name, b| {
             tx.send(name, b);
         });
         out.close().expect("parquet written");

@@ -34,13 +34,17 @@ pub const CAPTURE_COLUMNS: &[ColumnDef] = &[
 ///
 /// Never fails: an unreadable or corrupt file yields the flows read so far (marked
 /// truncated) and the error in the returned stats and in the `captures` row.
+///
+/// `progress` gets the bytes of the file read so far, every few thousand packets; it
+/// returns false to stop the analysis (an interruption: Ctrl-C). Then the result is None
+/// and the `captures` row is never sent: the rows sent so far are a fragment to discard.
 pub fn analyze_capture(
     path: &Path,
     info: CaptureInfo,
     rows_per_batch: usize,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn FnMut(u64) -> bool,
     sink: &mut dyn FnMut(&'static str, RecordBatch),
-) -> CaptureStats {
+) -> Option<CaptureStats> {
     let rows_per_batch = rows_per_batch.max(1);
     let mut output = Output::default();
     let mut table = FlowTable::new(info.clone());
@@ -53,6 +57,7 @@ pub fn analyze_capture(
         }
         sink(name, b)
     };
+    let mut go_on = true;
     while let Some(batch) = stream.next_batch() {
         for seg in batch {
             table.push(seg);
@@ -61,15 +66,21 @@ pub fn analyze_capture(
         if batches % 8 == 0 {
             table.drain_retired(&mut output);
             output.flush(rows_per_batch, &mut counted);
-            progress(stream.bytes_read());
+            go_on = progress(stream.bytes_read());
+            if !go_on {
+                break;
+            }
         }
     }
-    progress(stream.bytes_read());
+    if !(go_on && progress(stream.bytes_read())) {
+        stream.finish(); // the reader stops at its next batch
+        return None;
+    }
     let stats = stream.finish();
     table.finish(stats.error.is_some(), &mut output);
     output.flush(0, &mut counted);
     sink("captures", capture_row(&info, &stats, flows));
-    stats
+    Some(stats)
 }
 
 /// The capture's own row of the `captures` table.

@@ -15,11 +15,13 @@ use hsrtcp_core::analyze::{analyze_capture as core_analyze, CAPTURE_COLUMNS};
 use hsrtcp_core::flow::{engine, event::EVENT_COLUMNS, rtt_sample::RTT_COLUMNS, table, CaptureInfo};
 use hsrtcp_core::table::parquet::{ParquetDir, TableSender, ROW_GROUP, SEND_ROWS};
 use hsrtcp_core::table::{to_ipc_stream, ColumnDef};
+use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 /// Analyze one capture. Returns a dict of Arrow IPC stream bytes: flows, events, rtt,
-/// series, captures. Never raises for bad input: the error is in the captures row.
+/// series, captures. Never raises for bad input: the error is in the captures row. Raises
+/// KeyboardInterrupt on Ctrl-C (see [`run_capture`]).
 #[pyfunction]
 #[pyo3(signature = (path, name, vantage=None, id_base=0, progress=None))]
 fn analyze_capture<'py>(
@@ -34,12 +36,14 @@ fn analyze_capture<'py>(
         let mut tables: BTreeMap<&'static str, Vec<RecordBatch>> = BTreeMap::new();
         run_capture(&path, name, vantage, id_base, &progress, ROW_GROUP, &mut |name, b| {
             tables.entry(name).or_default().push(b);
-        });
-        tables
-            .into_iter()
-            .map(|(name, batches)| (name, to_ipc_stream(&batches[0].schema(), &batches)))
-            .collect::<Vec<_>>()
-    });
+        })?;
+        Ok::<_, PyErr>(
+            tables
+                .into_iter()
+                .map(|(name, batches)| (name, to_ipc_stream(&batches[0].schema(), &batches)))
+                .collect::<Vec<_>>(),
+        )
+    })?;
     let d = PyDict::new_bound(py);
     for (k, v) in tables {
         d.set_item(k, PyBytes::new_bound(py, &v))?;
@@ -50,6 +54,14 @@ fn analyze_capture<'py>(
 /// The core's single-capture analysis (without the GIL held), its tables handed to `sink`
 /// in batches of about `rows_per_batch` rows and its progress (bytes of the file read so
 /// far) to the Python callback.
+///
+/// Interruptions: every few thousand packets (about a millisecond) it takes the GIL for
+/// the progress callback and runs Python's pending signal handlers, so Ctrl-C on the main
+/// thread stops the analysis at once with KeyboardInterrupt. Analyses on other threads
+/// (where Python runs no signal handlers) stop when their progress callback raises
+/// KeyboardInterrupt (hsrtcp.runner does that once the main thread was interrupted).
+/// Other exceptions of the callback are ignored: a failing progress bar must not stop an
+/// analysis.
 fn run_capture(
     path: &std::path::Path,
     name: String,
@@ -58,23 +70,40 @@ fn run_capture(
     progress: &Option<PyObject>,
     rows_per_batch: usize,
     sink: &mut dyn FnMut(&'static str, RecordBatch),
-) {
+) -> PyResult<()> {
     let info = CaptureInfo { name, vantage, id_base, truncated: false };
+    let mut stop: Option<PyErr> = None;
     let mut report = |bytes: u64| {
-        if let Some(cb) = progress {
-            Python::with_gil(|py| {
-                // A failing progress callback must not stop the analysis.
-                let _ = cb.call1(py, (bytes,));
-            });
-        }
+        Python::with_gil(|py| {
+            if let Some(cb) = progress {
+                if let Err(e) = cb.call1(py, (bytes,)) {
+                    if e.is_instance_of::<PyKeyboardInterrupt>(py) {
+                        stop = Some(e);
+                        return false;
+                    }
+                }
+            }
+            match py.check_signals() {
+                Ok(()) => true,
+                Err(e) => {
+                    stop = Some(e);
+                    false
+                }
+            }
+        })
     };
-    core_analyze(path, info, rows_per_batch, &mut report, sink);
+    match core_analyze(path, info, rows_per_batch, &mut report, sink) {
+        Some(_) => Ok(()),
+        None => Err(stop.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted"))),
+    }
 }
 
 /// An output directory that analyses write their tables into as Parquet while they run
 /// (hsrtcp_core::table::parquet): memory stays flat however long the captures are. Several
-/// threads may analyze into one directory at once; `close()` gives the files their final
-/// names.
+/// threads may analyze into one directory at once; the files hold the captures' rows in
+/// the order of their `order` numbers. `close()` finishes the files under their staged
+/// names (`prefix` + table + ".parquet") and returns them: hsrtcp.output commits them
+/// with the run's other files.
 #[pyclass(module = "hsrtcp._native")]
 struct ParquetOut {
     dir: Mutex<Option<ParquetDir>>,
@@ -84,14 +113,17 @@ struct ParquetOut {
 #[pymethods]
 impl ParquetOut {
     #[new]
-    fn new(dir: PathBuf) -> PyResult<Self> {
-        let out = ParquetDir::create(&dir).map_err(pyo3::exceptions::PyOSError::new_err)?;
+    #[pyo3(signature = (dir, prefix=".hsrtcp-new."))]
+    fn new(dir: PathBuf, prefix: &str) -> PyResult<Self> {
+        let out = ParquetDir::create(&dir, prefix).map_err(pyo3::exceptions::PyOSError::new_err)?;
         Ok(ParquetOut { sender: out.sender(), dir: Mutex::new(Some(out)) })
     }
 
     /// Analyze one capture into the directory. Returns {"captures": [row], "flows": [rows]
     /// or None}: the capture's row and, with `keep_flows`, its flow rows (for a summary).
-    #[pyo3(signature = (path, name, vantage=None, id_base=0, progress=None, keep_flows=false))]
+    /// `order`: the capture's place in the files (0, 1, ...; each number once).
+    #[pyo3(signature = (path, name, vantage=None, id_base=0, progress=None, keep_flows=false, order=0))]
+    #[allow(clippy::too_many_arguments)]
     fn analyze<'py>(
         &self,
         py: Python<'py>,
@@ -101,19 +133,22 @@ impl ParquetOut {
         id_base: u64,
         progress: Option<PyObject>,
         keep_flows: bool,
+        order: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let sender = self.sender.for_capture(order);
         let (captures, flows, sent) = py.allow_threads(|| {
             let (mut captures, mut flows, mut sent) = (Vec::new(), Vec::new(), true);
-            run_capture(&path, name, vantage, id_base, &progress, SEND_ROWS, &mut |name, b| {
+            let r = run_capture(&path, name, vantage, id_base, &progress, SEND_ROWS, &mut |name, b| {
                 match name {
                     "captures" => captures.push(b.clone()),
                     "flows" if keep_flows => flows.push(b.clone()),
                     _ => {}
                 }
-                sent &= self.sender.send(name, b);
+                sent &= sender.send(name, b);
             });
-            (captures, flows, sent)
-        });
+            sender.done();
+            r.map(|()| (captures, flows, sent))
+        })?;
         if !sent {
             return Err(pyo3::exceptions::PyOSError::new_err(
                 "the Parquet writer stopped (closed, or an I/O error that close() reports)",
@@ -125,9 +160,9 @@ impl ParquetOut {
         Ok(d)
     }
 
-    /// Finish the files and give them their final names; returns their paths. Raises
-    /// OSError (naming the file) if writing failed; then no table got its final name.
-    fn close(&self, py: Python<'_>) -> PyResult<Vec<PathBuf>> {
+    /// Finish the files; returns [(table, staged path)]. Raises OSError (naming the file)
+    /// if writing failed; then no file of this run is left.
+    fn close(&self, py: Python<'_>) -> PyResult<Vec<(&'static str, PathBuf)>> {
         let out = self.dir.lock().expect("not poisoned").take();
         match out {
             Some(out) => py.allow_threads(|| out.close()).map_err(pyo3::exceptions::PyOSError::new_err),
@@ -135,8 +170,7 @@ impl ParquetOut {
         }
     }
 
-    /// Give up: the temporary files are removed and no table gets its final name. A no-op
-    /// after close().
+    /// Give up: the files are removed. A no-op after close().
     fn abort(&self, py: Python<'_>) {
         let out = self.dir.lock().expect("not poisoned").take();
         py.allow_threads(|| drop(out));

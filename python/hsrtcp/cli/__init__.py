@@ -26,6 +26,7 @@ def main(argv: list[str] | None = None, *, exit_when_quick: bool = False) -> int
     ran, end the process at once (:func:`_exit_now`) instead of returning.
     """
     from hsrtcp.errors import InputError, LabError
+    from hsrtcp.output import shown
 
     args = sys.argv[1:] if argv is None else [str(a) for a in argv]
     try:
@@ -40,10 +41,25 @@ def main(argv: list[str] | None = None, *, exit_when_quick: bool = False) -> int
 
         return run_group(args)
     except (InputError, LabError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {shown(str(exc))}", file=sys.stderr)
+        return EXIT_INPUT
+    except OSError as exc:  # a file or directory the system refused (output side mostly)
+        where = f"{shown(exc.filename)}: " if exc.filename is not None else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except UnicodeError as exc:  # a name or a text file that is not UTF-8
+        print(f"error: {shown(str(exc))}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
+        # Whatever was staged is gone by now (the output set aborted on the way out).
         print("interrupted", file=sys.stderr)
+        if exit_when_quick:
+            # Threads still in native code that cannot be stopped (the two-vantage matcher)
+            # must not hold the exit up.
+            sys.stderr.flush()
+            import os
+
+            os._exit(130)
         return 130
     except Exception as exc:  # noqa: BLE001 - last line of defence, with a clear label
         import traceback

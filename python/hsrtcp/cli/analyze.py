@@ -4,6 +4,8 @@ understood by :mod:`hsrtcp.cli.quick`, which must stay in step with the options 
 
 from __future__ import annotations
 
+import math
+import os
 from pathlib import Path
 
 import click
@@ -15,8 +17,8 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 @click.command()
 @click.argument("captures", nargs=-1, type=click.Path(path_type=Path))
-@click.option("-o", "--out", "out", type=click.Path(path_type=Path), default=Path("out"),
-              show_default=True, help="directory for the result tables")
+@click.option("-o", "--out", "out", type=click.Path(), default="out", show_default=True,
+              callback=lambda ctx, param, v: _out_dir(v), help="directory for the result tables")
 @click.option("--client", "client", multiple=True, type=click.Path(path_type=Path),
               help="a capture taken at the client (phone) side")
 @click.option("--server", "server", multiple=True, type=click.Path(path_type=Path),
@@ -28,7 +30,7 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 @click.option("--csv", is_flag=True, help="also write CSV next to Parquet")
 @click.option("--plot/--no-plot", default=False, show_default=True,
               help="also draw throughput.png (slower: matplotlib; `hsrtcp plot` draws any figure later)")
-@click.option("-j", "--workers", type=int, help="captures analyzed in parallel (default: CPUs)")
+@click.option("-j", "--workers", type=click.IntRange(min=1), help="captures analyzed in parallel (default: CPUs)")
 @click.option("-q", "--quiet", is_flag=True, help="no progress bar and no summary")
 @click.option("--radio", type=click.Path(path_type=Path),
               help="radio/GPS log of the captures (docs/context.md): adds handoffs, classes, coverage")
@@ -84,8 +86,11 @@ def analyze(captures, out, client, server, vantage, window_s, csv, plot, workers
     if len(client) != len(server):
         raise click.UsageError(f"--client and --server are paired by order: got {len(client)} "
                                f"--client and {len(server)} --server")
-    if window_s <= 0:
-        raise click.UsageError("--window must be positive")
+    if not (math.isfinite(window_s) and window_s > 0):
+        raise click.UsageError(f"--window must be a positive number of seconds, got {window_s}")
+    if not math.isfinite(radio_offset):
+        raise click.UsageError(f"--radio-offset must be a finite number of seconds, got {radio_offset}")
+    _check_pairs(client, server)
     for p in captures:
         if p.is_dir():
             from hsrtcp.pair import is_bundle
@@ -108,9 +113,36 @@ def analyze(captures, out, client, server, vantage, window_s, csv, plot, workers
                           list(client), list(server), window_s, context))
 
 
+def _out_dir(value: str) -> Path:
+    """-o: a non-empty path (click turns an empty one into the current directory)."""
+    if value == "":
+        raise click.BadParameter("the output directory must not be empty", param_hint="'-o' / '--out'")
+    return Path(value)
+
+
+def _check_pairs(client, server) -> None:
+    """A file cannot be both the client-side and the server-side capture (by identity, not
+    by name: a symlink or another spelling of the path is the same file)."""
+    def ident(p):
+        try:
+            st = os.stat(p)
+        except OSError:  # a missing file is reported later, with the other input checks
+            return None
+        return st.st_dev, st.st_ino
+
+    servers = {ident(s): s for s in server}
+    for c in client:
+        s = servers.get(ident(c))
+        if s is not None and ident(c) is not None:
+            from hsrtcp.output import shown
+
+            raise click.UsageError(f"--client {shown(c)} and --server {shown(s)} are the same file: "
+                                   f"give the two captures of the same connections")
+
+
 @click.command()
-@click.option("-o", "--out", "out", type=click.Path(path_type=Path), default=Path("out"),
-              show_default=True)
+@click.option("-o", "--out", "out", type=click.Path(), default="out", show_default=True,
+              callback=lambda ctx, param, v: _out_dir(v))
 def demo(out):
     """Analyze the bundled example (a phone-side and server-side capture of one download)."""
     client = EXAMPLES / "phone.pcap"

@@ -62,7 +62,9 @@ def run_group(args: list[str]) -> int:
     hsrtcp's errors are left to :func:`hsrtcp.cli.main`."""
     try:
         cli.main(args=args, prog_name="hsrtcp", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):
+            raise KeyboardInterrupt from None  # Ctrl-C: reported by hsrtcp.cli.main
         click.echo("aborted", err=True)
         return 130
     except click.UsageError as exc:
@@ -71,4 +73,6 @@ def run_group(args: list[str]) -> int:
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code if exc.exit_code != 1 else EXIT_INPUT
+    except SystemExit as exc:  # a command's own exit code (`raise SystemExit(run(...))`)
+        return exc.code if isinstance(exc.code, int) else 0
     return 0

@@ -40,7 +40,14 @@ def generate(scenario_file, outdir, seed, duration, start, speed, area, carriers
     always gives byte-identical files.
     """
     from hsrtcp.lab import scenario as sc_mod
+    from hsrtcp.lab.scenario.config import ScenarioError, check_overrides
 
+    try:
+        check_overrides("command line", seed=seed, duration_s=duration, start_s=start)
+    except ScenarioError as exc:
+        raise click.UsageError(str(exc).removeprefix("command line: ")) from None
+    if outdir.exists() and not outdir.is_dir():
+        raise click.UsageError(f"-o {outdir}: exists and is not a directory")
     if scenario_file is not None:
         if any(v is not None for v in (speed, area, carriers)):
             raise click.UsageError("--speed/--area/--carriers build a scenario without a file; "

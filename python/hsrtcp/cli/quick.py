@@ -61,6 +61,8 @@ def parse(args: list[str]) -> dict | None:
                     value = int(value)
                 except ValueError:
                     return None
+                if value < 1:  # click's range error
+                    return None
             elif key == "vantage" and value not in ("client", "server"):
                 return None
             params[key] = value

@@ -19,50 +19,64 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
 
     Single captures go straight to Parquet (:func:`hsrtcp.analyze_to`: flat memory, and
     polars is imported only for --csv and --plot); two-vantage pairs and run bundles go
-    through :func:`hsrtcp.analyze`, whose matcher works on the tables in memory.
+    through :func:`hsrtcp.analyze`, whose matcher works on the tables in memory. Every file
+    of the run (tables, CSVs, context tables, plot) is staged and committed together
+    (:mod:`hsrtcp.output`); ``out`` is locked from before the analysis (a busy or unusable
+    directory is refused before any work) to the commit.
     ``context``: the radio/label options (``radio``, ``radio_format``, ``radio_map``,
     ``radio_offset``, ``carrier``, ``labels``) of :func:`hsrtcp.context.write_context`, which
     runs when they are given or a run bundle is analyzed.
     """
+    from hsrtcp.output import OutputSet, shown
     # This process ends with the run: the allocator may keep what it frees (fewer page
     # faults and TLB flushes on the analysis threads).
     from hsrtcp.runner import native
 
     native().keep_freed_memory()
-    if client or server or any(os.path.isdir(p) for p in captures):
-        import hsrtcp
+    with OutputSet(out) as output:
+        if client or server or any(os.path.isdir(p) for p in captures):
+            import hsrtcp
 
-        ds = hsrtcp.analyze(captures, vantage=vantages, workers=workers, progress=not quiet,
-                            client=client or None, server=server or None, window_s=window_s)
-        written = [os.fspath(p) for p in ds.write(out, csv=csv)]
-        flows = None if quiet else ds.flows.to_dicts()
-        capture_rows, errors = ds.captures.to_dicts(), ds.errors
-    else:
-        from hsrtcp.streaming import analyze_to, parquet_to_csv
+            ds = hsrtcp.analyze(captures, vantage=vantages, workers=workers, progress=not quiet,
+                                client=client or None, server=server or None, window_s=window_s)
+            ds.stage(output, csv=csv)
+            flows = None if quiet else ds.flows.to_dicts()
+            capture_rows, errors = ds.captures.to_dicts(), ds.errors
+        else:
+            from hsrtcp.streaming import analyze_to, stage_csv
 
-        w = analyze_to(captures, out, vantage=vantages, workers=workers, progress=not quiet,
-                       keep_flows=not quiet)
-        written = w.files + ([os.fspath(p) for p in parquet_to_csv(w.files)] if csv else [])
-        flows, capture_rows, errors = w.flows, w.captures, w.errors
-    context_problems = []
-    if context or any(os.path.isdir(p) for p in captures):
-        from hsrtcp.context.enrich import write_context
+            w = analyze_to(captures, out, vantage=vantages, workers=workers, progress=not quiet,
+                           keep_flows=not quiet, output=output)
+            if csv:
+                stage_csv(output, [os.path.basename(f) for f in w.files])
+            flows, capture_rows, errors = w.flows, w.captures, w.errors
+        context_problems = []
+        if context or any(os.path.isdir(p) for p in captures):
+            from hsrtcp.context.enrich import write_context
 
-        files, context_problems = write_context(out, captures=captures, client=client or (),
-                                                server=server or (), csv=csv, **(context or {}))
-        written += [os.fspath(p) for p in files]
-        for m in context_problems:
-            print(f"hsrtcp: {m}", file=sys.stderr)
-    if plot:
-        from hsrtcp.plot.throughput import write_throughput_png
+            _, context_problems = write_context(out, captures=captures, client=client or (),
+                                                server=server or (), csv=csv, output=output,
+                                                **(context or {}))
+        if plot:
+            import polars as pl
 
-        png = write_throughput_png(out)
-        if png:
-            written.append(png)
+            from hsrtcp.plot.throughput import plot_throughput
+
+            # (files opened here: polars takes no path that is not UTF-8)
+            with open(output.staged("flows.parquet"), "rb") as f, open(output.staged("series.parquet"), "rb") as s:
+                png = plot_throughput(pl.read_parquet(f), pl.read_parquet(s), output.stage("throughput.png"))
+            if not png:
+                output.discard("throughput.png")
+        written = output.commit()
+    # Input errors go to stderr whatever else is printed (with -q, they are all there is).
+    for e in errors:
+        print(f"error: {shown(e)}", file=sys.stderr)
+    for m in context_problems:
+        print(f"hsrtcp: {m}", file=sys.stderr)
     if not quiet:
         from hsrtcp.report.summary import print_summary
 
         print_summary(flows, capture_rows)
-        print(f"wrote {', '.join(os.path.basename(p) for p in written)} to {os.fspath(out)}/")
+        print(f"wrote {', '.join(os.path.basename(p) for p in written)} to {shown(out)}/")
     # Input errors still write the partial results, then exit 3.
     return 3 if errors or context_problems else 0

@@ -119,10 +119,15 @@ def _short(msg: str) -> str:
 
 def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, radio_format: str = "auto",
                     radio_map: dict | None = None, radio_offset: float = 0.0, carrier: str | None = None,
-                    labels: dict | None = None) -> ContextResult:
-    """The context tables for the flows of ``out_dir``/flows.parquet (see the module doc)."""
+                    labels: dict | None = None, path_of=None) -> ContextResult:
+    """The context tables for the flows of ``out_dir``/flows.parquet (see the module doc).
+    ``path_of(name)``: where the table file ``name`` is, when not yet in ``out_dir`` (the
+    staged files of an open :class:`hsrtcp.output.OutputSet`)."""
     out = Path(out_dir)
-    flows = pl.read_parquet(out / "flows.parquet")
+    if path_of is None:
+        path_of = lambda name: out / name  # noqa: E731
+    with open(path_of("flows.parquet"), "rb") as f:  # (polars takes no path that is not UTF-8)
+        flows = pl.read_parquet(f)
     messages: list[str] = []
     labels = labels or {}
     # radio logs: one per bundle (own t0), the user's --radio for the other inputs
@@ -216,8 +221,11 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
 
     phone = base.filter(pl.col("vantage") == "client")
     gaps = None
-    ev = out / "events.parquet"
-    if ev.exists():
+    try:
+        ev = path_of("events.parquet")
+    except KeyError:  # not staged in this run
+        ev = None
+    if ev is not None and os.path.exists(ev):
         lf = pl.scan_parquet(ev).filter(pl.col("kind") == "gap").select("flow_id", "ts", "ts_end", "class")
         gaps = lf.collect()
         if gaps.is_empty():
@@ -258,16 +266,28 @@ def _atomic_write(df: pl.DataFrame, path: Path, csv: bool) -> list[Path]:
 
 def write_context(out_dir, *, captures=(), client=(), server=(), radio=None, radio_format="auto",
                   radio_map=None, radio_offset=0.0, carrier=None, labels=None,
-                  csv=False) -> tuple[list[Path], list[str]]:
+                  csv=False, output=None) -> tuple[list[Path], list[str]]:
     """Compute and write the context tables next to flows.parquet; (files written, messages).
+
+    ``output``: the run's open :class:`hsrtcp.output.OutputSet`; the flows and events are
+    read from its staged files and the context tables are staged in it, so they are
+    committed with the run's other tables (and listed in its manifest). Without it the
+    tables are read from and written into ``out_dir`` one by one (temporary file, rename).
 
     Messages name the file and line of every problem with a radio log (the caller prints
     them and exits 3); the tables are written in any case."""
     problems: list[str] = []
     inputs = describe_inputs(captures, client, server, problems)
     res = compute_context(out_dir, inputs, radio=radio, radio_format=radio_format, radio_map=radio_map,
-                          radio_offset=radio_offset, carrier=carrier, labels=labels)
+                          radio_offset=radio_offset, carrier=carrier, labels=labels,
+                          path_of=None if output is None else output.staged)
     written: list[Path] = []
     for name in CONTEXT_TABLES:
-        written += _atomic_write(res.tables[name], Path(out_dir) / name, csv)
+        if output is None:
+            written += _atomic_write(res.tables[name], Path(out_dir) / name, csv)
+            continue
+        for suffix in (".parquet", ".csv") if csv else (".parquet",):
+            with open(output.stage(name + suffix), "wb") as f:
+                (res.tables[name].write_parquet if suffix == ".parquet" else res.tables[name].write_csv)(f)
+            written.append(Path(out_dir) / (name + suffix))
     return written, problems + res.messages

@@ -102,33 +102,39 @@ def _message(exc: BaseException) -> str:
 def _analyze(inp, stage: str, window_s: float) -> list[dict]:
     """Write the tables of ``inp`` into ``stage``; the errors and problems, as
     ``{"kind", "source", "reason"}`` (the failures table's columns)."""
+    from hsrtcp.output import OutputSet
+
     errors: list[dict] = []
-    if inp.kind == "capture":
-        from hsrtcp.streaming import analyze_to
+    # One output set for the tables and the context tables: committed together, all listed
+    # in the partition's manifest (Dataset.read loads what the manifest lists).
+    with OutputSet(stage) as output:
+        if inp.kind == "capture":
+            from hsrtcp.streaming import analyze_to
 
-        w = analyze_to(inp.files, stage, vantage=[inp.vantage], workers=1)
-        capture_errors = w.errors
-    else:
-        import hsrtcp
-
-        if inp.kind == "pair":
-            ds = hsrtcp.analyze(client=[inp.files[0]], server=[inp.files[1]], window_s=window_s, workers=1)
-        elif inp.kind == "bundle":
-            ds = hsrtcp.analyze([inp.files[0]], window_s=window_s, workers=1)
+            w = analyze_to(inp.files, stage, vantage=[inp.vantage], workers=1, output=output)
+            capture_errors = w.errors
         else:
-            raise ValueError(f"{inp.source}: unknown input kind {inp.kind!r}")
-        ds.write(stage)
-        capture_errors = ds.errors
-    errors += [{"kind": "broken", "source": _file_of(e, inp), "reason": e} for e in capture_errors]
-    if inp.kind == "bundle" or inp.radio is not None or inp.labels or inp.carrier:
-        from hsrtcp.context.enrich import write_context
+            import hsrtcp
 
-        kw = {"captures": [inp.files[0]]} if inp.kind in ("bundle", "capture") else \
-             {"client": [inp.files[0]], "server": [inp.files[1]]}
-        _, problems = write_context(stage, radio=inp.radio, radio_format=inp.radio_format,
-                                    radio_map=inp.radio_map, radio_offset=inp.radio_offset, carrier=inp.carrier,
-                                    labels=inp.labels or None, **kw)
-        errors += [{"kind": "context", "source": inp.radio or inp.source, "reason": m} for m in problems]
+            if inp.kind == "pair":
+                ds = hsrtcp.analyze(client=[inp.files[0]], server=[inp.files[1]], window_s=window_s, workers=1)
+            elif inp.kind == "bundle":
+                ds = hsrtcp.analyze([inp.files[0]], window_s=window_s, workers=1)
+            else:
+                raise ValueError(f"{inp.source}: unknown input kind {inp.kind!r}")
+            ds.stage(output)
+            capture_errors = ds.errors
+        errors += [{"kind": "broken", "source": _file_of(e, inp), "reason": e} for e in capture_errors]
+        if inp.kind == "bundle" or inp.radio is not None or inp.labels or inp.carrier:
+            from hsrtcp.context.enrich import write_context
+
+            kw = {"captures": [inp.files[0]]} if inp.kind in ("bundle", "capture") else \
+                 {"client": [inp.files[0]], "server": [inp.files[1]]}
+            _, problems = write_context(stage, radio=inp.radio, radio_format=inp.radio_format,
+                                        radio_map=inp.radio_map, radio_offset=inp.radio_offset, carrier=inp.carrier,
+                                        labels=inp.labels or None, output=output, **kw)
+            errors += [{"kind": "context", "source": inp.radio or inp.source, "reason": m} for m in problems]
+        output.commit()
     return errors
 
 

@@ -140,6 +140,19 @@ HOLE_DEFAULTS: dict[str, Any] = {
     "edge_pingpong_p": 0.5,      # chance of an LTE<->2G ping-pong at the entry and at the exit
 }
 
+# Bounds on what a scenario may ask for: the compiler's time and memory grow with the
+# emulated window (per step_s step and carrier), the route length (cell boundaries) and the
+# number of stops. 12 h covers the longest high-speed train services (Beijing-Guangzhou,
+# about 8 h) and compiles in a few seconds per carrier; beyond them a typo (1e7 s, a route of
+# 100,000 km) ran out of memory or ran for hours. docs/formats/scenario.md lists them.
+MAX_WINDOW_S = 12 * 3600.0      # scenario.duration_s, and the whole trip when it is the window
+MAX_TRIP_S = 12 * 3600.0        # start_s, and a stop-to-stop trip with its dwells
+MAX_ROUTE_KM = 5000.0           # stations_km, trip.areas from_km
+MAX_STATIONS = 100
+MAX_STOP_S = 3600.0             # dwell_s, depart_after_s, end_dwell_s
+MAX_RATE_BPS = 100e9            # peak rates, 2G hole rates, min_bps: 100 Gbit/s
+MAX_SEED = 2**63 - 1
+
 AREA_ENTRY_KEYS = {"from_km", "type", "speed_limit_kmh"}
 DIRECTIONS = ("down", "up")
 OUTAGE_KINDS = ("held", "dropped", "mixed")
@@ -199,8 +212,8 @@ def _merge_table(src: str, where: str, user: Any, defaults: dict) -> dict:
 def _check_range_pair(src, where, key, v):
     if (not isinstance(v, list) or len(v) != 2):
         raise _err(src, where, f"key {key!r} must be [low, high], got {v!r}")
-    lo = _num(src, where, key, v[0], lo=1.0)
-    hi = _num(src, where, key, v[1], lo=1.0)
+    lo = _num(src, where, key, v[0], lo=1.0, hi=MAX_RATE_BPS)
+    hi = _num(src, where, key, v[1], lo=1.0, hi=MAX_RATE_BPS)
     if hi < lo:
         raise _err(src, where, f"key {key!r} must be [low, high] with low <= high, got {v!r}")
     return [lo, hi]
@@ -237,9 +250,10 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
     s = _merge_table(src, w, user.get("scenario", {}), DEFAULTS["scenario"])
     if not isinstance(s["name"], str) or not s["name"]:
         raise _err(src, w, f"key 'name' must be a non-empty string, got {s['name']!r}")
-    s["seed"] = _num(src, w, "seed", s["seed"], lo=0, hi=2**63 - 1, integer=True)
-    s["duration_s"] = _num(src, w, "duration_s", s["duration_s"], lo=0.0, lo_open=True, allow_none=True)
-    s["start_s"] = _num(src, w, "start_s", s["start_s"], lo=0.0)
+    s["seed"] = _num(src, w, "seed", s["seed"], lo=0, hi=MAX_SEED, integer=True)
+    s["duration_s"] = _num(src, w, "duration_s", s["duration_s"], lo=0.0, lo_open=True, hi=MAX_WINDOW_S,
+                           allow_none=True)
+    s["start_s"] = _num(src, w, "start_s", s["start_s"], lo=0.0, hi=MAX_TRIP_S)
     s["step_s"] = _num(src, w, "step_s", s["step_s"], lo=0.1, hi=60.0)
     p["scenario"] = s
 
@@ -250,7 +264,7 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
     t["accel_mps2"] = _num(src, w, "accel_mps2", t["accel_mps2"], lo=0.01, hi=5.0)
     t["decel_mps2"] = _num(src, w, "decel_mps2", t["decel_mps2"], lo=0.01, hi=5.0)
     for k in ("dwell_s", "depart_after_s", "end_dwell_s"):
-        t[k] = _num(src, w, k, t[k], lo=0.0)
+        t[k] = _num(src, w, k, t[k], lo=0.0, hi=MAX_STOP_S)
     t["bearing_deg"] = _num(src, w, "bearing_deg", t["bearing_deg"], lo=0.0, hi=360.0)
     o = t["origin"]
     if not (isinstance(o, list) and len(o) == 2):
@@ -260,7 +274,9 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
     st = t["stations_km"]
     if not isinstance(st, list):
         raise _err(src, w, f"key 'stations_km' must be a list of kilometre positions, got {st!r}")
-    st = [_num(src, w, f"stations_km[{i}]", x, lo=0.0) for i, x in enumerate(st)]
+    if len(st) > MAX_STATIONS:
+        raise _err(src, w, f"key 'stations_km' holds {len(st)} stations, at most {MAX_STATIONS}")
+    st = [_num(src, w, f"stations_km[{i}]", x, lo=0.0, hi=MAX_ROUTE_KM) for i, x in enumerate(st)]
     if len(st) == 1 or any(b <= a for a, b in zip(st, st[1:])):
         raise _err(src, w, f"key 'stations_km' must hold >= 2 strictly increasing positions, got {st!r}")
     t["stations_km"] = st
@@ -300,7 +316,7 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
             raise _err(src, wa, "needs keys 'from_km' and 'type'")
         if a["type"] not in area_types:
             raise _err(src, wa, f"key 'type' must be one of {sorted(area_types)}, got {a['type']!r}")
-        e = {"from_km": _num(src, wa, "from_km", a["from_km"], lo=0.0), "type": a["type"],
+        e = {"from_km": _num(src, wa, "from_km", a["from_km"], lo=0.0, hi=MAX_ROUTE_KM), "type": a["type"],
              "speed_limit_kmh": _num(src, wa, "speed_limit_kmh", a.get("speed_limit_kmh"), lo=1.0,
                                      allow_none=True)}
         if out_areas and e["from_km"] <= out_areas[-1]["from_km"]:
@@ -311,6 +327,7 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
     if not out_areas:
         out_areas = [{"from_km": 0.0, "type": t["area"], "speed_limit_kmh": None}]
     t["areas"] = out_areas
+    _check_trip_length(src, t, area_types)
     p["trip"] = t
 
     # [link]
@@ -354,7 +371,7 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
     r["load"] = _num(src, w, "load", r["load"], lo=0.01, hi=1.0)
     r["se_efficiency"] = _num(src, w, "se_efficiency", r["se_efficiency"], lo=0.01, hi=1.0)
     r["se_max"] = _num(src, w, "se_max", r["se_max"], lo=0.1, hi=30.0)
-    r["min_bps"] = _num(src, w, "min_bps", r["min_bps"], lo=1.0)
+    r["min_bps"] = _num(src, w, "min_bps", r["min_bps"], lo=1.0, hi=MAX_RATE_BPS)
     p["radio"] = r
 
     # [[carriers]]
@@ -371,8 +388,8 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
             raise _err(src, wc, f"key 'name' must be a short identifier, got {c['name']!r}")
         if not isinstance(c["rat"], str) or not c["rat"]:
             raise _err(src, wc, f"key 'rat' must be a network-type name, got {c['rat']!r}")
-        c["peak_down_bps"] = _num(src, wc, "peak_down_bps", c["peak_down_bps"], lo=1000.0)
-        c["peak_up_bps"] = _num(src, wc, "peak_up_bps", c["peak_up_bps"], lo=1000.0)
+        c["peak_down_bps"] = _num(src, wc, "peak_down_bps", c["peak_down_bps"], lo=1000.0, hi=MAX_RATE_BPS)
+        c["peak_up_bps"] = _num(src, wc, "peak_up_bps", c["peak_up_bps"], lo=1000.0, hi=MAX_RATE_BPS)
         c["rsrp_offset_db"] = _num(src, wc, "rsrp_offset_db", c["rsrp_offset_db"], lo=-60.0, hi=60.0)
         c["lac_cells"] = _num(src, wc, "lac_cells", c["lac_cells"], lo=1, integer=True)
         for k in ("trace_down", "trace_up"):
@@ -396,8 +413,8 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
         hh = _merge_table(src, wh, hh, HOLE_DEFAULTS)
         if hh["start_s"] is None:
             raise _err(src, wh, "needs key 'start_s' (trip seconds)")
-        hh["start_s"] = _num(src, wh, "start_s", hh["start_s"], lo=0.0)
-        hh["duration_s"] = _num(src, wh, "duration_s", hh["duration_s"], lo=0.0, lo_open=True)
+        hh["start_s"] = _num(src, wh, "start_s", hh["start_s"], lo=0.0, hi=MAX_TRIP_S)
+        hh["duration_s"] = _num(src, wh, "duration_s", hh["duration_s"], lo=0.0, lo_open=True, hi=MAX_TRIP_S)
         if hh["carriers"] is None:
             hh["carriers"] = list(names)
         if not isinstance(hh["carriers"], list) or any(n not in names for n in hh["carriers"]):
@@ -414,6 +431,45 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
         holes.append(hh)
     p["holes"] = holes
     return p
+
+
+def _check_trip_length(src: str, trip: dict, area_types: dict) -> None:
+    """A stop-to-stop trip must end within MAX_TRIP_S. Estimated from above (every leg at
+    the lowest speed any of its areas allows, a full stop at every station) so that no
+    trip the compiler would take hours over gets through."""
+    st = trip["stations_km"]
+    if not st:
+        return
+    limits = [trip["speed_kmh"]]
+    for a in trip["areas"]:
+        limits.append(a["speed_limit_kmh"] or area_types[a["type"]]["speed_limit_kmh"])
+    v = min(limits) / 3.6  # m/s
+    stops = len(st) - 1
+    est = ((st[-1] - st[0]) * 1000.0 / v + stops * (v / trip["accel_mps2"] + v / trip["decel_mps2"])
+           + (stops - 1) * trip["dwell_s"] + trip["depart_after_s"] + trip["end_dwell_s"])
+    if est > MAX_TRIP_S:
+        raise _err(src, "[trip]", f"key 'stations_km' ({st[0]:g} to {st[-1]:g} km at {min(limits):g} km/h, "
+                   f"the lowest speed allowed on the route) makes a trip of up to {est / 3600:.1f} h; "
+                   f"at most {MAX_TRIP_S / 3600:g} h")
+
+
+def check_overrides(src: str, *, seed: int | None = None, duration_s: float | None = None,
+                    start_s: float | None = None) -> None:
+    """Check command-line overrides of [scenario] (``--seed``, ``--duration``, ``--start``)
+    against the same bounds as the file's keys; the message names the option."""
+    def opt(name: str, key: str, v, **bounds) -> None:
+        try:
+            _num(src, "[scenario]", key, v, **bounds)
+        except ScenarioError as exc:
+            raise ScenarioError(str(exc).replace(f"[scenario] key {key!r}", f"option {name} ([scenario] {key})")) \
+                from None
+
+    if seed is not None:
+        opt("--seed", "seed", seed, lo=0, hi=MAX_SEED, integer=True)
+    if duration_s is not None:
+        opt("--duration", "duration_s", duration_s, lo=0.0, lo_open=True, hi=MAX_WINDOW_S)
+    if start_s is not None:
+        opt("--start", "start_s", start_s, lo=0.0, hi=MAX_TRIP_S)
 
 
 def read_toml(path: str | Path) -> dict:

@@ -1,0 +1,230 @@
+"""A results directory written all at once: :class:`OutputSet` (docs/formats/output.md).
+
+A run's files (Parquet tables, CSVs, ``pair_stats``, the plot) appear together or not at
+all, and never mix with another run's:
+
+1. **open**: create the directory and take its lock (``.hsrtcp.lock``, an advisory
+   ``flock`` the kernel drops when the process ends, even on SIGKILL). A second run into
+   the same directory is refused at once with the holder's pid rather than made to wait:
+   runs are long, and waiting silently looks like a hang. Holding the lock also proves
+   that temporary files found in the directory belong to dead runs: they are removed.
+2. **stage**: every file is written under a temporary name in the directory itself
+   (``.hsrtcp-new.NAME``; the same file system, so renames are atomic).
+3. **commit**: every target is checked first (a directory in the way stops the commit
+   before anything moves); the previous run's files (those its manifest lists, and any
+   of hsrtcp's own output names) are moved aside, the new files renamed in, and the
+   manifest ``hsrtcp-manifest.txt`` written. If any rename fails, what moved is moved back:
+   the directory is as before. Only then are the previous files deleted.
+4. **abort**: the staged files are removed, the directory is as before.
+
+Like :mod:`hsrtcp.runner` this module is on the command line's start-up path: it imports
+only ``os`` and ``fcntl`` (a few tens of microseconds).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hsrtcp.errors import OutputError
+
+LOCK = ".hsrtcp.lock"
+MANIFEST = "hsrtcp-manifest.txt"
+MANIFEST_HEADER = "# hsrtcp results: the files of the last run (docs/formats/output.md), format 1"
+NEW = ".hsrtcp-new."
+OLD = ".hsrtcp-old."
+# Output names of runs from before the manifest existed (a table, its CSV, the plot).
+KNOWN = frozenset([f"{t}.{ext}" for t in ("flows", "events", "rtt", "series", "captures", "pair_stats")
+                   for ext in ("parquet", "csv")] + ["throughput.png"])
+
+
+def shown(path: str | bytes | os.PathLike) -> str:
+    """``path`` as text that can always be printed: bytes that are not UTF-8 become U+FFFD."""
+    p = os.fsdecode(path)
+    try:
+        p.encode("utf-8")
+        return p
+    except UnicodeEncodeError:
+        return os.fsencode(p).decode("utf-8", "replace")
+
+
+def _leftover(name: str) -> bool:
+    """A temporary file of an hsrtcp run (this version's staging names, and the
+    ``.TABLE.parquet.tmpPID`` names earlier versions used)."""
+    if name.startswith((NEW, OLD, "." + NEW)):  # (the last: a plot's own temporary file)
+        return True
+    head, sep, pid = name.rpartition(".tmp")
+    return bool(sep) and pid.isdigit() and head.startswith(".") and head[1:] in KNOWN
+
+
+class OutputSet:
+    """The files of one run in directory ``out_dir``, committed together (see the module
+    docstring). Raises :class:`hsrtcp.errors.OutputError` (naming the path) when the
+    directory cannot be used. Use as a context manager: leaving it without
+    :meth:`commit` (an error, Ctrl-C) aborts."""
+
+    def __init__(self, out_dir: str | os.PathLike) -> None:
+        d = os.fspath(out_dir)
+        if d in ("", b""):
+            raise OutputError("the output directory is an empty string")
+        self.dir = d
+        self._staged: dict[str, str] = {}  # final name -> staged path
+        self._lock_fd = None
+        if os.path.lexists(d) and not os.path.isdir(d):
+            raise OutputError(f"{shown(d)}: exists and is not a directory")
+        try:
+            os.makedirs(d, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"{shown(d)}: cannot create the output directory: {exc.strerror}") from None
+        self._lock()
+        self._clean()
+
+    # -- opening ---------------------------------------------------------------------------
+    def _lock(self) -> None:
+        import fcntl
+
+        path = os.path.join(self.dir, LOCK)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise OutputError(f"{shown(self.dir)}: cannot write in the output directory: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            try:
+                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            finally:
+                os.close(fd)
+            raise OutputError(f"{shown(self.dir)}: another hsrtcp run (pid {holder}) is writing to this "
+                              f"directory; wait for it to end or choose another output directory") from None
+        # Fixed width instead of truncating first: on ext4 truncating the file to zero took
+        # 7 ms (a flush of the file's data), a tenth of a whole run.
+        os.pwrite(fd, f"{os.getpid():<20}\n".encode(), 0)
+        self._lock_fd = fd
+
+    def _clean(self) -> None:
+        """Remove temporary files of dead runs (the lock says no live run owns them)."""
+        for name in os.listdir(self.dir):
+            if _leftover(name):
+                try:
+                    os.unlink(os.path.join(self.dir, name))
+                except (IsADirectoryError, PermissionError, FileNotFoundError):
+                    pass
+
+    def _unlock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # drops the flock; the file stays (unlinking it would race)
+            self._lock_fd = None
+
+    # -- staging ---------------------------------------------------------------------------
+    @property
+    def prefix(self) -> str:
+        """The staging prefix: a file to become ``NAME`` is written as ``prefix + NAME``."""
+        return NEW
+
+    def stage(self, name: str) -> str:
+        """The path to write the file that becomes ``out_dir/name`` at commit."""
+        path = os.path.join(self.dir, NEW + name)
+        self._staged[name] = path
+        return path
+
+    def add(self, name: str, staged_path: str | os.PathLike) -> None:
+        """A file written under the staging prefix by someone else (the Rust Parquet writer)."""
+        self._staged[name] = os.fspath(staged_path)
+
+    def staged(self, name: str) -> str:
+        """Where the staged file ``name`` is (to read it back before the commit)."""
+        return self._staged[name]
+
+    def discard(self, name: str) -> None:
+        """Drop a staged file (a plot that was not drawn, ...)."""
+        path = self._staged.pop(name, None)
+        if path is not None and os.path.lexists(path):
+            os.unlink(path)
+
+    # -- commit / abort --------------------------------------------------------------------
+    def commit(self) -> list[str]:
+        """Put every staged file in place at once; returns their final paths (in staging
+        order). Raises :class:`OutputError` naming the path; then the directory is as it was."""
+        try:
+            return self._commit()
+        finally:
+            self.abort()  # staged files that are left (after a failure); releases the lock
+
+    def _commit(self) -> list[str]:
+        d, names = self.dir, list(self._staged)
+        targets = [os.path.join(d, n) for n in names]
+        for n, t in zip(names, targets):
+            if os.path.isdir(t):
+                raise OutputError(f"{shown(t)}: is a directory, so {n} cannot be written; nothing of this "
+                                  f"run was written")
+        old = (_read_manifest(d) | KNOWN) - set(names) - {MANIFEST}
+        aside = [n for n in [*names, *sorted(old), MANIFEST] if os.path.lexists(os.path.join(d, n))
+                 and not os.path.isdir(os.path.join(d, n))]
+        moved: list[tuple[str, str]] = []  # (target, where it was moved)
+        placed: list[str] = []
+        try:
+            for n in aside:
+                t, b = os.path.join(d, n), os.path.join(d, OLD + n)
+                os.replace(t, b)
+                moved.append((t, b))
+            for n, t in zip(names, targets):
+                os.replace(self._staged[n], t)
+                placed.append(t)
+            manifest = os.path.join(d, NEW + MANIFEST)
+            with open(manifest, "w", encoding="utf-8", errors="surrogateescape") as f:
+                f.write("\n".join([MANIFEST_HEADER, *names, ""]))
+            os.replace(manifest, os.path.join(d, MANIFEST))
+        except OSError as exc:
+            for t in placed:
+                _quiet_unlink(t)
+            for t, b in reversed(moved):
+                try:
+                    os.replace(b, t)
+                except OSError:
+                    pass
+            where = exc.filename if exc.filename is not None else d
+            raise OutputError(f"{shown(where)}: {exc.strerror or exc}; nothing of this run was written, "
+                              f"the previous files are back in place") from None
+        self._staged.clear()
+        for _, b in moved:
+            _quiet_unlink(b)
+        return targets
+
+    def abort(self) -> None:
+        """Remove the staged files and release the directory (idempotent)."""
+        for path in self._staged.values():
+            _quiet_unlink(path)
+        self._staged.clear()
+        self._unlock()
+
+    def __enter__(self) -> OutputSet:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.abort()
+
+
+def _quiet_unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _read_manifest(d: str) -> set[str]:
+    """The file names the manifest of directory ``d`` lists (empty without one)."""
+    try:
+        with open(os.path.join(d, MANIFEST), encoding="utf-8", errors="surrogateescape") as f:
+            lines = f.read().splitlines()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return set()
+    # Plain names only: a manifest never moves files outside its directory.
+    return {n for n in lines if n and not n.startswith((".", "#")) and "/" not in n}
+
+
+def manifest(out_dir: str | os.PathLike) -> list[str] | None:
+    """The files the last run wrote to ``out_dir`` (its manifest), or None without one."""
+    d = os.fspath(out_dir)
+    if not os.path.isfile(os.path.join(d, MANIFEST)):
+        return None
+    return sorted(_read_manifest(d))
