@@ -202,3 +202,48 @@ fn fills_of_data_lost_during_a_silence_belong_to_the_timeout_recovery() {
         ]
     );
 }
+
+/// The phone stops reading: its window closes, Linux probes with empty segments one byte
+/// below snd_una (tcp_xmit_probe_skb), the phone answers each with the same zero window.
+fn zero_window_transcript() -> Tx {
+    let mut t = client_side(false, false);
+    t.data(100.0, 1, 1000);
+    t.data(100.1, 1001, 1000);
+    t.raw(100.2, true, A, 1, 2001, 0, 0); // window closed
+    t.raw(300.0, false, A, 2000, 1, 0, 509); // probe: seq = snd_una - 1, no payload
+    t.raw(300.1, true, A, 1, 2001, 0, 0);
+    t.raw(700.0, false, A, 2000, 1, 0, 509); // backed-off probe
+    t.raw(700.1, true, A, 1, 2001, 0, 0);
+    t.raw(800.0, true, A, 1, 2001, 0, 502); // reads again: window update
+    t.raw(800.05, false, A, 2000, 1, 0, 509); // a probe that crossed the update
+    t.raw(800.1, true, A, 1, 2001, 0, 502);
+    t.data(800.2, 2001, 1000);
+    t.ack(800.3, 3001);
+    t.raw(9000.0, false, A, 3000, 1, 0, 509); // keepalive shape, window open: not a probe
+    t.ack(9000.1, 3001);
+    t
+}
+
+#[test]
+fn linux_zero_window_probes_without_payload_are_counted() {
+    let r = zero_window_transcript().run_as("client");
+    assert_eq!(r.flow_u64("zero_window_probes"), Some(3));
+    let probes = r.rows("window_probe");
+    assert_eq!(probes.len(), 3);
+    for &i in &probes {
+        assert_eq!(str_at(&r.events, "class", i).as_deref(), Some("empty"));
+        assert_eq!(i64_at(&r.events, "seq_start", i), Some(2000));
+    }
+    // the probes are neither retransmissions nor data, and their answers are no DupACKs
+    assert_eq!(r.flow_u64("retransmissions"), Some(0));
+    assert_eq!(r.flow_u64("data_segments"), Some(3));
+    assert_eq!(r.flow_u64("dupacks"), Some(0));
+    assert_eq!(r.flow_u64("zero_window_events"), Some(1));
+}
+
+#[test]
+fn zero_window_probes_seen_at_the_sender_are_counted_alike() {
+    let r = zero_window_transcript().run_as("server");
+    assert_eq!(r.flow_u64("zero_window_probes"), Some(3));
+    assert_eq!(r.flow_u64("retransmissions"), Some(0));
+}

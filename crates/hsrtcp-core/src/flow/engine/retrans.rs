@@ -212,7 +212,7 @@ impl Stream {
         }
         // Zero-window probe (RFC 9293 §3.8.6.1): ≤ 1 byte against a closed window.
         if peer_zero_window && len <= 1 {
-            self.c.zero_window_probes += 1;
+            self.window_probe(x, s, e, ts, "one_byte");
             if e > self.nxt {
                 self.nxt = e;
             }
@@ -313,6 +313,26 @@ impl Stream {
             _ => {}
         }
         self.retransmission(x, s, e, ts, tsval, ip_id, kind, &prior);
+    }
+
+    /// A segment without payload, SYN, FIN or RST from this direction's sender, at relative
+    /// sequence number `seq`. Linux probes a zero window with such a segment one byte below
+    /// snd_una (tcp_xmit_probe_skb: "use a previous sequence" so the receiver must answer);
+    /// the sender's snd_una is at most the cumulative ACK seen here, so a probe lies below
+    /// it. Counted while the window is zero, or was and no new data came since (a probe
+    /// may cross the window update). Below the ACK with an open window it is a keepalive.
+    #[inline]
+    pub fn on_empty(&mut self, x: &mut Ctx, seq: i64, ts: Nanos) {
+        if self.ack_seen && seq < self.una && self.win.probing() {
+            self.window_probe(x, seq, seq, ts, "empty");
+        }
+    }
+
+    fn window_probe(&mut self, x: &mut Ctx, s: i64, e: i64, ts: Nanos, class: &'static str) {
+        self.c.zero_window_probes += 1;
+        let mut ev = Event::on_bytes("window_probe", ts, x.dir, s, e);
+        ev.class = Some(class);
+        x.ev.push(ev);
     }
 
     /// Keep the highest TSval / IP ID of in-order data and whether IP IDs count up.
