@@ -60,3 +60,25 @@ def test_zero_window_probes_match_kernel_and_both_captures(cc, sysctls, bed_ok, 
     ct = truth.compute(run.server_pcap, run.client_pcap).connections[0]
     assert srv["retransmissions"] + (srv["fin_retransmissions_server"] or 0) == run.tcp_info["total_retrans"]
     assert cli["retransmissions"] == retransmissions_arrived(ct)
+
+
+def test_reno_heavy_loss_receiver_counts_near_truth(bed_ok, tmp_path):
+    """Reno without SACK and timestamps, 5 % data and 5 % ACK drops. Not exact yet (issue 16):
+    re-sends after a timeout that arrive in sequence, and DupACKs answering repeats, cannot
+    always be told from one capture. Bounded: within 3 % of the truth (the engine was 2.7 %
+    and 4.4 % off before the IP-ID and pending-DupACK rules on the runs of the report)."""
+    from hsrtcp.testing import truth
+    from hsrtcp.testing.netbed import Testbed
+    from receiver_truth import dupacks_sent, retransmissions_arrived
+
+    sysctls = {"tcp_sack": 0, "tcp_timestamps": 0}
+    with Testbed(workdir=tmp_path, cc="reno", p_data=0.05, p_ack=0.05, sysctls=sysctls) as b:
+        run = b.transfer("reno_heavy", nbytes=3_000_000, cc="reno")
+    ct = truth.compute(run.server_pcap, run.client_pcap).connections[0]
+    cli = flow_row(analyze(run.client_pcap, "client"), ct.client_port)
+    rt, dt = retransmissions_arrived(ct), dupacks_sent(run.server_pcap, run.client_pcap, ct)
+    print(f"retransmissions truth {rt} engine {cli['retransmissions']}; dupacks truth {dt} engine {cli['dupacks']}")
+    assert rt > 0 and dt > 0
+    assert abs(cli["retransmissions"] - rt) <= max(2, 0.03 * rt)
+    assert abs(cli["dupacks"] - dt) <= max(2, 0.03 * dt)
+    assert cli["unnecessary_retransmissions"] == ct.spurious_retrans
