@@ -202,3 +202,137 @@ fn fills_of_data_lost_during_a_silence_belong_to_the_timeout_recovery() {
         ]
     );
 }
+
+/// The phone stops reading: its window closes, Linux probes with empty segments one byte
+/// below snd_una (tcp_xmit_probe_skb), the phone answers each with the same zero window.
+fn zero_window_transcript() -> Tx {
+    let mut t = client_side(false, false);
+    t.data(100.0, 1, 1000);
+    t.data(100.1, 1001, 1000);
+    t.raw(100.2, true, A, 1, 2001, 0, 0); // window closed
+    t.raw(300.0, false, A, 2000, 1, 0, 509); // probe: seq = snd_una - 1, no payload
+    t.raw(300.1, true, A, 1, 2001, 0, 0);
+    t.raw(700.0, false, A, 2000, 1, 0, 509); // backed-off probe
+    t.raw(700.1, true, A, 1, 2001, 0, 0);
+    t.raw(800.0, true, A, 1, 2001, 0, 502); // reads again: window update
+    t.raw(800.05, false, A, 2000, 1, 0, 509); // a probe that crossed the update
+    t.raw(800.1, true, A, 1, 2001, 0, 502);
+    t.data(800.2, 2001, 1000);
+    t.ack(800.3, 3001);
+    t.raw(9000.0, false, A, 3000, 1, 0, 509); // keepalive shape, window open: not a probe
+    t.ack(9000.1, 3001);
+    t
+}
+
+#[test]
+fn linux_zero_window_probes_without_payload_are_counted() {
+    let r = zero_window_transcript().run_as("client");
+    assert_eq!(r.flow_u64("zero_window_probes"), Some(3));
+    let probes = r.rows("window_probe");
+    assert_eq!(probes.len(), 3);
+    for &i in &probes {
+        assert_eq!(str_at(&r.events, "class", i).as_deref(), Some("empty"));
+        assert_eq!(i64_at(&r.events, "seq_start", i), Some(2000));
+    }
+    // the probes are neither retransmissions nor data, and their answers are no DupACKs
+    assert_eq!(r.flow_u64("retransmissions"), Some(0));
+    assert_eq!(r.flow_u64("data_segments"), Some(3));
+    assert_eq!(r.flow_u64("dupacks"), Some(0));
+    assert_eq!(r.flow_u64("zero_window_events"), Some(1));
+}
+
+#[test]
+fn zero_window_probes_seen_at_the_sender_are_counted_alike() {
+    let r = zero_window_transcript().run_as("server");
+    assert_eq!(r.flow_u64("zero_window_probes"), Some(3));
+    assert_eq!(r.flow_u64("retransmissions"), Some(0));
+}
+
+#[test]
+fn resend_arriving_in_sequence_after_a_partial_ack_is_a_retransmission() {
+    // IDs: SYN-ACK 5001, data 5002.. . 1..4001 arrive, 4001 (5006) is lost, 5001..12001
+    // (5007..5013) arrive with DupACKs, 12001 (5014) is lost, the fast re-send of 4001 (5015)
+    // fills the hole, the phone acknowledges 12001, the re-send of 12001 (5016) arrives in
+    // sequence, then new data 13001 (5017).
+    let mut t = client_side(false, false);
+    let mut id = 5001u16;
+    let mut send = |t: &mut Tx, ms: f64, seq: u32, arrives: bool| {
+        id += 1;
+        if arrives {
+            t.data(ms, seq, 1000).ip_id = Some(id);
+        }
+    };
+    for k in 0..3u32 {
+        send(&mut t, 100.0 + k as f64, 1 + 1000 * k, true);
+        t.ack(100.5 + k as f64, 1001 + 1000 * k);
+    }
+    send(&mut t, 103.0, 3001, false); // lost
+    for k in 0..9u32 {
+        send(&mut t, 104.0 + k as f64, 4001 + 1000 * k, true);
+        t.ack(104.5 + k as f64, 3001);
+    }
+    send(&mut t, 113.0, 13001, false); // the newest original, lost
+    send(&mut t, 150.0, 3001, true); // fast re-send fills the hole
+    t.ack(150.5, 13001);
+    send(&mut t, 200.0, 13001, true); // partial ACK answered: in sequence, a re-send
+    t.ack(200.5, 14001);
+    send(&mut t, 201.0, 14001, true); // new data
+    t.ack(201.5, 15001);
+    let r = t.run_as("client");
+    assert_eq!(r.flow_u64("retransmissions"), Some(2));
+    let rows = r.rows("retransmission");
+    assert_eq!(i64_at(&r.events, "seq_start", rows[1]), Some(13001));
+    assert_eq!(str_at(&r.events, "cause", rows[1]).as_deref(), Some("unseen_original"));
+    assert_eq!(str_at(&r.events, "class", rows[1]).as_deref(), Some("fast"));
+}
+
+#[test]
+fn new_data_after_a_lost_fast_resend_and_a_timeout_is_not_a_retransmission() {
+    // Same IDs gap after the newest original, but the gap is the lost fast re-send and the
+    // next copy comes a timeout later: the new data after it is new (not judged a re-send).
+    let mut t = client_side(false, false);
+    let mut id = 5001u16;
+    let mut send = |t: &mut Tx, ms: f64, seq: u32, arrives: bool| {
+        id += 1;
+        if arrives {
+            t.data(ms, seq, 1000).ip_id = Some(id);
+        }
+    };
+    for k in 0..3u32 {
+        send(&mut t, 100.0 + k as f64, 1 + 1000 * k, true);
+        t.ack(100.5 + k as f64, 1001 + 1000 * k);
+    }
+    send(&mut t, 103.0, 3001, false);
+    for k in 0..9u32 {
+        send(&mut t, 104.0 + k as f64, 4001 + 1000 * k, true);
+        t.ack(104.5 + k as f64, 3001);
+    }
+    send(&mut t, 150.0, 3001, false); // fast re-send, lost
+    send(&mut t, 400.0, 3001, true); // timeout re-send
+    t.ack(400.5, 13001);
+    send(&mut t, 401.0, 13001, true); // new
+    t.ack(401.5, 14001);
+    let r = t.run_as("client");
+    assert_eq!(r.flow_u64("retransmissions"), Some(1));
+}
+
+#[test]
+fn dupack_answering_a_repeat_counts_when_the_sender_had_data_in_flight() {
+    // RFC 5681 (a): the phone has nothing beyond its ACK when a spurious copy arrives, but
+    // the next data (sent before the DupACK reached the sender) arrives within one RTT.
+    let mut t = client_side(false, false); // handshake RTT 50 ms
+    t.data(100.0, 1, 1000);
+    t.ack(100.5, 1001);
+    t.data(101.0, 1001, 1000);
+    t.ack(101.5, 2001);
+    t.data(110.0, 1, 1000); // spurious re-send
+    t.ack(110.5, 2001); // DupACK: same ACK, same window
+    t.data(120.0, 2001, 1000); // in flight when the DupACK arrived: 9.5 ms later
+    t.ack(120.5, 3001);
+    t.data(300.0, 1001, 1000); // another spurious copy, nothing in flight
+    t.ack(300.5, 3001);
+    t.data(400.0, 3001, 1000); // 100 ms later: sent after the ACK arrived
+    t.ack(400.5, 4001);
+    let r = t.run_as("client");
+    assert_eq!(r.flow_u64("dupacks"), Some(1));
+}

@@ -232,7 +232,7 @@ def test_concurrent_runs_never_mix_their_tables(tmp_path):
 
 def test_a_rerun_removes_what_the_earlier_run_wrote_and_this_one_does_not(tmp_path):
     out = tmp_path / "out"
-    assert main(["analyze", "--client", str(CLIENT), "--server", str(SERVER), "-o", str(out), "-q", "--csv"]) == 0
+    assert main(["analyze", "--client", str(CLIENT), "--server", str(SERVER), "-o", str(out), "-q", "--csv", "--plot"]) == 0
     assert (out / "pair_stats.parquet").exists() and (out / "throughput.png").exists()
     assert main(["analyze", str(OTHER), "-o", str(out), "-q", "--no-plot"]) == 0
     tables = ["captures", "events", "flows", "rtt", "series"]

@@ -72,7 +72,7 @@ pub const FLOW_COLUMNS: &[ColumnDef] = &[
     c("retrans_unclassified", U64, "retransmissions not classified because the vantage is unknown"),
     c("reordering_segments", U64, "hole fills that were sent before the data that overtook them, and (receiver) originals arriving after their own re-send (not retransmissions)"),
     c("network_duplicates", U64, "repeated copies with the same IP ID and TSval as the earlier copy (network or capture duplicates)"),
-    c("zero_window_probes", U64, "segments of <= 1 byte sent against a zero window"),
+    c("zero_window_probes", U64, "zero-window probes (events kind window_probe): segments of <= 1 byte sent against a zero window, and segments without payload one byte below the cumulative ACK (Linux) while the window is zero or has not been used since it reopened"),
     c("unnecessary_retransmissions", U64, "retransmissions shown unnecessary: repeats at the receiver, D-SACKed at the sender"),
     c("dsack_blocks", U64, "ACKs carrying a D-SACK block (RFC 2883) for the data direction"),
     c("timeout_sequences", U64, "timeout sequences (M10), sender vantage"),
@@ -321,7 +321,27 @@ impl Engine {
                 );
             }
         }
-        if seg.payload_len > 0 {
+        if seg.payload_len == 0 {
+            // only pure segments of a direction that sent data can be window probes
+            let st = &self.streams[dir.idx()];
+            if st.started && rel_seq < st.una && !seg.flags.syn() && !seg.flags.fin() && !seg.flags.rst() {
+                let mut x = Ctx {
+                    first_ts: c.first_ts,
+                    near_sender: self.near.map(|n| n == dir),
+                    sack,
+                    mss: DEFAULT_MSS,
+                    dir,
+                    peer_shift: 0,
+                    rtt: &mut self.rtt,
+                    ev,
+                    decided: None,
+                    after_silence: false,
+                };
+                self.streams[dir.idx()].on_empty(&mut x, rel_seq, ts);
+            }
+            return;
+        }
+        {
             let s = rel_seq + seg.flags.syn() as i64;
             let e = s + seg.payload_len as i64;
             let mss = self.mss_for(c, dir);

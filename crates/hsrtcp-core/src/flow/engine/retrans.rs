@@ -155,6 +155,14 @@ pub struct Stream {
     /// during it, and its fills belong to the timeout recovery.
     after_silence: bool,
     rx_silence_hole: Option<(i64, i64)>,
+    /// Receiver side, senders whose IP IDs count up: the newest original (IP ID, end, arrival)
+    /// and the IP ID of the first re-sent segment seen after it (see `unseen_original`).
+    rx_orig: Option<(u16, i64, Nanos)>,
+    rx_first_retx: Option<u16>,
+    /// Receiver side: pure ACKs repeating the ACK number and window with nothing seen
+    /// beyond it (count, first send time), waiting for the next data to tell whether the
+    /// sender had data outstanding (RFC 5681 DupACK condition (a)).
+    rx_pending_dup: (u32, Nanos),
     pub win: WindowStats,
     pub bins: Bins,
     pub c: Counts,
@@ -212,7 +220,7 @@ impl Stream {
         }
         // Zero-window probe (RFC 9293 §3.8.6.1): ≤ 1 byte against a closed window.
         if peer_zero_window && len <= 1 {
-            self.c.zero_window_probes += 1;
+            self.window_probe(x, s, e, ts, "one_byte");
             if e > self.nxt {
                 self.nxt = e;
             }
@@ -251,6 +259,20 @@ impl Stream {
             self.store.add(s2, e, ts, tsval.unwrap_or(0), ip_id, merge)
         };
         if let Overlap::New { .. } = kind {
+            if x.near_sender == Some(false) {
+                let resent = self.unseen_original(x, s, e, ts, ip_id);
+                self.settle_pending_dupacks(x, ts, resent);
+                if resent {
+                    self.nxt = e;
+                    let prior = Prior { first_ts: ts, last_ts: ts, ..Default::default() };
+                    self.retransmission(x, s, e, ts, tsval, ip_id, kind, &prior);
+                    if let Some(ev) = x.ev.last_mut() {
+                        ev.cause = Some("unseen_original");
+                        ev.value = None;
+                    }
+                    return;
+                }
+            }
             // judged against the highest byte seen: the store may be empty after pruning
             let gap = s > self.nxt;
             if self.rx_rto_point.is_some_and(|p| s >= p) {
@@ -272,6 +294,13 @@ impl Stream {
         }
         if e > self.nxt {
             self.nxt = e;
+        }
+        if x.near_sender == Some(false) && self.rx_first_retx.is_none() {
+            if let (Some((o, _, _)), Some(id)) = (self.rx_orig, ip_id) {
+                if (id.wrapping_sub(o) as i16) > 0 {
+                    self.rx_first_retx = Some(id);
+                }
+            }
         }
         if x.near_sender.is_none() && matches!(kind, Overlap::Repeat | Overlap::Fill) {
             // Loss pattern: a sender-side capture sees the originals of what it re-sends
@@ -313,6 +342,77 @@ impl Stream {
             _ => {}
         }
         self.retransmission(x, s, e, ts, tsval, ip_id, kind, &prior);
+    }
+
+    /// A segment without payload, SYN, FIN or RST from this direction's sender, at relative
+    /// sequence number `seq`. Linux probes a zero window with such a segment one byte below
+    /// snd_una (tcp_xmit_probe_skb: "use a previous sequence" so the receiver must answer);
+    /// the sender's snd_una is at most the cumulative ACK seen here, so a probe lies below
+    /// it. Counted while the window is zero, or was and no new data came since (a probe
+    /// may cross the window update). Below the ACK with an open window it is a keepalive.
+    #[inline]
+    pub fn on_empty(&mut self, x: &mut Ctx, seq: i64, ts: Nanos) {
+        if self.ack_seen && seq < self.una && self.win.probing() {
+            self.window_probe(x, seq, seq, ts, "empty");
+        }
+    }
+
+    fn window_probe(&mut self, x: &mut Ctx, s: i64, e: i64, ts: Nanos, class: &'static str) {
+        self.c.zero_window_probes += 1;
+        let mut ev = Event::on_bytes("window_probe", ts, x.dir, s, e);
+        ev.class = Some(class);
+        x.ev.push(ev);
+    }
+
+    /// Receiver side: whether data arriving beyond everything seen is in fact a re-send
+    /// whose original never arrived. The sender numbers its packets (IP IDs counting up) and
+    /// sends new data in sequence order, so the packet after the newest original P is the
+    /// next original unless it is a re-send. When the IDs right after P are missing and the
+    /// first packet seen after them is a re-send (the sender is recovering), and then data
+    /// arrives exactly at the highest byte with every hole filled, within the RTO scale of P
+    /// (fast recovery: a NewReno partial ACK answered, or the go-back-N copies of it), the
+    /// missing IDs were the originals of that data and it is their re-send. At most as many
+    /// segments as IDs are missing. After a silence the missing IDs may as well be a lost
+    /// timeout re-send (spurious, after ACK loss): not judged (docs/engine.md, known limits).
+    fn unseen_original(&mut self, x: &Ctx, s: i64, e: i64, ts: Nanos, ip_id: Option<u16>) -> bool {
+        let Some(id) = ip_id else { return false };
+        if !self.ipid_monotone() {
+            self.rx_orig = Some((id, e, ts));
+            self.rx_first_retx = None;
+            return false;
+        }
+        if let (Some((o, end, t_o)), Some(f)) = (self.rx_orig, self.rx_first_retx) {
+            let missing = (f.wrapping_sub(o) as i16) as i64 - 1;
+            if missing >= 1
+                && (id.wrapping_sub(f) as i16) > 0
+                && s == self.nxt
+                && self.ack_seen
+                && self.una >= self.nxt
+                && ts - t_o < Self::rto_threshold(x.rtt)
+                && s < end + missing * self.max_payload as i64
+            {
+                return true;
+            }
+        }
+        self.rx_orig = Some((id, e, ts));
+        self.rx_first_retx = None;
+        false
+    }
+
+    /// Receiver side: decide the pending DupACK candidates when data beyond their ACK number
+    /// arrives. The sender had it outstanding when the ACKs reached it if it arrives within
+    /// one RTT of the first of them (it was sent before they arrived) or was a re-send.
+    fn settle_pending_dupacks(&mut self, x: &Ctx, ts: Nanos, resent: bool) {
+        let (n, t0) = self.rx_pending_dup;
+        if n == 0 {
+            return;
+        }
+        self.rx_pending_dup = (0, 0);
+        if resent || x.rtt.est.srtt.is_some_and(|r| ts - t0 <= r) {
+            self.c.dupacks += n as u64;
+            self.dupacks_since_advance += n;
+            self.bins.at(x.first_ts, t0).dupacks += n;
+        }
     }
 
     /// Keep the highest TSval / IP ID of in-order data and whether IP IDs count up.
@@ -770,11 +870,19 @@ impl Stream {
             if self.rto_ep.is_some_and(|f| a >= f.point) {
                 self.rto_ep = None;
             }
-        } else if a == self.una && pure && window == self.last_ack_window && self.nxt > a {
-            self.c.dupacks += 1;
-            self.dupacks_since_advance += 1;
-            self.last_dupack_ts = Some(ts);
-            self.bins.at(x.first_ts, ts).dupacks += 1;
+        } else if a == self.una && pure && window == self.last_ack_window {
+            if self.nxt > a {
+                self.c.dupacks += 1;
+                self.dupacks_since_advance += 1;
+                self.last_dupack_ts = Some(ts);
+                self.bins.at(x.first_ts, ts).dupacks += 1;
+            } else if x.near_sender == Some(false) && !self.win.probing() {
+                // the phone saw nothing beyond its ACK (answering a repeat): whether the
+                // sender had data outstanding shows with the next data (not for the answers
+                // to window probes: a Linux sender probes only with nothing in flight)
+                let (n, t0) = self.rx_pending_dup;
+                self.rx_pending_dup = (n + 1, if n == 0 { ts } else { t0 });
+            }
         }
         self.last_ack_ts = ts;
         self.last_ack_window = window;

@@ -18,6 +18,10 @@ pub struct WindowStats {
     pub zero_events: u64,
     pub zero_total: Nanos,
     zero_open: Option<Nanos>,
+    /// A zero window was advertised and no new data has arrived since: the sender may
+    /// still be probing it (a window update it missed, or one sent while a probe was on
+    /// its way), so below-window probes still count.
+    zero_since_data: bool,
     pub full_segments: u64,
     pub full_events: u64,
     full_open: Option<(Nanos, i64)>,
@@ -40,6 +44,7 @@ impl WindowStats {
     ) -> Option<u64> {
         if raw == 0 {
             self.zero_segments += 1;
+            self.zero_since_data = true;
             if self.zero_open.is_none() {
                 self.zero_open = Some(ts);
             }
@@ -75,6 +80,12 @@ impl WindowStats {
         self.zero_open.is_some()
     }
 
+    /// The sender may be probing a zero window: it is zero now, or it was and no new data
+    /// has been sent since it reopened.
+    pub fn probing(&self) -> bool {
+        self.zero_since_data
+    }
+
     /// New data [s, e) was sent with the cumulative ACK at `una`; `quantum` is the window's
     /// granularity (2^wscale), `mss` the segment size. Full window: the segment reaches the
     /// right edge of the advertised window (within one quantum; Wireshark's test is exact
@@ -93,6 +104,7 @@ impl WindowStats {
         ev: &mut Vec<Event>,
     ) {
         let _ = s;
+        self.zero_since_data = false;
         let (Some(una), Some(w)) = (una, self.awnd) else {
             return;
         };

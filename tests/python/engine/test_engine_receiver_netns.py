@@ -1,0 +1,84 @@
+"""Live receiver-side witnesses (root, issue 16): real kernel TCP through the namespace
+testbed, the engine on the client (phone) capture checked against the two-capture truth of
+receiver_truth.py and the kernel's own counters.
+
+- a receiver that stops reading (small SO_RCVBUF, reader paused): Linux probes the zero
+  window with empty segments at snd_una − 1; the server namespace's TcpExtTCPWinProbe, the
+  probes in the server capture and the engine at both ends must agree;
+- reno without SACK and timestamps, heavy data and ACK loss: retransmissions that arrive in
+  sequence at the phone (NewReno partial-ACK re-sends and go-back-N copies whose originals
+  were lost) must be counted as retransmissions, and the DupACKs the phone sent (RFC 5681,
+  M15) must equal the truth's.
+Each case runs in well under a minute.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from checks import analyze, flow_row  # noqa: E402
+
+pytestmark = pytest.mark.netns
+
+
+@pytest.fixture(scope="module")
+def bed_ok():
+    from hsrtcp.testing.netbed import missing_requirements
+
+    why = missing_requirements()
+    if why:
+        pytest.skip(why)
+
+
+@pytest.mark.parametrize("cc,sysctls", [("cubic", {}), ("reno", {"tcp_sack": 0, "tcp_timestamps": 0})])
+def test_zero_window_probes_match_kernel_and_both_captures(cc, sysctls, bed_ok, tmp_path):
+    from hsrtcp.testing import truth
+    from hsrtcp.testing.netbed import Testbed
+    from receiver_truth import nstat, retransmissions_arrived, window_probes
+
+    with Testbed(workdir=tmp_path, cc=cc, sysctls=sysctls) as b:
+        before = nstat(b.ns["srv"], "TcpExtTCPWinProbe")
+        run = b.transfer("zwp", nbytes=400_000, cc=cc, rcvbuf=4096, pause_after=60_000, pause_s=2.5)
+        kernel = nstat(b.ns["srv"], "TcpExtTCPWinProbe") - before
+    port = run.connections[0]["client_port"]
+    tr = window_probes(run.server_pcap, run.client_pcap, run.server_port)
+    srv = flow_row(analyze(run.server_pcap, "server"), port)
+    cli = flow_row(analyze(run.client_pcap, "client"), port)
+    print(f"{cc}: kernel TCPWinProbe {kernel}, truth sent {tr.sent} arrived {tr.arrived}, "
+          f"engine server {srv['zero_window_probes']} client {cli['zero_window_probes']}")
+    # the backed-off persist timer fires several times in 2.5 s
+    assert kernel >= 3
+    assert tr.sent == kernel
+    assert srv["zero_window_probes"] == kernel
+    assert cli["zero_window_probes"] == tr.arrived
+    # probes are not retransmissions at either end (the kernel may still re-send data
+    # around the pause: every re-send is found at the sender, every arrival at the phone)
+    ct = truth.compute(run.server_pcap, run.client_pcap).connections[0]
+    assert srv["retransmissions"] + (srv["fin_retransmissions_server"] or 0) == run.tcp_info["total_retrans"]
+    assert cli["retransmissions"] == retransmissions_arrived(ct)
+
+
+def test_reno_heavy_loss_receiver_counts_near_truth(bed_ok, tmp_path):
+    """Reno without SACK and timestamps, 5 % data and 5 % ACK drops. Not exact yet (issue 16):
+    re-sends after a timeout that arrive in sequence, and DupACKs answering repeats, cannot
+    always be told from one capture. Bounded: within 3 % of the truth (the engine was 2.7 %
+    and 4.4 % off before the IP-ID and pending-DupACK rules on the runs of the report)."""
+    from hsrtcp.testing import truth
+    from hsrtcp.testing.netbed import Testbed
+    from receiver_truth import dupacks_sent, retransmissions_arrived
+
+    sysctls = {"tcp_sack": 0, "tcp_timestamps": 0}
+    with Testbed(workdir=tmp_path, cc="reno", p_data=0.05, p_ack=0.05, sysctls=sysctls) as b:
+        run = b.transfer("reno_heavy", nbytes=3_000_000, cc="reno")
+    ct = truth.compute(run.server_pcap, run.client_pcap).connections[0]
+    cli = flow_row(analyze(run.client_pcap, "client"), ct.client_port)
+    rt, dt = retransmissions_arrived(ct), dupacks_sent(run.server_pcap, run.client_pcap, ct)
+    print(f"retransmissions truth {rt} engine {cli['retransmissions']}; dupacks truth {dt} engine {cli['dupacks']}")
+    assert rt > 0 and dt > 0
+    assert abs(cli["retransmissions"] - rt) <= max(2, 0.03 * rt)
+    assert abs(cli["dupacks"] - dt) <= max(2, 0.03 * dt)
+    assert cli["unnecessary_retransmissions"] == ct.spurious_retrans
