@@ -79,3 +79,46 @@ def check_spurious_events(server_pcap, client_pcap, events, *, client_port: int,
             problems.append(f"{ev}: cause {ev['cause']}, witness says {expected} "
                             f"({len(acks)} covering ACKs sent before the RTO, {len(got)} arrived)")
     return problems
+
+
+def spurious_rto_packets(server_pcap, events, *, server_port: int) -> int:
+    """M13 numerator, independently: for each spurious timeout (``ts`` = its first RTO
+    retransmission on the server clock), the server's data packets from that one on that
+    re-send bytes it had sent before, until the first packet from the client reaches the
+    server capture after it."""
+    srv = [p for p in read_tcp(server_pcap) if server_port in (p.sport, p.dport)]
+    isn = next(p.seq for p in srv if p.syn and p.has_ack)
+    total = 0
+    for ev in events:
+        t_r = round(ev["ts"] * 1e9) - 1000  # float seconds since the epoch: ~0.1 µs steps
+        high, n = 0, 0
+        for p in srv:
+            if p.sport == server_port and p.payload_len > 0:
+                s = (p.seq - isn) % M32
+                if p.ts_ns >= t_r and s < high:
+                    n += 1
+                high = max(high, s + p.payload_len)
+            elif p.dport == server_port and p.ts_ns > t_r:
+                break
+        total += n
+    return total
+
+
+def check_spurious_columns(row: dict) -> list[str]:
+    """The matched row's spurious-timeout columns (M12–M14) agree with each other."""
+    problems = []
+    n = row["spurious_timeouts"]
+    if not (n == row["spurious_timeouts_2v"]
+            == row["spurious_timeouts_ack_loss"] + row["spurious_timeouts_rto_estimation"]):
+        problems.append(f"spurious_timeouts {n} != 2v {row['spurious_timeouts_2v']} or causes "
+                        f"{row['spurious_timeouts_ack_loss']} + {row['spurious_timeouts_rto_estimation']}")
+    retx, spur = row["retransmitted_packets"], row["spurious_rto_packets"]
+    want = spur / retx if retx else None
+    if row["spurious_rto_rate"] != want:
+        problems.append(f"spurious_rto_rate {row['spurious_rto_rate']} != {spur} / {retx}")
+    if not (n <= spur <= retx):
+        problems.append(f"spurious_rto_packets {spur} outside [{n}, {retx}]")
+    seqs = row["rto_sequences"]
+    if row["spurious_timeout_share"] != (n / seqs if seqs else None):
+        problems.append(f"spurious_timeout_share {row['spurious_timeout_share']} != {n} / {seqs}")
+    return problems

@@ -90,6 +90,11 @@ pub const MATCH_COLUMNS: &[ColumnDef] = &[
     col("rto_retransmissions_lost", ColType::U64, "of those, lost in the network (M11 numerator)"),
     col("q", ColType::F64, "loss rate of retransmissions inside timeout sequences (M11, A17)"),
     col("spurious_timeouts_2v", ColType::U64, "timeout sequences whose segment had already been received (M12, from both captures)"),
+    col("spurious_timeouts", ColType::U64, "the matched row's spurious RTO count: spurious_timeouts_2v (replaces the server row's single-capture count; = ack_loss + rto_estimation)"),
+    col("retransmitted_packets", ColType::U64, "data transmissions of the data sender re-sending bytes it had sent before, in its capture (M13 denominator)"),
+    col("spurious_rto_packets", ColType::U64, "retransmissions sent in spurious timeout sequences before the first ACK arrived after the RTO (M13 numerator)"),
+    col("spurious_rto_rate", ColType::F64, "M13 from both captures: spurious_rto_packets / retransmitted_packets (replaces the server row's value)"),
+    col("spurious_timeout_share", ColType::F64, "A5 event-based variant from both captures: spurious_timeouts / rto_sequences (replaces the server row's value)"),
     col("spurious_timeouts_ack_loss", ColType::U64, "spurious timeouts caused by ACK loss (M14 ACKL)"),
     col("spurious_timeouts_rto_estimation", ColType::U64, "spurious timeouts caused by RTO estimation inaccuracy (M14 RTOEI)"),
     col("rto_bias_mean_s", ColType::F64, "mean RTO estimation bias t6 - t4 over spurious timeouts where it is defined, seconds (M16)"),
@@ -152,6 +157,11 @@ pub struct TimeoutSeq {
     pub spurious: bool,
     pub cause: Option<&'static str>,
     pub bias: Option<f64>,
+    /// Retransmissions (any segment) sent from r_1 until the first ACK arrival after it: the
+    /// M13 numerator when the sequence is spurious.
+    pub retx_before_ack: u64,
+    /// An ACK arrived at the sender since r_1.
+    pub acked: bool,
 }
 
 /// One-way-delay samples of one direction: (sender time on the server clock, raw delay =
@@ -207,6 +217,8 @@ pub struct PairMetrics {
     pub burst_rounds: u64,
     pub rto_retx: u64,
     pub rto_retx_lost: u64,
+    /// Data transmissions re-sending bytes sent before (M13 denominator).
+    pub retx: u64,
     pub seqs: Vec<TimeoutSeq>,
     pub owd: [Reservoir; 2],
     pub establishment: Option<f64>,
@@ -384,6 +396,9 @@ impl Replay {
 
     fn on_ack(&mut self, t: Nanos, ack: i64) {
         self.last_ack_any = t;
+        if let Some(o) = self.open.as_mut() {
+            o.acked = true;
+        }
         if !self.started {
             return;
         }
@@ -457,6 +472,8 @@ impl Replay {
                             spurious: false,
                             cause: None,
                             bias: None,
+                            retx_before_ack: 0,
+                            acked: false,
                         });
                     }
                 }
@@ -465,6 +482,12 @@ impl Replay {
         if is_rto {
             if let Some(rd) = self.round.take() {
                 self.eval_round(&rd, Some(p.tx));
+            }
+        }
+        if p.seq < self.snd_nxt {
+            self.m.retx += 1;
+            if let Some(o) = self.open.as_mut().filter(|o| !o.acked) {
+                o.retx_before_ack += 1;
             }
         }
         self.snd_nxt = self.snd_nxt.max(p.end);
@@ -624,6 +647,8 @@ pub fn write_metrics(m: &mut PairMetrics, clock: &ClockFit, row: &mut Row<'_>) {
     let spurious: Vec<&TimeoutSeq> = m.seqs.iter().filter(|o| o.spurious).collect();
     let biases: Vec<f64> = spurious.iter().filter_map(|o| o.bias).collect();
     let n_ackl = spurious.iter().filter(|o| o.cause == Some("ack_loss")).count() as u64;
+    let n_spur = spurious.len() as u64;
+    let spur_pkts: u64 = spurious.iter().map(|o| o.retx_before_ack).sum();
     row.str("matched_data_dir", m.data_dir.map(Dir::name))
         .u64("data_packets_sent", m.data_sent)
         .u64("lost_data_packets", m.data_lost)
@@ -638,9 +663,14 @@ pub fn write_metrics(m: &mut PairMetrics, clock: &ClockFit, row: &mut Row<'_>) {
         .u64("rto_retransmissions", m.rto_retx)
         .u64("rto_retransmissions_lost", m.rto_retx_lost)
         .f64("q", ratio(m.rto_retx_lost, m.rto_retx))
-        .u64("spurious_timeouts_2v", spurious.len() as u64)
+        .u64("spurious_timeouts_2v", n_spur)
+        .u64("spurious_timeouts", n_spur)
+        .u64("retransmitted_packets", m.retx)
+        .u64("spurious_rto_packets", spur_pkts)
+        .f64("spurious_rto_rate", ratio(spur_pkts, m.retx))
+        .f64("spurious_timeout_share", ratio(n_spur, m.seqs.len() as u64))
         .u64("spurious_timeouts_ack_loss", n_ackl)
-        .u64("spurious_timeouts_rto_estimation", spurious.len() as u64 - n_ackl)
+        .u64("spurious_timeouts_rto_estimation", n_spur - n_ackl)
         .f64("rto_bias_mean_s", (!biases.is_empty()).then(|| biases.iter().sum::<f64>() / biases.len() as f64))
         .f64("rto_bias_max_s", biases.iter().copied().reduce(f64::max))
         .f64_finite("establishment_time_s", m.establishment)
