@@ -17,7 +17,7 @@ import pytest
 from hsrtcp.pair import analyze_pair, match_tables
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from witness import check_spurious_columns, check_spurious_events, spurious_rto_packets  # noqa: E402
+from witness import check_loss_series, check_spurious_columns, check_spurious_events, spurious_rto_packets  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 PAIRS = ["twovantage_offset", "drops_cubic", "ack_blackout", "ack_delay", "data_blackout", "ipv6_drops",
@@ -269,3 +269,14 @@ def test_matched_spurious_columns_are_two_vantage_and_add_up(name):
                 DATA / f"{name}.server.pcap", mine, server_port=row["sv_server_port"]), name
     if name in ("ack_delay", "reno_nosack_nots"):
         assert m["spurious_timeouts"].sum() == 1
+
+
+@pytest.mark.parametrize("name", ["drops_cubic", "data_blackout", "twovantage_offset", "multi_concurrent",
+                                  "ipv6_drops"])
+def test_matched_series_has_m6_loss_per_bin(name):
+    from hsrtcp.testing import truth
+
+    meta = _meta(name)
+    tr = truth.compute(DATA / f"{name}.server.pcap", DATA / f"{name}.client.pcap",
+                       client_time_offset_s=meta.get("time_offset_s") or 0.0)
+    check_loss_series(_run(name), tr.connections)

@@ -16,7 +16,7 @@ import pytest
 from hsrtcp.pair import analyze_pair
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from witness import check_spurious_columns, check_spurious_events, spurious_rto_packets  # noqa: E402
+from witness import check_loss_series, check_spurious_columns, check_spurious_events, spurious_rto_packets  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.netns
@@ -63,6 +63,7 @@ def _check(run, tr, offset, ds):
     assert row["retransmitted_packets"] == t["data_retrans"]
     assert row["spurious_rto_packets"] == spurious_rto_packets(run.server_pcap, ev.to_dicts(),
                                                                server_port=run.server_port)
+    check_loss_series(ds, tr.connections)  # M6 per bin against the lab truth
     return row, ev
 
 

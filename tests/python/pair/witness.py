@@ -122,3 +122,28 @@ def check_spurious_columns(row: dict) -> list[str]:
     if row["spurious_timeout_share"] != (n / seqs if seqs else None):
         problems.append(f"spurious_timeout_share {row['spurious_timeout_share']} != {n} / {seqs}")
     return problems
+
+
+def check_loss_series(ds, truth_conns) -> None:
+    """M6 per 1-s bin in the matched flows' series rows equals the truth helper's series
+    (hsrtcp.testing.truth: server data transmissions not seen at the phone / server data
+    transmissions, bins from the connection's first packet at the server), bin by bin."""
+    import polars as pl
+    import pytest
+
+    m = ds.flows.filter(pl.col("vantage") == "matched")
+    assert m.height == len(truth_conns)
+    for row in m.to_dicts():
+        t = next(c for c in truth_conns if c.client_port == row["sv_client_port"]
+                 and (len([x for x in truth_conns if x.client_port == c.client_port]) == 1
+                      or c.epoch == row["sv_epoch"]))
+        want = [(r["data_sent"], r["data_lost"], r["loss_rate"]) for r in t.series(1.0)]
+        while want and want[-1][0] == 0:
+            want.pop()  # the matcher's rows end at the last bin with a transmission
+        got = ds.series.filter(pl.col("flow_id") == row["flow_id"]).sort("bin")
+        assert got["bin"].to_list() == list(range(got.height))
+        assert list(zip(got["data_sent"], got["data_lost"], got["loss_rate"])) == want
+        assert got["data_sent"].sum() == row["data_packets_sent"]
+        assert got["data_lost"].sum() == row["lost_data_packets"]
+        assert got["ts"][0] == pytest.approx(row["first_ts"], abs=1e-6)
+

@@ -113,6 +113,18 @@ pub const MATCH_COLUMNS: &[ColumnDef] = &[
     col("unknown_fate_packets", ColType::U64, "packets sent while the other capture was not running (no verdict)"),
 ];
 
+/// Columns of the matcher's `series` rows (docs/formats/series.md, "Matched flows"): M6 per
+/// 1-s bin of the data sender's capture, bins from the sender-side connection's first packet.
+pub const MATCH_SERIES_COLUMNS: &[ColumnDef] = &[
+    col("flow_id", ColType::U64, "flows.flow_id of the matched row"),
+    col("bin", ColType::U64, "1-second bin index from the connection's first packet in the data sender's capture"),
+    col("t_rel", ColType::F64, "bin start in seconds since that packet"),
+    col("ts", ColType::F64, "bin start, seconds since the Unix epoch (data sender's capture clock)"),
+    col("data_sent", ColType::U64, "data transmissions of the data sender in the bin, retransmissions included, with a verdict (M6 denominator)"),
+    col("data_lost", ColType::U64, "of those, never seen in the receiver's capture (lost in the network; M6 numerator)"),
+    col("loss_rate", ColType::F64, "M6: data_lost / data_sent; null in bins without a transmission"),
+];
+
 /// One data transmission as the replay keeps it.
 #[derive(Clone, Copy, Debug)]
 pub struct Tx {
@@ -226,6 +238,9 @@ pub struct PairMetrics {
     pub unknown: u64,
     pub first_tx: Option<Nanos>,
     pub last_tx: Option<Nanos>,
+    /// M6 per 1-s bin from `bin0` (sender clock): [transmissions with a verdict, lost].
+    pub loss_bins: Vec<[u64; 2]>,
+    pub bin0: Nanos,
 }
 
 fn map_time(clock: &ClockFit, t: Nanos, from: Side, to: Side) -> Nanos {
@@ -275,11 +290,12 @@ pub struct Replay {
 }
 
 impl Replay {
-    /// `dir` is the data direction; `lag` should exceed the largest one-way delay.
-    pub fn new(dir: Dir, lag: Nanos) -> Self {
+    /// `dir` is the data direction; `lag` should exceed the largest one-way delay; `bin0`
+    /// (sender's clock) is where the M6 bins start: the connection's first packet there.
+    pub fn new(dir: Dir, lag: Nanos, bin0: Nanos) -> Self {
         let snd = sender_side(dir);
         Replay {
-            m: PairMetrics { data_dir: Some(dir), ..PairMetrics::default() },
+            m: PairMetrics { data_dir: Some(dir), bin0, ..PairMetrics::default() },
             dir,
             snd,
             rcv: snd.other(),
@@ -325,6 +341,12 @@ impl Replay {
             if p.len > 0 && p.tx_ts != NONE && matches!(p.fate, Fate::Delivered | Fate::Lost | Fate::CaptureLost) {
                 self.m.data_sent += 1;
                 self.m.data_lost += (p.fate == Fate::Lost) as u64;
+                let k = ((p.tx_ts - self.m.bin0).max(0) / 1_000_000_000) as usize;
+                if k >= self.m.loss_bins.len() {
+                    self.m.loss_bins.resize(k + 1, [0, 0]);
+                }
+                self.m.loss_bins[k][0] += 1;
+                self.m.loss_bins[k][1] += (p.fate == Fate::Lost) as u64;
             }
         }
         for p in &batch[r] {
@@ -696,6 +718,22 @@ pub fn write_metrics(m: &mut PairMetrics, clock: &ClockFit, row: &mut Row<'_>) {
         row.f64("clock_offset_s", nanos_to_s(clock.offset_at(mid)))
             .f64("clock_drift_ppm", clock.drift * 1e6)
             .f64_finite("clock_offset_uncertainty_s", Some(clock.uncertainty_s));
+    }
+}
+
+/// M6 series rows of one matched flow: one per 1-s bin up to the last bin with a data
+/// transmission (bins without one: counts 0, loss_rate null).
+pub fn write_loss_series(m: &PairMetrics, id: u64, out: &mut crate::table::TableBuilder) {
+    for (k, &[sent, lost]) in m.loss_bins.iter().enumerate() {
+        let start = m.bin0 + k as Nanos * 1_000_000_000;
+        out.row()
+            .u64("flow_id", id)
+            .u64("bin", k as u64)
+            .f64("t_rel", Some(k as f64))
+            .f64("ts", Some(nanos_to_s(start)))
+            .u64("data_sent", sent)
+            .u64("data_lost", lost)
+            .f64("loss_rate", ratio(lost, sent));
     }
 }
 
