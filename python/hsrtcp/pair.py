@@ -17,7 +17,8 @@ columns only two captures can give (docs/formats/matched.md):
   capture-loss counts per capture point, and ``pairing`` (``isn``, ``seq_proximity``,
   ``client_only``, ``server_only``).
 
-``events`` gain one ``spurious_timeout`` row (class ``two_vantage``) per spurious timeout,
+``series`` gain the matched flows' rows (M6 per 1-s bin: ``data_sent``, ``data_lost``,
+``loss_rate``; docs/formats/series.md). ``events`` gain one ``spurious_timeout`` row (class ``two_vantage``) per spurious timeout,
 with ``cause`` = ``ack_loss`` | ``rto_estimation`` and ``value`` = the RTO estimation bias
 t6 − t4 in seconds where defined.
 """
@@ -74,7 +75,8 @@ def is_bundle(path: str | os.PathLike) -> bool:
 
 def match_tables(client: str | os.PathLike, server: str | os.PathLike, *, index: int = 0,
                  window_s: float = 30.0, use_ip_id: bool = False) -> dict:
-    """Run only the matcher on one pair: ``{"matched", "events": DataFrame, "stats": dict}``.
+    """Run only the matcher on one pair: ``{"matched", "events", "series": DataFrame,
+    "stats": dict}`` (``series``: M6 per-bin loss rows of the matched flows).
 
     ``matched`` has one row per connection (paired or seen on one side) with the identity of
     each side (``cv_*`` as the client capture shows it, ``sv_*`` as the server capture shows
@@ -91,7 +93,7 @@ def match_tables(client: str | os.PathLike, server: str | os.PathLike, *, index:
     r = _native().analyze_pair(c, s, shown(c), shown(s), MATCH_ID_BASE + (index << ID_SHIFT),
                                window_s, use_ip_id)
     return {"matched": pl.read_ipc_stream(r["matched"]), "events": pl.read_ipc_stream(r["events"]),
-            "stats": dict(r["stats"])}
+            "series": pl.read_ipc_stream(r["series"]), "stats": dict(r["stats"])}
 
 
 def _join_side(matched: pl.DataFrame, flows: pl.DataFrame, prefix: str, id_name: str) -> pl.DataFrame:
@@ -226,6 +228,9 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
         ev = match_r[k]["events"]
         if not ev.is_empty():
             tables["events"].append(ev)
+        se = match_r[k]["series"]
+        if not se.is_empty():
+            tables["series"].append(se)
         st = dict(match_r[k]["stats"], client_capture=shown(c), server_capture=shown(s))
         stats.append(st)
     flows = pl.concat(tables["flows"] + matched_frames, how="diagonal_relaxed")

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, UInt64Type};
-use arrow_array::RecordBatch;
+use arrow_array::{Array, RecordBatch};
 use hsrtcp_core::matcher::{analyze_pair, MatchOptions};
 
 fn data() -> PathBuf {
@@ -89,6 +89,34 @@ fn streaming_feed_equals_feeding_at_the_end() {
                     assert_eq!(a.column(i), b.column(i), "{name} {what}.{} (chunk {chunk})", f.name());
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn m6_series_bins_add_up_to_the_truth_of_every_fixture() {
+    // M6 per 1-s bin: the bins of all matched flows sum to the truth's data transmissions and
+    // losses; loss_rate = lost / sent, null exactly in bins without a transmission. (The
+    // bin-by-bin comparison with the truth helper is tests/python/pair.)
+    let d = data();
+    for name in ["drops_cubic", "twovantage_offset", "ipv6_drops", "multi_concurrent", "data_blackout"] {
+        let r = analyze_pair(
+            &d.join(format!("{name}.client.pcap")),
+            &d.join(format!("{name}.server.pcap")),
+            MatchOptions::default(),
+        );
+        let json = std::fs::read_to_string(d.join(format!("{name}.json"))).unwrap();
+        let s = r.series.finish();
+        let t = "\"totals\"";
+        assert_eq!(sum_u64(&s, "data_sent") as f64, json_num(&json, t, "data_sent"), "{name}");
+        assert_eq!(sum_u64(&s, "data_lost") as f64, json_num(&json, t, "data_lost"), "{name}");
+        let sent = s.column_by_name("data_sent").unwrap().as_primitive::<UInt64Type>();
+        let lost = s.column_by_name("data_lost").unwrap().as_primitive::<UInt64Type>();
+        let rate = s.column_by_name("loss_rate").unwrap().as_primitive::<Float64Type>();
+        for i in 0..s.num_rows() {
+            let want = (sent.value(i) > 0).then(|| lost.value(i) as f64 / sent.value(i) as f64);
+            let got = (!rate.is_null(i)).then(|| rate.value(i));
+            assert_eq!(got, want, "{name} row {i}");
         }
     }
 }

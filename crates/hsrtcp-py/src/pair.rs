@@ -8,8 +8,8 @@ use hsrtcp_core::table::to_ipc;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-/// Match a client-side and a server-side capture. Returns a dict: `matched` and `events` as
-/// Arrow IPC stream bytes, and `stats` (a dict of run facts: packets per side, read errors,
+/// Match a client-side and a server-side capture. Returns a dict: `matched`, `events` and
+/// `series` (M6 per-bin loss of the matched flows) as Arrow IPC stream bytes, and `stats` (a dict of run facts: packets per side, read errors,
 /// clock fit, pair counts). Never raises for bad input: read errors are in `stats`.
 #[pyfunction]
 #[pyo3(signature = (client, server, client_name, server_name, id_base=0, window_s=30.0, use_ip_id=false))]
@@ -49,6 +49,7 @@ pub fn analyze_pair<'py>(
     stats.set_item("server_only", r.server_only)?;
     d.set_item("matched", PyBytes::new_bound(py, &to_ipc(&r.matched.finish())))?;
     d.set_item("events", PyBytes::new_bound(py, &to_ipc(&r.events.finish())))?;
+    d.set_item("series", PyBytes::new_bound(py, &to_ipc(&r.series.finish())))?;
     d.set_item("stats", stats)?;
     Ok(d)
 }

@@ -17,7 +17,7 @@ import pytest
 from hsrtcp.pair import analyze_pair, match_tables
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from witness import check_spurious_events  # noqa: E402
+from witness import check_loss_series, check_spurious_columns, check_spurious_events, spurious_rto_packets  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 PAIRS = ["twovantage_offset", "drops_cubic", "ack_blackout", "ack_delay", "data_blackout", "ipv6_drops",
@@ -242,3 +242,41 @@ def test_ack_delay_spurious_timeout_is_rto_estimation_with_its_bias():
                        and (p.ack - synack.seq) % (1 << 32) > e["seq_start"])
     assert e["value"] == pytest.approx(first_cover.ts - e["ts"], abs=1e-6)
     assert e["value"] > 0
+
+
+@pytest.mark.parametrize("name", PAIRS)
+def test_matched_spurious_columns_are_two_vantage_and_add_up(name):
+    """M12–M14 in the matched row come from the two-vantage detection: the spurious count
+    equals spurious_timeouts_2v and the sum of its causes (ACKL + RTOEI), M13 = spurious RTO
+    retransmissions / all retransmissions with the denominator equal to the truth's data
+    retransmissions and the numerator to an independent count on the server capture. (Before,
+    the matched row copied the server row: ack_delay and reno_nosack_nots showed 0 spurious
+    timeouts next to spurious_timeouts_2v = 1.)"""
+    meta = _meta(name)
+    ds = _run(name)
+    m = _matched(ds)
+    truth = {(t["client_port"], t["client_isn"]): t for t in meta["truth"]["connections"]}
+    ev = ds.events.filter((pl.col("kind") == "spurious_timeout") & (pl.col("class") == "two_vantage"))
+    for row in m.to_dicts():
+        assert check_spurious_columns(row) == [], name
+        cands = [t for (port, _), t in truth.items() if port == row["sv_client_port"]]
+        t = cands[row["sv_epoch"]] if len(cands) > 1 else cands[0]
+        assert row["retransmitted_packets"] == t["data_retrans"], name
+        mine = ev.filter(pl.col("flow_id") == row["flow_id"]).to_dicts()
+        assert len(mine) == row["spurious_timeouts"]
+        if mine:
+            assert row["spurious_rto_packets"] == spurious_rto_packets(
+                DATA / f"{name}.server.pcap", mine, server_port=row["sv_server_port"]), name
+    if name in ("ack_delay", "reno_nosack_nots"):
+        assert m["spurious_timeouts"].sum() == 1
+
+
+@pytest.mark.parametrize("name", ["drops_cubic", "data_blackout", "twovantage_offset", "multi_concurrent",
+                                  "ipv6_drops"])
+def test_matched_series_has_m6_loss_per_bin(name):
+    from hsrtcp.testing import truth
+
+    meta = _meta(name)
+    tr = truth.compute(DATA / f"{name}.server.pcap", DATA / f"{name}.client.pcap",
+                       client_time_offset_s=meta.get("time_offset_s") or 0.0)
+    check_loss_series(_run(name), tr.connections)

@@ -16,7 +16,7 @@ import pytest
 from hsrtcp.pair import analyze_pair
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from witness import check_spurious_events  # noqa: E402
+from witness import check_loss_series, check_spurious_columns, check_spurious_events, spurious_rto_packets  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.netns
@@ -57,6 +57,13 @@ def _check(run, tr, offset, ds):
     port = run.connections[0]["client_port"]
     assert check_spurious_events(run.server_pcap, run.client_pcap, ev.to_dicts(), client_port=port,
                                  server_port=run.server_port, client_offset_s=offset) == []
+    # M12-M14 in the matched row: two-vantage count = its causes; M13 against the truth's
+    # data retransmissions and an independent count of the spurious episodes' retransmissions
+    assert check_spurious_columns(row) == []
+    assert row["retransmitted_packets"] == t["data_retrans"]
+    assert row["spurious_rto_packets"] == spurious_rto_packets(run.server_pcap, ev.to_dicts(),
+                                                               server_port=run.server_port)
+    check_loss_series(ds, tr.connections)  # M6 per bin against the lab truth
     return row, ev
 
 

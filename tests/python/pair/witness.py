@@ -79,3 +79,71 @@ def check_spurious_events(server_pcap, client_pcap, events, *, client_port: int,
             problems.append(f"{ev}: cause {ev['cause']}, witness says {expected} "
                             f"({len(acks)} covering ACKs sent before the RTO, {len(got)} arrived)")
     return problems
+
+
+def spurious_rto_packets(server_pcap, events, *, server_port: int) -> int:
+    """M13 numerator, independently: for each spurious timeout (``ts`` = its first RTO
+    retransmission on the server clock), the server's data packets from that one on that
+    re-send bytes it had sent before, until the first packet from the client reaches the
+    server capture after it."""
+    srv = [p for p in read_tcp(server_pcap) if server_port in (p.sport, p.dport)]
+    isn = next(p.seq for p in srv if p.syn and p.has_ack)
+    total = 0
+    for ev in events:
+        t_r = round(ev["ts"] * 1e9) - 1000  # float seconds since the epoch: ~0.1 µs steps
+        high, n = 0, 0
+        for p in srv:
+            if p.sport == server_port and p.payload_len > 0:
+                s = (p.seq - isn) % M32
+                if p.ts_ns >= t_r and s < high:
+                    n += 1
+                high = max(high, s + p.payload_len)
+            elif p.dport == server_port and p.ts_ns > t_r:
+                break
+        total += n
+    return total
+
+
+def check_spurious_columns(row: dict) -> list[str]:
+    """The matched row's spurious-timeout columns (M12–M14) agree with each other."""
+    problems = []
+    n = row["spurious_timeouts"]
+    if not (n == row["spurious_timeouts_2v"]
+            == row["spurious_timeouts_ack_loss"] + row["spurious_timeouts_rto_estimation"]):
+        problems.append(f"spurious_timeouts {n} != 2v {row['spurious_timeouts_2v']} or causes "
+                        f"{row['spurious_timeouts_ack_loss']} + {row['spurious_timeouts_rto_estimation']}")
+    retx, spur = row["retransmitted_packets"], row["spurious_rto_packets"]
+    want = spur / retx if retx else None
+    if row["spurious_rto_rate"] != want:
+        problems.append(f"spurious_rto_rate {row['spurious_rto_rate']} != {spur} / {retx}")
+    if not (n <= spur <= retx):
+        problems.append(f"spurious_rto_packets {spur} outside [{n}, {retx}]")
+    seqs = row["rto_sequences"]
+    if row["spurious_timeout_share"] != (n / seqs if seqs else None):
+        problems.append(f"spurious_timeout_share {row['spurious_timeout_share']} != {n} / {seqs}")
+    return problems
+
+
+def check_loss_series(ds, truth_conns) -> None:
+    """M6 per 1-s bin in the matched flows' series rows equals the truth helper's series
+    (hsrtcp.testing.truth: server data transmissions not seen at the phone / server data
+    transmissions, bins from the connection's first packet at the server), bin by bin."""
+    import polars as pl
+    import pytest
+
+    m = ds.flows.filter(pl.col("vantage") == "matched")
+    assert m.height == len(truth_conns)
+    for row in m.to_dicts():
+        t = next(c for c in truth_conns if c.client_port == row["sv_client_port"]
+                 and (len([x for x in truth_conns if x.client_port == c.client_port]) == 1
+                      or c.epoch == row["sv_epoch"]))
+        want = [(r["data_sent"], r["data_lost"], r["loss_rate"]) for r in t.series(1.0)]
+        while want and want[-1][0] == 0:
+            want.pop()  # the matcher's rows end at the last bin with a transmission
+        got = ds.series.filter(pl.col("flow_id") == row["flow_id"]).sort("bin")
+        assert got["bin"].to_list() == list(range(got.height))
+        assert list(zip(got["data_sent"], got["data_lost"], got["loss_rate"])) == want
+        assert got["data_sent"].sum() == row["data_packets_sent"]
+        assert got["data_lost"].sum() == row["lost_data_packets"]
+        assert got["ts"][0] == pytest.approx(row["first_ts"], abs=1e-6)
+

@@ -19,7 +19,9 @@ use crate::flow::event::{nanos_to_s, write_event, EVENT_COLUMNS};
 use crate::flow::Dir;
 use crate::matcher::clock::{ClockEstimator, ClockFit};
 use crate::matcher::fate::{PairFate, Spans};
-use crate::matcher::metrics::{spurious_events, write_metrics, Replay, MATCH_COLUMNS};
+use crate::matcher::metrics::{
+    spurious_events, write_loss_series, write_metrics, Replay, MATCH_COLUMNS, MATCH_SERIES_COLUMNS,
+};
 use crate::matcher::pairing::{PairIndex, SideConn, Tracker};
 use crate::matcher::Side;
 use crate::table::TableBuilder;
@@ -88,6 +90,8 @@ pub struct PairResult {
     pub matched: TableBuilder,
     /// `spurious_timeout` events with their cause (flow_id = matched row id).
     pub events: TableBuilder,
+    /// M6 per-bin loss rows of the paired connections (flow_id = matched row id).
+    pub series: TableBuilder,
     pub stats: [SideStats; 2],
     pub coarse_offset: Nanos,
     pub clock: ClockFit,
@@ -123,6 +127,7 @@ struct Matcher {
     fit_cache: Option<(u64, ClockFit)>,
     matched: TableBuilder,
     events: TableBuilder,
+    series: TableBuilder,
     next_id: u64,
 }
 
@@ -143,6 +148,7 @@ impl Matcher {
             fit_cache: None,
             matched: TableBuilder::new(&[MATCH_COLUMNS]),
             events: TableBuilder::new(&[EVENT_COLUMNS]),
+            series: TableBuilder::new(&[MATCH_SERIES_COLUMNS]),
         }
     }
 
@@ -256,7 +262,8 @@ impl Matcher {
                 let lag = self.window;
                 let p = &mut self.pairs[i];
                 let payload = p.fate.payload;
-                let replay = p.replay.get_or_insert_with(|| Replay::new(Replay::data_dir(payload), lag));
+                let bin0 = sender_first_ts(&self.trackers, p.conn, payload);
+                let replay = p.replay.get_or_insert_with(|| Replay::new(Replay::data_dir(payload), lag, bin0));
                 let snd = replay.sender();
                 loop {
                     let batch = p.fate.take(upto, self.offset, &spans, false, chunk, snd);
@@ -343,7 +350,8 @@ impl Matcher {
         let pair = &mut self.pairs[i];
         pair.fate.settle(Nanos::MAX, self.offset);
         let payload = pair.fate.payload;
-        let mut replay = pair.replay.take().unwrap_or_else(|| Replay::new(Replay::data_dir(payload), lag));
+        let bin0 = sender_first_ts(&self.trackers, pair.conn, payload);
+        let mut replay = pair.replay.take().unwrap_or_else(|| Replay::new(Replay::data_dir(payload), lag, bin0));
         let snd = replay.sender();
         loop {
             // in chunks: the copies handed to the replay stay small
@@ -374,6 +382,7 @@ impl Matcher {
         for e in spurious_events(&m) {
             write_event(&mut self.events, id, &e);
         }
+        write_loss_series(&m, id, &mut self.series);
         pair.done = true;
         pair.fate = PairFate::default();
     }
@@ -403,6 +412,7 @@ impl Matcher {
         PairResult {
             matched: self.matched,
             events: self.events,
+            series: self.series,
             stats: self.stats,
             coarse_offset: coarse,
             clock: fit,
@@ -411,6 +421,12 @@ impl Matcher {
             server_only: only[1],
         }
     }
+}
+
+/// First packet of the connection in the data sender's capture (where M6 bins start).
+fn sender_first_ts(trackers: &[Tracker; 2], conn: [u32; 2], payload: [u64; 2]) -> Nanos {
+    let snd = crate::matcher::fate::sender_side(Replay::data_dir(payload));
+    trackers[snd.idx()].conns[conn[snd.idx()] as usize].first_ts
 }
 
 fn write_identity(

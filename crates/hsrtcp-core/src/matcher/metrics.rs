@@ -90,6 +90,11 @@ pub const MATCH_COLUMNS: &[ColumnDef] = &[
     col("rto_retransmissions_lost", ColType::U64, "of those, lost in the network (M11 numerator)"),
     col("q", ColType::F64, "loss rate of retransmissions inside timeout sequences (M11, A17)"),
     col("spurious_timeouts_2v", ColType::U64, "timeout sequences whose segment had already been received (M12, from both captures)"),
+    col("spurious_timeouts", ColType::U64, "the matched row's spurious RTO count: spurious_timeouts_2v (replaces the server row's single-capture count; = ack_loss + rto_estimation)"),
+    col("retransmitted_packets", ColType::U64, "data transmissions of the data sender re-sending bytes it had sent before, in its capture (M13 denominator)"),
+    col("spurious_rto_packets", ColType::U64, "retransmissions sent in spurious timeout sequences before the first ACK arrived after the RTO (M13 numerator)"),
+    col("spurious_rto_rate", ColType::F64, "M13 from both captures: spurious_rto_packets / retransmitted_packets (replaces the server row's value)"),
+    col("spurious_timeout_share", ColType::F64, "A5 event-based variant from both captures: spurious_timeouts / rto_sequences (replaces the server row's value)"),
     col("spurious_timeouts_ack_loss", ColType::U64, "spurious timeouts caused by ACK loss (M14 ACKL)"),
     col("spurious_timeouts_rto_estimation", ColType::U64, "spurious timeouts caused by RTO estimation inaccuracy (M14 RTOEI)"),
     col("rto_bias_mean_s", ColType::F64, "mean RTO estimation bias t6 - t4 over spurious timeouts where it is defined, seconds (M16)"),
@@ -106,6 +111,18 @@ pub const MATCH_COLUMNS: &[ColumnDef] = &[
     col("capture_loss_client_packets", ColType::U64, "packets the client's stack sent or received that the client capture missed"),
     col("capture_loss_server_packets", ColType::U64, "packets the server's stack sent or received that the server capture missed"),
     col("unknown_fate_packets", ColType::U64, "packets sent while the other capture was not running (no verdict)"),
+];
+
+/// Columns of the matcher's `series` rows (docs/formats/series.md, "Matched flows"): M6 per
+/// 1-s bin of the data sender's capture, bins from the sender-side connection's first packet.
+pub const MATCH_SERIES_COLUMNS: &[ColumnDef] = &[
+    col("flow_id", ColType::U64, "flows.flow_id of the matched row"),
+    col("bin", ColType::U64, "1-second bin index from the connection's first packet in the data sender's capture"),
+    col("t_rel", ColType::F64, "bin start in seconds since that packet"),
+    col("ts", ColType::F64, "bin start, seconds since the Unix epoch (data sender's capture clock)"),
+    col("data_sent", ColType::U64, "data transmissions of the data sender in the bin, retransmissions included, with a verdict (M6 denominator)"),
+    col("data_lost", ColType::U64, "of those, never seen in the receiver's capture (lost in the network; M6 numerator)"),
+    col("loss_rate", ColType::F64, "M6: data_lost / data_sent; null in bins without a transmission"),
 ];
 
 /// One data transmission as the replay keeps it.
@@ -152,6 +169,11 @@ pub struct TimeoutSeq {
     pub spurious: bool,
     pub cause: Option<&'static str>,
     pub bias: Option<f64>,
+    /// Retransmissions (any segment) sent from r_1 until the first ACK arrival after it: the
+    /// M13 numerator when the sequence is spurious.
+    pub retx_before_ack: u64,
+    /// An ACK arrived at the sender since r_1.
+    pub acked: bool,
 }
 
 /// One-way-delay samples of one direction: (sender time on the server clock, raw delay =
@@ -207,6 +229,8 @@ pub struct PairMetrics {
     pub burst_rounds: u64,
     pub rto_retx: u64,
     pub rto_retx_lost: u64,
+    /// Data transmissions re-sending bytes sent before (M13 denominator).
+    pub retx: u64,
     pub seqs: Vec<TimeoutSeq>,
     pub owd: [Reservoir; 2],
     pub establishment: Option<f64>,
@@ -214,6 +238,9 @@ pub struct PairMetrics {
     pub unknown: u64,
     pub first_tx: Option<Nanos>,
     pub last_tx: Option<Nanos>,
+    /// M6 per 1-s bin from `bin0` (sender clock): [transmissions with a verdict, lost].
+    pub loss_bins: Vec<[u64; 2]>,
+    pub bin0: Nanos,
 }
 
 fn map_time(clock: &ClockFit, t: Nanos, from: Side, to: Side) -> Nanos {
@@ -263,11 +290,12 @@ pub struct Replay {
 }
 
 impl Replay {
-    /// `dir` is the data direction; `lag` should exceed the largest one-way delay.
-    pub fn new(dir: Dir, lag: Nanos) -> Self {
+    /// `dir` is the data direction; `lag` should exceed the largest one-way delay; `bin0`
+    /// (sender's clock) is where the M6 bins start: the connection's first packet there.
+    pub fn new(dir: Dir, lag: Nanos, bin0: Nanos) -> Self {
         let snd = sender_side(dir);
         Replay {
-            m: PairMetrics { data_dir: Some(dir), ..PairMetrics::default() },
+            m: PairMetrics { data_dir: Some(dir), bin0, ..PairMetrics::default() },
             dir,
             snd,
             rcv: snd.other(),
@@ -313,6 +341,12 @@ impl Replay {
             if p.len > 0 && p.tx_ts != NONE && matches!(p.fate, Fate::Delivered | Fate::Lost | Fate::CaptureLost) {
                 self.m.data_sent += 1;
                 self.m.data_lost += (p.fate == Fate::Lost) as u64;
+                let k = ((p.tx_ts - self.m.bin0).max(0) / 1_000_000_000) as usize;
+                if k >= self.m.loss_bins.len() {
+                    self.m.loss_bins.resize(k + 1, [0, 0]);
+                }
+                self.m.loss_bins[k][0] += 1;
+                self.m.loss_bins[k][1] += (p.fate == Fate::Lost) as u64;
             }
         }
         for p in &batch[r] {
@@ -384,6 +418,9 @@ impl Replay {
 
     fn on_ack(&mut self, t: Nanos, ack: i64) {
         self.last_ack_any = t;
+        if let Some(o) = self.open.as_mut() {
+            o.acked = true;
+        }
         if !self.started {
             return;
         }
@@ -457,6 +494,8 @@ impl Replay {
                             spurious: false,
                             cause: None,
                             bias: None,
+                            retx_before_ack: 0,
+                            acked: false,
                         });
                     }
                 }
@@ -465,6 +504,12 @@ impl Replay {
         if is_rto {
             if let Some(rd) = self.round.take() {
                 self.eval_round(&rd, Some(p.tx));
+            }
+        }
+        if p.seq < self.snd_nxt {
+            self.m.retx += 1;
+            if let Some(o) = self.open.as_mut().filter(|o| !o.acked) {
+                o.retx_before_ack += 1;
             }
         }
         self.snd_nxt = self.snd_nxt.max(p.end);
@@ -624,6 +669,8 @@ pub fn write_metrics(m: &mut PairMetrics, clock: &ClockFit, row: &mut Row<'_>) {
     let spurious: Vec<&TimeoutSeq> = m.seqs.iter().filter(|o| o.spurious).collect();
     let biases: Vec<f64> = spurious.iter().filter_map(|o| o.bias).collect();
     let n_ackl = spurious.iter().filter(|o| o.cause == Some("ack_loss")).count() as u64;
+    let n_spur = spurious.len() as u64;
+    let spur_pkts: u64 = spurious.iter().map(|o| o.retx_before_ack).sum();
     row.str("matched_data_dir", m.data_dir.map(Dir::name))
         .u64("data_packets_sent", m.data_sent)
         .u64("lost_data_packets", m.data_lost)
@@ -638,9 +685,14 @@ pub fn write_metrics(m: &mut PairMetrics, clock: &ClockFit, row: &mut Row<'_>) {
         .u64("rto_retransmissions", m.rto_retx)
         .u64("rto_retransmissions_lost", m.rto_retx_lost)
         .f64("q", ratio(m.rto_retx_lost, m.rto_retx))
-        .u64("spurious_timeouts_2v", spurious.len() as u64)
+        .u64("spurious_timeouts_2v", n_spur)
+        .u64("spurious_timeouts", n_spur)
+        .u64("retransmitted_packets", m.retx)
+        .u64("spurious_rto_packets", spur_pkts)
+        .f64("spurious_rto_rate", ratio(spur_pkts, m.retx))
+        .f64("spurious_timeout_share", ratio(n_spur, m.seqs.len() as u64))
         .u64("spurious_timeouts_ack_loss", n_ackl)
-        .u64("spurious_timeouts_rto_estimation", spurious.len() as u64 - n_ackl)
+        .u64("spurious_timeouts_rto_estimation", n_spur - n_ackl)
         .f64("rto_bias_mean_s", (!biases.is_empty()).then(|| biases.iter().sum::<f64>() / biases.len() as f64))
         .f64("rto_bias_max_s", biases.iter().copied().reduce(f64::max))
         .f64_finite("establishment_time_s", m.establishment)
@@ -666,6 +718,22 @@ pub fn write_metrics(m: &mut PairMetrics, clock: &ClockFit, row: &mut Row<'_>) {
         row.f64("clock_offset_s", nanos_to_s(clock.offset_at(mid)))
             .f64("clock_drift_ppm", clock.drift * 1e6)
             .f64_finite("clock_offset_uncertainty_s", Some(clock.uncertainty_s));
+    }
+}
+
+/// M6 series rows of one matched flow: one per 1-s bin up to the last bin with a data
+/// transmission (bins without one: counts 0, loss_rate null).
+pub fn write_loss_series(m: &PairMetrics, id: u64, out: &mut crate::table::TableBuilder) {
+    for (k, &[sent, lost]) in m.loss_bins.iter().enumerate() {
+        let start = m.bin0 + k as Nanos * 1_000_000_000;
+        out.row()
+            .u64("flow_id", id)
+            .u64("bin", k as u64)
+            .f64("t_rel", Some(k as f64))
+            .f64("ts", Some(nanos_to_s(start)))
+            .u64("data_sent", sent)
+            .u64("data_lost", lost)
+            .f64("loss_rate", ratio(lost, sent));
     }
 }
 

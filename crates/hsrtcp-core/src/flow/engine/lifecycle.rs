@@ -15,8 +15,9 @@ pub const SUSPENSION_MIN: Nanos = 200_000_000;
 /// ... raised to this many smoothed RTTs on long-RTT paths, where a silence of one RTT is
 /// normal ACK clocking, not a suspension.
 pub const SUSPENSION_RTTS: i64 = 2;
-/// A11: an application gives up when nothing is delivered for 60 s; a connection silent for
-/// this long before the end of the capture with data unacknowledged is interrupted.
+/// A11: an application gives up when no byte is delivered for 60 s: data outstanding and the
+/// receiver's cumulative ACK not advancing for this long, while the connection lives (up to
+/// its last packet, or up to the capture end when it was not closed), is an interruption.
 pub const GIVE_UP: Nanos = 60_000_000_000;
 
 #[derive(Default)]
@@ -32,12 +33,22 @@ pub struct Lifecycle {
     fin_seq: [Option<u32>; 2],
     pub fin_retx: [u32; 2],
     pub first_fin: Option<(Nanos, Dir)>,
+    /// Relative sequence position of each direction's first FIN (bytes below it are data).
+    pub fin_rel: [Option<i64>; 2],
+    /// First FIN sent by the server (M19 starts there, A10).
+    pub first_fin_server: Option<Nanos>,
     pub first_rst: Option<(Nanos, Dir)>,
     pub last_pkt: Option<Nanos>,
     pub suspensions: u64,
     pub suspensions_stalled: u64,
     pub suspension_total: Nanos,
     pub suspension_max: Nanos,
+    /// Delivery stall (A11): the data direction's cumulative ACK when last looked at, since
+    /// when data has been outstanding without it advancing, and the longest such stall.
+    una_seen: i64,
+    stall_since: Option<Nanos>,
+    pub stall_max: Nanos,
+    pub stall_max_start: Option<Nanos>,
 }
 
 /// What the handshake told, when it completed at this segment.
@@ -98,6 +109,9 @@ impl Lifecycle {
                     if self.first_fin.is_none() {
                         self.first_fin = Some((ts, dir));
                     }
+                    if dir == Dir::S2C {
+                        self.first_fin_server = Some(ts);
+                    }
                 }
                 // same FIN position again: a FIN retransmission (one carrying data is counted
                 // with the data retransmissions)
@@ -155,6 +169,63 @@ impl Lifecycle {
             self.last_pkt = Some(ts);
         }
         ended
+    }
+
+    /// Called before a segment is processed (and before [`Lifecycle::gap`]), with the data
+    /// direction's cumulative ACK and whether data was outstanding after the previous packet:
+    /// tracks the longest time data stayed outstanding without the ACK advancing (A11). The
+    /// stall starts at the previous packet (the one that made data outstanding or advanced
+    /// the ACK), so it is measured at packet granularity.
+    #[inline]
+    pub fn delivery(&mut self, ts: Nanos, una: i64, outstanding: bool) {
+        if !outstanding || una != self.una_seen {
+            self.una_seen = una;
+            self.stall_since = None;
+            if !outstanding {
+                return;
+            }
+        }
+        let since = *self.stall_since.get_or_insert(self.last_pkt.unwrap_or(ts));
+        self.note_stall(since, ts);
+    }
+
+    fn note_stall(&mut self, since: Nanos, until: Nanos) {
+        if until - since > self.stall_max {
+            self.stall_max = until - since;
+            self.stall_max_start = Some(since);
+        }
+    }
+
+    /// At the end: a connection not closed by FIN or RST lives until the capture ends, so a
+    /// stall still under way lasts until then.
+    pub fn delivery_end(&mut self, capture_end: Nanos, outstanding: bool) {
+        if outstanding && self.first_fin.is_none() && self.first_rst.is_none() {
+            let since = self.stall_since.or(self.last_pkt);
+            if let Some(since) = since {
+                self.note_stall(since, capture_end);
+            }
+        }
+    }
+
+    /// M20 (A11): why the connection counts as interrupted, given whether the data direction
+    /// ended with bytes unacknowledged: `rst` / `fin` = it ended so; `no_delivery` = no byte
+    /// was delivered for [`GIVE_UP`] while data was outstanding (the application gives up).
+    pub fn interruption(&self, unacked: bool) -> Option<&'static str> {
+        if unacked && self.first_rst.is_some() {
+            Some("rst")
+        } else if unacked && self.first_fin.is_some() {
+            Some("fin")
+        } else if self.stall_max >= GIVE_UP {
+            Some("no_delivery")
+        } else {
+            None
+        }
+    }
+
+    /// M19 (A10) at this capture: first FIN sent by the server → `last_ts`, the last packet
+    /// of the connection in either direction. Null when the server sent no FIN.
+    pub fn closure(&self, last_ts: Nanos) -> Option<Nanos> {
+        Some(last_ts - self.first_fin_server?)
     }
 
     /// M18 from this capture: first SYN → the ACK completing the handshake.

@@ -116,9 +116,10 @@ pub const FLOW_COLUMNS: &[ColumnDef] = &[
     c("fin_retransmissions_client", U64, "FINs the client repeated at the same sequence position"),
     c("fin_retransmissions_server", U64, "FINs the server repeated at the same sequence position"),
     c("closer", Str, "side whose FIN (or RST when no FIN) came first: client or server"),
-    c("closure_s", F64, "M19/A10: first FIN -> last packet of the connection, s"),
-    c("interrupted", Bool, "M20: ended (rst, fin, or A11 silence >= 60 s before the capture end) before all data was acknowledged; null while open at the capture end"),
-    c("interruption_reason", Str, "rst, fin or silence when interrupted"),
+    c("closure_s", F64, "M19/A10: first FIN sent by the server -> last packet of the connection (either direction), s; null when the server sent no FIN"),
+    c("acked_bytes", U64, "highest byte of the data direction acknowledged by the receiver: bytes from the first data byte (ISN + 1 when the SYN was captured) to the cumulative ACK, FIN excluded (compare with the object size for M20)"),
+    c("interrupted", Bool, "M20/A11: ended by rst or fin before all data sent was acknowledged, or no byte delivered for 60 s while data was outstanding (application give-up); null while open with data unacknowledged at the capture end"),
+    c("interruption_reason", Str, "rst, fin or no_delivery when interrupted"),
     c("suspensions", U64, "silences in both directions longer than max(200 ms, 2 SRTT) (events kind suspension)"),
     c("suspensions_stalled", U64, "of those, silences with data outstanding"),
     c("suspension_total", F64, "summed suspension time, s"),
@@ -214,10 +215,12 @@ impl Engine {
                 self.near_source = Some("given");
             }
         }
-        // Suspension test first: the gap ends at this packet.
+        // Delivery stall and gap/suspension tests first: they end at this packet.
         {
             let d = Self::data_dir(c);
-            let stalled = self.streams[d.idx()].in_flight().is_some_and(|b| b > 0);
+            let st = &self.streams[d.idx()];
+            let stalled = st.in_flight().is_some_and(|b| b > 0);
+            self.life.delivery(ts, st.una, stalled);
             self.after_silence = self.life.gap(ts, self.rtt.est.srtt, stalled, ev);
         }
         if let Some(h) = self.life.on_segment(seg, dir) {
@@ -279,6 +282,10 @@ impl Engine {
         let sack = self.sack_seen || c.sack_permitted() == Some(true);
         let tsecr = seg.options.timestamp.map(|t| t.1);
         let rel_seq = c.rel_seq(dir, seg.seq);
+        if seg.flags.fin() {
+            let fin = rel_seq + seg.flags.syn() as i64 + seg.payload_len as i64;
+            self.life.fin_rel[dir.idx()].get_or_insert(fin);
+        }
         // ACK part: acknowledges the other direction's data.
         if seg.flags.ack() {
             let other = dir.rev();
@@ -454,23 +461,20 @@ impl Engine {
         let d = Self::data_dir(c);
         let st = &self.streams[d.idx()];
         let unacked = st.started && (!st.ack_seen || st.una < st.nxt);
-        let reason = if !unacked {
-            None
-        } else if self.life.first_rst.is_some() {
-            Some("rst")
-        } else if self.life.first_fin.is_some() {
-            Some("fin")
-        } else if capture_end - c.last_ts >= GIVE_UP {
-            Some("silence")
-        } else {
-            None
-        };
-        let open = self.life.first_rst.is_none()
-            && self.life.first_fin.is_none()
-            && capture_end - c.last_ts < GIVE_UP;
+        self.life.delivery_end(capture_end, st.in_flight().is_some_and(|b| b > 0));
+        let reason = self.life.interruption(unacked);
+        let open = self.life.first_rst.is_none() && self.life.first_fin.is_none();
         self.end = Some((capture_end, open && unacked));
         if let Some(r) = reason {
-            let mut e = Event::new("interruption", c.last_ts);
+            // no_delivery: the stall, from its start to the give-up 60 s later
+            let at = match r {
+                "no_delivery" => self.life.stall_max_start.unwrap_or(c.last_ts),
+                _ => c.last_ts,
+            };
+            let mut e = Event::new("interruption", at);
+            if r == "no_delivery" {
+                e.ts_end = Some(at + GIVE_UP);
+            }
             e.class = Some(r);
             e.dir = Some(d);
             e.seq_start = st.ack_seen.then_some(st.una);
@@ -679,9 +683,16 @@ impl Engine {
         )
         .f64(
             "closure_s",
-            self.life
-                .first_fin
-                .map(|(t, _)| (c.last_ts - t) as f64 * 1e-9),
+            self.life.closure(c.last_ts).map(|n| n as f64 * 1e-9),
+        )
+        .u64(
+            "acked_bytes",
+            st.ack_seen.then(|| {
+                // the FIN's sequence number is no byte of the object
+                let start = (c.half[d.idx()].syn_count > 0) as i64;
+                let end = self.life.fin_rel[d.idx()].unwrap_or(i64::MAX);
+                (st.una.min(end) - start).max(0) as u64
+            }),
         )
         .bool("interrupted", self.interrupted(c))
         .str("interruption_reason", self.interruption_reason(c))
@@ -704,20 +715,9 @@ impl Engine {
     fn interruption_reason(&self, c: &ConnBase) -> Option<&'static str> {
         let d = Self::data_dir(c);
         let st = &self.streams[d.idx()];
-        let (end, _) = self.end?;
-        let unacked = st.started && (!st.ack_seen || st.una < st.nxt);
-        if !unacked {
-            return None;
-        }
-        if self.life.first_rst.is_some() {
-            Some("rst")
-        } else if self.life.first_fin.is_some() {
-            Some("fin")
-        } else if end - c.last_ts >= GIVE_UP {
-            Some("silence")
-        } else {
-            None
-        }
+        self.end?;
+        self.life
+            .interruption(st.started && (!st.ack_seen || st.una < st.nxt))
     }
 
     fn interrupted(&self, c: &ConnBase) -> Option<bool> {
