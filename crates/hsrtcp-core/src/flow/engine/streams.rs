@@ -37,7 +37,7 @@ impl Streams {
 impl Index<usize> for Streams {
     type Output = Stream;
 
-    #[inline]
+    #[inline(always)]
     fn index(&self, i: usize) -> &Stream {
         match &self.0 {
             Some(s) => &s[i],
@@ -47,8 +47,20 @@ impl Index<usize> for Streams {
 }
 
 impl IndexMut<usize> for Streams {
-    #[inline]
+    #[inline(always)]
     fn index_mut(&mut self, i: usize) -> &mut Stream {
-        &mut self.0.get_or_insert_with(|| Box::new([Stream::default(), Stream::default()]))[i]
+        // (get_or_insert_with was not inlined: 40 M instructions on the bench capture)
+        if self.0.is_none() {
+            self.allocate();
+        }
+        &mut self.0.as_mut().expect("allocated above")[i]
+    }
+}
+
+impl Streams {
+    #[cold]
+    #[inline(never)]
+    fn allocate(&mut self) {
+        self.0 = Some(Box::new([Stream::default(), Stream::default()]));
     }
 }
