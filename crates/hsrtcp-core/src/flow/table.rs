@@ -691,6 +691,24 @@ mod tests {
     }
 
     #[test]
+    fn bin_s_is_one_but_for_the_partial_last_bin_and_silences_have_no_rows() {
+        // 2.5 s of data, then a silence of 400 s (> SILENCE_WITHOUT_ROWS), then 0.25 s more
+        let segs = [
+            seg(0, false, A, 5000, 77, 1000),
+            seg(2500, false, A, 6000, 77, 1000),
+            seg(402_500, false, A, 7000, 77, 1000),
+            seg(402_750, false, A, 8000, 77, 1000),
+        ];
+        let s = run(&segs).series.finish();
+        let bins: Vec<u64> = u64s(&s, "bin").into_iter().flatten().collect();
+        assert_eq!(bins, [0, 1, 2, 402]);
+        let bin_s: Vec<Option<f64>> = s.column_by_name("bin_s").unwrap().as_primitive::<arrow_array::types::Float64Type>().iter().collect();
+        assert_eq!(bin_s, [Some(1.0), Some(1.0), Some(1.0), Some(0.75)]);
+        // M3 of the last bin: 2000 bytes in 0.75 s
+        assert_eq!(u64s(&s, "bytes")[3], Some(2000));
+    }
+
+    #[test]
     fn without_handshake_roles_are_guessed_and_window_scale_is_unknown() {
         let segs = [seg(0, false, A, 5000, 77, 1448), seg(5, true, A, 77, 6448, 0)];
         let f = run(&segs).flows.finish();
