@@ -23,7 +23,9 @@ pub const CAPTURE_COLUMNS: &[ColumnDef] = &[
     col("first_ts", ColType::F64, "first record, seconds since the Unix epoch"),
     col("last_ts", ColType::F64, "last record, seconds since the Unix epoch"),
     col("truncated", ColType::Bool, "reading stopped at an error; the rows before it are kept"),
-    col("error", ColType::Str, "the error that stopped reading, naming the file and byte offset"),
+    col("error", ColType::Str, "the error that stopped reading, naming the file and byte offset; also the first time jump (see time_jumps)"),
+    col("time_jumps", ColType::U64, "records whose time jumped more than a day from the capture's clock: lone outliers (skipped, malformed reason time_jump) and clock steps (followed)"),
+    col("time_jump_offset", ColType::U64, "byte offset of the first time jump's record; null when none"),
 ];
 
 /// Analyze one capture file, handing the tables on in pieces as they fill: `sink` gets
@@ -64,7 +66,7 @@ pub fn analyze_capture(
         }
         batches += 1;
         if batches % 8 == 0 {
-            table.drain_retired(&mut output);
+            table.drain_retired_flushing(&mut output, &mut |o| o.flush(rows_per_batch, &mut counted));
             output.flush(rows_per_batch, &mut counted);
             go_on = progress(stream.bytes_read());
             if !go_on {
@@ -77,7 +79,7 @@ pub fn analyze_capture(
         return None;
     }
     let stats = stream.finish();
-    table.finish(stats.error.is_some(), &mut output);
+    table.finish_flushing(stats.error.is_some(), &mut output, &mut |o| o.flush(rows_per_batch, &mut counted));
     output.flush(0, &mut counted);
     sink("captures", capture_row(&info, &stats, flows));
     Some(stats)
@@ -88,6 +90,11 @@ fn capture_row(info: &CaptureInfo, stats: &CaptureStats, flows: u64) -> RecordBa
     let mut captures = TableBuilder::new(&[CAPTURE_COLUMNS]);
     {
         let reasons: Vec<String> = stats.malformed.iter().map(|(r, n)| format!("{r}={n}")).collect();
+        // A time jump is bad input too (exit 3), but reading went on: not truncated.
+        let error = match (&stats.error, &stats.time_jump) {
+            (Some(e), Some(j)) => Some(format!("{e}; {j}")),
+            (e, j) => e.clone().or_else(|| j.clone()),
+        };
         let mut r = captures.row();
         r.str("capture", Some(&info.name))
             .str("vantage", info.vantage.as_deref())
@@ -100,7 +107,9 @@ fn capture_row(info: &CaptureInfo, stats: &CaptureStats, flows: u64) -> RecordBa
             .f64("first_ts", stats.first_ts.map(crate::flow::event::nanos_to_s))
             .f64("last_ts", stats.last_ts.map(crate::flow::event::nanos_to_s))
             .bool("truncated", stats.error.is_some())
-            .str("error", stats.error.as_deref());
+            .str("error", error.as_deref())
+            .u64("time_jumps", stats.time_jumps)
+            .u64("time_jump_offset", stats.time_jump_offset);
     }
     captures.finish()
 }

@@ -24,6 +24,11 @@ pub struct CaptureStats {
     pub last_ts: Option<Nanos>,
     /// The error that stopped reading (names the file and the byte offset).
     pub error: Option<String>,
+    /// Time jumps of more than a day between records (capture::time_jump): how many, the
+    /// first one's byte offset, and a message naming the file and that offset.
+    pub time_jumps: u64,
+    pub time_jump_offset: Option<u64>,
+    pub time_jump: Option<String>,
 }
 
 impl CaptureStats {
@@ -161,6 +166,20 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>) -
         }
     }
     let _ = tx.send(Batch { segs, bytes_read: reader.bytes_read() });
+    let jumps = reader.time_jumps();
+    if let Some(first) = jumps.first {
+        stats.time_jumps = jumps.jumps;
+        stats.time_jump_offset = Some(first.offset);
+        stats.time_jump = Some(format!(
+            "{}: {} time jump(s) of more than a day, {} record(s) skipped; first: {first}",
+            reader.name(),
+            jumps.jumps,
+            jumps.skipped
+        ));
+        if jumps.skipped > 0 {
+            stats.malformed.push(("time_jump", jumps.skipped));
+        }
+    }
     stats.packets = packets;
     stats.tcp_packets = tcp_packets;
     stats.last_ts = (packets > 0).then_some(last_ts);

@@ -13,11 +13,15 @@
 //!   `if_tsoffset`; enhanced, simple and obsolete packet blocks; other blocks are skipped;
 //! - gzip around either (multi-member streams too).
 //!
+//! Records whose time jumps by more than a day are held back and skipped when they are
+//! lone outliers ([`time_jump`]; counted in [`CaptureReader::time_jumps`]).
+//!
 //! Damage is reported once, as a [`CaptureError`] naming the file and the byte offset, after
 //! every complete record before it has been delivered.
 mod error;
 mod linktype;
 mod reader;
+pub mod time_jump;
 
 pub use error::{ByteOffset, CaptureError};
 pub use linktype::LinkType;

@@ -19,6 +19,7 @@ use pcap_parser::pcapng::{
 
 use super::error::{ByteOffset, CaptureError};
 use super::linktype::LinkType;
+use super::time_jump::{ClockGuard, Verdict};
 use crate::wire::Nanos;
 
 /// Largest captured length accepted per record: tcpdump's maximum snaplen (262144). Larger
@@ -165,6 +166,14 @@ pub struct CaptureReader {
     pending: Option<io::Error>,
     done: bool,
     format: Format,
+    /// Time-jump guard (time_jump.rs) and the records it holds back (a second one only at
+    /// the start of a capture), copied out of `buf`.
+    clock: ClockGuard,
+    held: [(Option<RecMeta>, Vec<u8>); 2],
+    /// A record read while judging the held one, delivered at the next call (still in `buf`).
+    deferred: Option<(RecMeta, usize, usize)>,
+    /// An error met while a record was held, reported after that record.
+    deferred_err: Option<CaptureError>,
 }
 
 impl std::fmt::Debug for CaptureReader {
@@ -243,6 +252,10 @@ impl CaptureReader {
             eof: false,
             pending: None,
             done: false,
+            clock: ClockGuard::default(),
+            held: Default::default(),
+            deferred: None,
+            deferred_err: None,
             format: Format::Pcap(PcapState {
                 big_endian: false,
                 frac_to_ns: 1000,
@@ -348,34 +361,73 @@ impl CaptureReader {
         self.base + self.pos as u64
     }
 
-    /// The next record, `Ok(None)` at the end, `Err` once if the file is damaged.
+    /// Time jumps found so far (time_jump.rs): how many, how many records were skipped for
+    /// them, and the first one with its byte offset.
+    pub fn time_jumps(&self) -> &ClockGuard {
+        &self.clock
+    }
+
+    /// The next record, `Ok(None)` at the end, `Err` once if the file is damaged. Records
+    /// that jump in time are held back one record and skipped when they are lone outliers
+    /// ([`super::time_jump`]).
     #[inline]
     pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
-        if self.done {
-            return Ok(None);
+        if let Some((rec, start, len)) = self.deferred.take() {
+            return Ok(Some(frame(rec, &self.buf[start..start + len])));
         }
-        let r = match self.format {
-            Format::Pcap(st) => self.next_pcap(st),
-            Format::PcapNg(_) => self.next_pcapng(),
-        };
-        match r {
-            Ok(Some((rec, start, len))) => Ok(Some(Frame {
-                ts: rec.ts,
-                linktype: rec.linktype,
-                data: &self.buf[start..start + len],
-                orig_len: rec.orig_len,
-                offset: rec.offset,
-                iface: rec.iface,
-            })),
-            Ok(None) => {
-                self.done = true;
-                Ok(None)
+        loop {
+            if self.done {
+                return self.deferred_err.take().map_or(Ok(None), Err);
             }
-            Err(e) => {
-                self.done = true;
-                Err(e)
+            let r = match self.format {
+                Format::Pcap(st) => self.next_pcap(st),
+                Format::PcapNg(_) => self.next_pcapng(),
+            };
+            let (rec, start, len) = match r {
+                Ok(Some(x)) => x,
+                Ok(None) | Err(_) => {
+                    self.done = true;
+                    let err = r.err();
+                    if self.clock.at_end() {
+                        self.deferred_err = err;
+                        return Ok(Some(self.release(0)));
+                    }
+                    return err.map_or(Ok(None), Err);
+                }
+            };
+            match self.clock.check(rec.ts, rec.offset) {
+                Verdict::Deliver | Verdict::SkipHeld => {
+                    return Ok(Some(frame(rec, &self.buf[start..start + len])));
+                }
+                Verdict::Hold | Verdict::SkipHeldAndHold => self.hold(0, rec, start, len),
+                Verdict::HoldSecond => self.hold(1, rec, start, len),
+                Verdict::ShiftHold => {
+                    self.held.swap(0, 1);
+                    self.hold(1, rec, start, len);
+                }
+                v @ (Verdict::ReleaseHeld | Verdict::ReleaseSecond) => {
+                    self.deferred = Some((rec, start, len));
+                    return Ok(Some(self.release((v == Verdict::ReleaseSecond) as usize)));
+                }
             }
         }
+    }
+
+    /// Copy a record out of the buffer to judge it by the next one (rare: time jumps and
+    /// the first record of a capture).
+    #[cold]
+    fn hold(&mut self, slot: usize, rec: RecMeta, start: usize, len: usize) {
+        let (meta, data) = &mut self.held[slot];
+        data.clear();
+        data.extend_from_slice(&self.buf[start..start + len]);
+        *meta = Some(rec);
+    }
+
+    /// The held record of `slot`, delivered; the other one (if any) is dropped.
+    fn release(&mut self, slot: usize) -> Frame<'_> {
+        self.held[1 - slot].0 = None;
+        let rec = self.held[slot].0.take().expect("the guard released a held record");
+        frame(rec, &self.held[slot].1)
     }
 
     // ---- buffer management -------------------------------------------------------------
@@ -837,6 +889,11 @@ impl CaptureReader {
         self.pos += blen as usize;
         Ok(Some((rec, p + data_at, caplen as usize)))
     }
+}
+
+#[inline]
+fn frame(rec: RecMeta, data: &[u8]) -> Frame<'_> {
+    Frame { ts: rec.ts, linktype: rec.linktype, data, orig_len: rec.orig_len, offset: rec.offset, iface: rec.iface }
 }
 
 /// Per-record values gathered before the frame borrows the buffer.

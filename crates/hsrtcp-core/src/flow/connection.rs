@@ -2,6 +2,7 @@
 //! per-direction volumes and per-second bins. The behaviour engine ([`super::engine`]) runs
 //! alongside and reads this state through [`ConnBase`].
 
+use crate::flow::engine::series::{Runs, SILENCE_WITHOUT_ROWS};
 use crate::flow::engine::Engine;
 use crate::flow::event::{Dir, Event};
 use crate::flow::key::{roles_of, Endpoint};
@@ -31,7 +32,7 @@ pub struct Half {
     /// Segments carrying TCP timestamps.
     pub ts_packets: u64,
     /// Payload bytes per 1-second bin since the connection's first packet (targets.md M3).
-    pub bins: Vec<u64>,
+    pub bins: Runs<u64>,
     /// Segments with an impossible header (SYN with FIN or RST, data offset past the packet).
     pub malformed: u64,
 }
@@ -50,6 +51,9 @@ pub struct ConnBase {
     pub half: [Half; 2],
     pub first_ts: Nanos,
     pub last_ts: Nanos,
+    /// Bins [from, to) inside silences longer than [`SILENCE_WITHOUT_ROWS`] (no packet in
+    /// either direction): they get no `series` rows. Usually empty.
+    pub silences: Vec<(usize, usize)>,
     /// Where the capture was taken, when the caller knows it (CaptureInfo.vantage). The
     /// engine infers it from the handshake or timestamp echoes when this is `None`.
     pub vantage: Option<Vantage>,
@@ -161,7 +165,39 @@ impl ConnBase {
 
     /// Number of 1-second bins spanned from the first to the last packet.
     pub fn bin_count(&self) -> usize {
-        ((self.last_ts - self.first_ts) / NANOS_PER_S) as usize + 1
+        self.bin_of(self.last_ts) + 1
+    }
+
+    /// The 1-second bin `ts` falls in (times before the first packet: bin 0).
+    pub fn bin_of(&self, ts: Nanos) -> usize {
+        ((ts.max(self.first_ts) - self.first_ts) / NANOS_PER_S) as usize
+    }
+
+    /// The bins of the connection that get `series` rows, as ranges in order: all of them
+    /// but those inside silences longer than [`SILENCE_WITHOUT_ROWS`].
+    pub fn row_bins(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        let ends = self.silences.iter().map(|s| s.0).chain([self.bin_count()]);
+        let starts = [0].into_iter().chain(self.silences.iter().map(|s| s.1));
+        starts.zip(ends).filter(|(a, b)| a < b).map(|(a, b)| a..b)
+    }
+
+    /// Real length of bin `bin` in seconds: 1 but for the last, which ends at the last packet
+    /// (bins start at the first packet); `None` when it has no length (the last packet on
+    /// its first instant).
+    pub fn bin_seconds(&self, bin: usize) -> Option<f64> {
+        let start = self.first_ts + bin as i64 * NANOS_PER_S;
+        let len = (self.last_ts - start).min(NANOS_PER_S);
+        (len > 0).then(|| len as f64 * 1e-9)
+    }
+
+    /// A packet at `ts` ends a silence longer than [`SILENCE_WITHOUT_ROWS`]: the bins strictly
+    /// between the last packet's and this one's get no rows.
+    #[cold]
+    fn silence_until(&mut self, ts: Nanos) {
+        let (from, to) = (self.bin_of(self.last_ts) + 1, self.bin_of(ts));
+        if to > from {
+            self.silences.push((from, to));
+        }
     }
 
     /// Relative sequence number of a segment in its own direction (wrap-aware).
@@ -196,6 +232,7 @@ impl Connection {
                 half: [Half::default(), Half::default()],
                 first_ts: seg.ts,
                 last_ts: seg.ts,
+                silences: Vec::new(),
                 vantage: None,
                 scale: [None; 2],
                 announced_mss: [None; 2],
@@ -212,6 +249,9 @@ impl Connection {
         let b = &mut self.base;
         // Capture files are not always in time order (per-CPU buffers): never go backwards.
         if seg.ts > b.last_ts {
+            if seg.ts - b.last_ts > SILENCE_WITHOUT_ROWS {
+                b.silence_until(seg.ts);
+            }
             b.last_ts = seg.ts;
         }
         let bin = (seg.ts.max(b.first_ts) - b.first_ts) / NANOS_PER_S;
@@ -219,11 +259,7 @@ impl Connection {
         h.packets += 1;
         h.payload_bytes += seg.payload_len as u64;
         if seg.payload_len > 0 {
-            let bin = bin as usize;
-            if h.bins.len() <= bin {
-                h.bins.resize(bin + 1, 0);
-            }
-            h.bins[bin] += seg.payload_len as u64;
+            *h.bins.at(bin as usize) += seg.payload_len as u64;
         }
         let f = seg.flags;
         let first_syn = f.syn() && h.syn.is_none();

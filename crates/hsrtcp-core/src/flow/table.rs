@@ -13,8 +13,20 @@ use crate::flow::rtt_sample::{RttRows, RttSample};
 use crate::table::{col, ColType, ColumnDef, TableBuilder};
 use crate::wire::{Nanos, Segment};
 
-/// Closed connections idle for this long (capture time) are retired and written out.
-const RETIRE_CLOSED_AFTER: Nanos = 120 * NANOS_PER_S;
+/// Closed connections, and connections that never carried data (unanswered or refused
+/// SYNs, scans), idle for this long (capture time) are retired and written out. Longer than
+/// the largest gap between SYN retransmissions (Linux: 64 s), so a retried SYN still finds
+/// its connection.
+pub const RETIRE_IDLE_AFTER: Nanos = 120 * NANOS_PER_S;
+/// Estimated bytes of open-connection state the table keeps (docs/engine.md, "Memory").
+/// Beyond it the longest-idle connections are retired early (written out as they are; a
+/// later packet of one starts a new epoch), down to three quarters of it.
+pub const OPEN_STATE_BUDGET: usize = 512 << 20;
+/// Per-connection bytes outside the connection itself: its slot, its `slots` and `epochs`
+/// entries (hash maps at most 7/8 full, 48 + 44 bytes of key and value) and its key in a sweep.
+const TABLE_BYTES_PER_CONN: usize = 8 + 2 * (48 + 44) + 48;
+/// Connections written out between two flushes of the output at a sweep or at the end.
+const WRITE_CHUNK: usize = 4096;
 /// How often (in packets) to look for connections to retire.
 const SWEEP_EVERY: u64 = 1 << 16;
 /// An open connection hands its events (and, separately, its RTT samples) on once it holds
@@ -67,6 +79,7 @@ pub const SERIES_COLUMNS: &[ColumnDef] = &[
     col("ts", ColType::F64, "bin start, seconds since the Unix epoch"),
     col("bytes", ColType::U64, "payload bytes of the data direction captured in this bin, duplicates included; 0 when none (M3, A3)"),
     col("bytes_rev", ColType::U64, "payload bytes of the other direction in this bin"),
+    col("bin_s", ColType::F64, "length of the bin in seconds: 1 but for the connection's last bin, which ends at its last packet (null if that is the bin's first instant); bytes * 8 / bin_s is M3's throughput in bit/s"),
 ];
 
 /// The output tables of an analysis run.
@@ -117,8 +130,9 @@ pub struct CaptureInfo {
 
 pub struct FlowTable {
     info: CaptureInfo,
-    /// Open connections; `slots` maps a key to its index here.
-    conns: Vec<Option<Connection>>,
+    /// Open connections; `slots` maps a key to its index here. Boxed: a slot costs 8 bytes
+    /// and a connection without data about 1.2 KB, not the 12 KB of one with data.
+    conns: Vec<Option<Box<Connection>>>,
     free: Vec<usize>,
     slots: FxHashMap<FlowKey, usize>,
     /// The last connection looked up: consecutive packets mostly share one.
@@ -128,7 +142,13 @@ pub struct FlowTable {
     packets: u64,
     last_ts: Nanos,
     /// Connections retired before the end (written out in order of retirement).
-    retired: Vec<Connection>,
+    retired: Vec<Box<Connection>>,
+    /// Open connections whose engine allocated its per-direction streams (memory estimate).
+    with_streams: usize,
+    /// [`OPEN_STATE_BUDGET`] (tests lower it).
+    budget: usize,
+    /// Connections retired early because the open state went over the budget.
+    evicted: u64,
     /// Events handed on by open connections (flow id, event), in order. Both this and the
     /// connection's own list keep their capacity: fresh big buffers each time cost page faults.
     spilled: Vec<(u64, Event)>,
@@ -172,6 +192,9 @@ impl FlowTable {
             packets: 0,
             last_ts: Nanos::MIN,
             retired: Vec::new(),
+            with_streams: 0,
+            budget: OPEN_STATE_BUDGET,
+            evicted: 0,
             spilled: Vec::new(),
             spilled_rtt: Vec::new(),
             spill_at: SPILL_EVENTS,
@@ -180,6 +203,20 @@ impl FlowTable {
 
     pub fn open_connections(&self) -> usize {
         self.slots.len()
+    }
+
+    /// Estimated bytes held for the open connections: each connection's own state, its
+    /// engine's streams once allocated, and its share of the table (not counted: segment
+    /// stores, bins and pending events, which follow the data a connection carries).
+    pub fn open_state_bytes(&self) -> usize {
+        let n = self.slots.len();
+        n * (std::mem::size_of::<Connection>() + TABLE_BYTES_PER_CONN)
+            + self.with_streams * crate::flow::engine::STREAMS_BYTES
+    }
+
+    /// Connections retired before their end because of [`OPEN_STATE_BUDGET`].
+    pub fn evicted_connections(&self) -> u64 {
+        self.evicted
     }
 
     /// The slot of `seg`'s open connection and the segment's direction in it; the
@@ -206,13 +243,17 @@ impl FlowTable {
         self.last = Some(LastFlow { key, slot, client_is_lo: client == key.lo });
     }
 
-    fn take(&mut self, key: &FlowKey) -> Option<Connection> {
+    fn take(&mut self, key: &FlowKey) -> Option<Box<Connection>> {
         let i = self.slots.remove(key)?;
         if self.last.is_some_and(|l| l.key == *key) {
             self.last = None;
         }
         self.free.push(i);
-        self.conns[i].take()
+        let c = self.conns[i].take();
+        if c.as_ref().is_some_and(|c| c.engine.streams_allocated()) {
+            self.with_streams -= 1;
+        }
+        c
     }
 
     /// Feed one segment.
@@ -238,7 +279,7 @@ impl FlowTable {
                 let e = self.epochs.entry(key).or_insert(0);
                 let epoch = *e;
                 *e += 1;
-                let mut conn = Connection::new(self.next_id, epoch, seg);
+                let mut conn = Box::new(Connection::new(self.next_id, epoch, seg));
                 // The caller's word on where the capture was taken beats any inference.
                 conn.base.vantage = self.info.vantage.as_deref().and_then(Vantage::parse);
                 self.next_id += 1;
@@ -254,11 +295,18 @@ impl FlowTable {
                 };
                 self.slots.insert(key, i);
                 self.remember(key, i);
+                if self.open_state_bytes() > self.budget {
+                    self.evict_idle();
+                }
                 (i, self.last.expect("just remembered").dir(from_lo))
             }
         };
         let c = self.conns[i].as_mut().expect("slot is live");
+        let had_streams = c.engine.streams_allocated();
         c.on_segment(seg, dir);
+        if !had_streams && c.engine.streams_allocated() {
+            self.with_streams += 1;
+        }
         if c.events.len() >= self.spill_at {
             let id = c.base.flow_id;
             self.spilled.extend(c.events.drain(..).map(|e| (id, e)));
@@ -268,23 +316,64 @@ impl FlowTable {
             self.spilled_rtt.extend(c.engine.drain_rtt_samples().map(|s| (id, s)));
         }
         if self.packets % SWEEP_EVERY == 0 {
-            self.retire_idle_closed();
+            self.retire_idle();
+            if self.open_state_bytes() > self.budget {
+                self.evict_idle();
+            }
         }
     }
 
-    fn retire_idle_closed(&mut self) {
+    /// Retire connections idle for [`RETIRE_IDLE_AFTER`] that are closed or never carried
+    /// data: their end is known, or they never began.
+    fn retire_idle(&mut self) {
         let now = self.last_ts;
         let done: Vec<FlowKey> = self
             .slots
             .iter()
             .filter(|(_, &i)| {
                 let b = &self.conns[i].as_ref().expect("slot is live").base;
-                b.closed() && now - b.last_ts > RETIRE_CLOSED_AFTER
+                let dataless = b.half.iter().all(|h| h.payload_bytes == 0);
+                (b.closed() || dataless) && now - b.last_ts > RETIRE_IDLE_AFTER
             })
             .map(|(k, _)| *k)
             .collect();
-        for k in done {
-            let mut c = self.take(&k).expect("key listed above");
+        self.retire(done);
+    }
+
+    /// Over the budget: retire the longest-idle connections until the open state is down to
+    /// three quarters of it (a sort of the open connections, once per quarter of the budget).
+    #[cold]
+    fn evict_idle(&mut self) {
+        let mut idle: Vec<(Nanos, u64, FlowKey, usize)> = self
+            .slots
+            .iter()
+            .map(|(k, &i)| {
+                let c = self.conns[i].as_ref().expect("slot is live");
+                let bytes = std::mem::size_of::<Connection>()
+                    + TABLE_BYTES_PER_CONN
+                    + if c.engine.streams_allocated() { crate::flow::engine::STREAMS_BYTES } else { 0 };
+                (c.base.last_ts, c.base.flow_id, *k, bytes)
+            })
+            .collect();
+        // (flow ids order equal times: a capture always retires the same connections)
+        idle.sort_unstable_by_key(|x| (x.0, x.1));
+        let mut over = self.open_state_bytes().saturating_sub(self.budget / 4 * 3);
+        let mut done = Vec::new();
+        for (_, _, k, bytes) in idle {
+            if over == 0 {
+                break;
+            }
+            over = over.saturating_sub(bytes);
+            done.push(k);
+        }
+        self.evicted += done.len() as u64;
+        self.retire(done);
+    }
+
+    fn retire(&mut self, keys: Vec<FlowKey>) {
+        let now = self.last_ts;
+        for k in keys {
+            let mut c = self.take(&k).expect("key of an open connection");
             c.finish(now);
             self.retired.push(c);
         }
@@ -292,12 +381,22 @@ impl FlowTable {
 
     /// Take the connections retired so far and write them out (keeps memory bounded).
     pub fn drain_retired(&mut self, out: &mut Output) {
+        self.drain_retired_flushing(out, &mut |_| {});
+    }
+
+    /// [`Self::drain_retired`], calling `flush` after every few thousand connections written,
+    /// so a sweep that retires a million connections never holds all their rows at once.
+    pub fn drain_retired_flushing(&mut self, out: &mut Output, flush: &mut dyn FnMut(&mut Output)) {
         // A connection's spilled events come before its retirement; this order keeps each
         // connection's events in the order they were found.
         self.write_spilled(out);
-        for c in self.retired.drain(..) {
+        for (n, c) in self.retired.drain(..).enumerate() {
             write_connection(&self.info, &c, false, out);
+            if n % WRITE_CHUNK == WRITE_CHUNK - 1 {
+                flush(out);
+            }
         }
+        self.retired.shrink_to(WRITE_CHUNK);
     }
 
     fn write_spilled(&mut self, out: &mut Output) {
@@ -308,21 +407,30 @@ impl FlowTable {
     }
 
     /// End of capture: finish every open connection and write everything, in flow-id order.
-    pub fn finish(mut self, truncated: bool, out: &mut Output) {
+    pub fn finish(self, truncated: bool, out: &mut Output) {
+        self.finish_flushing(truncated, out, &mut |_| {});
+    }
+
+    /// [`Self::finish`], calling `flush` after every few thousand connections written; each
+    /// connection is finished just before it is written and freed just after.
+    pub fn finish_flushing(mut self, truncated: bool, out: &mut Output, flush: &mut dyn FnMut(&mut Output)) {
         self.info.truncated = truncated;
         let end = self.last_ts;
         self.slots.clear();
-        let mut rest: Vec<Connection> = self.conns.drain(..).flatten().collect();
-        for c in rest.iter_mut() {
-            c.finish(end);
-        }
         // Retired connections not drained yet were finished when they were retired.
-        rest.append(&mut self.retired);
-        rest.sort_by_key(|c| c.base.flow_id);
+        let mut rest: Vec<(Box<Connection>, bool)> = self.conns.drain(..).flatten().map(|c| (c, true)).collect();
+        rest.extend(self.retired.drain(..).map(|c| (c, false)));
+        rest.sort_by_key(|(c, _)| c.base.flow_id);
         self.write_spilled(out);
-        for c in &rest {
+        for (n, (mut c, open)) in rest.into_iter().enumerate() {
+            if open {
+                c.finish(end);
+            }
             let cut = truncated && !c.base.closed();
-            write_connection(&self.info, c, cut, out);
+            write_connection(&self.info, &c, cut, out);
+            if n % WRITE_CHUNK == WRITE_CHUNK - 1 {
+                flush(out);
+            }
         }
     }
 }
@@ -387,7 +495,7 @@ fn write_connection(info: &CaptureInfo, c: &Connection, truncated: bool, out: &m
     out.rtt.extend(c.engine.rtt_samples().iter().map(|s| (b.flow_id, *s)));
     let data = b.data_dir().unwrap_or(Dir::S2C);
     let (fwd, rev) = (&b.half[data.idx()].bins, &b.half[data.rev().idx()].bins);
-    for bin in 0..b.bin_count() {
+    for bin in b.row_bins().flatten() {
         let mut r = out.series.row();
         let start = b.first_ts + bin as i64 * NANOS_PER_S;
         r.u64("flow_id", b.flow_id)
@@ -395,7 +503,8 @@ fn write_connection(info: &CaptureInfo, c: &Connection, truncated: bool, out: &m
             .f64("t_rel", bin as f64)
             .f64("ts", nanos_to_s(start))
             .u64("bytes", fwd.get(bin).copied().unwrap_or(0))
-            .u64("bytes_rev", rev.get(bin).copied().unwrap_or(0));
+            .u64("bytes_rev", rev.get(bin).copied().unwrap_or(0))
+            .f64("bin_s", b.bin_seconds(bin));
         c.engine.write_series_bin(b, bin, &mut r);
     }
 }
@@ -528,6 +637,75 @@ mod tests {
         // first connection spans 3.51 s: bins 0..=3, the empty ones are 0 not missing
         let bytes = u64s(&s, "bytes");
         assert_eq!(&bytes[..4], &[Some(0), Some(1000), Some(0), Some(0)]);
+    }
+
+    /// A SYN from 10.9.x.y:port to 10.0.0.2:443 (a scan: a new 4-tuple per `i`).
+    fn scan_syn(t_ms: i64, i: u32) -> Segment {
+        let mut s = seg(t_ms, true, SYN, i.wrapping_mul(2654435761), 0, 0);
+        s.src = [10, 9, (i >> 16) as u8, (i >> 8) as u8].into();
+        s.sport = 1024 + (i & 0xff) as u16;
+        s.dport = 443;
+        s
+    }
+
+    #[test]
+    fn scans_stay_within_the_budget_and_every_connection_is_written() {
+        // 200,000 unanswered SYNs in 10 s (issue 16: 5.3 GB before); the budget lowered to
+        // 64 MB so eviction has to work: the open state never exceeds it.
+        let n = 200_000u32;
+        let mut t = FlowTable::new(CaptureInfo { name: "t".into(), ..Default::default() });
+        t.budget = 64 << 20;
+        let mut out = Output::default();
+        let (mut rows, mut peak) = (0usize, 0usize);
+        for i in 0..n {
+            t.push(&scan_syn(i as i64 / 20, i));
+            peak = peak.max(t.open_state_bytes());
+            if i % 16384 == 0 {
+                t.drain_retired_flushing(&mut out, &mut |o| rows += o.flows.take_batch().num_rows());
+            }
+        }
+        assert!(peak <= 64 << 20, "open state {peak} bytes");
+        // A connection without data costs what its struct and table entries cost: no streams.
+        assert_eq!(t.with_streams, 0);
+        assert!(std::mem::size_of::<Connection>() < 1400, "{}", std::mem::size_of::<Connection>());
+        assert!(t.evicted_connections() > 0);
+        t.finish_flushing(false, &mut out, &mut |o| rows += o.flows.take_batch().num_rows());
+        rows += out.flows.rows();
+        assert_eq!(rows, n as usize, "every connection has its flows row");
+    }
+
+    #[test]
+    fn dataless_connections_are_retired_after_the_idle_time() {
+        // One unanswered SYN, then other traffic for longer than RETIRE_IDLE_AFTER: the SYN's
+        // connection is retired (written out) at the next sweep, a data connection is not.
+        let mut t = FlowTable::new(CaptureInfo { name: "t".into(), ..Default::default() });
+        t.push(&scan_syn(0, 1));
+        let idle_ms = RETIRE_IDLE_AFTER / 1_000_000 + 1000;
+        for k in 0..SWEEP_EVERY as i64 {
+            t.push(&seg(idle_ms + k, false, A, 5000 + k as u32 * 100, 77, 100));
+        }
+        assert_eq!(t.open_connections(), 1, "the scan SYN was retired, the data connection stays");
+        let mut out = Output::default();
+        t.drain_retired(&mut out);
+        assert_eq!(out.flows.rows(), 1);
+    }
+
+    #[test]
+    fn bin_s_is_one_but_for_the_partial_last_bin_and_silences_have_no_rows() {
+        // 2.5 s of data, then a silence of 400 s (> SILENCE_WITHOUT_ROWS), then 0.25 s more
+        let segs = [
+            seg(0, false, A, 5000, 77, 1000),
+            seg(2500, false, A, 6000, 77, 1000),
+            seg(402_500, false, A, 7000, 77, 1000),
+            seg(402_750, false, A, 8000, 77, 1000),
+        ];
+        let s = run(&segs).series.finish();
+        let bins: Vec<u64> = u64s(&s, "bin").into_iter().flatten().collect();
+        assert_eq!(bins, [0, 1, 2, 402]);
+        let bin_s: Vec<Option<f64>> = s.column_by_name("bin_s").unwrap().as_primitive::<arrow_array::types::Float64Type>().iter().collect();
+        assert_eq!(bin_s, [Some(1.0), Some(1.0), Some(1.0), Some(0.75)]);
+        // M3 of the last bin: 2000 bytes in 0.75 s
+        assert_eq!(u64s(&s, "bytes")[3], Some(2000));
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod rtt;
 pub mod series;
 pub mod spurious;
 pub mod store;
+pub mod streams;
 pub mod timeout;
 pub mod window;
 
@@ -29,7 +30,7 @@ use crate::table::{col, ColType, ColumnDef, Row};
 use crate::wire::{Nanos, Segment};
 
 use lifecycle::{Lifecycle, GIVE_UP};
-use retrans::{Ctx, Stream};
+use retrans::Ctx;
 use rtt::{RttBook, TsRing};
 
 /// Echo samples per side needed before the timestamp test decides the vantage.
@@ -163,9 +164,13 @@ pub const SERIES_COLUMNS: &[ColumnDef] = &[
     ),
 ];
 
+/// Heap bytes of a connection's two streams once allocated (streams.rs).
+pub const STREAMS_BYTES: usize = std::mem::size_of::<[retrans::Stream; 2]>();
+
 #[derive(Default)]
 pub struct Engine {
-    streams: [Stream; 2],
+    /// Allocated at the first segment that needs them (streams.rs: scans stay small).
+    streams: streams::Streams,
     rtt: RttBook,
     life: Lifecycle,
     ts_sent: [TsRing; 2],
@@ -407,6 +412,13 @@ impl Engine {
         }
     }
 
+    /// Whether the per-direction stream state was allocated (streams.rs; the flow table's
+    /// memory accounting).
+    #[inline]
+    pub fn streams_allocated(&self) -> bool {
+        self.streams.allocated()
+    }
+
     /// RTT samples found and not yet handed on to the `rtt` table.
     pub fn rtt_samples(&self) -> &[RttSample] {
         &self.rtt.samples
@@ -419,6 +431,9 @@ impl Engine {
 
     pub fn finish(&mut self, c: &mut ConnBase, capture_end: Nanos, ev: &mut Vec<Event>) {
         for d in [Dir::C2S, Dir::S2C] {
+            if !self.streams.allocated() {
+                break; // untouched streams have nothing to close
+            }
             let mss = self.mss_for(c, d);
             let mut x = Ctx {
                 first_ts: c.first_ts,
