@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Write the committed fuzz seed corpus: fuzz/seeds/<target>/ (origin: fuzz/README.md).
+
+    python3 scripts/make_fuzz_seeds.py [--out fuzz/seeds]
+
+Standard library only. Every seed is derived from a fixture in tests/data (cut to a few
+packets) or from scripts/make_scan.py, so the corpus is small (< 50 KB in all) and rebuilt
+exactly by this script. Each target gets its own input layout:
+
+- ``engine``: a capture file as is.
+- ``reader``: one selector byte (0: the bytes as is; fuzz_targets/reader.rs) + a capture.
+- ``pair``: a 4-byte little-endian client length + the client capture + the server capture.
+- ``decode``: one link-type selector byte (1: Ethernet) + 4-byte original length + one frame.
+
+Besides plain cuts (pcap, pcapng, gzip), the hostile seeds of issue 16: a record whose seconds
+field is 0xFFFFFFFF (a time jump of 136 years), a first record at time 0, and a scan of a few
+hundred SYNs (many connections, none carrying data).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import os
+import struct
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(ROOT, "tests", "data")
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from make_scan import write_scan  # noqa: E402
+
+
+def pcap_records(path: str) -> tuple[bytes, list[bytes]]:
+    """The 24-byte header and the records (16-byte header + data) of a classic pcap."""
+    b = open(path, "rb").read()
+    endian = "<" if b[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+    recs, off = [], 24
+    while off + 16 <= len(b):
+        incl = struct.unpack_from(endian + "I", b, off + 8)[0]
+        recs.append(b[off:off + 16 + incl])
+        off += 16 + incl
+    return b[:24], recs
+
+
+def cut_pcap(name: str, n: int) -> bytes:
+    """The first ``n`` records of tests/data/``name``."""
+    head, recs = pcap_records(os.path.join(DATA, name))
+    return head + b"".join(recs[:n])
+
+
+def cut_pcapng(name: str, n: int) -> bytes:
+    """The first ``n`` blocks of a little-endian pcapng (section and interface blocks included)."""
+    b = open(os.path.join(DATA, name), "rb").read()
+    off = 0
+    for _ in range(n):
+        off += struct.unpack_from("<I", b, off + 4)[0]
+    return b[:off]
+
+
+def with_seconds(pcap: bytes, record: int, seconds: int) -> bytes:
+    """``pcap`` (little-endian) with the seconds field of record ``record`` set to ``seconds``."""
+    b = bytearray(pcap)
+    off = 24
+    for _ in range(record):
+        off += 16 + struct.unpack_from("<I", b, off + 8)[0]
+    struct.pack_into("<I", b, off, seconds)
+    return bytes(b)
+
+
+def scan(conns: int, rst: bool) -> bytes:
+    tmp = io.BytesIO()
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"hsrtcp-seed-scan-{os.getpid()}.pcap")
+    write_scan(path, conns, rst)
+    tmp.write(open(path, "rb").read())
+    os.remove(path)
+    return tmp.getvalue()
+
+
+def gz(b: bytes) -> bytes:
+    return gzip.compress(b, mtime=0)
+
+
+def pair(client: bytes, server: bytes) -> bytes:
+    return struct.pack("<I", len(client)) + client + server
+
+
+def seeds() -> dict[str, dict[str, bytes]]:
+    cli = cut_pcap("clean_200k.client.pcap", 12)  # handshake + a few data segments and ACKs
+    srv = cut_pcap("clean_200k.server.pcap", 12)
+    drops = cut_pcap("drops_cubic.server.pcap", 20)
+    v6 = cut_pcap("ipv6_drops.server.pcap", 10)
+    ng = cut_pcapng("drops_cubic.server.pcapng", 12)
+    jump_max = with_seconds(srv, 5, 0xFFFFFFFF)
+    time_zero = with_seconds(srv, 0, 0)
+    engine = {
+        "clean_200k.server.pcap": srv,
+        "drops_cubic.server.pcap": drops,
+        "ipv6_drops.server.pcap": v6,
+        "drops_cubic.server.pcapng": ng,
+        "drops_cubic.server.pcap.gz": gz(drops),
+        "time_jump_ffffffff.pcap": jump_max,
+        "time_zero_first.pcap": time_zero,
+        "scan_200_syn.pcap": scan(200, False),
+    }
+    reader = {
+        "clean_200k.server.pcap": b"\0" + srv,
+        "drops_cubic.server.pcapng": b"\0" + ng,
+        "drops_cubic.server.pcap.gz": b"\0" + gz(drops),
+    }
+    scan_cli = scan(30, False)
+    scan_srv = scan(30, True)
+    pairs = {
+        "clean_200k.pair": pair(cli, srv),
+        "server_time_jump.pair": pair(cli, jump_max),
+        "client_time_zero.pair": pair(with_seconds(cli, 0, 0), srv),
+        "scan_30.pair": pair(scan_cli, scan_srv),
+        "client_empty.pair": pair(b"", srv),
+    }
+    _, recs = pcap_records(os.path.join(DATA, "clean_200k.server.pcap"))
+    decode = {}
+    for i in (0, 1, 2, 5, 8):
+        frame = recs[i][16:]
+        orig = struct.unpack_from("<I", recs[i], 12)[0]
+        decode[f"clean_200k.server.{i}.frame"] = b"\x01" + struct.pack("<I", orig) + frame
+    return {"engine": engine, "reader": reader, "pair": pairs, "decode": decode}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=os.path.join(ROOT, "fuzz", "seeds"))
+    a = ap.parse_args()
+    total = 0
+    for target, files in seeds().items():
+        d = os.path.join(a.out, target)
+        os.makedirs(d, exist_ok=True)
+        for name, b in files.items():
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(b)
+            total += len(b)
+    print(f"{total} bytes of seeds in {a.out}")
+
+
+if __name__ == "__main__":
+    main()
