@@ -7,7 +7,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
 PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pynmea2 gpxpy 'dask[distributed]' pytest hypothesis selenium
 
-.PHONY: help demo test test-rust test-python build venv sysdeps rattan ebpf bench bench-lab bench-corpus fixtures fuzz lint clean study
+.PHONY: help demo test test-rust test-python build venv sysdeps rattan ebpf bench bench-lab bench-corpus fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair lint clean study
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -109,10 +109,27 @@ study: build sysdeps rattan  ## study campaign (root, ~20 min) -> analyze bundle
 	  [ -f $$r/context.parquet ] || $(PY) -m hsrtcp analyze $$b -o $$r -q --no-plot || echo "warning: $$b not analyzed"; done
 	$(PY) -m hsrtcp study $(STUDY_OUT)/results/* -o $(STUDY_OUT)/tables --by workload
 
-fuzz:  ## run the cargo-fuzz targets briefly
-	cargo install cargo-fuzz --locked -q 2>/dev/null || true
+# Fuzzing (fuzz/README.md): each target alone for FUZZ_SECONDS, from the committed seeds
+# (fuzz/seeds/<target>, read only) plus the corpus it grows (fuzz/corpus/<target>, ignored).
+# Crashes land in fuzz/artifacts/<target>/. Long by design: not part of `make test` or CI.
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS := decode reader engine pair
+fuzz-run = mkdir -p fuzz/corpus/$(1) && cd fuzz && cargo +nightly fuzz run $(1) corpus/$(1) seeds/$(1) -- -max_total_time=$(FUZZ_SECONDS) -timeout=60
+
+fuzz: $(addprefix fuzz-,$(FUZZ_TARGETS))  ## every fuzz target in turn, FUZZ_SECONDS (600) each
+fuzz-tools:  ## cargo-fuzz and the nightly toolchain the fuzz targets need
+	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 	rustup toolchain list | grep -q nightly || rustup toolchain install nightly --profile minimal
-	cd fuzz && for t in $$(cargo +nightly fuzz list); do cargo +nightly fuzz run $$t -- -max_total_time=20 || exit 1; done
+fuzz-decode: fuzz-tools  ## fuzz one frame through the decoder for FUZZ_SECONDS
+	$(call fuzz-run,decode)
+fuzz-reader: fuzz-tools  ## fuzz the capture reader (pcap, pcapng, gzip) for FUZZ_SECONDS
+	$(call fuzz-run,reader)
+fuzz-engine: fuzz-tools  ## fuzz a capture through the single-capture analysis for FUZZ_SECONDS
+	$(call fuzz-run,engine)
+fuzz-pair: fuzz-tools  ## fuzz two captures through the two-vantage matcher for FUZZ_SECONDS
+	$(call fuzz-run,pair)
+fuzz-seeds:  ## regenerate the committed fuzz seeds (scripts/make_fuzz_seeds.py)
+	python3 scripts/make_fuzz_seeds.py
 
 clean:  ## remove build outputs
 	rm -rf target out $(VENV) ebpf/build
