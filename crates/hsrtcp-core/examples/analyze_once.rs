@@ -10,8 +10,9 @@ use hsrtcp_core::table::parquet::ROW_GROUP;
 fn main() {
     let path = std::env::args().nth(1).expect("usage: analyze_once FILE");
     let mut rows = 0usize;
-    let stats = analyze_capture(Path::new(&path), CaptureInfo::default(), ROW_GROUP, &mut |_| {}, &mut |_, b| {
+    let stats = analyze_capture(Path::new(&path), CaptureInfo::default(), ROW_GROUP, &mut |_| true, &mut |_, b| {
         rows += b.num_rows();
-    });
+    })
+    .expect("the progress callback never stops the analysis");
     println!("{} packets, {rows} rows, error {:?}", stats.packets, stats.error);
 }

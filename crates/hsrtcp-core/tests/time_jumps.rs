@@ -32,7 +32,7 @@ fn patched(name: &str, patch: impl Fn(usize, u32) -> u32) -> PathBuf {
 /// (series rows, flows rows, captures batch) of one analysis.
 fn analyze(p: &Path) -> (usize, usize, arrow_array::RecordBatch) {
     let (mut series, mut flows, mut captures) = (0, 0, None);
-    analyze_capture(p, CaptureInfo { name: "t".into(), ..Default::default() }, 4096, &mut |_| {}, &mut |name, b| match name {
+    analyze_capture(p, CaptureInfo { name: "t".into(), ..Default::default() }, 4096, &mut |_| true, &mut |name, b| match name {
         "series" => series += b.num_rows(),
         "flows" => flows += b.num_rows(),
         "captures" => captures = Some(b),
