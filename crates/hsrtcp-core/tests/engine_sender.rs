@@ -270,6 +270,7 @@ fn window_scaling_zero_window_and_probe_is_not_a_retransmission() {
     assert_eq!(
         r.kinds(),
         vec![
+            "window_probe/one_byte",
             "suspension/stalled",
             "zero_window/reopened",
             "handshake/complete"
