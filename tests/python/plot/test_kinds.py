@@ -49,7 +49,8 @@ def test_svg_is_vector_with_text_as_text(pair, tmp_path):
 
 
 def test_throughput_figure_draws_the_series(multi):
-    """The witness is the table: the step line's values are series.bytes × 8 per 1-s bin."""
+    """The witness is the table: the step line's values are series.bytes × 8 per bin, over
+    the bin's real length (series.bin_s: the last bin ends at the last packet, M3)."""
     from hsrtcp.plot import figure
 
     flows = pl.read_parquet(multi / "flows.parquet").sort("flow_id")
@@ -57,10 +58,11 @@ def test_throughput_figure_draws_the_series(multi):
     fig = figure("throughput", multi, fid)
     line = next(a for a in fig.axes[0].lines if a.get_gid() == "throughput")
     s = pl.read_parquet(multi / "series.parquet").filter(pl.col("flow_id") == fid).sort("bin")
-    bps = (s["bytes"] * 8).to_list()
+    bps = (s["bytes"] * 8 / s["bin_s"].fill_null(1.0)).to_list()
+    assert s["bin_s"].drop_nulls()[:-1].to_list() == [1.0] * (s["bin_s"].drop_nulls().len() - 1)
     unit = fig.axes[0].get_ylabel()
     div = {"(bit/s": 1, "(kbit/s": 1e3, "(Mbit/s": 1e6, "(Gbit/s": 1e9}[unit.split(" ", 1)[1].split(",")[0]]
-    assert [round(v * div) for v in line.get_ydata()[:-1]] == bps
+    assert [v * div for v in line.get_ydata()[:-1]] == pytest.approx(bps, rel=1e-9)
 
 
 def test_throughput_from_frames_in_memory_is_the_file_figure(multi, tmp_path):

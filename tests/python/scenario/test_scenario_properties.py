@@ -231,23 +231,20 @@ def test_unknown_keys_are_named(tmp_path, table, key):
     assert repr(key) in str(err.value) and f"[{table}]" in str(err.value)
 
 
-# Absurd magnitudes (issue 16 #7): accepted today, then a MemoryError, a run of minutes or
-# an integer overflow in the compiler. Bounds for these keys are being added to config.py;
-# once they are, these examples pass and the xfail marks are to be removed.
-_NO_BOUND_YET = pytest.mark.xfail(reason="issue 16 #7: no upper bound for this key in config.py yet",
-                                  strict=False, raises=AssertionError)
+# Absurd magnitudes (issue 16 #7): once accepted, then a MemoryError, a run of minutes or
+# an integer overflow in the compiler; config.py now bounds every one of these keys.
 
 
 @pytest.mark.parametrize("table, key, value", [
-    pytest.param("scenario", "duration_s", 1e7, marks=_NO_BOUND_YET),
-    pytest.param("scenario", "duration_s", 1e12, marks=_NO_BOUND_YET),
-    pytest.param("scenario", "start_s", 1e300, marks=_NO_BOUND_YET),
-    pytest.param("trip", "stations_km", [0, 1e9], marks=_NO_BOUND_YET),
-    pytest.param("trip", "stations_km", [0, 100000], marks=_NO_BOUND_YET),
-    pytest.param("trip", "dwell_s", 1e300, marks=_NO_BOUND_YET),
-    pytest.param("carriers", "peak_down_bps", 1e300, marks=_NO_BOUND_YET),
-    pytest.param("carriers", "peak_up_bps", 1e300, marks=_NO_BOUND_YET),
-    pytest.param("holes", "duration_s", 1e300, marks=_NO_BOUND_YET),
+    pytest.param("scenario", "duration_s", 1e7),
+    pytest.param("scenario", "duration_s", 1e12),
+    pytest.param("scenario", "start_s", 1e300),
+    pytest.param("trip", "stations_km", [0, 1e9]),
+    pytest.param("trip", "stations_km", [0, 100000]),
+    pytest.param("trip", "dwell_s", 1e300),
+    pytest.param("carriers", "peak_down_bps", 1e300),
+    pytest.param("carriers", "peak_up_bps", 1e300),
+    pytest.param("holes", "duration_s", 1e300),
     ("scenario", "seed", 2**64),
     ("scenario", "seed", -5),
 ])
