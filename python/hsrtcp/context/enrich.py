@@ -247,32 +247,14 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
                           "coverage": cov, "labels": lab}, messages)
 
 
-def _atomic_write(df: pl.DataFrame, path: Path, csv: bool) -> list[Path]:
-    written = []
-    for suffix, writer in ((".parquet", df.write_parquet), (".csv", df.write_csv)):
-        if suffix == ".csv" and not csv:
-            continue
-        target = path.with_suffix(suffix)
-        tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
-        try:
-            writer(tmp)
-            os.replace(tmp, target)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
-        written.append(target)
-    return written
-
-
 def write_context(out_dir, *, captures=(), client=(), server=(), radio=None, radio_format="auto",
                   radio_map=None, radio_offset=0.0, carrier=None, labels=None,
-                  csv=False, output=None) -> tuple[list[Path], list[str]]:
+                  csv=False, output) -> tuple[list[Path], list[str]]:
     """Compute and write the context tables next to flows.parquet; (files written, messages).
 
     ``output``: the run's open :class:`hsrtcp.output.OutputSet`; the flows and events are
     read from its staged files and the context tables are staged in it, so they are
-    committed with the run's other tables (and listed in its manifest). Without it the
-    tables are read from and written into ``out_dir`` one by one (temporary file, rename).
+    committed with the run's other tables (and listed in its manifest).
 
     Messages name the file and line of every problem with a radio log (the caller prints
     them and exits 3); the tables are written in any case."""
@@ -280,12 +262,9 @@ def write_context(out_dir, *, captures=(), client=(), server=(), radio=None, rad
     inputs = describe_inputs(captures, client, server, problems)
     res = compute_context(out_dir, inputs, radio=radio, radio_format=radio_format, radio_map=radio_map,
                           radio_offset=radio_offset, carrier=carrier, labels=labels,
-                          path_of=None if output is None else output.staged)
+                          path_of=output.staged)
     written: list[Path] = []
     for name in CONTEXT_TABLES:
-        if output is None:
-            written += _atomic_write(res.tables[name], Path(out_dir) / name, csv)
-            continue
         for suffix in (".parquet", ".csv") if csv else (".parquet",):
             with open(output.stage(name + suffix), "wb") as f:
                 (res.tables[name].write_parquet if suffix == ".parquet" else res.tables[name].write_csv)(f)
