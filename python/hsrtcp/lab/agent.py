@@ -16,6 +16,10 @@ No packet crosses the emulator before the workload starts (tcpdump is listening,
 off so no router/neighbour chatter), so the first packet in the captures is the workload's
 first SYN — the instant Rattan's trace clock starts (t0).
 
+Both agents also record the namespace's kernel counters at the end (``nstat -asz --json``,
+absolute values: the namespaces are new for every run, so they are the run's own counts; the
+MPTcpExt* counters witness MPTCP joins and reinjections) in ``kernel/nstat-<side>.json``.
+
 Both agents record their PIDs and their children's in ``RUN_DIR/pids/`` and watch their
 parent: if Rattan dies, they stop their children and exit, so nothing is left running.
 """
@@ -126,6 +130,21 @@ class Agent:
                 stats = str(exc)
             self.log(f"tcpdump on {dump.iface} exited {dump.proc.returncode}: {stats}")
 
+    def record_nstat(self) -> None:
+        """The namespace's SNMP/netstat counters (MPTcpExt*, TcpExt*) as the run leaves them."""
+        side = "client" if self.role == "left" else "server"
+        try:
+            res = subprocess.run(["nstat", "-asz", "--json"], capture_output=True, text=True, timeout=10,
+                                 env=dict(os.environ, NSTAT_HISTORY=str(self.run_dir / f".nstat-{self.role}")))
+            counters = json.loads(res.stdout)["kernel"]
+        except (OSError, subprocess.TimeoutExpired, ValueError, KeyError) as exc:
+            self.log(f"nstat failed: {exc}")
+            return
+        out = self.run_dir / "kernel"
+        out.mkdir(exist_ok=True)
+        (out / f"nstat-{side}.json").write_text(json.dumps(counters, indent=1, sort_keys=True))
+        (self.run_dir / f".nstat-{self.role}").unlink(missing_ok=True)
+
     def wait_file(self, path: Path, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline and not self.abort.is_set():
@@ -164,6 +183,7 @@ class Agent:
         if server is not None:
             server.stop()
             time.sleep(0.3)  # let serve_forever close its flows and files
+        self.record_nstat()
         return 0
 
     def run_left(self) -> int:
@@ -193,6 +213,8 @@ class Agent:
             from hsrtcp.lab.measure import FlowSpec, run_client
 
             spec = FlowSpec(**workload["flow"])
+            if spec.type == "conjunction":
+                spec.count = paths  # one single-path flow per emulated path
             # give up before the driver's run time limit, so the run still ends cleanly
             results = run_client(ready["host"], ready["port"], spec,
                                  timeout_s=max(5.0, float(self.plan.get("timeout_s", 600)) - 20.0))
@@ -210,6 +232,7 @@ class Agent:
             rc = proc.returncode
         self.log(f"workload end rc={rc}")
         time.sleep(float(self.plan.get("linger_s", 1.0)))
+        self.record_nstat()
         return rc
 
 

@@ -16,7 +16,8 @@ A campaign file (TOML; paths are relative to the file)::
     "net.ipv4.tcp_frto" = 2
 
     [[flows]]
-    type = "duration"      # duration | size | sequence | concurrent | udp
+    type = "duration"      # duration | size | sequence | concurrent | udp | conjunction
+                           # (conjunction: seed 004's MPTCP + single-path instance, docs/mptcp.md)
     duration_s = 20
     [[flows]]
     type = "size"
@@ -163,7 +164,7 @@ def load(path: str | Path) -> Campaign:
 
 def _flow_spec(flow: dict, cc: str, mptcp: bool, duration: float | None) -> FlowSpec:
     f = dict(flow)
-    if f["type"] in ("duration", "udp", "concurrent") and not f.get("duration_s") and not f.get("size_bytes"):
+    if f["type"] in ("duration", "udp", "concurrent", "conjunction") and not f.get("duration_s") and not f.get("size_bytes"):
         f["duration_s"] = duration or 180.0
     if f["type"] in ("size", "sequence"):
         f.setdefault("duration_s", None)
@@ -211,7 +212,9 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
                 name = _slug(sc.stem) + (f"-seed{seed}" if seed is not None else "")
                 compiled[key] = emulate.compile_source(sc, out / ".scenarios" / name, campaign.duration_s, seed=seed)
             comp = compiled[key]
-            spec = _flow_spec(r["flow"], r["cc"], campaign.mptcp, campaign.duration_s or comp.duration_s)
+            # a conjunction instance always needs the MPTCP endpoints of every path
+            mptcp = campaign.mptcp or r["flow"]["type"] == "conjunction"
+            spec = _flow_spec(r["flow"], r["cc"], mptcp, campaign.duration_s or comp.duration_s)
             partial = out / f".partial-{r['run_id']}"
             shutil.rmtree(partial, ignore_errors=True)
             t_start = time.monotonic()
@@ -221,12 +224,12 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
                                       # cc is set per socket (TCP_CONGESTION; on an MPTCP socket it
                                       # applies to every subflow). The namespace default cannot be
                                       # set to a restricted cc outside the init namespace (EPERM).
-                                      mptcp=campaign.mptcp, snaplen=campaign.snaplen, sysctls=campaign.sysctls,
+                                      mptcp=mptcp, snaplen=campaign.snaplen, sysctls=campaign.sysctls,
                                       duration_s=campaign.duration_s)
             except KeyboardInterrupt:
                 shutil.rmtree(partial, ignore_errors=True)
                 raise
-            meta = {"run_id": r["run_id"], "cc": r["cc"], "flow": spec.to_dict(), "mptcp": campaign.mptcp,
+            meta = {"run_id": r["run_id"], "cc": r["cc"], "flow": spec.to_dict(), "mptcp": mptcp,
                     "repetition": r["repetition"], "campaign": campaign.name, "snaplen": campaign.snaplen}
             manifest = bundle.finalize(partial, outcome, comp, meta, versions)
             if final.exists():

@@ -24,7 +24,9 @@ a sequence number and the send time so the client counts loss and one-way delay.
 Flow *types* the client composes from these connections (:func:`run_client`): ``duration``
 (one flow, default 180 s), ``size`` (one flow of N bytes: 50 KB, 64 KB, 2 MB in the seed
 studies), ``sequence`` (N size-flows back to back), ``concurrent`` (N parallel flows),
-``udp`` (CBR).
+``udp`` (CBR), ``conjunction`` (seed 004's instance on P carriers, for the lab's MPTCP runs:
+one MPTCP duration flow over all paths and, at the same time, one single-path TCP duration
+flow bound to each path's phone address ``10.1.<p>.1``, p = 1..``count``; see docs/mptcp.md).
 
 The server sets the requested congestion control with ``TCP_CONGESTION`` on the accepted
 socket before the first data byte (the kernel default here is bbr, so it is always set
@@ -533,7 +535,12 @@ def serve(host: str = "0.0.0.0", port: int = DEFAULT_PORT, out: Path | str = "."
 # --------------------------------------------------------------------------- client
 
 
-FLOW_TYPES = ("duration", "size", "sequence", "concurrent", "udp")
+FLOW_TYPES = ("duration", "size", "sequence", "concurrent", "udp", "conjunction")
+
+
+def path_address(p: int) -> str:
+    """The lab's phone address on emulated path ``p`` (1-based; docs/lab.md)."""
+    return f"10.1.{p}.1"
 
 
 @dataclass
@@ -558,7 +565,7 @@ class FlowSpec:
             raise InputError(f"flow type must be one of {FLOW_TYPES}, got {self.type!r}")
         if self.type in ("size", "sequence") and not self.size_bytes:
             raise InputError(f"flow type {self.type!r} needs a size (e.g. --size 2MB)")
-        if self.type in ("duration", "udp") and not self.duration_s:
+        if self.type in ("duration", "udp", "conjunction") and not self.duration_s:
             raise InputError(f"flow type {self.type!r} needs a duration")
         if not 1 <= self.count <= 64:
             raise InputError("count must be within 1..64")
@@ -602,6 +609,8 @@ def run_client(host: str, port: int, spec: FlowSpec, timeout_s: float | None = N
             if spec.gap_s:
                 time.sleep(spec.gap_s)
         return out
+    if spec.type == "conjunction":
+        return _conjunction(host, port, spec, label, deadline)
     # concurrent: each flow by size if given, else by duration
     results: list[dict | None] = [None] * spec.count
 
@@ -619,7 +628,33 @@ def run_client(host: str, port: int, spec: FlowSpec, timeout_s: float | None = N
     return [r for r in results if r is not None]
 
 
-def _connect(host: str, port: int, mptcp: bool, timeout: float) -> socket.socket:
+def _conjunction(host: str, port: int, spec: FlowSpec, label: str, deadline: float | None) -> list[dict]:
+    """Seed 004's instance (S4 §III-C): the MPTCP flow and one single-path flow per carrier,
+    all started together for the same duration. The single-path flows bind the path's
+    address, so the policy routes of the lab send each through its own emulated path, where
+    it competes with the MPTCP subflow of that path for the path's capacity."""
+    jobs = [(f"{label}-mptcp", True, None)]
+    jobs += [(f"{label}-sp-p{p}", False, path_address(p)) for p in range(1, spec.count + 1)]
+    results: list[dict | None] = [None] * len(jobs)
+
+    def worker(i: int) -> None:
+        name, mptcp, bind = jobs[i]
+        one = FlowSpec(type="duration", duration_s=spec.duration_s, direction=spec.direction, cc=spec.cc,
+                       mptcp=mptcp, quickack=spec.quickack)
+        res = _tcp_flow(host, port, one, name, duration_s=spec.duration_s, deadline=deadline, bind=bind)
+        res["role"] = "mptcp" if mptcp else "single_path"
+        res["path"] = None if mptcp else int(bind.split(".")[2])
+        results[i] = res
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return [r for r in results if r is not None]
+
+
+def _connect(host: str, port: int, mptcp: bool, timeout: float, bind: str | None = None) -> socket.socket:
     proto = IPPROTO_MPTCP if mptcp else 0
     try:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto)
@@ -627,6 +662,8 @@ def _connect(host: str, port: int, mptcp: bool, timeout: float) -> socket.socket
         raise LabError(f"cannot create {'an MPTCP' if mptcp else 'a TCP'} socket: {exc.strerror}") from exc
     sock.settimeout(timeout)
     try:
+        if bind:
+            sock.bind((bind, 0))
         sock.connect((host, port))
     except OSError as exc:
         sock.close()
@@ -648,7 +685,7 @@ def _read_line(sock: socket.socket, limit: int = MAX_REQUEST_BYTES) -> tuple[dic
 
 
 def _tcp_flow(host: str, port: int, spec: FlowSpec, label: str, duration_s=None, size_bytes=None,
-              deadline: float | None = None) -> dict:
+              deadline: float | None = None, bind: str | None = None) -> dict:
     req = {"v": PROTOCOL_VERSION, "kind": "tcp", "direction": spec.direction, "duration_s": duration_s,
            "size_bytes": size_bytes, "cc": spec.cc, "label": label, "quickack": spec.quickack}
     res: dict = {"label": label, "request": req, "flow_id": None, "error": None, "bytes": 0}
@@ -658,7 +695,7 @@ def _tcp_flow(host: str, port: int, spec: FlowSpec, label: str, duration_s=None,
         budget = max(1.0, min(budget, deadline - time.monotonic()))
     t0 = time.time()
     try:
-        sock = _connect(host, port, spec.mptcp, timeout=min(30.0, budget))
+        sock = _connect(host, port, spec.mptcp, timeout=min(30.0, budget), bind=bind)
     except LabError as exc:
         res.update(error=str(exc), t_start=t0, t_end=time.time())
         return res
