@@ -1,0 +1,191 @@
+"""Seed 004's instance metrics as polars frames and Parquet tables (docs/formats/mptcp-metrics.md).
+
+:func:`instance_metrics` → ``{"instances", "paths", "kt", "rates"}``; :func:`write` stores
+them as ``mptcp_<name>.parquet``. Every number is from the tables of the server capture (see
+:mod:`hsrtcp.mptcp.sources`); definitions are in the modules named in each column's doc.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import polars as pl
+
+from hsrtcp.errors import InputError
+from hsrtcp.mptcp import classes, kernel, kt, rates, roles, sources, utilization
+from hsrtcp.mptcp.degradation import DegradationRule, detect
+
+SCHEMA_VERSION = 1
+TABLES = ("instances", "paths", "kt", "rates")
+
+_CORE = {"core_subflows": "subflows", "core_reinjections": "reinjections",
+         "core_reinjected_bytes": "reinjected_bytes", "core_data_retransmissions": "data_retransmissions"}
+
+
+def _core_columns(inst: sources.Instance, token) -> dict:
+    t = inst.tables.get("mptcp")
+    out = {k: None for k in _CORE}
+    if t is None or t.is_empty():
+        return out
+    if token is not None and "token" in t.columns:
+        t = t.filter(pl.col("token") == token)
+    if t.height != 1:
+        return out
+    for col, name in _CORE.items():
+        if name in t.columns:
+            out[col] = t[name][0]
+    return out
+
+
+def _single_path_rates(inst: sources.Instance, duration_s) -> dict[int, tuple[int, float | None]]:
+    """path -> (flow_id, R_n) of the instance's single-path flows (the largest one per path)."""
+    f = roles.assign(inst.flows).filter(pl.col("role") == "single_path")
+    f = f.join(rates.average_rate(f, duration_s), on="flow_id").sort("rate_bps", descending=True, nulls_last=True)
+    out = {}
+    for row in f.iter_rows(named=True):
+        out.setdefault(row["path"], (row["flow_id"], row["rate_bps"]))
+    return out
+
+
+def instance_metrics(results, baseline=None, *, barrier: float = classes.DEFAULT_BARRIER,
+                     rule: DegradationRule = DegradationRule(), duration_s: float | None = None,
+                     episode_gap_s: float = kt.DEFAULT_EPISODE_GAP_S,
+                     min_bins: int = kt.DEFAULT_MIN_BINS) -> dict[str, pl.DataFrame]:
+    """M29–M34 for every MPTCP instance of ``results`` (paths of bundles, campaign or results
+    directories). Single-path rates R_n come from the instance itself (a ``conjunction`` run),
+    or, with ``baseline``, from the i-th baseline instance for the i-th MPTCP instance (both in
+    the order :func:`hsrtcp.mptcp.sources.load` gives)."""
+    if isinstance(results, (str, os.PathLike)):
+        results = [results]
+    insts = sources.load(results, duration_s)
+    base = None
+    if baseline:
+        base = sources.load([baseline] if isinstance(baseline, (str, os.PathLike)) else baseline, duration_s)
+    inst_rows, path_rows, kt_rows, rate_frames = [], [], [], []
+    mptcp_insts = [i for i in insts if roles.assign(i.flows).filter(pl.col("role") == "subflow").height]
+    if not mptcp_insts:
+        raise InputError(f"{', '.join(map(str, results))}: no MPTCP connection (no flow with MPTCP options)")
+    if base is not None and len(base) != len(mptcp_insts):
+        raise InputError(f"--baseline pairs instances by order: {len(mptcp_insts)} MPTCP instance(s) but "
+                         f"{len(base)} baseline instance(s)")
+    for idx, inst in enumerate(mptcp_insts):
+        dur = inst.duration_s
+        f = roles.assign(inst.flows)
+        t0 = rates.instance_start(f)
+        subs = f.filter(pl.col("role") == "subflow")
+        for (token,), sf in subs.group_by(["token"], maintain_order=True):
+            sub_rate = dict(rates.average_rate(sf, dur).iter_rows())
+            single = _single_path_rates(base[idx] if base is not None else inst, dur)
+            flows_used = pl.concat([sf.select("flow_id"), f.filter(pl.col("flow_id").is_in(
+                [v[0] for v in single.values()])).select("flow_id")]) if base is None else sf.select("flow_id")
+            sec = rates.per_second(inst.series, f.filter(pl.col("flow_id").is_in(flows_used["flow_id"].implode())),
+                                   t0, dur)
+            if base is not None:
+                bf = roles.assign(base[idx].flows)
+                bsec = rates.per_second(base[idx].series, bf.filter(pl.col("flow_id").is_in(
+                    [v[0] for v in single.values()])), rates.instance_start(bf), dur)
+                sec = pl.concat([sec, bsec])
+            by_flow = {k[0]: g.sort("t")["rate_bps"].to_list() for k, g in sec.group_by(["flow_id"])}
+            per_path = []
+            for row in sf.sort("subflow").iter_rows(named=True):
+                p = row["path"]
+                sp_id, sp_rate = single.get(p, (None, None))
+                deg = detect(by_flow.get(row["flow_id"], []), by_flow.get(sp_id, []), rule) if sp_id is not None \
+                    else None
+                kt_sub = kt.intervals(inst.series, inst.events, row["flow_id"], t0, episode_gap_s, min_bins)
+                kt_sp = kt.intervals((base[idx] if base is not None else inst).series,
+                                     (base[idx] if base is not None else inst).events, sp_id, t0,
+                                     episode_gap_s, min_bins) if sp_id is not None and base is None else []
+                for role, rows_ in (("subflow", kt_sub), ("single_path", kt_sp)):
+                    kt_rows += [{"instance": inst.instance, "token": token, "path": p, "role": role, **r}
+                                for r in rows_]
+                rp = sub_rate.get(row["flow_id"])
+                per_path.append((p, rp, sp_rate))
+                path_rows.append({
+                    "instance": inst.instance, "token": token, "path": p, "subflow": row["subflow"],
+                    "client_addr": row["client_addr"], "subflow_flow_id": row["flow_id"],
+                    "single_path_flow_id": sp_id, "rate_subflow_bps": rp, "rate_single_path_bps": sp_rate,
+                    "subflow_utilization": utilization.subflow_utilization(rp, sp_rate),
+                    "degraded": None if sp_id is None else deg is not None,
+                    "degradation_onset_s": deg.onset_s if deg else None,
+                    "degradation_before_ratio": deg.before_ratio if deg else None,
+                    "degradation_drop_ratio": deg.drop_ratio if deg else None,
+                    "degradation_after_ratio": deg.after_ratio if deg else None,
+                    "k_t_subflow_mean": _mean([r["k_t"] for r in kt_sub]),
+                    "k_t_single_path_mean": _mean([r["k_t"] for r in kt_sp]),
+                    "loss_intervals_subflow": len(kt_sub),
+                })
+            paths_seen = sorted(single)
+            subs_all = [next((x[1] for x in per_path if x[0] == p), 0.0) for p in paths_seen]
+            # a carrier the MPTCP connection did not use (no subflow) contributes R'_n = 0
+            sp_all = [single[p][1] for p in paths_seen]
+            sub_sum = sum(x[1] for x in per_path if x[1] is not None)
+            u_c = utilization.conjunction_efficiency(subs_all, sp_all) if sp_all else None
+            u_t = utilization.total_utilization(subs_all, sp_all) if sp_all else None
+            degs = [r for r in path_rows if r["instance"] == inst.instance and r["token"] == token and r["degraded"]]
+            inst_rows.append({
+                "instance": inst.instance, "source": inst.source, "status": inst.meta("status"),
+                "scenario": inst.meta("scenario", "name"), "cc": inst.meta("cc"),
+                "repetition": inst.meta("repetition"), "scenario_seed": inst.meta("seeds", "scenario"),
+                "baseline": base[idx].instance if base is not None else None,
+                "token": token, "mapping": sf["mapping"][0], "t0": t0, "duration_s": dur,
+                "carriers": len(paths_seen), "subflows": sf.height,
+                "rate_mptcp_bps": sub_sum, "rate_single_path_sum_bps": sum(r for r in sp_all if r is not None) if sp_all
+                else None, "rate_single_path_max_bps": max((r for r in sp_all if r is not None), default=None),
+                "u_c": u_c, "u_t": u_t, "barrier": barrier,
+                "instance_class": classes.instance_class(u_c, u_t, barrier),
+                "degraded_subflows": len(degs),
+                "first_degradation_s": min((r["degradation_onset_s"] for r in degs), default=None),
+                **kernel.columns(inst.kernel), **_core_columns(inst, token),
+            })
+            rate_frames.append(sec.join(f.select("flow_id", "path", "role"), on="flow_id", how="left")
+                               .with_columns(instance=pl.lit(inst.instance), token=pl.lit(token, dtype=pl.Int64)))
+    return {
+        "instances": pl.DataFrame(inst_rows, schema_overrides=_INSTANCE_TYPES, infer_schema_length=None),
+        "paths": pl.DataFrame(path_rows, schema_overrides=_PATH_TYPES, infer_schema_length=None),
+        "kt": pl.DataFrame(kt_rows, schema=_KT_SCHEMA) if kt_rows else pl.DataFrame(schema=_KT_SCHEMA),
+        "rates": (pl.concat(rate_frames, how="diagonal_relaxed").select(
+            "instance", "token", "path", "role", "flow_id", "t", "rate_bps") if rate_frames
+            else pl.DataFrame(schema=_RATE_SCHEMA)),
+    }
+
+
+def _mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else None
+
+
+_INSTANCE_TYPES = {"token": pl.Int64, "repetition": pl.Int64, "scenario_seed": pl.Int64, "duration_s": pl.Float64,
+                   "u_c": pl.Float64, "u_t": pl.Float64, "first_degradation_s": pl.Int64,
+                   "rate_single_path_sum_bps": pl.Float64, "rate_single_path_max_bps": pl.Float64,
+                   "baseline": pl.Utf8, "status": pl.Utf8, "scenario": pl.Utf8, "cc": pl.Utf8,
+                   **{c: pl.Int64 for c in kernel.COUNTERS}, **{c: pl.Int64 for c in _CORE}}
+_PATH_TYPES = {"token": pl.Int64, "single_path_flow_id": pl.UInt64, "subflow_flow_id": pl.UInt64,
+               "rate_subflow_bps": pl.Float64, "rate_single_path_bps": pl.Float64,
+               "subflow_utilization": pl.Float64, "degraded": pl.Boolean, "degradation_onset_s": pl.Int64,
+               "degradation_before_ratio": pl.Float64, "degradation_drop_ratio": pl.Float64,
+               "degradation_after_ratio": pl.Float64, "k_t_subflow_mean": pl.Float64,
+               "k_t_single_path_mean": pl.Float64}
+_KT_SCHEMA = {"instance": pl.Utf8, "token": pl.Int64, "path": pl.Int64, "role": pl.Utf8, "flow_id": pl.UInt64,
+              "loss1_s": pl.Float64, "loss2_s": pl.Float64, "interval_s": pl.Float64,
+              "bif_after_loss1": pl.Float64, "bif_before_loss2": pl.Float64, "k_t": pl.Float64,
+              "bif_time_mean": pl.Float64, "k_t_literal": pl.Float64}
+_RATE_SCHEMA = {"instance": pl.Utf8, "token": pl.Int64, "path": pl.Int64, "role": pl.Utf8, "flow_id": pl.UInt64,
+                "t": pl.Int64, "rate_bps": pl.Float64}
+
+
+def write(frames: dict[str, pl.DataFrame], out_dir: str | os.PathLike) -> list[Path]:
+    """``mptcp_<table>.parquet`` in ``out_dir`` (each written under a temporary name and renamed),
+    with the schema version in the Parquet key-value metadata."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in TABLES:
+        path = out / f"mptcp_{name}.parquet"
+        tmp = out / f".mptcp_{name}.parquet.tmp{os.getpid()}"
+        frames[name].write_parquet(tmp, metadata={"hsrtcp.schema": f"mptcp_{name}", "hsrtcp.schema_version":
+                                                  str(SCHEMA_VERSION)})
+        os.replace(tmp, path)
+        written.append(path)
+    return written

@@ -1,0 +1,143 @@
+"""Where instances come from: run bundles, campaign directories, or results directories.
+
+- a run bundle (docs/formats/bundle.md): its server capture ``capture/server.pcap`` is
+  analyzed at the server (sender) vantage, which gives every flow of the instance (all
+  paths meet at the server), the ACK advance that is the client's received data, and the
+  bytes in flight k_t needs; the manifest gives the run's identity and duration, and
+  ``kernel/nstat-*.json`` the kernel's counters;
+- a campaign directory: every bundle in it (sorted by run id);
+- a results directory of ``hsrtcp analyze`` (docs/formats/output.md): each capture in it
+  analyzed at the server vantage is one instance; the bundle around the capture, when there
+  is one, gives the metadata, else ``duration_s`` must be given.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from hsrtcp.errors import InputError
+
+
+@dataclass
+class Instance:
+    instance: str
+    source: str
+    flows: pl.DataFrame
+    series: pl.DataFrame
+    events: pl.DataFrame
+    duration_s: float | None
+    manifest: dict | None = None
+    kernel: dict = field(default_factory=dict)  # side -> {counter: value}
+    tables: dict = field(default_factory=dict)  # the core's mptcp tables when present
+
+    def meta(self, *keys, default=None):
+        d = self.manifest or {}
+        for k in keys:
+            d = d.get(k) if isinstance(d, dict) else None
+        return default if d is None else d
+
+
+def _manifest(bundle: Path) -> dict | None:
+    f = bundle / "manifest.json"
+    if not f.is_file():
+        return None
+    try:
+        return json.loads(f.read_text())
+    except ValueError as exc:
+        raise InputError(f"{f}: not JSON: {exc}") from exc
+
+
+def _kernel(bundle: Path) -> dict:
+    out = {}
+    for side in ("client", "server"):
+        f = bundle / "kernel" / f"nstat-{side}.json"
+        if f.is_file():
+            try:
+                out[side] = json.loads(f.read_text())
+            except ValueError as exc:
+                raise InputError(f"{f}: not JSON: {exc}") from exc
+    return out
+
+
+def _duration(manifest: dict | None, given: float | None) -> float | None:
+    if given:
+        return float(given)
+    flow = (manifest or {}).get("flow") or {}
+    return float(flow["duration_s"]) if flow.get("duration_s") else None
+
+
+def _mptcp_tables(ds, capture: str | None = None) -> dict:
+    out = {}
+    for name in ("mptcp", "mptcp_subflows", "mptcp_series"):
+        t = getattr(ds, name, None)
+        if t is None:
+            t = getattr(ds, "extra", {}).get(name)
+        if isinstance(t, pl.DataFrame):
+            if capture is not None and "capture" in t.columns:
+                t = t.filter(pl.col("capture") == capture)
+            out[name] = t
+    return out
+
+
+def from_bundle(bundle: Path, duration_s: float | None = None) -> Instance:
+    import hsrtcp
+
+    server = bundle / "capture" / "server.pcap"
+    if not server.is_file():
+        raise InputError(f"{bundle}: run bundle without capture/server.pcap")
+    manifest = _manifest(bundle)
+    ds = hsrtcp.analyze([server], vantage="server")
+    for err in ds.errors or []:
+        raise InputError(f"{server}: {err}")
+    return Instance(instance=(manifest or {}).get("run_id", bundle.name), source=str(bundle), flows=ds.flows,
+                    series=ds.series, events=ds.events, duration_s=_duration(manifest, duration_s),
+                    manifest=manifest, kernel=_kernel(bundle), tables=_mptcp_tables(ds))
+
+
+def from_results(out_dir: Path, duration_s: float | None = None) -> list[Instance]:
+    from hsrtcp.api import Dataset
+
+    ds = Dataset.read(out_dir)
+    flows = ds.flows.filter(pl.col("vantage") == "server")
+    if flows.is_empty():
+        raise InputError(f"{out_dir}: no flows analyzed at the server vantage (analyze the server capture "
+                         f"with --vantage server, or give the run bundles)")
+    out = []
+    for (capture,), f in flows.group_by(["capture"], maintain_order=True):
+        ids = f["flow_id"].implode()
+        bundle = Path(capture).parent.parent
+        manifest = _manifest(bundle) if bundle.is_dir() else None
+        out.append(Instance(instance=(manifest or {}).get("run_id", capture),
+                            source=str(out_dir), flows=f,
+                            series=ds.series.filter(pl.col("flow_id").is_in(ids)),
+                            events=ds.events.filter(pl.col("flow_id").is_in(ids)),
+                            duration_s=_duration(manifest, duration_s), manifest=manifest,
+                            kernel=_kernel(bundle) if manifest else {}, tables=_mptcp_tables(ds, capture)))
+    return out
+
+
+def load(paths, duration_s: float | None = None) -> list[Instance]:
+    """Instances of every path (bundle, campaign directory or results directory), in order.
+
+    Raises :class:`InputError` naming the path that is none of these."""
+    out: list[Instance] = []
+    for p in [Path(x) for x in paths]:
+        if not p.exists():
+            raise InputError(f"{p}: no such file or directory")
+        if not p.is_dir():
+            raise InputError(f"{p}: expected a run bundle, a campaign directory or a results directory")
+        if (p / "manifest.json").is_file() or (p / "capture" / "server.pcap").is_file():
+            out.append(from_bundle(p, duration_s))
+        elif (p / "flows.parquet").is_file():
+            out += from_results(p, duration_s)
+        else:
+            bundles = sorted(d for d in p.iterdir() if d.is_dir() and (d / "manifest.json").is_file())
+            if not bundles:
+                raise InputError(f"{p}: no run bundle (manifest.json), campaign of bundles, or results "
+                                 f"directory (flows.parquet) here")
+            out += [from_bundle(b, duration_s) for b in bundles]
+    return out
