@@ -26,6 +26,7 @@ SUBCOMMANDS: dict[str, str] = {
     "query": "query:query",
     "study": "study:study",
     "report": "report:report",
+    "mptcp": "mptcp:mptcp",
 }
 
 

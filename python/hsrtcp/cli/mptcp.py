@@ -1,0 +1,45 @@
+"""`hsrtcp mptcp RESULTS... [--baseline B] -o DIR`: seed 004's MPTCP instance metrics
+(docs/mptcp.md; tables in docs/formats/mptcp-metrics.md).
+
+RESULTS: run bundles, campaign directories of bundles, or `hsrtcp analyze` results
+directories with server-vantage rows. Exit codes: 0 done, 2 usage, 3 input error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("mptcp")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--baseline", type=click.Path(path_type=Path), multiple=True,
+              help="single-path runs giving R_n, paired with the MPTCP instances by order "
+                   "(default: the instance's own concurrent single-path flows)")
+@click.option("-o", "--out", type=click.Path(path_type=Path), help="write mptcp_*.parquet here")
+@click.option("--barrier", type=click.FloatRange(0, 1), default=0.90, show_default=True,
+              help="M31: positive needs U_t > barrier (strict)")
+@click.option("--duration", "duration_s", type=click.FloatRange(min=0, min_open=True),
+              help="instance duration in s for R = bits / duration (default: the bundle's flow duration)")
+@click.option("--window", type=click.IntRange(min=1), default=10, show_default=True, help="A25 window, s")
+@click.option("--before", type=float, default=0.5, show_default=True, help="A25 (i): r' ≥ before × r in the window")
+@click.option("--drop", type=float, default=0.5, show_default=True, help="A25 (ii): r'(t_d) ≤ drop × window mean")
+@click.option("--after", type=float, default=0.3, show_default=True, help="A25 (iii): r' ≤ after × r afterwards")
+@click.option("--min-after", type=click.IntRange(min=1), default=20, show_default=True,
+              help="A25 (iii): at least this many seconds after t_d")
+def mptcp(results, baseline, out, barrier, duration_s, window, before, drop, after, min_after) -> None:
+    """U_c, U_t (M29/M30), R'_n/R_n (M32), instance classes (M31), subflow degradation (M33, A25)
+    and k_t (M34, A26) of every MPTCP instance; prints a summary, writes Parquet with -o."""
+    from hsrtcp.mptcp import instance_metrics, write
+    from hsrtcp.mptcp.degradation import DegradationRule
+    from hsrtcp.mptcp.summary import lines
+
+    rule = DegradationRule(window_s=window, before=before, drop=drop, after=after, min_after_s=min_after)
+    frames = instance_metrics(list(results), list(baseline) or None, barrier=barrier, rule=rule,
+                              duration_s=duration_s)
+    for line in lines(frames):
+        click.echo(line)
+    if out:
+        for p in write(frames, out):
+            click.echo(f"wrote {p}")
