@@ -47,19 +47,34 @@ def _ratio(a: float, b: float) -> float | None:
     return a / b if b > 0 else None
 
 
-def detect(sub: list[float], single: list[float], rule: DegradationRule = DegradationRule()) -> Degradation | None:
-    """First t_d (seconds from the instance start) at which ``sub`` (r', bit/s per second)
-    degrades against ``single`` (r, same seconds); None when it never does."""
+def _falls(sub: list[float], single: list[float], rule: DegradationRule):
+    """Seconds t that meet (i) and (ii): a sudden fall of a subflow that was doing well."""
     n = min(len(sub), len(single))
     w = rule.window_s
-    for t in range(w, n - rule.min_after_s + 1):
+    for t in range(w, n):
         pre_sub, pre_single = _mean(sub[t - w:t]), _mean(single[t - w:t])
         if pre_sub <= 0 or pre_sub < rule.before * pre_single:
             continue
         if sub[t] > rule.drop * pre_sub:
             continue
+        yield t, pre_sub, pre_single
+
+
+def first_fall(sub: list[float], single: list[float], rule: DegradationRule = DegradationRule()) -> int | None:
+    """First second meeting (i) and (ii) only: the sudden fall, whether or not it lasts. A
+    carrier outage gives one on both the subflow and the single-path flow of that carrier."""
+    return next((t for t, _, _ in _falls(sub, single, rule)), None)
+
+
+def detect(sub: list[float], single: list[float], rule: DegradationRule = DegradationRule()) -> Degradation | None:
+    """First t_d (seconds from the instance start) at which ``sub`` (r', bit/s per second)
+    degrades against ``single`` (r, same seconds) by (i)–(iii); None when it never does."""
+    n = min(len(sub), len(single))
+    for t, pre_sub, pre_single in _falls(sub, single, rule):
+        if n - t < rule.min_after_s:
+            break
         post_sub, post_single = _mean(sub[t:n]), _mean(single[t:n])
-        if post_sub > rule.after * post_single or post_single <= 0:
+        if post_single <= 0 or post_sub > rule.after * post_single:
             continue
         return Degradation(t, _ratio(pre_sub, pre_single), sub[t] / pre_sub, _ratio(post_sub, post_single))
     return None

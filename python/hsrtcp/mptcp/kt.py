@@ -11,8 +11,9 @@ A *loss* is the start of a loss episode at the sender: a retransmission event (e
 ``retransmission``, any class but ``tlp``, which probes without a loss signal) more than
 ``episode_gap_s`` after the previous retransmission of the flow. BIF comes from the series
 table (sender vantage, per 1-s bin: ``bif_max``, ``bif_mean``), so this is a 1-s-resolution
-estimate: "just after loss 1" is the ``bif_mean`` of the first bin that starts at or after it
-(the window after the reduction), "just before loss 2" the ``bif_max`` of the last bin that
+estimate: "just after loss 1" is the ``bif_mean`` of the first bin that starts at or after the
+episode's last retransmission (the window after the reduction: during the recovery itself the
+unacknowledged bytes still include the whole pre-loss window), "just before loss 2" the ``bif_max`` of the last bin that
 ends at or before it (the window the growth reached), and the literal mean is over the bins
 entirely inside the interval. Intervals with fewer than ``min_bins`` such bins are skipped.
 """
@@ -27,17 +28,19 @@ DEFAULT_EPISODE_GAP_S = 1.0
 DEFAULT_MIN_BINS = 2
 
 
-def loss_times(events: pl.DataFrame, flow_id: int, episode_gap_s: float = DEFAULT_EPISODE_GAP_S) -> list[float]:
+def loss_episodes(events: pl.DataFrame, flow_id: int,
+                  episode_gap_s: float = DEFAULT_EPISODE_GAP_S) -> list[tuple[float, float]]:
+    """(first, last) retransmission time of each loss episode of ``flow_id``."""
     ts = (events.filter((pl.col("flow_id") == flow_id) & (pl.col("kind") == "retransmission")
                         & (pl.col("class").fill_null("") != "tlp"))
           .get_column("ts").sort().to_list())
-    starts: list[float] = []
-    last = None
+    episodes: list[list[float]] = []
     for t in ts:
-        if last is None or t - last > episode_gap_s:
-            starts.append(t)
-        last = t
-    return starts
+        if not episodes or t - episodes[-1][1] > episode_gap_s:
+            episodes.append([t, t])
+        else:
+            episodes[-1][1] = t
+    return [(a, b) for a, b in episodes]
 
 
 def intervals(series: pl.DataFrame, events: pl.DataFrame, flow_id: int, t0: float,
@@ -47,10 +50,10 @@ def intervals(series: pl.DataFrame, events: pl.DataFrame, flow_id: int, t0: floa
     starts = s["ts"].to_list()
     ends = [a + (b if b is not None else 1.0) for a, b in zip(starts, s["bin_s"].to_list())]
     bmax, bmean = s["bif_max"].to_list(), s["bif_mean"].to_list()
-    losses = loss_times(events, flow_id, episode_gap_s)
+    losses = loss_episodes(events, flow_id, episode_gap_s)
     out = []
-    for t1, t2 in zip(losses, losses[1:]):
-        i = bisect.bisect_left(starts, t1)  # first bin starting at or after loss 1
+    for (t1, end1), (t2, _) in zip(losses, losses[1:]):
+        i = bisect.bisect_left(starts, end1)  # first bin starting after loss 1's recovery
         j = bisect.bisect_right(ends, t2) - 1  # last bin ending at or before loss 2
         if i >= len(starts) or j < i or j - i + 1 < min_bins:
             continue

@@ -14,7 +14,7 @@ import polars as pl
 
 from hsrtcp.errors import InputError
 from hsrtcp.mptcp import classes, kernel, kt, rates, roles, sources, utilization
-from hsrtcp.mptcp.degradation import DegradationRule, detect
+from hsrtcp.mptcp.degradation import DegradationRule, detect, first_fall
 
 SCHEMA_VERSION = 1
 TABLES = ("instances", "paths", "kt", "rates")
@@ -93,6 +93,8 @@ def instance_metrics(results, baseline=None, *, barrier: float = classes.DEFAULT
                 sp_id, sp_rate = single.get(p, (None, None))
                 deg = detect(by_flow.get(row["flow_id"], []), by_flow.get(sp_id, []), rule) if sp_id is not None \
                     else None
+                fall = first_fall(by_flow.get(row["flow_id"], []), by_flow.get(sp_id, []), rule) \
+                    if sp_id is not None else None
                 kt_sub = kt.intervals(inst.series, inst.events, row["flow_id"], t0, episode_gap_s, min_bins)
                 kt_sp = kt.intervals((base[idx] if base is not None else inst).series,
                                      (base[idx] if base is not None else inst).events, sp_id, t0,
@@ -109,6 +111,7 @@ def instance_metrics(results, baseline=None, *, barrier: float = classes.DEFAULT
                     "subflow_utilization": utilization.subflow_utilization(rp, sp_rate),
                     "degraded": None if sp_id is None else deg is not None,
                     "degradation_onset_s": deg.onset_s if deg else None,
+                    "fall_onset_s": fall,
                     "degradation_before_ratio": deg.before_ratio if deg else None,
                     "degradation_drop_ratio": deg.drop_ratio if deg else None,
                     "degradation_after_ratio": deg.after_ratio if deg else None,
@@ -163,7 +166,7 @@ _INSTANCE_TYPES = {"token": pl.Int64, "repetition": pl.Int64, "scenario_seed": p
                    **{c: pl.Int64 for c in kernel.COUNTERS}, **{c: pl.Int64 for c in _CORE}}
 _PATH_TYPES = {"token": pl.Int64, "single_path_flow_id": pl.UInt64, "subflow_flow_id": pl.UInt64,
                "rate_subflow_bps": pl.Float64, "rate_single_path_bps": pl.Float64,
-               "subflow_utilization": pl.Float64, "degraded": pl.Boolean, "degradation_onset_s": pl.Int64,
+               "subflow_utilization": pl.Float64, "degraded": pl.Boolean, "degradation_onset_s": pl.Int64, "fall_onset_s": pl.Int64,
                "degradation_before_ratio": pl.Float64, "degradation_drop_ratio": pl.Float64,
                "degradation_after_ratio": pl.Float64, "k_t_subflow_mean": pl.Float64,
                "k_t_single_path_mean": pl.Float64}

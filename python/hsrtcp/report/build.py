@@ -194,6 +194,12 @@ def _captures_html(res: ResultsData) -> str:
     return "".join(lines)
 
 
+def mptcp_section(root, table) -> str:
+    from hsrtcp.report.mptcp_section import mptcp_section as section
+
+    return section(Path(root), table)
+
+
 def _mptcp_html(f: pl.DataFrame) -> str:
     if "mptcp" not in f.columns:
         return '<p class="note">The flows table has no mptcp column.</p>'
@@ -422,7 +428,7 @@ def build_report(results: str | os.PathLike, study: str | os.PathLike | None = N
                    f"(uPlot {html.escape(str(data['uplot_version']))}).</p><p class=\"note\" id=\"scope\">"
                    f"{html.escape(scope)}</p>" + (f'<ul class="note">{notes}</ul>' if notes else "")),
         "CAPTURES": _captures_html(res), "CLASSES": class_html, "MODELS": models_html,
-        "MPTCP": _mptcp_html(f), "PROVENANCE": _provenance_html(res),
+        "MPTCP": mptcp_section(res.path, html_table) or _mptcp_html(f), "PROVENANCE": _provenance_html(res),
     }
     page = assets.static("template.html")
     # one pass: text put in (file names, labels) is never searched for placeholders again
