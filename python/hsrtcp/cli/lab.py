@@ -102,7 +102,9 @@ def _measure_server(m, netns, bind, port, out, max_connections, max_duration, ma
 @click.option("--port", "-p", default=5201, show_default=True, type=click.IntRange(1, 65535),
               help="Used when SERVER has no :PORT.")
 @click.option("--flow", "flow_type", default="duration", show_default=True,
-              type=click.Choice(["duration", "size", "sequence", "concurrent", "udp"]))
+              type=click.Choice(["duration", "size", "sequence", "concurrent", "udp", "conjunction"]),
+              help="conjunction: MPTCP + one single-path flow bound to 10.1.<p>.1 per path p = 1..-n "
+                   "(seed 004's instance, docs/mptcp.md)")
 @click.option("--duration", "-t", type=float, default=None, help="Seconds (default 180 for duration flows).")
 @click.option("--size", default=None, help="Bytes per flow: 50KB, 64KB, 2MB, 64KiB ...")
 @click.option("--count", "-n", default=1, show_default=True, type=click.IntRange(1, 64),
@@ -126,7 +128,7 @@ def measure_client(server, port, flow_type, duration, size, count, gap, cc, mptc
     if sysctls:
         netns.sysctl_set(_parse_sysctls(sysctls))
     host, port = _hostport(server, port)
-    if duration is None and flow_type in ("duration", "udp") or (flow_type == "concurrent" and not size and duration is None):
+    if duration is None and flow_type in ("duration", "udp", "conjunction") or (flow_type == "concurrent" and not size and duration is None):
         duration = 180.0
     spec = m.FlowSpec(type=flow_type, duration_s=duration, size_bytes=m.parse_size(size) if size else None,
                       count=count, gap_s=gap, direction="up" if uplink else "down", cc=cc, mptcp=mptcp,
