@@ -100,10 +100,17 @@ def test_conjunction_runs_one_mptcp_and_one_bound_single_path_flow_per_path(outa
     rp, r = paths["rate_subflow_bps"].to_list(), paths["rate_single_path_bps"].to_list()
     assert inst["u_c"] == pytest.approx(sum(rp) / max(r))
     assert inst["u_t"] == pytest.approx(sum(rp) / sum(r))
-    # R' is what the client received on that subflow: the client's own byte count of the MPTCP
-    # flow is the sum over subflows (minus the request line/answer, plus nothing else)
-    assert sum(rp) * OUTAGE_RUN_S / 8 == pytest.approx(client[0]["bytes"], rel=0.02)
+    # R is what the client application read on that flow (its own byte count)
     assert r[0] * OUTAGE_RUN_S / 8 == pytest.approx(client[1]["bytes"], rel=0.02)
+    assert r[1] * OUTAGE_RUN_S / 8 == pytest.approx(client[2]["bytes"], rel=0.02)
+    # R'_n is subflow-level: data the scheduler reinjected on subflow 2 during the outage and
+    # that subflow 1 also delivered afterwards counts on both, so Σ R' is at least what the
+    # application read from the MPTCP socket, and more only by such duplicates, which the
+    # client's kernel counted (MPTcpExtDuplicateData)
+    mptcp_bytes = sum(rp) * OUTAGE_RUN_S / 8
+    assert client[0]["bytes"] * 0.99 <= mptcp_bytes <= client[0]["bytes"] * 1.15
+    if mptcp_bytes > client[0]["bytes"] * 1.01:
+        assert inst["kernel_duplicate_data"] > 0
 
 
 def test_outage_on_one_carrier_falls_there_at_the_outage_and_not_on_the_other(outage):
@@ -134,13 +141,14 @@ def test_backup_switch_is_a_degradation_of_that_subflow_only(backup):
     frames = instance_metrics(backup, rule=rule)
     paths = {r["path"]: r for r in frames["paths"].iter_rows(named=True)}
     assert paths[2]["degraded"] is True
-    # the endpoint became backup at 15 s; what was already queued on the path (1000 packets
-    # at 10 Mbit/s ≈ 1.2 s) still arrives, so the fall shows within 2.5 s of the switch
-    assert FLIP_AT <= paths[2]["degradation_onset_s"] <= FLIP_AT + 2.5, paths[2]
+    # the endpoint became backup at 15 s; what was already queued on the path (up to 1000
+    # packets at 10 Mbit/s ≈ 1.2 s) and in flight still arrives, and a hole filled then moves
+    # the cumulative ACK by a whole window: the 1-s rate falls below half within 3.5 s
+    assert FLIP_AT <= paths[2]["degradation_onset_s"] <= FLIP_AT + 3.5, paths[2]
     assert paths[2]["degradation_after_ratio"] < 0.05
     assert paths[1]["degraded"] is False
     sub2 = _rates(frames, "subflow", 2)
-    assert all(x == 0 for x in sub2[int(FLIP_AT) + 3:])
+    assert all(x == 0 for x in sub2[int(FLIP_AT) + 4:])
     # with A25's defaults (i) is not met: the rule as proposed misses it (docs/mptcp.md)
     assert instance_metrics(backup)["paths"].filter(pl.col("path") == 2)["degraded"][0] is False
 
