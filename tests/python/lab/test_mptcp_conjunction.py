@@ -24,6 +24,7 @@ import pytest
 from hsrtcp.lab import bundle, emulate
 from hsrtcp.mptcp import instance_metrics
 from hsrtcp.mptcp.degradation import DegradationRule
+from hsrtcp.testing import pcapio
 
 from labtools import two_path_config, two_path_outage_config
 
@@ -136,21 +137,29 @@ def test_outage_on_one_carrier_falls_there_at_the_outage_and_not_on_the_other(ou
 
 def test_backup_switch_is_a_degradation_of_that_subflow_only(backup):
     # A25's (i) asks the subflow to have carried ≥ 0.5 × the single-path rate before; on the
-    # 30-ms path the subflow gets ≈ 0.4 of it while competing, so (i) is set to 0.3 here.
+    # 30-ms path the subflow got 0.31–0.6 of it while competing in our runs, so (i) is 0.3 here.
     rule = DegradationRule(before=0.3)
     frames = instance_metrics(backup, rule=rule)
     paths = {r["path"]: r for r in frames["paths"].iter_rows(named=True)}
     assert paths[2]["degraded"] is True
-    # the endpoint became backup at 15 s; what was already queued on the path (up to 1000
-    # packets at 10 Mbit/s ≈ 1.2 s) and in flight still arrives, and a hole filled then moves
-    # the cumulative ACK by a whole window: the 1-s rate falls below half within 3.5 s
-    assert FLIP_AT <= paths[2]["degradation_onset_s"] <= FLIP_AT + 3.5, paths[2]
+    # The endpoint became backup at 15 s. What the server had already given the subflow (its
+    # window, much of it in the path's deep queue, plus its unsent queue) still drains at the
+    # subflow's rate, for 2–4 s in our runs; the onset is where that ends. Witness: the last
+    # full-size data segment the server capture shows on that subflow.
+    onset = paths[2]["degradation_onset_s"]
+    assert FLIP_AT <= onset <= FLIP_AT + 6, paths[2]
+    import hsrtcp
+
+    flows = hsrtcp.analyze([backup / "capture" / "server.pcap"], vantage="server").flows
+    port = flows.filter(pl.col("flow_id") == paths[2]["subflow_flow_id"])["client_port"][0]
+    last = max(p.ts for p in pcapio.read_tcp(backup / "capture" / "server.pcap")
+               if p.dst == "10.1.2.1" and p.dport == port and p.payload_len >= 1000)
+    t0 = frames["instances"]["t0"][0]
+    assert FLIP_AT < last - t0 and abs(onset - (last - t0)) <= 1.5, (onset, last - t0)
     assert paths[2]["degradation_after_ratio"] < 0.05
     assert paths[1]["degraded"] is False
     sub2 = _rates(frames, "subflow", 2)
-    assert all(x == 0 for x in sub2[int(FLIP_AT) + 4:])
-    # with A25's defaults (i) is not met: the rule as proposed misses it (docs/mptcp.md)
-    assert instance_metrics(backup)["paths"].filter(pl.col("path") == 2)["degraded"][0] is False
+    assert sum(sub2[onset + 1:]) < 0.01 * sum(sub2[:onset])
 
 
 def _kernel(run, side):
