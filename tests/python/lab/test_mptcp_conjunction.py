@@ -190,3 +190,24 @@ def test_kernel_counters_agree_with_the_captures(which, request):
     # or the same one; none in the capture ⇔ none in the kernel
     resent = (mptcp["reinjections"] or 0) + (mptcp["data_retransmissions"] or 0)
     assert (resent > 0) == (server["MPTcpExtMPTCPRetrans"] > 0), (mptcp, server["MPTcpExtMPTCPRetrans"])
+
+
+def test_results_directory_gives_the_same_metrics_and_the_report_shows_them(outage, tmp_path):
+    import hsrtcp
+    from hsrtcp.mptcp import write
+    from hsrtcp.report.build import build_report
+
+    res = tmp_path / "res"
+    hsrtcp.analyze([outage]).write(res)  # the bundle as `hsrtcp analyze BUNDLE -o res` reads it
+    from_bundle = instance_metrics(outage)
+    from_results = instance_metrics(res)
+    assert from_results["instances"].drop("source").equals(from_bundle["instances"].drop("source"))
+    ids = ["subflow_flow_id", "single_path_flow_id"]  # numbered per analysis (pairs shift them)
+    assert from_results["paths"].drop(ids).equals(from_bundle["paths"].drop(ids))
+    write(from_results, res)
+    assert pl.read_parquet_schema(res / "mptcp_instances.parquet")["u_c"] == pl.Float64
+    build_report(res, None, tmp_path / "r.html")
+    page = (tmp_path / "r.html").read_text()
+    assert "Seed 004 instance metrics" in page and "Per carrier (mptcp_paths.parquet)" in page
+    u_c = from_bundle["instances"]["u_c"][0]
+    assert f"{u_c:.2f}" in page
