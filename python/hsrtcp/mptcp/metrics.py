@@ -55,103 +55,126 @@ def instance_metrics(results, baseline=None, *, barrier: float = classes.DEFAULT
     """M29–M34 for every MPTCP instance of ``results`` (paths of bundles, campaign or results
     directories). Single-path rates R_n come from the instance itself (a ``conjunction`` run),
     or, with ``baseline``, from the i-th baseline instance for the i-th MPTCP instance (both in
-    the order :func:`hsrtcp.mptcp.sources.load` gives)."""
+    the order :func:`hsrtcp.mptcp.sources.load` gives); the baseline's seconds count from its
+    own start."""
     if isinstance(results, (str, os.PathLike)):
         results = [results]
     insts = sources.load(results, duration_s)
-    base = None
-    if baseline:
-        base = sources.load([baseline] if isinstance(baseline, (str, os.PathLike)) else baseline, duration_s)
-    inst_rows, path_rows, kt_rows, rate_frames = [], [], [], []
     mptcp_insts = [i for i in insts if roles.assign(i.flows).filter(pl.col("role") == "subflow").height]
     if not mptcp_insts:
         raise InputError(f"{', '.join(map(str, results))}: no MPTCP connection (no flow with MPTCP options)")
-    if base is not None and len(base) != len(mptcp_insts):
-        raise InputError(f"--baseline pairs instances by order: {len(mptcp_insts)} MPTCP instance(s) but "
-                         f"{len(base)} baseline instance(s)")
-    for idx, inst in enumerate(mptcp_insts):
-        dur = inst.duration_s
-        f = roles.assign(inst.flows)
-        t0 = rates.instance_start(f)
-        subs = f.filter(pl.col("role") == "subflow")
-        for (token,), sf in subs.group_by(["token"], maintain_order=True):
-            sub_rate = dict(rates.average_rate(sf, dur).iter_rows())
-            single = _single_path_rates(base[idx] if base is not None else inst, dur)
-            flows_used = pl.concat([sf.select("flow_id"), f.filter(pl.col("flow_id").is_in(
-                [v[0] for v in single.values()])).select("flow_id")]) if base is None else sf.select("flow_id")
-            sec = rates.per_second(inst.series, f.filter(pl.col("flow_id").is_in(flows_used["flow_id"].implode())),
-                                   t0, dur)
-            if base is not None:
-                bf = roles.assign(base[idx].flows)
-                bsec = rates.per_second(base[idx].series, bf.filter(pl.col("flow_id").is_in(
-                    [v[0] for v in single.values()])), rates.instance_start(bf), dur)
-                sec = pl.concat([sec, bsec])
-            by_flow = {k[0]: g.sort("t")["rate_bps"].to_list() for k, g in sec.group_by(["flow_id"])}
-            per_path = []
-            for row in sf.sort("subflow").iter_rows(named=True):
-                p = row["path"]
-                sp_id, sp_rate = single.get(p, (None, None))
-                deg = detect(by_flow.get(row["flow_id"], []), by_flow.get(sp_id, []), rule) if sp_id is not None \
-                    else None
-                fall = first_fall(by_flow.get(row["flow_id"], []), by_flow.get(sp_id, []), rule) \
-                    if sp_id is not None else None
-                kt_sub = kt.intervals(inst.series, inst.events, row["flow_id"], t0, episode_gap_s, min_bins)
-                kt_sp = kt.intervals((base[idx] if base is not None else inst).series,
-                                     (base[idx] if base is not None else inst).events, sp_id, t0,
-                                     episode_gap_s, min_bins) if sp_id is not None and base is None else []
-                for role, rows_ in (("subflow", kt_sub), ("single_path", kt_sp)):
-                    kt_rows += [{"instance": inst.instance, "token": token, "path": p, "role": role, **r}
-                                for r in rows_]
-                rp = sub_rate.get(row["flow_id"])
-                per_path.append((p, rp, sp_rate))
-                path_rows.append({
-                    "instance": inst.instance, "token": token, "path": p, "subflow": row["subflow"],
-                    "client_addr": row["client_addr"], "subflow_flow_id": row["flow_id"],
-                    "single_path_flow_id": sp_id, "rate_subflow_bps": rp, "rate_single_path_bps": sp_rate,
-                    "subflow_utilization": utilization.subflow_utilization(rp, sp_rate),
-                    "degraded": None if sp_id is None else deg is not None,
-                    "degradation_onset_s": deg.onset_s if deg else None,
-                    "fall_onset_s": fall,
-                    "degradation_before_ratio": deg.before_ratio if deg else None,
-                    "degradation_drop_ratio": deg.drop_ratio if deg else None,
-                    "degradation_after_ratio": deg.after_ratio if deg else None,
-                    "k_t_subflow_mean": _mean([r["k_t"] for r in kt_sub]),
-                    "k_t_single_path_mean": _mean([r["k_t"] for r in kt_sp]),
-                    "loss_intervals_subflow": len(kt_sub),
-                })
-            paths_seen = sorted(single)
-            subs_all = [next((x[1] for x in per_path if x[0] == p), 0.0) for p in paths_seen]
-            # a carrier the MPTCP connection did not use (no subflow) contributes R'_n = 0
-            sp_all = [single[p][1] for p in paths_seen]
-            sub_sum = sum(x[1] for x in per_path if x[1] is not None)
-            u_c = utilization.conjunction_efficiency(subs_all, sp_all) if sp_all else None
-            u_t = utilization.total_utilization(subs_all, sp_all) if sp_all else None
-            degs = [r for r in path_rows if r["instance"] == inst.instance and r["token"] == token and r["degraded"]]
-            inst_rows.append({
-                "instance": inst.instance, "source": inst.source, "status": inst.meta("status"),
-                "scenario": inst.meta("scenario", "name"), "cc": inst.meta("cc"),
-                "repetition": inst.meta("repetition"), "scenario_seed": inst.meta("seeds", "scenario"),
-                "baseline": base[idx].instance if base is not None else None,
-                "token": token, "mapping": sf["mapping"][0], "t0": t0, "duration_s": dur,
-                "carriers": len(paths_seen), "subflows": sf.height,
-                "rate_mptcp_bps": sub_sum, "rate_single_path_sum_bps": sum(r for r in sp_all if r is not None) if sp_all
-                else None, "rate_single_path_max_bps": max((r for r in sp_all if r is not None), default=None),
-                "u_c": u_c, "u_t": u_t, "barrier": barrier,
-                "instance_class": classes.instance_class(u_c, u_t, barrier),
-                "degraded_subflows": len(degs),
-                "first_degradation_s": min((r["degradation_onset_s"] for r in degs), default=None),
-                **kernel.columns(inst.kernel), **_core_columns(inst, token),
-            })
-            rate_frames.append(sec.join(f.select("flow_id", "path", "role"), on="flow_id", how="left")
-                               .with_columns(instance=pl.lit(inst.instance), token=pl.lit(token, dtype=pl.Int64)))
+    bases: list = [None] * len(mptcp_insts)
+    if baseline:
+        bases = sources.load([baseline] if isinstance(baseline, (str, os.PathLike)) else baseline, duration_s)
+        if len(bases) != len(mptcp_insts):
+            raise InputError(f"--baseline pairs instances by order: {len(mptcp_insts)} MPTCP instance(s) but "
+                             f"{len(bases)} baseline instance(s)")
+    out: dict[str, list] = {"instances": [], "paths": [], "kt": [], "rates": []}
+    params = (barrier, rule, episode_gap_s, min_bins)
+    for inst, base in zip(mptcp_insts, bases):
+        _instance(inst, base, params, out)
     return {
-        "instances": pl.DataFrame(inst_rows, schema_overrides=_INSTANCE_TYPES, infer_schema_length=None),
-        "paths": pl.DataFrame(path_rows, schema_overrides=_PATH_TYPES, infer_schema_length=None),
-        "kt": pl.DataFrame(kt_rows, schema=_KT_SCHEMA) if kt_rows else pl.DataFrame(schema=_KT_SCHEMA),
-        "rates": (pl.concat(rate_frames, how="diagonal_relaxed").select(
-            "instance", "token", "path", "role", "flow_id", "t", "rate_bps") if rate_frames
-            else pl.DataFrame(schema=_RATE_SCHEMA)),
+        "instances": pl.DataFrame(out["instances"], schema_overrides=_INSTANCE_TYPES, infer_schema_length=None),
+        "paths": pl.DataFrame(out["paths"], schema_overrides=_PATH_TYPES, infer_schema_length=None),
+        "kt": pl.DataFrame(out["kt"], schema=_KT_SCHEMA) if out["kt"] else pl.DataFrame(schema=_KT_SCHEMA),
+        "rates": (pl.concat(out["rates"], how="diagonal_relaxed").select(*_RATE_SCHEMA) if out["rates"]
+                  else pl.DataFrame(schema=_RATE_SCHEMA)),
     }
+
+
+class _Side:
+    """One capture's flows of an instance (the MPTCP run, or its baseline) on its own clock."""
+
+    def __init__(self, inst: sources.Instance, duration_s):
+        self.inst = inst
+        self.flows = roles.assign(inst.flows)
+        self.t0 = rates.instance_start(self.flows)
+        self.duration_s = duration_s
+
+    def seconds(self, flow_ids: list[int]) -> dict[int, list[float]]:
+        sec = rates.per_second(self.inst.series, self.flows.filter(pl.col("flow_id").is_in(flow_ids)), self.t0,
+                               self.duration_s)
+        self.last_rates = sec.join(self.flows.select("flow_id", "path", "role"), on="flow_id", how="left")
+        return {k[0]: g.sort("t")["rate_bps"].to_list() for k, g in sec.group_by(["flow_id"])}
+
+    def kt(self, flow_id, episode_gap_s, min_bins) -> list[dict]:
+        return kt.intervals(self.inst.series, self.inst.events, flow_id, self.t0, episode_gap_s, min_bins)
+
+
+def _instance(inst: sources.Instance, base: sources.Instance | None, params, out: dict) -> None:
+    barrier, rule, episode_gap_s, min_bins = params
+    dur = inst.duration_s
+    mp = _Side(inst, dur)
+    sp_side = _Side(base, dur) if base is not None else mp
+    single = _single_path_rates(sp_side.inst, dur)  # path -> (flow_id, R_n)
+    sp_ids = [v[0] for v in single.values()]
+    sp_secs = sp_side.seconds(sp_ids) if base is not None else {}
+    subs = mp.flows.filter(pl.col("role") == "subflow")
+    for (token,), sf in subs.group_by(["token"], maintain_order=True):
+        sub_rate = dict(rates.average_rate(sf, dur).iter_rows())
+        secs = mp.seconds(sf["flow_id"].to_list() + ([] if base is not None else sp_ids))
+        rate_frames = [mp.last_rates] + ([sp_side.last_rates] if base is not None else [])
+        sp_secs_here = sp_secs if base is not None else secs
+        rows = []
+        for row in sf.sort("subflow").iter_rows(named=True):
+            p = row["path"]
+            sp_id, sp_rate = single.get(p, (None, None))
+            r_sub, r_sp = secs.get(row["flow_id"], []), sp_secs_here.get(sp_id, [])
+            deg = detect(r_sub, r_sp, rule) if sp_id is not None else None
+            fall = first_fall(r_sub, r_sp, rule) if sp_id is not None else None
+            kt_sub = mp.kt(row["flow_id"], episode_gap_s, min_bins)
+            kt_sp = sp_side.kt(sp_id, episode_gap_s, min_bins) if sp_id is not None else []
+            for role, kt_rows in (("subflow", kt_sub), ("single_path", kt_sp)):
+                out["kt"] += [{"instance": inst.instance, "token": token, "path": p, "role": role, **r}
+                              for r in kt_rows]
+            rp = sub_rate.get(row["flow_id"])
+            rows.append({
+                "instance": inst.instance, "token": token, "path": p, "subflow": row["subflow"],
+                "client_addr": row["client_addr"], "subflow_flow_id": row["flow_id"],
+                "single_path_flow_id": sp_id, "rate_subflow_bps": rp, "rate_single_path_bps": sp_rate,
+                "subflow_utilization": utilization.subflow_utilization(rp, sp_rate),
+                "degraded": None if sp_id is None else deg is not None,
+                "degradation_onset_s": deg.onset_s if deg else None,
+                "fall_onset_s": fall,
+                "degradation_before_ratio": deg.before_ratio if deg else None,
+                "degradation_drop_ratio": deg.drop_ratio if deg else None,
+                "degradation_after_ratio": deg.after_ratio if deg else None,
+                "k_t_subflow_mean": _mean([r["k_t"] for r in kt_sub]),
+                "k_t_single_path_mean": _mean([r["k_t"] for r in kt_sp]),
+                "loss_intervals_subflow": len(kt_sub),
+            })
+        out["paths"] += rows
+        carriers = sorted(single)
+        # a carrier the MPTCP connection has no subflow on contributes R'_n = 0; a subflow on a
+        # carrier without a single-path rate leaves U_c and U_t unknown
+        by_path: dict[int, float] = {}
+        for r in rows:
+            by_path[r["path"]] = by_path.get(r["path"], 0.0) + (r["rate_subflow_bps"] or 0.0)
+        known = set(by_path) <= set(carriers)
+        sub_all = [by_path.get(p, 0.0) for p in carriers]
+        sp_all = [single[p][1] for p in carriers]
+        u_c = utilization.conjunction_efficiency(sub_all, sp_all) if known else None
+        u_t = utilization.total_utilization(sub_all, sp_all) if known else None
+        degs = [r["degradation_onset_s"] for r in rows if r["degraded"]]
+        sp_known = [r for r in sp_all if r is not None]
+        out["instances"].append({
+            "instance": inst.instance, "source": inst.source, "status": inst.meta("status"),
+            "scenario": inst.meta("scenario", "name"), "cc": inst.meta("cc"),
+            "repetition": inst.meta("repetition"), "scenario_seed": inst.meta("seeds", "scenario"),
+            "baseline": base.instance if base is not None else None,
+            "token": token, "mapping": sf["mapping"][0], "t0": mp.t0, "duration_s": dur,
+            "carriers": len(carriers), "subflows": sf.height,
+            "rate_mptcp_bps": sum(by_path.values()),
+            "rate_single_path_sum_bps": sum(sp_known) if sp_known else None,
+            "rate_single_path_max_bps": max(sp_known, default=None),
+            "u_c": u_c, "u_t": u_t, "barrier": barrier,
+            "instance_class": classes.instance_class(u_c, u_t, barrier),
+            "degraded_subflows": len(degs),
+            "first_degradation_s": min(degs, default=None),
+            **kernel.columns(inst.kernel), **_core_columns(inst, token),
+        })
+        out["rates"] += [rf.with_columns(instance=pl.lit(inst.instance), token=pl.lit(token, dtype=pl.Int64))
+                         for rf in rate_frames]
 
 
 def _mean(xs):

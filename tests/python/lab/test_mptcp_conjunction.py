@@ -211,3 +211,17 @@ def test_results_directory_gives_the_same_metrics_and_the_report_shows_them(outa
     assert "Seed 004 instance metrics" in page and "Per carrier (mptcp_paths.parquet)" in page
     u_c = from_bundle["instances"]["u_c"][0]
     assert f"{u_c:.2f}" in page
+
+
+def test_baseline_runs_give_r_n(outage, backup):
+    from hsrtcp.errors import InputError
+
+    own = instance_metrics(outage)["paths"].sort("path")
+    paired = instance_metrics(backup, baseline=outage)
+    assert paired["instances"]["baseline"][0] == "outage"
+    assert paired["paths"].sort("path")["rate_single_path_bps"].to_list() == own["rate_single_path_bps"].to_list()
+    # the baseline's single-path seconds are in the rates table too, on the baseline's clock
+    sp = paired["rates"].filter(pl.col("role") == "single_path")
+    assert sp.height == 2 * BACKUP_RUN_S
+    with pytest.raises(InputError, match="pairs instances by order"):
+        instance_metrics([outage, backup], baseline=outage)
