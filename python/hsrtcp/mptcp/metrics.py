@@ -105,8 +105,8 @@ def _instance(inst: sources.Instance, base: sources.Instance | None, params, out
     barrier, rule, episode_gap_s, min_bins = params
     dur = inst.duration_s
     mp = _Side(inst, dur)
-    sp_side = _Side(base, dur) if base is not None else mp
-    single = _single_path_rates(sp_side.inst, dur)  # path -> (flow_id, R_n)
+    sp_side = _Side(base, base.duration_s) if base is not None else mp
+    single = _single_path_rates(sp_side.inst, sp_side.duration_s)  # path -> (flow_id, R_n)
     sp_ids = [v[0] for v in single.values()]
     sp_secs = sp_side.seconds(sp_ids) if base is not None else {}
     subs = mp.flows.filter(pl.col("role") == "subflow")

@@ -221,7 +221,8 @@ def test_baseline_runs_give_r_n(outage, backup):
     assert paired["instances"]["baseline"][0] == "outage"
     assert paired["paths"].sort("path")["rate_single_path_bps"].to_list() == own["rate_single_path_bps"].to_list()
     # the baseline's single-path seconds are in the rates table too, on the baseline's clock
+    # and over its own duration
     sp = paired["rates"].filter(pl.col("role") == "single_path")
-    assert sp.height == 2 * BACKUP_RUN_S
+    assert sp.height == 2 * OUTAGE_RUN_S
     with pytest.raises(InputError, match="pairs instances by order"):
         instance_metrics([outage, backup], baseline=outage)
