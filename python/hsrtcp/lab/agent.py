@@ -130,6 +130,28 @@ class Agent:
                 stats = str(exc)
             self.log(f"tcpdump on {dump.iface} exited {dump.proc.returncode}: {stats}")
 
+    def mptcp_options(self) -> dict:
+        """``plan["mptcp"]``: true, or a dict of knobs (docs/mptcp.md §3): ``endpoint_flags``
+        (the phone's endpoints of paths 2..P; default ``["subflow"]``), ``subflows`` and
+        ``add_addr_accepted`` (``ip mptcp limits``, both sides; default 8 and 8)."""
+        opts = self.plan.get("mptcp")
+        return opts if isinstance(opts, dict) else {}
+
+    def mptcp_limits(self) -> None:
+        opts = self.mptcp_options()
+        self.sh("ip", "mptcp", "limits", "set", "subflow", str(int(opts.get("subflows", 8))),
+                "add_addr_accepted", str(int(opts.get("add_addr_accepted", 8))))
+
+    def record_mptcp_config(self) -> None:
+        """What the phone's path manager was given, as ``ip`` shows it, for the bundle."""
+        out = self.run_dir / "kernel"
+        out.mkdir(exist_ok=True)
+        text = ""
+        for argv in (["ip", "mptcp", "endpoint", "show"], ["ip", "mptcp", "limits", "show"]):
+            res = subprocess.run(argv, capture_output=True, text=True)
+            text += f"$ {' '.join(argv)}\n{res.stdout}{res.stderr}"
+        (out / "mptcp-client.txt").write_text(text)
+
     def record_nstat(self) -> None:
         """The namespace's SNMP/netstat counters (MPTcpExt*, TcpExt*) as the run leaves them."""
         side = "client" if self.role == "left" else "server"
@@ -157,7 +179,7 @@ class Agent:
     def run_right(self) -> int:
         self.apply_sysctls()
         if self.plan.get("mptcp"):
-            self.sh("ip", "mptcp", "limits", "set", "subflow", "8", "add_addr_accepted", "8")
+            self.mptcp_limits()
         cap = self.run_dir / "capture"
         cap.mkdir(exist_ok=True)
         self.tcpdump(f"vR1-R-{self.rid}", cap / "server.pcap")
@@ -195,9 +217,11 @@ class Agent:
             self.sh("ip", "route", "add", "10.2.1.1", "dev", dev, "table", table)
             self.sh("ip", "route", "add", "default", "via", "10.2.1.1", "dev", dev, "onlink", "table", table)
         if self.plan.get("mptcp"):
-            self.sh("ip", "mptcp", "limits", "set", "subflow", "8", "add_addr_accepted", "8")
+            self.mptcp_limits()
+            flags = self.mptcp_options().get("endpoint_flags", ["subflow"])
             for p in range(2, paths + 1):
-                self.sh("ip", "mptcp", "endpoint", "add", f"10.1.{p}.1", "dev", f"vL{p}-L-{self.rid}", "subflow")
+                self.sh("ip", "mptcp", "endpoint", "add", f"10.1.{p}.1", "dev", f"vL{p}-L-{self.rid}", *flags)
+            self.record_mptcp_config()
         cap = self.run_dir / "capture"
         cap.mkdir(exist_ok=True)
         for p in range(1, paths + 1):

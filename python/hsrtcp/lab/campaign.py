@@ -15,6 +15,11 @@ A campaign file (TOML; paths are relative to the file)::
     [sysctls]              # per-namespace knobs, applied on both sides
     "net.ipv4.tcp_frto" = 2
 
+    [mptcp]                # optional MPTCP knobs (docs/mptcp.md §3)
+    endpoint_flags = ["subflow", "backup"]   # the phone's endpoints of paths 2..P
+    subflows = 8           # ip mptcp limits, both sides
+    add_addr_accepted = 8
+
     [[flows]]
     type = "duration"      # duration | size | sequence | concurrent | udp | conjunction
                            # (conjunction: seed 004's MPTCP + single-path instance, docs/mptcp.md)
@@ -61,6 +66,7 @@ class Campaign:
     sysctls: dict = field(default_factory=dict)
     snaplen: int = 128
     reseed: bool = False
+    mptcp_options: dict = field(default_factory=dict)
     source: Path | None = None
 
     def runs(self) -> list[dict]:
@@ -153,13 +159,37 @@ def load(path: str | Path) -> Campaign:
     sysctls = raw.get("sysctls", {})
     if not isinstance(sysctls, dict) or not all(str(k).startswith("net.") for k in sysctls):
         raise InputError(f"{path}: [sysctls] may only hold per-namespace net.* keys")
+    mptcp_options = _mptcp_options(raw.get("mptcp", {}), path)
     duration = c.get("duration_s")
     if duration is not None and (not isinstance(duration, (int, float)) or not 1 <= duration <= 3600):
         raise InputError(f"{path}: [campaign] duration_s must be within 1..3600 seconds")
     return Campaign(name=str(c.get("name", path.stem)), scenarios=scenarios, ccs=ccs, flows=flows,
                     repetitions=reps, mptcp=bool(c.get("mptcp", False)), duration_s=duration,
                     sysctls=dict(sysctls), snaplen=int(c.get("snaplen", 128)), reseed=bool(c.get("reseed", False)),
-                    source=path.resolve())
+                    mptcp_options=mptcp_options, source=path.resolve())
+
+
+_ENDPOINT_FLAGS = {"subflow", "signal", "backup", "fullmesh"}
+
+
+def _mptcp_options(raw: object, path: Path) -> dict:
+    """The campaign's ``[mptcp]`` table, checked (docs/mptcp.md §3)."""
+    if not isinstance(raw, dict):
+        raise InputError(f"{path}: [mptcp] must be a table")
+    unknown = set(raw) - {"endpoint_flags", "subflows", "add_addr_accepted"}
+    if unknown:
+        raise InputError(f"{path}: [mptcp] has unknown keys {sorted(unknown)}")
+    flags = raw.get("endpoint_flags", ["subflow"])
+    if not isinstance(flags, list) or not flags or not set(flags) <= _ENDPOINT_FLAGS:
+        raise InputError(f"{path}: [mptcp] endpoint_flags must be a list of {sorted(_ENDPOINT_FLAGS)}")
+    if "subflow" not in flags:
+        raise InputError(f"{path}: [mptcp] endpoint_flags needs 'subflow' (else the phone opens no subflow "
+                         "on the other paths)")
+    for key in ("subflows", "add_addr_accepted"):
+        v = raw.get(key, 8)
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 8:
+            raise InputError(f"{path}: [mptcp] {key} must be a whole number in 0..8 (the kernel's maximum)")
+    return dict(raw)
 
 
 def _flow_spec(flow: dict, cc: str, mptcp: bool, duration: float | None) -> FlowSpec:
@@ -224,7 +254,8 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
                                       # cc is set per socket (TCP_CONGESTION; on an MPTCP socket it
                                       # applies to every subflow). The namespace default cannot be
                                       # set to a restricted cc outside the init namespace (EPERM).
-                                      mptcp=mptcp, snaplen=campaign.snaplen, sysctls=campaign.sysctls,
+                                      mptcp=(campaign.mptcp_options or True) if mptcp else False,
+                                      snaplen=campaign.snaplen, sysctls=campaign.sysctls,
                                       duration_s=campaign.duration_s)
             except KeyboardInterrupt:
                 shutil.rmtree(partial, ignore_errors=True)

@@ -30,8 +30,10 @@ def assign(flows: pl.DataFrame) -> pl.DataFrame:
     Paths come from the lab address; for a non-lab address a subflow's path is its index + 1
     and a single-path flow has no path (it cannot be paired with a carrier and is dropped).
     """
-    f = flows.filter(pl.col("data_dir") == "s2c")
-    has_tokens = "mptcp_token" in f.columns and f["mptcp_token"].drop_nulls().len() > 0
+    has_tokens = "mptcp_token" in flows.columns and flows["mptcp_token"].drop_nulls().len() > 0
+    mptcp = pl.col("mptcp_token").is_not_null() if has_tokens else pl.col("mptcp").fill_null(False)
+    # downloads; a subflow that never carried data (a backup one) is still a subflow, R' = 0
+    f = flows.filter((pl.col("data_dir") == "s2c") | (mptcp & pl.col("data_dir").is_null()))
     path = pl.col("client_addr").map_elements(lab_path, return_dtype=pl.Int64)
     if has_tokens:
         is_sub = pl.col("mptcp_token").is_not_null()

@@ -226,3 +226,26 @@ def test_baseline_runs_give_r_n(outage, backup):
     assert sp.height == 2 * OUTAGE_RUN_S
     with pytest.raises(InputError, match="pairs instances by order"):
         instance_metrics([outage, backup], baseline=outage)
+
+
+def test_campaign_backup_endpoint_keeps_its_subflow_idle(tmp_path):
+    """A campaign's [mptcp] knobs reach the kernel: path 2's endpoint is ``backup`` from the
+    start, so the server's scheduler leaves that subflow idle while path 1 works; the server
+    kernel counted a backup join (MPJoinSynBackupRx) and the bundle records the endpoint."""
+    from hsrtcp.lab import campaign
+
+    cfg = two_path_config(tmp_path)
+    (tmp_path / "c.toml").write_text(
+        f'[campaign]\nname = "backup"\nscenarios = ["{cfg}"]\nccs = ["reno"]\n'
+        '[mptcp]\nendpoint_flags = ["subflow", "backup"]\nsubflows = 2\nadd_addr_accepted = 0\n'
+        '[[flows]]\ntype = "conjunction"\nduration_s = 12\n')
+    (res,) = campaign.run(campaign.load(tmp_path / "c.toml"), tmp_path / "runs", progress=False)
+    assert res["status"] == "ok", res
+    run = tmp_path / "runs" / res["run_id"]
+    shown = (run / "kernel" / "mptcp-client.txt").read_text()
+    assert "10.1.2.1" in shown and "backup" in shown and "subflows 2" in shown
+    assert _kernel(run, "server")["MPTcpExtMPJoinSynBackupRx"] == 1
+    paths = {r["path"]: r for r in instance_metrics(run)["paths"].iter_rows(named=True)}
+    assert paths[1]["rate_subflow_bps"] > 3e6
+    assert paths[2]["rate_subflow_bps"] < 0.02 * paths[1]["rate_subflow_bps"], paths[2]
+    assert paths[2]["rate_single_path_bps"] > 3e6  # the carrier itself was fine

@@ -30,3 +30,21 @@ def test_conjunction_needs_a_duration():
     with pytest.raises(InputError, match="needs a duration"):
         FlowSpec(type="conjunction", duration_s=None).validate()
     assert path_address(3) == "10.1.3.1"
+
+
+def _campaign(tmp_path, mptcp_table: str) -> Path:
+    (tmp_path / "c.toml").write_text(
+        f'[campaign]\nscenarios = ["{ROOT / "scenarios" / "two-carriers.toml"}"]\nccs = ["reno"]\n'
+        f'[[flows]]\ntype = "conjunction"\nduration_s = 10\n{mptcp_table}')
+    return tmp_path / "c.toml"
+
+
+def test_mptcp_knobs_are_checked(tmp_path):
+    c = campaign.load(_campaign(tmp_path, '[mptcp]\nendpoint_flags = ["subflow", "backup"]\nsubflows = 4\n'))
+    assert c.mptcp_options == {"endpoint_flags": ["subflow", "backup"], "subflows": 4}
+    assert campaign.load(_campaign(tmp_path, "")).mptcp_options == {}
+    for bad, msg in (('endpoint_flags = ["subflow", "laminar"]', "endpoint_flags must be"),
+                     ('endpoint_flags = ["backup"]', "needs 'subflow'"),
+                     ("subflows = 9", "0..8"), ("scheduler = 1", "unknown keys")):
+        with pytest.raises(InputError, match=msg):
+            campaign.load(_campaign(tmp_path, f"[mptcp]\n{bad}\n"))
