@@ -2,7 +2,8 @@
 (docs/mptcp.md; tables in docs/formats/mptcp-metrics.md).
 
 RESULTS: run bundles, campaign directories of bundles, or `hsrtcp analyze` results
-directories with server-vantage rows. Exit codes: 0 done, 2 usage, 3 input error.
+directories with server-vantage rows. Exit codes: 0 done, 2 usage, 3 input error (a
+capture cut or corrupt: the metrics of what was read are still printed and written).
 """
 
 from __future__ import annotations
@@ -43,3 +44,8 @@ def mptcp(results, baseline, out, barrier, duration_s, window, before, drop, aft
     if out:
         for p in write(frames, out):
             click.echo(f"wrote {p}")
+    errors = [e for e in frames["instances"]["capture_error"].to_list() if e]
+    for e in errors:
+        click.echo(f"error: {e} (the metrics above use the packets read before it)", err=True)
+    if errors:
+        raise SystemExit(3)

@@ -159,6 +159,7 @@ def _instance(inst: sources.Instance, base: sources.Instance | None, params, out
         sp_known = [r for r in sp_all if r is not None]
         out["instances"].append({
             "instance": inst.instance, "source": inst.source, "status": inst.meta("status"),
+            "capture_error": "; ".join(inst.errors) or None,
             "scenario": inst.meta("scenario", "name"), "cc": inst.meta("cc"),
             "repetition": inst.meta("repetition"), "scenario_seed": inst.meta("seeds", "scenario"),
             "baseline": base.instance if base is not None else None,
@@ -185,7 +186,7 @@ def _mean(xs):
 _INSTANCE_TYPES = {"token": pl.Int64, "repetition": pl.Int64, "scenario_seed": pl.Int64, "duration_s": pl.Float64,
                    "u_c": pl.Float64, "u_t": pl.Float64, "first_degradation_s": pl.Int64,
                    "rate_single_path_sum_bps": pl.Float64, "rate_single_path_max_bps": pl.Float64,
-                   "baseline": pl.Utf8, "status": pl.Utf8, "scenario": pl.Utf8, "cc": pl.Utf8,
+                   "baseline": pl.Utf8, "status": pl.Utf8, "capture_error": pl.Utf8, "scenario": pl.Utf8, "cc": pl.Utf8,
                    **{c: pl.Int64 for c in kernel.COUNTERS}, **{c: pl.Int64 for c in _CORE}}
 _PATH_TYPES = {"token": pl.Int64, "single_path_flow_id": pl.UInt64, "subflow_flow_id": pl.UInt64,
                "rate_subflow_bps": pl.Float64, "rate_single_path_bps": pl.Float64,

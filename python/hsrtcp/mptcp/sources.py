@@ -33,6 +33,7 @@ class Instance:
     manifest: dict | None = None
     kernel: dict = field(default_factory=dict)  # side -> {counter: value}
     tables: dict = field(default_factory=dict)  # the core's mptcp tables when present
+    errors: list = field(default_factory=list)  # read errors of the capture (rows before them kept)
 
     def meta(self, *keys, default=None):
         d = self.manifest or {}
@@ -91,11 +92,9 @@ def from_bundle(bundle: Path, duration_s: float | None = None) -> Instance:
         raise InputError(f"{bundle}: run bundle without capture/server.pcap")
     manifest = _manifest(bundle)
     ds = hsrtcp.analyze([server], vantage="server")
-    for err in ds.errors or []:
-        raise InputError(f"{server}: {err}")
     return Instance(instance=(manifest or {}).get("run_id", bundle.name), source=str(bundle), flows=ds.flows,
                     series=ds.series, events=ds.events, duration_s=_duration(manifest, duration_s),
-                    manifest=manifest, kernel=_kernel(bundle), tables=_mptcp_tables(ds))
+                    manifest=manifest, kernel=_kernel(bundle), tables=_mptcp_tables(ds), errors=ds.errors)
 
 
 def from_results(out_dir: Path, duration_s: float | None = None) -> list[Instance]:
@@ -116,7 +115,9 @@ def from_results(out_dir: Path, duration_s: float | None = None) -> list[Instanc
                             series=ds.series.filter(pl.col("flow_id").is_in(ids)),
                             events=ds.events.filter(pl.col("flow_id").is_in(ids)),
                             duration_s=_duration(manifest, duration_s), manifest=manifest,
-                            kernel=_kernel(bundle) if manifest else {}, tables=_mptcp_tables(ds, capture)))
+                            kernel=_kernel(bundle) if manifest else {}, tables=_mptcp_tables(ds, capture),
+                            errors=[e for c, e in zip(ds.captures["capture"], ds.captures["error"])
+                                    if c == capture and e]))
     return out
 
 

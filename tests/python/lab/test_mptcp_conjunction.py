@@ -249,3 +249,22 @@ def test_campaign_backup_endpoint_keeps_its_subflow_idle(tmp_path):
     assert paths[1]["rate_subflow_bps"] > 3e6
     assert paths[2]["rate_subflow_bps"] < 0.02 * paths[1]["rate_subflow_bps"], paths[2]
     assert paths[2]["rate_single_path_bps"] > 3e6  # the carrier itself was fine
+
+
+def test_a_cut_capture_keeps_the_metrics_of_what_was_read(outage, tmp_path, capsys):
+    import shutil
+
+    from hsrtcp.cli import main
+
+    cut = tmp_path / "cut"
+    shutil.copytree(outage, cut)
+    pcap = cut / "capture" / "server.pcap"
+    data = pcap.read_bytes()
+    pcap.write_bytes(data[: int(len(data) * 0.6) + 7])  # mid-record
+    assert main(["mptcp", str(cut), "-o", str(tmp_path / "m")]) == 3
+    err = capsys.readouterr().err
+    assert "server.pcap" in err and "error" in err
+    inst = pl.read_parquet(tmp_path / "m" / "mptcp_instances.parquet").row(0, named=True)
+    assert inst["capture_error"] and inst["u_c"] is not None
+    whole = instance_metrics(outage)["instances"].row(0, named=True)
+    assert inst["rate_mptcp_bps"] < whole["rate_mptcp_bps"]
