@@ -9,6 +9,10 @@ Two runs, each a bundle as a campaign writes it:
   endpoint of path 2 is switched to ``backup`` (``ip mptcp endpoint change``: MP_PRIO), so
   the server's scheduler stops sending on that subflow while the single-path flow on path 2
   goes on — a subflow degradation in S4's sense, made on purpose.
+
+Also: the kernel's MPTcpExt counters against the captures, ``--baseline`` pairing, the same
+metrics from a results directory and in the HTML report, a cut capture, and a campaign whose
+``[mptcp]`` table makes path 2's endpoint a backup one (12 s).
 """
 
 from __future__ import annotations
