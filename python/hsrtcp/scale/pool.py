@@ -44,7 +44,9 @@ def _executor(mode: str, workers: int):
 
     ctx = mp.get_context("forkserver")
     # workers fork from a server that already imported the analysis (once, not per worker)
-    ctx.set_forkserver_preload(["hsrtcp.scale.tasks", "hsrtcp.streaming", "hsrtcp.api", "hsrtcp.pair"])
+    # (no polars: single captures, pairs and bundles all stream to Parquet without it; the
+    # context layer imports it in the worker when an input has a radio log or labels)
+    ctx.set_forkserver_preload(["hsrtcp.scale.tasks", "hsrtcp.streaming", "hsrtcp.pair", "hsrtcp.output"])
     return ProcessPoolExecutor(workers, mp_context=ctx)
 
 

@@ -58,7 +58,7 @@ def analyze_input(inp, results: str, window_s: float, record: dict) -> dict:
 
     _tune_allocator()
     t0, cpu0 = time.perf_counter(), time.process_time()
-    out = dict(record, pid=os.getpid(), host=socket.gethostname())
+    out = dict(record, pid=os.getpid(), host=socket.gethostname(), t_start=time.time())
     stage = os.path.join(results, STAGING, f"{inp.id}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
     try:
         os.makedirs(stage)
@@ -75,7 +75,8 @@ def analyze_input(inp, results: str, window_s: float, record: dict) -> dict:
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     # for bench/corpus.py: CPU of this process (all its threads) and its peak RSS so far
-    out.update(cpu_s=time.process_time() - cpu0, rss_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    out.update(cpu_s=time.process_time() - cpu0, rss_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+               t_end=time.time())
     return out
 
 
