@@ -140,6 +140,8 @@ def run(corpus: Path, out: Path, *, workers: int, mode: str | None = None, sched
     code = (f"import time,sys,json; t=time.perf_counter(); from hsrtcp.scale.run import run_corpus; ph={{}}; "
             f"c=run_corpus({str(corpus)!r}, {str(out)!r}, quiet=True, workers={workers}, mode={mode!r}, "
             f"scheduler={scheduler!r}, dask_local={dask_local!r}, phases=ph); "
+            f"import resource; ru=resource.getrusage(resource.RUSAGE_SELF); "
+            f"ph['self_cpu_s']=ru.ru_utime+ru.ru_stime; "
             f"print(json.dumps(ph)); print(time.perf_counter()-t); sys.exit(c)")
     load = os.getloadavg()[0]
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -159,12 +161,17 @@ def run(corpus: Path, out: Path, *, workers: int, mode: str | None = None, sched
     tasks = phases.pop("tasks", [])
     busy = sum(t["end"] - t["start"] for t in tasks)
     last_end = max((t["end"] for t in tasks), default=0.0)
+    self_cpu = phases.pop("self_cpu_s")
+    worker_cpu = float(idx["cpu_s"].sum())
     return {"wall_s": wall, "inner_s": inner, "inputs": idx.height,
             "bytes": int(idx["bytes"].sum()),
-            # CPU of the run's process tree (user + sys; Dask workers started beforehand are
-            # not children of the run: for them cpu_s, the workers' own count, is the figure)
-            "tree_cpu_s": (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime),
-            "cpu_s": float(idx["cpu_s"].sum()),
+            # CPU (user + sys) of the run: its own process (all its threads: the whole
+            # analysis with threads) plus, with processes or Dask, the workers' CPU for their
+            # inputs (idx.cpu_s; the pool's workers are the fork server's children, not the
+            # run's, so RUSAGE_CHILDREN misses them; their start-up is not counted)
+            "tree_cpu_s": self_cpu + (worker_cpu if phases.get("mode") != "threads" else 0.0),
+            "children_cpu_s": (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime),
+            "cpu_s": worker_cpu,
             "loadavg_1min_before": load, "loadavg_1min_after": os.getloadavg()[0],
             "phases": dict(phases, interpreter_start=wall - inner, imports=inner - phases.get("total", inner),
                            # worker time idle inside the analyze phase: pool start, tail

@@ -240,7 +240,9 @@ def main() -> int:
                      "packets": packets, "bytes": sum(f.stat().st_size for f in files),
                      "host": {"machine": platform.machine(), "cpus": os.cpu_count(),
                               "kernel": platform.release(), "python": platform.python_version()},
-                     "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "tools": {}}
+                     "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "tools": {},
+                     # the shared host's load (1, 5, 15 min) around the run: read ratios with it
+                     "loadavg_start": os.getloadavg()}
 
     def best(cmds: list[list[str]], env: dict | None = None, inputs: list[Path] | None = None) -> list[dict]:
         """One tool alone: its ``--repeat`` rounds, the fastest kept (see ``interleaved``)."""
@@ -397,6 +399,7 @@ def main() -> int:
             results["marginal"] = {"packets": packets - q["packets"], "hsrtcp_s": dh, "tcptrace_s": dt,
                                    "hsrtcp_packets_per_s": (packets - q["packets"]) / dh,
                                    "tcptrace_packets_per_s": (packets - q["packets"]) / dt}
+    results["loadavg_end"] = os.getloadavg()
     if results.get("ratios_memory_whole_over_quarter"):
         # peak RSS of the whole input over its first quarter: 1.0 flat, 4.0 proportional
         ratios["hsrtcp_memory_whole_over_quarter"] = results.pop("ratios_memory_whole_over_quarter")
@@ -405,7 +408,8 @@ def main() -> int:
         results["witness"] = core["witness"]
 
     print(f"{results['mode']} mode, {packets:,} packets in {len(files)} file(s), "
-          f"{results['bytes'] / 1e6:.0f} MB")
+          f"{results['bytes'] / 1e6:.0f} MB; load average {results['loadavg_start'][0]:.1f} -> "
+          f"{results['loadavg_end'][0]:.1f}")
     print(f"{'tool':14} {'wall s':>8} {'user s':>8} {'pkts/s':>12} {'pkts/CPU-s':>12} {'peak RSS MB':>12}")
     for name, t in tools.items():
         if name == "hsrtcp_core" and t.get("ok"):
