@@ -1,14 +1,23 @@
 #!/usr/bin/env python3
 """Corpus benchmark (issue 19): ``hsrtcp analyze CORPUS`` on the local pool and on Dask.
 
-    .venv/bin/python bench/corpus.py [--singles 16] [--pairs 16] [--rounds 2] [--out bench/results-corpus.json]
+    .venv/bin/python bench/corpus.py [--singles 16] [--pairs 16] [--rounds 2] [--packets 215000]
+                                     [--only CONFIG ...] [--out bench/results-corpus.json]
 
 Input: the benchmark pair of bench/make_capture.py (bench/work/srv.pcap, cli.pcap; make it
-first, e.g. ``bench/make_capture.py --bytes 300000000``). The corpus (bench/work/corpus/) is
-``--singles`` copies of srv.pcap and ``--pairs`` copies of the pair, each copy's packet
-times shifted by a whole number of hours: distinct content (no copy is a duplicate of
-another), identical work. One run, interleaved rounds (configurations take turns so the
-host's load falls on all alike), the fastest round of each configuration; ratios only.
+first). The corpus (bench/work/corpus/) is ``--singles`` copies of srv.pcap and ``--pairs``
+copies of the pair, each cut to its first ``--packets`` records and with its packet times
+shifted by a whole number of hours: distinct content (no copy is a duplicate of another),
+identical work. One run, interleaved rounds (configurations take turns so the host's load
+falls on all alike), the fastest round of each configuration; ratios only.
+
+Every run also reports what a shared host does to it: the 1-minute load average before
+and after, the user + system CPU seconds of the run's whole process tree (load does not
+inflate them; CPU / wall = the cores the run actually got), and where the wall time went
+(``hsrtcp.scale.run.run_corpus(phases=...)``): interpreter start, imports, discovery,
+keying (content hashes), the analysis (pool start included; ``first_result``: its start
+until the first input is done), writing the failures and inputs tables, worker time idle
+inside the analysis and the tail after the last input.
 
 Measures:
 
@@ -30,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -65,22 +75,36 @@ def shifted(src: Path, dst: Path, hours: int, offs: np.ndarray) -> None:
     data.tofile(dst)
 
 
-def make_corpus(singles: int, pairs: int) -> Path:
+def cut(src: Path, dst: Path, packets: int) -> np.ndarray:
+    """The first ``packets`` records of ``src`` into ``dst`` (a pair cut at the same count on
+    both sides covers about the same stretch of time); returns dst's record offsets."""
+    data = np.fromfile(src, dtype=np.uint8)
+    offs = record_offsets(data)
+    if packets < len(offs):
+        data = data[: offs[packets]]
+        offs = offs[:packets]
+    data.tofile(dst)
+    return offs
+
+
+def make_corpus(singles: int, pairs: int, packets: int) -> Path:
     corpus = WORK / "corpus"
     stamp = corpus / ".made"
-    want = f"{singles} {pairs} {(WORK / 'srv.pcap').stat().st_mtime_ns}"
+    want = f"{singles} {pairs} {packets} {(WORK / 'srv.pcap').stat().st_mtime_ns}"
     if stamp.exists() and stamp.read_text() == want:
         return corpus
     shutil.rmtree(corpus, ignore_errors=True)
     corpus.mkdir(parents=True)
-    srv, cli = WORK / "srv.pcap", WORK / "cli.pcap"
-    so = record_offsets(np.fromfile(srv, dtype=np.uint8))
-    co = record_offsets(np.fromfile(cli, dtype=np.uint8))
+    srv, cli = corpus / ".src.server.pcap", corpus / ".src.client.pcap"
+    so = cut(WORK / "srv.pcap", srv, packets)
+    co = cut(WORK / "cli.pcap", cli, packets)
     for k in range(singles):
         shifted(srv, corpus / f"single{k:03d}.pcap", k + 1, so)
     for k in range(pairs):
         shifted(cli, corpus / f"pair{k:03d}.client.pcap", 1000 + k, co)
         shifted(srv, corpus / f"pair{k:03d}.server.pcap", 1000 + k, so)
+    srv.unlink()
+    cli.unlink()
     stamp.write_text(want)
     return corpus
 
@@ -109,23 +133,51 @@ def drop_cache(corpus: Path) -> None:
 
 def run(corpus: Path, out: Path, *, workers: int, mode: str | None = None, scheduler: str | None = None,
         dask_local: bool = False) -> dict:
-    """One corpus run in a fresh process (like the CLI); wall time and the inputs table."""
+    """One corpus run in a fresh process (like the CLI): wall time, the CPU time (user + sys)
+    of the process and every worker it started and waited for, the host's load average
+    before and after, where the time went (run_corpus's ``phases``) and the inputs table."""
     shutil.rmtree(out, ignore_errors=True)
-    code = (f"import time,sys; t=time.perf_counter(); from hsrtcp.scale.run import run_corpus; "
+    code = (f"import time,sys,json; t=time.perf_counter(); from hsrtcp.scale.run import run_corpus; ph={{}}; "
             f"c=run_corpus({str(corpus)!r}, {str(out)!r}, quiet=True, workers={workers}, mode={mode!r}, "
-            f"scheduler={scheduler!r}, dask_local={dask_local!r}); "
-            f"print(time.perf_counter()-t); sys.exit(c)")
+            f"scheduler={scheduler!r}, dask_local={dask_local!r}, phases=ph); "
+            f"import resource; ru=resource.getrusage(resource.RUSAGE_SELF); "
+            f"ph['self_cpu_s']=ru.ru_utime+ru.ru_stime; "
+            f"print(json.dumps(ph)); print(time.perf_counter()-t); sys.exit(c)")
+    load = os.getloadavg()[0]
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.run([PY, "-c", code], capture_output=True, text=True, env=ENV)
     wall = time.perf_counter() - t0
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         raise SystemExit(f"corpus run failed ({p.returncode}): {p.stderr[-2000:]}")
     import polars as pl
 
     idx = pl.read_parquet(out / "inputs.parquet")
     assert set(idx["status"]) == {"analyzed"}, idx
-    return {"wall_s": wall, "inner_s": float(p.stdout.strip().splitlines()[-1]), "inputs": idx.height,
-            "bytes": int(idx["bytes"].sum()), "cpu_s": float(idx["cpu_s"].sum()),
+    lines = p.stdout.strip().splitlines()
+    phases = json.loads(lines[-2])
+    inner = float(lines[-1])
+    tasks = phases.pop("tasks", [])
+    busy = sum(t["end"] - t["start"] for t in tasks)
+    last_end = max((t["end"] for t in tasks), default=0.0)
+    self_cpu = phases.pop("self_cpu_s")
+    worker_cpu = float(idx["cpu_s"].sum())
+    return {"wall_s": wall, "inner_s": inner, "inputs": idx.height,
+            "bytes": int(idx["bytes"].sum()),
+            # CPU (user + sys) of the run: its own process (all its threads: the whole
+            # analysis with threads) plus, with processes or Dask, the workers' CPU for their
+            # inputs (idx.cpu_s; the pool's workers are the fork server's children, not the
+            # run's, so RUSAGE_CHILDREN misses them; their start-up is not counted)
+            "tree_cpu_s": self_cpu + (worker_cpu if phases.get("mode") != "threads" else 0.0),
+            "children_cpu_s": (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime),
+            "cpu_s": worker_cpu,
+            "loadavg_1min_before": load, "loadavg_1min_after": os.getloadavg()[0],
+            "phases": dict(phases, interpreter_start=wall - inner, imports=inner - phases.get("total", inner),
+                           # worker time idle inside the analyze phase: pool start, tail
+                           # (one worker finishing alone), hand-over between inputs
+                           worker_idle_in_analyze=max(0.0, workers * phases.get("analyze", 0.0) - busy),
+                           tail_after_last_input=max(0.0, phases.get("analyze", 0.0) - last_end)),
             "rss_peak_per_worker": {str(pid): int(g["rss_peak_bytes"].max())
                                     for (pid,), g in idx.group_by("pid")},
             "task_s": float(idx["seconds"].sum())}
@@ -181,16 +233,25 @@ def hash_cost(corpus: Path) -> dict:
             "full_gb_per_s": total / full / 1e9}
 
 
+PHASES = ("interpreter_start", "imports", "discover", "key", "first_result", "analyze", "write",
+          "worker_idle_in_analyze", "tail_after_last_input")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--singles", type=int, default=16)
     ap.add_argument("--pairs", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--packets", type=int, default=215_000,
+                    help="records of each bench capture copied into every corpus file (the first ones; "
+                         "215,000 = the 30 MB files of earlier runs)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results-corpus.json")
+    ap.add_argument("--only", action="append", default=[],
+                    help="run only these configurations (repeatable; default all; pool_1 and pool_2 always)")
     a = ap.parse_args()
     if not (WORK / "srv.pcap").exists():
         raise SystemExit("bench/work/srv.pcap missing: run bench/make_capture.py (e.g. --bytes 300000000) first")
-    corpus = make_corpus(a.singles, a.pairs)
+    corpus = make_corpus(a.singles, a.pairs, a.packets)
     n_inputs = a.singles + a.pairs
     quarter = subset(corpus, max(2, n_inputs // 4))
     small = subset(corpus, 2)
@@ -201,7 +262,8 @@ def main() -> None:
         shutil.copy(f, tiny / f.name)
     load_start = os.getloadavg()
     drop_cache(corpus)
-    addr, procs = start_cluster(2)
+    dask_wanted = not a.only or any(k.startswith("dask") for k in a.only)
+    addr, procs = start_cluster(2) if dask_wanted else (None, [])
     res = WORK / "bench_results"
     configs = {
         "pool_1": lambda: run(corpus, res, workers=1),                       # threads (1 worker)
@@ -215,33 +277,49 @@ def main() -> None:
         "fixtures_threads_2": lambda: run(tiny, res, workers=2, mode="threads"),
         "fixtures_processes_2": lambda: run(tiny, res, workers=2, mode="processes"),
     }
+    if a.only:
+        configs = {k: v for k, v in configs.items() if k in {"pool_1", "pool_2", *a.only}}
     rounds: dict[str, list[dict]] = {k: [] for k in configs}
     try:
         for r in range(a.rounds):
             for name, fn in configs.items():
                 rounds[name].append(fn())
-                print(f"round {r + 1} {name}: {rounds[name][-1]['wall_s']:.2f} s", file=sys.stderr, flush=True)
+                x = rounds[name][-1]
+                ph = x["phases"]
+                print(f"round {r + 1} {name}: {x['wall_s']:.2f} s wall, {x['tree_cpu_s']:.2f} s CPU (user+sys), "
+                      f"load {x['loadavg_1min_before']:.1f}; phases: "
+                      + ", ".join(f"{k} {ph[k]:.2f}" for k in PHASES if isinstance(ph.get(k), float)),
+                      file=sys.stderr, flush=True)
     finally:
         stop_cluster(procs)
     best = {k: min(v, key=lambda x: x["wall_s"]) for k, v in rounds.items()}
+    opt = lambda k, f: f(best[k]) if k in best else None  # noqa: E731 - configurations left out by --only
     b = best["pool_2"]
     gb = b["bytes"] / 1e9
     per_cpu_min = gb / (b["cpu_s"] / 60)
     per_core_wall_min = gb / (b["wall_s"] / 60) / 2
     rss_all = max(best["pool_2"]["rss_peak_per_worker"].values())
-    rss_quarter = max(best["quarter_pool_2"]["rss_peak_per_worker"].values())
+    rss_quarter = max(best["quarter_pool_2"]["rss_peak_per_worker"].values()) if "quarter_pool_2" in best else float("nan")
     out = {
         "corpus": {"inputs": n_inputs, "singles": a.singles, "pairs": a.pairs, "bytes": b["bytes"],
                    "capture": json.loads((WORK / "capture.json").read_text()).get("packets", None)},
         "loadavg_start": load_start,
         "best": best,
         "walls": {k: [x["wall_s"] for x in v] for k, v in rounds.items()},
+        "loadavg_1min": {k: [x["loadavg_1min_before"] for x in v] for k, v in rounds.items()},
         "speedup_2_over_1": best["pool_1"]["wall_s"] / best["pool_2"]["wall_s"],
-        "dask_scheduler_overhead": best["dask_scheduler_2"]["wall_s"] / best["pool_2"]["wall_s"] - 1,
-        "dask_local_overhead": best["dask_local_2"]["wall_s"] / best["pool_2"]["wall_s"] - 1,
-        "threads_over_processes_2": best["pool_2_threads"]["wall_s"] / best["pool_2"]["wall_s"],
-        "small_threads_over_processes": best["small_threads_2"]["wall_s"] / best["small_processes_2"]["wall_s"],
-        "fixtures_threads_over_processes": best["fixtures_threads_2"]["wall_s"] / best["fixtures_processes_2"]["wall_s"],
+        # user+sys CPU of the whole run (process tree): equal for 1 and 2 workers means the
+        # work did not grow with the workers; cores_used = CPU / wall is what the host gave
+        "cpu_s_1": best["pool_1"]["tree_cpu_s"], "cpu_s_2": best["pool_2"]["tree_cpu_s"],
+        "cores_used_1": best["pool_1"]["tree_cpu_s"] / best["pool_1"]["wall_s"],
+        "cores_used_2": best["pool_2"]["tree_cpu_s"] / best["pool_2"]["wall_s"],
+        "phases_1": best["pool_1"]["phases"], "phases_2": best["pool_2"]["phases"],
+        "dask_scheduler_overhead": opt("dask_scheduler_2", lambda b: b["wall_s"] / best["pool_2"]["wall_s"] - 1),
+        "dask_local_overhead": opt("dask_local_2", lambda b: b["wall_s"] / best["pool_2"]["wall_s"] - 1),
+        "threads_over_processes_2": opt("pool_2_threads", lambda b: b["wall_s"] / best["pool_2"]["wall_s"]),
+        "small_threads_over_processes": opt("small_threads_2", lambda b: b["wall_s"] / best["small_processes_2"]["wall_s"]),
+        "fixtures_threads_over_processes": opt("fixtures_threads_2",
+                                               lambda b: b["wall_s"] / best["fixtures_processes_2"]["wall_s"]),
         "rss_peak_worker_all_mb": rss_all / 1e6,
         "rss_peak_worker_quarter_mb": rss_quarter / 1e6,
         "gb_per_cpu_minute": per_cpu_min,
@@ -251,8 +329,8 @@ def main() -> None:
         "cpus": os.cpu_count(),
     }
     # projection: 1 TB on N machines of C cores at the measured per-core rate (see bench/README.md)
-    out["fixtures_bytes"] = best["fixtures_threads_2"]["bytes"]
-    out["small_bytes"] = best["small_threads_2"]["bytes"]
+    out["fixtures_bytes"] = opt("fixtures_threads_2", lambda b: b["bytes"])
+    out["small_bytes"] = opt("small_threads_2", lambda b: b["bytes"])
     out["projection_1tb_hours"] = {f"{n}x{c}cores": 1000 / (per_core_wall_min * c * n) / 60
                                    for n, c in ((1, 2), (1, 32), (4, 32), (16, 32))}
     a.out.write_text(json.dumps(out, indent=1, default=str))

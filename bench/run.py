@@ -11,8 +11,9 @@ every tool, because the VM reclaims cold page cache between runs):
 
 - ``hsrtcp analyze FILE -o OUT -q --no-plot`` (``--pair``: ``hsrtcp analyze --client C
   --server S -o OUT -q --no-plot``) — skipped with a message if the CLI cannot run;
-- ``hsrtcp analyze FILE -o OUT``: the README's command with its defaults (summary printed to
-  the pipe, no figure), row ``hsrtcp_default`` (single capture only);
+- ``hsrtcp analyze FILE -o OUT`` (``--pair``: ``hsrtcp analyze --client C --server S -o OUT``):
+  the README's command with its defaults (summary printed to the pipe, no figure), row
+  ``hsrtcp_default``;
 - ``tcptrace -n -l -r FILE`` (``--pair``: once per file, times summed);
 - ``tshark -n -q -z conv,tcp -r FILE`` (TCP sequence analysis on, as by default);
 - per extra packet ("marginal"): both tools also run on the first quarter of the capture;
@@ -31,8 +32,10 @@ hsrtcp/tcptrace and hsrtcp/tshark (speed by wall and by CPU, memory), and the me
 rounds of hsrtcp/tcptrace within a round (paired). If the capture is missing it is made first with
 bench/make_capture.py (root needed).
 
-Targets (design.md): single capture ≥ 3× tcptrace's packets/s, memory independent of capture
-length; two vantages ≥ tcptrace's single-capture rate counted over both files.
+Targets (design.md, issue 19): single capture ≥ 3× tcptrace's packets/s, memory independent
+of capture length; two vantages ≥ 2× tcptrace over both files, memory bounded by the
+matcher's window and the open flows (``--pair``: quarter, half and whole pair, every file
+cut to the same fraction; ratio ``hsrtcp_memory_whole_over_quarter``).
 """
 
 from __future__ import annotations
@@ -237,7 +240,9 @@ def main() -> int:
                      "packets": packets, "bytes": sum(f.stat().st_size for f in files),
                      "host": {"machine": platform.machine(), "cpus": os.cpu_count(),
                               "kernel": platform.release(), "python": platform.python_version()},
-                     "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "tools": {}}
+                     "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "tools": {},
+                     # the shared host's load (1, 5, 15 min) around the run: read ratios with it
+                     "loadavg_start": os.getloadavg()}
 
     def best(cmds: list[list[str]], env: dict | None = None, inputs: list[Path] | None = None) -> list[dict]:
         """One tool alone: its ``--repeat`` rounds, the fastest kept (see ``interleaved``)."""
@@ -306,11 +311,11 @@ def main() -> int:
                 else:
                     cmd = base + ["analyze", str(a.capture), "-o", out, "-q", "--no-plot"]
                 jobs["hsrtcp"] = ([cmd], env, None)
-                if not a.pair:
-                    # The README's command exactly, with its defaults (summary printed, no
-                    # figure): what a new user times (issue 18). Its output goes to the pipe.
-                    jobs["hsrtcp_default"] = ([base + ["analyze", str(a.capture), "-o", out + "-default"]],
-                                              env, None)
+                # The README's command exactly, with its defaults (summary printed, no
+                # figure): what a new user times (issue 18). Its output goes to the pipe.
+                readme = (["analyze", "--client", str(a.client), "--server", str(a.server)] if a.pair
+                          else ["analyze", str(a.capture)])
+                jobs["hsrtcp_default"] = ([base + readme + ["-o", out + "-default"]], env, None)
         for peer, argv in (("tcptrace", ["tcptrace", "-n", "-l", "-r"]),
                            ("tshark", ["tshark", "-n", "-q", "-z", "conv,tcp", "-r"])):
             if peer in a.skip:
@@ -329,23 +334,32 @@ def main() -> int:
             record("hsrtcp_startup", best([start], env, inputs=[]), [start])
             if not a.pair:
                 results["tools"]["hsrtcp_core"] = core_rate(sys.executable, env, a.capture, packets, a.repeat)
-                # Peak memory against capture length (flat = bounded by open flows).
-                scaling = []
-                for frac in (0.25, 0.5):
-                    part = Path(tmp) / f"prefix-{frac}.pcap"
-                    n = max(1, int(packets * frac))
-                    prefix(a.capture, n, part)
-                    r = best([base + ["analyze", str(part), "-o", out + f"-{frac}", "-q", "--no-plot"]], env,
-                             [part])[0]
-                    entry = {"packets": n, "max_rss_bytes": r["max_rss_bytes"], "wall_s": r["wall_s"]}
-                    if "tcptrace" not in a.skip and shutil.which("tcptrace"):
-                        entry["tcptrace_wall_s"] = best([["tcptrace", "-n", "-l", "-r", str(part)]],
-                                                        inputs=[part])[0]["wall_s"]
-                    scaling.append(entry)
-                    part.unlink()
-                h = results["tools"]["hsrtcp"]
-                scaling.append({"packets": packets, "max_rss_bytes": h["max_rss_bytes"], "wall_s": h["wall_s"]})
-                results["memory_scaling"] = scaling
+            # Peak memory against capture length (flat = bounded by open flows; for a pair,
+            # by the matcher's window and open flows): the first quarter and half of every
+            # file (of both files of a pair: the same stretch of time), then the whole.
+            scaling = []
+            for frac in (0.25, 0.5):
+                parts = []
+                for f in files:
+                    part = Path(tmp) / f"prefix-{frac}-{f.name}"
+                    prefix(f, max(1, int(count_records(f) * frac)), part)
+                    parts.append(part)
+                n = sum(count_records(p) for p in parts)
+                args = (["--client", str(parts[0]), "--server", str(parts[1])] if a.pair else [str(parts[0])])
+                r = best([base + ["analyze", *args, "-o", out + f"-{frac}", "-q", "--no-plot"]], env, parts)[0]
+                entry = {"packets": n, "max_rss_bytes": r["max_rss_bytes"], "wall_s": r["wall_s"]}
+                if "tcptrace" not in a.skip and shutil.which("tcptrace"):
+                    entry["tcptrace_wall_s"] = sum(best([["tcptrace", "-n", "-l", "-r", str(p)]], inputs=[p])[0]["wall_s"]
+                                                   for p in parts)
+                scaling.append(entry)
+                for p in parts:
+                    p.unlink()
+            h = results["tools"]["hsrtcp"]
+            scaling.append({"packets": packets, "max_rss_bytes": h["max_rss_bytes"], "wall_s": h["wall_s"]})
+            results["memory_scaling"] = scaling
+            if scaling[0].get("max_rss_bytes") and h.get("max_rss_bytes"):
+                # 1.0 = flat; 4.0 = memory proportional to the capture
+                results["ratios_memory_whole_over_quarter"] = h["max_rss_bytes"] / scaling[0]["max_rss_bytes"]
 
     tools = results["tools"]
     ratios = {}
@@ -385,12 +399,17 @@ def main() -> int:
             results["marginal"] = {"packets": packets - q["packets"], "hsrtcp_s": dh, "tcptrace_s": dt,
                                    "hsrtcp_packets_per_s": (packets - q["packets"]) / dh,
                                    "tcptrace_packets_per_s": (packets - q["packets"]) / dt}
+    results["loadavg_end"] = os.getloadavg()
+    if results.get("ratios_memory_whole_over_quarter"):
+        # peak RSS of the whole input over its first quarter: 1.0 flat, 4.0 proportional
+        ratios["hsrtcp_memory_whole_over_quarter"] = results.pop("ratios_memory_whole_over_quarter")
     results["ratios"] = ratios
     if core.get("witness"):
         results["witness"] = core["witness"]
 
     print(f"{results['mode']} mode, {packets:,} packets in {len(files)} file(s), "
-          f"{results['bytes'] / 1e6:.0f} MB")
+          f"{results['bytes'] / 1e6:.0f} MB; load average {results['loadavg_start'][0]:.1f} -> "
+          f"{results['loadavg_end'][0]:.1f}")
     print(f"{'tool':14} {'wall s':>8} {'user s':>8} {'pkts/s':>12} {'pkts/CPU-s':>12} {'peak RSS MB':>12}")
     for name, t in tools.items():
         if name == "hsrtcp_core" and t.get("ok"):

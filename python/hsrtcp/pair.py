@@ -30,18 +30,12 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-import polars as pl
-
-from hsrtcp.errors import InputError
+from hsrtcp.errors import InputError, OutputError
 from hsrtcp.runner import ID_SHIFT, TABLES, file_progress, result
 from hsrtcp.runner import native as _native
 
 # Matched row ids live above every single-capture id (those are capture_index << ID_SHIFT).
 MATCH_ID_BASE = 1 << 62
-
-# Identity columns of a side's single-capture row, and the matched table's names for them.
-_SIDE_KEYS = ("client_addr", "client_port", "server_addr", "server_port", "epoch")
-
 
 def bundle_pairs(path: str | os.PathLike) -> list[tuple[Path, Path]]:
     """The (client, server) capture pairs of a run bundle directory.
@@ -73,6 +67,144 @@ def is_bundle(path: str | os.PathLike) -> bool:
                            or ((p / "client.pcap").exists() and (p / "server.pcap").exists()))
 
 
+def split_inputs(paths, vantage, client, server):
+    """``(pairs, singles, single_vantages)`` of a command line: ``client`` and ``server``
+    captures paired by order, every run bundle directory among ``paths`` as its pair(s),
+    the other ``paths`` single captures with their ``vantage`` (one for all, or one each)."""
+    client, server = list(client or ()), list(server or ())
+    if len(client) != len(server):
+        raise InputError(f"two-vantage analysis pairs client and server captures by order: got "
+                         f"{len(client)} client and {len(server)} server capture(s)")
+    pairs = [(Path(c), Path(s)) for c, s in zip(client, server)]
+    vs = vantage if isinstance(vantage, (list, tuple)) else [vantage] * len(paths)
+    singles, single_vs = [], []
+    for p, v in zip(paths, vs):
+        if is_bundle(p):
+            pairs += bundle_pairs(p)
+        else:
+            singles.append(Path(p))
+            single_vs.append(v)
+    return pairs, singles, single_vs
+
+
+def _plan(pairs, singles, single_vantage):
+    """The run's capture files (each once: one server capture may serve several phone
+    paths) as ``[(path, vantage)]``, and each pair's (client, server) numbers in that list."""
+    pairs = [(Path(c), Path(s)) for c, s in pairs]
+    files: list[tuple[Path, str | None]] = []
+    slots: dict[Path, int] = {}
+    for c, s in pairs:
+        for p, v in ((c, "client"), (s, "server")):
+            if p not in slots:
+                slots[p] = len(files)
+                files.append((p, v))
+    vs = single_vantage if isinstance(single_vantage, (list, tuple)) else [single_vantage] * len(singles)
+    for p, v in zip(singles, vs):
+        files.append((Path(p), v))
+    for p, _ in files:
+        if not p.exists():
+            raise InputError(f"{p}: no such file")
+        if p.is_dir():
+            raise InputError(f"{p}: is a directory, not a capture file")
+    for c, s in pairs:
+        if os.path.samefile(c, s):
+            raise InputError(f"{c} and {s}: the client-side and the server-side capture are the same "
+                             f"file (a pair needs the captures of both ends)")
+    return pairs, files, [(slots[c], slots[s]) for c, s in pairs]
+
+
+class PairWritten:
+    """What :func:`analyze_pairs_to` wrote: ``files`` (paths), ``captures`` (rows of the
+    captures table), ``flows`` (every flows row as dicts, single-capture then matched, or
+    None unless asked for with ``keep_flows``), ``errors`` (read errors of the captures)."""
+
+    def __init__(self, files: list[str], captures: list[dict], flows: list[dict] | None) -> None:
+        self.files, self.captures, self.flows = files, captures, flows
+
+    @property
+    def errors(self) -> list[str]:
+        return [c["error"] for c in self.captures if c["error"]]
+
+
+def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], out_dir: str | os.PathLike, *,
+                     window_s: float = 30.0, use_ip_id: bool = False, first_index: int = 0,
+                     singles: Sequence[str | os.PathLike] = (), single_vantage=None,
+                     workers: int | None = None, progress=False, keep_flows: bool = False,
+                     output=None) -> PairWritten:
+    """:func:`analyze_pairs` straight into ``out_dir/{flows,events,rtt,series,captures,pair_stats}.parquet``.
+
+    The same tables, written while the captures are read (``hsrtcp._native.PairOut``):
+    every capture's single-capture tables stream to the files as in
+    :func:`hsrtcp.analyze_to`, and each pair's matcher runs alongside; only the flows rows
+    (one per connection) and the matcher's own rows wait in memory until the matched rows
+    are joined and written after them. Peak memory is bounded by the matcher's window and
+    the open connections, not by the captures' length (bench/README.md, "Two vantages").
+    Row order: the files' rows in the order of the files (client then server of each pair,
+    then ``singles``), then each pair's matched rows; within a capture, events and rtt rows
+    of several flows may interleave in chunks as in :func:`hsrtcp.analyze_to` (sort by
+    ``flow_id`` for the order :func:`analyze_pairs` gives).
+
+    ``output``: an open :class:`hsrtcp.output.OutputSet` for ``out_dir`` to stage into
+    (the caller commits); without it the tables are committed here.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from hsrtcp.output import OutputSet, shown
+
+    pairs, files, numbers = _plan(pairs, singles, single_vantage)
+    if not (window_s > 0):
+        raise ValueError("window_s must be positive")
+    outset = OutputSet(out_dir) if output is None else output
+    interrupted: list[bool] = []
+
+    def stoppable(report):
+        def checked(n: int) -> None:
+            if interrupted:
+                raise KeyboardInterrupt
+            report(n)
+
+        return checked
+
+    try:
+        try:
+            out = _native().PairOut(os.fspath(out_dir), outset.prefix)
+        except OSError as exc:
+            raise OutputError(str(exc)) from None
+        # The matchers first: each is the longest job of its pair, and the pool may be
+        # smaller than the number of jobs.
+        n_jobs = len(files) + len(pairs)
+        n_workers = max(1, min(workers or os.cpu_count() or 1, n_jobs))
+        pool = ThreadPoolExecutor(n_workers)
+        try:
+            with file_progress([p for p, _ in files], progress) as for_file:
+                futures = [pool.submit(out.match_pair, c, s, shown(c), shown(s), numbers[k][0], numbers[k][1], k,
+                                       MATCH_ID_BASE + ((first_index + k) << ID_SHIFT), window_s, use_ip_id)
+                           for k, (c, s) in enumerate(pairs)]
+                futures += [pool.submit(out.analyze, p, shown(p), v, i << ID_SHIFT, stoppable(for_file(i)),
+                                        keep_flows, i) for i, (p, v) in enumerate(files)]
+                results = [result(f) for f in futures][len(pairs):]
+            matched = out.finish_pairs(len(files), keep_flows)
+            try:
+                staged = out.close()
+            except OSError as exc:
+                raise OutputError(str(exc)) from None
+        except KeyboardInterrupt:
+            interrupted.append(True)
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        finally:
+            pool.shutdown(wait=False)
+            out.abort()
+        for table, path in staged:
+            outset.add(f"{table}.parquet", path)
+        written = outset.commit() if output is None else [os.path.join(outset.dir, f"{t}.parquet") for t, _ in staged]
+    finally:
+        if output is None:
+            outset.abort()
+    flows = [f for r in results for f in r["flows"]] + matched if keep_flows else None
+    return PairWritten(written, [c for r in results for c in r["captures"]], flows)
+
+
 def match_tables(client: str | os.PathLike, server: str | os.PathLike, *, index: int = 0,
                  window_s: float = 30.0, use_ip_id: bool = False) -> dict:
     """Run only the matcher on one pair: ``{"matched", "events", "series": DataFrame,
@@ -88,41 +220,14 @@ def match_tables(client: str | os.PathLike, server: str | os.PathLike, *, index:
             raise InputError(f"{p}: no such file")
         if p.is_dir():
             raise InputError(f"{p}: is a directory, not a capture file")
+    import polars as pl
+
     from hsrtcp.output import shown
 
     r = _native().analyze_pair(c, s, shown(c), shown(s), MATCH_ID_BASE + (index << ID_SHIFT),
                                window_s, use_ip_id)
     return {"matched": pl.read_ipc_stream(r["matched"]), "events": pl.read_ipc_stream(r["events"]),
             "series": pl.read_ipc_stream(r["series"]), "stats": dict(r["stats"])}
-
-
-def _join_side(matched: pl.DataFrame, flows: pl.DataFrame, prefix: str, id_name: str) -> pl.DataFrame:
-    """Attach the flow_id of the side's single-capture row (by 4-tuple + epoch)."""
-    side = flows.select([pl.col(k).alias(f"{prefix}{k}") for k in _SIDE_KEYS]
-                        + [pl.col("flow_id").alias(id_name)])
-    return matched.join(side, on=[f"{prefix}{k}" for k in _SIDE_KEYS], how="left")
-
-
-def matched_rows(matched: pl.DataFrame, client_flows: pl.DataFrame,
-                 server_flows: pl.DataFrame) -> pl.DataFrame:
-    """Build the ``flows`` rows with vantage ``matched``: the side's single-capture row
-    (server side when present) with the two-vantage columns added and the identity replaced
-    (``flow_id`` = matched id, ``vantage`` = "matched", ``client_flow_id`` /
-    ``server_flow_id`` pointing at the single-capture rows)."""
-    m = _join_side(matched, client_flows, "cv_", "client_flow_id")
-    m = _join_side(m, server_flows, "sv_", "server_flow_id")
-    base_id = pl.coalesce("server_flow_id", "client_flow_id")
-    m = m.with_columns(base_id.alias("_base"))
-    singles = pl.concat([client_flows, server_flows], how="vertical")
-    own = [c for c in m.columns if c not in ("_base",)]
-    keep = [c for c in singles.columns if c not in own or c == "flow_id"]
-    base = singles.select(keep).rename({"flow_id": "_base"})
-    out = m.join(base, on="_base", how="left").drop("_base")
-    out = out.with_columns(pl.lit("matched").alias("vantage"),
-                           (pl.col("client_capture") + pl.lit(" + ") + pl.col("server_capture")).alias("capture"))
-    # Single-capture column order first, then the two-vantage columns.
-    first = [c for c in singles.columns if c in out.columns]
-    return out.select(first + [c for c in out.columns if c not in first])
 
 
 def analyze_pair(client: str | os.PathLike, server: str | os.PathLike, *, index: int = 0,
@@ -148,94 +253,23 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
                   workers: int | None = None, progress=False):
     """Several (client, server) pairs, plus optional single captures, into one Dataset.
 
-    ``progress``: True for a progress bar, or a callback ``(bytes_done, bytes_total)``."""
-    from concurrent.futures import ThreadPoolExecutor
+    The tables of :func:`analyze_pairs_to`, written into a temporary directory and read
+    back; events and rtt rows grouped by flow (each flow's own order kept), as
+    :func:`hsrtcp.analyze` gives them. ``progress``: True for a progress bar, or a callback
+    ``(bytes_done, bytes_total)``."""
+    import tempfile
 
-    from hsrtcp.api import Dataset, analyze_one
-    from hsrtcp.output import shown
+    import polars as pl
 
-    pairs = [(Path(c), Path(s)) for c, s in pairs]
-    files: list[tuple[Path, str | None]] = []
-    slots: dict[Path, int] = {}
-    for c, s in pairs:
-        for p, v in ((c, "client"), (s, "server")):
-            if p not in slots:  # one server capture may serve several phone paths
-                slots[p] = len(files)
-                files.append((p, v))
-    vs = single_vantage if isinstance(single_vantage, (list, tuple)) else [single_vantage] * len(singles)
-    for p, v in zip(singles, vs):
-        files.append((Path(p), v))
-    for p, _ in files:
-        if not p.exists():
-            raise InputError(f"{p}: no such file")
-    for c, s in pairs:
-        if os.path.samefile(c, s):
-            raise InputError(f"{c} and {s}: the client-side and the server-side capture are the same "
-                             f"file (a pair needs the captures of both ends)")
-    n_workers = max(1, min(workers or os.cpu_count() or 1, len(files) + len(pairs)))
+    from hsrtcp.api import Dataset
 
-    def matcher(k: int):
-        c, s = pairs[k]
-        return match_tables(c, s, index=first_index + k, window_s=window_s, use_ip_id=use_ip_id)
-
-    # Ctrl-C reaches the main thread only: the single-capture passes stop when their
-    # progress callback raises, and the pool is not waited for (the matcher cannot be
-    # stopped; the command line exits without waiting for it).
-    interrupted: list[bool] = []
-
-    def stoppable(report):
-        def checked(n: int) -> None:
-            if interrupted:
-                raise KeyboardInterrupt
-            report(n)
-
-        return checked
-
-    # Progress counts the bytes the single-capture passes read (the matcher reads the same
-    # files alongside).
-    pool = ThreadPoolExecutor(n_workers)
-    try:
-        with file_progress([p for p, _ in files], progress) as for_file:
-            single_f = [pool.submit(analyze_one, p, vantage=v, index=i, progress=stoppable(for_file(i)))
-                        for i, (p, v) in enumerate(files)]
-            match_f = [pool.submit(matcher, k) for k in range(len(pairs))]
-            single_r = [result(f) for f in single_f]
-            match_r = [result(f) for f in match_f]
-    except KeyboardInterrupt:
-        interrupted.append(True)
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown()
-
-    tables = {t: [r[t] for r in single_r] for t in TABLES}
-    matched_frames, stats = [], []
-    paired_server_keys: set[tuple] = set()
-    for k, (c, s) in enumerate(pairs):
-        m = match_r[k]["matched"]
-        paired_server_keys |= set(m.filter(pl.col("pairing").is_in(["isn", "seq_proximity"]))
-                                  .select([f"sv_{x}" for x in _SIDE_KEYS]).iter_rows())
-    for k, (c, s) in enumerate(pairs):
-        m = match_r[k]["matched"]
-        if sum(1 for _ in pairs if _[1] == s) > 1:
-            # Several phone paths share this server capture: a connection paired in another
-            # path's run is not "server only".
-            keys = m.select([f"sv_{x}" for x in _SIDE_KEYS]).iter_rows()
-            drop = [m["pairing"][i] == "server_only" and key in paired_server_keys
-                    for i, key in enumerate(keys)]
-            m = m.filter(~pl.Series(drop, dtype=pl.Boolean))
-        rows = matched_rows(m, single_r[slots[c]]["flows"], single_r[slots[s]]["flows"])
-        matched_frames.append(rows)
-        ev = match_r[k]["events"]
-        if not ev.is_empty():
-            tables["events"].append(ev)
-        se = match_r[k]["series"]
-        if not se.is_empty():
-            tables["series"].append(se)
-        st = dict(match_r[k]["stats"], client_capture=shown(c), server_capture=shown(s))
-        stats.append(st)
-    flows = pl.concat(tables["flows"] + matched_frames, how="diagonal_relaxed")
-    out = {t: pl.concat(tables[t], how="diagonal_relaxed") for t in TABLES if t != "flows"}
-    return Dataset(flows=flows, **out, extra={"pair_stats": pl.DataFrame(stats)})
+    with tempfile.TemporaryDirectory(prefix="hsrtcp-pair-") as tmp:
+        analyze_pairs_to(pairs, tmp, window_s=window_s, use_ip_id=use_ip_id, first_index=first_index,
+                         singles=singles, single_vantage=single_vantage, workers=workers, progress=progress)
+        frames = {t: pl.read_parquet(os.path.join(tmp, f"{t}.parquet")) for t in (*TABLES, "pair_stats")}
+    for t in ("events", "rtt"):
+        frames[t] = frames[t].sort("flow_id", maintain_order=True)
+    return Dataset(**{t: frames[t] for t in TABLES}, extra={"pair_stats": frames["pair_stats"]})
 
 
 def read_manifest(bundle: str | os.PathLike) -> dict | None:

@@ -2,7 +2,7 @@
 //! released and hands tables over as Arrow IPC stream bytes (polars reads them whole, no
 //! per-packet Python objects).
 
-mod pair;
+pub(crate) mod pair;
 mod rows;
 
 use std::collections::BTreeMap;
@@ -62,7 +62,7 @@ fn analyze_capture<'py>(
 /// KeyboardInterrupt (hsrtcp.runner does that once the main thread was interrupted).
 /// Other exceptions of the callback are ignored: a failing progress bar must not stop an
 /// analysis.
-fn run_capture(
+pub(crate) fn run_capture(
     path: &std::path::Path,
     name: String,
     vantage: Option<String>,
@@ -223,5 +223,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(keep_freed_memory, m)?)?;
     m.add_function(wrap_pyfunction!(pair::analyze_pair, m)?)?;
     m.add_class::<ParquetOut>()?;
+    m.add_class::<pair::PairOut>()?;
     Ok(())
 }

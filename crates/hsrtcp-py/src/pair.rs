@@ -1,12 +1,24 @@
 //! `_native.analyze_pair`: the two-vantage matcher (hsrtcp_core::matcher) for Python.
 
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
+use arrow_array::cast::AsArray;
+use arrow_array::types::UInt64Type;
+use arrow_array::{new_null_array, Array, ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
+use arrow_select::interleave::interleave;
 use hsrtcp_core::flow::event::nanos_to_s;
-use hsrtcp_core::matcher::{analyze_pair as core_pair, MatchOptions};
-use hsrtcp_core::table::to_ipc;
+use hsrtcp_core::flow::{engine, table};
+use hsrtcp_core::matcher::metrics::MATCH_SERIES_COLUMNS;
+use hsrtcp_core::matcher::{analyze_pair as core_pair, MatchOptions, PairResult, MATCH_COLUMNS};
+use hsrtcp_core::table::parquet::{ParquetDir, TableSender, SEND_ROWS};
+use hsrtcp_core::table::{col, schema_of, to_ipc, ColType, ColumnDef, TableBuilder};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+
+use crate::rows;
 
 /// Match a client-side and a server-side capture. Returns a dict: `matched`, `events` and
 /// `series` (M6 per-bin loss of the matched flows) as Arrow IPC stream bytes, and `stats` (a dict of run facts: packets per side, read errors,
@@ -52,4 +64,435 @@ pub fn analyze_pair<'py>(
     d.set_item("series", PyBytes::new_bound(py, &to_ipc(&r.series.finish())))?;
     d.set_item("stats", stats)?;
     Ok(d)
+}
+
+// ---------------------------------------------------------------------------------------
+// Two-vantage runs straight into Parquet (`PairOut`): the single-capture tables of every
+// file stream to the writer as `ParquetOut` does; the matcher's rows follow once it is done.
+
+/// The `pair_stats` table: one row per (client, server) pair of a two-vantage run
+/// (docs/formats/matched.md). Counts are int64 (they were polars' inference from Python
+/// ints when this table was built in Python).
+pub const PAIR_STATS_COLUMNS: &[ColumnDef] = &[
+    col("client_packets", ColType::I64, "packets read from the client-side capture"),
+    col("client_tcp_packets", ColType::I64, "TCP packets of the client-side capture"),
+    col("client_error", ColType::Str, "error that stopped reading the client-side capture (file and byte offset), null if none"),
+    col("server_packets", ColType::I64, "packets read from the server-side capture"),
+    col("server_tcp_packets", ColType::I64, "TCP packets of the server-side capture"),
+    col("server_error", ColType::Str, "error that stopped reading the server-side capture, null if none"),
+    col("coarse_offset_s", ColType::F64, "coarse clock offset (server - client) from the first packet both captures show, seconds"),
+    col("clock_known", ColType::Bool, "whether one-way delays gave a clock fit (A9)"),
+    col("clock_offset_s", ColType::F64, "server clock - client clock at clock_ref_ts, seconds (A9); null without a fit"),
+    col("clock_ref_ts", ColType::F64, "reference time of the clock fit, seconds since the Unix epoch (server clock)"),
+    col("clock_drift_ppm", ColType::F64, "drift of the server clock against the client clock, ppm"),
+    col("clock_offset_uncertainty_s", ColType::F64, "hard bound on the offset's error, seconds (A9)"),
+    col("clock_samples_down", ColType::I64, "downlink one-way delay samples of the clock fit"),
+    col("clock_samples_up", ColType::I64, "uplink one-way delay samples of the clock fit"),
+    col("pairs", ColType::I64, "connections found in both captures"),
+    col("client_only", ColType::I64, "connections seen in the client-side capture only"),
+    col("server_only", ColType::I64, "connections seen in the server-side capture only"),
+    col("client_capture", ColType::Str, "client-side capture file"),
+    col("server_capture", ColType::Str, "server-side capture file"),
+];
+
+/// Identity of a connection in one capture, as flows rows and the matcher's cv_/sv_ columns give it.
+type ConnKey = (String, u64, String, u64, u64);
+const KEY_COLUMNS: [&str; 5] = ["client_addr", "client_port", "server_addr", "server_port", "epoch"];
+
+/// The matcher's output for one pair, waiting for every pair to be done.
+struct PairDone {
+    matched: RecordBatch,
+    events: RecordBatch,
+    series: RecordBatch,
+    stats: RecordBatch,
+    /// Order numbers (files) of the pair's client and server capture.
+    files: [usize; 2],
+}
+
+/// A two-vantage run writing its tables into a directory as Parquet while it runs:
+/// `analyze` every capture file (its single-capture tables stream to the files as in
+/// `ParquetOut`; its flows rows are also kept, one row per connection), `match_pair` every
+/// pair (the matcher's rows are kept: one per connection, plus its per-second loss series
+/// and spurious-timeout events), then `finish_pairs` builds the matched flows rows from
+/// both and writes them after the files' rows, and `close` finishes the files.
+///
+/// Tables that gain two-vantage columns (`flows`, `series`) are written with the union of
+/// both schemas from the first row (single-capture rows null in the two-vantage columns):
+/// the same tables the in-memory path (polars, `how="diagonal_relaxed"`) built.
+#[pyclass(module = "hsrtcp._native")]
+pub struct PairOut {
+    dir: Mutex<Option<ParquetDir>>,
+    sender: TableSender,
+    single_flows: SchemaRef,
+    flows_schema: SchemaRef,
+    series_schema: SchemaRef,
+    held: Mutex<HashMap<usize, Vec<RecordBatch>>>,
+    done: Mutex<BTreeMap<usize, PairDone>>,
+}
+
+/// `base`'s fields, then those of `extra` whose names `base` lacks.
+fn union_schema(base: &Schema, extra: &[&Schema]) -> SchemaRef {
+    let mut fields: Vec<FieldRef> = base.fields().iter().cloned().collect();
+    for s in extra {
+        for f in s.fields() {
+            if !fields.iter().any(|g| g.name() == f.name()) {
+                fields.push(f.clone());
+            }
+        }
+    }
+    Arc::new(Schema::new(fields))
+}
+
+/// `batch` with the columns of `schema`, taken by name; columns it lacks are null.
+fn conform(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, String> {
+    let cols = schema
+        .fields()
+        .iter()
+        .map(|f| match batch.column_by_name(f.name()) {
+            Some(c) if c.data_type() == f.data_type() => Ok(c.clone()),
+            Some(c) => Err(format!("column {}: {} where {} was expected", f.name(), c.data_type(), f.data_type())),
+            None => Ok(new_null_array(f.data_type(), batch.num_rows())),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    RecordBatch::try_new(schema.clone(), cols).map_err(|e| e.to_string())
+}
+
+fn str_col<'a>(b: &'a RecordBatch, name: &str) -> Option<&'a arrow_array::StringArray> {
+    b.column_by_name(name).and_then(|c| c.as_string_opt::<i32>())
+}
+
+fn u64_col<'a>(b: &'a RecordBatch, name: &str) -> Option<&'a arrow_array::UInt64Array> {
+    b.column_by_name(name).and_then(|c| c.as_primitive_opt::<UInt64Type>())
+}
+
+/// The connection key of row `r` (columns `prefix` + KEY_COLUMNS); None if any part is null.
+fn key_of(b: &RecordBatch, prefix: &str, r: usize) -> Option<ConnKey> {
+    let s = |n: &str| str_col(b, &format!("{prefix}{n}")).filter(|c| c.is_valid(r)).map(|c| c.value(r).to_string());
+    let u = |n: &str| u64_col(b, &format!("{prefix}{n}")).filter(|c| c.is_valid(r)).map(|c| c.value(r));
+    Some((s(KEY_COLUMNS[0])?, u(KEY_COLUMNS[1])?, s(KEY_COLUMNS[2])?, u(KEY_COLUMNS[3])?, u(KEY_COLUMNS[4])?))
+}
+
+fn is_paired(pairing: Option<&str>) -> bool {
+    matches!(pairing, Some("isn") | Some("seq_proximity"))
+}
+
+/// The `flows` rows with vantage `matched` of one pair: each matcher row joined with the
+/// single-capture row of its connection in each capture (by 4-tuple + epoch). The row
+/// starts from the server-side row (the client-side one for a connection only the client
+/// capture has), takes the matcher's values where both have a column, and points at the
+/// single-capture rows (`client_flow_id`, `server_flow_id`).
+fn matched_flows(
+    m: &RecordBatch,
+    sides: [&[RecordBatch]; 2],
+    base_schema: &SchemaRef,
+    schema: &SchemaRef,
+) -> Result<RecordBatch, String> {
+    // Sources to gather the base rows from: the client's batches, the server's, one null row.
+    let mut sources: Vec<RecordBatch> = Vec::new();
+    let mut index: [HashMap<ConnKey, (usize, usize)>; 2] = [HashMap::new(), HashMap::new()];
+    for (s, batches) in sides.iter().enumerate() {
+        for b in batches.iter() {
+            let bi = sources.len();
+            for r in 0..b.num_rows() {
+                if let Some(k) = key_of(b, "", r) {
+                    index[s].entry(k).or_insert((bi, r));
+                }
+            }
+            sources.push(b.clone());
+        }
+    }
+    let null_row = RecordBatch::try_new(
+        base_schema.clone(),
+        base_schema.fields().iter().map(|f| new_null_array(f.data_type(), 1)).collect(),
+    )
+    .map_err(|e| e.to_string())?;
+    let null_at = (sources.len(), 0);
+    sources.push(null_row);
+    let n = m.num_rows();
+    let mut at: [Vec<Option<(usize, usize)>>; 2] = [Vec::with_capacity(n), Vec::with_capacity(n)];
+    for r in 0..n {
+        for (s, prefix) in ["cv_", "sv_"].iter().enumerate() {
+            at[s].push(key_of(m, prefix, r).and_then(|k| index[s].get(&k).copied()));
+        }
+    }
+    let ids = |s: usize| -> ArrayRef {
+        let v: arrow_array::UInt64Array = at[s]
+            .iter()
+            .map(|a| a.and_then(|(b, r)| u64_col(&sources[b], "flow_id").map(|c| c.value(r))))
+            .collect();
+        Arc::new(v)
+    };
+    let base: Vec<(usize, usize)> = (0..n).map(|r| at[1][r].or(at[0][r]).unwrap_or(null_at)).collect();
+    let capture: arrow_array::StringArray = {
+        let (c, s) = (str_col(m, "client_capture"), str_col(m, "server_capture"));
+        (0..n)
+            .map(|r| match (c, s) {
+                (Some(c), Some(s)) if c.is_valid(r) && s.is_valid(r) => Some(format!("{} + {}", c.value(r), s.value(r))),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut cols: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+    for f in schema.fields() {
+        let name = f.name().as_str();
+        let col: ArrayRef = match name {
+            "vantage" => Arc::new(arrow_array::StringArray::from(vec!["matched"; n])),
+            "capture" => Arc::new(capture.clone()),
+            "client_flow_id" => ids(0),
+            "server_flow_id" => ids(1),
+            _ => match m.column_by_name(name) {
+                Some(c) => c.clone(),
+                None if base_schema.column_with_name(name).is_some() => {
+                    let arrays = sources
+                        .iter()
+                        .map(|b| b.column_by_name(name).map(|c| c.as_ref()))
+                        .collect::<Option<Vec<&dyn Array>>>()
+                        .ok_or_else(|| format!("a flows batch without column {name}"))?;
+                    interleave(&arrays, &base).map_err(|e| e.to_string())?
+                }
+                None => new_null_array(f.data_type(), n),
+            },
+        };
+        if col.data_type() != f.data_type() {
+            return Err(format!("matched column {name}: {} where {} was expected", col.data_type(), f.data_type()));
+        }
+        cols.push(col);
+    }
+    RecordBatch::try_new(schema.clone(), cols).map_err(|e| e.to_string())
+}
+
+fn stats_row(r: &PairResult, names: [&str; 2]) -> RecordBatch {
+    let mut t = TableBuilder::new(&[PAIR_STATS_COLUMNS]);
+    {
+        let mut row = t.row();
+        let c = r.clock;
+        let known = c.known();
+        row.i64("client_packets", r.stats[0].packets as i64)
+            .i64("client_tcp_packets", r.stats[0].tcp_packets as i64)
+            .str("client_error", r.stats[0].error.as_deref())
+            .i64("server_packets", r.stats[1].packets as i64)
+            .i64("server_tcp_packets", r.stats[1].tcp_packets as i64)
+            .str("server_error", r.stats[1].error.as_deref())
+            .f64("coarse_offset_s", nanos_to_s(r.coarse_offset))
+            .bool("clock_known", known)
+            .f64("clock_offset_s", known.then_some(c.offset_s))
+            .f64("clock_ref_ts", known.then(|| nanos_to_s(c.t_ref)))
+            .f64("clock_drift_ppm", known.then_some(c.drift * 1e6))
+            .f64("clock_offset_uncertainty_s", known.then_some(c.uncertainty_s))
+            .i64("clock_samples_down", c.samples[0] as i64)
+            .i64("clock_samples_up", c.samples[1] as i64)
+            .i64("pairs", r.pairs as i64)
+            .i64("client_only", r.client_only as i64)
+            .i64("server_only", r.server_only as i64)
+            .str("client_capture", Some(names[0]))
+            .str("server_capture", Some(names[1]));
+    }
+    t.finish()
+}
+
+fn os_err(e: String) -> PyErr {
+    pyo3::exceptions::PyOSError::new_err(e)
+}
+
+#[pymethods]
+impl PairOut {
+    #[new]
+    #[pyo3(signature = (dir, prefix=".hsrtcp-new."))]
+    fn new(dir: PathBuf, prefix: &str) -> PyResult<Self> {
+        let out = ParquetDir::create(&dir, prefix).map_err(os_err)?;
+        let single_flows = schema_of(&[table::FLOW_COLUMNS, engine::FLOW_COLUMNS].concat());
+        let ids = Schema::new(vec![
+            Field::new("client_flow_id", DataType::UInt64, true)
+                .with_metadata([("doc".to_string(), "flow_id of the connection's single-capture row in the client-side capture".to_string())].into()),
+            Field::new("server_flow_id", DataType::UInt64, true)
+                .with_metadata([("doc".to_string(), "flow_id of the connection's single-capture row in the server-side capture".to_string())].into()),
+        ]);
+        let flows_schema = union_schema(&single_flows, &[&schema_of(MATCH_COLUMNS), &ids]);
+        let single_flows = Arc::new(single_flows);
+        let single_series = schema_of(&[table::SERIES_COLUMNS, engine::SERIES_COLUMNS].concat());
+        let series_schema = union_schema(&single_series, &[&schema_of(MATCH_SERIES_COLUMNS)]);
+        Ok(PairOut {
+            sender: out.sender(),
+            dir: Mutex::new(Some(out)),
+            single_flows,
+            flows_schema,
+            series_schema,
+            held: Mutex::new(HashMap::new()),
+            done: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    /// Analyze one capture file of the run (as `ParquetOut.analyze`); its flows rows are
+    /// also kept for the matched rows. `order`: the file's number (0, 1, ...).
+    #[pyo3(signature = (path, name, vantage=None, id_base=0, progress=None, keep_flows=false, order=0))]
+    #[allow(clippy::too_many_arguments)]
+    fn analyze<'py>(
+        &self,
+        py: Python<'py>,
+        path: PathBuf,
+        name: String,
+        vantage: Option<String>,
+        id_base: u64,
+        progress: Option<PyObject>,
+        keep_flows: bool,
+        order: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let sender = self.sender.for_capture(order);
+        let (captures, flows, sent) = py.allow_threads(|| {
+            let (mut captures, mut flows, mut sent, mut bad) = (Vec::new(), Vec::new(), true, None);
+            let r = crate::run_capture(&path, name, vantage, id_base, &progress, SEND_ROWS, &mut |name, b| {
+                let b = match name {
+                    "captures" => {
+                        captures.push(b.clone());
+                        b
+                    }
+                    "flows" => {
+                        flows.push(b.clone());
+                        conform(&b, &self.flows_schema).unwrap_or_else(|e| {
+                            bad.get_or_insert(e);
+                            b
+                        })
+                    }
+                    "series" => conform(&b, &self.series_schema).unwrap_or_else(|e| {
+                        bad.get_or_insert(e);
+                        b
+                    }),
+                    _ => b,
+                };
+                sent &= bad.is_none() && sender.send(name, b);
+            });
+            sender.done();
+            match bad {
+                Some(e) => Err(pyo3::exceptions::PyRuntimeError::new_err(format!("internal error: {e}"))),
+                None => r.map(|()| (captures, flows, sent)),
+            }
+        })?;
+        if !sent {
+            return Err(os_err("the Parquet writer stopped (closed, or an I/O error that close() reports)".into()));
+        }
+        let d = PyDict::new_bound(py);
+        d.set_item("captures", rows::to_rows(py, &captures)?)?;
+        d.set_item("flows", if keep_flows { rows::to_rows(py, &flows)?.into_any() } else { py.None().into_bound(py) })?;
+        self.held.lock().expect("not poisoned").insert(order, flows);
+        Ok(d)
+    }
+
+    /// Run the matcher on one pair (pair number `slot`, files number `client_order` and
+    /// `server_order` of this run); its rows wait for `finish_pairs`.
+    #[pyo3(signature = (client, server, client_name, server_name, client_order, server_order, slot, id_base=0, window_s=30.0, use_ip_id=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn match_pair(
+        &self,
+        py: Python<'_>,
+        client: PathBuf,
+        server: PathBuf,
+        client_name: String,
+        server_name: String,
+        client_order: usize,
+        server_order: usize,
+        slot: usize,
+        id_base: u64,
+        window_s: f64,
+        use_ip_id: bool,
+    ) -> PyResult<()> {
+        if !(window_s > 0.0) {
+            return Err(pyo3::exceptions::PyValueError::new_err("window_s must be positive"));
+        }
+        let (cn, sn) = (client_name.clone(), server_name.clone());
+        let opts = MatchOptions { window_s, client_name, server_name, id_base, use_ip_id, ..MatchOptions::default() };
+        let done = py.allow_threads(|| {
+            let r = core_pair(&client, &server, opts);
+            let stats = stats_row(&r, [&cn, &sn]);
+            PairDone {
+                matched: r.matched.finish(),
+                events: r.events.finish(),
+                series: r.series.finish(),
+                stats,
+                files: [client_order, server_order],
+            }
+        });
+        self.done.lock().expect("not poisoned").insert(slot, done);
+        Ok(())
+    }
+
+    /// Write the matched rows of every pair (pair k's rows as number `first_order + k` in
+    /// the files, after the capture files' rows): flows, events, series, pair_stats.
+    /// Several phone paths may share one server capture (an MPTCP bundle): a connection
+    /// paired in one path's run is then not reported "server only" by another's. Returns
+    /// the matched flows rows as dicts with `keep_flows` (for a summary), else None.
+    #[pyo3(signature = (first_order, keep_flows=false))]
+    fn finish_pairs<'py>(&self, py: Python<'py>, first_order: usize, keep_flows: bool) -> PyResult<Bound<'py, PyAny>> {
+        let done = std::mem::take(&mut *self.done.lock().expect("not poisoned"));
+        let held = std::mem::take(&mut *self.held.lock().expect("not poisoned"));
+        let (single, flows_schema, series_schema) =
+            (self.single_flows.clone(), self.flows_schema.clone(), self.series_schema.clone());
+        let sender = self.sender.clone();
+        let rows = py.allow_threads(move || -> Result<Vec<RecordBatch>, String> {
+            let mut per_server: HashMap<usize, usize> = HashMap::new();
+            for p in done.values() {
+                *per_server.entry(p.files[1]).or_default() += 1;
+            }
+            let mut paired: HashMap<usize, HashSet<ConnKey>> = HashMap::new();
+            for p in done.values().filter(|p| per_server[&p.files[1]] > 1) {
+                let pairing = str_col(&p.matched, "pairing");
+                for r in 0..p.matched.num_rows() {
+                    if is_paired(pairing.and_then(|c| c.is_valid(r).then(|| c.value(r)))) {
+                        if let Some(k) = key_of(&p.matched, "sv_", r) {
+                            paired.entry(p.files[1]).or_default().insert(k);
+                        }
+                    }
+                }
+            }
+            let empty = Vec::new();
+            let mut kept = Vec::new();
+            for (slot, p) in done {
+                let mut m = p.matched;
+                if let Some(keys) = paired.get(&p.files[1]) {
+                    let pairing = str_col(&m, "pairing");
+                    let keep: arrow_array::BooleanArray = (0..m.num_rows())
+                        .map(|r| {
+                            let server_only = pairing.is_some_and(|c| c.is_valid(r) && c.value(r) == "server_only");
+                            Some(!(server_only && key_of(&m, "sv_", r).is_some_and(|k| keys.contains(&k))))
+                        })
+                        .collect();
+                    m = arrow_select::filter::filter_record_batch(&m, &keep).map_err(|e| e.to_string())?;
+                }
+                let sides = [
+                    held.get(&p.files[0]).unwrap_or(&empty).as_slice(),
+                    held.get(&p.files[1]).unwrap_or(&empty).as_slice(),
+                ];
+                let flows = matched_flows(&m, sides, &single, &flows_schema)?;
+                let s = sender.for_capture(first_order + slot);
+                let ok = s.send("flows", flows.clone())
+                    && s.send("events", p.events)
+                    && s.send("series", conform(&p.series, &series_schema)?)
+                    && s.send("pair_stats", p.stats);
+                s.done();
+                if !ok {
+                    return Err("the Parquet writer stopped (closed, or an I/O error that close() reports)".into());
+                }
+                if keep_flows {
+                    kept.push(flows);
+                }
+            }
+            Ok(kept)
+        });
+        let rows = rows.map_err(os_err)?;
+        Ok(if keep_flows { rows::to_rows(py, &rows)?.into_any() } else { py.None().into_bound(py) })
+    }
+
+    /// Finish the files; returns [(table, staged path)] (see `ParquetOut.close`).
+    fn close(&self, py: Python<'_>) -> PyResult<Vec<(&'static str, PathBuf)>> {
+        let out = self.dir.lock().expect("not poisoned").take();
+        match out {
+            Some(out) => py.allow_threads(|| out.close()).map_err(os_err),
+            None => Err(pyo3::exceptions::PyValueError::new_err("already closed")),
+        }
+    }
+
+    /// Give up: the files are removed. A no-op after close().
+    fn abort(&self, py: Python<'_>) {
+        let out = self.dir.lock().expect("not poisoned").take();
+        py.allow_threads(|| drop(out));
+    }
 }

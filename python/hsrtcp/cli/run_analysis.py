@@ -18,8 +18,8 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
     """Analyze, write the tables to ``out``, draw the plot if asked, print the summary; the exit code.
 
     Single captures go straight to Parquet (:func:`hsrtcp.analyze_to`: flat memory, and
-    polars is imported only for --csv and --plot); two-vantage pairs and run bundles go
-    through :func:`hsrtcp.analyze`, whose matcher works on the tables in memory. Every file
+    polars is imported only for --csv and --plot); so do two-vantage pairs and run bundles
+    (:func:`hsrtcp.pair.analyze_pairs_to`: the matched rows follow the captures' rows). Every file
     of the run (tables, CSVs, context tables, plot) is staged and committed together
     (:mod:`hsrtcp.output`); ``out`` is locked from before the analysis (a busy or unusable
     directory is refused before any work) to the commit.
@@ -35,13 +35,16 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
     native().keep_freed_memory()
     with OutputSet(out) as output:
         if client or server or any(os.path.isdir(p) for p in captures):
-            import hsrtcp
+            # Pairs and run bundles stream to Parquet too (the matcher's rows joined in Rust).
+            from hsrtcp.pair import analyze_pairs_to, split_inputs
+            from hsrtcp.streaming import stage_csv
 
-            ds = hsrtcp.analyze(captures, vantage=vantages, workers=workers, progress=not quiet,
-                                client=client or None, server=server or None, window_s=window_s)
-            ds.stage(output, csv=csv)
-            flows = None if quiet else ds.flows.to_dicts()
-            capture_rows, errors = ds.captures.to_dicts(), ds.errors
+            pairs, singles, single_vs = split_inputs(captures, vantages, client, server)
+            w = analyze_pairs_to(pairs, out, singles=singles, single_vantage=single_vs, window_s=window_s,
+                                 workers=workers, progress=not quiet, keep_flows=not quiet, output=output)
+            if csv:
+                stage_csv(output, [os.path.basename(f) for f in w.files])
+            flows, capture_rows, errors = w.flows, w.captures, w.errors
         else:
             from hsrtcp.streaming import analyze_to, stage_csv
 

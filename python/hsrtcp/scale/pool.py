@@ -1,10 +1,10 @@
 """Running the inputs of a corpus on this machine: :func:`run_local`.
 
-Processes by default: a pair or bundle analysis holds the GIL for part of its time (polars
-joins release it, the Python around them does not), and one process per core also keeps a
-crashing input from taking the others with it. Threads are kept for small corpora, where
-starting the pool (a fork server that imports hsrtcp and polars, then the workers: 1-1.5 s
-on the 2-core bench machine) costs more than it saves: the rule is
+Processes by default: one process per core keeps a crashing input from taking the others
+with it, and no GIL is shared between workers. Threads are kept for small corpora, where
+starting the pool (a fork server that imports the analysis, then the workers: 1-1.5 s on
+the 2-core bench machine while it imported polars for the pair path, which now streams
+without it) costs more than it saves: the rule is
 ``total bytes < THREAD_BYTES`` or a single worker. bench/corpus.py at 2 workers, wall time
 of threads over processes: 0.53-0.68x on the 18 fixture captures (2.6 MB), 0.51-0.73x on 2
 bench inputs (91 MB), 0.78-1.08x on the 32-input bench corpus (1.46 GB) over three runs:
@@ -44,7 +44,9 @@ def _executor(mode: str, workers: int):
 
     ctx = mp.get_context("forkserver")
     # workers fork from a server that already imported the analysis (once, not per worker)
-    ctx.set_forkserver_preload(["hsrtcp.scale.tasks", "hsrtcp.streaming", "hsrtcp.api", "hsrtcp.pair"])
+    # (no polars: single captures, pairs and bundles all stream to Parquet without it; the
+    # context layer imports it in the worker when an input has a radio log or labels)
+    ctx.set_forkserver_preload(["hsrtcp.scale.tasks", "hsrtcp.streaming", "hsrtcp.pair", "hsrtcp.output"])
     return ProcessPoolExecutor(workers, mp_context=ctx)
 
 

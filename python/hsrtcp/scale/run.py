@@ -38,18 +38,56 @@ def _settings(inp: Input, window_s: float) -> dict:
             "window_s": window_s}
 
 
+#: relative cost per byte of an input kind (bench/corpus.py: a pair's matcher and its two
+#: single-capture passes cost about twice a single capture's pass per byte)
+COST_PER_BYTE = {"capture": 1.0, "pair": 2.0, "bundle": 2.0}
+
+
+def _preload_pyarrow() -> None:
+    """Import pyarrow (for the failures and inputs tables written at the end) on a
+    background thread while the inputs are keyed and analyzed: on the 2-core bench host
+    the import took 0.3-4 s (load-dependent), all of it in the run's serial tail before."""
+    import threading
+
+    def load() -> None:
+        try:
+            import pyarrow.parquet  # noqa: F401
+        except ImportError:  # reported where it is used
+            pass
+
+    threading.Thread(target=load, name="hsrtcp-preload", daemon=True).start()
+
+
 def run_corpus(spec: str, results: str, *, force: bool = False, workers: int | None = None,
                scheduler: str | None = None, dask_local: bool = False, quiet: bool = False,
-               window_s: float = 30.0, labels: dict | None = None, mode: str | None = None) -> int:
+               window_s: float = 30.0, labels: dict | None = None, mode: str | None = None,
+               phases: dict | None = None) -> int:
     """Analyze every input of corpus ``spec`` into ``results``; the exit code (0, or 3 when
-    the failures table has rows). ValueError for a usage problem (a corpus naming nothing)."""
+    the failures table has rows). ValueError for a usage problem (a corpus naming nothing).
+
+    ``phases``: a dict to fill with where the run's wall time went (seconds: ``discover``,
+    ``key`` (content hashing, skip decisions), ``analyze`` (pool or cluster start included),
+    ``first_result`` (from the start of ``analyze`` to the first input done: mostly the
+    pool's start), ``write`` (failures and inputs tables), ``total``; ``mode``, ``workers``,
+    and ``tasks``: per analyzed input its start and end on the wall clock relative to
+    ``analyze``'s start, CPU seconds and pid). bench/corpus.py reports them."""
     import hsrtcp
     from hsrtcp.scale.manifest import ManifestProblem
     from hsrtcp.scale.pool import choose, default_workers, run_local
     from hsrtcp.scale.progress import CorpusProgress
 
     t_start = time.perf_counter()
+    clock = {"start": time.perf_counter()}
+
+    def mark(name: str) -> None:
+        now = time.perf_counter()
+        if phases is not None:
+            phases[name] = now - clock["start"]
+        clock["start"] = now
+
+    _preload_pyarrow()
     inputs = discover(spec)
+    mark("discover")
     for inp in inputs:
         if labels:
             inp.labels = {**labels, **inp.labels}
@@ -108,7 +146,14 @@ def run_corpus(spec: str, results: str, *, force: bool = False, workers: int | N
             todo.append((inp, results, window_s, record))
             todo_bytes += nbytes
         how = ("dask" if scheduler or dask_local else (mode or choose(todo_bytes, workers))) if todo else "none"
+        # Largest first (by estimated cost): the last inputs to start are the small ones, so
+        # the workers run out of work at about the same time instead of one finishing a big
+        # input alone at the end.
+        todo.sort(key=lambda t: -t[3]["bytes"] * COST_PER_BYTE.get(t[0].kind, 1.0))
         progress = CorpusProgress(len(todo), todo_bytes, enabled=not quiet)
+        mark("key")
+        t_analyze = time.time()
+        tasks_seen: list[dict] = []
 
         def on_done(inp: Input, res: dict) -> None:
             entry = index[inp.id]
@@ -122,6 +167,12 @@ def run_corpus(spec: str, results: str, *, force: bool = False, workers: int | N
                 _drop_partition(results, inp.id)
             failures.extend(new)
             progress.advance(entry["bytes"] or 0, len(new))
+            if phases is not None:
+                if not tasks_seen:
+                    phases["first_result"] = time.time() - t_analyze
+                tasks_seen.append({"input": inp.id, "kind": inp.kind, "bytes": entry["bytes"], "pid": res.get("pid"),
+                                   "start": (res.get("t_start") or t_analyze) - t_analyze,
+                                   "end": (res.get("t_end") or time.time()) - t_analyze, "cpu_s": res.get("cpu_s")})
 
         try:
             if how == "dask":
@@ -132,9 +183,13 @@ def run_corpus(spec: str, results: str, *, force: bool = False, workers: int | N
                 run_local(todo, on_done, workers=min(workers, len(todo)), mode=how)
         finally:
             progress.close()
+            mark("analyze")
             write_failures(results, failures)
             _write_index(results, list(index.values()))
             shutil.rmtree(os.path.join(results, STAGING), ignore_errors=True)
+            mark("write")
+    if phases is not None:
+        phases.update(total=time.perf_counter() - t_start, mode=how, workers=workers, tasks=tasks_seen)
     if not quiet:
         n = {s: sum(1 for e in index.values() if e["status"] == s) for s in ("analyzed", "skipped", "failed", "duplicate")}
         gb = todo_bytes / 1e9

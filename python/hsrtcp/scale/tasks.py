@@ -6,8 +6,8 @@ The analysis itself is the one ``hsrtcp analyze`` runs for one input
 (:mod:`hsrtcp.cli.run_analysis`, without summary, CSV and plot):
 
 - a single capture streams to Parquet (:func:`hsrtcp.analyze_to`);
-- a client/server pair or a run bundle goes through :func:`hsrtcp.analyze` (the
-  two-vantage matcher, tables in memory) and :meth:`hsrtcp.Dataset.write`;
+- a client/server pair or a run bundle streams to Parquet as well
+  (:func:`hsrtcp.pair.analyze_pairs_to`: both captures' tables, then the matched rows);
 - then the context layer (:func:`hsrtcp.context.enrich.write_context`) when the input has a
   radio log or labels, or is a bundle.
 
@@ -58,7 +58,7 @@ def analyze_input(inp, results: str, window_s: float, record: dict) -> dict:
 
     _tune_allocator()
     t0, cpu0 = time.perf_counter(), time.process_time()
-    out = dict(record, pid=os.getpid(), host=socket.gethostname())
+    out = dict(record, pid=os.getpid(), host=socket.gethostname(), t_start=time.time())
     stage = os.path.join(results, STAGING, f"{inp.id}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
     try:
         os.makedirs(stage)
@@ -75,7 +75,8 @@ def analyze_input(inp, results: str, window_s: float, record: dict) -> dict:
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     # for bench/corpus.py: CPU of this process (all its threads) and its peak RSS so far
-    out.update(cpu_s=time.process_time() - cpu0, rss_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    out.update(cpu_s=time.process_time() - cpu0, rss_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+               t_end=time.time())
     return out
 
 
@@ -114,16 +115,16 @@ def _analyze(inp, stage: str, window_s: float) -> list[dict]:
             w = analyze_to(inp.files, stage, vantage=[inp.vantage], workers=1, output=output)
             capture_errors = w.errors
         else:
-            import hsrtcp
+            from hsrtcp.pair import analyze_pairs_to, bundle_pairs
 
             if inp.kind == "pair":
-                ds = hsrtcp.analyze(client=[inp.files[0]], server=[inp.files[1]], window_s=window_s, workers=1)
+                pairs = [(inp.files[0], inp.files[1])]
             elif inp.kind == "bundle":
-                ds = hsrtcp.analyze([inp.files[0]], window_s=window_s, workers=1)
+                pairs = bundle_pairs(inp.files[0])
             else:
                 raise ValueError(f"{inp.source}: unknown input kind {inp.kind!r}")
-            ds.stage(output)
-            capture_errors = ds.errors
+            w = analyze_pairs_to(pairs, stage, window_s=window_s, workers=1, output=output)
+            capture_errors = w.errors
         errors += [{"kind": "broken", "source": _file_of(e, inp), "reason": e} for e in capture_errors]
         if inp.kind == "bundle" or inp.radio is not None or inp.labels or inp.carrier:
             from hsrtcp.context.enrich import write_context
