@@ -33,7 +33,7 @@ from hsrtcp.findings.runs import read_runs
 
 #: arms in table order (campaigns/mitigations.toml)
 ARM_ORDER = ["cubic", "reno", "bbr", "hsrbbr", "cubic-frto-off", "cubic-quickack", "cubic-rtomin50",
-             "cubic-rtomin1000", "cubic-tlp-rack-off"]
+             "cubic-rtomin1000", "cubic-tlp-rack-off", "cubic-aa"]
 
 
 def group_members(group: str) -> tuple[str, ...]:
@@ -80,11 +80,16 @@ class Findings:
 
 
 def build(runs_dir: str | os.PathLike, results_root: str | os.PathLike, *, seed: int = 0, n_boot: int = 2000,
-          min_pairs: int = 3) -> Findings:
-    """Read the campaign's bundles (``runs_dir``) and their analyses
-    (``results_root/<run_id>``, written by ``hsrtcp analyze``); compute every effect.
-    A failed run, or one not analyzed, is left out of its pairs and named in the notes."""
-    runs = read_runs(runs_dir)
+          min_pairs: int = 3, also_runs: list[str | os.PathLike] = ()) -> Findings:
+    """Read the campaign's bundles (``runs_dir``, and the campaigns in ``also_runs``, e.g. the
+    A/A campaign) and their analyses (``results_root/<run_id>``, written by ``hsrtcp
+    analyze``); compute every effect. A failed run, or one not analyzed, is left out of its
+    pairs and named in the notes."""
+    runs = pl.concat([read_runs(d) for d in (runs_dir, *also_runs)])
+    dup = runs.filter(pl.col("run_id").is_duplicated())["run_id"].unique().to_list()
+    if dup:
+        raise InputError(f"run ids in more than one runs directory (their analyses would collide under "
+                         f"{results_root}): {', '.join(sorted(dup)[:5])}")
     notes = []
     failed = runs.filter(pl.col("status") != "ok")
     if failed.height:

@@ -21,14 +21,16 @@ from hsrtcp.errors import InputError
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap.")
 @click.option("--min-pairs", default=3, show_default=True, type=click.IntRange(1, 1000),
               help="Fewer pairs than this: no effect is given.")
+@click.option("--also-runs", multiple=True, type=click.Path(file_okay=False),
+              help="Another campaign's runs directory read with RUNS (e.g. the A/A campaign); repeatable.")
 @click.option("--no-figures", is_flag=True, help="Tables only.")
-def main(runs, results, out, bootstrap, seed, min_pairs, no_figures) -> None:
+def main(runs, results, out, bootstrap, seed, min_pairs, also_runs, no_figures) -> None:
     """Paired effect sizes of a campaign with [[variants]] (campaigns/mitigations.toml):
     RUNS holds its bundles, RESULTS/<run_id> their hsrtcp analyze outputs."""
     from hsrtcp.findings import build
 
     try:
-        f = build(runs, results, seed=seed, n_boot=bootstrap, min_pairs=min_pairs)
+        f = build(runs, results, seed=seed, n_boot=bootstrap, min_pairs=min_pairs, also_runs=list(also_runs))
         paths = f.write(out, figures=not no_figures)
     except InputError as exc:
         click.echo(f"error: {exc}", err=True)

@@ -50,8 +50,12 @@ RTO_MIN = (
     Contrast("cubic-rtomin1000", "cubic", "rto_min 1 s vs 200 ms"),
 )
 TLP_RACK = (Contrast("cubic", "cubic-tlp-rack-off", "TLP+RACK on vs off"),)
+#: A/A: the baseline run twice on the same path (campaigns/mitigations-aa.toml): only noise
+NOISE = (Contrast("cubic-aa", "cubic", "cubic again vs cubic (A/A)"),)
 
 QUESTIONS = (
+    Question("noise", "How big is the lab's noise? The same arm run twice on the same path", NOISE,
+             ("goodput_bps", "timeouts", "spurious_timeouts", "timeout_recovery_s", "p_d", "dupack_rate")),
     Question("cc", "Which congestion control does best on a train, and what does hsrbbr gain?", CC,
              ("goodput_bps", "timeouts", "spurious_timeouts", "timeout_recovery_s", "p_d")),
     Question("frto", "Does F-RTO help against spurious timeouts?", FRTO,

@@ -34,6 +34,9 @@ LAYOUT = {
     ("cruise", 3, "cubic"): "reno_nosack_nots", ("cruise", 3, "cubic-frto-off"): "bbr_drops",
     ("urban", 1, "cubic"): "data_blackout", ("urban", 1, "cubic-frto-off"): "ack_delay",
 }
+# a second campaign (the A/A one) in its own runs directory
+LAYOUT_AA = {("cruise", 1, "cubic-aa"): "zero_window", ("cruise", 2, "cubic-aa"): "ipv6_drops",
+             ("cruise", 3, "cubic-aa"): "ack_blackout"}
 
 
 def _manifest(run_id: str, scenario: str, seed: int, arm: str, status: str = "ok") -> dict:
@@ -47,13 +50,14 @@ def _manifest(run_id: str, scenario: str, seed: int, arm: str, status: str = "ok
 def result_set(tmp_path_factory):
     root = tmp_path_factory.mktemp("findings")
     runs, results = root / "runs", root / "results"
-    for i, ((scenario, seed, arm), name) in enumerate(sorted(LAYOUT.items()), 1):
-        run_id = f"{i:03d}_{scenario}_{arm}_r{seed}"
-        (runs / run_id).mkdir(parents=True)
-        (runs / run_id / "manifest.json").write_text(json.dumps(_manifest(run_id, scenario, seed, arm)))
-        subprocess.run([sys.executable, "-m", "hsrtcp", "analyze", "--client", str(DATA / f"{name}.client.pcap"),
-                        "--server", str(DATA / f"{name}.server.pcap"), "-o", str(results / run_id), "-q"],
-                       check=True)
+    for where, layout in ((runs, LAYOUT), (root / "runs-aa", LAYOUT_AA)):
+        for i, ((scenario, seed, arm), name) in enumerate(sorted(layout.items()), 1):
+            run_id = f"{i:03d}_{scenario}_{arm}_r{seed}"
+            (where / run_id).mkdir(parents=True)
+            (where / run_id / "manifest.json").write_text(json.dumps(_manifest(run_id, scenario, seed, arm)))
+            subprocess.run([sys.executable, "-m", "hsrtcp", "analyze", "--client",
+                            str(DATA / f"{name}.client.pcap"), "--server", str(DATA / f"{name}.server.pcap"),
+                            "-o", str(results / run_id), "-q"], check=True)
     # a failed run and a run nobody analyzed: both left out of their pairs, with a note
     (runs / "090_urban_cubic_r2").mkdir()
     (runs / "090_urban_cubic_r2" / "manifest.json").write_text(
@@ -131,6 +135,19 @@ def test_pipeline_pairs_runs_by_scenario_and_seed(result_set, tmp_path):
     assert {"arms.csv", "effects.csv", "causes.csv", "tables.md", "findings-frto.svg", "findings-cc.png"} <= names
     md = (tmp_path / "out" / "tables.md").read_text()
     assert "| cruise | F-RTO on vs off | 3 |" in md
+
+
+def test_a_second_campaign_is_paired_with_the_first(result_set):
+    runs, results = result_set
+    f = build(runs, results, seed=1, n_boot=200, min_pairs=2, also_runs=[runs.parent / "runs-aa"])
+    e = f.effects.filter((pl.col("question") == "noise") & (pl.col("group") == "cruise")
+                         & (pl.col("outcome") == "goodput_bps")).row(0, named=True)
+    assert e["n_pairs"] == 3 and e["effect"] is not None
+    without = build(runs, results, n_boot=0, min_pairs=2)
+    assert without.effects.filter(pl.col("question") == "noise")["n_pairs"].max() == 0
+    # the same campaign twice: its run ids would share analyses
+    with pytest.raises(InputError, match="more than one runs directory"):
+        build(runs, results, also_runs=[runs])
 
 
 def test_cli_exit_codes(result_set, tmp_path):
