@@ -29,8 +29,8 @@ from hsrtcp.study import stats
 
 #: one row per (question, group, contrast, outcome)
 COLUMNS = ("question", "group", "contrast", "treatment", "reference", "outcome", "effect_kind", "n_pairs",
-           "dropped", "reference_mean", "treatment_mean", "effect", "effect_lo", "effect_hi", "unit",
-           "verdict")
+           "dropped", "reference_mean", "treatment_mean", "effect", "effect_lo", "effect_hi", "pair_min",
+           "pair_max", "unit", "verdict")
 
 
 def paired(arms: pl.DataFrame, treatment: str, reference: str, scenarios: tuple[str, ...]) -> pl.DataFrame:
@@ -58,7 +58,7 @@ def effect(t: list, r: list, outcome: Outcome, *, rng: np.random.Generator, n_bo
     out = {"n_pairs": n, "dropped": dropped, "unit": outcome.unit, "effect_kind": outcome.effect,
            "reference_mean": float(np.mean([b for _, b in both])) if n else None,
            "treatment_mean": float(np.mean([a for a, _ in both])) if n else None,
-           "effect": None, "effect_lo": None, "effect_hi": None}
+           "effect": None, "effect_lo": None, "effect_hi": None, "pair_min": None, "pair_max": None}
     if n < min_pairs:
         out["verdict"] = "too few pairs"
         return out
@@ -70,6 +70,9 @@ def effect(t: list, r: list, outcome: Outcome, *, rng: np.random.Generator, n_bo
         cell = stats.per_flow([a - b for a, b in both], min_flows=min_pairs, n_boot=n_boot, rng=rng, median=False)
         conv = (lambda v: None if v is None else v * outcome.scale)
     out.update(effect=conv(cell.value), effect_lo=conv(cell.value_lo), effect_hi=conv(cell.value_hi))
+    # the single pairs' effects ("up to" in the seeds' sense is the largest of them)
+    per_pair = [conv(math.log(a / b)) if outcome.effect == "ratio" else conv(a - b) for a, b in both]
+    out.update(pair_min=min(per_pair), pair_max=max(per_pair))
     out["verdict"] = verdict(out["effect_lo"], out["effect_hi"], outcome)
     return out
 
@@ -104,7 +107,8 @@ def table(arms: pl.DataFrame, questions, groups_of, group_members, *, seed: int 
     schema = {"question": pl.String, "group": pl.String, "contrast": pl.String, "treatment": pl.String,
               "reference": pl.String, "outcome": pl.String, "effect_kind": pl.String, "n_pairs": pl.Int64,
               "dropped": pl.Int64, "reference_mean": pl.Float64, "treatment_mean": pl.Float64,
-              "effect": pl.Float64, "effect_lo": pl.Float64, "effect_hi": pl.Float64, "unit": pl.String,
+              "effect": pl.Float64, "effect_lo": pl.Float64, "effect_hi": pl.Float64, "pair_min": pl.Float64,
+              "pair_max": pl.Float64, "unit": pl.String,
               "verdict": pl.String}
     return pl.DataFrame(rows, schema=schema).select(COLUMNS)
 

@@ -1,7 +1,8 @@
 """The findings' tables as Markdown (docs/findings.md includes them as written).
 
 One table per question: a row per scenario group and contrast, a column per outcome of the
-question with ``effect [lo, hi]`` and the verdict's mark, and the number of pairs. Marks:
+question with ``effect [lo, hi]`` and the verdict's mark, the number of pairs, and for a ratio
+the range of the single pairs' effects (the smallest and the largest, "up to"). Marks:
 ``+`` helps, ``−`` hurts (the interval excludes no effect), ``~`` within noise, ``n/a`` too
 few pairs or no value.
 """
@@ -43,7 +44,9 @@ def _header(name: str) -> str:
 def question_table(effects: pl.DataFrame, question, groups: tuple[str, ...]) -> str:
     """The Markdown table of one question."""
     q = effects.filter(pl.col("question") == question.key)
-    head = ["scenario", "contrast", "pairs", *[_header(n) for n in question.outcomes]]
+    ratio_first = BY_NAME[question.outcomes[0]].effect == "ratio"
+    head = ["scenario", "contrast", "pairs", *[_header(n) for n in question.outcomes[:1]],
+            *(["pairs' range Δ%"] if ratio_first else []), *[_header(n) for n in question.outcomes[1:]]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for group in groups:
         for c in question.contrasts:
@@ -51,6 +54,11 @@ def question_table(effects: pl.DataFrame, question, groups: tuple[str, ...]) -> 
             by_outcome = {r["outcome"]: r for r in sub.iter_rows(named=True)}
             n = by_outcome.get(question.outcomes[0], {}).get("n_pairs") if by_outcome else 0
             cells = [cell(by_outcome.get(name), name) for name in question.outcomes]
+            if ratio_first:
+                r = by_outcome.get(question.outcomes[0])
+                span = ("—" if r is None or r["pair_min"] is None
+                        else f"{r['pair_min']:+.1f} … {r['pair_max']:+.1f}")
+                cells.insert(1, span)
             lines.append("| " + " | ".join([group, c.label, str(n or 0), *cells]) + " |")
     return "\n".join(lines) + "\n"
 

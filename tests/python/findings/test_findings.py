@@ -179,6 +179,7 @@ def test_ratio_effect_is_the_geometric_mean_of_paired_ratios():
     e = effects.effect([2.0, 8.0, 3.0], [1.0, 2.0, 3.0], o, rng=_rng(), n_boot=500)
     assert e["effect"] == pytest.approx((math.exp(np.mean(np.log([2, 4, 1]))) - 1) * 100)
     assert e["n_pairs"] == 3 and e["dropped"] == 0
+    assert (e["pair_min"], e["pair_max"]) == pytest.approx((0.0, 300.0))  # x1 and x4
     # every pair doubles: the interval is that exactly, and doubling goodput helps
     e = effects.effect([2.0, 4.0, 6.0, 8.0], [1.0, 2.0, 3.0, 4.0], o, rng=_rng(), n_boot=500)
     assert (e["effect"], e["effect_lo"], e["effect_hi"]) == pytest.approx((100.0, 100.0, 100.0))
