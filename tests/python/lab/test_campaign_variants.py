@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 
 import polars as pl
 import pytest
@@ -185,7 +186,7 @@ duration_s = 4
     acks = {}
     for name, b in (("base", base), ("knobs", knobs)):
         out = tmp_path / f"res-{name}"
-        subprocess.run(["python", "-m", "hsrtcp", "analyze", str(b), "-o", str(out), "-q", "--no-plot"], check=True)
+        subprocess.run([sys.executable, "-m", "hsrtcp", "analyze", str(b), "-o", str(out), "-q", "--no-plot"], check=True)
         f = pl.read_parquet(out / "flows.parquet").filter(pl.col("vantage") == "server")
         acks[name] = f["data_segments"][0] / f["pure_acks"][0]
     assert acks["knobs"] < 1.15 < 1.4 < acks["base"]
