@@ -38,9 +38,12 @@ def paired(arms: pl.DataFrame, treatment: str, reference: str, scenarios: tuple[
     (status ok), the outcomes as ``<name>_t`` and ``<name>_r``."""
     ok = arms.filter(pl.col("status") == "ok", pl.col("scenario").is_in(list(scenarios)))
     outcome_cols = [c for c in arms.columns if c in BY_NAME or c in ("spurious_ackl", "spurious_rtoei")]
-    t = ok.filter(pl.col("arm") == treatment).select("scenario", "seed", *[pl.col(c).alias(f"{c}_t") for c in outcome_cols])
-    r = ok.filter(pl.col("arm") == reference).select("scenario", "seed", *[pl.col(c).alias(f"{c}_r") for c in outcome_cols])
-    return t.join(r, on=["scenario", "seed"], how="inner").sort("scenario", "seed")
+
+    def side(arm: str, suffix: str) -> pl.DataFrame:
+        return ok.filter(pl.col("arm") == arm).select("scenario", "seed",
+                                                      *[pl.col(c).alias(f"{c}_{suffix}") for c in outcome_cols])
+
+    return side(treatment, "t").join(side(reference, "r"), on=["scenario", "seed"], how="inner").sort("scenario", "seed")
 
 
 def effect(t: list, r: list, outcome: Outcome, *, rng: np.random.Generator, n_boot: int = 2000,
