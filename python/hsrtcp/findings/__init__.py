@@ -119,7 +119,7 @@ def build(runs_dir: str | os.PathLike, results_root: str | os.PathLike, *, seed:
     if no_conn.height:
         notes.append(f"{no_conn.height} run(s) whose analysis has no connection: " + ", ".join(no_conn["run_id"]))
     eff = _effects.table(arms, questions.QUESTIONS, questions.groups_of, group_members, seed=seed,
-                         n_boot=n_boot, min_pairs=min_pairs)
+                         n_boot=n_boot, min_pairs=min_pairs, noise_key=questions.NOISE_KEY)
     cau = _effects.causes(arms, group_members, (*questions.HSR_SCENARIOS, questions.ALL_HSR), seed=seed,
                           n_boot=n_boot)
     return Findings(arms=arms, effects=eff, causes=cau, notes=notes)

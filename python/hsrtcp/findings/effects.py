@@ -15,6 +15,12 @@ the resampled units, percentile intervals at 95 %), reproducible per cell
 (:func:`hsrtcp.study.stats.rng_for`). The verdict says which way an interval points:
 ``helps`` / ``hurts`` when it excludes no effect, ``within noise`` when it does not,
 ``too few pairs`` below ``min_pairs``, ``no interval`` without bootstrap (``n_boot`` 0).
+
+The A/A contrast (the same arm twice on the same path) gives, per scenario group and outcome,
+the interval that pure noise produces (``noise_lo``, ``noise_hi``); ``beyond_noise`` says
+whether an effect's interval lies wholly outside it. With 5 pairs the percentile bootstrap
+is narrow (it covers less than its nominal 95 %), and the A/A cells show how often it calls
+an effect where there is none (docs/findings.md).
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from hsrtcp.study import stats
 #: one row per (question, group, contrast, outcome)
 COLUMNS = ("question", "group", "contrast", "treatment", "reference", "outcome", "effect_kind", "n_pairs",
            "dropped", "reference_mean", "treatment_mean", "effect", "effect_lo", "effect_hi", "pair_min",
-           "pair_max", "unit", "verdict")
+           "pair_max", "unit", "verdict", "noise_lo", "noise_hi", "beyond_noise")
 
 
 def paired(arms: pl.DataFrame, treatment: str, reference: str, scenarios: tuple[str, ...]) -> pl.DataFrame:
@@ -91,7 +97,7 @@ def verdict(lo: float | None, hi: float | None, outcome: Outcome) -> str:
 
 
 def table(arms: pl.DataFrame, questions, groups_of, group_members, *, seed: int = 0, n_boot: int = 2000,
-          min_pairs: int = 3) -> pl.DataFrame:
+          min_pairs: int = 3, noise_key: str = "noise") -> pl.DataFrame:
     """Every question's effects: per group (a scenario or a pooled set, ``group_members``
     maps a group to its scenarios), per contrast, per outcome of the question."""
     rows = []
@@ -113,7 +119,23 @@ def table(arms: pl.DataFrame, questions, groups_of, group_members, *, seed: int 
               "effect": pl.Float64, "effect_lo": pl.Float64, "effect_hi": pl.Float64, "pair_min": pl.Float64,
               "pair_max": pl.Float64, "unit": pl.String,
               "verdict": pl.String}
-    return pl.DataFrame(rows, schema=schema).select(COLUMNS)
+    out = pl.DataFrame(rows, schema=schema)
+    return with_noise(out, noise_key).select(COLUMNS)
+
+
+def with_noise(effects: pl.DataFrame, noise_key: str) -> pl.DataFrame:
+    """Attach the A/A interval of the same group and outcome and whether the effect's interval
+    lies wholly outside it (null when either interval is missing)."""
+    noise = (effects.filter(pl.col("question") == noise_key)
+             .select("group", "outcome", pl.col("effect_lo").alias("noise_lo"), pl.col("effect_hi").alias("noise_hi"))
+             .unique(subset=["group", "outcome"], keep="first"))
+    out = effects.join(noise, on=["group", "outcome"], how="left")
+    beyond = (pl.when(pl.col("effect_lo").is_null() | pl.col("noise_lo").is_null()).then(None)
+              .otherwise((pl.col("effect_lo") > pl.col("noise_hi")) | (pl.col("effect_hi") < pl.col("noise_lo"))))
+    return out.with_columns(
+        pl.when(pl.col("question") == noise_key).then(None).otherwise(beyond).alias("beyond_noise"),
+        *[pl.when(pl.col("question") == noise_key).then(None).otherwise(pl.col(c)).alias(c)
+          for c in ("noise_lo", "noise_hi")])
 
 
 def causes(arms: pl.DataFrame, group_members, groups, *, seed: int = 0, n_boot: int = 2000,

@@ -2,7 +2,8 @@
 
 Two panels side by side (two columns wide): the question's first two outcomes. A row per
 scenario group, a marker per contrast (Okabe–Ito colours and distinct markers, so they stay
-apart in greyscale); the vertical line is "no effect". Drawn in the look of hsrtcp.plot
+apart in greyscale); the vertical line is "no effect", the grey band of a row the A/A
+interval of that scenario (the same arm run twice): an effect inside it is noise. Drawn in the look of hsrtcp.plot
 (:mod:`hsrtcp.plot.style`): a :class:`matplotlib.figure.Figure` without pyplot, vector text,
 no creation date, so the same effects give the same file.
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from hsrtcp.findings.outcomes import BY_NAME
-from hsrtcp.findings.questions import Question
+from hsrtcp.findings.questions import NOISE_KEY, Question
 from hsrtcp.plot import style
 
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
@@ -47,6 +48,18 @@ def draw(effects: pl.DataFrame, question: Question, groups: tuple[str, ...]):
         conv = (lambda v: 1.0 + v / 100.0) if ratio else (lambda v: v)
         ax.axvline(conv(0.0), color=style.GREY, linewidth=0.8, zorder=1)
         ends = [conv(0.0)]
+        if question.key != NOISE_KEY:
+            # the A/A interval of the row: what running the same arm twice gives
+            labelled = False
+            for g, group in enumerate(groups):
+                nz = effects.filter((pl.col("question") == NOISE_KEY) & (pl.col("group") == group)
+                                    & (pl.col("outcome") == name))
+                if nz.height and nz["effect_lo"][0] is not None:
+                    a, b = conv(nz["effect_lo"][0]), conv(nz["effect_hi"][0])
+                    ax.fill_betweenx([g - 0.42, g + 0.42], a, b, color=style.GREY, alpha=0.22, linewidth=0,
+                                     zorder=0, label=None if labelled else "A/A noise (95 %)")
+                    labelled = True
+                    ends += [a, b]
         for k, label in enumerate(contrasts):
             color = style.CYCLE[k % len(style.CYCLE)]
             marker = MARKERS[k % len(MARKERS)]
@@ -76,7 +89,7 @@ def draw(effects: pl.DataFrame, question: Question, groups: tuple[str, ...]):
     axes[0].set_yticklabels(groups)
     axes[0].set_ylim(len(groups) - 0.5, -0.5)
     fig.suptitle(question.title, fontsize=7.5)
-    style.legend_below(fig, axes[0], ncol=min(4, len(contrasts)))
+    style.legend_below(fig, axes[0], ncol=min(5, len(contrasts) + 1))
     return fig
 
 
@@ -86,7 +99,8 @@ def _log_ratio_axis(ax, lo: float, hi: float) -> None:
 
     ax.set_xscale("log")
     ax.set_xlim(min(lo, 0.9) / 1.25, max(hi, 1.1) * 1.25)
-    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    narrow = max(hi, 1.1) / min(lo, 0.9) < 20
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0) if narrow else (1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
 

@@ -3,8 +3,9 @@
 One table per question: a row per scenario group and contrast, a column per outcome of the
 question with ``effect [lo, hi]`` and the verdict's mark, the number of pairs, and for a ratio
 the range of the single pairs' effects (the smallest and the largest, "up to"). Marks:
-``+`` helps, ``−`` hurts (the interval excludes no effect), ``~`` within noise, ``n/a`` too
-few pairs or no value.
+``+`` helps, ``−`` hurts (the interval excludes no effect), doubled (``++``, ``−−``) when the
+interval also lies wholly outside the A/A interval of the same scenario and outcome, ``~``
+within noise, ``n/a`` too few pairs or no value.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ def cell(row: dict, name: str) -> str:
     d = _digits(name)
     unit = "%" if BY_NAME[name].effect == "ratio" else ""
     mark = MARK.get(row["verdict"], "")
+    if mark in ("+", "−") and row.get("beyond_noise"):
+        mark *= 2
     return f"{_num(row['effect'], d)}{unit} [{_num(row['effect_lo'], d)}, {_num(row['effect_hi'], d)}] {mark}".strip()
 
 

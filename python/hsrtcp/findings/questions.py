@@ -53,9 +53,13 @@ TLP_RACK = (Contrast("cubic", "cubic-tlp-rack-off", "TLP+RACK on vs off"),)
 #: A/A: the baseline run twice on the same path (campaigns/mitigations-aa.toml): only noise
 NOISE = (Contrast("cubic-aa", "cubic", "cubic again vs cubic (A/A)"),)
 
+#: the key of the A/A question: its intervals are the noise floor the others are held against
+NOISE_KEY = "noise"
+
 QUESTIONS = (
     Question("noise", "How big is the lab's noise? The same arm run twice on the same path", NOISE,
-             ("goodput_bps", "timeouts", "spurious_timeouts", "timeout_recovery_s", "p_d", "dupack_rate")),
+             ("goodput_bps", "timeouts", "spurious_timeouts", "spurious_rto_rate", "timeout_recovery_s",
+              "interrupted", "dupack_rate", "p_d")),
     Question("cc", "Which congestion control does best on a train, and what does hsrbbr gain?", CC,
              ("goodput_bps", "timeouts", "spurious_timeouts", "timeout_recovery_s", "p_d")),
     Question("frto", "Does F-RTO help against spurious timeouts?", FRTO,

@@ -203,6 +203,26 @@ def test_difference_effect_scale_and_verdicts():
     assert effects.effect([1.0, 2.0, 3.0], [1.0, 1.0, 1.0], o, rng=_rng(), n_boot=0)["verdict"] == "no interval"
 
 
+def test_effects_are_held_against_the_a_a_interval():
+    rows = [  # (question, group, outcome, effect, lo, hi)
+        ("noise", "cruise", "goodput_bps", 1.0, -20.0, 25.0),
+        ("frto", "cruise", "goodput_bps", 40.0, 30.0, 50.0),     # beyond the A/A interval
+        ("frto", "cruise", "p_d", 1.0, 0.5, 1.5),                # no A/A cell for p_d here
+        ("cc", "cruise", "goodput_bps", 20.0, 10.0, 30.0),       # overlaps it
+        ("cc", "urban", "goodput_bps", 20.0, 10.0, 30.0),        # no A/A for urban
+    ]
+    df = pl.DataFrame([dict(zip(("question", "group", "outcome", "effect", "effect_lo", "effect_hi"), r))
+                       for r in rows])
+    out = effects.with_noise(df, "noise")
+    got = {(r["question"], r["group"], r["outcome"]): (r["beyond_noise"], r["noise_lo"])
+           for r in out.iter_rows(named=True)}
+    assert got[("frto", "cruise", "goodput_bps")] == (True, -20.0)
+    assert got[("cc", "cruise", "goodput_bps")] == (False, -20.0)
+    assert got[("frto", "cruise", "p_d")] == (None, None)
+    assert got[("cc", "urban", "goodput_bps")] == (None, None)
+    assert got[("noise", "cruise", "goodput_bps")] == (None, None)
+
+
 def test_per_run_keeps_unmeasured_counts_null():
     sf = pl.DataFrame({"result": ["a", "b"], "acked_bytes": [1000, 0], "duration_s": [2.0, 0.0],
                        "spurious_2v": [None, 2], "timeout_sequences": [1, None], "failed": [False, True],
