@@ -33,7 +33,7 @@ from hsrtcp.findings.runs import read_runs
 
 #: arms in table order (campaigns/mitigations.toml)
 ARM_ORDER = ["cubic", "reno", "bbr", "hsrbbr", "cubic-frto-off", "cubic-quickack", "cubic-rtomin50",
-             "cubic-rtomin1000", "cubic-tlp-rack-off", "cubic-aa"]
+             "cubic-rtomin1000", "cubic-tlp-rack-off", "bbr-frto-off", "bbr-quickack", "cubic-aa"]
 
 
 def group_members(group: str) -> tuple[str, ...]:

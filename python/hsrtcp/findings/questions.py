@@ -43,8 +43,10 @@ CC = (
     Contrast("bbr", "cubic", "bbr vs cubic"),
     Contrast("reno", "cubic", "reno vs cubic"),
 )
-FRTO = (Contrast("cubic", "cubic-frto-off", "F-RTO on vs off"),)
-QUICKACK = (Contrast("cubic-quickack", "cubic", "no delayed ACK vs delayed"),)
+FRTO = (Contrast("cubic", "cubic-frto-off", "F-RTO on vs off"),
+        Contrast("bbr", "bbr-frto-off", "F-RTO on vs off (bbr)"))
+QUICKACK = (Contrast("cubic-quickack", "cubic", "no delayed ACK vs delayed"),
+            Contrast("bbr-quickack", "bbr", "no delayed ACK vs delayed (bbr)"))
 RTO_MIN = (
     Contrast("cubic-rtomin50", "cubic", "rto_min 50 ms vs 200 ms"),
     Contrast("cubic-rtomin1000", "cubic", "rto_min 1 s vs 200 ms"),
