@@ -18,7 +18,8 @@ from hsrtcp.findings.outcomes import BY_NAME
 from hsrtcp.findings.questions import NOISE_KEY, Question
 from hsrtcp.plot import style
 
-MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
+# 11 markers against 8 colours: every contrast of a figure (at most 11) has its own pair
+MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*", "<", ">", "h")
 
 
 def _axis_label(name: str) -> str:
@@ -36,7 +37,8 @@ def draw(effects: pl.DataFrame, question: Question, groups: tuple[str, ...]):
 
     outcomes = question.outcomes[:2]
     contrasts = [c.label for c in question.contrasts]
-    height = 0.55 + 0.2 * len(groups) * max(1, min(len(contrasts), 4)) ** 0.5
+    one_group = len(groups) == 1  # then each contrast is a row of its own, named on the axis
+    height = (0.9 + 0.17 * len(contrasts)) if one_group else 0.55 + 0.2 * len(groups) * max(1, min(len(contrasts), 4)) ** 0.5
     fig = Figure(figsize=(2 * style.COLUMN_WIDTH_IN, max(style.HEIGHT_IN * 0.8, height)), layout="constrained")
     axes = fig.subplots(1, len(outcomes), sharey=True, squeeze=False)[0]
     q = effects.filter(pl.col("question") == question.key)
@@ -85,11 +87,22 @@ def draw(effects: pl.DataFrame, question: Question, groups: tuple[str, ...]):
         ax.grid(axis="y", visible=False)
         if len(groups) > 1 and groups[-1] == "static":  # the control path apart from the HSR ones
             ax.axhline(len(groups) - 1.5, color=style.GREY, linewidth=0.5, linestyle=":")
-    axes[0].set_yticks(range(len(groups)))
-    axes[0].set_yticklabels(groups)
+    if one_group:
+        ys = [(k - (len(contrasts) - 1) / 2) * step for k in range(len(contrasts))]
+        axes[0].set_yticks(ys)
+        axes[0].set_yticklabels([f"{groups[0]}: {c}" for c in contrasts])
+    else:
+        axes[0].set_yticks(range(len(groups)))
+        axes[0].set_yticklabels(groups)
     axes[0].set_ylim(len(groups) - 0.5, -0.5)
     fig.suptitle(question.title, fontsize=7.5)
-    style.legend_below(fig, axes[0], ncol=min(5, len(contrasts) + 1))
+    if one_group:  # the contrasts are named on the axis: the legend keeps the A/A band only
+        handles, labels = axes[0].get_legend_handles_labels()
+        keep = [(h, lab) for h, lab in zip(handles, labels) if lab.startswith("A/A")]
+        if keep:
+            fig.legend(*zip(*keep), loc="outside lower center", ncol=1)
+    else:
+        style.legend_below(fig, axes[0], ncol=min(5, len(contrasts) + 1))
     return fig
 
 
