@@ -7,7 +7,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
 PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pynmea2 gpxpy 'dask[distributed]' pytest hypothesis selenium
 
-.PHONY: help demo test test-rust test-python build venv sysdeps rattan ebpf bench bench-lab bench-corpus fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair lint clean study
+.PHONY: help demo test test-rust test-python build venv sysdeps rattan ebpf bench bench-lab bench-corpus fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair lint clean study findings
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -108,6 +108,24 @@ study: build sysdeps rattan  ## study campaign (root, ~20 min) -> analyze bundle
 	@set -e; for b in $(STUDY_OUT)/runs/[0-9]*/; do r=$(STUDY_OUT)/results/$$(basename $$b); \
 	  [ -f $$r/context.parquet ] || $(PY) -m hsrtcp analyze $$b -o $$r -q --no-plot || echo "warning: $$b not analyzed"; done
 	$(PY) -m hsrtcp study $(STUDY_OUT)/results/* -o $(STUDY_OUT)/tables --by workload
+
+# The mitigation study of issue 21 (docs/findings.md): the campaign, its A/A noise campaign and
+# two knobs on bbr (root; 225 + 25 + 50 runs, ~85 min as FINDINGS_SHARDS processes at once,
+# each whole seed x scenario blocks; an interrupted campaign continues), every bundle analyzed
+# into its own results directory, then the paired effects, tables and figures.
+FINDINGS_OUT ?= out/findings
+FINDINGS_SHARDS ?= 2
+findings: build sysdeps rattan ebpf  ## mitigation study (root, ~85 min) -> analyze bundles -> effects, tables, figures in out/findings/report
+	@for c in mitigations mitigations-aa mitigations-bbr; do pids=""; for k in $$(seq 0 $$(($(FINDINGS_SHARDS) - 1))); do \
+	  $(PY) -m hsrtcp campaign campaigns/$$c.toml -o $(FINDINGS_OUT)/$$c --shard $$k/$(FINDINGS_SHARDS) \
+	    --no-progress & pids="$$pids $$!"; done; \
+	  for p in $$pids; do wait $$p || echo "warning: some runs of $$c failed (see their manifest.json)"; done; done
+	@for b in $(FINDINGS_OUT)/mitigations/[0-9]*/ $(FINDINGS_OUT)/mitigations-aa/[0-9]*/ \
+	  $(FINDINGS_OUT)/mitigations-bbr/[0-9]*/; do \
+	  r=$(FINDINGS_OUT)/results/$$(basename $$b); \
+	  [ -f $$r/flows.parquet ] || $(PY) -m hsrtcp analyze $$b -o $$r -q --no-plot || echo "warning: $$b not analyzed"; done
+	$(PY) -m hsrtcp.findings $(FINDINGS_OUT)/mitigations $(FINDINGS_OUT)/results \
+	  --also-runs $(FINDINGS_OUT)/mitigations-aa --also-runs $(FINDINGS_OUT)/mitigations-bbr -o $(FINDINGS_OUT)/report
 
 # Fuzzing (fuzz/README.md): each target alone for FUZZ_SECONDS, from the committed seeds
 # (fuzz/seeds/<target>, read only) plus the corpus it grows (fuzz/corpus/<target>, ignored).

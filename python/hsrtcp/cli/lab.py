@@ -203,20 +203,30 @@ def emulate(scenario, duration, mptcp, sysctls, out, timeout, right_cmd, command
 @click.option("--out", "-o", "out", type=click.Path(file_okay=False), help="Runs directory (required unless --list).")
 @click.option("--no-progress", is_flag=True, help="No progress bar (for logs).")
 @click.option("--list", "list_only", is_flag=True, help="Only list the runs it would do.")
+@click.option("--shard", default=None, metavar="K/N",
+              help="Only shard K of N (0-based; whole seed x scenario blocks), for N processes sharing OUT.")
 @_lab_errors
-def campaign(campaign_file, out, no_progress, list_only) -> None:
-    """Run a campaign: scenarios × congestion controls × flow types × repetitions, one bundle
-    per run in OUT/<run_id>/ (format: docs/formats/bundle.md)."""
+def campaign(campaign_file, out, no_progress, list_only, shard) -> None:
+    """Run a campaign: scenarios × congestion controls (or [[variants]]) × flow types ×
+    repetitions, one bundle per run in OUT/<run_id>/ (format: docs/formats/bundle.md)."""
     from hsrtcp.lab import campaign as cp
 
     c = cp.load(campaign_file)
+    shard_kn = None
+    if shard is not None:
+        try:
+            k, n = (int(x) for x in shard.split("/"))
+            cp.shard_of([], k, n)
+        except ValueError:
+            raise click.UsageError(f"--shard must be K/N with 0 <= K < N, got {shard!r}") from None
+        shard_kn = (k, n)
     if list_only:
-        for r in c.runs():
+        for r in (cp.shard_of(c.runs(), *shard_kn) if shard_kn else c.runs()):
             click.echo(r["run_id"])
         return
     if not out:
         raise click.UsageError("--out/-o RUNS is required")
-    results = cp.run(c, out, progress=not no_progress)
+    results = cp.run(c, out, progress=not no_progress, shard=shard_kn)
     failed = [r for r in results if r["status"] == "failed"]
     click.echo(f"{len(results)} runs, {len(failed)} failed; bundles in {out}", err=True)
     for r in failed:

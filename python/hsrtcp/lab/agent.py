@@ -113,6 +113,22 @@ class Agent:
         snapshot.update(applied)
         (self.run_dir / f"sysctls-{self.role}.json").write_text(json.dumps(snapshot, indent=1, sort_keys=True))
 
+    def apply_route_knobs(self) -> None:
+        """The plan's per-route TCP knobs (``rto_min_ms``, ``quickack``) on every route of the
+        namespace's main table and of the per-path tables; the routes before and after go to
+        ``routes-<role>.json`` (kept in the bundle as the witness of what was set)."""
+        knobs = self.plan.get("route") or {}
+        if not knobs:
+            return
+        tables = ["main"] + [str(100 + p) for p in range(2, int(self.plan.get("paths", 1)) + 1)]
+        record = {"knobs": knobs, "before": {}, "after": {}}
+        for table in tables:
+            record["before"][table] = _routes(table)
+            for r in record["before"][table]:
+                self.sh("ip", "route", "change", *route_spec(r), "table", table, *route_knobs(knobs))
+            record["after"][table] = _routes(table)
+        (self.run_dir / f"routes-{self.role}.json").write_text(json.dumps(record, indent=1))
+
     def stop_children(self) -> None:
         for name, proc in reversed(self.children):
             if proc.poll() is None:
@@ -178,6 +194,7 @@ class Agent:
     # -- roles
     def run_right(self) -> int:
         self.apply_sysctls()
+        self.apply_route_knobs()
         if self.plan.get("mptcp"):
             self.mptcp_limits()
         cap = self.run_dir / "capture"
@@ -216,6 +233,7 @@ class Agent:
             self.sh("ip", "rule", "add", "from", f"10.1.{p}.1", "table", table)
             self.sh("ip", "route", "add", "10.2.1.1", "dev", dev, "table", table)
             self.sh("ip", "route", "add", "default", "via", "10.2.1.1", "dev", dev, "onlink", "table", table)
+        self.apply_route_knobs()
         if self.plan.get("mptcp"):
             self.mptcp_limits()
             flags = self.mptcp_options().get("endpoint_flags", ["subflow"])
@@ -258,6 +276,40 @@ class Agent:
         time.sleep(float(self.plan.get("linger_s", 1.0)))
         self.record_nstat()
         return rc
+
+
+def _routes(table: str) -> list[dict]:
+    res = subprocess.run(["ip", "-j", "route", "show", "table", table], capture_output=True, text=True, check=True)
+    return json.loads(res.stdout or "[]")
+
+
+def route_spec(r: dict) -> list[str]:
+    """The arguments that name one route of ``ip -j route show`` for ``ip route change``."""
+    argv = [r["dst"]]
+    if r.get("gateway"):
+        argv += ["via", r["gateway"]]
+    if r.get("dev"):
+        argv += ["dev", r["dev"]]
+    for key in ("protocol", "scope"):
+        if r.get(key):
+            argv += ["proto" if key == "protocol" else key, str(r[key])]
+    if r.get("prefsrc"):
+        argv += ["src", r["prefsrc"]]
+    if "onlink" in (r.get("flags") or []):
+        argv.append("onlink")
+    return argv
+
+
+def route_knobs(knobs: dict) -> list[str]:
+    """ip-route(8) metrics of the TCP knobs: ``rto_min_ms`` -> ``rto_min <n>ms`` (the lower
+    bound of the retransmission timeout, 200 ms by default), ``quickack`` -> ``quickack 1``
+    (no delayed ACKs: every segment is acknowledged at once)."""
+    argv: list[str] = []
+    if knobs.get("rto_min_ms") is not None:
+        argv += ["rto_min", f"{int(knobs['rto_min_ms'])}ms"]
+    if "quickack" in knobs:
+        argv += ["quickack", "1" if knobs["quickack"] else "0"]
+    return argv
 
 
 def main(argv: list[str]) -> int:

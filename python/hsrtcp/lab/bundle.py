@@ -133,6 +133,7 @@ def finalize(run_dir: Path, outcome, compiled, meta: dict, versions: dict | None
         "mptcp": meta.get("mptcp", False),
         "repetition": meta.get("repetition"),
         "campaign": meta.get("campaign"),
+        **({"variant": meta["variant"]} if meta.get("variant") else {}),
         "seeds": {"scenario": compiled.seed, "rattan_cells": rattan.loss_seeds(cfg)},
         "sysctls": sysctls,
         "start_time": outcome.started_at,

@@ -28,6 +28,24 @@ A campaign file (TOML; paths are relative to the file)::
     type = "size"
     size = "2MB"
 
+Arms of a paired study (baseline plus one factor at a time, docs/findings.md) are
+``[[variants]]`` instead of ``ccs``: each names a congestion control and its own knobs, and
+a scenario entry may be a table that picks a window of the trip::
+
+    [campaign]
+    scenarios = [{file = "../scenarios/bt-300kmh.toml", start_s = 800, label = "cruise"}]
+    reseed = true
+
+    [[variants]]
+    name = "cubic-frto0"     # run ids and the manifest's "variant" carry the name
+    cc = "cubic"
+    sysctls = {"net.ipv4.tcp_frto" = 0}     # on top of the campaign's [sysctls]
+    route = {rto_min_ms = 50, quickack = true}  # `ip route change ... rto_min 50ms quickack 1`
+
+With variants the runs go in blocks: repetition (trip seed), then scenario, then every
+variant, so the arms of one pair run minutes apart and a campaign stopped early leaves
+complete blocks.
+
 Runs go to ``RUNS/<run_id>/`` (``<index>_<scenario>_<cc>_<flow>_r<rep>``), each built in a
 ``RUNS/.partial-<run_id>`` directory and renamed when complete, so an interrupted campaign
 never leaves a half bundle under a final name, and re-running the same campaign skips the
@@ -50,6 +68,10 @@ from hsrtcp.lab import bundle, emulate, netns
 from hsrtcp.lab.measure import FLOW_TYPES, FlowSpec, parse_size
 
 _KNOWN_CAMPAIGN_KEYS = {"name", "scenarios", "ccs", "repetitions", "mptcp", "duration_s", "snaplen", "reseed"}
+_KNOWN_SCENARIO_KEYS = {"file", "start_s", "label"}
+_KNOWN_VARIANT_KEYS = {"name", "cc", "sysctls", "route"}
+#: per-route TCP knobs a variant may set (ip-route(8) metrics; applied by the lab agents)
+ROUTE_KEYS = {"rto_min_ms": (1, 120_000), "quickack": None}
 _KNOWN_FLOW_KEYS = {"type", "duration_s", "size", "size_bytes", "count", "gap_s", "direction", "quickack",
                     "rate_bps", "payload_bytes", "label"}
 
@@ -68,13 +90,35 @@ class Campaign:
     reseed: bool = False
     mptcp_options: dict = field(default_factory=dict)
     source: Path | None = None
+    #: per scenario (same order): window start in trip seconds and a name for run ids, or None
+    scenario_starts: list = field(default_factory=list)
+    scenario_labels: list = field(default_factory=list)
+    #: the arms of a paired design ({"name", "cc", "sysctls", "route"}); empty: ``ccs`` alone
+    variants: list[dict] = field(default_factory=list)
+
+    def scenario_label(self, i: int) -> str:
+        labels = self.scenario_labels
+        return labels[i] if i < len(labels) and labels[i] else _slug(self.scenarios[i].stem)
+
+    def scenario_start(self, i: int) -> float | None:
+        return self.scenario_starts[i] if i < len(self.scenario_starts) else None
 
     def runs(self) -> list[dict]:
         out = []
-        combos = itertools.product(self.scenarios, self.ccs, self.flows, range(1, self.repetitions + 1))
-        for i, (sc, cc, flow, rep) in enumerate(combos, 1):
-            run_id = f"{i:03d}_{_slug(sc.stem)}_{cc}_{flow_label(flow)}_r{rep}"
-            out.append({"run_id": run_id, "scenario": sc, "cc": cc, "flow": flow, "repetition": rep})
+        if self.variants:
+            # blocks: a trip seed, a scenario, then every arm (see the module docstring)
+            combos = itertools.product(range(1, self.repetitions + 1), range(len(self.scenarios)),
+                                       self.variants, self.flows)
+            for i, (rep, si, var, flow) in enumerate(combos, 1):
+                run_id = f"{i:03d}_{_slug(self.scenario_label(si))}_{_slug(var['name'])}_{flow_label(flow)}_r{rep}"
+                out.append({"run_id": run_id, "scenario": self.scenarios[si], "scenario_index": si,
+                            "cc": var["cc"], "variant": var, "flow": flow, "repetition": rep})
+            return out
+        combos = itertools.product(enumerate(self.scenarios), self.ccs, self.flows, range(1, self.repetitions + 1))
+        for i, ((si, sc), cc, flow, rep) in enumerate(combos, 1):
+            run_id = f"{i:03d}_{_slug(self.scenario_label(si))}_{cc}_{flow_label(flow)}_r{rep}"
+            out.append({"run_id": run_id, "scenario": sc, "scenario_index": si, "cc": cc, "flow": flow,
+                        "repetition": rep})
         return out
 
 
@@ -115,13 +159,36 @@ def load(path: str | Path) -> Campaign:
     scen = c.get("scenarios")
     if not isinstance(scen, list) or not scen:
         raise InputError(f"{path}: [campaign] scenarios must be a non-empty list of files")
-    scenarios = []
-    for s in scen:
+    scenarios, starts, labels = [], [], []
+    for k, s in enumerate(scen):
+        start = label = None
+        if isinstance(s, dict):
+            where = f"{path}: [campaign] scenarios #{k + 1}"
+            unknown = set(s) - _KNOWN_SCENARIO_KEYS
+            if unknown:
+                raise InputError(f"{where}: unknown keys {sorted(unknown)} (known: {sorted(_KNOWN_SCENARIO_KEYS)})")
+            if not isinstance(s.get("file"), str):
+                raise InputError(f"{where}: needs file = \"<scenario.toml>\"")
+            start = s.get("start_s")
+            if start is not None and (isinstance(start, bool) or not isinstance(start, (int, float))
+                                      or not 0 <= start <= 12 * 3600):
+                raise InputError(f"{where}: start_s must be a trip time within 0..43200 s")
+            label = s.get("label")
+            if label is not None and (not isinstance(label, str) or not label.strip()):
+                raise InputError(f"{where}: label must be a non-empty name")
+            s = s["file"]
+        elif not isinstance(s, str):
+            raise InputError(f"{path}: [campaign] scenarios #{k + 1} must be a file name or a table with file")
         p = Path(s) if Path(s).is_absolute() else (path.parent / s)
         if not p.is_file():
             raise InputError(f"{path}: scenario {s!r} not found (looked at {p})")
         scenarios.append(p.resolve())
-    ccs = c.get("ccs", ["cubic"])
+        starts.append(None if start is None else float(start))
+        labels.append(label)
+    variants = _variants(path, raw.get("variants"))
+    if variants and "ccs" in c:
+        raise InputError(f"{path}: give either [campaign] ccs or [[variants]] (each variant names its cc)")
+    ccs = [v["cc"] for v in variants] if variants else c.get("ccs", ["cubic"])
     if not isinstance(ccs, list) or not ccs or not all(isinstance(x, str) for x in ccs):
         raise InputError(f"{path}: [campaign] ccs must be a list of names, e.g. [\"cubic\", \"bbr\"]")
     from hsrtcp.lab.measure import available_ccs
@@ -129,7 +196,7 @@ def load(path: str | Path) -> Campaign:
     from hsrtcp.lab import ebpf  # eBPF algorithms are registered per run by emulate.run
 
     offered = available_ccs() + [n for n in ebpf.ALGORITHMS if n not in available_ccs()]
-    for cc in ccs:
+    for cc in dict.fromkeys(ccs):
         if ebpf.is_ebpf(cc) and cc not in available_ccs() and ebpf.missing_toolchain():
             raise InputError(f"{path}: congestion control {cc!r} is built with eBPF here, but: "
                              f"{ebpf.missing_toolchain()}")
@@ -166,7 +233,8 @@ def load(path: str | Path) -> Campaign:
     return Campaign(name=str(c.get("name", path.stem)), scenarios=scenarios, ccs=ccs, flows=flows,
                     repetitions=reps, mptcp=bool(c.get("mptcp", False)), duration_s=duration,
                     sysctls=dict(sysctls), snaplen=int(c.get("snaplen", 128)), reseed=bool(c.get("reseed", False)),
-                    mptcp_options=mptcp_options, source=path.resolve())
+                    mptcp_options=mptcp_options,
+                    source=path.resolve(), scenario_starts=starts, scenario_labels=labels, variants=variants)
 
 
 _ENDPOINT_FLAGS = {"subflow", "signal", "backup", "fullmesh"}
@@ -192,6 +260,48 @@ def _mptcp_options(raw: object, path: Path) -> dict:
     return dict(raw)
 
 
+def _variants(path: Path, raw) -> list[dict]:
+    """The ``[[variants]]`` of a campaign, checked: unique names, a cc, net.* sysctls and
+    known route knobs (:data:`ROUTE_KEYS`)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not raw:
+        raise InputError(f"{path}: [[variants]] must list at least one variant")
+    out, names = [], set()
+    for i, v in enumerate(raw):
+        where = f"{path}: [[variants]] #{i + 1}"
+        if not isinstance(v, dict):
+            raise InputError(f"{where}: must be a table")
+        unknown = set(v) - _KNOWN_VARIANT_KEYS
+        if unknown:
+            raise InputError(f"{where}: unknown keys {sorted(unknown)} (known: {sorted(_KNOWN_VARIANT_KEYS)})")
+        name = v.get("name")
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}", name):
+            raise InputError(f"{where}: name must match [A-Za-z0-9][A-Za-z0-9_.-]{{0,39}}")
+        if name in names:
+            raise InputError(f"{where}: variant name {name!r} given twice")
+        names.add(name)
+        if not isinstance(v.get("cc"), str):
+            raise InputError(f"{where}: needs cc = \"<congestion control>\"")
+        sysctls = v.get("sysctls", {})
+        if not isinstance(sysctls, dict) or not all(str(k).startswith("net.") for k in sysctls):
+            raise InputError(f"{where}: sysctls may only hold per-namespace net.* keys")
+        route = v.get("route", {})
+        if not isinstance(route, dict):
+            raise InputError(f"{where}: route must be a table, e.g. {{rto_min_ms = 50}}")
+        for key, val in route.items():
+            if key not in ROUTE_KEYS:
+                raise InputError(f"{where}: route key {key!r} unknown (known: {sorted(ROUTE_KEYS)})")
+            bounds = ROUTE_KEYS[key]
+            if bounds is None:
+                if not isinstance(val, bool):
+                    raise InputError(f"{where}: route {key} must be true or false")
+            elif isinstance(val, bool) or not isinstance(val, int) or not bounds[0] <= val <= bounds[1]:
+                raise InputError(f"{where}: route {key} must be a whole number within {bounds[0]}..{bounds[1]}")
+        out.append({"name": name, "cc": v["cc"], "sysctls": dict(sysctls), "route": dict(route)})
+    return out
+
+
 def _flow_spec(flow: dict, cc: str, mptcp: bool, duration: float | None) -> FlowSpec:
     f = dict(flow)
     if f["type"] in ("duration", "udp", "concurrent", "conjunction") and not f.get("duration_s") and not f.get("size_bytes"):
@@ -202,27 +312,46 @@ def _flow_spec(flow: dict, cc: str, mptcp: bool, duration: float | None) -> Flow
     return spec.validate()
 
 
+def shard_of(runs: list[dict], k: int, n: int) -> list[dict]:
+    """The runs of shard ``k`` of ``n`` (0-based): whole blocks of a trip seed and a scenario
+    (every arm of a pair in the same shard), block i going to shard i mod n."""
+    if not (isinstance(k, int) and isinstance(n, int) and n >= 1 and 0 <= k < n):
+        raise ValueError(f"shard must be K/N with 0 <= K < N, got {k}/{n}")
+    blocks: dict[tuple, int] = {}
+    out = []
+    for r in runs:
+        b = blocks.setdefault((r["repetition"], r.get("scenario_index", 0)), len(blocks))
+        if b % n == k:
+            out.append(r)
+    return out
+
+
 def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed: bool = True,
-        on_result=None) -> list[dict]:
+        on_result=None, shard: tuple[int, int] | None = None) -> list[dict]:
     """Run every combination; return one summary dict per run (``run_id``, ``status``, ``path``).
 
     Completed bundles already present in ``out`` are skipped. Ctrl-C stops after cleaning
     up the current run (its partial directory is removed) and re-raises.
+
+    ``shard = (k, n)``: only the runs of :func:`shard_of`, so that n processes share one
+    campaign directory (each recovers only its own runs' partial directories). Whether
+    concurrent runs distort each other depends on the machine: docs/lab.md says how to check.
     """
     netns.require_root("a campaign")
     netns.require_tools("rattan", "tcpdump", "ip")
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    runs = campaign.runs()
+    all_runs = campaign.runs()
+    runs = shard_of(all_runs, *shard) if shard else all_runs
     compiled: dict[tuple, emulate.Compiled] = {}
     versions = bundle.tool_versions()
     summaries: list[dict] = []
     (out / "campaign.json").write_text(json.dumps(
-        {"name": campaign.name, "source": str(campaign.source), "runs": [r["run_id"] for r in runs]}, indent=1))
+        {"name": campaign.name, "source": str(campaign.source), "runs": [r["run_id"] for r in all_runs]}, indent=1))
     if campaign.source and campaign.source.is_file():
         shutil.copyfile(campaign.source, out / "campaign.toml")
 
-    recover_partials(out)
+    recover_partials(out, only={r["run_id"] for r in runs} if shard else None)
     prog = _Progress(len(runs), enabled=progress)
     try:
         for r in runs:
@@ -232,21 +361,27 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
                 prog.advance(r["run_id"], 0.0)
                 continue
             sc = r["scenario"]
-            key = (sc, r["repetition"] if campaign.reseed else 1)
+            si = r.get("scenario_index", 0)
+            start = campaign.scenario_start(si)
+            key = (sc, start, r["repetition"] if campaign.reseed else 1)
             if key not in compiled:
                 seed = None
                 if campaign.reseed:
                     from hsrtcp.lab import scenario as scenario_mod
 
                     seed = scenario_mod.load(sc).seed + r["repetition"] - 1
-                name = _slug(sc.stem) + (f"-seed{seed}" if seed is not None else "")
-                compiled[key] = emulate.compile_source(sc, out / ".scenarios" / name, campaign.duration_s, seed=seed)
+                name = _slug(campaign.scenario_label(si)) + (f"-seed{seed}" if seed is not None else "")
+                compiled[key] = emulate.compile_source(sc, out / ".scenarios" / name, campaign.duration_s, seed=seed,
+                                                       **({"start_s": start} if start is not None else {}))
             comp = compiled[key]
             # a conjunction instance always needs the MPTCP endpoints of every path
             mptcp = campaign.mptcp or r["flow"]["type"] == "conjunction"
             spec = _flow_spec(r["flow"], r["cc"], mptcp, campaign.duration_s or comp.duration_s)
             partial = out / f".partial-{r['run_id']}"
             shutil.rmtree(partial, ignore_errors=True)
+            variant = r.get("variant")
+            sysctls = {**campaign.sysctls, **(variant["sysctls"] if variant else {})}
+            extra = {"route": variant["route"]} if variant and variant["route"] else {}
             t_start = time.monotonic()
             prog.start(r["run_id"])
             try:
@@ -255,13 +390,16 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
                                       # applies to every subflow). The namespace default cannot be
                                       # set to a restricted cc outside the init namespace (EPERM).
                                       mptcp=(campaign.mptcp_options or True) if mptcp else False,
-                                      snaplen=campaign.snaplen, sysctls=campaign.sysctls,
-                                      duration_s=campaign.duration_s)
+                                      snaplen=campaign.snaplen, sysctls=sysctls,
+                                      duration_s=campaign.duration_s, **extra)
             except KeyboardInterrupt:
                 shutil.rmtree(partial, ignore_errors=True)
                 raise
             meta = {"run_id": r["run_id"], "cc": r["cc"], "flow": spec.to_dict(), "mptcp": mptcp,
                     "repetition": r["repetition"], "campaign": campaign.name, "snaplen": campaign.snaplen}
+            if variant:
+                meta["variant"] = {**variant, "sysctls": sysctls, "scenario_label": campaign.scenario_label(si),
+                                   "scenario_start_s": start}
             manifest = bundle.finalize(partial, outcome, comp, meta, versions)
             if final.exists():
                 shutil.rmtree(final)
@@ -278,12 +416,15 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
     return summaries
 
 
-def recover_partials(out: Path) -> list[str]:
+def recover_partials(out: Path, only: set[str] | None = None) -> list[str]:
     """Clean up after an earlier campaign that was killed hard (SIGKILL, power loss) in
     ``out``: its ``.partial-*`` run directories name their Rattan id and pid files, so the
-    namespaces and processes they left are known to be ours. Returns the namespaces removed."""
+    namespaces and processes they left are known to be ours. Returns the namespaces removed.
+    ``only``: the run ids to recover (a shard leaves the other shards' runs alone)."""
     removed: list[str] = []
     for partial in sorted(Path(out).glob(".partial-*")):
+        if only is not None and partial.name.removeprefix(".partial-") not in only:
+            continue
         netns.kill_by_cmdline(str(partial))  # rattan, agents, tcpdump of that run
         rid_file = partial / "rattan_id"
         if rid_file.is_file():

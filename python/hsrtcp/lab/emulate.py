@@ -44,19 +44,20 @@ class Compiled:
 
 
 def compile_source(source: str | Path | dict, outdir: Path, duration_s: float | None = None,
-                   seed: int | None = None) -> Compiled:
+                   seed: int | None = None, start_s: float | None = None) -> Compiled:
     """Turn a scenario TOML/dict or a raw Rattan config into a :class:`Compiled`.
 
     ``seed`` replaces the scenario's seed (a different trip realisation and loss draws);
-    it is refused for a raw Rattan config, whose randomness is fixed in the file."""
+    ``start_s`` the window's start in trip seconds. Both are refused for a raw Rattan
+    config, whose randomness and timing are fixed in the file."""
     if not isinstance(source, dict):
         path = Path(source)
         if not path.exists():
             raise InputError(f"{path}: scenario or rattan config not found")
         cfg = rattan.load_config(path) if path.is_file() else {}
         if "cells" in cfg:  # a raw Rattan config: use as is
-            if seed is not None:
-                raise InputError(f"{path}: a plain Rattan config has no scenario seed to vary")
+            if seed is not None or start_s is not None:
+                raise InputError(f"{path}: a plain Rattan config has no scenario seed or window to vary")
             return Compiled(path, rattan.left_veth_count(cfg), duration_s, name=path.stem, source=path)
     try:
         from hsrtcp.lab import scenario as scenario_mod
@@ -64,8 +65,8 @@ def compile_source(source: str | Path | dict, outdir: Path, duration_s: float | 
     except (ImportError, AttributeError) as exc:
         raise LabError(f"the scenario compiler (hsrtcp.lab.scenario) is not available: {exc}") from exc
     sc = load(source)
-    if seed is not None:
-        sc = sc.with_overrides(seed=seed)
+    if seed is not None or start_s is not None:
+        sc = sc.with_overrides(seed=seed, start_s=start_s)
     outdir.mkdir(parents=True, exist_ok=True)
     comp = sc.compile(outdir, duration=duration_s)
     name = getattr(sc, "name", None) or (Path(source).stem if not isinstance(source, dict) else "scenario")
@@ -133,12 +134,13 @@ def run(source: str | Path | dict | Compiled, run_dir: str | Path, workload: dic
 def _run(source: str | Path | dict | Compiled, run_dir: str | Path, workload: dict, *, mptcp: bool = False,
          sysctls: dict | None = None, duration_s: float | None = None, timeout_s: float | None = None,
          port: int = 5201, snaplen: int = 128, right_command: list[str] | None = None,
-         passthrough_stdout: bool = False) -> RunOutcome:
+         passthrough_stdout: bool = False, route: dict | None = None) -> RunOutcome:
     """Run ``workload`` on the phone side of the emulated path; return what happened.
 
     ``workload`` is ``{"kind": "measure", "flow": FlowSpec-dict}`` (the measure client) or
     ``{"kind": "command", "argv": [...]}`` (any program; ``HSRTCP_SERVER=host:port`` points at
-    the measure server on the right). Files land in ``run_dir`` (captures in
+    the measure server on the right). ``route``: per-route TCP knobs set on both sides
+    (``rto_min_ms``, ``quickack``; :func:`hsrtcp.lab.agent.route_knobs`). Files land in ``run_dir`` (captures in
     ``capture/``, server TCP_INFO in ``server/tcpinfo/``, logs). Raises :class:`LabError`
     for setup problems (not root, tool missing, bad config); an emulator crash or timeout is
     reported in the outcome's ``errors`` after cleanup.
@@ -159,6 +161,8 @@ def _run(source: str | Path | dict | Compiled, run_dir: str | Path, workload: di
         timeout_s = float(flow_time) + 90.0
     plan = {"paths": paths, "mptcp": mptcp, "sysctls": sysctls or {}, "snaplen": snaplen, "port": port,
             "workload": workload, "right_command": right_command, "timeout_s": timeout_s, "linger_s": 1.0}
+    if route:
+        plan["route"] = dict(route)
     for stale in ("server.ready", "left.done", "rattan_id", "agent-left.error", "agent-right.error"):
         (run_dir / stale).unlink(missing_ok=True)
     (run_dir / "plan.json").write_text(json.dumps(plan, indent=1))
