@@ -1,5 +1,5 @@
-"""[speed_channel] (lab/scenario/channel.py, docs/formats/scenario.md): loss, jitter, delay
-spikes and fades follow the train's speed. Checked on the compiled trace files read back
+"""[speed_channel] (lab/scenario/channel.py, docs/formats/scenario.md): loss, jitter, link
+stalls and fades follow the train's speed. Checked on the compiled trace files read back
 (CompiledScenario.segments) and events.csv — the files rattan replays — against the
 formula and the seeds' anchors; no TCP involved."""
 
@@ -23,7 +23,7 @@ def _sc(speed, seed=5, duration=120.0, **channel):
 
 
 def _background(cs, direction):
-    """Loss values of the steps that no spike/fade/handoff touches (single-value chains)."""
+    """Loss values of the steps that no stall/fade/handoff touches (single-value chains)."""
     seg = cs.segments().filter(pl.col("direction") == direction)
     return {round(p[0], 6) for p in seg["loss_pattern"].to_list() if len(p) == 1}
 
@@ -39,14 +39,14 @@ def test_background_loss_follows_speed(tmp_path, speed, s):
 
 
 def test_standing_train_matches_the_seeds_stationary_values(tmp_path):
-    """0 km/h: the stationary ACK loss of T1-12, no fade at all, spikes rare enough that
+    """0 km/h: the stationary ACK loss of T1-12, no fade at all, stalls rare enough that
     >= 99.6 % of the time the RTT is base + jitter (T3-06), jitter <= 7.6 ms in >= 90 % (T3-07)."""
     shares, jit_ok = [], []
     for seed in range(10):
         cs = _sc(0, seed=seed, duration=300.0).compile(tmp_path / str(seed))
         ev = cs.events()
         assert ev.filter(pl.col("kind") == "loss_burst").is_empty()
-        sp = ev.filter(pl.col("kind") == "rtt_spike")
+        sp = ev.filter(pl.col("kind") == "stall")
         shares.append(float((sp["t_end"] - sp["t_start"]).sum()) / cs.duration_s)
         seg = cs.segments()
         rtt = []
@@ -62,24 +62,24 @@ def test_standing_train_matches_the_seeds_stationary_values(tmp_path):
 
 
 def test_events_are_in_the_traces(tmp_path):
-    """Every speed spike raises the delay of its window by half its extra RTT per direction;
-    every fade sets the fade chain in both directions."""
+    """Every speed stall holds both directions (1 bit/s, as a held outage) for its whole
+    window; every fade sets the fade chain in both directions."""
     cs = _sc(300, seed=11, duration=200.0).compile(tmp_path)
     ev = cs.events().filter(pl.col("detail").str.starts_with("speed"))
     assert ev["handoff_id"].null_count() == len(ev)
-    spikes, fades = ev.filter(pl.col("kind") == "rtt_spike"), ev.filter(pl.col("kind") == "loss_burst")
-    assert len(spikes) >= 5 and len(fades) >= 1  # rates 0.1 and 0.02 /s over 200 s
+    stalls, fades = ev.filter(pl.col("kind") == "stall"), ev.filter(pl.col("kind") == "loss_burst")
+    assert len(stalls) >= 5 and len(fades) >= 1  # rates 0.1 and 0.02 /s over 200 s
     seg = cs.segments()
-    for r in spikes.iter_rows(named=True):
+    for r in stalls.iter_rows(named=True):
         for d in ("down", "up"):
-            g = seg.filter((pl.col("direction") == d) & (pl.col("t_start") >= r["t_start"] - 1e-9)
-                           & (pl.col("t_end") <= r["t_end"] + 1e-9))
-            assert len(g) >= 1
-            # base 30 ms + half-normal jitter (< 20 ms * 5) + half the spike
-            assert (g["delay_s"] >= 0.030 + r["extra_rtt_s"] / 2 - 1e-6).all()
+            g = seg.filter((pl.col("direction") == d) & (pl.col("t_end") > r["t_start"] + 1e-9)
+                           & (pl.col("t_start") < r["t_end"] - 1e-9))
+            assert (g["bw_bps"] == 1).all(), (r, g)
+            assert g["t_start"].min() <= r["t_start"] + 1e-9 and g["t_end"].max() >= r["t_end"] - 1e-9
     for r in fades.iter_rows(named=True):
-        g = seg.filter((pl.col("t_start") >= r["t_start"] - 1e-9) & (pl.col("t_end") <= r["t_end"] + 1e-9))
-        assert len(g) >= 2 and all(p == D["fade_pattern"] for p in g["loss_pattern"].to_list())
+        inside = seg.filter((pl.col("t_start") >= r["t_start"] - 1e-9) & (pl.col("t_end") <= r["t_end"] + 1e-9))
+        assert len(inside) >= 2 and all(p == D["fade_pattern"] or b == 1 for p, b in
+                                        zip(inside["loss_pattern"].to_list(), inside["bw_bps"].to_list()))
 
 
 def test_a_shorter_window_keeps_the_earlier_events(tmp_path):

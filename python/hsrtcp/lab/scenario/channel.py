@@ -4,7 +4,7 @@ Without this table, speed acts on the emulated link only through the signal (ban
 the handoffs. The seeds measured more: at 280–310 km/h *without* handoffs, loss, RTT and
 their variability are higher than when the train stands (S0 §V, T0-35; Tables VII–IX,
 T0-40…45) — Doppler, fast fading and link-layer retransmission delays. This module turns
-the train's instantaneous speed v into three link quantities, each interpolated between its
+the train's instantaneous speed v into link quantities, each interpolated between its
 stationary value and its value at the reference speed (``ref_speed_kmh``, 300 km/h, the
 B-T cruise speed of S1/S3, T1-01)::
 
@@ -15,11 +15,12 @@ B-T cruise speed of S1/S3, T1-01)::
   stationary loss), ``X_ref`` = ``[link] loss_{down,up}`` (the seeds' HSR loss);
 - per-step one-way jitter (half-normal scale): ``jitter_ms_static`` → ``[link] jitter_ms``;
 - two Poisson event processes whose rate is ``X(v)`` (events per second):
-  *delay spikes* (a window of ``spike_s`` in which every packet entering gets an extra RTT
-  drawn log-normal with median ``spike_median_ms``, split over both directions; the FIFO
-  delay cell makes later packets queue behind: this is what fires spurious RTOs without a
-  handoff) and *fades* (a window of ``fade_s`` whose loss is the conditional chain
-  ``fade_pattern`` in both directions: burst loss, the seeds' q, T1-09).
+  *stalls* (the radio link delivers nothing in either direction for D seconds, D log-normal
+  with median ``stall_median_s``; packets wait in the queue and arrive late, as in a held
+  handoff outage: the link-layer retransmission stalls behind the seeds' RTT tail, T3-05/18,
+  and what fires their RTO-estimation-inaccuracy spurious timeouts, T0-42/43) and *fades* (a
+  window of ``fade_s`` whose loss is the conditional chain ``fade_pattern`` in both
+  directions: burst loss, the seeds' q, T1-09).
 
 ``exponent`` = 2 makes the effect slight at low speed (S0 §V: below 100 km/h speed "has only
 a slight effect", s(100) = 0.11). The values and their anchors are in
@@ -37,17 +38,16 @@ import numpy as np
 from .cells import STREAM_SPEED_CHANNEL, rng
 from .speed import FINE_DT, Trip
 
-SPIKE, FADE = 0, 1
+STALL, FADE = 0, 1
 
 
 @dataclass(frozen=True)
 class SpeedEvent:
-    """One spike or fade of the speed channel, in trip seconds."""
+    """One stall or fade of the speed channel, in trip seconds."""
 
-    kind: str            # "spike" | "fade"
+    kind: str            # "stall" | "fade"
     t: float             # start (trip time)
     duration_s: float
-    extra_rtt_s: float   # spikes only (0 for fades)
 
 
 def factor(sc: dict, speed_kmh) -> np.ndarray:
@@ -93,20 +93,20 @@ def _poisson_times(r: np.random.Generator, t: np.ndarray, rate: np.ndarray, hori
 
 
 def draw(params: dict, trip: Trip, carrier: int, horizon_s: float) -> list[SpeedEvent]:
-    """Spikes and fades of one carrier from trip time 0 to ``horizon_s`` (sorted by start)."""
+    """Stalls and fades of one carrier from trip time 0 to ``horizon_s`` (sorted by start)."""
     sc = params["speed_channel"]
     t = np.arange(0.0, horizon_s + FINE_DT, FINE_DT)
     s = factor(sc, trip.v_at(t) * 3.6)
     seed = params["scenario"]["seed"]
     out: list[SpeedEvent] = []
-    if sc["spike_s"] > 0:
-        rate = blend(sc["spike_rate_static"], sc["spike_rate_ref"], s)
-        for ti, (z,) in _poisson_times(rng(seed, STREAM_SPEED_CHANNEL, carrier, SPIKE), t, rate, horizon_s, 1):
-            x = round(float(sc["spike_median_ms"] * np.exp(sc["spike_sigma"] * z)) / 1000.0, 4)
-            out.append(SpeedEvent("spike", round(ti, 3), sc["spike_s"], x))
+    rate = blend(sc["stall_rate_static"], sc["stall_rate_ref"], s)
+    for ti, (z,) in _poisson_times(rng(seed, STREAM_SPEED_CHANNEL, carrier, STALL), t, rate, horizon_s, 1):
+        d = min(sc["stall_max_s"], round(float(sc["stall_median_s"] * np.exp(sc["stall_sigma"] * z)), 3))
+        if d > 0:
+            out.append(SpeedEvent("stall", round(ti, 3), d))
     if sc["fade_s"] > 0:
         rate = blend(sc["fade_rate_static"], sc["fade_rate_ref"], s)
         for ti, _ in _poisson_times(rng(seed, STREAM_SPEED_CHANNEL, carrier, FADE), t, rate, horizon_s, 0):
-            out.append(SpeedEvent("fade", round(ti, 3), sc["fade_s"], 0.0))
+            out.append(SpeedEvent("fade", round(ti, 3), sc["fade_s"]))
     out.sort(key=lambda e: (e.t, e.kind))
     return out

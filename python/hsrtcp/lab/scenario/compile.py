@@ -106,12 +106,12 @@ def compose(real) -> tuple[dict[tuple[int, str], Segments], list[_cells.Signal]]
                 outages.append((rel(im.t), rel(im.t + im.outage_s), im.outage_kind))
             if im.burst_s > 0:
                 bursts.append((rel(im.t + im.outage_s), rel(im.t + im.outage_s + im.burst_s)))
-        # [speed_channel] events (channel.py); spikes add delay like a handoff's, fades set the
-        # loss chain of their window (below holes, bursts and outages)
+        # [speed_channel] events (channel.py): a stall holds both directions like a held
+        # outage; a fade sets the loss chain of its window (below holes, bursts and outages)
         sev = real.speed_events[ci] if real.speed_events else []
         for ev in sev:
-            if ev.kind == "spike" and ev.extra_rtt_s > 0:
-                spikes.append((rel(ev.t), rel(ev.t + ev.duration_s), ev.extra_rtt_s))
+            if ev.kind == "stall":
+                outages.append((rel(ev.t), rel(ev.t + ev.duration_s), "held"))
         fades = [(rel(ev.t), rel(ev.t + ev.duration_s)) for ev in sev if ev.kind == "fade"]
         holes = [(rel(s), rel(e), h) for s, e, h in lay.holes]
         bps = set(range(0, d_ms, step_ms))
@@ -399,17 +399,17 @@ def events_rows(real) -> list[dict]:
                 out.append(dict(kind="loss_burst", t_start=clip(bs), t_end=clip(be),
                                 loss_pattern=";".join(repr(float(x)) for x in hp["burst_pattern"]),
                                 detail="directions " + "+".join(hp["burst_directions"]), **common))
-        # [speed_channel] spikes and fades: no handoff_id, detail "speed"
+        # [speed_channel] stalls and fades: no handoff_id, detail "speed..."
         for ev in (real.speed_events[ci] if real.speed_events else []):
             if ev.t + ev.duration_s - w0 > 0 and ev.t - w0 < dur:
-                if ev.kind == "spike":
-                    out.append(dict(kind="rtt_spike", t_start=clip(ev.t), t_end=clip(ev.t + ev.duration_s),
-                                    extra_rtt_s=ev.extra_rtt_s, path=ci + 1, carrier=name, detail="speed"))
+                if ev.kind == "stall":
+                    out.append(dict(kind="stall", t_start=clip(ev.t), t_end=clip(ev.t + ev.duration_s),
+                                    path=ci + 1, carrier=name, detail="speed"))
                 else:
                     out.append(dict(kind="loss_burst", t_start=clip(ev.t), t_end=clip(ev.t + ev.duration_s),
                                     loss_pattern=";".join(repr(float(x)) for x in p["speed_channel"]["fade_pattern"]),
                                     path=ci + 1, carrier=name, detail="speed fade; directions down+up"))
-    order = {"coverage_hole": 0, "rtt_spike": 1, "handoff": 2, "outage": 3, "loss_burst": 4}
+    order = {"coverage_hole": 0, "rtt_spike": 1, "handoff": 2, "outage": 3, "loss_burst": 4, "stall": 5}
     out.sort(key=lambda r: (round(r["t_start"], 3), r["path"], order[r["kind"]]))
     return out
 

@@ -10,8 +10,8 @@ Sections: ``[scenario]`` (name, seed, window), ``[trip]`` (speed profile, route)
 (area type by route kilometre), ``[area_types.<type>]`` (overrides of the cell-layout presets),
 ``[link]`` (base delay, queue, background loss), ``[handoff]`` (per-handoff impairments),
 ``[radio]`` (signal and bandwidth model), ``[[carriers]]`` (one emulated path each),
-``[[holes]]`` (coverage holes with 2G fallback) and ``[speed_channel]`` (loss, jitter, delay
-spikes and fades as functions of speed, channel.py; only in the resolved parameters when the
+``[[holes]]`` (coverage holes with 2G fallback) and ``[speed_channel]`` (loss, jitter, link
+stalls and fades as functions of speed, channel.py; only in the resolved parameters when the
 scenario has the table, so scenarios without it compile to the same files as before).
 """
 
@@ -123,11 +123,11 @@ SPEED_CHANNEL_DEFAULTS: dict[str, Any] = {
     "loss_down_static": 0.000818,    # D: p_d (T1-10) x stationary/HSR ACK-loss ratio 0.0718/0.661 (T1-12)
     "loss_up_static": 0.000718,      # stationary ACK loss p_a = 0.0718 % (T1-12)
     "jitter_ms_static": 3.3,     # >= 90 % of stationary RTT jitter <= 7.6 ms (T3-07): sigma_RTT 4.6 ms, /sqrt 2
-    "spike_rate_static": 0.01,   # 1/s; 0.3 % of time in spikes: 99.6 % of stationary RTTs are low (T3-06)
-    "spike_rate_ref": 0.1,       # 1/s at ref speed; 3 % of time, a quarter of T3-05's 11.4 % RTT >= 0.4 s
-    "spike_s": 0.3,              # spike window (s)
-    "spike_median_ms": 400.0,    # extra RTT: T3-05's 0.4 s tail threshold (as [handoff] spike_median_ms)
-    "spike_sigma": 0.8,
+    "stall_rate_static": 0.005,  # 1/s; 0.3 % of time stalled: 99.6 % of stationary RTTs are low (T3-06)
+    "stall_rate_ref": 0.1,       # 1/s at ref speed: 5.5 % of time stalled, half of T3-05's 11.4 % RTT >= 0.4 s
+    "stall_median_s": 0.4,       # stall length: T3-05's 0.4 s RTT-tail threshold
+    "stall_sigma": 0.8,
+    "stall_max_s": 20.0,         # as [handoff] outage_max_s (T3-18: RTTs up to 25 s)
     "fade_rate_static": 0.0,     # 1/s; fading needs motion (level-crossing rate ~ Doppler ~ v)
     "fade_rate_ref": 0.02,       # 1/s at ref speed (assumption: adds 0.28 % mean loss at 300 km/h, scenario.md)
     "fade_s": 0.5,               # fade window (s)
@@ -464,12 +464,11 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
         for k in ("loss_down_static", "loss_up_static"):
             sc[k] = _prob(src, w, k, sc[k])
         sc["jitter_ms_static"] = _num(src, w, "jitter_ms_static", sc["jitter_ms_static"], lo=0.0, hi=1000.0)
-        for k in ("spike_rate_static", "spike_rate_ref", "fade_rate_static", "fade_rate_ref"):
+        for k in ("stall_rate_static", "stall_rate_ref", "fade_rate_static", "fade_rate_ref"):
             sc[k] = _num(src, w, k, sc[k], lo=0.0, hi=10.0)
-        for k in ("spike_s", "fade_s"):
+        for k in ("stall_median_s", "stall_max_s", "fade_s"):
             sc[k] = _num(src, w, k, sc[k], lo=0.0, hi=60.0)
-        sc["spike_median_ms"] = _num(src, w, "spike_median_ms", sc["spike_median_ms"], lo=0.0, hi=60000.0)
-        sc["spike_sigma"] = _num(src, w, "spike_sigma", sc["spike_sigma"], lo=0.0, hi=3.0)
+        sc["stall_sigma"] = _num(src, w, "stall_sigma", sc["stall_sigma"], lo=0.0, hi=3.0)
         sc["fade_pattern"] = _pattern(src, w, "fade_pattern", sc["fade_pattern"])
         p["speed_channel"] = sc
     return p
