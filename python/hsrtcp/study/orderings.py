@@ -136,3 +136,13 @@ def report(orderings: list[Ordering]) -> str:
         state = "holds" + (" (intervals disjoint)" if o.separated else "") if o.holds else f"FAILS: {o.why}"
         lines.append(f"§9.{o.item} {o.name}: {state}; {cells}")
     return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m hsrtcp.study.orderings STUDY_DIR (the make study target)
+    import sys
+
+    if len(sys.argv) != 2:
+        print("usage: python -m hsrtcp.study.orderings STUDY_DIR (pooled tables: hsrtcp study without --by)",
+              file=sys.stderr)
+        sys.exit(2)
+    print(report(check(sys.argv[1])))
