@@ -464,10 +464,15 @@ impl Replay {
             // (Linux measures the RTO from the head's send time while a loss-probe or RACK
             // timer is pending, from the last advancing ACK otherwise: both are later), no
             // ACK arrival triggered it, and it does not follow a recent duplicate ACK (that
-            // would be a RACK reordering-timer retransmission).
+            // would be a RACK reordering-timer retransmission). An ACK that advances snd_una
+            // re-arms the timer, so a head re-sent sooner than the minimum RTO after one is
+            // ACK-clocked (the slow start of an RTO recovery, paced a few ms after its ACK),
+            // not a new timeout: counting those made rto_sequences exceed the kernel's
+            // total_rto_recoveries (M10).
             let dupack_recent = self.last_dupack >= self.last_ack_any && p.tx - self.last_dupack < RTO_FLOOR;
             if prev != Nanos::MIN
                 && p.tx - prev >= RTO_FLOOR
+                && p.tx - self.last_adv >= RTO_FLOOR
                 && p.tx - self.last_ack_any >= ACK_TRIGGER
                 && !dupack_recent
             {
