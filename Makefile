@@ -101,13 +101,16 @@ fixtures: build sysdeps  ## regenerate tests/data and examples/ with the netns t
 	$(PY) scripts/make_fixtures.py && $(PY) scripts/make_example.py
 
 # The study campaign (docs/study.md): run it (root, ~18 min; an interrupted run continues),
-# analyze every bundle into its own results directory, then group them all.
+# analyze every bundle into its own results directory, then group them all (pooled and by
+# workload) and check the seeds' orderings on the pooled tables (docs/study.md).
 STUDY_OUT ?= out/study
 study: build sysdeps rattan  ## study campaign (root, ~20 min) -> analyze bundles -> hsrtcp study tables in out/study/
 	$(PY) -m hsrtcp campaign campaigns/study.toml -o $(STUDY_OUT)/runs || echo "warning: some runs failed (see their manifest.json)"
 	@set -e; for b in $(STUDY_OUT)/runs/[0-9]*/; do r=$(STUDY_OUT)/results/$$(basename $$b); \
 	  [ -f $$r/context.parquet ] || $(PY) -m hsrtcp analyze $$b -o $$r -q --no-plot || echo "warning: $$b not analyzed"; done
-	$(PY) -m hsrtcp study $(STUDY_OUT)/results/* -o $(STUDY_OUT)/tables --by workload
+	$(PY) -m hsrtcp study $(STUDY_OUT)/results/* -o $(STUDY_OUT)/tables
+	$(PY) -m hsrtcp study $(STUDY_OUT)/results/* -o $(STUDY_OUT)/tables-by-workload --by workload
+	$(PY) -m hsrtcp.study.orderings $(STUDY_OUT)/tables   # targets.md §9 items 1, 3, 4, 7
 
 # The mitigation study of issue 21 (docs/findings.md): the campaign, its A/A noise campaign and
 # two knobs on bbr (root; 225 + 25 + 50 runs, ~85 min as FINDINGS_SHARDS processes at once,

@@ -199,3 +199,40 @@ fn a_lost_retransmission_counts_in_q_and_a_lost_original_is_not_spurious() {
     assert_eq!(u(&m, "spurious_timeouts_2v"), Some(0));
     assert_eq!(ev.num_rows(), 0);
 }
+
+#[test]
+fn ack_clocked_resends_after_an_rto_are_not_new_timeouts() {
+    // Regression (study campaign): segments 5–9 of round 2 are all lost. The RTO fires at
+    // 0.354 (0.054 + 0.3) and re-sends segment 5; its ACK (advancing to 6) arrives 0.374.
+    // Linux, in the RTO recovery (CA_Loss), then re-sends 6 and 7 — paced 5 ms after that
+    // ACK — and 8 and 9 after theirs. Those heads were last sent > 180 ms before, but an
+    // advancing ACK had just re-armed the timer: they are ACK-clocked, not timeouts. The
+    // kernel counts one RTO recovery here (TCP_INFO total_rto_recoveries = 1); the matcher
+    // counted three rto_sequences (one per ACK-clocked head re-send).
+    let mut v = exchange(false);
+    let sq = |k: u32| SISN + 1 + 1000 * k;
+    // round 2's originals are lost, so the client sends no ACK for them
+    for p in v.iter_mut() {
+        if !p.from_client && p.t > 0.05 && p.t < 0.06 {
+            p.delay = None;
+        }
+    }
+    v.retain(|p| !(p.from_client && p.t > 0.06 && p.t < 0.07));
+    v.retain(|p| !(p.from_client && (p.t - 0.364).abs() < 1e-9));
+    // the RTO retransmission of 5 (0.354, kept from `exchange`) is ACKed up to 6
+    v.push(Pkt { t: 0.364, from_client: true, flags: A, seq: CISN + 1, ack: sq(6), len: 0, delay: Some(OWD) });
+    // ACK-clocked re-sends in the recovery: 6, 7 at 0.379; 8, 9 at 0.404 (after 6, 7's ACKs at 0.399)
+    for (k, t) in [(6u32, 0.379), (7, 0.3791), (8, 0.404), (9, 0.4041)] {
+        v.push(Pkt { t, from_client: false, flags: A, seq: sq(k), ack: CISN + 1, len: 1000, delay: Some(OWD) });
+        v.push(Pkt { t: t + OWD, from_client: true, flags: A, seq: CISN + 1, ack: sq(k + 1), len: 0, delay: Some(OWD) });
+    }
+    v.sort_by(|a, b| a.t.total_cmp(&b.t));
+    let (cli, srv) = captures(&v);
+    let r = match_segments(cli, srv, MatchOptions::default());
+    let m = r.matched.finish();
+    // 15 data transmissions (10 originals, 5 re-sends), the 5 originals of round 2 lost
+    assert_eq!((u(&m, "data_packets_sent"), u(&m, "lost_data_packets")), (Some(15), Some(5)));
+    assert_eq!(u(&m, "rto_sequences"), Some(1), "one RTO, then ACK-clocked recovery");
+    assert_eq!((u(&m, "rto_retransmissions"), u(&m, "rto_retransmissions_lost")), (Some(1), Some(0)));
+    assert_eq!(u(&m, "spurious_timeouts_2v"), Some(0));
+}

@@ -278,6 +278,8 @@ pub struct Replay {
     last_adv: Nanos,
     last_ack_any: Nanos,
     last_dupack: Nanos,
+    /// snd_nxt when the last RTO fired, until snd_una passes it: the RTO recovery.
+    rto_point: Option<i64>,
     now: Nanos,
     last_tx_of: FxHashMap<i64, Nanos>,
     /// Transmissions not yet cumulatively acknowledged, keyed by (end, arrival order).
@@ -307,6 +309,7 @@ impl Replay {
             last_adv: 0,
             last_ack_any: Nanos::MIN,
             last_dupack: Nanos::MIN,
+            rto_point: None,
             now: Nanos::MIN,
             last_tx_of: FxHashMap::default(),
             outstanding: BTreeMap::new(),
@@ -431,6 +434,9 @@ impl Replay {
             return;
         }
         self.snd_una = ack;
+        if self.rto_point.is_some_and(|pt| ack >= pt) {
+            self.rto_point = None;
+        }
         self.last_adv = t;
         while let Some((&k, _)) = self.outstanding.first_key_value() {
             if k.0 > ack {
@@ -464,14 +470,21 @@ impl Replay {
             // (Linux measures the RTO from the head's send time while a loss-probe or RACK
             // timer is pending, from the last advancing ACK otherwise: both are later), no
             // ACK arrival triggered it, and it does not follow a recent duplicate ACK (that
-            // would be a RACK reordering-timer retransmission).
+            // would be a RACK reordering-timer retransmission). Inside an RTO recovery (snd_una
+            // below snd_nxt at the last RTO) an ACK that advances snd_una re-arms the timer,
+            // so a head re-sent sooner than the minimum RTO after one is ACK-clocked (the slow
+            // start of the recovery, paced a few ms after its ACK), not a new timeout:
+            // counting those made rto_sequences exceed the kernel's total_rto_recoveries (M10).
             let dupack_recent = self.last_dupack >= self.last_ack_any && p.tx - self.last_dupack < RTO_FLOOR;
+            let clocked_in_recovery = self.rto_point.is_some() && p.tx - self.last_adv < RTO_FLOOR;
             if prev != Nanos::MIN
                 && p.tx - prev >= RTO_FLOOR
+                && !clocked_in_recovery
                 && p.tx - self.last_ack_any >= ACK_TRIGGER
                 && !dupack_recent
             {
                 is_rto = true;
+                self.rto_point = Some(self.snd_nxt);
                 match self.open.as_mut() {
                     Some(o) if o.s == p.seq => o.r.push(p),
                     _ => {

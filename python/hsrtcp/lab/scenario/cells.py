@@ -30,6 +30,7 @@ _SHADOW_GRID_M = 10.0
 # RNG stream ids: every random quantity comes from its own stream so that changing one part
 # of a scenario (e.g. the impairment parameters) leaves the others (e.g. the cell layout) as is.
 STREAM_LAYOUT, STREAM_IMPAIR, STREAM_HOLE_BW, STREAM_HOLE_LAYOUT, STREAM_SHADOW, STREAM_JITTER = range(1, 7)
+STREAM_SPEED_CHANNEL = 7  # [speed_channel] spikes and fades (channel.py)
 
 
 def rng(seed: int, *stream: int) -> np.random.Generator:

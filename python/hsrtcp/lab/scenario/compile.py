@@ -31,6 +31,7 @@ import numpy as np
 from hsrtcp import __version__ as HSRTCP_VERSION
 
 from . import cells as _cells
+from . import channel as _channel
 from . import mahimahi as _mahimahi
 from .config import DIRECTIONS, FORMAT_VERSION
 from .impair import OUTAGE_BW_BPS, stationary_loss
@@ -105,6 +106,13 @@ def compose(real) -> tuple[dict[tuple[int, str], Segments], list[_cells.Signal]]
                 outages.append((rel(im.t), rel(im.t + im.outage_s), im.outage_kind))
             if im.burst_s > 0:
                 bursts.append((rel(im.t + im.outage_s), rel(im.t + im.outage_s + im.burst_s)))
+        # [speed_channel] events (channel.py): a stall holds both directions like a held
+        # outage; a fade sets the loss chain of its window (below holes, bursts and outages)
+        sev = real.speed_events[ci] if real.speed_events else []
+        for ev in sev:
+            if ev.kind == "stall":
+                outages.append((rel(ev.t), rel(ev.t + ev.duration_s), "held"))
+        fades = [(rel(ev.t), rel(ev.t + ev.duration_s)) for ev in sev if ev.kind == "fade"]
         holes = [(rel(s), rel(e), h) for s, e, h in lay.holes]
         bps = set(range(0, d_ms, step_ms))
         # recorded capacity (Mahimahi) replaces the radio model's; trace time 0 = window start
@@ -115,7 +123,7 @@ def compose(real) -> tuple[dict[tuple[int, str], Segments], list[_cells.Signal]]
                 tstep = int(carrier["trace_step_ms"])
                 recorded[d] = (tstep, _mahimahi.rates_bps(_mahimahi.read(carrier[f"trace_{d}"]), d_ms, tstep))
                 bps.update(range(0, d_ms, tstep))
-        for a, b, *_ in spikes + outages + bursts + holes:
+        for a, b, *_ in spikes + outages + bursts + holes + fades:
             bps.update((a, b))
         bps.discard(d_ms)
         starts = np.array(sorted(x for x in bps if 0 <= x < d_ms), dtype=np.int64)
@@ -140,14 +148,29 @@ def compose(real) -> tuple[dict[tuple[int, str], Segments], list[_cells.Signal]]
         jit = {"down": np.abs(rj.standard_normal(n_steps)), "up": np.abs(rj.standard_normal(n_steps))}
 
         n = len(starts)
+        sc = p.get("speed_channel")
+        if sc:
+            # speed at the middle of each step: loss and jitter follow it (channel.py)
+            mid = w0 + (np.arange(n_steps) + 0.5) * (step_ms / 1000.0)
+            v_step = real.trip.v_at(np.minimum(mid, w0 + dur)) * 3.6
         for di, d in enumerate(DIRECTIONS):
             bw = base[d][step_of].astype(float)
             if d in recorded:
                 tstep, rates = recorded[d]
                 bw = rates[starts // tstep].astype(float)
-            delay = np.full(n, link["base_owd_ms"] * 1000.0) + link["jitter_ms"] * 1000.0 * jit[d][step_of]
-            bg = link["loss_down"] if d == "down" else link["loss_up"]
-            loss: list[tuple[float, ...]] = [(bg,)] * n
+            if sc:
+                jit_ms = _channel.jitter_ms_at(p, v_step)[step_of]
+                delay = link["base_owd_ms"] * 1000.0 + jit_ms * 1000.0 * jit[d][step_of]
+                bg_step = _channel.loss_at(p, d, v_step)
+                loss: list[tuple[float, ...]] = [(float(bg_step[k]),) for k in step_of.tolist()]
+                for a, b in fades:
+                    sl = _mark(starts, a, b)
+                    for i in range(sl.start, sl.stop):
+                        loss[i] = tuple(sc["fade_pattern"])
+            else:
+                delay = np.full(n, link["base_owd_ms"] * 1000.0) + link["jitter_ms"] * 1000.0 * jit[d][step_of]
+                bg = link["loss_down"] if d == "down" else link["loss_up"]
+                loss = [(bg,)] * n
             for a, b, h in holes:
                 sl = _mark(starts, a, b)
                 lo, hi = h[f"{d}_bps"]
@@ -376,7 +399,17 @@ def events_rows(real) -> list[dict]:
                 out.append(dict(kind="loss_burst", t_start=clip(bs), t_end=clip(be),
                                 loss_pattern=";".join(repr(float(x)) for x in hp["burst_pattern"]),
                                 detail="directions " + "+".join(hp["burst_directions"]), **common))
-    order = {"coverage_hole": 0, "rtt_spike": 1, "handoff": 2, "outage": 3, "loss_burst": 4}
+        # [speed_channel] stalls and fades: no handoff_id, detail "speed..."
+        for ev in (real.speed_events[ci] if real.speed_events else []):
+            if ev.t + ev.duration_s - w0 > 0 and ev.t - w0 < dur:
+                if ev.kind == "stall":
+                    out.append(dict(kind="stall", t_start=clip(ev.t), t_end=clip(ev.t + ev.duration_s),
+                                    path=ci + 1, carrier=name, detail="speed"))
+                else:
+                    out.append(dict(kind="loss_burst", t_start=clip(ev.t), t_end=clip(ev.t + ev.duration_s),
+                                    loss_pattern=";".join(repr(float(x)) for x in p["speed_channel"]["fade_pattern"]),
+                                    path=ci + 1, carrier=name, detail="speed fade; directions down+up"))
+    order = {"coverage_hole": 0, "rtt_spike": 1, "handoff": 2, "outage": 3, "loss_burst": 4, "stall": 5}
     out.sort(key=lambda r: (round(r["t_start"], 3), r["path"], order[r["kind"]]))
     return out
 

@@ -9,8 +9,10 @@ resolved parameter dict (defaults filled in, every value checked), which is what
 Sections: ``[scenario]`` (name, seed, window), ``[trip]`` (speed profile, route), ``[[trip.areas]]``
 (area type by route kilometre), ``[area_types.<type>]`` (overrides of the cell-layout presets),
 ``[link]`` (base delay, queue, background loss), ``[handoff]`` (per-handoff impairments),
-``[radio]`` (signal and bandwidth model), ``[[carriers]]`` (one emulated path each) and
-``[[holes]]`` (coverage holes with 2G fallback).
+``[radio]`` (signal and bandwidth model), ``[[carriers]]`` (one emulated path each),
+``[[holes]]`` (coverage holes with 2G fallback) and ``[speed_channel]`` (loss, jitter, link
+stalls and fades as functions of speed, channel.py; only in the resolved parameters when the
+scenario has the table, so scenarios without it compile to the same files as before).
 """
 
 from __future__ import annotations
@@ -110,7 +112,29 @@ DEFAULTS: dict[str, Any] = {
     },
     "carriers": [],              # default: one carrier named "M"
     "holes": [],
+    # "speed_channel": SPEED_CHANNEL_DEFAULTS below; off unless the scenario has the table
 }
+
+# [speed_channel] (channel.py): X(v) = X_static + (X_ref - X_static) * (v / ref_speed_kmh)^exponent,
+# with X_ref the [link] value for loss and jitter. Anchors in docs/formats/scenario.md.
+SPEED_CHANNEL_DEFAULTS: dict[str, Any] = {
+    "ref_speed_kmh": 300.0,      # B-T cruise speed, where the seeds' HSR values were measured (T1-01)
+    "exponent": 2.0,             # below 100 km/h speed has "only a slight effect" (T0-35): s(100) = 0.11
+    "loss_down_static": 0.000818,    # D: p_d (T1-10) x stationary/HSR ACK-loss ratio 0.0718/0.661 (T1-12)
+    "loss_up_static": 0.000718,      # stationary ACK loss p_a = 0.0718 % (T1-12)
+    "jitter_ms_static": 3.3,     # >= 90 % of stationary RTT jitter <= 7.6 ms (T3-07): sigma_RTT 4.6 ms, /sqrt 2
+    "stall_rate_static": 0.005,  # 1/s; 0.3 % of time stalled: 99.6 % of stationary RTTs are low (T3-06)
+    "stall_rate_ref": 0.1,       # 1/s at ref speed: 5.5 % of time stalled, half of T3-05's 11.4 % RTT >= 0.4 s
+    "stall_median_s": 0.4,       # stall length: T3-05's 0.4 s RTT-tail threshold
+    "stall_sigma": 0.8,
+    "stall_max_s": 20.0,         # as [handoff] outage_max_s (T3-18: RTTs up to 25 s)
+    "fade_rate_static": 0.0,     # 1/s; fading needs motion (level-crossing rate ~ Doppler ~ v)
+    "fade_rate_ref": 0.02,       # 1/s at ref speed (assumption: adds 0.28 % mean loss at 300 km/h, scenario.md)
+    "fade_s": 0.5,               # fade window (s)
+    # the [handoff] burst chain: 27.6 % loss in the window, cf. q = 27.26 % (T1-09)
+    "fade_pattern": [0.1, 0.9, 0.9, 0.9, 0.9, 0.0],
+}
+DEFAULTS["speed_channel"] = SPEED_CHANNEL_DEFAULTS
 
 CARRIER_DEFAULTS: dict[str, Any] = {
     "name": "M",
@@ -430,6 +454,23 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
             raise _err(src, wh, f"key 'rat' must be a network-type name, got {hh['rat']!r}")
         holes.append(hh)
     p["holes"] = holes
+
+    # [speed_channel]: present in the resolved parameters only when given (see module doc)
+    if user.get("speed_channel") is not None:
+        w = "[speed_channel]"
+        sc = _merge_table(src, w, user["speed_channel"], SPEED_CHANNEL_DEFAULTS)
+        sc["ref_speed_kmh"] = _num(src, w, "ref_speed_kmh", sc["ref_speed_kmh"], lo=1.0, hi=450.0)
+        sc["exponent"] = _num(src, w, "exponent", sc["exponent"], lo=0.0, hi=6.0)
+        for k in ("loss_down_static", "loss_up_static"):
+            sc[k] = _prob(src, w, k, sc[k])
+        sc["jitter_ms_static"] = _num(src, w, "jitter_ms_static", sc["jitter_ms_static"], lo=0.0, hi=1000.0)
+        for k in ("stall_rate_static", "stall_rate_ref", "fade_rate_static", "fade_rate_ref"):
+            sc[k] = _num(src, w, k, sc[k], lo=0.0, hi=10.0)
+        for k in ("stall_median_s", "stall_max_s", "fade_s"):
+            sc[k] = _num(src, w, k, sc[k], lo=0.0, hi=60.0)
+        sc["stall_sigma"] = _num(src, w, "stall_sigma", sc["stall_sigma"], lo=0.0, hi=3.0)
+        sc["fade_pattern"] = _pattern(src, w, "fade_pattern", sc["fade_pattern"])
+        p["speed_channel"] = sc
     return p
 
 

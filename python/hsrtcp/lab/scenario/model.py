@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from . import cells as _cells
+from . import channel as _channel
 from . import impair as _impair
 from .config import ScenarioError, read_toml, resolve
 from .speed import Trip, build_trip, nominal_duration
@@ -27,6 +28,8 @@ class Realization:
     trip: Trip
     layouts: list[_cells.CarrierLayout]
     impairments: list[list[_impair.Impairment]]
+    # [speed_channel] spikes and fades per carrier (empty lists without the table)
+    speed_events: list[list[_channel.SpeedEvent]] | None = None
 
     @property
     def horizon_s(self) -> float:
@@ -95,7 +98,9 @@ class Scenario:
         trip = build_trip(self.params["trip"], self.params["area_types"], horizon + 1.0)
         layouts = [_cells.layout_carrier(self.params, ci, trip, horizon) for ci in range(self.paths)]
         imps = [_impair.draw(self.params, lay) for lay in layouts]
-        return Realization(self.params, start, dur, trip, layouts, imps)
+        sev = [(_channel.draw(self.params, trip, ci, horizon) if self.params.get("speed_channel") else [])
+               for ci in range(self.paths)]
+        return Realization(self.params, start, dur, trip, layouts, imps, sev)
 
     def compile(self, outdir: str | Path, duration: float | None = None):
         """Write rattan.toml, traces, radio.csv, events.csv and scenario.json into ``outdir``.

@@ -65,6 +65,9 @@ def show(outdir: str | Path, png: str | Path, title: str | None = None) -> Path:
             elif r["kind"] == "outage":
                 ax[3].broken_barh([(r["t_start"], max(r["t_end"] - r["t_start"], 0.05))], (y - 0.3, 0.6),
                                   color="k" if r["outage_kind"] == "dropped" else "tab:red")
+            elif r["kind"] == "stall":  # [speed_channel]: both directions held, no handoff
+                ax[3].broken_barh([(r["t_start"], max(r["t_end"] - r["t_start"], 0.05))], (y - 0.3, 0.6),
+                                  color="tab:orange")
             elif r["kind"] == "loss_burst":
                 ax[3].broken_barh([(r["t_start"], r["t_end"] - r["t_start"])], (y - 0.15, 0.3), color="tab:olive")
             elif r["kind"] == "rtt_spike":
@@ -80,7 +83,8 @@ def show(outdir: str | Path, png: str | Path, title: str | None = None) -> Path:
 
     ax[3].legend(handles=[Patch(color="tab:red", label="outage (held)"), Patch(color="k", label="outage (dropped)"),
                           Patch(color="tab:olive", label="loss burst"), Patch(color="tab:cyan", label="RTT spike"),
-                          Patch(color="0.85", label="coverage hole")], loc="upper right", fontsize=7, ncol=5)
+                          Patch(color="0.85", label="coverage hole"), Patch(color="tab:orange", label="stall (speed)")],
+                 loc="upper right", fontsize=7, ncol=6)
     ax[3].set_xlim(0, cs.duration_s)
     fig.suptitle(title or f"{Path(outdir).name}: seed {cs.seed}, {cs.paths} path(s), {cs.duration_s:.0f} s")
     fig.tight_layout()

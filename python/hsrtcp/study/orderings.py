@@ -1,0 +1,148 @@
+"""The seeds' checkable orderings (targets.md §9 items 1, 3, 4, 7) on a study's tables.
+
+Each check reads the pooled cells (no ``--by``) of the three classes of seed 000's Tables
+VII–IX — ``static``, ``high_0`` (280–310 km/h, 0 handoffs), ``high_1_16`` (280–310 km/h,
+1–16 handoffs) — and says whether the ordering the seeds report holds for the point
+estimates, and whether the bootstrap intervals of neighbouring classes are disjoint. A
+null cell (too few flows, no timeout at all) makes its ordering fail: it was not shown.
+
+The thresholds below were written down before the study campaign they judge was run, from
+the seeds' wording alone:
+
+1. spurious RTO rate (M13, Table VII): static < high_0 < high_1_16 (T0-40/41).
+3. DupACK rate (M15, Table IX): static < high_0 < high_1_16 (T0-44/45).
+4. data loss p_d (M8) and mean RTT (M7) rise, pooled 1-s throughput (M3) falls, static →
+   high_0 → high_1_16; "handoffs dominate speed" (T0-35/36): for each of the three the step
+   high_0 → high_1_16 is at least as large as static → high_0.
+7. timeout recovery (M10) on HSR (high_1_16) lasts longer than static — the seeds measured
+   7.8× (5.05 / 0.65 s, T1-07); required here: > 2× — and q ≫ p_d on HSR (27.26 % vs
+   0.7526 %, T1-09/10); required here: q > 3 · p_d.
+
+``hsrtcp.study.orderings.check(study_or_dir)`` returns one :class:`Ordering` per check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+CLASSES = ("static", "high_0", "high_1_16")
+RECOVERY_RATIO_MIN = 2.0
+Q_OVER_PD_MIN = 3.0
+
+
+@dataclass
+class Cell:
+    value: float | None
+    lo: float | None
+    hi: float | None
+    n_flows: int
+
+
+@dataclass
+class Ordering:
+    item: int                 # targets.md §9 item
+    name: str                 # what is ordered
+    cells: dict[str, Cell]    # class -> cell (or a named quantity for item 7)
+    holds: bool               # the ordering of the point estimates
+    separated: bool           # ... and neighbouring bootstrap intervals are disjoint
+    why: str = ""             # what failed
+    extra: dict = field(default_factory=dict)
+
+
+def _tables(source) -> dict[str, pl.DataFrame]:
+    if isinstance(source, (str, Path)):
+        d = Path(source)
+        return {n: pl.read_parquet(d / f"{n}.parquet")
+                for n in ("performance", "spurious_rto", "dupack", "timeout_recovery")}
+    return source.tables
+
+
+def _cell(df: pl.DataFrame, cls: str, metric: str) -> Cell:
+    r = df.filter((pl.col("flow_class") == cls) & (pl.col("metric") == metric))
+    if r.height != 1:
+        raise ValueError(f"{metric}/{cls}: expected one pooled row, found {r.height} (a study with --by?)")
+    row = r.row(0, named=True)
+    return Cell(row["value"], row["value_lo"], row["value_hi"], int(row["n_flows"] or 0))
+
+
+def _monotone(item: int, name: str, cells: dict[str, Cell], rising: bool) -> Ordering:
+    vals = [cells[c].value for c in CLASSES]
+    if any(v is None for v in vals):
+        missing = [c for c in CLASSES if cells[c].value is None]
+        return Ordering(item, name, cells, False, False, f"no value for {', '.join(missing)}")
+    ok = all((a < b) if rising else (a > b) for a, b in zip(vals, vals[1:]))
+    sep = ok and all(
+        (x.hi is not None and y.lo is not None and x.hi < y.lo) if rising
+        else (x.lo is not None and y.hi is not None and x.lo > y.hi)
+        for x, y in zip([cells[c] for c in CLASSES], [cells[c] for c in CLASSES][1:]))
+    why = "" if ok else f"{' < '.join(CLASSES) if rising else ' > '.join(CLASSES)} does not hold: {vals}"
+    return Ordering(item, name, cells, ok, sep, why)
+
+
+def check(source) -> list[Ordering]:
+    """The §9 orderings 1, 3, 4 and 7 on a :class:`hsrtcp.study.Study` or a study directory."""
+    t = _tables(source)
+    out = []
+    out.append(_monotone(1, "spurious RTO rate (M13)",
+                         {c: _cell(t["spurious_rto"], c, "spurious_rto_rate") for c in CLASSES}, True))
+    out.append(_monotone(3, "DupACK rate (M15)", {c: _cell(t["dupack"], c, "dupack_rate") for c in CLASSES}, True))
+    for metric, name, rising in (("p_d", "data loss p_d (M8)", True), ("rtt_mean_s", "mean RTT (M7)", True),
+                                 ("throughput_bps", "pooled 1-s throughput (M3)", False)):
+        o = _monotone(4, name, {c: _cell(t["performance"], c, metric) for c in CLASSES}, rising)
+        if o.holds:
+            v = [o.cells[c].value for c in CLASSES]
+            speed, handoffs = abs(v[1] - v[0]), abs(v[2] - v[1])
+            o.extra = {"speed_step": speed, "handoff_step": handoffs}
+            if handoffs < speed:
+                o.holds, o.separated = False, False
+                o.why = f"handoffs do not dominate speed: step {handoffs:.4g} < {speed:.4g}"
+        out.append(o)
+    rec = {c: _cell(t["timeout_recovery"], c, "timeout_recovery_s") for c in CLASSES}
+    q = _cell(t["timeout_recovery"], "high_1_16", "q")
+    pd = _cell(t["timeout_recovery"], "high_1_16", "p_d")
+    cells = {"static": rec["static"], "high_0": rec["high_0"], "high_1_16": rec["high_1_16"],
+             "q (high_1_16)": q, "p_d (high_1_16)": pd}
+    a, b = rec["static"].value, rec["high_1_16"].value
+    why = []
+    if a is None or b is None:
+        why.append("no timeout recovery value for " + ", ".join(c for c in ("static", "high_1_16")
+                                                                   if rec[c].value is None))
+    elif not b > RECOVERY_RATIO_MIN * a:
+        why.append(f"recovery high_1_16 / static = {b / a:.2f}, not > {RECOVERY_RATIO_MIN}")
+    if q.value is None or pd.value is None:
+        why.append("no q or p_d with handoffs")
+    elif not q.value > Q_OVER_PD_MIN * pd.value:
+        why.append(f"q / p_d = {q.value / pd.value if pd.value else float('inf'):.2f}, not > {Q_OVER_PD_MIN}")
+    holds = not why
+    sep = holds and (rec["static"].hi is not None and rec["high_1_16"].lo is not None
+                     and rec["static"].hi < rec["high_1_16"].lo
+                     and q.lo is not None and pd.hi is not None and q.lo > pd.hi)
+    extra = {"recovery_ratio": (b / a) if (a and b) else None,
+             "q_over_p_d": (q.value / pd.value) if (q.value is not None and pd.value) else None}
+    out.append(Ordering(7, "timeout recovery (M10), q vs p_d (M11, M8)", cells, holds, sep, "; ".join(why), extra))
+    return out
+
+
+def report(orderings: list[Ordering]) -> str:
+    """A plain-text line per ordering (for docs and test messages)."""
+    lines = []
+    for o in orderings:
+        cells = ", ".join(f"{k} {c.value:.4g} [{c.lo if c.lo is None else f'{c.lo:.4g}'}, "
+                          f"{c.hi if c.hi is None else f'{c.hi:.4g}'}] (n={c.n_flows})"
+                          if c.value is not None else f"{k} null (n={c.n_flows})" for k, c in o.cells.items())
+        state = "holds" + (" (intervals disjoint)" if o.separated else "") if o.holds else f"FAILS: {o.why}"
+        lines.append(f"§9.{o.item} {o.name}: {state}; {cells}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m hsrtcp.study.orderings STUDY_DIR (the make study target)
+    import sys
+
+    if len(sys.argv) != 2:
+        print("usage: python -m hsrtcp.study.orderings STUDY_DIR (pooled tables: hsrtcp study without --by)",
+              file=sys.stderr)
+        sys.exit(2)
+    print(report(check(sys.argv[1])))
