@@ -358,8 +358,10 @@ impl Engine {
             let e = s + seg.payload_len as i64;
             let mss = self.mss_for(c, dir);
             let near_sender = self.near.map(|n| n == dir);
-            let peer_zero = self.streams[dir.idx()].win.zero_now();
             let shift = c.wscale(dir.rev()).unwrap_or(0);
+            // one lookup of the stream for both uses (a fresh stream reads as an absent one)
+            let st = &mut self.streams[dir.idx()];
+            let peer_zero = st.win.zero_now();
             let mut x = Ctx {
                 first_ts: c.first_ts,
                 near_sender,
@@ -372,7 +374,7 @@ impl Engine {
                 decided: None,
                 after_silence: self.after_silence,
             };
-            self.streams[dir.idx()].on_data(
+            st.on_data(
                 &mut x,
                 s,
                 e,
