@@ -307,13 +307,11 @@ impl Engine {
             // SYN windows are never scaled (RFC 7323 §2.2) and a RST's window means nothing.
             if !seg.flags.syn() && !seg.flags.rst() {
                 let shift = c.wscale(dir);
-                let mss = self.mss_for(c, other);
                 let near_sender = self.near.map(|n| n == other);
                 let mut x = Ctx {
                     first_ts: c.first_ts,
                     near_sender,
                     sack,
-                    mss,
                     dir: other,
                     peer_shift: shift.unwrap_or(0),
                     rtt: &mut self.rtt,
@@ -341,7 +339,6 @@ impl Engine {
                     first_ts: c.first_ts,
                     near_sender: self.near.map(|n| n == dir),
                     sack,
-                    mss: DEFAULT_MSS,
                     dir,
                     peer_shift: 0,
                     rtt: &mut self.rtt,
@@ -366,7 +363,6 @@ impl Engine {
                 first_ts: c.first_ts,
                 near_sender,
                 sack,
-                mss,
                 dir,
                 peer_shift: shift,
                 rtt: &mut self.rtt,
@@ -382,6 +378,7 @@ impl Engine {
                 seg.options.timestamp.map(|t| t.0),
                 seg.ip_id,
                 peer_zero,
+                mss,
             );
             let decided = x.decided;
             if let Some(at_sender) = decided {
@@ -436,12 +433,10 @@ impl Engine {
             if !self.streams.allocated() {
                 break; // untouched streams have nothing to close
             }
-            let mss = self.mss_for(c, d);
             let mut x = Ctx {
                 first_ts: c.first_ts,
                 near_sender: self.near.map(|n| n == d),
                 sack: self.sack_seen,
-                mss,
                 dir: d,
                 peer_shift: c.wscale(d.rev()).unwrap_or(0),
                 rtt: &mut self.rtt,
