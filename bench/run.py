@@ -205,10 +205,16 @@ def hsrtcp_command() -> tuple[list[str] | None, dict | None, str | None]:
         return None, None, f"hsrtcp CLI not importable: {exc}"
     if spec is None:
         return None, None, "hsrtcp CLI not importable"
-    # The console script a user types (no runpy), when installed next to this interpreter.
+    # The console script a user types (`hsrtcp analyze ...`, no runpy), when installed next
+    # to this interpreter and it imports the package of this tree (with the PYTHONPATH a
+    # worktree sets, the shared venv's script runs the worktree's package); else `python -m`.
     script = Path(sys.executable).parent / "hsrtcp"
-    if script.exists() and "PYTHONPATH" not in env:
-        return [str(script)], env, None
+    if script.exists():
+        probe = subprocess.run([sys.executable, "-c", "import hsrtcp; print(hsrtcp.__file__)"],
+                               capture_output=True, text=True, env=env)
+        here = str(ROOT / "python") + os.sep
+        if probe.returncode == 0 and os.path.realpath(probe.stdout.strip()).startswith(here):
+            return [str(script)], env, None
     return [sys.executable, "-m", "hsrtcp"], env, None
 
 
@@ -239,9 +245,12 @@ def main() -> int:
     results: dict = {"mode": "pair" if a.pair else "single", "files": [str(f) for f in files],
                      "packets": packets, "bytes": sum(f.stat().st_size for f in files),
                      "host": {"machine": platform.machine(), "cpus": os.cpu_count(),
-                              "kernel": platform.release(), "python": platform.python_version()},
+                              "kernel": platform.release(), "python": platform.python_version(),
+                              # 1/5/15-minute load averages when the rounds start (and end,
+                              # below): on a shared host they say how far to trust the walls
+                              "loadavg_start": list(os.getloadavg())},
                      "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "tools": {},
-                     # the shared host's load (1, 5, 15 min) around the run: read ratios with it
+                     # the pair rows read it at the top level too
                      "loadavg_start": os.getloadavg()}
 
     def best(cmds: list[list[str]], env: dict | None = None, inputs: list[Path] | None = None) -> list[dict]:
@@ -361,6 +370,7 @@ def main() -> int:
                 # 1.0 = flat; 4.0 = memory proportional to the capture
                 results["ratios_memory_whole_over_quarter"] = h["max_rss_bytes"] / scaling[0]["max_rss_bytes"]
 
+    results["host"]["loadavg_end"] = list(os.getloadavg())
     tools = results["tools"]
     ratios = {}
     h = tools.get("hsrtcp", {})
@@ -430,6 +440,11 @@ def main() -> int:
               f"{num(t['packets_per_cpu_s'])} {rss:>12}")
     for k, v in ratios.items():
         print(f"{k}: {v:.2f}")
+    for name in ("hsrtcp", "hsrtcp_default"):
+        if tools.get(name, {}).get("commands"):
+            print(f"{name} ran: {tools[name]['commands'][0]}")
+    print("load average (1/5/15 min) at start {} and end {}".format(
+        *("/".join(f"{x:.1f}" for x in results["host"][k]) for k in ("loadavg_start", "loadavg_end"))))
     if results.get("memory_scaling"):
         print("hsrtcp peak RSS by capture length: " + ", ".join(
             f"{m['packets']:,} packets {(m['max_rss_bytes'] or 0) / 1e6:.0f} MB" for m in results["memory_scaling"]))

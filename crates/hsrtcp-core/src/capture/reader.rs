@@ -198,6 +198,12 @@ fn rd32(b: &[u8], at: usize, big_endian: bool) -> u32 {
     }
 }
 
+/// The fields of a pcap record header: seconds, fraction, captured and original length.
+#[inline(always)]
+fn pcap_record_header(b: &[u8], big_endian: bool) -> (u32, u32, u32, u32) {
+    (rd32(b, 0, big_endian), rd32(b, 4, big_endian), rd32(b, 8, big_endian), rd32(b, 12, big_endian))
+}
+
 /// What a non-capture file most likely is, from its first bytes.
 fn magic_hint(b: &[u8]) -> &'static str {
     match b {
@@ -372,6 +378,32 @@ impl CaptureReader {
     /// ([`super::time_jump`]).
     #[inline]
     pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
+        // The common case, once per record: a little-endian pcap file, nothing held back,
+        // deferred or ended, the whole record in the buffer and its time near the capture's
+        // clock. Everything else (refills, other formats, errors, time jumps) goes the long
+        // way, which reads the same record again from the same position.
+        if let Format::Pcap(st) = self.format {
+            if !st.big_endian && self.deferred.is_none() && !self.done {
+                let (p, h) = (self.pos, st.rec_hdr);
+                if self.avail() >= h {
+                    let (sec, frac, caplen, orig_len) = pcap_record_header(&self.buf[p..p + 16], false);
+                    let total = h + caplen as usize;
+                    let ts = sec as i64 * 1_000_000_000 + frac as i64 * st.frac_to_ns;
+                    if caplen <= st.limit && self.avail() >= total && self.clock.accept_steady(ts) {
+                        let rec = RecMeta { ts, linktype: st.linktype, orig_len, offset: self.base + p as u64, iface: 0 };
+                        self.pos = p + total;
+                        return Ok(Some(frame(rec, &self.buf[p + h..p + total])));
+                    }
+                }
+            }
+        }
+        self.next_frame_judged()
+    }
+
+    /// [`Self::next_frame`] the long way: every format, buffer refills, errors and the
+    /// time-jump guard's full judgement.
+    #[inline(never)]
+    fn next_frame_judged(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
         if let Some((rec, start, len)) = self.deferred.take() {
             return Ok(Some(frame(rec, &self.buf[start..start + len])));
         }
@@ -395,6 +427,9 @@ impl CaptureReader {
                     return err.map_or(Ok(None), Err);
                 }
             };
+            if self.clock.accept_steady(rec.ts) {
+                return Ok(Some(frame(rec, &self.buf[start..start + len])));
+            }
             match self.clock.check(rec.ts, rec.offset) {
                 Verdict::Deliver | Verdict::SkipHeld => {
                     return Ok(Some(frame(rec, &self.buf[start..start + len])));
@@ -610,11 +645,7 @@ impl CaptureReader {
             }
             return Err(self.truncated(h as u64, self.avail() as u64));
         }
-        let b = &self.buf[self.pos..self.pos + 16];
-        let sec = rd32(b, 0, st.big_endian);
-        let frac = rd32(b, 4, st.big_endian);
-        let caplen = rd32(b, 8, st.big_endian);
-        let orig_len = rd32(b, 12, st.big_endian);
+        let (sec, frac, caplen, orig_len) = pcap_record_header(&self.buf[self.pos..self.pos + 16], st.big_endian);
         if caplen > st.limit {
             return Err(self.absurd("record length", caplen as u64, st.limit as u64));
         }

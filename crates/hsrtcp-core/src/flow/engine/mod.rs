@@ -307,13 +307,11 @@ impl Engine {
             // SYN windows are never scaled (RFC 7323 §2.2) and a RST's window means nothing.
             if !seg.flags.syn() && !seg.flags.rst() {
                 let shift = c.wscale(dir);
-                let mss = self.mss_for(c, other);
                 let near_sender = self.near.map(|n| n == other);
                 let mut x = Ctx {
                     first_ts: c.first_ts,
                     near_sender,
                     sack,
-                    mss,
                     dir: other,
                     peer_shift: shift.unwrap_or(0),
                     rtt: &mut self.rtt,
@@ -341,7 +339,6 @@ impl Engine {
                     first_ts: c.first_ts,
                     near_sender: self.near.map(|n| n == dir),
                     sack,
-                    mss: DEFAULT_MSS,
                     dir,
                     peer_shift: 0,
                     rtt: &mut self.rtt,
@@ -358,13 +355,14 @@ impl Engine {
             let e = s + seg.payload_len as i64;
             let mss = self.mss_for(c, dir);
             let near_sender = self.near.map(|n| n == dir);
-            let peer_zero = self.streams[dir.idx()].win.zero_now();
             let shift = c.wscale(dir.rev()).unwrap_or(0);
+            // one lookup of the stream for both uses (a fresh stream reads as an absent one)
+            let st = &mut self.streams[dir.idx()];
+            let peer_zero = st.win.zero_now();
             let mut x = Ctx {
                 first_ts: c.first_ts,
                 near_sender,
                 sack,
-                mss,
                 dir,
                 peer_shift: shift,
                 rtt: &mut self.rtt,
@@ -372,7 +370,7 @@ impl Engine {
                 decided: None,
                 after_silence: self.after_silence,
             };
-            self.streams[dir.idx()].on_data(
+            st.on_data(
                 &mut x,
                 s,
                 e,
@@ -380,6 +378,7 @@ impl Engine {
                 seg.options.timestamp.map(|t| t.0),
                 seg.ip_id,
                 peer_zero,
+                mss,
             );
             let decided = x.decided;
             if let Some(at_sender) = decided {
@@ -434,12 +433,10 @@ impl Engine {
             if !self.streams.allocated() {
                 break; // untouched streams have nothing to close
             }
-            let mss = self.mss_for(c, d);
             let mut x = Ctx {
                 first_ts: c.first_ts,
                 near_sender: self.near.map(|n| n == d),
                 sack: self.sack_seen,
-                mss,
                 dir: d,
                 peer_shift: c.wscale(d.rev()).unwrap_or(0),
                 rtt: &mut self.rtt,

@@ -50,8 +50,6 @@ pub struct Ctx<'a> {
     pub first_ts: Nanos,
     pub near_sender: Option<bool>,
     pub sack: bool,
-    /// Segment size used to turn bytes into packets (MSS, or the largest payload seen).
-    pub mss: i64,
     pub dir: Dir,
     /// Window scale shift of this direction's receiver (0 when unknown).
     pub peer_shift: u8,
@@ -195,7 +193,9 @@ impl Stream {
         self.ipid_inc >= 8 && self.ipid_inc >= 9 * self.ipid_other
     }
 
-    /// A data segment [s, e) of this direction (payload only).
+    /// A data segment [s, e) of this direction (payload only). `mss`: the segment size that
+    /// turns bytes into packets (MSS, or the largest payload seen); only data needs it, so
+    /// it is not in the [`Ctx`] every ACK builds.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn on_data(
@@ -207,6 +207,7 @@ impl Stream {
         tsval: Option<u32>,
         ip_id: Option<u16>,
         peer_zero_window: bool,
+        mss: i64,
     ) {
         let len = e - s;
         self.c.data_segments += 1;
@@ -289,7 +290,7 @@ impl Stream {
             self.note_order(tsval, ip_id);
             let una = self.una_opt();
             let q = 1i64 << x.peer_shift;
-            self.win.on_new_data(s, e, una, q, x.mss, ts, x.dir, x.ev);
+            self.win.on_new_data(s, e, una, q, mss, ts, x.dir, x.ev);
             return;
         }
         if e > self.nxt {
