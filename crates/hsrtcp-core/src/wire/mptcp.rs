@@ -148,7 +148,7 @@ pub fn length_ok(subtype: u8, flags: u8, len: u8, dss_flags: u8) -> bool {
     match subtype {
         MP_CAPABLE => matches!(len, 4 | 12 | 20 | 22 | 24),
         MP_JOIN => matches!(len, 12 | 16 | 24),
-        DSS => len == dss_len(dss_flags) || len == dss_len(dss_flags) + 2,
+        DSS => len == dss_len(dss_flags) || (dss_flags & 0x04 != 0 && len == dss_len(dss_flags) + 2),
         ADD_ADDR => add_addr_layout(flags, len).is_some(),
         REMOVE_ADDR => len >= 4,
         MP_PRIO => matches!(len, 3 | 4),
