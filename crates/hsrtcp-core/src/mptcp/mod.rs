@@ -270,13 +270,20 @@ impl Tracker {
                 if let Some((c, _)) = sub.conn {
                     let conn = &mut self.conns[c];
                     conn.version.get_or_insert(version);
-                    if let Some(k) = server_key {
-                        conn.server_key.get_or_insert(k);
+                    if let (Some(k), None) = (server_key, conn.server_key) {
+                        conn.server_key = Some(k);
+                        // Data ACKs of down data count from the server's first data byte,
+                        // IDSN + 1 (RFC 8684 §3.3: the SYN-like DSN the IDSN takes).
+                        let idsn = keys::token_and_idsn(k, version).1;
+                        conn.ack_ref[DOWN].get_or_insert(idsn.wrapping_add(1));
+                        conn.dsn_ref[DOWN].get_or_insert(idsn.wrapping_add(1));
                     }
                     if let Some(k) = client_key {
                         if conn.client_key.is_none() {
                             conn.client_key = Some(k);
-                            let t = keys::token_and_idsn(k, version).0;
+                            let (t, idsn) = keys::token_and_idsn(k, version);
+                            conn.ack_ref[UP].get_or_insert(idsn.wrapping_add(1));
+                            conn.dsn_ref[UP].get_or_insert(idsn.wrapping_add(1));
                             conn.client_token = Some(t);
                             self.by_client_token.insert(t, c);
                         }
