@@ -130,7 +130,9 @@ def test_tcp_without_mptcp_has_no_mptcp_rows():
 
 def test_every_declared_mptcp_column_is_documented():
     doc = (Path(__file__).resolve().parents[3] / "docs" / "formats" / "mptcp.md").read_text()
-    schemas = hsrtcp.schemas()
+    from hsrtcp.api import schemas as declared
+
+    schemas = declared()
     for table in ("mptcp", "mptcp_subflows", "mptcp_series"):
         missing = [name for name, _ty, _doc in schemas[table] if f"| {name} |" not in doc]
         assert missing == [], f"columns of {table} not in docs/formats/mptcp.md: {missing}"
