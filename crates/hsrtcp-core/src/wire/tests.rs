@@ -812,3 +812,25 @@ fn random_mutations_never_panic() {
         "tcp {tcp_n} other {other}"
     );
 }
+
+#[test]
+fn mptcp_decoding_never_panics_on_any_length_subtype_and_flags() {
+    // Every subtype and low nibble, every length an option area allows, two byte patterns:
+    // a value or a malformed reason, and `length_ok` agrees with the decoder.
+    for subtype in 0..16u8 {
+        for nibble in 0..16u8 {
+            for len in 3..=40usize {
+                for fill in [0x00u8, 0xff, 0x0f] {
+                    let mut o = vec![30, len as u8, (subtype << 4) | nibble];
+                    o.extend(std::iter::repeat(fill).take(len - 3));
+                    let m = parse_options(&o).mptcp.expect("an MPTCP option");
+                    let r = m.decode();
+                    if subtype <= 8 && len <= 35 {
+                        let dss_flags = o.get(3).copied().unwrap_or(0);
+                        assert_eq!(r.is_ok(), super::mptcp::length_ok(subtype, nibble, len as u8, dss_flags), "{o:02x?}");
+                    }
+                }
+            }
+        }
+    }
+}
