@@ -320,10 +320,9 @@ impl FlowTable {
         let c = self.conns[i].as_mut().expect("slot is live");
         let had_streams = c.engine.streams_allocated();
         c.on_segment(seg, dir);
+        // (one test per segment without MPTCP: 2 instructions a packet on the bench capture)
         if seg.options.mptcp_count != 0 {
             self.mptcp.on_segment(subflow_ids(&c.base), dir == Dir::C2S, seg);
-        } else if seg.flags.syn() && seg.flags.ack() && self.mptcp.knows(c.base.flow_id) {
-            self.mptcp.on_plain_synack(c.base.flow_id, seg.ts);
         }
         if !had_streams && c.engine.streams_allocated() {
             self.with_streams += 1;
@@ -484,6 +483,7 @@ fn mptcp_of(t: &mut Tracker, b: &ConnBase) -> Option<(Option<u32>, u16)> {
             first_ts: b.first_ts,
             last_ts: b.last_ts,
             end_reason: b.end_reason(),
+            synack_seen: b.half[Dir::S2C.idx()].syn.is_some(),
         },
     )
 }

@@ -53,6 +53,8 @@ pub struct SubflowEnd {
     pub last_ts: Nanos,
     /// The TCP connection's end_reason (fin, rst, half_closed, open).
     pub end_reason: &'static str,
+    /// The server's SYN-ACK was captured.
+    pub synack_seen: bool,
 }
 
 /// Per-subflow state (one per TCP connection that carried an MPTCP option).
@@ -66,9 +68,8 @@ struct Subflow {
     /// The TCP client of this subflow is the MPTCP server (a join towards the client).
     flipped: bool,
     version: Option<u8>,
-    /// The TCP client sent MP_CAPABLE on its SYN / the server answered without it.
+    /// The TCP client sent MP_CAPABLE on its SYN.
     capable_syn: bool,
-    plain_synack: bool,
     /// Payload bytes of segments that carried a DSS mapping, per TCP direction (c2s, s2c).
     mapped_payload: [u64; 2],
     /// The last mapping per direction: repeats (every segment of an offloaded burst
@@ -179,7 +180,6 @@ impl Tracker {
                 flipped: false,
                 version: None,
                 capable_syn: false,
-                plain_synack: false,
                 mapped_payload: [0; 2],
                 last_map: [None; 2],
                 infinite_mapping: false,
@@ -187,21 +187,6 @@ impl Tracker {
         });
         self.segment(&mut sub, c2s, seg);
         self.subflows.insert(ids.flow_id, sub);
-    }
-
-    /// A SYN-ACK without MPTCP option on a subflow whose SYN had MP_CAPABLE: the server
-    /// does not speak MPTCP (fallback to TCP at the handshake). The flow table calls this
-    /// only for connections the tracker knows ([`Tracker::knows`]).
-    pub fn on_plain_synack(&mut self, flow_id: u64, ts: Nanos) {
-        let Some(mut sub) = self.subflows.remove(&flow_id) else { return };
-        if sub.capable_syn && sub.conn.is_none() && !sub.plain_synack {
-            sub.plain_synack = true;
-            let c = self.conns.len();
-            let t0 = sub.first_ts;
-            self.conns.push(Conn { first_ts: t0, last_ts: ts, fallback: true, version: sub.version, ..Default::default() });
-            self.attach(&mut sub, c, 0, None, false, t0);
-        }
-        self.subflows.insert(flow_id, sub);
     }
 
     /// The subflow of `flow_id` carried an MPTCP option.
@@ -423,7 +408,16 @@ impl Tracker {
     /// (None for TCP connections that are no grouped subflow). Its end is recorded for the
     /// MPTCP tables and its per-subflow state freed.
     pub fn subflow_done(&mut self, flow_id: u64, end: SubflowEnd) -> Option<(Option<u32>, u16)> {
-        let sub = self.subflows.remove(&flow_id)?;
+        let mut sub = self.subflows.remove(&flow_id)?;
+        if sub.capable_syn && sub.conn.is_none() && end.synack_seen {
+            // The SYN-ACK answered MP_CAPABLE without it (with it, it would have given the
+            // server key and a connection): the server does not speak MPTCP, fallback to TCP
+            // at the handshake. Found here, not per packet: TCP without MPTCP pays nothing.
+            let c = self.conns.len();
+            let t0 = sub.first_ts;
+            self.conns.push(Conn { first_ts: t0, last_ts: end.last_ts, fallback: true, version: sub.version, ..Default::default() });
+            self.attach(&mut sub, c, 0, None, false, t0);
+        }
         let (c, index) = sub.conn?;
         let conn = &mut self.conns[c];
         let (up_tcp, down_tcp) = if sub.flipped { (1, 0) } else { (0, 1) };
