@@ -24,6 +24,8 @@ fuzz_target!(|data: &[u8]| {
         }
         if let Some(m) = s.options.mptcp {
             assert!(m.len >= 3 && m.body().len() <= 32);
+            // The MPTCP layer's decoding: a value or a malformed reason, never a panic.
+            let _ = m.decode();
         }
     }
 });

@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from hsrtcp.errors import InputError
-from hsrtcp.runner import ID_SHIFT, TABLES, check_captures, run_captures
+from hsrtcp.runner import ID_SHIFT, MPTCP_TABLES, TABLES, check_captures, run_captures
 from hsrtcp.runner import native as _native
 
 __all__ = ["ID_SHIFT", "TABLES", "Dataset", "analyze", "analyze_one", "schemas"]
@@ -105,7 +105,7 @@ def _atomic(path: Path, writer: Callable[[Path], object]) -> Path:
 
 
 def _frames(ipc: dict[str, bytes]) -> dict[str, pl.DataFrame]:
-    frames = {name: pl.read_ipc_stream(ipc[name]) for name in TABLES}
+    frames = {name: pl.read_ipc_stream(ipc[name]) for name in TABLES + MPTCP_TABLES if name in ipc}
     # A long connection hands its events and RTT samples on in chunks while it is open, so
     # flows can interleave; in memory they are grouped by flow again (each flow's own order kept).
     for t in ("events", "rtt"):
@@ -183,7 +183,8 @@ def analyze(paths: str | os.PathLike | Iterable[str | os.PathLike] | None = None
         return analyze_one(paths[i], vantage=vantages[i], index=i, progress=report)
 
     results = run_captures(paths, job, workers=workers, progress=progress)
-    return Dataset(**{t: pl.concat([r[t] for r in results], how="vertical") for t in TABLES})
+    extra = {t: pl.concat([r[t] for r in results], how="vertical") for t in MPTCP_TABLES if all(t in r for r in results)}
+    return Dataset(**{t: pl.concat([r[t] for r in results], how="vertical") for t in TABLES}, extra=extra)
 
 
 def _pairs(client, server) -> list[tuple[Path, Path]]:

@@ -19,6 +19,9 @@ import sys
 from hsrtcp.errors import InputError
 
 TABLES = ("flows", "events", "rtt", "series", "captures")
+# MPTCP connections, their subflows and data-level series (docs/formats/mptcp.md): written by
+# every analysis (empty without MPTCP); in a Dataset they are in ``extra``.
+MPTCP_TABLES = ("mptcp", "mptcp_subflows", "mptcp_series")
 # Flow ids of capture i start at i << ID_SHIFT, so ids stay unique across captures.
 ID_SHIFT = 40
 

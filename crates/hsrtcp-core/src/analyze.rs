@@ -18,7 +18,7 @@ pub const CAPTURE_COLUMNS: &[ColumnDef] = &[
     col("tcp_packets", ColType::U64, "records decoded as TCP"),
     col("other_packets", ColType::U64, "records of other protocols (ARP, UDP, ICMP, ...)"),
     col("malformed_packets", ColType::U64, "records that could not be decoded"),
-    col("malformed_reasons", ColType::Str, "malformed records per reason, 'reason=count' separated by ';'"),
+    col("malformed_reasons", ColType::Str, "malformed records per reason, 'reason=count' separated by ';'; then malformed MPTCP options per reason (mptcp_*: options, not records; not in malformed_packets)"),
     col("flows", ColType::U64, "TCP connections found"),
     col("first_ts", ColType::F64, "first record, seconds since the Unix epoch"),
     col("last_ts", ColType::F64, "last record, seconds since the Unix epoch"),
@@ -79,17 +79,21 @@ pub fn analyze_capture(
         return None;
     }
     let stats = stream.finish();
+    let mptcp_malformed = table.mptcp_malformed();
     table.finish_flushing(stats.error.is_some(), &mut output, &mut |o| o.flush(rows_per_batch, &mut counted));
     output.flush(0, &mut counted);
-    sink("captures", capture_row(&info, &stats, flows));
+    sink("captures", capture_row(&info, &stats, flows, &mptcp_malformed));
     Some(stats)
 }
 
 /// The capture's own row of the `captures` table.
-fn capture_row(info: &CaptureInfo, stats: &CaptureStats, flows: u64) -> RecordBatch {
+/// `mptcp_malformed`: malformed MPTCP options per reason; they join the reasons (the
+/// packets carrying them were decoded, so `malformed_packets` does not count them).
+fn capture_row(info: &CaptureInfo, stats: &CaptureStats, flows: u64, mptcp_malformed: &[(&str, u64)]) -> RecordBatch {
     let mut captures = TableBuilder::new(&[CAPTURE_COLUMNS]);
     {
-        let reasons: Vec<String> = stats.malformed.iter().map(|(r, n)| format!("{r}={n}")).collect();
+        let mut reasons: Vec<String> = stats.malformed.iter().map(|(r, n)| format!("{r}={n}")).collect();
+        reasons.extend(mptcp_malformed.iter().map(|(r, n)| format!("{r}={n}")));
         // A time jump is bad input too (exit 3), but reading went on: not truncated.
         let error = match (&stats.error, &stats.time_jump) {
             (Some(e), Some(j)) => Some(format!("{e}; {j}")),

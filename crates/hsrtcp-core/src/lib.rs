@@ -11,6 +11,7 @@ pub mod analyze;
 pub mod capture;
 pub mod flow;
 pub mod matcher;
+pub mod mptcp;
 pub mod stream;
 pub mod table;
 pub mod wire;

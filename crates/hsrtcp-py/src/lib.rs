@@ -12,6 +12,7 @@ use std::sync::Mutex;
 use arrow_array::RecordBatch;
 
 use hsrtcp_core::analyze::{analyze_capture as core_analyze, CAPTURE_COLUMNS};
+use hsrtcp_core::mptcp::table as mptcp_table;
 use hsrtcp_core::flow::{engine, event::EVENT_COLUMNS, rtt_sample::RTT_COLUMNS, table, CaptureInfo};
 use hsrtcp_core::table::parquet::{ParquetDir, TableSender, ROW_GROUP, SEND_ROWS};
 use hsrtcp_core::table::{to_ipc_stream, ColumnDef};
@@ -20,7 +21,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 /// Analyze one capture. Returns a dict of Arrow IPC stream bytes: flows, events, rtt,
-/// series, captures. Never raises for bad input: the error is in the captures row. Raises
+/// series, captures, mptcp, mptcp_subflows, mptcp_series. Never raises for bad input: the error is in the captures row. Raises
 /// KeyboardInterrupt on Ctrl-C (see [`run_capture`]).
 #[pyfunction]
 #[pyo3(signature = (path, name, vantage=None, id_base=0, progress=None))]
@@ -194,6 +195,9 @@ fn schemas(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("rtt", describe(&[RTT_COLUMNS]))?;
     d.set_item("series", describe(&[table::SERIES_COLUMNS, engine::SERIES_COLUMNS]))?;
     d.set_item("captures", describe(&[CAPTURE_COLUMNS]))?;
+    d.set_item("mptcp", describe(&[mptcp_table::MPTCP_COLUMNS]))?;
+    d.set_item("mptcp_subflows", describe(&[mptcp_table::MPTCP_SUBFLOW_COLUMNS]))?;
+    d.set_item("mptcp_series", describe(&[mptcp_table::MPTCP_SERIES_COLUMNS]))?;
     Ok(d)
 }
 

@@ -31,7 +31,10 @@ def test_parquet_tables_equal_the_in_memory_tables(tmp_path, workers):
     ds = hsrtcp.analyze(CAPTURES, workers=workers)
     w = hsrtcp.analyze_to(CAPTURES, tmp_path, workers=workers, keep_flows=True)
     assert sorted(p.name for p in w.paths) == ["captures.parquet", "events.parquet", "flows.parquet",
+                                               "mptcp.parquet", "mptcp_series.parquet", "mptcp_subflows.parquet",
                                                "rtt.parquet", "series.parquet"]
+    for t in ("mptcp", "mptcp_subflows", "mptcp_series"):  # (no MPTCP in these captures: empty, same schema)
+        assert pl.read_parquet(tmp_path / f"{t}.parquet").equals(ds.extra[t]), t
     got = _read(tmp_path)
     # Captures run on parallel threads: rows of different captures may come in any order.
     order = {"flows": ["flow_id"], "series": ["flow_id", "bin"], "captures": ["capture"]}

@@ -10,6 +10,8 @@ use crate::flow::engine;
 use crate::flow::event::{nanos_to_s, write_event, Dir, Event, EVENT_COLUMNS};
 use crate::flow::key::FlowKey;
 use crate::flow::rtt_sample::{RttRows, RttSample};
+use crate::mptcp::table::MptcpTables;
+use crate::mptcp::{SubflowEnd, SubflowIds, Tracker};
 use crate::table::{col, ColType, ColumnDef, TableBuilder};
 use crate::wire::{Nanos, Segment};
 
@@ -66,6 +68,8 @@ pub const FLOW_COLUMNS: &[ColumnDef] = &[
     col("sack_permitted", ColType::Bool, "both SYNs carried SACK-permitted; null without a captured handshake"),
     col("timestamps", ColType::Bool, "TCP timestamps in use (from the handshake, or seen on packets)"),
     col("mptcp", ColType::Bool, "an MPTCP option (kind 30) was seen"),
+    col("mptcp_token", ColType::U64, "token of the MPTCP connection this subflow belongs to (the server's: what MP_JOIN SYNs towards the server carry; mptcp.token); null if not a grouped MPTCP subflow"),
+    col("mptcp_subflow", ColType::U64, "0 for the MPTCP connection's initial subflow, 1, 2, ... for joined subflows in the order of their SYNs; null if not a grouped MPTCP subflow"),
     col("malformed_packets", ColType::U64, "segments of this connection with impossible headers (e.g. SYN+FIN)"),
     col("seq_base_c2s", ColType::U64, "raw sequence number that relative sequence 0 of c2s stands for (client ISN when the SYN was captured)"),
     col("seq_base_s2c", ColType::U64, "raw sequence number that relative sequence 0 of s2c stands for (server ISN when the SYN-ACK was captured)"),
@@ -88,6 +92,8 @@ pub struct Output {
     pub events: TableBuilder,
     pub rtt: RttRows,
     pub series: TableBuilder,
+    /// `mptcp`, `mptcp_subflows`, `mptcp_series` (written at the end of the capture).
+    pub mptcp: MptcpTables,
 }
 
 impl Output {
@@ -103,6 +109,12 @@ impl Output {
         if self.rtt.rows() >= min_rows {
             sink("rtt", self.rtt.take_batch());
         }
+        let m = &mut self.mptcp;
+        for (name, t) in [("mptcp", &mut m.conns), ("mptcp_subflows", &mut m.subflows), ("mptcp_series", &mut m.series)] {
+            if t.rows() >= min_rows {
+                sink(name, t.take_batch());
+            }
+        }
     }
 }
 
@@ -114,6 +126,7 @@ impl Default for Output {
             // The long table (an RTT sample per ACK): room for a batch's worth.
             rtt: RttRows::with_capacity(crate::table::parquet::ROW_GROUP),
             series: TableBuilder::new(&[SERIES_COLUMNS, engine::SERIES_COLUMNS]),
+            mptcp: MptcpTables::default(),
         }
     }
 }
@@ -156,6 +169,8 @@ pub struct FlowTable {
     spilled_rtt: Vec<(u64, RttSample)>,
     /// Events an open connection holds before handing them on (SPILL_EVENTS; tests lower it).
     spill_at: usize,
+    /// MPTCP subflows and connections (state only for connections with MPTCP options).
+    mptcp: Tracker,
 }
 
 /// The connection of the previous packet: its key, its slot, and whether its client is the
@@ -198,6 +213,7 @@ impl FlowTable {
             spilled: Vec::new(),
             spilled_rtt: Vec::new(),
             spill_at: SPILL_EVENTS,
+            mptcp: Tracker::default(),
         }
     }
 
@@ -304,6 +320,10 @@ impl FlowTable {
         let c = self.conns[i].as_mut().expect("slot is live");
         let had_streams = c.engine.streams_allocated();
         c.on_segment(seg, dir);
+        // (one test per segment without MPTCP: 2 instructions a packet on the bench capture)
+        if seg.options.mptcp_count != 0 {
+            self.mptcp.on_segment(subflow_ids(&c.base), dir == Dir::C2S, seg);
+        }
         if !had_streams && c.engine.streams_allocated() {
             self.with_streams += 1;
         }
@@ -391,7 +411,8 @@ impl FlowTable {
         // connection's events in the order they were found.
         self.write_spilled(out);
         for (n, c) in self.retired.drain(..).enumerate() {
-            write_connection(&self.info, &c, false, out);
+            let m = mptcp_of(&mut self.mptcp, &c.base);
+            write_connection(&self.info, &c, false, m, out);
             if n % WRITE_CHUNK == WRITE_CHUNK - 1 {
                 flush(out);
             }
@@ -427,12 +448,44 @@ impl FlowTable {
                 c.finish(end);
             }
             let cut = truncated && !c.base.closed();
-            write_connection(&self.info, &c, cut, out);
+            let m = mptcp_of(&mut self.mptcp, &c.base);
+            write_connection(&self.info, &c, cut, m, out);
             if n % WRITE_CHUNK == WRITE_CHUNK - 1 {
                 flush(out);
             }
         }
+        self.mptcp.write(&self.info.name, self.info.vantage.as_deref(), &mut out.mptcp);
     }
+
+    /// Malformed MPTCP options per reason so far (for `captures.malformed_reasons`).
+    pub fn mptcp_malformed(&self) -> Vec<(&'static str, u64)> {
+        self.mptcp.malformed_reasons()
+    }
+}
+
+fn subflow_ids(b: &ConnBase) -> SubflowIds {
+    SubflowIds { flow_id: b.flow_id, client: (b.client.addr, b.client.port), server: (b.server.addr, b.server.port) }
+}
+
+/// The MPTCP token and subflow index of a connection being written (and the end of the
+/// subflow for the MPTCP tables); None for TCP without MPTCP (one hash lookup, only when
+/// the capture has MPTCP at all).
+fn mptcp_of(t: &mut Tracker, b: &ConnBase) -> Option<(Option<u32>, u16)> {
+    if !t.knows(b.flow_id) {
+        return None;
+    }
+    let (c, s) = (&b.half[Dir::C2S.idx()], &b.half[Dir::S2C.idx()]);
+    t.subflow_done(
+        b.flow_id,
+        SubflowEnd {
+            payload_c2s: c.payload_bytes,
+            payload_s2c: s.payload_bytes,
+            first_ts: b.first_ts,
+            last_ts: b.last_ts,
+            end_reason: b.end_reason(),
+            synack_seen: b.half[Dir::S2C.idx()].syn.is_some(),
+        },
+    )
 }
 
 /// A SYN (without ACK) whose ISN differs from the connection's first SYN opens a new
@@ -449,7 +502,8 @@ fn starts_new_connection(c: &ConnBase, seg: &Segment, dir: Dir) -> bool {
     }
 }
 
-fn write_connection(info: &CaptureInfo, c: &Connection, truncated: bool, out: &mut Output) {
+/// `mptcp`: the connection's MPTCP token and subflow index, when it is a grouped subflow.
+fn write_connection(info: &CaptureInfo, c: &Connection, truncated: bool, mptcp: Option<(Option<u32>, u16)>, out: &mut Output) {
     let b = &c.base;
     let (cl, sv) = (&b.half[Dir::C2S.idx()], &b.half[Dir::S2C.idx()]);
     {
@@ -484,6 +538,8 @@ fn write_connection(info: &CaptureInfo, c: &Connection, truncated: bool, out: &m
             .bool("sack_permitted", b.sack_permitted())
             .bool("timestamps", b.timestamps())
             .bool("mptcp", b.half.iter().any(|h| h.mptcp_packets > 0))
+            .u64("mptcp_token", mptcp.and_then(|m| m.0).map(u64::from))
+            .u64("mptcp_subflow", mptcp.map(|m| m.1 as u64))
             .u64("malformed_packets", cl.malformed + sv.malformed)
             .u64("seq_base_c2s", cl.seq.map(|s| s.base() as u64))
             .u64("seq_base_s2c", sv.seq.map(|s| s.base() as u64));

@@ -24,6 +24,7 @@
 //!   before the cut are kept. Unknown options are skipped by their length.
 mod ip;
 mod link;
+pub mod mptcp;
 mod segment;
 mod tcp;
 

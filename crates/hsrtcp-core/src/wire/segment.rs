@@ -83,6 +83,12 @@ pub struct TcpOptions {
     pub mptcp: Option<MptcpOption>,
     /// How many MPTCP options the segment carried (a DSS and an MP_PRIO can share one).
     pub mptcp_count: u8,
+    /// The MPTCP options after the first (Linux puts ADD_ADDR, REMOVE_ADDR, MP_PRIO or
+    /// MP_FAIL after a DSS): bit `subtype` set for each; bit 15 (MP_EXPERIMENTAL, never
+    /// counted) is reused for "one of them had a length its subtype does not allow".
+    pub mptcp_more: u16,
+    /// The backup flag of the last MP_PRIO among the options after the first.
+    pub mptcp_more_backup: bool,
     /// Options that were cut by the snaplen or malformed; decoding stopped there.
     pub truncated: bool,
 }

@@ -126,6 +126,8 @@ fn parse_any_options(o: &[u8]) -> TcpOptions {
                     let n = body.len().min(32);
                     m.raw[..n].copy_from_slice(&body[..n]);
                     r.mptcp = Some(m);
+                } else {
+                    more_mptcp(&mut r, v, len as u8);
                 }
             }
             _ => {} // unknown (TFO cookie, MD5, AO, experiments …) or odd length: skip
@@ -133,4 +135,23 @@ fn parse_any_options(o: &[u8]) -> TcpOptions {
         i += len;
     }
     r
+}
+
+/// Note an MPTCP option after the segment's first (rare: kept as a subtype bit, see
+/// [`TcpOptions::mptcp_more`]). `v`: the option's bytes after kind and length.
+#[cold]
+fn more_mptcp(r: &mut TcpOptions, v: &[u8], len: u8) {
+    let (subtype, flags) = (v[0] >> 4, v[0] & 0x0f);
+    let dss_flags = v.get(1).copied().unwrap_or(0);
+    if subtype == 15 {
+        return; // MP_EXPERIMENTAL: nothing to count
+    }
+    if !super::mptcp::length_ok(subtype, flags, len, dss_flags) {
+        r.mptcp_more |= 1 << 15;
+        return;
+    }
+    r.mptcp_more |= 1 << subtype;
+    if subtype == super::mptcp::MP_PRIO {
+        r.mptcp_more_backup = flags & 1 != 0;
+    }
 }

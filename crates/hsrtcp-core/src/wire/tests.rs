@@ -4,6 +4,7 @@
 use std::net::IpAddr;
 
 use super::*;
+use super::mptcp::{DssMapping, Mptcp, MptcpMalformed};
 use crate::capture::LinkType;
 
 fn hex(s: &str) -> Vec<u8> {
@@ -542,6 +543,131 @@ fn mptcp_options() {
     assert_eq!(o.mptcp_count, 2);
 }
 
+/// The first MPTCP option of `hex` options, decoded.
+fn mptcp(h: &str) -> Result<Mptcp, MptcpMalformed> {
+    parse_options(&hex(h)).mptcp.expect("an MPTCP option").decode()
+}
+
+#[test]
+fn mp_capable_v1_v0_decoding() {
+    // v1 SYN (len 4): version 1, checksum-required flag A, no key.
+    assert_eq!(
+        mptcp("1e04 0181"),
+        Ok(Mptcp::Capable { version: 1, checksum_required: true, sender_key: None, receiver_key: None, data_len: None })
+    );
+    // SYN-ACK (len 12): the sender's key.
+    assert_eq!(
+        mptcp("1e0c 0101 0123456789abcdef"),
+        Ok(Mptcp::Capable { version: 1, checksum_required: false, sender_key: Some(0x0123456789abcdef), receiver_key: None, data_len: None })
+    );
+    // third ACK (len 20): both keys; first data (len 22): and the data-level length.
+    assert_eq!(
+        mptcp("1e16 0101 0000000000000001 0000000000000002 05a8"),
+        Ok(Mptcp::Capable { version: 1, checksum_required: false, sender_key: Some(1), receiver_key: Some(2), data_len: Some(1448) })
+    );
+    // v0 SYN (RFC 6824): len 12 with the key, version nibble 0.
+    assert_eq!(
+        mptcp("1e0c 0081 00000000000000ff"),
+        Ok(Mptcp::Capable { version: 0, checksum_required: true, sender_key: Some(255), receiver_key: None, data_len: None })
+    );
+    for bad in ["1e05 0181 00", "1e0d 0101 0123456789abcdef00", "1e13 0101 00000000000000010000000000000002"] {
+        assert_eq!(mptcp(bad), Err(MptcpMalformed::CapableLen), "{bad}");
+    }
+}
+
+#[test]
+fn mp_join_decoding() {
+    // SYN (len 12): backup flag, address id 2, token, nonce.
+    assert_eq!(mptcp("1e0c 1102 deadbeef 11223344"), Ok(Mptcp::Join { backup: true, address_id: Some(2), token: Some(0xdeadbeef) }));
+    // SYN-ACK (len 16): address id, truncated HMAC, nonce; no token.
+    assert_eq!(
+        mptcp("1e10 1003 0102030405060708 0a0b0c0d"),
+        Ok(Mptcp::Join { backup: false, address_id: Some(3), token: None })
+    );
+    // third ACK (len 24): the full HMAC only.
+    assert_eq!(
+        mptcp(&format!("1e18 1000 {}", "ab".repeat(20))),
+        Ok(Mptcp::Join { backup: false, address_id: None, token: None })
+    );
+    assert_eq!(mptcp("1e0b 1102 deadbeef 112233"), Err(MptcpMalformed::JoinLen));
+}
+
+#[test]
+fn dss_decoding() {
+    // 8-byte data ACK, 8-byte DSN, subflow seq, data-level length, checksum: len 28.
+    assert_eq!(
+        mptcp("1e1c 200f 0000000000000064 00000000000003e8 00000001 05a8 abcd"),
+        Ok(Mptcp::Dss {
+            data_ack: Some((100, true)),
+            mapping: Some(DssMapping { dsn: 1000, dsn64: true, subflow_seq: 1, data_len: 1448, checksum: Some(0xabcd) }),
+            data_fin: false
+        })
+    );
+    // 4-byte data ACK and 4-byte DSN, no checksum, DATA_FIN: len 18 (flags F M A).
+    assert_eq!(
+        mptcp("1e12 2015 0000000a 00000014 00000005 0001"),
+        Ok(Mptcp::Dss {
+            data_ack: Some((10, false)),
+            mapping: Some(DssMapping { dsn: 20, dsn64: false, subflow_seq: 5, data_len: 1, checksum: None }),
+            data_fin: true
+        })
+    );
+    // data ACK only (len 8), and the infinite mapping (data-level length 0).
+    assert_eq!(mptcp("1e08 2001 000003e8"), Ok(Mptcp::Dss { data_ack: Some((1000, false)), mapping: None, data_fin: false }));
+    match mptcp("1e0e 2004 00000001 00000000 0000") {
+        Ok(Mptcp::Dss { mapping: Some(m), .. }) => assert_eq!(m.data_len, 0),
+        other => panic!("{other:?}"),
+    }
+    // lengths that contradict the flags: too short for an 8-byte ACK, one byte too long,
+    // a checksum's two bytes without a mapping
+    for bad in ["1e08 2003 00000001", "1e09 2001 00000001 00", "1e0a 2001 00000001 0000", "1e03 20"] {
+        assert_eq!(mptcp(bad), Err(MptcpMalformed::DssLen), "{bad}");
+    }
+}
+
+#[test]
+fn add_remove_addr_prio_fail_fastclose_decoding() {
+    // ADD_ADDR v1 IPv4 with HMAC (len 16), with port and HMAC (18), echo (8)
+    let v4: IpAddr = "10.31.2.2".parse().unwrap();
+    assert_eq!(mptcp("1e10 3002 0a1f0202 0102030405060708"), Ok(Mptcp::AddAddr { echo: false, address_id: 2, addr: v4, port: None }));
+    assert_eq!(mptcp("1e12 3002 0a1f0202 1451 0102030405060708"), Ok(Mptcp::AddAddr { echo: false, address_id: 2, addr: v4, port: Some(5201) }));
+    assert_eq!(mptcp("1e08 3102 0a1f0202"), Ok(Mptcp::AddAddr { echo: true, address_id: 2, addr: v4, port: None }));
+    // IPv6 with HMAC (len 28); v0 IPv4 (nibble = IP version 4, len 8)
+    let v6: IpAddr = "fd00::1".parse().unwrap();
+    assert_eq!(
+        mptcp("1e1c 3005 fd000000000000000000000000000001 0102030405060708"),
+        Ok(Mptcp::AddAddr { echo: false, address_id: 5, addr: v6, port: None })
+    );
+    assert_eq!(mptcp("1e08 3401 0a1f0202"), Ok(Mptcp::AddAddr { echo: false, address_id: 1, addr: v4, port: None }));
+    assert_eq!(mptcp("1e0b 3002 0a1f0202 010203"), Err(MptcpMalformed::AddAddrLen));
+    // REMOVE_ADDR with two ids; none is malformed
+    assert_eq!(mptcp("1e05 4002 03"), Ok(Mptcp::RemoveAddr { count: 2 }));
+    assert_eq!(mptcp("1e03 40"), Err(MptcpMalformed::RemoveAddrLen));
+    // MP_PRIO v1 (len 3) and v0 (len 4, address id)
+    assert_eq!(mptcp("1e03 51"), Ok(Mptcp::Prio { backup: true, address_id: None }));
+    assert_eq!(mptcp("1e04 5007"), Ok(Mptcp::Prio { backup: false, address_id: Some(7) }));
+    assert_eq!(mptcp("1e05 5007 00"), Err(MptcpMalformed::PrioLen));
+    // MP_FAIL and MP_FASTCLOSE (len 12), MP_TCPRST (len 4)
+    assert_eq!(mptcp("1e0c 6000 0000000000001000"), Ok(Mptcp::Fail { dsn: 4096 }));
+    assert_eq!(mptcp("1e0b 6000 00000000000010"), Err(MptcpMalformed::FailLen));
+    assert_eq!(mptcp("1e0c 7000 0123456789abcdef"), Ok(Mptcp::FastClose { receiver_key: 0x0123456789abcdef }));
+    assert_eq!(mptcp("1e0d 7000 0123456789abcdef00"), Err(MptcpMalformed::FastCloseLen));
+    assert_eq!(mptcp("1e04 8001"), Ok(Mptcp::TcpRst { reason: 1 }));
+    assert_eq!(mptcp("1e05 8001 00"), Err(MptcpMalformed::TcpRstLen));
+}
+
+#[test]
+fn mptcp_options_after_the_first_are_noted() {
+    // DSS then MP_PRIO (backup) then ADD_ADDR: subtype bits and the backup flag
+    let o = parse_options(&hex("1e08 2001 000003e8 1e03 5101 1e08 3102 0a1f0202"));
+    assert_eq!(o.mptcp_count, 3);
+    assert_eq!(o.mptcp_more, (1 << 5) | (1 << 3));
+    assert!(o.mptcp_more_backup);
+    // a second option with a length its subtype does not allow: bit 15
+    let o = parse_options(&hex("1e08 2001 000003e8 1e05 500000"));
+    assert_eq!(o.mptcp_more, 1 << 15);
+}
+
 #[test]
 fn unknown_and_broken_options() {
     // TFO cookie (kind 34, len 10) is skipped by length, then TS decodes.
@@ -685,4 +811,26 @@ fn random_mutations_never_panic() {
         tcp_n > 10_000 && other > 10_000,
         "tcp {tcp_n} other {other}"
     );
+}
+
+#[test]
+fn mptcp_decoding_never_panics_on_any_length_subtype_and_flags() {
+    // Every subtype and low nibble, every length an option area allows, two byte patterns:
+    // a value or a malformed reason, and `length_ok` agrees with the decoder.
+    for subtype in 0..16u8 {
+        for nibble in 0..16u8 {
+            for len in 3..=40usize {
+                for fill in [0x00u8, 0xff, 0x0f] {
+                    let mut o = vec![30, len as u8, (subtype << 4) | nibble];
+                    o.extend(std::iter::repeat(fill).take(len - 3));
+                    let m = parse_options(&o).mptcp.expect("an MPTCP option");
+                    let r = m.decode();
+                    if subtype <= 8 && len <= 35 {
+                        let dss_flags = o.get(3).copied().unwrap_or(0);
+                        assert_eq!(r.is_ok(), super::mptcp::length_ok(subtype, nibble, len as u8, dss_flags), "{o:02x?}");
+                    }
+                }
+            }
+        }
+    }
 }
