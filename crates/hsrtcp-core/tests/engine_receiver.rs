@@ -402,3 +402,37 @@ fn dupack_answering_a_timeout_resend_is_not_a_dupack() {
     let r = t.run_as("client");
     assert_eq!(r.flow_u64("dupacks"), Some(0));
 }
+
+#[test]
+fn tail_lost_and_resent_at_the_timeout_arrives_in_sequence_as_retransmissions() {
+    // Issue 16, the lab's reno runs: 1..10001 arrive and are acknowledged (ten IP IDs
+    // counting up), the last two originals 10001 (IP ID 5012) and 11001 (5013) are lost,
+    // and after the timeout their copies (5014, 5015) arrive exactly in sequence:
+    // retransmissions (no hole, no DupACK: the missing IDs can only have been originals).
+    // 12001 (5016) is new.
+    let mut t = client_side(false, false);
+    let mut id = 5001u16;
+    let mut send = |t: &mut Tx, ms: f64, seq: u32, arrives: bool| {
+        id += 1;
+        if arrives {
+            t.data(ms, seq, 1000).ip_id = Some(id);
+        }
+    };
+    for k in 0..10u32 {
+        send(&mut t, 100.0 + k as f64, 1 + 1000 * k, true);
+        t.ack(100.5 + k as f64, 1001 + 1000 * k);
+    }
+    send(&mut t, 110.0, 10001, false);
+    send(&mut t, 111.0, 11001, false);
+    send(&mut t, 400.0, 10001, true);
+    t.ack(400.5, 11001);
+    send(&mut t, 401.0, 11001, true);
+    t.ack(401.5, 12001);
+    send(&mut t, 402.0, 12001, true);
+    t.ack(402.5, 13001);
+    let r = t.run_as("client");
+    assert_eq!(r.flow_u64("retransmissions"), Some(2));
+    let rows = r.rows("retransmission");
+    assert_eq!(i64_at(&r.events, "seq_start", rows[0]), Some(10001));
+    assert_eq!(str_at(&r.events, "cause", rows[1]).as_deref(), Some("unseen_original"));
+}

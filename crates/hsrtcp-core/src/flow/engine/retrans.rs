@@ -156,15 +156,21 @@ pub struct Stream {
     after_silence: bool,
     rx_silence_hole: Option<(i64, i64)>,
     /// Receiver side, senders whose IP IDs count up: the newest original (IP ID, end, arrival),
-    /// the first re-sent segment seen after it (IP ID, arrival, whether it filled a hole) and
+    /// the IP ID of the first re-sent segment seen after it and
     /// how many segments with later IDs arrived since (see `unseen_original`).
     rx_orig: Option<(u16, i64, Nanos)>,
-    rx_first_retx: Option<(u16, Nanos, bool)>,
+    rx_first_retx: Option<u16>,
     rx_seen_after: u16,
     /// Receiver side: arrival of the latest data segment, and whether the latest repeat
     /// arrived after a silence of the RTO scale (a timeout re-send; see `rx_pending_dup`).
     rx_last_data: Nanos,
     rx_timeout_repeat: bool,
+    /// Receiver side: arrival of the first data after a silence of the RTO scale since the
+    /// newest original (a timeout's go-back-N burst begins).
+    rx_burst: Option<Nanos>,
+    /// Receiver side: the window was closed since the newest original (the sender's empty
+    /// probes take IP IDs too: missing IDs then say nothing about data).
+    rx_closed_since: bool,
     /// Receiver side: when the phone last sent an ACK that makes a Reno sender re-send (the
     /// third DupACK since an advance, or an advance with data beyond it: a partial ACK).
     rx_trigger_ts: Nanos,
@@ -228,6 +234,9 @@ impl Stream {
             self.note_order(tsval, ip_id);
             return;
         }
+        if peer_zero_window {
+            self.rx_closed_since = true;
+        }
         // Zero-window probe (RFC 9293 §3.8.6.1): ≤ 1 byte against a closed window.
         if peer_zero_window && len <= 1 {
             self.window_probe(x, s, e, ts, "one_byte");
@@ -240,6 +249,9 @@ impl Stream {
         let silent = if x.near_sender == Some(false) {
             let quiet = ts - self.rx_last_data >= Self::rto_threshold(x.rtt);
             self.rx_last_data = ts;
+            if quiet {
+                self.rx_burst = Some(ts);
+            }
             quiet
         } else {
             false
@@ -318,7 +330,7 @@ impl Stream {
                 if (id.wrapping_sub(o) as i16) > 0 {
                     self.rx_seen_after = self.rx_seen_after.saturating_add(1);
                     if self.rx_first_retx.is_none() {
-                        self.rx_first_retx = Some((id, ts, kind == Overlap::Fill));
+                        self.rx_first_retx = Some(id);
                     }
                 }
             }
@@ -374,6 +386,7 @@ impl Stream {
     #[inline]
     pub fn on_empty(&mut self, x: &mut Ctx, seq: i64, ts: Nanos) {
         if self.ack_seen && seq < self.una && self.win.probing() {
+            self.rx_closed_since = true;
             self.window_probe(x, seq, seq, ts, "empty");
         }
     }
@@ -402,27 +415,28 @@ impl Stream {
             self.rx_first_retx = None;
             return false;
         }
-        if let (Some((o, end, t_o)), Some((f, t_f, fill))) = (self.rx_orig, self.rx_first_retx) {
+        if let Some((o, end, t_o)) = self.rx_orig {
             let thr = Self::rto_threshold(x.rtt);
-            let missing = if ts - t_o < thr {
+            let missing = match (self.rx_first_retx, self.rx_burst) {
                 // fast recovery right after P: the IDs missing before the first re-send
-                (f.wrapping_sub(o) as i16) as i64 - 1
-            } else if fill
-                && t_f - t_o >= thr
-                && ts - t_f < thr
-                && x.rtt.est.srtt.is_some_and(|r| self.rx_trigger_ts < t_o - r)
-            {
-                // the timeout re-send filled a hole and this is the go-back-N burst behind
-                // it. Every ID after P never seen is an original of the data after P unless
-                // it was a lost re-send; a Reno sender re-sends only at the third DupACK, at
-                // a partial ACK or at the timeout (f), and the phone sent no such ACK from
-                // one RTT before P's arrival on: none was sent after P.
-                (id.wrapping_sub(o) as i16) as i64 - 1 - self.rx_seen_after as i64
-            } else {
-                0
+                (Some(f), _) if ts - t_o < thr && (id.wrapping_sub(f) as i16) > 0 => {
+                    (f.wrapping_sub(o) as i16) as i64 - 1
+                }
+                // the go-back-N burst of a timeout: every ID after P never seen is an
+                // original of the data after P unless it was a lost re-send; a Reno sender
+                // re-sends only at the third DupACK, at a partial ACK or at the timeout (the
+                // burst), and the phone sent no such ACK from one RTT before P's arrival on
+                (_, Some(t_b))
+                    if !self.rx_closed_since
+                        && ts - t_b < thr
+                        && t_b - t_o >= thr
+                        && x.rtt.est.srtt.is_some_and(|r| self.rx_trigger_ts < t_o - r) =>
+                {
+                    (id.wrapping_sub(o) as i16) as i64 - 1 - self.rx_seen_after as i64
+                }
+                _ => 0,
             };
             if missing >= 1
-                && (id.wrapping_sub(f) as i16) > 0
                 && s == self.nxt
                 && self.ack_seen
                 && self.una >= self.nxt
@@ -435,6 +449,8 @@ impl Stream {
         self.rx_orig = Some((id, e, ts));
         self.rx_first_retx = None;
         self.rx_seen_after = 0;
+        self.rx_burst = None;
+        self.rx_closed_since = false;
         false
     }
 
@@ -830,6 +846,9 @@ impl Stream {
     ) {
         if let Some(w) = self.win.on_window(window, shift, ts, x.dir, x.ev) {
             self.bins.awnd(x.first_ts, ts, w);
+        }
+        if window == 0 {
+            self.rx_closed_since = true;
         }
         if !self.ack_seen {
             self.ack_seen = true;
