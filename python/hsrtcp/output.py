@@ -17,6 +17,12 @@ all, and never mix with another run's:
    the directory is as before. Only then are the previous files deleted.
 4. **abort**: the staged files are removed, the directory is as before.
 
+Other commands that write a set of files (``model fit``, ``scenario generate``) use the same
+protocol with a manifest of their own (``manifest=``), so that writing them into an
+analysis directory never touches the analysis's files. Their names may reach one
+subdirectory down (``traces/bw_down_p1.json``): such a file is staged, and moved aside, in
+its own subdirectory.
+
 Like :mod:`hsrtcp.runner` this module is on the command line's start-up path: it imports
 only ``os`` and ``fcntl`` (a few tens of microseconds).
 """
@@ -62,8 +68,14 @@ class OutputSet:
     directory cannot be used. Use as a context manager: leaving it without
     :meth:`commit` (an error, Ctrl-C) aborts."""
 
-    def __init__(self, out_dir: str | os.PathLike) -> None:
+    def __init__(self, out_dir: str | os.PathLike, *, manifest: str = MANIFEST,
+                 replaces: frozenset[str] | set[str] = KNOWN) -> None:
+        """``manifest``: the file that lists this kind of run's files (``MANIFEST``: an
+        analysis); ``replaces``: names a previous run may have left without a manifest,
+        removed at the commit unless this run writes them again."""
         d = os.fspath(out_dir)
+        self._manifest = manifest
+        self._replaces = frozenset(replaces)
         if d in ("", b""):
             raise OutputError("the output directory is an empty string")
         self.dir = d
@@ -102,13 +114,21 @@ class OutputSet:
         self._lock_fd = fd
 
     def _clean(self) -> None:
-        """Remove temporary files of dead runs (the lock says no live run owns them)."""
-        for name in os.listdir(self.dir):
-            if _leftover(name):
-                try:
-                    os.unlink(os.path.join(self.dir, name))
-                except (IsADirectoryError, PermissionError, FileNotFoundError):
-                    pass
+        """Remove temporary files of dead runs (the lock says no live run owns them), in the
+        directory and in the subdirectories its manifest names."""
+        subdirs = {n.rpartition("/")[0] for n in _read_manifest(self.dir, self._manifest) if "/" in n}
+        for sub in ["", *sorted(subdirs)]:
+            where = os.path.join(self.dir, sub)
+            try:
+                names = os.listdir(where)
+            except OSError:
+                continue
+            for name in names:
+                if _leftover(name):
+                    try:
+                        os.unlink(os.path.join(where, name))
+                    except (IsADirectoryError, PermissionError, FileNotFoundError):
+                        pass
 
     def _unlock(self) -> None:
         if self._lock_fd is not None:
@@ -122,8 +142,16 @@ class OutputSet:
         return NEW
 
     def stage(self, name: str) -> str:
-        """The path to write the file that becomes ``out_dir/name`` at commit."""
-        path = os.path.join(self.dir, NEW + name)
+        """The path to write the file that becomes ``out_dir/name`` at commit (``name`` may
+        name one subdirectory: ``traces/x.json``; it is created)."""
+        if not _plain(name):
+            raise ValueError(f"not a name inside the output directory: {name!r}")
+        path = _beside(self.dir, name, NEW)
+        if "/" in name:
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+            except OSError as exc:
+                raise OutputError(f"{shown(os.path.dirname(path))}: cannot create: {exc.strerror}") from None
         self._staged[name] = path
         return path
 
@@ -157,23 +185,24 @@ class OutputSet:
             if os.path.isdir(t):
                 raise OutputError(f"{shown(t)}: is a directory, so {n} cannot be written; nothing of this "
                                   f"run was written")
-        old = (_read_manifest(d) | KNOWN) - set(names) - {MANIFEST}
-        aside = [n for n in [*names, *sorted(old), MANIFEST] if os.path.lexists(os.path.join(d, n))
+        man = self._manifest
+        old = (_read_manifest(d, man) | self._replaces) - set(names) - {man}
+        aside = [n for n in [*names, *sorted(old), man] if os.path.lexists(os.path.join(d, n))
                  and not os.path.isdir(os.path.join(d, n))]
         moved: list[tuple[str, str]] = []  # (target, where it was moved)
         placed: list[str] = []
         try:
             for n in aside:
-                t, b = os.path.join(d, n), os.path.join(d, OLD + n)
+                t, b = os.path.join(d, n), _beside(d, n, OLD)
                 os.replace(t, b)
                 moved.append((t, b))
             for n, t in zip(names, targets):
                 os.replace(self._staged[n], t)
                 placed.append(t)
-            manifest = os.path.join(d, NEW + MANIFEST)
+            manifest = os.path.join(d, NEW + man)
             with open(manifest, "w", encoding="utf-8", errors="surrogateescape") as f:
                 f.write("\n".join([MANIFEST_HEADER, *names, ""]))
-            os.replace(manifest, os.path.join(d, MANIFEST))
+            os.replace(manifest, os.path.join(d, man))
         except OSError as exc:
             for t in placed:
                 _quiet_unlink(t)
@@ -211,15 +240,28 @@ def _quiet_unlink(path: str) -> None:
         pass
 
 
-def _read_manifest(d: str) -> set[str]:
-    """The file names the manifest of directory ``d`` lists (empty without one)."""
+def _plain(name: str) -> bool:
+    """A file name inside the output directory, at most one subdirectory down, with no part
+    hidden, empty or ``..``: a manifest never moves files outside its directory."""
+    parts = name.split("/")
+    return 1 <= len(parts) <= 2 and all(p and not p.startswith(".") for p in parts)
+
+
+def _beside(d: str, name: str, prefix: str) -> str:
+    """``d/name`` with ``prefix`` before its last part (a staged or moved-aside copy in the
+    same directory, so renames stay atomic)."""
+    head, _, tail = name.rpartition("/")
+    return os.path.join(d, head, prefix + tail)
+
+
+def _read_manifest(d: str, name: str = MANIFEST) -> set[str]:
+    """The file names the manifest ``name`` of directory ``d`` lists (empty without one)."""
     try:
-        with open(os.path.join(d, MANIFEST), encoding="utf-8", errors="surrogateescape") as f:
+        with open(os.path.join(d, name), encoding="utf-8", errors="surrogateescape") as f:
             lines = f.read().splitlines()
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return set()
-    # Plain names only: a manifest never moves files outside its directory.
-    return {n for n in lines if n and not n.startswith((".", "#")) and "/" not in n}
+    return {n for n in lines if not n.startswith("#") and _plain(n)}
 
 
 def manifest(out_dir: str | os.PathLike) -> list[str] | None:

@@ -336,3 +336,103 @@ fn dupack_answering_a_repeat_counts_when_the_sender_had_data_in_flight() {
     let r = t.run_as("client");
     assert_eq!(r.flow_u64("dupacks"), Some(1));
 }
+
+#[test]
+fn resend_in_sequence_behind_a_timeout_resend_is_a_retransmission() {
+    // Issue 16, the lab's reno runs: the hole 3001 gets DupACKs (the third at 106.5 ms), its
+    // fast re-send (5009) is lost, new data 7001..10001 follows in recovery, P = 9001 (5012)
+    // arrives at 172 ms (more than one RTT after the third DupACK, so the sender re-sent
+    // nothing after P but at the timeout), 10001 (5013) is lost. The timeout re-send of 3001
+    // (5014) fills the hole, the phone acknowledges 10001, and the go-back-N copy of 10001
+    // (5015) arrives in sequence: a retransmission. 11001 (5016) is new.
+    let mut t = client_side(false, false);
+    let mut id = 5001u16;
+    let mut send = |t: &mut Tx, ms: f64, seq: u32, arrives: bool| {
+        id += 1;
+        if arrives {
+            t.data(ms, seq, 1000).ip_id = Some(id);
+        }
+    };
+    for k in 0..3u32 {
+        send(&mut t, 100.0 + k as f64, 1 + 1000 * k, true);
+        t.ack(100.5 + k as f64, 1001 + 1000 * k);
+    }
+    send(&mut t, 103.0, 3001, false);
+    for k in 0..3u32 {
+        send(&mut t, 104.0 + k as f64, 4001 + 1000 * k, true);
+        t.ack(104.5 + k as f64, 3001);
+    }
+    send(&mut t, 160.0, 3001, false); // fast re-send, lost
+    for k in 0..3u32 {
+        send(&mut t, 170.0 + k as f64, 7001 + 1000 * k, true);
+        t.ack(170.5 + k as f64, 3001);
+    }
+    send(&mut t, 173.0, 10001, false); // original after P, lost
+    send(&mut t, 400.0, 3001, true); // timeout re-send fills the hole
+    t.ack(400.5, 10001);
+    send(&mut t, 401.0, 10001, true); // go-back-N copy, in sequence
+    t.ack(401.5, 11001);
+    send(&mut t, 402.0, 11001, true); // new
+    t.ack(402.5, 12001);
+    let r = t.run_as("client");
+    assert_eq!(r.flow_u64("retransmissions"), Some(2));
+    let rows = r.rows("retransmission");
+    assert_eq!(i64_at(&r.events, "seq_start", rows[1]), Some(10001));
+    assert_eq!(str_at(&r.events, "cause", rows[1]).as_deref(), Some("unseen_original"));
+}
+
+#[test]
+fn dupack_answering_a_timeout_resend_is_not_a_dupack() {
+    // Issue 16: the phone has everything, its ACKs are lost, the sender times out and
+    // re-sends 2001 (a repeat after a silence); the phone answers with the same ACK and
+    // window. The sender, at cwnd 1 with only that copy in flight, had nothing beyond 3001
+    // when this ACK arrived: the data after it (29.5 ms later, within one RTT) was sent in
+    // answer to it. Two-capture truth of the lab runs: no DupACK.
+    let mut t = client_side(false, false); // handshake RTT 50 ms
+    t.data(100.0, 1, 1000);
+    t.ack(100.5, 1001);
+    t.data(101.0, 1001, 1000);
+    t.ack(101.5, 2001);
+    t.data(102.0, 2001, 1000);
+    t.ack(102.5, 3001); // lost on the way
+    t.data(400.0, 2001, 1000); // timeout re-send, spurious
+    t.ack(400.5, 3001); // same ACK and window
+    t.data(430.0, 3001, 1000); // new data sent when that ACK arrived
+    t.ack(430.5, 4001);
+    let r = t.run_as("client");
+    assert_eq!(r.flow_u64("dupacks"), Some(0));
+}
+
+#[test]
+fn tail_lost_and_resent_at_the_timeout_arrives_in_sequence_as_retransmissions() {
+    // Issue 16, the lab's reno runs: 1..10001 arrive and are acknowledged (ten IP IDs
+    // counting up), the last two originals 10001 (IP ID 5012) and 11001 (5013) are lost,
+    // and after the timeout their copies (5014, 5015) arrive exactly in sequence:
+    // retransmissions (no hole, no DupACK: the missing IDs can only have been originals).
+    // 12001 (5016) is new.
+    let mut t = client_side(false, false);
+    let mut id = 5001u16;
+    let mut send = |t: &mut Tx, ms: f64, seq: u32, arrives: bool| {
+        id += 1;
+        if arrives {
+            t.data(ms, seq, 1000).ip_id = Some(id);
+        }
+    };
+    for k in 0..10u32 {
+        send(&mut t, 100.0 + k as f64, 1 + 1000 * k, true);
+        t.ack(100.5 + k as f64, 1001 + 1000 * k);
+    }
+    send(&mut t, 110.0, 10001, false);
+    send(&mut t, 111.0, 11001, false);
+    send(&mut t, 400.0, 10001, true);
+    t.ack(400.5, 11001);
+    send(&mut t, 401.0, 11001, true);
+    t.ack(401.5, 12001);
+    send(&mut t, 402.0, 12001, true);
+    t.ack(402.5, 13001);
+    let r = t.run_as("client");
+    assert_eq!(r.flow_u64("retransmissions"), Some(2));
+    let rows = r.rows("retransmission");
+    assert_eq!(i64_at(&r.events, "seq_start", rows[0]), Some(10001));
+    assert_eq!(str_at(&r.events, "cause", rows[1]).as_deref(), Some("unseen_original"));
+}

@@ -95,20 +95,30 @@ class FitResult:
 
     def write(self, outdir: str | os.PathLike) -> dict[str, Path]:
         """Write ``model_fit_flows.{parquet,csv}``, ``model_fit_summary.csv`` and
-        ``model_fit.png`` into ``outdir`` (created if needed), each atomically."""
-        out = Path(outdir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {
-            "flows_parquet": out / "model_fit_flows.parquet",
-            "flows_csv": out / "model_fit_flows.csv",
-            "summary_csv": out / "model_fit_summary.csv",
-            "figure": out / "model_fit.png",
+        ``model_fit.png`` into ``outdir`` (created if needed), all four or none: they are
+        staged and committed together (:class:`hsrtcp.output.OutputSet`, with a manifest
+        of their own, so an analysis's files in the same directory are left alone). A
+        failure leaves the previous run's files; raises
+        :class:`hsrtcp.errors.OutputError` when the directory cannot be used."""
+        from hsrtcp.output import OutputSet
+
+        names = {
+            "flows_parquet": "model_fit_flows.parquet",
+            "flows_csv": "model_fit_flows.csv",
+            "summary_csv": "model_fit_summary.csv",
+            "figure": "model_fit.png",
         }
-        _atomic(paths["flows_parquet"], lambda p: self.flows.write_parquet(p))
-        _atomic(paths["flows_csv"], lambda p: _csv_safe(self.flows).write_csv(p))
-        _atomic(paths["summary_csv"], lambda p: self.summary.write_csv(p))
-        self.figure(paths["figure"])
-        return paths
+        with OutputSet(outdir, manifest=FIT_MANIFEST, replaces=frozenset()) as output:
+            self.flows.write_parquet(output.stage(names["flows_parquet"]))
+            _csv_safe(self.flows).write_csv(output.stage(names["flows_csv"]))
+            self.summary.write_csv(output.stage(names["summary_csv"]))
+            self.figure(output.stage(names["figure"]))
+            output.commit()
+        return {k: Path(outdir) / n for k, n in names.items()}
+
+
+#: The manifest of ``model fit``'s files (docs/formats/output.md).
+FIT_MANIFEST = "hsrtcp-manifest.model-fit.txt"
 
 
 def fit_flows(

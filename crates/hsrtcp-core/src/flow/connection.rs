@@ -17,9 +17,9 @@ pub struct Half {
     /// Sequence space of the bytes this side sends (created at its first segment, or at the
     /// first ACK from the other side if that comes first).
     pub seq: Option<SeqSpace>,
-    /// Options of this side's SYN (or SYN-ACK), if captured. Recorded by the connection
-    /// together with what follows from them ([`ConnBase::wscale`], [`ConnBase::mss`]).
-    pub syn: Option<TcpOptions>,
+    /// What this side's SYN (or SYN-ACK) announced, if captured. Recorded by the connection
+    /// together with what follows from it ([`ConnBase::wscale`], [`ConnBase::mss`]).
+    pub syn: Option<SynOptions>,
     pub syn_seq: Option<u32>,
     pub syn_count: u32,
     pub packets: u64,
@@ -35,6 +35,24 @@ pub struct Half {
     pub bins: Runs<u64>,
     /// Segments with an impossible header (SYN with FIN or RST, data offset past the packet).
     pub malformed: u64,
+}
+
+/// What a SYN announced: the handshake options the analysis reads. Kept instead of the whole
+/// [`TcpOptions`] (96 bytes with room for SACK blocks and an MPTCP option) because every
+/// connection holds two, and a scan's connections hold nothing else worth a byte.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SynOptions {
+    pub mss: Option<u16>,
+    pub wscale: Option<u8>,
+    pub sack_permitted: bool,
+    /// The SYN carried a TCP timestamps option (RFC 7323).
+    pub timestamps: bool,
+}
+
+impl SynOptions {
+    pub fn of(o: &TcpOptions) -> Self {
+        SynOptions { mss: o.mss, wscale: o.wscale, sack_permitted: o.sack_permitted, timestamps: o.timestamp.is_some() }
+    }
 }
 
 /// The connection state every analysis layer may read.
@@ -103,8 +121,8 @@ impl ConnBase {
     }
 
     /// Record the options of `dir`'s first SYN and what follows from them.
-    fn learn_syn(&mut self, dir: Dir, options: TcpOptions) {
-        self.half[dir.idx()].syn = Some(options);
+    fn learn_syn(&mut self, dir: Dir, options: &TcpOptions) {
+        self.half[dir.idx()].syn = Some(SynOptions::of(options));
         self.announced_mss[dir.idx()] = options.mss;
         if let (Some(a), Some(b)) = (&self.half[0].syn, &self.half[1].syn) {
             // Scaling is on only when both SYNs offered it; then each side's own shift
@@ -126,7 +144,7 @@ impl ConnBase {
     /// Timestamps in use: from the handshake when captured, else from what the packets carry.
     pub fn timestamps(&self) -> Option<bool> {
         if self.handshake_seen() {
-            return Some(self.half.iter().all(|h| h.syn.as_ref().is_some_and(|o| o.timestamp.is_some())));
+            return Some(self.half.iter().all(|h| h.syn.as_ref().is_some_and(|o| o.timestamps)));
         }
         if self.half.iter().any(|h| h.ts_packets > 0) {
             Some(true)
@@ -286,7 +304,7 @@ impl Connection {
             h.ts_packets += 1;
         }
         if first_syn {
-            b.learn_syn(dir, seg.options);
+            b.learn_syn(dir, &seg.options);
         }
         self.engine.on_segment(&mut self.base, seg, dir, &mut self.events);
     }

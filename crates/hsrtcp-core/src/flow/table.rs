@@ -144,7 +144,7 @@ pub struct CaptureInfo {
 pub struct FlowTable {
     info: CaptureInfo,
     /// Open connections; `slots` maps a key to its index here. Boxed: a slot costs 8 bytes
-    /// and a connection without data about 1.2 KB, not the 12 KB of one with data.
+    /// and a connection without data about 0.9 KB, not the 12 KB of one with data.
     conns: Vec<Option<Box<Connection>>>,
     free: Vec<usize>,
     slots: FxHashMap<FlowKey, usize>,
@@ -723,7 +723,8 @@ mod tests {
         assert!(peak <= 64 << 20, "open state {peak} bytes");
         // A connection without data costs what its struct and table entries cost: no streams.
         assert_eq!(t.with_streams, 0);
-        assert!(std::mem::size_of::<Connection>() < 1400, "{}", std::mem::size_of::<Connection>());
+        // issue 16: 1,272 bytes while the RTT book and whole SYN options sat in it (docs/engine.md)
+        assert!(std::mem::size_of::<Connection>() <= 880, "{}", std::mem::size_of::<Connection>());
         assert!(t.evicted_connections() > 0);
         t.finish_flushing(false, &mut out, &mut |o| rows += o.flows.take_batch().num_rows());
         rows += out.flows.rows();

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -201,22 +199,6 @@ def compose(real) -> tuple[dict[tuple[int, str], Segments], list[_cells.Signal]]
 
 # ------------------------------------------------------------------------------------------
 # writers
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.fchmod(fd, 0o666 & ~umask)  # mkstemp creates 0600; give the usual file mode
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _fmt_loss(v) -> str:
@@ -584,25 +566,39 @@ def summary(real) -> dict:
     return out
 
 
+#: The manifest of a compiled scenario's files (docs/formats/output.md).
+SCENARIO_MANIFEST = "hsrtcp-manifest.scenario.txt"
+
+
+def _write_all(outdir: Path, files: dict[str, str]) -> None:
+    """Write ``files`` into ``outdir`` all together or not at all (:class:`hsrtcp.output.OutputSet`
+    with the scenario's own manifest): a failure half-way leaves the previous compile's
+    files, and a compile with fewer paths removes the traces of the earlier one. Traces of
+    compiles from before the manifest are found by their names."""
+    from hsrtcp.output import OutputSet
+
+    earlier = {f"traces/{t.name}" for t in (outdir / "traces").glob("*_p*.json")
+               if t.name.split("_")[0] in ("bw", "delay", "loss")} if (outdir / "traces").is_dir() else set()
+    with OutputSet(outdir, manifest=SCENARIO_MANIFEST, replaces=frozenset(earlier)) as output:
+        for name, text in files.items():
+            with open(output.stage(name), "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+        output.commit()
+
+
 def compile_scenario(sc, outdir: Path) -> CompiledScenario:
     real = sc.realize()
     outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
     segs, _signals = compose(real)
     p = real.params
     n = len(real.layouts)
-    written = set()
+    files: dict[str, str] = {}  # name in outdir -> text; written all together below
     for (path, d), seg in segs.items():
         for what in ("bw", "delay", "loss"):
-            _atomic_write(outdir / trace_name(what, d, path), trace_json(seg, what))
-            written.add(trace_name(what, d, path))
-    # traces of a previous compile with more paths would be stale: remove only our own names
-    for old in (outdir / "traces").glob("*_p*.json"):
-        if f"traces/{old.name}" not in written and old.name.split("_")[0] in ("bw", "delay", "loss"):
-            old.unlink()
-    _atomic_write(outdir / "rattan.toml", rattan_toml(p, outdir))
-    _atomic_write(outdir / "radio.csv", radio_csv(real))
-    _atomic_write(outdir / "events.csv", events_csv(events_rows(real)))
+            files[trace_name(what, d, path)] = trace_json(seg, what)
+    files["rattan.toml"] = rattan_toml(p, outdir)
+    files["radio.csv"] = radio_csv(real)
+    files["events.csv"] = events_csv(events_rows(real))
     doc = {
         "format_version": FORMAT_VERSION,
         "generator": GENERATOR,
@@ -622,6 +618,7 @@ def compile_scenario(sc, outdir: Path) -> CompiledScenario:
         "summary": summary(real),
         "params": p,
     }
-    _atomic_write(outdir / "scenario.json", json.dumps(doc, indent=2) + "\n")
+    files["scenario.json"] = json.dumps(doc, indent=2) + "\n"
+    _write_all(outdir, files)
     return CompiledScenario(outdir, outdir / "rattan.toml", n, real.duration_s, outdir / "radio.csv",
                             outdir / "events.csv", outdir / "scenario.json", p["scenario"]["seed"])

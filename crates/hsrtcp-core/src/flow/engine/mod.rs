@@ -31,7 +31,7 @@ use crate::wire::{Nanos, Segment};
 
 use lifecycle::{Lifecycle, GIVE_UP};
 use retrans::Ctx;
-use rtt::{RttBook, TsRing};
+use rtt::TsRing;
 
 /// Echo samples per side needed before the timestamp test decides the vantage.
 const ECHO_SAMPLES_FOR_VANTAGE: u32 = 3;
@@ -164,14 +164,14 @@ pub const SERIES_COLUMNS: &[ColumnDef] = &[
     ),
 ];
 
-/// Heap bytes of a connection's two streams once allocated (streams.rs).
-pub const STREAMS_BYTES: usize = std::mem::size_of::<[retrans::Stream; 2]>();
+/// Heap bytes of a connection's streams and RTT book once allocated (streams.rs).
+pub const STREAMS_BYTES: usize = std::mem::size_of::<streams::Body>();
 
 #[derive(Default)]
 pub struct Engine {
-    /// Allocated at the first segment that needs them (streams.rs: scans stay small).
+    /// The streams and the RTT book, allocated at the first segment that needs them
+    /// (streams.rs: scans stay small).
     streams: streams::Streams,
-    rtt: RttBook,
     life: Lifecycle,
     ts_sent: [TsRing; 2],
     echo_min: [Option<Nanos>; 2],
@@ -226,14 +226,14 @@ impl Engine {
             let st = &self.streams[d.idx()];
             let stalled = st.in_flight().is_some_and(|b| b > 0);
             self.life.delivery(ts, st.una, stalled);
-            self.after_silence = self.life.gap(ts, self.rtt.est.srtt, stalled, ev);
+            self.after_silence = self.life.gap(ts, self.streams.rtt().est.srtt, stalled, ev);
         }
         if let Some(h) = self.life.on_segment(seg, dir) {
             let (a, b) = (h.syn_to_synack, h.synack_to_ack);
             self.pending_hs = Some((a, b, ts));
             // one gap is the path RTT, the other the near host's processing: the larger one
             // gives the thresholds a time scale even before the vantage is known
-            self.rtt.est.sample(a.max(b));
+            self.streams.rtt_mut().est.sample(a.max(b));
             if self.near.is_none() && (a >= CLEAR_RATIO * b.max(1) || b >= CLEAR_RATIO * a.max(1)) {
                 // the capture host answers at once, the remote one an RTT later; on paths
                 // whose RTT is close to the hosts' processing time (a LAN) this says nothing
@@ -270,13 +270,8 @@ impl Engine {
                     if self.near == Some(other) && !seg.flags.syn() {
                         let d = Self::data_dir(c);
                         let first = c.first_ts;
-                        self.rtt.sample(
-                            RttMethod::Timestamp,
-                            d,
-                            ts,
-                            delay,
-                            Some((&mut self.streams[d.idx()].bins, first)),
-                        );
+                        let (st, rtt) = self.streams.with_rtt(d.idx());
+                        rtt.sample(RttMethod::Timestamp, d, ts, delay, Some((&mut st.bins, first)));
                     }
                 }
             }
@@ -308,18 +303,19 @@ impl Engine {
             if !seg.flags.syn() && !seg.flags.rst() {
                 let shift = c.wscale(dir);
                 let near_sender = self.near.map(|n| n == other);
+                let (st, rtt) = self.streams.with_rtt(other.idx());
                 let mut x = Ctx {
                     first_ts: c.first_ts,
                     near_sender,
                     sack,
                     dir: other,
                     peer_shift: shift.unwrap_or(0),
-                    rtt: &mut self.rtt,
+                    rtt,
                     ev,
                     decided: None,
                     after_silence: false,
                 };
-                self.streams[other.idx()].on_ack(
+                st.on_ack(
                     &mut x,
                     a,
                     ts,
@@ -335,18 +331,19 @@ impl Engine {
             // only pure segments of a direction that sent data can be window probes
             let st = &self.streams[dir.idx()];
             if st.started && rel_seq < st.una && !seg.flags.syn() && !seg.flags.fin() && !seg.flags.rst() {
+                let (st, rtt) = self.streams.with_rtt(dir.idx());
                 let mut x = Ctx {
                     first_ts: c.first_ts,
                     near_sender: self.near.map(|n| n == dir),
                     sack,
                     dir,
                     peer_shift: 0,
-                    rtt: &mut self.rtt,
+                    rtt,
                     ev,
                     decided: None,
                     after_silence: false,
                 };
-                self.streams[dir.idx()].on_empty(&mut x, rel_seq, ts);
+                st.on_empty(&mut x, rel_seq, ts);
             }
             return;
         }
@@ -357,7 +354,7 @@ impl Engine {
             let near_sender = self.near.map(|n| n == dir);
             let shift = c.wscale(dir.rev()).unwrap_or(0);
             // one lookup of the stream for both uses (a fresh stream reads as an absent one)
-            let st = &mut self.streams[dir.idx()];
+            let (st, rtt) = self.streams.with_rtt(dir.idx());
             let peer_zero = st.win.zero_now();
             let mut x = Ctx {
                 first_ts: c.first_ts,
@@ -365,7 +362,7 @@ impl Engine {
                 sack,
                 dir,
                 peer_shift: shift,
-                rtt: &mut self.rtt,
+                rtt,
                 ev,
                 decided: None,
                 after_silence: self.after_silence,
@@ -397,8 +394,9 @@ impl Engine {
         self.near_source = Some(source);
         self.handshake_sample();
         let first = self.first_ts;
-        for (ts, rtt) in self.rtt.take_held(near) {
-            self.rtt.sample(RttMethod::Ack, near, ts, rtt, Some((&mut self.streams[near.idx()].bins, first)));
+        let (st, book) = self.streams.with_rtt(near.idx());
+        for (ts, rtt) in book.take_held(near) {
+            book.sample(RttMethod::Ack, near, ts, rtt, Some((&mut st.bins, first)));
         }
     }
 
@@ -407,7 +405,7 @@ impl Engine {
     fn handshake_sample(&mut self) {
         if let (Some((a, b, ts)), Some(n)) = (self.pending_hs.take(), self.near) {
             let rtt = if n == Dir::C2S { a } else { b };
-            self.rtt.sample(RttMethod::Handshake, Dir::C2S, ts, rtt, None);
+            self.streams.rtt_mut().sample(RttMethod::Handshake, Dir::C2S, ts, rtt, None);
         }
     }
 
@@ -420,12 +418,13 @@ impl Engine {
 
     /// RTT samples found and not yet handed on to the `rtt` table.
     pub fn rtt_samples(&self) -> &[RttSample] {
-        &self.rtt.samples
+        &self.streams.rtt().samples
     }
 
     /// Hand the pending RTT samples on (the flow table's chunks while the flow is open).
-    pub fn drain_rtt_samples(&mut self) -> std::vec::Drain<'_, RttSample> {
-        self.rtt.samples.drain(..)
+    pub fn drain_rtt_samples(&mut self) -> impl Iterator<Item = RttSample> + '_ {
+        // (an unallocated book holds none; asking must not allocate it)
+        self.streams.rtt_if_allocated().into_iter().flat_map(|book| book.samples.drain(..))
     }
 
     pub fn finish(&mut self, c: &mut ConnBase, capture_end: Nanos, ev: &mut Vec<Event>) {
@@ -433,18 +432,19 @@ impl Engine {
             if !self.streams.allocated() {
                 break; // untouched streams have nothing to close
             }
+            let (st, rtt) = self.streams.with_rtt(d.idx());
             let mut x = Ctx {
                 first_ts: c.first_ts,
                 near_sender: self.near.map(|n| n == d),
                 sack: self.sack_seen,
                 dir: d,
                 peer_shift: c.wscale(d.rev()).unwrap_or(0),
-                rtt: &mut self.rtt,
+                rtt,
                 ev,
                 decided: None,
                 after_silence: self.after_silence,
             };
-            self.streams[d.idx()].finish(&mut x, capture_end);
+            st.finish(&mut x, capture_end);
         }
         // Handshake and close events.
         if let Some(t0) = self.life.first_syn {
@@ -504,7 +504,8 @@ impl Engine {
         let known = vs.is_some();
         let only = |ok: bool, v: u64| ok.then_some(v);
         let ratio = |a: f64, b: f64| (b > 0.0).then(|| a / b);
-        let prim = if sender { &self.rtt.ack } else { &self.rtt.ts };
+        let book = self.streams.rtt();
+        let prim = if sender { &book.ack } else { &book.ts };
         let mss = self.mss_for(c, d);
         let dur = (c.last_ts - c.first_ts) as f64 * 1e-9;
         let rf = self.life.first_fin.or(self.life.first_rst);
@@ -524,10 +525,10 @@ impl Engine {
         .f64("rtt_median", prim.median())
         .f64("rtt_max", prim.max())
         .f64("rtt_std", prim.std())
-        .u64("rtt_ack_samples", only(sender, self.rtt.ack.count))
-        .u64("rtt_ts_samples", only(known, self.rtt.ts.count))
-        .f64("rtt_ts_mean", self.rtt.ts.mean())
-        .f64("rtt_handshake", self.rtt.handshake)
+        .u64("rtt_ack_samples", only(sender, book.ack.count))
+        .u64("rtt_ts_samples", only(known, book.ts.count))
+        .f64("rtt_ts_mean", book.ts.mean())
+        .f64("rtt_handshake", book.handshake)
         .u64("data_segments", k.data_segments)
         .u64("retransmissions", k.retransmissions)
         .u64("retransmitted_bytes", k.retransmitted_bytes)

@@ -153,14 +153,30 @@ pub struct Stream {
     /// during it, and its fills belong to the timeout recovery.
     after_silence: bool,
     rx_silence_hole: Option<(i64, i64)>,
-    /// Receiver side, senders whose IP IDs count up: the newest original (IP ID, end, arrival)
-    /// and the IP ID of the first re-sent segment seen after it (see `unseen_original`).
+    /// Receiver side, senders whose IP IDs count up: the newest original (IP ID, end, arrival),
+    /// the IP ID of the first re-sent segment seen after it and
+    /// how many segments with later IDs arrived since (see `unseen_original`).
     rx_orig: Option<(u16, i64, Nanos)>,
     rx_first_retx: Option<u16>,
+    rx_seen_after: u16,
+    /// Receiver side: arrival of the latest data segment, and whether the latest repeat
+    /// arrived after a silence of the RTO scale (a timeout re-send; see `rx_pending_dup`).
+    rx_last_data: Nanos,
+    rx_timeout_repeat: bool,
+    /// Receiver side: arrival of the first data after a silence of the RTO scale since the
+    /// newest original (a timeout's go-back-N burst begins).
+    rx_burst: Option<Nanos>,
+    /// Receiver side: the window was closed since the newest original (the sender's empty
+    /// probes take IP IDs too: missing IDs then say nothing about data).
+    rx_closed_since: bool,
+    /// Receiver side: when the phone last sent an ACK that makes a Reno sender re-send (the
+    /// third DupACK since an advance, or an advance with data beyond it: a partial ACK).
+    rx_trigger_ts: Nanos,
     /// Receiver side: pure ACKs repeating the ACK number and window with nothing seen
-    /// beyond it (count, first send time), waiting for the next data to tell whether the
-    /// sender had data outstanding (RFC 5681 DupACK condition (a)).
-    rx_pending_dup: (u32, Nanos),
+    /// beyond it (count, first send time, whether they answer a timeout re-send), waiting
+    /// for the next data to tell whether the sender had data outstanding (RFC 5681 DupACK
+    /// condition (a)).
+    rx_pending_dup: (u32, Nanos, bool),
     pub win: WindowStats,
     pub bins: Bins,
     pub c: Counts,
@@ -219,6 +235,9 @@ impl Stream {
             self.note_order(tsval, ip_id);
             return;
         }
+        if peer_zero_window {
+            self.rx_closed_since = true;
+        }
         // Zero-window probe (RFC 9293 §3.8.6.1): ≤ 1 byte against a closed window.
         if peer_zero_window && len <= 1 {
             self.window_probe(x, s, e, ts, "one_byte");
@@ -228,6 +247,16 @@ impl Stream {
             return;
         }
         let merge = x.near_sender != Some(true);
+        let silent = if x.near_sender == Some(false) {
+            let quiet = ts - self.rx_last_data >= Self::rto_threshold(x.rtt);
+            self.rx_last_data = ts;
+            if quiet {
+                self.rx_burst = Some(ts);
+            }
+            quiet
+        } else {
+            false
+        };
         // duplicates of one timeout come back within about one RTO scale (go-back-N, paced
         // re-sends of what the timeout marked lost); after a longer pause the receiver-side
         // spurious episode is over
@@ -296,10 +325,14 @@ impl Stream {
         if e > self.nxt {
             self.nxt = e;
         }
-        if x.near_sender == Some(false) && self.rx_first_retx.is_none() {
+        if x.near_sender == Some(false) {
+            self.rx_timeout_repeat = silent && kind == Overlap::Repeat;
             if let (Some((o, _, _)), Some(id)) = (self.rx_orig, ip_id) {
                 if (id.wrapping_sub(o) as i16) > 0 {
-                    self.rx_first_retx = Some(id);
+                    self.rx_seen_after = self.rx_seen_after.saturating_add(1);
+                    if self.rx_first_retx.is_none() {
+                        self.rx_first_retx = Some(id);
+                    }
                 }
             }
         }
@@ -354,6 +387,7 @@ impl Stream {
     #[inline]
     pub fn on_empty(&mut self, x: &mut Ctx, seq: i64, ts: Nanos) {
         if self.ack_seen && seq < self.una && self.win.probing() {
+            self.rx_closed_since = true;
             self.window_probe(x, seq, seq, ts, "empty");
         }
     }
@@ -382,21 +416,42 @@ impl Stream {
             self.rx_first_retx = None;
             return false;
         }
-        if let (Some((o, end, t_o)), Some(f)) = (self.rx_orig, self.rx_first_retx) {
-            let missing = (f.wrapping_sub(o) as i16) as i64 - 1;
+        if let Some((o, end, t_o)) = self.rx_orig {
+            let thr = Self::rto_threshold(x.rtt);
+            let missing = match (self.rx_first_retx, self.rx_burst) {
+                // fast recovery right after P: the IDs missing before the first re-send
+                (Some(f), _) if ts - t_o < thr && (id.wrapping_sub(f) as i16) > 0 => {
+                    (f.wrapping_sub(o) as i16) as i64 - 1
+                }
+                // the go-back-N burst of a timeout: every ID after P never seen is an
+                // original of the data after P unless it was a lost re-send; a Reno sender
+                // re-sends only at the third DupACK, at a partial ACK or at the timeout (the
+                // burst), and the phone sent no such ACK from one RTT before P's arrival on
+                (_, Some(t_b))
+                    if !self.rx_closed_since
+                        && ts - t_b < thr
+                        && t_b - t_o >= thr
+                        && x.rtt.est.srtt.is_some_and(|r| self.rx_trigger_ts < t_o - r) =>
+                {
+                    (id.wrapping_sub(o) as i16) as i64 - 1 - self.rx_seen_after as i64
+                }
+                _ => 0,
+            };
             if missing >= 1
-                && (id.wrapping_sub(f) as i16) > 0
                 && s == self.nxt
                 && self.ack_seen
                 && self.una >= self.nxt
-                && ts - t_o < Self::rto_threshold(x.rtt)
                 && s < end + missing * self.max_payload as i64
             {
+                self.rx_seen_after = self.rx_seen_after.saturating_add(1);
                 return true;
             }
         }
         self.rx_orig = Some((id, e, ts));
         self.rx_first_retx = None;
+        self.rx_seen_after = 0;
+        self.rx_burst = None;
+        self.rx_closed_since = false;
         false
     }
 
@@ -404,12 +459,15 @@ impl Stream {
     /// arrives. The sender had it outstanding when the ACKs reached it if it arrives within
     /// one RTT of the first of them (it was sent before they arrived) or was a re-send.
     fn settle_pending_dupacks(&mut self, x: &Ctx, ts: Nanos, resent: bool) {
-        let (n, t0) = self.rx_pending_dup;
+        let (n, t0, after_timeout) = self.rx_pending_dup;
         if n == 0 {
             return;
         }
-        self.rx_pending_dup = (0, 0);
-        if resent || x.rtt.est.srtt.is_some_and(|r| ts - t0 <= r) {
+        self.rx_pending_dup = (0, 0, false);
+        // After a timeout re-send the sender has only that segment in flight (cwnd 1): data
+        // it sends beyond the ACK number before the ACK arrives can only be re-sends of
+        // data sent before the timeout.
+        if resent || (!after_timeout && x.rtt.est.srtt.is_some_and(|r| ts - t0 <= r)) {
             self.c.dupacks += n as u64;
             self.dupacks_since_advance += n;
             self.bins.at(x.first_ts, t0).dupacks += n;
@@ -790,6 +848,9 @@ impl Stream {
         if let Some(w) = self.win.on_window(window, shift, ts, x.dir, x.ev) {
             self.bins.awnd(x.first_ts, ts, w);
         }
+        if window == 0 {
+            self.rx_closed_since = true;
+        }
         if !self.ack_seen {
             self.ack_seen = true;
             self.una = a;
@@ -862,6 +923,9 @@ impl Stream {
                 self.nxt = a; // the capture missed data the peer has (capture loss)
             }
             self.store.prune_below(a);
+            if self.nxt > a && x.near_sender == Some(false) {
+                self.rx_trigger_ts = ts; // a partial ACK
+            }
             self.dupacks_since_advance = 0;
             self.last_advance_ts = ts;
             self.tlp_since_advance = false;
@@ -875,14 +939,21 @@ impl Stream {
             if self.nxt > a {
                 self.c.dupacks += 1;
                 self.dupacks_since_advance += 1;
+                if self.dupacks_since_advance == 3 && x.near_sender == Some(false) {
+                    self.rx_trigger_ts = ts; // Reno's fast retransmit threshold
+                }
                 self.last_dupack_ts = Some(ts);
                 self.bins.at(x.first_ts, ts).dupacks += 1;
             } else if x.near_sender == Some(false) && !self.win.probing() {
                 // the phone saw nothing beyond its ACK (answering a repeat): whether the
                 // sender had data outstanding shows with the next data (not for the answers
                 // to window probes: a Linux sender probes only with nothing in flight)
-                let (n, t0) = self.rx_pending_dup;
-                self.rx_pending_dup = (n + 1, if n == 0 { ts } else { t0 });
+                let (n, t0, after_timeout) = self.rx_pending_dup;
+                self.rx_pending_dup = if n == 0 {
+                    (1, ts, self.rx_timeout_repeat)
+                } else {
+                    (n + 1, t0, after_timeout)
+                };
             }
         }
         self.last_ack_ts = ts;
