@@ -253,8 +253,20 @@ def readme(extra: list[tuple[str, str, str]]) -> None:
                 lines.append(f"| {name}{suffix} | {origin}; {side} | {what} |")
     for f, origin, what in extra:
         lines.append(f"| {f} | {origin} | {what} |")
+    lines += subdirectory_rows()
     lines.append("")
     (DATA / "README.md").write_text("\n".join(lines))
+
+
+def subdirectory_rows() -> list[str]:
+    """Rows for the folders other generators fill (mptcp/, study/ ...): each has a README of
+    its own that says how its files were made; this index points there."""
+    rows = []
+    for sub in sorted(p for p in DATA.iterdir() if p.is_dir() and (p / "README.md").is_file()):
+        for f in sorted(q for q in sub.rglob("*") if q.is_file() and q.name != "README.md"):
+            rel = f.relative_to(DATA).as_posix()
+            rows.append(f"| {rel} | see {sub.name}/README.md | described there |")
+    return rows
 
 
 def main(argv: list[str]) -> int:

@@ -6,7 +6,8 @@
   by ``hsrtcp mptcp ... -o RESULTS`` (docs/formats/mptcp-metrics.md): U_c, U_t, class,
   subflow utilization and degradation.
 
-Returns an empty string when none is present (the caller then shows its subflow list).
+Returns an empty string when none is present or the connection table is empty (the caller then
+shows its subflow list).
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ def _pick(df: pl.DataFrame, cols) -> pl.DataFrame:
 def mptcp_section(root: Path, html_table) -> str:
     parts = []
     conn = root / "mptcp.parquet"
-    if conn.is_file():
-        c = pl.read_parquet(conn)
+    # every analysis writes the table, empty without MPTCP: then the caller's note says so
+    c = pl.read_parquet(conn) if conn.is_file() else None
+    if c is not None and c.height:
         parts.append(f"<h3>MPTCP connections (mptcp.parquet)</h3><p>{c.height} MPTCP connection(s), "
                      "data level (DSN) bytes and reinjections per connection.</p>" + html_table(_pick(c, _CONNECTION_COLS)))
         sub = root / "mptcp_subflows.parquet"

@@ -235,10 +235,13 @@ def test_a_rerun_removes_what_the_earlier_run_wrote_and_this_one_does_not(tmp_pa
     assert main(["analyze", "--client", str(CLIENT), "--server", str(SERVER), "-o", str(out), "-q", "--csv", "--plot"]) == 0
     assert (out / "pair_stats.parquet").exists() and (out / "throughput.png").exists()
     assert main(["analyze", str(OTHER), "-o", str(out), "-q", "--no-plot"]) == 0
-    tables = ["captures", "events", "flows", "rtt", "series"]
+    # the MPTCP tables are written by every run (empty here), so a rerun keeps them
+    tables = ["captures", "events", "flows", "mptcp", "mptcp_series", "mptcp_subflows", "rtt", "series"]
     assert visible(out) == sorted([MANIFEST] + [f"{t}.parquet" for t in tables])
     ds = hsrtcp.Dataset.read(out)
-    assert ds.extra == {} and ds.captures["capture"].to_list() == [str(OTHER)]
+    # the earlier run's pair_stats is gone; only this run's (empty) MPTCP tables are extra
+    assert set(ds.extra) == {"mptcp", "mptcp_series", "mptcp_subflows"}, set(ds.extra)
+    assert ds.captures["capture"].to_list() == [str(OTHER)]
 
 
 def test_leftovers_of_killed_runs_are_removed_by_the_next_run(tmp_path):

@@ -20,6 +20,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from hsrtcp.pair import analyze_pairs, analyze_pairs_to
+from hsrtcp.runner import MPTCP_TABLES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reference import reference_tables  # noqa: E402
@@ -63,7 +64,8 @@ def test_streamed_pair_equals_in_memory_reference(name, tmp_path):
     c, s = _pair(name)
     expected = reference_tables([(c, s)])
     w = analyze_pairs_to([(c, s)], tmp_path / "out", workers=2)
-    assert sorted(Path(f).name for f in w.files) == sorted(f"{t}.parquet" for t in TABLES)
+    # every run also writes the MPTCP tables (empty without MPTCP: docs/formats/mptcp.md)
+    assert sorted(Path(f).name for f in w.files) == sorted(f"{t}.parquet" for t in TABLES + MPTCP_TABLES)
     _same(expected, _written(tmp_path / "out"), name)
     # The in-memory API is the same path read back.
     ds = analyze_pairs([(c, s)])

@@ -109,7 +109,7 @@ def test_bad_input(drops, tmp_path):
     shutil.copytree(drops, bad)
     (bad / "events.parquet").write_bytes(b"not parquet at all")
     check(cli(drops, bad, "select count(*) from flows"), 3, str(bad / "events.parquet"), "not a readable Parquet")
-    check(cli(drops, "select * from nosuch"), 2, "nosuch", "tables: captures, events, flows, rtt, series")
+    check(cli(drops, "select * from nosuch"), 2, "nosuch", "tables: captures, events, flows, mptcp, mptcp_series, mptcp_subflows, rtt, series")
     # a table of the formats that the directory does not have: an input problem
     check(cli(drops, "select * from handoffs"), 3, "no handoffs.parquet", "tables: captures")
     missing = tmp_path / "norrt"
