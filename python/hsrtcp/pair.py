@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hsrtcp.errors import InputError, OutputError
-from hsrtcp.runner import ID_SHIFT, TABLES, file_progress, result
+from hsrtcp.runner import ID_SHIFT, MPTCP_TABLES, TABLES, file_progress, result
 from hsrtcp.runner import native as _native
 
 # Matched row ids live above every single-capture id (those are capture_index << ID_SHIFT).
@@ -266,10 +266,12 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
     with tempfile.TemporaryDirectory(prefix="hsrtcp-pair-") as tmp:
         analyze_pairs_to(pairs, tmp, window_s=window_s, use_ip_id=use_ip_id, first_index=first_index,
                          singles=singles, single_vantage=single_vantage, workers=workers, progress=progress)
-        frames = {t: pl.read_parquet(os.path.join(tmp, f"{t}.parquet")) for t in (*TABLES, "pair_stats")}
+        extra = ("pair_stats", *MPTCP_TABLES)
+        frames = {t: pl.read_parquet(os.path.join(tmp, f"{t}.parquet")) for t in (*TABLES, *extra)
+                  if t in TABLES or os.path.exists(os.path.join(tmp, f"{t}.parquet"))}
     for t in ("events", "rtt"):
         frames[t] = frames[t].sort("flow_id", maintain_order=True)
-    return Dataset(**{t: frames[t] for t in TABLES}, extra={"pair_stats": frames["pair_stats"]})
+    return Dataset(**{t: frames[t] for t in TABLES}, extra={t: frames[t] for t in extra if t in frames})
 
 
 def read_manifest(bundle: str | os.PathLike) -> dict | None:
