@@ -150,6 +150,44 @@ def test_outage_on_one_carrier_falls_there_at_the_outage_and_not_on_the_other(ou
     assert abs(back - (OUTAGE_START + OUTAGE_S)) <= 3 and abs(back - back_sp) <= 2
 
 
+def test_one_connection_across_the_phones_interface_captures_and_the_server(outage):
+    """Subflows grouped by token across captures: the phone captures each carrier on its own
+    interface (phone_p1, phone_p2) and sees one subflow there; the server sees both. All three
+    name the same token; the matched rows join each phone subflow to the server's, and carry
+    the server's subflow index (the capture that sees every subflow)."""
+    import hsrtcp
+
+    ds = hsrtcp.analyze([outage])
+    conns = ds.extra["mptcp"]
+    by_capture = {c.rsplit("/", 1)[-1]: r for c, r in zip(conns["capture"], conns.iter_rows(named=True))}
+    assert set(by_capture) == {"phone_p1.pcap", "phone_p2.pcap", "server.pcap"}
+    assert len(set(conns["token"])) == 1
+    assert by_capture["server.pcap"]["subflows"] == 2
+    assert by_capture["phone_p1.pcap"]["subflows"] == by_capture["phone_p2.pcap"]["subflows"] == 1
+    # the client's request rides on the MP_CAPABLE of its first data segment (RFC 8684 §3.1:
+    # the data-level length gives the mapping); no connection fell back to TCP
+    client = json.loads((outage / "client.json").read_text())
+    assert not any(conns["fallback"]), conns.select("capture", "fallback")
+    flows = ds.flows
+    mp = flows.filter(pl.col("mptcp_token").is_not_null())
+    for cap, row in by_capture.items():
+        sub = mp.filter(pl.col("capture").str.ends_with(cap))
+        assert row["data_bytes_up"] == sum(sub["c2s_payload_bytes"]) > 0, (cap, row["data_bytes_up"])
+    # the server delivered, at data level, what the phone's application read
+    assert by_capture["server.pcap"]["data_bytes_down"] == client[0]["bytes"]
+    matched = mp.filter(pl.col("vantage") == "matched").sort("mptcp_subflow")
+    assert matched["mptcp_subflow"].to_list() == [0, 1]
+    server = flows.filter(pl.col("vantage") == "server").select("flow_id", "mptcp_subflow", "client_addr")
+    phone = flows.filter(pl.col("vantage") == "client").select("flow_id", pl.col("capture").alias("phone_capture"))
+    j = (matched.select("client_flow_id", "server_flow_id", "mptcp_subflow")
+         .join(server.rename({"flow_id": "server_flow_id", "mptcp_subflow": "server_subflow"}), on="server_flow_id")
+         .join(phone.rename({"flow_id": "client_flow_id"}), on="client_flow_id"))
+    assert j["mptcp_subflow"].to_list() == j["server_subflow"].to_list()
+    # subflow 0 (MP_CAPABLE) is carrier 1's interface, subflow 1 (MP_JOIN) carrier 2's
+    assert [c.rsplit("/", 1)[-1] for c in j.sort("mptcp_subflow")["phone_capture"]] == ["phone_p1.pcap", "phone_p2.pcap"]
+    assert j.sort("mptcp_subflow")["client_addr"].to_list() == ["10.1.1.1", "10.1.2.1"]
+
+
 def test_backup_switch_is_a_degradation_of_that_subflow_only(backup):
     # A25's (i) asks the subflow to have carried ≥ 0.5 × the single-path rate before; on the
     # 30-ms path the subflow got 0.31–0.6 of it while competing in our runs, so (i) is 0.3 here.

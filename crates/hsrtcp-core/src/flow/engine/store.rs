@@ -127,7 +127,7 @@ impl Store {
 
     /// Account a copy of [s, e) seen at `ts`; `merge_fills` lets hole fills extend the
     /// record before them instead of inserting (receiver side: many holes, no RTT use).
-    #[inline]
+    #[inline(always)]
     pub fn add(
         &mut self,
         s: i64,
