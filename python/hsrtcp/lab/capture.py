@@ -68,6 +68,9 @@ class Tcpdump:
         self.argv = netns.exec_argv(ns, *cmd) if ns else cmd
         self.stderr: list[str] = []
         self._ready = threading.Event()
+        # set only by tcpdump's "listening on": the ready event also fires when its stderr
+        # closes, which can come before the failed process can be reaped (poll() still None)
+        self._listening = False
         self._log = open(log, "w", buffering=1) if log else None
         self.proc = subprocess.Popen(self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self._reader = threading.Thread(target=self._drain, daemon=True)
@@ -85,6 +88,7 @@ class Tcpdump:
                 if self._log:
                     self._log.write(line)
                 if "listening on" in line:
+                    self._listening = True
                     self._ready.set()
         finally:
             self._ready.set()
@@ -93,7 +97,7 @@ class Tcpdump:
 
     def wait_ready(self, timeout_s: float = 10.0) -> "Tcpdump":
         """Block until tcpdump captures; a :class:`LabError` (and no process) otherwise."""
-        if not self._ready.wait(timeout_s) or self.proc.poll() is not None:
+        if not self._ready.wait(timeout_s) or not self._listening or self.proc.poll() is not None:
             self.kill()
             where = f"{self.ns}/{self.iface}" if self.ns else self.iface
             raise LabError(f"tcpdump on {where} did not start: {' '.join(self.stderr)}")
