@@ -49,6 +49,10 @@ struct Batch {
     bytes_read: u64,
 }
 
+/// A copy of every batch of decoded segments, for a second consumer of the same capture
+/// (the two-vantage matcher reads the segments the flow engine reads, decoded once).
+pub type Tap = SyncSender<Vec<Segment>>;
+
 /// Decoded TCP segments of one capture, in file order.
 pub struct SegmentStream {
     rx: Receiver<Batch>,
@@ -63,12 +67,20 @@ impl SegmentStream {
     /// Start reading `path`. Never fails: an unreadable file gives an empty stream whose
     /// [`SegmentStream::finish`] reports the error.
     pub fn open(path: &Path) -> Self {
+        Self::open_tapped(path, None)
+    }
+
+    /// As [`SegmentStream::open`], and every batch is also sent to `tap` (the reader thread
+    /// copies it: one copy per batch, nothing per packet). The tap is closed at the end of
+    /// the file; if its receiver goes away, reading goes on without it. A full tap holds
+    /// the reader back, so its consumer must keep reading.
+    pub fn open_tapped(path: &Path, tap: Option<Tap>) -> Self {
         let path: PathBuf = path.to_path_buf();
         let (tx, rx) = sync_channel::<Batch>(IN_FLIGHT);
         let (recycle, spare) = sync_channel::<Vec<Segment>>(IN_FLIGHT + 2);
         let worker = std::thread::Builder::new()
             .name("hsrtcp-reader".into())
-            .spawn(move || read_all(&path, tx, spare))
+            .spawn(move || read_all(&path, tx, spare, tap))
             .expect("spawn reader thread");
         SegmentStream { rx, recycle, current: Vec::new(), pos: 0, bytes_read: 0, worker: Some(worker) }
     }
@@ -121,7 +133,15 @@ impl Iterator for SegmentStream {
     }
 }
 
-fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>) -> CaptureStats {
+fn send_tap(tap: &mut Option<Tap>, segs: &[Segment]) {
+    if let Some(t) = tap {
+        if !segs.is_empty() && t.send(segs.to_vec()).is_err() {
+            *tap = None;
+        }
+    }
+}
+
+fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>, mut tap: Option<Tap>) -> CaptureStats {
     let mut stats = CaptureStats::default();
     let mut reader = match CaptureReader::open(path) {
         Ok(r) => r,
@@ -149,6 +169,7 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>) -
                         if segs.len() == BATCH {
                             let next = spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
                             let full = std::mem::replace(&mut segs, next);
+                            send_tap(&mut tap, &full);
                             if tx.send(Batch { segs: full, bytes_read: reader.bytes_read() }).is_err() {
                                 break; // the consumer stopped listening
                             }
@@ -165,6 +186,8 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>) -
             }
         }
     }
+    send_tap(&mut tap, &segs);
+    drop(tap); // the end of the file for the tap's consumer
     let _ = tx.send(Batch { segs, bytes_read: reader.bytes_read() });
     let jumps = reader.time_jumps();
     if let Some(first) = jumps.first {
@@ -184,4 +207,32 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>) -
     stats.tcp_packets = tcp_packets;
     stats.last_ts = (packets > 0).then_some(last_ts);
     stats
+}
+
+/// Batches a tap may hold before its reader waits (a few: memory stays bounded).
+const TAP_IN_FLIGHT: usize = 8;
+
+/// A tap and the segments it receives, one by one, until the file's end.
+pub fn tap() -> (Tap, Tapped) {
+    let (tx, rx) = sync_channel(TAP_IN_FLIGHT);
+    (tx, Tapped { rx, current: Vec::new().into_iter() })
+}
+
+/// The receiving end of a [`Tap`].
+pub struct Tapped {
+    rx: Receiver<Vec<Segment>>,
+    current: std::vec::IntoIter<Segment>,
+}
+
+impl Iterator for Tapped {
+    type Item = Segment;
+
+    fn next(&mut self) -> Option<Segment> {
+        loop {
+            if let Some(s) = self.current.next() {
+                return Some(s);
+            }
+            self.current = self.rx.recv().ok()?.into_iter();
+        }
+    }
 }
