@@ -212,7 +212,7 @@ impl Reservoir {
     /// Clock-corrected delays in seconds, sorted. `sign` is +1 downlink, −1 uplink.
     fn corrected(&self, clock: &ClockFit, sign: i64) -> Vec<f64> {
         let mut v: Vec<f64> = self.v.iter().map(|&(t, raw)| nanos_to_s(raw + sign * clock.offset_at(t))).collect();
-        v.sort_by(|a, b| a.total_cmp(b));
+        v.sort_unstable_by(|a, b| a.total_cmp(b)); // equal under total_cmp means the same bits: any order is this order
         v
     }
 }
