@@ -25,7 +25,6 @@ t6 − t4 in seconds where defined.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -170,19 +169,46 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
             out = _native().PairOut(os.fspath(out_dir), outset.prefix)
         except OSError as exc:
             raise OutputError(str(exc)) from None
+        # A pair whose two files serve no other pair is one job: both files analyzed at once
+        # and the matcher fed the segments their readers decode (each file read once).
+        # Files shared by several pairs (an MPTCP bundle's server capture) are analyzed
+        # once, and each of their pairs' matcher reads both files itself.
+        uses = [0] * len(files)
+        for c, s in numbers:
+            uses[c] += 1
+            uses[s] += 1
+        fused = [k for k, (c, s) in enumerate(numbers) if uses[c] == 1 and uses[s] == 1]
+        alone = [k for k in range(len(pairs)) if k not in set(fused)]
+        in_fused = {i for k in fused for i in numbers[k]}
+        singles_left = [i for i in range(len(files)) if i not in in_fused]
         # The matchers first: each is the longest job of its pair, and the pool may be
         # smaller than the number of jobs.
-        n_jobs = len(files) + len(pairs)
+        n_jobs = len(fused) + len(alone) + len(singles_left)
         n_workers = max(1, min(workers or os.cpu_count() or 1, n_jobs))
         pool = ThreadPoolExecutor(n_workers)
         try:
             with file_progress([p for p, _ in files], progress) as for_file:
-                futures = [pool.submit(out.match_pair, c, s, shown(c), shown(s), numbers[k][0], numbers[k][1], k,
-                                       MATCH_ID_BASE + ((first_index + k) << ID_SHIFT), window_s, use_ip_id)
-                           for k, (c, s) in enumerate(pairs)]
-                futures += [pool.submit(out.analyze, p, shown(p), v, i << ID_SHIFT, stoppable(for_file(i)),
-                                        keep_flows, i) for i, (p, v) in enumerate(files)]
-                results = [result(f) for f in futures][len(pairs):]
+                def match_id(k: int) -> int:
+                    return MATCH_ID_BASE + ((first_index + k) << ID_SHIFT)
+
+                futures = [pool.submit(out.analyze_pair_files, pairs[k][0], pairs[k][1], shown(pairs[k][0]),
+                                       shown(pairs[k][1]), numbers[k][0], numbers[k][1], k,
+                                       numbers[k][0] << ID_SHIFT, numbers[k][1] << ID_SHIFT, match_id(k),
+                                       window_s, use_ip_id, stoppable(for_file(numbers[k][0])),
+                                       stoppable(for_file(numbers[k][1])), keep_flows)
+                           for k in fused]
+                futures += [pool.submit(out.match_pair, pairs[k][0], pairs[k][1], shown(pairs[k][0]), shown(pairs[k][1]),
+                                        numbers[k][0], numbers[k][1], k, match_id(k), window_s, use_ip_id)
+                            for k in alone]
+                futures += [pool.submit(out.analyze, files[i][0], shown(files[i][0]), files[i][1], i << ID_SHIFT,
+                                        stoppable(for_file(i)), keep_flows, i) for i in singles_left]
+                done = [result(f) for f in futures]
+                by_file = {}
+                for k, (rc, rs) in zip(fused, done[:len(fused)]):
+                    by_file[numbers[k][0]], by_file[numbers[k][1]] = rc, rs
+                for i, r in zip(singles_left, done[len(fused) + len(alone):]):
+                    by_file[i] = r
+                results = [by_file[i] for i in range(len(files))]
             matched = out.finish_pairs(len(files), keep_flows)
             try:
                 staged = out.close()
@@ -276,6 +302,8 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
 
 def read_manifest(bundle: str | os.PathLike) -> dict | None:
     """The bundle's manifest.json, if any (for labels in reports)."""
+    import json  # (with re, 10-20 ms of start-up: not on the pair CLI's path)
+
     p = Path(bundle) / "manifest.json"
     if not p.exists():
         return None

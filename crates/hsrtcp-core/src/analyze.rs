@@ -7,7 +7,7 @@ use arrow_array::RecordBatch;
 
 use crate::flow::{CaptureInfo, FlowTable, Output};
 pub use crate::stream::CaptureStats;
-use crate::stream::SegmentStream;
+use crate::stream::{SegmentStream, Tap};
 use crate::table::{col, ColType, ColumnDef, TableBuilder};
 
 /// One row per capture file (docs/formats/captures.md).
@@ -47,10 +47,23 @@ pub fn analyze_capture(
     progress: &mut dyn FnMut(u64) -> bool,
     sink: &mut dyn FnMut(&'static str, RecordBatch),
 ) -> Option<CaptureStats> {
+    analyze_capture_tapped(path, info, rows_per_batch, progress, sink, None)
+}
+
+/// [`analyze_capture`], handing a copy of the decoded segments to `tap` as well
+/// ([`SegmentStream::open_tapped`]: the two-vantage run's matcher).
+pub fn analyze_capture_tapped(
+    path: &Path,
+    info: CaptureInfo,
+    rows_per_batch: usize,
+    progress: &mut dyn FnMut(u64) -> bool,
+    sink: &mut dyn FnMut(&'static str, RecordBatch),
+    tap: Option<Tap>,
+) -> Option<CaptureStats> {
     let rows_per_batch = rows_per_batch.max(1);
     let mut output = Output::default();
     let mut table = FlowTable::new(info.clone());
-    let mut stream = SegmentStream::open(path);
+    let mut stream = SegmentStream::open_tapped(path, tap);
     let mut batches = 0u64;
     let mut flows = 0u64;
     let mut counted = |name: &'static str, b: RecordBatch| {

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crate::capture::CaptureReader;
@@ -45,15 +46,20 @@ impl CaptureStats {
 }
 
 struct Batch {
-    segs: Vec<Segment>,
+    /// Shared with the tap, if any (the batch is decoded once for both consumers).
+    segs: Arc<Vec<Segment>>,
     bytes_read: u64,
 }
+
+/// A copy of every batch of decoded segments, for a second consumer of the same capture
+/// (the two-vantage matcher reads the segments the flow engine reads, decoded once).
+pub type Tap = SyncSender<Arc<Vec<Segment>>>;
 
 /// Decoded TCP segments of one capture, in file order.
 pub struct SegmentStream {
     rx: Receiver<Batch>,
     recycle: SyncSender<Vec<Segment>>,
-    current: Vec<Segment>,
+    current: Option<Arc<Vec<Segment>>>,
     pos: usize,
     bytes_read: u64,
     worker: Option<JoinHandle<CaptureStats>>,
@@ -63,14 +69,22 @@ impl SegmentStream {
     /// Start reading `path`. Never fails: an unreadable file gives an empty stream whose
     /// [`SegmentStream::finish`] reports the error.
     pub fn open(path: &Path) -> Self {
+        Self::open_tapped(path, None)
+    }
+
+    /// As [`SegmentStream::open`], and every batch is also sent to `tap` (shared, not
+    /// copied: nothing per packet). The tap is closed at the end of
+    /// the file; if its receiver goes away, reading goes on without it. A full tap holds
+    /// the reader back, so its consumer must keep reading.
+    pub fn open_tapped(path: &Path, tap: Option<Tap>) -> Self {
         let path: PathBuf = path.to_path_buf();
         let (tx, rx) = sync_channel::<Batch>(IN_FLIGHT);
         let (recycle, spare) = sync_channel::<Vec<Segment>>(IN_FLIGHT + 2);
         let worker = std::thread::Builder::new()
             .name("hsrtcp-reader".into())
-            .spawn(move || read_all(&path, tx, spare))
+            .spawn(move || read_all(&path, tx, spare, tap))
             .expect("spawn reader thread");
-        SegmentStream { rx, recycle, current: Vec::new(), pos: 0, bytes_read: 0, worker: Some(worker) }
+        SegmentStream { rx, recycle, current: None, pos: 0, bytes_read: 0, worker: Some(worker) }
     }
 
     /// Bytes of the file consumed so far (for progress bars).
@@ -82,16 +96,18 @@ impl SegmentStream {
     pub fn next_batch(&mut self) -> Option<&[Segment]> {
         // Emptied before it goes back: the reader appends to recycled buffers, and a stale
         // batch in one was replayed (and the batch never filled up again).
-        let mut done = std::mem::take(&mut self.current);
-        done.clear();
-        if done.capacity() > 0 {
-            let _ = self.recycle.try_send(done);
+        // A batch the tap still holds is not recycled (the tap's side frees it).
+        if let Some(Ok(mut done)) = self.current.take().map(Arc::try_unwrap) {
+            done.clear();
+            if done.capacity() > 0 {
+                let _ = self.recycle.try_send(done);
+            }
         }
         let b = self.rx.recv().ok()?;
         self.bytes_read = b.bytes_read;
-        self.current = b.segs;
-        self.pos = self.current.len();
-        Some(&self.current)
+        let current: &[Segment] = self.current.insert(b.segs);
+        self.pos = current.len();
+        Some(current)
     }
 
     /// Wait for the reader thread and return the file's counters.
@@ -108,20 +124,26 @@ impl Iterator for SegmentStream {
     type Item = Segment;
 
     fn next(&mut self) -> Option<Segment> {
-        if self.pos >= self.current.len() {
+        loop {
+            if let Some(s) = self.current.as_ref().and_then(|c| c.get(self.pos)) {
+                self.pos += 1;
+                return Some(*s);
+            }
             self.next_batch()?;
             self.pos = 0;
-            if self.current.is_empty() {
-                return self.next();
-            }
         }
-        let s = self.current[self.pos];
-        self.pos += 1;
-        Some(s)
     }
 }
 
-fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>) -> CaptureStats {
+fn send_tap(tap: &mut Option<Tap>, segs: &Arc<Vec<Segment>>) {
+    if let Some(t) = tap {
+        if !segs.is_empty() && t.send(Arc::clone(segs)).is_err() {
+            *tap = None;
+        }
+    }
+}
+
+fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>, mut tap: Option<Tap>) -> CaptureStats {
     let mut stats = CaptureStats::default();
     let mut reader = match CaptureReader::open(path) {
         Ok(r) => r,
@@ -148,7 +170,8 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>) -
                         tcp_packets += 1;
                         if segs.len() == BATCH {
                             let next = spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
-                            let full = std::mem::replace(&mut segs, next);
+                            let full = Arc::new(std::mem::replace(&mut segs, next));
+                            send_tap(&mut tap, &full);
                             if tx.send(Batch { segs: full, bytes_read: reader.bytes_read() }).is_err() {
                                 break; // the consumer stopped listening
                             }
@@ -165,6 +188,9 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>) -
             }
         }
     }
+    let segs = Arc::new(segs);
+    send_tap(&mut tap, &segs);
+    drop(tap); // the end of the file for the tap's consumer
     let _ = tx.send(Batch { segs, bytes_read: reader.bytes_read() });
     let jumps = reader.time_jumps();
     if let Some(first) = jumps.first {
@@ -184,4 +210,35 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>) -
     stats.tcp_packets = tcp_packets;
     stats.last_ts = (packets > 0).then_some(last_ts);
     stats
+}
+
+/// Batches a tap may hold before its reader waits (a few: memory stays bounded).
+const TAP_IN_FLIGHT: usize = 8;
+
+/// A tap and the segments it receives, one by one, until the file's end.
+pub fn tap() -> (Tap, Tapped) {
+    let (tx, rx) = sync_channel(TAP_IN_FLIGHT);
+    (tx, Tapped { rx, current: None, pos: 0 })
+}
+
+/// The receiving end of a [`Tap`].
+pub struct Tapped {
+    rx: Receiver<Arc<Vec<Segment>>>,
+    current: Option<Arc<Vec<Segment>>>,
+    pos: usize,
+}
+
+impl Iterator for Tapped {
+    type Item = Segment;
+
+    fn next(&mut self) -> Option<Segment> {
+        loop {
+            if let Some(s) = self.current.as_ref().and_then(|c| c.get(self.pos)) {
+                self.pos += 1;
+                return Some(*s);
+            }
+            self.current = Some(self.rx.recv().ok()?);
+            self.pos = 0;
+        }
+    }
 }

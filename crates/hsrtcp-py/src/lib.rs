@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use arrow_array::RecordBatch;
 
-use hsrtcp_core::analyze::{analyze_capture as core_analyze, CAPTURE_COLUMNS};
+use hsrtcp_core::analyze::{analyze_capture_tapped, CAPTURE_COLUMNS};
 use hsrtcp_core::mptcp::table as mptcp_table;
 use hsrtcp_core::flow::{engine, event::EVENT_COLUMNS, rtt_sample::RTT_COLUMNS, table, CaptureInfo};
 use hsrtcp_core::table::parquet::{ParquetDir, TableSender, ROW_GROUP, SEND_ROWS};
@@ -37,7 +37,7 @@ fn analyze_capture<'py>(
         let mut tables: BTreeMap<&'static str, Vec<RecordBatch>> = BTreeMap::new();
         run_capture(&path, name, vantage, id_base, &progress, ROW_GROUP, &mut |name, b| {
             tables.entry(name).or_default().push(b);
-        })?;
+        }, None)?;
         Ok::<_, PyErr>(
             tables
                 .into_iter()
@@ -71,7 +71,8 @@ pub(crate) fn run_capture(
     progress: &Option<PyObject>,
     rows_per_batch: usize,
     sink: &mut dyn FnMut(&'static str, RecordBatch),
-) -> PyResult<()> {
+    tap: Option<hsrtcp_core::stream::Tap>,
+) -> PyResult<hsrtcp_core::stream::CaptureStats> {
     let info = CaptureInfo { name, vantage, id_base, truncated: false };
     let mut stop: Option<PyErr> = None;
     let mut report = |bytes: u64| {
@@ -93,8 +94,8 @@ pub(crate) fn run_capture(
             }
         })
     };
-    match core_analyze(path, info, rows_per_batch, &mut report, sink) {
-        Some(_) => Ok(()),
+    match analyze_capture_tapped(path, info, rows_per_batch, &mut report, sink, tap) {
+        Some(stats) => Ok(stats),
         None => Err(stop.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted"))),
     }
 }
@@ -146,9 +147,9 @@ impl ParquetOut {
                     _ => {}
                 }
                 sent &= sender.send(name, b);
-            });
+            }, None);
             sender.done();
-            r.map(|()| (captures, flows, sent))
+            r.map(|_| (captures, flows, sent))
         })?;
         if !sent {
             return Err(pyo3::exceptions::PyOSError::new_err(

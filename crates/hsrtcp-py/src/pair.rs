@@ -1,7 +1,7 @@
 //! `_native.analyze_pair`: the two-vantage matcher (hsrtcp_core::matcher) for Python.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use arrow_array::cast::AsArray;
@@ -12,7 +12,8 @@ use arrow_select::interleave::interleave;
 use hsrtcp_core::flow::event::nanos_to_s;
 use hsrtcp_core::flow::{engine, table};
 use hsrtcp_core::matcher::metrics::MATCH_SERIES_COLUMNS;
-use hsrtcp_core::matcher::{analyze_pair as core_pair, MatchOptions, PairResult, MATCH_COLUMNS};
+use hsrtcp_core::matcher::{analyze_pair as core_pair, match_streams, MatchOptions, PairResult, MATCH_COLUMNS};
+use hsrtcp_core::stream;
 use hsrtcp_core::table::parquet::{ParquetDir, TableSender, SEND_ROWS};
 use hsrtcp_core::table::{col, schema_of, to_ipc, ColType, ColumnDef, TableBuilder};
 use pyo3::prelude::*;
@@ -337,44 +338,91 @@ impl PairOut {
         keep_flows: bool,
         order: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let sender = self.sender.for_capture(order);
-        let (captures, flows, sent) = py.allow_threads(|| {
-            let (mut captures, mut flows, mut sent, mut bad) = (Vec::new(), Vec::new(), true, None);
-            let r = crate::run_capture(&path, name, vantage, id_base, &progress, SEND_ROWS, &mut |name, b| {
-                let b = match name {
-                    "captures" => {
-                        captures.push(b.clone());
-                        b
-                    }
-                    "flows" => {
-                        flows.push(b.clone());
-                        conform(&b, &self.flows_schema).unwrap_or_else(|e| {
-                            bad.get_or_insert(e);
-                            b
-                        })
-                    }
-                    "series" => conform(&b, &self.series_schema).unwrap_or_else(|e| {
-                        bad.get_or_insert(e);
-                        b
-                    }),
-                    _ => b,
-                };
-                sent &= bad.is_none() && sender.send(name, b);
-            });
-            sender.done();
-            match bad {
-                Some(e) => Err(pyo3::exceptions::PyRuntimeError::new_err(format!("internal error: {e}"))),
-                None => r.map(|()| (captures, flows, sent)),
-            }
-        })?;
-        if !sent {
-            return Err(os_err("the Parquet writer stopped (closed, or an I/O error that close() reports)".into()));
+        let (captures, flows, _) =
+            py.allow_threads(|| self.analyze_file(&path, name, vantage, id_base, &progress, order, None))?;
+        self.file_result(py, captures, flows, keep_flows, order)
+    }
+
+    /// One pair whose two files belong to no other pair, read and decoded once: both
+    /// files are analyzed at the same time (as `analyze`, files number `client_order` and
+    /// `server_order`) and the matcher (as `match_pair`, pair number `slot`) takes the
+    /// segments their readers decoded. Returns the two results of `analyze` (client, server).
+    #[pyo3(signature = (client, server, client_name, server_name, client_order, server_order, slot,
+                        client_id_base, server_id_base, match_id_base, window_s=30.0, use_ip_id=false,
+                        client_progress=None, server_progress=None, keep_flows=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn analyze_pair_files<'py>(
+        &self,
+        py: Python<'py>,
+        client: PathBuf,
+        server: PathBuf,
+        client_name: String,
+        server_name: String,
+        client_order: usize,
+        server_order: usize,
+        slot: usize,
+        client_id_base: u64,
+        server_id_base: u64,
+        match_id_base: u64,
+        window_s: f64,
+        use_ip_id: bool,
+        client_progress: Option<PyObject>,
+        server_progress: Option<PyObject>,
+        keep_flows: bool,
+    ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+        if !(window_s > 0.0) {
+            return Err(pyo3::exceptions::PyValueError::new_err("window_s must be positive"));
         }
-        let d = PyDict::new_bound(py);
-        d.set_item("captures", rows::to_rows(py, &captures)?)?;
-        d.set_item("flows", if keep_flows { rows::to_rows(py, &flows)?.into_any() } else { py.None().into_bound(py) })?;
-        self.held.lock().expect("not poisoned").insert(order, flows);
-        Ok(d)
+        let names = [client_name.clone(), server_name.clone()];
+        let opts = MatchOptions {
+            window_s,
+            client_name,
+            server_name,
+            id_base: match_id_base,
+            use_ip_id,
+            ..MatchOptions::default()
+        };
+        let (rc, rs, done) = py.allow_threads(|| {
+            let (tap_c, seg_c) = stream::tap();
+            let (tap_s, seg_s) = stream::tap();
+            std::thread::scope(|scope| {
+                let matcher = std::thread::Builder::new()
+                    .name("hsrtcp-matcher".into())
+                    .spawn_scoped(scope, move || match_streams(seg_c, seg_s, opts))
+                    .expect("spawn matcher thread");
+                let cli = std::thread::Builder::new()
+                    .name("hsrtcp-client".into())
+                    .spawn_scoped(scope, || {
+                        let name = names[0].clone();
+                        self.analyze_file(&client, name, Some("client".into()), client_id_base, &client_progress, client_order, Some(tap_c))
+                    })
+                    .expect("spawn analysis thread");
+                let name = names[1].clone();
+                let rs = self.analyze_file(&server, name, Some("server".into()), server_id_base, &server_progress, server_order, Some(tap_s));
+                let rc = cli.join().unwrap_or_else(|_| Err(pyo3::exceptions::PyRuntimeError::new_err("internal error: analysis thread panicked")));
+                let m = matcher.join();
+                (rc, rs, m)
+            })
+        });
+        let (rc, rs) = (rc?, rs?);
+        let mut r = done.map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("internal error: matcher thread panicked"))?;
+        // The readers counted the records and saw the errors the matcher's own reading did.
+        for (side, st) in [&rc.2, &rs.2].into_iter().enumerate() {
+            r.stats[side].packets = st.packets;
+            r.stats[side].error = st.error.clone();
+        }
+        let stats = stats_row(&r, [&names[0], &names[1]]);
+        let pd = PairDone {
+            matched: r.matched.finish(),
+            events: r.events.finish(),
+            series: r.series.finish(),
+            stats,
+            files: [client_order, server_order],
+        };
+        self.done.lock().expect("not poisoned").insert(slot, pd);
+        let dc = self.file_result(py, rc.0, rc.1, keep_flows, client_order)?;
+        let ds = self.file_result(py, rs.0, rs.1, keep_flows, server_order)?;
+        Ok((dc, ds))
     }
 
     /// Run the matcher on one pair (pair number `slot`, files number `client_order` and
@@ -494,5 +542,70 @@ impl PairOut {
     fn abort(&self, py: Python<'_>) {
         let out = self.dir.lock().expect("not poisoned").take();
         py.allow_threads(|| drop(out));
+    }
+}
+
+impl PairOut {
+    /// The work of `analyze` without the GIL: the file's captures and flows rows (the
+    /// flows also stream to the writer) and its reader's counters.
+    #[allow(clippy::too_many_arguments)]
+    fn analyze_file(
+        &self,
+        path: &Path,
+        name: String,
+        vantage: Option<String>,
+        id_base: u64,
+        progress: &Option<PyObject>,
+        order: usize,
+        tap: Option<stream::Tap>,
+    ) -> PyResult<(Vec<RecordBatch>, Vec<RecordBatch>, stream::CaptureStats)> {
+        let sender = self.sender.for_capture(order);
+        let (mut captures, mut flows, mut sent, mut bad) = (Vec::new(), Vec::new(), true, None);
+        let r = crate::run_capture(path, name, vantage, id_base, progress, SEND_ROWS, &mut |name, b| {
+            let b = match name {
+                "captures" => {
+                    captures.push(b.clone());
+                    b
+                }
+                "flows" => {
+                    flows.push(b.clone());
+                    conform(&b, &self.flows_schema).unwrap_or_else(|e| {
+                        bad.get_or_insert(e);
+                        b
+                    })
+                }
+                "series" => conform(&b, &self.series_schema).unwrap_or_else(|e| {
+                    bad.get_or_insert(e);
+                    b
+                }),
+                _ => b,
+            };
+            sent &= bad.is_none() && sender.send(name, b);
+        }, tap);
+        sender.done();
+        if let Some(e) = bad {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(format!("internal error: {e}")));
+        }
+        let stats = r?;
+        if !sent {
+            return Err(os_err("the Parquet writer stopped (closed, or an I/O error that close() reports)".into()));
+        }
+        Ok((captures, flows, stats))
+    }
+
+    /// What `analyze` returns for one file; its flows rows are kept for the matched rows.
+    fn file_result<'py>(
+        &self,
+        py: Python<'py>,
+        captures: Vec<RecordBatch>,
+        flows: Vec<RecordBatch>,
+        keep_flows: bool,
+        order: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new_bound(py);
+        d.set_item("captures", rows::to_rows(py, &captures)?)?;
+        d.set_item("flows", if keep_flows { rows::to_rows(py, &flows)?.into_any() } else { py.None().into_bound(py) })?;
+        self.held.lock().expect("not poisoned").insert(order, flows);
+        Ok(d)
     }
 }

@@ -2,31 +2,37 @@
 
 Importing click costs about 30 ms on this kind of machine, a fifth of the whole run of a
 million-packet capture (docs/design.md, "Start-up"). :func:`quick_analyze` understands the
-options of a single-capture analysis and hands everything else (help, ``--client`` /
-``--server`` pairs, ``--window``, run-bundle directories, unknown options, values that
-do not convert) back to click by returning None, so click stays the one place where usage
+options of a single-capture analysis and of two-vantage pairs (``--client`` / ``--server``,
+``--window``) and hands everything else (help, run-bundle directories, radio/GPS context,
+corpora, unknown options, values that do not convert, usage errors) back to click by
+returning None, so click stays the one place where usage
 errors and help are produced. The options here mirror :func:`hsrtcp.cli.analyze.analyze`;
 tests/python/foundation/test_quick_cli.py checks that both parsers agree on every option.
 """
 
 from __future__ import annotations
 
+import math
 import os
 
 # Spellings -> parameter name, for options that take a value ...
-VALUED = {"-o": "out", "--out": "out", "--vantage": "vantage", "-j": "workers", "--workers": "workers"}
+VALUED = {"-o": "out", "--out": "out", "--vantage": "vantage", "-j": "workers", "--workers": "workers",
+          "--client": "client", "--server": "server", "--window": "window_s"}
+# Valued options that may be repeated (each value appended).
+MULTIPLE = {"client", "server"}
 # ... and for flags, with the value they set.
 FLAGS = {"-q": ("quiet", True), "--quiet": ("quiet", True), "--csv": ("csv", True),
          "--plot": ("plot", True), "--no-plot": ("plot", False)}
 # Options of the click command this parser leaves to click (the test checks that every
 # option of the command is in exactly one of VALUED, FLAGS and this).
-LEFT_TO_CLICK = {"--client", "--server", "--window", "-h", "--help",
+LEFT_TO_CLICK = {"-h", "--help",
                  # radio/GPS context (hsrtcp.context): rare, and they need the context package anyway
                  "--radio", "--radio-offset", "--radio-format", "--radio-map", "--carrier", "--label",
                  # corpus runs (hsrtcp.scale)
                  "--corpus", "--force", "--scheduler", "--dask"}
 
-DEFAULTS = {"out": "out", "vantage": None, "workers": None, "quiet": False, "csv": False, "plot": False}
+DEFAULTS = {"out": "out", "vantage": None, "workers": None, "quiet": False, "csv": False, "plot": False,
+            "window_s": 30.0}
 
 
 def parse(args: list[str]) -> dict | None:
@@ -34,7 +40,7 @@ def parse(args: list[str]) -> dict | None:
     None when click should parse this command line."""
     if not args or args[0] != "analyze":
         return None
-    params = dict(DEFAULTS, captures=[])
+    params = dict(DEFAULTS, captures=[], client=[], server=[])
     rest = iter(args[1:])
     for a in rest:
         if a == "-" or a == "--":
@@ -65,16 +71,42 @@ def parse(args: list[str]) -> dict | None:
                     return None
             elif key == "vantage" and value not in ("client", "server"):
                 return None
+            elif key == "window_s":
+                try:
+                    value = float(value)
+                except ValueError:
+                    return None
+                if not (math.isfinite(value) and value > 0):  # click's usage error
+                    return None
+            if key in MULTIPLE:
+                params[key].append(value)
+                continue
             params[key] = value
         else:
             return None
-    if not params["captures"] or any(os.path.isdir(c) for c in params["captures"]):
+    if not (params["captures"] or params["client"]) or any(os.path.isdir(c) for c in params["captures"]):
+        return None
+    # click's usage errors: unpaired --client/--server, one file on both sides
+    if len(params["client"]) != len(params["server"]) or _same_file(params["client"], params["server"]):
         return None
     # a corpus: a .csv manifest or a quoted glob (docs/scale.md)
     if any(c.lower().endswith(".csv") or (("*" in c or "?" in c or "[" in c) and not os.path.exists(c))
            for c in params["captures"]):
         return None
     return params
+
+
+def _same_file(client: list[str], server: list[str]) -> bool:
+    """A --client that is also a --server (by identity; hsrtcp.cli.analyze._check_pairs)."""
+    def ident(p):
+        try:
+            st = os.stat(p)
+        except OSError:  # missing: reported with the other input checks
+            return None
+        return st.st_dev, st.st_ino
+
+    servers = {ident(s) for s in server} - {None}
+    return any(ident(c) in servers for c in client)
 
 
 def quick_analyze(args: list[str]) -> int | None:
@@ -86,4 +118,5 @@ def quick_analyze(args: list[str]) -> int | None:
     from hsrtcp.cli.run_analysis import run
 
     caps = p["captures"]
-    return run(caps, [p["vantage"]] * len(caps), p["out"], p["csv"], p["plot"], p["workers"], p["quiet"])
+    return run(caps, [p["vantage"]] * len(caps), p["out"], p["csv"], p["plot"], p["workers"], p["quiet"],
+               p["client"], p["server"], p["window_s"])

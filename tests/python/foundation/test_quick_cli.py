@@ -25,6 +25,7 @@ from hsrtcp.cli.analyze import analyze
 DATA = Path(__file__).resolve().parents[2] / "data"
 CAP_A = str(DATA / "multi_concurrent.server.pcap")
 CAP_B = str(DATA / "ipv6_drops.client.pcap")
+CAP_PAIR = (str(DATA / "drops_cubic.client.pcap"), str(DATA / "drops_cubic.server.pcap"))
 
 
 def _click_params(args: list[str]) -> dict:
@@ -32,7 +33,9 @@ def _click_params(args: list[str]) -> dict:
     ctx = analyze.make_context("analyze", list(args))
     p = dict(ctx.params)
     return {"captures": [str(c) for c in p["captures"]], "out": str(p["out"]), "vantage": p["vantage"],
-            "workers": p["workers"], "quiet": p["quiet"], "csv": p["csv"], "plot": p["plot"]}
+            "workers": p["workers"], "quiet": p["quiet"], "csv": p["csv"], "plot": p["plot"],
+            "client": [str(c) for c in p["client"]], "server": [str(c) for c in p["server"]],
+            "window_s": p["window_s"]}
 
 
 def test_every_click_option_is_known_to_the_quick_parser():
@@ -56,6 +59,10 @@ def test_every_click_option_is_known_to_the_quick_parser():
     [CAP_A, CAP_B, "--out=res", "--vantage", "server", "-j", "2", "--csv"],
     ["-q", CAP_A, "-ores", "-j3", "--plot", "--no-plot", CAP_B],
     [CAP_A, "--vantage=client", "--workers=1", "--quiet", "-o", "a", "-o", "b"],
+    ["--client", CAP_A, "--server", CAP_B],
+    [CAP_A, "--window", "10"],
+    ["--client=" + CAP_PAIR[0], "-q", "--server", CAP_PAIR[1], "--window=2.5", "--client", CAP_A,
+     "--server=" + CAP_B, "-o", "res"],
 ])
 def test_accepted_command_lines_parse_as_click_parses_them(args):
     assert quick.parse(["analyze", *args]) == _click_params(args)
@@ -65,8 +72,11 @@ def test_accepted_command_lines_parse_as_click_parses_them(args):
     [],                                   # click's usage error
     ["-o", "res"],                        # no capture
     [CAP_A, "--help"], [CAP_A, "-h"],
-    ["--client", CAP_A, "--server", CAP_B],
-    [CAP_A, "--window", "10"],
+    ["--client", CAP_A],                  # click's usage error: unpaired
+    ["--client", CAP_A, "--server", CAP_B, "--server", CAP_PAIR[1]],
+    ["--client", CAP_A, "--server", CAP_A],  # one file on both sides: click's usage error
+    [CAP_A, "--window", "0"], [CAP_A, "--window", "nan"], [CAP_A, "--window", "x"],
+    [CAP_A, "--radio-offset", "0"],       # radio/GPS context
     [str(DATA)],                          # a directory: click checks for a run bundle
     [CAP_A, "--vantage", "phone"],        # click's choice error
     [CAP_A, "-j", "many"],                # click's integer error
@@ -85,7 +95,7 @@ def test_other_subcommands_are_left_to_click():
 
 TOKENS = st.sampled_from([CAP_A, CAP_B, "-o", "--out", "-j", "--workers", "--vantage", "client", "server",
                           "-q", "--quiet", "--csv", "--plot", "--no-plot", "2", "res", "--out=x", "-j2",
-                          "-ox", "--window", "--bogus", "-", "--"])
+                          "-ox", "--window", "--bogus", "-", "--", "--client", "--server", "0", "10"])
 
 
 @settings(max_examples=400, deadline=None)
@@ -98,16 +108,32 @@ def test_random_command_lines_never_disagree_with_click(args):
 
 
 def test_quick_run_writes_what_the_click_run_writes(tmp_path):
-    """`--window` (meaningless for single captures) sends the same analysis through click."""
-    assert quick.parse(["analyze", CAP_A, "-o", "x", "--window", "30"]) is None
+    """`--radio-offset 0` (no radio log: no context) sends the same analysis through click."""
+    assert quick.parse(["analyze", CAP_A, "-o", "x", "--radio-offset", "0"]) is None
     assert main(["analyze", CAP_A, CAP_B, "-o", str(tmp_path / "quick"), "-q", "--no-plot", "-j1"]) == 0
     # (main returns the command's exit code, like for the quick path)
     assert main(["analyze", CAP_A, CAP_B, "-o", str(tmp_path / "click"), "-q", "--no-plot", "-j1",
-                 "--window", "30"]) == 0
+                 "--radio-offset", "0"]) == 0
     for t in ("flows", "events", "rtt", "series", "captures"):
         a = pl.read_parquet(tmp_path / "quick" / f"{t}.parquet")
         b = pl.read_parquet(tmp_path / "click" / f"{t}.parquet")
         assert a.height > 0 and a.equals(b), t
+
+
+def test_quick_pair_run_writes_what_the_click_run_writes(tmp_path):
+    """A two-vantage pair on the quick path (issue 19: start-up is a large part of the pair
+    bench too) writes the tables click's run of the same pair writes."""
+    pair = ["--client", CAP_PAIR[0], "--server", CAP_PAIR[1], "--window", "20"]
+    assert quick.parse(["analyze", *pair, "-o", "x"]) is not None
+    assert main(["analyze", *pair, "-o", str(tmp_path / "quick"), "-q", "--no-plot"]) == 0
+    assert main(["analyze", *pair, "-o", str(tmp_path / "click"), "-q", "--no-plot", "--radio-offset", "0"]) == 0
+    for t in ("flows", "events", "rtt", "series", "captures", "pair_stats"):
+        a = pl.read_parquet(tmp_path / "quick" / f"{t}.parquet")
+        b = pl.read_parquet(tmp_path / "click" / f"{t}.parquet")
+        a, b = a.sort(a.columns, nulls_last=True), b.sort(b.columns, nulls_last=True)
+        assert a.height > 0 and a.equals(b), t
+    flows = pl.read_parquet(tmp_path / "quick" / "flows.parquet")
+    assert (flows["vantage"] == "matched").sum() >= 1
 
 
 def test_quick_path_errors_are_the_same_as_clicks(tmp_path, capsys):

@@ -553,6 +553,24 @@ impl Iterator for FileSegments {
     }
 }
 
+/// Match two streams of decoded segments, each in capture order (a capture's segments as
+/// its flow engine reads them: [`crate::stream::SegmentStream::open_tapped`]), so a
+/// two-vantage run decodes each file once. The same as [`analyze_pair`] on the files the
+/// streams come from, except that `stats[side].packets` and `.error` are the caller's to
+/// fill in (the readers know them).
+pub fn match_streams(
+    mut client: impl Iterator<Item = Segment>,
+    mut server: impl Iterator<Item = Segment>,
+    opts: MatchOptions,
+) -> PairResult {
+    let pre_c: Vec<Segment> = client.by_ref().take(PRESCAN).collect();
+    let pre_s: Vec<Segment> = server.by_ref().take(PRESCAN).collect();
+    let coarse = coarse_offset(&pre_c, &pre_s).unwrap_or(0);
+    let mut m = Matcher::new(opts, coarse);
+    merge(&mut m, pre_c.into_iter().chain(client), pre_s.into_iter().chain(server));
+    m.finish(coarse)
+}
+
 /// Analyze a client-side and a server-side capture of the same connections together.
 /// Never fails: read errors are in `stats[side].error`, with the results up to that point.
 pub fn analyze_pair(client: &Path, server: &Path, opts: MatchOptions) -> PairResult {

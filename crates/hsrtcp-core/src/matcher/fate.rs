@@ -21,6 +21,7 @@ use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 
 use rustc_hash::{FxHashMap, FxHasher};
+use std::collections::hash_map::Entry;
 
 use crate::flow::seq::SeqSpace;
 use crate::flow::Dir;
@@ -104,6 +105,51 @@ fn key_of(seg: &Segment, use_ip_id: bool) -> u64 {
     h.finish()
 }
 
+/// Global indices of pending packets with the same key, oldest first. Nearly every key has
+/// one packet: that one is held inline (no allocation per packet).
+#[derive(Clone, Debug)]
+struct Twins {
+    first: Option<u64>,
+    more: VecDeque<u64>,
+}
+
+impl Twins {
+    fn one(gi: u64) -> Self {
+        Twins { first: Some(gi), more: VecDeque::new() }
+    }
+
+    fn push_back(&mut self, gi: u64) {
+        if self.first.is_none() && self.more.is_empty() {
+            self.first = Some(gi);
+        } else {
+            self.more.push_back(gi);
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<u64> {
+        self.first.take().or_else(|| self.more.pop_front())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.first.is_none() && self.more.is_empty()
+    }
+
+    /// Remove `gi`; whether it was there.
+    fn remove(&mut self, gi: u64) -> bool {
+        if self.first == Some(gi) {
+            self.first = self.more.pop_front();
+            return true;
+        }
+        match self.more.iter().position(|&x| x == gi) {
+            Some(pos) => {
+                self.more.remove(pos);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 /// Bytes of one direction seen at the receiver's capture: a contiguous prefix plus ranges
 /// above it (for telling capture loss from network loss).
 #[derive(Clone, Debug, Default)]
@@ -155,9 +201,14 @@ pub struct PairFate {
     /// Packets per direction ([`Dir::idx`]) in the order the matcher saw them, from `base` on.
     pub log: [VecDeque<Pkt>; 2],
     pub base: [u64; 2],
-    pending: [[FxHashMap<u64, VecDeque<u64>>; 2]; 2],
+    pending: [[FxHashMap<u64, Twins>; 2]; 2],
     /// Pending packets in arrival order, for settling by age: (global index, key, seen as tx).
+    /// Entries of packets matched since are skipped when settling, and dropped in bulk when
+    /// they outnumber the pending ones (a loss at the front would otherwise keep every later
+    /// entry for a whole window).
     fifo: [VecDeque<(u64, u64, bool)>; 2],
+    /// Packets still pending per direction (entries of `fifo` that settling would act on).
+    waiting: [usize; 2],
     /// Include the IPv4 ID in the key (off by default: some NATs rewrite it).
     pub use_ip_id: bool,
     /// Latest send time of a delivered packet, per direction (proof the receiver's capture ran).
@@ -235,6 +286,7 @@ impl PairFate {
                 if q.is_empty() {
                     self.pending[d][other].remove(&key);
                 }
+                self.waiting[d] -= 1;
                 let p = self.at(d, gi).expect("pending packets are held");
                 if is_tx {
                     p.tx_ts = seg.ts;
@@ -260,8 +312,17 @@ impl PairFate {
             flags,
             fate: Fate::Pending,
         });
-        self.pending[d][is_tx as usize].entry(key).or_default().push_back(gi);
+        match self.pending[d][is_tx as usize].entry(key) {
+            Entry::Occupied(mut e) => e.get_mut().push_back(gi),
+            Entry::Vacant(e) => {
+                e.insert(Twins::one(gi));
+            }
+        }
         self.fifo[d].push_back((gi, key, is_tx));
+        self.waiting[d] += 1;
+        if self.fifo[d].len() > 2 * self.waiting[d] + 4096 {
+            self.compact(d);
+        }
         None
     }
 
@@ -287,8 +348,8 @@ impl PairFate {
                 self.fifo[d].pop_front();
                 let list = &mut self.pending[d][is_tx as usize];
                 if let Some(q) = list.get_mut(&key) {
-                    if let Some(pos) = q.iter().position(|&x| x == gi) {
-                        q.remove(pos);
+                    if q.remove(gi) {
+                        self.waiting[d] -= 1;
                     }
                     if q.is_empty() {
                         list.remove(&key);
@@ -302,6 +363,15 @@ impl PairFate {
                 }
             }
         }
+    }
+
+    /// Drop the `fifo` entries of packets no longer pending (order of the rest kept: settling
+    /// skips those entries anyway, so its results do not change).
+    fn compact(&mut self, d: usize) {
+        let (log, base) = (&self.log[d], self.base[d]);
+        self.fifo[d].retain(|&(gi, _, _)| {
+            gi.checked_sub(base).and_then(|i| log.get(i as usize)).is_some_and(|p| p.fate == Fate::Pending)
+        });
     }
 
     pub fn pending_len(&self) -> usize {

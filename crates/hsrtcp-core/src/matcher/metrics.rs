@@ -36,7 +36,7 @@
 //! - **Establishment time** (M18, A9): the server's receipt of the first ACK of its SYN-ACK −
 //!   the client's first SYN mapped to the server clock.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
@@ -212,7 +212,7 @@ impl Reservoir {
     /// Clock-corrected delays in seconds, sorted. `sign` is +1 downlink, −1 uplink.
     fn corrected(&self, clock: &ClockFit, sign: i64) -> Vec<f64> {
         let mut v: Vec<f64> = self.v.iter().map(|&(t, raw)| nanos_to_s(raw + sign * clock.offset_at(t))).collect();
-        v.sort_by(|a, b| a.total_cmp(b));
+        v.sort_unstable_by(|a, b| a.total_cmp(b)); // equal under total_cmp means the same bits: any order is this order
         v
     }
 }
@@ -255,10 +255,42 @@ fn got(f: Fate) -> bool {
     matches!(f, Fate::Delivered | Fate::CaptureLost)
 }
 
+/// One round of transmissions: what its evaluation needs, kept as it grows (not the list).
 struct Round {
     first_seq: i64,
-    txs: Vec<Tx>,
+    /// Send time of its first transmission.
+    first_tx: Nanos,
     in_recovery: bool,
+    /// Of its delivered transmissions: how many, the lowest sequence, the earliest arrival
+    /// (receiver clock; `Nanos::MAX` if none was seen arriving).
+    delivered: u64,
+    lo_seq: i64,
+    first_rx: Nanos,
+}
+
+impl Round {
+    fn new(p: &Tx, in_recovery: bool) -> Self {
+        let mut rd = Round {
+            first_seq: p.seq,
+            first_tx: p.tx,
+            in_recovery,
+            delivered: 0,
+            lo_seq: i64::MAX,
+            first_rx: Nanos::MAX,
+        };
+        rd.add(p);
+        rd
+    }
+
+    fn add(&mut self, p: &Tx) {
+        if p.got() {
+            self.delivered += 1;
+            self.lo_seq = self.lo_seq.min(p.seq);
+            if p.rx != NONE {
+                self.first_rx = self.first_rx.min(p.rx);
+            }
+        }
+    }
 }
 
 /// The metrics of one paired connection, computed incrementally: packets are fed in batches
@@ -282,9 +314,10 @@ pub struct Replay {
     rto_point: Option<i64>,
     now: Nanos,
     last_tx_of: FxHashMap<i64, Nanos>,
-    /// Transmissions not yet cumulatively acknowledged, keyed by (end, arrival order).
-    outstanding: BTreeMap<(i64, u64), Tx>,
-    uid: u64,
+    /// Transmissions not yet cumulatively acknowledged, ordered by (end, arrival order).
+    /// Sent mostly in that order, so a deque sorted by insertion (at the back, but for
+    /// retransmissions) beats a tree.
+    outstanding: VecDeque<Tx>,
     open: Option<TimeoutSeq>,
     waiting: Vec<TimeoutSeq>,
     round: Option<Round>,
@@ -312,8 +345,7 @@ impl Replay {
             rto_point: None,
             now: Nanos::MIN,
             last_tx_of: FxHashMap::default(),
-            outstanding: BTreeMap::new(),
-            uid: 0,
+            outstanding: VecDeque::new(),
             open: None,
             waiting: Vec::new(),
             round: None,
@@ -394,24 +426,35 @@ impl Replay {
                 self.acks.insert(at, a);
             }
         }
-        // Sender events in the sender's time order: data transmissions and ACK arrivals.
-        let mut ev: Vec<(Nanos, u8, Pkt)> = Vec::new();
-        for p in &batch[d] {
+        // Sender events in the sender's time order: data transmissions and ACK arrivals (an
+        // ACK first at equal times; equal times of one kind in batch order). Each kind is
+        // nearly in order already: sorted apart (small items, stable), then merged.
+        let mut txs: Vec<(Nanos, u32)> = Vec::with_capacity(batch[d].len());
+        for (i, p) in batch[d].iter().enumerate() {
             if p.len > 0 && p.tx_ts != NONE {
-                ev.push((p.tx_ts, 1, *p));
+                txs.push((p.tx_ts, i as u32));
             }
         }
-        for p in &batch[r] {
+        let mut arr: Vec<(Nanos, u32)> = Vec::with_capacity(batch[r].len());
+        for (i, p) in batch[r].iter().enumerate() {
             if p.rx_ts != NONE && p.ack != i64::MIN {
-                ev.push((p.rx_ts, 0, *p));
+                arr.push((p.rx_ts, i as u32));
             }
         }
-        ev.sort_by_key(|e| (e.0, e.1));
-        for (t, kind, p) in ev {
-            self.now = self.now.max(t);
-            if kind == 0 {
-                self.on_ack(t, p.ack);
+        txs.sort_by_key(|e| e.0);
+        arr.sort_by_key(|e| e.0);
+        let (mut i, mut j) = (0, 0);
+        while i < txs.len() || j < arr.len() {
+            if j < arr.len() && (i == txs.len() || arr[j].0 <= txs[i].0) {
+                let (t, k) = arr[j];
+                j += 1;
+                self.now = self.now.max(t);
+                self.on_ack(t, batch[r][k as usize].ack);
             } else {
+                let (t, k) = txs[i];
+                i += 1;
+                self.now = self.now.max(t);
+                let p = &batch[d][k as usize];
                 self.on_tx(Tx { tx: p.tx_ts, rx: p.rx_ts, seq: p.seq, end: p.end(), fate: p.fate });
             }
         }
@@ -438,11 +481,8 @@ impl Replay {
             self.rto_point = None;
         }
         self.last_adv = t;
-        while let Some((&k, _)) = self.outstanding.first_key_value() {
-            if k.0 > ack {
-                break;
-            }
-            self.outstanding.pop_first();
+        while self.outstanding.front().is_some_and(|x| x.end <= ack) {
+            self.outstanding.pop_front();
         }
         if self.open.as_ref().is_some_and(|o| ack >= o.e) {
             let mut o = self.open.take().unwrap();
@@ -491,10 +531,11 @@ impl Replay {
                         if let Some(o) = self.open.take() {
                             self.waiting.push(o);
                         }
+                        let from = self.outstanding.partition_point(|x| x.end <= p.seq);
                         let orig: Vec<Tx> = self
                             .outstanding
-                            .range((p.seq + 1, 0)..)
-                            .map(|(_, x)| *x)
+                            .range(from..)
+                            .copied()
                             .filter(|x| x.seq <= p.seq && x.tx < p.tx)
                             .collect();
                         self.open = Some(TimeoutSeq {
@@ -528,13 +569,17 @@ impl Replay {
         self.snd_nxt = self.snd_nxt.max(p.end);
         self.last_tx_of.insert(p.seq, p.tx);
         if p.end > self.snd_una {
-            self.uid += 1;
-            self.outstanding.insert((p.end, self.uid), p);
+            if self.outstanding.back().is_none_or(|x| x.end <= p.end) {
+                self.outstanding.push_back(p);
+            } else {
+                let at = self.outstanding.partition_point(|x| x.end <= p.end);
+                self.outstanding.insert(at, p);
+            }
         }
         let in_recovery = self.open.is_some();
         match self.round.as_mut() {
-            None => self.round = Some(Round { first_seq: p.seq, txs: vec![p], in_recovery }),
-            Some(rd) => rd.txs.push(p),
+            None => self.round = Some(Round::new(&p, in_recovery)),
+            Some(rd) => rd.add(&p),
         }
     }
 
@@ -549,15 +594,13 @@ impl Replay {
         if rd.in_recovery {
             return;
         }
-        let delivered: Vec<&Tx> = rd.txs.iter().filter(|x| x.got()).collect();
-        if delivered.is_empty() {
+        if rd.delivered == 0 {
             return;
         }
         self.m.rounds += 1;
         if let Some(t_r) = rto_at {
-            let lo_seq = delivered.iter().map(|x| x.seq).min().unwrap();
-            let t0 = delivered.iter().filter(|x| x.rx != NONE).map(|x| x.rx).min().unwrap_or(Nanos::MIN);
-            let sent = self.acks_between(t0, map_time(&self.clock, t_r, self.snd, self.rcv), lo_seq);
+            let t0 = if rd.first_rx == Nanos::MAX { Nanos::MIN } else { rd.first_rx };
+            let sent = self.acks_between(t0, map_time(&self.clock, t_r, self.snd, self.rcv), rd.lo_seq);
             if !sent.is_empty() && sent.iter().all(|a| !got(a.fate)) {
                 self.m.burst_rounds += 1;
             }
@@ -618,7 +661,7 @@ impl Replay {
     /// Forget receiver ACKs no pending question can need any more.
     fn trim(&mut self) {
         let mut need = self.now;
-        for x in self.outstanding.values().take(64) {
+        for x in self.outstanding.iter().take(64) {
             need = need.min(x.tx);
         }
         if let Some(o) = &self.open {
@@ -634,9 +677,7 @@ impl Replay {
             }
         }
         if let Some(rd) = &self.round {
-            if let Some(x) = rd.txs.first() {
-                need = need.min(x.tx);
-            }
+            need = need.min(rd.first_tx);
         }
         if need == Nanos::MIN {
             return;

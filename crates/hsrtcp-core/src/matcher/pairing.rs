@@ -133,6 +133,9 @@ pub struct Tracker {
     pub conns: Vec<SideConn>,
     by_key: FxHashMap<FlowKey, u32>,
     epochs: FxHashMap<FlowKey, u32>,
+    /// The connection of the previous segment (most segments follow one of the same
+    /// connection: no hashing of the 4-tuple for those).
+    last: Option<(FlowKey, u32)>,
 }
 
 /// What [`Tracker::push`] found.
@@ -145,20 +148,29 @@ pub struct Pushed {
 
 impl Tracker {
     pub fn push(&mut self, seg: &Segment) -> Pushed {
-        let (key, _) = FlowKey::of(seg);
-        let new = match self.by_key.get(&key) {
-            None => true,
-            Some(&i) => starts_new_connection(&self.conns[i as usize], seg),
+        let (key, found) = match self.last {
+            Some((k, i)) if k.side_of(seg).is_some() => (k, Some(i)),
+            _ => {
+                let (key, _) = FlowKey::of(seg);
+                (key, self.by_key.get(&key).copied())
+            }
         };
-        if new {
+        let new = match found {
+            None => true,
+            Some(i) => starts_new_connection(&self.conns[i as usize], seg),
+        };
+        let idx = if new {
             let e = self.epochs.entry(key).or_insert(0);
             let epoch = *e;
             *e += 1;
             let idx = self.conns.len() as u32;
             self.conns.push(SideConn::new(key, epoch, seg));
             self.by_key.insert(key, idx);
-        }
-        let idx = self.by_key[&key];
+            idx
+        } else {
+            found.expect("not new: found")
+        };
+        self.last = Some((key, idx));
         let c = &mut self.conns[idx as usize];
         let dir = c.dir_of(seg);
         c.account(seg, dir);
