@@ -590,3 +590,6 @@ fn bin_at(bins: &mut Vec<(u64, u64)>, bin: usize) -> &mut (u64, u64) {
     }
     &mut bins[bin]
 }
+
+#[cfg(test)]
+mod tests;
