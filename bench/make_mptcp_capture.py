@@ -7,7 +7,7 @@ The testbed of the MPTCP fixtures (scripts/make_mptcp_fixtures.py: two namespace
 two veth pairs, tbf on both ends of both paths, the client with a `subflow` endpoint on
 path 2), with offloads switched off on the four veths (as bench/make_capture.py's testbed
 does, so the capture shows MTU-sized segments, one DSS option each) and tcpdump -s 128 in
-the client's namespace (`-i any`, Linux cooked v2). Writes bench/work/mptcp.pcap and
+the client's namespace (`-i any`, Linux cooked v1: tcptrace reads v1, not v2). Writes bench/work/mptcp.pcap and
 bench/work/mptcp.json (parameters, the kernel's MPTcpExt counters, tcpdump's drop count).
 Does nothing if mptcp.pcap exists, unless --force.
 
@@ -79,7 +79,7 @@ def main() -> int:
     try:
         for ns in (fx.CLI, fx.SRV):
             fx.sh("nstat", "-n", ns=ns)
-        dump = subprocess.Popen(["ip", "netns", "exec", fx.CLI, "tcpdump", "-i", "any", "-s", "128",
+        dump = subprocess.Popen(["ip", "netns", "exec", fx.CLI, "tcpdump", "-i", "any", "-y", "LINUX_SLL", "-s", "128",
                                  "-B", "65536", "-w", str(pcap), f"tcp port {fx.PORT}"], stderr=subprocess.PIPE)
         for _ in range(10):
             line = dump.stderr.readline()
