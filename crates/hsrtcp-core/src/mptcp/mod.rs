@@ -189,10 +189,7 @@ impl Tracker {
     /// A segment of subflow `flow_id` (in the flow table's `slot`) carrying at least one
     /// MPTCP option; `c2s`: it travels from the subflow's TCP client to its server. `ids`
     /// names the subflow, asked for only on its first MPTCP segment.
-    ///
-    /// Out of line: the flow table's loop, which every TCP segment runs, stays as it is
-    /// without MPTCP; inside, the DSS path is inlined.
-    #[inline(never)]
+    #[inline]
     pub fn on_segment(&mut self, slot: usize, flow_id: u64, c2s: bool, seg: &Segment, ids: impl FnOnce() -> SubflowIds) {
         let k = match self.by_slot.get(slot) {
             Some(&(f, k)) if f == flow_id => k as usize,
