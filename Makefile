@@ -88,6 +88,7 @@ bench: build sysdeps  ## speed and memory against tcptrace and tshark, one run (
 	cargo test --release -q -p hsrtcp-core --test read_decode_speed -- --ignored --nocapture
 	$(PY) bench/run.py
 	$(PY) bench/run.py --pair --out bench/results-pair.json
+	$(PY) bench/run.py --capture bench/work/mptcp.pcap --out bench/results-mptcp.json --skip tshark
 	@if [ "$$(id -u)" = 0 ]; then $(MAKE) bench-lab; else echo "lab bench skipped (needs root)"; fi
 	$(MAKE) bench-corpus
 

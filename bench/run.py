@@ -4,6 +4,7 @@
     .venv/bin/python bench/run.py                 # single capture: bench/work/srv.pcap
     .venv/bin/python bench/run.py --pair          # two vantages: bench/work/cli.pcap + srv.pcap
     .venv/bin/python bench/run.py --capture F.pcap --out bench/results.json
+    .venv/bin/python bench/run.py --capture bench/work/mptcp.pcap --out bench/results-mptcp.json  # MPTCP
 
 Commands measured (the tools take turns, round after round, so that load on the shared host
 falls on all of them alike; the input is read into the page cache again before every run of
@@ -30,7 +31,7 @@ otherwise under a small Python launcher that reports wall time and the child's
 CPU-second (user + system, steadier on a shared machine) and peak RSS, and the ratios
 hsrtcp/tcptrace and hsrtcp/tshark (speed by wall and by CPU, memory), and the median over
 rounds of hsrtcp/tcptrace within a round (paired). If the capture is missing it is made first with
-bench/make_capture.py (root needed).
+bench/make_capture.py (``mptcp.pcap``: bench/make_mptcp_capture.py; root needed).
 
 Targets (design.md, issue 19): single capture ≥ 3× tcptrace's packets/s, memory independent
 of capture length; two vantages ≥ 2× tcptrace over both files, memory bounded by the
@@ -181,7 +182,8 @@ def core_rate(python: str, env: dict | None, capture: Path, packets: int, repeat
            "meter": "time.perf_counter around hsrtcp._native.ParquetOut(dir).analyze(...) + close(), "
                     "best of the repeats"}
     meta = capture.parent / "capture.json"
-    if meta.exists():
+    # (capture.json describes srv.pcap only: no witness for another input such as mptcp.pcap)
+    if meta.exists() and json.loads(meta.read_text()).get("packets_server") == packets:
         info = json.loads(meta.read_text()).get("tcp_info") or {}
         if "total_retrans" in info:
             out["witness"] = {
@@ -233,8 +235,9 @@ def main() -> int:
     files = [a.client, a.server] if a.pair else [a.capture]
     if not all(f.exists() for f in files):
         if all(f.parent == WORK for f in files):
-            print("benchmark capture missing; making it with bench/make_capture.py …")
-            rc = subprocess.run([sys.executable, str(ROOT / "bench" / "make_capture.py")]).returncode
+            maker = "make_mptcp_capture.py" if a.capture.name == "mptcp.pcap" and not a.pair else "make_capture.py"
+            print(f"benchmark capture missing; making it with bench/{maker} …")
+            rc = subprocess.run([sys.executable, str(ROOT / "bench" / maker)]).returncode
             if rc != 0:
                 return rc
         else:

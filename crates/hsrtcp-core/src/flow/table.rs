@@ -322,7 +322,7 @@ impl FlowTable {
         c.on_segment(seg, dir);
         // (one test per segment without MPTCP: 2 instructions a packet on the bench capture)
         if seg.options.mptcp_count != 0 {
-            self.mptcp.on_segment(subflow_ids(&c.base), dir == Dir::C2S, seg);
+            self.mptcp.on_segment(i, c.base.flow_id, dir == Dir::C2S, seg, || subflow_ids(&c.base));
         }
         if !had_streams && c.engine.streams_allocated() {
             self.with_streams += 1;

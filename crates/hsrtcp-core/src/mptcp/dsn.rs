@@ -11,7 +11,7 @@
 //! - the same bytes at the same subflow sequence are a TCP retransmission of the subflow
 //!   (or the mapping repeated on each segment of an offloaded burst): not data level.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
 /// Ranges kept per direction before the oldest half is forgotten (bounds memory on very
 /// long connections; reinjections reach back a few round trips, not millions of mappings).
@@ -19,6 +19,7 @@ const MAX_RANGES: usize = 1 << 16;
 
 #[derive(Clone, Copy, Debug)]
 struct Range {
+    start: u64,
     end: u64,
     subflow: u16,
     /// Subflow sequence number of the range's first byte.
@@ -36,10 +37,12 @@ pub struct MapOutcome {
     pub retransmitted: u64,
 }
 
-/// The data sequence space of one direction.
+/// The data sequence space of one direction: disjoint ranges in DSN order. A deque, not a
+/// search tree: mappings arrive nearly in DSN order, so a new one is mostly appended at the
+/// back (one comparison), and the few out of order land near it.
 #[derive(Debug, Default)]
 pub struct DsnMap {
-    ranges: BTreeMap<u64, Range>,
+    ranges: VecDeque<Range>,
 }
 
 impl DsnMap {
@@ -50,51 +53,69 @@ impl DsnMap {
             return o;
         }
         let end = dsn.saturating_add(len);
-        // Overlapping ranges, collected from the last starting before `end` backwards.
-        let mut covered: Vec<(u64, u64)> = Vec::new();
-        for (&start, r) in self.ranges.range(..end).rev() {
-            if r.end <= dsn {
-                break;
-            }
-            let (a, b) = (start.max(dsn), r.end.min(end));
-            let n = b - a;
+        // The first range that ends after `dsn` (ranges are disjoint and sorted, so their
+        // ends are sorted too); the common case, new data after everything, tests the back.
+        let first = match self.ranges.back() {
+            Some(r) if r.end > dsn => self.ranges.partition_point(|r| r.end <= dsn),
+            _ => self.ranges.len(),
+        };
+        if self.ranges.get(first).is_none_or(|r| r.start >= end) {
+            // Overlaps nothing mapped before: all new.
+            o.new_bytes = end - dsn;
+            self.insert(first, dsn, end, subflow, ssn);
+            self.forget_oldest();
+            return o;
+        }
+        // Overlapping ranges [first, last): what they carried, and the gaps between them.
+        let mut gaps: Vec<(u64, u64)> = Vec::new();
+        let mut at = dsn;
+        let mut i = first;
+        while let Some(r) = self.ranges.get(i).filter(|r| r.start < end) {
+            let (a, b) = (r.start.max(dsn), r.end.min(end));
             if r.subflow != subflow {
-                o.reinjected += n;
+                o.reinjected += b - a;
             } else {
-                let then = r.ssn.wrapping_add((a - start) as u32);
+                let then = r.ssn.wrapping_add((a - r.start) as u32);
                 let now = ssn.wrapping_add((a - dsn) as u32);
                 if then != now {
-                    o.retransmitted += n;
+                    o.retransmitted += b - a;
                 }
             }
-            covered.push((a, b));
-        }
-        covered.reverse();
-        // Insert the gaps as this subflow's.
-        let mut at = dsn;
-        for (a, b) in covered.into_iter().chain([(end, end)]) {
             if a > at {
-                o.new_bytes += a - at;
-                self.insert(at, a, subflow, ssn.wrapping_add((at - dsn) as u32));
+                gaps.push((at, a));
             }
             at = at.max(b);
+            i += 1;
         }
-        if self.ranges.len() > MAX_RANGES {
-            let keep_from = *self.ranges.keys().nth(MAX_RANGES / 2).expect("more than half");
-            self.ranges = self.ranges.split_off(&keep_from);
+        if end > at {
+            gaps.push((at, end));
         }
+        // Insert the gaps as this subflow's (from the back, so earlier positions hold).
+        for &(a, b) in gaps.iter().rev() {
+            o.new_bytes += b - a;
+            let pos = self.ranges.partition_point(|r| r.start < a);
+            self.insert(pos, a, b, subflow, ssn.wrapping_add((a - dsn) as u32));
+        }
+        self.forget_oldest();
         o
     }
 
-    /// Add [a, b), merged with the range before it when that one continues it exactly.
-    fn insert(&mut self, a: u64, b: u64, subflow: u16, ssn: u32) {
-        if let Some((&s, r)) = self.ranges.range_mut(..a).next_back() {
-            if r.end == a && r.subflow == subflow && r.ssn.wrapping_add((a - s) as u32) == ssn {
+    /// Add [a, b) at position `pos` (the first range starting at or after `a`), merged with
+    /// the range before it when that one continues it exactly.
+    fn insert(&mut self, pos: usize, a: u64, b: u64, subflow: u16, ssn: u32) {
+        if let Some(r) = pos.checked_sub(1).and_then(|p| self.ranges.get_mut(p)) {
+            if r.end == a && r.subflow == subflow && r.ssn.wrapping_add((a - r.start) as u32) == ssn {
                 r.end = b;
                 return;
             }
         }
-        self.ranges.insert(a, Range { end: b, subflow, ssn });
+        self.ranges.insert(pos, Range { start: a, end: b, subflow, ssn });
+    }
+
+    fn forget_oldest(&mut self) {
+        if self.ranges.len() > MAX_RANGES {
+            self.ranges.drain(..MAX_RANGES / 2);
+        }
     }
 
     #[cfg(test)]

@@ -27,8 +27,8 @@ use std::net::IpAddr;
 
 use rustc_hash::FxHashMap;
 
-use crate::wire::mptcp::{Mptcp, MptcpMalformed, ADD_ADDR, MP_FAIL, MP_PRIO, REMOVE_ADDR};
-use crate::wire::{Nanos, Segment};
+use crate::wire::mptcp::{Dss, Mptcp, MptcpMalformed, ADD_ADDR, DSS, MP_FAIL, MP_PRIO, REMOVE_ADDR};
+use crate::wire::{MptcpOption, Nanos, Segment};
 use dsn::DsnMap;
 
 const NANOS_PER_S: i64 = 1_000_000_000;
@@ -61,9 +61,11 @@ pub struct SubflowEnd {
 #[derive(Debug)]
 struct Subflow {
     ids: SubflowIds,
+    /// The flow table's slot of its TCP connection (its entry in `Tracker::by_slot`).
+    slot: usize,
     /// Its first segment with an MPTCP option (the SYN when captured).
     first_ts: Nanos,
-    /// The connection (index into `Tracker::conns`) and this subflow's index in it.
+    /// The connection (index into `Conns::list`) and this subflow's index in it.
     conn: Option<(usize, u16)>,
     /// The TCP client of this subflow is the MPTCP server (a join towards the client).
     flipped: bool,
@@ -75,6 +77,10 @@ struct Subflow {
     /// The last mapping per direction: repeats (every segment of an offloaded burst
     /// carries its skb's mapping) are accounted once.
     last_map: [Option<(u64, u32, u16)>; 2],
+    /// The last DSS option per direction that was accounted, as (length, body words): a
+    /// segment repeating it byte for byte (the segments of one mapping, while the data ACK
+    /// the other way stands still) changes nothing but the mapped payload.
+    last_dss: [(u8, [u64; 4]); 2],
     infinite_mapping: bool,
 }
 
@@ -127,10 +133,27 @@ struct Conn {
 }
 
 /// The MPTCP state of one capture.
+///
+/// Per segment: one array index and one comparison find the subflow (`by_slot`, keyed by
+/// the flow table's slot of the TCP connection and checked against its flow id), no hash
+/// lookup and no allocation; a DSS option is decoded by [`MptcpOption::decode_dss`] alone.
 #[derive(Debug, Default)]
 pub struct Tracker {
-    subflows: FxHashMap<u64, Box<Subflow>>,
-    conns: Vec<Conn>,
+    /// Subflow state; the entries of written subflows are reused (`free_subs`).
+    subs: Vec<Subflow>,
+    free_subs: Vec<u32>,
+    /// Flow id -> index into `subs`: when a subflow appears and when its row is written.
+    by_flow: FxHashMap<u64, u32>,
+    /// Flow-table slot -> (flow id, index into `subs`) of the subflow last seen there.
+    by_slot: Vec<(u64, u32)>,
+    conns: Conns,
+}
+
+/// The MPTCP connections of one capture (apart from the subflows, so that a segment's
+/// subflow and its connection are borrowed at once).
+#[derive(Debug, Default)]
+struct Conns {
+    list: Vec<Conn>,
     by_token: FxHashMap<u32, usize>,
     by_client_token: FxHashMap<u32, usize>,
     malformed: [u64; MptcpMalformed::ALL.len()],
@@ -154,50 +177,101 @@ impl Tracker {
     /// Whether any MPTCP option was seen (the flow table skips the MPTCP tables' work
     /// otherwise).
     pub fn is_empty(&self) -> bool {
-        self.subflows.is_empty() && self.conns.is_empty()
+        self.by_flow.is_empty() && self.conns.list.is_empty()
     }
 
     /// Malformed MPTCP options per reason (non-zero only), for `captures.malformed_reasons`.
     pub fn malformed_reasons(&self) -> Vec<(&'static str, u64)> {
-        MptcpMalformed::ALL.iter().filter(|r| self.malformed[r.index()] > 0).map(|r| (r.name(), self.malformed[r.index()])).collect()
+        let m = &self.conns.malformed;
+        MptcpMalformed::ALL.iter().filter(|r| m[r.index()] > 0).map(|r| (r.name(), m[r.index()])).collect()
     }
 
-    fn count_malformed(&mut self, r: MptcpMalformed, sub: &Subflow) {
-        self.malformed[r.index()] += 1;
-        if let Some((c, _)) = sub.conn {
-            self.conns[c].malformed += 1;
+    /// A segment of subflow `flow_id` (in the flow table's `slot`) carrying at least one
+    /// MPTCP option; `c2s`: it travels from the subflow's TCP client to its server. `ids`
+    /// names the subflow, asked for only on its first MPTCP segment.
+    #[inline]
+    pub fn on_segment(&mut self, slot: usize, flow_id: u64, c2s: bool, seg: &Segment, ids: impl FnOnce() -> SubflowIds) {
+        let k = match self.by_slot.get(slot) {
+            Some(&(f, k)) if f == flow_id => k as usize,
+            _ => self.subflow_index(slot, flow_id, seg.ts, ids()),
+        };
+        self.conns.segment(&mut self.subs[k], c2s, seg);
+    }
+
+    /// The index of subflow `flow_id` in `subs`, created if new, remembered for `slot`.
+    #[cold]
+    #[inline(never)]
+    fn subflow_index(&mut self, slot: usize, flow_id: u64, ts: Nanos, ids: SubflowIds) -> usize {
+        let k = match self.by_flow.get(&flow_id) {
+            Some(&k) => k,
+            None => {
+                let sub = Subflow {
+                    ids,
+                    slot,
+                    first_ts: ts,
+                    conn: None,
+                    flipped: false,
+                    version: None,
+                    capable_syn: false,
+                    mapped_payload: [0; 2],
+                    last_map: [None; 2],
+                    last_dss: [(0, [0; 4]); 2],
+                    infinite_mapping: false,
+                };
+                let k = match self.free_subs.pop() {
+                    Some(k) => {
+                        self.subs[k as usize] = sub;
+                        k
+                    }
+                    None => {
+                        self.subs.push(sub);
+                        (self.subs.len() - 1) as u32
+                    }
+                };
+                self.by_flow.insert(flow_id, k);
+                k
+            }
+        };
+        if self.by_slot.len() <= slot {
+            self.by_slot.resize(slot + 1, (u64::MAX, u32::MAX));
         }
-    }
-
-    /// A segment of subflow `ids` carrying at least one MPTCP option; `c2s`: it travels
-    /// from the subflow's TCP client to its server.
-    pub fn on_segment(&mut self, ids: SubflowIds, c2s: bool, seg: &Segment) {
-        let mut sub = self.subflows.remove(&ids.flow_id).unwrap_or_else(|| {
-            Box::new(Subflow {
-                ids,
-                first_ts: seg.ts,
-                conn: None,
-                flipped: false,
-                version: None,
-                capable_syn: false,
-                mapped_payload: [0; 2],
-                last_map: [None; 2],
-                infinite_mapping: false,
-            })
-        });
-        self.segment(&mut sub, c2s, seg);
-        self.subflows.insert(ids.flow_id, sub);
+        self.by_slot[slot] = (flow_id, k);
+        self.subs[k as usize].slot = slot;
+        k as usize
     }
 
     /// The subflow of `flow_id` carried an MPTCP option.
     #[inline]
     pub fn knows(&self, flow_id: u64) -> bool {
-        self.subflows.contains_key(&flow_id)
+        self.by_flow.contains_key(&flow_id)
+    }
+
+    /// The flow table writes the row of subflow `flow_id`: its token and subflow index
+    /// (None for TCP connections that are no grouped subflow). Its end is recorded for the
+    /// MPTCP tables and its per-subflow state freed.
+    pub fn subflow_done(&mut self, flow_id: u64, end: SubflowEnd) -> Option<(Option<u32>, u16)> {
+        let k = self.by_flow.remove(&flow_id)?;
+        self.free_subs.push(k);
+        let sub = &mut self.subs[k as usize];
+        if self.by_slot.get(sub.slot).is_some_and(|e| e.0 == flow_id) {
+            self.by_slot[sub.slot] = (u64::MAX, u32::MAX);
+        }
+        self.conns.subflow_done(sub, flow_id, end)
+    }
+}
+
+impl Conns {
+    #[cold]
+    fn count_malformed(&mut self, r: MptcpMalformed, sub: &Subflow) {
+        self.malformed[r.index()] += 1;
+        if let Some((c, _)) = sub.conn {
+            self.list[c].malformed += 1;
+        }
     }
 
     fn attach(&mut self, sub: &mut Subflow, c: usize, index: u16, address_id: Option<u8>, backup: bool, join_ts: Nanos) {
         sub.conn = Some((c, index));
-        self.conns[c].subflows.push(SubflowRow {
+        self.list[c].subflows.push(SubflowRow {
             ids: sub.ids,
             index,
             address_id,
@@ -216,19 +290,31 @@ impl Tracker {
         if let Some(&c) = self.by_token.get(&token) {
             return c;
         }
-        let c = self.conns.len();
-        self.conns.push(Conn { token: Some(token), first_ts: ts, last_ts: ts, next_join: 1, ..Default::default() });
+        let c = self.list.len();
+        self.list.push(Conn { token: Some(token), first_ts: ts, last_ts: ts, next_join: 1, ..Default::default() });
         self.by_token.insert(token, c);
         c
     }
 
+    #[inline(always)]
     fn segment(&mut self, sub: &mut Subflow, c2s: bool, seg: &Segment) {
         let o = &seg.options;
-        let Some(raw) = o.mptcp else { return };
-        let ts = seg.ts;
+        let Some(raw) = &o.mptcp else { return };
         if o.mptcp_more != 0 {
             self.more_options(sub, o.mptcp_more, o.mptcp_more_backup);
         }
+        if raw.subtype == DSS {
+            self.dss(sub, c2s, seg, raw);
+        } else {
+            self.other(sub, c2s, seg, raw);
+        }
+    }
+
+    /// A segment whose first MPTCP option is not a DSS (handshakes, joins, address and
+    /// priority options: a few per subflow).
+    #[inline(never)]
+    fn other(&mut self, sub: &mut Subflow, c2s: bool, seg: &Segment, raw: &MptcpOption) {
+        let ts = seg.ts;
         let opt = match raw.decode() {
             Ok(m) => m,
             Err(r) => {
@@ -253,7 +339,7 @@ impl Tracker {
                     }
                 }
                 if let Some((c, _)) = sub.conn {
-                    let conn = &mut self.conns[c];
+                    let conn = &mut self.list[c];
                     conn.version.get_or_insert(version);
                     if let (Some(k), None) = (server_key, conn.server_key) {
                         conn.server_key = Some(k);
@@ -284,72 +370,14 @@ impl Tracker {
                         _ => (self.conn_of_token(token, ts), false),
                     };
                     sub.flipped = flipped;
-                    let conn = &mut self.conns[c];
+                    let conn = &mut self.list[c];
                     let index = conn.next_join.max(1);
                     conn.next_join = index + 1;
                     self.attach(sub, c, index, address_id, backup, ts);
                 }
             }
-            Mptcp::Dss { data_ack, mapping, data_fin } => {
-                let Some((c, index)) = sub.conn else { return };
-                // MPTCP-level direction: down is server -> client.
-                let dir = if c2s != sub.flipped { UP } else { DOWN };
-                let tcp_dir = if c2s { 0 } else { 1 };
-                let conn = &mut self.conns[c];
-                conn.last_ts = conn.last_ts.max(ts);
-                let bin = ((ts.max(conn.first_ts) - conn.first_ts) / NANOS_PER_S) as usize;
-                if let Some(m) = mapping {
-                    if seg.payload_len > 0 {
-                        sub.mapped_payload[tcp_dir] += seg.payload_len as u64;
-                    }
-                    if m.data_len == 0 {
-                        sub.infinite_mapping = true;
-                        conn.fallback = true;
-                    } else if sub.last_map[tcp_dir] != Some((m.dsn, m.subflow_seq, m.data_len)) {
-                        sub.last_map[tcp_dir] = Some((m.dsn, m.subflow_seq, m.data_len));
-                        let dsn = if m.dsn64 { m.dsn } else { widen(m.dsn, conn.dsn_ref[dir]) };
-                        conn.dsn_ref[dir] = Some(dsn);
-                        // DATA_FIN takes one DSN of the mapping and is no data byte.
-                        let len = m.data_len as u64 - data_fin as u64;
-                        let out = conn.dsn[dir].map(dsn, len, index, m.subflow_seq);
-                        conn.data_bytes[dir] += out.new_bytes;
-                        if out.reinjected > 0 {
-                            conn.reinjections += 1;
-                            conn.reinjected_bytes += out.reinjected;
-                        }
-                        if out.retransmitted > 0 {
-                            conn.data_retransmissions += 1;
-                        }
-                        if dir == DOWN {
-                            if let Some(row) = conn.subflows.iter_mut().find(|r| r.ids.flow_id == sub.ids.flow_id) {
-                                row.data_bytes_down += out.new_bytes;
-                                row.reinjected_bytes_down += out.reinjected;
-                            }
-                            if out.new_bytes > 0 {
-                                bin_at(&mut conn.bins, bin).0 += out.new_bytes;
-                            }
-                        }
-                    }
-                }
-                if let Some((ack, wide)) = data_ack {
-                    // A data ACK sent upwards acknowledges down data.
-                    let acked_dir = 1 - dir;
-                    let ack = if wide { ack } else { widen(ack, conn.ack_ref[acked_dir]) };
-                    match conn.ack_ref[acked_dir] {
-                        Some(prev) if ack > prev => {
-                            if acked_dir == DOWN && ack - prev < 1 << 40 {
-                                bin_at(&mut conn.bins, bin).1 += ack - prev;
-                            }
-                            conn.ack_ref[acked_dir] = Some(ack);
-                        }
-                        None => conn.ack_ref[acked_dir] = Some(ack),
-                        _ => {}
-                    }
-                }
-                if data_fin {
-                    conn.data_fin[dir] = true;
-                }
-            }
+            // (`segment` hands DSS options to `dss`, which decodes them itself)
+            Mptcp::Dss { .. } => debug_assert!(false, "DSS options take the DSS path"),
             Mptcp::AddAddr { echo, .. } => {
                 if !echo {
                     self.count_conn(sub, |c| c.add_addr += 1);
@@ -362,20 +390,132 @@ impl Tracker {
             Mptcp::TcpRst { .. } | Mptcp::Other { .. } => {}
         }
         if let Some((c, _)) = sub.conn {
-            let conn = &mut self.conns[c];
+            let conn = &mut self.list[c];
             conn.last_ts = conn.last_ts.max(ts);
+        }
+    }
+
+    /// A DSS option (RFC 8684 §3.3): the mapping's new, reinjected and re-sent DSN bytes
+    /// (a mapping repeated on the segments it covers is accounted once) and the data ACK's
+    /// advance (M5 at data level, M29-M31).
+    #[inline(always)]
+    fn dss(&mut self, sub: &mut Subflow, c2s: bool, seg: &Segment, raw: &MptcpOption) {
+        let Some((c, _)) = sub.conn else {
+            if let Err(r) = raw.decode_dss() {
+                self.count_malformed(r, sub);
+            }
+            return;
+        };
+        let ts = seg.ts;
+        let tcp_dir = if c2s { 0 } else { 1 };
+        let conn = &mut self.list[c];
+        conn.last_ts = conn.last_ts.max(ts);
+        // Fast path: the same option as the last one accounted in this direction (its
+        // mapping already counted, its data ACK no advance). A 32-bit data ACK must still
+        // equal the low half of the reference it widens against, which another subflow
+        // may have moved: else it takes the full path.
+        let key = (raw.len, dss_words(raw));
+        if sub.last_dss[tcp_dir] == key {
+            let fl = raw.raw[0];
+            let stale_ack32 = fl & 0x03 == 0x01 && {
+                let acked = if c2s != sub.flipped { DOWN } else { UP };
+                conn.ack_ref[acked].is_none_or(|p| p as u32 != u32::from_be_bytes([raw.raw[1], raw.raw[2], raw.raw[3], raw.raw[4]]))
+            };
+            if !stale_ack32 {
+                if fl & 0x04 != 0 {
+                    sub.mapped_payload[tcp_dir] += seg.payload_len as u64;
+                }
+                return;
+            }
+        }
+        self.dss_full(sub, c2s, seg, raw, key);
+    }
+
+    /// [`Conns::dss`] for an option that is not a repeat: decoded and accounted in full.
+    /// Out of line, so that the repeats' path needs few registers.
+    #[inline(never)]
+    fn dss_full(&mut self, sub: &mut Subflow, c2s: bool, seg: &Segment, raw: &MptcpOption, key: (u8, [u64; 4])) {
+        let Some((c, index)) = sub.conn else { return };
+        let ts = seg.ts;
+        let tcp_dir = if c2s { 0 } else { 1 };
+        let conn = &mut self.list[c];
+        let Dss { data_ack, mapping, data_fin } = match raw.decode_dss() {
+            Ok(d) => d,
+            Err(r) => return self.count_malformed(r, sub),
+        };
+        sub.last_dss[tcp_dir] = key;
+        // MPTCP-level direction: down is server -> client.
+        let dir = if c2s != sub.flipped { UP } else { DOWN };
+        // (the 1-second bin, worked out only for what is counted in one)
+        let first_ts = conn.first_ts;
+        let bin = || ((ts.max(first_ts) - first_ts) / NANOS_PER_S) as usize;
+        if let Some(m) = mapping {
+            if seg.payload_len > 0 {
+                sub.mapped_payload[tcp_dir] += seg.payload_len as u64;
+            }
+            if m.data_len == 0 {
+                sub.infinite_mapping = true;
+                conn.fallback = true;
+            } else if sub.last_map[tcp_dir] != Some((m.dsn, m.subflow_seq, m.data_len)) {
+                sub.last_map[tcp_dir] = Some((m.dsn, m.subflow_seq, m.data_len));
+                let dsn = if m.dsn64 { m.dsn } else { widen(m.dsn, conn.dsn_ref[dir]) };
+                conn.dsn_ref[dir] = Some(dsn);
+                // DATA_FIN takes one DSN of the mapping and is no data byte.
+                let len = m.data_len as u64 - data_fin as u64;
+                let out = conn.dsn[dir].map(dsn, len, index, m.subflow_seq);
+                conn.data_bytes[dir] += out.new_bytes;
+                if out.reinjected > 0 {
+                    conn.reinjections += 1;
+                    conn.reinjected_bytes += out.reinjected;
+                }
+                if out.retransmitted > 0 {
+                    conn.data_retransmissions += 1;
+                }
+                if dir == DOWN {
+                    if let Some(row) = conn.subflows.iter_mut().find(|r| r.ids.flow_id == sub.ids.flow_id) {
+                        row.data_bytes_down += out.new_bytes;
+                        row.reinjected_bytes_down += out.reinjected;
+                    }
+                    if out.new_bytes > 0 {
+                        bin_at(&mut conn.bins, bin()).0 += out.new_bytes;
+                    }
+                }
+            }
+        }
+        if data_fin {
+            conn.data_fin[dir] = true;
+        }
+        if let Some((ack, wide)) = data_ack {
+            // A data ACK sent upwards acknowledges down data.
+            let acked_dir = 1 - dir;
+            let prev = conn.ack_ref[acked_dir];
+            // (a 32-bit data ACK equal to the last one's low half widens to it: no advance)
+            if !wide && prev.is_some_and(|p| p as u32 == ack as u32) {
+                return;
+            }
+            let ack = if wide { ack } else { widen(ack, prev) };
+            match prev {
+                Some(prev) if ack > prev => {
+                    if acked_dir == DOWN && ack - prev < 1 << 40 {
+                        bin_at(&mut conn.bins, bin()).1 += ack - prev;
+                    }
+                    conn.ack_ref[acked_dir] = Some(ack);
+                }
+                None => conn.ack_ref[acked_dir] = Some(ack),
+                _ => {}
+            }
         }
     }
 
     fn count_conn(&mut self, sub: &Subflow, f: impl FnOnce(&mut Conn)) {
         if let Some((c, _)) = sub.conn {
-            f(&mut self.conns[c]);
+            f(&mut self.list[c]);
         }
     }
 
     fn prio(&mut self, sub: &Subflow) {
         if let Some((c, _)) = sub.conn {
-            let conn = &mut self.conns[c];
+            let conn = &mut self.list[c];
             conn.prio_changes += 1;
             if let Some(row) = conn.subflows.iter_mut().find(|r| r.ids.flow_id == sub.ids.flow_id) {
                 row.prio_changes += 1;
@@ -404,22 +544,19 @@ impl Tracker {
         }
     }
 
-    /// The flow table writes the row of subflow `flow_id`: its token and subflow index
-    /// (None for TCP connections that are no grouped subflow). Its end is recorded for the
-    /// MPTCP tables and its per-subflow state freed.
-    pub fn subflow_done(&mut self, flow_id: u64, end: SubflowEnd) -> Option<(Option<u32>, u16)> {
-        let mut sub = self.subflows.remove(&flow_id)?;
+    /// [`Tracker::subflow_done`] for the connections (`sub`: the subflow being written).
+    fn subflow_done(&mut self, sub: &mut Subflow, flow_id: u64, end: SubflowEnd) -> Option<(Option<u32>, u16)> {
         if sub.capable_syn && sub.conn.is_none() && end.synack_seen {
             // The SYN-ACK answered MP_CAPABLE without it (with it, it would have given the
             // server key and a connection): the server does not speak MPTCP, fallback to TCP
             // at the handshake. Found here, not per packet: TCP without MPTCP pays nothing.
-            let c = self.conns.len();
+            let c = self.list.len();
             let t0 = sub.first_ts;
-            self.conns.push(Conn { first_ts: t0, last_ts: end.last_ts, fallback: true, version: sub.version, ..Default::default() });
-            self.attach(&mut sub, c, 0, None, false, t0);
+            self.list.push(Conn { first_ts: t0, last_ts: end.last_ts, fallback: true, version: sub.version, ..Default::default() });
+            self.attach(sub, c, 0, None, false, t0);
         }
         let (c, index) = sub.conn?;
-        let conn = &mut self.conns[c];
+        let conn = &mut self.list[c];
         let (up_tcp, down_tcp) = if sub.flipped { (1, 0) } else { (0, 1) };
         let payload = [end.payload_c2s, end.payload_s2c];
         // Payload a side sent without DSS mappings: the connection fell back to TCP.
@@ -436,9 +573,20 @@ impl Tracker {
     }
 }
 
+/// The 32 body bytes of an MPTCP option as four words (compared at once; the bytes past
+/// the option's length are zero).
+#[inline(always)]
+fn dss_words(o: &MptcpOption) -> [u64; 4] {
+    let w = |i: usize| u64::from_ne_bytes(o.raw[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+    [w(0), w(1), w(2), w(3)]
+}
+
 fn bin_at(bins: &mut Vec<(u64, u64)>, bin: usize) -> &mut (u64, u64) {
     if bins.len() <= bin {
         bins.resize(bin + 1, (0, 0));
     }
     &mut bins[bin]
 }
+
+#[cfg(test)]
+mod tests;

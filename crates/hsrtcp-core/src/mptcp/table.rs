@@ -115,7 +115,7 @@ impl Default for MptcpTables {
 impl Tracker {
     /// Write every connection (call after every subflow's [`Tracker::subflow_done`]).
     pub fn write(&self, capture: &str, vantage: Option<&str>, out: &mut MptcpTables) {
-        for (id, c) in self.conns.iter().enumerate() {
+        for (id, c) in self.conns.list.iter().enumerate() {
             let idsn = |k: Option<u64>| k.map(|k| super::keys::token_and_idsn(k, c.version.unwrap_or(1)).1);
             let token = c.token.map(u64::from);
             out.conns
