@@ -914,7 +914,7 @@ mod tests {
         }
         segs.push(scan_syn(10, 2));
         let mut rst = seg(12, false, TcpFlags::RST | A, 0, 0, 0);
-        (rst.dst, rst.dport) = (scan_syn(10, 2).src, scan_syn(10, 2).sport);
+        (rst.dst, rst.dport, rst.sport) = (scan_syn(10, 2).src, scan_syn(10, 2).sport, 443);
         rst.ack = scan_syn(10, 2).seq.wrapping_add(1);
         segs.push(rst);
         let mut syn = seg(20, true, SYN, 100, 0, 0);
