@@ -176,6 +176,8 @@ impl Embryo {
     /// The [`Connection`] this embryo grows into, with the kept segments fed to it; `next`:
     /// the segment that made it hatch (it stands in as the first packet when none was kept;
     /// the caller feeds it). `vantage`: the caller's word on where the capture was taken.
+    #[cold]
+    #[inline(never)]
     pub fn hatch(&self, next: Option<&Segment>, vantage: Option<Vantage>) -> Box<Connection> {
         let first = match self.kept().first() {
             Some(k) => k.unpack(self.client, self.server),
