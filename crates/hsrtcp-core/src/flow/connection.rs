@@ -262,10 +262,10 @@ impl Connection {
 
     /// Account one segment travelling in `dir` (the flow table found it with the
     /// connection), foundation columns first, then run the behaviour engine on it.
-    /// (Always inlined: the flow table's packet loop is its hot caller, and an embryo's
-    /// hatching a second, cold one; with two callers the compiler stopped inlining it,
-    /// 25 M instructions more on the bench capture.)
-    #[inline(always)]
+    /// Called from one place only, [`crate::flow::FlowTable::push`] (embryos hatch through
+    /// it too): with a second caller the compiler stopped inlining it into the packet loop,
+    /// 25 M instructions more on the bench capture.
+    #[inline]
     pub fn on_segment(&mut self, seg: &Segment, dir: Dir) {
         let b = &mut self.base;
         // Capture files are not always in time order (per-CPU buffers): never go backwards.

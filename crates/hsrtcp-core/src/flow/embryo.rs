@@ -1,17 +1,16 @@
 //! A connection that has carried no data yet, kept as its few segments instead of as a
-//! [`Connection`] (issue 16: a port scan's millions of SYNs must cost a few hundred bytes
+//! [`crate::flow::Connection`] (issue 16: a port scan's millions of SYNs must cost a few hundred bytes
 //! each, docs/engine.md "Memory").
 //!
 //! An embryo holds the connection's identity and up to [`KEPT_SEGMENTS`] segments without
 //! payload, each packed into 40 bytes. The first segment it cannot keep (payload, SACK
-//! blocks, MPTCP options, or one segment too many) hatches it: a [`Connection`] is built and
-//! the kept segments are fed to it, in order, before the new one. Connections that end as
-//! embryos (unanswered, refused, reset) are hatched the same way when they are written out.
-//! So every connection goes through exactly the same code as if it had been a
-//! [`Connection`] from its first packet, and its rows are the same; a segment is kept only
-//! if it unpacks to itself.
+//! blocks, MPTCP options, or one segment too many) hatches it: the flow table replays the
+//! kept segments, in order, through its own packet path into a new connection, then feeds
+//! it the new one (flow/table.rs, `hatch`). Connections that end as embryos (unanswered,
+//! refused, reset) are hatched the same way when they are written out. So every connection
+//! goes through exactly the code it would have gone through as a connection from its first
+//! packet, and its rows are the same; a segment is kept only if it unpacks to itself.
 
-use crate::flow::connection::{Connection, Vantage};
 use crate::flow::event::Dir;
 use crate::flow::key::{roles_of, Endpoint};
 use crate::wire::{Nanos, Segment, TcpFlags, TcpOptions};
@@ -173,22 +172,13 @@ impl Embryo {
         true
     }
 
-    /// The [`Connection`] this embryo grows into, with the kept segments fed to it; `next`:
-    /// the segment that made it hatch (it stands in as the first packet when none was kept;
-    /// the caller feeds it). `vantage`: the caller's word on where the capture was taken.
-    #[cold]
-    #[inline(never)]
-    pub fn hatch(&self, next: Option<&Segment>, vantage: Option<Vantage>) -> Box<Connection> {
-        let first = match self.kept().first() {
-            Some(k) => k.unpack(self.client, self.server),
-            None => *next.expect("an embryo without segments hatches at a segment"),
-        };
-        let mut c = Box::new(Connection::new(self.flow_id, self.epoch, &first));
-        c.base.vantage = vantage;
-        for k in self.kept() {
-            c.on_segment(&k.unpack(self.client, self.server), k.dir());
-        }
-        c
+    pub fn epoch(&self) -> u32 {
+        self.epoch
+    }
+
+    /// The kept segments, in order (the flow table replays them when the embryo hatches).
+    pub fn segments(&self) -> impl Iterator<Item = Segment> + '_ {
+        self.kept().iter().map(|k| k.unpack(self.client, self.server))
     }
 
     /// Time of the last packet (what [`crate::flow::ConnBase::last_ts`] would hold).

@@ -198,20 +198,29 @@ impl Open {
     }
 
     /// `seg` (travelling in `dir`) opens a new connection on this one's 4-tuple.
+    /// A SYN (without ACK) whose ISN differs from the connection's first SYN opens a new
+    /// connection on the same 4-tuple; a retransmitted SYN carries the same ISN.
+    #[inline]
     fn starts_new_connection(&self, seg: &Segment, dir: Dir) -> bool {
-        match self {
-            Open::Embryo(e) => starts_new_connection(e.client_syn_seq(), e.has_packets(), seg, dir),
-            Open::Full(c) => {
-                let b = &c.base;
-                starts_new_connection(b.half[Dir::C2S.idx()].syn_seq, b.half.iter().any(|h| h.packets > 0), seg, dir)
-            }
+        // (the one test nearly every packet pays)
+        if !(seg.flags.syn() && !seg.flags.ack()) {
+            return false;
+        }
+        let (client_isn, any_packets) = match self {
+            Open::Embryo(e) => (e.client_syn_seq(), e.has_packets()),
+            Open::Full(c) => (c.base.half[Dir::C2S.idx()].syn_seq, c.base.half.iter().any(|h| h.packets > 0)),
+        };
+        match (dir, client_isn) {
+            (Dir::C2S, Some(isn)) => isn != seg.seq,
+            // The other side opens, or the old connection was seen without its SYN.
+            _ => any_packets,
         }
     }
 
     /// The connection finished at `end`, to be written out (an embryo hatches first).
-    fn finished(self, end: Nanos, vantage: Option<Vantage>) -> Box<Connection> {
+    fn finished(self, end: Nanos, info: &CaptureInfo) -> Box<Connection> {
         let mut c = match self {
-            Open::Embryo(e) => e.hatch(None, vantage),
+            Open::Embryo(e) => hatch(&e, None, info),
             Open::Full(c) => c,
         };
         c.finish(end);
@@ -403,20 +412,12 @@ impl FlowTable {
                 (i, self.last.expect("just remembered").dir(from_lo))
             }
         };
-        let mut hatched = false;
-        if let Some(Open::Embryo(e)) = &mut self.conns[i] {
-            if self.keep_embryos && e.keep(seg, dir) {
-                self.sweep_now_and_then();
-                return;
-            }
-            let c = e.hatch(Some(seg), given_vantage(&self.info));
-            self.conns[i] = Some(Open::Full(c));
-            self.embryos -= 1;
-            hatched = true;
+        if !matches!(self.conns[i], Some(Open::Full(_))) && self.embryo_keeps(i, seg, dir) {
+            self.sweep_now_and_then();
+            return;
         }
         let Some(Open::Full(c)) = &mut self.conns[i] else { unreachable!("slot is live and hatched") };
-        // (streams the kept segments allocated at hatching are not counted yet)
-        let had_streams = !hatched && c.engine.streams_allocated();
+        let had_streams = c.engine.streams_allocated();
         c.on_segment(seg, dir);
         // (one test per segment without MPTCP: 2 instructions a packet on the bench capture)
         if seg.options.mptcp_count != 0 {
@@ -434,6 +435,23 @@ impl FlowTable {
             self.spilled_rtt.extend(c.engine.drain_rtt_samples().map(|s| (id, s)));
         }
         self.sweep_now_and_then();
+    }
+
+    /// The embryo in slot `i` keeps `seg` (true), or hatches into its connection, which the
+    /// caller feeds `seg` (false).
+    #[cold]
+    #[inline(never)]
+    fn embryo_keeps(&mut self, i: usize, seg: &Segment, dir: Dir) -> bool {
+        let Some(Open::Embryo(e)) = &mut self.conns[i] else { unreachable!("slot holds an embryo") };
+        if self.keep_embryos && e.keep(seg, dir) {
+            return true;
+        }
+        let c = hatch(e, Some(seg), &self.info);
+        // (streams its kept segments allocated)
+        self.with_streams += c.engine.streams_allocated() as usize;
+        self.conns[i] = Some(Open::Full(c));
+        self.embryos -= 1;
+        false
     }
 
     /// Every [`SWEEP_EVERY`] packets: retire what is idle, evict above the budget.
@@ -509,9 +527,8 @@ impl FlowTable {
         // A connection's spilled events come before its retirement; this order keeps each
         // connection's events in the order they were found.
         self.write_spilled(out);
-        let vantage = given_vantage(&self.info);
         for (n, (c, at)) in self.retired.drain(..).enumerate() {
-            let c = c.finished(at, vantage);
+            let c = c.finished(at, &self.info);
             let m = mptcp_of(&mut self.mptcp, &c.base);
             write_connection(&self.info, &c, false, m, out);
             if n % WRITE_CHUNK == WRITE_CHUNK - 1 {
@@ -554,9 +571,8 @@ impl FlowTable {
             _ => retired.next(),
         });
         self.write_spilled(out);
-        let vantage = given_vantage(&self.info);
         for (n, (c, at)) in rest.enumerate() {
-            let c = c.finished(at, vantage);
+            let c = c.finished(at, &self.info);
             let cut = truncated && !c.base.closed();
             let m = mptcp_of(&mut self.mptcp, &c.base);
             write_connection(&self.info, &c, cut, m, out);
@@ -573,9 +589,33 @@ impl FlowTable {
     }
 }
 
-/// The caller's word on where the capture was taken (it beats any inference).
-fn given_vantage(info: &CaptureInfo) -> Option<Vantage> {
-    info.vantage.as_deref().and_then(Vantage::parse)
+/// The connection `e` grows into: its kept segments replayed, in order, through a flow table
+/// of its own that keeps no embryos, so through [`FlowTable::push`], the one caller of
+/// [`Connection::on_segment`] (a second one cost the packet loop its inlining: 25 M
+/// instructions on the bench capture). `next`: the segment that hatches it, when that is its
+/// first (then nothing was kept and it stands in for the first packet; the caller feeds it).
+#[cold]
+#[inline(never)]
+fn hatch(e: &Embryo, next: Option<&Segment>, info: &CaptureInfo) -> Box<Connection> {
+    let vantage = info.vantage.as_deref().and_then(Vantage::parse);
+    let mut t = FlowTable::new(CaptureInfo { name: String::new(), vantage: info.vantage.clone(), id_base: e.flow_id(), truncated: false });
+    t.keep_embryos = false;
+    for s in e.segments() {
+        t.push(&s);
+    }
+    let mut c = match t.conns.pop() {
+        Some(Some(Open::Full(c))) => c,
+        _ => {
+            // The caller's word on where the capture was taken beats any inference.
+            let first = next.expect("an embryo without segments hatches at a segment");
+            let mut c = Box::new(Connection::new(e.flow_id(), 0, first));
+            c.base.vantage = vantage;
+            c
+        }
+    };
+    debug_assert!(t.conns.is_empty() && t.retired.is_empty(), "one connection");
+    c.base.epoch = e.epoch();
+    c
 }
 
 fn subflow_ids(b: &ConnBase) -> SubflowIds {
@@ -603,20 +643,6 @@ fn mptcp_of(t: &mut Tracker, b: &ConnBase) -> Option<(Option<u32>, u16)> {
     )
 }
 
-/// A SYN (without ACK) whose ISN differs from the connection's first SYN opens a new
-/// connection on the same 4-tuple; a retransmitted SYN carries the same ISN. `dir`: the
-/// segment's direction in the connection; `client_isn`: the sequence number of its client's
-/// first SYN; `any_packets`: it has seen a packet.
-fn starts_new_connection(client_isn: Option<u32>, any_packets: bool, seg: &Segment, dir: Dir) -> bool {
-    if !(seg.flags.syn() && !seg.flags.ack()) {
-        return false;
-    }
-    match (dir, client_isn) {
-        (Dir::C2S, Some(isn)) => isn != seg.seq,
-        // The other side opens, or the old connection was seen without its SYN.
-        _ => any_packets,
-    }
-}
 
 /// `mptcp`: the connection's MPTCP token and subflow index, when it is a grouped subflow.
 fn write_connection(info: &CaptureInfo, c: &Connection, truncated: bool, mptcp: Option<(Option<u32>, u16)>, out: &mut Output) {
