@@ -197,9 +197,9 @@ impl Open {
             }
     }
 
-    /// `seg` (travelling in `dir`) opens a new connection on this one's 4-tuple.
-    /// A SYN (without ACK) whose ISN differs from the connection's first SYN opens a new
-    /// connection on the same 4-tuple; a retransmitted SYN carries the same ISN.
+    /// `seg` (travelling in `dir`) opens a new connection on this one's 4-tuple: a SYN
+    /// (without ACK) whose ISN differs from the connection's first SYN; a retransmitted SYN
+    /// carries the same ISN.
     #[inline]
     fn starts_new_connection(&self, seg: &Segment, dir: Dir) -> bool {
         // (the one test nearly every packet pays)
