@@ -3,6 +3,7 @@
 //! Read first: RFC 9293 (TCP), RFC 7323 (window scale, timestamps), RFC 2018 and 2883
 //! (SACK, D-SACK), RFC 6298 (RTO), RFC 3522 (Eifel), RFC 5682 (F-RTO), RFC 8684 (MPTCP).
 pub mod connection;
+pub mod embryo;
 pub mod engine;
 pub mod event;
 pub mod key;
