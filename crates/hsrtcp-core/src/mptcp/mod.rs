@@ -27,7 +27,7 @@ use std::net::IpAddr;
 
 use rustc_hash::FxHashMap;
 
-use crate::wire::mptcp::{Dss, Mptcp, MptcpMalformed, ADD_ADDR, DSS, MP_FAIL, MP_PRIO, REMOVE_ADDR};
+use crate::wire::mptcp::{Dss, DssMapping, Mptcp, MptcpMalformed, ADD_ADDR, DSS, MP_FAIL, MP_PRIO, REMOVE_ADDR};
 use crate::wire::{MptcpOption, Nanos, Segment};
 use dsn::DsnMap;
 
@@ -324,7 +324,7 @@ impl Conns {
         };
         let f = seg.flags;
         match opt {
-            Mptcp::Capable { version, sender_key, receiver_key, .. } => {
+            Mptcp::Capable { version, sender_key, receiver_key, data_len, .. } => {
                 sub.version = Some(version);
                 if f.syn() && !f.ack() {
                     sub.capable_syn = true;
@@ -359,6 +359,9 @@ impl Conns {
                             self.by_client_token.insert(t, c);
                         }
                     }
+                }
+                if let (Some(n), Some(k)) = (data_len, sender_key) {
+                    self.capable_data(sub, c2s, seg, k, version, n);
                 }
             }
             Mptcp::Join { backup, address_id, token } => {
@@ -450,37 +453,7 @@ impl Conns {
         let first_ts = conn.first_ts;
         let bin = || ((ts.max(first_ts) - first_ts) / NANOS_PER_S) as usize;
         if let Some(m) = mapping {
-            if seg.payload_len > 0 {
-                sub.mapped_payload[tcp_dir] += seg.payload_len as u64;
-            }
-            if m.data_len == 0 {
-                sub.infinite_mapping = true;
-                conn.fallback = true;
-            } else if sub.last_map[tcp_dir] != Some((m.dsn, m.subflow_seq, m.data_len)) {
-                sub.last_map[tcp_dir] = Some((m.dsn, m.subflow_seq, m.data_len));
-                let dsn = if m.dsn64 { m.dsn } else { widen(m.dsn, conn.dsn_ref[dir]) };
-                conn.dsn_ref[dir] = Some(dsn);
-                // DATA_FIN takes one DSN of the mapping and is no data byte.
-                let len = m.data_len as u64 - data_fin as u64;
-                let out = conn.dsn[dir].map(dsn, len, index, m.subflow_seq);
-                conn.data_bytes[dir] += out.new_bytes;
-                if out.reinjected > 0 {
-                    conn.reinjections += 1;
-                    conn.reinjected_bytes += out.reinjected;
-                }
-                if out.retransmitted > 0 {
-                    conn.data_retransmissions += 1;
-                }
-                if dir == DOWN {
-                    if let Some(row) = conn.subflows.iter_mut().find(|r| r.ids.flow_id == sub.ids.flow_id) {
-                        row.data_bytes_down += out.new_bytes;
-                        row.reinjected_bytes_down += out.reinjected;
-                    }
-                    if out.new_bytes > 0 {
-                        bin_at(&mut conn.bins, bin()).0 += out.new_bytes;
-                    }
-                }
-            }
+            map_data(conn, sub, index, [dir, tcp_dir], m, data_fin, seg.payload_len, bin);
         }
         if data_fin {
             conn.data_fin[dir] = true;
@@ -505,6 +478,25 @@ impl Conns {
                 _ => {}
             }
         }
+    }
+
+    /// RFC 8684 §3.1: the initiator's first data segment may carry MP_CAPABLE with both
+    /// keys and a data-level length instead of a DSS: an implicit mapping of its payload to
+    /// DSN = the sender's IDSN + 1 and relative subflow sequence 1.
+    fn capable_data(&mut self, sub: &mut Subflow, c2s: bool, seg: &Segment, key: u64, version: u8, data_len: u16) {
+        let Some((c, index)) = sub.conn else { return };
+        if data_len == 0 || seg.payload_len == 0 {
+            return;
+        }
+        let dir = if c2s != sub.flipped { UP } else { DOWN };
+        let tcp_dir = if c2s { 0 } else { 1 };
+        let dsn = keys::token_and_idsn(key, version).1.wrapping_add(1);
+        let m = DssMapping { dsn, dsn64: true, subflow_seq: 1, data_len, checksum: None };
+        let conn = &mut self.list[c];
+        let (first_ts, ts) = (conn.first_ts, seg.ts);
+        map_data(conn, sub, index, [dir, tcp_dir], m, false, seg.payload_len, || {
+            ((ts.max(first_ts) - first_ts) / NANOS_PER_S) as usize
+        });
     }
 
     fn count_conn(&mut self, sub: &Subflow, f: impl FnOnce(&mut Conn)) {
@@ -576,6 +568,53 @@ impl Conns {
 /// The 32 body bytes of an MPTCP option as four words (compared at once; the bytes past
 /// the option's length are zero).
 #[inline(always)]
+/// A DSS mapping (or MP_CAPABLE's implicit one) of subflow `sub` (connection `conn`, its
+/// subflow `index`): the new, reinjected and re-sent DSN bytes, accounted once per mapping
+/// however many segments repeat it. `dirs`: [MPTCP-level direction, TCP direction].
+#[allow(clippy::too_many_arguments)]
+fn map_data(
+    conn: &mut Conn,
+    sub: &mut Subflow,
+    index: u16,
+    [dir, tcp_dir]: [usize; 2],
+    m: DssMapping,
+    data_fin: bool,
+    payload_len: u32,
+    bin: impl Fn() -> usize,
+) {
+    if payload_len > 0 {
+        sub.mapped_payload[tcp_dir] += payload_len as u64;
+    }
+    if m.data_len == 0 {
+        sub.infinite_mapping = true;
+        conn.fallback = true;
+    } else if sub.last_map[tcp_dir] != Some((m.dsn, m.subflow_seq, m.data_len)) {
+        sub.last_map[tcp_dir] = Some((m.dsn, m.subflow_seq, m.data_len));
+        let dsn = if m.dsn64 { m.dsn } else { widen(m.dsn, conn.dsn_ref[dir]) };
+        conn.dsn_ref[dir] = Some(dsn);
+        // DATA_FIN takes one DSN of the mapping and is no data byte.
+        let len = m.data_len as u64 - data_fin as u64;
+        let out = conn.dsn[dir].map(dsn, len, index, m.subflow_seq);
+        conn.data_bytes[dir] += out.new_bytes;
+        if out.reinjected > 0 {
+            conn.reinjections += 1;
+            conn.reinjected_bytes += out.reinjected;
+        }
+        if out.retransmitted > 0 {
+            conn.data_retransmissions += 1;
+        }
+        if dir == DOWN {
+            if let Some(row) = conn.subflows.iter_mut().find(|r| r.ids.flow_id == sub.ids.flow_id) {
+                row.data_bytes_down += out.new_bytes;
+                row.reinjected_bytes_down += out.reinjected;
+            }
+            if out.new_bytes > 0 {
+                bin_at(&mut conn.bins, bin()).0 += out.new_bytes;
+            }
+        }
+    }
+}
+
 fn dss_words(o: &MptcpOption) -> [u64; 4] {
     let w = |i: usize| u64::from_ne_bytes(o.raw[8 * i..8 * i + 8].try_into().expect("8 bytes"));
     [w(0), w(1), w(2), w(3)]

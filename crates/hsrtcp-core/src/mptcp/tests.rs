@@ -86,3 +86,36 @@ fn a_reused_slot_is_a_new_subflow() {
     assert_eq!(t.conns.list[0].ack_ref[DOWN], None);
     assert_eq!(t.conns.list[1].ack_ref[DOWN], Some(5000));
 }
+
+/// MP_CAPABLE v1 (RFC 8684 §3.1): `keys` as sent (sender's, then receiver's), and the
+/// data-level length of the initiator's first data segment.
+fn capable(flags: u16, payload_len: u32, keys: &[u64], data_len: Option<u16>) -> Segment {
+    let mut o = vec![30, 0, 0x01, 0x01];
+    for k in keys {
+        o.extend(k.to_be_bytes());
+    }
+    if let Some(n) = data_len {
+        o.extend(n.to_be_bytes());
+    }
+    o[1] = o.len() as u8;
+    seg(flags, payload_len, &o)
+}
+
+#[test]
+fn data_on_the_initiators_mp_capable_is_mapped_not_a_fallback() {
+    let (ck, sk) = (0x1111_2222_3333_4444u64, 0x5555_6666_7777_8888u64);
+    let mut t = Tracker::default();
+    let ack = TcpFlags::ACK;
+    t.on_segment(0, 1, true, &capable(TcpFlags::SYN, 0, &[], None), || ids(1));
+    t.on_segment(0, 1, false, &capable(TcpFlags::SYN | ack, 0, &[sk], None), || ids(1));
+    t.on_segment(0, 1, true, &capable(ack, 0, &[ck, sk], None), || ids(1));
+    // the client's request: 146 bytes mapped by the MP_CAPABLE's data-level length
+    t.on_segment(0, 1, true, &capable(ack | TcpFlags::PSH, 146, &[ck, sk], Some(146)), || ids(1));
+    let c = &t.conns.list[0];
+    assert_eq!(c.data_bytes[UP], 146);
+    let idsn = keys::token_and_idsn(ck, 1).1;
+    assert_eq!(c.dsn_ref[UP], Some(idsn.wrapping_add(1)));
+    let e = SubflowEnd { payload_c2s: 146, ..end() };
+    assert!(t.subflow_done(1, e).is_some());
+    assert!(!t.conns.list[0].fallback, "payload mapped by MP_CAPABLE is no fallback");
+}
