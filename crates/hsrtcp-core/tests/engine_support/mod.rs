@@ -220,10 +220,13 @@ impl Res {
     }
 
     /// Events as "kind/class" strings in order of appearance, without the `gap` events
-    /// (every silence >= 200 ms; they have their own tests, see [`Res::gaps`]).
+    /// (every silence >= 200 ms; they have their own tests, see [`Res::gaps`]) and the
+    /// `sack_block` events (one per SACK block; tests in engine_sack_blocks.rs).
     pub fn kinds(&self) -> Vec<String> {
         (0..self.events.num_rows())
-            .filter(|&i| str_at(&self.events, "kind", i).as_deref() != Some("gap"))
+            .filter(|&i| {
+                !matches!(str_at(&self.events, "kind", i).as_deref(), Some("gap" | "sack_block"))
+            })
             .map(|i| {
                 let k = str_at(&self.events, "kind", i).unwrap();
                 match str_at(&self.events, "class", i) {

@@ -16,6 +16,7 @@
 pub mod lifecycle;
 pub mod retrans;
 pub mod rtt;
+pub mod sack;
 pub mod series;
 pub mod spurious;
 pub mod store;
@@ -295,6 +296,9 @@ impl Engine {
             if let Some(space) = c.half[other.idx()].seq.as_ref() {
                 for (k, b) in seg.options.sack_blocks().iter().enumerate() {
                     blocks[k] = (space.peek(b.left), space.peek(b.right));
+                }
+                if n > 0 {
+                    sack::push_blocks(ev, ts, other, a, &blocks[..n]);
                 }
             }
             let pure =
