@@ -182,6 +182,33 @@ def tshark_flag_counts(rows: list[dict]) -> dict[tuple, dict]:
     return out
 
 
+# --- tshark SACK blocks ----------------------------------------------------------------------
+
+
+def tshark_sack_blocks(pcap: str | Path) -> list[dict]:
+    """Every SACK block tshark decodes (RFC 2018), one dict per block in capture order:
+    ``ts`` (epoch s), ``stream``, the ACK's ``src``/``sport``/``dst``/``dport`` (the SACKed data
+    flows the other way), ``pos`` (1-based position in the option) and ``left``/``right``,
+    relative to the SACKed direction's base (its ISN when the SYN was captured; tshark's
+    default relative sequence numbers)."""
+    fields = ["frame.time_epoch", "tcp.stream", "ip.src", "ipv6.src", "tcp.srcport", "ip.dst", "ipv6.dst",
+              "tcp.dstport", "tcp.options.sack_le", "tcp.options.sack_re"]
+    cmd = ["tshark", "-n", "-r", str(pcap), "-Y", "tcp.options.sack_le", "-T", "fields",
+           "-E", "header=n", "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,"]
+    for f in fields:
+        cmd += ["-e", f]
+    out = []
+    for line in _exec(cmd).splitlines():
+        ts, stream, src4, src6, sport, dst4, dst6, dport, les, res = line.split("\t")
+        left, right = les.split(","), res.split(",")
+        if len(left) != len(right):
+            raise RuntimeError(f"tshark SACK row with {len(left)} left and {len(right)} right edges: {line!r}")
+        for k, (le, re_) in enumerate(zip(left, right), start=1):
+            out.append({"ts": float(ts), "stream": int(stream), "src": src4 or src6, "sport": int(sport),
+                        "dst": dst4 or dst6, "dport": int(dport), "pos": k, "left": int(le), "right": int(re_)})
+    return out
+
+
 # --- tshark io,stat ------------------------------------------------------------------------
 
 _IO_ROW = re.compile(r"^\|\s*([\d.]+)\s*<>\s*([\d.]+|Dur)\s*\|(.*)\|\s*$")

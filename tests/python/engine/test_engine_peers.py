@@ -105,3 +105,49 @@ def test_tshark_rtt_ignores_karn_ours_and_tcptrace_do_not(name):
     # tcptrace applies Karn's rule like we do: same maximum (tcptrace prints 0.1 ms steps)
     assert row["rtt_max"] == pytest.approx(down["rtt_max_s"], abs=1.5e-4)
     assert abs(row["rtt_ack_samples"] - down["rtt_samples"]) <= max(3, 0.02 * down["rtt_samples"])
+
+
+SACK_CASES = ["drops_cubic", "bbr_drops", "data_blackout", "ipv6_drops", "nano", "ack_blackout", "zero_window",
+              "twovantage_offset", "multi_concurrent"]
+
+
+def _sack_rows(ds) -> dict[tuple, list[tuple]]:
+    """Our sack_block events per data direction (src, sport, dst, dport): sorted
+    (position, left, right, ts) tuples, and the classes."""
+    import polars as pl
+
+    f = ds.flows.select("flow_id", "client_addr", "client_port", "server_addr", "server_port")
+    e = ds.events.filter(pl.col("kind") == "sack_block").join(f, on="flow_id")
+    out: dict[tuple, list[tuple]] = {}
+    for r in e.iter_rows(named=True):
+        c, s = (r["client_addr"], r["client_port"]), (r["server_addr"], r["server_port"])
+        key = (*c, *s) if r["dir"] == "c2s" else (*s, *c)
+        out.setdefault(key, []).append((r["count"], r["seq_start"], r["seq_end"], r["ts"], r["class"]))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+@pytest.mark.parametrize("name", SACK_CASES)
+@pytest.mark.parametrize("side", ["server", "client"])
+def test_sack_blocks_agree_with_tshark(name, side):
+    """events kind sack_block: one row per SACK block tshark decodes, per flow and direction,
+    same position in the option, same relative edges, same ACK time; class dsack exactly
+    where tshark marks the first block as a D-SACK (tcp.options.sack.dsack_le)."""
+    _need("tshark")
+    pcap = DATA / f"{name}.{side}.pcap"
+    if not pcap.exists():
+        pytest.skip(f"fixture {pcap} missing")
+    ours = _sack_rows(analyze(pcap, side))
+    theirs: dict[tuple, list[tuple]] = {}
+    for b in peers.tshark_sack_blocks(pcap):
+        key = (b["dst"], b["dport"], b["src"], b["sport"])  # the data flows against the ACK
+        theirs.setdefault(key, []).append((b["pos"], b["left"], b["right"], b["ts"]))
+    assert theirs, f"{pcap.name}: no SACK block in the fixture"
+    assert {k: len(v) for k, v in ours.items()} == {k: len(v) for k, v in theirs.items()}
+    for k, rows in theirs.items():
+        for (pos, le, re_, ts), (our_pos, our_le, our_re, our_ts, _cls) in zip(sorted(rows), ours[k]):
+            assert (our_pos, our_le, our_re) == (pos, le, re_)
+            # tshark prints nanosecond captures' times through a double as well
+            assert our_ts == pytest.approx(ts, abs=2e-6)
+    dsack = peers._exec(["tshark", "-n", "-r", str(pcap), "-Y", "tcp.options.sack.dsack_le", "-T", "fields",
+                         "-e", "frame.time_epoch"]).split()
+    assert sum(c == "dsack" for v in ours.values() for *_x, c in v) == len(dsack)
