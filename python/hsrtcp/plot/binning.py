@@ -59,3 +59,29 @@ def cloud_bins(x, y, bins: int = BINS):
     ys = y[order]
     centres = lo + (sidx[starts] + 0.5) * width
     return centres, ys[starts], ys[(starts + ends) // 2], ys[ends], ends - starts + 1
+
+
+def merge_ranges(t, s0, s1, max_marks: int = MAX_POINTS, bins: int = BINS):
+    """Byte ranges seen at times ``t`` (SACK blocks: [s0, s1) reported by an ACK at t), reduced
+    for drawing: unchanged when there are at most ``max_marks``, else the union of the ranges
+    of each of ``bins`` equal time bins, each merged range placed at the earliest time of the
+    ranges it joins. Successive ACKs of a recovery repeat and grow the same blocks, so a
+    bin's union is what the figure can show of them at its width; every byte SACKed in a bin
+    stays covered. Returns (t, s0, s1) arrays."""
+    t, s0, s1 = (np.asarray(a, dtype=float) for a in (t, s0, s1))
+    if len(t) <= max_marks:
+        return t, s0, s1
+    lo, hi = float(t.min()), float(t.max())
+    width = (hi - lo) / bins or 1.0
+    idx = np.minimum(((t - lo) / width).astype(np.int64), bins - 1)
+    order = np.lexsort((s0, idx))
+    t, s0, s1, idx = t[order], s0[order], s1[order], idx[order]
+    # running maximum of the right edges within each bin (bins offset so they never mix)
+    base = float(s0.min())
+    span = float(s1.max()) - base + 1.0
+    reach = np.maximum.accumulate(idx * span + (s1 - base)) - idx * span + base
+    new_bin = np.r_[True, idx[1:] != idx[:-1]]
+    # a range starts a new merged range when it lies beyond everything before it in its bin
+    starts = np.flatnonzero(new_bin | np.r_[True, s0[1:] > reach[:-1]])
+    ends = np.r_[starts[1:], len(t)] - 1
+    return np.minimum.reduceat(t, starts), s0[starts], reach[ends]

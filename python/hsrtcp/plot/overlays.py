@@ -1,9 +1,10 @@
-"""What several figures draw over their data: retransmission marks by class, spurious
-timeouts, timeout sequences, outages (suspensions) as bands and handoffs as lines.
+"""What several figures draw over their data: retransmission marks by class, SACK blocks,
+spurious timeouts, timeout sequences, outages (suspensions) as bands and handoffs as lines.
 
 Sources (all tables, times made relative to the flow's first packet):
 
 - ``events`` (docs/formats/events.md): ``retransmission`` (ts, seq range, class),
+  ``sack_block`` (ts of the ACK, the block's seq range, class sack or dsack),
   ``spurious_timeout`` (ts = first RTO retransmission of the episode), ``timeout_sequence``
   (ts → ts_end, M10), ``suspension`` (silence in both directions, ts → ts_end);
 - context tables when present (/work/context-contract.md): ``handoffs.parquet`` (ts of each
@@ -16,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from hsrtcp.plot.style import GREY, OKABE_ITO, RETX_STYLE, SPURIOUS_STYLE
+from hsrtcp.plot.binning import merge_ranges
+from hsrtcp.plot.style import GREY, OKABE_ITO, RETX_STYLE, SACK_STYLE, SPURIOUS_STYLE
 from hsrtcp.plot.tables import Results
 
 EVENT_COLUMNS = ["flow_id", "kind", "class", "ts", "ts_end", "dir", "seq_start", "seq_end"]
@@ -54,6 +56,33 @@ def draw_retx(ax, retx: pl.DataFrame, y=None, scale: float = 1.0, label_suffix: 
         size = 9 if retx.height <= 200 else 4  # many marks: smaller, so the lines stay visible
         ax.scatter(t, s0 if y is None else y, s=size, marker=marker, facecolors="none" if marker != "x" else color,
                    edgecolors=color, linewidths=0.7, label=label, zorder=4, gid=f"retx-{cls}")
+
+
+def sack_blocks(events: pl.DataFrame, row: dict) -> pl.DataFrame:
+    """SACK blocks (events kind ``sack_block``) about the flow's data direction."""
+    return events.filter((pl.col("kind") == "sack_block") & (pl.col("dir") == row["data_dir"]))
+
+
+def draw_sack(ax, blocks: pl.DataFrame, scale: float = 1.0) -> None:
+    """SACK blocks as thin vertical segments at each ACK's time over the block's bytes (as
+    tcptrace draws them). Ordinary blocks of a long flow are merged per time bin
+    (:func:`hsrtcp.plot.binning.merge_ranges`: the union of a bin's blocks, so a million ACKs
+    are never a million segments); D-SACK blocks are few and each is drawn, with end caps."""
+    for cls in ("sack", "dsack"):
+        sel = blocks.filter(pl.col("class") == cls)
+        if sel.is_empty():
+            continue
+        t, s0, s1 = sel["t"].to_numpy(), sel["seq_start"].to_numpy(), sel["seq_end"].to_numpy()
+        if cls == "sack":
+            t, s0, s1 = merge_ranges(t, s0, s1)
+        s0, s1 = np.asarray(s0, dtype=float) / scale, np.asarray(s1, dtype=float) / scale
+        color = SACK_STYLE[cls]
+        label = f"{'D-SACK' if cls == 'dsack' else 'SACK'} block ({sel.height})"
+        ax.vlines(t, s0, s1, colors=color, linewidth=0.5 if cls == "sack" else 0.9, label=label, zorder=3,
+                  gid=f"sack-{cls}")
+        if cls == "dsack":
+            ax.scatter(np.r_[t, t], np.r_[s0, s1], s=12, marker="_", color=color, linewidths=0.9, zorder=3,
+                       gid="sack-dsack-caps")
 
 
 def draw_spurious(ax, events: pl.DataFrame, retx: pl.DataFrame, scale: float = 1.0, rug: bool = False) -> None:

@@ -37,6 +37,9 @@ RETX_STYLE = {
     "unclassified": (GREY, "x"),
 }
 SPURIOUS_STYLE = (OKABE_ITO["black"], "*")
+# SACK blocks (events kind sack_block): thin segments over each block's bytes, like
+# tcptrace's SACK marks; D-SACK blocks (RFC 2883) in another colour, with end caps.
+SACK_STYLE = {"sack": OKABE_ITO["orange"], "dsack": OKABE_ITO["purple"]}
 
 RC = {
     "font.size": 7.5, "axes.labelsize": 7.5, "axes.titlesize": 7.5, "legend.fontsize": 6,
@@ -108,6 +111,12 @@ def zoom(ax, start: float | None, end: float | None) -> None:
             ys += [np.interp([start, end], x, y)]
         ys.append(y[(x >= start) & (x <= end)])
     for coll in ax.collections:
+        if coll.get_gid() and str(coll.get_gid()).startswith("sack-") and hasattr(coll, "get_segments"):
+            # SACK block segments (vertical: both ends at one time) reach above the marks
+            segs = [np.asarray(sg, float) for sg in coll.get_segments() if len(sg)]
+            seg_xy = np.concatenate(segs) if segs else np.empty((0, 2))
+            ys.append(seg_xy[(seg_xy[:, 0] >= start) & (seg_xy[:, 0] <= end), 1])
+            continue
         off = np.asarray(coll.get_offsets(), float)
         if off.ndim == 2 and len(off) and coll.get_offset_transform() == ax.transData:
             ys.append(off[(off[:, 0] >= start) & (off[:, 0] <= end), 1])

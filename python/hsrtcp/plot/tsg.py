@@ -11,13 +11,17 @@ Drawn from the result tables:
 - advertised-window line: ACK line + ``series.awnd_min`` (the tightest right edge of the bin);
 - every retransmission from ``events`` at (time, seq_start) with a bar over its byte range,
   coloured and shaped by class (fast, sack_refill, rto, tlp, unclassified);
+- SACK blocks from ``events`` (kind ``sack_block``, RFC 2018): a thin segment at each ACK's
+  time over the block's bytes, D-SACK blocks (RFC 2883) in their own colour with end caps;
+  above 4,000 blocks the ordinary ones are merged per time bin (their union;
+  :func:`hsrtcp.plot.binning.merge_ranges`), D-SACKs never;
 - spurious timeouts, timeout sequences, suspensions, and handoffs/outages when context
   tables exist (:mod:`hsrtcp.plot.overlays`).
 
 Limitation (docs/plot.md): the tables hold no per-packet rows, so the data, ACK and window
 lines are known at the series' 1-s bin ends (dots); between them they are drawn flat through
 recorded silences (events kind ``suspension``) and straight elsewhere, while the event marks
-are exact. SACK blocks are not in any table, so none are drawn.
+are exact.
 """
 
 from __future__ import annotations
@@ -150,6 +154,7 @@ def draw(res: Results, flow_id: int | None = None):
         ax.plot(x, yy, color=color, linestyle=style, linewidth=0.8, label=label, gid=f"line-{key}")
         if len(ln["t"]) <= 120:
             ax.plot(ln["t"], y, linestyle="none", marker=".", markersize=3, color=color, gid=f"knots-{key}")
+    overlays.draw_sack(ax, overlays.sack_blocks(events, row), scale=div)
     overlays.draw_retx(ax, retx, scale=div)
     overlays.draw_spurious(ax, events, retx, scale=div)
     ax.set_xlabel("time since the flow's first packet (s)")

@@ -38,3 +38,9 @@ def pair(tmp_path_factory) -> Path:
 def multi(tmp_path_factory) -> Path:
     """multi_concurrent, server side: three concurrent flows."""
     return analyze(tmp_path_factory.mktemp("multi") / "multi", str(DATA / "multi_concurrent.server.pcap"))
+
+
+@pytest.fixture(scope="session")
+def sack(tmp_path_factory) -> Path:
+    """drops_cubic, server side: SACK recovery (98 SACK blocks, 15 fast retransmissions)."""
+    return analyze(tmp_path_factory.mktemp("sack") / "sack", str(DATA / "drops_cubic.server.pcap"))
