@@ -141,7 +141,7 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
                                    "bif_mean", "awnd_min", "awnd_mean", "rtt_mean", "backoff"])
     events_by = parts(res.events.filter(pl.col("kind").is_in(
         ["retransmission", "spurious_retransmission", "timeout_sequence", "spurious_timeout", "zero_window",
-         "suspension", "gap"])), ["flow_id", "kind", "class", "ts", "ts_end", "dir", "seq_start", "seq_end"])
+         "suspension", "gap", "sack_block"])), ["flow_id", "kind", "class", "ts", "ts_end", "dir", "seq_start", "seq_end"])
     rtt_by = parts(res.rtt, ["flow_id", "ts", "dir", "method", "rtt_s"])
     outages_by = {}
     if res.suspensions is not None:

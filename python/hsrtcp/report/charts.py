@@ -5,6 +5,7 @@ A chart is a dict::
     {"id", "title", "x_label", "y_label", "x_log", "y_log",
      "series": [{"label", "color", "style": "line"|"step"|"points", "x": [...], "y": [...]}],
      "marks":  [{"t", "s0", "s1", "cls", "color"}],       # vertical ticks (retransmissions)
+     "sacks":  [{"t", "s0", "s1", "cls", "color"}],       # thin segments (SACK / D-SACK blocks)
      "bands":  [{"t0", "t1", "label", "color"}],          # shaded time ranges (outages ...)
      "vlines": [{"t", "label", "color"}]}                 # handoffs
 
@@ -30,6 +31,9 @@ RETRANS_COLOURS = {
     "fast": PALETTE["vermillion"], "sack_refill": PALETTE["orange"], "rto": PALETTE["purple"],
     "tlp": PALETTE["green"], "unclassified": PALETTE["grey"], "spurious": PALETTE["black"],
 }
+#: colour of SACK blocks (events kind 'sack_block', class sack or dsack); D-SACK segments are
+#: drawn wider, yellow with a black outline, so they stand apart from every tick and line
+SACK_COLOURS = {"sack": PALETTE["sky"], "dsack": PALETTE["yellow"]}
 
 
 def colour(i: int) -> str:
@@ -64,7 +68,7 @@ def series(label: str, x, y, color: str, style: str = "line", width: float = 1.5
 
 def chart(cid: str, title: str, x_label: str, y_label: str, series_list: list[dict], **extra) -> dict:
     spec = {"id": cid, "title": title, "x_label": x_label, "y_label": y_label, "series": series_list,
-            "marks": [], "bands": [], "vlines": [], "x_log": False, "y_log": False}
+            "marks": [], "sacks": [], "bands": [], "vlines": [], "x_log": False, "y_log": False}
     spec.update(extra)
     return spec
 

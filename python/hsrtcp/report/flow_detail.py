@@ -9,7 +9,10 @@ the data direction (flows.data_dir), relative sequence numbers as in the events 
   + series.awnd_min; data edge = ACK line + series.bif_max (sender vantage only) — and the
   marks are exact: every retransmission event (kind 'retransmission', the data direction) is
   a vertical tick from seq_start to seq_end at its ts, coloured by class; spurious
-  retransmissions are black. Bands: timeout sequences (M10), zero-window episodes, silences
+  retransmissions are black. SACK blocks (kind 'sack_block', the data direction) are thin
+  segments at their ACK's ts over the block's bytes, D-SACK blocks wider and yellow; above
+  4 blocks per pixel column the ordinary ones are merged per pixel column (their union,
+  :func:`hsrtcp.plot.binning.merge_ranges`), D-SACKs never. Bands: timeout sequences (M10), zero-window episodes, silences
   (events 'suspension'/'gap'), outages (suspensions.parquet M24 gaps); handoffs are lines.
 - throughput (M3): series.bytes × 8 per 1-s bin, goodput from goodput_bytes; handoff lines.
 - bytes in flight / advertised window (M17, seed 000 Figs 8/9): series bif_max, bif_mean,
@@ -23,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from hsrtcp.report.charts import PALETTE, RETRANS_COLOURS, chart, clean, series, sig
+from hsrtcp.plot.binning import merge_ranges
+from hsrtcp.report.charts import PALETTE, RETRANS_COLOURS, SACK_COLOURS, chart, clean, series, sig
 from hsrtcp.report.downsample import downsample
 
 BAND_KINDS = {
@@ -68,6 +72,8 @@ def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFr
     # --- events
     ev = events_df if events_df is not None else pl.DataFrame()
     marks: list[dict] = []
+    sacks: list[dict] = []
+    sack_counts: dict[str, int] = {}  # blocks per class (legend), before any merging
     bands: list[dict] = []
     if ev.height:
         ev = ev.sort("ts")
@@ -84,6 +90,23 @@ def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFr
             cls = "spurious" if k == "spurious_retransmission" else (c or "unclassified")
             marks.append({"t": round(t, 6), "s0": a, "s1": b, "cls": cls,
                           "color": RETRANS_COLOURS.get(cls, PALETTE["grey"])})
+        sk = ev.filter((pl.col("kind") == "sack_block") & pl.col("seq_start").is_not_null())
+        if data_dir is not None:
+            sk = sk.filter(pl.col("dir") == data_dir)
+        for cls in ("sack", "dsack"):
+            sel = sk.filter(pl.col("class") == cls)
+            if not sel.height:
+                continue
+            t, a, b = (sel.get_column("ts").to_numpy() - t0, sel.get_column("seq_start").to_numpy(),
+                       sel.get_column("seq_end").to_numpy())
+            if cls == "sack":
+                t, a, b = merge_ranges(t, a, b, max_marks=4 * width, bins=width)
+                if len(t) < sel.height:
+                    notes.append(f"SACK blocks: {len(t):,} segments drawn for {sel.height:,} blocks "
+                                 f"(merged per pixel column)")
+            sack_counts[cls] = sel.height
+            sacks += [{"t": round(x, 6), "s0": int(lo), "s1": int(hi), "cls": cls, "color": SACK_COLOURS[cls]}
+                      for x, lo, hi in zip(np.asarray(t).tolist(), np.asarray(a).tolist(), np.asarray(b).tolist())]
         for kind, a, b in zip(ev.get_column("kind").to_list(), ev.get_column("ts").to_list(),
                               ev.get_column("ts_end").to_list()):
             if kind in BAND_KINDS and b is not None:
@@ -113,7 +136,8 @@ def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFr
                                   PALETTE["green"], "line"))
     tseq = chart(f"tseq-{fid}", "Time–sequence graph", "time since the flow's first packet (s)",
                  f"sequence number, {data_dir or 'data'} direction (bytes)", tseq_series,
-                 marks=marks, bands=bands, vlines=vlines, x_max=round(duration, 6), zoom_y=True)
+                 marks=marks, sacks=sacks, sack_counts=sack_counts, bands=bands, vlines=vlines,
+                 x_max=round(duration, 6), zoom_y=True)
     if not marks:
         notes.append("no retransmission in the data direction")
 

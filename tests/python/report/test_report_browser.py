@@ -124,6 +124,75 @@ def test_time_sequence_marks_are_the_events_retransmissions_at_their_places(drop
         assert 1 <= len(zoomed) == len(inside) < len(marks)
 
 
+def test_time_sequence_sack_blocks_are_the_events_at_their_places(drops_report, drops):
+    """The SACK series of the time–sequence graph: one segment per sack_block row of the data
+    direction (98 for drops_cubic.server.pcap, = tshark: tests/python/engine/test_engine_peers.py),
+    at its ACK's time over the block's bytes, in the SACK colour; the legend counts them."""
+    from hsrtcp.report.charts import SACK_COLOURS
+
+    flow = pl.read_parquet(drops / "flows.parquet").row(0, named=True)
+    ev = (pl.read_parquet(drops / "events.parquet")
+          .filter((pl.col("kind") == "sack_block") & (pl.col("dir") == flow["data_dir"])).sort("ts", "count"))
+    assert ev.height == 98 and set(ev["class"]) == {"sack"}
+    retx_t = (pl.read_parquet(drops / "events.parquet").filter(pl.col("kind") == "retransmission")["ts"]
+              - flow["first_ts"]).to_numpy()
+    cid = f"tseq-{flow['flow_id']}"
+    with browser() as d:
+        assert _problems(load(d, drops_report)) == []
+        state = d.execute_script(f"""
+            const c = window.hsrtcpReport.charts['{cid}'], u = c.plot;
+            return {{sacks: c.drawnSacks, bbox: u.bbox, x: [u.scales.x.min, u.scales.x.max],
+                     y: [u.scales.y.min, u.scales.y.max]}};""")
+        sacks, bbox = state["sacks"], state["bbox"]
+        assert len(sacks) == ev.height
+        got = sorted((round(m["t"], 6), m["s0"], m["s1"], m["cls"]) for m in sacks)
+        want = sorted((round(e["ts"] - flow["first_ts"], 6), e["seq_start"], e["seq_end"], e["class"])
+                      for e in ev.iter_rows(named=True))
+        assert got == want
+        far = None
+        for m in sacks:
+            x = bbox["left"] + (m["t"] - state["x"][0]) / (state["x"][1] - state["x"][0]) * bbox["width"]
+            y1 = bbox["top"] + (state["y"][1] - m["s1"]) / (state["y"][1] - state["y"][0]) * bbox["height"]
+            assert m["x"] == pytest.approx(x, abs=0.5)
+            if abs(m["y1"] - m["y0"]) > 3:  # not widened to the 2-px minimum
+                assert m["y1"] == pytest.approx(y1, abs=0.5)
+            if far is None and np.abs(retx_t - m["t"]).min() * bbox["width"] / (state["x"][1] - state["x"][0]) > 6:
+                far = m
+        # the canvas at a segment with no retransmission tick nearby has the SACK colour
+        assert far is not None
+        rgb = d.execute_script(f"""
+            const u = window.hsrtcpReport.charts['{cid}'].plot;
+            return Array.from(u.ctx.getImageData({round(far['x']) - 1}, {round((far['y0'] + far['y1']) / 2)}, 3, 1).data);""")
+        want_rgb = tuple(int(SACK_COLOURS["sack"][i:i + 2], 16) for i in (1, 3, 5))
+        pixels = [rgb[i:i + 3] for i in (0, 4, 8)]
+        assert any(max(abs(p[k] - want_rgb[k]) for k in range(3)) < 40 for p in pixels), (pixels, want_rgb)
+        legend = d.find_element("css selector", f"#chart-{cid} .marks-legend").text
+        assert "SACK block (98)" in legend and "D-SACK" not in legend
+
+
+def test_dsack_block_is_its_own_series(tmp_path):
+    """ack_blackout.server.pcap: its one SACK block is a D-SACK (the spurious RTO's duplicate,
+    tshark's tcp.options.sack.dsack_le too): drawn as class dsack, counted apart in the legend."""
+    from .common import DATA, run
+
+    require_chromium()
+    for tmp in (tmp_path,):
+        res = tmp / "blackout"
+        assert run(["analyze", DATA / "ack_blackout.server.pcap", "--vantage", "server", "-q", "--no-plot",
+                    "-o", res]) == 0
+        build_report(res, None, tmp / "r.html")
+        flow = pl.read_parquet(res / "flows.parquet").row(0, named=True)
+        ev = pl.read_parquet(res / "events.parquet").filter(pl.col("kind") == "sack_block")
+        assert ev["class"].to_list() == ["dsack"]
+        with browser() as d:
+            assert _problems(load(d, tmp / "r.html")) == []
+            sacks = d.execute_script(f"return window.hsrtcpReport.charts['tseq-{flow['flow_id']}'].drawnSacks")
+            assert [(m["cls"], m["s0"], m["s1"]) for m in sacks] == [("dsack", ev["seq_start"][0], ev["seq_end"][0])]
+            assert sacks[0]["t"] == pytest.approx(ev["ts"][0] - flow["first_ts"], abs=1e-6)
+            assert "D-SACK block (1)" in d.find_element(
+                "css selector", f"#chart-tseq-{flow['flow_id']} .marks-legend").text
+
+
 def test_flow_table_sorts_and_filters(drops_report):
     with browser() as d:
         load(d, drops_report)

@@ -119,6 +119,7 @@
       const inDomain = s.x.map((x, i) => (!spec.x_log || x > 0) && (!spec.y_log || (s.y[i] !== null && s.y[i] > 0)));
       return Object.assign({}, s, { x: s.x.filter((_, i) => inDomain[i]), y: s.y.filter((_, i) => inDomain[i]) });
     }).filter((s) => s.x.length > 0);
+    const sacks = spec.sacks || [];
     if (series.length === 0 && spec.marks.length === 0) {
       box.insertAdjacentHTML("beforeend", '<p class="note">No data for this chart.</p>');
       return null;
@@ -131,6 +132,7 @@
     const yr = [Infinity, -Infinity];
     series.forEach((s) => extent(s.y, yr));
     spec.marks.forEach((m) => { extent([m.t], xr); if (!m.tick) extent([m.s0, m.s1], yr); });
+    sacks.forEach((m) => { extent([m.t], xr); extent([m.s0, m.s1], yr); });
     spec.bands.forEach((b) => extent([b.t0, b.t1], xr));
     if (spec.x_max !== undefined && spec.x_max !== null) extent([0, spec.x_max], xr);
     // a log axis only helps (and only gets ticks) across at least a decade
@@ -139,7 +141,7 @@
     if (!xLog && xr[0] >= 0 && x0[0] < 0) x0[0] = 0;
     if (!yLog && yr[0] >= 0 && y0[0] < 0) y0[0] = 0;
 
-    const drawn = [];
+    const drawn = [], drawnSacks = [];
     const width = Math.max(400, Math.min(parent.clientWidth || 1200, 1300));
     const opts = {
       width: width, height: 340,
@@ -159,7 +161,7 @@
       }))),
       hooks: {
         drawClear: [(u) => drawBands(u, spec)],
-        draw: [(u) => drawMarks(u, spec, drawn)],
+        draw: [(u) => { drawSacks(u, sacks, drawnSacks); drawMarks(u, spec, drawn); }],
       },
     };
     const u = new uPlot(opts, aligned, box);
@@ -169,7 +171,7 @@
       u.batch(() => { u.setScale("x", { min: x0[0], max: x0[1] }); u.setScale("y", { min: y0[0], max: y0[1] }); });
     });
     legendExtras(box, spec);
-    report.charts[spec.id] = { plot: u, spec: spec, drawnMarks: drawn, initial: { x: x0, y: y0 } };
+    report.charts[spec.id] = { plot: u, spec: spec, drawnMarks: drawn, drawnSacks: drawnSacks, initial: { x: x0, y: y0 } };
     return u;
   }
 
@@ -204,6 +206,32 @@
     ctx.restore();
   }
 
+  // SACK blocks: a thin segment over each block at its ACK's time (under the retransmission
+  // ticks); D-SACK blocks wider, yellow on a black outline
+  function drawSacks(u, sacks, drawn) {
+    drawn.length = 0;
+    if (!sacks.length) return;
+    const ctx = u.ctx, dpr = devicePixelRatio, top = u.bbox.top, bottom = top + u.bbox.height;
+    const left = u.bbox.left, right = left + u.bbox.width;
+    ctx.save();
+    ctx.beginPath(); ctx.rect(left, top, u.bbox.width, u.bbox.height); ctx.clip();
+    for (const m of sacks) {
+      const x = u.valToPos(m.t, "x", true);
+      if (x < left - 2 || x > right + 2) continue;
+      let y0 = u.valToPos(m.s0, "y", true), y1 = u.valToPos(m.s1, "y", true);
+      if (Math.max(y0, y1) < top || Math.min(y0, y1) > bottom) continue;
+      if (Math.abs(y0 - y1) < 2 * dpr) { const c = (y0 + y1) / 2; y0 = c + dpr; y1 = c - dpr; }
+      if (m.cls === "dsack") {
+        ctx.strokeStyle = "#000000"; ctx.lineWidth = 4 * dpr;
+        ctx.beginPath(); ctx.moveTo(x, y0 + dpr); ctx.lineTo(x, y1 - dpr); ctx.stroke();
+      }
+      ctx.strokeStyle = m.color; ctx.lineWidth = (m.cls === "dsack" ? 2 : 1) * dpr;
+      ctx.beginPath(); ctx.moveTo(x, y0); ctx.lineTo(x, y1); ctx.stroke();
+      drawn.push({ t: m.t, s0: m.s0, s1: m.s1, cls: m.cls, x: x, y0: y0, y1: y1 });
+    }
+    ctx.restore();
+  }
+
   function drawMarks(u, spec, drawn) {
     drawn.length = 0;
     if (!spec.marks.length) return;
@@ -234,11 +262,18 @@
     const classes = new Map(), bands = new Map();
     spec.marks.forEach((m) => classes.set(m.cls, m.color));
     spec.bands.forEach((b) => bands.set(b.label, b.color));
-    if (!classes.size && !bands.size && !spec.vlines.length) return;
+    const sackCounts = spec.sack_counts || {};
+    if (!classes.size && !bands.size && !spec.vlines.length && !Object.keys(sackCounts).length) return;
     const div = document.createElement("div");
     div.className = "marks-legend";
     let htmlText = "";
     classes.forEach((c, k) => { htmlText += `<span><i style="background:${c}"></i>retransmission: ${esc(k)} (${spec.marks.filter((m) => m.cls === k).length})</span>`; });
+    for (const [cls, name] of [["sack", "SACK block"], ["dsack", "D-SACK block"]]) {
+      if (!sackCounts[cls]) continue;
+      const colour = (spec.sacks.find((m) => m.cls === cls) || {}).color || "#56B4E9";
+      const outline = cls === "dsack" ? ";outline:1px solid #000" : "";
+      htmlText += `<span class="sack-legend" data-cls="${cls}"><i style="background:${colour}${outline}"></i>${name} (${sackCounts[cls]})</span>`;
+    }
     bands.forEach((c, k) => { htmlText += `<span><b style="background:${c}"></b>${esc(k)}</span>`; });
     if (spec.vlines.length) htmlText += `<span><i style="background:${spec.vlines[0].color}"></i>handoff (${spec.vlines.length})</span>`;
     div.innerHTML = htmlText;
