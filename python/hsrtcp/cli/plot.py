@@ -40,7 +40,8 @@ def plot(kind, results, flow_id, out, start, end, table, metric, by, logx, model
     \b
     Kinds:
       tsg         time-sequence graph of one flow: data, ACK and window lines,
-                  retransmissions by class, spurious timeouts, outages, handoffs
+                  SACK blocks, retransmissions by class, spurious timeouts,
+                  outages, handoffs
       throughput  throughput per 1-s bin (handoff stems with --flow and context tables)
       window      bytes in flight and advertised window, retransmissions marked
       rtt         RTT samples over time (binned for long flows)
