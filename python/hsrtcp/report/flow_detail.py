@@ -12,8 +12,9 @@ the data direction (flows.data_dir), relative sequence numbers as in the events 
   retransmissions are black. SACK blocks (kind 'sack_block', the data direction) are thin
   segments at their ACK's ts over the block's bytes, D-SACK blocks wider and yellow; above
   4 blocks per pixel column the ordinary ones are merged per pixel column (their union,
-  :func:`hsrtcp.plot.binning.merge_ranges`), D-SACKs never. Bands: timeout sequences (M10), zero-window episodes, silences
-  (events 'suspension'/'gap'), outages (suspensions.parquet M24 gaps); handoffs are lines.
+  :func:`hsrtcp.plot.binning.merge_ranges`), D-SACKs never. Bands: timeout sequences (M10),
+  zero-window episodes, silences (events 'suspension'/'gap'), outages (suspensions.parquet
+  M24 gaps); handoffs are lines.
 - throughput (M3): series.bytes × 8 per 1-s bin, goodput from goodput_bytes; handoff lines.
 - bytes in flight / advertised window (M17, seed 000 Figs 8/9): series bif_max, bif_mean,
   awnd_min, awnd_mean; retransmissions as ticks.
