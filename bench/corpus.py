@@ -194,7 +194,8 @@ def start_cluster(n: int) -> tuple[str, list[subprocess.Popen]]:
         time.sleep(0.2)
     for i in range(n):
         procs.append(subprocess.Popen([str(dask), "worker", "--scheduler-file", str(sf), "--nthreads", "1",
-                                       "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"], env=ENV,
+                                       "--no-nanny", "--no-dashboard", "--host", "127.0.0.1",
+                                       "--preload", "hsrtcp.scale.preload"], env=ENV,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
     from distributed import Client
 

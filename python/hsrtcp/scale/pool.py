@@ -42,11 +42,11 @@ def _executor(mode: str, workers: int):
         return ThreadPoolExecutor(workers)
     import multiprocessing as mp
 
+    from hsrtcp.scale.preload import MODULES
+
     ctx = mp.get_context("forkserver")
     # workers fork from a server that already imported the analysis (once, not per worker)
-    # (no polars: single captures, pairs and bundles all stream to Parquet without it; the
-    # context layer imports it in the worker when an input has a radio log or labels)
-    ctx.set_forkserver_preload(["hsrtcp.scale.tasks", "hsrtcp.streaming", "hsrtcp.pair", "hsrtcp.output"])
+    ctx.set_forkserver_preload(list(MODULES))
     return ProcessPoolExecutor(workers, mp_context=ctx)
 
 

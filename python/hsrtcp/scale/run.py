@@ -71,10 +71,8 @@ def run_corpus(spec: str, results: str, *, force: bool = False, workers: int | N
     pool's start), ``write`` (failures and inputs tables), ``total``; ``mode``, ``workers``,
     and ``tasks``: per analyzed input its start and end on the wall clock relative to
     ``analyze``'s start, CPU seconds and pid). bench/corpus.py reports them."""
-    import hsrtcp
-    from hsrtcp.scale.manifest import ManifestProblem
-    from hsrtcp.scale.pool import choose, default_workers, run_local
-    from hsrtcp.scale.progress import CorpusProgress
+    from hsrtcp.scale.dask import DaskCluster
+    from hsrtcp.scale.pool import default_workers
 
     t_start = time.perf_counter()
     clock = {"start": time.perf_counter()}
@@ -86,6 +84,23 @@ def run_corpus(spec: str, results: str, *, force: bool = False, workers: int | N
         clock["start"] = now
 
     _preload_pyarrow()
+    # a cluster connects (or starts) while the inputs are found and keyed
+    cluster = DaskCluster(scheduler, max(1, workers or default_workers())) if scheduler or dask_local else None
+    try:
+        return _run(spec, results, cluster, force=force, workers=workers, quiet=quiet, window_s=window_s,
+                    labels=labels, mode=mode, phases=phases, mark=mark, t_start=t_start)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _run(spec, results, cluster, *, force, workers, quiet, window_s, labels, mode, phases, mark, t_start) -> int:
+    """run_corpus after the cluster (if any) began connecting."""
+    import hsrtcp
+    from hsrtcp.scale.manifest import ManifestProblem
+    from hsrtcp.scale.pool import choose, default_workers, run_local
+    from hsrtcp.scale.progress import CorpusProgress
+
     inputs = discover(spec)
     mark("discover")
     for inp in inputs:
@@ -145,7 +160,7 @@ def run_corpus(spec: str, results: str, *, force: bool = False, workers: int | N
                       "state": state, "version": version, "bytes": nbytes, "settings": settings}
             todo.append((inp, results, window_s, record))
             todo_bytes += nbytes
-        how = ("dask" if scheduler or dask_local else (mode or choose(todo_bytes, workers))) if todo else "none"
+        how = ("dask" if cluster is not None else (mode or choose(todo_bytes, workers))) if todo else "none"
         # Largest first (by estimated cost): the last inputs to start are the small ones, so
         # the workers run out of work at about the same time instead of one finishing a big
         # input alone at the end.
@@ -176,9 +191,7 @@ def run_corpus(spec: str, results: str, *, force: bool = False, workers: int | N
 
         try:
             if how == "dask":
-                from hsrtcp.scale.dask import run_dask
-
-                run_dask(todo, on_done, scheduler=scheduler, workers=workers)
+                cluster.run(todo, on_done)
             elif todo:
                 run_local(todo, on_done, workers=min(workers, len(todo)), mode=how)
         finally:

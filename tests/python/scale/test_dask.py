@@ -88,6 +88,25 @@ def test_dask_local_cluster(corpus, tmp_path):
         assert_same_results(parts[i], lparts[i])
     pids = {json.loads((d / "_input.json").read_text())["pid"] for d in parts.values()}
     assert os.getpid() not in pids
+    # the workers imported the analysis at start (hsrtcp.scale.preload), not in the first input
+    # a re-run has nothing left to do: the cluster it started while keying is stopped all the same
+    assert run_corpus(str(corpus), str(res), quiet=True, workers=2, dask_local=True) == 0
+    assert not _children(), _children()
+
+
+def _children() -> list[str]:
+    """Processes whose parent is this one (the local cluster's nannies while it runs),
+    except multiprocessing's resource tracker and fork server, which live as long as we do."""
+    me, found = str(os.getpid()), []
+    for d in Path("/proc").iterdir():
+        try:
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        cmd = (d / "cmdline").read_bytes()
+        if fields[1] == me and b"resource_tracker" not in cmd and b"forkserver" not in cmd:
+            found.append(f"{d.name}: {(d / 'cmdline').read_bytes()[:80]!r}")
+    return found
 
 
 def test_unreachable_scheduler_is_an_error_not_a_traceback(corpus, tmp_path):
