@@ -165,6 +165,9 @@ pub struct Stream {
     rx_orig: Option<(u16, i64, Nanos)>,
     rx_first_retx: Option<u16>,
     rx_seen_after: u16,
+    /// Receiver side: the highest IP ID of any data seen (a reordered packet may arrive
+    /// before the originals with lower IDs: its ID is then not missing after them).
+    rx_id_high: Option<u16>,
     /// Receiver side: arrival of the latest data segment, and whether the latest repeat
     /// arrived after a silence of the RTO scale (a timeout re-send; see `rx_pending_dup`).
     rx_last_data: Nanos,
@@ -333,6 +336,11 @@ impl Stream {
         }
         if x.near_sender == Some(false) {
             self.rx_timeout_repeat = silent && kind == Overlap::Repeat;
+            if let Some(id) = ip_id {
+                if self.rx_id_high.is_none_or(|h| (id.wrapping_sub(h) as i16) > 0) {
+                    self.rx_id_high = Some(id);
+                }
+            }
             if let (Some((o, _, _)), Some(id)) = (self.rx_orig, ip_id) {
                 if (id.wrapping_sub(o) as i16) > 0 {
                     self.rx_seen_after = self.rx_seen_after.saturating_add(1);
@@ -475,7 +483,13 @@ impl Stream {
                 return true;
             }
         }
-        self.rx_orig = Some((id, e, ts));
+        // IDs up to the highest seen are not missing after P
+        let floor = match self.rx_id_high {
+            Some(h) if (h.wrapping_sub(id) as i16) > 0 => h,
+            _ => id,
+        };
+        self.rx_id_high = Some(floor);
+        self.rx_orig = Some((floor, e, ts));
         self.rx_first_retx = None;
         self.rx_seen_after = 0;
         self.rx_burst = None;
