@@ -314,6 +314,8 @@ fn new_data_after_a_lost_fast_resend_and_a_timeout_is_not_a_retransmission() {
     t.ack(401.5, 14001);
     let r = t.run_as("client");
     assert_eq!(r.flow_u64("retransmissions"), Some(1));
+    // the other reading (13001 a re-send) cannot be excluded at the phone
+    assert_eq!(r.flow_u64("retransmissions_undecided"), Some(1));
 }
 
 #[test]
@@ -335,6 +337,9 @@ fn dupack_answering_a_repeat_counts_when_the_sender_had_data_in_flight() {
     t.ack(400.5, 4001);
     let r = t.run_as("client");
     assert_eq!(r.flow_u64("dupacks"), Some(1));
+    // the second candidate: the sender may have sent data beyond 3001 that was lost on the
+    // way (the phone cannot see it), so it is not counted but left undecided
+    assert_eq!(r.flow_u64("dupacks_undecided"), Some(1));
 }
 
 #[test]
@@ -375,10 +380,16 @@ fn resend_in_sequence_behind_a_timeout_resend_is_a_retransmission() {
     send(&mut t, 402.0, 11001, true); // new
     t.ack(402.5, 12001);
     let r = t.run_as("client");
-    assert_eq!(r.flow_u64("retransmissions"), Some(2));
-    let rows = r.rows("retransmission");
-    assert_eq!(i64_at(&r.events, "seq_start", rows[1]), Some(10001));
-    assert_eq!(str_at(&r.events, "cause", rows[1]).as_deref(), Some("unseen_original"));
+    // Undecidable at the phone (docs/engine.md): the DupACKs at 170.5-172.5 ms, sent after
+    // the third, reach the sender after it sent P; any of them may have been the one that
+    // made it re-send (earlier ones lost, or Linux's threshold raised after reordering), and
+    // then the missing ID 5013 was that re-send of 3001 and 10001 (5015) is new. The lab has
+    // both readings with this phone capture: run r00 of the issue-16 report (the lost ID was
+    // the fast re-send of 3001, triggered by the seventh DupACK) and the fixture
+    // reno_nosack_nots (the lost ID was the original of the copy). The old rule looked at the
+    // third DupACK only and counted 10001 as a re-send, wrong on r00: now it is undecided.
+    assert_eq!(r.flow_u64("retransmissions"), Some(1));
+    assert_eq!(r.flow_u64("retransmissions_undecided"), Some(1));
 }
 
 #[test]
@@ -432,6 +443,8 @@ fn tail_lost_and_resent_at_the_timeout_arrives_in_sequence_as_retransmissions() 
     t.ack(402.5, 13001);
     let r = t.run_as("client");
     assert_eq!(r.flow_u64("retransmissions"), Some(2));
+    // no hole, no DupACK since P: decided
+    assert_eq!(r.flow_u64("retransmissions_undecided"), Some(0));
     let rows = r.rows("retransmission");
     assert_eq!(i64_at(&r.events, "seq_start", rows[0]), Some(10001));
     assert_eq!(str_at(&r.events, "cause", rows[1]).as_deref(), Some("unseen_original"));

@@ -62,23 +62,30 @@ def test_zero_window_probes_match_kernel_and_both_captures(cc, sysctls, bed_ok, 
     assert cli["retransmissions"] == retransmissions_arrived(ct)
 
 
-def test_reno_heavy_loss_receiver_counts_near_truth(bed_ok, tmp_path):
-    """Reno without SACK and timestamps, 5 % data and 5 % ACK drops. Not exact yet (issue 16):
-    re-sends after a timeout that arrive in sequence, and DupACKs answering repeats, cannot
-    always be told from one capture. Bounded: within 3 % of the truth (the engine was 2.7 %
-    and 4.4 % off before the IP-ID and pending-DupACK rules on the runs of the report)."""
+@pytest.mark.parametrize("p_data,p_ack", [(0.03, 0.05), (0.05, 0.05), (0.08, 0.10)])
+def test_reno_heavy_loss_receiver_counts_bounded_exactly(p_data, p_ack, bed_ok, tmp_path):
+    """Reno without SACK and timestamps, heavy data and ACK drops. What the phone capture
+    decides is exact, the rest is counted as undecided (docs/engine.md, "What a
+    receiver-side capture cannot tell"): on every run the truth lies in
+    [retransmissions, retransmissions + retransmissions_undecided] and
+    [dupacks, dupacks + dupacks_undecided]. Widths on the 11 runs of the issue-16 report
+    (2-8 % data, 2-10 % ACK drops, 3 MB): 0-18 re-sends (of 46-217), 2-26 DupACKs (of 311-703)."""
     from hsrtcp.testing import truth
     from hsrtcp.testing.netbed import Testbed
     from receiver_truth import dupacks_sent, retransmissions_arrived
 
     sysctls = {"tcp_sack": 0, "tcp_timestamps": 0}
-    with Testbed(workdir=tmp_path, cc="reno", p_data=0.05, p_ack=0.05, sysctls=sysctls) as b:
+    with Testbed(workdir=tmp_path, cc="reno", p_data=p_data, p_ack=p_ack, sysctls=sysctls) as b:
         run = b.transfer("reno_heavy", nbytes=3_000_000, cc="reno")
     ct = truth.compute(run.server_pcap, run.client_pcap).connections[0]
     cli = flow_row(analyze(run.client_pcap, "client"), ct.client_port)
     rt, dt = retransmissions_arrived(ct), dupacks_sent(run.server_pcap, run.client_pcap, ct)
-    print(f"retransmissions truth {rt} engine {cli['retransmissions']}; dupacks truth {dt} engine {cli['dupacks']}")
+    r, ru = cli["retransmissions"], cli["retransmissions_undecided"]
+    d, du = cli["dupacks"], cli["dupacks_undecided"]
+    print(f"retransmissions truth {rt} engine [{r}, {r + ru}]; dupacks truth {dt} engine [{d}, {d + du}]")
     assert rt > 0 and dt > 0
-    assert abs(cli["retransmissions"] - rt) <= max(2, 0.03 * rt)
-    assert abs(cli["dupacks"] - dt) <= max(2, 0.03 * dt)
+    assert r <= rt <= r + ru
+    assert d <= dt <= d + du
+    # narrow: the undecided are a small share
+    assert ru <= max(3, 0.15 * rt) and du <= max(3, 0.1 * dt)
     assert cli["unnecessary_retransmissions"] == ct.spurious_retrans

@@ -71,6 +71,7 @@ pub const FLOW_COLUMNS: &[ColumnDef] = &[
     c("retrans_sack_refill", U64, "retransmissions of class sack_refill (later SACK holes in one recovery)"),
     c("retrans_rto", U64, "retransmissions of class rto (timeout and the timeout recovery after it)"),
     c("retrans_tlp", U64, "retransmissions of class tlp (tail-loss probe: a copy of the newest data without loss signals)"),
+    c("retransmissions_undecided", U64, "receiver only: in-sequence data segments that may be re-sends or new data, undecidable at the receiver (docs/engine.md); the re-sends that arrived lie in [retransmissions, retransmissions + retransmissions_undecided]"),
     c("retrans_unclassified", U64, "retransmissions not classified because the vantage is unknown"),
     c("reordering_segments", U64, "hole fills that were sent before the data that overtook them, and (receiver) originals arriving after their own re-send (not retransmissions)"),
     c("network_duplicates", U64, "repeated copies with the same IP ID and TSval as the earlier copy (network or capture duplicates)"),
@@ -93,6 +94,7 @@ pub const FLOW_COLUMNS: &[ColumnDef] = &[
     c("rto_bias_mean", F64, "M16: mean (ACK of the original arrives - RTO retransmission) over Eifel-detected spurious RTOs, s"),
     c("pure_acks", U64, "pure ACKs (no payload, SYN, FIN, RST) acknowledging the data direction"),
     c("dupacks", U64, "DupACKs: pure ACK, same ACK number and window as the previous ACK, data outstanding (M15, RFC 5681)"),
+    c("dupacks_undecided", U64, "receiver only: pure ACKs answering a repeat, with nothing seen beyond their ACK number, that the receiver cannot tell to be DupACKs or not (docs/engine.md); the DupACKs sent lie in [dupacks, dupacks + dupacks_undecided]"),
     c("dupack_rate", F64, "M15: dupacks / pure_acks"),
     c("bif_max", U64, "largest bytes in flight sampled at ACK arrivals (M17, A13), sender vantage"),
     c("bif_mean", F64, "mean bytes in flight at ACK arrivals, sender vantage"),
@@ -540,6 +542,7 @@ impl Engine {
         .u64("retrans_sack_refill", only(known, k.sack_refill))
         .u64("retrans_rto", only(known, k.rto))
         .u64("retrans_tlp", only(known, k.tlp))
+        .u64("retransmissions_undecided", only(known && !sender, k.undecided))
         .u64("retrans_unclassified", k.unclassified)
         .u64("reordering_segments", k.reordering)
         .u64("network_duplicates", k.network_duplicates)
@@ -609,6 +612,7 @@ impl Engine {
         .f64("rto_bias_mean", ratio(k.rto_bias_sum, k.rto_bias_n as f64))
         .u64("pure_acks", k.pure_acks)
         .u64("dupacks", k.dupacks)
+        .u64("dupacks_undecided", only(known && !sender, k.dupacks_undecided))
         .f64("dupack_rate", ratio(k.dupacks as f64, k.pure_acks as f64))
         .u64("bif_max", (sender && k.bif_n > 0).then_some(k.bif_max))
         .f64(

@@ -71,6 +71,12 @@ pub struct Counts {
     pub rto: u64,
     pub tlp: u64,
     pub unclassified: u64,
+    /// Receiver side: in-sequence segments whose original may or may not have been lost
+    /// (see `unseen_original`): re-sends or new data, undecidable at the phone.
+    pub undecided: u64,
+    /// Receiver side: DupACK candidates answering a repeat that the rules above do not count
+    /// (see `settle_pending_dupacks`).
+    pub dupacks_undecided: u64,
     pub reordering: u64,
     pub network_duplicates: u64,
     pub zero_window_probes: u64,
@@ -159,6 +165,9 @@ pub struct Stream {
     rx_orig: Option<(u16, i64, Nanos)>,
     rx_first_retx: Option<u16>,
     rx_seen_after: u16,
+    /// Receiver side: the highest IP ID of any data seen (a reordered packet may arrive
+    /// before the originals with lower IDs: its ID is then not missing after them).
+    rx_id_high: Option<u16>,
     /// Receiver side: arrival of the latest data segment, and whether the latest repeat
     /// arrived after a silence of the RTO scale (a timeout re-send; see `rx_pending_dup`).
     rx_last_data: Nanos,
@@ -327,6 +336,11 @@ impl Stream {
         }
         if x.near_sender == Some(false) {
             self.rx_timeout_repeat = silent && kind == Overlap::Repeat;
+            if let Some(id) = ip_id {
+                if self.rx_id_high.is_none_or(|h| (id.wrapping_sub(h) as i16) > 0) {
+                    self.rx_id_high = Some(id);
+                }
+            }
             if let (Some((o, _, _)), Some(id)) = (self.rx_orig, ip_id) {
                 if (id.wrapping_sub(o) as i16) > 0 {
                     self.rx_seen_after = self.rx_seen_after.saturating_add(1);
@@ -418,6 +432,9 @@ impl Stream {
         }
         if let Some((o, end, t_o)) = self.rx_orig {
             let thr = Self::rto_threshold(x.rtt);
+            let in_burst = |st: &Self, t_b: Nanos| {
+                !st.rx_closed_since && ts - t_b < thr && t_b - t_o >= thr && s == st.nxt
+            };
             let missing = match (self.rx_first_retx, self.rx_burst) {
                 // fast recovery right after P: the IDs missing before the first re-send
                 (Some(f), _) if ts - t_o < thr && (id.wrapping_sub(f) as i16) > 0 => {
@@ -431,9 +448,28 @@ impl Stream {
                     if !self.rx_closed_since
                         && ts - t_b < thr
                         && t_b - t_o >= thr
-                        && x.rtt.est.srtt.is_some_and(|r| self.rx_trigger_ts < t_o - r) =>
+                        && x.rtt.est.rto().is_some_and(|r| t_b - t_o < 2 * r)
+                        && x.rtt.est.srtt.is_some_and(|r| self.rx_trigger_ts < t_o - 2 * r) =>
                 {
                     (id.wrapping_sub(o) as i16) as i64 - 1 - self.rx_seen_after as i64
+                }
+                // the same burst after an ACK that may have made the sender re-send: each
+                // missing ID may have been that lost re-send or an original of the data
+                // after P, and no capture at the phone says which (docs/engine.md, "What a
+                // receiver-side capture cannot tell"): counted as undecided, not as a
+                // retransmission, at most as many segments as IDs are missing
+                (_, Some(t_b)) if in_burst(self, t_b) => {
+                    let m = (id.wrapping_sub(o) as i16) as i64 - 1 - self.rx_seen_after as i64;
+                    if m >= 1
+                        && self.ack_seen
+                        && self.una >= self.nxt
+                        && s < end + m * self.max_payload as i64
+                    {
+                        self.c.undecided += 1;
+                        self.rx_seen_after = self.rx_seen_after.saturating_add(1);
+                        return false;
+                    }
+                    0
                 }
                 _ => 0,
             };
@@ -447,7 +483,13 @@ impl Stream {
                 return true;
             }
         }
-        self.rx_orig = Some((id, e, ts));
+        // IDs up to the highest seen are not missing after P
+        let floor = match self.rx_id_high {
+            Some(h) if (h.wrapping_sub(id) as i16) > 0 => h,
+            _ => id,
+        };
+        self.rx_id_high = Some(floor);
+        self.rx_orig = Some((floor, e, ts));
         self.rx_first_retx = None;
         self.rx_seen_after = 0;
         self.rx_burst = None;
@@ -467,10 +509,17 @@ impl Stream {
         // After a timeout re-send the sender has only that segment in flight (cwnd 1): data
         // it sends beyond the ACK number before the ACK arrives can only be re-sends of
         // data sent before the timeout.
-        if resent || (!after_timeout && x.rtt.est.srtt.is_some_and(|r| ts - t0 <= r)) {
+        // within half an SRTT the data was sent before the ACK arrived whatever the one-way
+        // delays (live run r10: within one SRTT counted one ACK too many); later, undecided
+        if resent || (!after_timeout && x.rtt.est.srtt.is_some_and(|r| 2 * (ts - t0) <= r)) {
             self.c.dupacks += n as u64;
             self.dupacks_since_advance += n;
             self.bins.at(x.first_ts, t0).dupacks += n;
+        } else {
+            // whether the sender had sent beyond the ACK number when the ACK reached it
+            // depends on one-way delays and on data lost on the way, which the phone never
+            // sees: undecided (the count above is the lower bound)
+            self.c.dupacks_undecided += n as u64;
         }
     }
 
@@ -939,12 +988,15 @@ impl Stream {
             if self.nxt > a {
                 self.c.dupacks += 1;
                 self.dupacks_since_advance += 1;
-                if self.dupacks_since_advance == 3 && x.near_sender == Some(false) {
-                    self.rx_trigger_ts = ts; // Reno's fast retransmit threshold
+                if x.near_sender == Some(false) {
+                    // any DupACK may be the one that makes the sender re-send: ACKs before it
+                    // may be lost, and Linux raises the threshold after reordering
+                    self.rx_trigger_ts = ts;
                 }
                 self.last_dupack_ts = Some(ts);
                 self.bins.at(x.first_ts, ts).dupacks += 1;
             } else if x.near_sender == Some(false) && !self.win.probing() {
+                self.rx_trigger_ts = ts; // a DupACK if the sender had data outstanding
                 // the phone saw nothing beyond its ACK (answering a repeat): whether the
                 // sender had data outstanding shows with the next data (not for the answers
                 // to window probes: a Linux sender probes only with nothing in flight)
