@@ -68,7 +68,7 @@ def query(args, fmt, out, show_schema, limit):
         raise click.UsageError(f"SQL: {exc}") from None
 
 
-# Tables a results directory can hold (docs/formats/, /work/context-contract.md): naming one
+# Tables a results directory can hold (docs/formats/, docs/formats/context.md): naming one
 # that none of the directories has is an input problem (exit 3), not a typo in the SQL.
 KNOWN_TABLES = {"flows", "events", "rtt", "series", "captures", "pair_stats", "radio", "handoffs",
                 "context", "suspensions", "coverage", "labels"}

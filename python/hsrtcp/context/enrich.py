@@ -4,7 +4,7 @@ Called by ``hsrtcp analyze`` after flows/events/... are written, when a radio lo
 bundle or labels are involved. Reads ``flows.parquet`` (and the ``gap`` events) back from
 the directory, so it works the same after the streaming and the in-memory analysis, and
 writes radio, handoffs, context, suspensions, coverage and labels (.parquet, atomically;
-/work/context-contract.md, docs/formats/). A problem with a radio log never loses the
+docs/formats/context.md). A problem with a radio log never loses the
 flows: they are written first, and the context rows say ``unknown`` with the reason.
 """
 

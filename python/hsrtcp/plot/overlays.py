@@ -7,7 +7,7 @@ Sources (all tables, times made relative to the flow's first packet):
   ``sack_block`` (ts of the ACK, the block's seq range, class sack or dsack),
   ``spurious_timeout`` (ts = first RTO retransmission of the episode), ``timeout_sequence``
   (ts → ts_end, M10), ``suspension`` (silence in both directions, ts → ts_end);
-- context tables when present (/work/context-contract.md): ``handoffs.parquet`` (ts of each
+- context tables when present (docs/formats/context.md, handoffs.md): ``handoffs.parquet`` (ts of each
   serving-cell change, M23) and ``suspensions.parquet`` (gap_start_ts → gap_end_ts of the
   silence around a handoff inside the flow, M24/A12).
 """

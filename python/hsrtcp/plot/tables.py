@@ -2,8 +2,8 @@
 
 Figures come from the tables only (never the captures), so everything a figure shows can be
 redrawn from a results directory alone. Each figure names the columns it needs; a table
-without one of them was written by an older hsrtcp (every table is at schema version 1,
-docs/formats/) and is reported as such, naming the file. A flow's rows are read with a
+without one of them was written by an older hsrtcp (each table's schema version is in
+its docs/formats/ page) and is reported as such, naming the file. A flow's rows are read with a
 filter pushed into the Parquet scan, so drawing one flow of a long capture reads little.
 """
 
@@ -67,9 +67,9 @@ class Results:
         """InputError naming the file if ``table`` lacks one of ``columns`` (older schema)."""
         missing = [c for c in columns if c not in self.schema(table)]
         if missing:
-            doc = f"docs/formats/{table}.md" if table in CORE else "/work/context-contract.md"
+            doc = f"docs/formats/{table}.md"
             raise InputError(f"{self.file(table)}: no column(s) {', '.join(missing)}: the table was "
-                             f"written by an older or different hsrtcp (schema version 1 has them, {doc}); "
+                             f"written by an older or different hsrtcp (the current schema has them, {doc}); "
                              f"re-run hsrtcp analyze")
 
     def read(self, table: str, columns: list[str], flow_id: int | None = None,

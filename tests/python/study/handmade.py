@@ -1,7 +1,7 @@
 """Hand-made results directories for the study tests.
 
 Each helper writes tables that follow docs/formats/ (flows, series, events) and the
-context contract (/work/context-contract.md: context, labels, handoffs, suspensions,
+context tables of docs/formats/ (context, labels, handoffs, suspensions,
 coverage) with only the columns the study reads, so every expected number in the tests
 can be worked out by hand from the rows given here.
 """
