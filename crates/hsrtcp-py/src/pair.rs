@@ -12,7 +12,7 @@ use arrow_select::interleave::interleave;
 use hsrtcp_core::flow::event::nanos_to_s;
 use hsrtcp_core::flow::{engine, table};
 use hsrtcp_core::matcher::metrics::MATCH_SERIES_COLUMNS;
-use hsrtcp_core::matcher::{analyze_pair as core_pair, match_streams, MatchOptions, PairResult, MATCH_COLUMNS};
+use hsrtcp_core::matcher::{analyze_pair as core_pair, match_batches, MatchOptions, PairResult, MATCH_COLUMNS};
 use hsrtcp_core::stream;
 use hsrtcp_core::table::parquet::{ParquetDir, TableSender, SEND_ROWS};
 use hsrtcp_core::table::{col, schema_of, to_ipc, ColType, ColumnDef, TableBuilder};
@@ -388,7 +388,7 @@ impl PairOut {
             std::thread::scope(|scope| {
                 let matcher = std::thread::Builder::new()
                     .name("hsrtcp-matcher".into())
-                    .spawn_scoped(scope, move || match_streams(seg_c, seg_s, opts))
+                    .spawn_scoped(scope, move || match_batches(seg_c.batches(), seg_s.batches(), opts))
                     .expect("spawn matcher thread");
                 let cli = std::thread::Builder::new()
                     .name("hsrtcp-client".into())
