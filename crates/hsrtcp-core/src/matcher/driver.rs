@@ -13,6 +13,7 @@
 //!    pairs are finalized with it.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::capture::CaptureReader;
@@ -21,7 +22,7 @@ use crate::flow::Dir;
 use crate::matcher::clock::{ClockEstimator, ClockFit};
 use crate::matcher::fate::{PairFate, Spans};
 use crate::matcher::metrics::{
-    spurious_events, write_loss_series, write_metrics, Replay, MATCH_COLUMNS, MATCH_SERIES_COLUMNS,
+    spurious_events, tally, write_loss_series, write_metrics, Replay, MATCH_COLUMNS, MATCH_SERIES_COLUMNS,
 };
 use crate::matcher::pairing::{PairIndex, SideConn, Tracker};
 use crate::matcher::Side;
@@ -57,6 +58,12 @@ pub struct MatchOptions {
     pub sweep_every: u64,
     /// Packets per direction handed to the metrics at a time.
     pub feed_chunk: usize,
+    /// A pair still holding this many packets at its end gets its replay on a second thread
+    /// (see `PIPELINE_MIN`); the metrics are the same either way.
+    pub pipeline_min: usize,
+    /// Set by the caller to abandon the run (Ctrl-C): the matcher stops reading and skips
+    /// the metrics of the pairs it holds; the result is incomplete, for the bin.
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Default for MatchOptions {
@@ -71,6 +78,8 @@ impl Default for MatchOptions {
             consume_after: 1 << 16,
             sweep_every: 1 << 14,
             feed_chunk: 1 << 15,
+            pipeline_min: PIPELINE_MIN,
+            cancel: None,
         }
     }
 }
@@ -355,7 +364,7 @@ impl Matcher {
         let mut replay = pair.replay.take().unwrap_or_else(|| Replay::new(Replay::data_dir(payload), lag, bin0));
         let snd = replay.sender();
         let offset = self.offset;
-        let pipelined = pair.fate.held() >= PIPELINE_MIN;
+        let pipelined = pair.fate.held() >= self.opts.pipeline_min;
         // in chunks: the copies handed to the replay stay small
         let mut take = || {
             let batch = pair.fate.take(Nanos::MAX, offset, &spans, true, chunk, snd);
@@ -394,10 +403,15 @@ impl Matcher {
         pair.fate = PairFate::default();
     }
 
+    fn cancelled(&self) -> bool {
+        self.opts.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
     fn finish(mut self, coarse: Nanos) -> PairResult {
         let fit = self.clock.fit();
+        let cancelled = self.cancelled();
         for i in 0..self.pairs.len() {
-            if !self.pairs[i].done {
+            if !self.pairs[i].done && !cancelled {
                 self.finish_pair(i, &fit);
             }
         }
@@ -437,34 +451,40 @@ impl Matcher {
 /// than it saves.
 const PIPELINE_MIN: usize = 1 << 17;
 
-/// Feed the batches `take` hands out to `replay` on a second thread (at most two batches
-/// in flight); the same batches in the same order as feeding them in line.
+/// Feed the batches `take` hands out to `replay`: the ordered part of the replay
+/// ([`Replay::feed_ordered`]) on a second thread, the order-free part ([`tally`]) here, next
+/// to the taking; at most one batch waits between them. The same batches in the same order
+/// as [`Replay::feed`] in line, so the same metrics.
 fn feed_pipelined(
-    replay: Replay,
+    mut replay: Replay,
     fit: &ClockFit,
     mut take: impl FnMut() -> Option<[Vec<crate::matcher::fate::Pkt>; 2]>,
 ) -> Replay {
     let fit = *fit;
-    std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<[Vec<crate::matcher::fate::Pkt>; 2]>(2);
+    let mut counts = replay.take_tally();
+    let dir = replay.dir();
+    let mut replay = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<[Vec<crate::matcher::fate::Pkt>; 2]>(1);
         let feeder = std::thread::Builder::new()
             .name("hsrtcp-replay".into())
             .spawn_scoped(scope, move || {
-                let mut replay = replay;
                 for batch in rx {
-                    replay.feed(&batch, &fit);
+                    replay.feed_ordered(&batch, &fit);
                 }
                 replay
             })
             .expect("spawn replay thread");
         while let Some(batch) = take() {
+            tally(&mut counts, dir, &batch);
             if tx.send(batch).is_err() {
                 break; // the feeder panicked: join() below says so
             }
         }
         drop(tx);
         feeder.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
-    })
+    });
+    replay.put_tally(counts);
+    replay
 }
 
 /// First packet of the connection in the data sender's capture (where M6 bins start).
@@ -577,6 +597,9 @@ fn merge(m: &mut Matcher, a: impl Iterator<Item = Arc<Vec<Segment>>>, b: impl It
     let (mut a, mut b) = (Cursor::new(a), Cursor::new(b));
     let off = m.offset[0]; // fixed for the run (the coarse offset)
     loop {
+        if m.cancelled() {
+            return;
+        }
         let (has_a, has_b) = (a.fill(), b.fill());
         if !(has_a && has_b) {
             // One stream ended: the rest of the other in order.
