@@ -453,7 +453,7 @@ const PIPELINE_MIN: usize = 1 << 17;
 
 /// Feed the batches `take` hands out to `replay`: the ordered part of the replay
 /// ([`Replay::feed_ordered`]) on a second thread, the order-free part ([`tally`]) here, next
-/// to the taking; at most one batch waits between them. The same batches in the same order
+/// to the taking; handed over one at a time (two batches alive: memory). The same batches in the same order
 /// as [`Replay::feed`] in line, so the same metrics.
 fn feed_pipelined(
     mut replay: Replay,
@@ -464,7 +464,7 @@ fn feed_pipelined(
     let mut counts = replay.take_tally();
     let dir = replay.dir();
     let mut replay = std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<[Vec<crate::matcher::fate::Pkt>; 2]>(1);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<[Vec<crate::matcher::fate::Pkt>; 2]>(0);
         let feeder = std::thread::Builder::new()
             .name("hsrtcp-replay".into())
             .spawn_scoped(scope, move || {
