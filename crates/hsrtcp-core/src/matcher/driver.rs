@@ -453,8 +453,8 @@ const PIPELINE_MIN: usize = 1 << 17;
 
 /// Feed the batches `take` hands out to `replay`: the ordered part of the replay
 /// ([`Replay::feed_ordered`]) on a second thread, the order-free part ([`tally`]) here, next
-/// to the taking; handed over one at a time (two batches alive: memory). The same batches in the same order
-/// as [`Replay::feed`] in line, so the same metrics.
+/// to the taking; handed over one at a time (two batches alive: memory). The same batches
+/// in the same order as [`Replay::feed`] in line, so the same metrics.
 fn feed_pipelined(
     mut replay: Replay,
     fit: &ClockFit,
