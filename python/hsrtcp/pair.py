@@ -146,7 +146,7 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
     ``output``: an open :class:`hsrtcp.output.OutputSet` for ``out_dir`` to stage into
     (the caller commits); without it the tables are committed here.
     """
-    from concurrent.futures import ThreadPoolExecutor
+    from functools import partial
 
     from hsrtcp.output import OutputSet, shown
 
@@ -158,9 +158,15 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
 
     def stoppable(report):
         def checked(n: int) -> None:
-            if interrupted:
-                raise KeyboardInterrupt
-            report(n)
+            try:
+                if interrupted:
+                    raise KeyboardInterrupt
+                report(n)
+            except KeyboardInterrupt:
+                # Ctrl-C reached this thread (the main one runs Python's handler): the
+                # other threads of the run stop at their next report.
+                interrupted.append(True)
+                raise
 
         return checked
 
@@ -185,24 +191,33 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
         # smaller than the number of jobs.
         n_jobs = len(fused) + len(alone) + len(singles_left)
         n_workers = max(1, min(workers or os.cpu_count() or 1, n_jobs))
-        pool = ThreadPoolExecutor(n_workers)
+        pool = None
         try:
             with file_progress([p for p, _ in files], progress) as for_file:
                 def match_id(k: int) -> int:
                     return MATCH_ID_BASE + ((first_index + k) << ID_SHIFT)
 
-                futures = [pool.submit(out.analyze_pair_files, pairs[k][0], pairs[k][1], shown(pairs[k][0]),
-                                       shown(pairs[k][1]), numbers[k][0], numbers[k][1], k,
-                                       numbers[k][0] << ID_SHIFT, numbers[k][1] << ID_SHIFT, match_id(k),
-                                       window_s, use_ip_id, stoppable(for_file(numbers[k][0])),
-                                       stoppable(for_file(numbers[k][1])), keep_flows)
-                           for k in fused]
-                futures += [pool.submit(out.match_pair, pairs[k][0], pairs[k][1], shown(pairs[k][0]), shown(pairs[k][1]),
-                                        numbers[k][0], numbers[k][1], k, match_id(k), window_s, use_ip_id)
-                            for k in alone]
-                futures += [pool.submit(out.analyze, files[i][0], shown(files[i][0]), files[i][1], i << ID_SHIFT,
-                                        stoppable(for_file(i)), keep_flows, i) for i in singles_left]
-                done = [result(f) for f in futures]
+                jobs = [partial(out.analyze_pair_files, pairs[k][0], pairs[k][1], shown(pairs[k][0]),
+                                shown(pairs[k][1]), numbers[k][0], numbers[k][1], k,
+                                numbers[k][0] << ID_SHIFT, numbers[k][1] << ID_SHIFT, match_id(k),
+                                window_s, use_ip_id, stoppable(for_file(numbers[k][0])),
+                                stoppable(for_file(numbers[k][1])), keep_flows)
+                        for k in fused]
+                jobs += [partial(out.match_pair, pairs[k][0], pairs[k][1], shown(pairs[k][0]), shown(pairs[k][1]),
+                                 numbers[k][0], numbers[k][1], k, match_id(k), window_s, use_ip_id)
+                         for k in alone]
+                jobs += [partial(out.analyze, files[i][0], shown(files[i][0]), files[i][1], i << ID_SHIFT,
+                                 stoppable(for_file(i)), keep_flows, i) for i in singles_left]
+                if n_workers == 1:
+                    # One job at a time (one pair: its job has threads of its own): no pool,
+                    # whose import (concurrent.futures) was ~10 ms of a 0.3-s pair run.
+                    done = [_off_main_thread(job) for job in jobs]
+                else:
+                    from concurrent.futures import ThreadPoolExecutor
+
+                    pool = ThreadPoolExecutor(n_workers)
+                    futures = [pool.submit(job) for job in jobs]
+                    done = [result(f) for f in futures]
                 by_file = {}
                 for k, (rc, rs) in zip(fused, done[:len(fused)]):
                     by_file[numbers[k][0]], by_file[numbers[k][1]] = rc, rs
@@ -216,10 +231,12 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
                 raise OutputError(str(exc)) from None
         except KeyboardInterrupt:
             interrupted.append(True)
-            pool.shutdown(wait=False, cancel_futures=True)
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
             raise
         finally:
-            pool.shutdown(wait=False)
+            if pool is not None:
+                pool.shutdown(wait=False)
             out.abort()
         for table, path in staged:
             outset.add(f"{table}.parquet", path)
@@ -229,6 +246,29 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
             outset.abort()
     flows = [f for r in results for f in r["flows"]] + matched if keep_flows else None
     return PairWritten(written, [c for r in results for c in r["captures"]], flows)
+
+
+def _off_main_thread(job):
+    """``job()`` on a thread of its own while the main thread waits in slices of 50 ms, as
+    :func:`hsrtcp.runner.result` does: Python runs the Ctrl-C handler on the main thread
+    only, and must do so at once (the job then stops at its next progress report)."""
+    import threading
+
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["r"] = job()
+        except BaseException as exc:  # handed to the main thread below
+            box["e"] = exc
+
+    t = threading.Thread(target=run, name="hsrtcp-job", daemon=True)
+    t.start()
+    while t.is_alive():
+        t.join(0.05)
+    if "e" in box:
+        raise box["e"]
+    return box["r"]
 
 
 def match_tables(client: str | os.PathLike, server: str | os.PathLike, *, index: int = 0,

@@ -228,6 +228,16 @@ pub struct Tapped {
     pos: usize,
 }
 
+impl Tapped {
+    /// The batches themselves, shared with the reader (no copy of a segment): the matcher
+    /// merges two captures by reference into these.
+    pub fn batches(self) -> impl Iterator<Item = Arc<Vec<Segment>>> {
+        let Tapped { rx, current, pos } = self;
+        let rest = current.filter(|c| pos < c.len()).map(|c| Arc::new(c[pos..].to_vec()));
+        rest.into_iter().chain(rx)
+    }
+}
+
 impl Iterator for Tapped {
     type Item = Segment;
 

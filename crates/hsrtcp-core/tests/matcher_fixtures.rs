@@ -156,3 +156,28 @@ fn matcher_on_tapped_streams_equals_reading_the_files() {
         }
     }
 }
+
+/// A big pair's end is replayed on two threads (the taking and order-free tallies on one,
+/// the ordered replay on the other: `feed_pipelined`); the bench pair is the only input big
+/// enough by default. Forced here on every fixture, with small chunks so that many batches
+/// pass between the threads. Witness: the same run in line; every table byte for byte.
+#[test]
+fn pipelined_end_of_pair_equals_replay_in_line() {
+    use hsrtcp_core::table::to_ipc;
+    let d = data();
+    let mut runs = 0;
+    for name in ["drops_cubic", "twovantage_offset", "ipv6_drops", "multi_concurrent", "reuse_4tuple", "ack_blackout", "data_blackout", "clean_200k"] {
+        let (c, s) = (d.join(format!("{name}.client.pcap")), d.join(format!("{name}.server.pcap")));
+        for chunk in [64, 1 << 15] {
+            let run = |pipeline_min: usize| analyze_pair(&c, &s, MatchOptions { feed_chunk: chunk, pipeline_min, ..MatchOptions::default() });
+            let (inline, piped) = (run(usize::MAX), run(0));
+            assert!(inline.pairs >= 1, "{name}");
+            assert_eq!(inline.clock, piped.clock, "{name}");
+            for (g, w, t) in [(piped.matched, inline.matched, "matched"), (piped.events, inline.events, "events"), (piped.series, inline.series, "series")] {
+                assert_eq!(to_ipc(&g.finish()), to_ipc(&w.finish()), "{name}, chunk {chunk}: {t}");
+            }
+            runs += 1;
+        }
+    }
+    assert_eq!(runs, 16);
+}

@@ -73,10 +73,32 @@ pub(crate) fn run_capture(
     sink: &mut dyn FnMut(&'static str, RecordBatch),
     tap: Option<hsrtcp_core::stream::Tap>,
 ) -> PyResult<hsrtcp_core::stream::CaptureStats> {
+    run_capture_cancellable(path, name, vantage, id_base, progress, rows_per_batch, sink, tap, None)
+}
+
+/// [`run_capture`] sharing `cancel` with other analyses of the same job (the two files of
+/// a pair): the first one interrupted sets it, and the others stop at their next report
+/// (Python's handler runs on the main thread only, inside that thread's `check_signals`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_capture_cancellable(
+    path: &std::path::Path,
+    name: String,
+    vantage: Option<String>,
+    id_base: u64,
+    progress: &Option<PyObject>,
+    rows_per_batch: usize,
+    sink: &mut dyn FnMut(&'static str, RecordBatch),
+    tap: Option<hsrtcp_core::stream::Tap>,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> PyResult<hsrtcp_core::stream::CaptureStats> {
+    use std::sync::atomic::Ordering::Relaxed;
     let info = CaptureInfo { name, vantage, id_base, truncated: false };
     let mut stop: Option<PyErr> = None;
     let mut report = |bytes: u64| {
-        Python::with_gil(|py| {
+        if cancel.is_some_and(|c| c.load(Relaxed)) {
+            return false;
+        }
+        let go = Python::with_gil(|py| {
             if let Some(cb) = progress {
                 if let Err(e) = cb.call1(py, (bytes,)) {
                     if e.is_instance_of::<PyKeyboardInterrupt>(py) {
@@ -92,7 +114,13 @@ pub(crate) fn run_capture(
                     false
                 }
             }
-        })
+        });
+        if !go {
+            if let Some(c) = cancel {
+                c.store(true, Relaxed);
+            }
+        }
+        go
     };
     match analyze_capture_tapped(path, info, rows_per_batch, &mut report, sink, tap) {
         Some(stats) => Ok(stats),

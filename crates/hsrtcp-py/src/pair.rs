@@ -12,7 +12,7 @@ use arrow_select::interleave::interleave;
 use hsrtcp_core::flow::event::nanos_to_s;
 use hsrtcp_core::flow::{engine, table};
 use hsrtcp_core::matcher::metrics::MATCH_SERIES_COLUMNS;
-use hsrtcp_core::matcher::{analyze_pair as core_pair, match_streams, MatchOptions, PairResult, MATCH_COLUMNS};
+use hsrtcp_core::matcher::{analyze_pair as core_pair, match_batches, MatchOptions, PairResult, MATCH_COLUMNS};
 use hsrtcp_core::stream;
 use hsrtcp_core::table::parquet::{ParquetDir, TableSender, SEND_ROWS};
 use hsrtcp_core::table::{col, schema_of, to_ipc, ColType, ColumnDef, TableBuilder};
@@ -339,7 +339,7 @@ impl PairOut {
         order: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
         let (captures, flows, _) =
-            py.allow_threads(|| self.analyze_file(&path, name, vantage, id_base, &progress, order, None))?;
+            py.allow_threads(|| self.analyze_file(&path, name, vantage, id_base, &progress, order, None, None))?;
         self.file_result(py, captures, flows, keep_flows, order)
     }
 
@@ -374,31 +374,36 @@ impl PairOut {
             return Err(pyo3::exceptions::PyValueError::new_err("window_s must be positive"));
         }
         let names = [client_name.clone(), server_name.clone()];
+        // Ctrl-C stops one side's analysis (the main thread's); the other and the matcher
+        // stop with it.
+        let cancel_flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let opts = MatchOptions {
             window_s,
             client_name,
             server_name,
             id_base: match_id_base,
             use_ip_id,
+            cancel: Some(Arc::clone(&cancel_flag)),
             ..MatchOptions::default()
         };
         let (rc, rs, done) = py.allow_threads(|| {
+            let cancel = &*cancel_flag;
             let (tap_c, seg_c) = stream::tap();
             let (tap_s, seg_s) = stream::tap();
             std::thread::scope(|scope| {
                 let matcher = std::thread::Builder::new()
                     .name("hsrtcp-matcher".into())
-                    .spawn_scoped(scope, move || match_streams(seg_c, seg_s, opts))
+                    .spawn_scoped(scope, move || match_batches(seg_c.batches(), seg_s.batches(), opts))
                     .expect("spawn matcher thread");
                 let cli = std::thread::Builder::new()
                     .name("hsrtcp-client".into())
                     .spawn_scoped(scope, || {
                         let name = names[0].clone();
-                        self.analyze_file(&client, name, Some("client".into()), client_id_base, &client_progress, client_order, Some(tap_c))
+                        self.analyze_file(&client, name, Some("client".into()), client_id_base, &client_progress, client_order, Some(tap_c), Some(cancel))
                     })
                     .expect("spawn analysis thread");
                 let name = names[1].clone();
-                let rs = self.analyze_file(&server, name, Some("server".into()), server_id_base, &server_progress, server_order, Some(tap_s));
+                let rs = self.analyze_file(&server, name, Some("server".into()), server_id_base, &server_progress, server_order, Some(tap_s), Some(cancel));
                 let rc = cli.join().unwrap_or_else(|_| Err(pyo3::exceptions::PyRuntimeError::new_err("internal error: analysis thread panicked")));
                 let m = matcher.join();
                 (rc, rs, m)
@@ -558,10 +563,11 @@ impl PairOut {
         progress: &Option<PyObject>,
         order: usize,
         tap: Option<stream::Tap>,
+        cancel: Option<&std::sync::atomic::AtomicBool>,
     ) -> PyResult<(Vec<RecordBatch>, Vec<RecordBatch>, stream::CaptureStats)> {
         let sender = self.sender.for_capture(order);
         let (mut captures, mut flows, mut sent, mut bad) = (Vec::new(), Vec::new(), true, None);
-        let r = crate::run_capture(path, name, vantage, id_base, progress, SEND_ROWS, &mut |name, b| {
+        let r = crate::run_capture_cancellable(path, name, vantage, id_base, progress, SEND_ROWS, &mut |name, b| {
             let b = match name {
                 "captures" => {
                     captures.push(b.clone());
@@ -581,7 +587,7 @@ impl PairOut {
                 _ => b,
             };
             sent &= bad.is_none() && sender.send(name, b);
-        }, tap);
+        }, tap, cancel);
         sender.done();
         if let Some(e) = bad {
             return Err(pyo3::exceptions::PyRuntimeError::new_err(format!("internal error: {e}")));

@@ -13,6 +13,8 @@
 //!    pairs are finalized with it.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use crate::capture::CaptureReader;
 use crate::flow::event::{nanos_to_s, write_event, EVENT_COLUMNS};
@@ -20,7 +22,7 @@ use crate::flow::Dir;
 use crate::matcher::clock::{ClockEstimator, ClockFit};
 use crate::matcher::fate::{PairFate, Spans};
 use crate::matcher::metrics::{
-    spurious_events, write_loss_series, write_metrics, Replay, MATCH_COLUMNS, MATCH_SERIES_COLUMNS,
+    spurious_events, tally, write_loss_series, write_metrics, Replay, MATCH_COLUMNS, MATCH_SERIES_COLUMNS,
 };
 use crate::matcher::pairing::{PairIndex, SideConn, Tracker};
 use crate::matcher::Side;
@@ -56,6 +58,12 @@ pub struct MatchOptions {
     pub sweep_every: u64,
     /// Packets per direction handed to the metrics at a time.
     pub feed_chunk: usize,
+    /// A pair still holding this many packets at its end gets its replay on a second thread
+    /// (see `PIPELINE_MIN`); the metrics are the same either way.
+    pub pipeline_min: usize,
+    /// Set by the caller to abandon the run (Ctrl-C): the matcher stops reading and skips
+    /// the metrics of the pairs it holds; the result is incomplete, for the bin.
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Default for MatchOptions {
@@ -70,6 +78,8 @@ impl Default for MatchOptions {
             consume_after: 1 << 16,
             sweep_every: 1 << 14,
             feed_chunk: 1 << 15,
+            pipeline_min: PIPELINE_MIN,
+            cancel: None,
         }
     }
 }
@@ -353,13 +363,19 @@ impl Matcher {
         let bin0 = sender_first_ts(&self.trackers, pair.conn, payload);
         let mut replay = pair.replay.take().unwrap_or_else(|| Replay::new(Replay::data_dir(payload), lag, bin0));
         let snd = replay.sender();
-        loop {
-            // in chunks: the copies handed to the replay stay small
-            let batch = pair.fate.take(Nanos::MAX, self.offset, &spans, true, chunk, snd);
-            if batch[0].is_empty() && batch[1].is_empty() {
-                break;
+        let offset = self.offset;
+        let pipelined = pair.fate.held() >= self.opts.pipeline_min;
+        // in chunks: the copies handed to the replay stay small
+        let mut take = || {
+            let batch = pair.fate.take(Nanos::MAX, offset, &spans, true, chunk, snd);
+            (!(batch[0].is_empty() && batch[1].is_empty())).then_some(batch)
+        };
+        if pipelined {
+            replay = feed_pipelined(replay, &fit, take);
+        } else {
+            while let Some(batch) = take() {
+                replay.feed(&batch, &fit);
             }
-            replay.feed(&batch, &fit);
         }
         let (cc, sc) = (
             &self.trackers[0].conns[pair.conn[0] as usize],
@@ -387,10 +403,15 @@ impl Matcher {
         pair.fate = PairFate::default();
     }
 
+    fn cancelled(&self) -> bool {
+        self.opts.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
     fn finish(mut self, coarse: Nanos) -> PairResult {
         let fit = self.clock.fit();
+        let cancelled = self.cancelled();
         for i in 0..self.pairs.len() {
-            if !self.pairs[i].done {
+            if !self.pairs[i].done && !cancelled {
                 self.finish_pair(i, &fit);
             }
         }
@@ -421,6 +442,49 @@ impl Matcher {
             server_only: only[1],
         }
     }
+}
+
+/// Packets a pair must still hold at its end for its replay to get a thread of its own.
+/// A pair shorter than the window is replayed whole after the captures end, when the
+/// engines are done and a core is free: taking the settled packets (`PairFate::take`, about
+/// a quarter of that work) then overlaps with the replay. Below this, a thread costs more
+/// than it saves.
+const PIPELINE_MIN: usize = 1 << 17;
+
+/// Feed the batches `take` hands out to `replay`: the ordered part of the replay
+/// ([`Replay::feed_ordered`]) on a second thread, the order-free part ([`tally`]) here, next
+/// to the taking; handed over one at a time (two batches alive: memory). The same batches
+/// in the same order as [`Replay::feed`] in line, so the same metrics.
+fn feed_pipelined(
+    mut replay: Replay,
+    fit: &ClockFit,
+    mut take: impl FnMut() -> Option<[Vec<crate::matcher::fate::Pkt>; 2]>,
+) -> Replay {
+    let fit = *fit;
+    let mut counts = replay.take_tally();
+    let dir = replay.dir();
+    let mut replay = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<[Vec<crate::matcher::fate::Pkt>; 2]>(0);
+        let feeder = std::thread::Builder::new()
+            .name("hsrtcp-replay".into())
+            .spawn_scoped(scope, move || {
+                for batch in rx {
+                    replay.feed_ordered(&batch, &fit);
+                }
+                replay
+            })
+            .expect("spawn replay thread");
+        while let Some(batch) = take() {
+            tally(&mut counts, dir, &batch);
+            if tx.send(batch).is_err() {
+                break; // the feeder panicked: join() below says so
+            }
+        }
+        drop(tx);
+        feeder.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+    });
+    replay.put_tally(counts);
+    replay
 }
 
 /// First packet of the connection in the data sender's capture (where M6 bins start).
@@ -480,38 +544,136 @@ pub fn match_segments(
 ) -> PairResult {
     let cli: Vec<Segment> = client.into_iter().collect();
     let srv: Vec<Segment> = server.into_iter().collect();
-    let coarse = coarse_offset(&cli[..cli.len().min(PRESCAN)], &srv[..srv.len().min(PRESCAN)]).unwrap_or(0);
-    let mut m = Matcher::new(opts, coarse);
-    m.stats[0].packets = cli.len() as u64;
-    m.stats[1].packets = srv.len() as u64;
-    merge(&mut m, cli.into_iter(), srv.into_iter());
-    m.finish(coarse)
+    let (nc, ns) = (cli.len() as u64, srv.len() as u64);
+    let mut r = match_batches(std::iter::once(Arc::new(cli)), std::iter::once(Arc::new(srv)), opts);
+    r.stats[0].packets = nc;
+    r.stats[1].packets = ns;
+    r
 }
 
-fn merge(m: &mut Matcher, mut a: impl Iterator<Item = Segment>, mut b: impl Iterator<Item = Segment>) {
-    let (mut x, mut y) = (a.next(), b.next());
-    loop {
-        match (&x, &y) {
-            (None, None) => break,
-            (Some(s), None) => {
-                m.push(Side::Client, s);
-                x = a.next();
-            }
-            (None, Some(s)) => {
-                m.push(Side::Server, s);
-                y = b.next();
-            }
-            (Some(s), Some(t)) => {
-                if s.ts + m.offset[0] <= t.ts {
-                    m.push(Side::Client, s);
-                    x = a.next();
-                } else {
-                    m.push(Side::Server, t);
-                    y = b.next();
+/// Segments in batches of this many (callers that hand over one segment at a time).
+const BATCH: usize = 2048;
+
+/// One segment at a time → batches (one copy each, as the segment iterator made anyway).
+fn batched(mut it: impl Iterator<Item = Segment>) -> impl Iterator<Item = Arc<Vec<Segment>>> {
+    std::iter::from_fn(move || {
+        let b: Vec<Segment> = it.by_ref().take(BATCH).collect();
+        (!b.is_empty()).then(|| Arc::new(b))
+    })
+}
+
+/// A read position in a stream of batches; the merge reads segments in place.
+struct Cursor<I> {
+    batches: I,
+    cur: Arc<Vec<Segment>>,
+    pos: usize,
+}
+
+impl<I: Iterator<Item = Arc<Vec<Segment>>>> Cursor<I> {
+    fn new(batches: I) -> Self {
+        Cursor { batches, cur: Arc::new(Vec::new()), pos: 0 }
+    }
+
+    /// Make a segment available at `pos`; false at the end of the stream.
+    fn fill(&mut self) -> bool {
+        while self.pos >= self.cur.len() {
+            match self.batches.next() {
+                Some(b) => {
+                    self.cur = b;
+                    self.pos = 0;
                 }
+                None => return false,
             }
         }
+        true
     }
+}
+
+/// Feed both streams to the matcher in (coarsely aligned) time order: the segment with the
+/// smaller time first, the client's on a tie. Segments are read in place in their batches
+/// (a segment is ~100 bytes: copying each one out cost the matcher thread ~100 instructions
+/// a packet).
+fn merge(m: &mut Matcher, a: impl Iterator<Item = Arc<Vec<Segment>>>, b: impl Iterator<Item = Arc<Vec<Segment>>>) {
+    let (mut a, mut b) = (Cursor::new(a), Cursor::new(b));
+    let off = m.offset[0]; // fixed for the run (the coarse offset)
+    loop {
+        if m.cancelled() {
+            return;
+        }
+        let (has_a, has_b) = (a.fill(), b.fill());
+        if !(has_a && has_b) {
+            // One stream ended: the rest of the other in order.
+            if has_a {
+                for s in &a.cur[a.pos..] {
+                    m.push(Side::Client, s);
+                }
+                a.pos = a.cur.len();
+            } else if has_b {
+                for s in &b.cur[b.pos..] {
+                    m.push(Side::Server, s);
+                }
+                b.pos = b.cur.len();
+            } else {
+                return;
+            }
+            continue;
+        }
+        let (sa, sb) = (Arc::clone(&a.cur), Arc::clone(&b.cur));
+        let (mut i, mut j) = (a.pos, b.pos);
+        while i < sa.len() && j < sb.len() {
+            if sa[i].ts + off <= sb[j].ts {
+                m.push(Side::Client, &sa[i]);
+                i += 1;
+            } else {
+                m.push(Side::Server, &sb[j]);
+                j += 1;
+            }
+        }
+        a.pos = i;
+        b.pos = j;
+    }
+}
+
+/// The first `PRESCAN` segments of a stream of batches (for the coarse offset), and the
+/// batches read to get them (to be matched from the start).
+fn prescan(it: &mut impl Iterator<Item = Arc<Vec<Segment>>>) -> (Vec<Segment>, Vec<Arc<Vec<Segment>>>) {
+    let (mut pre, mut held) = (Vec::new(), Vec::new());
+    while pre.len() < PRESCAN {
+        let Some(b) = it.next() else { break };
+        pre.extend_from_slice(&b[..b.len().min(PRESCAN - pre.len())]);
+        held.push(b);
+    }
+    (pre, held)
+}
+
+/// Match two streams of decoded segments, each in capture order. The same as
+/// [`match_batches`] with segments handed over one at a time.
+pub fn match_streams(
+    client: impl Iterator<Item = Segment>,
+    server: impl Iterator<Item = Segment>,
+    opts: MatchOptions,
+) -> PairResult {
+    match_batches(batched(client), batched(server), opts)
+}
+
+/// Match two streams of batches of decoded segments, each in capture order (a capture's
+/// batches as its flow engine reads them: [`crate::stream::SegmentStream::open_tapped`] and
+/// [`crate::stream::Tapped::batches`]), so a two-vantage run decodes each file once and the
+/// matcher reads the segments where the reader put them. The same as [`analyze_pair`] on
+/// the files the streams come from, except that `stats[side].packets` and `.error` are the
+/// caller's to fill in (the readers know them).
+pub fn match_batches(
+    mut client: impl Iterator<Item = Arc<Vec<Segment>>>,
+    mut server: impl Iterator<Item = Arc<Vec<Segment>>>,
+    opts: MatchOptions,
+) -> PairResult {
+    let (pre_c, held_c) = prescan(&mut client);
+    let (pre_s, held_s) = prescan(&mut server);
+    let coarse = coarse_offset(&pre_c, &pre_s).unwrap_or(0);
+    drop((pre_c, pre_s));
+    let mut m = Matcher::new(opts, coarse);
+    merge(&mut m, held_c.into_iter().chain(client), held_s.into_iter().chain(server));
+    m.finish(coarse)
 }
 
 /// Segments of one capture file; stops (and remembers the error) at the first read error.
@@ -553,24 +715,6 @@ impl Iterator for FileSegments {
     }
 }
 
-/// Match two streams of decoded segments, each in capture order (a capture's segments as
-/// its flow engine reads them: [`crate::stream::SegmentStream::open_tapped`]), so a
-/// two-vantage run decodes each file once. The same as [`analyze_pair`] on the files the
-/// streams come from, except that `stats[side].packets` and `.error` are the caller's to
-/// fill in (the readers know them).
-pub fn match_streams(
-    mut client: impl Iterator<Item = Segment>,
-    mut server: impl Iterator<Item = Segment>,
-    opts: MatchOptions,
-) -> PairResult {
-    let pre_c: Vec<Segment> = client.by_ref().take(PRESCAN).collect();
-    let pre_s: Vec<Segment> = server.by_ref().take(PRESCAN).collect();
-    let coarse = coarse_offset(&pre_c, &pre_s).unwrap_or(0);
-    let mut m = Matcher::new(opts, coarse);
-    merge(&mut m, pre_c.into_iter().chain(client), pre_s.into_iter().chain(server));
-    m.finish(coarse)
-}
-
 /// Analyze a client-side and a server-side capture of the same connections together.
 /// Never fails: read errors are in `stats[side].error`, with the results up to that point.
 pub fn analyze_pair(client: &Path, server: &Path, opts: MatchOptions) -> PairResult {
@@ -581,7 +725,7 @@ pub fn analyze_pair(client: &Path, server: &Path, opts: MatchOptions) -> PairRes
     let mut m = Matcher::new(opts, coarse);
     let mut a = FileSegments::open(client);
     let mut b = FileSegments::open(server);
-    merge(&mut m, &mut a, &mut b);
+    merge(&mut m, batched(&mut a), batched(&mut b));
     m.stats[0].packets = a.packets;
     m.stats[0].error = a.error.take();
     m.stats[1].packets = b.packets;

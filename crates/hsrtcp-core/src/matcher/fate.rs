@@ -109,40 +109,51 @@ fn key_of(seg: &Segment, use_ip_id: bool) -> u64 {
 /// one packet: that one is held inline (no allocation per packet).
 #[derive(Clone, Debug)]
 struct Twins {
-    first: Option<u64>,
-    more: VecDeque<u64>,
+    /// [`NO_TWIN`] when empty (16-byte map values: the rare extra twins live behind a box).
+    first: u64,
+    more: Option<Box<VecDeque<u64>>>,
 }
+
+const NO_TWIN: u64 = u64::MAX;
 
 impl Twins {
     fn one(gi: u64) -> Self {
-        Twins { first: Some(gi), more: VecDeque::new() }
+        Twins { first: gi, more: None }
+    }
+
+    fn more_is_empty(&self) -> bool {
+        self.more.as_ref().is_none_or(|m| m.is_empty())
     }
 
     fn push_back(&mut self, gi: u64) {
-        if self.first.is_none() && self.more.is_empty() {
-            self.first = Some(gi);
+        if self.first == NO_TWIN && self.more_is_empty() {
+            self.first = gi;
         } else {
-            self.more.push_back(gi);
+            self.more.get_or_insert_default().push_back(gi);
         }
     }
 
     fn pop_front(&mut self) -> Option<u64> {
-        self.first.take().or_else(|| self.more.pop_front())
+        if self.first != NO_TWIN {
+            return Some(std::mem::replace(&mut self.first, NO_TWIN));
+        }
+        self.more.as_mut().and_then(|m| m.pop_front())
     }
 
     fn is_empty(&self) -> bool {
-        self.first.is_none() && self.more.is_empty()
+        self.first == NO_TWIN && self.more_is_empty()
     }
 
     /// Remove `gi`; whether it was there.
     fn remove(&mut self, gi: u64) -> bool {
-        if self.first == Some(gi) {
-            self.first = self.more.pop_front();
+        if self.first == gi {
+            self.first = self.more.as_mut().and_then(|m| m.pop_front()).unwrap_or(NO_TWIN);
             return true;
         }
-        match self.more.iter().position(|&x| x == gi) {
+        let Some(m) = self.more.as_mut() else { return false };
+        match m.iter().position(|&x| x == gi) {
             Some(pos) => {
-                self.more.remove(pos);
+                m.remove(pos);
                 true
             }
             None => false,

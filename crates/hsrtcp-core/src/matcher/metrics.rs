@@ -369,48 +369,57 @@ impl Replay {
 
     /// Feed settled packets (per direction, from [`crate::matcher::fate::PairFate::take`]).
     pub fn feed(&mut self, batch: &[Vec<Pkt>; 2], clock: &ClockFit) {
+        tally(&mut self.m, self.dir, batch);
+        self.feed_ordered(batch, clock);
+    }
+
+    /// The data direction.
+    pub fn dir(&self) -> Dir {
+        self.dir
+    }
+
+    /// The order-free part of the metrics so far (M6 bins, M8/M9 counts, capture loss,
+    /// one-way delays), moved out to be tallied apart ([`tally`], e.g. on another thread)
+    /// while [`Replay::feed_ordered`] takes the same batches; [`Replay::put_tally`] puts it back.
+    pub fn take_tally(&mut self) -> PairMetrics {
+        let m = &mut self.m;
+        PairMetrics {
+            data_dir: m.data_dir,
+            data_sent: m.data_sent,
+            data_lost: m.data_lost,
+            acks_sent: m.acks_sent,
+            acks_lost: m.acks_lost,
+            capture_loss: m.capture_loss,
+            unknown: m.unknown,
+            owd: std::mem::take(&mut m.owd),
+            first_tx: m.first_tx,
+            last_tx: m.last_tx,
+            loss_bins: std::mem::take(&mut m.loss_bins),
+            bin0: m.bin0,
+            ..PairMetrics::default()
+        }
+    }
+
+    /// Put back what [`Replay::take_tally`] moved out, tallied since.
+    pub fn put_tally(&mut self, t: PairMetrics) {
+        let m = &mut self.m;
+        m.data_sent = t.data_sent;
+        m.data_lost = t.data_lost;
+        m.acks_sent = t.acks_sent;
+        m.acks_lost = t.acks_lost;
+        m.capture_loss = t.capture_loss;
+        m.unknown = t.unknown;
+        m.owd = t.owd;
+        m.first_tx = t.first_tx;
+        m.last_tx = t.last_tx;
+        m.loss_bins = t.loss_bins;
+    }
+
+    /// The part of [`Replay::feed`] that needs the packets in order (the sender's state,
+    /// rounds, timeout sequences); [`tally`] is the rest.
+    pub fn feed_ordered(&mut self, batch: &[Vec<Pkt>; 2], clock: &ClockFit) {
         self.clock = *clock;
         let (d, r) = (self.dir.idx(), self.dir.rev().idx());
-        // Counters (M8, M9), capture loss, one-way delays.
-        for p in &batch[d] {
-            if p.len > 0 && p.tx_ts != NONE && matches!(p.fate, Fate::Delivered | Fate::Lost | Fate::CaptureLost) {
-                self.m.data_sent += 1;
-                self.m.data_lost += (p.fate == Fate::Lost) as u64;
-                let k = ((p.tx_ts - self.m.bin0).max(0) / 1_000_000_000) as usize;
-                if k >= self.m.loss_bins.len() {
-                    self.m.loss_bins.resize(k + 1, [0, 0]);
-                }
-                self.m.loss_bins[k][0] += 1;
-                self.m.loss_bins[k][1] += (p.fate == Fate::Lost) as u64;
-            }
-        }
-        for p in &batch[r] {
-            if p.pure_ack() && p.tx_ts != NONE && matches!(p.fate, Fate::Delivered | Fate::Lost | Fate::CaptureLost) {
-                self.m.acks_sent += 1;
-                self.m.acks_lost += (p.fate == Fate::Lost) as u64;
-            }
-        }
-        for dd in [Dir::C2S, Dir::S2C] {
-            let tx = sender_side(dd);
-            for p in &batch[dd.idx()] {
-                match p.fate {
-                    Fate::CaptureLost => self.m.capture_loss[tx.other().idx()] += 1,
-                    Fate::SenderMissed => self.m.capture_loss[tx.idx()] += 1,
-                    Fate::Unknown => self.m.unknown += 1,
-                    Fate::Delivered => {
-                        // server-clock time of the sample (for the drift term), raw delay
-                        let t = match dd {
-                            Dir::S2C => p.tx_ts,
-                            Dir::C2S => p.rx_ts,
-                        };
-                        self.m.owd[dd.idx()].add(t, p.rx_ts - p.tx_ts);
-                        self.m.first_tx = Some(self.m.first_tx.map_or(t, |x| x.min(t)));
-                        self.m.last_tx = Some(self.m.last_tx.map_or(t, |x| x.max(t)));
-                    }
-                    _ => {}
-                }
-            }
-        }
         // The receiver's ACKs, in its own time order (history for the cause and burst tests).
         let mut outs: Vec<AckOut> = batch[r]
             .iter()
@@ -702,6 +711,53 @@ impl Replay {
         self.m.seqs.sort_by_key(|o| o.r[0].tx);
         self.m.establishment = establishment;
         self.m
+    }
+}
+
+/// The order-free part of [`Replay::feed`] for data direction `dir`: M6 bins, M8/M9 counts,
+/// capture loss, one-way delays (each direction's samples in batch order, as the reservoir
+/// needs).
+pub fn tally(m: &mut PairMetrics, dir: Dir, batch: &[Vec<Pkt>; 2]) {
+    let (d, r) = (dir.idx(), dir.rev().idx());
+    // Counters (M8, M9), capture loss, one-way delays.
+    for p in &batch[d] {
+        if p.len > 0 && p.tx_ts != NONE && matches!(p.fate, Fate::Delivered | Fate::Lost | Fate::CaptureLost) {
+            m.data_sent += 1;
+            m.data_lost += (p.fate == Fate::Lost) as u64;
+            let k = ((p.tx_ts - m.bin0).max(0) / 1_000_000_000) as usize;
+            if k >= m.loss_bins.len() {
+                m.loss_bins.resize(k + 1, [0, 0]);
+            }
+            m.loss_bins[k][0] += 1;
+            m.loss_bins[k][1] += (p.fate == Fate::Lost) as u64;
+        }
+    }
+    for p in &batch[r] {
+        if p.pure_ack() && p.tx_ts != NONE && matches!(p.fate, Fate::Delivered | Fate::Lost | Fate::CaptureLost) {
+            m.acks_sent += 1;
+            m.acks_lost += (p.fate == Fate::Lost) as u64;
+        }
+    }
+    for dd in [Dir::C2S, Dir::S2C] {
+        let tx = sender_side(dd);
+        for p in &batch[dd.idx()] {
+            match p.fate {
+                Fate::CaptureLost => m.capture_loss[tx.other().idx()] += 1,
+                Fate::SenderMissed => m.capture_loss[tx.idx()] += 1,
+                Fate::Unknown => m.unknown += 1,
+                Fate::Delivered => {
+                    // server-clock time of the sample (for the drift term), raw delay
+                    let t = match dd {
+                        Dir::S2C => p.tx_ts,
+                        Dir::C2S => p.rx_ts,
+                    };
+                    m.owd[dd.idx()].add(t, p.rx_ts - p.tx_ts);
+                    m.first_tx = Some(m.first_tx.map_or(t, |x| x.min(t)));
+                    m.last_tx = Some(m.last_tx.map_or(t, |x| x.max(t)));
+                }
+                _ => {}
+            }
+        }
     }
 }
 

@@ -30,7 +30,7 @@ pub mod fate;
 pub mod metrics;
 pub mod pairing;
 
-pub use driver::{analyze_pair, match_segments, match_streams, MatchOptions, PairResult};
+pub use driver::{analyze_pair, match_batches, match_segments, match_streams, MatchOptions, PairResult};
 pub use metrics::MATCH_COLUMNS;
 
 /// Which capture a packet or connection comes from.
