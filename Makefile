@@ -101,11 +101,11 @@ bench-lab: build sysdeps rattan  ## emulated 100 Mbit/s path: rate, loss, TCP_IN
 fixtures: build sysdeps  ## regenerate tests/data and examples/ with the netns testbed (root; drops are random)
 	$(PY) scripts/make_fixtures.py && $(PY) scripts/make_example.py
 
-# The study campaign (docs/study.md): run it (root, ~18 min; an interrupted run continues),
+# The study campaign (docs/study.md): run it (root, ~30 min; an interrupted run continues),
 # analyze every bundle into its own results directory, then group them all (pooled and by
 # workload) and check the seeds' orderings on the pooled tables (docs/study.md).
 STUDY_OUT ?= out/study
-study: build sysdeps rattan  ## study campaign (root, ~20 min) -> analyze bundles -> hsrtcp study tables in out/study/
+study: build sysdeps rattan  ## study campaign (root, ~30 min) -> analyze bundles -> hsrtcp study tables in out/study/
 	$(PY) -m hsrtcp campaign campaigns/study.toml -o $(STUDY_OUT)/runs || echo "warning: some runs failed (see their manifest.json)"
 	@set -e; for b in $(STUDY_OUT)/runs/[0-9]*/; do r=$(STUDY_OUT)/results/$$(basename $$b); \
 	  [ -f $$r/context.parquet ] || $(PY) -m hsrtcp analyze $$b -o $$r -q --no-plot || echo "warning: $$b not analyzed"; done
