@@ -112,7 +112,7 @@ def test_bad_keys_are_named():
         S.load({"speed_channel": {"exponent": -1}})
 
 
-CAP = {"down_bps_static": 1663400.0, "down_bps_ref": 1250000.0}  # T3-03/04, the study scenarios
+CAP = {"down_bps_static": 1663400.0, "down_bps_ref": 1500000.0}  # T3-03/04, the study scenarios
 
 
 @pytest.mark.parametrize("speed", [0, 100, 300])
