@@ -101,19 +101,19 @@ bench-lab: build sysdeps rattan  ## emulated 100 Mbit/s path: rate, loss, TCP_IN
 fixtures: build sysdeps  ## regenerate tests/data and examples/ with the netns testbed (root; drops are random)
 	$(PY) scripts/make_fixtures.py && $(PY) scripts/make_example.py
 
-# The study campaign (docs/study.md): run it (root, ~30 min) and its static extension (24 more
-# standing-train downloads for the static timeouts of §9 item 7, STUDY_SHARDS processes at
-# once, ~25 min; an interrupted campaign continues), analyze every bundle into its own results
+# The study campaign (docs/study.md): run it and its static extension (24 more standing-train
+# downloads for the static timeouts of §9 item 7), each as STUDY_SHARDS processes at once
+# (root, ~30 min at 6; an interrupted campaign continues), analyze every bundle into its own results
 # directory, then group them all (pooled and by workload) and check the seeds' orderings on
 # the pooled tables (docs/study.md).
 STUDY_OUT ?= out/study
-STUDY_SHARDS ?= 3
-study: build sysdeps rattan  ## study campaign (root, ~55 min) -> analyze bundles -> hsrtcp study tables in out/study/
-	$(PY) -m hsrtcp campaign campaigns/study.toml -o $(STUDY_OUT)/runs || echo "warning: some runs failed (see their manifest.json)"
-	@pids=""; for k in $$(seq 0 $$(($(STUDY_SHARDS) - 1))); do \
-	  $(PY) -m hsrtcp campaign campaigns/study-static-timeouts.toml -o $(STUDY_OUT)/runs-static \
+STUDY_SHARDS ?= 6
+study: build sysdeps rattan  ## study campaign (root, ~30 min) -> analyze bundles -> hsrtcp study tables in out/study/
+	@for c in study:runs study-static-timeouts:runs-static; do pids=""; \
+	  for k in $$(seq 0 $$(($(STUDY_SHARDS) - 1))); do \
+	  $(PY) -m hsrtcp campaign campaigns/$${c%%:*}.toml -o $(STUDY_OUT)/$${c##*:} \
 	    --shard $$k/$(STUDY_SHARDS) --no-progress & pids="$$pids $$!"; done; \
-	  for p in $$pids; do wait $$p || echo "warning: some static runs failed (see their manifest.json)"; done
+	  for p in $$pids; do wait $$p || echo "warning: some runs of $${c%%:*} failed (see their manifest.json)"; done; done
 	@set -e; for b in $(STUDY_OUT)/runs/[0-9]*/ $(STUDY_OUT)/runs-static/[0-9]*/; do \
 	  r=$(STUDY_OUT)/results/$$(basename $$b); \
 	  [ -f $$r/context.parquet ] || $(PY) -m hsrtcp analyze $$b -o $$r -q --no-plot || echo "warning: $$b not analyzed"; done
