@@ -11,6 +11,8 @@ A campaign file (TOML; paths are relative to the file)::
     duration_s = 25        # optional: override the scenario's duration
     reseed = false         # true: repetition r uses scenario seed + r - 1 (new trip draws);
                            # false (default): every repetition and cc sees the same path
+    first_repetition = 1   # optional: number repetitions from here (a campaign that extends
+                           # another one's draws: its trips are new, its run ids distinct)
 
     [sysctls]              # per-namespace knobs, applied on both sides
     "net.ipv4.tcp_frto" = 2
@@ -67,7 +69,7 @@ from hsrtcp.errors import InputError
 from hsrtcp.lab import bundle, emulate, netns
 from hsrtcp.lab.measure import FLOW_TYPES, FlowSpec, parse_size
 
-_KNOWN_CAMPAIGN_KEYS = {"name", "scenarios", "ccs", "repetitions", "mptcp", "duration_s", "snaplen", "reseed"}
+_KNOWN_CAMPAIGN_KEYS = {"name", "scenarios", "ccs", "repetitions", "mptcp", "duration_s", "snaplen", "reseed", "first_repetition"}
 _KNOWN_SCENARIO_KEYS = {"file", "start_s", "label"}
 _KNOWN_VARIANT_KEYS = {"name", "cc", "sysctls", "route"}
 #: per-route TCP knobs a variant may set (ip-route(8) metrics; applied by the lab agents)
@@ -83,6 +85,7 @@ class Campaign:
     ccs: list[str]
     flows: list[dict]
     repetitions: int = 1
+    first_repetition: int = 1
     mptcp: bool = False
     duration_s: float | None = None
     sysctls: dict = field(default_factory=dict)
@@ -103,18 +106,21 @@ class Campaign:
     def scenario_start(self, i: int) -> float | None:
         return self.scenario_starts[i] if i < len(self.scenario_starts) else None
 
+    def _repetitions(self) -> range:
+        return range(self.first_repetition, self.first_repetition + self.repetitions)
+
     def runs(self) -> list[dict]:
         out = []
         if self.variants:
             # blocks: a trip seed, a scenario, then every arm (see the module docstring)
-            combos = itertools.product(range(1, self.repetitions + 1), range(len(self.scenarios)),
+            combos = itertools.product(self._repetitions(), range(len(self.scenarios)),
                                        self.variants, self.flows)
             for i, (rep, si, var, flow) in enumerate(combos, 1):
                 run_id = f"{i:03d}_{_slug(self.scenario_label(si))}_{_slug(var['name'])}_{flow_label(flow)}_r{rep}"
                 out.append({"run_id": run_id, "scenario": self.scenarios[si], "scenario_index": si,
                             "cc": var["cc"], "variant": var, "flow": flow, "repetition": rep})
             return out
-        combos = itertools.product(enumerate(self.scenarios), self.ccs, self.flows, range(1, self.repetitions + 1))
+        combos = itertools.product(enumerate(self.scenarios), self.ccs, self.flows, self._repetitions())
         for i, ((si, sc), cc, flow, rep) in enumerate(combos, 1):
             run_id = f"{i:03d}_{_slug(self.scenario_label(si))}_{cc}_{flow_label(flow)}_r{rep}"
             out.append({"run_id": run_id, "scenario": sc, "scenario_index": si, "cc": cc, "flow": flow,
@@ -205,6 +211,9 @@ def load(path: str | Path) -> Campaign:
     reps = c.get("repetitions", 1)
     if not isinstance(reps, int) or not 1 <= reps <= 1000:
         raise InputError(f"{path}: [campaign] repetitions must be a whole number in 1..1000")
+    first_rep = c.get("first_repetition", 1)
+    if not isinstance(first_rep, int) or isinstance(first_rep, bool) or not 1 <= first_rep <= 1000:
+        raise InputError(f"{path}: [campaign] first_repetition must be a whole number in 1..1000")
     flows_raw = raw.get("flows", [{"type": "duration"}])
     if not isinstance(flows_raw, list) or not flows_raw:
         raise InputError(f"{path}: [[flows]] must list at least one flow")
@@ -231,7 +240,7 @@ def load(path: str | Path) -> Campaign:
     if duration is not None and (not isinstance(duration, (int, float)) or not 1 <= duration <= 3600):
         raise InputError(f"{path}: [campaign] duration_s must be within 1..3600 seconds")
     return Campaign(name=str(c.get("name", path.stem)), scenarios=scenarios, ccs=ccs, flows=flows,
-                    repetitions=reps, mptcp=bool(c.get("mptcp", False)), duration_s=duration,
+                    repetitions=reps, first_repetition=first_rep, mptcp=bool(c.get("mptcp", False)), duration_s=duration,
                     sysctls=dict(sysctls), snaplen=int(c.get("snaplen", 128)), reseed=bool(c.get("reseed", False)),
                     mptcp_options=mptcp_options,
                     source=path.resolve(), scenario_starts=starts, scenario_labels=labels, variants=variants)

@@ -90,6 +90,20 @@ def test_without_variants_nothing_changes(tmp_path):
     assert all("variant" not in r for r in c.runs())
 
 
+def test_first_repetition_continues_another_campaigns_draws(tmp_path):
+    """An extension campaign (campaigns/study-static-timeouts.toml) numbers its repetitions
+    after the main campaign's: new trip seeds (scenario seed + r - 1) and distinct run ids."""
+    path = _write(tmp_path, "", scenarios='["a.toml"]')
+    text = path.read_text()
+    path.write_text(text.replace("reseed = true", "reseed = true\nfirst_repetition = 4"))
+    assert [(r["run_id"], r["repetition"]) for r in campaign.load(path).runs()] == [
+        ("001_a_cubic_duration-4s_r4", 4), ("002_a_cubic_duration-4s_r5", 5)]
+    for bad in ("0", "1.5", "true", '"4"'):
+        path.write_text(text.replace("reseed = true", f"reseed = true\nfirst_repetition = {bad}"))
+        with pytest.raises(InputError, match="first_repetition must be a whole number"):
+            campaign.load(path)
+
+
 @pytest.mark.parametrize("body, scen, message", [
     ('[campaign.x]\n', None, "unknown keys"),
     ('[[variants]]\nname = "a"\ncc = "cubic"\n[[variants]]\nname = "a"\ncc = "reno"\n', None, "given twice"),

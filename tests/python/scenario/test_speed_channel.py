@@ -110,3 +110,42 @@ def test_bad_keys_are_named():
         S.load({"speed_channel": {"fade_rate": 1}})
     with pytest.raises(S.ScenarioError, match=r"\[speed_channel\] key 'exponent'"):
         S.load({"speed_channel": {"exponent": -1}})
+
+
+CAP = {"down_bps_static": 1663400.0, "down_bps_ref": 1500000.0}  # T3-03/04, the study scenarios
+
+
+@pytest.mark.parametrize("speed", [0, 100, 300])
+def test_radio_limited_capacity_caps_the_signal_downlink(tmp_path, speed):
+    """down_bps_static/_ref: every downlink step is min(signal model, X(v)); the uplink and
+    everything else are the uncapped scenario's (same draws)."""
+    def load(**channel):  # a strong site (as study-300-nohandoff), so the signal exceeds the cap
+        return S.load({"scenario": {"name": "cap", "seed": 5, "duration_s": 120.0},
+                       "trip": {"speed_kmh": speed, "area": "plain"},
+                       "area_types": {"plain": {"median_spacing_m": 60000, "spacing_sigma": 0.05,
+                                                "pingpong_p": 0.0, "site_offset_m": 150,
+                                                "rsrp_ref_dbm": -50, "speed_limit_kmh": 450}},
+                       "link": LINK, "speed_channel": channel})
+    free = load().compile(tmp_path / "free").segments()
+    capped = load(**CAP).compile(tmp_path / "cap").segments()
+    s = (speed / 300) ** 2
+    cap = CAP["down_bps_static"] + (CAP["down_bps_ref"] - CAP["down_bps_static"]) * s
+    for d in ("down", "up"):
+        f, c = free.filter(pl.col("direction") == d), capped.filter(pl.col("direction") == d)
+        assert f.select("t_start", "t_end", "delay_s", "loss_pattern").equals(
+            c.select("t_start", "t_end", "delay_s", "loss_pattern"))
+        want = f["bw_bps"].to_numpy() if d == "up" else np.minimum(f["bw_bps"].to_numpy(), np.rint(cap))
+        assert np.array_equal(c["bw_bps"].to_numpy(), want.astype(np.int64)), (speed, d)
+    assert (capped.filter(pl.col("direction") == "down")["bw_bps"] == round(cap)).mean() > 0.5
+
+
+def test_the_study_standing_train_is_radio_limited(tmp_path, scenarios_dir):
+    """study-static: the downlink is T3-03's stationary 1663.4 kbit/s outside its stalls."""
+    cs = S.load(scenarios_dir / "study-static.toml").compile(tmp_path, duration=60.0)
+    down = cs.segments().filter((pl.col("direction") == "down") & (pl.col("bw_bps") > 1))
+    assert set(down["bw_bps"].to_list()) == {1663400}
+
+
+def test_capacity_keys_go_together():
+    with pytest.raises(S.ScenarioError, match=r"\[speed_channel\].*'down_bps_static' and 'down_bps_ref'"):
+        S.load({"speed_channel": {"down_bps_static": 1e6}})

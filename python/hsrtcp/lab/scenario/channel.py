@@ -14,6 +14,9 @@ B-T cruise speed of S1/S3, T1-01)::
 - background loss per direction: ``X_static`` = ``loss_{down,up}_static`` (the seeds'
   stationary loss), ``X_ref`` = ``[link] loss_{down,up}`` (the seeds' HSR loss);
 - per-step one-way jitter (half-normal scale): ``jitter_ms_static`` → ``[link] jitter_ms``;
+- optionally the downlink capacity: ``down_bps_static`` → ``down_bps_ref`` (the seeds'
+  radio-limited throughput standing and between handoffs at cruise, T3-03/04), taken as a
+  cap on the signal model's capacity;
 - two Poisson event processes whose rate is ``X(v)`` (events per second):
   *stalls* (the radio link delivers nothing in either direction for D seconds, D log-normal
   with median ``stall_median_s``; packets wait in the queue and arrive late, as in a held
@@ -70,6 +73,13 @@ def loss_at(params: dict, direction: str, speed_kmh) -> np.ndarray:
 def jitter_ms_at(params: dict, speed_kmh) -> np.ndarray:
     sc = params["speed_channel"]
     return blend(sc["jitter_ms_static"], params["link"]["jitter_ms"], factor(sc, speed_kmh))
+
+
+def down_bps_at(params: dict, speed_kmh) -> np.ndarray:
+    """Radio-limited downlink capacity X(v) between ``down_bps_static`` and ``down_bps_ref``
+    (the caller takes the minimum with the signal model's capacity)."""
+    sc = params["speed_channel"]
+    return blend(sc["down_bps_static"], sc["down_bps_ref"], factor(sc, speed_kmh))
 
 
 def _poisson_times(r: np.random.Generator, t: np.ndarray, rate: np.ndarray, horizon_s: float,

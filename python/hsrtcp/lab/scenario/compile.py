@@ -156,6 +156,9 @@ def compose(real) -> tuple[dict[tuple[int, str], Segments], list[_cells.Signal]]
             if d in recorded:
                 tstep, rates = recorded[d]
                 bw = rates[starts // tstep].astype(float)
+            if sc and d == "down" and sc.get("down_bps_static") is not None:
+                # radio-limited capacity that follows speed (channel.py); holes and outages below
+                bw = np.minimum(bw, _channel.down_bps_at(p, v_step)[step_of])
             if sc:
                 jit_ms = _channel.jitter_ms_at(p, v_step)[step_of]
                 delay = link["base_owd_ms"] * 1000.0 + jit_ms * 1000.0 * jit[d][step_of]

@@ -133,6 +133,10 @@ SPEED_CHANNEL_DEFAULTS: dict[str, Any] = {
     "fade_s": 0.5,               # fade window (s)
     # the [handoff] burst chain: 27.6 % loss in the window, cf. q = 27.26 % (T1-09)
     "fade_pattern": [0.1, 0.9, 0.9, 0.9, 0.9, 0.0],
+    # radio-limited downlink capacity (bit/s) standing and at ref speed; None: no cap (the
+    # signal model's capacity alone). When set, the step's capacity is min(signal, X(v)).
+    "down_bps_static": None,
+    "down_bps_ref": None,
 }
 DEFAULTS["speed_channel"] = SPEED_CHANNEL_DEFAULTS
 
@@ -470,6 +474,10 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
             sc[k] = _num(src, w, k, sc[k], lo=0.0, hi=60.0)
         sc["stall_sigma"] = _num(src, w, "stall_sigma", sc["stall_sigma"], lo=0.0, hi=3.0)
         sc["fade_pattern"] = _pattern(src, w, "fade_pattern", sc["fade_pattern"])
+        for k in ("down_bps_static", "down_bps_ref"):
+            sc[k] = _num(src, w, k, sc[k], lo=1000.0, hi=MAX_RATE_BPS, allow_none=True)
+        if (sc["down_bps_static"] is None) != (sc["down_bps_ref"] is None):
+            raise _err(src, w, "keys 'down_bps_static' and 'down_bps_ref' go together (both or neither)")
         p["speed_channel"] = sc
     return p
 
