@@ -321,7 +321,7 @@ fn new_data_after_a_lost_fast_resend_and_a_timeout_is_not_a_retransmission() {
 #[test]
 fn dupack_answering_a_repeat_counts_when_the_sender_had_data_in_flight() {
     // RFC 5681 (a): the phone has nothing beyond its ACK when a spurious copy arrives, but
-    // the next data (sent before the DupACK reached the sender) arrives within one RTT.
+    // the next data (sent before the DupACK reached the sender) arrives within half an SRTT.
     let mut t = client_side(false, false); // handshake RTT 50 ms
     t.data(100.0, 1, 1000);
     t.ack(100.5, 1001);
@@ -448,4 +448,67 @@ fn tail_lost_and_resent_at_the_timeout_arrives_in_sequence_as_retransmissions() 
     let rows = r.rows("retransmission");
     assert_eq!(i64_at(&r.events, "seq_start", rows[0]), Some(10001));
     assert_eq!(str_at(&r.events, "cause", rows[1]).as_deref(), Some("unseen_original"));
+}
+
+#[test]
+fn resend_that_overtook_originals_leaves_no_id_missing_after_them() {
+    // Issue 16, live run r10 (reno, no SACK/TS): the fast re-send of the hole (IP ID 5028)
+    // overtook the two originals sent before it (5026, 5027). When they arrive, the newest
+    // original P is 5027, but ID 5028 has been seen: no ID after P is missing, so the data
+    // arriving in sequence after a silence (5029) is new. Counting from P's own ID made 5028
+    // look missing and judged 5029 a re-send (r10: 77 retransmissions against 76 sent).
+    let mut t = client_side(false, false);
+    // 20 in order (IDs 5002-5021): enough for the engine to trust IDs counting up
+    for k in 0..20u32 {
+        t.data(100.0 + k as f64, 1 + 1000 * k, 1000).ip_id = Some(5002 + k as u16);
+        t.ack(100.5 + k as f64, 1001 + 1000 * k);
+    }
+    // 20001 (ID 5022) lost: the hole; three DupACKs make the sender re-send
+    for k in 0..3u32 {
+        t.data(121.0 + k as f64, 21001 + 1000 * k, 1000).ip_id = Some(5023 + k as u16);
+        t.ack(121.5 + k as f64, 20001);
+    }
+    // originals 24001 (5026) and 25001 (5027) go out before the fast re-send of 20001
+    // (5028), which arrives first
+    t.data(230.0, 20001, 1000).ip_id = Some(5028);
+    t.ack(230.5, 24001);
+    t.data(231.0, 24001, 1000).ip_id = Some(5026);
+    t.ack(231.5, 25001);
+    t.data(232.0, 25001, 1000).ip_id = Some(5027); // P
+    t.ack(232.5, 26001);
+    // a silence (the application), then new data in sequence with the next ID
+    t.data(520.0, 26001, 1000).ip_id = Some(5029);
+    t.ack(520.5, 27001);
+    let r = t.run_as("client");
+    assert_eq!(r.flow_u64("retransmissions"), Some(1)); // the fast re-send only
+    assert_eq!(r.flow_u64("retransmissions_undecided"), Some(0));
+    let rows = r.rows("retransmission");
+    assert_eq!(i64_at(&r.events, "seq_start", rows[0]), Some(20001));
+}
+
+#[test]
+fn dupack_answering_a_repeat_is_undecided_when_data_comes_after_half_an_srtt() {
+    // Issue 16, live run r10: the phone answers a spurious copy with nothing beyond its
+    // ACK; the next data arrives 40 ms later, within one SRTT (50 ms) but not within half
+    // of it. Had the ACK's way up taken 45 ms and the data's way down 5 ms, the data was sent
+    // after the ACK arrived (nothing in flight then: no DupACK at the sender); had it taken
+    // 5 ms, before. The phone cannot tell: undecided. Within half an SRTT the data was sent
+    // before the ACK arrived whatever the split (the first candidate). One SRTT counted
+    // r10's 393 DupACKs against 392 sent.
+    let mut t = client_side(false, false); // handshake RTT 50 ms
+    t.data(100.0, 1, 1000);
+    t.ack(100.5, 1001);
+    t.data(101.0, 1001, 1000);
+    t.ack(101.5, 2001);
+    t.data(110.0, 1, 1000); // spurious re-send
+    t.ack(110.5, 2001); // candidate: same ACK, same window
+    t.data(120.0, 2001, 1000); // 9.5 ms later: counted
+    t.ack(120.5, 3001);
+    t.data(130.0, 1001, 1000); // another spurious copy, no silence before it
+    t.ack(130.5, 3001); // candidate
+    t.data(170.5, 3001, 1000); // 40 ms later: between half an SRTT and one
+    t.ack(171.0, 4001);
+    let r = t.run_as("client");
+    assert_eq!(r.flow_u64("dupacks"), Some(1));
+    assert_eq!(r.flow_u64("dupacks_undecided"), Some(1));
 }

@@ -499,7 +499,7 @@ impl Stream {
 
     /// Receiver side: decide the pending DupACK candidates when data beyond their ACK number
     /// arrives. The sender had it outstanding when the ACKs reached it if it arrives within
-    /// one RTT of the first of them (it was sent before they arrived) or was a re-send.
+    /// half an SRTT of the first of them (it was sent before they arrived) or was a re-send.
     fn settle_pending_dupacks(&mut self, x: &Ctx, ts: Nanos, resent: bool) {
         let (n, t0, after_timeout) = self.rx_pending_dup;
         if n == 0 {
