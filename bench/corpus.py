@@ -131,11 +131,15 @@ def drop_cache(corpus: Path) -> None:
                 pass
 
 
-def run(corpus: Path, out: Path, *, workers: int, mode: str | None = None, scheduler: str | None = None,
-        dask_local: bool = False) -> dict:
+def run(corpus: Path, out: Path, *, workers: int | None, mode: str | None = None, scheduler: str | None = None,
+        dask_local: bool = False, cpus: int | None = None) -> dict:
     """One corpus run in a fresh process (like the CLI): wall time, the CPU time (user + sys)
     of the process and every worker it started and waited for, the host's load average
-    before and after, where the time went (run_corpus's ``phases``) and the inputs table."""
+    before and after, where the time went (run_corpus's ``phases``) and the inputs table.
+
+    ``cpus``: run on the first ``cpus`` cores only (``taskset``), with ``workers=None`` the
+    command's defaults (workers = the cores it may use, threads or processes by its rule):
+    what `hsrtcp analyze CORPUS -o R` does on a machine of that many cores."""
     shutil.rmtree(out, ignore_errors=True)
     code = (f"import time,sys,json; t=time.perf_counter(); from hsrtcp.scale.run import run_corpus; ph={{}}; "
             f"c=run_corpus({str(corpus)!r}, {str(out)!r}, quiet=True, workers={workers}, mode={mode!r}, "
@@ -146,7 +150,8 @@ def run(corpus: Path, out: Path, *, workers: int, mode: str | None = None, sched
     load = os.getloadavg()[0]
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    p = subprocess.run([PY, "-c", code], capture_output=True, text=True, env=ENV)
+    pin = ["taskset", "-c", f"0-{cpus - 1}"] if cpus else []
+    p = subprocess.run([*pin, PY, "-c", code], capture_output=True, text=True, env=ENV)
     wall = time.perf_counter() - t0
     ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
@@ -176,7 +181,8 @@ def run(corpus: Path, out: Path, *, workers: int, mode: str | None = None, sched
             "phases": dict(phases, interpreter_start=wall - inner, imports=inner - phases.get("total", inner),
                            # worker time idle inside the analyze phase: pool start, tail
                            # (one worker finishing alone), hand-over between inputs
-                           worker_idle_in_analyze=max(0.0, workers * phases.get("analyze", 0.0) - busy),
+                           worker_idle_in_analyze=max(0.0, (workers or phases.get("workers") or 1)
+                                                      * phases.get("analyze", 0.0) - busy),
                            tail_after_last_input=max(0.0, phases.get("analyze", 0.0) - last_end)),
             "rss_peak_per_worker": {str(pid): int(g["rss_peak_bytes"].max())
                                     for (pid,), g in idx.group_by("pid")},
@@ -269,6 +275,9 @@ def main() -> None:
     configs = {
         "pool_1": lambda: run(corpus, res, workers=1),                       # threads (1 worker)
         "pool_2": lambda: run(corpus, res, workers=2, mode="processes"),
+        # the README command with its defaults on 1 core and on both: what a second core gives
+        "cores_1": lambda: run(corpus, res, workers=None, cpus=1),
+        "cores_2": lambda: run(corpus, res, workers=None, cpus=2),
         "pool_2_threads": lambda: run(corpus, res, workers=2, mode="threads"),
         "dask_scheduler_2": lambda: run(corpus, res, workers=2, scheduler=addr),
         "dask_local_2": lambda: run(corpus, res, workers=2, dask_local=True),
@@ -279,7 +288,7 @@ def main() -> None:
         "fixtures_processes_2": lambda: run(tiny, res, workers=2, mode="processes"),
     }
     if a.only:
-        configs = {k: v for k, v in configs.items() if k in {"pool_1", "pool_2", *a.only}}
+        configs = {k: v for k, v in configs.items() if k in {"pool_1", "pool_2", "cores_1", "cores_2", *a.only}}
     rounds: dict[str, list[dict]] = {k: [] for k in configs}
     try:
         for r in range(a.rounds):
@@ -309,6 +318,10 @@ def main() -> None:
         "walls": {k: [x["wall_s"] for x in v] for k, v in rounds.items()},
         "loadavg_1min": {k: [x["loadavg_1min_before"] for x in v] for k, v in rounds.items()},
         "speedup_2_over_1": best["pool_1"]["wall_s"] / best["pool_2"]["wall_s"],
+        # the same command (defaults) pinned to 1 core and to 2: the speed-up of a second core
+        # (one worker is not one core: a capture's reader, engine and writer are threads)
+        "speedup_2_cores_over_1": best["cores_1"]["wall_s"] / best["cores_2"]["wall_s"],
+        "phases_cores_1": best["cores_1"]["phases"], "phases_cores_2": best["cores_2"]["phases"],
         # user+sys CPU of the whole run (process tree): equal for 1 and 2 workers means the
         # work did not grow with the workers; cores_used = CPU / wall is what the host gave
         "cpu_s_1": best["pool_1"]["tree_cpu_s"], "cpu_s_2": best["pool_2"]["tree_cpu_s"],

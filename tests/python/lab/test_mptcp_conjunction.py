@@ -27,7 +27,7 @@ import pytest
 
 from hsrtcp.lab import bundle, emulate
 from hsrtcp.mptcp import instance_metrics
-from hsrtcp.mptcp.degradation import DegradationRule
+from hsrtcp.mptcp.degradation import DegradationRule, first_fall
 from hsrtcp.testing import pcapio
 
 from labtools import two_path_config, two_path_outage_config
@@ -134,12 +134,18 @@ def test_outage_on_one_carrier_falls_there_at_the_outage_and_not_on_the_other(ou
     w = DegradationRule().window_s
     share = sum(sub1[OUTAGE_START - w:OUTAGE_START]) / sum(sp1[OUTAGE_START - w:OUTAGE_START])
     assert share > 0.05, share
-    lenient = {r["path"]: r for r in
-               instance_metrics(outage, rule=DegradationRule(before=share * 0.9))["paths"].iter_rows(named=True)}
+    lenient_rule = DegradationRule(before=share * 0.9)
+    lenient = {r["path"]: r for r in instance_metrics(outage, rule=lenient_rule)["paths"].iter_rows(named=True)}
     assert lenient[1]["fall_onset_s"] is not None
-    assert abs(lenient[1]["fall_onset_s"] - OUTAGE_START) <= 1
+    # the race also gives the subflow sudden halvings before the outage (a CI run: one at
+    # 10 s, which the lenient rule takes as the first fall); the outage must be a fall of its
+    # own: the first one from a second before it on
+    k = OUTAGE_START - 1 - w
+    at_outage = first_fall(sub1[k:], sp1[k:], lenient_rule)
+    assert at_outage is not None and abs(at_outage + k - OUTAGE_START) <= 1, (at_outage, lenient[1])
+    assert lenient[1]["fall_onset_s"] <= at_outage + k
     if share >= DegradationRule().before:
-        assert paths[1]["fall_onset_s"] == lenient[1]["fall_onset_s"]
+        assert first_fall(sub1[k:], sp1[k:]) == at_outage
     fall2 = paths[2]["fall_onset_s"]
     assert fall2 is None or not (OUTAGE_START - 1 <= fall2 <= OUTAGE_START + OUTAGE_S), fall2
     # A25 (iii) compares with single-path TCP on the same carrier, which lost the same 18 s:
