@@ -94,11 +94,23 @@ def run_corpus(spec: str, results: str, *, force: bool = False, workers: int | N
             cluster.close()
 
 
+def _size_guess(inputs) -> int:
+    """The inputs' bytes from the file sizes (no reading): the pool's mode before keying."""
+    total = 0
+    for inp in inputs:
+        for f in getattr(inp, "files", None) or ():
+            try:
+                total += os.path.getsize(f)
+            except (OSError, TypeError):
+                pass
+    return total
+
+
 def _run(spec, results, cluster, *, force, workers, quiet, window_s, labels, mode, phases, mark, t_start) -> int:
     """run_corpus after the cluster (if any) began connecting."""
     import hsrtcp
     from hsrtcp.scale.manifest import ManifestProblem
-    from hsrtcp.scale.pool import choose, default_workers, run_local
+    from hsrtcp.scale.pool import choose, default_workers, prestart, run_local
     from hsrtcp.scale.progress import CorpusProgress
 
     inputs = discover(spec)
@@ -111,6 +123,8 @@ def _run(spec, results, cluster, *, force, workers, quiet, window_s, labels, mod
         raise ValueError(f"{results}: exists and is not a directory")
     os.makedirs(results, exist_ok=True)
     workers = max(1, workers or default_workers())
+    if cluster is None and (mode or choose(_size_guess(inputs), workers)) == "processes":
+        prestart()  # the pool's fork server loads while the inputs are keyed
     version = hsrtcp.__version__
     with ResultsLock(results):
         shutil.rmtree(os.path.join(results, STAGING), ignore_errors=True)  # leftovers of dead runs
