@@ -236,3 +236,32 @@ fn ack_clocked_resends_after_an_rto_are_not_new_timeouts() {
     assert_eq!((u(&m, "rto_retransmissions"), u(&m, "rto_retransmissions_lost")), (Some(1), Some(0)));
     assert_eq!(u(&m, "spurious_timeouts_2v"), Some(0));
 }
+
+#[test]
+fn an_rto_before_any_ack_reached_the_sender_is_a_timeout() {
+    // Found by the pair fuzz target (27 Nov: "attempt to subtract with overflow" in
+    // Replay::on_tx): the captures start mid-connection (no handshake), and no ACK has
+    // reached the server when its first segment's timer fires. The "time since the last
+    // ACK" and "time since the last DupACK" were taken from Nanos::MIN and wrapped in release
+    // builds, so this RTO was never counted. Segments 0-4 arrive, every ACK of them is lost;
+    // segment 0 is re-sent 300 ms later and its ACK arrives.
+    let sq = |k: u32| SISN + 1 + 1000 * k;
+    let mut v = Vec::new();
+    for k in 0..5u32 {
+        let t = 0.030 + 0.001 * k as f64;
+        v.push(Pkt { t, from_client: false, flags: A, seq: sq(k), ack: CISN + 1, len: 1000, delay: Some(OWD) });
+        v.push(Pkt { t: t + OWD, from_client: true, flags: A, seq: CISN + 1, ack: sq(k + 1), len: 0, delay: None });
+    }
+    v.push(Pkt { t: 0.330, from_client: false, flags: A, seq: sq(0), ack: CISN + 1, len: 1000, delay: Some(OWD) });
+    v.push(Pkt { t: 0.340, from_client: true, flags: A, seq: CISN + 1, ack: sq(5), len: 0, delay: Some(OWD) });
+    v.sort_by(|a, b| a.t.total_cmp(&b.t));
+    let (cli, srv) = captures(&v);
+    let r = match_segments(cli, srv, MatchOptions::default());
+    let m = r.matched.finish();
+    assert_eq!(m.num_rows(), 1);
+    assert_eq!(u(&m, "rto_sequences"), Some(1));
+    assert_eq!(u(&m, "rto_retransmissions"), Some(1));
+    // the original had arrived and the phone's ACKs of it were all lost: spurious, ACK loss
+    assert_eq!(u(&m, "spurious_timeouts_2v"), Some(1));
+    assert_eq!(u(&m, "spurious_timeouts_ack_loss"), Some(1));
+}

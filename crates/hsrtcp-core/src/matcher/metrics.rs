@@ -524,12 +524,12 @@ impl Replay {
             // so a head re-sent sooner than the minimum RTO after one is ACK-clocked (the slow
             // start of the recovery, paced a few ms after its ACK), not a new timeout:
             // counting those made rto_sequences exceed the kernel's total_rto_recoveries (M10).
-            let dupack_recent = self.last_dupack >= self.last_ack_any && p.tx - self.last_dupack < RTO_FLOOR;
-            let clocked_in_recovery = self.rto_point.is_some() && p.tx - self.last_adv < RTO_FLOOR;
+            let dupack_recent = self.last_dupack >= self.last_ack_any && p.tx.saturating_sub(self.last_dupack) < RTO_FLOOR;
+            let clocked_in_recovery = self.rto_point.is_some() && p.tx.saturating_sub(self.last_adv) < RTO_FLOOR;
             if prev != Nanos::MIN
-                && p.tx - prev >= RTO_FLOOR
+                && p.tx.saturating_sub(prev) >= RTO_FLOOR
                 && !clocked_in_recovery
-                && p.tx - self.last_ack_any >= ACK_TRIGGER
+                && p.tx.saturating_sub(self.last_ack_any) >= ACK_TRIGGER
                 && !dupack_recent
             {
                 is_rto = true;
