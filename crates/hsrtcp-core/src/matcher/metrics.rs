@@ -239,7 +239,7 @@ pub struct PairMetrics {
     pub first_tx: Option<Nanos>,
     pub last_tx: Option<Nanos>,
     /// M6 per 1-s bin from `bin0` (sender clock): [transmissions with a verdict, lost].
-    pub loss_bins: Vec<[u64; 2]>,
+    pub loss_bins: super::loss_bins::LossBins,
     pub bin0: Nanos,
 }
 
@@ -724,12 +724,8 @@ pub fn tally(m: &mut PairMetrics, dir: Dir, batch: &[Vec<Pkt>; 2]) {
         if p.len > 0 && p.tx_ts != NONE && matches!(p.fate, Fate::Delivered | Fate::Lost | Fate::CaptureLost) {
             m.data_sent += 1;
             m.data_lost += (p.fate == Fate::Lost) as u64;
-            let k = ((p.tx_ts - m.bin0).max(0) / 1_000_000_000) as usize;
-            if k >= m.loss_bins.len() {
-                m.loss_bins.resize(k + 1, [0, 0]);
-            }
-            m.loss_bins[k][0] += 1;
-            m.loss_bins[k][1] += (p.fate == Fate::Lost) as u64;
+            let k = (p.tx_ts.saturating_sub(m.bin0).max(0) / 1_000_000_000) as u64;
+            m.loss_bins.add(k, p.fate == Fate::Lost);
         }
     }
     for p in &batch[r] {
@@ -832,10 +828,11 @@ pub fn write_metrics(m: &mut PairMetrics, clock: &ClockFit, row: &mut Row<'_>) {
 }
 
 /// M6 series rows of one matched flow: one per 1-s bin up to the last bin with a data
-/// transmission (bins without one: counts 0, loss_rate null).
+/// transmission (bins without one: counts 0, loss_rate null), none inside stretches of more
+/// than 300 s without a transmission (`loss_bins::GAP_BINS`).
 pub fn write_loss_series(m: &PairMetrics, id: u64, out: &mut crate::table::TableBuilder) {
-    for (k, &[sent, lost]) in m.loss_bins.iter().enumerate() {
-        let start = m.bin0 + k as Nanos * 1_000_000_000;
+    for (k, [sent, lost]) in m.loss_bins.rows() {
+        let start = m.bin0.saturating_add((k as Nanos).saturating_mul(1_000_000_000));
         out.row()
             .u64("flow_id", id)
             .u64("bin", k as u64)

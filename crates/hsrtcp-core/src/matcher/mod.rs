@@ -27,6 +27,7 @@
 pub mod clock;
 pub mod driver;
 pub mod fate;
+pub mod loss_bins;
 pub mod metrics;
 pub mod pairing;
 
