@@ -48,9 +48,10 @@ impl LossBins {
     }
 
     /// Every bin to write, in order: `(bin, [sent, lost])`, zero bins inside a run and in
-    /// gaps of at most [`GAP_BINS`] between runs, nothing in longer gaps.
+    /// gaps of at most [`GAP_BINS`] between runs (and from bin 0, the connection's first
+    /// packet, to the first run), nothing in longer gaps.
     pub fn rows(&self) -> impl Iterator<Item = (u64, [u64; 2])> + '_ {
-        let mut prev_end: Option<u64> = None;
+        let mut prev_end: Option<u64> = Some(0);
         self.runs.iter().flat_map(move |(s, v)| {
             let fill = match prev_end {
                 Some(e) if *s > e && *s - e <= GAP_BINS => e..*s,
@@ -84,9 +85,9 @@ mod tests {
     #[test]
     fn a_far_off_time_costs_one_bin_not_gigabytes() {
         let mut b = LossBins::default();
-        b.add(0, false);
-        b.add(2_500_000_000, true); // 79 years later
         b.add(1, false);
+        b.add(2_500_000_000, true); // 79 years later
+        b.add(0, false);
         assert_eq!(b.held(), 3);
         let rows: Vec<_> = b.rows().collect();
         assert_eq!(rows, vec![(0, [1, 0]), (1, [1, 0]), (2_500_000_000, [1, 1])]);
@@ -99,6 +100,8 @@ mod tests {
         b.add(998, true); // a new run before the first, 2 s before it: the gap is filled
         b.add(10, false); // far before: its own run, no rows for the 988 s between
         let rows: Vec<_> = b.rows().collect();
-        assert_eq!(rows, vec![(10, [1, 0]), (998, [1, 1]), (999, [0, 0]), (1000, [1, 0])]);
+        let mut want: Vec<_> = (0..10).map(|k| (k, [0, 0])).collect(); // from bin 0 on
+        want.extend([(10, [1, 0]), (998, [1, 1]), (999, [0, 0]), (1000, [1, 0])]);
+        assert_eq!(rows, want);
     }
 }
