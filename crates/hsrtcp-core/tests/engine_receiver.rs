@@ -318,19 +318,26 @@ fn new_data_after_a_lost_fast_resend_and_a_timeout_is_not_a_retransmission() {
     assert_eq!(r.flow_u64("retransmissions_undecided"), Some(1));
 }
 
-#[test]
-fn dupack_answering_a_repeat_counts_when_the_sender_had_data_in_flight() {
-    // RFC 5681 (a): the phone has nothing beyond its ACK when a spurious copy arrives, but
-    // the next data (sent before the DupACK reached the sender) arrives within half an SRTT.
-    let mut t = client_side(false, false); // handshake RTT 50 ms
+/// Handshake RTT 50 ms; a spurious copy of 1 answered by a DupACK candidate (same ACK, same
+/// window), and the next data 9.5 ms later: in flight when the DupACK arrived, counted.
+fn spurious_copy_with_a_counted_dupack() -> Tx {
+    let mut t = client_side(false, false);
     t.data(100.0, 1, 1000);
     t.ack(100.5, 1001);
     t.data(101.0, 1001, 1000);
     t.ack(101.5, 2001);
     t.data(110.0, 1, 1000); // spurious re-send
     t.ack(110.5, 2001); // DupACK: same ACK, same window
-    t.data(120.0, 2001, 1000); // in flight when the DupACK arrived: 9.5 ms later
+    t.data(120.0, 2001, 1000); // 9.5 ms later
     t.ack(120.5, 3001);
+    t
+}
+
+#[test]
+fn dupack_answering_a_repeat_counts_when_the_sender_had_data_in_flight() {
+    // RFC 5681 (a): the phone has nothing beyond its ACK when a spurious copy arrives, but
+    // the next data (sent before the DupACK reached the sender) arrives within half an SRTT.
+    let mut t = spurious_copy_with_a_counted_dupack();
     t.data(300.0, 1001, 1000); // another spurious copy, nothing in flight
     t.ack(300.5, 3001);
     t.data(400.0, 3001, 1000); // 100 ms later: sent after the ACK arrived
@@ -495,15 +502,7 @@ fn dupack_answering_a_repeat_is_undecided_when_data_comes_after_half_an_srtt() {
     // 5 ms, before. The phone cannot tell: undecided. Within half an SRTT the data was sent
     // before the ACK arrived whatever the split (the first candidate). One SRTT counted
     // r10's 393 DupACKs against 392 sent.
-    let mut t = client_side(false, false); // handshake RTT 50 ms
-    t.data(100.0, 1, 1000);
-    t.ack(100.5, 1001);
-    t.data(101.0, 1001, 1000);
-    t.ack(101.5, 2001);
-    t.data(110.0, 1, 1000); // spurious re-send
-    t.ack(110.5, 2001); // candidate: same ACK, same window
-    t.data(120.0, 2001, 1000); // 9.5 ms later: counted
-    t.ack(120.5, 3001);
+    let mut t = spurious_copy_with_a_counted_dupack();
     t.data(130.0, 1001, 1000); // another spurious copy, no silence before it
     t.ack(130.5, 3001); // candidate
     t.data(170.5, 3001, 1000); // 40 ms later: between half an SRTT and one
