@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Corpus benchmark (issue 19): ``hsrtcp analyze CORPUS`` on the local pool and on Dask.
 
-    .venv/bin/python bench/corpus.py [--singles 16] [--pairs 16] [--rounds 2] [--packets 215000]
+    .venv/bin/python bench/corpus.py [--singles 16] [--pairs 16] [--rounds 2] [--packets 0 (all)]
                                      [--only CONFIG ...] [--out bench/results-corpus.json]
 
 Input: the benchmark pair of bench/make_capture.py (bench/work/srv.pcap, cli.pcap; make it
 first). The corpus (bench/work/corpus/) is ``--singles`` copies of srv.pcap and ``--pairs``
-copies of the pair, each cut to its first ``--packets`` records and with its packet times
+copies of the pair, each cut to its first ``--packets`` records (default: whole) and with its packet times
 shifted by a whole number of hours: distinct content (no copy is a duplicate of another),
 identical work. One run, interleaved rounds (configurations take turns so the host's load
 falls on all alike), the fastest round of each configuration; ratios only.
@@ -80,7 +80,7 @@ def cut(src: Path, dst: Path, packets: int) -> np.ndarray:
     both sides covers about the same stretch of time); returns dst's record offsets."""
     data = np.fromfile(src, dtype=np.uint8)
     offs = record_offsets(data)
-    if packets < len(offs):
+    if 0 < packets < len(offs):
         data = data[: offs[packets]]
         offs = offs[:packets]
     data.tofile(dst)
@@ -240,7 +240,7 @@ def hash_cost(corpus: Path) -> dict:
             "full_gb_per_s": total / full / 1e9}
 
 
-PHASES = ("interpreter_start", "imports", "discover", "key", "first_result", "analyze", "write",
+PHASES = ("interpreter_start", "imports", "discover", "key", "key_s", "first_result", "analyze", "write",
           "worker_idle_in_analyze", "tail_after_last_input")
 
 
@@ -249,9 +249,10 @@ def main() -> None:
     ap.add_argument("--singles", type=int, default=16)
     ap.add_argument("--pairs", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--packets", type=int, default=215_000,
+    ap.add_argument("--packets", type=int, default=0,
                     help="records of each bench capture copied into every corpus file (the first ones; "
-                         "215,000 = the 30 MB files of earlier runs)")
+                         "0 = all: 119 MB files, 5.7 GB for 16 + 16 inputs; 215,000 = the 30 MB files "
+                         "of the runs before 27 Nov, whose fixed costs per run weighed more)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results-corpus.json")
     ap.add_argument("--only", action="append", default=[],
                     help="run only these configurations (repeatable; default all; pool_1 and pool_2 always)")
@@ -312,6 +313,7 @@ def main() -> None:
     rss_quarter = max(best["quarter_pool_2"]["rss_peak_per_worker"].values()) if "quarter_pool_2" in best else float("nan")
     out = {
         "corpus": {"inputs": n_inputs, "singles": a.singles, "pairs": a.pairs, "bytes": b["bytes"],
+                   "packets_per_file": a.packets or "all",
                    "capture": json.loads((WORK / "capture.json").read_text()).get("packets", None)},
         "loadavg_start": load_start,
         "best": best,

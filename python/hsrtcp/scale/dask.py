@@ -16,9 +16,10 @@ adding to them (bench/corpus.py, ``dask_*`` rows).
 
 from __future__ import annotations
 
+import itertools
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from hsrtcp.errors import HsrtcpError
 
@@ -69,25 +70,36 @@ class DaskCluster:
                 if self._closed:  # closed while connecting: nobody else will shut it down
                     self._shutdown()
 
-    def run(self, tasks: list[tuple], on_done: Callable[[object, dict], None]) -> None:
+    def run(self, tasks: Iterable[tuple], on_done: Callable[[object, dict], None]) -> None:
         """``analyze_input(*task)`` on the cluster for every task, in the given order of
-        priority (the first task first); ``on_done(input, result)`` as each ends."""
+        priority (the first task first); ``on_done(input, result)`` as each ends. ``tasks``
+        may be a generator that works for each task (the corpus run keys its inputs in it):
+        it is drawn while the connection is still being made, then as tasks are submitted."""
         from distributed import as_completed
 
         from hsrtcp.scale.tasks import analyze_input
 
+        tasks = iter(tasks)
+        ready = []
+        while self._thread.is_alive():  # connecting: make tasks ready meanwhile
+            t = next(tasks, None)
+            if t is None:
+                break
+            ready.append(t)
         self._thread.join()
         if self._error is not None:
             raise self._error
         client = self._client
         run_id = uuid.uuid4().hex[:8]
         futs = {}
-        for i, t in enumerate(tasks):
+        done = as_completed()
+        for i, t in enumerate(itertools.chain(ready, tasks)):
             # the caller's order (largest first) as the scheduler's priority: higher runs sooner
             f = client.submit(analyze_input, *t, key=f"hsrtcp-{t[0].id}-{run_id}", pure=False, retries=0,
-                              priority=len(tasks) - i)
+                              priority=-i)
             futs[f.key] = (f, t)
-        for fut in as_completed([f for f, _ in futs.values()]):
+            done.add(f)
+        for fut in done:
             t = futs[fut.key][1]
             try:
                 res = fut.result()

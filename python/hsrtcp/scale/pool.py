@@ -17,7 +17,7 @@ input does not end the run, and no GIL between the workers on many-core machines
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 #: below this many bytes of input a corpus runs on threads (measured, docs/scale.md)
 THREAD_BYTES = 1 << 30
@@ -65,7 +65,7 @@ def prestart() -> None:
     threading.Thread(target=forkserver.ensure_running, name="hsrtcp-forkserver", daemon=True).start()
 
 
-def run_local(tasks: list[tuple], on_done: Callable[[object, dict], None], *, workers: int,
+def run_local(tasks: Iterable[tuple], on_done: Callable[[object, dict], None], *, workers: int,
               mode: str, fn: Callable[..., dict] | None = None) -> None:
     """``fn(*task)`` (default :func:`hsrtcp.scale.tasks.analyze_input`) for every task;
     ``on_done(input, result)`` as each ends.
@@ -75,6 +75,10 @@ def run_local(tasks: list[tuple], on_done: Callable[[object, dict], None], *, wo
     run again one at a time; the one whose run breaks the pool again becomes an
     ``internal`` failure, the others go on. Each break costs a pool start, and every
     break in careful mode settles one input, so the run always ends.
+
+    ``tasks`` may be a generator that does work for each task (the corpus run keys its
+    inputs in it): it is drawn one task ahead, while the workers are busy, and not before
+    the first tasks start.
     """
     from collections import deque
     from concurrent.futures import FIRST_COMPLETED, wait
@@ -83,7 +87,7 @@ def run_local(tasks: list[tuple], on_done: Callable[[object, dict], None], *, wo
     if fn is None:
         from hsrtcp.scale.tasks import analyze_input as fn
 
-    pending, careful = deque(tasks), deque()
+    pending, careful = _Ahead(tasks), deque()
     while pending or careful:
         ex = _executor(mode, workers)
         inflight: dict = {}
@@ -94,6 +98,7 @@ def run_local(tasks: list[tuple], on_done: Callable[[object, dict], None], *, wo
                 while len(inflight) < cap and (careful or pending):
                     t = (careful or pending).popleft()
                     inflight[ex.submit(fn, *t)] = t
+                pending.draw()  # the next task made ready while these run
                 done, _ = wait(inflight, return_when=FIRST_COMPLETED)
                 for fut in done:
                     t = inflight[fut]
@@ -119,3 +124,32 @@ def run_local(tasks: list[tuple], on_done: Callable[[object, dict], None], *, wo
                                           f"analyzing this input"))
             else:
                 careful.extend(suspects)
+
+
+class _Ahead:
+    """A task source drawn at most one task ahead: ``popleft`` and truth like a deque, and
+    :meth:`draw` to make the next task ready (the work of making it overlaps the running
+    ones)."""
+
+    def __init__(self, tasks: Iterable[tuple]) -> None:
+        from collections import deque
+
+        self._it = iter(tasks)
+        self._ready = deque()
+        self._ended = False
+
+    def draw(self) -> None:
+        if not self._ready and not self._ended:
+            nxt = next(self._it, None)
+            if nxt is None:
+                self._ended = True
+            else:
+                self._ready.append(nxt)
+
+    def __bool__(self) -> bool:
+        self.draw()
+        return bool(self._ready)
+
+    def popleft(self) -> tuple:
+        self.draw()
+        return self._ready.popleft()

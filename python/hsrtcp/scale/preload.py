@@ -15,7 +15,16 @@ import importlib
 MODULES = ("hsrtcp.scale.tasks", "hsrtcp.streaming", "hsrtcp.pair", "hsrtcp.output")
 
 
-def dask_setup(worker=None) -> None:  # noqa: ARG001 - Dask's preload hook signature
-    """Dask calls this once when the worker starts."""
+def dask_setup(worker=None) -> None:
+    """Dask calls this once when the worker starts: the imports, and the worker's
+    statistical profiler off. The profiler samples every thread's Python stack every 10 ms
+    for the dashboard; an hsrtcp task is one Python frame waiting on native code, so the
+    samples show nothing and cost CPU beside every input (docs/scale.md, "On Dask")."""
     for name in MODULES:
         importlib.import_module(name)
+    callbacks = getattr(worker, "periodic_callbacks", None)
+    if callbacks is not None:
+        for name in ("profile", "profile-cycle"):
+            pc = callbacks.pop(name, None)
+            if pc is not None:
+                pc.stop()

@@ -25,6 +25,16 @@ class CorpusProgress:
         self._p.start()
         self._task = self._p.add_task("corpus", total=max(total_bytes, 1), done=0, inputs=inputs, failed=0)
 
+    def skip(self, nbytes: int, failed: int = 0) -> None:
+        """An input that will not be analyzed (skipped, duplicate, unreadable): it leaves the
+        totals (they start as every input found, before the inputs are keyed)."""
+        self.inputs -= 1
+        self.failed += failed
+        if self._p is not None:
+            task = self._p.tasks[0]
+            self._p.update(self._task, total=max(int(task.total or 0) - nbytes, 1), inputs=self.inputs,
+                           failed=self.failed)
+
     def advance(self, nbytes: int, failed: int) -> None:
         """One input ended: its bytes, and how many failure rows it gave."""
         self.done += 1

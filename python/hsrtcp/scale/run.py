@@ -123,17 +123,16 @@ def _run(spec, results, cluster, *, force, workers, quiet, window_s, labels, mod
         raise ValueError(f"{results}: exists and is not a directory")
     os.makedirs(results, exist_ok=True)
     workers = max(1, workers or default_workers())
-    if cluster is None and (mode or choose(_size_guess(inputs), workers)) == "processes":
-        prestart()  # the pool's fork server loads while the inputs are keyed
-    version = hsrtcp.__version__
+    guess = _size_guess(inputs)
+    how = "dask" if cluster is not None else (mode or choose(guess, workers))
+    if how == "processes":
+        prestart()  # the pool's fork server loads while the first inputs are keyed
     with ResultsLock(results):
         shutil.rmtree(os.path.join(results, STAGING), ignore_errors=True)  # leftovers of dead runs
         os.makedirs(os.path.join(results, STAGING), exist_ok=True)
         failures: list[dict] = []
-        index: dict[str, dict] = {}
-        seen_content: dict[str, Input] = {}
-        todo: list[tuple] = []
-        todo_bytes = 0
+        index: dict[str, dict] = {}  # one entry per input id, in discovery order
+        to_key = []
         for inp in inputs:
             entry = {"input": inp.id, "kind": inp.kind, "source": inp.source, "status": None,
                      "bytes": None, "seconds": None, "content_hash": None}  # + worker fields (_write_index)
@@ -147,42 +146,21 @@ def _run(spec, results, cluster, *, force, workers, quiet, window_s, labels, mod
                 entry["status"] = "failed"
                 failures.append(row(inp.id, inp.source, "unreadable", inp.reason))
                 continue
-            try:
-                content, nbytes, mtimes = content_hash(inp.files)
-            except OSError as exc:
-                entry["status"] = "failed"
-                where = exc.filename or inp.source
-                failures.append(row(inp.id, inp.source, "unreadable", f"{where}: {exc.strerror or exc}"))
-                _drop_partition(results, inp.id)
-                continue
-            entry.update(content_hash=content, bytes=nbytes)
-            if content in seen_content:
-                first = seen_content[content]
-                entry["status"] = "duplicate"
-                failures.append(row(inp.id, inp.source, "duplicate",
-                                    f"same content as input {first.id} ({first.source}); only that one is analyzed"))
-                continue
-            seen_content[content] = inp
-            settings = _settings(inp, window_s)
-            state = state_key(content, mtimes, settings, version)
-            rec = read_record(results, inp.id)
-            if not force and rec is not None and rec.get("state") == state and rec.get("status") == "done":
-                entry.update(status="skipped", seconds=0.0)
-                failures += [row(inp.id, e["source"], e["kind"], e["reason"]) for e in rec.get("errors", [])]
-                continue
-            record = {"input": inp.id, "kind": inp.kind, "files": settings["files"], "content": content,
-                      "state": state, "version": version, "bytes": nbytes, "settings": settings}
-            todo.append((inp, results, window_s, record))
-            todo_bytes += nbytes
-        how = ("dask" if cluster is not None else (mode or choose(todo_bytes, workers))) if todo else "none"
-        # Largest first (by estimated cost): the last inputs to start are the small ones, so
-        # the workers run out of work at about the same time instead of one finishing a big
-        # input alone at the end.
-        todo.sort(key=lambda t: -t[3]["bytes"] * COST_PER_BYTE.get(t[0].kind, 1.0))
-        progress = CorpusProgress(len(todo), todo_bytes, enabled=not quiet)
-        mark("key")
+            to_key.append(inp)
+        # Largest first (by estimated cost, from the file sizes): the last inputs to start
+        # are the small ones, so the workers run out of work at about the same time instead
+        # of one finishing a big input alone at the end. The order is known before any input
+        # is read, so keying (content hashes, skip decisions) runs one input ahead of the
+        # workers instead of before all of them (_keyed). Equal content has equal size, and
+        # the sort is stable: of two duplicates the one found first is still analyzed.
+        to_key.sort(key=lambda inp: -_size_guess([inp]) * COST_PER_BYTE.get(inp.kind, 1.0))
+        progress = CorpusProgress(len(to_key), _size_guess(to_key), enabled=not quiet)
+        todo_bytes = [0, 0]  # bytes and number of the inputs to analyze, as they are keyed
+        mark("key")  # up to the first input's keying (the rest of it overlaps the analysis)
         t_analyze = time.time()
         tasks_seen: list[dict] = []
+        todo = _keyed(to_key, index, failures, progress, todo_bytes, results=results, force=force,
+                      window_s=window_s, version=hsrtcp.__version__, phases=phases)
 
         def on_done(inp: Input, res: dict) -> None:
             entry = index[inp.id]
@@ -206,11 +184,13 @@ def _run(spec, results, cluster, *, force, workers, quiet, window_s, labels, mod
         try:
             if how == "dask":
                 cluster.run(todo, on_done)
-            elif todo:
-                run_local(todo, on_done, workers=min(workers, len(todo)), mode=how)
+            else:
+                run_local(todo, on_done, workers=min(workers, len(inputs)), mode=how)
         finally:
             progress.close()
             mark("analyze")
+            if todo_bytes[1] == 0:
+                how = "none"  # every input skipped, duplicate or unreadable
             write_failures(results, failures)
             _write_index(results, list(index.values()))
             shutil.rmtree(os.path.join(results, STAGING), ignore_errors=True)
@@ -219,7 +199,7 @@ def _run(spec, results, cluster, *, force, workers, quiet, window_s, labels, mod
         phases.update(total=time.perf_counter() - t_start, mode=how, workers=workers, tasks=tasks_seen)
     if not quiet:
         n = {s: sum(1 for e in index.values() if e["status"] == s) for s in ("analyzed", "skipped", "failed", "duplicate")}
-        gb = todo_bytes / 1e9
+        gb = todo_bytes[0] / 1e9
         wall = time.perf_counter() - t_start
         print(f"hsrtcp: corpus {spec}: {len(index)} inputs: {n['analyzed']} analyzed, {n['skipped']} skipped "
               f"(unchanged), {n['failed']} failed, {n['duplicate']} duplicate; {gb:.3f} GB in {wall:.1f} s "
@@ -230,6 +210,58 @@ def _run(spec, results, cluster, *, force, workers, quiet, window_s, labels, mod
         if len(failures) > 20:
             print(f"hsrtcp: ... and {len(failures) - 20} more in failures.parquet", file=sys.stderr)
     return 3 if failures else 0
+
+
+def _keyed(inputs, index, failures, progress, todo_bytes, *, results, force, window_s, version, phases):
+    """The tasks to run, keyed one at a time as the pool asks for them (:func:`_key_one`).
+    Adds to ``failures`` and ``todo_bytes`` (bytes, inputs); ``phases['key_s']``: the keying's own time,
+    most of it now inside the analysis phase."""
+    seen_content: dict[str, Input] = {}
+    spent = 0.0
+    for inp in inputs:
+        t0 = time.perf_counter()
+        before = len(failures)
+        task = _key_one(inp, index[inp.id], results, failures, seen_content, force=force, window_s=window_s,
+                        version=version)
+        spent += time.perf_counter() - t0
+        if phases is not None:
+            phases["key_s"] = spent
+        if task is None:
+            progress.skip(_size_guess([inp]), len(failures) - before)
+            continue
+        todo_bytes[0] += task[3]["bytes"]
+        todo_bytes[1] += 1
+        yield task
+
+
+def _key_one(inp, entry, results, failures, seen_content, *, force, window_s, version):
+    """One input's content key and skip decision: its task, or None (failure row or skip)."""
+    try:
+        content, nbytes, mtimes = content_hash(inp.files)
+    except OSError as exc:
+        entry["status"] = "failed"
+        where = exc.filename or inp.source
+        failures.append(row(inp.id, inp.source, "unreadable", f"{where}: {exc.strerror or exc}"))
+        _drop_partition(results, inp.id)
+        return None
+    entry.update(content_hash=content, bytes=nbytes)
+    if content in seen_content:
+        first = seen_content[content]
+        entry["status"] = "duplicate"
+        failures.append(row(inp.id, inp.source, "duplicate",
+                            f"same content as input {first.id} ({first.source}); only that one is analyzed"))
+        return None
+    seen_content[content] = inp
+    settings = _settings(inp, window_s)
+    state = state_key(content, mtimes, settings, version)
+    rec = read_record(results, inp.id)
+    if not force and rec is not None and rec.get("state") == state and rec.get("status") == "done":
+        entry.update(status="skipped", seconds=0.0)
+        failures += [row(inp.id, e["source"], e["kind"], e["reason"]) for e in rec.get("errors", [])]
+        return None
+    record = {"input": inp.id, "kind": inp.kind, "files": settings["files"], "content": content,
+              "state": state, "version": version, "bytes": nbytes, "settings": settings}
+    return (inp, results, window_s, record)
 
 
 def _drop_partition(results: str, input_id: str) -> None:

@@ -57,11 +57,17 @@ def test_dask_cluster_equals_local_pool(corpus, tmp_path):
         time.sleep(0.2)  # the file is written whole before the scheduler listens; be gentle anyway
         address = json.loads(sched_file.read_text())["address"]
         for i in (1, 2):
+            # w2 as docs/scale.md deploys it (the preload); w1 plain: both must work
+            preload = ["--preload", "hsrtcp.scale.preload"] if i == 2 else []
             procs.append(_start(["worker", "--scheduler-file", str(sched_file), "--nthreads", "1", "--no-nanny",
-                                 "--no-dashboard", "--host", "127.0.0.1", "--name", f"w{i}"],
+                                 "--no-dashboard", "--host", "127.0.0.1", "--name", f"w{i}", *preload],
                                 tmp_path / f"worker{i}.log"))
         with Client(address, timeout="60s") as c:
             c.wait_for_workers(2, timeout=90)
+            # the preload turned the worker's statistical profiler off (samples of a frame
+            # waiting on native code, at a CPU cost); the plain worker still has it
+            profiling = c.run(lambda dask_worker: (dask_worker.name, "profile" in dask_worker.periodic_callbacks))
+            assert sorted(profiling.values()) == [("w1", True), ("w2", False)], profiling
         dres = tmp_path / "dask_res"
         p = hsrtcp_cli("analyze", corpus, "-o", dres, "-q", "--scheduler", address, timeout=300, check=0)
         lres = tmp_path / "local_res"
