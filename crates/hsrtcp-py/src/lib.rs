@@ -2,11 +2,6 @@
 //! released and hands tables over as Arrow IPC stream bytes (polars reads them whole, no
 //! per-packet Python objects).
 
-// mimalloc: keeps freed pages for reuse across the analysis threads instead of returning
-// them to the kernel and faulting them in again (bench/README.md, "Allocator").
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 pub(crate) mod pair;
 mod rows;
 

@@ -24,6 +24,7 @@ use rustc_hash::{FxHashMap, FxHasher};
 use std::collections::hash_map::Entry;
 
 use crate::flow::seq::SeqSpace;
+use crate::matcher::chunk_log::ChunkLog;
 use crate::flow::Dir;
 use crate::matcher::Side;
 use crate::wire::{Nanos, Segment};
@@ -210,7 +211,7 @@ pub struct Spans {
 pub struct PairFate {
     pub seq: [Option<SeqSpace>; 2],
     /// Packets per direction ([`Dir::idx`]) in the order the matcher saw them, from `base` on.
-    pub log: [VecDeque<Pkt>; 2],
+    pub log: [ChunkLog<Pkt>; 2],
     pub base: [u64; 2],
     pending: [[FxHashMap<u64, Twins>; 2]; 2],
     /// Pending packets in arrival order, for settling by age: (global index, key, seen as tx).
@@ -414,7 +415,8 @@ impl PairFate {
         max: usize,
         data_sender: Side,
     ) -> [Vec<Pkt>; 2] {
-        let mut out = [Vec::new(), Vec::new()];
+        // (sized for what can be taken: no doubling and copying of a large batch)
+        let mut out = [0, 1].map(|d| Vec::with_capacity(self.log[d].len().min(max.saturating_add(1))));
         // Order and cut by when the data sender's capture saw the packet (its replay time:
         // a data packet leaving, an ACK arriving), else by the other capture's time.
         let seen_at = |dir: Dir, p: &Pkt| {

@@ -24,6 +24,7 @@
 //!
 //! Times of the two captures are never compared raw: client-capture times are mapped to the
 //! server clock with the estimated offset (`t_server = t_client + clock_offset_s`).
+pub mod chunk_log;
 pub mod clock;
 pub mod driver;
 pub mod fate;
