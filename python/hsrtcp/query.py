@@ -13,6 +13,12 @@ some directories have is null in the others: results of older versions still que
 hive-style partition column ``results``: the directory's name, or the path as given when
 two directories share a name. ``flow_id`` is unique only within one directory, so joins of
 several directories use ``(results, flow_id)``.
+
+A corpus results directory (`hsrtcp analyze CORPUS -o RESULTS`, docs/scale.md) holds one
+partition per input, ``input=<id>/flows.parquet`` and so on, besides its ``inputs`` and
+``failures`` tables: every partition's table joins its view, with the hive column ``input``
+(DuckDB reads the files where they are; nothing is loaded first). Within a corpus,
+``flow_id`` is unique per input: join on ``(results, input, flow_id)``.
 """
 
 from __future__ import annotations
@@ -41,7 +47,8 @@ def labels(dirs: list[str]) -> dict[str, str]:
 
 def tables(dirs: list[str]) -> dict[str, list[tuple[str, str]]]:
     """Table name -> its (Parquet file, directory) pairs, in the order of ``dirs``;
-    InputError for a missing directory or one without any table."""
+    InputError for a missing directory or one without any table. The tables of a corpus's
+    partitions are in :func:`partition_tables`."""
     found: dict[str, list[tuple[str, str]]] = {}
     for d in dirs:
         if not os.path.isdir(d):
@@ -52,6 +59,19 @@ def tables(dirs: list[str]) -> dict[str, list[tuple[str, str]]]:
             raise InputError(f"{d}: no Parquet tables in this directory (is it the -o of hsrtcp analyze?)")
         for f in names:
             found.setdefault(f[: -len(".parquet")], []).append((os.path.join(d, f), d))
+    return found
+
+
+def partition_tables(d: str) -> dict[str, list[str]]:
+    """Table name -> its files in the ``input=<id>`` partitions of corpus directory ``d``
+    (empty for a single run's directory), partitions by name."""
+    found: dict[str, list[str]] = {}
+    with os.scandir(d) as it:
+        parts = sorted(e.path for e in it if e.name.startswith("input=") and e.is_dir())
+    for part in parts:
+        for f in sorted(os.listdir(part)):
+            if f.endswith(".parquet") and not f.startswith("."):
+                found.setdefault(f[: -len(".parquet")], []).append(os.path.join(part, f))
     return found
 
 
@@ -66,13 +86,24 @@ def connect(dirs: list[str | os.PathLike], con=None):
         raise InputError("the same results directory is given twice")
     con = con or duckdb.connect()
     label = labels(dirs)
-    for name, pairs in tables(dirs).items():
-        files = [f for f, _ in pairs]
-        case = " ".join(f"WHEN {_sql_str(f)} THEN {_sql_str(label[d])}" for f, d in pairs)
-        sql = (f"CREATE OR REPLACE VIEW {_ident(name)} AS SELECT * EXCLUDE (filename), "
-               f"CASE filename {case} END AS {PARTITION} "
-               f"FROM read_parquet([{', '.join(_sql_str(f) for f in files)}], union_by_name = true, "
-               f"filename = true)")
+    top = tables(dirs)
+    corpus = {d: partition_tables(d) for d in dirs}
+    for name in sorted(set(top) | {t for parts in corpus.values() for t in parts}):
+        pairs = top.get(name, [])
+        selects, files = [], [f for f, _ in pairs]
+        if pairs:
+            case = " ".join(f"WHEN {_sql_str(f)} THEN {_sql_str(label[d])}" for f, d in pairs)
+            selects.append(f"SELECT * EXCLUDE (filename), CASE filename {case} END AS {PARTITION} "
+                           f"FROM read_parquet([{', '.join(_sql_str(f) for f in files)}], union_by_name = true, "
+                           f"filename = true)")
+        for d in dirs:
+            part_files = corpus[d].get(name)
+            if part_files:  # one select per corpus: its partitions' files, with their hive column `input`
+                files += part_files
+                selects.append(f"SELECT *, {_sql_str(label[d])} AS {PARTITION} "
+                               f"FROM read_parquet([{', '.join(_sql_str(f) for f in part_files)}], "
+                               f"union_by_name = true, hive_partitioning = true)")
+        sql = f"CREATE OR REPLACE VIEW {_ident(name)} AS " + " UNION ALL BY NAME ".join(selects)
         try:
             con.execute(sql)
         except duckdb.Error as exc:

@@ -4,6 +4,8 @@ failures, duplicates, the lock, manifests, globs, DuckDB and the study reading t
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import shutil
@@ -70,6 +72,18 @@ def test_cli_duckdb_and_study_read_the_corpus(corpus, tmp_path):
     sf = pl.read_parquet(tmp_path / "study" / "study_flows.parquet")
     assert {os.path.basename(r) for r in sf["result"].unique()} <= {f"input={i}" for i in per_input}
     assert sf["result"].n_unique() >= 5, st.stderr
+    # hsrtcp query: the partitions are one view per table, with the hive column `input`,
+    # beside the corpus's own tables (and a plain results directory in the same query)
+    single = tmp_path / "single"
+    hsrtcp_cli("analyze", DATA / "clean_200k.server.pcap", "-o", single, "-q", "--no-plot", check=0)
+    q = hsrtcp_cli("query", res, single, "select results, input, count(*) n from flows group by all order by all",
+                   "-f", "csv", check=0)
+    got = {(r["results"], r["input"]): int(r["n"]) for r in csv.DictReader(io.StringIO(q.stdout))}
+    want = {("res", i): n for i, n in per_input.items() if n}
+    want[("single", "")] = pl.read_parquet(single / "flows.parquet").height
+    assert got == want, q.stderr
+    q = hsrtcp_cli("query", res, "select count(*) n from inputs where status = 'analyzed'", "-f", "csv", check=0)
+    assert int(q.stdout.splitlines()[1]) == len(per_input)
 
 
 def test_resume_skips_unchanged_and_redoes_changed(corpus, tmp_path):
