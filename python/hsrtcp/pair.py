@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
 from hsrtcp.errors import InputError, OutputError
 from hsrtcp.runner import ID_SHIFT, MPTCP_TABLES, TABLES, file_progress, result
@@ -36,13 +35,24 @@ from hsrtcp.runner import native as _native
 # Matched row ids live above every single-capture id (those are capture_index << ID_SHIFT).
 MATCH_ID_BASE = 1 << 62
 
-def bundle_pairs(path: str | os.PathLike) -> list[tuple[Path, Path]]:
+
+def _norm(p: str | os.PathLike) -> str:
+    """``str(PurePosixPath(p))`` without importing pathlib: that import is 10 ms of a
+    two-vantage run's start (re, fnmatch, urllib.parse; bench/README.md, "Start-up").
+    Repeated and trailing slashes and ``.`` parts go, ``..`` stays, as pathlib does."""
+    s = os.fspath(p)
+    lead = "//" if s.startswith("//") and not s.startswith("///") else "/" if s.startswith("/") else ""
+    return (lead + "/".join(x for x in s.split("/") if x and x != ".")) or "."
+
+def bundle_pairs(path: str | os.PathLike) -> list[tuple[os.PathLike, os.PathLike]]:
     """The (client, server) capture pairs of a run bundle directory.
 
     Accepts the lab's bundle layout (``capture/phone_p1.pcap`` … ``capture/server.pcap``,
     docs/formats/bundle.md) and a plain directory with ``client.pcap`` and ``server.pcap``.
     An MPTCP bundle with several phone paths gives one pair per path.
     """
+    from pathlib import Path
+
     d = Path(path)
     if not d.is_dir():
         raise InputError(f"{d}: not a directory")
@@ -61,9 +71,10 @@ def bundle_pairs(path: str | os.PathLike) -> list[tuple[Path, Path]]:
 
 
 def is_bundle(path: str | os.PathLike) -> bool:
-    p = Path(path)
-    return p.is_dir() and ((p / "manifest.json").exists() or (p / "capture" / "server.pcap").exists()
-                           or ((p / "client.pcap").exists() and (p / "server.pcap").exists()))
+    p = os.fspath(path)
+    has = lambda *parts: os.path.exists(os.path.join(p, *parts))  # noqa: E731
+    return os.path.isdir(p) and (has("manifest.json") or has("capture", "server.pcap")
+                                 or (has("client.pcap") and has("server.pcap")))
 
 
 def split_inputs(paths, vantage, client, server):
@@ -74,14 +85,14 @@ def split_inputs(paths, vantage, client, server):
     if len(client) != len(server):
         raise InputError(f"two-vantage analysis pairs client and server captures by order: got "
                          f"{len(client)} client and {len(server)} server capture(s)")
-    pairs = [(Path(c), Path(s)) for c, s in zip(client, server)]
+    pairs = [(_norm(c), _norm(s)) for c, s in zip(client, server)]
     vs = vantage if isinstance(vantage, (list, tuple)) else [vantage] * len(paths)
     singles, single_vs = [], []
     for p, v in zip(paths, vs):
         if is_bundle(p):
             pairs += bundle_pairs(p)
         else:
-            singles.append(Path(p))
+            singles.append(_norm(p))
             single_vs.append(v)
     return pairs, singles, single_vs
 
@@ -89,9 +100,9 @@ def split_inputs(paths, vantage, client, server):
 def _plan(pairs, singles, single_vantage):
     """The run's capture files (each once: one server capture may serve several phone
     paths) as ``[(path, vantage)]``, and each pair's (client, server) numbers in that list."""
-    pairs = [(Path(c), Path(s)) for c, s in pairs]
-    files: list[tuple[Path, str | None]] = []
-    slots: dict[Path, int] = {}
+    pairs = [(_norm(c), _norm(s)) for c, s in pairs]
+    files: list[tuple[str, str | None]] = []
+    slots: dict[str, int] = {}
     for c, s in pairs:
         for p, v in ((c, "client"), (s, "server")):
             if p not in slots:
@@ -99,11 +110,11 @@ def _plan(pairs, singles, single_vantage):
                 files.append((p, v))
     vs = single_vantage if isinstance(single_vantage, (list, tuple)) else [single_vantage] * len(singles)
     for p, v in zip(singles, vs):
-        files.append((Path(p), v))
+        files.append((_norm(p), v))
     for p, _ in files:
-        if not p.exists():
+        if not os.path.exists(p):
             raise InputError(f"{p}: no such file")
-        if p.is_dir():
+        if os.path.isdir(p):
             raise InputError(f"{p}: is a directory, not a capture file")
     for c, s in pairs:
         if os.path.samefile(c, s):
@@ -280,11 +291,11 @@ def match_tables(client: str | os.PathLike, server: str | os.PathLike, *, index:
     each side (``cv_*`` as the client capture shows it, ``sv_*`` as the server capture shows
     it) and the two-vantage columns. ``index`` keeps ids of several pairs apart.
     """
-    c, s = Path(client), Path(server)
+    c, s = _norm(client), _norm(server)
     for p in (c, s):
-        if not p.exists():
+        if not os.path.exists(p):
             raise InputError(f"{p}: no such file")
-        if p.is_dir():
+        if os.path.isdir(p):
             raise InputError(f"{p}: is a directory, not a capture file")
     import polars as pl
 
@@ -343,6 +354,8 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
 def read_manifest(bundle: str | os.PathLike) -> dict | None:
     """The bundle's manifest.json, if any (for labels in reports)."""
     import json  # (with re, 10-20 ms of start-up: not on the pair CLI's path)
+
+    from pathlib import Path
 
     p = Path(bundle) / "manifest.json"
     if not p.exists():
