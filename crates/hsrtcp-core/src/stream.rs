@@ -1,7 +1,7 @@
 //! `SegmentStream`: a capture file read and decoded on a background thread, handed over as
 //! batches of [`Segment`]s. Reading and decoding cost about as much as a light flow engine,
 //! so overlapping them with the engine on a second core nearly halves the wall time; memory
-//! stays bounded (a few batches in flight, buffers recycled).
+//! stays bounded (a few batches in flight, buffers reused once every consumer is done).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -13,6 +13,9 @@ use crate::wire::{decode_append, Nanos, Segment, Stop};
 
 const BATCH: usize = 2048;
 const IN_FLIGHT: usize = 4;
+/// Batches the reader keeps a share of, to reuse the first one every consumer is done with
+/// (more than can be in flight: the stream's and a tap's queues and their current batches).
+const REUSE: usize = 16;
 
 /// Counters of one capture file, filled by the reader thread.
 #[derive(Clone, Debug, Default)]
@@ -58,7 +61,6 @@ pub type Tap = SyncSender<Arc<Vec<Segment>>>;
 /// Decoded TCP segments of one capture, in file order.
 pub struct SegmentStream {
     rx: Receiver<Batch>,
-    recycle: SyncSender<Vec<Segment>>,
     current: Option<Arc<Vec<Segment>>>,
     pos: usize,
     bytes_read: u64,
@@ -79,12 +81,11 @@ impl SegmentStream {
     pub fn open_tapped(path: &Path, tap: Option<Tap>) -> Self {
         let path: PathBuf = path.to_path_buf();
         let (tx, rx) = sync_channel::<Batch>(IN_FLIGHT);
-        let (recycle, spare) = sync_channel::<Vec<Segment>>(IN_FLIGHT + 2);
         let worker = std::thread::Builder::new()
             .name("hsrtcp-reader".into())
-            .spawn(move || read_all(&path, tx, spare, tap))
+            .spawn(move || read_all(&path, tx, tap))
             .expect("spawn reader thread");
-        SegmentStream { rx, recycle, current: None, pos: 0, bytes_read: 0, worker: Some(worker) }
+        SegmentStream { rx, current: None, pos: 0, bytes_read: 0, worker: Some(worker) }
     }
 
     /// Bytes of the file consumed so far (for progress bars).
@@ -94,15 +95,9 @@ impl SegmentStream {
 
     /// The next batch of segments, or `None` at the end. Prefer this in hot loops.
     pub fn next_batch(&mut self) -> Option<&[Segment]> {
-        // Emptied before it goes back: the reader appends to recycled buffers, and a stale
-        // batch in one was replayed (and the batch never filled up again).
-        // A batch the tap still holds is not recycled (the tap's side frees it).
-        if let Some(Ok(mut done)) = self.current.take().map(Arc::try_unwrap) {
-            done.clear();
-            if done.capacity() > 0 {
-                let _ = self.recycle.try_send(done);
-            }
-        }
+        // Dropping our share hands the batch back to the reader once the tap is done too
+        // (read_all, `Reuse`).
+        self.current = None;
         let b = self.rx.recv().ok()?;
         self.bytes_read = b.bytes_read;
         let current: &[Segment] = self.current.insert(b.segs);
@@ -143,7 +138,33 @@ fn send_tap(tap: &mut Option<Tap>, segs: &Arc<Vec<Segment>>) {
     }
 }
 
-fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>, mut tap: Option<Tap>) -> CaptureStats {
+/// The reader's shares of the batches it sent: a batch whose consumers have all dropped it
+/// (the stream's engine and, in a two-vantage run, the matcher's tap) is filled again instead
+/// of a new allocation. A buffer returned through a channel by one consumer could not be
+/// reused while the other still read it; counting the shares needs no channel.
+struct Reuse(std::collections::VecDeque<Arc<Vec<Segment>>>);
+
+impl Reuse {
+    fn next(&mut self) -> Vec<Segment> {
+        // Only this thread clones these Arcs, so a count of one cannot rise before the unwrap.
+        if let Some(i) = self.0.iter().position(|a| Arc::strong_count(a) == 1) {
+            if let Ok(mut v) = Arc::try_unwrap(self.0.remove(i).expect("found")) {
+                v.clear(); // a stale batch left in a reused buffer would be replayed
+                return v;
+            }
+        }
+        Vec::with_capacity(BATCH)
+    }
+
+    fn keep(&mut self, sent: &Arc<Vec<Segment>>) {
+        if self.0.len() == REUSE {
+            self.0.pop_front(); // a slow consumer holds them all: let it free the oldest
+        }
+        self.0.push_back(Arc::clone(sent));
+    }
+}
+
+fn read_all(path: &Path, tx: SyncSender<Batch>, mut tap: Option<Tap>) -> CaptureStats {
     let mut stats = CaptureStats::default();
     let mut reader = match CaptureReader::open(path) {
         Ok(r) => r,
@@ -152,6 +173,7 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>, m
             return stats;
         }
     };
+    let mut reuse = Reuse(Default::default());
     let mut segs = Vec::with_capacity(BATCH);
     // Per-packet counters in plain locals (into `stats` at the end): the loop runs a
     // million times per capture and the optional times cost a test each.
@@ -169,8 +191,8 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, spare: Receiver<Vec<Segment>>, m
                     Ok(()) => {
                         tcp_packets += 1;
                         if segs.len() == BATCH {
-                            let next = spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
-                            let full = Arc::new(std::mem::replace(&mut segs, next));
+                            let full = Arc::new(std::mem::replace(&mut segs, reuse.next()));
+                            reuse.keep(&full);
                             send_tap(&mut tap, &full);
                             if tx.send(Batch { segs: full, bytes_read: reader.bytes_read() }).is_err() {
                                 break; // the consumer stopped listening
