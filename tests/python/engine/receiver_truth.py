@@ -82,6 +82,82 @@ def retransmissions_arrived(conn_truth) -> int:
     return sum(1 for d in conn_truth.data if d.retrans and d.arrived)
 
 
+def dupacks_sent_bounds(server_pcap, client_pcap, conn_truth) -> tuple[int, int]:
+    """The DupACKs the phone sent (as :func:`dupacks_sent`), as the interval both captures
+    allow. An ACK that arrived is a DupACK or not by its real arrival time. A lost one never
+    reached the server, so whether it "was" one is counterfactual: it would have arrived
+    somewhere between the one-way delays of the arrived ACKs sent just before and just after
+    it. It counts in the upper bound if it would be a DupACK at the later of those arrivals,
+    in the lower bound only if also at the earlier. (The median-delay convention of
+    :func:`dupacks_sent` picked one side for a lost ACK whose neighbours took 23 and 38 us
+    while the server's next data left between the two: a CI run of 27 Nov.)"""
+    snd_nxt = _server_snd_nxt(server_pcap, conn_truth)
+    sent = sorted((a.ts_sent, a.ts_arrived - a.ts_sent) for a in conn_truth.acks if a.arrived)
+    times = [t for t, _ in sent]
+    arrival = {a.ts_sent: a.ts_arrived for a in conn_truth.acks if a.arrived}
+    lo = hi = 0
+    for t, a in _candidates(client_pcap, conn_truth):
+        if t in arrival:
+            is_dup = snd_nxt(arrival[t]) > a
+            lo += is_dup
+            hi += is_dup
+            continue
+        i = bisect.bisect_left(times, t)
+        near = [sent[j][1] for j in (i - 1, i) if 0 <= j < len(sent)]
+        if not near:  # no ACK of this connection arrived: anything is possible
+            hi += 1
+            continue
+        lo += snd_nxt(t + min(near)) > a
+        hi += snd_nxt(t + max(near)) > a
+    return lo, hi
+
+
+def _server_snd_nxt(server_pcap, ct):
+    """t -> the highest sequence number the server had sent by time t."""
+    isn = None
+    t_hi, hi_v = [], []
+    hi = 0
+    for p in read_tcp(server_pcap):
+        if p.syn:
+            if p.sport == ct.server_port:
+                isn = p.seq
+            continue
+        if isn is None or p.sport != ct.server_port:
+            continue
+        end = _rel(p.seq, isn) + p.payload_len + (1 if p.fin else 0)
+        if end > hi:
+            hi = end
+            t_hi.append(p.ts)
+            hi_v.append(hi)
+
+    def snd_nxt(t: float) -> int:
+        i = bisect.bisect_right(t_hi, t) - 1
+        return hi_v[i] if i >= 0 else 0
+
+    return snd_nxt
+
+
+def _candidates(client_pcap, ct):
+    """(send time, relative ACK number) of the phone's pure ACKs that repeat the highest ACK
+    number so far with the previous ACK's window: DupACKs if the server had sent beyond."""
+    cisn = None
+    prev_ack = prev_win = None
+    out = []
+    for p in read_tcp(client_pcap):
+        if p.syn:
+            if p.sport == ct.server_port:
+                cisn = p.seq
+            continue
+        if cisn is None or p.sport != ct.client_port or not p.has_ack:
+            continue
+        a = _rel(p.ack, cisn)
+        if p.is_pure_ack and a == prev_ack and p.window == prev_win:
+            out.append((p.ts, a))
+        prev_ack = a if prev_ack is None else max(prev_ack, a)
+        prev_win = p.window
+    return out
+
+
 def dupacks_sent(server_pcap, client_pcap, conn_truth, owd_s: float | None = None) -> int:
     """DupACKs among the pure ACKs the phone sent (RFC 5681 §2, targets.md M15): a pure
     ACK (no payload, SYN, FIN, RST) carrying the same ACK number as the highest the phone
