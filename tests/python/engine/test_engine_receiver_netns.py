@@ -91,7 +91,9 @@ def test_reno_heavy_loss_receiver_counts_bounded_exactly(p_data, p_ack, bed_ok, 
           f"engine [{d}, {d + du}]")
     assert rt > 0 and dt > 0
     assert r <= rt <= r + ru
-    assert dlo <= dt <= dhi and dhi - dlo <= max(3, 0.05 * dt)  # lost ACKs near the edge are few
+    # lost ACKs near the edge are few (the median-delay count may lie outside: a lost ACK
+    # whose neighbours were both slower or faster than the median)
+    assert dhi - dlo <= max(3, 0.05 * dt)
     assert d <= dhi and dlo <= d + du
     # narrow: the undecided are a small share
     assert ru <= max(3, 0.15 * rt) and du <= max(3, 0.1 * dt)
