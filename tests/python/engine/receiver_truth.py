@@ -82,6 +82,18 @@ def retransmissions_arrived(conn_truth) -> int:
     return sum(1 for d in conn_truth.data if d.retrans and d.arrived)
 
 
+def overtaken_resends(conn_truth) -> int:
+    """Re-sends that arrived before their delayed original (which then arrived too). The truth
+    calls such a re-send not spurious (nothing of it had arrived yet); the phone sees the
+    original second and counts that copy as the unnecessary one: one each way, same total."""
+    orig: dict[int, list[float]] = {}
+    for d in conn_truth.data:
+        if not d.retrans and d.arrived:
+            orig.setdefault(d.seq, []).append(d.ts_arrived)
+    return sum(1 for d in conn_truth.data if d.retrans and d.arrived and not d.spurious
+               and any(t > d.ts_arrived for t in orig.get(d.seq, ())))
+
+
 def dupacks_sent_bounds(server_pcap, client_pcap, conn_truth) -> tuple[int, int]:
     """The DupACKs the phone sent (as :func:`dupacks_sent`), as the interval both captures
     allow. An ACK that arrived is a DupACK or not by its real arrival time. A lost one never

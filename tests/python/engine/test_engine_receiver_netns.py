@@ -75,7 +75,7 @@ def test_reno_heavy_loss_receiver_counts_bounded_exactly(p_data, p_ack, bed_ok, 
     DupACKs (of 311-703)."""
     from hsrtcp.testing import truth
     from hsrtcp.testing.netbed import Testbed
-    from receiver_truth import dupacks_sent, dupacks_sent_bounds, retransmissions_arrived
+    from receiver_truth import dupacks_sent, dupacks_sent_bounds, overtaken_resends, retransmissions_arrived
 
     sysctls = {"tcp_sack": 0, "tcp_timestamps": 0}
     with Testbed(workdir=tmp_path, cc="reno", p_data=p_data, p_ack=p_ack, sysctls=sysctls) as b:
@@ -97,4 +97,6 @@ def test_reno_heavy_loss_receiver_counts_bounded_exactly(p_data, p_ack, bed_ok, 
     assert d <= dhi and dlo <= d + du
     # narrow: the undecided are a small share
     assert ru <= max(3, 0.15 * rt) and du <= max(3, 0.1 * dt)
-    assert cli["unnecessary_retransmissions"] == ct.spurious_retrans
+    # a re-send that overtook its delayed original: the truth's spurious count misses it, the
+    # phone counts the original arriving second (a live run of 27 Nov: 40 against 39 + 1)
+    assert cli["unnecessary_retransmissions"] == ct.spurious_retrans + overtaken_resends(ct)
