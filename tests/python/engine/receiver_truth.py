@@ -178,44 +178,9 @@ def dupacks_sent(server_pcap, client_pcap, conn_truth, owd_s: float | None = Non
     sent before. Arrival times come from the truth's ACK matching; a lost ACK is given the
     median one-way delay of the ACKs that arrived (``owd_s`` overrides it)."""
     ct = conn_truth
-    isn = None
-    t_hi, hi_v = [], []
-    hi = 0
-    for p in read_tcp(server_pcap):
-        if p.syn:
-            if p.sport == ct.server_port:
-                isn = p.seq
-            continue
-        if isn is None or p.sport != ct.server_port:
-            continue
-        end = _rel(p.seq, isn) + p.payload_len + (1 if p.fin else 0)
-        if end > hi:
-            hi = end
-            t_hi.append(p.ts)
-            hi_v.append(hi)
-
-    def snd_nxt(t: float) -> int:
-        i = bisect.bisect_right(t_hi, t) - 1
-        return hi_v[i] if i >= 0 else 0
-
+    snd_nxt = _server_snd_nxt(server_pcap, ct)
     if owd_s is None:
         d = sorted(a.ts_arrived - a.ts_sent for a in ct.acks if a.arrived)
         owd_s = d[len(d) // 2] if d else 0.0
     arrival = {a.ts_sent: a.ts_arrived for a in ct.acks if a.arrived}
-    cisn = None
-    prev_ack = prev_win = None
-    n = 0
-    for p in read_tcp(client_pcap):
-        if p.syn:
-            if p.sport == ct.server_port:
-                cisn = p.seq
-            continue
-        if cisn is None or p.sport != ct.client_port or not p.has_ack:
-            continue
-        a = _rel(p.ack, cisn)
-        if p.is_pure_ack and a == prev_ack and p.window == prev_win:
-            t = arrival.get(p.ts, p.ts + owd_s)
-            n += snd_nxt(t) > a
-        prev_ack = a if prev_ack is None else max(prev_ack, a)
-        prev_win = p.window
-    return n
+    return sum(snd_nxt(arrival.get(t, t + owd_s)) > a for t, a in _candidates(client_pcap, ct))
