@@ -29,14 +29,17 @@ import click
 @click.option("--after", type=float, default=0.3, show_default=True, help="A25 (iii): r' ≤ after × r afterwards")
 @click.option("--min-after", type=click.IntRange(min=1), default=20, show_default=True,
               help="A25 (iii): at least this many seconds after t_d")
-def mptcp(results, baseline, out, barrier, duration_s, window, before, drop, after, min_after) -> None:
+@click.option("--hold", type=click.IntRange(min=1), default=3, show_default=True,
+              help="the fall lasts: mean r' over [t_d, t_d + hold) ≤ drop × window mean (1: A25 as written)")
+def mptcp(results, baseline, out, barrier, duration_s, window, before, drop, after, min_after, hold) -> None:
     """U_c, U_t (M29/M30), R'_n/R_n (M32), instance classes (M31), subflow degradation (M33, A25)
     and k_t (M34, A26) of every MPTCP instance; prints a summary, writes Parquet with -o."""
     from hsrtcp.mptcp import instance_metrics, write
     from hsrtcp.mptcp.degradation import DegradationRule
     from hsrtcp.mptcp.summary import lines
 
-    rule = DegradationRule(window_s=window, before=before, drop=drop, after=after, min_after_s=min_after)
+    rule = DegradationRule(window_s=window, before=before, drop=drop, after=after, min_after_s=min_after,
+                           hold_s=hold)
     frames = instance_metrics(list(results), list(baseline) or None, barrier=barrier, rule=rule,
                               duration_s=duration_s)
     for line in lines(frames):
