@@ -107,9 +107,11 @@ def study(results: str | os.PathLike | Iterable[str | os.PathLike], by: Iterable
     notes = list(res.notes)
     conns = connections(res.flows)
     frame = groups.attach_context(conns, res)
-    tput, tnotes = samples.throughput(res, conns)
+    loss = samples.loss_samples(res, conns)
+    tput, tnotes = samples.throughput(res, conns, loss)
     notes += tnotes
-    frame = (frame.join(samples.per_flow_throughput(tput), on=["result", "flow_id"], how="left")
+    frame = (frame.join(samples.per_flow_throughput(tput, loss),
+                        on=["result", "flow_id"], how="left")
              .join(samples.timeout_phases(res, conns), on=["result", "flow_id"], how="left")
              .join(samples.suspensions(res, conns), on=["result", "flow_id"], how="left"))
     frame = frame.with_columns(_failed(frame.columns).alias("failed"))

@@ -6,7 +6,11 @@
   understates the last bin's rate). A bin without received bytes is a 0 sample (M3:
   exponential back-off counts as zero). When only the server capture exists the bytes are
   the server's sent bytes (``throughput_vantage`` = server).
-- Per-bin loss (M6) when the series carries it (a column of :data:`LOSS_COLUMNS`).
+- Per-bin loss (M6): the series' ``loss_rate`` of the connection's *matched* row (both
+  captures: a server transmission never seen by the phone is lost). Its bins count from the
+  server's first packet, the phone row's from the phone's, one one-way delay later, so in
+  ``throughput_samples`` bin k's loss sits beside bin k's throughput up to that offset; the
+  pooled M6 statistics use every matched bin with a transmission.
 - Timeout recovery phases (M10): ``events`` of kind ``timeout_sequence`` of the connection's
   server-side row, class ``recovered`` (a phase cut by the end of the capture has no end).
 - Suspensions (M24, A12): ``suspensions.suspension_s`` per handoff inside the flow.
@@ -18,8 +22,8 @@ import polars as pl
 
 from hsrtcp.study.load import Results
 
-#: series columns that may hold M6's per-bin loss rate of matched flows (none is written
-#: by hsrtcp analyze yet: the study then reports M8's per-flow p_d only)
+#: series columns that may hold M6's per-bin loss rate of matched flows (hsrtcp analyze
+#: writes ``loss_rate``; the others are accepted from results of other tools)
 LOSS_COLUMNS = ("loss_rate", "p_loss", "data_loss_rate")
 
 
@@ -28,10 +32,10 @@ def _ids(conns: pl.DataFrame, row: str, dtype) -> pl.LazyFrame:
             .drop_nulls().lazy())
 
 
-def throughput(res: Results, conns: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+def throughput(res: Results, conns: pl.DataFrame, loss: pl.DataFrame | None = None) -> tuple[pl.DataFrame, list[str]]:
     """The pooled 1-s throughput samples: one row per connection and bin (``result``,
     ``flow_id`` = the connection, ``bin``, ``t_rel``, ``bin_s``, ``bytes``,
-    ``throughput_bps``, ``loss_rate`` when the series has M6), and notes."""
+    ``throughput_bps``, ``loss_rate``: M6 from ``loss``, :func:`loss_samples`), and notes."""
     notes = []
     names = res.series.collect_schema().names()
     id_type = res.series.collect_schema()["flow_id"]
@@ -41,32 +45,55 @@ def throughput(res: Results, conns: pl.DataFrame) -> tuple[pl.DataFrame, list[st
         bin_s = pl.lit(1.0)
         notes.append("series without bin_s: every 1-s bin counts as 1 s, the last partial bin of a flow "
                      "included (its rate is understated)")
-    loss_col = next((c for c in LOSS_COLUMNS if c in names), None)
-    extra = [pl.col(loss_col).cast(pl.Float64).alias("loss_rate")] if loss_col else []
-    samples = (res.series.select("result", "flow_id", "bin", "t_rel", "bytes", bin_s.alias("bin_s"), *extra)
+    samples = (res.series.select("result", "flow_id", "bin", "t_rel", "bytes", bin_s.alias("bin_s"))
                .join(_ids(conns, "series_row", id_type), on=["result", "flow_id"], how="inner")
                .drop("flow_id").rename({"conn_id": "flow_id"})
                .with_columns((pl.col("bytes").cast(pl.Float64) * 8.0 / pl.col("bin_s")).alias("throughput_bps"))
                .sort("result", "flow_id", "bin")
                .collect())
-    if not loss_col:
+    if loss is None:
         samples = samples.with_columns(pl.lit(None, dtype=pl.Float64).alias("loss_rate"))
         notes.append("series without a per-bin loss column: M6 (per-second loss) is not reported, "
                      "only M8's per-flow p_d of matched flows")
+    else:
+        samples = samples.join(loss, on=["result", "flow_id", "bin"], how="left")
     return samples.select("result", "flow_id", "bin", "t_rel", "bin_s", "bytes", "throughput_bps", "loss_rate"), notes
 
 
-def per_flow_throughput(samples: pl.DataFrame) -> pl.DataFrame:
-    """Per connection: the sample list, bin counts and M3's per-flow mean (bytes over time)."""
-    return samples.group_by("result", "flow_id").agg(
+def loss_samples(res: Results, conns: pl.DataFrame) -> pl.DataFrame | None:
+    """M6 per connection and bin: ``result``, ``flow_id`` (the connection), ``bin``,
+    ``loss_rate``, from the series of the matched rows (bins without a transmission have no
+    value and are left out). None when the series has no loss column."""
+    schema = res.series.collect_schema()
+    loss_col = next((c for c in LOSS_COLUMNS if c in schema.names()), None)
+    if loss_col is None:
+        return None
+    matched = conns.filter(pl.col("row_vantage") == "matched")
+    return (res.series.select("result", "flow_id", "bin", pl.col(loss_col).cast(pl.Float64).alias("loss_rate"))
+            .drop_nulls("loss_rate")
+            .join(_ids(matched, "flow_id", schema["flow_id"]), on=["result", "flow_id"], how="inner")
+            .drop("flow_id").rename({"conn_id": "flow_id"})
+            .collect())
+
+
+def per_flow_throughput(samples: pl.DataFrame, loss: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Per connection: the sample lists, bin counts and M3's per-flow mean (bytes over time);
+    the M6 columns from ``loss`` (:func:`loss_samples`; null without it)."""
+    tput = samples.group_by("result", "flow_id").agg(
         pl.col("throughput_bps").alias("tput_samples"),
-        pl.col("loss_rate").drop_nulls().alias("loss_samples"),
         pl.len().alias("tput_bins"),
         (pl.col("bytes") == 0).sum().alias("tput_zero_bins"),
-        (pl.col("loss_rate") >= 1.0).sum().alias("loss_full_bins"),
-        pl.col("loss_rate").is_not_null().sum().alias("loss_bins"),
         (pl.col("bytes").sum().cast(pl.Float64) * 8.0 / pl.col("bin_s").sum()).alias("throughput_mean_bps"),
     )
+    if loss is None:
+        loss = pl.DataFrame(schema={"result": samples.schema["result"], "flow_id": samples.schema["flow_id"],
+                                    "bin": pl.UInt64, "loss_rate": pl.Float64})
+    per_loss = loss.group_by("result", "flow_id").agg(
+        pl.col("loss_rate").alias("loss_samples"),
+        (pl.col("loss_rate") >= 1.0).sum().alias("loss_full_bins"),
+        pl.len().alias("loss_bins"),
+    )
+    return tput.join(per_loss, on=["result", "flow_id"], how="left")
 
 
 def timeout_phases(res: Results, conns: pl.DataFrame) -> pl.DataFrame:

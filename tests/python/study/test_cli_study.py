@@ -121,6 +121,19 @@ def test_numbers_equal_their_flows_rows(results):
     assert cell("performance", "throughput_bps")["value"] == pytest.approx(sum(rates) / len(rates))
     # the 1-MB download was complete: not a failure (the engine says so, and no size is known)
     assert cell("failure", "failure_rate")["value"] == 0.0
+    # M6 pooled over the connection's 1-s bins with a server transmission, against the truth
+    # helper on both captures (an independent reader and matcher, hsrtcp.testing.truth)
+    from hsrtcp.testing import truth
+
+    tr = truth.compute(DATA / "data_blackout.server.pcap", DATA / "data_blackout.client.pcap")
+    want = [r["loss_rate"] for c in tr.connections for r in c.series(1.0) if r["data_sent"]]
+    loss = cell("performance", "loss_bin_rate")
+    assert loss["n"] == len(want) > 0 and loss["n_flows"] == 1
+    assert loss["value"] == pytest.approx(sum(want) / len(want))
+    full = cell("performance", "loss_full_share")
+    assert full["value"] == pytest.approx(sum(x >= 1.0 for x in want) / len(want))
+    samples = s.tables["throughput_samples"].filter(pl.col("loss_rate").is_not_null())
+    assert samples.height <= len(want)  # beside the phone's bins: those the phone row has
 
 
 def test_handoffs_and_suspensions_from_the_context_layer(results):
