@@ -93,7 +93,7 @@ bench: build sysdeps  ## speed and memory against tcptrace and tshark, one run (
 	$(MAKE) bench-corpus
 
 bench-corpus: build  ## corpus runs: 1 vs 2 workers, Dask overhead, RSS per worker, GB/CPU-minute (bench/README.md)
-	$(PY) bench/corpus.py --singles 16 --pairs 16 --rounds 2
+	$(PY) bench/corpus.py --singles 16 --pairs 16 --rounds 8
 
 bench-lab: build sysdeps rattan  ## emulated 100 Mbit/s path: rate, loss, TCP_INFO sampling (root)
 	$(PY) bench/lab_bench.py
