@@ -25,8 +25,8 @@ WITH_STATIC = STUDY.parent / "study-with-static"
 # item -> reason, for the orderings this campaign does not reproduce (docs/study.md)
 NOT_REPRODUCED: dict[tuple[int, str], str] = {
     (4, "pooled 1-s throughput (M3)"):
-        "throughput falls static -> high_0 -> high_1_16 (1.53 -> 1.14 -> 0.76 Mbit/s, intervals disjoint), but "
-        "the handoff step (0.37) is smaller than the speed step (0.40): the standing train's 1.66 Mbit/s "
+        "throughput falls static -> high_0 -> high_1_16 (1.53 -> 1.12 -> 0.74 Mbit/s, intervals disjoint), but "
+        "the handoff step (0.38) is smaller than the speed step (0.41): the standing train's 1.66 Mbit/s "
         "radio against 1.5 at 300 km/h plus the HSR loss, stalls and fades cost more than the handoffs here",
 }
 
