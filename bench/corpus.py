@@ -272,19 +272,16 @@ def main() -> None:
         shutil.copy(f, tiny / f.name)
     load_start = os.getloadavg()
     drop_cache(corpus)
-    procs: list[subprocess.Popen] = []
 
     def on_cluster() -> dict:
         # the cluster runs only around its own runs: an idle scheduler and two workers take
         # about 5 % of a core (heartbeats; measured 27 Nov), which the other configurations
         # would otherwise pay; its start is not timed (the deployment case: it is up already)
-        addr, started = start_cluster(2)
-        procs[:] = started
+        addr, procs = start_cluster(2)
         try:
             return run(corpus, res, workers=2, scheduler=addr)
         finally:
             stop_cluster(procs)
-            procs.clear()
 
     res = WORK / "bench_results"
     configs = {
@@ -305,21 +302,20 @@ def main() -> None:
     if a.only:
         configs = {k: v for k, v in configs.items() if k in {"pool_1", "pool_2", "cores_1", "cores_2", *a.only}}
     rounds: dict[str, list[dict]] = {k: [] for k in configs}
-    try:
-        for r in range(a.rounds):
-            for name, fn in configs.items():
-                rounds[name].append(fn())
-                x = rounds[name][-1]
-                ph = x["phases"]
-                print(f"round {r + 1} {name}: {x['wall_s']:.2f} s wall, {x['tree_cpu_s']:.2f} s CPU (user+sys), "
-                      f"load {x['loadavg_1min_before']:.1f}; phases: "
-                      + ", ".join(f"{k} {ph[k]:.2f}" for k in PHASES if isinstance(ph.get(k), float)),
-                      file=sys.stderr, flush=True)
-    finally:
-        stop_cluster(procs)
+    for r in range(a.rounds):
+        for name, fn in configs.items():
+            rounds[name].append(fn())
+            x = rounds[name][-1]
+            ph = x["phases"]
+            print(f"round {r + 1} {name}: {x['wall_s']:.2f} s wall, {x['tree_cpu_s']:.2f} s CPU (user+sys), "
+                  f"load {x['loadavg_1min_before']:.1f}; phases: "
+                  + ", ".join(f"{k} {ph[k]:.2f}" for k in PHASES if isinstance(ph.get(k), float)),
+                  file=sys.stderr, flush=True)
     best = {k: min(v, key=lambda x: x["wall_s"]) for k, v in rounds.items()}
     opt = lambda k, f: f(best[k]) if k in best else None  # noqa: E731 - configurations left out by --only
     b = best["pool_2"]
+    # cores_1 and cores_2 run one after the other in every round: their ratio per round
+    second_core = [one["wall_s"] / two["wall_s"] for one, two in zip(rounds["cores_1"], rounds["cores_2"])]
     gb = b["bytes"] / 1e9
     per_cpu_min = gb / (b["cpu_s"] / 60)
     per_core_wall_min = gb / (b["wall_s"] / 60) / 2
@@ -337,11 +333,10 @@ def main() -> None:
         # the same command (defaults) pinned to 1 core and to 2: the speed-up of a second core
         # (one worker is not one core: a capture's reader, engine and writer are threads)
         "speedup_2_cores_over_1": best["cores_1"]["wall_s"] / best["cores_2"]["wall_s"],
-        # the same per round (cores_1 and cores_2 run one after the other): the median says
-        # how much of the best-of ratio a typical round on this shared host gets
-        "speedup_2_cores_over_1_rounds": [a["wall_s"] / b["wall_s"] for a, b in zip(rounds["cores_1"], rounds["cores_2"])],
-        "speedup_2_cores_over_1_paired_median": float(np.median([a["wall_s"] / b["wall_s"] for a, b in
-                                                                  zip(rounds["cores_1"], rounds["cores_2"])])),
+        # the same per round: the median says how much of the best-of ratio a typical round
+        # on this shared host gets
+        "speedup_2_cores_over_1_rounds": second_core,
+        "speedup_2_cores_over_1_paired_median": float(np.median(second_core)),
         "phases_cores_1": best["cores_1"]["phases"], "phases_cores_2": best["cores_2"]["phases"],
         # user+sys CPU of the whole run (process tree): equal for 1 and 2 workers means the
         # work did not grow with the workers; cores_used = CPU / wall is what the host gave

@@ -87,7 +87,7 @@ def per_flow_throughput(samples: pl.DataFrame, loss: pl.DataFrame | None = None)
     )
     if loss is None:
         loss = pl.DataFrame(schema={"result": samples.schema["result"], "flow_id": samples.schema["flow_id"],
-                                    "bin": pl.UInt64, "loss_rate": pl.Float64})
+                                    "loss_rate": pl.Float64})
     per_loss = loss.group_by("result", "flow_id").agg(
         pl.col("loss_rate").alias("loss_samples"),
         (pl.col("loss_rate") >= 1.0).sum().alias("loss_full_bins"),

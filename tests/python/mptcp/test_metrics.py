@@ -59,7 +59,6 @@ def test_a25_rejects_a_fall_that_the_single_path_shares_or_recovers():
     assert detect(weak, [10.0] * 60, DegradationRule(before=0.3)).onset_s == 30
 
 
-
 def test_a25_onset_skips_a_dip_that_recovers_before_the_lasting_fall():
     # A CI run's backup switch at 15 s: the scheduler left the subflow idle for one second at
     # 12 s, then it carried its usual rate until the switch drained. The dip meets (i), (ii)
@@ -72,6 +71,7 @@ def test_a25_onset_skips_a_dip_that_recovers_before_the_lasting_fall():
     assert first_fall(sub, r, DegradationRule(before=0.2)) == 12  # a sudden fall, lasting or not
     two = [2.4] * 12 + [0.0, 0.0, 2.4] + [2.4] * 2 + [0.0] * 23  # a fall that holds on average
     assert detect(two, r, DegradationRule(before=0.2)).onset_s == 12
+
 
 def _kt_tables():
     # one flow, bins 0..9 s from t=100; retransmissions at 101.2 (episode to 101.4) and 106.5
