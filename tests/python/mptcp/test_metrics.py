@@ -111,3 +111,13 @@ def test_cli_names_the_path_that_is_not_an_input(tmp_path, capsys):
     assert str(tmp_path) in capsys.readouterr().err
     assert main(["mptcp", str(tmp_path / "missing")]) == 3
     assert main(["mptcp"]) == 2
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "x"])
+def test_cli_refuses_a_hold_below_one_second(value, tmp_path, capsys):
+    from hsrtcp.cli import main
+
+    code = main(["mptcp", str(tmp_path), "--hold", value])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "Invalid value for '--hold'" in err and "Traceback" not in err
