@@ -203,13 +203,16 @@ def test_one_connection_across_the_phones_interface_captures_and_the_server(outa
 def test_backup_switch_is_a_degradation_of_that_subflow_only(backup):
     # A25's (i) asks the subflow to have carried ≥ 0.5 × the single-path rate before; on the
     # 30-ms path the subflow got 0.27–0.6 of it while competing in our runs (the kernel's race:
-    # a CI run had 0.296 against a fixed 0.3), so (i) is set to half the share this run
-    # measured over the 10 s before the flip; (ii) and (iii) decide
+    # a CI run had 0.296 against a fixed 0.3). What this test checks is where the onset goes, so
+    # (i) is set to half the lowest share this run had over the windows before every candidate
+    # onset (flip to flip + 6 s): (i) holds at all of them, and (ii), (ii') and (iii) decide. A
+    # share taken over the 10 s before the flip alone was not enough: a CI run's window ending
+    # at 18 s held a send burst of the single-path flow and missed (i) there, the onset went to 19.
     first = instance_metrics(backup)
     w = DegradationRule().window_s
     sub, single = _rates(first, "subflow", 2), _rates(first, "single_path", 2)
     at = int(FLIP_AT)
-    share = sum(sub[at - w:at]) / sum(single[at - w:at])
+    share = min(sum(sub[t - w:t]) / sum(single[t - w:t]) for t in range(at, at + 7))
     assert share > 0.1, share
     rule = DegradationRule(before=min(0.3, share / 2))
     frames = instance_metrics(backup, rule=rule)
@@ -350,8 +353,11 @@ def test_a_cut_capture_keeps_the_metrics_of_what_was_read(outage, tmp_path, caps
     cut = tmp_path / "cut"
     shutil.copytree(outage, cut)
     pcap = cut / "capture" / "server.pcap"
+    # Cut inside the record that follows 60 % of the file: a fixed byte count lands on a record
+    # boundary about once in a hundred lab runs (a CI run had one), and a clean cut is no error.
     data = pcap.read_bytes()
-    pcap.write_bytes(data[: int(len(data) * 0.6) + 7])  # mid-record
+    rec = next(r for r in pcapio.read_records(pcap) if r.offset > 0.6 * len(data))
+    pcap.write_bytes(data[: rec.offset + 16 + len(rec.data) // 2])
     assert main(["mptcp", str(cut), "-o", str(tmp_path / "m")]) == 3
     err = capsys.readouterr().err
     assert "server.pcap" in err and "error" in err
