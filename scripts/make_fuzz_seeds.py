@@ -9,7 +9,8 @@ exactly by this script. Each target gets its own input layout:
 
 - ``engine``: a capture file as is.
 - ``reader``: one selector byte (0: the bytes as is; fuzz_targets/reader.rs) + a capture.
-- ``pair``: a 4-byte little-endian client length + the client capture + the server capture.
+- ``pair``: a 4-byte little-endian client length (top bit: a 2-KB matcher state budget) +
+  the client capture + the server capture.
 - ``decode``: one link-type selector byte (1: Ethernet) + 4-byte original length + one frame.
 
 Besides plain cuts (pcap, pcapng, gzip), the hostile seeds of issue 16: a record whose seconds
@@ -82,8 +83,8 @@ def gz(b: bytes) -> bytes:
     return gzip.compress(b, mtime=0)
 
 
-def pair(client: bytes, server: bytes) -> bytes:
-    return struct.pack("<I", len(client)) + client + server
+def pair(client: bytes, server: bytes, tiny_budget: bool = False) -> bytes:
+    return struct.pack("<I", len(client) | (tiny_budget << 31)) + client + server
 
 
 def seeds() -> dict[str, dict[str, bytes]]:
@@ -117,6 +118,8 @@ def seeds() -> dict[str, dict[str, bytes]]:
         "client_time_zero.pair": pair(with_seconds(cli, 0, 0), srv),
         "scan_30.pair": pair(scan_cli, scan_srv),
         "client_empty.pair": pair(b"", srv),
+        "clean_200k_tiny_budget.pair": pair(cli, srv, tiny_budget=True),
+        "scan_30_tiny_budget.pair": pair(scan_cli, scan_srv, tiny_budget=True),
     }
     _, recs = pcap_records(os.path.join(DATA, "clean_200k.server.pcap"))
     decode = {}

@@ -2,8 +2,9 @@
 //! (`analyze_pair`): it must never panic, hang or grow without bound, whatever the two
 //! captures hold (time jumps, clocks far apart, many connections, one side empty).
 //!
-//! Input layout: a 4-byte little-endian length n (taken modulo the rest's length + 1), then
-//! the client capture (n bytes), then the server capture (the rest). The seeds in
+//! Input layout: a 4-byte little-endian word whose low 31 bits are a length n (taken modulo
+//! the rest's length + 1) and whose top bit selects a 2-KB state budget, then the client
+//! capture (n bytes), then the server capture (the rest). The seeds in
 //! fuzz/seeds/pair follow it (scripts/make_fuzz_seeds.py).
 #![no_main]
 
@@ -22,14 +23,25 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let (head, rest) = data.split_at(4);
-    let n = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize % (rest.len() + 1);
+    let word = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+    let n = (word & 0x7FFF_FFFF) as usize % (rest.len() + 1);
     let (client, server) = rest.split_at(n);
     let (c, s) = (scratch("client"), scratch("server"));
     std::fs::write(&c, client).expect("write the scratch client capture");
     std::fs::write(&s, server).expect("write the scratch server capture");
     // Small sweeps and feeds so the incremental paths (settle, feed, retire) run on small
     // inputs too; a short window so settling happens within a few seconds of capture time.
-    let opts = MatchOptions { window_s: 2.0, sweep_every: 64, feed_chunk: 16, consume_after: 32, ..MatchOptions::default() };
+    // The length word's top bit picks a state budget of 2 KB, so the budget's
+    // relief (dropped buffers, early feeding, early window closes) runs on small inputs too.
+    let budget = if word & 0x8000_0000 != 0 { 2048 } else { MatchOptions::default().state_budget };
+    let opts = MatchOptions {
+        window_s: 2.0,
+        sweep_every: 64,
+        feed_chunk: 16,
+        consume_after: 32,
+        state_budget: budget,
+        ..MatchOptions::default()
+    };
     let r = analyze_pair(&c, &s, opts);
     let matched = r.matched.finish();
     let _ = (r.events.finish(), r.series.finish());

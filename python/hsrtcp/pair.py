@@ -126,10 +126,12 @@ def _plan(pairs, singles, single_vantage):
 class PairWritten:
     """What :func:`analyze_pairs_to` wrote: ``files`` (paths), ``captures`` (rows of the
     captures table), ``flows`` (every flows row as dicts, single-capture then matched, or
-    None unless asked for with ``keep_flows``), ``errors`` (read errors of the captures)."""
+    None unless asked for with ``keep_flows``), ``errors`` (read errors of the captures),
+    ``warnings`` (pairs whose matcher hit its state budget: verdicts approximate)."""
 
-    def __init__(self, files: list[str], captures: list[dict], flows: list[dict] | None) -> None:
-        self.files, self.captures, self.flows = files, captures, flows
+    def __init__(self, files: list[str], captures: list[dict], flows: list[dict] | None,
+                 warnings: list[str] = ()) -> None:
+        self.files, self.captures, self.flows, self.warnings = files, captures, flows, list(warnings)
 
     @property
     def errors(self) -> list[str]:
@@ -235,7 +237,7 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
                 for i, r in zip(singles_left, done[len(fused) + len(alone):]):
                     by_file[i] = r
                 results = [by_file[i] for i in range(len(files))]
-            matched = out.finish_pairs(len(files), keep_flows)
+            matched, warnings = out.finish_pairs(len(files), keep_flows)
             try:
                 staged = out.close()
             except OSError as exc:
@@ -256,7 +258,7 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
         if output is None:
             outset.abort()
     flows = [f for r in results for f in r["flows"]] + matched if keep_flows else None
-    return PairWritten(written, [c for r in results for c in r["captures"]], flows)
+    return PairWritten(written, [c for r in results for c in r["captures"]], flows, warnings)
 
 
 def _off_main_thread(job):

@@ -12,12 +12,14 @@ use arrow_select::interleave::interleave;
 use hsrtcp_core::flow::event::nanos_to_s;
 use hsrtcp_core::flow::{engine, table};
 use hsrtcp_core::matcher::metrics::MATCH_SERIES_COLUMNS;
-use hsrtcp_core::matcher::{analyze_pair as core_pair, match_batches, MatchOptions, PairResult, MATCH_COLUMNS};
+use hsrtcp_core::matcher::{
+    analyze_pair as core_pair, match_batches, MatchOptions, PairResult, MATCH_COLUMNS, MATCH_STATE_BUDGET,
+};
 use hsrtcp_core::stream;
 use hsrtcp_core::table::parquet::{ParquetDir, TableSender, SEND_ROWS};
 use hsrtcp_core::table::{col, schema_of, to_ipc, ColType, ColumnDef, TableBuilder};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use crate::rows;
 
@@ -60,6 +62,8 @@ pub fn analyze_pair<'py>(
     stats.set_item("pairs", r.pairs)?;
     stats.set_item("client_only", r.client_only)?;
     stats.set_item("server_only", r.server_only)?;
+    stats.set_item("budget_flushes", r.budget.flushes)?;
+    stats.set_item("budget_dropped_segments", r.budget.dropped)?;
     d.set_item("matched", PyBytes::new_bound(py, &to_ipc(&r.matched.finish())))?;
     d.set_item("events", PyBytes::new_bound(py, &to_ipc(&r.events.finish())))?;
     d.set_item("series", PyBytes::new_bound(py, &to_ipc(&r.series.finish())))?;
@@ -92,6 +96,8 @@ pub const PAIR_STATS_COLUMNS: &[ColumnDef] = &[
     col("pairs", ColType::I64, "connections found in both captures"),
     col("client_only", ColType::I64, "connections seen in the client-side capture only"),
     col("server_only", ColType::I64, "connections seen in the server-side capture only"),
+    col("budget_flushes", ColType::I64, "times the matcher's state budget closed a pair's window early (verdicts exact only when 0; docs/two-vantage.md, Memory)"),
+    col("budget_dropped_segments", ColType::I64, "segments of connections still looking for their partner dropped by the state budget (0 unless a window held more packets than the budget)"),
     col("client_capture", ColType::Str, "client-side capture file"),
     col("server_capture", ColType::Str, "server-side capture file"),
 ];
@@ -108,6 +114,25 @@ struct PairDone {
     stats: RecordBatch,
     /// Order numbers (files) of the pair's client and server capture.
     files: [usize; 2],
+    /// What the matcher's state budget cost this pair, if anything (for stderr).
+    warning: Option<String>,
+}
+
+/// The warning for a pair whose matcher hit its state budget (docs/two-vantage.md, "Memory").
+fn budget_warning(r: &PairResult, names: [&str; 2]) -> Option<String> {
+    let b = r.budget;
+    (b.flushes > 0 || b.dropped > 0).then(|| {
+        format!(
+            "{} + {}: a window of capture time held more packets than the matcher's budget \
+             ({} MB): {} early window closes, {} segments dropped before pairing; the verdicts of \
+             the packets then in flight are approximate (pair_stats budget_*; docs/two-vantage.md, Memory)",
+            names[0],
+            names[1],
+            MATCH_STATE_BUDGET >> 20,
+            b.flushes,
+            b.dropped
+        )
+    })
 }
 
 /// A two-vantage run writing its tables into a directory as Parquet while it runs:
@@ -285,6 +310,8 @@ fn stats_row(r: &PairResult, names: [&str; 2]) -> RecordBatch {
             .i64("pairs", r.pairs as i64)
             .i64("client_only", r.client_only as i64)
             .i64("server_only", r.server_only as i64)
+            .i64("budget_flushes", r.budget.flushes as i64)
+            .i64("budget_dropped_segments", r.budget.dropped as i64)
             .str("client_capture", Some(names[0]))
             .str("server_capture", Some(names[1]));
     }
@@ -417,12 +444,14 @@ impl PairOut {
             r.stats[side].error = st.error.clone();
         }
         let stats = stats_row(&r, [&names[0], &names[1]]);
+        let warning = budget_warning(&r, [&names[0], &names[1]]);
         let pd = PairDone {
             matched: r.matched.finish(),
             events: r.events.finish(),
             series: r.series.finish(),
             stats,
             files: [client_order, server_order],
+            warning,
         };
         self.done.lock().expect("not poisoned").insert(slot, pd);
         let dc = self.file_result(py, rc.0, rc.1, keep_flows, client_order)?;
@@ -456,12 +485,14 @@ impl PairOut {
         let done = py.allow_threads(|| {
             let r = core_pair(&client, &server, opts);
             let stats = stats_row(&r, [&cn, &sn]);
+            let warning = budget_warning(&r, [&cn, &sn]);
             PairDone {
                 matched: r.matched.finish(),
                 events: r.events.finish(),
                 series: r.series.finish(),
                 stats,
                 files: [client_order, server_order],
+                warning,
             }
         });
         self.done.lock().expect("not poisoned").insert(slot, done);
@@ -472,7 +503,8 @@ impl PairOut {
     /// the files, after the capture files' rows): flows, events, series, pair_stats.
     /// Several phone paths may share one server capture (an MPTCP bundle): a connection
     /// paired in one path's run is then not reported "server only" by another's. Returns
-    /// the matched flows rows as dicts with `keep_flows` (for a summary), else None.
+    /// `(flows, warnings)`: the matched flows rows as dicts with `keep_flows` (for a summary),
+    /// else None; the pairs' matcher warnings (state budget), for stderr.
     #[pyo3(signature = (first_order, keep_flows=false))]
     fn finish_pairs<'py>(&self, py: Python<'py>, first_order: usize, keep_flows: bool) -> PyResult<Bound<'py, PyAny>> {
         let done = std::mem::take(&mut *self.done.lock().expect("not poisoned"));
@@ -480,6 +512,7 @@ impl PairOut {
         let (single, flows_schema, series_schema) =
             (self.single_flows.clone(), self.flows_schema.clone(), self.series_schema.clone());
         let sender = self.sender.clone();
+        let warnings: Vec<String> = done.values().filter_map(|p| p.warning.clone()).collect();
         let rows = py.allow_threads(move || -> Result<Vec<RecordBatch>, String> {
             let mut per_server: HashMap<usize, usize> = HashMap::new();
             for p in done.values() {
@@ -531,7 +564,8 @@ impl PairOut {
             Ok(kept)
         });
         let rows = rows.map_err(os_err)?;
-        Ok(if keep_flows { rows::to_rows(py, &rows)?.into_any() } else { py.None().into_bound(py) })
+        let flows = if keep_flows { rows::to_rows(py, &rows)?.into_any() } else { py.None().into_bound(py) };
+        Ok(PyTuple::new_bound(py, [flows, PyList::new_bound(py, warnings).into_any()]).into_any())
     }
 
     /// Finish the files; returns [(table, staged path)] (see `ParquetOut.close`).

@@ -44,7 +44,7 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
                                  workers=workers, progress=not quiet, keep_flows=not quiet, output=output)
             if csv:
                 stage_csv(output, [os.path.basename(f) for f in w.files])
-            flows, capture_rows, errors = w.flows, w.captures, w.errors
+            flows, capture_rows, errors, warnings = w.flows, w.captures, w.errors, w.warnings
         else:
             from hsrtcp.streaming import analyze_to, stage_csv
 
@@ -52,7 +52,7 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
                            keep_flows=not quiet, output=output)
             if csv:
                 stage_csv(output, [os.path.basename(f) for f in w.files])
-            flows, capture_rows, errors = w.flows, w.captures, w.errors
+            flows, capture_rows, errors, warnings = w.flows, w.captures, w.errors, []
         context_problems = []
         if context or any(os.path.isdir(p) for p in captures):
             from hsrtcp.context.enrich import write_context
@@ -76,6 +76,8 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
         print(f"error: {shown(e)}", file=sys.stderr)
     for m in context_problems:
         print(f"hsrtcp: {m}", file=sys.stderr)
+    for m in warnings:
+        print(f"warning: {m}", file=sys.stderr)
     if not quiet:
         from hsrtcp.report.summary import print_summary
 

@@ -8,7 +8,10 @@
 //!    does not need exact order: pending packets wait up to `window` seconds for their twin.
 //! 3. Memory is bounded by the window for matching state, and by the open connections for
 //!    packet logs: a pair whose connections are closed on both sides and idle for two windows
-//!    is finalized (metrics computed with the clock fitted so far) and its log freed.
+//!    is finalized (metrics computed with the clock fitted so far) and its log freed. A window
+//!    is capture time, and a capture can pack any number of packets into it (a broken clock,
+//!    a 10-Gbit/s link): above [`MATCH_STATE_BUDGET`] the matcher closes windows early
+//!    (`Matcher::relieve`, counted in [`PairResult::budget`]).
 //! 4. At the end the clock relation is fitted from every matched packet and the remaining
 //!    pairs are finalized with it.
 
@@ -35,6 +38,23 @@ const PRESCAN: usize = 20_000;
 /// A transmission this close to the end of the receiver's capture gets no verdict.
 const END_MARGIN: Nanos = 2 * S;
 const FIT_EVERY: u64 = 1 << 20;
+
+/// Default bound on the matcher's held packets (bytes, by `Matcher::held_bytes`'s estimate):
+/// about 2.4 million packets, twice what the bench pair (1.15 GB, 2.1 M packets in 8 s)
+/// holds at its peak. The process's peak stays within about 2.5 times this whatever the
+/// captures hold (docs/two-vantage.md, "Memory").
+pub const MATCH_STATE_BUDGET: usize = 256 << 20;
+
+/// How far behind the merge settled packets are handed to the metrics when the budget
+/// presses, instead of two windows. `PairFate::take` orders by the same coarsely aligned
+/// time as the merge and stops at the first packet still pending, so a packet not read yet
+/// can only come later in that order than everything taken — if each capture is in time
+/// order; this much slack covers the reordering of a capture's own records.
+const RELIEF_LAG: Nanos = S / 10;
+
+/// Estimated bytes per held packet: its log entry, and while pending its `fifo` entry and
+/// its slot in a map of twins (load factor about one half).
+const HELD_PACKET_BYTES: usize = std::mem::size_of::<crate::matcher::fate::Pkt>() + 24 + 48;
 
 /// Settings of a two-vantage run.
 #[derive(Clone, Debug)]
@@ -64,6 +84,8 @@ pub struct MatchOptions {
     /// Set by the caller to abandon the run (Ctrl-C): the matcher stops reading and skips
     /// the metrics of the pairs it holds; the result is incomplete, for the bin.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Bytes of held packets above which windows close early ([`MATCH_STATE_BUDGET`]).
+    pub state_budget: usize,
 }
 
 impl Default for MatchOptions {
@@ -80,6 +102,7 @@ impl Default for MatchOptions {
             feed_chunk: 1 << 15,
             pipeline_min: PIPELINE_MIN,
             cancel: None,
+            state_budget: MATCH_STATE_BUDGET,
         }
     }
 }
@@ -92,6 +115,21 @@ pub struct SideStats {
     pub first_ts: Option<Nanos>,
     pub last_ts: Option<Nanos>,
     pub error: Option<String>,
+}
+
+/// What the state budget cost a run: zero unless a window of capture time held more packets
+/// than the budget. Verdicts are exact only when both are zero.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BudgetCuts {
+    /// Times a pair's window was closed early: every packet it held was settled (a packet
+    /// whose twin was still to come counts as lost, and its twin as missed by the other
+    /// capture) and handed to the metrics.
+    pub flushes: u64,
+    /// Segments of connections still looking for their partner that were dropped, oldest
+    /// first (they are not in that pair's metrics).
+    pub dropped: u64,
+    /// The largest estimate of the held packets' bytes seen at a sweep.
+    pub peak_bytes: u64,
 }
 
 /// Everything a two-vantage run produces.
@@ -108,6 +146,7 @@ pub struct PairResult {
     pub pairs: u64,
     pub client_only: u64,
     pub server_only: u64,
+    pub budget: BudgetCuts,
 }
 
 struct Pair {
@@ -139,6 +178,9 @@ struct Matcher {
     events: TableBuilder,
     series: TableBuilder,
     next_id: u64,
+    /// Segments buffered by connections that have no partner yet.
+    buffered: usize,
+    budget: BudgetCuts,
 }
 
 impl Matcher {
@@ -159,6 +201,8 @@ impl Matcher {
             matched: TableBuilder::new(&[MATCH_COLUMNS]),
             events: TableBuilder::new(&[EVENT_COLUMNS]),
             series: TableBuilder::new(&[MATCH_SERIES_COLUMNS]),
+            buffered: 0,
+            budget: BudgetCuts::default(),
         }
     }
 
@@ -192,10 +236,11 @@ impl Matcher {
             None if !c.gave_up => {
                 if t - (c.first_ts + self.offset[side.idx()]) > self.window {
                     c.gave_up = true;
-                    c.buffer = Vec::new();
+                    self.buffered -= std::mem::take(&mut c.buffer).len();
                     self.index.forget(side, pushed.conn, &self.trackers);
                 } else {
                     c.buffer.push(*seg);
+                    self.buffered += 1;
                 }
             }
             None => {}
@@ -233,6 +278,7 @@ impl Matcher {
             let c = &mut self.trackers[s.idx()].conns[conn[s.idx()] as usize];
             c.pair = Some(p);
             let buffered = std::mem::take(&mut c.buffer);
+            self.buffered -= buffered.len();
             for seg in &buffered {
                 let dir = self.trackers[s.idx()].conns[conn[s.idx()] as usize].dir_of(seg);
                 self.feed(p as usize, s, dir, seg);
@@ -267,22 +313,14 @@ impl Matcher {
             let fit = self.usable_fit(&sf);
             let spans = self.spans(&fit);
             let upto = self.now - 2 * self.window;
-            let chunk = self.opts.feed_chunk.max(1);
             for i in big {
-                let lag = self.window;
-                let p = &mut self.pairs[i];
-                let payload = p.fate.payload;
-                let bin0 = sender_first_ts(&self.trackers, p.conn, payload);
-                let replay = p.replay.get_or_insert_with(|| Replay::new(Replay::data_dir(payload), lag, bin0));
-                let snd = replay.sender();
-                loop {
-                    let batch = p.fate.take(upto, self.offset, &spans, false, chunk, snd);
-                    if batch[0].is_empty() && batch[1].is_empty() {
-                        break;
-                    }
-                    replay.feed(&batch, &fit);
-                }
+                self.feed_settled(i, upto, false, &fit, &spans);
             }
+        }
+        let held = self.held_bytes();
+        self.budget.peak_bytes = self.budget.peak_bytes.max(held as u64);
+        if held > self.opts.state_budget {
+            self.relieve();
         }
         if !self.opts.retire {
             return;
@@ -304,6 +342,89 @@ impl Matcher {
         let fit = self.streaming_fit();
         for i in ready {
             self.finish_pair(i, &fit);
+        }
+    }
+
+    /// Estimated bytes of the packets held: the pairs' logs and the unpaired connections'
+    /// buffers.
+    fn held_bytes(&self) -> usize {
+        let held: usize = self.pairs.iter().filter(|p| !p.done).map(|p| p.fate.held()).sum();
+        held * HELD_PACKET_BYTES + self.buffered * std::mem::size_of::<Segment>()
+    }
+
+    /// Bring the held packets down to half the budget: first the buffers of connections
+    /// still looking for their partner lose their oldest halves, biggest first (a partner
+    /// that shows up later is matched from what is left); then the pairs holding most close
+    /// their window now — every packet settled and handed to the metrics. Either changes
+    /// verdicts (counted in `budget`), which is the price of bounded memory; a window of
+    /// capture time rarely holds that many packets (docs/two-vantage.md, "Memory").
+    fn relieve(&mut self) {
+        let target = self.opts.state_budget / 2;
+        let mut bufs: Vec<(usize, Side, usize)> = [Side::Client, Side::Server]
+            .into_iter()
+            .flat_map(|s| {
+                self.trackers[s.idx()].conns.iter().enumerate().filter_map(move |(i, c)| {
+                    (c.pair.is_none() && !c.buffer.is_empty()).then_some((c.buffer.len(), s, i))
+                })
+            })
+            .collect();
+        bufs.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        for (len, side, i) in bufs {
+            if self.held_bytes() <= target {
+                return;
+            }
+            let c = &mut self.trackers[side.idx()].conns[i];
+            let drop = len.div_ceil(2);
+            c.buffer.drain(..drop);
+            c.buffer.shrink_to_fit();
+            self.buffered -= drop;
+            self.budget.dropped += drop as u64;
+        }
+        let mut big: Vec<(usize, usize)> =
+            self.pairs.iter().enumerate().filter(|(_, p)| !p.done).map(|(i, p)| (p.fate.held(), i)).collect();
+        big.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        if big.is_empty() {
+            return;
+        }
+        let sf = self.streaming_fit();
+        let fit = self.usable_fit(&sf);
+        let spans = self.spans(&fit);
+        // First what costs no verdict: settled packets up to a second behind the merge
+        // instead of two windows (a dense capture holds mostly delivered packets).
+        for &(_, i) in &big {
+            if self.held_bytes() <= target {
+                return;
+            }
+            self.feed_settled(i, self.now - RELIEF_LAG, false, &fit, &spans);
+        }
+        for (_, i) in big {
+            if self.held_bytes() <= target {
+                return;
+            }
+            if self.pairs[i].fate.held() == 0 {
+                continue;
+            }
+            self.pairs[i].fate.settle(Nanos::MAX, self.offset);
+            self.feed_settled(i, Nanos::MAX, true, &fit, &spans);
+            self.budget.flushes += 1;
+        }
+    }
+
+    /// Hand pair `i`'s settled packets up to `upto` (merged time; everything with `last`) to
+    /// its metrics, in chunks.
+    fn feed_settled(&mut self, i: usize, upto: Nanos, last: bool, fit: &ClockFit, spans: &Spans) {
+        let (lag, chunk) = (self.window, self.opts.feed_chunk.max(1));
+        let p = &mut self.pairs[i];
+        let payload = p.fate.payload;
+        let bin0 = sender_first_ts(&self.trackers, p.conn, payload);
+        let replay = p.replay.get_or_insert_with(|| Replay::new(Replay::data_dir(payload), lag, bin0));
+        let snd = replay.sender();
+        loop {
+            let batch = p.fate.take(upto, self.offset, spans, last, chunk, snd);
+            if batch[0].is_empty() && batch[1].is_empty() {
+                break;
+            }
+            replay.feed(&batch, fit);
         }
     }
 
@@ -440,6 +561,7 @@ impl Matcher {
             pairs: self.pairs.len() as u64,
             client_only: only[0],
             server_only: only[1],
+            budget: self.budget,
         }
     }
 }

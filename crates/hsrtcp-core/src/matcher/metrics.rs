@@ -54,6 +54,9 @@ pub const RTO_FLOOR: Nanos = 180_000_000;
 /// A head retransmission within this time after an ACK arrival was triggered by that ACK
 /// (fast retransmit / SACK recovery), not by the timer.
 pub const ACK_TRIGGER: Nanos = 500_000;
+/// The largest window TCP can offer (RFC 7323 §2.3: 2^30 bytes), so the most a sender can
+/// have in flight.
+const MAX_WINDOW: i64 = 1 << 30;
 
 /// Columns of the `matched` table (docs/formats/matched.md). Python merges them into the
 /// `flows` rows with vantage "matched".
@@ -584,6 +587,13 @@ impl Replay {
                 let at = self.outstanding.partition_point(|x| x.end <= p.end);
                 self.outstanding.insert(at, p);
             }
+        }
+        // A sender never has more than MAX_WINDOW bytes in flight: what lies further below the
+        // highest byte sent was acknowledged though no ACK of it was fed (a capture without
+        // the ACK direction, or one whose broken clock puts every ACK first). Without this a
+        // connection's every segment would stay outstanding.
+        while self.outstanding.front().is_some_and(|x| x.end < self.snd_nxt - MAX_WINDOW) {
+            self.outstanding.pop_front();
         }
         let in_recovery = self.open.is_some();
         match self.round.as_mut() {

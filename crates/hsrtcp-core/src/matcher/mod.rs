@@ -32,7 +32,9 @@ pub mod loss_bins;
 pub mod metrics;
 pub mod pairing;
 
-pub use driver::{analyze_pair, match_batches, match_segments, match_streams, MatchOptions, PairResult};
+pub use driver::{
+    analyze_pair, match_batches, match_segments, match_streams, BudgetCuts, MatchOptions, PairResult, MATCH_STATE_BUDGET,
+};
 pub use metrics::MATCH_COLUMNS;
 
 /// Which capture a packet or connection comes from.
