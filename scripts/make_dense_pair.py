@@ -17,9 +17,12 @@ clock), the phone's capture first. Standard library only (as scripts/make_scan.p
 from __future__ import annotations
 
 import argparse
+import os
 import struct
+import sys
 
-from make_scan import _PCAP_HEADER, T0, _packet
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_scan import _PCAP_HEADER, T0, _packet  # noqa: E402
 
 PHONE, SERVER = bytes([10, 8, 0, 2]), bytes([10, 8, 0, 1])
 MSS = 1448

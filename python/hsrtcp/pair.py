@@ -142,7 +142,7 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
                      window_s: float = 30.0, use_ip_id: bool = False, first_index: int = 0,
                      singles: Sequence[str | os.PathLike] = (), single_vantage=None,
                      workers: int | None = None, progress=False, keep_flows: bool = False,
-                     output=None) -> PairWritten:
+                     output=None, match_memory_mb: int = 256) -> PairWritten:
     """:func:`analyze_pairs` straight into ``out_dir/{flows,events,rtt,series,captures,pair_stats}.parquet``.
 
     The same tables, written while the captures are read (``hsrtcp._native.PairOut``):
@@ -157,7 +157,9 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
     ``flow_id`` for the order :func:`analyze_pairs` gives).
 
     ``output``: an open :class:`hsrtcp.output.OutputSet` for ``out_dir`` to stage into
-    (the caller commits); without it the tables are committed here.
+    (the caller commits); without it the tables are committed here. ``match_memory_mb``: the
+    matcher's state budget per pair (docs/two-vantage.md, "Memory"); a pair that exceeds it
+    is named in ``warnings``.
     """
     from functools import partial
 
@@ -166,6 +168,8 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
     pairs, files, numbers = _plan(pairs, singles, single_vantage)
     if not (window_s > 0):
         raise ValueError("window_s must be positive")
+    if match_memory_mb < 1:
+        raise ValueError("match_memory_mb must be at least 1")
     outset = OutputSet(out_dir) if output is None else output
     interrupted: list[bool] = []
 
@@ -214,10 +218,11 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
                                 shown(pairs[k][1]), numbers[k][0], numbers[k][1], k,
                                 numbers[k][0] << ID_SHIFT, numbers[k][1] << ID_SHIFT, match_id(k),
                                 window_s, use_ip_id, stoppable(for_file(numbers[k][0])),
-                                stoppable(for_file(numbers[k][1])), keep_flows)
+                                stoppable(for_file(numbers[k][1])), keep_flows, match_memory_mb)
                         for k in fused]
                 jobs += [partial(out.match_pair, pairs[k][0], pairs[k][1], shown(pairs[k][0]), shown(pairs[k][1]),
-                                 numbers[k][0], numbers[k][1], k, match_id(k), window_s, use_ip_id)
+                                 numbers[k][0], numbers[k][1], k, match_id(k), window_s, use_ip_id,
+                                 match_memory_mb)
                          for k in alone]
                 jobs += [partial(out.analyze, files[i][0], shown(files[i][0]), files[i][1], i << ID_SHIFT,
                                  stoppable(for_file(i)), keep_flows, i) for i in singles_left]

@@ -13,7 +13,7 @@ use hsrtcp_core::flow::event::nanos_to_s;
 use hsrtcp_core::flow::{engine, table};
 use hsrtcp_core::matcher::metrics::MATCH_SERIES_COLUMNS;
 use hsrtcp_core::matcher::{
-    analyze_pair as core_pair, match_batches, MatchOptions, PairResult, MATCH_COLUMNS, MATCH_STATE_BUDGET,
+    analyze_pair as core_pair, match_batches, MatchOptions, PairResult, MATCH_COLUMNS,
 };
 use hsrtcp_core::stream;
 use hsrtcp_core::table::parquet::{ParquetDir, TableSender, SEND_ROWS};
@@ -118,17 +118,26 @@ struct PairDone {
     warning: Option<String>,
 }
 
+/// `MatchOptions::state_budget` from megabytes (at least one).
+fn budget_bytes(mb: usize) -> PyResult<usize> {
+    if mb == 0 {
+        return Err(pyo3::exceptions::PyValueError::new_err("the matcher's state budget must be at least 1 MB"));
+    }
+    Ok(mb.saturating_mul(1 << 20))
+}
+
 /// The warning for a pair whose matcher hit its state budget (docs/two-vantage.md, "Memory").
-fn budget_warning(r: &PairResult, names: [&str; 2]) -> Option<String> {
+fn budget_warning(r: &PairResult, names: [&str; 2], budget: usize) -> Option<String> {
     let b = r.budget;
     (b.flushes > 0 || b.dropped > 0).then(|| {
         format!(
             "{} + {}: a window of capture time held more packets than the matcher's budget \
-             ({} MB): {} early window closes, {} segments dropped before pairing; the verdicts of \
-             the packets then in flight are approximate (pair_stats budget_*; docs/two-vantage.md, Memory)",
+             ({} MB, --match-memory): {} early window closes, {} segments dropped before pairing; the \
+             verdicts of the packets then in flight are approximate (pair_stats budget_*; \
+             docs/two-vantage.md, Memory)",
             names[0],
             names[1],
-            MATCH_STATE_BUDGET >> 20,
+            budget >> 20,
             b.flushes,
             b.dropped
         )
@@ -376,7 +385,7 @@ impl PairOut {
     /// segments their readers decoded. Returns the two results of `analyze` (client, server).
     #[pyo3(signature = (client, server, client_name, server_name, client_order, server_order, slot,
                         client_id_base, server_id_base, match_id_base, window_s=30.0, use_ip_id=false,
-                        client_progress=None, server_progress=None, keep_flows=false))]
+                        client_progress=None, server_progress=None, keep_flows=false, state_budget_mb=256))]
     #[allow(clippy::too_many_arguments)]
     fn analyze_pair_files<'py>(
         &self,
@@ -396,10 +405,12 @@ impl PairOut {
         client_progress: Option<PyObject>,
         server_progress: Option<PyObject>,
         keep_flows: bool,
+        state_budget_mb: usize,
     ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
         if !(window_s > 0.0) {
             return Err(pyo3::exceptions::PyValueError::new_err("window_s must be positive"));
         }
+        let state_budget = budget_bytes(state_budget_mb)?;
         let names = [client_name.clone(), server_name.clone()];
         // Ctrl-C stops one side's analysis (the main thread's); the other and the matcher
         // stop with it.
@@ -411,6 +422,7 @@ impl PairOut {
             id_base: match_id_base,
             use_ip_id,
             cancel: Some(Arc::clone(&cancel_flag)),
+            state_budget,
             ..MatchOptions::default()
         };
         let (rc, rs, done) = py.allow_threads(|| {
@@ -444,7 +456,7 @@ impl PairOut {
             r.stats[side].error = st.error.clone();
         }
         let stats = stats_row(&r, [&names[0], &names[1]]);
-        let warning = budget_warning(&r, [&names[0], &names[1]]);
+        let warning = budget_warning(&r, [&names[0], &names[1]], state_budget);
         let pd = PairDone {
             matched: r.matched.finish(),
             events: r.events.finish(),
@@ -461,7 +473,7 @@ impl PairOut {
 
     /// Run the matcher on one pair (pair number `slot`, files number `client_order` and
     /// `server_order` of this run); its rows wait for `finish_pairs`.
-    #[pyo3(signature = (client, server, client_name, server_name, client_order, server_order, slot, id_base=0, window_s=30.0, use_ip_id=false))]
+    #[pyo3(signature = (client, server, client_name, server_name, client_order, server_order, slot, id_base=0, window_s=30.0, use_ip_id=false, state_budget_mb=256))]
     #[allow(clippy::too_many_arguments)]
     fn match_pair(
         &self,
@@ -476,16 +488,19 @@ impl PairOut {
         id_base: u64,
         window_s: f64,
         use_ip_id: bool,
+        state_budget_mb: usize,
     ) -> PyResult<()> {
         if !(window_s > 0.0) {
             return Err(pyo3::exceptions::PyValueError::new_err("window_s must be positive"));
         }
+        let state_budget = budget_bytes(state_budget_mb)?;
         let (cn, sn) = (client_name.clone(), server_name.clone());
-        let opts = MatchOptions { window_s, client_name, server_name, id_base, use_ip_id, ..MatchOptions::default() };
+        let opts =
+            MatchOptions { window_s, client_name, server_name, id_base, use_ip_id, state_budget, ..MatchOptions::default() };
         let done = py.allow_threads(|| {
             let r = core_pair(&client, &server, opts);
             let stats = stats_row(&r, [&cn, &sn]);
-            let warning = budget_warning(&r, [&cn, &sn]);
+            let warning = budget_warning(&r, [&cn, &sn], state_budget);
             PairDone {
                 matched: r.matched.finish(),
                 events: r.events.finish(),

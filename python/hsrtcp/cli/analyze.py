@@ -27,6 +27,9 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
               help="vantage of the positional CAPTURES")
 @click.option("--window", "window_s", type=float, default=30.0, show_default=True,
               help="two-vantage matching: seconds a packet waits for its twin in the other capture")
+@click.option("--match-memory", "match_memory_mb", type=click.IntRange(min=1), default=256, show_default=True,
+              metavar="MB", help="two-vantage matching: memory for packets waiting in a window, per pair; "
+                                 "beyond it windows close early and the run warns (docs/two-vantage.md, Memory)")
 @click.option("--csv", is_flag=True, help="also write CSV next to Parquet")
 @click.option("--plot/--no-plot", default=False, show_default=True,
               help="also draw throughput.png (slower: matplotlib; `hsrtcp plot` draws any figure later)")
@@ -48,7 +51,7 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 @click.option("--force", is_flag=True, help="corpus: re-analyze inputs whose results are up to date")
 @click.option("--scheduler", metavar="tcp://HOST:PORT", help="corpus: run on this Dask scheduler's workers")
 @click.option("--dask", "dask_local", is_flag=True, help="corpus: run on a local Dask cluster")
-def analyze(captures, out, client, server, vantage, window_s, csv, plot, workers, quiet,
+def analyze(captures, out, client, server, vantage, window_s, match_memory_mb, csv, plot, workers, quiet,
             radio, radio_offset, radio_format, radio_map, carrier, labels, corpus, force, scheduler, dask_local):
     """Analyze capture files (pcap/pcapng, plain or .gz) into flows, events and series tables.
 
@@ -110,7 +113,7 @@ def analyze(captures, out, client, server, vantage, window_s, csv, plot, workers
             raise click.UsageError(str(exc)) from None
     vantages = [vantage] * len(captures)
     raise SystemExit(run(list(captures), vantages, out, csv, plot, workers, quiet,
-                          list(client), list(server), window_s, context))
+                          list(client), list(server), window_s, context, match_memory_mb))
 
 
 def _out_dir(value: str) -> Path:

@@ -29,7 +29,9 @@ LEFT_TO_CLICK = {"-h", "--help",
                  # radio/GPS context (hsrtcp.context): rare, and they need the context package anyway
                  "--radio", "--radio-offset", "--radio-format", "--radio-map", "--carrier", "--label",
                  # corpus runs (hsrtcp.scale)
-                 "--corpus", "--force", "--scheduler", "--dask"}
+                 "--corpus", "--force", "--scheduler", "--dask",
+                 # the matcher's memory budget (rarely changed)
+                 "--match-memory"}
 
 DEFAULTS = {"out": "out", "vantage": None, "workers": None, "quiet": False, "csv": False, "plot": False,
             "window_s": 30.0}

@@ -14,7 +14,7 @@ import sys
 
 def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot: bool,
         workers: int | None, quiet: bool, client: list | None = None, server: list | None = None,
-        window_s: float = 30.0, context: dict | None = None) -> int:
+        window_s: float = 30.0, context: dict | None = None, match_memory_mb: int = 256) -> int:
     """Analyze, write the tables to ``out``, draw the plot if asked, print the summary; the exit code.
 
     Single captures go straight to Parquet (:func:`hsrtcp.analyze_to`: flat memory, and
@@ -41,7 +41,8 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
 
             pairs, singles, single_vs = split_inputs(captures, vantages, client, server)
             w = analyze_pairs_to(pairs, out, singles=singles, single_vantage=single_vs, window_s=window_s,
-                                 workers=workers, progress=not quiet, keep_flows=not quiet, output=output)
+                                 workers=workers, progress=not quiet, keep_flows=not quiet, output=output,
+                                 match_memory_mb=match_memory_mb)
             if csv:
                 stage_csv(output, [os.path.basename(f) for f in w.files])
             flows, capture_rows, errors, warnings = w.flows, w.captures, w.errors, w.warnings
