@@ -10,8 +10,9 @@
 //!    packet logs: a pair whose connections are closed on both sides and idle for two windows
 //!    is finalized (metrics computed with the clock fitted so far) and its log freed. A window
 //!    is capture time, and a capture can pack any number of packets into it (a broken clock,
-//!    a 10-Gbit/s link): above [`MATCH_STATE_BUDGET`] the matcher closes windows early
-//!    (`Matcher::relieve`, counted in [`PairResult::budget`]).
+//!    a 10-Gbit/s link): above [`MATCH_STATE_BUDGET`] the matcher feeds its metrics early
+//!    and, if that is not enough, closes windows early (`Matcher::relieve`, counted in
+//!    [`PairResult::budget`]).
 //! 4. At the end the clock relation is fitted from every matched packet and the remaining
 //!    pairs are finalized with it.
 
@@ -122,8 +123,8 @@ pub struct SideStats {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BudgetCuts {
     /// Times a pair's window was closed early: every packet it held was settled (a packet
-    /// whose twin was still to come counts as lost, and its twin as missed by the other
-    /// capture) and handed to the metrics.
+    /// whose twin was still to come counts as lost, or of unknown fate near the end of what
+    /// was read, and its twin as missed by the other capture) and handed to the metrics.
     pub flushes: u64,
     /// Segments of connections still looking for their partner that were dropped, oldest
     /// first (they are not in that pair's metrics).
@@ -352,14 +353,16 @@ impl Matcher {
         held * HELD_PACKET_BYTES + self.buffered * std::mem::size_of::<Segment>()
     }
 
-    /// Bring the held packets down to half the budget: first the buffers of connections
-    /// still looking for their partner lose their oldest halves, biggest first (a partner
-    /// that shows up later is matched from what is left); then the pairs holding most close
-    /// their window now — every packet settled and handed to the metrics. Either changes
-    /// verdicts (counted in `budget`), which is the price of bounded memory; a window of
-    /// capture time rarely holds that many packets (docs/two-vantage.md, "Memory").
+    /// Bring the held packets down to half the budget, in three steps (docs/two-vantage.md,
+    /// "Memory"): the buffers of connections still looking for their partner lose their
+    /// oldest halves, biggest first (a partner that shows up later is matched from what is
+    /// left); the pairs holding most hand their settled packets to the metrics a tenth of a
+    /// second behind the merge instead of two windows (no verdict changes); and only then do
+    /// they close their window now, every packet settled. The first and last steps change
+    /// verdicts and are counted in `budget`.
     fn relieve(&mut self) {
         let target = self.opts.state_budget / 2;
+        let mut held = self.held_bytes();
         let mut bufs: Vec<(usize, Side, usize)> = [Side::Client, Side::Server]
             .into_iter()
             .flat_map(|s| {
@@ -368,9 +371,9 @@ impl Matcher {
                 })
             })
             .collect();
-        bufs.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        bufs.sort_unstable_by_key(|b| std::cmp::Reverse(b.0));
         for (len, side, i) in bufs {
-            if self.held_bytes() <= target {
+            if held <= target {
                 return;
             }
             let c = &mut self.trackers[side.idx()].conns[i];
@@ -379,34 +382,35 @@ impl Matcher {
             c.buffer.shrink_to_fit();
             self.buffered -= drop;
             self.budget.dropped += drop as u64;
+            held -= drop * std::mem::size_of::<Segment>();
         }
         let mut big: Vec<(usize, usize)> =
             self.pairs.iter().enumerate().filter(|(_, p)| !p.done).map(|(i, p)| (p.fate.held(), i)).collect();
-        big.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        big.sort_unstable_by_key(|b| std::cmp::Reverse(b.0));
         if big.is_empty() {
             return;
         }
         let sf = self.streaming_fit();
         let fit = self.usable_fit(&sf);
         let spans = self.spans(&fit);
-        // First what costs no verdict: settled packets up to a second behind the merge
-        // instead of two windows (a dense capture holds mostly delivered packets).
-        for &(_, i) in &big {
-            if self.held_bytes() <= target {
-                return;
+        for close in [false, true] {
+            for &(_, i) in &big {
+                if held <= target {
+                    return;
+                }
+                let before = self.pairs[i].fate.held();
+                if close {
+                    if before == 0 {
+                        continue;
+                    }
+                    self.pairs[i].fate.settle(Nanos::MAX, self.offset);
+                    self.feed_settled(i, Nanos::MAX, true, &fit, &spans);
+                    self.budget.flushes += 1;
+                } else {
+                    self.feed_settled(i, self.now - RELIEF_LAG, false, &fit, &spans);
+                }
+                held -= (before - self.pairs[i].fate.held()) * HELD_PACKET_BYTES;
             }
-            self.feed_settled(i, self.now - RELIEF_LAG, false, &fit, &spans);
-        }
-        for (_, i) in big {
-            if self.held_bytes() <= target {
-                return;
-            }
-            if self.pairs[i].fate.held() == 0 {
-                continue;
-            }
-            self.pairs[i].fate.settle(Nanos::MAX, self.offset);
-            self.feed_settled(i, Nanos::MAX, true, &fit, &spans);
-            self.budget.flushes += 1;
         }
     }
 
