@@ -101,28 +101,30 @@ bench-lab: build sysdeps rattan  ## emulated 100 Mbit/s path: rate, loss, TCP_IN
 fixtures: build sysdeps  ## regenerate tests/data and examples/ with the netns testbed (root; drops are random)
 	$(PY) scripts/make_fixtures.py && $(PY) scripts/make_example.py
 
-# The study campaign (docs/study.md): run it and its static extension (24 more standing-train
-# downloads for the static timeouts of §9 item 7), each as STUDY_SHARDS processes at once
-# (root, ~30 min at 6; an interrupted campaign continues), analyze every bundle into its own
-# results directory, group the main campaign (pooled and by workload) and main + extension,
-# and check the seeds' orderings: items 1, 3, 4 on the main campaign's pooled tables, item 7
-# on main + extension (docs/study.md).
+# The study campaign (docs/study.md): run it, its 20 more trips with handoffs and its static
+# extension (24 more standing-train downloads for the static timeouts of §9 item 7), each as
+# STUDY_SHARDS processes at once (root, ~45 min at 6; an interrupted campaign continues),
+# analyze every bundle into its own results directory, group main + handoff trips (pooled
+# and by workload) and all three, and check the seeds' orderings: items 1, 3, 4 on main +
+# handoff trips, item 7 on all three (docs/study.md).
 STUDY_OUT ?= out/study
 STUDY_SHARDS ?= 6
-study: build sysdeps rattan  ## study campaign (root, ~30 min) -> analyze bundles -> hsrtcp study tables in out/study/
-	@for c in study:runs study-static-timeouts:runs-static; do pids=""; \
+study: build sysdeps rattan  ## study campaign (root, ~45 min) -> analyze bundles -> hsrtcp study tables in out/study/
+	@for c in study:runs study-handoff-trips:runs-handoffs study-static-timeouts:runs-static; do pids=""; \
 	  for k in $$(seq 0 $$(($(STUDY_SHARDS) - 1))); do \
 	  $(PY) -m hsrtcp campaign campaigns/$${c%%:*}.toml -o $(STUDY_OUT)/$${c##*:} \
 	    --shard $$k/$(STUDY_SHARDS) --no-progress & pids="$$pids $$!"; done; \
 	  for p in $$pids; do wait $$p || echo "warning: some runs of $${c%%:*} failed (see their manifest.json)"; done; done
-	@set -e; for c in runs:results runs-static:results-static; do \
+	@set -e; for c in runs:results runs-handoffs:results-handoffs runs-static:results-static; do \
 	  for b in $(STUDY_OUT)/$${c%%:*}/[0-9]*/; do r=$(STUDY_OUT)/$${c##*:}/$$(basename $$b); \
 	  [ -f $$r/context.parquet ] || $(PY) -m hsrtcp analyze $$b -o $$r -q --no-plot || echo "warning: $$b not analyzed"; \
 	  done; done
-	$(PY) -m hsrtcp study $(STUDY_OUT)/results/* -o $(STUDY_OUT)/tables
-	$(PY) -m hsrtcp study $(STUDY_OUT)/results/* -o $(STUDY_OUT)/tables-by-workload --by workload
-	$(PY) -m hsrtcp study $(STUDY_OUT)/results/* $(STUDY_OUT)/results-static/* -o $(STUDY_OUT)/tables-with-static
-	$(PY) -m hsrtcp.study.orderings $(STUDY_OUT)/tables $(STUDY_OUT)/tables-with-static   # targets.md §9 items 1, 3, 4, 7
+	$(PY) -m hsrtcp study $(STUDY_OUT)/results/* $(STUDY_OUT)/results-handoffs/* -o $(STUDY_OUT)/tables
+	$(PY) -m hsrtcp study $(STUDY_OUT)/results/* $(STUDY_OUT)/results-handoffs/* -o $(STUDY_OUT)/tables-by-workload --by workload
+	$(PY) -m hsrtcp study $(STUDY_OUT)/results/* $(STUDY_OUT)/results-handoffs/* $(STUDY_OUT)/results-static/* \
+	  -o $(STUDY_OUT)/tables-with-static
+	$(PY) -m hsrtcp.study.orderings $(STUDY_OUT)/tables $(STUDY_OUT)/tables-with-static \
+	  $(STUDY_OUT)/tables-by-workload   # targets.md §9 items 1, 3, 4, 7
 
 # The mitigation study of issue 21 (docs/findings.md): the campaign, its A/A noise campaign and
 # two knobs on bbr (root; 225 + 25 + 50 runs, ~85 min as FINDINGS_SHARDS processes at once,
