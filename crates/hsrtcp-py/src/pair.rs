@@ -12,9 +12,7 @@ use arrow_select::interleave::interleave;
 use hsrtcp_core::flow::event::nanos_to_s;
 use hsrtcp_core::flow::{engine, table};
 use hsrtcp_core::matcher::metrics::MATCH_SERIES_COLUMNS;
-use hsrtcp_core::matcher::{
-    analyze_pair as core_pair, match_batches, MatchOptions, PairResult, MATCH_COLUMNS,
-};
+use hsrtcp_core::matcher::{analyze_pair as core_pair, match_batches, MatchOptions, PairResult, MATCH_COLUMNS};
 use hsrtcp_core::stream;
 use hsrtcp_core::table::parquet::{ParquetDir, TableSender, SEND_ROWS};
 use hsrtcp_core::table::{col, schema_of, to_ipc, ColType, ColumnDef, TableBuilder};
