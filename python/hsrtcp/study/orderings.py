@@ -27,10 +27,11 @@ speed step measures the workload mix too. The pooled check stays as it was writt
 
 ``hsrtcp.study.orderings.check(study_or_dir, recovery=None, by_workload=None)`` returns one
 :class:`Ordering` per check. ``recovery`` (a second study or directory) is where item 7 reads its cells: the
-study campaign judges items 1, 3 and 4 on its balanced main campaign (every class sees the
-same workloads) and item 7 on main + static extension (docs/study.md), because a standing
-train times out too rarely for the main campaign alone, and adding only static long
-downloads to the means over flows of items 1–4 would compare different workload mixes.
+study campaign judges items 1, 3 and 4 on its main campaign plus twenty more trips with
+handoffs (every scenario runs the same three workloads) and item 7 with the static extension
+added (docs/study.md), because a standing train times out too rarely without it, and adding
+only static long downloads to the means over flows of items 1–4 would compare different
+workload mixes.
 """
 
 from __future__ import annotations
