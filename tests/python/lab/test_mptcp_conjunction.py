@@ -111,11 +111,15 @@ def test_conjunction_runs_one_mptcp_and_one_bound_single_path_flow_per_path(outa
     # R'_n is subflow-level: data the scheduler reinjected on subflow 2 during the outage and
     # that subflow 1 also delivered afterwards counts on both, so Σ R' is at least what the
     # application read from the MPTCP socket, and more only by such duplicates, which the
-    # client's kernel counted (MPTcpExtDuplicateData)
+    # client's kernel counted (MPTcpExtDuplicateData, one per segment, each at most an MSS:
+    # 1448 bytes here). The excess per counted duplicate was 1412-1417 bytes in five runs,
+    # whose excess ranged from 9 to 23 % of the application's bytes (a fixed 15 % bound failed
+    # a CI run: 7,040 duplicates, 23 %).
     mptcp_bytes = sum(rp) * OUTAGE_RUN_S / 8
-    assert client[0]["bytes"] * 0.99 <= mptcp_bytes <= client[0]["bytes"] * 1.15
-    if mptcp_bytes > client[0]["bytes"] * 1.01:
-        assert inst["kernel_duplicate_data"] > 0
+    app, dup = client[0]["bytes"], inst["kernel_duplicate_data"]
+    assert app * 0.99 <= mptcp_bytes <= app * 1.01 + dup * 1448, (mptcp_bytes, app, dup)
+    if mptcp_bytes > app * 1.01:
+        assert dup > 0
 
 
 def test_outage_on_one_carrier_falls_there_at_the_outage_and_not_on_the_other(outage):
@@ -221,11 +225,14 @@ def test_backup_switch_is_a_degradation_of_that_subflow_only(backup):
     # The endpoint became backup at 15 s. What the server had already given the subflow (its
     # window, much of it in the path's deep queue, plus its unsent queue) still drains at the
     # subflow's rate, for 2–4 s in our runs; the onset is where that ends. Witness, from the
-    # server capture through an independent reader: the time by which the subflow had sent 95 %
-    # of the full-size data it sent after the flip. Not the last such segment: a lone segment
-    # after the drain (a CI run had one at 17.9 s, the drain ending in second 16) is not a rate.
-    # A one-second idle of the subflow before the flip is not the onset either: the rule's
-    # (ii') wants the fall to hold (a CI run put it at 12 s without it).
+    # server capture through an independent reader: the time the server saw the phone
+    # acknowledge 95 % of the data the subflow sent after the flip — r' is M5, the bytes the
+    # client's ACKs newly cover as the server sees them, so the send times are a queue early
+    # (a CI run and a local one: sends done at 17.3 and 18.2 s, r' falling at 19 and 20 s).
+    # Not the last ACK: a lone segment after the drain (a CI run had one at 17.9 s, the drain
+    # ending in second 16) is not a rate. A one-second idle of the subflow before the flip is
+    # not the onset either: the rule's (ii') wants the fall to hold (a CI run put it at 12 s
+    # without it).
     onset = paths[2]["degradation_onset_s"]
     assert FLIP_AT <= onset <= FLIP_AT + 6, paths[2]
     import hsrtcp
@@ -233,16 +240,15 @@ def test_backup_switch_is_a_degradation_of_that_subflow_only(backup):
     flows = hsrtcp.analyze([backup / "capture" / "server.pcap"], vantage="server").flows
     port = flows.filter(pl.col("flow_id") == paths[2]["subflow_flow_id"])["client_port"][0]
     t0 = frames["instances"]["t0"][0]
-    after = sorted((p.ts - t0, p.payload_len) for p in pcapio.read_tcp(backup / "capture" / "server.pcap")
-                   if p.dst == "10.1.2.1" and p.dport == port and p.payload_len >= 1000 and p.ts - t0 >= FLIP_AT)
-    assert after, "no data on the subflow after the flip: nothing drained"
-    total, sent, drained = sum(n for _, n in after), 0, None
-    for ts, n in after:
-        sent += n
-        if sent >= 0.95 * total:
-            drained = ts
-            break
-    assert abs(onset - drained) <= 1.5, (onset, drained, after[-1][0])
+    pkts = [p for p in pcapio.read_tcp(backup / "capture" / "server.pcap") if p.ts - t0 >= FLIP_AT]
+    data = [p for p in pkts if p.dst == "10.1.2.1" and p.dport == port and p.payload_len > 0]
+    assert data, "no data on the subflow after the flip: nothing drained"
+    base = data[0].seq  # sequence offsets from the first segment after the flip (mod 2^32)
+    end = max((p.seq - base) % 2**32 + p.payload_len for p in data)
+    acked = [(p.ts - t0, (p.ack - base) % 2**32) for p in pkts if p.src == "10.1.2.1" and p.sport == port]
+    drained = min((t for t, a in acked if 0.95 * end <= a < 2**31), default=None)
+    assert drained is not None, (end, acked[-1:])
+    assert abs(onset - drained) <= 1.5, (onset, drained, data[-1].ts - t0)
     assert paths[2]["degradation_after_ratio"] < 0.05
     assert paths[1]["degraded"] is False
     sub2 = _rates(frames, "subflow", 2)
