@@ -31,46 +31,46 @@ def read_nmea(path: str | os.PathLike) -> pl.DataFrame:
     rows: list[dict] = []
     day: date | None = None
     try:
-        fh = open(file, encoding="ascii", errors="strict")
-    except OSError as exc:
+        fh = open(file, "rb")  # decoded line by line: a text stream decodes whole chunks, so
+    except OSError as exc:     # its error would not say which line is not ASCII
         raise RadioLogError(f"{file}: {exc.strerror}") from exc
     with fh:
-        try:
-            for n, raw in enumerate(fh, 1):
-                text = raw.strip()
-                if not text:
-                    continue
-                try:
-                    msg = pynmea2.parse(text, check=True)
-                except (pynmea2.ParseError, ValueError, AttributeError, TypeError) as exc:
-                    raise RadioLogError(f"{file}:{n}: not a valid NMEA sentence ({exc.__class__.__name__}: "
-                                        f"{str(exc).split(',')[0][:80]})") from None
-                kind = getattr(msg, "sentence_type", "")
-                try:
-                    if kind == "ZDA" and msg.day and msg.month and msg.year:
-                        day = date(int(msg.year), int(msg.month), int(msg.day))
-                    elif kind == "RMC":
-                        if msg.datestamp is not None:
-                            day = msg.datestamp
-                        if msg.status != "A" or msg.timestamp is None or day is None:
-                            continue  # no fix
-                        ts = datetime.combine(day, msg.timestamp).replace(tzinfo=timezone.utc).timestamp()
-                        spd = msg.spd_over_grnd
-                        rows.append({"ts": ts, "lat": msg.latitude, "lon": msg.longitude,
-                                     "speed_kmh": None if spd is None else float(spd) * KNOT_KMH, "line": n})
-                    elif kind == "GGA":
-                        if not msg.gps_qual or msg.timestamp is None:
-                            continue  # no fix
-                        if day is None:
-                            raise RadioLogError(f"{file}:{n}: GGA fix before any date (the log needs an "
-                                                f"RMC or ZDA sentence first)")
-                        ts = datetime.combine(day, msg.timestamp).replace(tzinfo=timezone.utc).timestamp()
-                        rows.append({"ts": ts, "lat": msg.latitude, "lon": msg.longitude,
-                                     "speed_kmh": None, "line": n})
-                except (ValueError, TypeError) as exc:
-                    raise RadioLogError(f"{file}:{n}: {kind} sentence with an invalid field ({exc})") from None
-        except UnicodeDecodeError:
-            raise RadioLogError(f"{file}:{n + 1}: not ASCII text: not an NMEA log?") from None
+        for n, raw in enumerate(fh, 1):
+            try:
+                text = raw.decode("ascii").strip()
+            except UnicodeDecodeError:
+                raise RadioLogError(f"{file}:{n}: not ASCII text: not an NMEA log?") from None
+            if not text:
+                continue
+            try:
+                msg = pynmea2.parse(text, check=True)
+            except (pynmea2.ParseError, ValueError, AttributeError, TypeError) as exc:
+                raise RadioLogError(f"{file}:{n}: not a valid NMEA sentence ({exc.__class__.__name__}: "
+                                    f"{str(exc).split(',')[0][:80]})") from None
+            kind = getattr(msg, "sentence_type", "")
+            try:
+                if kind == "ZDA" and msg.day and msg.month and msg.year:
+                    day = date(int(msg.year), int(msg.month), int(msg.day))
+                elif kind == "RMC":
+                    if msg.datestamp is not None:
+                        day = msg.datestamp
+                    if msg.status != "A" or msg.timestamp is None or day is None:
+                        continue  # no fix
+                    ts = datetime.combine(day, msg.timestamp).replace(tzinfo=timezone.utc).timestamp()
+                    spd = msg.spd_over_grnd
+                    rows.append({"ts": ts, "lat": msg.latitude, "lon": msg.longitude,
+                                 "speed_kmh": None if spd is None else float(spd) * KNOT_KMH, "line": n})
+                elif kind == "GGA":
+                    if not msg.gps_qual or msg.timestamp is None:
+                        continue  # no fix
+                    if day is None:
+                        raise RadioLogError(f"{file}:{n}: GGA fix before any date (the log needs an "
+                                            f"RMC or ZDA sentence first)")
+                    ts = datetime.combine(day, msg.timestamp).replace(tzinfo=timezone.utc).timestamp()
+                    rows.append({"ts": ts, "lat": msg.latitude, "lon": msg.longitude,
+                                 "speed_kmh": None, "line": n})
+            except (ValueError, TypeError) as exc:
+                raise RadioLogError(f"{file}:{n}: {kind} sentence with an invalid field ({exc})") from None
     if not rows:
         raise RadioLogError(f"{file}: no RMC or GGA fix in the file")
     df = pl.DataFrame(rows, schema={"ts": pl.Float64, "lat": pl.Float64, "lon": pl.Float64,

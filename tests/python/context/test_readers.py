@@ -112,6 +112,19 @@ def test_nmea_bad_checksum_names_the_line(tmp_path):
         read_radio(p)
 
 
+@pytest.mark.parametrize("at", [1, 3])
+def test_nmea_non_ascii_names_its_line(tmp_path, at):
+    """A byte that is not ASCII on the first line (hypothesis found "$\\x80": the message
+    then read a line number not yet set) or further down: a RadioLogError naming that line."""
+    ok = b"$GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W*6A"
+    lines = [ok] * 4
+    lines[at - 1] = b"$\xc2\x80,"
+    p = tmp_path / "junk.nmea"
+    p.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(RadioLogError, match=rf"junk\.nmea:{at}: not ASCII text"):
+        read_radio(p, "nmea")
+
+
 def test_gpx_track_speed_from_positions(tmp_path):
     g = gpxpy.gpx.GPX()
     trk = gpxpy.gpx.GPXTrack()
