@@ -141,6 +141,8 @@ def test_capture_errors_reach_stderr_also_with_quiet(tmp_path):
 @pytest.mark.parametrize("args,needle", [
     (["--client", str(CLIENT), "--server", str(SERVER), "--window", "nan"], "--window"),
     (["--client", str(CLIENT), "--server", str(SERVER), "--window", "inf"], "--window"),
+    (["--client", str(CLIENT), "--server", str(SERVER), "--match-memory", "0"], "--match-memory"),
+    (["--client", str(CLIENT), "--server", str(SERVER), "--match-memory", "x"], "--match-memory"),
     ([str(SERVER), "-j", "0"], "-j"),
     ([str(SERVER), "-j", "-3"], "-j"),
     ([str(SERVER), "-j0"], "-j"),
