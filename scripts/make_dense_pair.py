@@ -20,6 +20,7 @@ import argparse
 import os
 import struct
 import sys
+from collections import deque
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_scan import _PCAP_HEADER, T0, _packet  # noqa: E402
@@ -61,17 +62,18 @@ def write_dense_pair(client: str, server: str, segments: int, rate: float = 0.0)
         lag = round(2 * OWD_US * rate / 1e6)
         owd = OWD_US if rate else 0
         chunk_c, chunk_s = [], []
+        acks: deque[bytes] = deque()  # built once, written at the phone now and at the server `lag` later
         for i in range(segments + lag):
             if i < segments:
                 seq = (sisn + 1 + i * MSS) & 0xFFFFFFFF
                 t = at(3 + i, 0)
-                chunk_s.append(_record(t, _data(seq, cisn + 1), MSS))  # leaves the server
-                chunk_c.append(_record(t + owd, _data(seq, cisn + 1), MSS))  # reaches the phone
-                chunk_c.append(_record(t + owd, _ack(cisn, seq)))  # the phone acknowledges it
+                data, ack = _data(seq, cisn + 1), _ack(cisn, seq)
+                chunk_s.append(_record(t, data, MSS))  # leaves the server
+                chunk_c.append(_record(t + owd, data, MSS))  # reaches the phone
+                chunk_c.append(_record(t + owd, ack))  # the phone acknowledges it
+                acks.append(ack)
             if i >= lag:
-                j = i - lag
-                seq = (sisn + 1 + j * MSS) & 0xFFFFFFFF
-                chunk_s.append(_record(at(3 + j, 0) + 2 * owd, _ack(cisn, seq)))  # reaches the server
+                chunk_s.append(_record(at(3 + i - lag, 0) + 2 * owd, acks.popleft()))  # reaches the server
             if len(chunk_c) >= 8192:
                 fc.write(b"".join(chunk_c))
                 fs.write(b"".join(chunk_s))

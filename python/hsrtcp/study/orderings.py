@@ -67,11 +67,9 @@ class Ordering:
     extra: dict = field(default_factory=dict)
 
 
-def _tables(source) -> dict[str, pl.DataFrame]:
+def _tables(source, names=("performance", "spurious_rto", "dupack", "timeout_recovery")) -> dict[str, pl.DataFrame]:
     if isinstance(source, (str, Path)):
-        d = Path(source)
-        return {n: pl.read_parquet(d / f"{n}.parquet")
-                for n in ("performance", "spurious_rto", "dupack", "timeout_recovery")}
+        return {n: pl.read_parquet(Path(source) / f"{n}.parquet") for n in names}
     return source.tables
 
 
@@ -129,8 +127,7 @@ def check(source, recovery=None, by_workload=None) -> list[Ordering]:
         out.append(_handoffs_dominate(_monotone(4, name, {c: _cell(t["performance"], c, metric)
                                                           for c in CLASSES}, rising)))
     if by_workload is not None:
-        perf = (pl.read_parquet(Path(by_workload) / "performance.parquet") if isinstance(by_workload, (str, Path))
-                else by_workload.tables["performance"])
+        perf = _tables(by_workload, ("performance",))["performance"]
         out.append(_handoffs_dominate(_monotone(
             4, "1-s throughput of the long downloads (M3)",
             {c: _cell(perf, c, "throughput_bps", LONG_WORKLOAD) for c in CLASSES}, False)))
