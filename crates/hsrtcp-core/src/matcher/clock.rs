@@ -76,6 +76,17 @@ impl ClockFit {
 pub struct ClockEstimator {
     /// [down, up]: 100-ms bin → (server time, raw delay) of the bin's minimum.
     bins: [FxHashMap<i64, (Nanos, Nanos)>; 2],
+    /// [down, up]: the bin of the latest sample and its minimum so far, not yet in `bins`
+    /// (samples come nearly in time order, so most need no hashing; the matcher adds one
+    /// per packet seen in both captures).
+    open: [Option<(i64, (Nanos, Nanos))>; 2],
+}
+
+/// `e` after a later minimum candidate `c` of the same bin: the first smallest delay stays.
+fn keep_min(e: &mut (Nanos, Nanos), c: (Nanos, Nanos)) {
+    if c.1 < e.1 {
+        *e = c;
+    }
 }
 
 impl ClockEstimator {
@@ -90,18 +101,34 @@ impl ClockEstimator {
     }
 
     fn add(&mut self, d: usize, x: Nanos, y: Nanos) {
-        let e = self.bins[d].entry(x.div_euclid(BIN)).or_insert((x, y));
-        if y < e.1 {
-            *e = (x, y);
+        let bin = x.div_euclid(BIN);
+        match &mut self.open[d] {
+            Some((b, e)) if *b == bin => keep_min(e, (x, y)),
+            slot => {
+                if let Some((b, e)) = slot.replace((bin, (x, y))) {
+                    keep_min(self.bins[d].entry(b).or_insert(e), e);
+                }
+            }
         }
     }
 
+    /// Each bin's minimum of direction `d`, the open bin's included.
+    fn minima(&self, d: usize) -> Vec<(Nanos, Nanos)> {
+        let open = self.open[d];
+        let mut v: Vec<(Nanos, Nanos)> =
+            self.bins[d].iter().filter(|(k, _)| Some(**k) != open.map(|o| o.0)).map(|(_, e)| *e).collect();
+        if let Some((b, c)) = open {
+            let mut e = self.bins[d].get(&b).copied().unwrap_or(c);
+            keep_min(&mut e, c);
+            v.push(e);
+        }
+        v
+    }
+
     pub fn fit(&self) -> ClockFit {
-        let pts: Vec<Vec<(f64, f64)>> = self
-            .bins
-            .iter()
-            .map(|b| {
-                let mut v: Vec<(Nanos, Nanos)> = b.values().copied().collect();
+        let pts: Vec<Vec<(f64, f64)>> = (0..2)
+            .map(|d| {
+                let mut v = self.minima(d);
                 v.sort_unstable();
                 v.into_iter().map(|(x, y)| (x as f64 * 1e-9, y as f64 * 1e-9)).collect()
             })
@@ -175,6 +202,40 @@ pub fn lower_envelope(pts: &[(f64, f64)], t_ref: f64) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The open bin changes nothing: each bin's minimum (the first of equal ones) as a plain
+    /// map of every sample gives it, with samples out of order, revisiting bins, and ties.
+    #[test]
+    fn open_bin_keeps_the_minima_of_a_plain_map() {
+        let mut est = ClockEstimator::default();
+        let mut model: [FxHashMap<i64, (Nanos, Nanos)>; 2] = Default::default();
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut t: Nanos = 0;
+        for i in 0..50_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            t += (x % 3_000_000) as Nanos;
+            // now and then a sample from up to a second back (another bin, revisited)
+            let at = if x % 17 == 0 { t - (x % 1_000_000_000) as Nanos } else { t };
+            let y = (x >> 20) as Nanos % 5_000 * 1_000; // coarse: many ties
+            let d = i % 2;
+            if d == 0 { est.add_down(at, at + y) } else { est.add_up(at - y, at) }
+            let e = model[d].entry(at.div_euclid(BIN)).or_insert((at, y));
+            if y < e.1 {
+                *e = (at, y);
+            }
+            if i % 9_999 == 0 || i == 49_999 {
+                for d in 0..2 {
+                    let mut got = est.minima(d);
+                    let mut want: Vec<_> = model[d].values().copied().collect();
+                    got.sort_unstable();
+                    want.sort_unstable();
+                    assert_eq!(got, want, "direction {d} after {i} samples");
+                }
+            }
+        }
+    }
 
     #[test]
     fn offset_and_drift_from_noisy_delays() {

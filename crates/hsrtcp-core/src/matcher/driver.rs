@@ -54,8 +54,8 @@ pub const MATCH_STATE_BUDGET: usize = 256 << 20;
 const RELIEF_LAG: Nanos = S / 10;
 
 /// Estimated bytes per held packet: its log entry, and while pending its `fifo` entry and
-/// its slot in a map of twins (load factor about one half).
-const HELD_PACKET_BYTES: usize = std::mem::size_of::<crate::matcher::fate::Pkt>() + 24 + 48;
+/// its slot in a map of twins (32 bytes, load factor about one half).
+const HELD_PACKET_BYTES: usize = std::mem::size_of::<crate::matcher::fate::Pkt>() + 24 + 64;
 
 /// Settings of a two-vantage run.
 #[derive(Clone, Debug)]

@@ -106,20 +106,22 @@ fn key_of(seg: &Segment, use_ip_id: bool) -> u64 {
     h.finish()
 }
 
-/// Global indices of pending packets with the same key, oldest first. Nearly every key has
-/// one packet: that one is held inline (no allocation per packet).
+/// Global indices of pending packets with the same key, oldest first, all seen by the same
+/// capture (`tx`: the sender's). Nearly every key has one packet: that one is held inline
+/// (no allocation per packet).
 #[derive(Clone, Debug)]
 struct Twins {
-    /// [`NO_TWIN`] when empty (16-byte map values: the rare extra twins live behind a box).
+    /// [`NO_TWIN`] when empty (small map values: the rare extra twins live behind a box).
     first: u64,
     more: Option<Box<VecDeque<u64>>>,
+    tx: bool,
 }
 
 const NO_TWIN: u64 = u64::MAX;
 
 impl Twins {
-    fn one(gi: u64) -> Self {
-        Twins { first: gi, more: None }
+    fn one(gi: u64, tx: bool) -> Self {
+        Twins { first: gi, more: None, tx }
     }
 
     fn more_is_empty(&self) -> bool {
@@ -213,7 +215,10 @@ pub struct PairFate {
     /// Packets per direction ([`Dir::idx`]) in the order the matcher saw them, from `base` on.
     pub log: [ChunkLog<Pkt>; 2],
     pub base: [u64; 2],
-    pending: [[FxHashMap<u64, Twins>; 2]; 2],
+    /// Per direction: key → pending packets with that key. A packet that finds its key
+    /// pending from the other capture is its twin's match, so one capture's packets wait per
+    /// key at a time and one lookup serves both the match and the wait.
+    pending: [FxHashMap<u64, Twins>; 2],
     /// Pending packets in arrival order, for settling by age: (global index, key, seen as tx).
     /// Entries of packets matched since are skipped when settling, and dropped in bulk when
     /// they outnumber the pending ones (a loss at the front would otherwise keep every later
@@ -292,29 +297,40 @@ impl PairFate {
             self.cover[d].add(seq, end);
         }
         // Either side's packets may arrive first; resolve the twin before creating a new one.
-        let other = !is_tx as usize;
-        if let Some(q) = self.pending[d][other].get_mut(&key) {
-            if let Some(gi) = q.pop_front() {
-                if q.is_empty() {
-                    self.pending[d][other].remove(&key);
+        let gi_new = self.base[d] + self.log[d].len() as u64;
+        let twin = match self.pending[d].entry(key) {
+            Entry::Occupied(mut e) if e.get().tx != is_tx => {
+                let gi = e.get_mut().pop_front();
+                if e.get().is_empty() {
+                    e.remove();
                 }
-                self.waiting[d] -= 1;
-                let p = self.at(d, gi).expect("pending packets are held");
-                if is_tx {
-                    p.tx_ts = seg.ts;
-                } else {
-                    p.rx_ts = seg.ts;
-                }
-                p.fate = Fate::Delivered;
-                let (tx, rx) = (p.tx_ts, p.rx_ts);
-                self.last_delivered_tx[d] = self.last_delivered_tx[d].max(tx);
-                self.first_delivered_rx[d] = self.first_delivered_rx[d].min(rx);
-                return Some(Matched { dir, tx_ts: tx, rx_ts: rx });
+                gi
             }
+            Entry::Occupied(mut e) => {
+                e.get_mut().push_back(gi_new);
+                None
+            }
+            Entry::Vacant(e) => {
+                e.insert(Twins::one(gi_new, is_tx));
+                None
+            }
+        };
+        if let Some(gi) = twin {
+            self.waiting[d] -= 1;
+            let p = self.at(d, gi).expect("pending packets are held");
+            if is_tx {
+                p.tx_ts = seg.ts;
+            } else {
+                p.rx_ts = seg.ts;
+            }
+            p.fate = Fate::Delivered;
+            let (tx, rx) = (p.tx_ts, p.rx_ts);
+            self.last_delivered_tx[d] = self.last_delivered_tx[d].max(tx);
+            self.first_delivered_rx[d] = self.first_delivered_rx[d].min(rx);
+            return Some(Matched { dir, tx_ts: tx, rx_ts: rx });
         }
         self.payload[d] += seg.payload_len as u64;
         let flags = ((f.syn() as u8) * F_SYN) | ((f.fin() as u8) * F_FIN) | ((f.rst() as u8) * F_RST) | ((f.ack() as u8) * F_ACK);
-        let gi = self.base[d] + self.log[d].len() as u64;
         self.log[d].push_back(Pkt {
             tx_ts: if is_tx { seg.ts } else { NONE },
             rx_ts: if is_tx { NONE } else { seg.ts },
@@ -324,13 +340,7 @@ impl PairFate {
             flags,
             fate: Fate::Pending,
         });
-        match self.pending[d][is_tx as usize].entry(key) {
-            Entry::Occupied(mut e) => e.get_mut().push_back(gi),
-            Entry::Vacant(e) => {
-                e.insert(Twins::one(gi));
-            }
-        }
-        self.fifo[d].push_back((gi, key, is_tx));
+        self.fifo[d].push_back((gi_new, key, is_tx));
         self.waiting[d] += 1;
         if self.fifo[d].len() > 2 * self.waiting[d] + 4096 {
             self.compact(d);
@@ -358,13 +368,14 @@ impl PairFate {
                     break;
                 }
                 self.fifo[d].pop_front();
-                let list = &mut self.pending[d][is_tx as usize];
-                if let Some(q) = list.get_mut(&key) {
-                    if q.remove(gi) {
-                        self.waiting[d] -= 1;
-                    }
-                    if q.is_empty() {
-                        list.remove(&key);
+                if let Entry::Occupied(mut e) = self.pending[d].entry(key) {
+                    if e.get().tx == is_tx {
+                        if e.get_mut().remove(gi) {
+                            self.waiting[d] -= 1;
+                        }
+                        if e.get().is_empty() {
+                            e.remove();
+                        }
                     }
                 }
                 let fate = if is_tx { Fate::Lost } else { Fate::SenderMissed };
