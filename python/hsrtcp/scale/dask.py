@@ -50,9 +50,15 @@ class DaskCluster:
 
             cluster = None
             if self.scheduler is None:
-                cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.ERROR,
-                                       preload=["hsrtcp.scale.preload"])
+                import dask
+
+                from hsrtcp.scale.preload import QUIET_CONFIG
+
+                # the scheduler (in this process) and the workers probe less often
+                with dask.config.set(QUIET_CONFIG):
+                    cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=logging.ERROR,
+                                           preload=["hsrtcp.scale.preload"])
             with self._lock:
                 self._cluster = cluster
             try:

@@ -68,6 +68,10 @@ def test_dask_cluster_equals_local_pool(corpus, tmp_path):
             # waiting on native code, at a CPU cost); the plain worker still has it
             profiling = c.run(lambda dask_worker: (dask_worker.name, "profile" in dask_worker.periodic_callbacks))
             assert sorted(profiling.values()) == [("w1", True), ("w2", False)], profiling
+            # and slowed its health probes (tick 20 ms -> 1 s, system monitor 0.5 -> 5 s)
+            probes = c.run(lambda dask_worker: (dask_worker.name, dask_worker.periodic_callbacks["tick"].callback_time,
+                                                dask_worker.periodic_callbacks["monitor"].callback_time))
+            assert sorted(probes.values()) == [("w1", 20, 500), ("w2", 1000, 5000)], probes
         dres = tmp_path / "dask_res"
         p = hsrtcp_cli("analyze", corpus, "-o", dres, "-q", "--scheduler", address, timeout=300, check=0)
         lres = tmp_path / "local_res"
