@@ -30,9 +30,11 @@ def read_nmea(path: str | os.PathLike) -> pl.DataFrame:
     name = os.path.basename(file)
     rows: list[dict] = []
     day: date | None = None
+    # Bytes, decoded line by line: a text stream decodes whole chunks, so its error would
+    # not say which line is not ASCII.
     try:
-        fh = open(file, "rb")  # decoded line by line: a text stream decodes whole chunks, so
-    except OSError as exc:     # its error would not say which line is not ASCII
+        fh = open(file, "rb")
+    except OSError as exc:
         raise RadioLogError(f"{file}: {exc.strerror}") from exc
     with fh:
         for n, raw in enumerate(fh, 1):

@@ -115,8 +115,9 @@ impl ClockEstimator {
     /// Each bin's minimum of direction `d`, the open bin's included.
     fn minima(&self, d: usize) -> Vec<(Nanos, Nanos)> {
         let open = self.open[d];
+        let open_bin = open.map(|o| o.0);
         let mut v: Vec<(Nanos, Nanos)> =
-            self.bins[d].iter().filter(|(k, _)| Some(**k) != open.map(|o| o.0)).map(|(_, e)| *e).collect();
+            self.bins[d].iter().filter(|(k, _)| Some(**k) != open_bin).map(|(_, e)| *e).collect();
         if let Some((b, c)) = open {
             let mut e = self.bins[d].get(&b).copied().unwrap_or(c);
             keep_min(&mut e, c);

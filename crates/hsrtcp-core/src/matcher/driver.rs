@@ -393,25 +393,29 @@ impl Matcher {
         let sf = self.streaming_fit();
         let fit = self.usable_fit(&sf);
         let spans = self.spans(&fit);
+        // What costs no verdict first, then closing windows.
         for close in [false, true] {
             for &(_, i) in &big {
                 if held <= target {
                     return;
                 }
-                let before = self.pairs[i].fate.held();
-                if close {
-                    if before == 0 {
-                        continue;
-                    }
-                    self.pairs[i].fate.settle(Nanos::MAX, self.offset);
-                    self.feed_settled(i, Nanos::MAX, true, &fit, &spans);
-                    self.budget.flushes += 1;
-                } else {
-                    self.feed_settled(i, self.now - RELIEF_LAG, false, &fit, &spans);
-                }
-                held -= (before - self.pairs[i].fate.held()) * HELD_PACKET_BYTES;
+                held -= self.relieve_pair(i, close, &fit, &spans) * HELD_PACKET_BYTES;
             }
         }
+    }
+
+    /// One step of `relieve` on pair `i`: its settled packets to the metrics `RELIEF_LAG`
+    /// behind the merge, or (`close`) its window closed now. Returns the packets it let go.
+    fn relieve_pair(&mut self, i: usize, close: bool, fit: &ClockFit, spans: &Spans) -> usize {
+        let before = self.pairs[i].fate.held();
+        if !close {
+            self.feed_settled(i, self.now - RELIEF_LAG, false, fit, spans);
+        } else if before > 0 {
+            self.pairs[i].fate.settle(Nanos::MAX, self.offset);
+            self.feed_settled(i, Nanos::MAX, true, fit, spans);
+            self.budget.flushes += 1;
+        }
+        before - self.pairs[i].fate.held()
     }
 
     /// Hand pair `i`'s settled packets up to `upto` (merged time; everything with `last`) to

@@ -233,17 +233,13 @@ impl LastSent {
     }
 
     fn insert(&mut self, seq: i64, t: Nanos) {
-        match self.0.back_mut() {
-            None => self.0.push_back((seq, t)),
-            Some(b) if b.0 < seq => self.0.push_back((seq, t)),
-            Some(b) if b.0 == seq => b.1 = t,
-            Some(_) => {
-                let i = self.0.partition_point(|e| e.0 < seq);
-                match self.0.get_mut(i) {
-                    Some(e) if e.0 == seq => e.1 = t,
-                    _ => self.0.insert(i, (seq, t)),
-                }
-            }
+        if self.0.back().is_none_or(|b| b.0 < seq) {
+            return self.0.push_back((seq, t)); // new data: nearly every call
+        }
+        let i = self.0.partition_point(|e| e.0 < seq);
+        match self.0.get_mut(i) {
+            Some(e) if e.0 == seq => e.1 = t,
+            _ => self.0.insert(i, (seq, t)),
         }
     }
 
