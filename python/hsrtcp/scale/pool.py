@@ -12,6 +12,10 @@ the threads' advantage is the pool's start, which is above 10 % of a 2-worker ru
 about 1 GB. Above it processes are kept for what threads cannot give: a crash in one
 input does not end the run, and no GIL between the workers on many-core machines
 (bench/README.md, "Corpus").
+
+A pool of one worker per usable core pins each worker to its own core: an input's threads
+then share that core's cache, and the pool's CPU for the bench corpus fell by about 4 %
+(docs/scale.md, run I). With ``-j`` below the core count nothing is pinned.
 """
 
 from __future__ import annotations
@@ -29,10 +33,7 @@ def choose(total_bytes: int, workers: int) -> str:
 
 
 def default_workers() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    return len(_usable_cores()) or os.cpu_count() or 1
 
 
 def _executor(mode: str, workers: int):
@@ -47,7 +48,31 @@ def _executor(mode: str, workers: int):
     ctx = mp.get_context("forkserver")
     # workers fork from a server that already imported the analysis (once, not per worker)
     ctx.set_forkserver_preload(list(MODULES))
-    return ProcessPoolExecutor(workers, mp_context=ctx)
+    cores = _usable_cores()
+    if len(cores) < 2 or workers != len(cores):
+        return ProcessPoolExecutor(workers, mp_context=ctx)
+    # One worker per core, each on its own: an input's threads (reader, flow engine,
+    # matcher, Parquet writer) then hand their batches over in one core's cache instead of
+    # across cores. With -j below the core count the kernel places the workers.
+    free = ctx.Queue()
+    for core in cores:
+        free.put(core)
+    return ProcessPoolExecutor(workers, mp_context=ctx, initializer=_pin_to_core, initargs=(free,))
+
+
+def _usable_cores() -> list[int]:
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return []
+
+
+def _pin_to_core(free) -> None:
+    """Pool initializer: this worker runs on the next core of ``free`` only."""
+    try:
+        os.sched_setaffinity(0, {free.get(timeout=5)})
+    except Exception:  # noqa: BLE001 - no core to take (a restarted worker): run unpinned
+        pass
 
 
 def prestart() -> None:

@@ -45,8 +45,11 @@ COST_PER_BYTE = {"capture": 1.0, "pair": 2.0, "bundle": 2.0}
 
 def _preload_pyarrow() -> None:
     """Import pyarrow (for the failures and inputs tables written at the end) on a
-    background thread while the inputs are keyed and analyzed: on the 2-core bench host
-    the import took 0.3-4 s (load-dependent), all of it in the run's serial tail before."""
+    background thread while the inputs are analyzed: on the 2-core bench host the import
+    took 0.3-4 s (load-dependent), all of it in the run's serial tail before. Called when
+    the first input is done, not at the start: the import holds the GIL for most of its
+    0.2 s, and at the start that delayed the first tasks' hand-over to the workers by
+    0.07-0.13 s, a time in which a second core had nothing to do."""
     import threading
 
     def load() -> None:
@@ -83,7 +86,6 @@ def run_corpus(spec: str, results: str, *, force: bool = False, workers: int | N
             phases[name] = now - clock["start"]
         clock["start"] = now
 
-    _preload_pyarrow()
     # a cluster connects (or starts) while the inputs are found and keyed
     cluster = DaskCluster(scheduler, max(1, workers or default_workers())) if scheduler or dask_local else None
     try:
@@ -159,10 +161,15 @@ def _run(spec, results, cluster, *, force, workers, quiet, window_s, labels, mod
         mark("key")  # up to the first input's keying (the rest of it overlaps the analysis)
         t_analyze = time.time()
         tasks_seen: list[dict] = []
+        preloading = False
         todo = _keyed(to_key, index, failures, progress, todo_bytes, results=results, force=force,
                       window_s=window_s, version=hsrtcp.__version__, phases=phases)
 
         def on_done(inp: Input, res: dict) -> None:
+            nonlocal preloading
+            if not preloading:
+                preloading = True
+                _preload_pyarrow()
             entry = index[inp.id]
             entry.update({k: res.get(k) for k in ("seconds", "host", "pid", "cpu_s", "rss_peak_bytes")})
             if res.get("status") == "done":
