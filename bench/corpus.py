@@ -188,7 +188,19 @@ def run(corpus: Path, out: Path, *, workers: int | None, mode: str | None = None
                            tail_after_last_input=max(0.0, phases.get("analyze", 0.0) - last_end)),
             "rss_peak_per_worker": {str(pid): int(g["rss_peak_bytes"].max())
                                     for (pid,), g in idx.group_by("pid")},
+            # each worker's peak RSS after each of its inputs, in the order it ran them:
+            # flat in the number of inputs means the sequence stops climbing
+            "rss_by_worker_in_order": _rss_in_order(idx, tasks),
             "task_s": float(idx["seconds"].sum())}
+
+
+def _rss_in_order(idx, tasks: list[dict]) -> dict[str, list[int]]:
+    rss = dict(zip(idx["input"], idx["rss_peak_bytes"]))
+    out: dict[str, list[int]] = {}
+    for t in sorted(tasks, key=lambda t: t["start"]):
+        if rss.get(t["input"]) is not None:
+            out.setdefault(str(t["pid"]), []).append(int(rss[t["input"]]))
+    return out
 
 
 def start_cluster(n: int) -> tuple[str, list[subprocess.Popen]]:
@@ -352,6 +364,9 @@ def main() -> None:
                                                lambda b: b["wall_s"] / best["fixtures_processes_2"]["wall_s"]),
         "rss_peak_worker_all_mb": rss_all / 1e6,
         "rss_peak_worker_quarter_mb": rss_quarter / 1e6,
+        # the same run's workers after the first half of their inputs and after all of them
+        "rss_peak_worker_first_half_mb": max(seq[len(seq) // 2 - 1] for seq in best["pool_2"]["rss_by_worker_in_order"].values()
+                                             if len(seq) >= 2) / 1e6,
         "gb_per_cpu_minute": per_cpu_min,
         "gb_per_wall_minute_per_core": per_core_wall_min,
         "hash": hash_cost(corpus),

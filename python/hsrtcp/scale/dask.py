@@ -6,7 +6,8 @@ the same path on every worker (a shared mount) and hsrtcp must be importable the
 (docs/scale.md, "On a cluster"). Only the small records travel back to this process.
 ``scheduler`` None starts a local cluster (``--dask``): one single-threaded worker
 process per core, like the local pool, each importing the analysis at start
-(:mod:`.preload`).
+(:mod:`.preload`). On connecting, the client pins each single-threaded worker to a core
+of its own where a host has one per core (:mod:`.placement`).
 
 The connection is made on a background thread from the start of the run: importing
 ``distributed`` takes about 0.4 s and a local cluster's start 1-2 s on the 2-core bench
@@ -26,6 +27,17 @@ from hsrtcp.errors import HsrtcpError
 
 class SchedulerError(HsrtcpError, OSError):
     """The Dask scheduler cannot be reached (exit 3, with its address)."""
+
+
+def _place(client) -> None:
+    """One worker per core on a host: each on its own core, as in the local pool
+    (:mod:`.placement`); the workers of other hosts and other counts keep every core."""
+    from hsrtcp.scale.placement import place_worker, plan
+
+    try:
+        client.run(place_worker, plan(client.scheduler_info()["workers"]))
+    except Exception:  # noqa: BLE001 - placement is a speed-up; a worker without it still runs the tasks
+        pass
 
 
 class DaskCluster:
@@ -66,6 +78,7 @@ class DaskCluster:
             except OSError as exc:
                 raise SchedulerError(f"cannot reach the Dask scheduler {self.scheduler}: {exc} (is it running, and "
                                      f"is the address the one it printed?)") from None
+            _place(client)
             with self._lock:
                 self._client = client
         except BaseException as exc:  # noqa: BLE001 - handed to the caller of run()

@@ -13,15 +13,16 @@ about 1 GB. Above it processes are kept for what threads cannot give: a crash in
 input does not end the run, and no GIL between the workers on many-core machines
 (bench/README.md, "Corpus").
 
-A pool of one worker per usable core pins each worker to its own core: an input's threads
-then share that core's cache, and the pool's CPU for the bench corpus fell by about 4 %
-(docs/scale.md, run I). With ``-j`` below the core count nothing is pinned.
+A pool of one worker per usable core pins each worker to its own core
+(:mod:`.placement`); with ``-j`` below the core count nothing is pinned.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+
+from hsrtcp.scale.placement import pins, pool_initializer, usable_cores
 
 #: below this many bytes of input a corpus runs on threads (measured, docs/scale.md)
 THREAD_BYTES = 1 << 30
@@ -33,7 +34,7 @@ def choose(total_bytes: int, workers: int) -> str:
 
 
 def default_workers() -> int:
-    return len(_usable_cores()) or os.cpu_count() or 1
+    return len(usable_cores()) or os.cpu_count() or 1
 
 
 def _executor(mode: str, workers: int):
@@ -48,31 +49,13 @@ def _executor(mode: str, workers: int):
     ctx = mp.get_context("forkserver")
     # workers fork from a server that already imported the analysis (once, not per worker)
     ctx.set_forkserver_preload(list(MODULES))
-    cores = _usable_cores()
-    if len(cores) < 2 or workers != len(cores):
+    cores = usable_cores()
+    if not pins(workers, cores):
         return ProcessPoolExecutor(workers, mp_context=ctx)
-    # One worker per core, each on its own: an input's threads (reader, flow engine,
-    # matcher, Parquet writer) then hand their batches over in one core's cache instead of
-    # across cores. With -j below the core count the kernel places the workers.
-    free = ctx.Queue()
+    free = ctx.Queue()  # each worker takes a core of its own (hsrtcp.scale.placement)
     for core in cores:
         free.put(core)
-    return ProcessPoolExecutor(workers, mp_context=ctx, initializer=_pin_to_core, initargs=(free,))
-
-
-def _usable_cores() -> list[int]:
-    try:
-        return sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return []
-
-
-def _pin_to_core(free) -> None:
-    """Pool initializer: this worker runs on the next core of ``free`` only."""
-    try:
-        os.sched_setaffinity(0, {free.get(timeout=5)})
-    except Exception:  # noqa: BLE001 - no core to take (a restarted worker): run unpinned
-        pass
+    return ProcessPoolExecutor(workers, mp_context=ctx, initializer=pool_initializer, initargs=(free,))
 
 
 def prestart() -> None:

@@ -83,6 +83,13 @@ def test_dask_cluster_equals_local_pool(corpus, tmp_path):
         worker_pids = {w.pid for w in procs[1:]}
         pids = {json.loads((d / "_input.json").read_text())["pid"] for d in dparts.values()}
         assert pids <= worker_pids, (pids, worker_pids)
+        # hsrtcp's client placed the two single-threaded workers of this host: one core each
+        # when the host has two (hsrtcp.scale.placement), every thread of the worker on it
+        cores = sorted(os.sched_getaffinity(0))
+        placed = sorted(sorted({tuple(sorted(os.sched_getaffinity(int(t)))) for t in os.listdir(f"/proc/{w.pid}/task")})
+                        for w in procs[1:])
+        want = [[(c,)] for c in cores] if len(cores) == 2 else [[tuple(cores)]] * 2
+        assert placed == want, placed
     finally:
         _stop(procs)
 

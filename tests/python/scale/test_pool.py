@@ -9,6 +9,7 @@ import os
 
 import pytest
 
+from hsrtcp.scale.placement import plan
 from hsrtcp.scale.pool import default_workers, run_local
 
 PROBE = '''
@@ -50,3 +51,9 @@ def test_fewer_workers_than_cores_are_not_pinned(probe):
     cores = sorted(os.sched_getaffinity(0))
     by_pid = placements(probe, len(cores) - 1, n=3)
     assert all(c == cores for c in by_pid.values()), by_pid
+
+
+def test_dask_plan_numbers_the_single_threaded_workers_of_each_host():
+    workers = {"tcp://a:2": {"host": "a", "nthreads": 1}, "tcp://a:1": {"host": "a", "nthreads": 1},
+               "tcp://b:1": {"host": "b", "nthreads": 1}, "tcp://b:2": {"host": "b", "nthreads": 4}}
+    assert plan(workers) == {"tcp://a:1": (0, 2), "tcp://a:2": (1, 2), "tcp://b:1": (0, 1)}
