@@ -365,7 +365,8 @@ def main() -> None:
         "rss_peak_worker_all_mb": rss_all / 1e6,
         "rss_peak_worker_quarter_mb": rss_quarter / 1e6,
         # the same run's workers after the first half of their inputs and after all of them
-        "rss_peak_worker_first_half_mb": max(seq[len(seq) // 2 - 1] for seq in best["pool_2"]["rss_by_worker_in_order"].values()
+        "rss_peak_worker_first_half_mb": max(seq[len(seq) // 2 - 1]
+                                             for seq in best["pool_2"]["rss_by_worker_in_order"].values()
                                              if len(seq) >= 2) / 1e6,
         "gb_per_cpu_minute": per_cpu_min,
         "gb_per_wall_minute_per_core": per_core_wall_min,

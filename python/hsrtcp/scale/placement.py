@@ -5,7 +5,7 @@ matcher, the Parquet writer) handing batches to each other. When a machine runs 
 worker per core, letting each worker's threads wander over every core costs CPU: batches
 cross between cores' caches, and two inputs' threads interleave on both cores. Pinning
 each worker to a core of its own took the pool's CPU for the bench corpus from 7.95 to
-7.37 s (median of 8 alternating rounds; docs/scale.md, run I). With fewer workers than
+7.37 s (medians of 8 alternating rounds; docs/scale.md, "One worker per core"). With fewer workers than
 cores nothing is pinned: one worker's threads then use more than one core.
 
 The local pool pins each worker as it starts (:func:`pool_initializer`); on Dask the run's
@@ -55,7 +55,7 @@ def pool_initializer(free) -> None:
     """Local pool: this worker takes the next core of the queue ``free``."""
     try:
         _set_process_cores([free.get(timeout=5)])
-    except Exception:  # noqa: BLE001 - no core to take (a restarted pool's extra worker): unpinned
+    except Exception:  # noqa: BLE001 - no core to take: the worker runs unpinned
         pass
 
 
