@@ -150,19 +150,24 @@ def layout_carrier(params: dict, ci: int, trip: Trip, horizon_s: float) -> Carri
             merged[-1][1] = max(merged[-1][1], e)
         else:
             merged.append([s, e, h])
-    t_all, c_all = list(lte_t), list(lte_cell)
+    # drop the LTE changes inside any hole in one pass (the merged holes are sorted and
+    # disjoint; a per-hole scan of every change made many holes compile in quadratic time)
+    cut = [(s, min(e, horizon_s + 1.0)) for s, e, _ in merged if s < horizon_s]
+    hs = np.array([a for a, _ in cut])
+    he = np.array([b for _, b in cut])
+    k = np.searchsorted(hs, lte_t, side="right") - 1
+    inside = (k >= 0) & (lte_t < he[np.clip(k, 0, None)]) if len(cut) else np.zeros(len(lte_t), dtype=bool)
+    t_all, c_all = list(lte_t[~inside]), list(lte_cell[~inside])
     for hi, (s, e, h) in enumerate(merged):
         if s >= horizon_s:
             continue
         e = min(e, horizon_s + 1.0)
         lay.holes.append((s, e, h))
         rr = rng(seed, STREAM_HOLE_LAYOUT, ci, hi)
-        # drop LTE changes inside the hole, then add the 2G cells
-        inside = [(t >= s) and (t < e) for t in t_all]
-        t_all = [t for t, m in zip(t_all, inside) if not m]
-        c_all = [c for c, m in zip(c_all, inside) if not m]
+        # add the 2G cells (the LTE changes inside the hole are gone, above)
         x_s, x_e = float(trip.x_at(s)), float(trip.x_at(e))
         xpos, j = x_s, 0
+        in_hole = []  # this hole's change times strictly inside (s, e)
         while True:
             spacing = float(h["median_spacing_m"] * np.exp(0.5 * rr.standard_normal()))
             idx = len(lay.cells)
@@ -174,6 +179,8 @@ def layout_carrier(params: dict, ci: int, trip: Trip, horizon_s: float) -> Carri
                 break
             t_all.append(tt)
             c_all.append(idx)
+            if s < tt < e:
+                in_hole.append(tt)
             xpos += spacing
             j += 1
             if xpos >= x_e:
@@ -189,7 +196,7 @@ def layout_carrier(params: dict, ci: int, trip: Trip, horizon_s: float) -> Carri
         rp = rng(seed, STREAM_HOLE_LAYOUT, ci, hi, 1)
         u_in, u_out = rp.uniform(size=2)
         d = rp.uniform(2.0, 8.0, size=4)
-        in_hole = sorted(t for t, c in zip(t_all, c_all) if s < t < e)
+        in_hole.sort()
         first_2g = len(lay.cells) - j if j > 0 else None  # index of the hole's first 2G cell
         if first_2g is not None:
             li_start = int(lte_cell[max(np.searchsorted(lte_t, s, side="right") - 1, 0)]) if s > 0 else None

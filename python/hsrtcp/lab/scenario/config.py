@@ -180,6 +180,15 @@ MAX_STATIONS = 100
 MAX_STOP_S = 3600.0             # dwell_s, depart_after_s, end_dwell_s
 MAX_RATE_BPS = 100e9            # peak rates, 2G hole rates, min_bps: 100 Gbit/s
 MAX_SEED = 2**63 - 1
+# Counts of every list or table a scenario may repeat. Holes: a real trip has a few (S3: one
+# in 115 km), and each hole's 2G cells get tracking-area codes from a block of 100 per carrier
+# (cells.py), which more holes would overrun. Areas: a 5,000-km route cut every 5 km. Loss
+# patterns: real chains have a handful of states; each one is repeated in every loss segment.
+MAX_HOLES = 100                 # [[holes]]
+MAX_AREAS = 1000                # [[trip.areas]]
+MAX_AREA_TYPES = 100            # [area_types.<type>]
+MAX_PATTERN = 100               # burst_pattern, fade_pattern
+MAX_CARRIERS = 8                # [[carriers]] (emulated paths)
 
 AREA_ENTRY_KEYS = {"from_km", "type", "speed_limit_kmh"}
 DIRECTIONS = ("down", "up")
@@ -223,6 +232,8 @@ def _prob(src, where, key, v):
 def _pattern(src, where, key, v):
     if not isinstance(v, list) or not v:
         raise _err(src, where, f"key {key!r} must be a non-empty list of probabilities, got {v!r}")
+    if len(v) > MAX_PATTERN:
+        raise _err(src, where, f"key {key!r} holds {len(v)} probabilities, at most {MAX_PATTERN}")
     return [_prob(src, where, f"{key}[{i}]", x) for i, x in enumerate(v)]
 
 
@@ -314,6 +325,8 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
     at = user.get("area_types", {})
     if not isinstance(at, dict):
         raise _err(src, "[area_types]", "must be a table of area types")
+    if len(at) > MAX_AREA_TYPES:
+        raise _err(src, "[area_types]", f"defines {len(at)} area types, at most {MAX_AREA_TYPES}")
     area_types = copy.deepcopy(AREA_TYPES)
     for name, ov in at.items():
         wa = f"[area_types.{name}]"
@@ -332,6 +345,8 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
     areas = t["areas"]
     if not isinstance(areas, list):
         raise _err(src, w, "key 'areas' must be an array of tables ([[trip.areas]])")
+    if len(areas) > MAX_AREAS:
+        raise _err(src, "[[trip.areas]]", f"holds {len(areas)} areas, at most {MAX_AREAS}")
     out_areas = []
     for i, a in enumerate(areas):
         wa = f"[[trip.areas]] #{i + 1}"
@@ -385,8 +400,9 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
         raise _err(src, w, f"key 'outage_kind' must be one of {list(OUTAGE_KINDS)}, got {h['outage_kind']!r}")
     h["burst_pattern"] = _pattern(src, w, "burst_pattern", h["burst_pattern"])
     bd = h["burst_directions"]
-    if not isinstance(bd, list) or any(d not in DIRECTIONS for d in bd):
-        raise _err(src, w, f"key 'burst_directions' must be a list drawn from {list(DIRECTIONS)}, got {bd!r}")
+    if not isinstance(bd, list) or any(d not in DIRECTIONS for d in bd) or len(set(bd)) != len(bd):
+        raise _err(src, w, f"key 'burst_directions' must be a list drawn from {list(DIRECTIONS)}, "
+                   f"each at most once, got {bd!r}")
     p["handoff"] = h
 
     # [radio]
@@ -406,6 +422,8 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
     cs = user.get("carriers", [])
     if not isinstance(cs, list):
         raise _err(src, "[[carriers]]", "must be an array of tables")
+    if len(cs) > MAX_CARRIERS:
+        raise _err(src, "[[carriers]]", f"at most {MAX_CARRIERS} carriers (emulated paths), got {len(cs)}")
     if not cs:
         cs = [{}]
     carriers = []
@@ -427,14 +445,14 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
     names = [c["name"] for c in carriers]
     if len(set(names)) != len(names):
         raise _err(src, "[[carriers]]", f"carrier names must be unique, got {names}")
-    if len(carriers) > 8:
-        raise _err(src, "[[carriers]]", f"at most 8 carriers (emulated paths), got {len(carriers)}")
     p["carriers"] = carriers
 
     # [[holes]]
     hs = user.get("holes", [])
     if not isinstance(hs, list):
         raise _err(src, "[[holes]]", "must be an array of tables")
+    if len(hs) > MAX_HOLES:
+        raise _err(src, "[[holes]]", f"holds {len(hs)} holes, at most {MAX_HOLES}")
     holes = []
     for i, hh in enumerate(hs):
         wh = f"[[holes]] #{i + 1}"
@@ -445,8 +463,10 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
         hh["duration_s"] = _num(src, wh, "duration_s", hh["duration_s"], lo=0.0, lo_open=True, hi=MAX_TRIP_S)
         if hh["carriers"] is None:
             hh["carriers"] = list(names)
-        if not isinstance(hh["carriers"], list) or any(n not in names for n in hh["carriers"]):
-            raise _err(src, wh, f"key 'carriers' must list carrier names from {names}, got {hh['carriers']!r}")
+        if not isinstance(hh["carriers"], list) or any(n not in names for n in hh["carriers"]) \
+                or len(set(hh["carriers"])) != len(hh["carriers"]):
+            raise _err(src, wh, f"key 'carriers' must list carrier names from {names}, each at most once, "
+                       f"got {hh['carriers']!r}")
         hh["down_bps"] = _check_range_pair(src, wh, "down_bps", hh["down_bps"])
         hh["up_bps"] = _check_range_pair(src, wh, "up_bps", hh["up_bps"])
         hh["extra_owd_ms"] = _num(src, wh, "extra_owd_ms", hh["extra_owd_ms"], lo=0.0)
