@@ -456,7 +456,9 @@ def main() -> int:
               + ", ".join(f"{k} {v['kernel']} vs {v['hsrtcp']}" for k, v in results["witness"].items()))
     a.out.parent.mkdir(parents=True, exist_ok=True)
     tmp_out = a.out.with_suffix(".json.tmp")
-    tmp_out.write_text(json.dumps(results, indent=1) + "\n")
+    # the results are committed: paths inside the repository are recorded relative to it
+    text = json.dumps(results, indent=1).replace(json.dumps(f"{ROOT}{os.sep}")[1:-1], "")
+    tmp_out.write_text(text + "\n")
     tmp_out.replace(a.out)
     print(f"wrote {a.out}")
     return 0

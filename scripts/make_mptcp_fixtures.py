@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerate the MPTCP capture fixtures in tests/data/mptcp/ (and their README.md).
 
-Run as root from the repository root:  /work/main/.venv/bin/python scripts/make_mptcp_fixtures.py [NAME ...]
+Run as root from the repository root:  .venv/bin/python scripts/make_mptcp_fixtures.py [NAME ...]
 
 Each fixture is a real kernel MPTCP (RFC 8684 v1) download between two network namespaces
 joined by two veth pairs (path 1: 10.31.1.1 <-> 10.31.1.2, path 2: 10.31.2.1 <-> 10.31.2.2),
@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "mptcp"
-CMD = "/work/main/.venv/bin/python scripts/make_mptcp_fixtures.py"
+CMD = ".venv/bin/python scripts/make_mptcp_fixtures.py"
 CLI, SRV = "hsmp-cli", "hsmp-srv"
 PORT = 5201
 

@@ -2,7 +2,7 @@
 second, what the Mahimahi trace allows.
 
 Path: a standing train (no handoffs) whose downlink capacity is the first 30 s of the real
-Verizon LTE trace (/work/shared/data/mahimahi, Saturator recording, see its README),
+Verizon LTE trace (data/mahimahi in the repository, Saturator recording, see its README),
 converted by hsrtcp.lab.scenario.mahimahi; no loss, 5 ms one way. Workload: the measure
 server sends UDP at 25 Mbit/s (twice the trace's fastest second), so the emulator's queue
 never empties and every delivery opportunity is used.
@@ -26,15 +26,13 @@ from hsrtcp.testing import pcapio
 
 pytestmark = pytest.mark.netns
 
-TRACE = Path("/work/shared/data/mahimahi/Verizon-LTE-short.down")
+TRACE = Path(__file__).resolve().parents[3] / "data" / "mahimahi" / "Verizon-LTE-short.down"
 FLOW_S = 30
 OWD_S = 0.005
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    if not TRACE.is_file():
-        pytest.skip(f"{TRACE} missing (shared Mahimahi traces)")
     d = tmp_path_factory.mktemp("mm")
     scen = {"scenario": {"name": "verizon-standing", "duration_s": FLOW_S + 5.0},
             "trip": {"speed_kmh": 0.0},

@@ -1,8 +1,8 @@
 """Mahimahi traces in scenarios: reading, conversion to Rattan rates, export (mahimahi.py).
 
-Fixtures: the real Saturator traces in /work/shared/data/mahimahi (origin in its README:
-Mahimahi's traces/ directory, NSDI 2013 recordings); tests needing them are skipped with a
-message when that directory is absent. Small bad traces are written by the tests.
+Fixtures: the real Saturator traces shipped in the repository's data/mahimahi (origin and
+license in its README: Mahimahi's traces/ directory, NSDI 2013 recordings); they are always
+there, so no test skips for want of them. Small bad traces are written by the tests.
 """
 
 from __future__ import annotations
@@ -18,16 +18,15 @@ from hsrtcp.lab.scenario import mahimahi as mm
 from hsrtcp.lab.scenario.config import ScenarioError
 from hsrtcp.lab.scenario.traces import read_trace
 
-SHARED = Path("/work/shared/data/mahimahi")
-TRACES = sorted(SHARED.glob("*.down")) + sorted(SHARED.glob("*.up")) if SHARED.is_dir() else []
-needs_traces = pytest.mark.skipif(not TRACES, reason=f"no Mahimahi traces in {SHARED}")
+REPO = Path(__file__).resolve().parents[3]
+DATA = REPO / "data" / "mahimahi"
+TRACES = sorted(DATA.glob("*.down")) + sorted(DATA.glob("*.up"))
 
 
 def _raw_lines(path: Path) -> list[int]:
     return [int(x) for x in path.read_text().split()]
 
 
-@needs_traces
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
 def test_parse_matches_the_file(path):
     ts = mm.read(path)
@@ -36,7 +35,6 @@ def test_parse_matches_the_file(path):
     assert (np.diff(ts) >= 0).all()
 
 
-@needs_traces
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
 def test_bytes_per_second_equal_the_opportunities(path):
     ts = mm.read(path)
@@ -53,9 +51,8 @@ def test_bytes_per_second_equal_the_opportunities(path):
     assert abs(got.sum() - want.sum()) <= floor + 0.01
 
 
-@needs_traces
 def test_wraps_like_mm_link():
-    ts = mm.read(SHARED / "Verizon-LTE-short.down")
+    ts = mm.read(DATA / "Verizon-LTE-short.down")
     per = mm.period_ms(ts)  # 140000: whole seconds
     c = mm.counts(ts, 2 * per, 1000)
     n = per // 1000
@@ -96,25 +93,23 @@ def _scenario(tmp_path, **carrier):
             "carriers": [{"name": "V", **carrier}]}
 
 
-@needs_traces
 def test_scenario_carrier_from_a_trace(tmp_path):
-    d = _scenario(tmp_path, trace_down=str(SHARED / "Verizon-LTE-short.down"))
+    d = _scenario(tmp_path, trace_down=str(DATA / "Verizon-LTE-short.down"))
     cs = sc_mod.load(d).compile(tmp_path / "out")
     runs = read_trace(cs.trace_file("bw", "down", 1))
     assert min(int(v) for _, v in runs) >= 1
     tl = cs.timeline(1.0).filter(direction="down")
-    want = mm.bytes_per_bin(mm.read(SHARED / "Verizon-LTE-short.down"), 30_000, 1000) * 8
+    want = mm.bytes_per_bin(mm.read(DATA / "Verizon-LTE-short.down"), 30_000, 1000) * 8
     assert np.allclose(tl["bw_bps"].to_numpy(), want, rtol=1e-6, atol=1)
     # the up direction still comes from the radio model
     assert tl.height == 30
     assert json.loads(cs.scenario_json.read_text())["params"]["carriers"][0]["trace_step_ms"] == 10
 
 
-@needs_traces
 def test_trace_with_handoff_overlay(tmp_path):
     d = {"scenario": {"name": "mm-ho", "duration_s": 60.0, "seed": 3}, "trip": {"speed_kmh": 300.0},
          "handoff": {"outage_median_s": 1.0, "outage_sigma": 0.1, "rlf_p": 0.0},
-         "carriers": [{"name": "V", "trace_down": str(SHARED / "TMobile-LTE-short.down")}]}
+         "carriers": [{"name": "V", "trace_down": str(DATA / "TMobile-LTE-short.down")}]}
     cs = sc_mod.load(d).compile(tmp_path / "out")
     seg = cs.segments().filter(direction="down")
     ev = cs.events().filter(kind="outage")
@@ -123,7 +118,7 @@ def test_trace_with_handoff_overlay(tmp_path):
         inside = seg.filter((seg["t_start"] >= a) & (seg["t_end"] <= b))
         assert inside.height and (inside["bw_bps"] == 1).all()
     # outside the outages the trace's rates are kept
-    rates = mm.rates_bps(mm.read(SHARED / "TMobile-LTE-short.down"), 60_000, 10)
+    rates = mm.rates_bps(mm.read(DATA / "TMobile-LTE-short.down"), 60_000, 10)
     out = seg.filter(seg["bw_bps"] > 1)
     idx = (out["t_start"].to_numpy() * 1000 + 1e-6).astype(int) // 10
     assert (out["bw_bps"].to_numpy() == rates[idx]).all()
@@ -136,13 +131,12 @@ def test_missing_trace_is_an_input_error(tmp_path):
         sc_mod.load(_scenario(tmp_path, trace_step_ms=0))
 
 
-@needs_traces
 def test_relative_trace_path_and_export_cli(tmp_path):
     import shutil
     import subprocess
     import sys
 
-    shutil.copy(SHARED / "Verizon-LTE-short.down", tmp_path / "v.down")
+    shutil.copy(DATA / "Verizon-LTE-short.down", tmp_path / "v.down")
     (tmp_path / "s.toml").write_text('[scenario]\nduration_s = 20\n[trip]\nspeed_kmh = 0\n'
                                      '[[carriers]]\nname = "V"\ntrace_down = "v.down"\n')
     env = {"PYTHONPATH": str(Path(sc_mod.__file__).resolve().parents[3]), "PATH": "/usr/bin:/bin"}
@@ -163,3 +157,20 @@ def test_relative_trace_path_and_export_cli(tmp_path):
     r = subprocess.run([sys.executable, "-m", "hsrtcp", "scenario", "export-mahimahi", str(tmp_path / "nope"),
                         "-o", str(tmp_path / "mm2")], capture_output=True, text=True, env=env)
     assert r.returncode == 3 and "Traceback" not in r.stderr
+
+
+def test_shipped_traces_are_present_with_their_origin():
+    # the project's traces ship with it (data/mahimahi): named, checksummed, licensed
+    import hashlib
+    import re
+
+    readme = (DATA / "README.md").read_text(encoding="utf-8")
+    assert "ravinet/mahimahi" in readme and "ae477d43" in readme and "GPL-3.0-or-later" in readme
+    notice = (DATA / "LICENSE.md").read_text(encoding="utf-8")
+    assert "https://www.gnu.org/licenses/gpl-3.0.txt" in notice
+    listed = dict(re.findall(r"^\| `([\w.-]+\.(?:down|up))` \|.*`([0-9a-f]{64})` \|$", readme, re.M))
+    assert {"ATT-LTE-driving.down", "ATT-LTE-driving.up", "Verizon-LTE-short.down",
+            "TMobile-LTE-short.down"} <= set(listed)
+    assert sorted(listed) == sorted(p.name for p in TRACES)
+    for name, digest in listed.items():
+        assert hashlib.sha256((DATA / name).read_bytes()).hexdigest() == digest, name

@@ -3,8 +3,8 @@
 A Mahimahi trace (``mm-link``) is one integer per line: a millisecond timestamp at which one
 1500-byte packet may cross the link (several identical lines = several packets in that
 millisecond; a millisecond with no line delivers nothing; the trace repeats after its last
-timestamp). It records the capacity a real cellular link offered, e.g. the Saturator traces in
-``/work/shared/data/mahimahi`` (README there).
+timestamp). It records the capacity a real cellular link offered, e.g. the Saturator traces
+shipped in the repository's ``data/mahimahi`` (origin and license in its README).
 
 Rattan 0.1.1 can read such files itself, but turns every empty millisecond into a 0 bit/s
 segment and panics (stack-rs/rattan#194). Here a trace becomes piecewise-constant rates instead:
