@@ -121,6 +121,13 @@ def analyze_one(path: str | os.PathLike, *, vantage: str | None = None, index: i
         raise InputError(f"{p}: no such file")
     if p.is_dir():
         raise InputError(f"{p}: is a directory, not a capture file")
+    return _analyze_path(p, vantage, index, progress)
+
+
+def _analyze_path(p: Path, vantage: str | None, index: int,
+                  progress: Callable[[int], None] | None) -> dict[str, pl.DataFrame]:
+    """The tables of one capture; a file that cannot be read (missing too) is a captures
+    row with its error, as for a cut one."""
     from hsrtcp.output import shown
 
     ipc = _native().analyze_capture(p, shown(p), vantage, index << ID_SHIFT, progress)
@@ -138,7 +145,9 @@ def analyze(paths: str | os.PathLike | Iterable[str | os.PathLike] | None = None
     Each capture is analyzed on its own (single vantage); several captures run in
     parallel threads. A capture that is cut or corrupt still yields the flows read before
     the error (marked ``truncated``); the error, naming file and byte offset, is in
-    ``captures.error`` and :attr:`Dataset.errors`.
+    ``captures.error`` and :attr:`Dataset.errors`. So is a missing file among existing
+    ones; :class:`hsrtcp.errors.InputError` when none exists, for a directory, and for a
+    capture given twice (the same file, or a byte-identical copy: its flows would count twice).
 
     Parameters
     ----------
@@ -180,7 +189,7 @@ def analyze(paths: str | os.PathLike | Iterable[str | os.PathLike] | None = None
     vantages = check_captures(paths, vantage)
 
     def job(i: int, report: Callable[[int], None]) -> dict[str, pl.DataFrame]:
-        return analyze_one(paths[i], vantage=vantages[i], index=i, progress=report)
+        return _analyze_path(paths[i], vantages[i], i, report)
 
     results = run_captures(paths, job, workers=workers, progress=progress)
     extra = {t: pl.concat([r[t] for r in results], how="vertical") for t in MPTCP_TABLES if all(t in r for r in results)}

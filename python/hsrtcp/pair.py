@@ -29,7 +29,7 @@ import os
 from collections.abc import Sequence
 
 from hsrtcp.errors import InputError, OutputError
-from hsrtcp.runner import ID_SHIFT, MPTCP_TABLES, TABLES, file_progress, result
+from hsrtcp.runner import ID_SHIFT, MPTCP_TABLES, TABLES, file_progress, require_one, result, same_inputs
 from hsrtcp.runner import native as _native
 
 # Matched row ids live above every single-capture id (those are capture_index << ID_SHIFT).
@@ -99,7 +99,9 @@ def split_inputs(paths, vantage, client, server):
 
 def _plan(pairs, singles, single_vantage):
     """The run's capture files (each once: one server capture may serve several phone
-    paths) as ``[(path, vantage)]``, and each pair's (client, server) numbers in that list."""
+    paths) as ``[(path, vantage)]``, and each pair's (client, server) numbers in that list.
+    A missing file is analyzed as an unreadable one (its error in the captures table)
+    unless no file of the run exists."""
     pairs = [(_norm(c), _norm(s)) for c, s in pairs]
     files: list[tuple[str, str | None]] = []
     slots: dict[str, int] = {}
@@ -112,30 +114,39 @@ def _plan(pairs, singles, single_vantage):
     for p, v in zip(singles, vs):
         files.append((_norm(p), v))
     for p, _ in files:
-        if not os.path.exists(p):
-            raise InputError(f"{p}: no such file")
         if os.path.isdir(p):
             raise InputError(f"{p}: is a directory, not a capture file")
-    for c, s in pairs:
-        if os.path.samefile(c, s):
-            raise InputError(f"{c} and {s}: the client-side and the server-side capture are the same "
-                             f"file (a pair needs the captures of both ends)")
+    require_one([p for p, _ in files])
+    twice = same_inputs([_norm(p) for p in singles], [c for c, _ in pairs], [s for _, s in pairs])
+    if twice:
+        raise InputError(twice)
     return pairs, files, [(slots[c], slots[s]) for c, s in pairs]
+
+
+# The smallest round trip between a pair's two capture points (owd_down_min_s +
+# owd_up_min_s: the clock offset cancels) cannot be below zero; this slack covers
+# microsecond timestamps (the fixtures' pairs: 0 to 9 us, swapped -31 us and below).
+CAUSALITY_SLACK_S = 10e-6
 
 
 class PairWritten:
     """What :func:`analyze_pairs_to` wrote: ``files`` (paths), ``captures`` (rows of the
     captures table), ``flows`` (every flows row as dicts, single-capture then matched, or
-    None unless asked for with ``keep_flows``), ``errors`` (read errors of the captures),
-    ``warnings`` (pairs whose matcher hit its state budget: verdicts approximate)."""
+    None unless asked for with ``keep_flows``), ``errors`` (read errors of the captures,
+    then ``problems``: pairs without a connection in common, pairs whose clocks break
+    causality either way round), ``warnings`` (pairs whose matcher hit its state budget:
+    verdicts approximate; pairs given the other way round, analyzed swapped), ``swapped``
+    (the pairs analyzed swapped, as given: (client, server))."""
 
     def __init__(self, files: list[str], captures: list[dict], flows: list[dict] | None,
-                 warnings: list[str] = ()) -> None:
+                 warnings: list[str] = (), problems: list[str] = (),
+                 swapped: list[tuple[str, str]] = ()) -> None:
         self.files, self.captures, self.flows, self.warnings = files, captures, flows, list(warnings)
+        self.problems, self.swapped = list(problems), list(swapped)
 
     @property
     def errors(self) -> list[str]:
-        return [c["error"] for c in self.captures if c["error"]]
+        return [c["error"] for c in self.captures if c["error"]] + self.problems
 
 
 def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], out_dir: str | os.PathLike, *,
@@ -156,21 +167,82 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
     of several flows may interleave in chunks as in :func:`hsrtcp.analyze_to` (sort by
     ``flow_id`` for the order :func:`analyze_pairs` gives).
 
+    Each pair is checked for sense before its numbers are kept (docs/two-vantage.md,
+    "Checks"): a pair given the other way round (packets arriving before they are sent)
+    is analyzed again with its sides swapped, named in ``warnings`` and ``swapped``; a pair
+    without a connection in common, or impossible either way round, is in ``errors``.
+
     ``output``: an open :class:`hsrtcp.output.OutputSet` for ``out_dir`` to stage into
     (the caller commits); without it the tables are committed here. ``match_memory_mb``: the
     matcher's state budget per pair (docs/two-vantage.md, "Memory"); a pair that exceeds it
     is named in ``warnings``.
     """
-    from functools import partial
-
     from hsrtcp.output import OutputSet, shown
 
+    given = [(_norm(c), _norm(s)) for c, s in pairs]
     pairs, files, numbers = _plan(pairs, singles, single_vantage)
     if not (window_s > 0):
         raise ValueError("window_s must be positive")
     if match_memory_mb < 1:
         raise ValueError("match_memory_mb must be at least 1")
     outset = OutputSet(out_dir) if output is None else output
+    run = dict(window_s=window_s, use_ip_id=use_ip_id, first_index=first_index, workers=workers,
+               progress=progress, keep_flows=keep_flows, match_memory_mb=match_memory_mb)
+    staged: list = []
+    try:
+        try:
+            staged, results, matched, warnings = _write_pairs(out_dir, outset.prefix, pairs, files, numbers, **run)
+            trips = _round_trips(matched, len(pairs), first_index)
+            swap = [k for k, rt in sorted(trips.items())
+                    if rt < -CAUSALITY_SLACK_S and _causal_swapped(pairs[k], window_s, use_ip_id)]
+            given_trips = dict(trips)
+            if swap:
+                # Analyzed again with those pairs' sides swapped: the files are then exactly
+                # those of the run given the right way round.
+                _discard(staged)
+                pairs, files, numbers = _plan([(s, c) if k in swap else (c, s) for k, (c, s) in enumerate(pairs)],
+                                              singles, single_vantage)
+                staged, results, matched, warnings = _write_pairs(out_dir, outset.prefix, pairs, files, numbers,
+                                                                  **run)
+                trips = _round_trips(matched, len(pairs), first_index)
+            problems = _unpaired(pairs, numbers, results, matched, first_index)
+        except BaseException:
+            _discard(staged)
+            raise
+        for k in swap:
+            c, s = (shown(p) for p in pairs[k])
+            warnings.append(f"{s} (given as the client side) and {c} (given as the server side) are the other "
+                            f"way round: packets arrive before they are sent (smallest round trip between the "
+                            f"captures {given_trips[k] * 1e3:.3f} ms); analyzed with {c} as the client side "
+                            f"(docs/two-vantage.md, Checks)")
+        for k, rt in sorted(trips.items()):
+            if rt < -CAUSALITY_SLACK_S:
+                c, s = (shown(p) for p in pairs[k])
+                problems.append(f"{c} + {s}: the smallest round trip between the captures is {rt * 1e3:.3f} ms, "
+                                f"impossible either way round (did a capture's clock jump?): the pair's one-way "
+                                f"delays, clock offset and the loss verdicts that rest on them are not to be "
+                                f"trusted (docs/two-vantage.md, Checks)")
+        for table, path in staged:
+            outset.add(f"{table}.parquet", path)
+        written = outset.commit() if output is None else [os.path.join(outset.dir, f"{t}.parquet") for t, _ in staged]
+    finally:
+        if output is None:
+            outset.abort()
+    flows = [f for r in results for f in r["flows"]] + matched if keep_flows else None
+    return PairWritten(written, [c for r in results for c in r["captures"]], flows, warnings, problems,
+                       [given[k] for k in swap])
+
+
+def _write_pairs(out_dir, prefix, pairs, files, numbers, *, window_s, use_ip_id, first_index, workers, progress,
+                 keep_flows, match_memory_mb):
+    """One analysis of the run into staged files: ``(staged, results, matched, warnings)``
+    — ``[(table, staged path)]``, each file's result (captures rows, flows rows with
+    ``keep_flows``), the matched flows rows (dicts, always: the checks read them), the
+    matcher's budget warnings."""
+    from functools import partial
+
+    from hsrtcp.output import shown
+
     interrupted: list[bool] = []
 
     def stoppable(report):
@@ -188,82 +260,137 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
         return checked
 
     try:
+        out = _native().PairOut(os.fspath(out_dir), prefix)
+    except OSError as exc:
+        raise OutputError(str(exc)) from None
+    # A pair whose two files serve no other pair is one job: both files analyzed at once
+    # and the matcher fed the segments their readers decode (each file read once).
+    # Files shared by several pairs (an MPTCP bundle's server capture) are analyzed
+    # once, and each of their pairs' matcher reads both files itself.
+    uses = [0] * len(files)
+    for c, s in numbers:
+        uses[c] += 1
+        uses[s] += 1
+    fused = [k for k, (c, s) in enumerate(numbers) if uses[c] == 1 and uses[s] == 1]
+    alone = [k for k in range(len(pairs)) if k not in set(fused)]
+    in_fused = {i for k in fused for i in numbers[k]}
+    singles_left = [i for i in range(len(files)) if i not in in_fused]
+    # The matchers first: each is the longest job of its pair, and the pool may be
+    # smaller than the number of jobs.
+    n_jobs = len(fused) + len(alone) + len(singles_left)
+    n_workers = max(1, min(workers or os.cpu_count() or 1, n_jobs))
+    pool = None
+    try:
+        with file_progress([p for p, _ in files], progress) as for_file:
+            def match_id(k: int) -> int:
+                return MATCH_ID_BASE + ((first_index + k) << ID_SHIFT)
+
+            jobs = [partial(out.analyze_pair_files, pairs[k][0], pairs[k][1], shown(pairs[k][0]),
+                            shown(pairs[k][1]), numbers[k][0], numbers[k][1], k,
+                            numbers[k][0] << ID_SHIFT, numbers[k][1] << ID_SHIFT, match_id(k),
+                            window_s, use_ip_id, stoppable(for_file(numbers[k][0])),
+                            stoppable(for_file(numbers[k][1])), keep_flows, match_memory_mb)
+                    for k in fused]
+            jobs += [partial(out.match_pair, pairs[k][0], pairs[k][1], shown(pairs[k][0]), shown(pairs[k][1]),
+                             numbers[k][0], numbers[k][1], k, match_id(k), window_s, use_ip_id,
+                             match_memory_mb)
+                     for k in alone]
+            jobs += [partial(out.analyze, files[i][0], shown(files[i][0]), files[i][1], i << ID_SHIFT,
+                             stoppable(for_file(i)), keep_flows, i) for i in singles_left]
+            if n_workers == 1:
+                # One job at a time (one pair: its job has threads of its own): no pool,
+                # whose import (concurrent.futures) was ~10 ms of a 0.3-s pair run.
+                done = [_off_main_thread(job) for job in jobs]
+            else:
+                from concurrent.futures import ThreadPoolExecutor
+
+                pool = ThreadPoolExecutor(n_workers)
+                futures = [pool.submit(job) for job in jobs]
+                done = [result(f) for f in futures]
+            by_file = {}
+            for k, (rc, rs) in zip(fused, done[:len(fused)]):
+                by_file[numbers[k][0]], by_file[numbers[k][1]] = rc, rs
+            for i, r in zip(singles_left, done[len(fused) + len(alone):]):
+                by_file[i] = r
+            results = [by_file[i] for i in range(len(files))]
+        matched, warnings = out.finish_pairs(len(files), True)
         try:
-            out = _native().PairOut(os.fspath(out_dir), outset.prefix)
+            staged = out.close()
         except OSError as exc:
             raise OutputError(str(exc)) from None
-        # A pair whose two files serve no other pair is one job: both files analyzed at once
-        # and the matcher fed the segments their readers decode (each file read once).
-        # Files shared by several pairs (an MPTCP bundle's server capture) are analyzed
-        # once, and each of their pairs' matcher reads both files itself.
-        uses = [0] * len(files)
-        for c, s in numbers:
-            uses[c] += 1
-            uses[s] += 1
-        fused = [k for k, (c, s) in enumerate(numbers) if uses[c] == 1 and uses[s] == 1]
-        alone = [k for k in range(len(pairs)) if k not in set(fused)]
-        in_fused = {i for k in fused for i in numbers[k]}
-        singles_left = [i for i in range(len(files)) if i not in in_fused]
-        # The matchers first: each is the longest job of its pair, and the pool may be
-        # smaller than the number of jobs.
-        n_jobs = len(fused) + len(alone) + len(singles_left)
-        n_workers = max(1, min(workers or os.cpu_count() or 1, n_jobs))
-        pool = None
-        try:
-            with file_progress([p for p, _ in files], progress) as for_file:
-                def match_id(k: int) -> int:
-                    return MATCH_ID_BASE + ((first_index + k) << ID_SHIFT)
-
-                jobs = [partial(out.analyze_pair_files, pairs[k][0], pairs[k][1], shown(pairs[k][0]),
-                                shown(pairs[k][1]), numbers[k][0], numbers[k][1], k,
-                                numbers[k][0] << ID_SHIFT, numbers[k][1] << ID_SHIFT, match_id(k),
-                                window_s, use_ip_id, stoppable(for_file(numbers[k][0])),
-                                stoppable(for_file(numbers[k][1])), keep_flows, match_memory_mb)
-                        for k in fused]
-                jobs += [partial(out.match_pair, pairs[k][0], pairs[k][1], shown(pairs[k][0]), shown(pairs[k][1]),
-                                 numbers[k][0], numbers[k][1], k, match_id(k), window_s, use_ip_id,
-                                 match_memory_mb)
-                         for k in alone]
-                jobs += [partial(out.analyze, files[i][0], shown(files[i][0]), files[i][1], i << ID_SHIFT,
-                                 stoppable(for_file(i)), keep_flows, i) for i in singles_left]
-                if n_workers == 1:
-                    # One job at a time (one pair: its job has threads of its own): no pool,
-                    # whose import (concurrent.futures) was ~10 ms of a 0.3-s pair run.
-                    done = [_off_main_thread(job) for job in jobs]
-                else:
-                    from concurrent.futures import ThreadPoolExecutor
-
-                    pool = ThreadPoolExecutor(n_workers)
-                    futures = [pool.submit(job) for job in jobs]
-                    done = [result(f) for f in futures]
-                by_file = {}
-                for k, (rc, rs) in zip(fused, done[:len(fused)]):
-                    by_file[numbers[k][0]], by_file[numbers[k][1]] = rc, rs
-                for i, r in zip(singles_left, done[len(fused) + len(alone):]):
-                    by_file[i] = r
-                results = [by_file[i] for i in range(len(files))]
-            matched, warnings = out.finish_pairs(len(files), keep_flows)
-            try:
-                staged = out.close()
-            except OSError as exc:
-                raise OutputError(str(exc)) from None
-        except KeyboardInterrupt:
-            interrupted.append(True)
-            if pool is not None:
-                pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        finally:
-            if pool is not None:
-                pool.shutdown(wait=False)
-            out.abort()
-        for table, path in staged:
-            outset.add(f"{table}.parquet", path)
-        written = outset.commit() if output is None else [os.path.join(outset.dir, f"{t}.parquet") for t, _ in staged]
+    except KeyboardInterrupt:
+        interrupted.append(True)
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+        raise
     finally:
-        if output is None:
-            outset.abort()
-    flows = [f for r in results for f in r["flows"]] + matched if keep_flows else None
-    return PairWritten(written, [c for r in results for c in r["captures"]], flows, warnings)
+        if pool is not None:
+            pool.shutdown(wait=False)
+        out.abort()
+    return staged, results, matched, list(warnings)
+
+
+def _discard(staged) -> None:
+    """Remove the files a run staged (``[(table, path)]``) that will not be committed."""
+    for _, path in staged:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def _pair_of(flow_id: int, first_index: int) -> int:
+    """The pair number of a matched row (its id is ``match_id(k)`` plus the row's number)."""
+    return ((flow_id - MATCH_ID_BASE) >> ID_SHIFT) - first_index
+
+
+def _round_trips(matched: list[dict], n_pairs: int, first_index: int) -> dict[int, float]:
+    """Per pair with a connection seen in both directions in both captures, the smallest
+    round trip between the two capture points, seconds (negative: impossible)."""
+    trips: dict[int, float] = {}
+    for row in matched:
+        down, up = row.get("owd_down_min_s"), row.get("owd_up_min_s")
+        if down is None or up is None:
+            continue
+        k = _pair_of(row["flow_id"], first_index)
+        if 0 <= k < n_pairs:
+            trips[k] = min(trips.get(k, down + up), down + up)
+    return trips
+
+
+def _causal_swapped(pair: tuple[str, str], window_s: float, use_ip_id: bool) -> bool:
+    """Whether the pair's captures, sides swapped, have a possible smallest round trip
+    (the matcher alone; otherwise the pair is left as given, with a warning)."""
+    import polars as pl
+
+    from hsrtcp.output import shown
+
+    c, s = pair
+    r = _off_main_thread(lambda: _native().analyze_pair(s, c, shown(s), shown(c), MATCH_ID_BASE, window_s, use_ip_id))
+    m = pl.read_ipc_stream(r["matched"]).select("flow_id", "owd_down_min_s", "owd_up_min_s")
+    trips = _round_trips(m.to_dicts(), 1, 0)
+    return bool(trips) and trips[0] >= -CAUSALITY_SLACK_S
+
+
+def _unpaired(pairs, numbers, results, matched, first_index) -> list[str]:
+    """A message per pair whose captures share no connection though one has some and
+    neither had a read error (that error says already why)."""
+    from hsrtcp.output import shown
+
+    sides = [[0, 0, 0] for _ in pairs]  # paired, client only, server only
+    for row in matched:
+        k = _pair_of(row["flow_id"], first_index)
+        if 0 <= k < len(pairs):
+            sides[k][{"client_only": 1, "server_only": 2}.get(row.get("pairing"), 0)] += 1
+    problems = []
+    for k, (paired, client_only, server_only) in enumerate(sides):
+        read_errors = [c["error"] for i in numbers[k] for c in results[i]["captures"] if c["error"]]
+        if paired == 0 and (client_only or server_only) and not read_errors:
+            c, s = (shown(p) for p in pairs[k])
+            problems.append(f"{c} + {s}: no TCP connection in common ({client_only} in the client-side "
+                            f"capture, {server_only} in the server-side one), so no two-vantage numbers: "
+                            f"are they captures of the same traffic? (docs/two-vantage.md, Checks)")
+    return problems
 
 
 def _off_main_thread(job):
@@ -340,16 +467,21 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
     The tables of :func:`analyze_pairs_to`, written into a temporary directory and read
     back; events and rtt rows grouped by flow (each flow's own order kept), as
     :func:`hsrtcp.analyze` gives them. ``progress``: True for a progress bar, or a callback
-    ``(bytes_done, bytes_total)``."""
+    ``(bytes_done, bytes_total)``. What the command line prints as warnings, and pairs
+    without a connection in common, come as :class:`UserWarning` (a pair given the other
+    way round is analyzed swapped: docs/two-vantage.md, Checks)."""
     import tempfile
+    import warnings
 
     import polars as pl
 
     from hsrtcp.api import Dataset
 
     with tempfile.TemporaryDirectory(prefix="hsrtcp-pair-") as tmp:
-        analyze_pairs_to(pairs, tmp, window_s=window_s, use_ip_id=use_ip_id, first_index=first_index,
-                         singles=singles, single_vantage=single_vantage, workers=workers, progress=progress)
+        w = analyze_pairs_to(pairs, tmp, window_s=window_s, use_ip_id=use_ip_id, first_index=first_index,
+                             singles=singles, single_vantage=single_vantage, workers=workers, progress=progress)
+        for message in w.warnings + w.problems:
+            warnings.warn(message, UserWarning, stacklevel=3)
         extra = ("pair_stats", *MPTCP_TABLES)
         frames = {t: pl.read_parquet(os.path.join(tmp, f"{t}.parquet")) for t in (*TABLES, *extra)
                   if t in TABLES or os.path.exists(os.path.join(tmp, f"{t}.parquet"))}

@@ -37,14 +37,21 @@ def native():
 
 def check_captures(paths: Sequence[str | os.PathLike],
                    vantage: str | Sequence[str | None] | None) -> list[str | None]:
-    """Raise :class:`InputError` for a missing file or a directory; return one vantage per path."""
+    """Raise :class:`InputError` for a directory, a capture given twice (:func:`same_inputs`)
+    or when none of ``paths`` exists; return one vantage per path.
+
+    A missing file among existing ones is not raised: the analysis records it in the
+    captures table with its error, as it does an unreadable one, and the others' results
+    are written (issue 30)."""
     if not paths:
         raise InputError("no capture files given")
     for p in paths:
-        if not os.path.exists(p):
-            raise InputError(f"{os.fspath(p)}: no such file")
         if os.path.isdir(p):
             raise InputError(f"{os.fspath(p)}: is a directory, not a capture file")
+    require_one(paths)
+    twice = same_inputs(paths)
+    if twice:
+        raise InputError(twice)
     if vantage is None or isinstance(vantage, str):
         vantages = [vantage] * len(paths)
     else:
@@ -55,6 +62,102 @@ def check_captures(paths: Sequence[str | os.PathLike],
         if v not in (None, "client", "server"):
             raise ValueError(f"vantage must be 'client' or 'server', not {v!r}")
     return vantages
+
+
+def require_one(paths: Sequence[str | os.PathLike]) -> None:
+    """Raise :class:`InputError` when not one of ``paths`` exists: there is nothing to
+    analyze, and an output directory of empty tables would only replace earlier results."""
+    if paths and not any(os.path.exists(p) for p in paths):
+        raise InputError("; ".join(f"{os.fspath(p)}: no such file" for p in paths))
+
+
+def same_inputs(captures: Sequence[str | os.PathLike] = (), client: Sequence[str | os.PathLike] = (),
+                server: Sequence[str | os.PathLike] = ()) -> str | None:
+    """A message when a command line names one capture twice where its flows would count
+    twice, else None. One capture: the same file (a repeated path, a symlink, a hard link)
+    or a byte-identical copy. Not allowed: a capture twice among ``captures``, a capture
+    that is also a pair's side, a pair's client that is its server, a pair given twice,
+    one capture under two names on pair sides. Allowed: one path serving several pairs
+    on the same side (one server capture for several phone paths: analyzed once).
+    Missing files and directories are left to the other checks."""
+    from hsrtcp.output import shown
+
+    inputs = [("", p) for p in captures] + [("--client ", p) for p in client] + [("--server ", p) for p in server]
+    keys, idents = _capture_keys([p for _, p in inputs])
+    seen: dict[object, list[int]] = {}
+    for i, key in enumerate(keys):
+        if key is None:
+            continue
+        for j in seen.get(key, ()):
+            (rj, pj), (ri, pi) = inputs[j], inputs[i]
+            how = "the same file" if idents[i] == idents[j] else "byte-identical copies of one capture"
+            a, b = f"{rj}{shown(os.fspath(pj))}", f"{ri}{shown(os.fspath(pi))}"
+            names = f"{a} is given twice" if a == b else f"{a} and {b} are {how}"
+            if not rj or not ri:
+                return f"{names}: its flows would be counted twice; give each capture once"
+            if rj != ri:
+                return f"{names}: give the two captures of the same connections"
+            if _norm(pj) != _norm(pi):
+                return (f"{names}: its flows would be counted twice; give a capture that serves "
+                        f"several pairs under one name")
+        seen.setdefault(key, []).append(i)
+    sides = list(zip([_norm(p) for p in client], [_norm(p) for p in server]))
+    for k, pair in enumerate(sides):
+        if pair in sides[:k]:
+            return (f"--client {shown(pair[0])} --server {shown(pair[1])} is given twice: its flows "
+                    f"would be counted twice; give each pair once")
+    return None
+
+
+def _norm(p: str | os.PathLike) -> str:
+    return os.path.normpath(os.fspath(p))
+
+
+def _capture_keys(paths: list) -> tuple[list, list]:
+    """``(keys, idents)``: per path, a key equal for paths that are one capture (the same
+    file, or byte-identical copies) and its file identity; both None for what is not a
+    regular file (missing, a directory: reported by other checks)."""
+    import stat
+
+    idents: list = []
+    by_size: dict[int, list[tuple[int, int]]] = {}
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except (OSError, ValueError):
+            idents.append(None)
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            idents.append(None)
+            continue
+        ident = (st.st_dev, st.st_ino)
+        if ident not in idents and st.st_size > 0:  # (empty files are unreadable, not copies)
+            by_size.setdefault(st.st_size, []).append(ident)
+        idents.append(ident)
+    first = {ident: idents.index(ident) for ident in set(idents) if ident is not None}
+    key = {ident: ident for ident in first}
+    for same_size in by_size.values():
+        # Only files of equal size are read, and two different captures differ in their
+        # first packet's time: a comparison mostly stops in the first block.
+        for n, a in enumerate(same_size):
+            for b in same_size[n + 1:]:
+                if key[b] == b and _identical(paths[first[a]], paths[first[b]]):
+                    key[b] = key[a]
+    return [None if i is None else key[i] for i in idents], idents
+
+
+def _identical(a, b, block: int = 1 << 20) -> bool:
+    """Whether files ``a`` and ``b`` (of equal size) hold the same bytes."""
+    try:
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            while True:
+                x, y = fa.read(block), fb.read(block)
+                if x != y:
+                    return False
+                if not x:
+                    return True
+    except OSError:
+        return False
 
 
 BAR_MIN_BYTES = 1 << 30

@@ -5,7 +5,6 @@ understood by :mod:`hsrtcp.cli.quick`, which must stay in step with the options 
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import click
@@ -78,6 +77,11 @@ def analyze(captures, out, client, server, vantage, window_s, match_memory_mb, c
     if is_corpus([str(c) for c in captures], corpus):
         from hsrtcp.scale.cli import corpus_command
 
+        for name, given in (("--radio-offset", radio_offset != 0.0), ("--radio-format", radio_format != "auto")):
+            if given:
+                raise click.UsageError(f"{name} does not apply to a corpus: give it per input in a manifest "
+                                       f"(docs/scale.md)")
+
         raise SystemExit(corpus_command(captures, out, client=client, server=server, vantage=vantage,
                                         window_s=window_s, csv=csv, workers=workers, quiet=quiet, radio=radio,
                                         carrier=carrier, radio_map=radio_map, labels=labels, force=force,
@@ -91,9 +95,6 @@ def analyze(captures, out, client, server, vantage, window_s, match_memory_mb, c
                                f"--client and {len(server)} --server")
     if not (math.isfinite(window_s) and window_s > 0):
         raise click.UsageError(f"--window must be a positive number of seconds, got {window_s}")
-    if not math.isfinite(radio_offset):
-        raise click.UsageError(f"--radio-offset must be a finite number of seconds, got {radio_offset}")
-    _check_pairs(client, server)
     for p in captures:
         if p.is_dir():
             from hsrtcp.pair import is_bundle
@@ -101,14 +102,23 @@ def analyze(captures, out, client, server, vantage, window_s, match_memory_mb, c
             if not is_bundle(p):
                 raise click.UsageError(f"{p}: a directory that is not a run bundle "
                                        f"(no capture/server.pcap or client.pcap + server.pcap)")
+    _check_distinct(captures, client, server)
     context = None
-    if radio is not None or labels or radio_map or carrier:
-        from hsrtcp.context.csvlog import parse_mapping
+    if (radio is not None or radio_map is not None or carrier is not None or radio_offset != 0.0
+            or radio_format != "auto"):
+        # the checks of a corpus manifest's radio columns too (hsrtcp.context.options)
+        from hsrtcp.context.options import OptionError, check_options
+
+        try:
+            context = check_options(radio=radio, radio_format=radio_format, radio_map=radio_map,
+                                    radio_offset=radio_offset, carrier=carrier)
+        except OptionError as exc:
+            raise click.BadParameter(str(exc), param_hint=f"'{exc.option}'") from None
+    if context is not None or labels:
         from hsrtcp.context.labels import parse_labels
 
         try:
-            context = {"radio": radio, "radio_format": radio_format, "radio_map": parse_mapping(radio_map),
-                       "radio_offset": radio_offset, "carrier": carrier, "labels": parse_labels(labels)}
+            context = dict(context or {}, labels=parse_labels(labels))
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
     vantages = [vantage] * len(captures)
@@ -123,24 +133,15 @@ def _out_dir(value: str) -> Path:
     return Path(value)
 
 
-def _check_pairs(client, server) -> None:
-    """A file cannot be both the client-side and the server-side capture (by identity, not
-    by name: a symlink or another spelling of the path is the same file)."""
-    def ident(p):
-        try:
-            st = os.stat(p)
-        except OSError:  # a missing file is reported later, with the other input checks
-            return None
-        return st.st_dev, st.st_ino
+def _check_distinct(captures, client, server) -> None:
+    """Each capture once: a file given twice, under another name (a symlink, a hard link) or
+    as a byte-identical copy would count its flows twice, and a pair's two sides must be two
+    captures (hsrtcp.runner.same_inputs; run bundles' own files are checked when expanded)."""
+    from hsrtcp.runner import same_inputs
 
-    servers = {ident(s): s for s in server}
-    for c in client:
-        s = servers.get(ident(c))
-        if s is not None and ident(c) is not None:
-            from hsrtcp.output import shown
-
-            raise click.UsageError(f"--client {shown(c)} and --server {shown(s)} are the same file: "
-                                   f"give the two captures of the same connections")
+    message = same_inputs([c for c in captures if not c.is_dir()], client, server)
+    if message:
+        raise click.UsageError(message)
 
 
 @click.command()

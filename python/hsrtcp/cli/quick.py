@@ -88,27 +88,18 @@ def parse(args: list[str]) -> dict | None:
             return None
     if not (params["captures"] or params["client"]) or any(os.path.isdir(c) for c in params["captures"]):
         return None
-    # click's usage errors: unpaired --client/--server, one file on both sides
-    if len(params["client"]) != len(params["server"]) or _same_file(params["client"], params["server"]):
+    # click's usage errors: unpaired --client/--server, a capture given twice
+    if len(params["client"]) != len(params["server"]):
+        return None
+    from hsrtcp.runner import same_inputs
+
+    if same_inputs(params["captures"], params["client"], params["server"]):
         return None
     # a corpus: a .csv manifest or a quoted glob (docs/scale.md)
     if any(c.lower().endswith(".csv") or (("*" in c or "?" in c or "[" in c) and not os.path.exists(c))
            for c in params["captures"]):
         return None
     return params
-
-
-def _same_file(client: list[str], server: list[str]) -> bool:
-    """A --client that is also a --server (by identity; hsrtcp.cli.analyze._check_pairs)."""
-    def ident(p):
-        try:
-            st = os.stat(p)
-        except OSError:  # missing: reported with the other input checks
-            return None
-        return st.st_dev, st.st_ino
-
-    servers = {ident(s) for s in server} - {None}
-    return any(ident(c) in servers for c in client)
 
 
 def quick_analyze(args: list[str]) -> int | None:

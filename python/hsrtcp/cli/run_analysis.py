@@ -46,6 +46,12 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
             if csv:
                 stage_csv(output, [os.path.basename(f) for f in w.files])
             flows, capture_rows, errors, warnings = w.flows, w.captures, w.errors, w.warnings
+            if w.swapped:  # the context tables name each pair's sides as analyzed
+                from hsrtcp.pair import _norm
+
+                turned = set(w.swapped)
+                sides = [(s, c) if (_norm(c), _norm(s)) in turned else (c, s) for c, s in zip(client, server)]
+                client, server = [c for c, _ in sides], [s for _, s in sides]
         else:
             from hsrtcp.streaming import analyze_to, stage_csv
 
