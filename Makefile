@@ -124,7 +124,7 @@ study: build sysdeps rattan  ## study campaign (root, ~45 min) -> analyze bundle
 	$(PY) -m hsrtcp study $(STUDY_OUT)/results/* $(STUDY_OUT)/results-handoffs/* $(STUDY_OUT)/results-static/* \
 	  -o $(STUDY_OUT)/tables-with-static
 	$(PY) -m hsrtcp.study.orderings $(STUDY_OUT)/tables $(STUDY_OUT)/tables-with-static \
-	  $(STUDY_OUT)/tables-by-workload   # targets.md §9 items 1, 3, 4, 7
+	  $(STUDY_OUT)/tables-by-workload   # docs/metrics.md §3 items 1, 3, 4, 7
 
 # The mitigation study of issue 21 (docs/findings.md): the campaign, its A/A noise campaign and
 # two knobs on bbr (root; 225 + 25 + 50 runs, ~85 min as FINDINGS_SHARDS processes at once,

@@ -3,7 +3,7 @@
 :func:`analyze_pair` returns a :class:`hsrtcp.Dataset` whose ``flows`` hold, for every
 connection, the single-capture row of each side (vantage ``client`` and ``server``, exactly
 as :func:`hsrtcp.analyze` gives them for each file alone) plus one row with vantage
-``matched``. The matched row starts from the server-side row (the vantage targets.md M2 and
+``matched``. The matched row starts from the server-side row (the vantage docs/metrics.md M2 and
 M19 use; the client-side row when only the client capture has the connection) and adds the
 columns only two captures can give (docs/formats/matched.md):
 

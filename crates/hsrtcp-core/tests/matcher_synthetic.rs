@@ -1,5 +1,5 @@
 //! The two-vantage matcher on hand-built packet exchanges whose every time is known, so the
-//! expected numbers follow from the definitions by arithmetic (targets.md M8, M9, M12, M14,
+//! expected numbers follow from the definitions by arithmetic (docs/metrics.md M8, M9, M12, M14,
 //! M16, M18, M36, A9):
 //!
 //! True timeline (seconds): one-way delay 10 ms both ways; the server capture runs on true

@@ -7,7 +7,7 @@ named in docs/formats/study.md. A run of the mitigation campaign is one download
 connection; a run whose analysis has no connection gets null outcomes (and is left out of
 its pairs).
 
-The outcomes (:data:`OUTCOMES`; targets.md §1 numbers):
+The outcomes (:data:`OUTCOMES`; docs/metrics.md §1 numbers):
 
 - ``goodput_bps``: in-order goodput (A3's in-order variant): the bytes the phone
   acknowledged (M20's ``acked_bytes``: the phone-side row's ACK advance) × 8 over the

@@ -13,7 +13,7 @@ in bytes, counters as integers. ``snd_ssthresh`` while still in initial slow sta
 kernel's "infinity" (``TCP_INFINITE_SSTHRESH`` = 0x7fffffff) and is reported as ``None``.
 
 This is the server-side kernel truth used as a witness for the analyzer: ``snd_cwnd`` and the
-bytes in flight (targets.md M17), ``rto_s`` (M16's RTO), ``total_retrans`` (all retransmitted
+bytes in flight (docs/metrics.md M17), ``rto_s`` (M16's RTO), ``total_retrans`` (all retransmitted
 data segments: the denominator of M13), ``dsack_dups`` (retransmissions the receiver reported
 as duplicates: an upper bound on spurious retransmissions, M12/M13).
 

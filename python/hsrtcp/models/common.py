@@ -1,4 +1,4 @@
-"""Unit conversion and the model deviation D (targets.md M35)."""
+"""Unit conversion and the model deviation D (docs/metrics.md M35)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def to_bits_per_second(packets_per_s: float | np.ndarray, mss_bytes: float | np.
 
 
 def deviation(tp_model: float | np.ndarray, tp_trace: float | np.ndarray) -> float | np.ndarray:
-    """Model deviation D = |TP_model − TP_trace| / TP_trace (seed 001 eq. 22; targets.md M35).
+    """Model deviation D = |TP_model − TP_trace| / TP_trace (seed 001 eq. 22; docs/metrics.md M35).
 
     Returned as a **fraction** (ruling A20): 0.05 means 5 %, 1.0 means 100 %. Seed 001
     reports mean D of 0.2196 for PFTK and 0.0566 for its enhanced model. Both throughputs

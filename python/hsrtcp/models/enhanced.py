@@ -3,7 +3,7 @@
 Seed 001 §IV extends PFTK with two HSR effects:
 
 1. ACK burst loss: a congestion-avoidance (CA) round ends in a (spurious) timeout when all
-   ACKs of the round are lost, with probability ``P_a`` per round (targets.md M36).
+   ACKs of the round are lost, with probability ``P_a`` per round (docs/metrics.md M36).
 2. Lossy timeout recovery: each retransmission during a timeout sequence is lost with
    probability ``q`` (≫ p_d; seed 001 measured 27.26 %).
 
@@ -225,7 +225,7 @@ def enhanced(
     Parameters
     ----------
     p_d : data loss rate in [0, 1) (models.md §3.1).
-    P_a : ACK burst loss probability per round in [0, 1) (targets.md M36, models.md §3.4).
+    P_a : ACK burst loss probability per round in [0, 1) (docs/metrics.md M36, models.md §3.4).
     q : loss probability of retransmissions during a timeout sequence, in [0, 1).
     rtt : mean round-trip time, seconds (> 0).
     T : first retransmission timeout of a timeout sequence, seconds (> 0).

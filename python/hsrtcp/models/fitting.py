@@ -23,7 +23,7 @@ plus ``flow_id`` and, optionally, a grouping column (e.g. ``class`` or a carrier
 
 Output (:class:`FitResult`): per flow the measured throughput, ``pred_<model>`` for every
 model and variant (packets/s), ``d_<model>`` = D of seed 001 eq. 22 as a fraction
-(targets.md M35, ruling A20), ``missing_inputs`` (columns that were null for that flow; the
+(docs/metrics.md M35, ruling A20), ``missing_inputs`` (columns that were null for that flow; the
 models needing them are null) and ``notes`` (assumed defaults, domain errors); a per-group
 summary (mean and median D per model) and a Fig.-10-like PNG.
 """

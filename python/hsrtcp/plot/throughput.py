@@ -1,4 +1,4 @@
-"""Throughput over time (targets.md M3: payload bytes of the data direction per 1-s bin,
+"""Throughput over time (docs/metrics.md M3: payload bytes of the data direction per 1-s bin,
 zeros kept, A3), seed 000 Fig. 4: with handoffs as stems when context tables exist.
 
 With ``--flow``: that flow's throughput, its goodput (cumulative ACK advance per bin,

@@ -3,7 +3,7 @@
 ``hsrtcp.study(results, by=[...])`` (this module is callable) or ``hsrtcp study RESULTS...
 -o STUDY`` reads results directories of ``hsrtcp analyze`` (with the context tables of a
 radio log when there was one), counts each connection once (:mod:`.connections`), classes
-it (:mod:`.groups`: context.flow_class, targets.md M21/A2, plus seed 000's ``high_1_16``)
+it (:mod:`.groups`: context.flow_class, docs/metrics.md M21/A2, plus seed 000's ``high_1_16``)
 and builds the seeds' tables (:mod:`.tables`) with bootstrap intervals (:mod:`.stats`).
 Schemas: docs/formats/study.md; what each table is and how it compares with the seeds:
 docs/study.md.

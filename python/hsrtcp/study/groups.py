@@ -1,6 +1,6 @@
 """Flow classes and ``--by`` dimensions: what each study row is grouped by.
 
-Classes come from ``context.flow_class`` (targets.md M21 with A2's bands; the context layer
+Classes come from ``context.flow_class`` (docs/metrics.md M21 with A2's bands; the context layer
 decides them, docs/formats/context.md). The study adds seed 000's coarser grouping of
 Tables VII-IX: ``high_1_16`` = ``high_1_8`` ∪ ``high_9_16`` (280-310 km/h with 1-16
 handoffs), and ``all``. A flow therefore sits in several class groups: its own class, the

@@ -1,4 +1,4 @@
-"""The seeds' checkable orderings (targets.md §9 items 1, 3, 4, 7) on a study's tables.
+"""The seeds' checkable orderings (docs/metrics.md §3 items 1, 3, 4, 7) on a study's tables.
 
 Each check reads the pooled cells (no ``--by``) of the three classes of seed 000's Tables
 VII–IX — ``static``, ``high_0`` (280–310 km/h, 0 handoffs), ``high_1_16`` (280–310 km/h,
@@ -58,7 +58,7 @@ class Cell:
 
 @dataclass
 class Ordering:
-    item: int                 # targets.md §9 item
+    item: int                 # docs/metrics.md §3 item
     name: str                 # what is ordered
     cells: dict[str, Cell]    # class -> cell (or a named quantity for item 7)
     holds: bool               # the ordering of the point estimates

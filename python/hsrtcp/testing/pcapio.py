@@ -127,7 +127,7 @@ class TcpPacket:
 
     @property
     def is_pure_ack(self) -> bool:
-        """ACK flag set, no payload, no SYN, FIN or RST (targets.md M9, M15)."""
+        """ACK flag set, no payload, no SYN, FIN or RST (docs/metrics.md M9, M15)."""
         return self.has_ack and self.payload_len == 0 and not (self.flags & 0x07)
 
 
@@ -406,7 +406,7 @@ def rewrite_pcap(src: str | Path, dst: str | Path, *, time_offset_s: float = 0.0
     resolution (micro/nano) of the input. Returns the number of records written.
 
     Used to simulate an unsynchronised second vantage point (two-vantage clock alignment,
-    targets.md A9) and to make big-endian fixtures.
+    docs/metrics.md A9) and to make big-endian fixtures.
     """
     src, dst = str(src), str(dst)
     with _open_bytes(src) as f:

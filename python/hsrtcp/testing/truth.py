@@ -2,7 +2,7 @@
 bulk data) and one at the client (receiver), as made by :mod:`hsrtcp.testing.netbed`.
 
 The truth is computed with the independent reader of :mod:`hsrtcp.testing.pcapio` (dpkt),
-never with the analyzer it checks. Definitions (targets.md M8, M9, M12):
+never with the analyzer it checks. Definitions (docs/metrics.md M8, M9, M12):
 
 Connections
     A connection is a 4-tuple plus the client's initial sequence number (ISN) from its SYN:

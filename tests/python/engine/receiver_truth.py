@@ -171,7 +171,7 @@ def _candidates(client_pcap, ct):
 
 
 def dupacks_sent(server_pcap, client_pcap, conn_truth, owd_s: float | None = None) -> int:
-    """DupACKs among the pure ACKs the phone sent (RFC 5681 §2, targets.md M15): a pure
+    """DupACKs among the pure ACKs the phone sent (RFC 5681 §2, docs/metrics.md M15): a pure
     ACK (no payload, SYN, FIN, RST) carrying the same ACK number as the highest the phone
     had sent and the same window as its previous ACK, that reached (or, lost, would have
     reached) the server while the server had data outstanding: bytes beyond that ACK number

@@ -6,7 +6,7 @@ loss 0 until 7 s, then 3 %; one-way delay 25 ms down, 15 ms up (asymmetric on pu
 Workload: one 13-s bbr download (bbr keeps the bottleneck busy despite 3 % loss).
 
 Witnesses: the phone-side and server-side captures (same host clock: a packet seen
-leaving and never arriving was dropped by the emulator — the data loss rate of targets.md
+leaving and never arriving was dropped by the emulator — the data loss rate of docs/metrics.md
 M6/M8: server data transmissions not seen at the phone / server data transmissions), tshark for the pcap reader, and
 the server's TCP_INFO for retransmissions.
 """
@@ -108,7 +108,7 @@ def test_loss_share_and_one_way_delays(run):
 
 def test_tcpinfo_total_retrans_matches_capture(run):
     """Kernel truth (TCP_INFO total_retrans, last sample) against retransmissions in the server
-    capture (the denominator of targets.md M13): data segments starting below the highest
+    capture (the denominator of docs/metrics.md M13): data segments starting below the highest
     sequence already sent."""
     highest, retrans = None, 0
     for p in _down_data(run["server"]):

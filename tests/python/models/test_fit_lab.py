@@ -3,7 +3,7 @@
 The pairs in tests/data are real kernel TCP through the namespace testbed with random drops
 and blackouts (origins in tests/data/README.md). The analyzer's matched rows give p_d, P_a,
 q, RTT, T, W_m and b; `fit_flows` must predict from exactly those values, and D must be
-|prediction − measurement| / measurement of each flow (seed 001 eq. 22, targets.md M35).
+|prediction − measurement| / measurement of each flow (seed 001 eq. 22, docs/metrics.md M35).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The instance metrics' definitions on reference values worked out by hand from S4's
-equations (targets.md M29–M34, A23–A26), and the CLI's input errors. The lab runs that feed
+equations (docs/metrics.md M29–M34, A23–A26), and the CLI's input errors. The lab runs that feed
 them real traffic are in tests/python/lab/test_mptcp_conjunction.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Independent witness for the cause of each spurious timeout (targets.md M12, M14).
+"""Independent witness for the cause of each spurious timeout (docs/metrics.md M12, M14).
 
 Written against the independent reader :mod:`hsrtcp.testing.pcapio` (dpkt), not the Rust matcher,
 and on the *true* common clock of the lab (both tcpdumps run on one host): the client

@@ -1,4 +1,4 @@
-"""Handoff statistics of the presets against the seed papers (research/targets.md).
+"""Handoff statistics of the presets against the seed papers (docs/metrics.md).
 
 Over long generated trips (many seeds where a trip is short) the handoff process must match:
 - cruise (rural, 300 km/h): mean interval 12.9 s and 45.1 % of intervals <= 10 s (S3, T3-18/19);

@@ -1,4 +1,4 @@
-"""targets.md §9 items 1, 3, 4 and 7 on the committed output of the study campaign
+"""docs/metrics.md §3 items 1, 3, 4 and 7 on the committed output of the study campaign
 (tests/data/study/: `make study`'s pooled tables of the main campaign and its handoff trips;
 tests/data/study-with-static/: the same plus the static extension, where item 7 is judged;
 tests/data/study-by-workload/: the first --by workload, for item 4 on the long downloads; see

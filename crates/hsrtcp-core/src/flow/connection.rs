@@ -31,7 +31,7 @@ pub struct Half {
     pub mptcp_packets: u64,
     /// Segments carrying TCP timestamps.
     pub ts_packets: u64,
-    /// Payload bytes per 1-second bin since the connection's first packet (targets.md M3).
+    /// Payload bytes per 1-second bin since the connection's first packet (docs/metrics.md M3).
     pub bins: Runs<u64>,
     /// Segments with an impossible header (SYN with FIN or RST, data offset past the packet).
     pub malformed: u64,

@@ -14,7 +14,7 @@ use crate::flow::event::{nanos_to_s, Dir};
 use crate::table::{required, schema_of, str_column, ColType, ColumnDef};
 use crate::wire::Nanos;
 
-/// How a sample was taken (targets.md M7 and A-rulings on RTT).
+/// How a sample was taken (docs/metrics.md M7 and A-rulings on RTT).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RttMethod {
     /// Data→ACK matching with Karn's rule, at the sender (M7).

@@ -75,7 +75,7 @@ impl Pkt {
     pub fn end(&self) -> i64 {
         self.seq + self.len as i64
     }
-    /// A pure ACK (targets.md M9): ACK flag, no payload, no SYN/FIN/RST.
+    /// A pure ACK (docs/metrics.md M9): ACK flag, no payload, no SYN/FIN/RST.
     pub fn pure_ack(&self) -> bool {
         self.len == 0 && self.flags == F_ACK
     }

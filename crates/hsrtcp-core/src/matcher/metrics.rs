@@ -1,6 +1,6 @@
 //! Two-vantage flow metrics from the per-packet fates of one paired connection.
 //!
-//! Definitions (targets.md §1, rulings §7, models.md §3):
+//! Definitions (docs/metrics.md §1, rulings §2, models.md §3):
 //!
 //! - **p_d** (M8, A15): data transmissions of the data sender (retransmissions included) lost
 //!   in the network / data transmissions with a verdict. Capture loss is not network loss.

@@ -2,7 +2,7 @@
 //! same connections, read together.
 //!
 //! What it adds to the single-capture engine is everything that needs both capture points
-//! (targets.md M6–M14, M16, M18, M36; rulings A3–A12; models.md §3):
+//! (docs/metrics.md M6–M14, M16, M18, M36; rulings A3–A12; models.md §3):
 //!
 //! - [`pairing`]: finds the same connection in both captures although carrier NAT rewrote
 //!   the phone's address and port — by the client's initial sequence number and the server

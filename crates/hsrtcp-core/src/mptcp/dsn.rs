@@ -1,5 +1,5 @@
 //! Which subflow first carried each range of the data sequence space of one direction, to
-//! tell new data from reinjections and data-level retransmissions (targets.md M30/M31,
+//! tell new data from reinjections and data-level retransmissions (docs/metrics.md M30/M31,
 //! A23-A24).
 //!
 //! A DSS mapping says "DSN bytes [dsn, dsn + len) ride on subflow `s` from subflow sequence

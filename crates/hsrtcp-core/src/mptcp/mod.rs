@@ -1,6 +1,6 @@
 //! MPTCP connections: subflows grouped by token, data-level accounting (RFC 8684).
 //!
-//! Read first: RFC 8684 §3 (options), targets.md M5 and M29-M34, A23-A26, and
+//! Read first: RFC 8684 §3 (options), docs/metrics.md M5 and M29-M34, A23-A26, and
 //! docs/formats/mptcp.md (the tables written here).
 //!
 //! Layering: this module depends on [`crate::wire`] only; the flow table

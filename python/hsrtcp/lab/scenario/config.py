@@ -49,7 +49,7 @@ AREA_TYPES: dict[str, dict[str, float]] = {
 }
 AREA_KEYS = set(next(iter(AREA_TYPES.values())))
 
-# Defaults. Numbers carry their seed anchor (research/targets.md ids) in a comment.
+# Defaults. Numbers carry their seed anchor (docs/metrics.md ids) in a comment.
 DEFAULTS: dict[str, Any] = {
     "scenario": {
         "name": "unnamed",

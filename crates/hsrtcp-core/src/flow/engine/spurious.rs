@@ -1,4 +1,4 @@
-//! Spurious-retransmission evidence (targets.md M12, M13, M16; analyzers.md §3.5):
+//! Spurious-retransmission evidence (docs/metrics.md M12, M13, M16; analyzers.md §3.5):
 //!
 //! - receiver side: the retransmitted bytes had all arrived before (M12, definitive);
 //! - sender side, D-SACK (RFC 2883 §4, RFC 3708): an ACK whose first SACK block lies below

@@ -1,4 +1,4 @@
-//! Recovery episodes and timeout sequences (targets.md M10, A19; models.md §3.6).
+//! Recovery episodes and timeout sequences (docs/metrics.md M10, A19; models.md §3.6).
 //!
 //! A *recovery episode* starts at a fast retransmit or at an RTO retransmission and lasts
 //! until the cumulative ACK passes the recovery point (the highest byte sent when it began,
