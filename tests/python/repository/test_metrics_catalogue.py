@@ -96,7 +96,8 @@ def test_every_cited_id_is_in_the_catalogue():
 
 
 def test_nothing_cites_the_research_note_outside_the_repository():
-    stale = [str(p.relative_to(ROOT)) for p in _text_files() if "targets.md" in p.read_text(errors="replace")]
+    note = "targets" + ".md"  # built from parts, so that this file does not match itself
+    stale = [str(p.relative_to(ROOT)) for p in _text_files() if note in p.read_text(errors="replace")]
     assert not stale
 
 
