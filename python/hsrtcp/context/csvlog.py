@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
+import re
 from datetime import datetime, timezone
 
 import polars as pl
@@ -42,7 +44,9 @@ LAB_COLUMNS = ("ts", "lat", "lon", "speed_kmh", "carrier", "rat", "lac", "cid", 
 def parse_mapping(text: str | None) -> dict[str, tuple[str, str | None]]:
     """``"time=Timestamp:ms,speed=Speed:m/s,cid=PCI"`` -> ``{field: (column, unit)}``.
 
-    Raises :class:`ValueError` (a usage error) for unknown fields or units."""
+    Raises :class:`ValueError` (a usage error) for unknown fields or units, a field mapped
+    twice or no column; the message does not name the option (the caller does:
+    :mod:`hsrtcp.context.options`)."""
     out: dict[str, tuple[str, str | None]] = {}
     if not text:
         return out
@@ -51,20 +55,24 @@ def parse_mapping(text: str | None) -> dict[str, tuple[str, str | None]]:
         if not item:
             continue
         if "=" not in item:
-            raise ValueError(f"--radio-map: {item!r} is not FIELD=COLUMN[:UNIT]")
+            raise ValueError(f"{item!r} is not FIELD=COLUMN[:UNIT]")
         field, col = (x.strip() for x in item.split("=", 1))
         field = ALIASES.get(field.lower(), field.lower())
         if field not in FIELDS:
-            raise ValueError(f"--radio-map: unknown field {field!r} (known: {', '.join(FIELDS)}, "
+            raise ValueError(f"unknown field {field!r} (known: {', '.join(FIELDS)}, "
                              f"aliases {', '.join(sorted(ALIASES))})")
+        if field in out:
+            raise ValueError(f"{field} is mapped twice")
         unit = None
         if ":" in col:
             col, unit = col.rsplit(":", 1)
-            unit = unit.strip().lower()
+            col, unit = col.strip(), unit.strip().lower()
             known = TIME_UNITS if field == "time" else tuple(UNITS.get(field, {}))
             if unit not in known:
-                raise ValueError(f"--radio-map: unknown unit {unit!r} for {field} (known: "
+                raise ValueError(f"unknown unit {unit!r} for {field} (known: "
                                  f"{', '.join(known) or 'none, the field has no unit'})")
+        if not col:
+            raise ValueError(f"{item!r}: no column name for {field}")
         out[field] = (col, unit)
     return out
 
@@ -115,17 +123,47 @@ def _column(name: str, header, rows, lines, col: str) -> pl.Series:
 
 
 def to_number(file: str, s: pl.Series, lines: list[int], what: str, dtype=pl.Float64) -> pl.Series:
-    """Cast a string column; the first value that is not a (finite) number is an error."""
+    """Cast a string column; the first value that is not a (finite) number is an error.
+    ``pl.Int64`` columns are cell identities: :func:`to_identity`."""
     if dtype == pl.Int64:
-        f = s.cast(pl.Float64, strict=False)
-        bad = (s.is_not_null() & (f.is_null() | f.is_nan() | f.is_infinite() | (f != f.round(0))))
-    else:
-        f = s.cast(pl.Float64, strict=False)
-        bad = s.is_not_null() & (f.is_null() | f.is_nan() | f.is_infinite())
+        return to_identity(file, s, lines, what)
+    f = s.cast(pl.Float64, strict=False)
+    bad = s.is_not_null() & (f.is_null() | f.is_nan() | f.is_infinite())
     if bad.any():
         i = int(bad.arg_max())
         raise RadioLogError(f"{file}:{lines[i]}: {what} {s[i]!r} is not a number")
-    return f.cast(dtype)
+    return f
+
+
+INT64_MAX = 2**63 - 1
+
+
+def to_identity(file: str, s: pl.Series, lines: list[int], what: str) -> pl.Series:
+    """A cell identity column (lac, cid) as Int64: decimal integers 0 … 2^63−1, read exactly
+    (not through a float, which rounds above 2^53); ``10.0`` (an exporter's float column) is
+    taken below 2^53. Negative, fractional, hexadecimal or larger values are errors naming
+    the line: a cell identity that cannot be stored must not stop the tables being written."""
+    exact = s.cast(pl.Int64, strict=False)
+    f = s.cast(pl.Float64, strict=False)
+    whole = (f.is_finite() & (f == f.floor()) & (f.abs() < 2.0**53)).fill_null(False)
+    as_float = f.zip_with(whole, pl.Series([None] * len(f), dtype=pl.Float64)).cast(pl.Int64)
+    v = exact.zip_with(exact.is_not_null(), as_float)
+    bad = ((s.is_not_null() & v.is_null()) | (v < 0)).fill_null(False)
+    if bad.any():
+        i = int(bad.arg_max())
+        t = s[i]
+        if re.fullmatch(r"\+?[0-9]+", t):
+            why = f"is larger than 2^63-1 ({INT64_MAX})"
+        elif re.fullmatch(r"-[0-9.]+", t) or (v[i] is not None and v[i] < 0):
+            why = "is negative (a cell identity is >= 0; leave the field empty when it is unknown)"
+        elif re.fullmatch(r"[+-]?0[xX][0-9a-fA-F]+", t):
+            why = "is hexadecimal: give cell identities in decimal"
+        elif f[i] is not None and math.isfinite(f[i]) and f[i] == math.floor(f[i]):
+            why = "is beyond 2^53 in float notation, where it is not exact: write its digits"
+        else:
+            why = "is not a whole number"
+        raise RadioLogError(f"{file}:{lines[i]}: {what} {t!r} {why}")
+    return v
 
 
 def _times(file: str, s: pl.Series, lines: list[int], unit: str | None) -> pl.Series:

@@ -10,6 +10,7 @@ flows: they are written first, and the context rows say ``unknown`` with the rea
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from hsrtcp.context.classes import flow_context
 from hsrtcp.context.coverage import coverage
 from hsrtcp.context.handoffs import handoffs as find_handoffs
 from hsrtcp.context.labels import labels_table, manifest_labels
+from hsrtcp.context.options import check_options
 from hsrtcp.context.readers import RadioLog, read_radio
 from hsrtcp.context.schema import RADIO_SCHEMA, RadioLogError
 from hsrtcp.context.suspension import suspensions
@@ -40,6 +42,7 @@ class Input:
     labels: dict = field(default_factory=dict)
     radio_path: str | None = None
     t0: float | None = None
+    radio_problem: str | None = None  # the bundle manifest's radio or t0 is unusable
 
 
 @dataclass
@@ -79,10 +82,12 @@ def describe_inputs(captures=(), client=(), server=(), messages: list[str] | Non
             if not lab.get("run_id"):
                 lab["run_id"] = d.resolve().name
             radio = m.get("radio", "radio.csv") if m else "radio.csv"
-            rp = d / radio if radio else None
+            t0 = m.get("t0") if m else None
+            problem = _bundle_radio_problem(d / "manifest.json", radio, t0)
+            rp = d / radio if radio and problem is None else None
             inputs.append(Input(len(inputs), "bundle", str(d), caps, lab,
                                 str(rp) if rp is not None and rp.exists() else None,
-                                m.get("t0") if m else None))
+                                t0 if problem is None else None, problem))
         else:
             inputs.append(Input(len(inputs), "capture", _key(p), {_key(p): None}, {"capture": _key(p)}))
     for c, s in zip(client, server):
@@ -90,6 +95,16 @@ def describe_inputs(captures=(), client=(), server=(), messages: list[str] | Non
                             {"capture": f"{_key(c)} + {_key(s)}", "client_capture": _key(c),
                              "server_capture": _key(s)}))
     return inputs
+
+
+def _bundle_radio_problem(manifest: Path, radio, t0) -> str | None:
+    """Why a bundle manifest's ``radio`` / ``t0`` cannot place its radio log (None: they can).
+    A NaN t0 would make every radio time NaN and every flow unknown without a word."""
+    if radio is not None and not isinstance(radio, str):
+        return f"{manifest}: radio {radio!r} is not a file name"
+    if t0 is not None and (isinstance(t0, bool) or not isinstance(t0, (int, float)) or not math.isfinite(t0)):
+        return f"{manifest}: t0 {t0!r} is not a finite number of epoch seconds"
+    return None
 
 
 def _flow_owner(flows: pl.DataFrame, inputs: list[Input]) -> pl.DataFrame:
@@ -128,6 +143,9 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
         path_of = lambda name: out / name  # noqa: E731
     with open(path_of("flows.parquet"), "rb") as f:  # (polars takes no path that is not UTF-8)
         flows = pl.read_parquet(f)
+    opts = check_options(radio=radio, radio_format=radio_format, radio_map=radio_map,
+                         radio_offset=radio_offset, carrier=carrier)
+    radio, carrier = opts["radio"], opts["carrier"]
     messages: list[str] = []
     labels = labels or {}
     # radio logs: one per bundle (own t0), the user's --radio for the other inputs
@@ -135,13 +153,24 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
     field_log: RadioLog | str | None = None
     if radio is not None:
         try:
-            field_log = read_radio(radio, radio_format, radio_map, offset_s=radio_offset)
+            field_log = read_radio(radio, opts["radio_format"], opts["radio_map"], offset_s=opts["radio_offset"])
             messages += field_log.warnings
         except RadioLogError as exc:
             messages.append(str(exc))
             field_log = f"radio log rejected: {_short(str(exc))}"
+        if (isinstance(field_log, RadioLog) and carrier is not None and field_log.carriers
+                and carrier not in field_log.carriers):
+            # almost always a typo or the wrong log: the flows are written, unknown, and
+            # the run says so (exit 3) instead of ending well
+            messages.append(f"{field_log.path}: carrier {carrier} is not in the radio log, which has "
+                            f"{', '.join(field_log.carriers)}: its flows are unknown (--carrier, or the "
+                            f"manifest's carrier)")
     for i in inputs:
         if i.kind == "bundle":
+            if i.radio_problem is not None:
+                messages.append(i.radio_problem)
+                logs[i.input_id] = f"radio log rejected: {_short(i.radio_problem)}"
+                continue
             if i.radio_path is None:
                 logs[i.input_id] = None
                 continue
@@ -183,11 +212,12 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
         else:
             cs = lg.carriers
             bundle = iid is not None and inputs[iid].kind == "bundle"
-            if carrier is not None and not bundle:
+            # (a GPS-only log names no carrier: --carrier is then only a label)
+            if carrier is not None and not bundle and cs:
                 if carrier in cs:
                     c = carrier
                 else:
-                    why = f"carrier {carrier} not in the radio log ({', '.join(cs) or 'GPS only'})"
+                    why = f"carrier {carrier} not in the radio log ({', '.join(cs)})"
             elif len(cs) == 1:
                 c = cs[0]
             elif not cs:

@@ -61,7 +61,8 @@ def read_nmea(path: str | os.PathLike) -> pl.DataFrame:
                     ts = datetime.combine(day, msg.timestamp).replace(tzinfo=timezone.utc).timestamp()
                     spd = msg.spd_over_grnd
                     rows.append({"ts": ts, "lat": msg.latitude, "lon": msg.longitude,
-                                 "speed_kmh": None if spd is None else float(spd) * KNOT_KMH, "line": n})
+                                 "speed_kmh": None if spd is None else float(spd) * KNOT_KMH, "line": n,
+                                 "kind": "RMC"})
                 elif kind == "GGA":
                     if not msg.gps_qual or msg.timestamp is None:
                         continue  # no fix
@@ -70,15 +71,20 @@ def read_nmea(path: str | os.PathLike) -> pl.DataFrame:
                                             f"RMC or ZDA sentence first)")
                     ts = datetime.combine(day, msg.timestamp).replace(tzinfo=timezone.utc).timestamp()
                     rows.append({"ts": ts, "lat": msg.latitude, "lon": msg.longitude,
-                                 "speed_kmh": None, "line": n})
+                                 "speed_kmh": None, "line": n, "kind": "GGA"})
             except (ValueError, TypeError) as exc:
                 raise RadioLogError(f"{file}:{n}: {kind} sentence with an invalid field ({exc})") from None
     if not rows:
         raise RadioLogError(f"{file}: no RMC or GGA fix in the file")
     df = pl.DataFrame(rows, schema={"ts": pl.Float64, "lat": pl.Float64, "lon": pl.Float64,
-                                    "speed_kmh": pl.Float64, "line": pl.Int64})
-    # An RMC and a GGA of the same second describe one fix: keep the RMC (it has the speed).
-    df = df.sort("ts", "speed_kmh", nulls_last=True, maintain_order=True).unique("ts", keep="first",
-                                                                                   maintain_order=True)
+                                    "speed_kmh": pl.Float64, "line": pl.Int64, "kind": pl.String})
+    # An RMC and a GGA of the same time describe one fix: the RMC stays (it has the speed).
+    # Only one GGA per RMC goes: a time given twice by one kind of sentence (a log
+    # concatenated with itself) stays twice, and the checks reject it naming both lines.
+    nth = pl.col("line").rank("ordinal").over("ts", "kind")
+    rmc = df.filter(pl.col("kind") == "RMC").select("ts", nth.alias("_n"))
+    df = df.with_columns(nth.alias("_n")).join(rmc.with_columns(pl.lit(True).alias("_rmc")), on=["ts", "_n"],
+                                               how="left")
+    df = df.filter((pl.col("kind") == "RMC") | pl.col("_rmc").is_null()).drop("kind", "_n", "_rmc")
     df = df.sort("line")
     return derive_speed(conform(df.with_columns(pl.lit(name).alias("source"))))

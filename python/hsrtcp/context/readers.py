@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from hsrtcp.context.options import FORMATS, check_offset
 from hsrtcp.context.schema import RANGES, RadioLogError
 
-FORMATS = ("auto", "lab", "csv", "nmea", "gpx")
 # Longest time between two samples of a carrier that still counts as covered (s). Logs are
 # 1 Hz (radio.md); a field log may skip a sample or two, not five in a row.
 GAP_S = 5.0
@@ -65,17 +65,22 @@ def read_radio(path: str | os.PathLike, fmt: str = "auto", mapping: dict | None 
 
     ``t0``: epoch seconds of time 0 of a lab bundle's radio.csv (manifest ``t0``);
     ``offset_s``: added to every time to bring the log onto the capture clock
-    (``--radio-offset``; capture time = log time + offset). Raises :class:`RadioLogError`.
+    (``--radio-offset``; capture time = log time + offset; finite). Raises
+    :class:`RadioLogError` for the log, ValueError for a bad ``fmt`` or ``offset_s``.
     """
     file = os.fspath(path)
+    if fmt not in FORMATS:
+        raise ValueError(f"radio format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    offset_s = check_offset(offset_s)
     if not os.path.exists(file):
         raise RadioLogError(f"{file}: no such file")
     if os.path.isdir(file):
         raise RadioLogError(f"{file}: is a directory, not a radio log")
-    if fmt not in FORMATS:
-        raise ValueError(f"radio format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     if fmt == "auto":
         fmt = detect_format(file, mapping)
+    if mapping and fmt != "csv":
+        raise RadioLogError(f"{file}: a column mapping (--radio-map, radio_map) is for a generic CSV log; "
+                            f"this one is {fmt}")
     if fmt == "lab":
         from hsrtcp.context.csvlog import read_lab
 

@@ -86,9 +86,11 @@ def test_pair_with_a_two_carrier_generic_csv(tmp_path, span):
     c2 = pl.read_parquet(tmp_path / "o2" / "context.parquet")
     assert set(c2["flow_class"]) == {"unknown"}
     assert set(c2["class_reason"]) == {"several carriers in the log (say --carrier NAME)"}
+    # a carrier the log does not have: flows written, unknown, and exit 3 naming the log's carriers
     p = _run("--client", PHONE, "--server", SERVER, "--radio", log, "--radio-map", rmap, "--carrier", "T",
              "-o", "o3", cwd=tmp_path)
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 3, p.stderr
+    assert f"{log}: carrier T is not in the radio log, which has M, U: its flows are unknown" in p.stderr
     c3 = pl.read_parquet(tmp_path / "o3" / "context.parquet")
     assert set(c3["class_reason"]) == {"carrier T not in the radio log (M, U)"}
 
@@ -199,3 +201,116 @@ def test_bundle_with_a_broken_manifest_and_a_gappy_radio_log(tmp_path, span):
     assert set(ctx["flow_class"]) == {"unknown"}
     assert {r.split(";")[0] for r in ctx["class_reason"]} == {"gps gap 12.0 s"}
     assert pl.read_parquet(tmp_path / "out" / "labels.parquet")["run_id"].to_list() == ["run"]
+
+
+def _flows_kept_context_unknown(out: Path, reason_start: str) -> None:
+    flows = pl.read_parquet(out / "flows.parquet")
+    ctx = pl.read_parquet(out / "context.parquet")
+    assert len(ctx) == len(flows) > 0
+    assert set(ctx["flow_class"]) == {"unknown"}
+    assert all(r.startswith(reason_start) for r in ctx["class_reason"]), ctx["class_reason"].to_list()
+
+
+def _bundle(d: Path, manifest: str) -> Path:
+    (d / "capture").mkdir(parents=True)
+    (d / "capture" / "phone_p1.pcap").write_bytes(PHONE.read_bytes())
+    (d / "capture" / "server.pcap").write_bytes(SERVER.read_bytes())
+    (d / "manifest.json").write_text(manifest)
+    return d
+
+
+@pytest.mark.parametrize("how", ["lab", "generic", "bundle"])
+@pytest.mark.parametrize("col, value", [("cid", 2**64), ("lac", 2**63), ("cid", -1)])
+def test_cell_identity_beyond_int64_exits_3_with_the_tables(tmp_path, span, how, col, value):
+    """Issue 30, item 10: a cid or lac > 2^63 aborted with a polars traceback (exit 4)
+    before any table was written. Now: exit 3 naming file, line and value; every table is
+    written and the context is unknown with the reason. For a --radio log in the lab format,
+    a generic CSV and a run bundle's radio.csv."""
+    a, b = span
+    cells = {"lac": 1, "cid": 10}
+    rows = [(a - 2 + i, "M", "LTE", cells["lac"], cells["cid"]) for i in range(int(b - a) + 5)]
+    rows[3] = (rows[3][0], "M", "LTE", value if col == "lac" else 1, value if col == "cid" else 10)
+    if how == "bundle":
+        t0 = a - 10.0
+        d = _bundle(tmp_path / "run", '{"run_id": "r", "t0": %r}' % t0)
+        log = lab_log(d / "radio.csv", [(r[0] - t0, *r[1:]) for r in rows])
+        args = [d]
+    else:
+        log = lab_log(tmp_path / "radio.csv", rows)
+        args = ["--client", PHONE, "--server", SERVER, "--radio", log]
+        if how == "generic":
+            args += ["--radio-map", "time=ts,tac=lac,cid=cid", "--radio-format", "csv"]
+    p = _run(*args, "-o", "out", cwd=tmp_path)
+    assert p.returncode == 3, p.stderr
+    what = col if how != "generic" else f"{col} ({col})"
+    assert f"{log}:5: {what} '{value}' is " in p.stderr
+    assert "Traceback" not in p.stderr
+    _flows_kept_context_unknown(tmp_path / "out", f"radio log rejected: {log}:5: {what} '{value}'")
+
+
+def test_nmea_log_concatenated_with_itself_exits_3(tmp_path, span):
+    """Issue 30, item 7: an NMEA log written twice into one file was de-duplicated silently
+    (exit 0, the second copy gone). Now it is rejected like a CSV or GPX log: exit 3 naming
+    the line where time goes back; flows written, context unknown."""
+    import pynmea2
+    from datetime import datetime, timezone
+
+    a, b = span
+    lines = []
+    for i in range(int(b - a) + 5):
+        t = datetime.fromtimestamp(int(a) - 2 + i, tz=timezone.utc)
+        hh = t.strftime("%H%M%S.00")
+        lines.append(str(pynmea2.RMC("GP", "RMC", (hh, "A", "3900.0000", "N", "11600.0000", "E", "161.987", "0.0",
+                                                    t.strftime("%d%m%y"), "", ""))))
+        lines.append(str(pynmea2.GGA("GP", "GGA", (hh, "3900.0000", "N", "11600.0000", "E", "1", "08", "0.9",
+                                                    "10.0", "M", "0.0", "M", "", ""))))
+    once = tmp_path / "once.nmea"
+    once.write_text("\n".join(lines) + "\n")
+    twice = tmp_path / "twice.nmea"
+    twice.write_text("\n".join(lines + lines) + "\n")
+    p = _run(PHONE, "--vantage", "client", "--radio", once, "-o", "ok", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert pl.read_parquet(tmp_path / "ok" / "context.parquet")["speed_class"].to_list() == ["high"]  # RMC speed
+    p = _run(PHONE, "--vantage", "client", "--radio", twice, "-o", "out", cwd=tmp_path)
+    assert p.returncode == 3, p.stderr
+    n = len(lines)
+    assert f"{twice}:{n + 1}: time goes backwards: " in p.stderr and f"(line {n - 1})" in p.stderr
+    _flows_kept_context_unknown(tmp_path / "out", f"radio log rejected: {twice}:{n + 1}: time goes backwards")
+
+
+def test_carrier_absent_from_the_log_exits_3_and_gps_only_logs_take_any(tmp_path, span):
+    """Issue 30, item 8: --carrier ZZ absent from the log was exit 0 without a word. Now
+    exit 3 naming the carriers the log has, the flows written with context unknown. A
+    GPS-only log names no carrier, so --carrier is only a label there: the speed is still
+    judged (before: every flow unknown, "carrier M not in the radio log (GPS only)")."""
+    a, b = span
+    log = lab_log(tmp_path / "radio.csv", [(a - 2 + i, c, "LTE", 1, 10) for i in range(int(b - a) + 5)
+                                           for c in ("M", "U")])
+    p = _run(PHONE, "--vantage", "client", "--radio", log, "--carrier", "ZZ", "-o", "out", cwd=tmp_path)
+    assert p.returncode == 3
+    assert p.stderr.strip() == (f"hsrtcp: {log}: carrier ZZ is not in the radio log, which has M, U: its flows "
+                                f"are unknown (--carrier, or the manifest's carrier)")
+    _flows_kept_context_unknown(tmp_path / "out", "carrier ZZ not in the radio log (M, U)")
+    p = _run(PHONE, "--vantage", "client", "--radio", log, "--carrier", "U", "-o", "u", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    gps = tmp_path / "gps.csv"
+    gps.write_text("time,lat,lon,speed\n" + "".join(f"{a - 2 + i},39.0,116.0,300\n" for i in range(int(b - a) + 5)))
+    p = _run(PHONE, "--vantage", "client", "--radio", gps, "--carrier", "M", "-o", "gps", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    ctx = pl.read_parquet(tmp_path / "gps" / "context.parquet")
+    assert ctx.select("speed_class", "class_reason").rows() == [("high", "no cell information in the log (GPS only)")]
+
+
+@pytest.mark.parametrize("t0, shown", [("NaN", "nan"), ('"soon"', "'soon'"), ("Infinity", "inf")])
+def test_bundle_manifest_t0_must_be_a_number(tmp_path, span, t0, shown):
+    """A bundle's manifest.json t0 is its radio log's clock: NaN made every radio time NaN
+    (every flow unknown, "no overlap") and text crashed the addition; now exit 3 naming the
+    manifest and t0, the tables written."""
+    a, _ = span
+    d = _bundle(tmp_path / "run", '{"run_id": "r", "t0": %s}' % t0)
+    lab_log(d / "radio.csv", [(float(i), "M", "LTE", 1, 10) for i in range(5)])
+    p = _run(d, "-o", "out", cwd=tmp_path)
+    assert p.returncode == 3, p.stderr
+    assert f"{d / 'manifest.json'}: t0 {shown} is not a finite number of epoch seconds" in p.stderr
+    assert "Traceback" not in p.stderr
+    _flows_kept_context_unknown(tmp_path / "out", f"radio log rejected: {d / 'manifest.json'}: t0")

@@ -16,7 +16,7 @@ from hsrtcp.context.gps import EARTH_RADIUS_M
 from hsrtcp.context.readers import GAP_S, read_radio
 from hsrtcp.context.schema import RadioLogError
 
-from .logs import lab_log, one_hz
+from .logs import HEADER, lab_log, one_hz
 
 T0 = 1_700_000_000.0
 
@@ -160,7 +160,7 @@ def test_gpx_point_without_time(tmp_path):
      r"r\.csv:3: rsrp_dbm 1e-05 outside -140 … -44 dBm \(wrong unit\?\)"),
     ("0.000,1,2,300,M,LTE,1,10,-80,-10\n1.000,1,2,300,M,LTE,1,10\n",
      r"r\.csv:3: 8 fields, the header has 10"),
-    ("0.000,1,2,300,M,LTE,1,10.5,-80,-10\n", r"r\.csv:2: cid '10\.5' is not a number"),
+    ("0.000,1,2,300,M,LTE,1,10.5,-80,-10\n", r"r\.csv:2: cid '10\.5' is not a whole number"),
     ("", r"r\.csv: no samples"),
 ])
 def test_bad_lab_logs_name_file_and_line(tmp_path, body, message):
@@ -201,3 +201,141 @@ def test_generic_csv_without_a_carrier_column_is_one_carrier(tmp_path):
     lg = read_radio(p, "csv")
     assert lg.carriers == ["-"]
     assert handoffs(lg.frame).select("ts", "old_cid", "new_cid").rows() == [(12.0, 1, 2)]
+
+
+def _fixes(n: int) -> list[tuple[datetime, float, float]]:
+    return _track(n, 300.0)
+
+
+def _nmea(path, fixes, kinds=("RMC", "GGA")):
+    """An NMEA log as a receiver writes it: per fix one sentence of each of ``kinds``."""
+    lines = []
+    for t, lat, lon in fixes:
+        la, ns = _nmea_coord(lat, "N", "S", 2)
+        lo, ew = _nmea_coord(lon, "E", "W", 3)
+        hhmmss = t.strftime("%H%M%S.00")
+        for k in kinds:
+            if k == "RMC":
+                lines.append(str(pynmea2.RMC("GP", "RMC", (hhmmss, "A", la, ns, lo, ew, f"{300 / 1.852:.3f}", "0.0",
+                                                            t.strftime("%d%m%y"), "", ""))))
+            else:
+                lines.append(str(pynmea2.GGA("GP", "GGA", (hhmmss, la, ns, lo, ew, "1", "08", "0.9", "10.0", "M",
+                                                            "0.0", "M", "", ""))))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _gpx(path, fixes):
+    g = gpxpy.gpx.GPX()
+    trk = gpxpy.gpx.GPXTrack()
+    seg = gpxpy.gpx.GPXTrackSegment()
+    trk.segments.append(seg)
+    g.tracks.append(trk)
+    for t, lat, lon in fixes:
+        seg.points.append(gpxpy.gpx.GPXTrackPoint(lat, lon, time=t))
+    path.write_text(g.to_xml())
+    return path
+
+
+def _csv(path, fixes):
+    path.write_text("time,lat,lon\n" + "".join(f"{t.timestamp()},{lat:.7f},{lon}\n" for t, lat, lon in fixes))
+    return path
+
+
+def test_nmea_rmc_and_gga_of_one_time_are_one_fix(tmp_path):
+    """A receiver's RMC + GGA pair per second is one fix (the RMC, with its speed): not a
+    repeated time."""
+    lg = read_radio(_nmea(tmp_path / "a.nmea", _fixes(4)))
+    assert lg.frame["line"].to_list() == [1, 3, 5, 7]
+    assert lg.frame["speed_kmh"].to_list() == pytest.approx([300.0] * 4, abs=0.01)
+
+
+@pytest.mark.parametrize("fmt, at", [("nmea", "{}:9"), ("gpx", "{}: track point 5"), ("csv", "{}:6")])
+def test_a_log_concatenated_with_itself_is_rejected_alike(tmp_path, fmt, at):
+    """Item 7 of issue 30: an NMEA log concatenated with itself was de-duplicated silently
+    (exit 0); CSV and GPX reject it. Now the three formats say the same, naming the line
+    where time goes back and the line it goes back from."""
+    fixes = _fixes(4)
+    p = {"nmea": _nmea, "gpx": _gpx, "csv": _csv}[fmt](tmp_path / f"twice.{fmt}", fixes + fixes)
+    t_last, t_first = fixes[-1][0].timestamp(), fixes[0][0].timestamp()
+    prev = {"nmea": 7, "gpx": 4, "csv": 5}[fmt]
+    expect = (f"{at.format(p)}: time goes backwards: {t_first:.3f} after {t_last:.3f} (line {prev}); "
+              f"times must increase per carrier")
+    with pytest.raises(RadioLogError) as e:
+        read_radio(p, fmt)
+    assert str(e.value) == expect
+
+
+@pytest.mark.parametrize("fmt, at, prev", [("nmea", "{}:5", 3), ("gpx", "{}: track point 3", 2),
+                                           ("csv", "{}:4", 3)])
+def test_a_repeated_fix_is_a_duplicate_time_alike(tmp_path, fmt, at, prev):
+    """The second fix written twice in a row: "duplicate time" naming both lines, in the
+    same words for NMEA (an RMC repeated after its GGA), GPX and CSV."""
+    fixes = _fixes(3)
+    rows = fixes[:2] + [fixes[1]] + fixes[2:]
+    if fmt == "nmea":
+        p = _nmea(tmp_path / "rep.nmea", fixes)
+        lines = p.read_text().splitlines()
+        p.write_text("\n".join(lines[:4] + [lines[2]] + lines[4:]) + "\n")  # RMC of fix 2 again at line 5
+    else:
+        p = {"gpx": _gpx, "csv": _csv}[fmt](tmp_path / f"rep.{fmt}", rows)
+    t = fixes[1][0].timestamp()
+    with pytest.raises(RadioLogError) as e:
+        read_radio(p, fmt)
+    assert str(e.value) == (f"{at.format(p)}: duplicate time: {t:.3f} after {t:.3f} (line {prev}); "
+                            f"times must increase per carrier")
+
+
+def test_nmea_gga_only_repeated_time_is_a_duplicate(tmp_path):
+    """GGA-only logs (no RMC to pair with): a repeated GGA time is a duplicate too."""
+    z = "$" + str(pynmea2.ZDA("GP", "ZDA", ("020000.00", "04", "05", "2016", "00", "00")))[1:]
+    p = _nmea(tmp_path / "g.nmea", _fixes(3), kinds=("GGA",))
+    lines = p.read_text().splitlines()
+    p.write_text("\n".join([z, lines[0], lines[1], lines[1], lines[2]]) + "\n")
+    with pytest.raises(RadioLogError, match=r"g\.nmea:4: duplicate time: \S+ after \S+ \(line 3\)"):
+        read_radio(p, "nmea")
+
+
+LAB_ROW = "0.000,1,2,300,M,LTE,{lac},{cid},-80,-10\n"
+
+
+@pytest.mark.parametrize("col", ["lac", "cid"])
+@pytest.mark.parametrize("value, message", [
+    ("18446744073709551616", "is larger than 2^63-1 (9223372036854775807)"),   # 2^64
+    ("9223372036854775808", "is larger than 2^63-1 (9223372036854775807)"),    # 2^63
+    ("-1", "is negative (a cell identity is >= 0; leave the field empty when it is unknown)"),
+    ("0x1A2B", "is hexadecimal: give cell identities in decimal"),
+    ("10.5", "is not a whole number"),
+    ("1e19", "is beyond 2^53 in float notation, where it is not exact: write its digits"),
+    ("ten", "is not a whole number"),
+])
+def test_cell_identities_out_of_int64_are_errors_naming_the_line(tmp_path, col, value, message):
+    """Item 10 of issue 30: a cid or lac > 2^63 aborted (polars' Int64 conversion) before
+    any table was written. Now every reader that has cells (lab radio.csv, generic CSV)
+    names the file, the line and the value."""
+    ok = {"lac": 1, "cid": 10}
+    bad = dict(ok, **{col: value})
+    lab = tmp_path / "r.csv"
+    lab.write_text(HEADER + "\n" + LAB_ROW.format(**ok).replace("0.000", "1.000", 1)
+                   + LAB_ROW.format(**bad).replace("0.000", "2.000", 1))
+    with pytest.raises(RadioLogError) as e:
+        read_radio(lab, "lab")
+    assert str(e.value) == f"{lab}:3: {col} {value!r} {message}"
+    gen = tmp_path / "g.csv"
+    gen.write_text(f"Time,Area,Cell\n1,1,10\n2,{bad['lac']},{bad['cid']}\n")
+    with pytest.raises(RadioLogError) as e:
+        read_radio(gen, "csv", parse_mapping("time=Time,tac=Area,cid=Cell"))
+    assert str(e.value) == f"{gen}:3: {col} ({ {'lac': 'Area', 'cid': 'Cell'}[col]}) {value!r} {message}"
+
+
+def test_cell_identities_are_read_exactly(tmp_path):
+    """The whole Int64 range, exactly: 2^53 + 1 went through a float before (read as 2^53);
+    an exporter's ``10.0`` is 10; an empty field is null."""
+    p = tmp_path / "r.csv"
+    p.write_text(HEADER + "\n" + "".join(LAB_ROW.format(lac=lac, cid=cid).replace("0.000", f"{i}.000", 1)
+                                        for i, (lac, cid) in enumerate([(1, 9223372036854775807),
+                                                                         (2, 9007199254740993),
+                                                                         ("7.0", "10.0"), ("", "")])))
+    lg = read_radio(p, "lab")
+    assert lg.frame["cid"].to_list() == [9223372036854775807, 9007199254740993, 10, None]
+    assert lg.frame["lac"].to_list() == [1, 2, 7, None]

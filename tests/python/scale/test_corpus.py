@@ -186,7 +186,7 @@ def test_manifest_pairs_labels_and_problems(tmp_path):
     f = pl.read_parquet(res / "failures.parquet")
     assert f["input"].to_list() == ["lonely"] and "exactly one client and one server" in f["reason"][0], p.stderr
     (d / "bad.csv").write_text("file,vantage\nsolo.pcap,server\n")
-    bad = hsrtcp_cli("analyze", d / "bad.csv", "-o", tmp_path / "res2", check=2)
+    bad = hsrtcp_cli("analyze", d / "bad.csv", "-o", tmp_path / "res2", check=3)  # a bad manifest: input error
     assert "capture" in bad.stderr and "bad.csv" in bad.stderr
 
 
