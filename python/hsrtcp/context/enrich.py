@@ -137,7 +137,9 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
                     labels: dict | None = None, path_of=None) -> ContextResult:
     """The context tables for the flows of ``out_dir``/flows.parquet (see the module doc).
     ``path_of(name)``: where the table file ``name`` is, when not yet in ``out_dir`` (the
-    staged files of an open :class:`hsrtcp.output.OutputSet`)."""
+    staged files of an open :class:`hsrtcp.output.OutputSet`). The radio options go through
+    :func:`hsrtcp.context.options.check_options` (OptionError, a ValueError) like the
+    command line's and a manifest's."""
     out = Path(out_dir)
     if path_of is None:
         path_of = lambda name: out / name  # noqa: E731
@@ -159,7 +161,7 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
             messages.append(str(exc))
             field_log = f"radio log rejected: {_short(str(exc))}"
         if (isinstance(field_log, RadioLog) and carrier is not None and field_log.carriers
-                and carrier not in field_log.carriers):
+                and carrier not in field_log.carriers and any(i.kind != "bundle" for i in inputs)):
             # almost always a typo or the wrong log: the flows are written, unknown, and
             # the run says so (exit 3) instead of ending well
             messages.append(f"{field_log.path}: carrier {carrier} is not in the radio log, which has "

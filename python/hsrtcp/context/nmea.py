@@ -1,6 +1,8 @@
 """NMEA 0183 GPS logs (pynmea2): RMC sentences give date, time, position and speed over
 ground; GGA sentences give time and position (the date comes from the last RMC or ZDA before
-them). Speed is derived from positions when no RMC speed is present (:mod:`gps`).
+them). Speed is derived from positions when no RMC speed is present (:mod:`gps`). An RMC
+and a GGA of the same time are one fix; any other repeated time is left for
+:func:`hsrtcp.context.readers.check` to reject, as in a CSV or GPX log.
 
 Sentences other than RMC, GGA and ZDA are skipped; a line that is not a valid sentence (bad
 checksum, cut) is an error naming the line: a GPS log is a measurement, and a corrupt line
