@@ -178,3 +178,13 @@ def test_manifest_pair_rows_with_different_radio_logs_and_a_missing_carrier(tmp_
     assert set(ctx["class_reason"]) == {"carrier ZZ not in the radio log (M, U)"}
     assert not (res / "input=p1").exists()
 
+
+
+@pytest.mark.parametrize("args", [["--radio-offset", "5"], ["--radio-format", "gpx"]])
+def test_corpus_refuses_the_radio_options_it_would_ignore(tmp_path, capsys, args):
+    """--radio-offset and --radio-format with a corpus were ignored without a word (exit 0);
+    like --radio and --radio-map they are per input, in the manifest."""
+    man = _manifest(tmp_path, "capture\nphone.pcap\n")
+    assert main(["analyze", man, *args, "-q", "-o", tmp_path / "res"]) == 2
+    assert f"{args[0]} does not apply to a corpus" in capsys.readouterr().err
+    assert not (tmp_path / "res").exists()

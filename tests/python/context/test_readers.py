@@ -339,3 +339,11 @@ def test_cell_identities_are_read_exactly(tmp_path):
     lg = read_radio(p, "lab")
     assert lg.frame["cid"].to_list() == [9223372036854775807, 9007199254740993, 10, None]
     assert lg.frame["lac"].to_list() == [1, 2, 7, None]
+
+
+def test_a_mapping_for_a_log_that_is_not_csv_is_refused(tmp_path):
+    """A --radio-map (radio_map) given for a log that `auto` reads as NMEA was ignored."""
+    p = _nmea(tmp_path / "a.nmea", _fixes(2))
+    with pytest.raises(RadioLogError, match=r"a\.nmea: a column mapping \(--radio-map, radio_map\) is for a generic "
+                                            r"CSV log; this one is nmea"):
+        read_radio(p, "auto", parse_mapping("time=ts"))
