@@ -150,6 +150,11 @@ def test_bundle_paths_map_to_carriers_in_log_order(tmp_path, span):
     (d / "capture").mkdir(parents=True)
     for name, src in (("phone_p1.pcap", PHONE), ("phone_p2.pcap", PHONE), ("server.pcap", SERVER)):
         (d / "capture" / name).write_bytes(src.read_bytes())
+    # Byte-identical phone captures are refused as one capture given twice: p2's pcap header
+    # gets sigfigs 1 (a field no reader uses).
+    with open(d / "capture" / "phone_p2.pcap", "r+b") as f:
+        f.seek(12)
+        f.write(b"\x01")
     t0 = a - 1.0
     (d / "manifest.json").write_text(
         '{"run_id": "001_two_cubic_x_r1", "t0": %r, "radio": "radio.csv", "cc": "cubic", '
