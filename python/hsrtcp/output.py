@@ -38,6 +38,7 @@ MANIFEST = "hsrtcp-manifest.txt"
 MANIFEST_HEADER = "# hsrtcp results: the files of the last run (docs/formats/output.md), format 1"
 NEW = ".hsrtcp-new."
 OLD = ".hsrtcp-old."
+TMP = ".hsrtcp-tmp."  # a single file being written (hsrtcp.atomic)
 # Output names of runs from before the manifest existed (a table, its CSV, the plot).
 KNOWN = frozenset([f"{t}.{ext}" for t in ("flows", "events", "rtt", "series", "captures", "pair_stats")
                    for ext in ("parquet", "csv")] + ["throughput.png"])
@@ -54,10 +55,14 @@ def shown(path: str | bytes | os.PathLike) -> str:
 
 
 def _leftover(name: str) -> bool:
-    """A temporary file of an hsrtcp run (this version's staging names, and the
-    ``.TABLE.parquet.tmpPID`` names earlier versions used)."""
+    """A temporary file of an hsrtcp run (this version's staging names, a single file's
+    ``.hsrtcp-tmp.PID.*`` of a process that is gone, and the ``.TABLE.parquet.tmpPID``
+    names earlier versions used)."""
     if name.startswith((NEW, OLD, "." + NEW)):  # (the last: a plot's own temporary file)
         return True
+    if name.startswith(TMP):  # hsrtcp.atomic's: another process may be writing it now
+        pid = name[len(TMP):].partition(".")[0]
+        return pid.isdigit() and not _alive(int(pid))
     head, sep, pid = name.rpartition(".tmp")
     return bool(sep) and pid.isdigit() and head.startswith(".") and head[1:] in KNOWN
 
@@ -155,6 +160,34 @@ class OutputSet:
         self._staged[name] = path
         return path
 
+    def file(self, name: str) -> _Staging:
+        """``with output.file(NAME) as path:`` write the staged file ``NAME`` at ``path``; a
+        failure of the disk is an :class:`OutputError` naming ``DIR/NAME`` and the reason."""
+        return _Staging(self, name)
+
+    def error(self, exc: BaseException) -> OutputError:
+        """The :class:`OutputError` for a failure of a writer that stages in this directory
+        (the Rust Parquet writer: "DIR/.hsrtcp-new.flows.parquet: External: transport
+        error"): it names the final file and, when the disk is full, says so (call it while
+        :meth:`holding` keeps the staged files' space taken)."""
+        from hsrtcp.atomic import failure_reason
+
+        text = str(exc)
+        where, detail = self.dir, text
+        head, sep, rest = text.partition(": ")
+        if sep and os.path.basename(head).startswith(NEW):
+            name = os.path.basename(head)[len(NEW):]
+            if name.startswith("spool") and name.endswith(".arrows"):  # spoolN.TABLE.arrows
+                name = name.split(".")[1] + ".parquet"
+            where, detail = os.path.join(os.path.dirname(head), name), rest
+        reason = failure_reason(exc, self.dir) or detail
+        return OutputError(f"{shown(where)}: cannot write: {reason}")
+
+    def holding(self) -> _Holding:
+        """``with output.holding():`` the staged files keep their space on the disk even if a
+        writer removes them, so that a full disk still looks full when its error is read."""
+        return _Holding(self.dir)
+
     def add(self, name: str, staged_path: str | os.PathLike) -> None:
         """A file written under the staging prefix by someone else (the Rust Parquet writer)."""
         self._staged[name] = os.fspath(staged_path)
@@ -181,12 +214,22 @@ class OutputSet:
     def _commit(self) -> list[str]:
         d, names = self.dir, list(self._staged)
         targets = [os.path.join(d, n) for n in names]
+        others = _other_manifests(d, self._manifest)
         for n, t in zip(names, targets):
             if os.path.isdir(t):
                 raise OutputError(f"{shown(t)}: is a directory, so {n} cannot be written; nothing of this "
                                   f"run was written")
+            kind = _special(t)
+            if kind:
+                raise OutputError(f"{shown(t)}: is {kind}; hsrtcp replaces only regular files in an output "
+                                  f"directory (remove it or choose another directory); nothing of this run "
+                                  f"was written")
+            if n in others and os.path.lexists(t):
+                raise OutputError(f"{shown(t)}: belongs to the files of another command in {shown(d)} (listed in "
+                                  f"{others[n]}); choose another output directory; nothing of this run was "
+                                  f"written")
         man = self._manifest
-        old = (_read_manifest(d, man) | self._replaces) - set(names) - {man}
+        old = (_read_manifest(d, man) | self._replaces) - set(names) - {man} - set(others)
         aside = [n for n in [*names, *sorted(old), man] if os.path.lexists(os.path.join(d, n))
                  and not os.path.isdir(os.path.join(d, n))]
         moved: list[tuple[str, str]] = []  # (target, where it was moved)
@@ -224,6 +267,15 @@ class OutputSet:
         for path in self._staged.values():
             _quiet_unlink(path)
         self._staged.clear()
+        if self._lock_fd is not None:
+            # files staged by a writer that stopped half-way (the Rust writer's spools); the
+            # lock says they are this run's
+            try:
+                names = [n for n in os.listdir(self.dir) if n.startswith(NEW)]
+            except OSError:
+                names = []
+            for n in names:
+                _quiet_unlink(os.path.join(self.dir, n))
         self._unlock()
 
     def __enter__(self) -> OutputSet:
@@ -231,6 +283,90 @@ class OutputSet:
 
     def __exit__(self, *exc) -> None:
         self.abort()
+
+
+class _Staging:
+    """:meth:`OutputSet.file`."""
+
+    def __init__(self, output: OutputSet, name: str) -> None:
+        self.output, self.name = output, name
+
+    def __enter__(self) -> str:
+        self.path = self.output.stage(self.name)
+        return self.path
+
+    def __exit__(self, typ, exc, tb) -> bool:
+        if exc is None:
+            return False
+        from hsrtcp.atomic import output_error
+
+        final = os.path.join(self.output.dir, self.name)
+        if isinstance(exc, OutputError) and str(exc).startswith(shown(self.path) + ":"):
+            # (a writer of its own, hsrtcp.atomic, named the staged file)
+            raise OutputError(shown(final) + str(exc)[len(shown(self.path)):]) from None
+        err = output_error(exc, final, self.output.dir)
+        if err is None:
+            return False
+        raise err from None
+
+
+class _Holding:
+    """:meth:`OutputSet.holding`: the staged files of ``d``, open for reading."""
+
+    def __init__(self, d: str) -> None:
+        self.fds: list[int] = []
+        try:
+            names = [n for n in os.listdir(d) if n.startswith(NEW)]
+        except OSError:
+            names = []
+        for n in names:
+            try:
+                self.fds.append(os.open(os.path.join(d, n), os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK))
+            except OSError:
+                pass
+
+    def __enter__(self) -> _Holding:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for fd in self.fds:
+            os.close(fd)
+        self.fds = []
+
+
+def _special(path: str) -> str | None:
+    """What ``path`` is when it exists and is neither a regular file nor a directory."""
+    import stat
+
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return {stat.S_IFLNK: "a symbolic link", stat.S_IFCHR: "a character device", stat.S_IFIFO: "a FIFO",
+            stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def _other_manifests(d: str, own: str) -> dict[str, str]:
+    """{file name: manifest} for the files other kinds of runs (analysis, model fit, study,
+    ...) list in their manifests in ``d``: never overwritten by this kind."""
+    try:
+        names = sorted(n for n in os.listdir(d) if n.startswith("hsrtcp-manifest") and n.endswith(".txt")
+                       and n != own)
+    except OSError:
+        return {}
+    return {f: m for m in names for f in _read_manifest(d, m)}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # (someone else's process)
+        pass
+    return True
 
 
 def _quiet_unlink(path: str) -> None:

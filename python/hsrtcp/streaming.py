@@ -83,11 +83,20 @@ def analyze_to(paths: str | os.PathLike | Iterable[str | os.PathLike], out_dir: 
             return out.analyze(paths[i], names[i], vantages[i], i << ID_SHIFT, report, keep_flows, i)
 
         try:
-            results = run_captures(paths, job, workers=workers, progress=progress)
             try:
-                staged = out.close()
-            except OSError as exc:
-                raise OutputError(str(exc)) from None
+                results = run_captures(paths, job, workers=workers, progress=progress)
+            except OSError as exc:  # the writer stopped: its own error names file and reason
+                with outset.holding():
+                    try:
+                        out.close()
+                    except OSError as real:
+                        exc = real
+                    raise outset.error(exc) from None
+            with outset.holding():  # (close() removes the files it fails on)
+                try:
+                    staged = out.close()
+                except OSError as exc:
+                    raise outset.error(exc) from None
         finally:
             out.abort()  # after an error: nothing half-written is left
         for table, path in staged:

@@ -52,16 +52,13 @@ def query(args, fmt, out, show_schema, limit):
         raise click.UsageError("--format parquet needs -o FILE")
     con = connect(dirs)
     if show_schema:
-        _emit(_schema_text(schema(con)), out)
-        return
-    if out is not None and fmt != "table":
-        _copy(con, sql, fmt, out)
+        _emit(_schema_text(schema(con)), out, dirs)
         return
     try:
         cur = con.execute(sql)
         if cur.description is None:
             raise click.UsageError("SQL: the statement returns no rows (use a SELECT)")
-        _write(con, cur, sql, fmt, out, limit)
+        _write(con, cur, sql, fmt, out, limit, dirs)
     except duckdb.CatalogException as exc:
         _missing_table(con, dirs, exc)
     except duckdb.Error as exc:
@@ -97,30 +94,18 @@ def _schema_text(views) -> str:
     return "\n".join(lines)
 
 
-def _emit(text: str, out: Path | None) -> None:
+def _emit(text: str, out: Path | None, dirs: list[str]) -> None:
     if out is None:
         click.echo(text)
     else:
-        out.write_text(text + "\n")
+        from hsrtcp.atomic import open_output
+
+        with open_output(out, reads=dirs) as f:
+            f.write(text + "\n")
 
 
-def _copy(con, sql: str, fmt: str, out: Path) -> None:
-    """DuckDB writes the file itself (COPY), through a temporary name renamed into place."""
-    import duckdb
-
-    from hsrtcp.query import _sql_str
-
-    opts = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json", "parquet": "FORMAT parquet"}[fmt]
-    tmp = out.with_name(f".{out.name}.tmp")
-    try:
-        con.execute(f"COPY ({sql}) TO {_sql_str(str(tmp))} ({opts})")
-    except duckdb.Error as exc:
-        tmp.unlink(missing_ok=True)
-        raise click.UsageError(f"SQL: {exc}") from None
-    tmp.replace(out)
-
-
-def _write(con, cur, sql: str, fmt: str, out: Path | None, limit: int) -> None:
+def _write(con, cur, sql: str, fmt: str, out: Path | None, limit: int, dirs: list[str]) -> None:
+    """The result in format ``fmt`` on standard output, or with ``-o`` into ``out``."""
     names = [d[0] for d in cur.description]
     if fmt == "table":
         from hsrtcp.report.summary import format_table
@@ -132,9 +117,37 @@ def _write(con, cur, sql: str, fmt: str, out: Path | None, limit: int) -> None:
         if more:
             total = con.execute(f"SELECT count(*) FROM ({sql})").fetchone()[0]
             text += f"\n({len(rows)} of {total:,} rows shown; --limit 0 for all, or -f csv)"
-        _emit(text, out)
+        _emit(text, out, dirs)
         return
-    stream = sys.stdout
+    if out is None:
+        _rows(cur, names, fmt, sys.stdout)
+    else:
+        _copy(con, sql, fmt, out, dirs)
+
+
+def _copy(con, sql: str, fmt: str, out: Path, dirs: list[str]) -> None:
+    """``-o`` in csv, json or parquet: DuckDB's ``COPY`` writes the file, through
+    :mod:`hsrtcp.atomic` (never over a table of ``dirs``; a device or pipe is written
+    through). The COPY runs on a connection of its own that holds only the result's rows
+    (streamed as Arrow batches): the connection over the results reads, never writes."""
+    import duckdb
+
+    from hsrtcp.atomic import output_path
+    from hsrtcp.query import _sql_str
+
+    # a relation streams its batches (a DB-API result's reader holds them all), on a cursor
+    # of its own as ``con`` still holds the first execution; duckdb 1.x: fetch_arrow_reader
+    rel = con.cursor().sql(sql)
+    batches = (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(100_000)
+    writer = duckdb.connect()
+    writer.execute("SET enable_progress_bar = false")
+    writer.register("result", batches)
+    opts = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json", "parquet": "FORMAT parquet"}[fmt]
+    with output_path(out, reads=dirs) as tmp:
+        writer.execute(f"COPY result TO {_sql_str(tmp)} ({opts}, USE_TMP_FILE false)")
+
+
+def _rows(cur, names: list[str], fmt: str, stream) -> None:
     if fmt == "csv":
         w = csv.writer(stream, lineterminator="\n")
         w.writerow(names)

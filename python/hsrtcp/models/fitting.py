@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,10 +108,15 @@ class FitResult:
             "figure": "model_fit.png",
         }
         with OutputSet(outdir, manifest=FIT_MANIFEST, replaces=frozenset()) as output:
-            self.flows.write_parquet(output.stage(names["flows_parquet"]))
-            _csv_safe(self.flows).write_csv(output.stage(names["flows_csv"]))
-            self.summary.write_csv(output.stage(names["summary_csv"]))
-            self.figure(output.stage(names["figure"]))
+            # (output.file: a full disk is an OutputError naming the file)
+            with output.file(names["flows_parquet"]) as p:
+                self.flows.write_parquet(p)
+            with output.file(names["flows_csv"]) as p:
+                _csv_safe(self.flows).write_csv(p)
+            with output.file(names["summary_csv"]) as p:
+                self.summary.write_csv(p)
+            with output.file(names["figure"]) as p:
+                self.figure(p)
             output.commit()
         return {k: Path(outdir) / n for k, n in names.items()}
 
@@ -258,15 +262,10 @@ def _csv_safe(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _atomic(path: Path, write: Callable[[Path], object]) -> None:
-    """Write through a temporary file in the same directory, then rename."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``path`` with :func:`hsrtcp.atomic.write_file` (``write`` gets the path to write)."""
+    from hsrtcp.atomic import write_file
+
+    write_file(path, lambda tmp: write(Path(tmp)))
 
 
 _MARKERS = {"pftk_full": "o", "pftk_approx": "v", "enh_as_printed": "s", "enh_corrected": "D", "enh_rederived": "^"}
@@ -332,7 +331,6 @@ def _plot_fit(res: FitResult, path: Path) -> Path:
     if handles:
         ax2.legend(handles=handles, fontsize=8)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
     _atomic(path, lambda p: fig.savefig(p, format="png", dpi=120))
     plt.close(fig)
     return path

@@ -202,17 +202,20 @@ _RATE_SCHEMA = {"instance": pl.Utf8, "token": pl.Int64, "path": pl.Int64, "role"
                 "t": pl.Int64, "rate_bps": pl.Float64}
 
 
+#: The manifest of ``hsrtcp mptcp``'s files (docs/formats/output.md).
+MANIFEST = "hsrtcp-manifest.mptcp.txt"
+
+
 def write(frames: dict[str, pl.DataFrame], out_dir: str | os.PathLike) -> list[Path]:
-    """``mptcp_<table>.parquet`` in ``out_dir`` (each written under a temporary name and renamed),
-    with the schema version in the Parquet key-value metadata."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name in TABLES:
-        path = out / f"mptcp_{name}.parquet"
-        tmp = out / f".mptcp_{name}.parquet.tmp{os.getpid()}"
-        frames[name].write_parquet(tmp, metadata={"hsrtcp.schema": f"mptcp_{name}", "hsrtcp.schema_version":
-                                                  str(SCHEMA_VERSION)})
-        os.replace(tmp, path)
-        written.append(path)
-    return written
+    """``mptcp_<table>.parquet`` in ``out_dir``, with the schema version in the Parquet
+    key-value metadata: all four or none (:class:`hsrtcp.output.OutputSet` with a manifest of
+    its own, so the tables of a results directory it is written into are left alone).
+    Raises :class:`hsrtcp.errors.OutputError` naming the file."""
+    from hsrtcp.output import OutputSet
+
+    with OutputSet(out_dir, manifest=MANIFEST, replaces=frozenset()) as output:
+        for name in TABLES:
+            with output.file(f"mptcp_{name}.parquet") as p:
+                frames[name].write_parquet(p, metadata={"hsrtcp.schema": f"mptcp_{name}",
+                                                        "hsrtcp.schema_version": str(SCHEMA_VERSION)})
+        return [Path(p) for p in output.commit()]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 
-from hsrtcp.errors import InputError
 
 # Okabe & Ito (2008), "Color Universal Design": distinguishable with every common form of
 # colour blindness, and in greyscale by lightness for the first four.
@@ -137,24 +136,15 @@ def scale_for(max_value: float, unit: str, base: float = 1000.0) -> tuple[float,
 
 
 def save(fig, path: str | os.PathLike) -> str:
-    """Write the figure to ``path`` (format from the suffix) through a temporary file renamed
-    into place, so a reader never sees half a picture; returns the path."""
+    """Write the figure to ``path`` (format from the suffix) with :mod:`hsrtcp.atomic`: a
+    reader never sees half a picture, a link is written through, ``/dev/stdout`` works;
+    returns the path."""
     import matplotlib
 
+    from hsrtcp.atomic import write_file
+
     fmt = check_format(path)
-    path = os.fspath(path)
-    parent = os.path.dirname(path) or "."
-    try:
-        os.makedirs(parent, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot create the directory: {exc.strerror}") from None
-    tmp = os.path.join(parent, f".{os.path.basename(path)}.tmp")
     metadata = {"png": {"Software": "hsrtcp"}, "svg": {"Date": None, "Creator": "hsrtcp"},
                 "pdf": {"CreationDate": None, "ModDate": None, "Creator": "hsrtcp"}}[fmt]
     with matplotlib.rc_context(RC):
-        try:
-            fig.savefig(tmp, format=fmt, metadata=metadata)
-        except OSError as exc:
-            raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    os.replace(tmp, path)
-    return path
+        return write_file(path, lambda tmp: fig.savefig(tmp, format=fmt, metadata=metadata))

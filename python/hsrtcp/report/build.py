@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from hsrtcp.atomic import write_file
 from hsrtcp.report import assets
 from hsrtcp.report.charts import PALETTE, chart, clean, colour, ecdf, series, sig
 from hsrtcp.report.flow_detail import flow_charts
@@ -434,8 +435,7 @@ def build_report(results: str | os.PathLike, study: str | os.PathLike | None = N
     # one pass: text put in (file names, labels) is never searched for placeholders again
     page = re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: subs[m.group(1)], page)
     out_path = Path(out)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(out_path.name + ".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    os.replace(tmp, out_path)
-    return ReportInfo(out_path, n_flows, len(top_ids), out_path.stat().st_size, time.perf_counter() - start)
+    body = page.encode("utf-8")
+    # (never over a table of the directories read; a device or pipe is written through)
+    write_file(out_path, lambda tmp: Path(tmp).write_bytes(body), reads=[res.path] + ([st.path] if st else []))
+    return ReportInfo(out_path, n_flows, len(top_ids), len(body), time.perf_counter() - start)

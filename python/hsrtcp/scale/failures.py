@@ -43,8 +43,6 @@ def write_failures(results: str, rows: list[dict]) -> str:
     schema = pa.schema([("input", pa.string()), ("source", pa.string()), ("kind", pa.string()),
                         ("reason", pa.string()), ("offset", pa.int64())])
     table = pa.Table.from_pylist(sorted(rows, key=lambda r: (r["input"], r["kind"], r["reason"])), schema=schema)
-    path = os.path.join(results, "failures.parquet")
-    tmp = os.path.join(results, f".failures.parquet.tmp{os.getpid()}")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
-    return path
+    from hsrtcp.atomic import write_file
+
+    return write_file(os.path.join(results, "failures.parquet"), lambda tmp: pq.write_table(table, tmp))

@@ -57,7 +57,7 @@ def test_model_fit_failing_half_way_leaves_the_previous_files(tmp_path, monkeypa
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(fitting, "_plot_fit", broken_plot)
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(OutputError, match="model_fit.png: cannot write: No space left on device"):
         second.write(out)
     assert _tree(out) == before, "the first fit's files, unchanged, and nothing of the second"
 

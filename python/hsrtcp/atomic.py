@@ -1,0 +1,310 @@
+"""The one writer of single output files: :func:`output_path`, :func:`write_file`,
+:func:`open_output` (docs/formats/output.md, "Single files").
+
+Every ``-o FILE`` of hsrtcp (query, report, plot, model figures) goes through here:
+
+- a **regular file** (or a new name) is written under a temporary name beside it
+  (``.hsrtcp-tmp.PID.XXXXXXXX.NAME``), flushed to disk, then renamed over it: a reader sees
+  the old file or the new one, never half of one; the file keeps its permission bits;
+- a **symbolic link** is followed, the file it points to is written as above (the link
+  stays a link);
+- a **character device or FIFO** (``/dev/null``, a named pipe, a terminal) is written
+  through, never replaced: the file is made in the temporary directory (many writers seek,
+  which a pipe cannot), then its bytes are copied in. ``/dev/stdout``, ``/dev/stderr`` and
+  ``/dev/fd/N`` write to this process's own descriptor, as a shell redirection would
+  (``>>`` appends);
+- a directory, a block device or a socket is refused.
+
+Whatever happens (an error, Ctrl-C), the temporary file is removed. A failure that comes
+from the disk (full, quota, read-only, permission) is an :class:`OutputError` naming the
+file and the reason ("No space left on device"), exit 3; the previous file is untouched.
+
+``reads``: the results directories the command reads. A file there that is a table or
+belongs to one (``*.parquet``, ``*.arrows``, ``*.csv``, ``*.json``, a manifest) is never
+overwritten, and no new ``*.parquet`` is added: the command would change its own input.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+
+from hsrtcp.errors import HsrtcpError, OutputError
+from hsrtcp.output import TMP, shown
+
+# how writers that drop the errno (Rust, DuckDB, Arrow) still spell it
+_SPELLED = [(e, re.compile(p)) for e, p in (
+    (errno.ENOSPC, r"No space left on device|os error 28\b|errno\W+28\b"),
+    (errno.EDQUOT, r"Disk quota exceeded|os error 122\b"),
+    (errno.EROFS, r"Read-only file system|os error 30\b"),
+    (errno.EFBIG, r"File too large|os error 27\b"),
+)]
+# what a results directory's tables are made of: never written by a command that reads it
+TABLES = (".parquet", ".arrows")
+PROTECTED = (*TABLES, ".csv", ".json")
+
+
+# -- why a write failed -------------------------------------------------------------------
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        e = todo.pop(0)
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        yield e
+        todo += [e.__cause__, e.__context__]
+
+
+def disk_full(where: str | os.PathLike) -> bool:
+    """The file system holding ``where`` has no block or no inode left for anyone."""
+    try:
+        st = os.statvfs(where)
+    except OSError:
+        return False
+    return st.f_bavail == 0 or (st.f_files > 0 and st.f_favail == 0)
+
+
+def failure_reason(exc: BaseException, where: str | os.PathLike | None = None) -> str | None:
+    """Why writing failed, as the system says it ("No space left on device"), or None when
+    ``exc`` is not an I/O failure (a defect, Ctrl-C, an hsrtcp error). Looks through the
+    exception's chain (an error while cleaning up after a full disk still names the disk),
+    the text of writers that drop the errno, and last, for an I/O error without a reason,
+    the free space of the file system holding ``where``."""
+    if not isinstance(exc, Exception) or isinstance(exc, HsrtcpError):
+        return None
+    io = False
+    for e in _chain(exc):
+        if isinstance(e, OSError):
+            io = True
+            if e.errno:
+                return os.strerror(e.errno)  # (Arrow puts its whole message in strerror)
+        text = str(e)
+        for code, pattern in _SPELLED:
+            if pattern.search(text):
+                return os.strerror(code)
+    if io and where is not None and disk_full(where):
+        return os.strerror(errno.ENOSPC)
+    return None
+
+
+def output_error(exc: BaseException, path: str | os.PathLike,
+                 where: str | os.PathLike | None = None) -> OutputError | None:
+    """:class:`OutputError` "PATH: cannot write: REASON" for a failure writing ``path``
+    (``where``: a place on its file system, for the free-space check), or None when ``exc``
+    is not an I/O failure (then it must go on as it is)."""
+    reason = failure_reason(exc, where)
+    if reason is None:
+        if isinstance(exc, OSError):  # an I/O error that says nothing more ("lseek failed")
+            reason = str(exc)
+        else:
+            return None
+    return OutputError(f"{shown(path)}: cannot write: {reason}")
+
+
+# -- where the bytes go -------------------------------------------------------------------
+_OWN_FD = re.compile(r"/proc/(\d+)(?:/task/\d+)?/fd/(\d+)")
+
+
+class _Target:
+    """What ``path`` is: ``kind`` "file" (a regular file or a new one, at ``real``), "stream"
+    (a character device or FIFO: written through at ``real``) or "fd" (this process's own
+    descriptor ``fd``)."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.given = os.fsdecode(path)  # (bytes that are not UTF-8 survive as surrogates)
+        if not self.given:
+            raise OutputError("the output file name is empty")
+        self.shown = shown(self.given)
+        self.fd: int | None = None
+        self.mode: int | None = None
+        self.named: list[str] = []  # every link on the way, and where it ends
+        cur = self.given
+        for _ in range(40):
+            loc = os.path.join(os.path.realpath(os.path.dirname(cur) or os.curdir), os.path.basename(cur))
+            self.named.append(loc)
+            m = _OWN_FD.fullmatch(loc)
+            if m and int(m.group(1)) == os.getpid():
+                self.fd, self.kind, self.real = int(m.group(2)), "fd", loc
+                return
+            try:
+                st = os.lstat(loc)
+            except FileNotFoundError:
+                self.kind, self.real = "file", loc
+                return
+            except OSError as exc:
+                raise OutputError(f"{self.shown}: cannot write: {exc.strerror}") from None
+            if not stat.S_ISLNK(st.st_mode):
+                break
+            cur = os.path.join(os.path.dirname(loc), os.readlink(loc))
+        else:
+            raise OutputError(f"{self.shown}: cannot write: {os.strerror(errno.ELOOP)}")
+        self.real, self.mode, self.st = loc, st.st_mode, st
+        if stat.S_ISREG(st.st_mode):
+            self.kind = "file"
+        elif stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+            self.kind = "stream"
+        else:
+            what = ("a directory" if stat.S_ISDIR(st.st_mode) else "a block device" if stat.S_ISBLK(st.st_mode)
+                    else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+            raise OutputError(f"{self.shown}: is {what}; hsrtcp writes a regular file, a character device "
+                              f"or a FIFO")
+
+    def check_reads(self, reads: Iterable[str | os.PathLike]) -> None:
+        """Refuse a table of a results directory the command reads (see the module docstring)."""
+        if self.kind != "file":
+            return
+        tops = [(d, os.path.realpath(os.fsdecode(d))) for d in reads]
+        for loc in self.named:  # the name given, and a table a link there points to
+            name = os.path.basename(loc)
+            # an existing table or manifest; a new Parquet file would join the tables
+            if not (name.endswith(TABLES) or (os.path.lexists(loc) and (name.endswith(PROTECTED)
+                                                                        or name.startswith("hsrtcp-manifest")))):
+                continue
+            for d, top in tops:
+                if os.path.isdir(top) and os.path.commonpath([top, os.path.dirname(loc)]) == top:
+                    raise OutputError(f"{self.shown}: would {'overwrite' if os.path.lexists(loc) else 'add'} a "
+                                      f"table of the results directory {shown(d)}, which this command reads; "
+                                      f"write the output elsewhere")
+
+
+def _umask() -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022
+
+
+def _temporary(directory: str, name: str) -> str:
+    """A new empty file in ``directory`` named after ``name`` (which stays at the end: some
+    writers look at the suffix)."""
+    import tempfile
+
+    tail = os.fsdecode(os.fsencode(name)[-120:])
+    fd, tmp = tempfile.mkstemp(prefix=f"{TMP}{os.getpid()}.", suffix=f".{tail}", dir=directory)
+    os.close(fd)
+    return tmp
+
+
+def _copy_out(tmp: str, target: _Target) -> None:
+    """The bytes of ``tmp`` into the stream or descriptor ``target``."""
+    import sys
+
+    if target.kind == "fd":
+        for s in (sys.stdout, sys.stderr):  # what was printed before comes first
+            try:
+                s.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        out, close = target.fd, False
+    else:
+        out, close = os.open(target.real, os.O_WRONLY | os.O_CLOEXEC), True
+    try:
+        with open(tmp, "rb") as src:
+            while chunk := src.read(1 << 20):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(out, view):]
+    finally:
+        if close:
+            os.close(out)
+
+
+@contextmanager
+def output_path(path: str | os.PathLike, *, reads: Iterable[str | os.PathLike] = (),
+                make_parents: bool = True) -> Iterator[str]:
+    """The path to write the file that becomes ``path`` when the block ends without error
+    (see the module docstring). Raises :class:`OutputError` naming ``path``."""
+    target = _Target(path)
+    target.check_reads(reads)
+    if target.kind == "file":
+        parent = os.path.dirname(target.real) or os.curdir
+        if make_parents and not os.path.isdir(parent):
+            try:
+                os.makedirs(parent, exist_ok=True)
+            except OSError as exc:
+                raise OutputError(f"{shown(parent)}: cannot create the directory: {exc.strerror}") from None
+        where = parent
+    else:
+        import tempfile
+
+        where = tempfile.gettempdir()
+    tmp = None
+    try:
+        try:
+            tmp = _temporary(where, os.path.basename(target.real) if target.kind == "file" else "out")
+            mode = stat.S_IMODE(target.mode) if target.kind == "file" and target.mode is not None \
+                else 0o666 & ~_umask()
+            os.chmod(tmp, mode)
+        except OSError as exc:
+            raise OutputError(f"{target.shown}: cannot write in {shown(where)}: {exc.strerror}") from None
+        try:
+            yield tmp
+            if target.kind == "file":
+                _finish_file(tmp, target)
+            else:
+                _copy_out(tmp, target)
+        except BaseException as exc:
+            err = output_error(exc, target.given, where)
+            _quiet_unlink(tmp)
+            tmp = None
+            if err is None:
+                raise
+            raise err from None
+    finally:
+        if tmp is not None:
+            _quiet_unlink(tmp)
+
+
+def _finish_file(tmp: str, target: _Target) -> None:
+    fd = os.open(tmp, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)  # a late write error (quota, NFS) shows here, before the old file goes
+        if target.mode is not None and os.geteuid() == 0:
+            try:  # root replacing someone's file keeps it theirs
+                os.fchown(fd, target.st.st_uid, target.st.st_gid)
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+    os.replace(tmp, target.real)
+
+
+def write_file(path: str | os.PathLike, write: Callable[[str], object], *,
+               reads: Iterable[str | os.PathLike] = (), make_parents: bool = True) -> str:
+    """``write(tmp)`` writes the file at the path it is given; it becomes ``path`` (see
+    :func:`output_path`). Returns ``path``."""
+    with output_path(path, reads=reads, make_parents=make_parents) as tmp:
+        write(tmp)
+    return os.fspath(path)
+
+
+@contextmanager
+def open_output(path: str | os.PathLike, mode: str = "w", *, encoding: str | None = "utf-8",
+                newline: str | None = None, reads: Iterable[str | os.PathLike] = ()) -> Iterator:
+    """An open file (``mode`` "w" or "wb") that becomes ``path`` when the block ends."""
+    if mode not in ("w", "wb"):
+        raise ValueError(f"mode must be 'w' or 'wb', not {mode!r}")
+    with output_path(path, reads=reads) as tmp:
+        if mode == "wb":
+            with open(tmp, "wb") as f:
+                yield f
+        else:
+            with open(tmp, "w", encoding=encoding, newline=newline) as f:
+                yield f
+
+
+def _quiet_unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
