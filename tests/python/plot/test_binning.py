@@ -27,13 +27,15 @@ def big(tmp_path_factory):
     pl.DataFrame({"flow_id": [7], "vantage": ["server"], "data_dir": ["s2c"], "first_ts": [T0],
                   "last_ts": [T0 + DURATION], "duration_s": [DURATION], "c2s_payload_bytes": [0],
                   "s2c_payload_bytes": [rate * int(DURATION)], "data_vantage": ["sender"],
-                  "retransmissions": [N_RETX]}).write_parquet(d / "flows.parquet")
+                  "retransmissions": [N_RETX]},
+                 schema_overrides={c: pl.UInt64 for c in ("flow_id", "c2s_payload_bytes", "s2c_payload_bytes",
+                                                          "retransmissions")}).write_parquet(d / "flows.parquet")
     bins = np.arange(int(DURATION))
     pl.DataFrame({"flow_id": np.full(len(bins), 7, dtype=np.uint64), "bin": bins.astype(np.uint64),
                   "t_rel": bins.astype(float), "bytes": np.full(len(bins), rate, dtype=np.uint64),
                   "goodput_bytes": np.full(len(bins), rate - 1000, dtype=np.uint64),
                   "awnd_min": np.full(len(bins), 3_000_000, dtype=np.uint64),
-                  "awnd_mean": np.full(len(bins), 3_100_000.0), "bif_max": rng.integers(1e5, 2e6, len(bins)),
+                  "awnd_mean": np.full(len(bins), 3_100_000.0), "bif_max": rng.integers(1e5, 2e6, len(bins)).astype(np.uint64),
                   "bif_mean": rng.uniform(1e5, 1e6, len(bins))}).write_parquet(d / "series.parquet")
     t = np.sort(rng.uniform(0, DURATION, N_RETX))
     seq = (t * rate * 0.99).astype(np.int64)

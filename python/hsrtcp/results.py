@@ -1,0 +1,349 @@
+"""The one reader of results directories: every consumer (``report``, ``study``, ``plot``,
+``mptcp``, ``model fit``, :meth:`hsrtcp.Dataset.read`) opens the tables through
+:class:`ResultsDir`, which checks each table against its versioned schema before anything
+else reads it (docs/formats/output.md, "Reading results").
+
+Expected schemas come from the code that writes the tables, never from a copy kept here:
+
+- the engine's tables (flows, events, rtt, series, captures, mptcp*): the columns the Rust
+  core declares (``hsrtcp._native.schemas()``, the lists docs/formats/ documents); the
+  two-vantage columns of flows and series (docs/formats/matched.md) from the matcher itself,
+  run on no input (the binding does not list them yet);
+- the context tables (radio, context, handoffs, suspensions, labels, coverage): the schemas
+  their writers in :mod:`hsrtcp.context` use; the MPTCP instance metrics: those of
+  :mod:`hsrtcp.mptcp.metrics`.
+
+The version of each schema is :data:`VERSIONS` (the title of the table's docs/formats page;
+a test keeps both equal). Writers put it in each Parquet file's key-value metadata
+(:func:`metadata`: ``hsrtcp.schema`` = table, ``hsrtcp.schema_version`` = N).
+
+Opening a table reads its footer only and refuses, with :class:`~hsrtcp.errors.InputError`
+naming file and column: a missing file, an empty, cut or non-Parquet file, a file that says
+it holds another table or a newer schema version, a column the consumer reads that is absent
+(an older or different schema), and a column whose type is not the declared one. Compatible
+types are read as the declared type: any narrower integer or float where a float is
+declared, a narrower integer of the same signedness (or unsigned into signed), a column of
+nulls. Ids (``flow_id``, ``*_flow_id``) are UInt64 in every table. A file without a version
+is read as the current version when its columns pass these checks; an older version is
+upgraded: declared columns it lacks and the consumer does not need read as nulls.
+
+Reading turns NaN and ±inf floats into null: the tables' contract is "missing is null"
+(the engine never writes either), and the consumers, JSON in the report above all, rely on it.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+
+import polars as pl
+
+from hsrtcp.errors import InputError
+
+#: Schema version of every table hsrtcp writes: the version in the title of its
+#: docs/formats page. Adding columns keeps a version; removing, renaming or retyping one
+#: raises it (and the reader must learn to upgrade or refuse the older one).
+VERSIONS: dict[str, int] = {
+    "flows": 2, "events": 1, "rtt": 1, "series": 2, "captures": 2,
+    "mptcp": 1, "mptcp_subflows": 1, "mptcp_series": 1, "pair_stats": 4,
+    "radio": 1, "context": 1, "handoffs": 1, "suspensions": 1, "labels": 1, "coverage": 1,
+    "mptcp_instances": 1, "mptcp_paths": 1, "mptcp_kt": 1, "mptcp_rates": 1,
+}
+#: docs/formats page of each table (where it differs from ``<table>.md``)
+DOCS: dict[str, str] = {
+    "mptcp_subflows": "mptcp.md", "mptcp_series": "mptcp.md", "pair_stats": "matched.md",
+    **{f"mptcp_{t}": "mptcp-metrics.md" for t in ("instances", "paths", "kt", "rates")},
+}
+#: the tables every ``hsrtcp analyze`` writes
+CORE_TABLES = ("flows", "events", "rtt", "series", "captures")
+#: Parquet key-value metadata keys
+SCHEMA_KEY = "hsrtcp.schema"
+VERSION_KEY = "hsrtcp.schema_version"
+
+_NATIVE_TYPES = {"uint64": pl.UInt64, "int64": pl.Int64, "float64": pl.Float64, "string": pl.String,
+                 "bool": pl.Boolean}
+_SIGNED = (pl.Int8, pl.Int16, pl.Int32, pl.Int64)
+_UNSIGNED = (pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
+
+
+def doc(table: str) -> str:
+    return f"docs/formats/{DOCS.get(table, table + '.md')}"
+
+
+def metadata(table: str) -> dict[str, str]:
+    """The key-value metadata a writer puts into ``table``'s Parquet file."""
+    return {SCHEMA_KEY: table, VERSION_KEY: str(VERSIONS[table])}
+
+
+def is_id(column: str) -> bool:
+    return column == "flow_id" or column.endswith("_flow_id")
+
+
+@cache
+def declared() -> dict[str, dict[str, pl.DataType]]:
+    """``{table: {column: type}}``: the columns every writer of the table writes."""
+    out: dict[str, dict[str, pl.DataType]] = {}
+    try:
+        from hsrtcp import _native
+    except ImportError:  # pragma: no cover - without a build only the Python tables are known
+        _native = None
+    if _native is not None:
+        for table, cols in _native.schemas().items():
+            out[table] = {name: _NATIVE_TYPES[ty] for name, ty, _doc in cols}
+    from hsrtcp.context.classes import CONTEXT_SCHEMA
+    from hsrtcp.context.coverage import COVERAGE_SCHEMA
+    from hsrtcp.context.handoffs import HANDOFF_SCHEMA
+    from hsrtcp.context.labels import LABEL_SCHEMA
+    from hsrtcp.context.schema import RADIO_SCHEMA
+    from hsrtcp.context.suspension import SUSPENSION_SCHEMA
+
+    out.update(context=dict(CONTEXT_SCHEMA), handoffs=dict(HANDOFF_SCHEMA), labels=dict(LABEL_SCHEMA),
+               suspensions=dict(SUSPENSION_SCHEMA), coverage=dict(COVERAGE_SCHEMA),
+               radio=dict(RADIO_SCHEMA, run_id=pl.String))
+    return out
+
+
+@cache
+def known() -> dict[str, dict[str, pl.DataType]]:
+    """Types of columns a table may have beyond :func:`declared` (checked when present, never
+    added): the two-vantage columns of flows and series, the instance metrics' typed columns."""
+    out: dict[str, dict[str, pl.DataType]] = {}
+    try:
+        from hsrtcp import _native
+    except ImportError:  # pragma: no cover
+        _native = None
+    if _native is not None:
+        # The matcher on no input (a read error in its stats, never raised) returns its
+        # tables empty, with their schemas: the same code that writes the columns types them.
+        r = _native.analyze_pair("", "", "", "")
+        out["flows"] = dict(pl.read_ipc_stream(r["matched"]).schema)
+        out["series"] = dict(pl.read_ipc_stream(r["series"]).schema)
+    from hsrtcp.mptcp import metrics
+
+    out.update(mptcp_instances=dict(metrics._INSTANCE_TYPES), mptcp_paths=dict(metrics._PATH_TYPES),
+               mptcp_kt=dict(metrics._KT_SCHEMA), mptcp_rates=dict(metrics._RATE_SCHEMA))
+    return out
+
+
+def expected_type(table: str, column: str) -> pl.DataType | None:
+    t = declared().get(table, {}).get(column)
+    if t is None:
+        t = known().get(table, {}).get(column)
+    if t is None and is_id(column):
+        t = pl.UInt64
+    return t
+
+
+def compatible(got: pl.DataType, want: pl.DataType) -> bool:
+    """Whether a column of type ``got`` reads as ``want`` without losing anything."""
+    if got == want or got == pl.Null:
+        return True
+    if want == pl.Float64:
+        return got.is_numeric()
+    if want == pl.Int64:
+        return any(got == t for t in (*_SIGNED[:-1], *_UNSIGNED[:-1]))
+    if want == pl.UInt64:
+        return any(got == t for t in _UNSIGNED[:-1])
+    if want == pl.String:
+        return isinstance(got, (pl.Categorical, pl.Enum))
+    return False
+
+
+def partitions(path: str | os.PathLike) -> list[str]:
+    """A corpus results directory (``hsrtcp analyze CORPUS``, docs/scale.md) as its
+    partitions ``path/input=<id>``, each one result; any other directory as itself."""
+    d = os.fspath(path)
+    if os.path.isfile(os.path.join(d, "flows.parquet")) or not os.path.isdir(d):
+        return [d]
+    parts = sorted(os.path.join(d, p) for p in os.listdir(d)
+                   if p.startswith("input=") and os.path.isfile(os.path.join(d, p, "flows.parquet")))
+    return parts or [d]
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
+def _footer(path: str) -> tuple[pl.Schema, dict[str, str]]:
+    """Columns and key-value metadata of a Parquet file (its footer only)."""
+    try:
+        schema = pl.read_parquet_schema(path)
+        if hasattr(pl, "read_parquet_metadata"):
+            meta = pl.read_parquet_metadata(path)
+        else:  # polars < 1.17
+            import pyarrow.parquet as pq
+
+            meta = {k.decode(): v.decode() for k, v in (pq.read_metadata(path).metadata or {}).items()}
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except Exception as exc:  # noqa: BLE001 - polars raises several types for bad files
+        size = os.path.getsize(path) if os.path.isfile(path) else None
+        what = "an empty file" if size == 0 else "not a readable Parquet file (cut short, or other bytes)"
+        raise InputError(f"{path}: cannot read as Parquet: {what} ({_first_line(exc)})") from None
+    return schema, meta
+
+
+class Table:
+    """One table's file, checked: its schema as the reader delivers it."""
+
+    def __init__(self, table: str, path: str, schema: pl.Schema, version: int | None):
+        self.table, self.path, self.file_schema, self.version = table, path, schema, version
+        self.casts: dict[str, pl.DataType] = {}
+        for col, got in schema.items():
+            want = expected_type(table, col)
+            if want is None or got == want:
+                continue
+            if not compatible(got, want):
+                raise InputError(f"{path}: column {col} is {got}, expected {want} ({self.described()})")
+            self.casts[col] = want
+        # declared columns an older version lacks, read as nulls when the whole table is read
+        self.added = {c: t for c, t in declared().get(table, {}).items() if c not in schema}
+        self.read_schema = pl.Schema({c: self.casts.get(c, t) for c, t in schema.items()})
+
+    def described(self) -> str:
+        if self.table not in VERSIONS:
+            return f"the {self.table} table"
+        return f"{self.table} schema version {VERSIONS[self.table]}, {doc(self.table)}"
+
+    def schema(self) -> pl.Schema:
+        """Column types as read (compatible columns as their declared type)."""
+        return self.read_schema
+
+    def require(self, columns) -> None:
+        missing = [c for c in columns if c not in self.file_schema]
+        if not missing:
+            return
+        shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+        written = (f"the file says schema version {self.version}" if self.version is not None
+                   else "written by an older hsrtcp or another program")
+        raise InputError(f"{self.path}: {self.table} table without the column(s) {shown}: an older or "
+                         f"different schema than {self.described()} ({written}); "
+                         f"re-run hsrtcp analyze with this hsrtcp")
+
+    def expr(self, col: str) -> pl.Expr:
+        """``col`` as read: its declared type, NaN and ±inf as null."""
+        e = pl.col(col)
+        if col in self.casts:
+            e = e.cast(self.casts[col])
+        if self.read_schema[col].is_float():
+            e = pl.when(e.is_finite()).then(e)
+        return e.alias(col)
+
+
+class ResultsDir:
+    """A results directory (the ``-o`` of ``hsrtcp analyze``, plus the context, study or
+    MPTCP tables written next to them), each table checked when first opened.
+
+    ``frames``: tables already in memory (name -> DataFrame), checked the same way and used
+    instead of files (``path`` then only names them in messages)."""
+
+    def __init__(self, path: str | os.PathLike, frames: dict[str, pl.DataFrame] | None = None,
+                 files: dict[str, str | os.PathLike] | None = None):
+        """``files``: the file of a table where it is not ``path/<table>.parquet``."""
+        self.path = os.fspath(path)
+        self.frames = frames
+        self.files = {t: os.fspath(f) for t, f in (files or {}).items()}
+        if frames is None and not os.path.isdir(self.path):
+            what = "is a file, not" if os.path.exists(self.path) else "no such"
+            raise InputError(f"{self.path}: {what} results directory (the -o of hsrtcp analyze)")
+        self._tables: dict[str, Table] = {}
+
+    def file(self, table: str) -> str:
+        return self.files.get(table) or os.path.join(self.path, f"{table}.parquet")
+
+    def has(self, table: str) -> bool:
+        if self.frames is not None:
+            return table in self.frames
+        return os.path.isfile(self.file(table))
+
+    def open(self, table: str) -> Table:
+        """The checked table (an :class:`InputError` naming the file when it cannot be used)."""
+        if table in self._tables:
+            return self._tables[table]
+        f = self.file(table)
+        if self.frames is not None:
+            if table not in self.frames:
+                raise InputError(f"{f}: missing table {table!r}")
+            t = Table(table, f, self.frames[table].schema, None)
+        else:
+            if not os.path.isfile(f):
+                hint = (" (every hsrtcp analyze writes it: is this a results directory of hsrtcp analyze?)"
+                        if table in CORE_TABLES else "")
+                raise InputError(f"{f}: missing table {table!r}{hint}")
+            schema, meta = _footer(f)
+            t = Table(table, f, schema, _version(f, table, meta))
+        self._tables[table] = t
+        return t
+
+    def schema(self, table: str) -> pl.Schema:
+        return self.open(table).schema()
+
+    def require(self, table: str, columns) -> None:
+        """InputError naming the file if ``table`` lacks one of ``columns`` (an older schema)."""
+        self.open(table).require(columns)
+
+    def scan(self, table: str, columns=None, optional=()) -> pl.LazyFrame:
+        """A lazy scan of ``columns`` (required) and ``optional`` columns (when present) of
+        ``table``; without ``columns``, every column of the file and the declared ones it
+        lacks (as nulls: an older version upgraded)."""
+        t = self.open(table)
+        lf = pl.scan_parquet(t.path) if self.frames is None else self.frames[table].lazy()
+        if columns is None:
+            cols = t.file_schema.names()
+            added = [pl.lit(None, dtype=ty).alias(c) for c, ty in t.added.items()]
+        else:
+            t.require(columns)
+            cols = [*columns, *(c for c in optional if c in t.file_schema)]
+            added = []
+        return lf.select([t.expr(c) for c in dict.fromkeys(cols)] + added)
+
+    def read(self, table: str, columns=None, flow_id: int | None = None, optional=()) -> pl.DataFrame:
+        """Like :meth:`scan`, read; only the rows of ``flow_id`` when given."""
+        lf = self.scan(table, columns, optional)
+        if flow_id is not None:
+            lf = lf.filter(pl.col("flow_id") == flow_id)
+        return collect(lf, self.file(table))
+
+    def optional(self, table: str, columns, flow_id: int | None = None) -> pl.DataFrame | None:
+        """:meth:`read` for a table that may be absent (None then); a present table without
+        the columns is still an error."""
+        if not self.has(table):
+            return None
+        return self.read(table, columns, flow_id)
+
+
+def collect(lf: pl.LazyFrame, where: str) -> pl.DataFrame:
+    """``lf`` collected; a read error (a damaged page behind an intact footer) names ``where``."""
+    try:
+        return lf.collect()
+    except (pl.exceptions.ComputeError, OSError) as exc:
+        raise InputError(f"{where}: cannot read: {_first_line(exc)}") from None
+
+
+def _version(path: str, table: str, meta: dict[str, str]) -> int | None:
+    """The file's schema version (None when it does not say); refuses another table's file,
+    and a version newer than this hsrtcp reads."""
+    name = meta.get(SCHEMA_KEY)
+    if name is not None and name != table:
+        raise InputError(f"{path}: holds the {name!r} table ({SCHEMA_KEY} in its metadata), not {table!r}")
+    raw = meta.get(VERSION_KEY)
+    if raw is None:
+        return None
+    try:
+        v = int(raw)
+    except ValueError:
+        raise InputError(f"{path}: schema version {raw!r} in its metadata is not a number") from None
+    current = VERSIONS.get(table)
+    if current is not None and v > current:
+        raise InputError(f"{path}: {table} schema version {v} is newer than version {current} that this "
+                         f"hsrtcp reads ({doc(table)}); read it with a newer hsrtcp")
+    return v
+
+
+def read_table(path: str | os.PathLike, table: str | None = None, columns=None) -> pl.DataFrame:
+    """One table file read on its own, checked as ``table`` (default: the file's stem)."""
+    p = Path(path)
+    table = table or p.stem
+    return ResultsDir(p.parent, files={table: p}).read(table, columns)
