@@ -137,3 +137,24 @@ def test_a_pair_without_a_connection_in_common_is_its_own_input_error(tmp_path, 
         assert pl.read_parquet(out / "pair_stats.parquet")["pairs"].to_list() == [0]
         flows = pl.read_parquet(out / "flows.parquet")
         assert sorted(flows["vantage"].to_list()) == ["client", "matched", "matched", "server"]
+
+
+def test_a_swapped_pair_with_a_radio_log_writes_the_right_orders_context(tmp_path, capsys):
+    """The context tables (hsrtcp.context) name each pair's sides as analyzed."""
+    phone, server = ROOT / "examples" / "phone.pcap", ROOT / "examples" / "server.pcap"
+    flows = hsrtcp.analyze([phone], vantage="client").flows
+    start, end = float(flows["first_ts"].min()), float(flows["last_ts"].max())
+    mid = round((start + end) / 2 * 4) / 4
+    lines, t = ["Time,Op,CI"], float(int(start) - 2)
+    while t < end + 2:
+        lines.append(f"{round(t * 1000)},U,{8 if t >= mid else 7}")  # one handoff inside the flow
+        t += 0.25
+    log = tmp_path / "trip.csv"
+    log.write_text("\n".join(lines) + "\n")
+    radio = ["--radio", str(log), "--radio-map", "time=Time:ms,carrier=Op,cid=CI", "--label", "site=lab", "-q"]
+    assert main(["analyze", "--client", str(phone), "--server", str(server), "-o", str(tmp_path / "r"), *radio]) == 0
+    assert main(["analyze", "--client", str(server), "--server", str(phone), "-o", str(tmp_path / "w"), *radio]) == 0
+    assert "the other way round" in capsys.readouterr().err
+    _assert_same_tables(tmp_path / "r", tmp_path / "w")
+    assert pl.read_parquet(tmp_path / "w" / "handoffs.parquet").height == 1
+    assert pl.read_parquet(tmp_path / "w" / "labels.parquet")["client_capture"].to_list() == [str(phone)]
