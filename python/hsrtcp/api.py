@@ -93,17 +93,6 @@ class Dataset:
         return cls(**{t: frames.pop(t) for t in TABLES}, extra=frames)
 
 
-def _atomic(path: Path, writer: Callable[[Path], object]) -> Path:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        writer(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return path
-
-
 def _frames(ipc: dict[str, bytes]) -> dict[str, pl.DataFrame]:
     frames = {name: pl.read_ipc_stream(ipc[name]) for name in TABLES + MPTCP_TABLES if name in ipc}
     # A long connection hands its events and RTT samples on in chunks while it is open, so

@@ -36,8 +36,12 @@ def study(results, out, by, min_flows, n_boot, seed, quiet):
         raise click.UsageError("--min-flows must be at least 1")
     if n_boot < 0:
         raise click.UsageError("--bootstrap must be 0 or more")
+    from hsrtcp.study import refuse_out
     from hsrtcp.study import study as build
 
+    problem = refuse_out(out, results)  # before the work: never into the tables it reads
+    if problem:
+        raise click.BadParameter(problem, param_hint="-o/--out")
     try:
         s = build(list(results), by=by, min_flows=min_flows, bootstrap=n_boot, seed=seed)
     except ValueError as exc:
@@ -46,12 +50,7 @@ def study(results, out, by, min_flows, n_boot, seed, quiet):
         if isinstance(exc, InputError):
             raise
         raise click.UsageError(str(exc)) from exc
-    try:
-        s.write(out)
-    except OSError as exc:
-        from hsrtcp.errors import InputError
-
-        raise InputError(f"{out}: cannot write the study tables: {exc.strerror or exc}") from exc
+    s.write(out)  # (an OutputError naming the path: exit 3)
     if not quiet:
         click.echo(s.summary())
         click.echo(f"tables written to {out}/ ({', '.join(s.tables)}; study.json)")

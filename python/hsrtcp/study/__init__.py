@@ -33,7 +33,37 @@ TABLE_NAMES = ("classes", "u_rate", "performance", "spurious_rto", "dupack", "ha
 #: per-flow list columns used by the pooled statistics (not written in study_flows)
 _LIST_COLUMNS = ("tput_samples", "loss_samples", "timeout_phases_s", "suspensions_s")
 
-__all__ = ["SCHEMA_VERSION", "TABLE_NAMES", "Study", "study"]
+__all__ = ["SCHEMA_VERSION", "TABLE_NAMES", "Study", "refuse_out", "study"]
+
+
+#: the file that lists a study's files in its directory (docs/formats/output.md)
+MANIFEST = "hsrtcp-manifest.study.txt"
+
+
+def refuse_out(out_dir: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()) -> str | None:
+    """Why ``out_dir`` cannot take a study, or None: it is one of the results directories
+    read, or any results directory of ``hsrtcp analyze``. The study's tables share names
+    with an analysis's (``suspensions``, ``coverage``): written there they would replace its
+    tables, or be read back as them by the next study."""
+    from hsrtcp.output import MANIFEST as ANALYSIS, shown
+
+    d = os.fspath(out_dir)
+    if not os.path.isdir(d):
+        return None
+    for r in inputs:
+        try:
+            same = os.path.samefile(r, d)
+        except OSError:
+            same = False
+        if same:
+            return (f"{shown(d)}: is a results directory this study reads; the study's tables (suspensions, "
+                    f"coverage, ...) would overwrite or mix with its tables: choose another directory")
+    for mark in (ANALYSIS, "flows.parquet", "inputs.parquet"):
+        if os.path.isfile(os.path.join(d, mark)):
+            return (f"{shown(d)}: is a results directory of hsrtcp analyze (it has {mark}); the study's tables "
+                    f"(suspensions, coverage, ...) would overwrite or mix with its tables: choose another "
+                    f"directory")
+    return None
 
 
 class Study:
@@ -64,16 +94,25 @@ class Study:
                 "tables": {name: df.height for name, df in self.tables.items()}, "notes": self.notes}
 
     def write(self, out_dir: str | os.PathLike) -> list[Path]:
-        """Write every table as ``<name>.parquet`` and ``study.json`` (the manifest),
-        each atomically (temporary name, then rename)."""
-        from hsrtcp.api import _atomic
+        """Write every table as ``<name>.parquet`` and ``study.json`` (the manifest), all
+        together or none (:class:`hsrtcp.output.OutputSet`, listed in
+        ``hsrtcp-manifest.study.txt``). Raises :class:`hsrtcp.errors.OutputError` naming the
+        path: for a results directory of ``hsrtcp analyze`` (see :func:`refuse_out`), a
+        full disk ..."""
+        from hsrtcp.errors import OutputError
+        from hsrtcp.output import OutputSet
 
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        written = [_atomic(out / f"{name}.parquet", df.write_parquet) for name, df in self.tables.items()]
+        problem = refuse_out(out_dir, self.inputs)
+        if problem:
+            raise OutputError(problem)
         text = json.dumps(self.manifest(), indent=2) + "\n"
-        written.append(_atomic(out / "study.json", lambda p: Path(p).write_text(text)))
-        return written
+        with OutputSet(out_dir, manifest=MANIFEST, replaces=frozenset()) as output:
+            for name, df in self.tables.items():
+                with output.file(f"{name}.parquet") as p:
+                    df.write_parquet(p)
+            with output.file("study.json") as p:
+                Path(p).write_text(text, encoding="utf-8")
+            return [Path(p) for p in output.commit()]
 
     def summary(self) -> str:
         """A short text: flows per class, the seed tables' headline values, the notes."""

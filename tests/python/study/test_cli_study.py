@@ -169,7 +169,7 @@ def test_cli_bad_input_exit_codes(results, tmp_path, capsys):
     blocker.write_text("x")
     assert main(["study", str(results["noradio"]), "-o", str(blocker / "sub"), "-q"]) == 3
     err = capsys.readouterr().err
-    assert "cannot write the study tables" in err and "Traceback" not in err
+    assert "a_file/sub: cannot create the output directory: Not a directory" in err and "Traceback" not in err
 
 
 def test_python_module_is_callable_and_import_stays_lazy():
