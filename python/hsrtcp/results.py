@@ -248,6 +248,9 @@ class ResultsDir:
         if frames is None and not os.path.isdir(self.path):
             what = "is a file, not" if os.path.exists(self.path) else "no such"
             raise InputError(f"{self.path}: {what} results directory (the -o of hsrtcp analyze)")
+        # a study directory's tables (docs/formats/study.md) share names with context tables
+        # (suspensions, coverage) but not their schemas
+        self.study = frames is None and os.path.isfile(os.path.join(self.path, "study.json"))
         self._tables: dict[str, Table] = {}
 
     def file(self, table: str) -> str:
@@ -273,7 +276,8 @@ class ResultsDir:
                         if table in CORE_TABLES else "")
                 raise InputError(f"{f}: missing table {table!r}{hint}")
             schema, meta = _footer(f)
-            t = Table(table, f, schema, _version(f, table, meta))
+            name = f"study.{table}" if self.study else table
+            t = Table(name, f, schema, _version(f, name, meta))
         self._tables[table] = t
         return t
 
@@ -342,8 +346,11 @@ def _version(path: str, table: str, meta: dict[str, str]) -> int | None:
     return v
 
 
-def read_table(path: str | os.PathLike, table: str | None = None, columns=None) -> pl.DataFrame:
-    """One table file read on its own, checked as ``table`` (default: the file's stem)."""
+def read_table(path: str | os.PathLike, table: str | None = None, columns=None, require=()) -> pl.DataFrame:
+    """One table file read on its own, checked as ``table`` (default: the file's stem);
+    ``require``: columns it must have when read whole."""
     p = Path(path)
     table = table or p.stem
-    return ResultsDir(p.parent, files={table: p}).read(table, columns)
+    res = ResultsDir(p.parent, files={table: p})
+    res.require(table, require)
+    return res.read(table, columns)

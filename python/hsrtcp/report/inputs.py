@@ -5,9 +5,10 @@ The report draws from the tables only (Parquet in, HTML out), so it can be rebui
 captures. Which tables must be there:
 
 - ``flows``, ``events``, ``series``, ``rtt``, ``captures`` (docs/formats/): written by every
-  `hsrtcp analyze`. A missing one, or one without a column of the schema this hsrtcp writes
-  (``hsrtcp._native.schemas()``, the same lists as docs/formats/), is an input error naming
-  the file: such a directory comes from an older hsrtcp and must be analyzed again.
+  `hsrtcp analyze`. A missing one, one without a column of the schema this hsrtcp writes
+  (``hsrtcp._native.schemas()``, the same lists as docs/formats/), or one the results
+  reader refuses (:mod:`hsrtcp.results`: a damaged file, a column of another type) is an
+  input error naming the file: an older directory must be analyzed again.
 - ``context``, ``handoffs``, ``suspensions``, ``labels`` (docs/formats/context.md): only when
   the analysis had a radio log or a bundle; used when present.
 
@@ -24,6 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from hsrtcp.errors import InputError
+from hsrtcp.results import ResultsDir, declared
 
 CORE_TABLES = ("flows", "events", "series", "rtt", "captures")
 CONTEXT_TABLES = ("context", "handoffs", "suspensions", "labels")
@@ -62,65 +64,40 @@ class StudyData:
     tables: dict[str, pl.DataFrame]
 
 
-def _expected_columns() -> dict[str, list[str]]:
-    from hsrtcp._native import schemas
-
-    return {name: [c[0] for c in cols] for name, cols in schemas().items()}
-
-
-def _parquet_columns(path: Path) -> list[str]:
-    """Column names from the file's footer (no data read); an input error if not Parquet."""
-    import pyarrow.parquet as pq
-
-    try:
-        return pq.read_schema(path).names
-    except Exception as exc:  # pyarrow raises several types for bad files
-        raise InputError(f"{path}: cannot read as Parquet: {exc}") from None
-
-
-def _read(path: Path) -> pl.DataFrame:
-    try:
-        return pl.read_parquet(path)
-    except Exception as exc:
-        raise InputError(f"{path}: cannot read as Parquet: {exc}") from None
-
-
 def load_results(path: str | Path) -> ResultsData:
-    """Check and open the tables of results directory ``path`` (input errors name the file)."""
+    """Check and open the tables of results directory ``path`` through the one results
+    reader (:mod:`hsrtcp.results`); input errors name the file and column."""
     root = Path(path)
     if not root.is_dir():
         raise InputError(f"{root}: not a results directory (expected the -o directory of `hsrtcp analyze`)")
-    expected = _expected_columns()
+    res = ResultsDir(root)
+    expected = declared()
     for name in CORE_TABLES:
-        file = root / f"{name}.parquet"
-        if not file.exists():
-            raise InputError(f"{file}: missing table '{name}' (every `hsrtcp analyze` writes it; "
-                             "analyze the captures again with this hsrtcp)")
-        have = set(_parquet_columns(file))
-        lacking = [c for c in expected.get(name, []) if c not in have]
-        if lacking:
-            shown = ", ".join(lacking[:8]) + (f" and {len(lacking) - 8} more" if len(lacking) > 8 else "")
-            raise InputError(f"{file}: written by an older hsrtcp: lacks column(s) {shown} of the "
-                             f"current '{name}' schema (docs/formats/{name}.md); analyze the captures again")
-    flows = _read(root / "flows.parquet")
+        # the report shows every column of the core tables: an older schema is refused
+        res.require(name, list(expected.get(name, ())))
+    flows = res.read("flows")
     if flows.height == 0:
         raise InputError(f"{root / 'flows.parquet'}: no flows (no TCP connection in the analyzed captures): "
                          "nothing to report")
+    for col in ("first_ts", "last_ts"):  # every flow has a first and a last packet
+        bad = flows.filter(pl.col(col).is_null())
+        if bad.height:
+            raise InputError(f"{root / 'flows.parquet'}: column {col} is null or not a finite number in "
+                             f"{bad.height} row(s) (flow_id {bad['flow_id'][0]}): the table is damaged; "
+                             "re-run hsrtcp analyze")
     data = ResultsData(
-        path=root, flows=flows.sort("flow_id"), captures=_read(root / "captures.parquet"),
-        series=pl.scan_parquet(root / "series.parquet"), events=pl.scan_parquet(root / "events.parquet"),
-        rtt=pl.scan_parquet(root / "rtt.parquet"),
+        path=root, flows=flows.sort("flow_id"), captures=res.read("captures"),
+        series=res.scan("series"), events=res.scan("events"), rtt=res.scan("rtt"),
     )
     for name in CONTEXT_TABLES:
-        file = root / f"{name}.parquet"
-        if not file.exists():
+        if not res.has(name):
             continue
-        df = _read(file)
-        lacking = [c for c in CONTEXT_COLUMNS[name] if c not in df.columns]
+        table = res.open(name)
+        lacking = [c for c in CONTEXT_COLUMNS[name] if c not in table.schema()]
         if lacking:
-            data.notes.append(f"{file.name} ignored: lacks column(s) {', '.join(lacking)} (older schema)")
+            data.notes.append(f"{name}.parquet ignored: lacks column(s) {', '.join(lacking)} (older schema)")
             continue
-        setattr(data, name, df)
+        setattr(data, name, res.read(name))
     return data
 
 
@@ -139,5 +116,6 @@ def load_study(path: str | Path) -> StudyData:
     if version != 1:
         raise InputError(f"{manifest_file}: study_schema_version {version!r}; this report reads version 1 "
                          "(docs/formats/study.md): run `hsrtcp study` again")
-    tables = {p.stem: _read(p) for p in sorted(root.glob("*.parquet"))}
+    res = ResultsDir(root)
+    tables = {p.stem: res.read(p.stem) for p in sorted(root.glob("*.parquet"))}
     return StudyData(path=root, manifest=manifest, tables=tables)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import polars as pl
 
+from hsrtcp.results import read_table
+
 _CONNECTION_COLS = ("capture", "vantage", "connection_id", "token", "version", "subflows", "data_bytes_down",
                     "data_bytes_up", "reinjections", "reinjected_bytes", "data_retransmissions", "fallback", "ended")
 _SUBFLOW_COLS = ("connection_id", "token", "subflow", "flow_id", "address_id", "join_ts", "backup",
@@ -36,17 +38,17 @@ def mptcp_section(root: Path, html_table) -> str:
     parts = []
     conn = root / "mptcp.parquet"
     # every analysis writes the table, empty without MPTCP: then the caller's note says so
-    c = pl.read_parquet(conn) if conn.is_file() else None
+    c = read_table(conn) if conn.is_file() else None
     if c is not None and c.height:
         parts.append(f"<h3>MPTCP connections (mptcp.parquet)</h3><p>{c.height} MPTCP connection(s), "
                      "data level (DSN) bytes and reinjections per connection.</p>" + html_table(_pick(c, _CONNECTION_COLS)))
         sub = root / "mptcp_subflows.parquet"
         if sub.is_file():
             parts.append("<h3>Subflows (mptcp_subflows.parquet)</h3>"
-                         + html_table(_pick(pl.read_parquet(sub), _SUBFLOW_COLS)))
+                         + html_table(_pick(read_table(sub), _SUBFLOW_COLS)))
     inst = root / "mptcp_instances.parquet"
     if inst.is_file():
-        i = pl.read_parquet(inst)
+        i = read_table(inst, require=["u_c"])
         known = i.filter(pl.col("u_c").is_not_null())
         med = known["u_c"].median() if known.height else None
         share = (known.filter(pl.col("u_c") > 1).height / known.height * 100) if known.height else None
@@ -59,5 +61,5 @@ def mptcp_section(root: Path, html_table) -> str:
         paths = root / "mptcp_paths.parquet"
         if paths.is_file():
             parts.append("<h3>Per carrier (mptcp_paths.parquet)</h3><p>R'_n / R_n is M32; degradation by A25.</p>"
-                         + html_table(_pick(pl.read_parquet(paths), _PATH_COLS)))
+                         + html_table(_pick(read_table(paths), _PATH_COLS)))
     return "".join(parts)
