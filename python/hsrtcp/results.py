@@ -24,8 +24,10 @@ it holds another table or a newer schema version, a column the consumer reads th
 types are read as the declared type: any narrower integer or float where a float is
 declared, a narrower integer of the same signedness (or unsigned into signed), a column of
 nulls. Ids (``flow_id``, ``*_flow_id``) are UInt64 in every table. A file without a version
-is read as the current version when its columns pass these checks; an older version is
-upgraded: declared columns it lacks and the consumer does not need read as nulls.
+is read as the current version when its columns pass these checks. An older version is read
+as it is: the columns added since are absent, which the consumers that can do without them
+handle as they always did (``series`` without ``bin_s``: 1-s bins, with a note); a consumer
+that needs one refuses the file with a message naming it.
 
 Reading turns NaN and ±inf floats into null: the tables' contract is "missing is null"
 (the engine never writes either), and the consumers, JSON in the report above all, rely on it.
@@ -191,15 +193,15 @@ class Table:
     def __init__(self, table: str, path: str, schema: pl.Schema, version: int | None):
         self.table, self.path, self.file_schema, self.version = table, path, schema, version
         self.casts: dict[str, pl.DataType] = {}
+        self.wrong: list[tuple[str, pl.DataType, pl.DataType]] = []
         for col, got in schema.items():
             want = expected_type(table, col)
             if want is None or got == want:
                 continue
-            if not compatible(got, want):
-                raise InputError(f"{path}: column {col} is {got}, expected {want} ({self.described()})")
-            self.casts[col] = want
-        # declared columns an older version lacks, read as nulls when the whole table is read
-        self.added = {c: t for c, t in declared().get(table, {}).items() if c not in schema}
+            if compatible(got, want):
+                self.casts[col] = want
+            else:
+                self.wrong.append((col, got, want))
         self.read_schema = pl.Schema({c: self.casts.get(c, t) for c, t in schema.items()})
 
     def described(self) -> str:
@@ -208,12 +210,20 @@ class Table:
         return f"{self.table} schema version {VERSIONS[self.table]}, {doc(self.table)}"
 
     def schema(self) -> pl.Schema:
-        """Column types as read (compatible columns as their declared type)."""
+        """Column types as read (compatible columns as their declared type); an error for a
+        column of another type."""
+        if self.wrong:
+            col, got, want = self.wrong[0]
+            more = f" (and {len(self.wrong) - 1} more column(s) of another type)" if len(self.wrong) > 1 else ""
+            raise InputError(f"{self.path}: column {col} is {got}, expected {want}{more} ({self.described()})")
         return self.read_schema
 
     def require(self, columns) -> None:
+        """An error naming the file for a column of ``columns`` it lacks (an older or other
+        schema, said first) or any column of another type than declared."""
         missing = [c for c in columns if c not in self.file_schema]
         if not missing:
+            self.schema()
             return
         shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
         written = (f"the file says schema version {self.version}" if self.version is not None
@@ -282,6 +292,7 @@ class ResultsDir:
         return t
 
     def schema(self, table: str) -> pl.Schema:
+        """The checked column types of ``table`` as read."""
         return self.open(table).schema()
 
     def require(self, table: str, columns) -> None:
@@ -290,18 +301,15 @@ class ResultsDir:
 
     def scan(self, table: str, columns=None, optional=()) -> pl.LazyFrame:
         """A lazy scan of ``columns`` (required) and ``optional`` columns (when present) of
-        ``table``; without ``columns``, every column of the file and the declared ones it
-        lacks (as nulls: an older version upgraded)."""
+        ``table``; without ``columns``, every column of the file."""
         t = self.open(table)
+        t.require(columns or ())
         lf = pl.scan_parquet(t.path) if self.frames is None else self.frames[table].lazy()
         if columns is None:
             cols = t.file_schema.names()
-            added = [pl.lit(None, dtype=ty).alias(c) for c, ty in t.added.items()]
         else:
-            t.require(columns)
             cols = [*columns, *(c for c in optional if c in t.file_schema)]
-            added = []
-        return lf.select([t.expr(c) for c in dict.fromkeys(cols)] + added)
+        return lf.select([t.expr(c) for c in dict.fromkeys(cols)])
 
     def read(self, table: str, columns=None, flow_id: int | None = None, optional=()) -> pl.DataFrame:
         """Like :meth:`scan`, read; only the rows of ``flow_id`` when given."""

@@ -93,7 +93,7 @@ def load_results(path: str | Path) -> ResultsData:
         if not res.has(name):
             continue
         table = res.open(name)
-        lacking = [c for c in CONTEXT_COLUMNS[name] if c not in table.schema()]
+        lacking = [c for c in CONTEXT_COLUMNS[name] if c not in table.file_schema]
         if lacking:
             data.notes.append(f"{name}.parquet ignored: lacks column(s) {', '.join(lacking)} (older schema)")
             continue

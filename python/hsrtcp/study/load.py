@@ -9,8 +9,9 @@ events) stay lazy scans that the tables filter and project before anything is re
 Which tables must be there:
 
 - ``flows``, ``series``, ``events`` (docs/formats/): every ``hsrtcp analyze`` writes them;
-  a missing one, or one without the columns the study reads (an older schema), is an input
-  error naming the file (exit 3).
+  a missing one, one without the columns the study reads (an older schema), or one the
+  results reader refuses (:mod:`hsrtcp.results`: a damaged file, a column of another type)
+  is an input error naming the file (exit 3).
 - ``context``, ``labels``, ``handoffs``, ``suspensions``, ``coverage``
   (docs/formats/<table>.md; docs/formats/study.md lists the columns read): written when the analysis had a radio log. Without
   ``context`` every flow of that directory is classed ``unknown`` with the reason, and the
@@ -26,6 +27,7 @@ from pathlib import Path
 import polars as pl
 
 from hsrtcp.errors import InputError
+from hsrtcp.results import ResultsDir, partitions
 
 #: columns the study reads from each table; a table without them is from an older schema
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -42,8 +44,6 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 CORE_TABLES = ("flows", "series", "events")
 CONTEXT_TABLES = ("context", "labels", "handoffs", "suspensions", "coverage")
-#: where each table's schema is described
-FORMAT_DOCS = {t: f"docs/formats/{t}.md" for t in REQUIRED_COLUMNS}
 
 
 @dataclass
@@ -65,19 +65,6 @@ class Results:
     with_context: list[str] = field(default_factory=list)
 
 
-def _check(path: Path, table: str) -> pl.Schema:
-    try:
-        schema = pl.read_parquet_schema(path)
-    except Exception as exc:  # noqa: BLE001 - any reader error is a bad input file
-        raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc
-    missing = [c for c in REQUIRED_COLUMNS[table] if c not in schema]
-    if missing:
-        doc = FORMAT_DOCS[table]
-        raise InputError(f"{path}: {table} table without the column(s) {', '.join(missing)}: an older "
-                         f"or different schema than {doc} describes; re-run hsrtcp analyze with this version")
-    return schema
-
-
 def read(dirs: list[str | os.PathLike] | str | os.PathLike) -> Results:
     """Read results directories; raises :class:`hsrtcp.errors.InputError` (naming the
     directory or file) for a missing directory, a missing core table or an old schema."""
@@ -85,7 +72,7 @@ def read(dirs: list[str | os.PathLike] | str | os.PathLike) -> Results:
         dirs = [dirs]
     if not dirs:
         raise InputError("no results directory given")
-    names = [p for d in dirs for p in corpus_partitions(os.fspath(d))]
+    names = [p for d in dirs for p in partitions(d)]
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})
         raise InputError(f"results directory given twice: {', '.join(dup)}")
@@ -101,21 +88,20 @@ def read(dirs: list[str | os.PathLike] | str | os.PathLike) -> Results:
             if not (d / f"{table}.parquet").is_file():
                 raise InputError(f"{d}: not a complete hsrtcp results directory: {table}.parquet is missing "
                                  f"(write it with hsrtcp analyze ... -o {d})")
+        res = ResultsDir(d)  # checks each table against its versioned schema (hsrtcp.results)
         tag = pl.lit(name).alias("result")
         for table in CORE_TABLES:
-            path = d / f"{table}.parquet"
-            _check(path, table)
+            res.require(table, REQUIRED_COLUMNS[table])
             if table == "flows":
-                eager["flows"].append(_read(path).with_columns(tag))
+                eager["flows"].append(res.read("flows").with_columns(tag))
             else:
-                lazy[table].append(pl.scan_parquet(path).with_columns(tag))
+                lazy[table].append(res.scan(table).with_columns(tag))
         for table in CONTEXT_TABLES:
-            path = d / f"{table}.parquet"
-            if not path.is_file():
+            if not res.has(table):
                 continue
-            _check(path, table)
-            eager[table].append(_read(path).with_columns(tag))
-        if (d / "context.parquet").is_file():
+            res.require(table, REQUIRED_COLUMNS[table])
+            eager[table].append(res.read(table).with_columns(tag))
+        if res.has("context"):
             with_context.append(name)
         else:
             notes.append(f"{d}: no context.parquet (analyzed without a radio log): its flows are "
@@ -129,18 +115,5 @@ def read(dirs: list[str | os.PathLike] | str | os.PathLike) -> Results:
                    notes=notes, with_context=with_context)
 
 
-def corpus_partitions(d: str) -> list[str]:
-    """A corpus results directory (``hsrtcp analyze CORPUS``, docs/scale.md) as its
-    partitions ``d/input=<id>``, each one result; any other directory as itself."""
-    if os.path.isfile(os.path.join(d, "flows.parquet")) or not os.path.isdir(d):
-        return [d]
-    parts = sorted(os.path.join(d, p) for p in os.listdir(d)
-                   if p.startswith("input=") and os.path.isfile(os.path.join(d, p, "flows.parquet")))
-    return parts or [d]
-
-
-def _read(path: Path) -> pl.DataFrame:
-    try:
-        return pl.read_parquet(path)
-    except Exception as exc:  # noqa: BLE001
-        raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc
+#: a corpus results directory as its partitions (docs/scale.md); kept under its former name
+corpus_partitions = partitions

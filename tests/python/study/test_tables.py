@@ -239,7 +239,7 @@ def test_no_context_classes_everything_unknown_with_a_reason(tmp_path):
 @pytest.mark.parametrize("damage, message", [
     ("no_series", "series.parquet is missing"),
     ("old_flows", "without the column(s) dupack_rate"),
-    ("corrupt_events", "events.parquet: not a readable Parquet file"),
+    ("corrupt_events", "events.parquet: cannot read as Parquet: not a readable Parquet file"),
     ("old_context", "context table without the column(s) flow_class"),
     ("missing_dir", "no such results directory"),
 ])
