@@ -19,6 +19,13 @@ partition per input, ``input=<id>/flows.parquet`` and so on, besides its ``input
 ``failures`` tables: every partition's table joins its view, with the hive column ``input``
 (DuckDB reads the files where they are; nothing is loaded first). Within a corpus,
 ``flow_id`` is unique per input: join on ``(results, input, flow_id)``.
+
+The connection reads the given directories and nothing else (Reliability rules in
+docs/design.md): DuckDB's external access is off, with the directories as its only allowed
+ones, extensions are neither installed nor loaded, and the configuration is locked, so no
+statement can read another file, write one, reach the network or undo the settings.
+:func:`read_statement` admits one read statement (a ``SELECT``: also ``WITH``, ``FROM``,
+``VALUES``, ``DESCRIBE``, ``SHOW``, ``SUMMARIZE``) before anything runs.
 """
 
 from __future__ import annotations
@@ -28,6 +35,10 @@ import os
 from hsrtcp.errors import InputError
 
 PARTITION = "results"
+
+
+class StatementError(ValueError):
+    """SQL that :func:`read_statement` refuses: not exactly one read statement."""
 
 
 def _sql_str(s: str) -> str:
@@ -75,8 +86,10 @@ def partition_tables(d: str) -> dict[str, list[str]]:
     return found
 
 
-def connect(dirs: list[str | os.PathLike], con=None):
-    """A DuckDB connection (in memory, or ``con``) with one view per table of ``dirs``."""
+def connect(dirs: list[str | os.PathLike], con=None, *, confined: bool = True):
+    """A DuckDB connection with one view per table of ``dirs``: a new in-memory one that
+    reads nothing but ``dirs`` (``confined=False``: DuckDB's defaults), or ``con``, used
+    with the settings it has."""
     import duckdb
 
     dirs = [os.fspath(d) for d in dirs]
@@ -84,9 +97,12 @@ def connect(dirs: list[str | os.PathLike], con=None):
         raise InputError("no results directory given")
     if len(set(map(os.path.normpath, dirs))) != len(dirs):
         raise InputError("the same results directory is given twice")
-    con = con or duckdb.connect()
     label = labels(dirs)
     top = tables(dirs)
+    if con is None:
+        con = duckdb.connect()
+        if confined:
+            _confine(con, dirs)
     corpus = {d: partition_tables(d) for d in dirs}
     for name in sorted(set(top) | {t for parts in corpus.values() for t in parts}):
         pairs = top.get(name, [])
@@ -111,6 +127,80 @@ def connect(dirs: list[str | os.PathLike], con=None):
     return con
 
 
+def _confine(con, dirs: list[str]) -> None:
+    """Lock ``con`` to reading ``dirs`` (and a private directory for DuckDB's spill files)."""
+    import shutil
+    import tempfile
+    import weakref
+
+    # DuckDB's default spill directory is ./.tmp, which its allowed list then includes
+    spill = tempfile.mkdtemp(prefix="hsrtcp-query-")
+    weakref.finalize(con, shutil.rmtree, spill, ignore_errors=True)
+    allowed = ", ".join(_sql_str(os.path.abspath(d)) for d in dirs)
+    settings = ["autoinstall_known_extensions = false", "autoload_known_extensions = false",
+                "enable_progress_bar = false", f"temp_directory = {_sql_str(spill)}",
+                f"allowed_directories = [{allowed}]",
+                "enable_external_access = false", "lock_configuration = true"]
+    import duckdb
+
+    for setting in settings:
+        try:
+            con.execute(f"SET {setting}")
+        except duckdb.Error as exc:  # allowed_directories needs duckdb 1.2: never run unconfined
+            raise RuntimeError(f"duckdb {duckdb.__version__} cannot confine the query connection "
+                               f"(SET {setting}: {str(exc).splitlines()[0]}); hsrtcp query needs duckdb >= 1.2") from None
+
+
+def read_statement(text: str) -> str:
+    """The one read statement of ``text``, without its final ``;``: StatementError for no
+    statement, several, or one that is not a ``SELECT`` (``COPY``, ``ATTACH``, ``INSTALL``,
+    ``SET``, ``CREATE``, ``PRAGMA``, ...), all found by DuckDB's own parser, nothing run."""
+    import duckdb
+
+    try:
+        found = duckdb.extract_statements(text)
+    except duckdb.Error as exc:
+        raise StatementError(str(exc).strip()) from None
+    if not found:
+        raise StatementError("no SQL statement given")
+    if len(found) > 1:
+        raise StatementError(f"one statement only; this SQL has {len(found)} (separated by ';')")
+    if found[0].type == duckdb.StatementType.MULTI and _keyword(found[0].query) in ("PIVOT", "SELECT", "WITH", "FROM"):
+        raise StatementError("a PIVOT needs its values listed here (PIVOT ... ON column IN (value, ...)): "
+                             "without them DuckDB creates a type first, and nothing is created over the results")
+    if found[0].type != duckdb.StatementType.SELECT:
+        raise StatementError(f"only a read statement runs here (SELECT, WITH, FROM, VALUES, DESCRIBE, SHOW, "
+                             f"SUMMARIZE), not {_keyword(found[0].query)}: the results are read-only")
+    return _without_terminator(found[0].query)
+
+
+def _keyword(stmt: str) -> str:
+    """The statement's first word (INSTALL, not DuckDB's type LOAD)."""
+    import duckdb
+
+    raw = stmt.encode()
+    for pos, kind in duckdb.tokenize(stmt):
+        if kind != duckdb.token_type.comment:
+            return raw[pos:].split(maxsplit=1)[0].decode(errors="replace").upper()
+    return "?"
+
+
+def _without_terminator(stmt: str) -> str:
+    """``stmt`` without its trailing ``;`` (and what follows), so that it nests as a subquery."""
+    import duckdb
+
+    raw = stmt.encode()
+    end = len(raw)
+    for pos, kind in reversed(duckdb.tokenize(stmt)):  # positions are byte offsets
+        if kind == duckdb.token_type.comment:
+            continue
+        if kind == duckdb.token_type.operator and raw[pos:pos + 1] == b";":
+            end = pos
+            continue
+        break
+    return raw[:end].decode().rstrip()
+
+
 def _which_file(con, files: list[str], exc: Exception) -> str:
     """The error of the first file that does not read on its own (or the union's error)."""
     import duckdb
@@ -131,5 +221,5 @@ def schema(con) -> list[tuple[str, list[tuple[str, str]]]]:
 
 
 def sql(dirs: list[str | os.PathLike], query: str):
-    """The result of ``query`` over ``dirs`` as a polars DataFrame."""
-    return connect(dirs).sql(query).pl()
+    """The result of ``query`` (one read statement) over ``dirs`` as a polars DataFrame."""
+    return connect(dirs).sql(read_statement(query)).pl()

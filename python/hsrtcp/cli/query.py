@@ -25,7 +25,7 @@ FORMATS = ("table", "csv", "json", "parquet")
               help="write the result to this file instead of standard output")
 @click.option("--schema", "show_schema", is_flag=True,
               help="list the views and their columns (then SQL is not needed)")
-@click.option("--limit", type=click.IntRange(min=0), default=50, show_default=True,
+@click.option("--limit", type=click.IntRange(0, 2**63 - 2), default=50, show_default=True,  # DuckDB's fetch takes int64
               help="table format: rows printed (0 = all); the other formats write every row")
 def query(args, fmt, out, show_schema, limit):
     """Run SQL over the tables of one or more results directories.
@@ -40,7 +40,7 @@ def query(args, fmt, out, show_schema, limit):
     """
     import duckdb
 
-    from hsrtcp.query import connect, schema
+    from hsrtcp.query import StatementError, connect, read_statement, schema
 
     if show_schema:
         dirs, sql = list(args), None
@@ -48,6 +48,10 @@ def query(args, fmt, out, show_schema, limit):
         if len(args) < 2:
             raise click.UsageError('give at least one results directory and the SQL: RESULTS... "SQL"')
         dirs, sql = list(args[:-1]), args[-1]
+        try:  # refused before anything runs (docs/query.md, "Read-only")
+            sql = read_statement(sql)
+        except StatementError as exc:
+            raise click.UsageError(f"SQL: {exc}") from None
     if fmt == "parquet" and out is None and not show_schema:
         raise click.UsageError("--format parquet needs -o FILE")
     con = connect(dirs)
@@ -56,13 +60,26 @@ def query(args, fmt, out, show_schema, limit):
         return
     try:
         cur = con.execute(sql)
-        if cur.description is None:
-            raise click.UsageError("SQL: the statement returns no rows (use a SELECT)")
         _write(con, cur, sql, fmt, out, limit, dirs)
     except duckdb.CatalogException as exc:
         _missing_table(con, dirs, exc)
+    except duckdb.PermissionException as exc:
+        raise click.UsageError(_outside(exc, dirs)) from None
     except duckdb.Error as exc:
         raise click.UsageError(f"SQL: {exc}") from None
+
+
+def _outside(exc: Exception, dirs: list[str]) -> str:
+    """DuckDB's refusal of a file, extension or setting the confined connection does not allow."""
+    import re
+
+    m = re.search(r'Cannot access (?:file|directory) "(.*?)"', str(exc))
+    given = ", ".join(dirs)
+    if m:
+        return (f"SQL: {m.group(1)} is not in the results directories given ({given}): query reads "
+                f"them and nothing else (no other file, extension or network)")
+    return (f"SQL: {str(exc).splitlines()[0].removeprefix('Permission Error: ')}: query reads the results "
+            f"directories given ({given}) and nothing else (no other file, extension or network)")
 
 
 # Tables a results directory can hold (docs/formats/, docs/formats/context.md): naming one
@@ -115,7 +132,7 @@ def _write(con, cur, sql: str, fmt: str, out: Path | None, limit: int, dirs: lis
         rows = rows[:limit] if limit else rows
         text = format_table([(n, False) for n in names], [[_cell(v) for v in r] for r in rows])
         if more:
-            total = con.execute(f"SELECT count(*) FROM ({sql})").fetchone()[0]
+            total = con.execute(f"SELECT count(*) FROM (\n{sql}\n)").fetchone()[0]  # \n: ends a -- comment
             text += f"\n({len(rows)} of {total:,} rows shown; --limit 0 for all, or -f csv)"
         _emit(text, out, dirs)
         return
