@@ -193,7 +193,7 @@ class Table:
     def __init__(self, table: str, path: str, schema: pl.Schema, version: int | None):
         self.table, self.path, self.file_schema, self.version = table, path, schema, version
         self.casts: dict[str, pl.DataType] = {}
-        self.wrong: list[tuple[str, pl.DataType, pl.DataType]] = []
+        self.wrong: dict[str, tuple[pl.DataType, pl.DataType]] = {}
         for col, got in schema.items():
             want = expected_type(table, col)
             if want is None or got == want:
@@ -201,7 +201,7 @@ class Table:
             if compatible(got, want):
                 self.casts[col] = want
             else:
-                self.wrong.append((col, got, want))
+                self.wrong[col] = (got, want)
         self.read_schema = pl.Schema({c: self.casts.get(c, t) for c, t in schema.items()})
 
     def described(self) -> str:
@@ -210,34 +210,40 @@ class Table:
         return f"{self.table} schema version {VERSIONS[self.table]}, {doc(self.table)}"
 
     def schema(self) -> pl.Schema:
-        """Column types as read (compatible columns as their declared type); an error for a
-        column of another type."""
-        if self.wrong:
-            col, got, want = self.wrong[0]
-            more = f" (and {len(self.wrong) - 1} more column(s) of another type)" if len(self.wrong) > 1 else ""
-            raise InputError(f"{self.path}: column {col} is {got}, expected {want}{more} ({self.described()})")
+        """Column types as read: compatible columns as their declared type (a column of
+        another type as it is; reading it is an error)."""
         return self.read_schema
 
-    def require(self, columns) -> None:
+    def require(self, columns, as_float=()) -> None:
         """An error naming the file for a column of ``columns`` it lacks (an older or other
-        schema, said first) or any column of another type than declared."""
+        schema, said first) or one of another type than declared; ``as_float``: columns the
+        consumer takes as numbers whatever their declared type (any numeric type will do)."""
         missing = [c for c in columns if c not in self.file_schema]
-        if not missing:
-            self.schema()
-            return
-        shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
-        written = (f"the file says schema version {self.version}" if self.version is not None
-                   else "written by an older hsrtcp or another program")
-        raise InputError(f"{self.path}: {self.table} table without the column(s) {shown}: an older or "
-                         f"different schema than {self.described()} ({written}); "
-                         f"re-run hsrtcp analyze with this hsrtcp")
+        if missing:
+            shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+            written = (f"the file says schema version {self.version}" if self.version is not None
+                       else "written by an older hsrtcp or another program")
+            raise InputError(f"{self.path}: {self.table} table without the column(s) {shown}: an older or "
+                             f"different schema than {self.described()} ({written}); "
+                             f"re-run hsrtcp analyze with this hsrtcp")
+        for col in columns:
+            if col in as_float and not is_id(col):
+                if not (self.file_schema[col].is_numeric() or self.file_schema[col] == pl.Null):
+                    raise InputError(f"{self.path}: column {col} is {self.file_schema[col]}, expected a number "
+                                     f"({self.described()})")
+            elif col in self.wrong:
+                got, want = self.wrong[col]
+                raise InputError(f"{self.path}: column {col} is {got}, expected {want} ({self.described()})")
 
-    def expr(self, col: str) -> pl.Expr:
-        """``col`` as read: its declared type, NaN and ±inf as null."""
+    def expr(self, col: str, as_float: bool = False) -> pl.Expr:
+        """``col`` as read: its declared type (Float64 with ``as_float``), NaN and ±inf as null."""
         e = pl.col(col)
-        if col in self.casts:
+        if as_float and not is_id(col):
+            if self.file_schema[col] != pl.Float64:
+                e = e.cast(pl.Float64)
+        elif col in self.casts:
             e = e.cast(self.casts[col])
-        if self.read_schema[col].is_float():
+        if as_float or self.read_schema[col].is_float():
             e = pl.when(e.is_finite()).then(e)
         return e.alias(col)
 
@@ -299,21 +305,20 @@ class ResultsDir:
         """InputError naming the file if ``table`` lacks one of ``columns`` (an older schema)."""
         self.open(table).require(columns)
 
-    def scan(self, table: str, columns=None, optional=()) -> pl.LazyFrame:
+    def scan(self, table: str, columns=None, optional=(), as_float=()) -> pl.LazyFrame:
         """A lazy scan of ``columns`` (required) and ``optional`` columns (when present) of
-        ``table``; without ``columns``, every column of the file."""
+        ``table``, each checked (:meth:`Table.require`); without ``columns``, every column
+        of the file. ``as_float``: columns read as Float64 from any numeric type."""
         t = self.open(table)
-        t.require(columns or ())
+        cols = t.file_schema.names() if columns is None else list(columns)
+        cols = list(dict.fromkeys([*cols, *(c for c in optional if c in t.file_schema)]))
+        t.require(cols, as_float)
         lf = pl.scan_parquet(t.path) if self.frames is None else self.frames[table].lazy()
-        if columns is None:
-            cols = t.file_schema.names()
-        else:
-            cols = [*columns, *(c for c in optional if c in t.file_schema)]
-        return lf.select([t.expr(c) for c in dict.fromkeys(cols)])
+        return lf.select([t.expr(c, c in as_float) for c in cols])
 
-    def read(self, table: str, columns=None, flow_id: int | None = None, optional=()) -> pl.DataFrame:
+    def read(self, table: str, columns=None, flow_id: int | None = None, optional=(), as_float=()) -> pl.DataFrame:
         """Like :meth:`scan`, read; only the rows of ``flow_id`` when given."""
-        lf = self.scan(table, columns, optional)
+        lf = self.scan(table, columns, optional, as_float)
         if flow_id is not None:
             lf = lf.filter(pl.col("flow_id") == flow_id)
         return collect(lf, self.file(table))
@@ -354,11 +359,12 @@ def _version(path: str, table: str, meta: dict[str, str]) -> int | None:
     return v
 
 
-def read_table(path: str | os.PathLike, table: str | None = None, columns=None, require=()) -> pl.DataFrame:
+def read_table(path: str | os.PathLike, table: str | None = None, columns=None, require=(), optional=(),
+               as_float=()) -> pl.DataFrame:
     """One table file read on its own, checked as ``table`` (default: the file's stem);
-    ``require``: columns it must have when read whole."""
+    ``require``: columns it must have when read whole; the rest as :meth:`ResultsDir.read`."""
     p = Path(path)
     table = table or p.stem
     res = ResultsDir(p.parent, files={table: p})
     res.require(table, require)
-    return res.read(table, columns)
+    return res.read(table, columns, optional=optional, as_float=as_float)

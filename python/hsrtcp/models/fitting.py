@@ -64,19 +64,22 @@ _ENH_NEEDS = (*_PFTK_NEEDS, "ack_burst_loss", "q")
 NEEDS: dict[str, tuple[str, ...]] = {k: (_PFTK_NEEDS if k.startswith("pftk") else _ENH_NEEDS) for k in MODEL_KEYS}
 
 
-def load_flows(source: pl.DataFrame | str | os.PathLike) -> pl.DataFrame:
-    """Return the flows table from a DataFrame, a Parquet file or a results directory."""
+def load_flows(source: pl.DataFrame | str | os.PathLike, group_by: str | None = None) -> pl.DataFrame:
+    """Return the flows table from a DataFrame, a Parquet file or a results directory: a file
+    through the results reader (:mod:`hsrtcp.results`), which checks ``flow_id`` and the model
+    inputs (any numeric type, read as float) and names the file and column of a bad one."""
     if isinstance(source, pl.DataFrame):
         return source
+    from hsrtcp.results import read_table
+
     path = Path(source)
     if path.is_dir():
         path = path / "flows.parquet"
     if not path.exists():
         raise InputError(f"{path}: no such file (expected a flows Parquet file or a results directory)")
-    try:
-        return pl.read_parquet(path)
-    except Exception as exc:  # polars raises several types for bad files
-        raise InputError(f"{path}: cannot read as Parquet: {exc}") from None
+    inputs = [*COLUMNS.values(), MEASURED]
+    return read_table(path, "flows", ["flow_id"], optional=[*inputs, *([group_by] if group_by else [])],
+                      as_float=inputs)
 
 
 @dataclass
@@ -151,7 +154,7 @@ def fit_flows(
     column names in ``missing_inputs``. D is null where the prediction or the measurement
     is missing, or the measurement is not > 0.
     """
-    df = load_flows(source)
+    df = load_flows(source, group_by)
     where = source if not isinstance(source, pl.DataFrame) else "flows DataFrame"
     if "flow_id" not in df.columns:
         raise InputError(f"{where}: column 'flow_id' is missing (columns: {', '.join(df.columns)})")

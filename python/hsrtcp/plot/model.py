@@ -27,15 +27,13 @@ def draw(res: Results, flow_id: int | None = None, models: tuple[str, ...] = DEF
     unknown = [m for m in models if m not in MODEL_KEYS]
     if unknown:
         raise InputError(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODEL_KEYS)}")
-    res.require("flows", ["flow_id", MEASURED])
-    flows = res.read("flows", ["flow_id", MEASURED], optional=[
-        "p_d", "p_a", "ack_burst_loss", "q", "rtt_mean", "rto_first_mean", "w_m_packets", "b_packets_per_ack",
-        "vantage"])
+    inputs = ["p_d", "p_a", "ack_burst_loss", "q", "rtt_mean", "rto_first_mean", "w_m_packets", "b_packets_per_ack"]
+    flows = res.read("flows", ["flow_id", MEASURED], optional=[*inputs, "vantage"], as_float=[MEASURED, *inputs])
     if flow_id is not None:
         flows = flows.filter(flows["flow_id"] == flow_id)
         if flows.is_empty():
             raise InputError(f"{res.file('flows')}: no flow with flow_id {flow_id}")
-    for c in ("p_d", "p_a", "ack_burst_loss", "q", "rtt_mean", "rto_first_mean", "w_m_packets", "b_packets_per_ack"):
+    for c in inputs:
         if c not in flows.columns:
             flows = flows.with_columns(pl.lit(None, dtype=pl.Float64).alias(c))
     fit = fit_flows(flows, models=tuple(models))

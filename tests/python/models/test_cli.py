@@ -63,7 +63,8 @@ def _flows():
             "w_m_packets": [1000.0, 1000.0, 1000.0],
             "b_packets_per_ack": [2.0, 2.0, 2.0],
             "throughput_pkts": [30.0, 3.5, 500.0],
-        }
+        },
+        schema_overrides={"flow_id": pl.UInt64},  # the analyzer's id type (hsrtcp.results checks it)
     )
 
 

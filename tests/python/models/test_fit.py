@@ -139,7 +139,7 @@ def test_ungrouped_summary_has_one_group():
 
 
 def test_parquet_dir_file_and_outputs(tmp_path):
-    df = flows()
+    df = flows().with_columns(pl.col("flow_id").cast(pl.UInt64))  # a file has the analyzer's id type
     df.write_parquet(tmp_path / "flows.parquet")
     from_dir = fit_flows(tmp_path, group_by="class")
     from_file = fit_flows(tmp_path / "flows.parquet", group_by="class")
