@@ -77,19 +77,20 @@ class Dataset:
     @classmethod
     def read(cls, out_dir: str | os.PathLike) -> Dataset:
         """Load a results directory written by :meth:`write` or ``hsrtcp analyze``: the tables
-        its manifest lists (every ``*.parquet`` of a directory without one)."""
+        its manifest lists (every ``*.parquet`` of a directory without one), each checked
+        against its versioned schema by the results reader (:mod:`hsrtcp.results`)."""
         from hsrtcp.output import manifest
+        from hsrtcp.results import ResultsDir
 
         out = Path(out_dir)
         listed = manifest(out)
         files = sorted(out.glob("*.parquet")) if listed is None else \
             [out / n for n in listed if n.endswith(".parquet")]
-        frames = {}
-        for f in files:
-            frames[f.stem] = pl.read_parquet(f)
-        missing = [t for t in TABLES if t not in frames]
+        missing = [t for t in TABLES if t not in {f.stem for f in files}]
         if missing:
             raise InputError(f"{out}: not an hsrtcp results directory (missing {', '.join(missing)})")
+        res = ResultsDir(out)
+        frames = {f.stem: res.read(f.stem) for f in files}
         return cls(**{t: frames.pop(t) for t in TABLES}, extra=frames)
 
 

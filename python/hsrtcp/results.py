@@ -59,6 +59,8 @@ DOCS: dict[str, str] = {
 }
 #: the tables every ``hsrtcp analyze`` writes
 CORE_TABLES = ("flows", "events", "rtt", "series", "captures")
+#: the core's MPTCP tables, written by every analysis (empty without MPTCP)
+MPTCP_TABLES = ("mptcp", "mptcp_subflows", "mptcp_series")
 #: Parquet key-value metadata keys
 SCHEMA_KEY = "hsrtcp.schema"
 VERSION_KEY = "hsrtcp.schema_version"
@@ -337,6 +339,17 @@ def collect(lf: pl.LazyFrame, where: str) -> pl.DataFrame:
         return lf.collect()
     except (pl.exceptions.ComputeError, OSError) as exc:
         raise InputError(f"{where}: cannot read: {_first_line(exc)}") from None
+
+
+def no_nulls(df: pl.DataFrame, columns, where: str) -> None:
+    """An error naming ``where`` when a column that is never missing in an intact table (a
+    flow's first packet time, a bin's start) is null or was not a finite number."""
+    for col in columns:
+        bad = df.filter(pl.col(col).is_null())
+        if bad.height:
+            which = f" (flow_id {bad['flow_id'][0]})" if "flow_id" in bad.columns else ""
+            raise InputError(f"{where}: column {col} is null or not a finite number in {bad.height} row(s){which}: "
+                             "the table is damaged; re-run hsrtcp analyze")
 
 
 def _version(path: str, table: str, meta: dict[str, str]) -> int | None:

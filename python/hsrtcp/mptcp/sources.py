@@ -72,10 +72,11 @@ def _duration(manifest: dict | None, given: float | None) -> float | None:
 
 
 def _mptcp_tables(ds, capture: str | None = None) -> dict:
+    """The core's MPTCP tables of a Dataset (or a ``{name: DataFrame}``), of one capture."""
     out = {}
     for name in ("mptcp", "mptcp_subflows", "mptcp_series"):
-        t = getattr(ds, name, None)
-        if t is None:
+        t = ds.get(name) if isinstance(ds, dict) else getattr(ds, name, None)
+        if t is None and not isinstance(ds, dict):
             t = getattr(ds, "extra", {}).get(name)
         if isinstance(t, pl.DataFrame):
             if capture is not None and "capture" in t.columns:
@@ -97,26 +98,51 @@ def from_bundle(bundle: Path, duration_s: float | None = None) -> Instance:
                     manifest=manifest, kernel=_kernel(bundle), tables=_mptcp_tables(ds), errors=ds.errors)
 
 
-def from_results(out_dir: Path, duration_s: float | None = None) -> list[Instance]:
-    from hsrtcp.api import Dataset
+#: columns the instance metrics read from a results directory (M5 rates, roles, k_t)
+NEEDS = {
+    "flows": ("flow_id", "capture", "vantage", "first_ts", "data_dir", "client_addr", "goodput_bytes",
+              "duration_s", "mptcp"),
+    "series": ("flow_id", "ts", "goodput_bytes", "bin_s", "bif_max", "bif_mean"),
+    "events": ("flow_id", "kind", "class", "ts"),
+    "captures": ("capture", "error"),
+}
 
-    ds = Dataset.read(out_dir)
-    flows = ds.flows.filter(pl.col("vantage") == "server")
+
+def from_results(out_dir: Path, duration_s: float | None = None) -> list[Instance]:
+    from hsrtcp.results import MPTCP_TABLES, ResultsDir, no_nulls
+
+    res = ResultsDir(out_dir)  # each table checked against its versioned schema (hsrtcp.results)
+    tables = {}
+    for name, cols in NEEDS.items():
+        optional = ("mptcp_token", "mptcp_subflow") if name == "flows" else ()
+        if name == "flows" and "mptcp_token" in res.schema("flows"):
+            cols = (*cols, "mptcp_subflow")  # subflows numbered within the token's connection
+        tables[name] = res.read(name, cols, optional=optional)
+    flows = tables["flows"].filter(pl.col("vantage") == "server")
     if flows.is_empty():
         raise InputError(f"{out_dir}: no flows analyzed at the server vantage (analyze the server capture "
                          f"with --vantage server, or give the run bundles)")
+    # times place every second of an instance: a flow or bin without one cannot be placed
+    no_nulls(flows, ["first_ts"], res.file("flows"))
+    ids = flows["flow_id"].implode()
+    series = tables["series"].filter(pl.col("flow_id").is_in(ids))
+    events = tables["events"].filter(pl.col("flow_id").is_in(ids))
+    no_nulls(series, ["ts"], res.file("series"))
+    no_nulls(events, ["ts"], res.file("events"))
+    core = {name: res.read(name) for name in MPTCP_TABLES if res.has(name)}
     out = []
     for (capture,), f in flows.group_by(["capture"], maintain_order=True):
-        ids = f["flow_id"].implode()
-        bundle = Path(capture).parent.parent
-        manifest = _manifest(bundle) if bundle.is_dir() else None
+        fids = f["flow_id"].implode()
+        bundle = Path(capture).parent.parent if capture else Path(out_dir)
+        manifest = _manifest(bundle) if capture and bundle.is_dir() else None
         out.append(Instance(instance=(manifest or {}).get("run_id", capture),
                             source=str(out_dir), flows=f,
-                            series=ds.series.filter(pl.col("flow_id").is_in(ids)),
-                            events=ds.events.filter(pl.col("flow_id").is_in(ids)),
+                            series=series.filter(pl.col("flow_id").is_in(fids)),
+                            events=events.filter(pl.col("flow_id").is_in(fids)),
                             duration_s=_duration(manifest, duration_s), manifest=manifest,
-                            kernel=_kernel(bundle) if manifest else {}, tables=_mptcp_tables(ds, capture),
-                            errors=[e for c, e in zip(ds.captures["capture"], ds.captures["error"])
+                            kernel=_kernel(bundle) if manifest else {},
+                            tables=_mptcp_tables(core, capture),
+                            errors=[e for c, e in zip(tables["captures"]["capture"], tables["captures"]["error"])
                                     if c == capture and e]))
     return out
 

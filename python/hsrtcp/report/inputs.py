@@ -25,7 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from hsrtcp.errors import InputError
-from hsrtcp.results import ResultsDir, declared
+from hsrtcp.results import ResultsDir, declared, no_nulls
 
 CORE_TABLES = ("flows", "events", "series", "rtt", "captures")
 CONTEXT_TABLES = ("context", "handoffs", "suspensions", "labels")
@@ -79,12 +79,7 @@ def load_results(path: str | Path) -> ResultsData:
     if flows.height == 0:
         raise InputError(f"{root / 'flows.parquet'}: no flows (no TCP connection in the analyzed captures): "
                          "nothing to report")
-    for col in ("first_ts", "last_ts"):  # every flow has a first and a last packet
-        bad = flows.filter(pl.col(col).is_null())
-        if bad.height:
-            raise InputError(f"{root / 'flows.parquet'}: column {col} is null or not a finite number in "
-                             f"{bad.height} row(s) (flow_id {bad['flow_id'][0]}): the table is damaged; "
-                             "re-run hsrtcp analyze")
+    no_nulls(flows, ["first_ts", "last_ts"], res.file("flows"))  # every flow has a first and a last packet
     data = ResultsData(
         path=root, flows=flows.sort("flow_id"), captures=res.read("captures"),
         series=res.scan("series"), events=res.scan("events"), rtt=res.scan("rtt"),
