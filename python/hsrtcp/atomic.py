@@ -74,21 +74,20 @@ def failure_reason(exc: BaseException, where: str | os.PathLike | None = None) -
     """Why writing failed, as the system says it ("No space left on device"), or None when
     ``exc`` is not an I/O failure (a defect, Ctrl-C, an hsrtcp error). Looks through the
     exception's chain (an error while cleaning up after a full disk still names the disk),
-    the text of writers that drop the errno, and last, for an I/O error without a reason,
-    the free space of the file system holding ``where``."""
+    the text of writers that drop the errno, and last the free space of the file system
+    holding ``where`` (call it while the failed file still takes its space)."""
     if not isinstance(exc, Exception) or isinstance(exc, HsrtcpError):
         return None
-    io = False
     for e in _chain(exc):
-        if isinstance(e, OSError):
-            io = True
-            if e.errno:
-                return os.strerror(e.errno)  # (Arrow puts its whole message in strerror)
+        if isinstance(e, OSError) and e.errno:
+            return os.strerror(e.errno)  # (Arrow puts its whole message in strerror)
         text = str(e)
         for code, pattern in _SPELLED:
             if pattern.search(text):
                 return os.strerror(code)
-    if io and where is not None and disk_full(where):
+    # Writers that lose the errno on the way (polars: "Invalid thrift: transport error"):
+    # a writer that failed on a full disk failed because of it.
+    if where is not None and disk_full(where):
         return os.strerror(errno.ENOSPC)
     return None
 

@@ -146,5 +146,10 @@ def save(fig, path: str | os.PathLike) -> str:
     fmt = check_format(path)
     metadata = {"png": {"Software": "hsrtcp"}, "svg": {"Date": None, "Creator": "hsrtcp"},
                 "pdf": {"CreationDate": None, "ModDate": None, "Creator": "hsrtcp"}}[fmt]
+    def write(tmp: str) -> None:
+        # a file of our own: matplotlib leaves its own open when a PDF fails half-way
+        with open(tmp, "wb") as f:
+            fig.savefig(f, format=fmt, metadata=metadata)
+
     with matplotlib.rc_context(RC):
-        return write_file(path, lambda tmp: fig.savefig(tmp, format=fmt, metadata=metadata))
+        return write_file(path, write)
