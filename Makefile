@@ -73,7 +73,7 @@ build: venv  ## build the native extension into the venv (release); npm installs
 	@# Bytecode ahead of time: PYTHONDONTWRITEBYTECODE=1 machines would recompile at every start.
 	$(VENV)/bin/python -m compileall -q python/hsrtcp
 
-demo: build  ## analyze the bundled example (examples/) into out/
+demo: build  ## analyze the bundled example (python/hsrtcp/examples/) into out/
 	$(VENV)/bin/hsrtcp demo -o out
 
 test-rust:  ## Rust unit tests
@@ -98,7 +98,7 @@ bench-corpus: build  ## corpus runs: 1 vs 2 workers, Dask overhead, RSS per work
 bench-lab: build sysdeps rattan  ## emulated 100 Mbit/s path: rate, loss, TCP_INFO sampling (root)
 	$(PY) bench/lab_bench.py
 
-fixtures: build sysdeps  ## regenerate tests/data and examples/ with the netns testbed (root; drops are random)
+fixtures: build sysdeps  ## regenerate tests/data and python/hsrtcp/examples/ with the netns testbed (root; drops are random)
 	$(PY) scripts/make_fixtures.py && $(PY) scripts/make_example.py
 
 # The study campaign (docs/study.md): run it, its 20 more trips with handoffs and its static

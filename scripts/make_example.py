@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Make the demo's bundled example: a phone-side and a server-side capture of one real TCP
-download, plus its ground truth (examples/phone.pcap, examples/server.pcap,
-examples/truth.json, examples/README.md).
+download, plus its ground truth (python/hsrtcp/examples/: phone.pcap, server.pcap,
+truth.json, README.md).
 
     sudo .venv/bin/python scripts/make_example.py
 
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "python"))
 from hsrtcp.testing import truth as truth_mod  # noqa: E402
 from hsrtcp.testing.netbed import Testbed, missing_requirements  # noqa: E402
 
-OUT = ROOT / "examples"
+OUT = ROOT / "python" / "hsrtcp" / "examples"
 BED = {"cc": "cubic", "p_data": 0.005, "p_ack": 0.02,
        "rate_schedule": [(0.0, 16_000_000), (1.0, 3_000_000), (2.0, 12_000_000)],
        "rate_burst_bytes": 16_000, "rate_queue_s": 0.1}

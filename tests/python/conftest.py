@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
-EXAMPLES = ROOT / "examples"
+EXAMPLES = ROOT / "python/hsrtcp/examples"
 
 
 def pytest_collection_modifyitems(config, items):

@@ -11,7 +11,8 @@ import click
 
 from hsrtcp.cli.run_analysis import run
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+# Inside the package, so an installed hsrtcp finds it from any directory.
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 @click.command()

@@ -1,4 +1,4 @@
-"""`hsrtcp analyze --radio ...` end to end on the shipped example captures (examples/, one
+"""`hsrtcp analyze --radio ...` end to end on the shipped example captures (python/hsrtcp/examples/, one
 download seen from the phone and the server) with radio logs written here around the
 flow's real packet times: the context tables are written, every flow keeps a context row,
 and bad radio logs exit 3 with file and line while the flows are still written."""
@@ -21,7 +21,7 @@ from .logs import lab_log
 ROOT = Path(__file__).resolve().parents[3]
 # the subprocesses run the hsrtcp this test imported
 PKG_ROOT = str(Path(hsrtcp.__file__).resolve().parents[1])
-PHONE, SERVER = ROOT / "examples" / "phone.pcap", ROOT / "examples" / "server.pcap"
+PHONE, SERVER = ROOT / "python/hsrtcp/examples" / "phone.pcap", ROOT / "python/hsrtcp/examples" / "server.pcap"
 TABLES = ("radio", "handoffs", "context", "suspensions", "coverage", "labels")
 
 

@@ -2,7 +2,7 @@
 command line's --radio-* / --carrier (a usage error, exit 2) and a corpus manifest's
 columns of the same names (exit 3 naming the manifest, the line and the column, nothing
 analyzed) say the same thing about the same value. Captures: the shipped example
-(examples/) and tests/data; radio logs written by tests/python/context/logs.py."""
+(python/hsrtcp/examples/) and tests/data; radio logs written by tests/python/context/logs.py."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from hsrtcp.scale.manifest import read_manifest
 from .logs import lab_log
 
 ROOT = Path(__file__).resolve().parents[3]
-PHONE, SERVER = ROOT / "examples" / "phone.pcap", ROOT / "examples" / "server.pcap"
+PHONE, SERVER = ROOT / "python/hsrtcp/examples" / "phone.pcap", ROOT / "python/hsrtcp/examples" / "server.pcap"
 DATA = ROOT / "tests" / "data"
 
 

@@ -11,7 +11,7 @@ import polars as pl
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "python/hsrtcp/examples"
 
 
 def test_analyze_writes_tables_csv_and_plot(tmp_path):

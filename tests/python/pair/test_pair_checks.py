@@ -32,7 +32,7 @@ def _fixture_pairs() -> list[tuple[Path, Path]]:
     for c in sorted(DATA.glob("*.client.pcap")):
         stem = c.name.removesuffix(".client.pcap")
         pairs += [(c, s) for s in sorted(DATA.glob(f"{stem}.server.*"))]
-    return pairs + [(ROOT / "examples" / "phone.pcap", ROOT / "examples" / "server.pcap")]
+    return pairs + [(ROOT / "python/hsrtcp/examples" / "phone.pcap", ROOT / "python/hsrtcp/examples" / "server.pcap")]
 
 
 PAIRS = _fixture_pairs()
@@ -141,7 +141,7 @@ def test_a_pair_without_a_connection_in_common_is_its_own_input_error(tmp_path, 
 
 def test_a_swapped_pair_with_a_radio_log_writes_the_right_orders_context(tmp_path, capsys):
     """The context tables (hsrtcp.context) name each pair's sides as analyzed."""
-    phone, server = ROOT / "examples" / "phone.pcap", ROOT / "examples" / "server.pcap"
+    phone, server = ROOT / "python/hsrtcp/examples" / "phone.pcap", ROOT / "python/hsrtcp/examples" / "server.pcap"
     flows = hsrtcp.analyze([phone], vantage="client").flows
     start, end = float(flows["first_ts"].min()), float(flows["last_ts"].max())
     mid = round((start + end) / 2 * 4) / 4

@@ -206,13 +206,13 @@ def test_glob_corpus_and_usage(corpus, tmp_path):
 def test_manifest_radio_log_equals_the_one_input_run(tmp_path):
     """A manifest row's radio log, offset and carrier give the same context tables as
     `hsrtcp analyze --radio ... --radio-offset ... --carrier ...` on that input (the
-    example pair, examples/; a lab-format log 3600.5 s behind the capture clock, one
+    example pair, python/hsrtcp/examples/; a lab-format log 3600.5 s behind the capture clock, one
     handoff 1 s into the flow, written by tests/python/context/logs.py)."""
     import hsrtcp
 
     from ..context.logs import lab_log
 
-    root = DATA.parents[1] / "examples"
+    root = DATA.parents[1] / "python/hsrtcp/examples"
     f = hsrtcp.analyze([root / "phone.pcap"], vantage="client").flows
     a, b = float(f["first_ts"].min()), float(f["last_ts"].max())
     rows = [(t - 3600.5, "M", "LTE", 1, 10 if t < a + 1 else 11) for t in [a - 1 + 0.5 * i for i in range(int((b - a) * 2) + 6)]]

@@ -132,7 +132,7 @@ def test_series_adds_up(name):
 def test_series_bytes_received_agree_with_tshark_io_stat():
     # The example download: tshark bins from the first packet of the phone capture (the SYN),
     # our bins from the connection's first packet at the client: the same instant.
-    root = DATA.parent.parent / "examples"
+    root = DATA.parent.parent / "python/hsrtcp/examples"
     t = truth.compute(root / "server.pcap", root / "phone.pcap")
     (c,) = t.connections
     ours = [r["bytes_received"] for r in c.series(1.0)]
