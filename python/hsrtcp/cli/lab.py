@@ -205,10 +205,18 @@ def emulate(scenario, duration, mptcp, sysctls, out, timeout, right_cmd, command
 @click.option("--list", "list_only", is_flag=True, help="Only list the runs it would do.")
 @click.option("--shard", default=None, metavar="K/N",
               help="Only shard K of N (0-based; whole seed x scenario blocks), for N processes sharing OUT.")
+@click.option("--force", is_flag=True,
+              help="Delete the bundles in OUT made with another configuration (or not runs of this "
+                   "campaign) and make those runs again. Without it such a campaign is refused.")
 @_lab_errors
-def campaign(campaign_file, out, no_progress, list_only, shard) -> None:
+def campaign(campaign_file, out, no_progress, list_only, shard, force) -> None:
     """Run a campaign: scenarios × congestion controls (or [[variants]]) × flow types ×
-    repetitions, one bundle per run in OUT/<run_id>/ (format: docs/formats/bundle.md)."""
+    repetitions, one bundle per run in OUT/<run_id>/ (format: docs/formats/bundle.md).
+
+    Re-running it into the same OUT runs only what is missing (or failed). A bundle is
+    reused only when its recorded configuration (scenario as compiled, workload, knobs,
+    software) equals the run's; if the campaign changed, it is refused, naming each run that
+    differs: use another OUT, or --force."""
     from hsrtcp.lab import campaign as cp
 
     c = cp.load(campaign_file)
@@ -226,7 +234,10 @@ def campaign(campaign_file, out, no_progress, list_only, shard) -> None:
         return
     if not out:
         raise click.UsageError("--out/-o RUNS is required")
-    results = cp.run(c, out, progress=not no_progress, shard=shard_kn)
+    try:
+        results = cp.run(c, out, progress=not no_progress, shard=shard_kn, force=force)
+    except cp.ConfigConflict as exc:
+        raise click.UsageError(str(exc)) from None
     failed = [r for r in results if r["status"] == "failed"]
     click.echo(f"{len(results)} runs, {len(failed)} failed; bundles in {out}", err=True)
     for r in failed:

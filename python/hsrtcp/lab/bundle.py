@@ -35,7 +35,56 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def tool_versions() -> dict[str, str | None]:
+def source_commit() -> dict[str, object] | None:
+    """The git commit of the source tree hsrtcp runs from (``commit``, and ``dirty`` when
+    tracked files differ from it), or None when it does not run from a git checkout."""
+    root = Path(hsrtcp.__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10)
+        if head.returncode != 0:
+            return None
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip()) if status.returncode == 0 else None}
+
+
+def _module_version(name: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def ebpf_provenance(name: str) -> dict[str, object]:
+    """The object an eBPF congestion control is loaded from and its SHA-256 (docs/hsrbbr.md
+    compares versions of hsrbbr by it), and the source's."""
+    from hsrtcp.errors import LabError
+    from hsrtcp.lab import ebpf
+
+    src = ebpf.source_dir() / f"{name}.bpf.c"
+    info: dict[str, object] = {"object": None, "object_sha256": None,
+                               "source_sha256": _sha256(src) if src.is_file() else None}
+    try:
+        obj = ebpf.object_path(name)
+    except LabError as exc:
+        info["error"] = str(exc).splitlines()[0]
+        return info
+    info["object"] = f"ebpf/build/{obj.name}"
+    info["object_sha256"] = _sha256(obj)
+    return info
+
+
+def tool_versions(ebpf_ccs=()) -> dict[str, object]:
+    """Provenance of a run: hsrtcp's version and commit, the libraries that shape results
+    (numpy draws the scenario traces, polars writes tcpinfo.parquet), Rattan, the kernel,
+    Python, tcpdump and, for each eBPF congestion control in ``ebpf_ccs``, its object's hash."""
     def first_line(argv: list[str]) -> str | None:
         try:
             res = subprocess.run(argv, capture_output=True, text=True, timeout=10)
@@ -44,13 +93,24 @@ def tool_versions() -> dict[str, str | None]:
         text = (res.stdout or res.stderr).strip().splitlines()
         return text[0] if text else None
 
-    return {
+    from hsrtcp.lab import ebpf
+
+    src = source_commit()
+    out: dict[str, object] = {
         "hsrtcp": hsrtcp.__version__,
+        "hsrtcp_commit": src["commit"] if src else None,
+        "hsrtcp_dirty": src["dirty"] if src else None,
+        "numpy": _module_version("numpy"),
+        "polars": _module_version("polars"),
         "rattan": rattan.rattan_version(),
         "kernel": platform.release(),
         "python": platform.python_version(),
         "tcpdump": first_line(["tcpdump", "--version"]),
     }
+    names = sorted({c for c in ebpf_ccs if ebpf.is_ebpf(c)})
+    if names:
+        out["ebpf"] = {n: ebpf_provenance(n) for n in names}
+    return out
 
 
 def _tcpdump_stats(log: Path) -> dict[str, int | None]:
@@ -134,6 +194,7 @@ def finalize(run_dir: Path, outcome, compiled, meta: dict, versions: dict | None
         "repetition": meta.get("repetition"),
         "campaign": meta.get("campaign"),
         **({"variant": meta["variant"]} if meta.get("variant") else {}),
+        **({"config": meta["config"]} if meta.get("config") else {}),
         "seeds": {"scenario": compiled.seed, "rattan_cells": rattan.loss_seeds(cfg)},
         "sysctls": sysctls,
         "start_time": outcome.started_at,

@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hsrtcp.errors import InputError
-from hsrtcp.lab import bundle, emulate, netns
+from hsrtcp.lab import bundle, emulate, netns, runconfig
 from hsrtcp.lab.measure import FLOW_TYPES, FlowSpec, parse_size
 
 _KNOWN_CAMPAIGN_KEYS = {"name", "scenarios", "ccs", "repetitions", "mptcp", "duration_s", "snaplen", "reseed", "first_repetition"}
@@ -335,12 +335,86 @@ def shard_of(runs: list[dict], k: int, n: int) -> list[dict]:
     return out
 
 
+class ConfigConflict(InputError):
+    """The output directory holds bundles made with another configuration (or runs that are
+    not this campaign's): nothing was run. The message names every such run and what differs."""
+
+    def __init__(self, message: str, runs: list[str]):
+        super().__init__(message)
+        self.runs = runs
+
+
+def _bundle_state(final: Path, wanted: dict) -> tuple[str, str]:
+    """(state, why) of the bundle at ``final`` for a run whose configuration is ``wanted``:
+    ``missing``, ``done`` (complete, same configuration), ``failed`` or ``broken`` (run it
+    again), ``differs`` (made with another configuration)."""
+    if not (final / bundle.MANIFEST).is_file():
+        return "missing", "no bundle yet"
+    problems = bundle.check(final)
+    if problems:
+        return "broken", f"incomplete bundle ({problems[0]})"
+    m = json.loads((final / bundle.MANIFEST).read_text())
+    diff = runconfig.differences(m.get("config"), wanted)
+    if diff:
+        return "differs", "; ".join(diff)
+    if m.get("status") != "ok":
+        return "failed", "the earlier run failed: " + "; ".join(m.get("errors") or ["no reason recorded"])[:300]
+    return "done", "complete bundle with the same configuration"
+
+
+def _prepare(campaign: Campaign, r: dict, out: Path, compiled: dict, versions: dict) -> dict:
+    """Everything a run needs before it starts: its compiled path, flow spec, knobs and the
+    configuration it will record (runconfig)."""
+    sc = r["scenario"]
+    si = r.get("scenario_index", 0)
+    start = campaign.scenario_start(si)
+    key = (sc, start, r["repetition"] if campaign.reseed else 1)
+    if key not in compiled:
+        seed = None
+        if campaign.reseed:
+            from hsrtcp.lab import scenario as scenario_mod
+
+            seed = scenario_mod.load(sc).seed + r["repetition"] - 1
+        name = _slug(campaign.scenario_label(si)) + (f"-seed{seed}" if seed is not None else "")
+        compiled[key] = emulate.compile_source(sc, out / ".scenarios" / name, campaign.duration_s, seed=seed,
+                                               **({"start_s": start} if start is not None else {}))
+    comp = compiled[key]
+    # a conjunction instance always needs the MPTCP endpoints of every path
+    mptcp = campaign.mptcp or r["flow"]["type"] == "conjunction"
+    spec = _flow_spec(r["flow"], r["cc"], mptcp, campaign.duration_s or comp.duration_s)
+    variant = r.get("variant")
+    sysctls = {**campaign.sysctls, **(variant["sysctls"] if variant else {})}
+    route = variant["route"] if variant and variant["route"] else None
+    mptcp_opt = (campaign.mptcp_options or True) if mptcp else False
+    cfg = runconfig.config(comp, spec.to_dict(), mptcp_opt, campaign.snaplen, r["cc"], sysctls, route, versions)
+    return {**r, "compiled": comp, "mptcp": mptcp, "mptcp_opt": mptcp_opt, "spec": spec, "sysctls": sysctls,
+            "route": route, "scenario_start": start, "config": cfg}
+
+
+def _conflict_message(out: Path, campaign: Campaign, conflicts: list[tuple[str, str]]) -> str:
+    lines = [f"{out}: {len(conflicts)} bundle(s) there were not made by this campaign "
+             f"({campaign.source or campaign.name}) as it is now:"]
+    lines += [f"  {rid}: {why}" for rid, why in conflicts[:50]]
+    if len(conflicts) > 50:
+        lines.append(f"  ... and {len(conflicts) - 50} more")
+    lines.append("Nothing was run. Give the changed campaign another output directory (-o), or run it with "
+                 "--force to delete these bundles and make the runs again.")
+    return "\n".join(lines)
+
+
 def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed: bool = True,
-        on_result=None, shard: tuple[int, int] | None = None) -> list[dict]:
+        on_result=None, shard: tuple[int, int] | None = None, force: bool = False) -> list[dict]:
     """Run every combination; return one summary dict per run (``run_id``, ``status``, ``path``).
 
-    Completed bundles already present in ``out`` are skipped. Ctrl-C stops after cleaning
-    up the current run (its partial directory is removed) and re-raises.
+    A bundle already in ``out`` is reused only when it is complete, its run succeeded and
+    its recorded configuration (:mod:`hsrtcp.lab.runconfig`: scenario, workload, knobs,
+    software) equals the run's now; failed and incomplete bundles are run again. When a
+    bundle was made with another configuration, or a bundle is not a run of this campaign,
+    :class:`ConfigConflict` is raised before anything runs, naming each of them and what
+    differs; ``force=True`` deletes those bundles instead and makes the runs again. So the
+    folder's ``campaign.toml`` (written once the check passed) always describes its bundles.
+    Ctrl-C stops after cleaning up the current run (its partial directory is removed) and
+    re-raises.
 
     ``shard = (k, n)``: only the runs of :func:`shard_of`, so that n processes share one
     campaign directory (each recovers only its own runs' partial directories). Whether
@@ -352,63 +426,58 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
     out.mkdir(parents=True, exist_ok=True)
     all_runs = campaign.runs()
     runs = shard_of(all_runs, *shard) if shard else all_runs
+    recover_partials(out, only={r["run_id"] for r in runs} if shard else None)
+    versions = bundle.tool_versions(ebpf_ccs=[r["cc"] for r in runs])
     compiled: dict[tuple, emulate.Compiled] = {}
-    versions = bundle.tool_versions()
-    summaries: list[dict] = []
+    prepared = [_prepare(campaign, r, out, compiled, versions) for r in runs]
+    states = [_bundle_state(out / r["run_id"], r["config"]) for r in prepared]
+    ids = {r["run_id"] for r in all_runs}
+    conflicts = [(r["run_id"], why) for r, (state, why) in zip(prepared, states) if state == "differs"]
+    conflicts += [(d.name, "not a run of this campaign") for d in sorted(out.iterdir())
+                  if d.is_dir() and not d.name.startswith(".") and d.name not in ids
+                  and (d / bundle.MANIFEST).is_file()]
+    if conflicts and not force:
+        raise ConfigConflict(_conflict_message(out, campaign, conflicts), [c[0] for c in conflicts])
+    for rid, _ in conflicts:
+        shutil.rmtree(out / rid)
     (out / "campaign.json").write_text(json.dumps(
         {"name": campaign.name, "source": str(campaign.source), "runs": [r["run_id"] for r in all_runs]}, indent=1))
     if campaign.source and campaign.source.is_file():
         shutil.copyfile(campaign.source, out / "campaign.toml")
 
-    recover_partials(out, only={r["run_id"] for r in runs} if shard else None)
+    summaries: list[dict] = []
     prog = _Progress(len(runs), enabled=progress)
     try:
-        for r in runs:
+        for r, (state, why) in zip(prepared, states):
             final = out / r["run_id"]
-            if (final / bundle.MANIFEST).is_file() and not bundle.check(final):
+            if state == "done":
                 summaries.append({"run_id": r["run_id"], "status": "skipped (already done)", "path": str(final)})
                 prog.advance(r["run_id"], 0.0)
                 continue
-            sc = r["scenario"]
-            si = r.get("scenario_index", 0)
-            start = campaign.scenario_start(si)
-            key = (sc, start, r["repetition"] if campaign.reseed else 1)
-            if key not in compiled:
-                seed = None
-                if campaign.reseed:
-                    from hsrtcp.lab import scenario as scenario_mod
-
-                    seed = scenario_mod.load(sc).seed + r["repetition"] - 1
-                name = _slug(campaign.scenario_label(si)) + (f"-seed{seed}" if seed is not None else "")
-                compiled[key] = emulate.compile_source(sc, out / ".scenarios" / name, campaign.duration_s, seed=seed,
-                                                       **({"start_s": start} if start is not None else {}))
-            comp = compiled[key]
-            # a conjunction instance always needs the MPTCP endpoints of every path
-            mptcp = campaign.mptcp or r["flow"]["type"] == "conjunction"
-            spec = _flow_spec(r["flow"], r["cc"], mptcp, campaign.duration_s or comp.duration_s)
+            comp = r["compiled"]
             partial = out / f".partial-{r['run_id']}"
             shutil.rmtree(partial, ignore_errors=True)
             variant = r.get("variant")
-            sysctls = {**campaign.sysctls, **(variant["sysctls"] if variant else {})}
-            extra = {"route": variant["route"]} if variant and variant["route"] else {}
+            extra = {"route": r["route"]} if r["route"] else {}
             t_start = time.monotonic()
             prog.start(r["run_id"])
             try:
-                outcome = emulate.run(comp, partial, {"kind": "measure", "flow": spec.to_dict()},
+                outcome = emulate.run(comp, partial, {"kind": "measure", "flow": r["spec"].to_dict()},
                                       # cc is set per socket (TCP_CONGESTION; on an MPTCP socket it
                                       # applies to every subflow). The namespace default cannot be
                                       # set to a restricted cc outside the init namespace (EPERM).
-                                      mptcp=(campaign.mptcp_options or True) if mptcp else False,
-                                      snaplen=campaign.snaplen, sysctls=sysctls,
+                                      mptcp=r["mptcp_opt"], snaplen=campaign.snaplen, sysctls=r["sysctls"],
                                       duration_s=campaign.duration_s, **extra)
             except KeyboardInterrupt:
                 shutil.rmtree(partial, ignore_errors=True)
                 raise
-            meta = {"run_id": r["run_id"], "cc": r["cc"], "flow": spec.to_dict(), "mptcp": mptcp,
-                    "repetition": r["repetition"], "campaign": campaign.name, "snaplen": campaign.snaplen}
+            meta = {"run_id": r["run_id"], "cc": r["cc"], "flow": r["spec"].to_dict(), "mptcp": r["mptcp"],
+                    "repetition": r["repetition"], "campaign": campaign.name, "snaplen": campaign.snaplen,
+                    "config": r["config"]}
             if variant:
-                meta["variant"] = {**variant, "sysctls": sysctls, "scenario_label": campaign.scenario_label(si),
-                                   "scenario_start_s": start}
+                meta["variant"] = {**variant, "sysctls": r["sysctls"],
+                                   "scenario_label": campaign.scenario_label(r.get("scenario_index", 0)),
+                                   "scenario_start_s": r["scenario_start"]}
             manifest = bundle.finalize(partial, outcome, comp, meta, versions)
             if final.exists():
                 shutil.rmtree(final)
