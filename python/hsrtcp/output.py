@@ -166,27 +166,12 @@ class OutputSet:
         return _Staging(self, name)
 
     def error(self, exc: BaseException) -> OutputError:
-        """The :class:`OutputError` for a failure of a writer that stages in this directory
-        (the Rust Parquet writer: "DIR/.hsrtcp-new.flows.parquet: External: transport
-        error"): it names the final file and, when the disk is full, says so (call it while
-        :meth:`holding` keeps the staged files' space taken)."""
-        from hsrtcp.atomic import failure_reason
+        """:func:`writer_error` for this directory."""
+        return writer_error(exc, self.dir)
 
-        text = str(exc)
-        where, detail = self.dir, text
-        head, sep, rest = text.partition(": ")
-        if sep and os.path.basename(head).startswith(NEW):
-            name = os.path.basename(head)[len(NEW):]
-            if name.startswith("spool") and name.endswith(".arrows"):  # spoolN.TABLE.arrows
-                name = name.split(".")[1] + ".parquet"
-            where, detail = os.path.join(os.path.dirname(head), name), rest
-        reason = failure_reason(exc, self.dir) or detail
-        return OutputError(f"{shown(where)}: cannot write: {reason}")
-
-    def holding(self) -> _Holding:
-        """``with output.holding():`` the staged files keep their space on the disk even if a
-        writer removes them, so that a full disk still looks full when its error is read."""
-        return _Holding(self.dir)
+    def holding(self) -> Holding:
+        """:class:`Holding` for this directory."""
+        return Holding(self.dir)
 
     def add(self, name: str, staged_path: str | os.PathLike) -> None:
         """A file written under the staging prefix by someone else (the Rust Parquet writer)."""
@@ -310,8 +295,48 @@ class _Staging:
         raise err from None
 
 
-class _Holding:
-    """:meth:`OutputSet.holding`: the staged files of ``d``, open for reading."""
+def writer_error(exc: BaseException, d: str | os.PathLike) -> OutputError:
+    """The :class:`OutputError` for a failure of a writer that stages in directory ``d``
+    (the Rust Parquet writer: "D/.hsrtcp-new.flows.parquet: External: transport error"): it
+    names the final file and, when the disk is full, says so (call it while
+    :class:`Holding` keeps the staged files' space taken)."""
+    from hsrtcp.atomic import failure_reason
+
+    d = os.fspath(d)
+    text = str(exc)
+    where, detail = d, text
+    head, sep, rest = text.partition(": ")
+    if sep and os.path.basename(head).startswith(NEW):
+        name = os.path.basename(head)[len(NEW):]
+        if name.startswith("spool") and name.endswith(".arrows"):  # spoolN.TABLE.arrows
+            name = name.split(".")[1] + ".parquet"
+        where, detail = os.path.join(os.path.dirname(head), name), rest
+    reason = failure_reason(exc, d) or detail
+    return OutputError(f"{shown(where)}: cannot write: {reason}")
+
+
+#: what the native writer says when it stopped earlier; close() then gives the error itself
+WRITER_STOPPED = "the Parquet writer stopped"
+
+
+def stopped_writer(exc: BaseException, d: str | os.PathLike, close) -> OutputError | None:
+    """For an OSError of a native analysis into ``d``: the :class:`OutputError` naming the
+    file and the reason when the writer stopped (``close``, the writer's close(), tells
+    why), or None for another error."""
+    if WRITER_STOPPED not in str(exc):
+        return None
+    with Holding(d):
+        try:
+            close()
+        except OSError as real:
+            exc = real
+        return writer_error(exc, d)
+
+
+class Holding:
+    """``with Holding(d):`` the staged files of directory ``d`` keep their space on the
+    disk even if a writer removes them, so that a full disk still looks full when its
+    error is read (they are open for reading until the block ends)."""
 
     def __init__(self, d: str) -> None:
         self.fds: list[int] = []
@@ -325,7 +350,7 @@ class _Holding:
             except OSError:
                 pass
 
-    def __enter__(self) -> _Holding:
+    def __enter__(self) -> Holding:
         return self
 
     def __exit__(self, *exc) -> None:

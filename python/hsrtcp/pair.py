@@ -241,7 +241,7 @@ def _write_pairs(out_dir, prefix, pairs, files, numbers, *, window_s, use_ip_id,
     matcher's budget warnings."""
     from functools import partial
 
-    from hsrtcp.output import shown
+    from hsrtcp.output import Holding, shown, stopped_writer, writer_error
 
     interrupted: list[bool] = []
 
@@ -314,10 +314,16 @@ def _write_pairs(out_dir, prefix, pairs, files, numbers, *, window_s, use_ip_id,
                 by_file[i] = r
             results = [by_file[i] for i in range(len(files))]
         matched, warnings = out.finish_pairs(len(files), True)
-        try:
-            staged = out.close()
-        except OSError as exc:
-            raise OutputError(str(exc)) from None
+        with Holding(out_dir):  # (a full disk still looks full when close() has failed)
+            try:
+                staged = out.close()
+            except OSError as exc:
+                raise writer_error(exc, out_dir) from None
+    except OSError as exc:  # the writer stopped: its own error names file and reason
+        err = stopped_writer(exc, out_dir, out.close)
+        if err is None:
+            raise
+        raise err from None
     except KeyboardInterrupt:
         interrupted.append(True)
         if pool is not None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from hsrtcp.errors import OutputError
-from hsrtcp.output import OutputSet, shown
+from hsrtcp.output import OutputSet, shown, stopped_writer
 from hsrtcp.runner import ID_SHIFT, check_captures, native, run_captures
 
 
@@ -86,12 +86,10 @@ def analyze_to(paths: str | os.PathLike | Iterable[str | os.PathLike], out_dir: 
             try:
                 results = run_captures(paths, job, workers=workers, progress=progress)
             except OSError as exc:  # the writer stopped: its own error names file and reason
-                with outset.holding():
-                    try:
-                        out.close()
-                    except OSError as real:
-                        exc = real
-                    raise outset.error(exc) from None
+                err = stopped_writer(exc, out_dir, out.close)
+                if err is None:
+                    raise
+                raise err from None
             with outset.holding():  # (close() removes the files it fails on)
                 try:
                     staged = out.close()

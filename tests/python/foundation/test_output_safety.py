@@ -324,6 +324,8 @@ def fill(d: Path, leave: int) -> None:
 FULL = {  # command -> (arguments, bytes left free, the file the message names)
     "analyze": (["analyze", SERVER, "-o", "{d}/res", "-q"], 4096, r"{d}/res/\w+\.parquet"),
     "analyze 3 captures": (["analyze", SERVER, *OTHERS, "-o", "{d}/res", "-q"], 40960, r"{d}/res/\w+\.parquet"),
+    "analyze a pair": (["analyze", "--client", CLIENT, "--server", SERVER, "-o", "{d}/res", "-q"], 16384,
+                       r"{d}/res/\w+\.parquet"),
     "query": (["query", "{res}", "select * from rtt", "-f", "csv", "-o", "{d}/q.csv"], 4096, "{d}/q.csv"),
     "query table": (["query", "{res}", "select * from rtt", "--limit", "0", "-o", "{d}/q.txt"], 4096, "{d}/q.txt"),
     "report": (["report", "{res}", "-o", "{d}/r.html"], 4096, "{d}/r.html"),
