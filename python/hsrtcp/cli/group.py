@@ -17,6 +17,7 @@ from hsrtcp.cli import EXIT_INPUT, EXIT_USAGE
 SUBCOMMANDS: dict[str, str] = {
     "analyze": "analyze:analyze",
     "demo": "analyze:demo",
+    "doctor": "doctor:doctor",
     "model": "model:model",
     "scenario": "lab_scenario:scenario",
     "measure": "lab:measure",
@@ -53,9 +54,18 @@ def _unavailable(name: str, exc: Exception):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="hsrtcp")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=lambda ctx, p, v: _version(ctx, v),
+              help="Show the version, the commit and the built parts, and exit.")
 def cli() -> None:
     """hsrtcp: TCP and MPTCP under high-speed mobility: analyze captures, model, emulate."""
+
+
+def _version(ctx: click.Context, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        from hsrtcp.cli.doctor import version_text
+
+        click.echo(version_text())
+        ctx.exit()
 
 
 def run_group(args: list[str]) -> int:
