@@ -1,0 +1,114 @@
+# Types of the compiled core, hsrtcp._native (crates/hsrtcp-py/src/lib.rs, pair.rs).
+# tests/python/packaging/test_typing.py checks every name, parameter and default against the
+# built module, so this file cannot drift from the binding.
+import os
+from collections.abc import Callable
+from typing import Any, TypeAlias, final
+
+
+_Path: TypeAlias = str | os.PathLike[str]
+#: Called with the bytes of the file read so far; a KeyboardInterrupt it raises stops the run.
+_Progress: TypeAlias = Callable[[int], object] | None
+#: One table row: {column: value}, null as None.
+_Row: TypeAlias = dict[str, Any]
+#: {"captures": [row], "flows": [rows] with keep_flows, else None}
+_FileResult: TypeAlias = dict[str, list[_Row] | None]
+
+__version__: str
+
+def analyze_capture(
+    path: _Path, name: str, vantage: str | None = None, id_base: int = 0, progress: _Progress = None
+) -> dict[str, bytes]:
+    """Analyze one capture; returns {table: Arrow IPC stream bytes} (flows, events, rtt, series,
+    captures, mptcp, mptcp_subflows, mptcp_series). Bad input is reported in the captures row."""
+
+def analyze_pair(
+    client: _Path,
+    server: _Path,
+    client_name: str,
+    server_name: str,
+    id_base: int = 0,
+    window_s: float = 30.0,
+    use_ip_id: bool = False,
+) -> dict[str, Any]:
+    """Match a client-side and a server-side capture: {"matched", "events", "series": Arrow IPC
+    bytes, "stats": dict of run facts}. Raises ValueError unless window_s > 0."""
+
+def schemas() -> dict[str, list[tuple[str, str, str]]]:
+    """The declared schema of every table: {table: [(column, type, doc), ...]}."""
+
+def keep_freed_memory() -> None:
+    """Let the C allocator keep freed memory for the rest of the process (the CLI only)."""
+
+@final
+class ParquetOut:
+    """An output directory analyses write their tables into as Parquet while they run."""
+
+    def __init__(self, dir: _Path, prefix: str = ".hsrtcp-new.") -> None: ...
+    def analyze(
+        self,
+        path: _Path,
+        name: str,
+        vantage: str | None = None,
+        id_base: int = 0,
+        progress: _Progress = None,
+        keep_flows: bool = False,
+        order: int = 0,
+    ) -> _FileResult: ...
+    def close(self) -> list[tuple[str, str]]:
+        """Finish the files; returns [(table, staged path)]. Raises OSError naming the file."""
+    def abort(self) -> None:
+        """Give up: the files are removed. A no-op after close()."""
+
+@final
+class PairOut:
+    """A two-vantage run straight into Parquet: each file's tables as ParquetOut, the matched
+    rows written by finish_pairs."""
+
+    def __init__(self, dir: _Path, prefix: str = ".hsrtcp-new.") -> None: ...
+    def analyze(
+        self,
+        path: _Path,
+        name: str,
+        vantage: str | None = None,
+        id_base: int = 0,
+        progress: _Progress = None,
+        keep_flows: bool = False,
+        order: int = 0,
+    ) -> _FileResult: ...
+    def analyze_pair_files(
+        self,
+        client: _Path,
+        server: _Path,
+        client_name: str,
+        server_name: str,
+        client_order: int,
+        server_order: int,
+        slot: int,
+        client_id_base: int,
+        server_id_base: int,
+        match_id_base: int,
+        window_s: float = 30.0,
+        use_ip_id: bool = False,
+        client_progress: _Progress = None,
+        server_progress: _Progress = None,
+        keep_flows: bool = False,
+        state_budget_mb: int = 256,
+    ) -> tuple[_FileResult, _FileResult]: ...
+    def match_pair(
+        self,
+        client: _Path,
+        server: _Path,
+        client_name: str,
+        server_name: str,
+        client_order: int,
+        server_order: int,
+        slot: int,
+        id_base: int = 0,
+        window_s: float = 30.0,
+        use_ip_id: bool = False,
+        state_budget_mb: int = 256,
+    ) -> None: ...
+    def finish_pairs(self, first_order: int, keep_flows: bool = False) -> tuple[list[_Row] | None, list[str]]: ...
+    def close(self) -> list[tuple[str, str]]: ...
+    def abort(self) -> None: ...
