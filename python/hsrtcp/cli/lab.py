@@ -181,13 +181,32 @@ def emulate(scenario, duration, mptcp, sysctls, out, timeout, right_cmd, command
 
     from hsrtcp.lab import emulate as em
 
+    import time
+
     cmd = list(command)
     if any("$HSRTCP_SERVER" in c for c in cmd):
         cmd = ["sh", "-c", " ".join(cmd)]
     run_dir = Path(out) if out else Path(tempfile.mkdtemp(prefix="hsrtcp-emulate-"))
-    outcome = em.run(scenario, run_dir, {"kind": "command", "argv": cmd}, mptcp=mptcp,
+
+    def say(text: str) -> None:  # what emulate is doing, on stderr (stdout is COMMAND's)
+        click.echo(f"emulate: {text}", err=True)
+
+    t0 = time.monotonic()
+    comp = em.compile_source(scenario, Path(run_dir).resolve() / "scenario", duration)
+    if comp.outdir:
+        say(f"scenario {comp.name} (seed {comp.seed}) compiled: {comp.paths} path(s), window "
+            f"{comp.duration_s:g} s, ground truth in {run_dir}/scenario")
+    else:
+        say(f"Rattan config {scenario}: {comp.paths} path(s)")
+    server = shlex.join(shlex.split(right_cmd)) if right_cmd else "the measure server (10.2.1.1:5201)"
+    say(f"starting the emulator; on the phone side (10.1.1.1): {shlex.join(list(command))}; "
+        f"on the server side: {server}")
+    outcome = em.run(comp, run_dir, {"kind": "command", "argv": cmd}, mptcp=mptcp,
                      sysctls=_parse_sysctls(sysctls), duration_s=duration, timeout_s=timeout,
                      right_command=shlex.split(right_cmd) if right_cmd else None, passthrough_stdout=True)
+    how = "failed: " + "; ".join(outcome.errors).splitlines()[0] if outcome.errors else \
+        f"the command exited {outcome.left_rc}"
+    say(f"done after {time.monotonic() - t0:.1f} s, {how}; everything was cleaned up")
     click.echo(f"run directory: {run_dir} (captures in capture/, server TCP_INFO in server/tcpinfo/)", err=True)
     if outcome.errors:
         raise LabError("; ".join(outcome.errors))
@@ -201,7 +220,9 @@ def emulate(scenario, duration, mptcp, sysctls, out, timeout, right_cmd, command
 @click.command()
 @click.argument("campaign_file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--out", "-o", "out", type=click.Path(file_okay=False), help="Runs directory (required unless --list).")
-@click.option("--no-progress", is_flag=True, help="No progress bar (for logs).")
+@click.option("--no-progress", is_flag=True,
+              help="No progress bar, only the plain line per run (what a log gets when standard error is "
+                   "not a terminal).")
 @click.option("--list", "list_only", is_flag=True, help="Only list the runs it would do.")
 @click.option("--shard", default=None, metavar="K/N",
               help="Only shard K of N (0-based; whole seed x scenario blocks), for N processes sharing OUT.")

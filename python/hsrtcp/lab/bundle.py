@@ -294,3 +294,36 @@ def check(bundle_dir: Path) -> list[str]:
     if m["t0"] is None:
         problems.append(f"{mpath}: t0 is null (no packet captured)")
     return problems
+
+
+def headline(bundle_dir: Path) -> str:
+    """One line of a run's numbers for progress logs: flows, bytes and goodput the client
+    saw, the flows that ended with an error, the server's retransmissions and timeouts
+    (the last TCP_INFO sample of each flow and subflow)."""
+    bundle_dir = Path(bundle_dir)
+    parts = []
+    try:
+        client = json.loads((bundle_dir / "client.json").read_text())
+    except (OSError, ValueError):
+        client = None
+    if isinstance(client, list) and client:
+        got = sum(int(c.get("bytes") or 0) for c in client)
+        t0 = min((c["t_start"] for c in client if c.get("t_start")), default=None)
+        t1 = max((c["t_end"] for c in client if c.get("t_end")), default=None)
+        rate = f" at {got * 8 / (t1 - t0) / 1e6:.2f} Mbit/s" if t0 and t1 and t1 > t0 else ""
+        errors = sum(1 for c in client if c.get("error"))
+        parts.append(f"{len(client)} flow{'s' if len(client) != 1 else ''}, {got / 1e6:.2f} MB{rate}")
+        if errors:
+            parts.append(f"{errors} flow{'s' if errors != 1 else ''} with an error")
+    ti = bundle_dir / "tcpinfo.parquet"
+    if ti.is_file():
+        import polars as pl
+
+        try:
+            t = pl.read_parquet(ti, columns=["flow_id", "subflow", "ts", "total_retrans", "total_rto"])
+            last = t.sort("ts").group_by(["flow_id", "subflow"]).last()
+            parts.append(f"{int(last['total_retrans'].fill_null(0).sum())} retransmissions, "
+                         f"{int(last['total_rto'].fill_null(0).sum())} RTOs (server)")
+        except (OSError, pl.exceptions.PolarsError):
+            pass
+    return ", ".join(parts) if parts else "no client result"

@@ -60,6 +60,7 @@ import itertools
 import json
 import re
 import shutil
+import sys
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -350,15 +351,19 @@ def _bundle_state(final: Path, wanted: dict) -> tuple[str, str]:
     again), ``differs`` (made with another configuration)."""
     if not (final / bundle.MANIFEST).is_file():
         return "missing", "no bundle yet"
-    problems = bundle.check(final)
-    if problems:
-        return "broken", f"incomplete bundle ({problems[0]})"
-    m = json.loads((final / bundle.MANIFEST).read_text())
-    diff = runconfig.differences(m.get("config"), wanted)
+    try:
+        m = json.loads((final / bundle.MANIFEST).read_text())
+    except (OSError, ValueError) as exc:
+        return "broken", f"unreadable manifest ({exc})"
+    diff = runconfig.differences(m.get("config") if isinstance(m, dict) else None, wanted)
     if diff:
         return "differs", "; ".join(diff)
     if m.get("status") != "ok":
-        return "failed", "the earlier run failed: " + "; ".join(m.get("errors") or ["no reason recorded"])[:300]
+        errors = m.get("errors") or ["no reason recorded"]
+        return "failed", "the earlier run failed: " + "; ".join(errors).splitlines()[0][:300]
+    problems = bundle.check(final)
+    if problems:
+        return "broken", f"incomplete bundle ({problems[0]})"
     return "done", "complete bundle with the same configuration"
 
 
@@ -403,7 +408,8 @@ def _conflict_message(out: Path, campaign: Campaign, conflicts: list[tuple[str, 
 
 
 def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed: bool = True,
-        on_result=None, shard: tuple[int, int] | None = None, force: bool = False) -> list[dict]:
+        on_result=None, shard: tuple[int, int] | None = None, force: bool = False,
+        quiet: bool = False) -> list[dict]:
     """Run every combination; return one summary dict per run (``run_id``, ``status``, ``path``).
 
     A bundle already in ``out`` is reused only when it is complete, its run succeeded and
@@ -419,6 +425,10 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
     ``shard = (k, n)``: only the runs of :func:`shard_of`, so that n processes share one
     campaign directory (each recovers only its own runs' partial directories). Whether
     concurrent runs distort each other depends on the machine: docs/lab.md says how to check.
+
+    Progress goes to standard error (:class:`_Progress`): a line per run (started, finished
+    with its numbers, skipped or failed and why); ``progress=True`` adds a bar on a
+    terminal; ``quiet=True`` says nothing.
     """
     netns.require_root("a campaign")
     netns.require_tools("rattan", "tcpdump", "ip")
@@ -446,13 +456,16 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
         shutil.copyfile(campaign.source, out / "campaign.toml")
 
     summaries: list[dict] = []
-    prog = _Progress(len(runs), enabled=progress)
+    prog = _Progress(len(runs), bar=progress, quiet=quiet)
+    todo = sum(1 for s, _ in states if s != "done")
+    prog.line(f"campaign {campaign.name}: {len(runs)} runs, {len(runs) - todo} already done, {todo} to make; "
+              f"bundles in {out}")
     try:
         for r, (state, why) in zip(prepared, states):
             final = out / r["run_id"]
             if state == "done":
                 summaries.append({"run_id": r["run_id"], "status": "skipped (already done)", "path": str(final)})
-                prog.advance(r["run_id"], 0.0)
+                prog.skipped(r["run_id"], why)
                 continue
             comp = r["compiled"]
             partial = out / f".partial-{r['run_id']}"
@@ -460,7 +473,7 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
             variant = r.get("variant")
             extra = {"route": r["route"]} if r["route"] else {}
             t_start = time.monotonic()
-            prog.start(r["run_id"])
+            prog.start(r["run_id"], _what(r) + (f" (again: {why})" if state in ("failed", "broken") else ""))
             try:
                 outcome = emulate.run(comp, partial, {"kind": "measure", "flow": r["spec"].to_dict()},
                                       # cc is set per socket (TCP_CONGESTION; on an MPTCP socket it
@@ -488,7 +501,9 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
             summaries.append(summary)
             if on_result:
                 on_result(summary)
-            prog.advance(r["run_id"], time.monotonic() - t_start)
+            prog.finished(r["run_id"], time.monotonic() - t_start, manifest["status"],
+                          bundle.headline(final) if manifest["status"] == "ok"
+                          else "; ".join(manifest["errors"]).splitlines()[0][:300])
     finally:
         prog.close()
     return summaries
@@ -516,36 +531,98 @@ def recover_partials(out: Path, only: set[str] | None = None) -> list[str]:
 
 
 class _Progress:
-    """Runs done / total and time left (mean duration of the runs done so far × runs left)."""
+    """What a campaign tells while it runs, on standard error.
 
-    def __init__(self, total: int, enabled: bool):
+    One plain line per run — started, finished with its headline numbers
+    (:func:`hsrtcp.lab.bundle.headline`), skipped and why, failed and why — written and
+    flushed at once, so a log file shows a run as it starts. On a terminal with
+    ``bar=True`` the lines go above a bar of runs done / total, the time elapsed and the
+    time left (mean duration of the runs made so far × runs left)."""
+
+    def __init__(self, total: int, bar: bool = True, quiet: bool = False, stream=None, console=None):
         self.total = total
         self.done = 0
+        self.started_at = time.monotonic()
         self.durations: list[float] = []
+        self.counts = {"ok": 0, "failed": 0, "skipped": 0}
+        self.stream = stream if stream is not None else sys.stderr
+        self.quiet = quiet
         self.p = None
-        if enabled:
+        self.console = None
+        if bar and not quiet and (console is not None or self.stream.isatty()):
+            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+            self.console = console or Console(file=self.stream)
             self.p = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                              TextColumn("runs"), TimeElapsedColumn(), TextColumn("left ≈ {task.fields[left]}"))
+                              TextColumn("runs, elapsed"), TimeElapsedColumn(), TextColumn("left ≈ {task.fields[left]}"),
+                              console=self.console)
             self.p.start()
             self.task = self.p.add_task("campaign", total=total, left="?")
 
-    def start(self, run_id: str) -> None:
+    def line(self, text: str) -> None:
+        if self.quiet:
+            return
+        if self.console is not None:  # above the bar while it runs
+            self.console.print(text, markup=False, highlight=False)
+        else:
+            print(text, file=self.stream, flush=True)
+
+    def _tag(self) -> str:
+        return f"[{self.done + 1}/{self.total}]"
+
+    def start(self, run_id: str, what: str) -> None:
+        self.line(f"{self._tag()} {run_id} started: {what}")
         if self.p:
             self.p.update(self.task, description=run_id)
 
-    def advance(self, run_id: str, seconds: float) -> None:
+    def skipped(self, run_id: str, why: str) -> None:
+        self.line(f"{self._tag()} {run_id} skipped: {why}")
+        self.counts["skipped"] += 1
+        self._advance(0.0)
+
+    def finished(self, run_id: str, seconds: float, status: str, detail: str) -> None:
+        word = "finished" if status == "ok" else "failed"
+        self.line(f"{self._tag()} {run_id} {word} after {_hms(seconds)}: {detail}")
+        self.counts["ok" if status == "ok" else "failed"] += 1
+        self._advance(seconds)
+
+    def left_s(self) -> float | None:
+        if not self.durations:
+            return None
+        return (self.total - self.done) * sum(self.durations) / len(self.durations)
+
+    def _advance(self, seconds: float) -> None:
         self.done += 1
         if seconds > 0:
             self.durations.append(seconds)
         if self.p:
-            left = "?"
-            if self.durations:
-                rest = (self.total - self.done) * sum(self.durations) / len(self.durations)
-                left = time.strftime("%H:%M:%S", time.gmtime(rest))
-            self.p.update(self.task, advance=1, left=left)
+            left = self.left_s()
+            self.p.update(self.task, advance=1, left="?" if left is None else _hms(left))
 
     def close(self) -> None:
         if self.p:
             self.p.stop()
+            self.p = None
+        c = self.counts
+        self.line(f"campaign: {self.done} of {self.total} runs in {_hms(time.monotonic() - self.started_at)} "
+                  f"({c['ok']} ok, {c['failed']} failed, {c['skipped']} skipped)")
+
+
+def _hms(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def _what(r: dict) -> str:
+    """A run in a few words, for its 'started' line."""
+    comp, spec = r["compiled"], r["spec"]
+    seed = f", seed {comp.seed}" if comp.seed is not None else ""
+    flow = spec.type
+    if spec.size_bytes:
+        flow += f" {spec.size_bytes / 1e6:g} MB" + (f" x{spec.count}" if spec.count > 1 else "")
+    elif spec.duration_s:
+        flow += f" {spec.duration_s:g} s"
+    knobs = ", ".join(f"{k}={v}" for k, v in r["sysctls"].items())
+    return (f"scenario {comp.name}{seed} ({comp.paths} path{'s' if comp.paths != 1 else ''}), cc {r['cc']}, "
+            f"{flow}{', MPTCP' if r['mptcp'] else ''}{', ' + knobs if knobs else ''}")

@@ -27,6 +27,12 @@ def test_emulate_runs_a_command_through_the_path(tmp_path):
            "--flow", "size", "--size", "1MB"]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
+    # it says what it does (before: nothing but the run directory at the end)
+    said = [ln for ln in res.stderr.splitlines() if ln.startswith("emulate: ")]
+    assert said[0] == f"emulate: Rattan config {cfg}: 1 path(s)"
+    assert said[1].startswith("emulate: starting the emulator; on the phone side (10.1.1.1): ")
+    assert "measure client '$HSRTCP_SERVER' --cc reno" in said[1] and "the measure server (10.2.1.1:5201)" in said[1]
+    assert said[2].startswith("emulate: done after ") and "the command exited 0" in said[2]
     results = json.loads(res.stdout[res.stdout.index("["):])  # the client's JSON, passed through
     assert results[0]["bytes"] == 1_000_000 and results[0]["server_cc"] == "reno"
     assert results[0]["local"].startswith("10.1.1.1:")  # it really ran on the phone side
