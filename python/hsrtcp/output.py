@@ -137,6 +137,11 @@ class OutputSet:
 
     def _unlock(self) -> None:
         if self._lock_fd is not None:
+            # the pid goes first, so the file left behind names no process once this one ends
+            try:
+                os.pwrite(self._lock_fd, b" " * 20 + b"\n", 0)
+            except OSError:
+                pass
             os.close(self._lock_fd)  # drops the flock; the file stays (unlinking it would race)
             self._lock_fd = None
 

@@ -92,10 +92,18 @@ def check(outdir, rattan_exe, no_rattan) -> None:
     from hsrtcp.lab.scenario import CompiledScenario
     from hsrtcp.lab.scenario.traces import check_against_rattan, rattan_binary, self_check
 
+    from hsrtcp.lab import rattan as rattan_mod
+
     cs = CompiledScenario.open(outdir)
     problems = self_check(cs)
+    config_ok = True
+    try:  # the files rattan.toml names, relative to it (what rattan would fail on, exit 78)
+        rattan_mod.validate_config(rattan_mod.load_config(cs.rattan_config), cs.rattan_config)
+    except InputError as exc:
+        problems.append(str(exc))
+        config_ok = False
     exe = rattan_exe or rattan_binary()
-    if not no_rattan:
+    if not no_rattan and config_ok:
         if exe is None:
             click.echo("rattan not found: skipped the comparison with rattan's reading", err=True)
         else:

@@ -155,9 +155,13 @@ def finalize(run_dir: Path, outcome, compiled, meta: dict, versions: dict | None
     sc_dir = getattr(compiled, "outdir", None)
     if sc_dir and Path(sc_dir).is_dir() and Path(sc_dir).resolve() != (run_dir / "scenario").resolve():
         shutil.rmtree(run_dir / "scenario", ignore_errors=True)
-        shutil.copytree(sc_dir, run_dir / "scenario")
+        # (the compiler's lock file names its process, long gone: not part of the bundle)
+        shutil.copytree(sc_dir, run_dir / "scenario", ignore=shutil.ignore_patterns(".hsrtcp.lock"))
     elif (run_dir / "scenario").is_dir() and not any((run_dir / "scenario").iterdir()):
         (run_dir / "scenario").rmdir()
+    (run_dir / "scenario" / ".hsrtcp.lock").unlink(missing_ok=True)
+    if sc_dir and (run_dir / "rattan.toml").is_file():
+        _relative_traces(run_dir / "rattan.toml", Path(sc_dir).resolve(), run_dir / "scenario")
     radio = _copy(compiled.radio_csv, run_dir / "radio.csv")
     events = _copy(compiled.events_csv, run_dir / "events.csv")
     cap = run_dir / "capture"
@@ -222,6 +226,27 @@ def finalize(run_dir: Path, outcome, compiled, meta: dict, versions: dict | None
     tmp.write_text(json.dumps(manifest, indent=1, sort_keys=False))
     os.replace(tmp, run_dir / MANIFEST)
     return manifest
+
+
+def _relative_traces(config: Path, sc_dir: Path, copy: Path) -> None:
+    """Point the trace cells of the Rattan config that ran at the bundle's own copy of the
+    compiled scenario, relative to the config, so the bundle names no path outside itself
+    (its [commands] stay as they ran: a record)."""
+    import tomli_w
+
+    cfg = rattan.load_config(config)
+    changed = False
+    for cell in cfg.get("cells", {}).values():
+        t = cell.get("trace")
+        if isinstance(t, str) and Path(t).is_absolute() and Path(t).resolve().is_relative_to(sc_dir):
+            target = copy / Path(t).resolve().relative_to(sc_dir)
+            if target.is_file():
+                cell["trace"] = target.relative_to(config.parent).as_posix()
+                changed = True
+    if changed:
+        tmp = config.with_suffix(".toml.tmp")
+        tmp.write_text(tomli_w.dumps(cfg))
+        os.replace(tmp, config)
 
 
 def _copy(src, dst: Path) -> Path | None:

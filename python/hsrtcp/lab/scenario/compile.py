@@ -13,8 +13,9 @@ time 0 = first unicast packet into rattan)::
 
 Every trace is exactly the window long; rattan keeps the last value after the end of a trace.
 All files are written atomically (temporary file, then rename) and depend only on the
-parameters and the seed, so the same seed gives byte-identical files (rattan.toml names the
-trace files by absolute path, so it is identical for the same output directory).
+parameters and the seed, so the same seed gives byte-identical files. No file names an
+absolute path: rattan.toml names the traces relative to itself and scenario.json a Mahimahi
+source relative to the directory, so a moved directory still checks and runs.
 """
 
 from __future__ import annotations
@@ -262,7 +263,7 @@ def rattan_toml(params: dict, outdir: Path) -> str:
         for d, tag in (("up", "up"), ("down", "dn")):
             L.append(f"[cells.p{p}_{tag}_bw]")
             L.append('type = "BwReplay"')
-            L.append(f"trace = {_toml_str(str((outdir / trace_name('bw', d, p)).resolve()))}")
+            L.append(f"trace = {_toml_str(trace_name('bw', d, p))}")
             L.append('queue = "DropTail"')
             qc = f"packet_limit = {link['queue_packets']}"
             if link["queue_bytes"] is not None:
@@ -271,11 +272,11 @@ def rattan_toml(params: dict, outdir: Path) -> str:
             L.append("")
             L.append(f"[cells.p{p}_{tag}_delay]")
             L.append('type = "DelayReplay"')
-            L.append(f"trace = {_toml_str(str((outdir / trace_name('delay', d, p)).resolve()))}")
+            L.append(f"trace = {_toml_str(trace_name('delay', d, p))}")
             L.append("")
             L.append(f"[cells.p{p}_{tag}_loss]")
             L.append('type = "LossReplay"')
-            L.append(f"trace = {_toml_str(str((outdir / trace_name('loss', d, p)).resolve()))}")
+            L.append(f"trace = {_toml_str(trace_name('loss', d, p))}")
             L.append(f"seed = {loss_seed(seed, p, d)}")
             L.append("")
     if n > 1:
@@ -589,6 +590,20 @@ def _write_all(outdir: Path, files: dict[str, str]) -> None:
         output.commit()
 
 
+def _portable(params: dict, outdir: Path) -> dict:
+    """``params`` with the Mahimahi sources named relative to ``outdir`` (where
+    scenario.json lies, which is what :func:`config.resolve` reads them relative to)."""
+    import copy
+    import os
+
+    out = copy.deepcopy(params)
+    for c in out["carriers"]:
+        for k in ("trace_down", "trace_up"):
+            if c.get(k):
+                c[k] = Path(os.path.relpath(c[k], Path(outdir).resolve())).as_posix()
+    return out
+
+
 def compile_scenario(sc, outdir: Path) -> CompiledScenario:
     real = sc.realize()
     outdir = Path(outdir)
@@ -619,7 +634,7 @@ def compile_scenario(sc, outdir: Path) -> CompiledScenario:
                              for pp in range(1, n + 1) for d in DIRECTIONS}},
         "loss_seeds": {f"p{pp}_{d}": loss_seed(p["scenario"]["seed"], pp, d) for pp in range(1, n + 1) for d in DIRECTIONS},
         "summary": summary(real),
-        "params": p,
+        "params": _portable(p, outdir),
     }
     files["scenario.json"] = json.dumps(doc, indent=2) + "\n"
     _write_all(outdir, files)

@@ -88,12 +88,14 @@ def rattan_visualize(config: Path, duration_s: float, rattan: str | None = None)
     if exe is None:
         raise ScenarioError("rattan not found (make rattan installs it)")
     dur_ms = int(math.ceil(duration_s * 1000))
-    proc = subprocess.run([exe, "run", "-c", str(config), "--visualize-trace", f"{dur_ms}ms",
+    # rattan opens relative trace paths from its working directory: the config's own
+    proc = subprocess.run([exe, "run", "-c", str(Path(config).resolve()), "--visualize-trace", f"{dur_ms}ms",
                            "--visualize-trace-mode", "csv"], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "RUST_LOG": "error", "NO_COLOR": "1"})
-    if proc.returncode != 0:
-        raise ScenarioError(f"{config}: rattan --visualize-trace failed (exit {proc.returncode}): "
-                            f"{proc.stderr.strip()[-2000:]}")
+                          env={**os.environ, "RUST_LOG": "error", "NO_COLOR": "1"},
+                          cwd=str(Path(config).resolve().parent))
+    if proc.returncode != 0:  # rattan logs its reason (a config error: exit 78) on stdout
+        said = re.sub(r"\x1b\[[0-9;]*m", "", (proc.stderr.strip() or proc.stdout.strip()))[-2000:]
+        raise ScenarioError(f"{config}: rattan --visualize-trace failed (exit {proc.returncode}): {said}")
     # rattan's log lines go to stdout too (e.g. "Router not supported" warnings): skip to the header
     text = proc.stdout
     k = text.find("start_time_secs")

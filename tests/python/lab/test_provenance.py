@@ -1,0 +1,96 @@
+"""Provenance in every bundle (issue 38): hsrtcp's version and commit, the libraries that shape
+results, Rattan, the kernel, the eBPF object's hash; a bundle names no path outside itself
+where it matters (its compiled scenario, the trace cells of the Rattan config that ran) and
+holds no lock file; a compiled scenario moved elsewhere still runs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy
+import polars
+import pytest
+
+from hsrtcp.lab import bundle, campaign, ebpf, rattan
+
+REPO = Path(__file__).resolve().parents[3]
+
+SCEN = """
+[scenario]
+name = "prov"
+seed = 5
+duration_s = 8
+[trip]
+speed_kmh = 300
+area = "rural"
+[handoff]
+rlf_p = 0.0
+"""
+
+
+def test_versions_name_the_commit_and_the_libraries():
+    v = bundle.tool_versions()
+    assert v["hsrtcp"] and v["numpy"] == numpy.__version__ and v["polars"] == polars.__version__
+    assert v["kernel"] == platform.release()
+    if (REPO / ".git").exists():
+        assert re.fullmatch(r"[0-9a-f]{40}", v["hsrtcp_commit"])
+        assert subprocess.run(["git", "-C", str(REPO), "cat-file", "-e", v["hsrtcp_commit"]]).returncode == 0
+        assert isinstance(v["hsrtcp_dirty"], bool)
+    assert "ebpf" not in v
+
+
+@pytest.mark.skipif(not (ebpf.source_dir() / "build" / "hsrbbr.bpf.o").is_file() and ebpf.missing_toolchain(),
+                    reason="no hsrbbr object and no eBPF toolchain")
+def test_versions_hash_the_ebpf_object():
+    info = bundle.tool_versions(ebpf_ccs=["cubic", "hsrbbr"])["ebpf"]
+    assert list(info) == ["hsrbbr"]
+    obj = ebpf.object_path("hsrbbr")
+    assert info["hsrbbr"]["object_sha256"] == hashlib.sha256(obj.read_bytes()).hexdigest()
+    assert info["hsrbbr"]["object"] == "ebpf/build/hsrbbr.bpf.o"
+    src = ebpf.source_dir() / "hsrbbr.bpf.c"
+    assert info["hsrbbr"]["source_sha256"] == hashlib.sha256(src.read_bytes()).hexdigest()
+
+
+@pytest.mark.netns
+def test_a_bundle_records_its_provenance_and_moves_with_its_scenario(tmp_path):
+    (tmp_path / "s.toml").write_text(SCEN)
+    (tmp_path / "c.toml").write_text('[campaign]\nname = "prov"\nscenarios = ["s.toml"]\nccs = ["cubic"]\n'
+                                     '[[flows]]\ntype = "size"\nsize = "300KB"\n')
+    runs = tmp_path / "runs"
+    res = campaign.run(campaign.load(tmp_path / "c.toml"), runs, progress=False)
+    b = runs / res[0]["run_id"]
+    m = json.loads((b / "manifest.json").read_text())
+    v = m["versions"]
+    assert v["numpy"] == numpy.__version__ and v["polars"] == polars.__version__
+    assert v["rattan"] == rattan.RATTAN_VERSION and v["kernel"] == platform.release()
+    assert "hsrtcp_commit" in v
+    # no lock file of the compiler in the bundle (before: scenario/.hsrtcp.lock, listed in files)
+    assert not list(b.rglob(".hsrtcp.lock")) and not [f for f in m["files"] if f.endswith(".hsrtcp.lock")]
+    # the compiled scenario names nothing outside the bundle; the config that ran points at it
+    for f in ("scenario/rattan.toml", "scenario/scenario.json"):
+        assert str(tmp_path) not in (b / f).read_text(), f
+    cfg = rattan.load_config(b / "rattan.toml")
+    traces = [c["trace"] for c in cfg["cells"].values() if "trace" in c]
+    assert traces and all(t.startswith("scenario/traces/") and (b / t).is_file() for t in traces)
+    # moved elsewhere, the bundle's compiled scenario still checks and runs
+    moved = tmp_path / "moved" / "bundle"
+    moved.parent.mkdir()
+    shutil.move(b, moved)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    res = subprocess.run([sys.executable, "-m", "hsrtcp", "scenario", "check", str(moved / "scenario")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    res = subprocess.run([sys.executable, "-m", "hsrtcp", "emulate", "-s", str(moved / "scenario" / "rattan.toml"),
+                          "-o", str(tmp_path / "again"), "--", sys.executable, "-m", "hsrtcp", "measure", "client",
+                          "$HSRTCP_SERVER", "--cc", "cubic", "--flow", "size", "--size", "300KB"],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=180)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert json.loads(res.stdout[res.stdout.index("["):])[0]["bytes"] == 300_000
