@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+
 import click
 
 
@@ -24,23 +27,31 @@ def corpus_command(captures, out, *, client, server, vantage, window_s, csv, wor
     if workers is not None and workers < 1:
         raise click.UsageError("-j must be at least 1")
     from hsrtcp.context.labels import parse_labels
+    from hsrtcp.errors import OutputError
+    from hsrtcp.output import shown
     from hsrtcp.scale.dask import SchedulerError
     from hsrtcp.scale.lock import LockedError
-    from hsrtcp.scale.run import run_corpus
+    from hsrtcp.scale.run import Terminated, run_corpus
 
     try:
         lab = parse_labels(labels)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     try:
-        return run_corpus(str(captures[0]), str(out), force=force, workers=workers, scheduler=scheduler,
-                          dask_local=dask_local, quiet=quiet, window_s=window_s, labels=lab)
-    except (LockedError, SchedulerError) as exc:
-        click.echo(f"error: {exc}", err=True)
+        return run_corpus(os.fspath(captures[0]), os.fspath(out), force=force, workers=workers,
+                          scheduler=scheduler, dask_local=dask_local, quiet=quiet, window_s=window_s, labels=lab)
+    except Terminated:
+        click.echo("terminated (SIGTERM)", err=True)
+        return 128 + signal.SIGTERM
+    except KeyboardInterrupt:  # the run stopped cleanly (no thread left): an ordinary exit
+        click.echo("interrupted", err=True)
+        return 130
+    except (LockedError, SchedulerError, OutputError) as exc:
+        click.echo(f"error: {shown(str(exc))}", err=True)
         return 3
     except OSError as exc:  # RESULTS not writable, disk full ...: a message, not a traceback
         where = exc.filename if exc.filename is not None else out
-        click.echo(f"error: {where}: {exc.strerror or exc}", err=True)
+        click.echo(f"error: {shown(where)}: {exc.strerror or exc}", err=True)
         return 3
     except ValueError as exc:
         if exc.__class__ is ValueError:  # the corpus names nothing: a usage error

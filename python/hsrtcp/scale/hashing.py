@@ -7,6 +7,10 @@ content hash are duplicates. :func:`state_key` adds what else decides the result
 files' modification times (an edit in the middle of a file that keeps its size changes
 the mtime), the radio log, the labels and options, and the hsrtcp version. A partition
 whose recorded state key equals the input's is up to date and is skipped on a re-run.
+
+Only regular files are read: a FIFO would block the run forever and a device such as
+``/dev/zero`` never ends (both report size 0, so they would be read "whole"). Anything else
+is :class:`NotRegularFile`, an OSError that becomes the input's failure row.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 
 SAMPLE = 1 << 20  # bytes hashed at each end of a file
 
@@ -29,12 +34,36 @@ def _files(path: str) -> list[str]:
     return out
 
 
+class NotRegularFile(OSError):
+    """A path that is not a regular file (FIFO, device, socket): never opened for reading."""
+
+
+_WHAT = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+         stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a directory"}
+
+
+def special_kind(mode: int) -> str | None:
+    """What a ``st_mode`` is when it is not a regular file ("a FIFO" ...), else None."""
+    return None if stat.S_ISREG(mode) else _WHAT.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def _regular(path: str, mode: int) -> None:
+    what = special_kind(mode)
+    if what is not None:
+        raise NotRegularFile(0, f"is {what}, not a regular file; only regular files are analyzed", path)
+
+
 def file_digest(path: str, full: bool = False) -> tuple[str, int, int]:
     """(BLAKE2b of size + first and last MiB, or of the whole file when ``full``, size, mtime_ns).
-    Raises OSError for an unreadable file."""
+    Raises OSError for an unreadable file, :class:`NotRegularFile` for what is not a file."""
+    # stat before open: opening a FIFO blocks, opening some devices acts (a tape rewinds)
+    _regular(path, os.stat(path).st_mode)
     h = hashlib.blake2b(digest_size=16)
-    with open(path, "rb") as f:
-        st = os.fstat(f.fileno())
+    # O_NONBLOCK: a FIFO put in its place since the stat does not block the open either
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(fd, "rb") as f:
+        st = os.fstat(fd)
+        _regular(path, st.st_mode)
         h.update(st.st_size.to_bytes(8, "little"))
         if full or st.st_size <= 2 * SAMPLE:
             while chunk := f.read(1 << 20):

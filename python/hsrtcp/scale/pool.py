@@ -15,6 +15,14 @@ input does not end the run, and no GIL between the workers on many-core machines
 
 A pool of one worker per usable core pins each worker to its own core
 (:mod:`.placement`); with ``-j`` below the core count nothing is pinned.
+
+The workers end with the run, however it ends (docs/scale.md, "Stopping a run"). Their
+parent is the pool's fork server, not the run, so the run's death is not their parent's:
+each worker holds the read end of a pipe whose only write end is the run's, and a thread
+of the worker ends the process when that pipe closes (the run stops them, or the kernel
+closed it because the run died, even of SIGKILL). Once the workers are gone the fork
+server and the resource tracker end by themselves (their pipes close). A worker ignores
+Ctrl-C: the terminal sends it to the whole process group, and the run decides.
 """
 
 from __future__ import annotations
@@ -37,7 +45,42 @@ def default_workers() -> int:
     return len(usable_cores()) or os.cpu_count() or 1
 
 
-def _executor(mode: str, workers: int):
+#: forces the kind of local pool of a corpus run: ``threads`` or ``processes`` (docs/scale.md)
+POOL_ENV = "HSRTCP_CORPUS_POOL"
+
+
+def forced_mode() -> str | None:
+    """The pool kind :data:`POOL_ENV` asks for, or None; ValueError for another value."""
+    v = os.environ.get(POOL_ENV, "").strip()
+    if v in ("", "threads", "processes"):
+        return v or None
+    raise ValueError(f"{POOL_ENV}={v!r}: use threads or processes")
+
+
+def worker_init(life, free) -> None:
+    """A process-pool worker's start: Ctrl-C left to the run, the end of the run watched
+    (the module docstring), then its core (``free``: the queue of cores, or None)."""
+    import signal
+    import threading
+
+    from hsrtcp.scale import tasks
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    tasks.LIFE = life  # the commit checks it too (tasks.run_holds)
+
+    def watch() -> None:
+        try:
+            life.recv_bytes()  # the run never sends: this returns when its end closes
+        except (EOFError, OSError):
+            pass
+        os._exit(1)
+
+    threading.Thread(target=watch, name="hsrtcp-life", daemon=True).start()
+    if free is not None:
+        pool_initializer(free)
+
+
+def _executor(mode: str, workers: int, life=None):
     from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
     if mode == "threads":
@@ -50,12 +93,12 @@ def _executor(mode: str, workers: int):
     # workers fork from a server that already imported the analysis (once, not per worker)
     ctx.set_forkserver_preload(list(MODULES))
     cores = usable_cores()
-    if not pins(workers, cores):
-        return ProcessPoolExecutor(workers, mp_context=ctx)
-    free = ctx.Queue()  # each worker takes a core of its own (hsrtcp.scale.placement)
-    for core in cores:
-        free.put(core)
-    return ProcessPoolExecutor(workers, mp_context=ctx, initializer=pool_initializer, initargs=(free,))
+    free = None
+    if pins(workers, cores):
+        free = ctx.Queue()  # each worker takes a core of its own (hsrtcp.scale.placement)
+        for core in cores:
+            free.put(core)
+    return ProcessPoolExecutor(workers, mp_context=ctx, initializer=worker_init, initargs=(life, free))
 
 
 def prestart() -> None:
@@ -74,7 +117,7 @@ def prestart() -> None:
 
 
 def run_local(tasks: Iterable[tuple], on_done: Callable[[object, dict], None], *, workers: int,
-              mode: str, fn: Callable[..., dict] | None = None) -> None:
+              mode: str, fn: Callable[..., dict] | None = None, on_stop: Callable[[], None] | None = None) -> None:
     """``fn(*task)`` (default :func:`hsrtcp.scale.tasks.analyze_input`) for every task;
     ``on_done(input, result)`` as each ends.
 
@@ -90,17 +133,37 @@ def run_local(tasks: Iterable[tuple], on_done: Callable[[object, dict], None], *
     ``tasks`` may be a generator that does work for each task (the corpus run keys its
     inputs in it): it is drawn one task ahead, while the workers are busy, and not before
     the first tasks start.
+
+    An exception from here or from ``on_done`` (Ctrl-C, SIGTERM, a full disk) stops the
+    pool before it propagates: ``on_stop()`` first (the run's tasks commit nothing more),
+    then the worker processes end and are waited for (threads: the running tasks are
+    waited for), so nothing is renamed into the results after this returns.
     """
+    if fn is None:
+        from hsrtcp.scale.tasks import analyze_input as fn
+
+    life = None
+    if mode != "threads":
+        import multiprocessing as mp
+
+        life = mp.get_context("forkserver").Pipe(duplex=False)  # (reader, writer): the run's life
+    try:
+        _run_pools(tasks, on_done, workers, mode, fn, on_stop, life)
+    finally:
+        if life is not None:
+            life[1].close()  # whatever is left of the workers ends now
+            life[0].close()
+
+
+def _run_pools(tasks, on_done, workers, mode, fn, on_stop, life) -> None:
+    """:func:`run_local`'s loop: one pool, then a new one after each break."""
     from collections import deque
     from concurrent.futures import FIRST_COMPLETED, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    if fn is None:
-        from hsrtcp.scale.tasks import analyze_input as fn
-
     pending, careful = _Ahead(tasks), deque()
     while pending or careful:
-        ex = _executor(mode, workers)
+        ex = _executor(mode, workers, life[0] if life else None)
         inflight: dict = {}
         broken = False
         try:
@@ -123,7 +186,7 @@ def run_local(tasks: Iterable[tuple], on_done: Callable[[object, dict], None], *
                     del inflight[fut]
                     on_done(t[0], res)
         except BaseException:
-            ex.shutdown(wait=False, cancel_futures=True)
+            _stop(ex, mode, on_stop, life)
             raise
         ex.shutdown(wait=not broken, cancel_futures=True)
         if broken:
@@ -135,6 +198,25 @@ def run_local(tasks: Iterable[tuple], on_done: Callable[[object, dict], None], *
                                           f"analyzing this input"))
             else:
                 careful.extend(suspects)
+
+
+def _stop(ex, mode: str, on_stop, life) -> None:
+    """End the pool ``ex`` now and wait until none of its tasks can still commit."""
+    if on_stop is not None:
+        on_stop()
+    if mode == "threads":
+        ex.shutdown(wait=True, cancel_futures=True)  # each running task commits nothing (on_stop)
+        return
+    from multiprocessing.connection import wait as wait_ended
+
+    procs = list((getattr(ex, "_processes", None) or {}).values())
+    life[1].close()  # every worker's watcher ends its process
+    left = wait_ended([p.sentinel for p in procs], timeout=30)
+    for p in procs:
+        if p.sentinel not in left:
+            p.kill()  # (a worker stuck in the kernel; not seen on the bench host)
+            p.join(5)
+    ex.shutdown(wait=False, cancel_futures=True)
 
 
 class _Ahead:

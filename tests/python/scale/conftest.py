@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -49,6 +50,30 @@ def make_corpus(root: Path) -> Path:
     shutil.copy(DATA / "nano.client.pcap", b / "client.pcap")
     shutil.copy(DATA / "nano.server.pcap", b / "server.pcap")
     return root
+
+
+def make_capture(path: Path, index: int, size: int, src: Path = DATA / "reno_lost_dupack.server.pcap") -> None:
+    """A pcap of about ``size`` bytes: the records of ``src`` over and over, each copy later
+    in time (``index`` shifts the whole file, so every file has other content)."""
+    raw = src.read_bytes()
+    head, body = raw[:24], raw[24:]
+    assert struct.unpack("<I", head[:4])[0] == 0xA1B2C3D4  # classic little-endian, microseconds
+    records, off = [], 0
+    while off < len(body):
+        sec, usec, incl, orig = struct.unpack_from("<IIII", body, off)
+        records.append((sec, usec, body[off + 16:off + 16 + incl], orig))
+        off += 16 + incl
+    span = records[-1][0] - records[0][0] + 2
+    with open(path, "wb") as f:
+        f.write(head)
+        written, copy = len(head), 0
+        while written < size:
+            shift = index * 1_000_000 + copy * span
+            chunk = b"".join(struct.pack("<IIII", sec + shift, usec, len(data), orig) + data
+                             for sec, usec, data, orig in records)
+            f.write(chunk)
+            written += len(chunk)
+            copy += 1
 
 
 @pytest.fixture
