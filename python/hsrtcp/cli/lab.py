@@ -112,6 +112,8 @@ def _measure_server(m, netns, bind, port, out, max_connections, max_duration, ma
 @click.option("--gap", default=0.0, show_default=True, type=float, help="Pause between sequence flows, seconds.")
 @click.option("--cc", default=None, help="Congestion control (reno, cubic, bbr, hsrbbr = eBPF, docs/hsrbbr.md). Always set it: the kernel default varies.")
 @click.option("--mptcp", is_flag=True, help="Use an MPTCP socket (IPPROTO_MPTCP).")
+@click.option("--path", "path", type=click.IntRange(1, 8), default=None,
+              help="In the lab: the emulated path (carrier) of a single-path flow; binds 10.1.<path>.1.")
 @click.option("--up", "uplink", is_flag=True, help="Client sends (uplink) instead of the server.")
 @click.option("--quickack", is_flag=True, help="Disable delayed ACKs on the receiving side (TCP_QUICKACK).")
 @click.option("--rate", default=1e6, show_default=True, type=float, help="UDP rate, bit/s.")
@@ -119,8 +121,8 @@ def _measure_server(m, netns, bind, port, out, max_connections, max_duration, ma
 @click.option("--sysctl", "sysctls", multiple=True, metavar="KEY=VALUE", help="Per-namespace net.* sysctl (root).")
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None, help="Write results JSON here (default stdout).")
 @_lab_errors
-def measure_client(server, port, flow_type, duration, size, count, gap, cc, mptcp, uplink, quickack, rate, payload,
-                   sysctls, out) -> None:
+def measure_client(server, port, flow_type, duration, size, count, gap, cc, mptcp, path, uplink, quickack, rate,
+                   payload, sysctls, out) -> None:
     """Ask SERVER[:PORT] for flows and report what arrived."""
     from hsrtcp.lab import measure as m
     from hsrtcp.lab import netns
@@ -132,7 +134,7 @@ def measure_client(server, port, flow_type, duration, size, count, gap, cc, mptc
         duration = 180.0
     spec = m.FlowSpec(type=flow_type, duration_s=duration, size_bytes=m.parse_size(size) if size else None,
                       count=count, gap_s=gap, direction="up" if uplink else "down", cc=cc, mptcp=mptcp,
-                      quickack=quickack, rate_bps=rate, payload_bytes=payload)
+                      quickack=quickack, rate_bps=rate, payload_bytes=payload, path=path)
     from hsrtcp.lab import ebpf
 
     # an upload's sender is this socket: an eBPF cc (hsrbbr) must be registered here
@@ -198,6 +200,11 @@ def emulate(scenario, duration, mptcp, sysctls, out, timeout, right_cmd, command
             f"{comp.duration_s:g} s, ground truth in {run_dir}/scenario")
     else:
         say(f"Rattan config {scenario}: {comp.paths} path(s)")
+    for w in comp.warnings:
+        click.echo(f"warning: {w}", err=True)
+    if comp.paths > 1 and not mptcp:
+        say(f"{comp.paths} paths: a single-path connection leaves through path 1 unless it binds 10.1.<p>.1 "
+            "(hsrtcp measure client --path p); --mptcp sets up subflows on every path")
     server = shlex.join(shlex.split(right_cmd)) if right_cmd else "the measure server (10.2.1.1:5201)"
     say(f"starting the emulator; on the phone side (10.1.1.1): {shlex.join(list(command))}; "
         f"on the server side: {server}")

@@ -33,7 +33,12 @@ def scenario() -> None:
               help="Without a file: area type (dense_urban, urban, suburban, rural, farmland).")
 @click.option("--carriers", type=click.IntRange(1, 8), default=None,
               help="Without a file: number of carriers = emulated paths (default 1).")
-def generate(scenario_file, outdir, seed, duration, start, speed, area, carriers) -> None:
+@click.option("--handoff-times", default=None, metavar="T1,T2,...",
+              help="Handoffs exactly at these window seconds on every carrier ([handoff] times_s).")
+@click.option("--handoff-count", type=click.IntRange(0, 10000), default=None, metavar="N",
+              help="Exactly N handoffs, evenly spread over the window ([handoff] count).")
+def generate(scenario_file, outdir, seed, duration, start, speed, area, carriers, handoff_times,
+             handoff_count) -> None:
     """Compile SCENARIO_FILE (or a scenario made of the options) into OUTDIR.
 
     Writes rattan.toml, traces/*.json, radio.csv, events.csv and scenario.json. The same seed
@@ -59,6 +64,12 @@ def generate(scenario_file, outdir, seed, duration, start, speed, area, carriers
         sc = sc_mod.load(sc_mod.from_options(speed_kmh=speed, area=area, duration_s=duration,
                                              carriers=carriers, seed=seed))
     sc = sc.with_overrides(seed=seed, duration_s=duration, start_s=start)
+    if handoff_times is not None or handoff_count is not None:
+        sc = _fixed_handoffs(sc, handoff_times, handoff_count)
+    from hsrtcp.lab.scenario import advice
+
+    for w in advice.warnings(sc):
+        click.echo(f"warning: {w}", err=True)
     cs = sc.compile(outdir)
     doc = json.loads(cs.scenario_json.read_text())
     click.echo(f"{outdir}: scenario {sc.name!r}, seed {cs.seed}, {cs.paths} path(s), {cs.duration_s:.1f} s")
@@ -67,7 +78,41 @@ def generate(scenario_file, outdir, seed, duration, start, speed, area, carriers
         sh = "-" if s["share_intervals_le_10s"] is None else f"{100 * s['share_intervals_le_10s']:.0f} %"
         click.echo(f"  carrier {name}: {s['handoffs']} handoffs ({s['inter_system_handoffs']} inter-system), "
                    f"mean interval {mi}, intervals <= 10 s: {sh}")
-    click.echo(f"  run it: rattan run -c {cs.rattan_config} --left ... --right ...")
+    flow = max(1, int(cs.duration_s) - 2)  # ends inside the window (docs/lab.md)
+    click.echo("next:")
+    click.echo(f"  hsrtcp scenario show {outdir}          # draw the trip: speed, signal, capacity, handoffs")
+    click.echo(f"  hsrtcp emulate -s {outdir}/rattan.toml -o run -- \\\n"
+               f"      hsrtcp measure client '$HSRTCP_SERVER' --cc cubic -t {flow}   # one download through it (root)")
+    click.echo("  hsrtcp campaign CAMPAIGN.toml -o runs   # many runs of the scenario file (docs/lab.md)")
+
+
+def _fixed_handoffs(sc, times_text, count):
+    """``sc`` with [handoff] times_s or count from the command line (checked like the keys)."""
+    import copy
+
+    from hsrtcp.lab import scenario as sc_mod
+    from hsrtcp.lab.scenario.config import ScenarioError, fixed_handoffs
+
+    times = None
+    if times_text is not None:
+        try:
+            times = [float(x) for x in times_text.split(",") if x.strip()]
+        except ValueError:
+            raise click.BadParameter(f"{times_text!r}: expected window seconds separated by commas, e.g. 5,12.5,30",
+                                     param_hint="--handoff-times") from None
+    _, window = sc.window()
+    try:
+        fixed = fixed_handoffs("command line", "option", times, count, window)
+    except ScenarioError as exc:
+        msg = str(exc).removeprefix("command line: option ")
+        msg = msg.replace("keys 'times_s' and 'count'", "--handoff-times and --handoff-count")
+        raise click.UsageError(msg.replace("key 'times_s'", "--handoff-times").replace("key 'count'", "--handoff-count")) \
+            from None
+    params = copy.deepcopy(sc.params)
+    for k in ("times_s", "count"):
+        params["handoff"].pop(k, None)
+    params["handoff"].update(fixed)
+    return sc_mod.Scenario(params, sc.source)
 
 
 @scenario.command("show")

@@ -56,6 +56,7 @@ runs already done. Runs are sequential: one emulator at a time keeps the machine
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import json
 import re
@@ -69,6 +70,7 @@ from pathlib import Path
 from hsrtcp.errors import InputError
 from hsrtcp.lab import bundle, emulate, netns, runconfig
 from hsrtcp.lab.measure import FLOW_TYPES, FlowSpec, parse_size
+from hsrtcp.lab.scenario import advice
 
 _KNOWN_CAMPAIGN_KEYS = {"name", "scenarios", "ccs", "repetitions", "mptcp", "duration_s", "snaplen", "reseed", "first_repetition"}
 _KNOWN_SCENARIO_KEYS = {"file", "start_s", "label"}
@@ -76,7 +78,31 @@ _KNOWN_VARIANT_KEYS = {"name", "cc", "sysctls", "route"}
 #: per-route TCP knobs a variant may set (ip-route(8) metrics; applied by the lab agents)
 ROUTE_KEYS = {"rto_min_ms": (1, 120_000), "quickack": None}
 _KNOWN_FLOW_KEYS = {"type", "duration_s", "size", "size_bytes", "count", "gap_s", "direction", "quickack",
-                    "rate_bps", "payload_bytes", "label"}
+                    "rate_bps", "payload_bytes", "label", "path"}
+
+
+def _unknown(where: str, keys, known) -> InputError:
+    """An unknown-keys error that suggests the known key a typo was meant to be."""
+    hints = []
+    for k in sorted(keys):
+        close = difflib.get_close_matches(str(k), sorted(known), n=1)
+        hints.append(f"{k!r} (did you mean {close[0]!r}?)" if close else repr(k))
+    return InputError(f"{where}: unknown key{'s' if len(hints) > 1 else ''} {', '.join(hints)} "
+                      f"(known: {', '.join(sorted(known))})")
+
+
+def _check_sysctls(where: str, sysctls: dict) -> None:
+    """Every sysctl a campaign sets exists (the namespaces have the host's net.* names); a
+    misspelt one is named with the closest existing name."""
+    for key in sysctls:
+        rel = Path(*str(key).split("."))
+        if (Path("/proc/sys") / rel).is_file():
+            continue
+        parent = Path("/proc/sys") / rel.parent
+        names = [".".join([*rel.parent.parts, n.name]) for n in parent.iterdir()] if parent.is_dir() else []
+        close = difflib.get_close_matches(str(key), names, n=1)
+        raise InputError(f"{where}: no sysctl {key!r} on this kernel"
+                         + (f" (did you mean {close[0]!r}?)" if close else ""))
 
 
 @dataclass
@@ -162,7 +188,10 @@ def load(path: str | Path) -> Campaign:
         raise InputError(f"{path}: no [campaign] table")
     unknown = set(c) - _KNOWN_CAMPAIGN_KEYS
     if unknown:
-        raise InputError(f"{path}: [campaign] has unknown keys {sorted(unknown)}")
+        raise _unknown(f"{path}: [campaign]", unknown, _KNOWN_CAMPAIGN_KEYS)
+    unknown = set(raw) - {"campaign", "sysctls", "mptcp", "flows", "variants"}
+    if unknown:
+        raise _unknown(f"{path}: top level", unknown, {"campaign", "sysctls", "mptcp", "flows", "variants"})
     scen = c.get("scenarios")
     if not isinstance(scen, list) or not scen:
         raise InputError(f"{path}: [campaign] scenarios must be a non-empty list of files")
@@ -173,7 +202,7 @@ def load(path: str | Path) -> Campaign:
             where = f"{path}: [campaign] scenarios #{k + 1}"
             unknown = set(s) - _KNOWN_SCENARIO_KEYS
             if unknown:
-                raise InputError(f"{where}: unknown keys {sorted(unknown)} (known: {sorted(_KNOWN_SCENARIO_KEYS)})")
+                raise _unknown(where, unknown, _KNOWN_SCENARIO_KEYS)
             if not isinstance(s.get("file"), str):
                 raise InputError(f"{where}: needs file = \"<scenario.toml>\"")
             start = s.get("start_s")
@@ -221,9 +250,11 @@ def load(path: str | Path) -> Campaign:
     flows = []
     for i, f in enumerate(flows_raw):
         where = f"{path}: [[flows]] #{i + 1}"
+        if not isinstance(f, dict):
+            raise InputError(f"{where}: must be a table")
         unknown = set(f) - _KNOWN_FLOW_KEYS
         if unknown:
-            raise InputError(f"{where}: unknown keys {sorted(unknown)}")
+            raise _unknown(where, unknown, _KNOWN_FLOW_KEYS)
         if f.get("type") not in FLOW_TYPES:
             raise InputError(f"{where}: type must be one of {FLOW_TYPES}")
         f = dict(f)
@@ -232,10 +263,17 @@ def load(path: str | Path) -> Campaign:
                 f["size_bytes"] = parse_size(f.pop("size"))
             except InputError as exc:
                 raise InputError(f"{where}: {exc}") from exc
+        if "path" in f and (isinstance(f["path"], bool) or not isinstance(f["path"], int) or not 1 <= f["path"] <= 8):
+            raise InputError(f"{where}: path must be a path number within 1..8 (the carrier, 10.1.<path>.1)")
+        if "path" in f and (c.get("mptcp") or f["type"] == "conjunction"):
+            raise InputError(f"{where}: path chooses the path of a single-path flow; an MPTCP flow uses every path")
         flows.append(f)
     sysctls = raw.get("sysctls", {})
     if not isinstance(sysctls, dict) or not all(str(k).startswith("net.") for k in sysctls):
         raise InputError(f"{path}: [sysctls] may only hold per-namespace net.* keys")
+    _check_sysctls(f"{path}: [sysctls]", sysctls)
+    for i, v in enumerate(variants):
+        _check_sysctls(f"{path}: [[variants]] #{i + 1} sysctls", v["sysctls"])
     mptcp_options = _mptcp_options(raw.get("mptcp", {}), path)
     duration = c.get("duration_s")
     if duration is not None and (not isinstance(duration, (int, float)) or not 1 <= duration <= 3600):
@@ -256,7 +294,7 @@ def _mptcp_options(raw: object, path: Path) -> dict:
         raise InputError(f"{path}: [mptcp] must be a table")
     unknown = set(raw) - {"endpoint_flags", "subflows", "add_addr_accepted"}
     if unknown:
-        raise InputError(f"{path}: [mptcp] has unknown keys {sorted(unknown)}")
+        raise _unknown(f"{path}: [mptcp]", unknown, {"endpoint_flags", "subflows", "add_addr_accepted"})
     flags = raw.get("endpoint_flags", ["subflow"])
     if not isinstance(flags, list) or not flags or not set(flags) <= _ENDPOINT_FLAGS:
         raise InputError(f"{path}: [mptcp] endpoint_flags must be a list of {sorted(_ENDPOINT_FLAGS)}")
@@ -284,7 +322,7 @@ def _variants(path: Path, raw) -> list[dict]:
             raise InputError(f"{where}: must be a table")
         unknown = set(v) - _KNOWN_VARIANT_KEYS
         if unknown:
-            raise InputError(f"{where}: unknown keys {sorted(unknown)} (known: {sorted(_KNOWN_VARIANT_KEYS)})")
+            raise _unknown(where, unknown, _KNOWN_VARIANT_KEYS)
         name = v.get("name")
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}", name):
             raise InputError(f"{where}: name must match [A-Za-z0-9][A-Za-z0-9_.-]{{0,39}}")
@@ -301,7 +339,10 @@ def _variants(path: Path, raw) -> list[dict]:
             raise InputError(f"{where}: route must be a table, e.g. {{rto_min_ms = 50}}")
         for key, val in route.items():
             if key not in ROUTE_KEYS:
-                raise InputError(f"{where}: route key {key!r} unknown (known: {sorted(ROUTE_KEYS)})")
+                close = difflib.get_close_matches(key, sorted(ROUTE_KEYS), n=1)
+                raise InputError(f"{where}: route key {key!r} unknown"
+                                 + (f" (did you mean {close[0]!r}?)" if close else "")
+                                 + f" (known: {sorted(ROUTE_KEYS)})")
             bounds = ROUTE_KEYS[key]
             if bounds is None:
                 if not isinstance(val, bool):
@@ -387,13 +428,25 @@ def _prepare(campaign: Campaign, r: dict, out: Path, compiled: dict, versions: d
     # a conjunction instance always needs the MPTCP endpoints of every path
     mptcp = campaign.mptcp or r["flow"]["type"] == "conjunction"
     spec = _flow_spec(r["flow"], r["cc"], mptcp, campaign.duration_s or comp.duration_s)
+    where = f"{campaign.source or campaign.name}: [[flows]] #{campaign.flows.index(r['flow']) + 1}"
+    if not mptcp and spec.path is None and comp.paths > 1:
+        raise InputError(f"{where}: scenario {comp.name} has {comp.paths} paths (carriers) and a single-path flow "
+                         f"uses one: choose it with path = 1..{comp.paths} (or mptcp = true to use them all)")
+    if spec.path is not None and spec.path > comp.paths:
+        raise InputError(f"{where}: path = {spec.path}, but scenario {comp.name} has {comp.paths} path(s)")
+    warnings = list(comp.warnings)
+    flow_s = spec.duration_s if spec.type in ("duration", "udp", "conjunction") or \
+        (spec.type == "concurrent" and not spec.size_bytes) else None
+    w = advice.flow_warning(flow_s, comp.duration_s, f"{where} ({spec.type})")
+    if w:
+        warnings.append(w)
     variant = r.get("variant")
     sysctls = {**campaign.sysctls, **(variant["sysctls"] if variant else {})}
     route = variant["route"] if variant and variant["route"] else None
     mptcp_opt = (campaign.mptcp_options or True) if mptcp else False
     cfg = runconfig.config(comp, spec.to_dict(), mptcp_opt, campaign.snaplen, r["cc"], sysctls, route, versions)
     return {**r, "compiled": comp, "mptcp": mptcp, "mptcp_opt": mptcp_opt, "spec": spec, "sysctls": sysctls,
-            "route": route, "scenario_start": start, "config": cfg}
+            "route": route, "scenario_start": start, "config": cfg, "warnings": warnings}
 
 
 def _conflict_message(out: Path, campaign: Campaign, conflicts: list[tuple[str, str]]) -> str:
@@ -460,6 +513,8 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
     todo = sum(1 for s, _ in states if s != "done")
     prog.line(f"campaign {campaign.name}: {len(runs)} runs, {len(runs) - todo} already done, {todo} to make; "
               f"bundles in {out}")
+    for w in dict.fromkeys(w for r in prepared for w in r["warnings"]):
+        prog.line(f"warning: {w}")
     try:
         for r, (state, why) in zip(prepared, states):
             final = out / r["run_id"]

@@ -41,6 +41,7 @@ class Compiled:
     seed: int | None = None
     scenario: object = None  # the loaded Scenario, when there is one
     outdir: Path | None = None  # the compiled scenario directory (traces, scenario.json)
+    warnings: list = field(default_factory=list)  # hsrtcp.lab.scenario.advice
 
 
 def compile_source(source: str | Path | dict, outdir: Path, duration_s: float | None = None,
@@ -67,13 +68,17 @@ def compile_source(source: str | Path | dict, outdir: Path, duration_s: float | 
     sc = load(source)
     if seed is not None or start_s is not None:
         sc = sc.with_overrides(seed=seed, start_s=start_s)
+    from hsrtcp.lab.scenario import advice
+
+    warnings = advice.warnings(sc.with_overrides(duration_s=duration_s) if duration_s else sc)
     outdir.mkdir(parents=True, exist_ok=True)
     comp = sc.compile(outdir, duration=duration_s)
     name = getattr(sc, "name", None) or (Path(source).stem if not isinstance(source, dict) else "scenario")
     return Compiled(Path(comp.rattan_config), int(comp.paths), comp.duration_s,
                     _opt_path(getattr(comp, "radio_csv", None)), _opt_path(getattr(comp, "events_csv", None)),
                     name=str(name), source=None if isinstance(source, dict) else Path(source),
-                    seed=getattr(sc, "seed", None), scenario=sc, outdir=_opt_path(getattr(comp, "outdir", None)))
+                    seed=getattr(sc, "seed", None), scenario=sc, outdir=_opt_path(getattr(comp, "outdir", None)),
+                    warnings=warnings)
 
 
 def _opt_path(p) -> Path | None:

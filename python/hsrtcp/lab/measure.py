@@ -559,6 +559,9 @@ class FlowSpec:
     rate_bps: float = 1e6
     payload_bytes: int = 1200
     label: str | None = None
+    #: the lab's emulated path a single-path flow uses (binds the phone address 10.1.<p>.1);
+    #: None: the default route (path 1)
+    path: int | None = None
 
     def validate(self) -> FlowSpec:
         if self.type not in FLOW_TYPES:
@@ -569,6 +572,11 @@ class FlowSpec:
             raise InputError(f"flow type {self.type!r} needs a duration")
         if not 1 <= self.count <= 64:
             raise InputError("count must be within 1..64")
+        if self.path is not None:
+            if isinstance(self.path, bool) or not isinstance(self.path, int) or not 1 <= self.path <= 8:
+                raise InputError(f"path must be a path number within 1..8, got {self.path!r}")
+            if self.mptcp or self.type == "conjunction":
+                raise InputError("path chooses the path of a single-path flow; an MPTCP flow uses every path")
         return self
 
     def to_dict(self) -> dict:
@@ -592,12 +600,13 @@ def run_client(host: str, port: int, spec: FlowSpec, timeout_s: float | None = N
     spec.validate()
     label = spec.label or spec.type
     deadline = time.monotonic() + timeout_s if timeout_s else None
+    bind = path_address(spec.path) if spec.path else None
 
     def one(idx: int, **kw) -> dict:
-        return _tcp_flow(host, port, spec, f"{label}-{idx}", deadline=deadline, **kw)
+        return _tcp_flow(host, port, spec, f"{label}-{idx}", deadline=deadline, bind=bind, **kw)
 
     if spec.type == "udp":
-        return [_udp_flow(host, port, spec, label)]
+        return [_udp_flow(host, port, spec, label, bind=bind)]
     if spec.type == "duration":
         return [one(0, duration_s=spec.duration_s)]
     if spec.type == "size":
@@ -753,14 +762,14 @@ def _tcp_flow(host: str, port: int, spec: FlowSpec, label: str, duration_s=None,
     return res
 
 
-def _udp_flow(host: str, port: int, spec: FlowSpec, label: str) -> dict:
+def _udp_flow(host: str, port: int, spec: FlowSpec, label: str, bind: str | None = None) -> dict:
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    udp.bind(("0.0.0.0", 0))
+    udp.bind((bind or "0.0.0.0", 0))
     udp.settimeout(0.2)
     req = {"v": PROTOCOL_VERSION, "kind": "udp", "duration_s": spec.duration_s, "rate_bps": spec.rate_bps,
            "udp_port": udp.getsockname()[1], "payload_bytes": spec.payload_bytes, "label": label}
     res: dict = {"label": label, "request": req, "error": None}
-    sock = _connect(host, port, False, timeout=30.0)
+    sock = _connect(host, port, False, timeout=30.0, bind=bind)
     try:
         sock.sendall((json.dumps(req) + "\n").encode())
         sock.settimeout(30.0)

@@ -115,7 +115,7 @@ def test_first_repetition_continues_another_campaigns_draws(tmp_path):
     ('[[variants]]\nname = "a"\n', None, "needs cc"),
     ('[[variants]]\nname = "a"\ncc = "nosuchcc"\n', None, "not available here"),
     ('', '[{file = "a.toml", start_s = -1}]', "start_s must be"),
-    ('', '[{file = "a.toml", window = 3}]', "unknown keys ['window']"),
+    ('', '[{file = "a.toml", window = 3}]', "unknown key 'window'"),
     ('', '[{start_s = 3}]', "needs file"),
     ('', '[{file = "missing.toml"}]', "not found"),
 ])

@@ -140,6 +140,12 @@ def layout_carrier(params: dict, ci: int, trip: Trip, horizon_s: float) -> Carri
     lte_cell = np.array([c[1] for c in changes])[keep]
     # several changes at the same instant (standing still exactly on a boundary): keep the last
     lte_t, lte_cell = _dedupe(lte_t, lte_cell)
+    from . import fixed as _fixed
+
+    fixed_t = _fixed.trip_times(params, horizon_s)
+    if fixed_t is not None:  # [handoff] times_s / count: the LTE cells change exactly then
+        lte_t, lte_cell = _fixed.relayout(lay, params, ci, trip, fixed_t, base_cid, base_lac)
+        n_lte = len(lay.cells)
 
     # coverage holes of this carrier (merged), each with its own 2G layout
     holes = sorted((h["start_s"], h["start_s"] + h["duration_s"], h) for h in params["holes"]

@@ -386,7 +386,16 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
 
     # [handoff]
     w = "[handoff]"
-    h = _merge_table(src, w, user.get("handoff", {}), DEFAULTS["handoff"])
+    uh = user.get("handoff", {})
+    fixed = {}
+    if isinstance(uh, dict):  # times_s / count: in the resolved parameters only when given
+        for k in uh:
+            if k not in DEFAULTS["handoff"] and k not in FIXED_HANDOFF_KEYS:
+                raise _unknown(src, w, k, set(DEFAULTS["handoff"]) | FIXED_HANDOFF_KEYS)
+        fixed = fixed_handoffs(src, w, uh.get("times_s"), uh.get("count"), s["duration_s"])
+        uh = {k: v for k, v in uh.items() if k not in FIXED_HANDOFF_KEYS}
+    h = _merge_table(src, w, uh, DEFAULTS["handoff"])
+    h.update(fixed)
     for k in ("outage_median_s", "rlf_median_s", "inter_system_median_s", "spike_median_ms"):
         h[k] = _num(src, w, k, h[k], lo=0.0)
     for k in ("outage_sigma", "spike_sigma"):
@@ -500,6 +509,33 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
             raise _err(src, w, "keys 'down_bps_static' and 'down_bps_ref' go together (both or neither)")
         p["speed_channel"] = sc
     return p
+
+
+#: [handoff] keys that fix the handoffs instead of the cell layout (fixed.py)
+FIXED_HANDOFF_KEYS = {"times_s", "count"}
+MAX_FIXED_HANDOFFS = 10000
+
+
+def fixed_handoffs(src: str, where: str, times, count, window_s: float | None) -> dict:
+    """Check ``times_s`` (window seconds, increasing) and ``count`` (that many handoffs evenly
+    spread over the window); at most one of them. Returns the given ones, checked."""
+    if times is not None and count is not None:
+        raise _err(src, where, "keys 'times_s' and 'count' exclude each other (give the times or a count)")
+    out: dict[str, Any] = {}
+    if times is not None:
+        if not isinstance(times, list) or len(times) > MAX_FIXED_HANDOFFS:
+            raise _err(src, where, f"key 'times_s' must be a list of at most {MAX_FIXED_HANDOFFS} window "
+                       f"times in seconds, got {times!r}")
+        ts = [_num(src, where, f"times_s[{i}]", t, lo=0.0, lo_open=True, hi=MAX_WINDOW_S) for i, t in enumerate(times)]
+        if any(b <= a for a, b in zip(ts, ts[1:])):
+            raise _err(src, where, f"key 'times_s' must increase strictly, got {times!r}")
+        if window_s is not None and ts and ts[-1] >= window_s:
+            raise _err(src, where, f"key 'times_s' holds {ts[-1]:g} s, past the window's end ({window_s:g} s): "
+                       "times are seconds since the window start")
+        out["times_s"] = [round(t, 3) for t in ts]
+    if count is not None:
+        out["count"] = _num(src, where, "count", count, lo=0, hi=MAX_FIXED_HANDOFFS, integer=True)
+    return out
 
 
 def _check_trip_length(src: str, trip: dict, area_types: dict) -> None:
