@@ -45,6 +45,6 @@ def test_mptcp_knobs_are_checked(tmp_path):
     assert campaign.load(_campaign(tmp_path, "")).mptcp_options == {}
     for bad, msg in (('endpoint_flags = ["subflow", "laminar"]', "endpoint_flags must be"),
                      ('endpoint_flags = ["backup"]', "needs 'subflow'"),
-                     ("subflows = 9", "0..8"), ("scheduler = 1", "unknown keys")):
+                     ("subflows = 9", "0..8"), ("scheduler = 1", "unknown key")):
         with pytest.raises(InputError, match=msg):
             campaign.load(_campaign(tmp_path, f"[mptcp]\n{bad}\n"))
