@@ -328,7 +328,7 @@ def _unlink(path: str) -> None:
         pass
 
 
-def _write_tables(results: str, failures: list, entries: list) -> Exception | None:
+def _write_tables(results: str, failures: list, entries: list) -> OutputError | None:
     """Staging and the reserve removed (room on a full disk), then both tables, each tried
     even when the other cannot be written; the first error, or None. A table that cannot
     be written is removed: the previous run's would contradict the partitions."""
@@ -340,11 +340,14 @@ def _write_tables(results: str, failures: list, entries: list) -> Exception | No
         try:
             write()
         except (OSError, OutputError) as exc:
-            problem = problem or exc
+            why = str(exc) if isinstance(exc, OutputError) else \
+                f"{shown(exc.filename or os.path.join(results, name))}: cannot write: {exc.strerror or exc}"
             try:
-                _unlink(os.path.join(results, name))
-            except OSError:
+                os.unlink(os.path.join(results, name))
+                why += f"; the {name} of an earlier run is removed: it would not match the partitions"
+            except OSError:  # none there, or not a file
                 pass
+            problem = problem or OutputError(why)
     return problem
 
 
