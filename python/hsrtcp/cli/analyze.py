@@ -11,6 +11,9 @@ import click
 
 from hsrtcp.cli.run_analysis import run
 
+# hsrtcp.context.options.FORMATS (not imported: the context package loads polars)
+RADIO_FORMATS = ("auto", "lab", "csv", "nmea", "gpx", "gnettrack", "gsmtap")
+
 # Inside the package, so an installed hsrtcp finds it from any directory.
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -40,7 +43,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 @click.option("--radio-offset", "radio_offset", type=float, default=0.0, show_default=True,
               help="seconds added to the radio log's times to put them on the capture clock")
 @click.option("--radio-format", "radio_format", default="auto", show_default=True,
-              type=click.Choice(["auto", "lab", "csv", "nmea", "gpx"]), help="format of --radio")
+              type=click.Choice(RADIO_FORMATS), help="format of --radio")
 @click.option("--radio-map", "radio_map",
               help="generic CSV columns: FIELD=COLUMN[:UNIT],... e.g. time=Timestamp:ms,speed=Speed:m/s")
 @click.option("--carrier", help="carrier of the captures when the radio log has several")

@@ -20,15 +20,17 @@ import polars as pl
 from hsrtcp.context.schema import RadioLogError, conform, empty_radio
 
 # Fields of the normalized log a generic CSV can map, with their accepted aliases.
-FIELDS = ("time", "lat", "lon", "speed", "carrier", "rat", "lac", "cid", "rsrp", "rsrq")
+FIELDS = ("time", "lat", "lon", "speed", "carrier", "rat", "lac", "cid", "rsrp", "rsrq", "arfcn", "generation")
 ALIASES = {"ts": "time", "tac": "lac", "pci": "cid", "latitude": "lat", "longitude": "lon",
-           "speed_kmh": "speed", "rsrp_dbm": "rsrp", "rsrq_db": "rsrq"}
+           "speed_kmh": "speed", "rsrp_dbm": "rsrp", "rsrq_db": "rsrq", "earfcn": "arfcn",
+           "nrarfcn": "arfcn", "uarfcn": "arfcn"}
 # Column the generic reader looks for when a field is not mapped (the lab's names first).
 DEFAULT_COLUMNS = {"time": ("ts", "time", "timestamp"), "lat": ("lat", "latitude"),
                    "lon": ("lon", "longitude"), "speed": ("speed_kmh", "speed"),
                    "carrier": ("carrier", "operator"), "rat": ("rat", "network_type"),
                    "lac": ("lac", "tac"), "cid": ("cid", "ci", "pci"), "rsrp": ("rsrp_dbm", "rsrp"),
-                   "rsrq": ("rsrq_db", "rsrq")}
+                   "rsrq": ("rsrq_db", "rsrq"), "arfcn": ("arfcn", "earfcn", "nrarfcn", "uarfcn"),
+                   "generation": ("generation",)}
 # Units a field may be given in -> factor to the normalized unit. Time units are handled apart.
 UNITS = {
     "speed": {"km/h": 1.0, "kmh": 1.0, "m/s": 3.6, "mps": 3.6, "mph": 1.609344, "kn": 1.852,
@@ -39,6 +41,8 @@ UNITS = {
 TIME_UNITS = ("s", "ms", "us", "iso")
 UNNAMED_CARRIER = "-"
 LAB_COLUMNS = ("ts", "lat", "lon", "speed_kmh", "carrier", "rat", "lac", "cid", "rsrp_dbm", "rsrq_db")
+# optional columns of the lab format (a scenario whose handoffs come from a recorded log)
+LAB_OPTIONAL = ("arfcn", "generation")
 
 
 def parse_mapping(text: str | None) -> dict[str, tuple[str, str | None]]:
@@ -64,17 +68,32 @@ def parse_mapping(text: str | None) -> dict[str, tuple[str, str | None]]:
         if field in out:
             raise ValueError(f"{field} is mapped twice")
         unit = None
-        if ":" in col:
+        if field == "time" and ":%" in col:
+            # a strptime format (it may hold colons): time=Timestamp:%Y.%m.%d_%H.%M.%S
+            col, unit = col.split(":%", 1)
+            col, unit = col.strip(), "%" + unit.strip()
+            _check_strptime(unit)
+        elif ":" in col:
             col, unit = col.rsplit(":", 1)
             col, unit = col.strip(), unit.strip().lower()
             known = TIME_UNITS if field == "time" else tuple(UNITS.get(field, {}))
             if unit not in known:
-                raise ValueError(f"unknown unit {unit!r} for {field} (known: "
-                                 f"{', '.join(known) or 'none, the field has no unit'})")
+                shown = ", ".join(known) or "none, the field has no unit"
+                if field == "time":
+                    shown += " or a strptime format such as %Y.%m.%d_%H.%M.%S"
+                raise ValueError(f"unknown unit {unit!r} for {field} (known: {shown})")
         if not col:
             raise ValueError(f"{item!r}: no column name for {field}")
         out[field] = (col, unit)
     return out
+
+
+def _check_strptime(fmt: str) -> None:
+    """A time format must hold a directive and format a known instant (ValueError otherwise)."""
+    try:
+        datetime(2016, 5, 4, 10, 20, 30).strftime(fmt)
+    except ValueError as exc:
+        raise ValueError(f"time format {fmt!r}: {exc}") from None
 
 
 def read_rows(path: str | os.PathLike) -> tuple[list[str], list[list[str]], list[int]]:
@@ -166,8 +185,25 @@ def to_identity(file: str, s: pl.Series, lines: list[int], what: str) -> pl.Seri
     return v
 
 
+def to_generation(file: str, s: pl.Series, lines: list[int], what: str) -> pl.Series:
+    """A generation column (2G, 3G, 4G, 5G NSA, 5G SA; hsrtcp.context.generation), normalized;
+    any other value is an error naming its line."""
+    from hsrtcp.context.generation import check_generation
+
+    out = []
+    for i, v in enumerate(s.to_list()):
+        try:
+            out.append(check_generation(v))
+        except ValueError as exc:
+            raise RadioLogError(f"{file}:{lines[i]}: {what}: {exc}") from None
+    return pl.Series(out, dtype=pl.String)
+
+
 def _times(file: str, s: pl.Series, lines: list[int], unit: str | None) -> pl.Series:
-    """Epoch seconds from epoch numbers (unit s/ms/us) or ISO 8601 text (naive = UTC)."""
+    """Epoch seconds from epoch numbers (unit s/ms/us), ISO 8601 text or text in a strptime
+    format (``%Y.%m.%d_%H.%M.%S``); a time without a zone is UTC."""
+    if unit is not None and unit.startswith("%"):
+        return strptime_column(file, s, lines, unit)
     if unit in (None, "s", "ms", "us"):
         f = s.cast(pl.Float64, strict=False)
         numeric = not (s.is_not_null() & f.is_null()).any()
@@ -190,6 +226,24 @@ def _times(file: str, s: pl.Series, lines: list[int], unit: str | None) -> pl.Se
     return pl.Series(out, dtype=pl.Float64)
 
 
+def strptime_column(file: str, s: pl.Series, lines: list[int], fmt: str, what: str = "time") -> pl.Series:
+    """Epoch seconds of text times in the strptime format ``fmt`` (no zone: UTC); the first
+    value that does not match is an error naming its line."""
+    out = []
+    for i, v in enumerate(s.to_list()):
+        if v is None:
+            out.append(None)
+            continue
+        try:
+            d = datetime.strptime(v.strip(), fmt)
+        except ValueError:
+            raise RadioLogError(f"{file}:{lines[i]}: {what} {v!r} does not match the format {fmt}") from None
+        if d.tzinfo is None:
+            d = d.replace(tzinfo=timezone.utc)
+        out.append(d.timestamp())
+    return pl.Series(out, dtype=pl.Float64)
+
+
 def read_lab(path: str | os.PathLike, t0: float | None = None) -> pl.DataFrame:
     """The lab's radio.csv. ``t0``: epoch of the bundle's time 0 (bundle.md); without it the
     ``ts`` column is taken as epoch seconds (a field log in the lab's format)."""
@@ -202,14 +256,16 @@ def read_lab(path: str | os.PathLike, t0: float | None = None) -> pl.DataFrame:
     if not rows:
         return empty_radio()
     cols = {}
-    for c in LAB_COLUMNS:
+    for c in LAB_COLUMNS + LAB_OPTIONAL:
         if c not in header:
             continue
         s = _column(file, header, rows, lines, c)
         if c in ("carrier", "rat"):
             cols[c] = s
+        elif c == "generation":
+            cols[c] = to_generation(file, s, lines, c)
         else:
-            cols[c] = to_number(file, s, lines, c, pl.Int64 if c in ("lac", "cid") else pl.Float64)
+            cols[c] = to_number(file, s, lines, c, pl.Int64 if c in ("lac", "cid", "arfcn") else pl.Float64)
     df = pl.DataFrame(cols)
     if t0 is not None:
         df = df.with_columns(pl.col("ts") + t0)
@@ -253,7 +309,9 @@ def read_generic(path: str | os.PathLike, mapping: dict[str, tuple[str, str | No
             out["ts"] = _times(file, s, lines, unit)
         elif field in ("carrier", "rat"):
             out[field] = s
-        elif field in ("lac", "cid"):
+        elif field == "generation":
+            out[field] = to_generation(file, s, lines, f"generation ({col})")
+        elif field in ("lac", "cid", "arfcn"):
             out[field] = to_number(file, s, lines, f"{field} ({col})", pl.Int64)
         else:
             v = to_number(file, s, lines, f"{field} ({col})")

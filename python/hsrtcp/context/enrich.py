@@ -20,6 +20,7 @@ import polars as pl
 
 from hsrtcp.context.classes import flow_context
 from hsrtcp.context.coverage import coverage
+from hsrtcp.context.handoffs import finish as finish_handoffs
 from hsrtcp.context.handoffs import handoffs as find_handoffs
 from hsrtcp.context.labels import labels_table, manifest_labels
 from hsrtcp.context.options import check_options
@@ -186,7 +187,7 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
         else:
             logs[i.input_id] = field_log
     run_of = {i.input_id: (i.labels.get("run_id") if i.kind == "bundle" else None) for i in inputs}
-    radio_frames = []
+    radio_frames, own_handoffs = [], []
     seen_field = False
     for i in inputs:
         lg = logs[i.input_id]
@@ -195,10 +196,16 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
                 if seen_field:
                     continue
                 seen_field = True
-            radio_frames.append(lg.frame.with_columns(pl.lit(run_of[i.input_id], pl.String).alias("run_id")))
-    radio_df = (pl.concat(radio_frames, how="vertical") if radio_frames
+            run = pl.lit(run_of[i.input_id], pl.String).alias("run_id")
+            radio_frames.append((lg.frame.with_columns(run), lg.handoffs is not None))
+            if lg.handoffs is not None:  # the log states its handoffs (RRC signalling)
+                own_handoffs.append(lg.handoffs.with_columns(run))
+    radio_df = (pl.concat([f for f, _ in radio_frames], how="vertical") if radio_frames
                 else pl.DataFrame(schema=dict(RADIO_SCHEMA, run_id=pl.String)))
-    ho = find_handoffs(radio_df)
+    derived = [f for f, own in radio_frames if not own]
+    ho = find_handoffs(pl.concat(derived, how="vertical") if derived else radio_df.clear())
+    if own_handoffs:
+        ho = finish_handoffs(pl.concat([ho, *own_handoffs], how="vertical"))
 
     owner = _flow_owner(flows, inputs)
     base = flows.select("flow_id", "vantage", "first_ts", "last_ts").join(owner, on="flow_id", how="left")

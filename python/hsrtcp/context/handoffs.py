@@ -1,17 +1,27 @@
-"""Handoffs: every serving-cell change of a carrier in the radio log (M23, M25).
+"""Handoffs: every serving-cell change of a carrier in the radio log (M23, M25), with its
+3GPP type and the network generations on both sides.
 
-A handoff is a sample whose serving cell (``rat``, ``lac``, ``cid``) differs from the
-carrier's previous sample with a known cell (radio.md): its time is that sample's ``ts``.
-Samples without a cell (``cid`` null: no service, or a GPS-only row) are skipped, so a phone
-that loses service in cell A and comes back in cell B makes one handoff A → B, at the first
-sample in B.
+A handoff is a sample whose serving cell (``rat``, ``lac``, ``cid``, ``arfcn``) or network
+generation differs from the carrier's previous sample with a known cell (radio.md): its time
+is that sample's ``ts``. Samples without a cell (``cid`` null: no service, or a GPS-only row)
+are skipped, so a phone that loses service in cell A and comes back in cell B makes one
+handoff A → B, at the first sample in B. A change of generation alone is a handoff too: a
+G-NetTrack log going from ``LTE`` to ``5G`` on the same LTE cell has had an NR secondary
+cell added (5G NSA).
 
-- ``system``: ``inter`` when the RAT changes (M25, e.g. LTE → EDGE at a coverage hole),
-  ``intra`` otherwise.
-- ``ping_pong``: the handoff returns to the cell the previous handoff left, at most
-  :data:`PING_PONG_S` after it (A → B → A: the second is a ping-pong; in A → B → A → B the
-  second and the third are). This is the lab generator's notion (scenario.md §3: back to the
-  old cell 60–400 m later, i.e. ≤ 5 s at 300 km/h, ≤ 9 s at 160 km/h).
+- ``system``: ``inter`` when the RAT or the generation changes (M25, e.g. LTE → EDGE at a
+  coverage hole, 4G → 5G NSA), ``intra`` otherwise.
+- ``type`` (:data:`HANDOFF_TYPES`): what 3GPP calls it, as far as the log can tell. A cell
+  log gives ``inter_rat`` for a change of RAT or generation, ``mcg_ho`` for a change of the
+  LTE anchor cell in 5G NSA, ``sa_ho`` for an NR cell change in 5G SA, ``intra_freq`` /
+  ``inter_freq`` when it has the channel numbers, else ``intra_rat``. RRC signalling
+  (:mod:`hsrtcp.context.rrc`) also tells SCG additions, modifications and releases and
+  re-establishments apart, the cell the command names (``target_pci``, ``target_arfcn``)
+  and the execution time (``execution_s``: command to completion).
+- ``ping_pong``: the handoff returns to the cell (and generation) the previous handoff left,
+  at most :data:`PING_PONG_S` after it (A → B → A: the second is a ping-pong; in A → B → A → B
+  the second and the third are). This is the lab generator's notion (scenario.md §3: back to
+  the old cell 60–400 m later, i.e. ≤ 5 s at 300 km/h, ≤ 9 s at 160 km/h).
 - ``interval_s``: time since the previous handoff of the same carrier (M23), null for the
   carrier's first handoff in the log.
 """
@@ -22,10 +32,52 @@ import polars as pl
 
 PING_PONG_S = 10.0
 
+HANDOFF_TYPES = ("intra_freq", "inter_freq", "intra_rat", "inter_rat", "mcg_ho", "sa_ho", "scg_add",
+                 "scg_modify", "scg_release", "reestablishment")
+
 HANDOFF_SCHEMA = {"run_id": pl.String, "carrier": pl.String, "ts": pl.Float64, "old_rat": pl.String,
                   "old_lac": pl.Int64, "old_cid": pl.Int64, "new_rat": pl.String, "new_lac": pl.Int64,
                   "new_cid": pl.Int64, "system": pl.String, "ping_pong": pl.Boolean,
-                  "interval_s": pl.Float64, "source": pl.String, "line": pl.Int64}
+                  "interval_s": pl.Float64, "source": pl.String, "line": pl.Int64,
+                  "old_generation": pl.String, "new_generation": pl.String, "old_arfcn": pl.Int64,
+                  "new_arfcn": pl.Int64, "type": pl.String, "target_pci": pl.Int64,
+                  "target_arfcn": pl.Int64, "execution_s": pl.Float64, "cause": pl.String}
+
+_CELL = ("rat", "lac", "cid", "arfcn", "generation")
+
+
+def _differs(a: str, b: str) -> pl.Expr:
+    return pl.col(a).ne_missing(pl.col(b))
+
+
+def cell_type() -> pl.Expr:
+    """The 3GPP type of a cell-log change (columns old_/new_ rat, generation, arfcn)."""
+    inter = _differs("old_rat", "new_rat") | _differs("old_generation", "new_generation")
+    both = pl.col("old_arfcn").is_not_null() & pl.col("new_arfcn").is_not_null()
+    return (pl.when(inter).then(pl.lit("inter_rat"))
+            .when(pl.col("new_generation") == "5G NSA").then(pl.lit("mcg_ho"))
+            .when(pl.col("new_generation") == "5G SA").then(pl.lit("sa_ho"))
+            .when(both & (pl.col("old_arfcn") == pl.col("new_arfcn"))).then(pl.lit("intra_freq"))
+            .when(both).then(pl.lit("inter_freq"))
+            .otherwise(pl.lit("intra_rat")))
+
+
+def finish(h: pl.DataFrame) -> pl.DataFrame:
+    """``system``, ``ping_pong`` and ``interval_s`` of handoff rows (any source), sorted by run,
+    carrier and time, in the columns of :data:`HANDOFF_SCHEMA` (missing ones null)."""
+    h = h.with_columns([pl.lit(None, t).alias(c) for c, t in HANDOFF_SCHEMA.items() if c not in h.columns])
+    g = [pl.col("run_id").fill_null(""), "carrier"]
+    h = h.sort(pl.col("run_id").fill_null(""), "carrier", "ts", maintain_order=True)
+    back = pl.lit(True)
+    for c in _CELL:
+        back = back & pl.col(f"new_{c}").eq_missing(pl.col(f"old_{c}").shift(1).over(g))
+    interval = pl.col("ts") - pl.col("ts").shift(1).over(g)
+    h = h.with_columns(
+        pl.when(_differs("old_rat", "new_rat") | _differs("old_generation", "new_generation"))
+        .then(pl.lit("inter")).otherwise(pl.lit("intra")).alias("system"),
+        interval.alias("interval_s"),
+    ).with_columns((back & (pl.col("interval_s") <= PING_PONG_S)).fill_null(False).alias("ping_pong"))
+    return h.select([pl.col(c).cast(t) for c, t in HANDOFF_SCHEMA.items()])
 
 
 def handoffs(radio: pl.DataFrame) -> pl.DataFrame:
@@ -34,25 +86,18 @@ def handoffs(radio: pl.DataFrame) -> pl.DataFrame:
     ``radio``: normalized rows in time order per carrier; an optional ``run_id`` column keeps
     the logs of several runs apart."""
     df = radio if "run_id" in radio.columns else radio.with_columns(pl.lit(None, pl.String).alias("run_id"))
+    for c, t in (("arfcn", pl.Int64), ("generation", pl.String)):
+        if c not in df.columns:
+            df = df.with_columns(pl.lit(None, t).alias(c))
     df = df.filter(pl.col("cid").is_not_null() & pl.col("carrier").is_not_null())
     if df.is_empty():
         return pl.DataFrame(schema=HANDOFF_SCHEMA)
     g = [pl.col("run_id").fill_null(""), "carrier"]
     df = df.sort(*g, "ts", maintain_order=True)
-    prev = {c: pl.col(c).shift(1).over(g) for c in ("rat", "lac", "cid")}
-    df = df.with_columns(*(prev[c].alias(f"old_{c}") for c in prev), pl.col("line").alias("_line"))
-    changed = pl.col("old_cid").is_not_null() & (
-        pl.col("rat").ne_missing(pl.col("old_rat")) | pl.col("lac").ne_missing(pl.col("old_lac"))
-        | pl.col("cid").ne_missing(pl.col("old_cid")))
-    h = df.filter(changed).rename({"rat": "new_rat", "lac": "new_lac", "cid": "new_cid"})
-    back = (pl.col("new_rat").eq_missing(pl.col("old_rat").shift(1).over(g))
-            & pl.col("new_lac").eq_missing(pl.col("old_lac").shift(1).over(g))
-            & pl.col("new_cid").eq_missing(pl.col("old_cid").shift(1).over(g)))
-    interval = pl.col("ts") - pl.col("ts").shift(1).over(g)
-    h = h.with_columns(
-        pl.when(pl.col("new_rat").ne_missing(pl.col("old_rat"))).then(pl.lit("inter")).otherwise(pl.lit("intra"))
-        .alias("system"),
-        interval.alias("interval_s"),
-    ).with_columns((back & (pl.col("interval_s") <= PING_PONG_S)).fill_null(False).alias("ping_pong"))
-    return h.select([pl.col(c).cast(t) if c != "line" else pl.col("_line").alias("line")
-                     for c, t in HANDOFF_SCHEMA.items()])
+    df = df.with_columns(*(pl.col(c).shift(1).over(g).alias(f"old_{c}") for c in _CELL))
+    changed = pl.col("old_cid").is_not_null()
+    moved = pl.lit(False)
+    for c in _CELL:
+        moved = moved | pl.col(c).ne_missing(pl.col(f"old_{c}"))
+    h = df.filter(changed & moved).rename({c: f"new_{c}" for c in _CELL})
+    return finish(h.with_columns(cell_type().alias("type")))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 
-FORMATS = ("auto", "lab", "csv", "nmea", "gpx")
+FORMATS = ("auto", "lab", "csv", "nmea", "gpx", "gnettrack", "gsmtap")
 VANTAGES = ("client", "server")
 # Options that only say how to read a radio log: without one they would do nothing.
 NEED_A_LOG = ("radio_format", "radio_map", "radio_offset")

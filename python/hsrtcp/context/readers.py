@@ -2,8 +2,10 @@
 (:mod:`hsrtcp.context.schema`), on the capture clock, checked.
 
 Formats: ``lab`` (radio.csv, docs/formats/radio.md), ``csv`` (generic CSV with a column
-mapping, :mod:`csvlog`), ``nmea`` (:mod:`nmea`), ``gpx`` (:mod:`gpx`); ``auto`` looks at
-the file's first bytes. Checks (:func:`check`): a time on every row, times strictly
+mapping, :mod:`csvlog`), ``nmea`` (:mod:`nmea`), ``gpx`` (:mod:`gpx`), ``gnettrack``
+(G-NetTrack Pro CSV, :mod:`gnettrack`), ``gsmtap`` (3GPP RRC signalling in a pcap,
+:mod:`gsmtap`: it also gives the handoffs with their 3GPP types, :attr:`RadioLog.handoffs`);
+``auto`` looks at the file's first bytes. Checks (:func:`check`): a time on every row, times strictly
 increasing per carrier (a duplicate or backwards time is an error naming both lines),
 values in plausible ranges (a wrong unit shows up here); holes longer than
 :data:`GAP_S` are not errors but warnings naming the line after the hole — the flows they
@@ -33,6 +35,9 @@ class RadioLog:
     format: str
     frame: pl.DataFrame
     warnings: list[str] = field(default_factory=list)
+    #: handoffs the log states itself (RRC signalling: types, targets, execution times),
+    #: in the columns of the handoffs table; None: derived from the frame's cell changes
+    handoffs: pl.DataFrame | None = None
 
     @property
     def carriers(self) -> list[str]:
@@ -44,17 +49,25 @@ def detect_format(path: str | os.PathLike, mapping: dict | None = None) -> str:
     from hsrtcp.context.gpx import looks_like_gpx
     from hsrtcp.context.nmea import looks_like_nmea
 
+    from hsrtcp.context.gnettrack import looks_like_gnettrack
+    from hsrtcp.context.gsmtap import looks_like_pcap
+
     try:
         with open(path, "rb") as fh:
-            head = fh.read(4096).decode("utf-8", errors="replace")
+            raw = fh.read(4096)
     except OSError as exc:
         raise RadioLogError(f"{os.fspath(path)}: {exc.strerror}") from exc
+    if looks_like_pcap(raw):
+        return "gsmtap"
+    head = raw.decode("utf-8", errors="replace")
     if looks_like_gpx(head):
         return "gpx"
     if looks_like_nmea(head):
         return "nmea"
     if mapping:
         return "csv"
+    if looks_like_gnettrack(head):
+        return "gnettrack"
     first = [h.strip() for h in head.splitlines()[0].split(",")] if head.strip() else []
     return "lab" if {"ts", "carrier", "cid"} <= set(first) else "csv"
 
@@ -93,6 +106,23 @@ def read_radio(path: str | os.PathLike, fmt: str = "auto", mapping: dict | None 
         from hsrtcp.context.nmea import read_nmea
 
         df = read_nmea(file)
+    elif fmt == "gnettrack":
+        from hsrtcp.context.gnettrack import read_gnettrack
+
+        df = read_gnettrack(file)
+    elif fmt == "gsmtap":
+        from hsrtcp.context.gsmtap import read_gsmtap
+
+        sig = read_gsmtap(file)
+        df, own, skipped = sig.frame, sig.handoffs, sig.problems()
+        if df.is_empty():
+            raise RadioLogError(f"{file}: no LTE or NR RRC message in GSMTAP (UDP port 4729) "
+                                f"({sig.summary()})")
+        warnings = check(file, df, at="packet") + skipped
+        if offset_s:
+            df = df.with_columns(pl.col("ts") + float(offset_s))
+            own = own.with_columns(pl.col("ts") + float(offset_s))
+        return RadioLog(file, fmt, df, warnings, own)
     else:
         from hsrtcp.context.gpx import read_gpx
 
@@ -105,9 +135,11 @@ def read_radio(path: str | os.PathLike, fmt: str = "auto", mapping: dict | None 
     return RadioLog(file, fmt, df, warnings)
 
 
-def check(file: str, df: pl.DataFrame) -> list[str]:
-    """Raise :class:`RadioLogError` for unusable rows; return warnings for holes."""
-    at = "track point" if df["source"][0].lower().endswith(".gpx") else None
+def check(file: str, df: pl.DataFrame, at: str | None = None) -> list[str]:
+    """Raise :class:`RadioLogError` for unusable rows; return warnings for holes. ``at``: what
+    ``line`` counts when it is not a line (``packet`` of a pcap; GPX: ``track point``)."""
+    if at is None:
+        at = "track point" if df["source"][0].lower().endswith(".gpx") else None
 
     def pos(line: int) -> str:
         return f"{file}: {at} {line}" if at else f"{file}:{line}"
@@ -136,7 +168,8 @@ def check(file: str, df: pl.DataFrame) -> list[str]:
     for r in gaps.head(20).iter_rows(named=True):
         who = f" of carrier {r['carrier']}" if r["carrier"] is not None else ""
         warnings.append(f"{pos(r['line'])}: no sample{who} for {r['ts'] - r['_prev_ts']:.1f} s before "
-                        f"this line (gap > {GAP_S:g} s): flows across it get class unknown")
+                        f"this {'packet' if at == 'packet' else 'line'} (gap > {GAP_S:g} s): flows across it "
+                        f"get class unknown")
     if len(gaps) > 20:
         warnings.append(f"{file}: {len(gaps) - 20} more gaps > {GAP_S:g} s")
     return warnings

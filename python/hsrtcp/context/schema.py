@@ -1,7 +1,9 @@
 """The normalized radio/GPS log every reader produces (docs/formats/radio.md, version 1).
 
 One row per sample: ``ts`` (epoch seconds on the capture clock once the offset is applied),
-position, speed, carrier, serving cell and LTE signal; ``source`` (file name) and ``line``
+position, speed, carrier, serving cell and LTE signal, the serving cell's channel number
+(``arfcn``: EARFCN, NR-ARFCN …, where the log has it) and the network generation
+(:mod:`hsrtcp.context.generation`); ``source`` (file name) and ``line``
 (1-based line of the sample in its file, or the track-point number for GPX) let every
 message name where a value came from. Missing is null.
 """
@@ -23,6 +25,8 @@ RADIO_SCHEMA: dict[str, pl.DataType] = {
     "cid": pl.Int64,
     "rsrp_dbm": pl.Float64,
     "rsrq_db": pl.Float64,
+    "arfcn": pl.Int64,
+    "generation": pl.String,
     "source": pl.String,
     "line": pl.Int64,
 }
@@ -47,7 +51,16 @@ def empty_radio() -> pl.DataFrame:
 
 
 def conform(df: pl.DataFrame) -> pl.DataFrame:
-    """``df`` with exactly the radio columns (missing ones null), in order and typed."""
+    """``df`` with exactly the radio columns (missing ones null), in order and typed; a
+    generation the log does not give follows from the RAT (:func:`generation_of`)."""
+    from hsrtcp.context.generation import generation_of
+
     cols = [pl.col(c).cast(t) if c in df.columns else pl.lit(None, dtype=t).alias(c)
             for c, t in RADIO_SCHEMA.items()]
-    return df.select(cols)
+    out = df.select(cols)
+    rats = [r for r in out["rat"].unique().to_list() if r is not None]
+    if rats:
+        by_rat = pl.col("rat").replace_strict({r: generation_of(r) for r in rats}, default=None,
+                                              return_dtype=pl.String)
+        out = out.with_columns(pl.coalesce("generation", by_rat).alias("generation"))
+    return out

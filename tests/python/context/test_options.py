@@ -29,9 +29,10 @@ DATA = ROOT / "tests" / "data"
     ({"radio": "r.csv", "radio_offset": float("inf")}, "radio_offset", "must be a finite number of seconds, not inf"),
     ({"radio": "r.csv", "radio_offset": "-1e400"}, "radio_offset", "must be a finite number of seconds, not -inf"),
     ({"radio": "r.csv", "radio_offset": "4 s"}, "radio_offset", "'4 s' is not a number of seconds"),
-    ({"radio": "r.csv", "radio_format": "NMEA"}, "radio_format", "'NMEA' is not one of auto, lab, csv, nmea, gpx"),
+    ({"radio": "r.csv", "radio_format": "NMEA"}, "radio_format", "'NMEA' is not one of auto, lab, csv, nmea, gpx, "
+     "gnettrack, gsmtap"),
     ({"radio": "r.csv", "radio_map": "time=T:minutes"}, "radio_map",
-     "unknown unit 'minutes' for time (known: s, ms, us, iso)"),
+     "unknown unit 'minutes' for time (known: s, ms, us, iso or a strptime format such as %Y.%m.%d_%H.%M.%S)"),
     ({"radio": "r.csv", "radio_map": "time=T,ts=U"}, "radio_map", "time is mapped twice"),
     ({"radio": "r.csv", "radio_map": "speed=:m/s"}, "radio_map", "'speed=:m/s': no column name for speed"),
     ({"radio": "r.csv", "radio_map": "time=T", "radio_format": "nmea"}, "radio_map",

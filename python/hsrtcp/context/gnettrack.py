@@ -1,0 +1,104 @@
+"""G-NetTrack Pro CSV logs (radio format ``gnettrack``): the Android drive-test app's export,
+the format of the public Irish 5G dataset (Raca et al., MMSys 2020). No column map needed.
+
+Columns read (others are kept out): ``Timestamp`` (``2019.12.14_10.16.30``, the phone's
+local time, read as UTC like every time without a zone: bring it onto the capture clock
+with ``--radio-offset``), ``Longitude``, ``Latitude``, ``Speed`` (km/h), ``Operatorname``
+(the carrier), ``CellID`` / ``RAWCELLID`` (the serving cell; RAWCELLID, the full cell
+identity, when the file has it), ``LACHEX`` (tracking area, hexadecimal), ``NetworkMode``,
+``RSRP`` (dBm), ``RSRQ`` (dB); ``-`` is missing.
+
+``NetworkMode`` gives the RAT and the generation: ``LTE`` is 4G; ``5G`` (the dataset's 5G,
+non-stand-alone in Ireland 2019–2020) is 5G NSA on the LTE anchor cell the row names, so
+the RAT stays LTE and ``RSRP``/``RSRQ`` are the anchor's (``NRxRSRP`` is the NR cell's);
+``NR`` / ``5G SA`` is 5G SA; other names (``HSPA+``, ``EDGE`` …) keep their own generation.
+
+The app writes about one row a second with whole-second times, and several rows can share
+a second; their order in the file is the order of the samples. Rows of one second are
+spread evenly over it (three rows at 10:16:30 are at .000, .333 and .667), so a cell change
+inside a second stays a change and the times increase; the log's resolution stays 1 s.
+"""
+
+from __future__ import annotations
+
+import os
+
+import polars as pl
+
+from hsrtcp.context.csvlog import read_rows, strptime_column, to_identity, to_number
+from hsrtcp.context.generation import generation_of
+from hsrtcp.context.schema import RadioLogError, conform, empty_radio
+
+TIME_FORMAT = "%Y.%m.%d_%H.%M.%S"
+REQUIRED = ("Timestamp", "Longitude", "Latitude", "Speed", "Operatorname", "CellID", "NetworkMode",
+            "RSRP", "RSRQ")
+# NetworkMode -> (rat, generation); other modes keep their name and the generation of it
+MODES = {"LTE": ("LTE", "4G"), "5G": ("LTE", "5G NSA"), "5G NSA": ("LTE", "5G NSA"),
+         "NR NSA": ("LTE", "5G NSA"), "NR": ("NR", "5G SA"), "5G SA": ("NR", "5G SA"),
+         "NR SA": ("NR", "5G SA")}
+
+
+def looks_like_gnettrack(head: str) -> bool:
+    """The first line is a G-NetTrack header (Timestamp, NetworkMode and CellID columns)."""
+    first = head.lstrip("\ufeff").splitlines()[0] if head.strip() else ""
+    cols = {c.strip() for c in first.split(",")}
+    return {"Timestamp", "NetworkMode", "CellID", "Operatorname"} <= cols
+
+
+def _text(file, header, rows, lines, col) -> pl.Series:
+    i = header.index(col)
+    return pl.Series(col, [None if r[i].strip() in ("", "-") else r[i].strip() for r in rows], dtype=pl.String)
+
+
+def read_gnettrack(path: str | os.PathLike) -> pl.DataFrame:
+    """The normalized radio frame of a G-NetTrack Pro CSV export; a missing column or a value
+    that does not read is a :class:`RadioLogError` naming the file and the line."""
+    file = os.fspath(path)
+    header, rows, lines = read_rows(file)
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise RadioLogError(f"{file}:1: missing column(s) {', '.join(missing)}: not a G-NetTrack Pro "
+                            f"export (it needs {', '.join(REQUIRED)})")
+    if not rows:
+        return empty_radio()
+    t = strptime_column(file, _text(file, header, rows, lines, "Timestamp"), lines, TIME_FORMAT, "Timestamp")
+    if t.is_null().any():
+        raise RadioLogError(f"{file}:{lines[int(t.is_null().arg_max())]}: no Timestamp")
+    # rows sharing a second, spread over it in file order
+    df = pl.DataFrame({"_t": t, "_i": range(len(t))})
+    df = df.with_columns(pl.int_range(pl.len()).over("_t").alias("_k"), pl.len().over("_t").alias("_n"))
+    ts = (df["_t"] + df["_k"] / df["_n"]).rename("ts")
+
+    cell_col = "RAWCELLID" if "RAWCELLID" in header else "CellID"
+    cols: dict[str, pl.Series] = {
+        "ts": ts,
+        "lon": to_number(file, _text(file, header, rows, lines, "Longitude"), lines, "Longitude"),
+        "lat": to_number(file, _text(file, header, rows, lines, "Latitude"), lines, "Latitude"),
+        "speed_kmh": to_number(file, _text(file, header, rows, lines, "Speed"), lines, "Speed"),
+        "carrier": _text(file, header, rows, lines, "Operatorname"),
+        "cid": to_identity(file, _text(file, header, rows, lines, cell_col), lines, cell_col),
+        "rsrp_dbm": to_number(file, _text(file, header, rows, lines, "RSRP"), lines, "RSRP"),
+        "rsrq_db": to_number(file, _text(file, header, rows, lines, "RSRQ"), lines, "RSRQ"),
+    }
+    if "LACHEX" in header:
+        lac = []
+        for i, v in enumerate(_text(file, header, rows, lines, "LACHEX").to_list()):
+            try:
+                lac.append(None if v is None else int(v, 16))
+            except ValueError:
+                raise RadioLogError(f"{file}:{lines[i]}: LACHEX {v!r} is not a hexadecimal area code") from None
+        cols["lac"] = pl.Series(lac, dtype=pl.Int64)
+    rats, gens = [], []
+    for v in _text(file, header, rows, lines, "NetworkMode").to_list():
+        if v is None:
+            rats.append(None)
+            gens.append(None)
+            continue
+        rat, gen = MODES.get(" ".join(v.upper().split()), (v, generation_of(v)))
+        rats.append(rat)
+        gens.append(gen)
+    cols["rat"] = pl.Series(rats, dtype=pl.String)
+    cols["generation"] = pl.Series(gens, dtype=pl.String)
+    out = pl.DataFrame(cols).with_columns(pl.lit(os.path.basename(file)).alias("source"),
+                                          pl.Series("line", lines, dtype=pl.Int64))
+    return conform(out)
