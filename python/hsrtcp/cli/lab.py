@@ -182,12 +182,18 @@ def emulate(scenario, duration, mptcp, sysctls, out, timeout, right_cmd, command
     import tempfile
 
     from hsrtcp.lab import emulate as em
+    from hsrtcp.lab import netns
+
+    netns.require_root()
 
     import time
 
     cmd = list(command)
     if any("$HSRTCP_SERVER" in c for c in cmd):
         cmd = ["sh", "-c", " ".join(cmd)]
+    if out and Path(out).exists() and (not Path(out).is_dir() or any(Path(out).iterdir())):
+        raise click.UsageError(f"-o {out}: exists and is not an empty directory; a run writes a bundle of its own "
+                               "(choose a new directory)")
     run_dir = Path(out) if out else Path(tempfile.mkdtemp(prefix="hsrtcp-emulate-"))
 
     def say(text: str) -> None:  # what emulate is doing, on stderr (stdout is COMMAND's)
@@ -208,13 +214,28 @@ def emulate(scenario, duration, mptcp, sysctls, out, timeout, right_cmd, command
     server = shlex.join(shlex.split(right_cmd)) if right_cmd else "the measure server (10.2.1.1:5201)"
     say(f"starting the emulator; on the phone side (10.1.1.1): {shlex.join(list(command))}; "
         f"on the server side: {server}")
-    outcome = em.run(comp, run_dir, {"kind": "command", "argv": cmd}, mptcp=mptcp,
-                     sysctls=_parse_sysctls(sysctls), duration_s=duration, timeout_s=timeout,
-                     right_command=shlex.split(right_cmd) if right_cmd else None, passthrough_stdout=True)
+    from hsrtcp.lab import bundle, runconfig
+
+    workload = {"kind": "command", "argv": cmd}
+    right = shlex.split(right_cmd) if right_cmd else None
+    knobs = _parse_sysctls(sysctls)
+    versions = bundle.tool_versions(ebpf_ccs=em.ebpf_ccs(workload, right))
+    outcome = em.run(comp, run_dir, workload, mptcp=mptcp, sysctls=knobs, duration_s=duration, timeout_s=timeout,
+                     right_command=right, passthrough_stdout=True)
     how = "failed: " + "; ".join(outcome.errors).splitlines()[0] if outcome.errors else \
         f"the command exited {outcome.left_rc}"
     say(f"done after {time.monotonic() - t0:.1f} s, {how}; everything was cleaned up")
-    click.echo(f"run directory: {run_dir} (captures in capture/, server TCP_INFO in server/tcpinfo/)", err=True)
+    # the run directory becomes a bundle like a campaign's (docs/formats/bundle.md)
+    client = bundle.client_result(Path(run_dir) / "command.out")
+    if client is not None:  # the command was the measure client: its result, as a campaign keeps it
+        (Path(run_dir) / "client.json").write_text(json.dumps(client, indent=1))
+    meta = {"run_id": Path(run_dir).resolve().name, "flow": None, "mptcp": mptcp, "snaplen": 128,
+            "command": list(command), "right_command": right,
+            "config": runconfig.config(comp, {"command": list(command), "right_command": right}, mptcp, 128, None,
+                                       knobs, None, versions)}
+    manifest = bundle.finalize(Path(run_dir).resolve(), outcome, comp, meta, versions)
+    say(f"bundle in {run_dir} (manifest.json, capture/, tcpinfo/, {'client.json, ' if client else ''}"
+        f"{'radio.csv, events.csv, ' if manifest['radio'] else ''}logs/); next: hsrtcp analyze {run_dir} -o results")
     if outcome.errors:
         raise LabError("; ".join(outcome.errors))
     if outcome.left_rc:

@@ -265,17 +265,36 @@ class Agent:
         else:
             server = ready["host"] if ready.get("port") is None else f"{ready['host']}:{ready['port']}"
             env = dict(os.environ, HSRTCP_SERVER=server)
-            proc = self.spawn("command", workload["argv"], env=env, stderr=subprocess.STDOUT)
+            proc = self.spawn("command", workload["argv"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            # what the command says goes to the caller as before and into the run (command.out)
+            pump = threading.Thread(target=_tee, args=(proc.stdout, self.run_dir / "command.out"), daemon=True)
+            pump.start()
             while proc.poll() is None and not self.abort.is_set():
                 time.sleep(0.05)
             if proc.poll() is None:
                 proc.terminate()
                 proc.wait(timeout=5)
+            pump.join(timeout=5)
             rc = proc.returncode
         self.log(f"workload end rc={rc}")
         time.sleep(float(self.plan.get("linger_s", 1.0)))
         self.record_nstat()
         return rc
+
+
+def _tee(src, path: Path) -> None:
+    """Copy ``src`` (a pipe) to this process's standard output and to ``path``."""
+    out = getattr(sys.stdout, "buffer", None)
+    with open(path, "wb") as f:
+        for chunk in iter(lambda: src.read1(65536), b""):
+            f.write(chunk)
+            f.flush()
+            if out is not None:
+                try:
+                    out.write(chunk)
+                    out.flush()
+                except (OSError, ValueError):
+                    out = None  # nobody reads it any more; keep the file going
 
 
 def _routes(table: str) -> list[dict]:

@@ -199,6 +199,7 @@ def finalize(run_dir: Path, outcome, compiled, meta: dict, versions: dict | None
         "campaign": meta.get("campaign"),
         **({"variant": meta["variant"]} if meta.get("variant") else {}),
         **({"config": meta["config"]} if meta.get("config") else {}),
+        **{k: meta[k] for k in ("command", "right_command") if k in meta},
         "seeds": {"scenario": compiled.seed, "rattan_cells": rattan.loss_seeds(cfg)},
         "sysctls": sysctls,
         "start_time": outcome.started_at,
@@ -352,3 +353,22 @@ def headline(bundle_dir: Path) -> str:
         except (OSError, pl.exceptions.PolarsError):
             pass
     return ", ".join(parts) if parts else "no client result"
+
+
+def client_result(output: Path) -> list[dict] | None:
+    """The measure client's result list in a command's output (``command.out`` of an
+    ``emulate`` run whose command was ``hsrtcp measure client``), or None."""
+    try:
+        text = Path(output).read_text(errors="replace")
+    except OSError:
+        return None
+    dec = json.JSONDecoder()
+    for m in re.finditer(r"^\[", text, re.MULTILINE):
+        try:
+            value, _ = dec.raw_decode(text[m.start():])
+        except ValueError:
+            continue
+        if isinstance(value, list) and value and all(isinstance(x, dict) and "flow_id" in x and "bytes" in x
+                                                     for x in value):
+            return value
+    return None

@@ -38,7 +38,7 @@ def test_emulate_runs_a_command_through_the_path(tmp_path):
     assert results[0]["local"].startswith("10.1.1.1:")  # it really ran on the phone side
     sent = list(pcapio.read_tcp(tmp_path / "run" / "capture" / "server.pcap"))
     assert sum(p.payload_len for p in sent if p.sport == 5201) >= 1_000_000
-    rid = json.loads((tmp_path / "run" / "outcome.json").read_text())["rattan_id"]
+    rid = json.loads((tmp_path / "run" / "manifest.json").read_text())["rattan"]["id"]
     assert rid and not [n for n in netns.list_netns() if n.endswith("-" + rid)]
     # a failing command's exit code is the run's
     cmd_fail = cmd[: cmd.index("--") + 1] + ["sh", "-c", "exit 7"]

@@ -1,0 +1,65 @@
+"""`hsrtcp emulate` makes a first-class run (issue 38): its directory is a complete bundle —
+manifest with versions and seeds, the client's result when the command was the measure
+client, the command's output, the scenario's radio log and events — and `analyze` finds the
+radio log in it (before: "no radio log", the result only on stdout, no manifest)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy
+import polars as pl
+import pytest
+
+from hsrtcp.lab import bundle
+
+pytestmark = pytest.mark.netns
+
+SCEN = """
+[scenario]
+name = "em"
+seed = 7
+duration_s = 12
+[trip]
+speed_kmh = 300
+area = "rural"
+[handoff]
+rlf_p = 0.0
+outage_median_s = 0.3
+count = 2
+"""
+
+
+def test_emulate_writes_a_bundle_analyze_reads_with_its_radio_log(tmp_path):
+    (tmp_path / "s.toml").write_text(SCEN)
+    run = tmp_path / "run"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    cmd = [sys.executable, "-m", "hsrtcp", "emulate", "-s", str(tmp_path / "s.toml"), "-o", str(run), "--",
+           sys.executable, "-m", "hsrtcp", "measure", "client", "$HSRTCP_SERVER", "--cc", "cubic",
+           "--flow", "size", "--size", "1MB"]
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180)
+    assert res.returncode == 0, res.stderr[-2000:]
+    printed = json.loads(res.stdout[res.stdout.index("["):])
+    assert bundle.check(run) == []
+    m = json.loads((run / "manifest.json").read_text())
+    assert m["status"] == "ok" and m["seeds"]["scenario"] == 7 and m["versions"]["numpy"] == numpy.__version__
+    assert m["command"][-4:] == ["--flow", "size", "--size", "1MB"] and m["config"]["scenario"]["seed"] == 7
+    assert m["radio"] == "radio.csv" and m["events"] == "events.csv" and m["t0"] is not None
+    # the client's result is kept as a campaign keeps it, and the command's output too
+    assert json.loads((run / "client.json").read_text()) == printed and printed[0]["bytes"] == 1_000_000
+    assert "[" in (run / "command.out").read_text()
+    assert pl.read_parquet(run / "tcpinfo.parquet").height > 10
+    assert f"emulate: bundle in {run}" in res.stderr
+    out = tmp_path / "res"
+    res = subprocess.run([sys.executable, "-m", "hsrtcp", "analyze", str(run), "-o", str(out), "-q", "--no-plot"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert pl.read_parquet(out / "handoffs.parquet").height == 2  # the scenario's two handoffs
+    ctx = pl.read_parquet(out / "context.parquet")
+    assert ctx.height and "no radio log" not in ctx["class_reason"].fill_null("").to_list()
+    # a run never writes into a directory that holds something
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    assert res.returncode == 2 and "exists and is not an empty directory" in res.stderr
