@@ -20,6 +20,7 @@ import polars as pl
 from hsrtcp.plot.binning import merge_ranges
 from hsrtcp.plot.style import GREY, OKABE_ITO, RETX_STYLE, SACK_STYLE, SPURIOUS_STYLE
 from hsrtcp.plot.tables import Results
+from hsrtcp.results import no_nulls
 
 EVENT_COLUMNS = ["flow_id", "kind", "class", "ts", "ts_end", "dir", "seq_start", "seq_end"]
 
@@ -27,6 +28,7 @@ EVENT_COLUMNS = ["flow_id", "kind", "class", "ts", "ts_end", "dir", "seq_start",
 def flow_events(res: Results, row: dict) -> pl.DataFrame:
     """The flow's events with ``t`` / ``t_end`` = seconds since its first packet."""
     ev = res.read("events", EVENT_COLUMNS, row["flow_id"])
+    no_nulls(ev, ["ts"], res.file("events"))  # every event has a time
     t0 = row["first_ts"]
     return ev.with_columns(t=pl.col("ts") - t0, t_end=pl.col("ts_end") - t0).sort("ts", maintain_order=True)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import polars as pl
 
 from hsrtcp.errors import InputError
-from hsrtcp.results import ResultsDir
+from hsrtcp.results import ResultsDir, no_nulls
 
 
 def data_bytes_expr() -> pl.Expr:
@@ -28,8 +28,9 @@ class Results(ResultsDir):
     def flows(self, columns: list[str], optional: list[str] = ()) -> pl.DataFrame:
         base = ["flow_id", "vantage", "data_dir", "first_ts", "last_ts", "c2s_payload_bytes",
                 "s2c_payload_bytes"]
-        return self.read("flows", list(dict.fromkeys(base + columns)),
-                         optional=[*optional, "data_vantage", "capture"])
+        flows = self.read("flows", list(dict.fromkeys(base + columns)), optional=[*optional, "data_vantage", "capture"])
+        no_nulls(flows, ["first_ts", "last_ts"], self.file("flows"))  # a figure's time axis starts at first_ts
+        return flows
 
     def flow(self, flow_id: int | None, columns: list[str] = (), optional: list[str] = (),
              need_data: bool = True) -> dict:
@@ -51,10 +52,6 @@ class Results(ResultsDir):
                 raise InputError(f"{self.file('flows')}: no flow with flow_id {flow_id} "
                                  f"(the {len(ids)} flow ids: {shown})")
             row = sel.row(0, named=True)
-        for col in ("first_ts", "last_ts"):
-            if row[col] is None:  # null, or NaN / inf as read
-                raise InputError(f"{self.file('flows')}: flow {row['flow_id']} has no {col} (null or not a "
-                                 f"finite number): its events cannot be placed in time")
         if need_data and not row.get("data_dir"):
             raise InputError(f"{self.file('flows')}: flow {row['flow_id']} carries no payload "
                              f"(an empty flow: nothing to draw)")

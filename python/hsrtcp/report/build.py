@@ -29,6 +29,7 @@ from hsrtcp.report import assets
 from hsrtcp.report.charts import PALETTE, chart, clean, colour, ecdf, series, sig
 from hsrtcp.report.flow_detail import flow_charts
 from hsrtcp.report.inputs import ResultsData, StudyData, load_results, load_study
+from hsrtcp.results import no_nulls
 
 DEFAULT_TOP = 50
 DEFAULT_WIDTH = 1200
@@ -143,6 +144,8 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
     events_by = parts(res.events.filter(pl.col("kind").is_in(
         ["retransmission", "spurious_retransmission", "timeout_sequence", "spurious_timeout", "zero_window",
          "suspension", "gap", "sack_block"])), ["flow_id", "kind", "class", "ts", "ts_end", "dir", "seq_start", "seq_end"])
+    for ev in events_by.values():
+        no_nulls(ev, ["ts"], str(res.path / "events.parquet"))  # every event has a time
     rtt_by = parts(res.rtt, ["flow_id", "ts", "dir", "method", "rtt_s"])
     outages_by = {}
     if res.suspensions is not None:
@@ -381,8 +384,22 @@ def _models_section(res: ResultsData) -> tuple[str, list[dict]]:
 
 # ---------------------------------------------------------------- page
 
+def _finite(obj):
+    """``obj`` with NaN and ±inf floats as None (JSON has neither)."""
+    if isinstance(obj, float):
+        return obj if np.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
 def _json_for_html(obj) -> str:
-    text = json.dumps(obj, separators=(",", ":"), allow_nan=False)
+    try:
+        text = json.dumps(obj, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # a NaN or inf derived from the tables: shown as missing, like a null
+        text = json.dumps(_finite(obj), separators=(",", ":"), allow_nan=False)
     # inside <script>: no "</" (would end the element) and no "<!--"
     return text.replace("</", "<\\/").replace("<!--", "<\\!--")
 
