@@ -56,12 +56,15 @@ class Dataset:
     def stage(self, output, csv: bool = False) -> list[str]:
         """Write every table (and its CSV) into the open :class:`hsrtcp.output.OutputSet`
         ``output`` under staging names, for the caller to commit; returns the final names."""
+        from hsrtcp.results import VERSIONS, metadata
+
         names = []
         try:
             for name, df in self.tables().items():
-                # (files opened here: polars takes no path that is not UTF-8)
+                # (files opened here: polars takes no path that is not UTF-8); the schema version
+                # goes into the file for the readers (hsrtcp.results)
                 with open(output.stage(f"{name}.parquet"), "wb") as f:
-                    df.write_parquet(f)
+                    df.write_parquet(f, metadata=metadata(name) if name in VERSIONS else None)
                 names.append(f"{name}.parquet")
                 if csv:
                     with open(output.stage(f"{name}.csv"), "wb") as f:

@@ -302,10 +302,15 @@ def write_context(out_dir, *, captures=(), client=(), server=(), radio=None, rad
     res = compute_context(out_dir, inputs, radio=radio, radio_format=radio_format, radio_map=radio_map,
                           radio_offset=radio_offset, carrier=carrier, labels=labels,
                           path_of=output.staged)
+    from hsrtcp.results import metadata
+
     written: list[Path] = []
     for name in CONTEXT_TABLES:
         for suffix in (".parquet", ".csv") if csv else (".parquet",):
             with open(output.stage(name + suffix), "wb") as f:
-                (res.tables[name].write_parquet if suffix == ".parquet" else res.tables[name].write_csv)(f)
+                if suffix == ".parquet":  # with the schema version for the readers (hsrtcp.results)
+                    res.tables[name].write_parquet(f, metadata=metadata(name))
+                else:
+                    res.tables[name].write_csv(f)
             written.append(Path(out_dir) / (name + suffix))
     return written, problems + res.messages
