@@ -15,8 +15,9 @@ import click
 @click.option("--by", "by", default="", metavar="COL[,COL...]",
               help="extra dimensions: cc, carrier, scenario, flow_type, workload, result, or any "
                    "flows/context/labels column")
-@click.option("--min-flows", type=int, default=5, show_default=True,
-              help="cells with fewer flows give null and a note instead of a number")
+@click.option("--min-flows", type=int, default=1, show_default=True,
+              help="cells with fewer flows give null and a note instead of a number (intervals need 5 "
+                   "flows in any case: below, a value without an interval and a note)")
 @click.option("--bootstrap", "n_boot", type=int, default=1000, show_default=True,
               help="bootstrap resamples per confidence interval (0: no intervals)")
 @click.option("--seed", type=int, default=0, show_default=True, help="seed of the bootstrap")

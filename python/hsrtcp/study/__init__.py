@@ -122,12 +122,13 @@ class Study:
 
 
 def study(results: str | os.PathLike | Iterable[str | os.PathLike], by: Iterable[str] | str = (), *,
-          min_flows: int = 5, bootstrap: int = 1000, seed: int = 0, level: float = LEVEL) -> Study:
+          min_flows: int = 1, bootstrap: int = 1000, seed: int = 0, level: float = LEVEL) -> Study:
     """Build the study tables from results directories (one path or many, read as one).
 
     ``by``: extra dimensions (column names of flows, context, labels, or ``workload``;
     a comma-separated string works too). ``min_flows``: cells with fewer contributing flows
-    give null values and a note. ``bootstrap``: resamples per interval (0 = no intervals);
+    give null values and a note (default 1: every cell with a flow has its value; intervals
+    need :data:`hsrtcp.study.stats.MIN_INTERVAL_FLOWS` flows in any case). ``bootstrap``: resamples per interval (0 = no intervals);
     ``seed`` makes them reproducible. Raises :class:`hsrtcp.errors.InputError` for missing
     or old tables, ``ValueError`` for an unknown ``by`` name or a bad option.
     """

@@ -27,6 +27,19 @@ SEED_CLASSES = ("static", "high_0", "high_1_16")
 #: every class group of the tables, in table order
 CLASS_ORDER = ("static", "low", "high_0", "high_1_16", "high_1_8", "high_9_16", "high_17+", "other",
                "unknown", "all")
+#: readable names of the class groups, printed beside the ids (the speed bands are M21/A2's)
+CLASS_NAMES = {
+    "static": "standing (<= 5 km/h), no handoff",
+    "low": "5-150 km/h, no handoff",
+    "high_0": "280-310 km/h, no handoff",
+    "high_1_16": "280-310 km/h, 1-16 handoffs",
+    "high_1_8": "280-310 km/h, 1-8 handoffs",
+    "high_9_16": "280-310 km/h, 9-16 handoffs",
+    "high_17+": "280-310 km/h, 17 or more handoffs",
+    "other": "in no seed class (speed outside the bands, handoffs while slow, or a RAT change)",
+    "unknown": "not classed (no radio log, or a gap in it)",
+    "all": "all flows",
+}
 #: classes that count as usable for the U-rate (M22, A2: "flows in no class are excluded")
 USABLE_CLASSES = ("static", "low", "high_0", "high_1_8", "high_9_16", "high_17+")
 #: columns the contract promises in context / labels: asking --by for one of them when the

@@ -19,7 +19,10 @@ bootstrap. Intervals are percentile intervals (``level``, default 95 %). numpy's
 cluster resampling and scipy is not a dependency of hsrtcp.
 
 Too few flows: a cell whose number of contributing flows is below ``min_flows`` gets null
-statistics and a ``note`` saying so; ``n`` and ``n_flows`` are still given.
+statistics and a ``note`` saying so; ``n`` and ``n_flows`` are still given. An interval needs
+at least :data:`MIN_INTERVAL_FLOWS` flows whatever ``min_flows`` is: resampling one to four
+flows gives an "interval" that only repeats those flows' spread (with one flow it is the
+value itself), so such a cell has its value and median, no interval, and a note saying so.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ import numpy as np
 
 #: confidence level of every interval
 LEVEL = 0.95
+#: fewest flows a bootstrap interval is computed from (docs/study.md, "How a cell is computed")
+MIN_INTERVAL_FLOWS = 5
 
 
 @dataclass
@@ -55,6 +60,14 @@ def rng_for(seed: int, key: str) -> np.random.Generator:
     """A generator of its own for one cell: the same seed and cell give the same interval
     whatever other cells the study has (cells are keyed by their group values)."""
     return np.random.default_rng([seed, zlib.crc32(key.encode())])
+
+
+def _no_interval(cell: Cell, k: int, n_boot: int) -> bool:
+    """True (and the cell's note set) when ``k`` flows are too few for an interval."""
+    if n_boot > 0 and k < MIN_INTERVAL_FLOWS:
+        cell.note = f"{k} flow{'s' if k != 1 else ''} < {MIN_INTERVAL_FLOWS}: no interval"
+        return True
+    return False
 
 
 def too_few(n_flows: int, min_flows: int, offered: int = 0) -> str | None:
@@ -103,7 +116,7 @@ def per_flow(values: list, *, min_flows: int, n_boot: int, rng: np.random.Genera
     cell.value = float(x.mean())
     if median:
         cell.median = float(np.median(x))
-    if n_boot > 0:
+    if n_boot > 0 and not _no_interval(cell, n, n_boot):
         means, medians = [], []
         for idx in _resamples(rng, n, n_boot):
             draws = x[idx]
@@ -131,7 +144,7 @@ def ratio(numerators: list, denominators: list, *, min_flows: int, n_boot: int, 
     if cell.note is not None:
         return cell
     cell.value = float(num.sum() / den.sum())
-    if n_boot > 0:
+    if n_boot > 0 and not _no_interval(cell, k, n_boot):
         shares = [num[idx].sum(axis=1) / den[idx].sum(axis=1) for idx in _resamples(rng, k, n_boot)]
         cell.value_lo, cell.value_hi = _interval(np.concatenate(shares), level)
     return cell
@@ -155,7 +168,7 @@ def pooled(samples_per_flow: list, *, min_flows: int, n_boot: int, rng: np.rando
     cell.value = float(allx.mean())
     if median:
         cell.median = float(np.median(allx))
-    if n_boot > 0:
+    if n_boot > 0 and not _no_interval(cell, k, n_boot):
         means, meds = [], []
         for idx in _resamples(rng, k, n_boot):
             means.append(sums[idx].sum(axis=1) / sizes[idx].sum(axis=1))

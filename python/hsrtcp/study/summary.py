@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from hsrtcp.study import groups, stats
+
 #: (table, metric, label, scale, unit shown)
 HEADLINES = (
     ("performance", "throughput_bps", "throughput, pooled 1-s (M3)", 1e-6, "Mbit/s"),
@@ -51,8 +53,15 @@ def render(study) -> str:
     lines.append("flows per class: " + ", ".join(f"{c} {n}" for c, n in total.iter_rows()))
     seed = ("static", "high_0", "high_1_16")
     shown = [*seed, *[c for c in total["flow_class"].to_list() if c not in (*seed, "high_1_8", "high_9_16")]]
-    lines.append(f"value [{round(study.options.level * 100)} % bootstrap interval] (n = flows); "
-                 f"columns: {' | '.join(shown)}")
+    names = groups.CLASS_NAMES
+    for cls in shown:
+        lines.append(f"  {cls}: {names.get(cls, cls)}")
+    reasons = {r["flow_class"]: r["reasons"] for r in classes.iter_rows(named=True)
+               if r["flow_class"] in ("other", "unknown") and r["reasons"] and not by}
+    for cls, why in reasons.items():
+        lines.append(f"  ({cls}: {why})")
+    lines.append(f"value [{round(study.options.level * 100)} % bootstrap interval, from "
+                 f"{stats.MIN_INTERVAL_FLOWS} flows] (n = flows); columns: {' | '.join(shown)}")
     combos = (study.tables["performance"].select(by).unique(maintain_order=True).rows() if by else [()])
     for combo in combos[:MAX_COMBOS]:
         where = pl.lit(True)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from hsrtcp.study import stats
-from hsrtcp.study.groups import SEED_CLASSES, USABLE_CLASSES, class_rank
+from hsrtcp.study.groups import CLASS_NAMES, SEED_CLASSES, USABLE_CLASSES, class_rank
 
 
 @dataclass
@@ -37,7 +37,7 @@ class Options:
     """How cells are computed: grouping, the too-few-flows rule, the bootstrap."""
 
     by: tuple[str, ...] = ()
-    min_flows: int = 5
+    min_flows: int = 1
     n_boot: int = 1000
     seed: int = 0
     level: float = stats.LEVEL
@@ -263,8 +263,9 @@ def classes(frame: pl.DataFrame, o: Options) -> pl.DataFrame:
     out = counts.with_columns((pl.col("n_flows") / pl.col("_total")).alias("share"),
                               pl.when(reasons != "").then(reasons).alias("reasons"))
     rank = pl.col("flow_class").map_elements(class_rank, return_dtype=pl.Int64)
-    return (out.with_columns(rank.alias("_rank")).sort(["_rank", *o.by], nulls_last=True)
-            .select(*keys, "n_flows", "share", "reasons"))
+    name = pl.col("flow_class").replace_strict(CLASS_NAMES, default=None, return_dtype=pl.String)
+    return (out.with_columns(rank.alias("_rank"), name.alias("class_name")).sort(["_rank", *o.by], nulls_last=True)
+            .select(*keys, "class_name", "n_flows", "share", "reasons"))
 
 
 def coverage(cov: pl.DataFrame | None) -> pl.DataFrame:
