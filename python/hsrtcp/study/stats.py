@@ -20,9 +20,11 @@ cluster resampling and scipy is not a dependency of hsrtcp.
 
 Too few flows: a cell whose number of contributing flows is below ``min_flows`` gets null
 statistics and a ``note`` saying so; ``n`` and ``n_flows`` are still given. An interval needs
-at least :data:`MIN_INTERVAL_FLOWS` flows whatever ``min_flows`` is: resampling one to four
-flows gives an "interval" that only repeats those flows' spread (with one flow it is the
-value itself), so such a cell has its value and median, no interval, and a note saying so.
+at least :data:`MIN_INTERVAL_FLOWS` flows in the study's tables whatever ``min_flows`` is
+(``min_interval``; callers with their own rule, hsrtcp.findings' pairs, pass theirs):
+resampling one to four flows gives an "interval" that only repeats those flows' spread (with
+one flow it is the value itself), so such a cell has its value and median, no interval, and a
+note saying so.
 """
 
 from __future__ import annotations
@@ -62,10 +64,10 @@ def rng_for(seed: int, key: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(key.encode())])
 
 
-def _no_interval(cell: Cell, k: int, n_boot: int) -> bool:
+def _no_interval(cell: Cell, k: int, n_boot: int, min_interval: int) -> bool:
     """True (and the cell's note set) when ``k`` flows are too few for an interval."""
-    if n_boot > 0 and k < MIN_INTERVAL_FLOWS:
-        cell.note = f"{k} flow{'s' if k != 1 else ''} < {MIN_INTERVAL_FLOWS}: no interval"
+    if n_boot > 0 and k < min_interval:
+        cell.note = f"{k} flow{'s' if k != 1 else ''} < {min_interval}: no interval"
         return True
     return False
 
@@ -105,7 +107,7 @@ def _interval(draws: np.ndarray, level: float) -> tuple[float | None, float | No
 
 
 def per_flow(values: list, *, min_flows: int, n_boot: int, rng: np.random.Generator,
-             level: float = LEVEL, median: bool = True) -> Cell:
+             level: float = LEVEL, median: bool = True, min_interval: int = 0) -> Cell:
     """Mean (``value``) and median over flows of one value per flow; nulls are dropped
     first (a flow without the metric does not count in ``n``)."""
     x = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
@@ -116,7 +118,7 @@ def per_flow(values: list, *, min_flows: int, n_boot: int, rng: np.random.Genera
     cell.value = float(x.mean())
     if median:
         cell.median = float(np.median(x))
-    if n_boot > 0 and not _no_interval(cell, n, n_boot):
+    if n_boot > 0 and not _no_interval(cell, n, n_boot, min_interval):
         means, medians = [], []
         for idx in _resamples(rng, n, n_boot):
             draws = x[idx]
@@ -130,7 +132,7 @@ def per_flow(values: list, *, min_flows: int, n_boot: int, rng: np.random.Genera
 
 
 def ratio(numerators: list, denominators: list, *, min_flows: int, n_boot: int, rng: np.random.Generator,
-          level: float = LEVEL) -> Cell:
+          level: float = LEVEL, min_interval: int = 0) -> Cell:
     """Pooled share Σ numerator / Σ denominator over flows (``value``; no median).
 
     Flows with a null or zero denominator contribute nothing and are not counted in
@@ -144,14 +146,14 @@ def ratio(numerators: list, denominators: list, *, min_flows: int, n_boot: int, 
     if cell.note is not None:
         return cell
     cell.value = float(num.sum() / den.sum())
-    if n_boot > 0 and not _no_interval(cell, k, n_boot):
+    if n_boot > 0 and not _no_interval(cell, k, n_boot, min_interval):
         shares = [num[idx].sum(axis=1) / den[idx].sum(axis=1) for idx in _resamples(rng, k, n_boot)]
         cell.value_lo, cell.value_hi = _interval(np.concatenate(shares), level)
     return cell
 
 
 def pooled(samples_per_flow: list, *, min_flows: int, n_boot: int, rng: np.random.Generator,
-           level: float = LEVEL, median: bool = True) -> Cell:
+           level: float = LEVEL, median: bool = True, min_interval: int = 0) -> Cell:
     """Mean (``value``) and median of the samples of all flows pooled; the bootstrap draws
     flows (clusters). Flows without samples do not count in ``n_flows``."""
     offered = len(samples_per_flow)
@@ -168,7 +170,7 @@ def pooled(samples_per_flow: list, *, min_flows: int, n_boot: int, rng: np.rando
     cell.value = float(allx.mean())
     if median:
         cell.median = float(np.median(allx))
-    if n_boot > 0 and not _no_interval(cell, k, n_boot):
+    if n_boot > 0 and not _no_interval(cell, k, n_boot, min_interval):
         means, meds = [], []
         for idx in _resamples(rng, k, n_boot):
             means.append(sums[idx].sum(axis=1) / sizes[idx].sum(axis=1))

@@ -41,6 +41,8 @@ class Options:
     n_boot: int = 1000
     seed: int = 0
     level: float = stats.LEVEL
+    #: fewest flows an interval is computed from (stats.MIN_INTERVAL_FLOWS)
+    min_interval: int = stats.MIN_INTERVAL_FLOWS
 
 
 @dataclass
@@ -57,14 +59,15 @@ class Metric:
 def mean_over_flows(column: str, *, median: bool = True) -> Callable:
     def cell(g: pl.DataFrame, o: Options, rng) -> stats.Cell:
         return stats.per_flow(g[column].to_list(), min_flows=o.min_flows, n_boot=o.n_boot, rng=rng,
-                              level=o.level, median=median)
+                              level=o.level, median=median, min_interval=o.min_interval)
     return cell
 
 
 def pooled_samples(column: str, *, median: bool = True) -> Callable:
     def cell(g: pl.DataFrame, o: Options, rng) -> stats.Cell:
         lists = [x if x is not None else [] for x in g[column].to_list()]
-        return stats.pooled(lists, min_flows=o.min_flows, n_boot=o.n_boot, rng=rng, level=o.level, median=median)
+        return stats.pooled(lists, min_flows=o.min_flows, n_boot=o.n_boot, rng=rng, level=o.level, median=median,
+                            min_interval=o.min_interval)
     return cell
 
 
@@ -72,7 +75,8 @@ def pooled_share(numerator: str | pl.Expr, denominator: str | pl.Expr) -> Callab
     def cell(g: pl.DataFrame, o: Options, rng) -> stats.Cell:
         num = g.select(numerator if isinstance(numerator, pl.Expr) else pl.col(numerator)).to_series().to_list()
         den = g.select(denominator if isinstance(denominator, pl.Expr) else pl.col(denominator)).to_series().to_list()
-        return stats.ratio(num, den, min_flows=o.min_flows, n_boot=o.n_boot, rng=rng, level=o.level)
+        return stats.ratio(num, den, min_flows=o.min_flows, n_boot=o.n_boot, rng=rng, level=o.level,
+                           min_interval=o.min_interval)
     return cell
 
 

@@ -67,8 +67,12 @@ def test_the_classes_table_names_each_class(small):
 
 def test_five_flows_get_an_interval():
     rng = stats.rng_for(0, "x")
-    assert stats.per_flow([1.0, 2.0, 3.0, 4.0, 5.0], min_flows=1, n_boot=200, rng=rng).value_lo is not None
-    four = stats.per_flow([1.0, 2.0, 3.0, 4.0], min_flows=1, n_boot=200, rng=rng)
+    k = stats.MIN_INTERVAL_FLOWS
+    assert stats.per_flow([1.0, 2.0, 3.0, 4.0, 5.0], min_flows=1, n_boot=200, rng=rng, min_interval=k).value_lo \
+        is not None
+    four = stats.per_flow([1.0, 2.0, 3.0, 4.0], min_flows=1, n_boot=200, rng=rng, min_interval=k)
     assert four.value == 2.5 and four.value_lo is None and four.median_lo is None
-    assert stats.pooled([[1.0, 2.0]] * 4, min_flows=1, n_boot=50, rng=rng).value_hi is None
-    assert stats.ratio([1] * 4, [2] * 4, min_flows=1, n_boot=50, rng=rng).value_hi is None
+    assert stats.pooled([[1.0, 2.0]] * 4, min_flows=1, n_boot=50, rng=rng, min_interval=k).value_hi is None
+    assert stats.ratio([1] * 4, [2] * 4, min_flows=1, n_boot=50, rng=rng, min_interval=k).value_hi is None
+    # callers with a rule of their own (hsrtcp.findings' pairs) keep it
+    assert stats.per_flow([1.0, 2.0, 3.0], min_flows=3, n_boot=50, rng=rng).value_lo is not None
