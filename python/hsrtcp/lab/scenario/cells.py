@@ -46,6 +46,8 @@ class Cell:
     site_off: float      # m beside the track
     rsrp_ref: float      # dBm at 1 km (LTE only)
     lte_index: int | None  # position in the carrier's LTE layout (neighbours = ±1)
+    generation: str | None = None  # a recorded cell's (recorded.py); radio.csv then says it
+    arfcn: int | None = None
 
 
 @dataclass
@@ -58,6 +60,9 @@ class Handoff:
     to_cell: int
     inter_system: bool
     pingpong: bool
+    kind: str | None = None          # [recorded]: the log's 3GPP type, its outage class and
+    outage_class: str | None = None  # execution time (recorded.py); None for drawn handoffs
+    execution_s: float | None = None
 
 
 @dataclass
@@ -101,6 +106,10 @@ def layout_carrier(params: dict, ci: int, trip: Trip, horizon_s: float) -> Carri
     lay = CarrierLayout(ci, carrier["name"])
     base_cid = (ci + 1) * 1_000_000
     base_lac = (ci + 1) * 1000
+    from . import recorded as _recorded
+
+    if _recorded.applies(params, ci):  # [recorded]: this path's cells and handoffs come from a log
+        return _recorded.layout(lay, params, ci, trip, horizon_s, base_cid, base_lac)
 
     # LTE serving areas along the route, as (x_start, cell) changes
     changes: list[tuple[float, int]] = []

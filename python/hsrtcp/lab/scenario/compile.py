@@ -325,6 +325,7 @@ def radio_csv(real) -> str:
     """1-Hz rows per carrier plus one row at every serving-cell change (docs/formats/radio.md)."""
     p = real.params
     w0, dur = real.window_start_s, real.duration_s
+    recorded = p.get("recorded") is not None
     rows = []
     for ci, lay in enumerate(real.layouts):
         name = lay.name
@@ -343,10 +344,14 @@ def radio_csv(real) -> str:
         sg = _cells.signal(p, lay, real.trip, real.horizon_s + FINE_DT, t=trip_t)
         for k in range(len(ts)):
             c = lay.cells[int(cell[k])]
+            # [recorded] cells: the log's area code may be unknown, and channel and generation are said
+            extra = "" if not recorded else f",{'' if c.arfcn is None else c.arfcn},{c.generation or ''}"
             rows.append((float(ts[k]), ci, f"{ts[k]:.3f},{lat[k]:.6f},{lon[k]:.6f},{v[k]:.1f},{name},{c.rat},"
-                         f"{c.lac},{c.cid},{_f(float(sg.rsrp[k]), 1)},{_f(float(sg.rsrq[k]), 1)}"))
+                         f"{'' if c.lac is None else c.lac},{c.cid},{_f(float(sg.rsrp[k]), 1)},"
+                         f"{_f(float(sg.rsrq[k]), 1)}{extra}"))
     rows.sort(key=lambda r: (r[0], r[1]))
-    return ",".join(RADIO_COLUMNS) + "\n" + "".join(r[2] + "\n" for r in rows)
+    cols = RADIO_COLUMNS + (["arfcn", "generation"] if recorded else [])
+    return ",".join(cols) + "\n" + "".join(r[2] + "\n" for r in rows)
 
 
 def events_rows(real) -> list[dict]:
@@ -371,7 +376,7 @@ def events_rows(real) -> list[dict]:
             if 0 <= im.t - w0 < dur:
                 detail = ";".join(x for x in ("inter_system" if im.inter_system else "",
                                               "pingpong" if im.pingpong else "",
-                                              "rlf" if im.rlf else "") if x)
+                                              "rlf" if im.rlf else "", im.kind or "") if x)
                 out.append(dict(kind="handoff", t_start=im.t - w0, t_end=im.t - w0, from_cid=a.cid, to_cid=b.cid,
                                 from_rat=a.rat, to_rat=b.rat, detail=detail, **common))
             if im.spike_rtt_s > 0 and im.t - w0 > 0 and im.t - im.spike_s - w0 < dur:
@@ -517,9 +522,11 @@ class CompiledScenario:
         """radio.csv as a polars DataFrame with its documented types."""
         import polars as pl
 
-        return pl.read_csv(self.radio_csv, schema={
+        # ([recorded] scenarios add arfcn and generation)
+        return pl.read_csv(self.radio_csv, schema_overrides={
             "ts": pl.Float64, "lat": pl.Float64, "lon": pl.Float64, "speed_kmh": pl.Float64, "carrier": pl.Utf8,
-            "rat": pl.Utf8, "lac": pl.Int64, "cid": pl.Int64, "rsrp_dbm": pl.Float64, "rsrq_db": pl.Float64})
+            "rat": pl.Utf8, "lac": pl.Int64, "cid": pl.Int64, "rsrp_dbm": pl.Float64, "rsrq_db": pl.Float64,
+            "arfcn": pl.Int64, "generation": pl.Utf8})
 
 
 def _events_schema():

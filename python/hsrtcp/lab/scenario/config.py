@@ -280,8 +280,8 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
     if not isinstance(user, dict):
         raise ScenarioError(f"{src}: a scenario must be a table, got {type(user).__name__}")
     for k in user:
-        if k not in DEFAULTS:
-            raise _unknown(src, "top level:", k, DEFAULTS)
+        if k not in DEFAULTS and k != "recorded":
+            raise _unknown(src, "top level:", k, set(DEFAULTS) | {"recorded"})
     p: dict[str, Any] = {}
 
     # [scenario]
@@ -508,6 +508,12 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
         if (sc["down_bps_static"] is None) != (sc["down_bps_ref"] is None):
             raise _err(src, w, "keys 'down_bps_static' and 'down_bps_ref' go together (both or neither)")
         p["speed_channel"] = sc
+
+    # [recorded]: one path's handoffs from a radio log (recorded.py); only when given
+    if user.get("recorded") is not None:
+        from .recorded import resolve_recorded
+
+        p["recorded"] = resolve_recorded(src, user["recorded"], p)
     return p
 
 

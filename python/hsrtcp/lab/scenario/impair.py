@@ -43,6 +43,7 @@ class Impairment:
     spike_rtt_s: float   # 0 = no spike
     spike_s: float
     burst_s: float
+    kind: str | None = None  # [recorded]: the log's 3GPP handoff type
 
 
 def _lognormal(r: np.random.Generator, median: float, sigma: float) -> float:
@@ -61,6 +62,11 @@ def draw(params: dict, lay: CarrierLayout) -> list[Impairment]:
         rlf = (not ho.inter_system) and u_rlf < h["rlf_p"]
         median = h["inter_system_median_s"] if ho.inter_system else (h["rlf_median_s"] if rlf else h["outage_median_s"])
         o = min(h["outage_max_s"], float(median * np.exp(h["outage_sigma"] * z_out)))
+        if ho.kind is not None:  # [recorded]: the outage by the log's 3GPP type (recorded.py)
+            from .recorded import outage_s
+
+            rlf = ho.kind == "reestablishment"
+            o = min(h["outage_max_s"], outage_s(params, ho.outage_class, ho.execution_s, float(z_out)))
         o = round(o, 3)
         kind = h["outage_kind"]
         if kind == "mixed":
@@ -71,7 +77,7 @@ def draw(params: dict, lay: CarrierLayout) -> list[Impairment]:
         if u_spike < h["spike_p"] and h["spike_s"] > 0:
             spike = round(float(h["spike_median_ms"] * np.exp(h["spike_sigma"] * z_spike)) / 1000.0, 4)
         out.append(Impairment(k, lay.index, ho.t, ho.from_cell, ho.to_cell, ho.inter_system, ho.pingpong,
-                              o, kind, rlf, spike, h["spike_s"] if spike > 0 else 0.0, h["burst_s"]))
+                              o, kind, rlf, spike, h["spike_s"] if spike > 0 else 0.0, h["burst_s"], ho.kind))
     return out
 
 
