@@ -7,7 +7,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
 PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pynmea2 gpxpy pycrate 'dask[distributed]' pytest hypothesis selenium
 
-.PHONY: help demo test test-rust test-python build venv sysdeps rattan ebpf bench bench-lab bench-corpus fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair lint clean study findings
+.PHONY: help demo test test-rust test-python build venv sysdeps rattan ebpf bench bench-lab bench-corpus bench-gsmtap fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair lint clean study findings
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -91,9 +91,13 @@ bench: build sysdeps  ## speed and memory against tcptrace and tshark, one run (
 	$(PY) bench/run.py --capture bench/work/mptcp.pcap --out bench/results-mptcp.json --skip tshark
 	@if [ "$$(id -u)" = 0 ]; then $(MAKE) bench-lab; else echo "lab bench skipped (needs root)"; fi
 	$(MAKE) bench-corpus
+	$(MAKE) bench-gsmtap
 
 bench-corpus: build  ## corpus runs: 1 vs 2 workers, Dask overhead, RSS per worker, GB/CPU-minute (bench/README.md)
 	$(PY) bench/corpus.py --singles 16 --pairs 16 --rounds 8
+
+bench-gsmtap: build  ## GSMTAP radio log: 1 M RRC messages read in bounded memory, messages/s (bench/README.md)
+	$(PY) bench/gsmtap_bench.py --messages 1000000 --rounds 3
 
 bench-lab: build sysdeps rattan  ## emulated 100 Mbit/s path: rate, loss, TCP_INFO sampling (root)
 	$(PY) bench/lab_bench.py
