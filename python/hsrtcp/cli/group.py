@@ -28,6 +28,7 @@ SUBCOMMANDS: dict[str, str] = {
     "study": "study:study",
     "report": "report:report",
     "mptcp": "mptcp:mptcp",
+    "compare": "compare:compare",
 }
 
 
