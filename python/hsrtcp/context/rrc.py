@@ -210,7 +210,6 @@ class Tracker:
         if kind is None:
             self._bad(rat, pkt)
             return
-        self.messages[f"{rat} {kind}"] = self.messages.get(f"{rat} {kind}", 0) + 1
         if self.rat is None:
             self.rat = rat
         if arfcn is not None and rat == self.rat and self.arfcn is None:
@@ -220,9 +219,11 @@ class Tracker:
                 self._lte(pkt, ts, channel, kind, payload, arfcn)
             else:
                 self._nr(pkt, ts, channel, kind, payload, arfcn)
-        except RRCError:
+        except (RRCError, KeyError, TypeError, ValueError, AttributeError, IndexError):
+            # (a message that decodes into a structure 3GPP does not allow is as bad as one that does not)
             self._bad(rat, pkt)
             return
+        self.messages[f"{rat} {kind}"] = self.messages.get(f"{rat} {kind}", 0) + 1
         self._sample(pkt, ts)
 
     def _bad(self, rat: str, pkt: int) -> None:
