@@ -139,6 +139,20 @@ def test_link_types(tmp_path, linktype, wrap):
     assert table(read_gsmtap(out).handoffs).to_dicts() == expected("hsr_trip").to_dicts()
 
 
+@pytest.mark.skipif(shutil.which("editcap") is None, reason="editcap (wireshark) is not installed")
+def test_pcapng_capture(tmp_path):
+    out = tmp_path / "trip.pcapng"
+    subprocess.run(["editcap", "-F", "pcapng", str(DATA / "hsr_trip.gsmtap.pcap"), str(out)], check=True,
+                   capture_output=True)
+    lg = read_radio(out)
+    assert lg.format == "gsmtap" and lg.warnings == []
+    assert table(lg.handoffs).to_dicts() == expected("hsr_trip").to_dicts()
+    cut = tmp_path / "cut.pcapng"
+    cut.write_bytes(out.read_bytes()[:-9])
+    s = read_gsmtap(cut)
+    assert "capture cut short" in s.skipped and table(s.handoffs).to_dicts() == expected("hsr_trip").to_dicts()
+
+
 def test_message_type_peek_agrees_with_the_full_decoding():
     msgs = [("LTE", "DL_DCCH", rrc.lte_reconfiguration(1, target_pci=3)), ("LTE", "DL_DCCH", rrc.lte_connection_release()),
             ("LTE", "DL_DCCH", rrc.lte_mobility_from_eutra(2)), ("LTE", "UL_DCCH", rrc.lte_measurement_report()),
