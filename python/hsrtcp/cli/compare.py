@@ -22,7 +22,11 @@ import click
 @click.option("--min-pairs", type=click.IntRange(1), default=3, show_default=True,
               help="fewer pairs give no effect ('too few pairs')")
 @click.option("--seed", type=int, default=0, show_default=True, help="seed of the bootstrap")
-def compare(runs, by, out, reference, n_boot, min_pairs, seed) -> None:
+@click.option("--figures/--no-figures", default=True, show_default=True,
+              help="figures/<run_id>.svg (each run with its ground truth: capacity offered against "
+                   "throughput delivered, outages, loss bursts, RTT spikes, handoffs, and what the analyzer "
+                   "inferred) and figures/throughput-delay.svg")
+def compare(runs, by, out, reference, n_boot, min_pairs, seed, figures) -> None:
     """Compare the arms of lab runs: RUNS are campaign folders or bundles (`hsrtcp emulate`
     runs). Per arm: goodput, RTT, spurious RTOs, timeout recovery and, for every scheduled
     outage a flow crossed on its own path, the capacity it used in the 2 s after the outage
@@ -49,6 +53,7 @@ def compare(runs, by, out, reference, n_boot, min_pairs, seed) -> None:
         if isinstance(exc, InputError):
             raise
         raise click.UsageError(str(exc)) from None
-    cp.write(c, out)
+    cp.write(c, out, figures=figures)
     click.echo(c.text())
-    click.echo(f"tables in {out}/ (runs.csv, arms.csv, effects.csv, outages.csv, compare.txt)")
+    click.echo(f"tables in {out}/ (runs.csv, arms.csv, effects.csv, outages.csv, compare.txt"
+               + ("; figures/" if figures else "") + ")")

@@ -321,15 +321,24 @@ def compare(inputs, out: Path, *, by: str = "cc", reference: str | None = None, 
     return Comparison(runs, arms, effects, outages, ref, by, notes)
 
 
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9.]+", "_", text).strip("_")[:40] or "x"
+
+
 def _stats():
     from hsrtcp.study import stats
 
     return stats
 
 
-def write(c: Comparison, out: Path) -> list[str]:
+def write(c: Comparison, out: Path, figures: bool = True) -> list[str]:
     """``runs.csv``, ``arms.csv``, ``effects.csv``, ``outages.csv`` and ``compare.txt`` into
-    ``out``, all together (:class:`hsrtcp.output.OutputSet`, hsrtcp-manifest.compare.txt)."""
+    ``out`` and, with ``figures``, ``figures/<run_id>.svg`` (each run with its ground truth,
+    :func:`hsrtcp.lab.figures.truth_overlay`), ``figures/overlay-<pair>.svg`` (the arms of
+    each pair over one path) and ``figures/throughput-delay.svg``; all
+    together (:class:`hsrtcp.output.OutputSet`, hsrtcp-manifest.compare.txt)."""
     from hsrtcp.output import OutputSet
 
     with OutputSet(out, manifest="hsrtcp-manifest.compare.txt", replaces=frozenset()) as o:
@@ -338,5 +347,24 @@ def write(c: Comparison, out: Path) -> list[str]:
                 df.write_csv(p)
         with o.file("compare.txt") as p:
             Path(p).write_text(c.text() + "\n", encoding="utf-8")
+        if figures:
+            from hsrtcp.lab import figures as figs
+
+            for r in c.runs.filter(pl.col("status") == "ok").iter_rows(named=True):
+                b = Path(r["bundle"])
+                if not (b / "scenario" / "scenario.json").is_file():
+                    continue  # a plain Rattan config: no ground truth to draw
+                analysis = Path(out) / "analyses" / b.name
+                with o.file(f"figures/{r['run_id']}.svg") as p:
+                    figs.truth_overlay(b, p, analysis if analysis.is_dir() else None, fmt="svg")
+            with o.file("figures/throughput-delay.svg") as p:
+                figs.throughput_delay(c.runs, p, fmt="svg")
+            ok = c.runs.filter(pl.col("status") == "ok").sort("run_id")
+            for key, g in ok.group_by(["scenario", "start_s", "seed", "flow", "repetition"], maintain_order=True):
+                if g["arm"].n_unique() < 2 or not (Path(g["bundle"][0]) / "scenario" / "scenario.json").is_file():
+                    continue
+                name = "overlay-" + "-".join(_slug(str(k)) for k in key if k is not None)
+                with o.file(f"figures/{name}.svg") as p:
+                    figs.overlay(list(zip(g["arm"].to_list(), g["bundle"].to_list())), p, fmt="svg")
         return o.commit()
 

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
-import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -100,15 +98,21 @@ def _by_hand(bundle: Path) -> dict:
     return {"goodput": goodput, "outages": outages, "path2": ev.filter(pl.col("path") == 2).height}
 
 
-def test_compare_reproduces_the_numbers_by_hand(tmp_path, capsys):
-    (tmp_path / "s.toml").write_text(SCEN)
-    (tmp_path / "c.toml").write_text(CAMP)
-    runs = tmp_path / "runs"
-    res = campaign.run(campaign.load(tmp_path / "c.toml"), runs, progress=False)
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tiny")
+    (d / "s.toml").write_text(SCEN)
+    (d / "c.toml").write_text(CAMP)
+    res = campaign.run(campaign.load(d / "c.toml"), d / "runs", progress=False, quiet=True)
     assert [r["status"] for r in res] == ["ok"] * 4
+    return d / "runs", res
+
+
+def test_compare_reproduces_the_numbers_by_hand(tiny, tmp_path, capsys):
+    runs, res = tiny
     capsys.readouterr()
     out = tmp_path / "cmp"
-    assert main(["compare", str(runs), "--by", "cc", "-o", str(out), "--min-pairs", "2"]) == 0
+    assert main(["compare", str(runs), "--by", "cc", "-o", str(out), "--min-pairs", "2", "--no-figures"]) == 0
     text = capsys.readouterr().out
     table = pl.read_csv(out / "runs.csv")
     outages = pl.read_csv(out / "outages.csv")
@@ -136,7 +140,59 @@ def test_compare_reproduces_the_numbers_by_hand(tmp_path, capsys):
     assert "reno vs cubic, goodput:" in text and "(2 pairs;" in text
     # a second compare reuses the analyses (the bundles did not change) and writes the same tables
     stamp = (out / "analyses" / res[0]["run_id"] / "flows.parquet").stat().st_mtime_ns
-    assert main(["compare", str(runs), "-o", str(out), "--min-pairs", "2"]) == 0
+    assert main(["compare", str(runs), "-o", str(out), "--min-pairs", "2", "--no-figures"]) == 0
     assert (out / "analyses" / res[0]["run_id"] / "flows.parquet").stat().st_mtime_ns == stamp
     # never into the runs themselves
     assert main(["compare", str(runs), "-o", str(runs / "cmp")]) == 2
+
+
+def _xs(svg: str, gid: str) -> list[float]:
+    """The x coordinates of the path drawn in the SVG group ``gid``."""
+    m = re.search(rf'<g id="{re.escape(gid)}">\s*<path d="([^"]+)"', svg)
+    assert m, f"{gid} is not drawn"
+    nums = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", m.group(1))]
+    return nums[0::2]
+
+
+def test_the_figures_draw_every_scheduled_outage_at_its_time(tiny, tmp_path):
+    """Before: no lab figure showed the scheduled outages, loss bursts or the capacity the path
+    offered. Each run's figure has every outage and handoff of its path at its time (read back
+    from the SVG against the axes, which span the window), and the analyzer's strip."""
+    runs, res = tiny
+    out = tmp_path / "cmp"
+    assert main(["compare", str(runs), "-o", str(out), "--min-pairs", "2"]) == 0
+    assert (out / "figures" / "throughput-delay.svg").is_file()
+    checked = 0
+    for r in res:
+        b = runs / r["run_id"]
+        svg = (out / "figures" / f"{r['run_id']}.svg").read_text()
+        window = json.loads((b / "manifest.json").read_text())["scenario"]["duration_s"]
+        ax = _xs(svg, "truth-axes-p1")
+        x0, x1 = min(ax), max(ax)
+
+        def at(x: float) -> float:
+            return (x - x0) / (x1 - x0) * window
+
+        ev = pl.read_csv(b / "events.csv")
+        for kind, a, e, p, ok in ev.select("kind", "t_start", "t_end", "path", "outage_kind").rows():
+            if kind == "outage":
+                gid = f"truth-outage-{ok}-p{p}-{a:.3f}-{e:.3f}"
+            elif kind == "handoff":
+                gid = f"truth-handoff-p{p}-{a:.3f}"
+            else:
+                continue
+            if p != 1:  # the flow ran on path 1: path 2's events are not its own
+                assert f'id="{gid}"' not in svg
+                continue
+            xs = _xs(svg, gid)
+            assert at(min(xs)) == pytest.approx(a, abs=0.01 * window)
+            assert at(max(xs)) == pytest.approx(e, abs=0.01 * window)
+            checked += 1
+        assert "analyzer" in svg and "capacity offered" in svg
+    assert checked >= 8  # 2 handoffs and 2 outages per run on path 1
+    # flent's overlay: one figure per pair (repetition), both arms over the same path's outages
+    overlays = sorted((out / "figures").glob("overlay-*.svg"))
+    assert len(overlays) == 2
+    for f in overlays:
+        svg = f.read_text()
+        assert "cubic" in svg and "reno" in svg and svg.count('id="truth-outage-held-p1-') == 2
