@@ -24,7 +24,7 @@ pub const CAPTURE_COLUMNS: &[ColumnDef] = &[
     col("last_ts", ColType::F64, "last record, seconds since the Unix epoch"),
     col("truncated", ColType::Bool, "reading stopped at an error; the rows before it are kept"),
     col("error", ColType::Str, "the error that stopped reading, naming the file and byte offset; also the first time jump (see time_jumps)"),
-    col("time_jumps", ColType::U64, "records whose time jumped more than a day from the capture's clock: lone outliers (skipped, malformed reason time_jump) and clock steps (followed)"),
+    col("time_jumps", ColType::U64, "records whose time jumped more than a day from the capture's clock: lone outliers (skipped, malformed reason time_jump), clock steps forward (followed) and a step back (reading stopped there, truncated)"),
     col("time_jump_offset", ColType::U64, "byte offset of the first time jump's record; null when none"),
 ];
 

@@ -218,16 +218,21 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, mut tap: Option<Tap>) -> Capture
     if let Some(first) = jumps.first {
         stats.time_jumps = jumps.jumps;
         stats.time_jump_offset = Some(first.offset);
-        stats.time_jump = Some(format!(
-            "{}: {} time jump(s) of more than a day, {} record(s) skipped; first: {first}",
-            reader.name(),
-            jumps.jumps,
-            jumps.skipped
-        ));
+        // a backward step alone is said once, by the error that stopped reading
+        if jumps.jumps > 1 || jumps.stepped_back.is_none() {
+            stats.time_jump = Some(format!(
+                "{}: {} time jump(s) of more than a day, {} record(s) skipped; first: {first}",
+                reader.name(),
+                jumps.jumps,
+                jumps.skipped
+            ));
+        }
         if jumps.skipped > 0 {
             stats.malformed.push(("time_jump", jumps.skipped));
         }
     }
+    // records whose time field is corrupt: skipped by the reader, counted per reason
+    stats.malformed.extend(reader.bad_times().reasons());
     stats.packets = packets;
     stats.tcp_packets = tcp_packets;
     stats.last_ts = (packets > 0).then_some(last_ts);

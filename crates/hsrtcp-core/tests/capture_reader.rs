@@ -129,9 +129,10 @@ fn pcapng_interfaces_with_own_linktype_resolution_and_offset() {
                 btype: 5,
                 body: vec![0; 20],
             },
+            // (near the others' time: a clock more than a day back stops reading)
             Ng::Epb {
                 iface: 2,
-                units: 3 << 20 | 1 << 19,
+                units: 1_700_001_000 << 20 | 1 << 19,
                 data: vec![0; 20],
                 orig: 20,
             },
@@ -155,14 +156,14 @@ fn pcapng_interfaces_with_own_linktype_resolution_and_offset() {
             (1_700_001_000_000_000_001, LinkType::RAW, 1)
         );
         assert_eq!(got[1].data, raw);
-        // 3.5 s in 2^-20 units.
+        // 1,700,001,000.5 s in 2^-20 units.
         assert_eq!(
             (got[2].ts, got[2].linktype, got[2].iface),
-            (3_500_000_000, LinkType::LINUX_SLL2, 2)
+            (1_700_001_000_500_000_000, LinkType::LINUX_SLL2, 2)
         );
         assert_eq!(
             (got[3].ts, got[3].iface, got[3].orig_len),
-            (3_500_000_000, 0, 54)
+            (1_700_001_000_500_000_000, 0, 54)
         );
         assert_eq!(got[3].data, eth_tcp(1, 0));
         // Offsets point at the block starts.
@@ -820,4 +821,67 @@ fn random_damage_never_panics() {
 fn reader_is_send() {
     fn assert_send<T: Send>() {}
     assert_send::<CaptureReader>();
+}
+
+/// A pcap fraction field at or above one second (10^6 µs, 10^9 ns) is corrupt: before issue
+/// 30 item 6 it was added as is (0xFFFFFFFF µs = 71 minutes, a 0.02 s connection read as
+/// 3999 s). Such records are skipped and counted per reason; the others come out unchanged.
+#[test]
+fn pcap_fraction_of_a_second_or_more_is_skipped_and_counted() {
+    for be in [false, true] {
+        for nanos in [false, true] {
+            let one_s = if nanos { 1_000_000_000 } else { 1_000_000 };
+            let mut rs = recs(6);
+            rs[1].frac = one_s; // the smallest bad value
+            rs[3].frac = u32::MAX;
+            rs[4].frac = one_s - 1; // the largest good one
+            let file = pcap(be, nanos, 1, &rs);
+            let mut rd = CaptureReader::from_reader(Box::new(std::io::Cursor::new(file)), "f.pcap".into()).unwrap();
+            let mut got = Vec::new();
+            while let Some(f) = rd.next_frame().unwrap() {
+                got.push((f.ts, f.data.to_vec()));
+            }
+            let ns = |r: &common::Rec| r.sec as i64 * 1_000_000_000 + r.frac as i64 * if nanos { 1 } else { 1000 };
+            let want: Vec<_> = [0, 2, 4, 5].iter().map(|&i| (ns(&rs[i]), rs[i].data.clone())).collect();
+            assert_eq!(got, want, "be={be} ns={nanos}");
+            assert_eq!(rd.bad_times().fraction, 2);
+            assert_eq!(rd.bad_times().reasons().collect::<Vec<_>>(), [("bad_ts_fraction", 2)]);
+        }
+    }
+}
+
+/// pcapng times beyond ±2^63 ns (a huge `if_tsoffset`, `if_tsresol` 10^0 with a large
+/// count) were clamped to i64::MAX / MIN: every such packet at one instant. They are skipped
+/// and counted; the other packets and interfaces are unaffected.
+#[test]
+fn pcapng_time_beyond_the_range_is_skipped_and_counted() {
+    for be in [false, true] {
+        let idb = |tsresol, tsoffset| Ng::Idb { linktype: 1, snaplen: 0, tsresol, tsoffset };
+        let epb = |iface, units, i| Ng::Epb { iface, units, data: eth_tcp(i, 0), orig: 54 };
+        let blocks = vec![
+            Ng::Shb,
+            idb(None, None),                   // 0: µs
+            idb(Some(0), None),                // 1: whole seconds
+            idb(None, Some(i64::MAX / 2)),     // 2: offset of 146 billion years
+            idb(None, Some(-1_700_000_000)),   // 3: a plausible negative offset
+            epb(0, 1_700_000_000_000_000, 0),
+            epb(1, 1_700_000_001, 1),
+            epb(1, 10_000_000_000, 2), // 10^10 s: beyond 2^63 ns
+            // clamped, these three agreed with each other: a clock step to one instant
+            epb(2, 0, 3),
+            epb(2, 5, 7),
+            epb(2, 9, 8),
+            epb(3, 3_400_000_002_000_000, 4),
+            epb(0, u64::MAX - 1, 5), // 1.8e13 s of µs
+            epb(0, 1_700_000_003_000_000, 6),
+        ];
+        let (got, err) = read_all(&pcapng(be, &blocks), "r.pcapng");
+        assert!(err.is_none(), "{err:?}");
+        let ts: Vec<i64> = got.iter().map(|g| g.ts).collect();
+        const S: i64 = 1_000_000_000;
+        assert_eq!(ts, [1_700_000_000 * S, 1_700_000_001 * S, 1_700_000_002 * S, 1_700_000_003 * S], "be={be}");
+        let mut rd = CaptureReader::from_reader(Box::new(std::io::Cursor::new(pcapng(be, &blocks))), "r".into()).unwrap();
+        while rd.next_frame().unwrap().is_some() {}
+        assert_eq!(rd.bad_times().reasons().collect::<Vec<_>>(), [("ts_out_of_range", 5)]);
+    }
 }

@@ -86,3 +86,57 @@ fn a_clock_step_inside_a_connection_costs_no_rows() {
     assert_eq!(u64_col(&cap, "malformed_packets"), Some(0), "nothing skipped");
     std::fs::remove_file(p).unwrap();
 }
+
+fn bool_col(b: &arrow_array::RecordBatch, name: &str) -> bool {
+    b.column_by_name(name).unwrap().as_boolean().value(0)
+}
+
+/// (flows batch, captures batch) of one analysis.
+fn flows_and_captures(p: &Path) -> (arrow_array::RecordBatch, arrow_array::RecordBatch) {
+    let (mut flows, mut captures) = (None, None);
+    analyze_capture(p, CaptureInfo { name: "t".into(), ..Default::default() }, 4096, &mut |_| true, &mut |name, b| match name {
+        "flows" => flows = Some(b),
+        "captures" => captures = Some(b),
+        _ => {}
+    });
+    (flows.unwrap(), captures.unwrap())
+}
+
+#[test]
+fn a_clock_stepped_back_stops_reading_and_marks_the_results_truncated() {
+    // every record from the 50th (header at byte 5814) on is 10^7 s earlier: before issue 30
+    // item 6 the step was followed, the flow's duration covered only the records before it
+    // and nothing was marked truncated while the summary said so
+    let p = patched("back", |i, s| if i >= 50 { s - 10_000_000 } else { s });
+    let (flows, cap) = flows_and_captures(&p);
+    assert_eq!(flows.num_rows(), 1);
+    assert!(bool_col(&flows, "truncated"), "the connection was cut by the step");
+    assert!(bool_col(&cap, "truncated"));
+    assert_eq!(u64_col(&cap, "packets"), Some(50), "the records before the step");
+    assert_eq!((u64_col(&cap, "time_jumps"), u64_col(&cap, "time_jump_offset")), (Some(1), Some(5814)));
+    let e = error(&cap);
+    assert!(e.contains("steps back 10000000 s at byte 5814") && e.contains("reading stopped"), "{e}");
+    assert_eq!(e.matches("5814").count(), 1, "said once: {e}");
+    std::fs::remove_file(p).unwrap();
+}
+
+#[test]
+fn a_record_with_a_fraction_of_a_second_or_more_is_malformed() {
+    // record 3 gets 0xFFFFFFFF microseconds (71 minutes): it made a 0.02 s connection last
+    // 4294 s; now it is skipped and counted, and the connection is as without it
+    let fixture = std::fs::read(FIXTURE).unwrap();
+    let mut b = fixture.clone();
+    b[286 + 4..286 + 8].copy_from_slice(&u32::MAX.to_le_bytes());
+    let p = std::env::temp_dir().join(format!("hsrtcp-time-jump-{}-frac.pcap", std::process::id()));
+    std::fs::write(&p, b).unwrap();
+    let (flows, cap) = flows_and_captures(&p);
+    let (clean_flows, _) = flows_and_captures(Path::new(FIXTURE));
+    let f64_col = |b: &arrow_array::RecordBatch, n: &str| b.column_by_name(n).unwrap().as_primitive::<arrow_array::types::Float64Type>().value(0);
+    let span = |b: &arrow_array::RecordBatch| f64_col(b, "last_ts") - f64_col(b, "first_ts");
+    assert!(span(&flows) < 1.0 && (span(&flows) - span(&clean_flows)).abs() < 0.01, "{} s", span(&flows));
+    assert_eq!(u64_col(&cap, "malformed_packets"), Some(1));
+    let reasons = cap.column_by_name("malformed_reasons").unwrap().as_string::<i32>().value(0).to_string();
+    assert_eq!(reasons, "bad_ts_fraction=1");
+    assert!(!bool_col(&cap, "truncated"));
+    std::fs::remove_file(p).unwrap();
+}

@@ -110,7 +110,10 @@ def summary_text(flows: list[dict] | None, captures: list[dict], limit: int = 20
             line += f", {row['malformed_packets']:,} malformed ({row.get('malformed_reasons')})"
         lines.append(line)
         if row.get("error"):
-            lines.append(f"  error: {row['error']} (results before it are kept, marked truncated)")
+            # a time jump alone is reported in `error` while reading went on (not truncated)
+            kept = ("results before it are kept, marked truncated" if row.get("truncated")
+                    else "reading went on, nothing truncated")
+            lines.append(f"  error: {row['error']} ({kept})")
     if not flows:
         lines.append("no TCP connections found")
         return "\n".join(lines)

@@ -80,6 +80,17 @@ pub enum CaptureError {
         what: &'static str,
         detail: String,
     },
+    /// The capture's clock stepped back by more than a day (two records in a row agree on
+    /// the earlier time): times after the step cannot be compared with those before it, so
+    /// reading stops at the first record after it (capture/time_jump.rs).
+    #[error("{file}: the capture's clock steps back {back_s:.0} s at byte {at} (record time {to_s:.6} s after {from_s:.6} s): times after it cannot be compared with those before, reading stopped there")]
+    ClockStepBack {
+        file: String,
+        at: ByteOffset,
+        back_s: f64,
+        from_s: f64,
+        to_s: f64,
+    },
     /// The gzip stream is corrupt or ends early; frames before it were delivered.
     #[error("{file}: gzip error at byte {at}: {source}")]
     Gzip {
@@ -101,6 +112,7 @@ impl CaptureError {
             | CaptureError::TruncatedRecord { file, .. }
             | CaptureError::AbsurdLength { file, .. }
             | CaptureError::Malformed { file, .. }
+            | CaptureError::ClockStepBack { file, .. }
             | CaptureError::Gzip { file, .. } => file,
         }
     }
@@ -115,6 +127,7 @@ impl CaptureError {
             | CaptureError::TruncatedRecord { at, .. }
             | CaptureError::AbsurdLength { at, .. }
             | CaptureError::Malformed { at, .. }
+            | CaptureError::ClockStepBack { at, .. }
             | CaptureError::Gzip { at, .. } => at.offset,
         }
     }
@@ -129,6 +142,7 @@ impl CaptureError {
             CaptureError::TruncatedRecord { .. } => "truncated_record",
             CaptureError::AbsurdLength { .. } => "absurd_length",
             CaptureError::Malformed { .. } => "malformed",
+            CaptureError::ClockStepBack { .. } => "clock_step_back",
             CaptureError::Gzip { .. } => "gzip",
         }
     }

@@ -25,4 +25,4 @@ pub mod time_jump;
 
 pub use error::{ByteOffset, CaptureError};
 pub use linktype::LinkType;
-pub use reader::{CaptureFormat, CaptureReader, Frame, MAX_CAPLEN, MAX_CAPLEN_HARD};
+pub use reader::{BadTimes, CaptureFormat, CaptureReader, Frame, MAX_CAPLEN, MAX_CAPLEN_HARD};

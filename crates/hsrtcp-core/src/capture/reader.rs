@@ -78,6 +78,9 @@ struct PcapState {
     big_endian: bool,
     /// Multiplier from the fractional timestamp field to nanoseconds (1000 or 1).
     frac_to_ns: i64,
+    /// Fractions of a second per second (10^6 or 10^9): a fraction field at or above it is
+    /// corrupt (it would add up to 71 minutes to the record's time).
+    frac_limit: u32,
     /// Record header length: 16, or 24 for the "modified" (Kuznetzov) format.
     rec_hdr: usize,
     linktype: LinkType,
@@ -97,14 +100,34 @@ struct Iface {
 }
 
 impl Iface {
+    /// The time of `units`, or `None` beyond ±2^63 ns (about 292 years from 1970), which only
+    /// a corrupt timestamp, `if_tsresol` or `if_tsoffset` reaches.
     #[inline]
-    fn nanos(&self, units: u64) -> Nanos {
+    fn nanos(&self, units: u64) -> Option<Nanos> {
         let ns = if self.ns_per_unit != 0 {
             units as i128 * self.ns_per_unit as i128
         } else {
             (units as u128 * 1_000_000_000u128 / self.units_per_sec as u128) as i128
         };
-        (ns + self.offset_ns).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+        Nanos::try_from(ns + self.offset_ns).ok()
+    }
+}
+
+/// Records skipped for a corrupt time, per reason (`malformed_reasons` of the captures table).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BadTimes {
+    /// pcap: the fraction of a second is ≥ 10^6 (µs files) or ≥ 10^9 (ns files).
+    pub fraction: u64,
+    /// pcapng: the time lies beyond ±2^63 ns.
+    pub out_of_range: u64,
+}
+
+impl BadTimes {
+    /// (reason, count) for the non-zero counts.
+    pub fn reasons(&self) -> impl Iterator<Item = (&'static str, u64)> {
+        [("bad_ts_fraction", self.fraction), ("ts_out_of_range", self.out_of_range)]
+            .into_iter()
+            .filter(|&(_, n)| n > 0)
     }
 }
 
@@ -174,6 +197,7 @@ pub struct CaptureReader {
     deferred: Option<(RecMeta, usize, usize)>,
     /// An error met while a record was held, reported after that record.
     deferred_err: Option<CaptureError>,
+    bad_times: BadTimes,
 }
 
 impl std::fmt::Debug for CaptureReader {
@@ -262,9 +286,11 @@ impl CaptureReader {
             held: Default::default(),
             deferred: None,
             deferred_err: None,
+            bad_times: BadTimes::default(),
             format: Format::Pcap(PcapState {
                 big_endian: false,
                 frac_to_ns: 1000,
+                frac_limit: 1_000_000,
                 rec_hdr: 16,
                 linktype: LinkType::ETHERNET,
                 limit: MAX_CAPLEN,
@@ -373,6 +399,12 @@ impl CaptureReader {
         &self.clock
     }
 
+    /// Records skipped so far because their time is corrupt (counted per reason, never
+    /// delivered).
+    pub fn bad_times(&self) -> BadTimes {
+        self.bad_times
+    }
+
     /// The next record, `Ok(None)` at the end, `Err` once if the file is damaged. Records
     /// that jump in time are held back one record and skipped when they are lone outliers
     /// ([`super::time_jump`]).
@@ -389,7 +421,11 @@ impl CaptureReader {
                     let (sec, frac, caplen, orig_len) = pcap_record_header(&self.buf[p..p + 16], false);
                     let total = h + caplen as usize;
                     let ts = sec as i64 * 1_000_000_000 + frac as i64 * st.frac_to_ns;
-                    if caplen <= st.limit && self.avail() >= total && self.clock.accept_steady(ts) {
+                    if caplen <= st.limit
+                        && frac < st.frac_limit
+                        && self.avail() >= total
+                        && self.clock.accept_steady(ts)
+                    {
                         let rec = RecMeta { ts, linktype: st.linktype, orig_len, offset: self.base + p as u64, iface: 0 };
                         self.pos = p + total;
                         return Ok(Some(frame(rec, &self.buf[p + h..p + total])));
@@ -443,6 +479,20 @@ impl CaptureReader {
                 v @ (Verdict::ReleaseHeld | Verdict::ReleaseSecond) => {
                     self.deferred = Some((rec, start, len));
                     return Ok(Some(self.release((v == Verdict::ReleaseSecond) as usize)));
+                }
+                Verdict::StepBack => {
+                    self.done = true;
+                    self.held = Default::default();
+                    let j = self.clock.stepped_back.expect("a step back is recorded");
+                    let s = |t: Nanos| t as f64 * 1e-9;
+                    let from = j.from.unwrap_or(j.ts);
+                    return Err(CaptureError::ClockStepBack {
+                        file: self.name.clone(),
+                        at: ByteOffset { offset: j.offset, decompressed: self.gzip },
+                        back_s: s(from - j.ts),
+                        from_s: s(from),
+                        to_s: s(j.ts),
+                    });
                 }
             }
         }
@@ -621,6 +671,7 @@ impl CaptureReader {
         self.format = Format::Pcap(PcapState {
             big_endian: h.is_bigendian(),
             frac_to_ns: if h.is_nanosecond_precision() { 1 } else { 1000 },
+            frac_limit: if h.is_nanosecond_precision() { 1_000_000_000 } else { 1_000_000 },
             rec_hdr: if h.is_modified_format() || h.magic_number == 0x34cd_b2a1 {
                 24
             } else {
@@ -639,20 +690,35 @@ impl CaptureReader {
         st: PcapState,
     ) -> Result<Option<(RecMeta, usize, usize)>, CaptureError> {
         let h = st.rec_hdr;
-        if !self.fill(h)? {
-            if self.avail() == 0 {
-                return Ok(None);
+        loop {
+            if !self.fill(h)? {
+                if self.avail() == 0 {
+                    return Ok(None);
+                }
+                return Err(self.truncated(h as u64, self.avail() as u64));
             }
-            return Err(self.truncated(h as u64, self.avail() as u64));
+            let (sec, frac, caplen, orig_len) = pcap_record_header(&self.buf[self.pos..self.pos + 16], st.big_endian);
+            if caplen > st.limit {
+                return Err(self.absurd("record length", caplen as u64, st.limit as u64));
+            }
+            let total = h + caplen as usize;
+            if !self.fill(total)? {
+                return Err(self.truncated(caplen as u64, (self.avail() - h) as u64));
+            }
+            if frac >= st.frac_limit {
+                // corrupt time: the record is skipped and counted, reading goes on
+                self.bad_times.fraction += 1;
+                self.pos += total;
+                continue;
+            }
+            return Ok(Some(self.pcap_record(st, sec, frac, caplen, orig_len)));
         }
-        let (sec, frac, caplen, orig_len) = pcap_record_header(&self.buf[self.pos..self.pos + 16], st.big_endian);
-        if caplen > st.limit {
-            return Err(self.absurd("record length", caplen as u64, st.limit as u64));
-        }
+    }
+
+    #[inline]
+    fn pcap_record(&mut self, st: PcapState, sec: u32, frac: u32, caplen: u32, orig_len: u32) -> (RecMeta, usize, usize) {
+        let h = st.rec_hdr;
         let total = h + caplen as usize;
-        if !self.fill(total)? {
-            return Err(self.truncated(caplen as u64, (self.avail() - h) as u64));
-        }
         let rec = RecMeta {
             ts: sec as i64 * 1_000_000_000 + frac as i64 * st.frac_to_ns,
             linktype: st.linktype,
@@ -662,7 +728,7 @@ impl CaptureReader {
         };
         let start = self.pos + h;
         self.pos += total;
-        Ok(Some((rec, start, caplen as usize)))
+        (rec, start, caplen as usize)
     }
 
     // ---- pcapng ------------------------------------------------------------------------
@@ -904,7 +970,15 @@ impl CaptureReader {
         let ts = if units == u64::MAX {
             ng.last_ts
         } else {
-            iface.nanos(units)
+            match iface.nanos(units) {
+                Some(t) => t,
+                None => {
+                    // corrupt time: the block is skipped and counted, reading goes on
+                    self.bad_times.out_of_range += 1;
+                    self.pos += blen as usize;
+                    return Ok(None);
+                }
+            }
         };
         let Format::PcapNg(ng) = &mut self.format else {
             unreachable!()

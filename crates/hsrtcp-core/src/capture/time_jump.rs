@@ -11,8 +11,11 @@
 //! judged by the record after it:
 //! - that record is near the clock again: the held record was a lone outlier. It is
 //!   skipped and counted (`malformed_reasons` "time_jump");
-//! - that record is near the held one: the clock really stepped (or the capture paused
-//!   for more than a day). Both are delivered and the clock follows; nothing is skipped;
+//! - that record is near the held one: the clock really stepped. Forward (or a capture
+//!   paused for more than a day): both are delivered and the clock follows; nothing is
+//!   skipped. Backward: the records after the step are not comparable with those before it
+//!   (every duration, silence and rate across it would be wrong), so reading stops there, as
+//!   at damage: the records before it are kept and the capture is marked truncated;
 //! - neither: the held record is skipped and the new one is held in its place.
 //!
 //! The first record of a capture is held the same way until a second one agrees with it; when
@@ -36,8 +39,19 @@ pub struct TimeJump {
     pub ts: Nanos,
     /// The capture's clock before it (`None` for the first records of the capture).
     pub from: Option<Nanos>,
-    /// The record was skipped (an outlier) rather than followed (a clock step).
-    pub skipped: bool,
+    /// What was done about it.
+    pub action: JumpAction,
+}
+
+/// What the guard did about a time jump.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JumpAction {
+    /// A lone outlier: the record was skipped.
+    Skipped,
+    /// The clock stepped forward: followed.
+    Followed,
+    /// The clock stepped back: reading stopped before the record.
+    Stopped,
 }
 
 impl std::fmt::Display for TimeJump {
@@ -48,7 +62,11 @@ impl std::fmt::Display for TimeJump {
             Some(from) => write!(f, ", {:+.0} s from the capture's clock ({:.6} s)", s(self.ts - from), s(from))?,
             None => write!(f, ", more than a day from the records after it")?,
         }
-        f.write_str(if self.skipped { " (record skipped)" } else { " (clock step followed)" })
+        f.write_str(match self.action {
+            JumpAction::Skipped => " (record skipped)",
+            JumpAction::Followed => " (clock step followed)",
+            JumpAction::Stopped => " (clock stepped back: reading stopped there)",
+        })
     }
 }
 
@@ -71,6 +89,8 @@ pub enum Verdict {
     ReleaseSecond,
     /// Skip the first held record; the second becomes the first, this one the second.
     ShiftHold,
+    /// The clock stepped back at the held record: deliver neither it nor this one, stop.
+    StepBack,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -89,6 +109,8 @@ pub struct ClockGuard {
     /// Records skipped as outliers.
     pub skipped: u64,
     pub first: Option<TimeJump>,
+    /// The backward clock step that stopped reading ([`Verdict::StepBack`]).
+    pub stepped_back: Option<TimeJump>,
 }
 
 #[inline]
@@ -140,9 +162,9 @@ impl ClockGuard {
         if let Some((h2, h2_off)) = self.second {
             // start of capture, two candidates: the one this record agrees with is right
             if near(ts, h) {
-                self.found(TimeJump { offset: h2_off, ts: h2, from: None, skipped: true });
+                self.found(TimeJump { offset: h2_off, ts: h2, from: None, action: JumpAction::Skipped });
             } else {
-                self.found(TimeJump { offset: h_off, ts: h, from: None, skipped: true });
+                self.found(TimeJump { offset: h_off, ts: h, from: None, action: JumpAction::Skipped });
             }
             self.skipped += 1;
             self.second = None;
@@ -161,15 +183,22 @@ impl ClockGuard {
         }
         if near(ts, h) {
             if let Some(c) = clock {
+                if !near(h, c) && h < c {
+                    let j = TimeJump { offset: h_off, ts: h, from: Some(c), action: JumpAction::Stopped };
+                    self.found(j);
+                    self.stepped_back = Some(j);
+                    self.held = None;
+                    return Verdict::StepBack;
+                }
                 if !near(h, c) {
-                    self.found(TimeJump { offset: h_off, ts: h, from: Some(c), skipped: false });
+                    self.found(TimeJump { offset: h_off, ts: h, from: Some(c), action: JumpAction::Followed });
                 }
             }
             self.held = None;
             self.clock = Some(h.max(ts));
             return Verdict::ReleaseHeld;
         }
-        self.found(TimeJump { offset: h_off, ts: h, from: clock, skipped: true });
+        self.found(TimeJump { offset: h_off, ts: h, from: clock, action: JumpAction::Skipped });
         self.skipped += 1;
         match clock {
             Some(c) if near(ts, c) => {
@@ -190,8 +219,8 @@ impl ClockGuard {
         if let Some((h2, h2_off)) = self.second.take() {
             // two records that disagree and nothing after them: neither can be trusted
             let (h, h_off) = self.held.take().expect("a second is held with a first");
-            self.found(TimeJump { offset: h_off, ts: h, from: None, skipped: true });
-            self.found(TimeJump { offset: h2_off, ts: h2, from: None, skipped: true });
+            self.found(TimeJump { offset: h_off, ts: h, from: None, action: JumpAction::Skipped });
+            self.found(TimeJump { offset: h2_off, ts: h2, from: None, action: JumpAction::Skipped });
             self.skipped += 2;
             return false;
         }
@@ -200,7 +229,7 @@ impl ClockGuard {
             // the capture's only record: nothing to disagree with
             Some(_) if self.clock.is_none() && self.jumps == 0 => true,
             Some((h, h_off)) => {
-                self.found(TimeJump { offset: h_off, ts: h, from: self.clock, skipped: true });
+                self.found(TimeJump { offset: h_off, ts: h, from: self.clock, action: JumpAction::Skipped });
                 self.skipped += 1;
                 false
             }
@@ -251,6 +280,7 @@ mod tests {
                 Verdict::ShiftHold => {
                     held = second.replace(t);
                 }
+                Verdict::StepBack => return (out, g),
             }
         }
         if g.at_end() {
@@ -277,7 +307,7 @@ mod tests {
         let (out, g) = run(&[T0, T0 + S, bad, T0 + 2 * S, T0 + 3 * S]);
         assert_eq!(out, [T0, T0 + S, T0 + 2 * S, T0 + 3 * S]);
         assert_eq!((g.jumps, g.skipped), (1, 1));
-        assert_eq!(g.first, Some(TimeJump { offset: 2, ts: bad, from: Some(T0 + S), skipped: true }));
+        assert_eq!(g.first, Some(TimeJump { offset: 2, ts: bad, from: Some(T0 + S), action: JumpAction::Skipped }));
         // backwards, and at the very start (time 0), and at the very end
         assert_eq!(run(&[T0, 0, T0 + S]).0, [T0, T0 + S]);
         let (out, g) = run(&[0, T0, T0 + S]);
@@ -296,7 +326,22 @@ mod tests {
         let (out, g) = run(&[T0, T0 + S, later, later + S, later + 2 * S]);
         assert_eq!(out.len(), 5);
         assert_eq!((g.jumps, g.skipped), (1, 0));
-        assert!(!g.first.unwrap().skipped);
+        assert_eq!(g.first.unwrap().action, JumpAction::Followed);
         assert!(g.first.unwrap().to_string().contains("byte offset 2"));
+    }
+
+    #[test]
+    fn a_clock_stepped_back_stops_before_the_step() {
+        // times after a backward step cannot be compared with those before: the records
+        // before it are kept, nothing after it (issue 30 item 6)
+        let earlier = T0 - 10_000_000 * S;
+        let (out, g) = run(&[T0, T0 + S, earlier, earlier + S, earlier + 2 * S]);
+        assert_eq!(out, [T0, T0 + S]);
+        assert_eq!((g.jumps, g.skipped), (1, 0));
+        let j = g.first.unwrap();
+        assert_eq!((j.offset, j.action), (2, JumpAction::Stopped));
+        assert!(j.to_string().contains("reading stopped"), "{j}");
+        // a lone record in the past is still an outlier, skipped
+        assert_eq!(run(&[T0, T0 + S, earlier, T0 + 2 * S]).0, [T0, T0 + S, T0 + 2 * S]);
     }
 }
