@@ -215,6 +215,23 @@ def test_zero_rows_are_a_message_or_an_empty_result(bases, tmp_path):
     assert run(calls["mptcp"])[1].startswith(f"error: {res}: no flows analyzed at the server vantage")
 
 
+def test_types_that_convert_without_loss_are_read_as_declared(bases, tmp_path):
+    res = copy(bases["pair"], tmp_path / "res")
+    flows = pl.read_parquet(res / "flows.parquet")
+    narrow = flows.with_columns(pl.col("epoch").cast(pl.UInt8), pl.col("retransmissions").cast(pl.UInt16),
+                                pl.col("rtt_mean").cast(pl.Float32), pl.col("duration_s").cast(pl.Int64))
+    rewrite(res / "flows.parquet", narrow)
+    read = ResultsDir(res).read("flows")
+    assert read.schema == flows.schema
+    assert read.equals(narrow.cast(dict(flows.schema)))
+    for name in ("report", "study", "plot tsg", "plot throughput", "model fit"):
+        code, err = run(consumers(res, tmp_path)[name])
+        assert code == 0, f"{name}: {err}"
+    rewrite(res / "flows.parquet", flows.with_columns(pl.col("retransmissions").cast(pl.Int64)))  # signed: no
+    code, err = run(consumers(res, tmp_path)["report"])
+    assert code == 3 and "column retransmissions is Int64, expected UInt64" in err
+
+
 # ------------------------------------------------------------------- versions
 
 def test_the_versions_are_those_of_the_format_pages():
