@@ -7,7 +7,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
 PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pynmea2 gpxpy pycrate 'dask[distributed]' pytest hypothesis selenium
 
-.PHONY: help demo test test-rust test-python build venv sysdeps rattan ebpf bench bench-lab bench-corpus bench-gsmtap fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair lint clean study findings
+.PHONY: help demo test test-rust test-python test-packaging build venv report-js wheel docs docs-serve sysdeps rattan ebpf bench bench-lab bench-corpus bench-gsmtap fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair lint clean study findings
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -63,15 +63,59 @@ ebpf/build/%.bpf.o: ebpf/%.bpf.c ebpf/build/vmlinux.h
 	clang -O2 -g -Wall -target bpf -D__TARGET_ARCH_x86 -Iebpf/build -c $< -o $@.tmp && mv $@.tmp $@
 
 REPORT_JS := python/hsrtcp/report/js
+UPLOT := $(REPORT_JS)/node_modules/uplot/dist/uPlot.iife.min.js
 
-build: venv  ## build the native extension into the venv (release); npm installs the report's uPlot
-	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
-	@# `hsrtcp report` inlines uPlot from node_modules (pinned by package-lock.json, not committed).
+# `hsrtcp report` inlines uPlot from node_modules (pinned by package-lock.json, not committed).
+report-js:  ## uPlot for hsrtcp report (npm ci in python/hsrtcp/report/js when missing)
 	@if [ ! -d $(REPORT_JS)/node_modules ]; then \
 	  if command -v npm >/dev/null; then cd $(REPORT_JS) && npm ci --omit=dev --no-audit --no-fund; \
 	  else echo "warning: npm missing: hsrtcp report needs 'npm ci --omit=dev' in $(REPORT_JS) (Node.js)"; fi; fi
+
+build: venv report-js  ## build the native extension into the venv (release); npm installs the report's uPlot
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
 	@# Bytecode ahead of time: PYTHONDONTWRITEBYTECODE=1 machines would recompile at every start.
 	$(VENV)/bin/python -m compileall -q python/hsrtcp
+
+# The sdist, then the wheel built from that sdist (proof that the sdist builds): abi3,
+# manylinux-tagged by maturin's check of the library. It is unpacked outside the repository (in
+# it, the repository's .gitignore would hide the files from maturin) and writes its build record
+# (the commit, for `hsrtcp --version`) there. CARGO_TARGET_DIR=target/: the dependencies are
+# not built again; tar -m dates the unpacked sources now (the sdist's are from 2006), so cargo
+# compiles hsrtcp's own crates from them instead of taking the artifacts of another build.
+WHEELS := target/wheels
+wheel: venv report-js  ## sdist and abi3 wheel (built from the sdist) -> target/wheels/
+	@[ -f $(UPLOT) ] || { echo "error: $(UPLOT) missing: the wheel would lack the report's charts (make report-js needs npm)"; exit 1; }
+	rm -rf $(WHEELS) && mkdir -p $(WHEELS)
+	$(VENV)/bin/maturin sdist --out $(WHEELS)
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  tar -xzmf $(WHEELS)/hsrtcp-*.tar.gz -C "$$tmp"; src=$$(echo "$$tmp"/hsrtcp-*); \
+	  dirty=false; [ -z "$$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=true; \
+	  printf '{"commit": "%s", "dirty": %s}\n' "$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" \
+	    $$dirty > "$$src/python/hsrtcp/_build.json"; \
+	  cd "$$src" && CARGO_TARGET_DIR=$(abspath target) $(abspath $(VENV))/bin/maturin build --release \
+	    -i $(abspath $(PY)) --out $(abspath $(WHEELS))
+
+# The packaging smoke test: the wheel in a new venv outside the repository, run from a directory
+# without the repository's files: hsrtcp --version, doctor, demo, analyze on a packaged example,
+# report, query (tests/python/packaging/test_wheel.py; it also checks the sdist's contents).
+test-packaging: wheel  ## install the built wheel in a fresh venv elsewhere and run the demo there
+	HSRTCP_WHEELS=$(abspath $(WHEELS)) $(PY) -m pytest -q tests/python/packaging/test_wheel.py
+
+# The documentation site (mkdocs.yml): its own venv, so the test venv stays lean. --strict
+# turns every warning (a broken link or anchor, a page missing from the nav or from docs/) into
+# an error.
+DOCS_VENV := .venv-docs
+DOCS_DEPS := 'mkdocs>=1.6' 'mkdocstrings[python]>=0.26'
+$(DOCS_VENV)/.deps: pyproject.toml
+	$(VENV_PYTHON) -m venv $(DOCS_VENV) || python3 -m venv --clear $(DOCS_VENV)
+	$(DOCS_VENV)/bin/pip install -q $(DOCS_DEPS)
+	touch $@
+
+docs: $(DOCS_VENV)/.deps  ## the documentation site -> target/site (warnings are errors)
+	$(DOCS_VENV)/bin/mkdocs build --strict --quiet
+
+docs-serve: $(DOCS_VENV)/.deps  ## serve the documentation site on localhost:8000 while editing
+	$(DOCS_VENV)/bin/mkdocs serve
 
 demo: build  ## analyze the bundled example (python/hsrtcp/examples/) into out/
 	$(VENV)/bin/hsrtcp demo -o out
@@ -79,10 +123,12 @@ demo: build  ## analyze the bundled example (python/hsrtcp/examples/) into out/
 test-rust:  ## Rust unit tests
 	cargo test --release -q -p hsrtcp-core
 
-test-python: build sysdeps rattan ebpf  ## Python tests (root-only tests run when root)
-	$(PY) -m pytest -q
+# The wheel and the docs venv first: tests/python/packaging runs the wheel in a fresh venv and
+# builds the site.
+test-python: build sysdeps rattan ebpf wheel $(DOCS_VENV)/.deps  ## Python tests (root-only tests run when root), the wheel's smoke test among them
+	HSRTCP_WHEELS=$(abspath $(WHEELS)) $(PY) -m pytest -q
 
-test: test-rust test-python  ## everything CI runs
+test: test-rust test-python docs  ## everything CI runs
 
 bench: build sysdeps  ## speed and memory against tcptrace and tshark, one run (+ reader timing, lab path)
 	cargo test --release -q -p hsrtcp-core --test read_decode_speed -- --ignored --nocapture
@@ -171,4 +217,4 @@ fuzz-seeds:  ## regenerate the committed fuzz seeds (scripts/make_fuzz_seeds.py)
 	python3 scripts/make_fuzz_seeds.py
 
 clean:  ## remove build outputs
-	rm -rf target out $(VENV) ebpf/build
+	rm -rf target out $(VENV) $(DOCS_VENV) ebpf/build
