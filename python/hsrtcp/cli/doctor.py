@@ -24,8 +24,7 @@ import click
 
 #: Debian packages of the system tools the parts use (the commands `hsrtcp doctor` prints).
 APT = {"tcpdump": "tcpdump", "ip": "iproute2", "tc": "iproute2", "nft": "nftables", "tshark": "tshark",
-       "tcptrace": "tcptrace", "iperf3": "iperf3", "clang": "clang", "bpftool": "bpftool", "npm": "npm",
-       "git": "git"}
+       "tcptrace": "tcptrace", "iperf3": "iperf3", "clang": "clang", "bpftool": "bpftool", "npm": "npm"}
 
 
 @dataclass
