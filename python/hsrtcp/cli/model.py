@@ -15,8 +15,34 @@ from pathlib import Path
 
 import click
 
+from hsrtcp.cli.options import Number, count
 from hsrtcp.errors import ModelDomainError
 
+
+class ModelInput(click.ParamType):
+    """A model input within its domain (:data:`hsrtcp.models.sweeping.DOMAIN`): the one check
+    of ``predict`` and ``sweep``, with the model functions' words (NaN refused; +inf only
+    for W_m, "no limit")."""
+
+    name = "float"
+
+    def __init__(self, symbol: str) -> None:
+        self.symbol = symbol
+
+    def convert(self, value, param, ctx):
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        from hsrtcp.models.sweeping import domain_problem
+
+        problem = domain_problem(self.symbol, v)
+        if problem:
+            self.fail(problem, param, ctx)
+        return v
+
+
+INPUT = {k: ModelInput(k) for k in ("p_d", "P_a", "p_a", "q", "rtt", "T", "b", "W_m")}
 _INPUT_HELP = {
     "p_d": "data loss rate p_d (fraction, e.g. 0.007526)",
     "P_a": "ACK burst loss P_a: probability that all ACKs of a round are lost (fraction); default 0",
@@ -48,15 +74,15 @@ def model() -> None:
 
 
 @model.command()
-@click.option("--p-d", "p_d", type=float, required=True, help=_INPUT_HELP["p_d"])
-@click.option("--P-a", "--p-a", "P_a", type=float, default=None, help=_INPUT_HELP["P_a"])
-@click.option("--ack-loss-rate", "ack_loss_rate", type=float, default=None, help=_INPUT_HELP["ack_loss_rate"])
-@click.option("--q", "q", type=float, default=None, help=_INPUT_HELP["q"])
-@click.option("--rtt", type=float, required=True, help=_INPUT_HELP["rtt"])
-@click.option("--rto", "--T", "rto", type=float, required=True, help=_INPUT_HELP["rto"])
-@click.option("--b", "b", type=float, default=2.0, show_default=True, help=_INPUT_HELP["b"])
-@click.option("--wm", "--W-m", "wm", type=float, default=math.inf, help=_INPUT_HELP["wm"])
-@click.option("--mss", type=int, default=None, help="segment payload size in bytes: also print bit/s")
+@click.option("--p-d", "p_d", type=INPUT["p_d"], required=True, help=_INPUT_HELP["p_d"])
+@click.option("--P-a", "--p-a", "P_a", type=INPUT["P_a"], default=None, help=_INPUT_HELP["P_a"])
+@click.option("--ack-loss-rate", "ack_loss_rate", type=INPUT["p_a"], default=None, help=_INPUT_HELP["ack_loss_rate"])
+@click.option("--q", "q", type=INPUT["q"], default=None, help=_INPUT_HELP["q"])
+@click.option("--rtt", type=INPUT["rtt"], required=True, help=_INPUT_HELP["rtt"])
+@click.option("--rto", "--T", "rto", type=INPUT["T"], required=True, help=_INPUT_HELP["rto"])
+@click.option("--b", "b", type=INPUT["b"], default=2.0, show_default=True, help=_INPUT_HELP["b"])
+@click.option("--wm", "--W-m", "wm", type=INPUT["W_m"], default=math.inf, help=_INPUT_HELP["wm"])
+@click.option("--mss", type=count(1), default=None, help="segment payload size in bytes: also print bit/s")
 @click.option("--allow-any-b", is_flag=True, help="evaluate the as_printed variant also for b != 2")
 def predict(p_d, P_a, ack_loss_rate, q, rtt, rto, b, wm, mss, allow_any_b) -> None:  # noqa: N803
     """Predict throughput with every model and variant, side by side."""
@@ -77,8 +103,6 @@ def predict(p_d, P_a, ack_loss_rate, q, rtt, rto, b, wm, mss, allow_any_b) -> No
             notes.append(f"P_a = {P_a:.6g} from p_a = {ack_loss_rate:g} under independent ACK losses")
         else:
             P_a = 0.0
-    if mss is not None and mss <= 0:
-        raise click.BadParameter(f"must be > 0 bytes, got {mss}", param_hint="--mss")
     res = evaluate_all(p_d, P_a, q, rtt, rto, b, wm, allow_any_b=allow_any_b)
     if all(math.isnan(float(res[k].throughput)) for k in MODEL_KEYS):
         raise click.UsageError(f"no model is defined for these inputs: {res['enh_rederived'].reasons.item() or res['pftk_full'].reasons.item()}")
@@ -157,18 +181,18 @@ def _pct(x: float | None) -> str:
 @model.command()
 @click.option("--param", "params", multiple=True,
               help="input to sweep: P_a, q, p_d, rtt, rto, b or wm (repeatable; default: P_a and q)")
-@click.option("--from", "start", type=float, default=None, help="first value (with one --param)")
-@click.option("--to", "stop", type=float, default=None, help="last value (with one --param)")
+@click.option("--from", "start", type=Number(), default=None, help="first value (with one --param)")
+@click.option("--to", "stop", type=Number(), default=None, help="last value (with one --param)")
 @click.option("--steps", type=click.IntRange(2, 100000), default=None, help="number of values (with --from/--to)")
 @click.option("-o", "--out", "out", type=click.Path(path_type=Path), default=Path("model_sweep"), show_default=True,
               help="output directory")
-@click.option("--p-d", "p_d", type=float, default=None, help="base p_d (default 0.007526)")
-@click.option("--P-a", "--p-a", "P_a", type=float, default=None, help="base P_a (default 0.001)")
-@click.option("--q", "q", type=float, default=None, help="base q (default 0.2726)")
-@click.option("--rtt", type=float, default=None, help="base RTT in s (default 0.2)")
-@click.option("--rto", "--T", "rto", type=float, default=None, help="base T in s (default 2.0)")
-@click.option("--b", "b", type=float, default=None, help="base b (default 2)")
-@click.option("--wm", "--W-m", "wm", type=float, default=None, help="base W_m in packets (default 1000)")
+@click.option("--p-d", "p_d", type=INPUT["p_d"], default=None, help="base p_d (default 0.007526)")
+@click.option("--P-a", "--p-a", "P_a", type=INPUT["P_a"], default=None, help="base P_a (default 0.001)")
+@click.option("--q", "q", type=INPUT["q"], default=None, help="base q (default 0.2726)")
+@click.option("--rtt", type=INPUT["rtt"], default=None, help="base RTT in s (default 0.2)")
+@click.option("--rto", "--T", "rto", type=INPUT["T"], default=None, help="base T in s (default 2.0)")
+@click.option("--b", "b", type=INPUT["b"], default=None, help="base b (default 2)")
+@click.option("--wm", "--W-m", "wm", type=INPUT["W_m"], default=None, help="base W_m in packets (default 1000)")
 @click.option("--allow-any-b", is_flag=True, help="evaluate the as_printed variant also for b != 2")
 def sweep(params, start, stop, steps, out, p_d, P_a, q, rtt, rto, b, wm, allow_any_b) -> None:  # noqa: N803
     """Sweep one input at a time and plot throughput per model and variant (PNG + CSV).
@@ -189,6 +213,11 @@ def sweep(params, start, stop, steps, out, p_d, P_a, q, rtt, rto, b, wm, allow_a
     if start is not None or stop is not None or steps is not None:
         if len(canon) != 1 or start is None or stop is None:
             raise click.UsageError("--from/--to/--steps need exactly one --param and both --from and --to")
+        from hsrtcp.models.sweeping import domain_problem
+
+        for hint, v in (("--from", start), ("--to", stop)):  # the domain is an interval: so is every value between
+            if domain_problem(canon[0], v):
+                raise click.BadParameter(domain_problem(canon[0], v), param_hint=hint)
         values = np.linspace(start, stop, steps or 50)
     base = {k: v for k, v in (("p_d", p_d), ("P_a", P_a), ("q", q), ("rtt", rtt), ("T", rto), ("b", b),
                               ("W_m", wm)) if v is not None}

@@ -11,20 +11,25 @@ from pathlib import Path
 
 import click
 
+from hsrtcp.cli.options import Number
 from hsrtcp.plot import KINDS
+
+# A window within 1e9 s (32 years) of the flow's start: matplotlib cannot lay out an axis
+# whose span overflows a float.
+WINDOW = Number(-1e9, 1e9)
 
 
 @click.command()
 @click.argument("kind", type=click.Choice(KINDS))
 @click.argument("results", type=click.Path(path_type=Path))
-@click.option("--flow", "flow_id", type=click.IntRange(min=0),
+@click.option("--flow", "flow_id", type=click.IntRange(0, 2**64 - 1),  # flow_id is a UInt64
               help="flow_id of the flows table (default: the flow with the most data; "
                    "throughput: the 8 largest)")
 @click.option("-o", "--out", "out", type=click.Path(path_type=Path), required=True,
               help="output file; the format from its suffix: .png, .svg or .pdf")
-@click.option("--from", "start", type=float, help="per-flow kinds: start of the time window shown, "
-                                                  "seconds since the flow's first packet")
-@click.option("--to", "end", type=float, help="per-flow kinds: end of the time window shown (s)")
+@click.option("--from", "start", type=WINDOW, help="per-flow kinds: start of the time window shown, "
+                                                   "seconds since the flow's first packet")
+@click.option("--to", "end", type=WINDOW, help="per-flow kinds: end of the time window shown (s)")
 @click.option("--table", help="cdf: table to read the metric from (default: series, or a study's "
                               "throughput_samples)")
 @click.option("--metric", help="cdf: numeric column (default: 1-s throughput in bit/s)")
@@ -78,4 +83,4 @@ def plot(kind, results, flow_id, out, start, end, table, metric, by, logx, model
             raise click.UsageError("--to must be after --from")
         options.update(start=start, end=end)
     path = draw(kind, results, out, flow_id, **options)
-    click.echo(f"wrote {path}")
+    click.echo(f"wrote {path}", err=True)  # stderr: `-o /dev/stdout` carries the figure

@@ -11,15 +11,17 @@ from pathlib import Path
 
 import click
 
+from hsrtcp.cli.options import count
+
 
 @click.command("report")
 @click.argument("results", type=click.Path(path_type=Path))
 @click.argument("study", type=click.Path(path_type=Path), required=False)
 @click.option("-o", "--out", "out", type=click.Path(path_type=Path), default=Path("report.html"),
               show_default=True, help="HTML file to write")
-@click.option("--top", type=click.IntRange(min=0), default=50, show_default=True,
+@click.option("--top", type=count(0), default=50, show_default=True,
               help="embed the per-flow charts of the N largest flows by data bytes (the flow table lists all)")
-@click.option("--width", type=click.IntRange(min=100), default=1200, show_default=True,
+@click.option("--width", type=count(100, 1_000_000), default=1200, show_default=True,
               help="chart width in pixels that long series are downsampled to (per pixel column)")
 def report(results: Path, study: Path | None, out: Path, top: int, width: int) -> None:
     """Write a self-contained HTML report: captures and read errors, a sortable flow table,
@@ -34,4 +36,4 @@ def report(results: Path, study: Path | None, out: Path, top: int, width: int) -
     except MissingAssetError as exc:
         raise InputError(str(exc)) from None
     click.echo(f"wrote {info.path} ({info.bytes / 1e6:.2f} MB: {info.flows} flows, charts for {info.detailed}; "
-               f"{info.seconds:.2f} s)")
+               f"{info.seconds:.2f} s)", err=True)  # stderr: `-o /dev/stdout` carries the page

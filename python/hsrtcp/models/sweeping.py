@@ -7,6 +7,7 @@ and figure reproduce models.md §4.4 (P_a and q sweeps) and §4.5 (branch bounda
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -29,6 +30,35 @@ PARAMS: dict[str, tuple[str, str]] = {
     "W_m": ("receiver window W_m", "packets"),
 }
 ALIASES = {"rto": "T", "t": "T", "wm": "W_m", "w_m": "W_m", "pa": "P_a", "pd": "p_d"}
+
+# Where each input is defined: (low, high, low end open, high end open). The model functions
+# check the same (_domain.py; tests/python/models/test_domain.py holds the two together).
+# +inf is in the domain of W_m alone ("no receiver window"); NaN is in none. p_a, the per-ACK
+# loss rate of `model predict --ack-loss-rate`, is not swept.
+DOMAIN: dict[str, tuple[float, float, bool, bool]] = {
+    "p_d": (0.0, 1.0, False, True),
+    "P_a": (0.0, 1.0, False, True),
+    "q": (0.0, 1.0, False, True),
+    "p_a": (0.0, 1.0, False, True),
+    "rtt": (0.0, math.inf, True, True),
+    "T": (0.0, math.inf, True, True),
+    "b": (1.0, math.inf, False, True),
+    "W_m": (1.0, math.inf, False, False),
+}
+
+
+def domain_problem(name: str, value: float) -> str | None:
+    """Why ``value`` is outside the domain of input ``name`` (symbol or alias), in the words
+    of the model functions; None when inside."""
+    p = name if name in DOMAIN else canonical_param(name)
+    lo, hi, lo_open, hi_open = DOMAIN[p]
+    v = float(value)
+    if not math.isnan(v) and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi):
+        return None
+    unit = PARAMS[p][1] if p in PARAMS and PARAMS[p][1] != "fraction" else ""
+    interval = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
+    shown = "NaN" if math.isnan(v) else f"{v:.6g}"
+    return f"{p} = {shown}{' ' + unit if unit else ''} is outside its domain {interval}"
 
 BASE: dict[str, float] = {"p_d": 0.007526, "P_a": 0.001, "q": 0.2726, "rtt": 0.2, "T": 2.0, "b": 2.0, "W_m": 1000.0}
 
@@ -71,6 +101,10 @@ def sweep(
     point = dict(BASE)
     for k, v in (base or {}).items():
         point[canonical_param(k)] = float(v)
+    for k, v in point.items():  # a base point outside the domain leaves every row undefined
+        problem = domain_problem(k, v) if k != p else None
+        if problem:
+            raise ModelDomainError(f"base point of the {p} sweep: {problem}")
     x = np.asarray(DEFAULT_RANGES[p] if values is None else values, dtype=np.float64)
     if x.ndim != 1 or x.size == 0:
         raise ModelDomainError(f"sweep values for {p} must be a non-empty 1-D sequence")

@@ -442,12 +442,14 @@ class CompiledScenario:
         outdir = Path(outdir)
         try:
             doc = json.loads((outdir / "scenario.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            paths, duration_s, seed = int(doc["paths"]), float(doc["duration_s"]), int(doc["seed"])
+        except (OSError, ValueError, KeyError, TypeError, OverflowError, RecursionError) as exc:
             from .config import ScenarioError
 
-            raise ScenarioError(f"{outdir}: not a compiled scenario directory (scenario.json: {exc})") from exc
-        return cls(outdir, outdir / "rattan.toml", doc["paths"], doc["duration_s"], outdir / "radio.csv",
-                   outdir / "events.csv", outdir / "scenario.json", doc["seed"])
+            raise ScenarioError(f"{outdir}: not a compiled scenario directory "
+                                f"(scenario.json: {type(exc).__name__}: {exc})") from exc
+        return cls(outdir, outdir / "rattan.toml", paths, duration_s, outdir / "radio.csv",
+                   outdir / "events.csv", outdir / "scenario.json", seed)
 
     def trace_file(self, what: str, direction: str, path: int) -> Path:
         return self.outdir / trace_name(what, direction, path)

@@ -74,6 +74,9 @@ def read_trace(path: Path) -> list[tuple[int, object]]:
         return out
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ScenarioError(f"{path}: unreadable trace: {exc}") from exc
+    except (AttributeError, OverflowError, RecursionError) as exc:  # JSON of another shape, e.g. []
+        raise ScenarioError(f"{path}: unreadable trace: not what hsrtcp scenario generate writes "
+                            f"({type(exc).__name__}: {exc})") from exc
 
 
 def rattan_binary() -> str | None:
