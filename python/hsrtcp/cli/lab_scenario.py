@@ -61,8 +61,14 @@ def generate(scenario_file, outdir, seed, duration, start, speed, area, carriers
             raise InputError(f"{scenario_file}: scenario file not found")
         sc = sc_mod.load(scenario_file)
     else:
-        sc = sc_mod.load(sc_mod.from_options(speed_kmh=speed, area=area, duration_s=duration,
-                                             carriers=carriers, seed=seed))
+        try:
+            sc = sc_mod.load(sc_mod.from_options(speed_kmh=speed, area=area, duration_s=duration,
+                                                 carriers=carriers, seed=seed))
+        except ScenarioError as exc:  # a scenario of the options alone: their values are at fault
+            msg = str(exc).removeprefix("<dict>: ")
+            for key, opt in (("speed_kmh", "--speed"), ("area", "--area")):
+                msg = msg.replace(f"[trip] key {key!r}", f"option {opt} ([trip] {key})")
+            raise click.UsageError(msg) from None
     sc = sc.with_overrides(seed=seed, duration_s=duration, start_s=start)
     if handoff_times is not None or handoff_count is not None:
         sc = _fixed_handoffs(sc, handoff_times, handoff_count)

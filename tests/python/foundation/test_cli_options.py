@@ -233,3 +233,20 @@ def test_model_fit_on_inputs_outside_the_domain_says_why_in_the_table_not_in_num
         assert "Warning" not in p.stderr, p.stderr
     notes = pl.read_parquet(tmp_path / "fit" / "model_fit_flows.parquet").sort("flow_id")["notes"].to_list()
     assert "enh_rederived: q = 1e+300 is outside its domain [0, 1)" in notes[0]
+
+
+@pytest.mark.parametrize("args, option", [
+    (["--speed", "nan"], "--speed"),
+    (["--speed", "inf"], "--speed"),
+    (["--speed", "1e308"], "--speed"),
+    (["--speed", "-5"], "--speed"),
+    (["--area", "moon"], "--area"),
+])
+def test_scenario_generate_options_alone_are_usage_errors_naming_them(tmp_path, capsys, args, option):
+    """Without a file the scenario is made of the options: a bad value is theirs (exit 2),
+    not a bad input file called <dict> (exit 3)."""
+    code = main(["scenario", "generate", *args, "-o", str(tmp_path / "sc")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"option {option} " in err and "<dict>" not in err and "Traceback" not in err
+    assert not (tmp_path / "sc").exists()
