@@ -22,7 +22,7 @@ def test_per_flow_kinds_render(pair, tmp_path, capsys, kind, fmt):
     assert main(["plot", kind, str(pair), "--flow", str(server_flow(pair)), "-o", str(out)]) == 0
     assert out.read_bytes()[:5].startswith(MAGIC[fmt])
     assert out.stat().st_size > 5_000
-    assert f"wrote {out}" in capsys.readouterr().out
+    assert f"wrote {out}" in capsys.readouterr().err
     assert not list(tmp_path.glob(".*tmp"))
 
 

@@ -27,7 +27,7 @@ def _embedded(path) -> dict:
 def test_self_contained_and_marks_equal_the_events_table(drops, tmp_path, capsys):
     out = tmp_path / "r.html"
     assert run(["report", drops, "-o", out]) == 0
-    assert "wrote" in capsys.readouterr().out
+    assert "wrote" in capsys.readouterr().err
     text = out.read_text()
     # nothing to fetch: no external script, stylesheet, image or font
     assert not re.search(r"<(script|link|img)[^>]+(src|href)=", text)
