@@ -156,9 +156,20 @@ def measure_client(server, port, flow_type, duration, size, count, gap, cc, mptc
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
-@click.option("--scenario", "-s", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="Scenario TOML (scenarios/) or a Rattan config with [cells].")
-@click.option("--duration", type=float, default=None, help="Override the scenario duration, seconds.")
+@click.option("--scenario", "-s", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="Scenario TOML (scenarios/) or a Rattan config with [cells]; or the inline options below.")
+@click.option("--rate", default=None, metavar="DOWN[/UP]",
+              help="Without -s: a constant rate, e.g. 10Mbps or 10Mbps/2Mbps (default 10Mbps both ways).")
+@click.option("--delay", type=click.FloatRange(0, 10000), default=None, help="Without -s: one-way delay, ms (default 30).")
+@click.option("--loss", type=click.FloatRange(0, 1), default=None,
+              help="Without -s: random loss probability in each direction (default 0).")
+@click.option("--trace", "mm_trace", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="Without -s: a Mahimahi (mm-link) trace as the downlink capacity.")
+@click.option("--handoff-every", type=click.FloatRange(min=0.5), default=None, metavar="SECONDS",
+              help="Without -s: a handoff every N s (outage, loss burst and RTT spike drawn as scenario.md's "
+                   "[handoff] defaults).")
+@click.option("--duration", type=float, default=None,
+              help="Override the scenario duration, seconds (inline: the window, default 60).")
 @click.option("--mptcp", is_flag=True, help="Configure MPTCP endpoints over every path (subflows).")
 @click.option("--sysctl", "sysctls", multiple=True, metavar="KEY=VALUE", help="net.* sysctl in both namespaces.")
 @click.option("--out", "-o", type=click.Path(file_okay=False), default=None,
@@ -168,7 +179,8 @@ def measure_client(server, port, flow_type, duration, size, count, gap, cc, mptc
               help="Run this on the server side instead of the measure server, e.g. --right 'iperf3 -s -1'.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @_lab_errors
-def emulate(scenario, duration, mptcp, sysctls, out, timeout, right_cmd, command) -> None:
+def emulate(scenario, rate, delay, loss, mm_trace, handoff_every, duration, mptcp, sysctls, out, timeout, right_cmd,
+            command) -> None:
     """Run COMMAND on the phone (left) side of an emulated path; the measure server runs on the
     server (right) side and HSRTCP_SERVER=host:port says where. Example:
 
@@ -199,13 +211,21 @@ def emulate(scenario, duration, mptcp, sysctls, out, timeout, right_cmd, command
     def say(text: str) -> None:  # what emulate is doing, on stderr (stdout is COMMAND's)
         click.echo(f"emulate: {text}", err=True)
 
+    inline = {"--rate": rate, "--delay": delay, "--loss": loss, "--trace": mm_trace, "--handoff-every": handoff_every}
+    given = [k for k, v in inline.items() if v is not None]
+    if scenario is not None and given:
+        raise click.UsageError(f"{', '.join(given)} build a path without a scenario file; with -s edit the file")
+    source = scenario if scenario is not None else _inline_scenario(rate, delay, loss, mm_trace, handoff_every,
+                                                                    duration or 60.0)
     t0 = time.monotonic()
-    comp = em.compile_source(scenario, Path(run_dir).resolve() / "scenario", duration)
+    comp = em.compile_source(source, Path(run_dir).resolve() / "scenario", duration)
     if comp.outdir:
         say(f"scenario {comp.name} (seed {comp.seed}) compiled: {comp.paths} path(s), window "
             f"{comp.duration_s:g} s, ground truth in {run_dir}/scenario")
     else:
         say(f"Rattan config {scenario}: {comp.paths} path(s)")
+    if scenario is None:
+        say(f"inline path: {_describe_inline(rate, delay, loss, mm_trace, handoff_every)}")
     for w in comp.warnings:
         click.echo(f"warning: {w}", err=True)
     if comp.paths > 1 and not mptcp:
@@ -240,6 +260,49 @@ def emulate(scenario, duration, mptcp, sysctls, out, timeout, right_cmd, command
         raise LabError("; ".join(outcome.errors))
     if outcome.left_rc:
         sys.exit(outcome.left_rc)
+
+
+def _rates(rate: str | None) -> tuple[float, float]:
+    from hsrtcp.lab import rattan
+
+    if rate is None:
+        return 10e6, 10e6
+    parts = rate.split("/")
+    try:
+        down = rattan.parse_rate(parts[0])
+        up = rattan.parse_rate(parts[1]) if len(parts) == 2 else down
+    except (ValueError, IndexError):
+        raise click.BadParameter(f"{rate!r}: expected DOWN[/UP] rates such as 10Mbps or 10Mbps/2Mbps",
+                                 param_hint="--rate") from None
+    if len(parts) > 2 or down < 1000 or up < 1000:
+        raise click.BadParameter(f"{rate!r}: expected DOWN[/UP], each at least 1kbps", param_hint="--rate")
+    return down, up
+
+
+def _inline_scenario(rate, delay, loss, mm_trace, every, window: float) -> dict:
+    """The scenario of emulate's inline options: one carrier at a constant rate (the signal
+    model held at its peak: no interference, the lowest spectral efficiency reaches it), a
+    fixed one-way delay and loss, optionally a Mahimahi downlink and a handoff every N s."""
+    down, up = _rates(rate)
+    times = [round(every * k, 3) for k in range(1, int(window / every) + 1) if every * k < window] if every else []
+    carrier = {"name": "M", "peak_down_bps": down, "peak_up_bps": up}
+    if mm_trace:
+        carrier["trace_down"] = str(Path(mm_trace).resolve())
+    return {"scenario": {"name": "inline", "duration_s": window},
+            "trip": {"speed_kmh": 300.0},
+            "link": {"base_owd_ms": 30.0 if delay is None else delay, "loss_down": loss or 0.0,
+                     "loss_up": loss or 0.0},
+            "radio": {"load": 0.01, "se_max": 0.1, "se_efficiency": 1.0},
+            "handoff": {"times_s": times} if times else {"count": 0},
+            "carriers": [carrier]}
+
+
+def _describe_inline(rate, delay, loss, mm_trace, every) -> str:
+    down, up = _rates(rate)
+    cap = f"Mahimahi trace {mm_trace} down, {up / 1e6:g} Mbit/s up" if mm_trace else \
+        f"{down / 1e6:g} Mbit/s down, {up / 1e6:g} Mbit/s up"
+    return (f"{cap}, {30.0 if delay is None else delay:g} ms one way, loss {loss or 0:g}, "
+            + (f"a handoff every {every:g} s" if every else "no handoffs"))
 
 
 # --------------------------------------------------------------------------- campaign

@@ -63,3 +63,29 @@ def test_emulate_writes_a_bundle_analyze_reads_with_its_radio_log(tmp_path):
     # a run never writes into a directory that holds something
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
     assert res.returncode == 2 and "exists and is not an empty directory" in res.stderr
+
+
+def test_a_one_line_experiment_with_inline_options(tmp_path):
+    """As `mm-delay 25 mm-link ... -- cmd`: a constant rate, a delay and a handoff every N s
+    around any command, without writing a scenario (before: -s was required)."""
+    run = tmp_path / "run"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    base = [sys.executable, "-m", "hsrtcp", "emulate", "--rate", "8Mbps/2Mbps", "--delay", "25",
+            "--handoff-every", "4", "--duration", "12"]
+    cmd = [*base, "-o", str(run), "--", sys.executable, "-m", "hsrtcp", "measure", "client", "$HSRTCP_SERVER",
+           "--cc", "reno", "--flow", "size", "--size", "1MB"]
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert ("emulate: inline path: 8 Mbit/s down, 2 Mbit/s up, 25 ms one way, loss 0, a handoff every 4 s"
+            in res.stderr)
+    assert bundle.check(run) == []
+    m = json.loads((run / "manifest.json").read_text())
+    assert m["scenario"]["name"] == "inline" and m["scenario"]["duration_s"] == 12
+    ev = pl.read_csv(run / "events.csv")
+    assert ev.filter(pl.col("kind") == "handoff")["t_start"].to_list() == [4.0, 8.0]
+    seg = json.loads((run / "scenario" / "scenario.json").read_text())["params"]
+    assert seg["link"]["base_owd_ms"] == 25
+    assert json.loads((run / "client.json").read_text())[0]["bytes"] == 1_000_000
+    for bad in (["-s", str(run / "scenario" / "rattan.toml")], ["--rate", "fast"]):
+        res = subprocess.run([*base, *bad, "--", "true"], capture_output=True, text=True, env=env, timeout=60)
+        assert res.returncode == 2, res.stderr
