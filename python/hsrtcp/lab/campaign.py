@@ -29,6 +29,11 @@ A campaign file (TOML; paths are relative to the file)::
     [[flows]]
     type = "size"
     size = "2MB"
+    path = 2               # the carrier a single-path flow uses (required when the scenario
+                           # has several; binds the phone address 10.1.<path>.1)
+
+A misspelt key is named with the key it was probably meant to be, and so is a sysctl the
+kernel does not have.
 
 Arms of a paired study (baseline plus one factor at a time, docs/findings.md) are
 ``[[variants]]`` instead of ``ccs``: each names a congestion control and its own knobs, and
@@ -51,7 +56,9 @@ complete blocks.
 Runs go to ``RUNS/<run_id>/`` (``<index>_<scenario>_<cc>_<flow>_r<rep>``), each built in a
 ``RUNS/.partial-<run_id>`` directory and renamed when complete, so an interrupted campaign
 never leaves a half bundle under a final name, and re-running the same campaign skips the
-runs already done. Runs are sequential: one emulator at a time keeps the machine quiet.
+runs already done — only those whose recorded configuration (:mod:`hsrtcp.lab.runconfig`)
+equals the run's; a changed campaign is refused (:class:`ConfigConflict`) unless ``force``.
+Runs are sequential: one emulator at a time keeps the machine quiet.
 """
 
 from __future__ import annotations
