@@ -236,8 +236,13 @@ def test_no_statement_reads_or_writes_outside_the_results(site, data):
     sql = data.draw(aimed_outside(site), label="sql")
     fmt = data.draw(st.sampled_from(["table", "csv", "json"]), label="format")
     code, out, err = run("query", site / "res", sql, "-f", fmt)
-    assert code in (2, 3), (sql, code, out, err)
     assert "Traceback" not in err
     assert SECRET not in out + err and "root:" not in out + err
-    assert out == ""
+    if code == 0:
+        # DESCRIBE only binds: the fixed columns of sniff_csv or glob need no file opened
+        assert sql.lstrip().lower().startswith("describe"), (sql, out, err)
+        assert "canary" not in out and "outside" not in out, out
+    else:
+        assert code in (2, 3), (sql, code, out, err)
+        assert out == ""
     assert listing(site) == before, sql
