@@ -67,7 +67,7 @@ ISSUE = {
     "read_csv /etc/passwd": "select * from read_csv('/etc/passwd', sep = ':')",
     "read_text": "select * from read_text({canary})",
     "glob": "select * from glob({outside_glob})",
-    "glob /root": "select * from glob('/root/*')",
+    "glob /etc": "select * from glob('/etc/*')",
     "copy to": "copy (select * from flows) to {target}",
     "copy into the results": "copy flows to {inside_target}",
     "export database": "export database {target_dir}",
