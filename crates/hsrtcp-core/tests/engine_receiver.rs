@@ -319,8 +319,8 @@ fn new_data_after_a_lost_fast_resend_and_a_timeout_is_not_a_retransmission() {
 }
 
 /// Handshake RTT 50 ms; a spurious copy of 1 answered by a DupACK candidate (same ACK, same
-/// window), and the next data 9.5 ms later: in flight when the DupACK arrived, counted.
-fn spurious_copy_with_a_counted_dupack() -> Tx {
+/// window), and the next data 9.5 ms later.
+fn spurious_copy_with_a_dupack_candidate() -> Tx {
     let mut t = client_side(false, false);
     t.data(100.0, 1, 1000);
     t.ack(100.5, 1001);
@@ -334,19 +334,20 @@ fn spurious_copy_with_a_counted_dupack() -> Tx {
 }
 
 #[test]
-fn dupack_answering_a_repeat_counts_when_the_sender_had_data_in_flight() {
-    // RFC 5681 (a): the phone has nothing beyond its ACK when a spurious copy arrives, but
-    // the next data (sent before the DupACK reached the sender) arrives within half an SRTT.
-    let mut t = spurious_copy_with_a_counted_dupack();
+fn dupack_answering_a_repeat_is_undecided_however_soon_new_data_follows() {
+    // RFC 5681 (a): the phone has nothing beyond its ACK when a spurious copy arrives. New
+    // data 9.5 ms later (a fifth of the SRTT) was sent before the ACK arrived only if the
+    // ACK's way up and the data's way down took more than 9.5 ms together, which the phone
+    // cannot know: one ACK may be fast (issue 30 item 1, live runs: 5 us up against 36-46 us
+    // for its neighbours). Half an SRTT counted such ACKs; both candidates are undecided.
+    let mut t = spurious_copy_with_a_dupack_candidate();
     t.data(300.0, 1001, 1000); // another spurious copy, nothing in flight
     t.ack(300.5, 3001);
-    t.data(400.0, 3001, 1000); // 100 ms later: sent after the ACK arrived
+    t.data(400.0, 3001, 1000); // 100 ms later
     t.ack(400.5, 4001);
     let r = t.run_as("client");
-    assert_eq!(r.flow_u64("dupacks"), Some(1));
-    // the second candidate: the sender may have sent data beyond 3001 that was lost on the
-    // way (the phone cannot see it), so it is not counted but left undecided
-    assert_eq!(r.flow_u64("dupacks_undecided"), Some(1));
+    assert_eq!(r.flow_u64("dupacks"), Some(0));
+    assert_eq!(r.flow_u64("dupacks_undecided"), Some(2));
 }
 
 #[test]
@@ -496,18 +497,16 @@ fn resend_that_overtook_originals_leaves_no_id_missing_after_them() {
 #[test]
 fn dupack_answering_a_repeat_is_undecided_when_data_comes_after_half_an_srtt() {
     // Issue 16, live run r10: the phone answers a spurious copy with nothing beyond its
-    // ACK; the next data arrives 40 ms later, within one SRTT (50 ms) but not within half
-    // of it. Had the ACK's way up taken 45 ms and the data's way down 5 ms, the data was sent
-    // after the ACK arrived (nothing in flight then: no DupACK at the sender); had it taken
-    // 5 ms, before. The phone cannot tell: undecided. Within half an SRTT the data was sent
-    // before the ACK arrived whatever the split (the first candidate). One SRTT counted
-    // r10's 393 DupACKs against 392 sent.
-    let mut t = spurious_copy_with_a_counted_dupack();
+    // ACK; the next data arrives 40 ms later, within one SRTT (50 ms). Had the ACK's way up
+    // taken 45 ms and the data's way down 5 ms, the data was sent after the ACK arrived
+    // (nothing in flight then: no DupACK at the sender); had it taken 5 ms, before. The
+    // phone cannot tell: undecided (one SRTT counted r10's 393 DupACKs against 392 sent).
+    let mut t = spurious_copy_with_a_dupack_candidate();
     t.data(130.0, 1001, 1000); // another spurious copy, no silence before it
     t.ack(130.5, 3001); // candidate
-    t.data(170.5, 3001, 1000); // 40 ms later: between half an SRTT and one
+    t.data(170.5, 3001, 1000); // 40 ms later
     t.ack(171.0, 4001);
     let r = t.run_as("client");
-    assert_eq!(r.flow_u64("dupacks"), Some(1));
-    assert_eq!(r.flow_u64("dupacks_undecided"), Some(1));
+    assert_eq!(r.flow_u64("dupacks"), Some(0));
+    assert_eq!(r.flow_u64("dupacks_undecided"), Some(2));
 }

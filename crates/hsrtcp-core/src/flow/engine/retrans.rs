@@ -165,13 +165,14 @@ pub struct Stream {
     rx_orig: Option<(u16, i64, Nanos)>,
     rx_first_retx: Option<u16>,
     rx_seen_after: u16,
+    /// Receiver side: segments counted as re-sends of unseen originals since that original
+    /// (each missing ID pays for one, whatever the segments' sizes).
+    rx_unseen_counted: u16,
     /// Receiver side: the highest IP ID of any data seen (a reordered packet may arrive
     /// before the originals with lower IDs: its ID is then not missing after them).
     rx_id_high: Option<u16>,
-    /// Receiver side: arrival of the latest data segment, and whether the latest repeat
-    /// arrived after a silence of the RTO scale (a timeout re-send; see `rx_pending_dup`).
+    /// Receiver side: arrival of the latest data segment.
     rx_last_data: Nanos,
-    rx_timeout_repeat: bool,
     /// Receiver side: arrival of the first data after a silence of the RTO scale since the
     /// newest original (a timeout's go-back-N burst begins).
     rx_burst: Option<Nanos>,
@@ -181,11 +182,14 @@ pub struct Stream {
     /// Receiver side: when the phone last sent an ACK that makes a Reno sender re-send (the
     /// third DupACK since an advance, or an advance with data beyond it: a partial ACK).
     rx_trigger_ts: Nanos,
+    /// Receiver side: the ACK number of that ACK, and when the phone last sent such an ACK
+    /// for another ACK number (the sender may have re-sent those older bytes too).
+    rx_trigger_ack: i64,
+    rx_other_trigger_ts: Nanos,
     /// Receiver side: pure ACKs repeating the ACK number and window with nothing seen
-    /// beyond it (count, first send time, whether they answer a timeout re-send), waiting
-    /// for the next data to tell whether the sender had data outstanding (RFC 5681 DupACK
-    /// condition (a)).
-    rx_pending_dup: (u32, Nanos, bool),
+    /// beyond it (count, first send time), waiting for the next data to tell whether the
+    /// sender had data outstanding (RFC 5681 DupACK condition (a)).
+    rx_pending_dup: (u32, Nanos),
     pub win: WindowStats,
     pub bins: Bins,
     pub c: Counts,
@@ -256,16 +260,12 @@ impl Stream {
             return;
         }
         let merge = x.near_sender != Some(true);
-        let silent = if x.near_sender == Some(false) {
-            let quiet = ts - self.rx_last_data >= Self::rto_threshold(x.rtt);
-            self.rx_last_data = ts;
-            if quiet {
+        if x.near_sender == Some(false) {
+            if ts - self.rx_last_data >= Self::rto_threshold(x.rtt) {
                 self.rx_burst = Some(ts);
             }
-            quiet
-        } else {
-            false
-        };
+            self.rx_last_data = ts;
+        }
         // duplicates of one timeout come back within about one RTO scale (go-back-N, paced
         // re-sends of what the timeout marked lost); after a longer pause the receiver-side
         // spurious episode is over
@@ -300,7 +300,7 @@ impl Stream {
         if let Overlap::New { .. } = kind {
             if x.near_sender == Some(false) {
                 let resent = self.unseen_original(x, s, e, ts, ip_id);
-                self.settle_pending_dupacks(x, ts, resent);
+                self.settle_pending_dupacks(x, resent);
                 if resent {
                     self.nxt = e;
                     let prior = Prior { first_ts: ts, last_ts: ts, ..Default::default() };
@@ -335,7 +335,6 @@ impl Stream {
             self.nxt = e;
         }
         if x.near_sender == Some(false) {
-            self.rx_timeout_repeat = silent && kind == Overlap::Repeat;
             if let Some(id) = ip_id {
                 if self.rx_id_high.is_none_or(|h| (id.wrapping_sub(h) as i16) > 0) {
                     self.rx_id_high = Some(id);
@@ -435,10 +434,29 @@ impl Stream {
             let in_burst = |st: &Self, t_b: Nanos| {
                 !st.rx_closed_since && ts - t_b < thr && t_b - t_o >= thr && s == st.nxt
             };
-            let missing = match (self.rx_first_retx, self.rx_burst) {
-                // fast recovery right after P: the IDs missing before the first re-send
+            // (IDs missing, segments already counted against them)
+            let (missing, paid) = match (self.rx_first_retx, self.rx_burst) {
+                // fast recovery right after P: the IDs missing before the first re-send, each
+                // paying for one segment (a short re-send left room for new data within
+                // `missing` segments of P: a live run counted 174 against 173). Only when the
+                // phone's ACKs since two SRTTs before P asked for one hole only: DupACKs for
+                // older bytes may have made the sender re-send those too, and that lost re-send
+                // is then the missing ID (a live run: DupACKs for 2979781, then the hole
+                // 2981241; ID 6122, lost, re-sent 2979781; 65 counted against 64): undecided
                 (Some(f), _) if ts - t_o < thr && (id.wrapping_sub(f) as i16) > 0 => {
-                    (f.wrapping_sub(o) as i16) as i64 - 1
+                    let m = (f.wrapping_sub(o) as i16) as i64 - 1 - self.rx_unseen_counted as i64;
+                    let one_hole = x.rtt.est.srtt.is_some_and(|r| self.rx_other_trigger_ts < t_o - 2 * r);
+                    if !one_hole {
+                        if m >= 1 && s == self.nxt && self.ack_seen && self.una >= self.nxt && s < end + (m + self.rx_unseen_counted as i64) * self.max_payload as i64 {
+                            self.c.undecided += 1;
+                            self.rx_unseen_counted = self.rx_unseen_counted.saturating_add(1);
+                            self.rx_seen_after = self.rx_seen_after.saturating_add(1);
+                            return false;
+                        }
+                        (0, 0)
+                    } else {
+                        ((f.wrapping_sub(o) as i16) as i64 - 1, self.rx_unseen_counted as i64)
+                    }
                 }
                 // the go-back-N burst of a timeout: every ID after P never seen is an
                 // original of the data after P unless it was a lost re-send; a Reno sender
@@ -451,7 +469,7 @@ impl Stream {
                         && x.rtt.est.rto().is_some_and(|r| t_b - t_o < 2 * r)
                         && x.rtt.est.srtt.is_some_and(|r| self.rx_trigger_ts < t_o - 2 * r) =>
                 {
-                    (id.wrapping_sub(o) as i16) as i64 - 1 - self.rx_seen_after as i64
+                    ((id.wrapping_sub(o) as i16) as i64 - 1 - self.rx_seen_after as i64, 0)
                 }
                 // the same burst after an ACK that may have made the sender re-send: each
                 // missing ID may have been that lost re-send or an original of the data
@@ -469,17 +487,18 @@ impl Stream {
                         self.rx_seen_after = self.rx_seen_after.saturating_add(1);
                         return false;
                     }
-                    0
+                    (0, 0)
                 }
-                _ => 0,
+                _ => (0, 0),
             };
-            if missing >= 1
+            if missing - paid >= 1
                 && s == self.nxt
                 && self.ack_seen
                 && self.una >= self.nxt
                 && s < end + missing * self.max_payload as i64
             {
                 self.rx_seen_after = self.rx_seen_after.saturating_add(1);
+                self.rx_unseen_counted = self.rx_unseen_counted.saturating_add(1);
                 return true;
             }
         }
@@ -492,26 +511,36 @@ impl Stream {
         self.rx_orig = Some((floor, e, ts));
         self.rx_first_retx = None;
         self.rx_seen_after = 0;
+        self.rx_unseen_counted = 0;
         self.rx_burst = None;
         self.rx_closed_since = false;
         false
     }
 
+    /// Receiver side: the phone sent an ACK (number `a`) that can make a Reno sender re-send.
+    fn rx_trigger(&mut self, a: i64, ts: Nanos) {
+        if a != self.rx_trigger_ack {
+            self.rx_other_trigger_ts = self.rx_trigger_ts;
+            self.rx_trigger_ack = a;
+        }
+        self.rx_trigger_ts = ts;
+    }
+
     /// Receiver side: decide the pending DupACK candidates when data beyond their ACK number
-    /// arrives. The sender had it outstanding when the ACKs reached it if it arrives within
-    /// half an SRTT of the first of them (it was sent before they arrived) or was a re-send.
-    fn settle_pending_dupacks(&mut self, x: &Ctx, ts: Nanos, resent: bool) {
-        let (n, t0, after_timeout) = self.rx_pending_dup;
+    /// arrives. They were DupACKs if that data was sent before they reached the sender,
+    /// which the phone knows only when it is a re-send (its original went out before).
+    /// How soon new data arrives proves nothing: it was sent before the ACK arrived iff it
+    /// arrived sooner than that ACK's way up plus its own way down, and one ACK may be
+    /// fast (live runs: an ACK 5 us up against 36-46 us for its neighbours, the next data
+    /// 31 us after it; a lost ACK, the data 26 us after it, sent after the ACK sent just
+    /// before it arrived). The rule of half an SRTT counted both (issue 30 item 1).
+    fn settle_pending_dupacks(&mut self, x: &Ctx, resent: bool) {
+        let (n, t0) = self.rx_pending_dup;
         if n == 0 {
             return;
         }
-        self.rx_pending_dup = (0, 0, false);
-        // After a timeout re-send the sender has only that segment in flight (cwnd 1): data
-        // it sends beyond the ACK number before the ACK arrives can only be re-sends of
-        // data sent before the timeout.
-        // within half an SRTT the data was sent before the ACK arrived whatever the one-way
-        // delays (live run r10: within one SRTT counted one ACK too many); later, undecided
-        if resent || (!after_timeout && x.rtt.est.srtt.is_some_and(|r| 2 * (ts - t0) <= r)) {
+        self.rx_pending_dup = (0, 0);
+        if resent {
             self.c.dupacks += n as u64;
             self.dupacks_since_advance += n;
             self.bins.at(x.first_ts, t0).dupacks += n;
@@ -973,7 +1002,7 @@ impl Stream {
             }
             self.store.prune_below(a);
             if self.nxt > a && x.near_sender == Some(false) {
-                self.rx_trigger_ts = ts; // a partial ACK
+                self.rx_trigger(a, ts); // a partial ACK
             }
             self.dupacks_since_advance = 0;
             self.last_advance_ts = ts;
@@ -991,21 +1020,17 @@ impl Stream {
                 if x.near_sender == Some(false) {
                     // any DupACK may be the one that makes the sender re-send: ACKs before it
                     // may be lost, and Linux raises the threshold after reordering
-                    self.rx_trigger_ts = ts;
+                    self.rx_trigger(a, ts);
                 }
                 self.last_dupack_ts = Some(ts);
                 self.bins.at(x.first_ts, ts).dupacks += 1;
             } else if x.near_sender == Some(false) && !self.win.probing() {
-                self.rx_trigger_ts = ts; // a DupACK if the sender had data outstanding
+                self.rx_trigger(a, ts); // a DupACK if the sender had data outstanding
                 // the phone saw nothing beyond its ACK (answering a repeat): whether the
                 // sender had data outstanding shows with the next data (not for the answers
                 // to window probes: a Linux sender probes only with nothing in flight)
-                let (n, t0, after_timeout) = self.rx_pending_dup;
-                self.rx_pending_dup = if n == 0 {
-                    (1, ts, self.rx_timeout_repeat)
-                } else {
-                    (n + 1, t0, after_timeout)
-                };
+                let (n, t0) = self.rx_pending_dup;
+                self.rx_pending_dup = if n == 0 { (1, ts) } else { (n + 1, t0) };
             }
         }
         self.last_ack_ts = ts;
