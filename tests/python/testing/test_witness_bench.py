@@ -23,6 +23,11 @@ def _run(tmp_path, *args):
     return json.loads(out.read_text()), p.stdout
 
 
+def _recorded(path) -> str:
+    """A path as the committed results record it: relative to the repository when inside it."""
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+
+
 def test_single_capture_results(tmp_path):
     cap = DATA / "drops_cubic.server.pcap"
     res, text = _run(tmp_path, "--capture", str(cap))
@@ -30,7 +35,7 @@ def test_single_capture_results(tmp_path):
     for tool in ("tcptrace", "tshark"):
         t = res["tools"][tool]
         assert t["ok"] and t["max_rss_bytes"] > 0 and t["packets_per_s"] > 0, t
-        assert str(cap) in t["commands"][0]
+        assert _recorded(cap) in t["commands"][0]
     h = res["tools"]["hsrtcp"]
     # hsrtcp may not be built; then its failure is reported, not hidden, and no ratio is made up
     assert ("hsrtcp_over_tcptrace_speed" in res["ratios"]) == bool(h.get("ok"))
@@ -42,7 +47,8 @@ def test_single_capture_results(tmp_path):
 def test_pair_mode_wires_client_and_server(tmp_path):
     srv, cli = DATA / "drops_cubic.server.pcap", DATA / "drops_cubic.client.pcap"
     res, _ = _run(tmp_path, "--pair", "--client", str(cli), "--server", str(srv), "--skip", "tshark")
-    assert res["mode"] == "pair" and res["files"] == [str(cli), str(srv)]
+    cli, srv = _recorded(cli), _recorded(srv)
+    assert res["mode"] == "pair" and res["files"] == [cli, srv]
     assert res["packets"] == sum(1 for _ in pcapio.read_records(cli)) + sum(1 for _ in pcapio.read_records(srv))
     assert len(res["tools"]["tcptrace"]["commands"]) == 2
     if "commands" in res["tools"]["hsrtcp"]:
