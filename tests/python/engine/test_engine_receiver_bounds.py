@@ -43,4 +43,4 @@ def test_truth_inside_the_receivers_bounds(name):
     assert r <= rt <= r + ru, (rt, r, ru)
     assert d <= dhi and dlo <= d + du, (dlo, dhi, d, du)
     # narrow, as on fresh runs
-    assert ru <= max(3, 0.15 * rt) and du <= max(3, 0.1 * dlo)
+    assert ru <= max(3, 0.15 * rt) and du <= max(3, 0.15 * dlo)
