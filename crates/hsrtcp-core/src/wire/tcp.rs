@@ -51,6 +51,7 @@ pub(super) fn decode_into(t: &[u8], ip: IpInfo, ts: Nanos, out: &mut MaybeUninit
         options,
         // Trailing link padding makes `t` longer, never shorter, than the segment.
         payload_truncated: t.len() < ip.l4_len,
+        outer: 0,
     });
     Ok(())
 }
