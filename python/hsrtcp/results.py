@@ -47,7 +47,7 @@ from hsrtcp.errors import InputError
 #: docs/formats page. Adding columns keeps a version; removing, renaming or retyping one
 #: raises it (and the reader must learn to upgrade or refuse the older one).
 VERSIONS: dict[str, int] = {
-    "flows": 2, "events": 1, "rtt": 1, "series": 2, "captures": 2,
+    "flows": 3, "events": 1, "rtt": 1, "series": 2, "captures": 3,
     "mptcp": 1, "mptcp_subflows": 1, "mptcp_series": 1, "pair_stats": 4,
     "radio": 1, "context": 1, "handoffs": 1, "suspensions": 1, "labels": 1, "coverage": 1,
     "mptcp_instances": 1, "mptcp_paths": 1, "mptcp_kt": 1, "mptcp_rates": 1,
