@@ -425,6 +425,7 @@ impl FlowTable {
                     }
                 };
                 self.slots.insert(key, i);
+                self.tunnels.forget_slot(i);
                 self.remember(key, i);
                 if self.open_state_bytes() > self.budget {
                     self.evict_idle();
@@ -432,9 +433,9 @@ impl FlowTable {
                 (i, self.last.expect("just remembered").dir(from_lo))
             }
         };
-        if seg.outer != 0 {
+        if seg.outer != 0 && !self.tunnels.seen(i, dir.idx(), seg.outer) {
             let id = self.conns[i].as_ref().expect("slot is live").flow_id();
-            self.tunnels.note(id, dir.idx(), seg.outer);
+            self.tunnels.note(i, id, dir.idx(), seg.outer);
         }
         if !matches!(self.conns[i], Some(Open::Full(_))) && self.embryo_keeps(i, seg, dir) {
             self.sweep_now_and_then();

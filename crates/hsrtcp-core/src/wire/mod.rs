@@ -246,14 +246,14 @@ fn decode_packet_into(
 ) -> Result<(), Stop> {
     let (off, net) = match link::locate(linktype, data) {
         Ok(x) => x,
-        Err(Stop::NotTcp) => return tunnel::decode_slow(linktype, data, orig_len, ts, out, outers),
+        Err(Stop::NotTcp) => return tunnel::decode_slow(linktype, data, orig_len, ts, out, outers, None),
         Err(e) => return Err(e),
     };
     // Bytes of the network layer on the wire (a frame can't be shorter than what was captured).
     let wire_l3 = (orig_len as usize).max(data.len()) - off;
     let ip = match ip::locate(net, &data[off..], wire_l3) {
         Ok(ip) => ip,
-        Err(Stop::NotTcp) => return tunnel::decode_slow(linktype, data, orig_len, ts, out, outers),
+        Err(Stop::NotTcp) => return tunnel::decode_slow(linktype, data, orig_len, ts, out, outers, Some((off, net))),
         Err(e) => return Err(e),
     };
     tcp::decode_into(&data[off + ip.l4_off..], ip, ts, out)

@@ -109,32 +109,111 @@ impl Encap {
     }
 }
 
-/// The encapsulation of one packet: what is kept of it per flow.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// The encapsulation of one packet: what is kept of it per flow. Plain bytes and integers
+/// without padding (`repr(C)`, 72 bytes), so that the registry compares a packet's with the
+/// previous one's as nine words (the per-packet cost of a tunneled capture).
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(8))]
 pub struct Outer {
     /// [`Encap`] codes, outermost first; 0 after the last.
     chain: [u8; MAX_DEPTH],
-    /// Source and destination of the IP header around the innermost IP-based tunnel.
-    pub src: Option<IpAddr>,
-    pub dst: Option<IpAddr>,
-    /// Identifier of the innermost tunnel that has one: GTP-U TEID, VXLAN/Geneve VNI, GRE
-    /// key (PPTP: call id), ERSPAN session id, PPPoE session id.
-    pub id: Option<u32>,
-    labels: [u32; MAX_LABELS],
+    /// Source then destination of the IP header around the innermost IP-based tunnel (an
+    /// IPv4 address in the first 4 bytes of each half); `family` says which (0: none).
+    addrs: [u8; 32],
+    family: u8,
+    depth: u8,
     /// MPLS label stack entries passed (the first [`MAX_LABELS`] are kept).
     pub label_count: u8,
     /// A link-layer encapsulation found the chain full (the decoder then stops).
-    too_deep: bool,
+    too_deep: u8,
+    /// The identifier (see [`Outer::id`]) and whether there is one.
+    id: u32,
+    labels: [u32; MAX_LABELS],
+    has_id: u8,
+    _pad: [u8; 7],
+}
+
+const OUTER_WORDS: usize = 9;
+const _: () = assert!(std::mem::size_of::<Outer>() == OUTER_WORDS * 8);
+
+impl Outer {
+    #[inline]
+    fn words(&self) -> &[u64; OUTER_WORDS] {
+        // SAFETY: repr(C), align 8, 72 bytes of integer fields and explicit padding (no
+        // implicit padding: the sizes add up to 72, asserted above), all initialised.
+        unsafe { &*(self as *const Outer as *const [u64; OUTER_WORDS]) }
+    }
+}
+
+impl PartialEq for Outer {
+    #[inline]
+    fn eq(&self, other: &Outer) -> bool {
+        // (branch-free over the nine words: a slice comparison calls memcmp)
+        let (a, b) = (self.words(), other.words());
+        (0..OUTER_WORDS).fold(0, |acc, i| acc | (a[i] ^ b[i])) == 0
+    }
+}
+
+impl Eq for Outer {}
+
+impl std::hash::Hash for Outer {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.words().hash(h)
+    }
 }
 
 impl Outer {
+    /// Identifier of the innermost tunnel that has one: GTP-U TEID, VXLAN/Geneve VNI, GRE
+    /// key (PPTP: call id), ERSPAN session id, PPPoE session id.
+    pub fn id(&self) -> Option<u32> {
+        (self.has_id != 0).then_some(self.id)
+    }
+
+    #[inline]
+    fn set_id(&mut self, id: u32) {
+        self.id = id;
+        self.has_id = 1;
+    }
+
     /// The encapsulations, outermost first.
     pub fn chain(&self) -> impl Iterator<Item = Encap> + '_ {
         self.chain.iter().map_while(|&c| Encap::from_code(c))
     }
 
     pub fn depth(&self) -> usize {
-        self.chain.iter().take_while(|&&c| c != 0).count()
+        self.depth as usize
+    }
+
+    /// Source of the IP header around the innermost IP-based tunnel.
+    pub fn src(&self) -> Option<IpAddr> {
+        self.addr(0)
+    }
+
+    /// Its destination.
+    pub fn dst(&self) -> Option<IpAddr> {
+        self.addr(16)
+    }
+
+    fn addr(&self, at: usize) -> Option<IpAddr> {
+        let a = &self.addrs[at..at + 16];
+        match self.family {
+            4 => Some(IpAddr::V4(Ipv4Addr::new(a[0], a[1], a[2], a[3]))),
+            6 => Some(IpAddr::V6(Ipv6Addr::from(<[u8; 16]>::try_from(a).expect("16 bytes")))),
+            _ => None,
+        }
+    }
+
+    /// Record the addresses of an IP header (`d`: the header, version 4 or 6, checked).
+    fn set_addrs(&mut self, d: &[u8]) {
+        self.addrs = [0; 32];
+        if d[0] >> 4 == 4 {
+            self.family = 4;
+            self.addrs[..4].copy_from_slice(&d[12..16]);
+            self.addrs[16..20].copy_from_slice(&d[16..20]);
+        } else {
+            self.family = 6;
+            self.addrs.copy_from_slice(&d[8..40]);
+        }
     }
 
     /// `gtpu`, `mpls/gre/erspan`, ...: the chain's names joined by `/`.
@@ -159,14 +238,14 @@ impl Outer {
         Some(s.join("/"))
     }
 
+    #[inline]
     fn push(&mut self, e: Encap) -> Result<(), Stop> {
-        match self.chain.iter_mut().find(|c| **c == 0) {
-            Some(slot) => {
-                *slot = e as u8;
-                Ok(())
-            }
-            None => Err(mal(MalformedReason::TunnelTooDeep)),
-        }
+        let Some(slot) = self.chain.get_mut(self.depth as usize) else {
+            return Err(mal(MalformedReason::TunnelTooDeep));
+        };
+        *slot = e as u8;
+        self.depth += 1;
+        Ok(())
     }
 }
 
@@ -176,7 +255,7 @@ impl LinkRec for Outer {
     fn mpls(&mut self, entry: u32) {
         // One chain entry per stack (a stack ends at its bottom-of-stack bit).
         if self.chain().last() != Some(Encap::Mpls) || self.label_count == 0 {
-            self.too_deep |= self.push(Encap::Mpls).is_err();
+            self.too_deep |= self.push(Encap::Mpls).is_err() as u8;
         }
         if (self.label_count as usize) < MAX_LABELS {
             self.labels[self.label_count as usize] = entry >> 12;
@@ -185,8 +264,8 @@ impl LinkRec for Outer {
     }
 
     fn pppoe(&mut self, session: u16) {
-        self.too_deep |= self.push(Encap::Pppoe).is_err();
-        self.id = Some(session as u32);
+        self.too_deep |= self.push(Encap::Pppoe).is_err() as u8;
+        self.set_id(session as u32);
     }
 }
 
@@ -218,7 +297,9 @@ impl OuterTable {
 #[derive(Debug, Default)]
 pub struct Outers {
     ids: FxHashMap<Outer, u32>,
-    last: Option<(Outer, u32)>,
+    /// The last packet's encapsulation and id (0: none yet).
+    last: Outer,
+    last_id: u32,
     table: Option<OuterTable>,
     /// TCP segments decoded from inside an encapsulation.
     pub packets: u64,
@@ -233,21 +314,25 @@ impl Outers {
 
     /// The [`Outer`] registered last.
     pub fn last(&self) -> Option<Outer> {
-        self.last.map(|(o, _)| o)
+        (self.last_id != 0).then_some(self.last)
     }
 
+    #[inline]
     fn intern(&mut self, o: &Outer) -> u32 {
         self.packets += 1;
+        // Consecutive packets mostly share a tunnel: one comparison instead of a hash.
+        if self.last_id != 0 && self.last == *o {
+            return self.last_id;
+        }
+        self.intern_new(o)
+    }
+
+    #[inline(never)]
+    fn intern_new(&mut self, o: &Outer) -> u32 {
         let Some(table) = &self.table else {
-            self.last = Some((*o, 1));
+            (self.last, self.last_id) = (*o, 1);
             return 1;
         };
-        // Consecutive packets mostly share a tunnel: one comparison instead of a hash.
-        if let Some((last, id)) = &self.last {
-            if last == o {
-                return *id;
-            }
-        }
         let id = match self.ids.get(o) {
             Some(&id) => id,
             None if self.ids.len() >= MAX_OUTERS => {
@@ -262,7 +347,7 @@ impl Outers {
                 id
             }
         };
-        self.last = Some((*o, id));
+        (self.last, self.last_id) = (*o, id);
         id
     }
 }
@@ -298,6 +383,8 @@ enum Next {
 /// Decode a frame the hot path found not to be plain TCP: open its encapsulations, decode
 /// the TCP packet inside, and register how it was encapsulated. Writes `out` exactly when
 /// it returns `Ok`, like the hot path.
+/// `plain`: where the hot path found an IP header that is not TCP's (it has passed the
+/// link layer without recording anything), or `None` when it stopped at the link layer.
 #[cold]
 #[inline(never)]
 pub(super) fn decode_slow(
@@ -307,12 +394,27 @@ pub(super) fn decode_slow(
     ts: Nanos,
     out: &mut MaybeUninit<Segment>,
     outers: &mut Outers,
+    plain: Option<(usize, Net)>,
 ) -> Result<(), Stop> {
     let mut o = Outer::default();
     // Where the current layer's packet ends on the wire (it may go on beyond the capture).
     let mut end = (orig_len as usize).max(data.len());
-    let (off, net) = link::locate_rec(linktype, data, &mut o)?;
+    let (off, net) = match plain {
+        Some(x) => x,
+        None => link::locate_rec(linktype, data, &mut o)?,
+    };
     let mut next = Next::Ip(off, net);
+    // The hot path's IP header is known not to be TCP: straight to its tunnel.
+    let mut known_not_tcp = plain.is_some();
+    // The operator's common case first, in a straight line: IPv4 / UDP 2152 / GTP-U G-PDU
+    // without optional fields / IP (what the loop below would find, at a third of its cost).
+    if plain.is_some() {
+        if let Some((inner, inner_end)) = gtpu_v4_plain(data, off, end, &mut o) {
+            next = Next::Ip(inner, Net::Sniff);
+            end = inner_end;
+            known_not_tcp = false;
+        }
+    }
     // Every round moves on by a header at least (offsets only grow): it ends within the frame.
     loop {
         let (off, net) = match next {
@@ -324,7 +426,7 @@ pub(super) fn decode_slow(
                 link::ppp(data, off, &mut o)?
             }
         };
-        if o.too_deep {
+        if o.too_deep != 0 {
             return Err(mal(MalformedReason::TunnelTooDeep));
         }
         if off > data.len() || off >= end {
@@ -345,19 +447,22 @@ pub(super) fn decode_slow(
             },
             n => n,
         };
-        match ip::locate(net, d, end - off) {
-            Ok(ip) => {
-                tcp::decode_into(&d[ip.l4_off..], ip, ts, out)?;
-                if o.depth() > 0 {
-                    let id = outers.intern(&o);
-                    // SAFETY: decode_into returned Ok, so it wrote the segment.
-                    unsafe { (*out.as_mut_ptr()).outer = id };
+        if !known_not_tcp {
+            match ip::locate(net, d, end - off) {
+                Ok(ip) => {
+                    tcp::decode_into(&d[ip.l4_off..], ip, ts, out)?;
+                    if o.depth > 0 {
+                        let id = outers.intern(&o);
+                        // SAFETY: decode_into returned Ok, so it wrote the segment.
+                        unsafe { (*out.as_mut_ptr()).outer = id };
+                    }
+                    return Ok(());
                 }
-                return Ok(());
+                Err(Stop::NotTcp) => {}
+                Err(e) => return Err(e),
             }
-            Err(Stop::NotTcp) => {}
-            Err(e) => return Err(e),
         }
+        known_not_tcp = false;
         let (n, inner_end) = match open_ip(d, end - off, &mut o)? {
             Some((n, e)) => (n, e),
             None => return Err(Stop::NotTcp),
@@ -377,6 +482,32 @@ fn shift(by: usize, (off, net): (usize, Net)) -> (usize, Net) {
     (off + by, net)
 }
 
+/// IPv4 (no options, not a fragment, lengths consistent) / UDP port 2152 / GTP-U v1 G-PDU
+/// without optional fields / an IPv4 or IPv6 packet, at `off`: record it in `o` and return
+/// where the inner packet starts and ends. `None`: anything else (the general decoder
+/// judges it, malformed or not).
+#[inline]
+fn gtpu_v4_plain(data: &[u8], off: usize, end: usize, o: &mut Outer) -> Option<(usize, usize)> {
+    let d = data.get(off..off + 20 + 8 + 8 + 1)?;
+    let total = be16(d, 2) as usize;
+    // version 4 and IHL 5, UDP, no fragment offset or MF, GTP flags 0x30 and type 255.
+    if d[0] != 0x45 || d[9] != 17 || be16(d, 6) & 0x3fff != 0 || (d[28], d[29]) != (0x30, 0xff) {
+        return None;
+    }
+    let (sport, dport, udp_len, gtp_len) = (be16(d, 20), be16(d, 22), be16(d, 24) as usize, be16(d, 30) as usize);
+    if (sport != GTPU_PORT && dport != GTPU_PORT) || !matches!(d[36] >> 4, 4 | 6) {
+        return None;
+    }
+    if total < 28 || off + total > end || udp_len < 16 || udp_len > total - 20 || gtp_len + 8 > udp_len - 8 {
+        return None;
+    }
+    o.chain[0] = Encap::Gtpu as u8;
+    o.depth = 1;
+    o.set_addrs(d);
+    o.set_id(be32(d, 32));
+    Some((off + 36, off + 36 + gtp_len))
+}
+
 /// The IP header at the start of `d` (a packet of `wire` bytes on the wire) that is not
 /// TCP: if it carries a tunnel this decoder opens, record it in `o` and say where the inner
 /// layer starts and where the tunnel's payload ends (offsets from `d`'s start).
@@ -384,10 +515,7 @@ fn open_ip(d: &[u8], wire: usize, o: &mut Outer) -> Result<Option<(Next, usize)>
     let Some(h) = outer_ip(d, wire)? else { return Ok(None) };
     let v4 = d[0] >> 4 == 4;
     let p = h.payload;
-    let set_addrs = |o: &mut Outer| {
-        o.src = Some(h.src);
-        o.dst = Some(h.dst);
-    };
+    let set_addrs = |o: &mut Outer| o.set_addrs(d);
     match h.proto {
         4 | 41 => {
             let (e, net) = match (v4, h.proto) {
@@ -445,11 +573,9 @@ fn open_ip(d: &[u8], wire: usize, o: &mut Outer) -> Result<Option<(Next, usize)>
     }
 }
 
-/// An IP header that is not TCP's: protocol, addresses, payload offset and end.
+/// An IP header that is not TCP's: protocol, payload offset and end.
 struct OuterIp {
     proto: u8,
-    src: IpAddr,
-    dst: IpAddr,
     payload: usize,
     /// Where the packet ends (offset from its start; beyond the capture when cut, and
     /// unbounded for a first fragment, whose payload goes on in the next fragments).
@@ -488,8 +614,6 @@ fn outer_ip(d: &[u8], wire: usize) -> Result<Option<OuterIp>, Stop> {
             let more_fragments = frag & 0x2000 != 0;
             Ok(Some(OuterIp {
                 proto: d[9],
-                src: IpAddr::V4(Ipv4Addr::new(d[12], d[13], d[14], d[15])),
-                dst: IpAddr::V4(Ipv4Addr::new(d[16], d[17], d[18], d[19])),
                 payload: ihl,
                 end: if more_fragments { usize::MAX / 2 } else { total },
             }))
@@ -538,12 +662,8 @@ fn outer_ip(d: &[u8], wire: usize) -> Result<Option<OuterIp>, Stop> {
             if p - 40 > plen {
                 return Err(mal(MalformedReason::IpTotalLenTooSmall));
             }
-            let a: [u8; 16] = d[8..24].try_into().expect("16 bytes");
-            let b: [u8; 16] = d[24..40].try_into().expect("16 bytes");
             Ok(Some(OuterIp {
                 proto: next,
-                src: IpAddr::V6(Ipv6Addr::from(a)),
-                dst: IpAddr::V6(Ipv6Addr::from(b)),
                 payload: p,
                 end: if more_fragments { usize::MAX / 2 } else { 40 + plen },
             }))
@@ -593,6 +713,12 @@ fn gre(d: &[u8], g: usize, end: usize, o: &mut Outer) -> Result<Option<(Next, us
         0x6558 => Next::Eth(h),
         0x8847 | 0x8848 => Next::Mpls(h),
         0x880B => Next::Ppp(h),
+        // WCCP redirection (a web cache's GRE): version 2 puts a 4-byte redirect header
+        // before the IPv4 packet, version 1 none (told apart by the IP version nibble).
+        0x883E => match d.get(h).map(|b| b >> 4) {
+            Some(4) | None => Next::Ip(h, Net::V4),
+            _ => Next::Ip(h + 4, Net::V4),
+        },
         // ERSPAN type II (with the sequence number) or type I (without, no header).
         0x88BE => {
             o.push(Encap::Gre)?;
@@ -606,7 +732,7 @@ fn gre(d: &[u8], g: usize, end: usize, o: &mut Outer) -> Result<Option<(Next, us
             if d[h] >> 4 != 1 {
                 return Err(mal(MalformedReason::ErspanBadHeader));
             }
-            o.id = Some((be16(d, h + 2) & 0x3ff) as u32);
+            o.set_id((be16(d, h + 2) & 0x3ff) as u32);
             return Ok(Some((Next::Eth(h + 8), end)));
         }
         // ERSPAN type III: 12 bytes, 8 more with the platform-specific subheader (O bit).
@@ -619,7 +745,7 @@ fn gre(d: &[u8], g: usize, end: usize, o: &mut Outer) -> Result<Option<(Next, us
             if d[h] >> 4 != 2 {
                 return Err(mal(MalformedReason::ErspanBadHeader));
             }
-            o.id = Some((be16(d, h + 2) & 0x3ff) as u32);
+            o.set_id((be16(d, h + 2) & 0x3ff) as u32);
             let l = if d[h + 11] & 1 != 0 { 20 } else { 12 };
             if d.len() < h + l {
                 return Err(mal(MalformedReason::ErspanTruncated));
@@ -630,7 +756,7 @@ fn gre(d: &[u8], g: usize, end: usize, o: &mut Outer) -> Result<Option<(Next, us
     };
     o.push(Encap::Gre)?;
     if let Some(at) = key_at {
-        o.id = Some(if flags & 7 == 1 { be16(d, at + 2) as u32 } else { be32(d, at) });
+        o.set_id(if flags & 7 == 1 { be16(d, at + 2) as u32 } else { be32(d, at) });
     }
     Ok(Some((next, end)))
 }
@@ -683,7 +809,7 @@ fn gtpu(d: &[u8], g: usize, end: usize, o: &mut Outer) -> Result<Option<(Next, u
         return Ok(None);
     }
     o.push(Encap::Gtpu)?;
-    o.id = Some(teid);
+    o.set_id(teid);
     Ok(Some((Next::Ip(p, Net::Sniff), (g + 8 + len).min(end))))
 }
 
@@ -697,7 +823,7 @@ fn vxlan(d: &[u8], v: usize, end: usize, o: &mut Outer) -> Result<Option<(Next, 
         return Err(mal(MalformedReason::VxlanBadHeader));
     }
     o.push(Encap::Vxlan)?;
-    o.id = Some(be32(d, v + 4) >> 8);
+    o.set_id(be32(d, v + 4) >> 8);
     Ok(Some((Next::Eth(v + 8), end)))
 }
 
@@ -721,7 +847,7 @@ fn geneve(d: &[u8], v: usize, end: usize, o: &mut Outer) -> Result<Option<(Next,
         _ => return Ok(None),
     };
     o.push(Encap::Geneve)?;
-    o.id = Some(be32(d, v + 4) >> 8);
+    o.set_id(be32(d, v + 4) >> 8);
     Ok(Some((next, end)))
 }
 

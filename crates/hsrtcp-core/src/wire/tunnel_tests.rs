@@ -125,18 +125,18 @@ fn reason(lt: LinkType, f: &[u8]) -> &'static str {
 #[test]
 fn gtpu_with_and_without_extension_headers() {
     let o = check(LinkType::ETHERNET, &gtpu_frame(0xdeadbeef, &[], &inner()), "gtpu");
-    assert_eq!((o.src, o.dst, o.id), (Some(ip(ENB)), Some(ip(SGW)), Some(0xdeadbeef)));
+    assert_eq!((o.src(), o.dst(), o.id()), (Some(ip(ENB)), Some(ip(SGW)), Some(0xdeadbeef)));
     // PDU session container (0x85, 5G N3: QFI) then a PDCP PDU number (0xc0).
     let ext = [(0x85, vec![0x10, 0x09]), (0xc0, vec![0x01, 0x02, 0x00, 0x00, 0x00, 0x00])];
     let o = check(LinkType::ETHERNET, &gtpu_frame(7, &ext, &inner()), "gtpu");
-    assert_eq!(o.id, Some(7));
+    assert_eq!(o.id(), Some(7));
     // Only the S flag (sequence number): the 4 optional bytes, no extension.
     let mut g = gtpu(9, &[], &[&[0, 1, 0, 0][..], &inner()].concat());
     g[0] |= 0x02;
     check(LinkType::RAW, &ipv4(17, ENB, SGW, &udp(2152, 2152, &g)), "gtpu");
     // Over IPv6 transport.
     let o = check(LinkType::RAW, &ipv6(17, &udp(2152, 2152, &gtpu(3, &[], &inner()))), "gtpu");
-    assert_eq!(o.src, Some("2001:db8::1".parse().unwrap()));
+    assert_eq!(o.src(), Some("2001:db8::1".parse().unwrap()));
 }
 
 #[test]
@@ -188,7 +188,7 @@ fn vxlan_geneve_and_their_malformed_headers() {
         eth(0x0800, &ipv4(17, ENB, SGW, &udp(51000, 4789, &h)))
     };
     let o = check(LinkType::ETHERNET, &vx(0x08, 5001), "vxlan");
-    assert_eq!((o.id, o.src), (Some(5001), Some(ip(ENB))));
+    assert_eq!((o.id(), o.src()), (Some(5001), Some(ip(ENB))));
     assert_eq!(reason(LinkType::ETHERNET, &vx(0x00, 5001)), "vxlan_bad_header");
     assert_eq!(reason(LinkType::ETHERNET, &vx(0x08, 1)[..14 + 28 + 6]), "vxlan_truncated");
     // Geneve: 8 bytes of options (2 units), Ethernet inside; then IPv4 directly.
@@ -201,7 +201,7 @@ fn vxlan_geneve_and_their_malformed_headers() {
         eth(0x0800, &ipv4(17, ENB, SGW, &udp(51000, 6081, &h)))
     };
     let o = check(LinkType::ETHERNET, &gen(2, 0x6558, &[0x01, 0x02, 0x80, 0x01, 0, 0, 0, 0], &eth(0x0800, &inner())), "geneve");
-    assert_eq!(o.id, Some(77));
+    assert_eq!(o.id(), Some(77));
     check(LinkType::ETHERNET, &gen(0, 0x0800, &[], &inner()), "geneve");
     assert_eq!(reason(LinkType::ETHERNET, &gen(0x40, 0x0800, &[], &inner())), "geneve_bad_header");
     let cut = gen(2, 0x6558, &[0x01, 0x02, 0x80, 0x01, 0, 0, 0, 0], &[]);
@@ -221,25 +221,28 @@ fn gre(flags: u16, proto: u16, fields: &[u8], payload: &[u8]) -> Vec<u8> {
 fn gre_keys_erspan_and_pptp() {
     // Plain GRE carrying IPv4, then with checksum, key and sequence number.
     let o = check(LinkType::ETHERNET, &gre(0, 0x0800, &[], &inner()), "gre");
-    assert_eq!((o.id, o.dst), (None, Some(ip(SGW))));
+    assert_eq!((o.id(), o.dst()), (None, Some(ip(SGW))));
     let o = check(LinkType::ETHERNET, &gre(0xb000, 0x0800, &[0, 0, 0, 0, 0, 0, 0x30, 0x39, 0, 0, 0, 1], &inner()), "gre");
-    assert_eq!(o.id, Some(12345));
+    assert_eq!(o.id(), Some(12345));
     // Transparent Ethernet bridging (NVGRE-like).
     check(LinkType::ETHERNET, &gre(0x2000, 0x6558, &[0, 0, 1, 0], &eth(0x0800, &inner())), "gre");
     // ERSPAN type II: sequence number, then ver 1, VLAN, session 0x155, index.
     let e2 = [0u8, 0, 0, 9, 0x10, 0x00, 0x01, 0x55, 0, 0, 0, 0];
     let o = check(LinkType::ETHERNET, &gre(0x1000, 0x88be, &e2, &eth(0x0800, &inner())), "gre/erspan");
-    assert_eq!(o.id, Some(0x155));
+    assert_eq!(o.id(), Some(0x155));
     // ERSPAN type I: no sequence number, no ERSPAN header.
     check(LinkType::ETHERNET, &gre(0, 0x88be, &[], &eth(0x0800, &inner())), "gre/erspan");
     // ERSPAN type III with the platform-specific subheader (O bit).
     let mut e3 = vec![0u8, 0, 0, 9, 0x20, 0x00, 0x00, 0x2a, 1, 2, 3, 4, 0, 0, 0, 1];
     e3.extend([0; 8]);
     let o = check(LinkType::ETHERNET, &gre(0x1000, 0x22eb, &e3, &eth(0x0800, &inner())), "gre/erspan");
-    assert_eq!(o.id, Some(0x2a));
+    assert_eq!(o.id(), Some(0x2a));
     // PPTP's enhanced GRE (version 1, key = payload length + call id) carrying PPP.
     let o = check(LinkType::ETHERNET, &gre(0x2001, 0x880b, &[0, 64, 0x12, 0x34], &[&[0xff, 0x03, 0x00, 0x21][..], &inner()].concat()), "gre/ppp");
-    assert_eq!(o.id, Some(0x1234));
+    assert_eq!(o.id(), Some(0x1234));
+    // WCCP redirection, version 2 (a 4-byte redirect header) and version 1 (none).
+    check(LinkType::ETHERNET, &gre(0, 0x883e, &[0x00, 0x00, 0x00, 0x00], &inner()), "gre");
+    check(LinkType::ETHERNET, &gre(0, 0x883e, &[], &inner()), "gre");
     // MPLS inside GRE.
     let o = check(LinkType::ETHERNET, &gre(0, 0x8847, &[0x00, 0x06, 0x41, 0xff], &inner()), "gre/mpls");
     assert_eq!(o.labels(), &[100]);
@@ -261,7 +264,7 @@ fn gre_and_erspan_malformed() {
 #[test]
 fn ip_in_ip_6in4_and_nesting_depth() {
     let o = check(LinkType::RAW, &ipv4(4, ENB, SGW, &inner()), "ipip");
-    assert_eq!(o.src, Some(ip(ENB)));
+    assert_eq!(o.src(), Some(ip(ENB)));
     check(LinkType::RAW, &ipv6(4, &inner()), "4in6");
     // IPv6 inside IPv4 (6in4): the inner segment is IPv6.
     let mut t6 = inner()[20..].to_vec();
@@ -286,7 +289,7 @@ fn ip_in_ip_6in4_and_nesting_depth() {
     let f = eth(0x8847, &[&[0x00, 0x01, 0x00, 0x40, 0x00, 0x06, 0x41, 0x40][..], &vx].concat());
     let o = check(LinkType::ETHERNET, &f, "mpls/vxlan/gtpu");
     // The innermost tunnel's outer addresses and identifier; the backbone's labels.
-    assert_eq!((o.src, o.id, o.labels()), (Some(ip(ENB)), Some(42), &[16, 100][..]));
+    assert_eq!((o.src(), o.id(), o.labels()), (Some(ip(ENB)), Some(42), &[16, 100][..]));
 }
 
 #[test]
@@ -309,7 +312,7 @@ fn mpls_pppoe_and_link_types() {
     // PPPoE session 0x0001: the session is the tunnel's identifier.
     let ppp = [&[0x11, 0x00, 0x00, 0x01, 0x00, 0x3e, 0x00, 0x21][..], &inner()].concat();
     let o = check(LinkType::ETHERNET, &eth(0x8864, &ppp), "pppoe");
-    assert_eq!(o.id, Some(1));
+    assert_eq!(o.id(), Some(1));
     check(LinkType::PPP_ETHER, &ppp, "pppoe");
     // Cisco HDLC carrying MPLS; PPP in HDLC framing carrying IPv4 (plain: no tunnel).
     check(LinkType::C_HDLC, &[&[0x0f, 0x00, 0x88, 0x47, 0x00, 0x01, 0x11, 0xff][..], &inner()].concat(), "mpls");
@@ -355,7 +358,7 @@ fn registry_ids_and_the_last_packet_shortcut() {
     let ids: Vec<u32> = batch.iter().map(|s| s.outer).collect();
     assert_eq!(ids, [1, 1, 2, 1]);
     assert_eq!((outers.packets, table.len()), (4, 2));
-    assert_eq!(table.get(2).unwrap().id, Some(2));
+    assert_eq!(table.get(2).unwrap().id(), Some(2));
     assert_eq!(table.get(0), None);
     // A plain packet registers nothing.
     let f = eth(0x0800, &inner());
