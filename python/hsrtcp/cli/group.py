@@ -28,6 +28,8 @@ SUBCOMMANDS: dict[str, str] = {
     "study": "study:study",
     "report": "report:report",
     "mptcp": "mptcp:mptcp",
+    "users": "users:users",
+    "apps": "apps:apps",
 }
 
 
