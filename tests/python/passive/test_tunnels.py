@@ -170,3 +170,18 @@ def test_docs_name_the_schema_version_written(table):
     title = (DATA.parent.parent / "docs" / "formats" / f"{table}.md").read_text().splitlines()[0]
     assert title == f"# `{table}` table (version {VERSIONS[table]})"
     assert VERSIONS[table] == 3
+
+
+def test_two_vantages_in_different_tunnels_match_as_plain(tmp_path):
+    # The phone's capture inside VXLAN, the server's inside GTP-U: the two-vantage analysis
+    # matches the inner connections as it does the plain pair (every column but the file names).
+    cli, srv = tmp_path / "cli.pcap", tmp_path / "srv.pcap"
+    encap.wrap_capture(DATA / "drops_cubic.client.pcap", cli, "vxlan")
+    encap.wrap_capture(DATA / "drops_cubic.server.pcap", srv, "gtpu")
+    plain = hsrtcp.analyze(client=str(DATA / "drops_cubic.client.pcap"), server=str(DATA / "drops_cubic.server.pcap"))
+    wrapped = hsrtcp.analyze(client=str(cli), server=str(srv))
+    names = ["capture", "client_capture", "server_capture", *TUNNEL_COLUMNS]
+    a, b = plain.flows.sort("flow_id"), wrapped.flows.sort("flow_id")
+    assert a.height == b.height == 3 and set(a["vantage"]) == {"client", "server", "matched"}
+    assert a.drop([c for c in names if c in a.columns]).equals(b.drop([c for c in names if c in b.columns]))
+    assert dict(zip(b["vantage"], b["tunnel"])) == {"client": "vxlan", "server": "gtpu", "matched": "gtpu"}
