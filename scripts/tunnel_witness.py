@@ -90,8 +90,10 @@ def main() -> int:
         print(f"  {d['capture']}: tunnel {d['tunnel']}, tshark {d['tshark']}, hsrtcp {d['hsrtcp']}"
               + (f"; hsrtcp: {d['hsrtcp_error']}" if d["hsrtcp_error"] else ""))
     if a.out:
-        a.out.write_text(json.dumps({"dir": a.dir.name, "strict": a.strict, "groups": groups, "differ": differ},
-                                    indent=1, default=str) + "\n")
+        # (no machine paths in a summary that may be committed: errors name files relative to DIR)
+        text = json.dumps({"dir": a.dir.name, "strict": a.strict, "groups": groups, "differ": differ},
+                          indent=1, default=str).replace(str(a.dir) + "/", "")
+        a.out.write_text(text + "\n")
     return 0
 
 
