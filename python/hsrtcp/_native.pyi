@@ -37,6 +37,14 @@ def analyze_pair(
 def schemas() -> dict[str, list[tuple[str, str, str]]]:
     """The declared schema of every table: {table: [(column, type, doc), ...]}."""
 
+def schema_versions() -> dict[str, int]:
+    """The schema version of every table of schemas(): {table: version}; the Parquet writer
+    puts it in every file (key-value metadata hsrtcp.schema, hsrtcp.schema_version)."""
+
+def matched_schemas() -> dict[str, list[tuple[str, str, str]]]:
+    """The columns a two-vantage run adds to flows (matched rows) and series:
+    {table: [(column, type, doc), ...]}."""
+
 def keep_freed_memory() -> None:
     """Let the C allocator keep freed memory for the rest of the process (the CLI only)."""
 
@@ -56,7 +64,8 @@ class ParquetOut:
         order: int = 0,
     ) -> _FileResult: ...
     def close(self) -> list[tuple[str, str]]:
-        """Finish the files; returns [(table, staged path)]. Raises OSError naming the file."""
+        """Finish the files; returns [(table, staged path)]. A write the system refused raises
+        OSError(errno, strerror, staged path); any other failure OSError("PATH: reason")."""
     def abort(self) -> None:
         """Give up: the files are removed. A no-op after close()."""
 

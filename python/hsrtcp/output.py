@@ -302,15 +302,19 @@ class _Staging:
 
 def writer_error(exc: BaseException, d: str | os.PathLike) -> OutputError:
     """The :class:`OutputError` for a failure of a writer that stages in directory ``d``
-    (the Rust Parquet writer: "D/.hsrtcp-new.flows.parquet: External: transport error"): it
-    names the final file and, when the disk is full, says so (call it while
-    :class:`Holding` keeps the staged files' space taken)."""
+    (the Rust Parquet writer: ``OSError(errno, strerror, "D/.hsrtcp-new.flows.parquet")``,
+    or a text "D/.hsrtcp-new.flows.parquet: reason"): it names the final file and the reason;
+    for a writer that lost the errno, a full disk (call it while :class:`Holding` keeps the
+    staged files' space taken)."""
     from hsrtcp.atomic import failure_reason
 
     d = os.fspath(d)
     text = str(exc)
     where, detail = d, text
-    head, sep, rest = text.partition(": ")
+    if _staged(exc):  # the native writer's OSError(errno, strerror, staged file)
+        head, sep, rest = os.fsdecode(exc.filename), ": ", exc.strerror or text
+    else:
+        head, sep, rest = text.partition(": ")
     if sep and os.path.basename(head).startswith(NEW):
         name = os.path.basename(head)[len(NEW):]
         if name.startswith("spool") and name.endswith(".arrows"):  # spoolN.TABLE.arrows
@@ -320,15 +324,21 @@ def writer_error(exc: BaseException, d: str | os.PathLike) -> OutputError:
     return OutputError(f"{shown(where)}: cannot write: {reason}")
 
 
-#: what the native writer says when it stopped earlier; close() then gives the error itself
+#: what the native writer says when it stopped without an error of its own (closed)
 WRITER_STOPPED = "the Parquet writer stopped"
+
+
+def _staged(exc: BaseException) -> bool:
+    """``exc`` names a staged file (the native writer's error: OSError(errno, strerror, file))."""
+    return (isinstance(exc, OSError) and exc.filename is not None
+            and os.path.basename(os.fsdecode(exc.filename)).startswith(NEW))
 
 
 def stopped_writer(exc: BaseException, d: str | os.PathLike, close) -> OutputError | None:
     """For an OSError of a native analysis into ``d``: the :class:`OutputError` naming the
-    file and the reason when the writer stopped (``close``, the writer's close(), tells
-    why), or None for another error."""
-    if WRITER_STOPPED not in str(exc):
+    file and the reason when the writer stopped (the error of one of its files, or
+    ``close``, the writer's close(), tells why), or None for another error."""
+    if WRITER_STOPPED not in str(exc) and not _staged(exc):
         return None
     with Holding(d):
         try:

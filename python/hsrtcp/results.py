@@ -5,17 +5,19 @@ else reads it (docs/formats/output.md, "Reading results").
 
 Expected schemas come from the code that writes the tables, never from a copy kept here:
 
-- the engine's tables (flows, events, rtt, series, captures, mptcp*): the columns the Rust
-  core declares (``hsrtcp._native.schemas()``, the lists docs/formats/ documents); the
-  two-vantage columns of flows and series (docs/formats/matched.md) from the matcher itself,
-  run on no input (the binding does not list them yet);
+- the engine's tables (flows, events, rtt, series, captures, mptcp*, pair_stats): the
+  columns the Rust core declares (``hsrtcp._native.schemas()``, the lists docs/formats/
+  documents); the two-vantage columns of flows and series (docs/formats/matched.md): the
+  matcher's declared columns (``hsrtcp._native.matched_schemas()``);
 - the context tables (radio, context, handoffs, suspensions, labels, coverage): the schemas
   their writers in :mod:`hsrtcp.context` use; the MPTCP instance metrics: those of
   :mod:`hsrtcp.mptcp.metrics`.
 
 The version of each schema is :data:`VERSIONS` (the title of the table's docs/formats page;
-a test keeps both equal). Writers put it in each Parquet file's key-value metadata
-(:func:`metadata`: ``hsrtcp.schema`` = table, ``hsrtcp.schema_version`` = N).
+a test keeps both equal): for the engine's tables the core's own (``hsrtcp._native.
+schema_versions()``), whose Parquet writer puts it in every file it writes. The other
+writers put it in each Parquet file's key-value metadata with :func:`metadata`
+(``hsrtcp.schema`` = table, ``hsrtcp.schema_version`` = N).
 
 Opening a table reads its footer only and refuses, with :class:`~hsrtcp.errors.InputError`
 naming file and column: a missing file, an empty, cut or non-Parquet file, a file that says
@@ -43,15 +45,30 @@ import polars as pl
 
 from hsrtcp.errors import InputError
 
+
+def _native_module():
+    try:
+        from hsrtcp import _native
+    except ImportError:  # pragma: no cover - without a build only the Python tables are known
+        return None
+    return _native
+
+
+def _versions() -> dict[str, int]:
+    native = _native_module()
+    return {
+        # the engine's tables: the versions its Parquet writer puts into their files
+        **(native.schema_versions() if native is not None else {}),
+        # the tables Python writes (hsrtcp.context; hsrtcp.mptcp.metrics.SCHEMA_VERSION)
+        "radio": 1, "context": 1, "handoffs": 1, "suspensions": 1, "labels": 1, "coverage": 1,
+        "mptcp_instances": 1, "mptcp_paths": 1, "mptcp_kt": 1, "mptcp_rates": 1,
+    }
+
+
 #: Schema version of every table hsrtcp writes: the version in the title of its
 #: docs/formats page. Adding columns keeps a version; removing, renaming or retyping one
 #: raises it (and the reader must learn to upgrade or refuse the older one).
-VERSIONS: dict[str, int] = {
-    "flows": 2, "events": 1, "rtt": 1, "series": 2, "captures": 2,
-    "mptcp": 1, "mptcp_subflows": 1, "mptcp_series": 1, "pair_stats": 4,
-    "radio": 1, "context": 1, "handoffs": 1, "suspensions": 1, "labels": 1, "coverage": 1,
-    "mptcp_instances": 1, "mptcp_paths": 1, "mptcp_kt": 1, "mptcp_rates": 1,
-}
+VERSIONS: dict[str, int] = _versions()
 #: docs/formats page of each table (where it differs from ``<table>.md``)
 DOCS: dict[str, str] = {
     "mptcp_subflows": "mptcp.md", "mptcp_series": "mptcp.md", "pair_stats": "matched.md",
@@ -88,12 +105,9 @@ def is_id(column: str) -> bool:
 def declared() -> dict[str, dict[str, pl.DataType]]:
     """``{table: {column: type}}``: the columns every writer of the table writes."""
     out: dict[str, dict[str, pl.DataType]] = {}
-    try:
-        from hsrtcp import _native
-    except ImportError:  # pragma: no cover - without a build only the Python tables are known
-        _native = None
-    if _native is not None:
-        for table, cols in _native.schemas().items():
+    native = _native_module()
+    if native is not None:
+        for table, cols in native.schemas().items():
             out[table] = {name: _NATIVE_TYPES[ty] for name, ty, _doc in cols}
     from hsrtcp.context.classes import CONTEXT_SCHEMA
     from hsrtcp.context.coverage import COVERAGE_SCHEMA
@@ -113,16 +127,10 @@ def known() -> dict[str, dict[str, pl.DataType]]:
     """Types of columns a table may have beyond :func:`declared` (checked when present, never
     added): the two-vantage columns of flows and series, the instance metrics' typed columns."""
     out: dict[str, dict[str, pl.DataType]] = {}
-    try:
-        from hsrtcp import _native
-    except ImportError:  # pragma: no cover
-        _native = None
-    if _native is not None:
-        # The matcher on no input (a read error in its stats, never raised) returns its
-        # tables empty, with their schemas: the same code that writes the columns types them.
-        r = _native.analyze_pair("", "", "", "")
-        out["flows"] = dict(pl.read_ipc_stream(r["matched"]).schema)
-        out["series"] = dict(pl.read_ipc_stream(r["series"]).schema)
+    native = _native_module()
+    if native is not None:
+        for table, cols in native.matched_schemas().items():
+            out[table] = {name: _NATIVE_TYPES[ty] for name, ty, _doc in cols}
     from hsrtcp.mptcp import metrics
 
     out.update(mptcp_instances=dict(metrics._INSTANCE_TYPES), mptcp_paths=dict(metrics._PATH_TYPES),

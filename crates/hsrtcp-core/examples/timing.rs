@@ -39,10 +39,10 @@ fn main() {
     });
     let dir = std::env::temp_dir().join(format!("hsrtcp-timing-{}", std::process::id()));
     let (parquet, _) = best_of_5(|| {
-        let out = ParquetDir::create(&dir, "").expect("output directory");
+        let out = ParquetDir::create(&dir, "", &[]).expect("output directory");
         let tx = out.sender();
         analyze_capture(path, CaptureInfo::default(), ROW_GROUP, &mut |_| true, &mut |name, b| {
-            tx.send(name, b);
+            let _ = tx.send(name, b);
         });
         out.close().expect("parquet written");
     });

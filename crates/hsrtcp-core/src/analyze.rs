@@ -10,6 +10,9 @@ pub use crate::stream::CaptureStats;
 use crate::stream::{SegmentStream, Tap};
 use crate::table::{col, ColType, ColumnDef, TableBuilder};
 
+/// Schema version of `captures` (docs/formats/captures.md).
+pub const CAPTURES_VERSION: u32 = 2;
+
 /// One row per capture file (docs/formats/captures.md).
 pub const CAPTURE_COLUMNS: &[ColumnDef] = &[
     col("capture", ColType::Str, "capture file"),

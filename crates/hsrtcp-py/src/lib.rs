@@ -11,10 +11,14 @@ use std::sync::Mutex;
 
 use arrow_array::RecordBatch;
 
-use hsrtcp_core::analyze::{analyze_capture_tapped, CAPTURE_COLUMNS};
+use hsrtcp_core::analyze::{analyze_capture_tapped, CAPTURES_VERSION, CAPTURE_COLUMNS};
+use hsrtcp_core::flow::event::{EVENTS_VERSION, EVENT_COLUMNS};
+use hsrtcp_core::flow::rtt_sample::{RTT_COLUMNS, RTT_VERSION};
+use hsrtcp_core::flow::{engine, table, CaptureInfo};
+use hsrtcp_core::matcher::metrics::MATCH_SERIES_COLUMNS;
+use hsrtcp_core::matcher::MATCH_COLUMNS;
 use hsrtcp_core::mptcp::table as mptcp_table;
-use hsrtcp_core::flow::{engine, event::EVENT_COLUMNS, rtt_sample::RTT_COLUMNS, table, CaptureInfo};
-use hsrtcp_core::table::parquet::{ParquetDir, TableSender, ROW_GROUP, SEND_ROWS};
+use hsrtcp_core::table::parquet::{ParquetDir, TableSender, WriteError, ROW_GROUP, SEND_ROWS};
 use hsrtcp_core::table::{to_ipc_stream, ColumnDef};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
@@ -145,7 +149,7 @@ impl ParquetOut {
     #[new]
     #[pyo3(signature = (dir, prefix=".hsrtcp-new."))]
     fn new(dir: PathBuf, prefix: &str) -> PyResult<Self> {
-        let out = ParquetDir::create(&dir, prefix).map_err(pyo3::exceptions::PyOSError::new_err)?;
+        let out = create_dir(&dir, prefix)?;
         Ok(ParquetOut { sender: out.sender(), dir: Mutex::new(Some(out)) })
     }
 
@@ -166,23 +170,23 @@ impl ParquetOut {
         order: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
         let sender = self.sender.for_capture(order);
-        let (captures, flows, sent) = py.allow_threads(|| {
-            let (mut captures, mut flows, mut sent) = (Vec::new(), Vec::new(), true);
+        let (captures, flows, failed) = py.allow_threads(|| {
+            let (mut captures, mut flows, mut failed) = (Vec::new(), Vec::new(), None);
             let r = run_capture(&path, name, vantage, id_base, &progress, SEND_ROWS, &mut |name, b| {
                 match name {
                     "captures" => captures.push(b.clone()),
                     "flows" if keep_flows => flows.push(b.clone()),
                     _ => {}
                 }
-                sent &= sender.send(name, b);
+                if failed.is_none() {
+                    failed = sender.send(name, b).err();
+                }
             }, None);
             sender.done();
-            r.map(|_| (captures, flows, sent))
+            r.map(|_| (captures, flows, failed))
         })?;
-        if !sent {
-            return Err(pyo3::exceptions::PyOSError::new_err(
-                "the Parquet writer stopped (closed, or an I/O error that close() reports)",
-            ));
+        if let Some(e) = failed {
+            return Err(write_error(e));
         }
         let d = PyDict::new_bound(py);
         d.set_item("captures", rows::to_rows(py, &captures)?)?;
@@ -195,7 +199,7 @@ impl ParquetOut {
     fn close(&self, py: Python<'_>) -> PyResult<Vec<(&'static str, PathBuf)>> {
         let out = self.dir.lock().expect("not poisoned").take();
         match out {
-            Some(out) => py.allow_threads(|| out.close()).map_err(pyo3::exceptions::PyOSError::new_err),
+            Some(out) => py.allow_threads(|| out.close()).map_err(write_error),
             None => Err(pyo3::exceptions::PyValueError::new_err("already closed")),
         }
     }
@@ -204,6 +208,36 @@ impl ParquetOut {
     fn abort(&self, py: Python<'_>) {
         let out = self.dir.lock().expect("not poisoned").take();
         py.allow_threads(|| drop(out));
+    }
+}
+
+/// The tables the binding writes: name, declared columns (the parts in order), schema version.
+const TABLES: &[(&str, &[&[ColumnDef]], u32)] = &[
+    ("flows", &[table::FLOW_COLUMNS, engine::FLOW_COLUMNS], table::FLOWS_VERSION),
+    ("events", &[EVENT_COLUMNS], EVENTS_VERSION),
+    ("rtt", &[RTT_COLUMNS], RTT_VERSION),
+    ("series", &[table::SERIES_COLUMNS, engine::SERIES_COLUMNS], table::SERIES_VERSION),
+    ("captures", &[CAPTURE_COLUMNS], CAPTURES_VERSION),
+    ("mptcp", &[mptcp_table::MPTCP_COLUMNS], mptcp_table::MPTCP_VERSION),
+    ("mptcp_subflows", &[mptcp_table::MPTCP_SUBFLOW_COLUMNS], mptcp_table::MPTCP_VERSION),
+    ("mptcp_series", &[mptcp_table::MPTCP_SERIES_COLUMNS], mptcp_table::MPTCP_VERSION),
+    ("pair_stats", &[pair::PAIR_STATS_COLUMNS], pair::PAIR_STATS_VERSION),
+];
+
+/// The output directory of a run, each table's file saying its schema version. Its error
+/// stays a text ("DIR: cannot create directory: ..."): the callers show it as it is.
+pub(crate) fn create_dir(dir: &std::path::Path, prefix: &str) -> PyResult<ParquetDir> {
+    let versions: Vec<(&'static str, u32)> = TABLES.iter().map(|&(t, _, v)| (t, v)).collect();
+    ParquetDir::create(dir, prefix, &versions).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
+}
+
+/// A failure of the Parquet writer as Python's `OSError(errno, strerror, filename)` when the
+/// system refused a write ("No space left on device"), else `OSError("PATH: reason")`.
+pub(crate) fn write_error(e: WriteError) -> PyErr {
+    match (e.errno, e.strerror(), &e.path) {
+        (Some(n), Some(text), Some(path)) => pyo3::exceptions::PyOSError::new_err((n, text.to_string(), path.clone())),
+        (Some(n), Some(text), None) => pyo3::exceptions::PyOSError::new_err((n, text.to_string())),
+        _ => pyo3::exceptions::PyOSError::new_err(e.to_string()),
     }
 }
 
@@ -219,14 +253,29 @@ fn describe(parts: &[&[ColumnDef]]) -> Vec<(String, String, String)> {
 #[pyfunction]
 fn schemas(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new_bound(py);
-    d.set_item("flows", describe(&[table::FLOW_COLUMNS, engine::FLOW_COLUMNS]))?;
-    d.set_item("events", describe(&[EVENT_COLUMNS]))?;
-    d.set_item("rtt", describe(&[RTT_COLUMNS]))?;
-    d.set_item("series", describe(&[table::SERIES_COLUMNS, engine::SERIES_COLUMNS]))?;
-    d.set_item("captures", describe(&[CAPTURE_COLUMNS]))?;
-    d.set_item("mptcp", describe(&[mptcp_table::MPTCP_COLUMNS]))?;
-    d.set_item("mptcp_subflows", describe(&[mptcp_table::MPTCP_SUBFLOW_COLUMNS]))?;
-    d.set_item("mptcp_series", describe(&[mptcp_table::MPTCP_SERIES_COLUMNS]))?;
+    for (name, parts, _) in TABLES {
+        d.set_item(name, describe(parts))?;
+    }
+    Ok(d)
+}
+
+/// The schema version of every table: {table: version} (Parquet metadata `hsrtcp.schema_version`).
+#[pyfunction]
+fn schema_versions(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new_bound(py);
+    for (name, _, version) in TABLES {
+        d.set_item(name, version)?;
+    }
+    Ok(d)
+}
+
+/// The columns a two-vantage run adds to `flows` (the matcher's, on the rows with vantage
+/// "matched") and to `series` (its loss series): {table: [(column, type, doc), ...]}.
+#[pyfunction]
+fn matched_schemas(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new_bound(py);
+    d.set_item("flows", describe(&[MATCH_COLUMNS, pair::MATCHED_ID_COLUMNS]))?;
+    d.set_item("series", describe(&[MATCH_SERIES_COLUMNS]))?;
     Ok(d)
 }
 
@@ -253,6 +302,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(analyze_capture, m)?)?;
     m.add_function(wrap_pyfunction!(schemas, m)?)?;
+    m.add_function(wrap_pyfunction!(schema_versions, m)?)?;
+    m.add_function(wrap_pyfunction!(matched_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(keep_freed_memory, m)?)?;
     m.add_function(wrap_pyfunction!(pair::analyze_pair, m)?)?;
     m.add_class::<ParquetOut>()?;

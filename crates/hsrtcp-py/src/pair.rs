@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
 use arrow_array::{new_null_array, Array, ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
+use arrow_schema::{FieldRef, Schema, SchemaRef};
 use arrow_select::interleave::interleave;
 use hsrtcp_core::flow::event::nanos_to_s;
 use hsrtcp_core::flow::{engine, table};
@@ -73,6 +73,9 @@ pub fn analyze_pair<'py>(
 // Two-vantage runs straight into Parquet (`PairOut`): the single-capture tables of every
 // file stream to the writer as `ParquetOut` does; the matcher's rows follow once it is done.
 
+/// Schema version of `pair_stats`: that of docs/formats/matched.md.
+pub const PAIR_STATS_VERSION: u32 = 4;
+
 /// The `pair_stats` table: one row per (client, server) pair of a two-vantage run
 /// (docs/formats/matched.md). Counts are int64 (they were polars' inference from Python
 /// ints when this table was built in Python).
@@ -98,6 +101,12 @@ pub const PAIR_STATS_COLUMNS: &[ColumnDef] = &[
     col("budget_dropped_segments", ColType::I64, "segments of connections still looking for their partner dropped by the state budget (0 unless a window held more packets than the budget)"),
     col("client_capture", ColType::Str, "client-side capture file"),
     col("server_capture", ColType::Str, "server-side capture file"),
+];
+
+/// The matched `flows` rows' links to the single-capture rows of their connection.
+pub const MATCHED_ID_COLUMNS: &[ColumnDef] = &[
+    col("client_flow_id", ColType::U64, "flow_id of the connection's single-capture row in the client-side capture"),
+    col("server_flow_id", ColType::U64, "flow_id of the connection's single-capture row in the server-side capture"),
 ];
 
 /// Identity of a connection in one capture, as flows rows and the matcher's cv_/sv_ columns give it.
@@ -334,15 +343,9 @@ impl PairOut {
     #[new]
     #[pyo3(signature = (dir, prefix=".hsrtcp-new."))]
     fn new(dir: PathBuf, prefix: &str) -> PyResult<Self> {
-        let out = ParquetDir::create(&dir, prefix).map_err(os_err)?;
+        let out = crate::create_dir(&dir, prefix)?;
         let single_flows = schema_of(&[table::FLOW_COLUMNS, engine::FLOW_COLUMNS].concat());
-        let ids = Schema::new(vec![
-            Field::new("client_flow_id", DataType::UInt64, true)
-                .with_metadata([("doc".to_string(), "flow_id of the connection's single-capture row in the client-side capture".to_string())].into()),
-            Field::new("server_flow_id", DataType::UInt64, true)
-                .with_metadata([("doc".to_string(), "flow_id of the connection's single-capture row in the server-side capture".to_string())].into()),
-        ]);
-        let flows_schema = union_schema(&single_flows, &[&schema_of(MATCH_COLUMNS), &ids]);
+        let flows_schema = union_schema(&single_flows, &[&schema_of(MATCH_COLUMNS), &schema_of(MATCHED_ID_COLUMNS)]);
         let single_flows = Arc::new(single_flows);
         let single_series = schema_of(&[table::SERIES_COLUMNS, engine::SERIES_COLUMNS].concat());
         let series_schema = union_schema(&single_series, &[&schema_of(MATCH_SERIES_COLUMNS)]);
@@ -526,7 +529,7 @@ impl PairOut {
             (self.single_flows.clone(), self.flows_schema.clone(), self.series_schema.clone());
         let sender = self.sender.clone();
         let warnings: Vec<String> = done.values().filter_map(|p| p.warning.clone()).collect();
-        let rows = py.allow_threads(move || -> Result<Vec<RecordBatch>, String> {
+        let rows = py.allow_threads(move || -> PyResult<Vec<RecordBatch>> {
             let mut per_server: HashMap<usize, usize> = HashMap::new();
             for p in done.values() {
                 *per_server.entry(p.files[1]).or_default() += 1;
@@ -554,29 +557,28 @@ impl PairOut {
                             Some(!(server_only && key_of(&m, "sv_", r).is_some_and(|k| keys.contains(&k))))
                         })
                         .collect();
-                    m = arrow_select::filter::filter_record_batch(&m, &keep).map_err(|e| e.to_string())?;
+                    m = arrow_select::filter::filter_record_batch(&m, &keep).map_err(|e| os_err(e.to_string()))?;
                 }
                 let sides = [
                     held.get(&p.files[0]).unwrap_or(&empty).as_slice(),
                     held.get(&p.files[1]).unwrap_or(&empty).as_slice(),
                 ];
-                let flows = matched_flows(&m, sides, &single, &flows_schema)?;
+                let flows = matched_flows(&m, sides, &single, &flows_schema).map_err(os_err)?;
+                let series = conform(&p.series, &series_schema).map_err(os_err)?;
                 let s = sender.for_capture(first_order + slot);
-                let ok = s.send("flows", flows.clone())
-                    && s.send("events", p.events)
-                    && s.send("series", conform(&p.series, &series_schema)?)
-                    && s.send("pair_stats", p.stats);
+                let sent = s.send("flows", flows.clone())
+                    .and_then(|()| s.send("events", p.events))
+                    .and_then(|()| s.send("series", series))
+                    .and_then(|()| s.send("pair_stats", p.stats));
                 s.done();
-                if !ok {
-                    return Err("the Parquet writer stopped (closed, or an I/O error that close() reports)".into());
-                }
+                sent.map_err(crate::write_error)?;
                 if keep_flows {
                     kept.push(flows);
                 }
             }
             Ok(kept)
         });
-        let rows = rows.map_err(os_err)?;
+        let rows = rows?;
         let flows = if keep_flows { rows::to_rows(py, &rows)?.into_any() } else { py.None().into_bound(py) };
         Ok(PyTuple::new_bound(py, [flows, PyList::new_bound(py, warnings).into_any()]).into_any())
     }
@@ -585,7 +587,7 @@ impl PairOut {
     fn close(&self, py: Python<'_>) -> PyResult<Vec<(&'static str, PathBuf)>> {
         let out = self.dir.lock().expect("not poisoned").take();
         match out {
-            Some(out) => py.allow_threads(|| out.close()).map_err(os_err),
+            Some(out) => py.allow_threads(|| out.close()).map_err(crate::write_error),
             None => Err(pyo3::exceptions::PyValueError::new_err("already closed")),
         }
     }
@@ -613,7 +615,7 @@ impl PairOut {
         cancel: Option<&std::sync::atomic::AtomicBool>,
     ) -> PyResult<(Vec<RecordBatch>, Vec<RecordBatch>, stream::CaptureStats)> {
         let sender = self.sender.for_capture(order);
-        let (mut captures, mut flows, mut sent, mut bad) = (Vec::new(), Vec::new(), true, None);
+        let (mut captures, mut flows, mut failed, mut bad) = (Vec::new(), Vec::new(), None, None);
         let r = crate::run_capture_cancellable(path, name, vantage, id_base, progress, SEND_ROWS, &mut |name, b| {
             let b = match name {
                 "captures" => {
@@ -633,15 +635,17 @@ impl PairOut {
                 }),
                 _ => b,
             };
-            sent &= bad.is_none() && sender.send(name, b);
+            if bad.is_none() && failed.is_none() {
+                failed = sender.send(name, b).err();
+            }
         }, tap, cancel);
         sender.done();
         if let Some(e) = bad {
             return Err(pyo3::exceptions::PyRuntimeError::new_err(format!("internal error: {e}")));
         }
         let stats = r?;
-        if !sent {
-            return Err(os_err("the Parquet writer stopped (closed, or an I/O error that close() reports)".into()));
+        if let Some(e) = failed {
+            return Err(crate::write_error(e));
         }
         Ok((captures, flows, stats))
     }

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import hsrtcp
 from hsrtcp.cli import main
-from hsrtcp.results import SCHEMA_KEY, VERSION_KEY, VERSIONS, ResultsDir, doc
+from hsrtcp.results import CORE_TABLES, MPTCP_TABLES, SCHEMA_KEY, VERSION_KEY, VERSIONS, ResultsDir, doc
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data"
@@ -250,6 +250,9 @@ def test_the_versions_are_those_of_the_format_pages():
 
 
 def test_writers_put_the_version_in_the_parquet_metadata(bases, tmp_path):
+    """Every Parquet file of a results directory says its table and schema version: those the
+    native writer of ``hsrtcp analyze`` writes (one capture; a pair, with pair_stats) as well
+    as the Python writers'. Ran red for the files of ``hsrtcp analyze`` (no metadata)."""
     for table in ("context", "handoffs", "suspensions", "labels", "coverage", "radio"):
         meta = pl.read_parquet_metadata(bases["pair"] / f"{table}.parquet")
         assert (meta[SCHEMA_KEY], meta[VERSION_KEY]) == (table, str(VERSIONS[table]))
@@ -257,6 +260,33 @@ def test_writers_put_the_version_in_the_parquet_metadata(bases, tmp_path):
     for table in ("flows", "events", "rtt", "series", "captures", "mptcp"):
         meta = pl.read_parquet_metadata(tmp_path / "w" / f"{table}.parquet")
         assert (meta[SCHEMA_KEY], meta[VERSION_KEY]) == (table, str(VERSIONS[table]))
+    engine = (*CORE_TABLES, *MPTCP_TABLES)
+    for base, tables in (("mptcp", engine), ("pair", (*engine, "pair_stats"))):
+        assert {p.stem for p in bases[base].glob("*.parquet")} >= set(tables)
+        for table in tables:
+            meta = pl.read_parquet_metadata(bases[base] / f"{table}.parquet")
+            assert (meta.get(SCHEMA_KEY), meta.get(VERSION_KEY)) == (table, str(VERSIONS[table])), (base, table)
+    assert {t: VERSIONS[t] for t in (*engine, "pair_stats")} == {
+        "flows": 2, "events": 1, "rtt": 1, "series": 2, "captures": 2, "mptcp": 1, "mptcp_subflows": 1,
+        "mptcp_series": 1, "pair_stats": 4}
+
+
+def test_the_native_module_declares_the_matched_columns_as_the_matcher_writes_them(bases):
+    """results.known() takes the two-vantage columns from ``_native.matched_schemas()``; they
+    are the columns and types the matcher really writes (run on no input: empty tables), and
+    every column of a pair run's flows and series has its declared type."""
+    from hsrtcp import _native
+    from hsrtcp.results import expected_type, known
+
+    r = _native.analyze_pair("", "", "", "")
+    written = {"flows": pl.read_ipc_stream(r["matched"]).schema, "series": pl.read_ipc_stream(r["series"]).schema}
+    for table, schema in written.items():
+        assert {c: t for c, t in known()[table].items() if c in schema} == dict(schema), table
+        assert set(known()[table]) - set(schema) == ({"client_flow_id", "server_flow_id"} if table == "flows"
+                                                     else set())
+    for table in ("flows", "series", "pair_stats"):
+        schema = pl.read_parquet_schema(bases["pair"] / f"{table}.parquet")
+        assert {c: expected_type(table, c) for c in schema} == dict(schema), table
 
 
 def test_a_newer_version_or_another_table_is_refused_a_missing_version_read(bases, tmp_path):
@@ -270,7 +300,7 @@ def test_a_newer_version_or_another_table_is_refused_a_missing_version_read(base
     rewrite(res / "flows.parquet", flows, {SCHEMA_KEY: "events", VERSION_KEY: "1"})
     code, err = run(["plot", "tsg", res, "-o", tmp_path / "x.png"])
     assert code == 3 and "flows.parquet: holds the 'events' table (hsrtcp.schema in its metadata)" in err
-    # as analyze writes it today (no version) and as an older version says it: read
+    # as an older hsrtcp wrote it (no version) and as an older version says it: read
     for meta in (None, {SCHEMA_KEY: "flows", VERSION_KEY: "1"}):
         rewrite(res / "flows.parquet", flows, meta)
         assert run(["plot", "tsg", res, "-o", tmp_path / "x.png"])[0] == 0

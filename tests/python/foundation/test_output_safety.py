@@ -7,7 +7,8 @@
 - no command writes into the tables of a results directory it reads (``study RES -o RES``,
   ``query``/``report -o RES/flows.parquet``), nor over files another command's manifest lists;
 - a full disk (a small tmpfs mounted here, root only) is exit 3 naming the file and "No space
-  left on device", and leaves no temporary file.
+  left on device", and leaves no temporary file; the native Parquet writer's own error says
+  why (errno, file), also when the disk is not full (a file size limit: "File too large").
 
 Each test ran red before the fix, except where its docstring says otherwise. Inputs: the
 fixture captures of tests/data (README there) and a radio log written here around the
@@ -15,8 +16,10 @@ flow's real packet times (docs/formats/radio.md, the generic CSV)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import resource
 import shutil
 import socket
 import stat
@@ -357,3 +360,49 @@ def test_full_disk_names_the_file_and_leaves_no_temporary_file(command, disk, re
     assert old.read_text() == "earlier report\n"
     files = {str(p.relative_to(disk)) for p in disk.rglob("*") if p.is_file() and p.name != ".hsrtcp.lock"}
     assert files == {"filler", "r.html"}, "nothing half-written"
+
+
+def test_the_native_writer_raises_the_system_error_naming_the_staged_file(disk):
+    """``ParquetOut`` on a full disk: OSError(ENOSPC, strerror, staged file), from analyze()
+    (a write failed while the capture was read) or from close() (the last writes). Ran red:
+    OSError("the Parquet writer stopped (...)") or "...: External: transport error", no errno."""
+    from hsrtcp import _native
+
+    fill(disk, 4096)
+    out = _native.ParquetOut(disk / "res")
+    with pytest.raises(OSError) as info:
+        try:
+            out.analyze(SERVER, "server.pcap")
+            out.close()
+        finally:
+            out.abort()
+    e = info.value
+    assert (e.errno, e.strerror) == (errno.ENOSPC, NOSPACE), repr(e)
+    assert re.fullmatch(r"\.hsrtcp-new\.\w+\.(parquet|arrows)", os.path.basename(e.filename)), repr(e)
+    assert os.path.dirname(e.filename) == str(disk / "res")
+    assert os.listdir(disk / "res") == []
+
+
+def _limit_file_size() -> None:
+    # (in the child) as `ulimit -f 16`: a write past 16 KiB fails with EFBIG; Python ignores SIGXFSZ
+    resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+
+@pytest.mark.parametrize("command", ["analyze", "analyze 3 captures", "analyze a pair"])
+def test_a_refused_write_names_the_file_and_the_reason_on_a_disk_with_room(command, tmp_path):
+    """A file size limit refuses the Parquet writer's writes (flows.parquet is over 16 KiB)
+    while the disk has room, so only the writer's own error can say why. Ran red: exit 3 with
+    "RES/flows.parquet: cannot write: External: transport error" (the parquet crate's footer
+    writer drops the io::Error): always with one capture, now and then with three or a pair
+    (when the limit was first hit by the footer)."""
+    args, _, named = FULL[command]
+    args = [a.format(d=tmp_path) if isinstance(a, str) else os.fspath(a) for a in args]
+    p = subprocess.run([sys.executable, "-m", "hsrtcp", *args], preexec_fn=_limit_file_size,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 3, p.stderr
+    assert "Traceback" not in p.stderr
+    reason = os.strerror(errno.EFBIG)
+    assert re.search(f"^error: {named.format(d=re.escape(str(tmp_path)))}: cannot write: {reason}$", p.stderr,
+                     re.M), p.stderr
+    assert leftovers(tmp_path) == []
+    assert sorted(os.listdir(tmp_path / "res")) == [".hsrtcp.lock"], "nothing half-written"

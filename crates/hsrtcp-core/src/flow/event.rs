@@ -78,6 +78,9 @@ impl Event {
     }
 }
 
+/// Schema version of `events` (docs/formats/events.md).
+pub const EVENTS_VERSION: u32 = 1;
+
 pub const EVENT_COLUMNS: &[ColumnDef] = &[
     col("flow_id", ColType::U64, "flow this event belongs to (flows.flow_id)"),
     col("kind", ColType::Str, "what happened: handshake, close, retransmission, timeout_sequence, spurious_timeout, zero_window, full_window, suspension, ..."),

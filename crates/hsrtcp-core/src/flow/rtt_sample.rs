@@ -44,6 +44,9 @@ pub struct RttSample {
     pub method: RttMethod,
 }
 
+/// Schema version of `rtt` (docs/formats/rtt.md).
+pub const RTT_VERSION: u32 = 1;
+
 pub const RTT_COLUMNS: &[ColumnDef] = &[
     required("flow_id", ColType::U64, "flow the sample belongs to (flows.flow_id)"),
     required("ts", ColType::F64, "time of the packet that closed the sample, seconds since the Unix epoch"),

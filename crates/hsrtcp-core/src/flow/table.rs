@@ -37,6 +37,9 @@ const SWEEP_EVERY: u64 = 1 << 16;
 /// it ends grew with the capture.
 const SPILL_EVENTS: usize = 4096;
 
+/// Schema version of `flows`: the title of docs/formats/flows.md (the Parquet files say it).
+pub const FLOWS_VERSION: u32 = 2;
+
 /// Identity and foundation columns of `flows` (docs/formats/flows.md).
 pub const FLOW_COLUMNS: &[ColumnDef] = &[
     col("flow_id", ColType::U64, "unique id of the connection in this result set"),
@@ -75,6 +78,9 @@ pub const FLOW_COLUMNS: &[ColumnDef] = &[
     col("seq_base_c2s", ColType::U64, "raw sequence number that relative sequence 0 of c2s stands for (client ISN when the SYN was captured)"),
     col("seq_base_s2c", ColType::U64, "raw sequence number that relative sequence 0 of s2c stands for (server ISN when the SYN-ACK was captured)"),
 ];
+
+/// Schema version of `series` (docs/formats/series.md).
+pub const SERIES_VERSION: u32 = 2;
 
 /// Identity columns of `series`; the engine adds its own after these.
 pub const SERIES_COLUMNS: &[ColumnDef] = &[

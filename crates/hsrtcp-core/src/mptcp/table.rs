@@ -5,6 +5,9 @@ use crate::wire::Nanos;
 
 use super::{Conn, Tracker, DOWN, NANOS_PER_S, UP};
 
+/// Schema version of the three tables (one page, docs/formats/mptcp.md).
+pub const MPTCP_VERSION: u32 = 1;
+
 /// One row per MPTCP connection per capture.
 pub const MPTCP_COLUMNS: &[ColumnDef] = &[
     col("capture", ColType::Str, "capture file the row comes from"),
