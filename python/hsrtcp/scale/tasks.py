@@ -187,7 +187,7 @@ def _output_problem(exc: BaseException, results: str, stage: str) -> str | None:
         inside = exc.filename is not None and os.path.abspath(os.fsdecode(exc.filename)).startswith(
             os.path.join(os.path.abspath(results), ""))
         return _message(exc) if exc.errno in DENIED and inside else None
-    if isinstance(exc, OutputError):  # (its reason may be lost: "transport error" on a full disk)
+    if isinstance(exc, OutputError):  # (the native writer names the file and the errno)
         return None if os.strerror(errno.ENAMETOOLONG) in text else _message(exc)
     # writers that drop the errno (Arrow, polars) still spell it
     if any(os.strerror(e) in text for e in OUTPUT_ERRNOS):
