@@ -27,3 +27,15 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     return DATA
+
+
+@pytest.fixture(autouse=True)
+def _cwd_is_restored():
+    """A test that changes the working directory and leaves it changed breaks later tests that
+    name repository files relatively (CI failed that way once): restore it and fail the test."""
+    before = os.getcwd()
+    yield
+    after = os.getcwd()
+    if after != before:
+        os.chdir(before)
+        pytest.fail(f"the test left the working directory changed: {before} -> {after} (use monkeypatch.chdir)")

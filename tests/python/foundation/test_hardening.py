@@ -149,8 +149,8 @@ def test_capture_errors_reach_stderr_also_with_quiet(tmp_path):
     ([str(SERVER), "-o", ""], "empty"),
     ([str(SERVER), "--out="], "empty"),
 ])
-def test_bad_arguments_are_usage_errors(tmp_path, args, needle):
-    os.chdir(tmp_path)  # `-o ""` used to write into the current directory
+def test_bad_arguments_are_usage_errors(tmp_path, monkeypatch, args, needle):
+    monkeypatch.chdir(tmp_path)  # `-o ""` used to write into the current directory
     p = run("analyze", *args, "-q", "--no-plot")
     assert_clean_failure(p, 2, needle)
     assert visible(tmp_path) == []
