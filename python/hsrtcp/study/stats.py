@@ -182,3 +182,169 @@ def pooled(samples_per_flow: list, *, min_flows: int, n_boot: int, rng: np.rando
         if median:
             cell.median_lo, cell.median_hi = _interval(np.asarray(meds, dtype=float), level)
     return cell
+
+
+# ---------------------------------------------------------------------------------------------
+# The trip as the unit, tests and multiplicity (issue 34; docs/study.md "Statistics").
+#
+# In the lab the three workloads of one repetition run on one compiled trip (lab/campaign.py,
+# `reseed`): flows of one trip share its handoffs, outages and loss draws, so they are not
+# independent, and a bootstrap over flows is too narrow. The functions below take one row per
+# *cluster* (a trip) of per-cluster sums and resample or permute whole clusters.
+
+
+def cluster_sums(values: dict[str, list], clusters: list) -> tuple[np.ndarray, list]:
+    """Per-cluster sums of each named column: returns (array clusters x columns, cluster keys
+    in first-seen order). None/NaN counts as 0 (callers pass 0 in the denominator too)."""
+    keys: dict = {}
+    for c in clusters:
+        keys.setdefault(c, len(keys))
+    names = list(values)
+    out = np.zeros((len(keys), len(names)))
+    idx = np.asarray([keys[c] for c in clusters], dtype=int)
+    for j, n in enumerate(names):
+        col = np.asarray([0.0 if v is None else float(v) for v in values[n]], dtype=float)
+        col[~np.isfinite(col)] = 0.0
+        np.add.at(out[:, j], idx, col)
+    return out, list(keys)
+
+
+def cluster_bootstrap(sums: np.ndarray, statistic, *, n_boot: int, rng: np.random.Generator,
+                      level: float = LEVEL) -> tuple[float | None, float | None, float | None]:
+    """Percentile interval of ``statistic`` over clusters drawn with replacement.
+
+    ``sums``: one row per cluster (trip) of additive quantities (e.g. Σx and the number of
+    flows of each class); ``statistic`` maps an array (rows x columns) of column totals to one
+    value per row — a ratio of totals covers a mean over flows (Σx / n), a pooled share
+    (Σ num / Σ den) and differences of such between classes, which share trips and are
+    therefore resampled together. Returns (value on all clusters, lo, hi); the interval is
+    None with fewer than :data:`MIN_INTERVAL_FLOWS` clusters or ``n_boot`` 0."""
+    sums = np.asarray(sums, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = np.asarray(statistic(sums.sum(axis=0)[None, :]), dtype=float)[0]
+    value = float(v) if np.isfinite(v) else None
+    k = sums.shape[0]
+    if value is None or n_boot <= 0 or k < MIN_INTERVAL_FLOWS:
+        return value, None, None
+    draws = []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for idx in _resamples(rng, k, n_boot):
+            draws.append(np.asarray(statistic(sums[idx].sum(axis=1)), dtype=float))
+    lo, hi = _interval(np.concatenate(draws), level)
+    return value, lo, hi
+
+
+def ratio_of_totals(num: int, den: int):
+    """A statistic for :func:`cluster_bootstrap`: total of column ``num`` / total of ``den``."""
+    return lambda t: t[:, num] / t[:, den]
+
+
+#: above this many pairs the sign-flip test draws random flips instead of enumerating all 2^n
+EXACT_PAIRS_MAX = 20
+
+
+def paired_permutation(diffs: list, *, rng: np.random.Generator | None = None, n_perm: int = 100_000) -> float | None:
+    """Two-sided p-value of "the mean paired difference is 0" by sign flips, one difference per
+    pair (a pair = the two arms on one trip). Under the null each trip's difference is as
+    likely + as − (the arms are exchangeable within the trip), so the p-value is the share of
+    the 2^n sign patterns whose |mean| reaches the observed one: exact up to
+    :data:`EXACT_PAIRS_MAX` pairs, else ``n_perm`` random patterns ((b + 1) / (m + 1)).
+    The smallest p-value n pairs can give is 2 / 2^n (0.0625 with 5 pairs)."""
+    d = np.asarray([x for x in diffs if x is not None and np.isfinite(x)], dtype=float)
+    n = d.size
+    if n == 0:
+        return None
+    obs = abs(d.sum())
+    tol = 1e-9 * max(1.0, np.abs(d).sum())
+    if n <= EXACT_PAIRS_MAX:
+        hits, total = 0, 0
+        block = 1 << min(n, 16)
+        bits = np.arange(block)[:, None] >> np.arange(min(n, 16))[None, :] & 1
+        low = d[: min(n, 16)]
+        low_sums = ((1 - 2 * bits) * low).sum(axis=1)
+        high = d[16:]
+        for h in range(1 << high.size):
+            hb = (np.asarray([(h >> i) & 1 for i in range(high.size)]) if high.size else np.zeros(0))
+            s = low_sums + ((1 - 2 * hb) * high).sum()
+            hits += int((np.abs(s) >= obs - tol).sum())
+            total += block
+        return hits / total
+    if rng is None:
+        raise ValueError("more than EXACT_PAIRS_MAX pairs: pass rng for random sign flips")
+    hits, done = 0, 0
+    while done < n_perm:
+        m = min(n_perm - done, max(1, BLOCK_ELEMENTS // n))
+        signs = rng.integers(0, 2, size=(m, n)) * 2 - 1
+        hits += int((np.abs((signs * d).sum(axis=1)) >= obs - tol).sum())
+        done += m
+    return (hits + 1) / (n_perm + 1)
+
+
+def sign_test(diffs: list) -> float | None:
+    """Exact two-sided sign test: the share of positive among the non-zero differences against
+    Binomial(n, 1/2). p = min(1, 2 · P(X ≤ min(k, n − k)))."""
+    d = [x for x in diffs if x is not None and np.isfinite(x) and x != 0]
+    n = len(d)
+    if n == 0:
+        return None
+    k = sum(1 for x in d if x > 0)
+    from math import comb
+
+    tail = sum(comb(n, i) for i in range(0, min(k, n - k) + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
+def holm(p: list) -> list:
+    """Holm's step-down adjusted p-values (family-wise error); None stays None."""
+    idx = [i for i, v in enumerate(p) if v is not None]
+    m = len(idx)
+    out: list = [None] * len(p)
+    running = 0.0
+    for rank, i in enumerate(sorted(idx, key=lambda i: p[i])):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        out[i] = running
+    return out
+
+
+def benjamini_hochberg(p: list) -> list:
+    """Benjamini–Hochberg adjusted p-values (q-values; false discovery rate); None stays None."""
+    idx = [i for i, v in enumerate(p) if v is not None]
+    m = len(idx)
+    out: list = [None] * len(p)
+    running = 1.0
+    for rank, i in reversed(list(enumerate(sorted(idx, key=lambda i: p[i]), start=1))):
+        running = min(running, m * p[i] / rank)
+        out[i] = running
+    return out
+
+
+def binomial_interval(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """Clopper–Pearson interval of a binomial proportion k / n (exact; by bisection on the
+    binomial tail, no scipy)."""
+    from math import exp, lgamma, log
+
+    def cdf(x: int, p: float) -> float:
+        # in logs: comb(2000, 1000) overflows a float
+        if p <= 0.0:
+            return 1.0
+        if p >= 1.0:
+            return 1.0 if x >= n else 0.0
+        lc = lgamma(n + 1)
+        return sum(exp(lc - lgamma(i + 1) - lgamma(n - i + 1) + i * log(p) + (n - i) * log(1 - p))
+                   for i in range(x + 1))
+
+    a = (1 - level) / 2
+
+    def solve(f) -> float:
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            if f(mid):
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2
+
+    lower = 0.0 if k == 0 else solve(lambda p: 1 - cdf(k - 1, p) < a)
+    upper = 1.0 if k == n else solve(lambda p: cdf(k, p) > a)
+    return lower, upper
