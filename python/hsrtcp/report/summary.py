@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from hsrtcp.units import human_bytes, human_rate
+from hsrtcp.units import human_bytes, human_duration, human_rate, human_share
 
 
 def row_data_bytes(row: dict) -> int:
@@ -24,7 +24,7 @@ def row_data_bytes(row: dict) -> int:
 def capture_label(row: dict) -> str:
     """File name(s) of a flow row's capture(s) and its vantage: "a.pcap + b.pcap (matched)"."""
     names = " + ".join(os.path.basename(c) for c in (row.get("capture") or "?").split(" + "))
-    return f"{names} ({row.get('vantage') or '?'})"
+    return f"{names} ({row.get('vantage') or 'vantage unknown'})"
 
 
 def count(v) -> str:
@@ -33,7 +33,7 @@ def count(v) -> str:
 
 
 def _pct(v) -> str:
-    return "-" if v is None else f"{100 * v:.2f} %"
+    return human_share(v)
 
 
 # (heading, right-aligned?) of the table's columns, in order.
@@ -55,16 +55,16 @@ def flow_cells(r: dict) -> list[str]:
         "-" if r.get("flow_id") is None else str(r["flow_id"]),
         capture_label(r),
         f"{r.get('client_addr')}:{r.get('client_port')} -> {r.get('server_addr')}:{r.get('server_port')}"
-        + ("" if r.get("roles_from_syn") else " (?)"),
+        + ("" if r.get("roles_from_syn") else " (roles guessed: no SYN)"),
         r.get("data_dir") or "-",
-        f"{dur:.2f} s" if dur is not None else "-",
+        human_duration(dur),
         human_bytes(data),
         human_rate(rate),
         count(packets),
         count(r.get("retransmissions")),
         count(r.get("timeouts")),
         count(r.get("spurious_timeouts")),
-        f"{rtt * 1e3:.1f} ms" if rtt is not None else "-",
+        human_duration(rtt),
         (r.get("end_reason") or "-") + (" (truncated)" if r.get("truncated") else ""),
     ]
 
@@ -85,8 +85,9 @@ def matched_line(r: dict) -> str:
     """What only both captures together tell about a two-vantage row (docs/formats/matched.md).
     The spurious timeouts are the two-capture count (M12) with its two causes (M14), which
     partition it; the single-capture counts are in the table's "spurious" column."""
-    parts = [f"data loss p_d {_pct(r.get('p_d'))}", f"ACK loss p_a {_pct(r.get('p_a'))}",
-             f"ACK burst loss P_a {_pct(r.get('ack_burst_loss'))}"]
+    # p_a (per ACK) and P_a (per round, the models' input) are different quantities: named apart
+    parts = [f"data loss p_d {_pct(r.get('p_d'))}", f"per-ACK loss rate p_a {_pct(r.get('p_a'))}",
+             f"ACK burst loss probability P_a {_pct(r.get('ack_burst_loss'))}"]
     if r.get("q") is not None:
         parts.append(f"q {_pct(r['q'])}")
     if r.get("spurious_timeouts_2v") is not None:

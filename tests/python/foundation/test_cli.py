@@ -56,5 +56,7 @@ def test_demo_runs_on_bundled_example(tmp_path):
     # the summary shows each vantage and the two-vantage metrics of the matched row
     assert "phone.pcap (client)" in p.stdout and "server.pcap (server)" in p.stdout
     m = flows.filter(pl.col("vantage") == "matched").row(0, named=True)
-    assert f"data loss p_d {100 * m['p_d']:.2f} %" in p.stdout
-    assert f"ACK loss p_a {100 * m['p_a']:.2f} %" in p.stdout
+    from hsrtcp.units import human_share
+
+    assert f"data loss p_d {human_share(m['p_d'])}" in p.stdout
+    assert f"per-ACK loss rate p_a {human_share(m['p_a'])}" in p.stdout
