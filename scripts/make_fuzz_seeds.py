@@ -127,7 +127,38 @@ def seeds() -> dict[str, dict[str, bytes]]:
         frame = recs[i][16:]
         orig = struct.unpack_from("<I", recs[i], 12)[0]
         decode[f"clean_200k.server.{i}.frame"] = b"\x01" + struct.pack("<I", orig) + frame
+    decode.update(tunnel_seeds(recs[5]))
     return {"engine": engine, "reader": reader, "pair": pairs, "decode": decode}
+
+
+def tunnel_seeds(rec: bytes) -> dict[str, bytes]:
+    """Record 5 of clean_200k.server.pcap (a data segment) wrapped in each encapsulation the
+    decoder opens (issue 36; headers as in hsrtcp.testing.encap), behind the Ethernet selector."""
+    orig = struct.unpack_from("<I", rec, 12)[0]
+    ip = rec[16 + 14:]
+    wire = orig - 14
+    eth = bytes.fromhex("020000000002020000000001")
+
+    def ipv4(proto: int, n: int) -> bytes:
+        return struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + n, 1, 0x4000, 64, proto, 0,
+                           bytes([192, 0, 2, 1]), bytes([192, 0, 2, 254]))
+
+    def udp(dport: int, n: int) -> bytes:
+        return struct.pack("!HHHH", 2152 if dport == 2152 else 50000, dport, 8 + n, 0)
+
+    gtp = struct.pack("!BBHI", 0x34, 0xFF, 8 + wire, 7) + struct.pack("!HBB", 1, 0, 0x85) + bytes([1, 0x10, 9, 0])
+    vx = struct.pack("!II", 0x08000000, 5001 << 8) + eth + b"\x08\x00"
+    gen = struct.pack("!BBHI", 1, 0, 0x6558, 6001 << 8) + struct.pack("!HBB", 0x0102, 0x80, 0) + eth + b"\x08\x00"
+    ers = struct.pack("!HHI", 0x1000, 0x88BE, 9) + struct.pack("!HHI", 0x1000, 0x155, 0) + eth + b"\x08\x00"
+    heads = {
+        "gtpu": eth + b"\x08\x00" + ipv4(17, 8 + len(gtp) + wire) + udp(2152, len(gtp) + wire) + gtp,
+        "vxlan": eth + b"\x08\x00" + ipv4(17, 8 + len(vx) + wire) + udp(4789, len(vx) + wire) + vx,
+        "geneve": eth + b"\x08\x00" + ipv4(17, 8 + len(gen) + wire) + udp(6081, len(gen) + wire) + gen,
+        "erspan2": eth + b"\x08\x00" + ipv4(47, len(ers) + wire) + ers,
+        "mpls_pw": eth + b"\x88\x47" + struct.pack("!II", 16 << 12 | 0x40, 17 << 12 | 0x140) + bytes(4) + eth + b"\x08\x00",
+    }
+    return {f"clean_200k.server.5.{k}.frame": b"\x01" + struct.pack("<I", len(h) + wire) + h + ip
+            for k, h in heads.items()}
 
 
 def main() -> None:

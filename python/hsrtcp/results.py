@@ -389,3 +389,165 @@ def read_table(path: str | os.PathLike, table: str | None = None, columns=None, 
     res = ResultsDir(p.parent, files={table: p})
     res.require(table, require)
     return res.read(table, columns, optional=optional, as_float=as_float)
+
+
+# ---------------------------------------------------------------- flow names (issue 31)
+#
+# The engine's flow ids are 13-19 digit integers (the capture's index in the high bits,
+# the matched rows' bit 62): above 2^53 for JSON readers and too long to type. Every flows
+# row gets a short name derived here, at read time, so every consumer shows the same one:
+#
+# - connections (a matched row with the client and server rows it links, else one row) are
+#   numbered f1, f2, ... by their first packet (the earliest first_ts of their rows), then
+#   (corpus partition,) smallest flow_id;
+# - a connection of one row names it f<N>; of several, each row is f<N> plus its vantage's
+#   letter: f<N>c (client), f<N>s (server), f<N>m (matched).
+#
+# Names never look like an integer, so `--flow` tells them from long ids.
+
+#: flows columns the names need (client_flow_id/server_flow_id, input: when present)
+NAME_COLUMNS = ("flow_id", "vantage", "first_ts")
+_LETTER = {"client": "c", "server": "s", "matched": "m"}
+
+
+def flow_names(flows: pl.DataFrame) -> pl.DataFrame:
+    """``[input,] flow_id, short_id, connection, connection_no``: the name of every row of
+    ``flows`` (one results directory, or a corpus's partitions stacked with an ``input``
+    column) and of its connection (the order above; docs/query.md, "Flow names")."""
+    keys = ["input"] if "input" in flows.columns else []
+    cols = flows.columns
+    base = flows.select(*keys, "flow_id", pl.col("vantage").cast(pl.String), pl.col("first_ts").cast(pl.Float64),
+                        *(pl.col(c) for c in ("client_flow_id", "server_flow_id") if c in cols))
+    # each row's connection: its own id, or the matched row that links it
+    conn = base.select(*keys, "flow_id", pl.col("flow_id").alias("conn"))
+    if "client_flow_id" in cols and "server_flow_id" in cols:
+        links = pl.concat([
+            base.filter(pl.col("vantage") == "matched").select(*keys, pl.col(side).alias("flow_id"),
+                                                               pl.col("flow_id").alias("_m"))
+            for side in ("client_flow_id", "server_flow_id")]).drop_nulls("flow_id")
+        links = links.group_by([*keys, "flow_id"]).agg(pl.col("_m").min())  # (linked twice: not written by hsrtcp)
+        conn = (conn.join(links, on=[*keys, "flow_id"], how="left")
+                .with_columns(pl.coalesce("_m", "conn").alias("conn")).drop("_m"))
+    rows = base.select(*keys, "flow_id", "vantage", "first_ts").join(conn, on=[*keys, "flow_id"], how="left")
+    order = (rows.group_by([*keys, "conn"])
+             .agg(pl.col("first_ts").min().alias("_t"), pl.col("flow_id").min().alias("_id"), pl.len().alias("_n"))
+             # a null first_ts (a damaged row) sorts last rather than failing the names
+             .sort(["_t", *keys, "_id"], nulls_last=True)
+             .with_row_index("connection_no", offset=1))
+    rows = rows.join(order.select(*keys, "conn", "connection_no", "_n"), on=[*keys, "conn"], how="left")
+    letter = pl.col("vantage").replace_strict(_LETTER, default="", return_dtype=pl.String).fill_null("")
+    rows = rows.with_columns(
+        pl.format("f{}", "connection_no").alias("connection"),
+        pl.when(pl.col("_n") > 1).then(pl.format("f{}{}", "connection_no", letter))
+        .otherwise(pl.format("f{}", "connection_no")).alias("short_id"))
+    # two rows of one connection with the same letter (not written by hsrtcp): named apart by their order
+    dup = rows.select(pl.col("short_id").is_duplicated()).to_series()
+    if dup.any():
+        rank = pl.col("flow_id").rank("ordinal").over([*keys, "short_id"])
+        rows = rows.with_columns(pl.when(pl.col("short_id").is_duplicated())
+                                 .then(pl.format("{}.{}", "short_id", rank)).otherwise("short_id").alias("short_id"))
+    return rows.select(*keys, "flow_id", "short_id", "connection", pl.col("connection_no").cast(pl.UInt32))
+
+
+def with_names(flows: pl.DataFrame) -> pl.DataFrame:
+    """``flows`` with ``short_id`` and ``connection`` columns (:func:`flow_names`) first."""
+    keys = ["input"] if "input" in flows.columns else []
+    names = flow_names(flows).select(*keys, "flow_id", "short_id", "connection")
+    out = flows.drop([c for c in ("short_id", "connection") if c in flows.columns])
+    out = out.join(names, on=[*keys, "flow_id"], how="left", maintain_order="left")
+    return out.select("short_id", "connection", *[c for c in out.columns if c not in ("short_id", "connection")])
+
+
+_SHORT = r"f[1-9][0-9]*(?:[csm](?:\.[1-9][0-9]*)?)?"
+_ENDPOINT = r"(?:\[(?P<{0}a6>[0-9A-Fa-f:.]+)\]|(?P<{0}a4>[0-9.]+)):(?P<{0}p>[0-9]{{1,5}})"
+
+
+def parse_flow(spec) -> tuple[str, object]:
+    """What a ``--flow`` value names: ``("id", int)``, ``("short", "f3s")`` or ``("tuple",
+    (addr, port, addr, port))``; ValueError saying the three forms for anything else."""
+    import ipaddress
+    import re
+
+    if isinstance(spec, bool):
+        raise ValueError(f"{spec!r} is not a flow")
+    if isinstance(spec, int):
+        if not 0 <= spec < 2**64:
+            raise ValueError(f"flow id {spec} is out of range (0 .. 2^64-1)")
+        return "id", spec
+    text = str(spec).strip()
+    if re.fullmatch(r"[0-9]+", text):
+        return parse_flow(int(text))
+    if re.fullmatch(_SHORT, text, flags=re.IGNORECASE):
+        return "short", text.lower()
+    m = re.fullmatch(_ENDPOINT.format("x") + r"-" + _ENDPOINT.format("y"), text)
+    if m:
+        ends = []
+        for side in "xy":
+            addr, port = m[f"{side}a6"] or m[f"{side}a4"], int(m[f"{side}p"])
+            try:
+                addr = str(ipaddress.ip_address(addr))  # the flows table's spelling (compressed IPv6)
+            except ValueError:
+                raise ValueError(f"{text!r}: {addr!r} is not an IP address") from None
+            if port > 65535:
+                raise ValueError(f"{text!r}: port {port} is out of range")
+            ends.append((addr, port))
+        return "tuple", (*ends[0], *ends[1])
+    raise ValueError(f"{text!r} names no flow: give its short id (f3, f3s; the summary and the connections "
+                     f"view list them), its 4-tuple (10.0.1.2:41068-10.0.2.2:5201, [2001:db8::1]:443-[...]:5201) "
+                     f"or its flow_id (1099511627776)")
+
+
+def select_flow(flows: pl.DataFrame, spec, where: str) -> dict:
+    """The flows row ``spec`` names (:func:`parse_flow`), as a dict with its ``short_id``
+    and ``connection``. A connection's name or 4-tuple selects its matched row when it has
+    one, else its only row; InputError naming ``where`` for a name that matches nothing,
+    and for a 4-tuple of several connections (each listed by name)."""
+    kind, value = parse_flow(spec)
+    named = with_names(flows)
+    if kind == "id":
+        sel = named.filter(pl.col("flow_id") == value)
+        if sel.height > 1:  # a corpus: flow ids repeat across its inputs
+            raise InputError(f"{where}: flow_id {value} is in {sel.height} inputs of this corpus "
+                             f"({_listed(sel)}): give the short id")
+    elif kind == "short":
+        sel = named.filter(pl.col("short_id") == value)
+        if sel.is_empty():
+            sel = _primary(named.filter(pl.col("connection") == value))
+    else:
+        ca, cp, sa, sp = value
+        same = ((pl.col("client_addr") == ca) & (pl.col("client_port") == cp)
+                & (pl.col("server_addr") == sa) & (pl.col("server_port") == sp))
+        turned = ((pl.col("client_addr") == sa) & (pl.col("client_port") == sp)
+                  & (pl.col("server_addr") == ca) & (pl.col("server_port") == cp))
+        hit = named.filter(same | turned)["connection"].unique(maintain_order=True).to_list()
+        if len(hit) > 1:
+            conns = named.filter(pl.col("connection").is_in(hit))
+            raise InputError(f"{where}: {spec} is the 4-tuple of {len(hit)} connections "
+                             f"({_listed(_primary_each(conns))}): give one of their short ids")
+        sel = _primary(named.filter(pl.col("connection").is_in(hit)))
+    if sel.is_empty():
+        conns = named["connection"].unique(maintain_order=True).to_list()
+        shown = ", ".join(conns[:8]) + (", ..." if len(conns) > 8 else "")
+        what = {"id": "flow_id", "short": "short id", "tuple": "4-tuple"}[kind]
+        raise InputError(f"{where}: no flow with {what} {spec} ({len(conns)} connection(s): {shown}; "
+                         f"their rows in `hsrtcp query RESULTS \"from connections\"`)")
+    return sel.row(0, named=True)
+
+
+def _primary(rows: pl.DataFrame) -> pl.DataFrame:
+    """The connection's row a name selects: its matched row, else its first row."""
+    m = rows.filter(pl.col("vantage") == "matched")
+    return m.head(1) if m.height else rows.sort("flow_id").head(1)
+
+
+def _primary_each(rows: pl.DataFrame) -> pl.DataFrame:
+    return pl.concat([_primary(g) for _, g in rows.group_by("connection", maintain_order=True)])
+
+
+def _listed(rows: pl.DataFrame) -> str:
+    out = []
+    for r in rows.head(8).iter_rows(named=True):
+        extra = f", input {r['input']}" if r.get("input") is not None else ""
+        extra += f", epoch {r['epoch']}" if r.get("epoch") is not None else ""
+        out.append(f"{r['short_id']} (flow_id {r['flow_id']}{extra})")
+    return "; ".join(out) + (" ..." if rows.height > 8 else "")

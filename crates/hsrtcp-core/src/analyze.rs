@@ -11,7 +11,7 @@ use crate::stream::{SegmentStream, Tap};
 use crate::table::{col, ColType, ColumnDef, TableBuilder};
 
 /// Schema version of `captures` (docs/formats/captures.md).
-pub const CAPTURES_VERSION: u32 = 2;
+pub const CAPTURES_VERSION: u32 = 3;
 
 /// One row per capture file (docs/formats/captures.md).
 pub const CAPTURE_COLUMNS: &[ColumnDef] = &[
@@ -29,6 +29,7 @@ pub const CAPTURE_COLUMNS: &[ColumnDef] = &[
     col("error", ColType::Str, "the error that stopped reading, naming the file and byte offset; also the first time jump (see time_jumps)"),
     col("time_jumps", ColType::U64, "records whose time jumped more than a day from the capture's clock: lone outliers (skipped, malformed reason time_jump), clock steps forward (followed) and a step back (reading stopped there, truncated)"),
     col("time_jump_offset", ColType::U64, "byte offset of the first time jump's record; null when none"),
+    col("tunneled_packets", ColType::U64, "TCP records decoded from inside an encapsulation (GTP-U, GRE, ERSPAN, VXLAN, Geneve, MPLS, PPPoE, IP in IP; docs/engine.md, 'Encapsulations')"),
 ];
 
 /// Analyze one capture file, handing the tables on in pieces as they fill: `sink` gets
@@ -66,7 +67,9 @@ pub fn analyze_capture_tapped(
     let rows_per_batch = rows_per_batch.max(1);
     let mut output = Output::default();
     let mut table = FlowTable::new(info.clone());
-    let mut stream = SegmentStream::open_tapped(path, tap);
+    let outers = crate::wire::OuterTable::default();
+    table.set_outers(outers.clone());
+    let mut stream = SegmentStream::open_with(path, tap, outers);
     let mut batches = 0u64;
     let mut flows = 0u64;
     let mut counted = |name: &'static str, b: RecordBatch| {
@@ -129,7 +132,8 @@ fn capture_row(info: &CaptureInfo, stats: &CaptureStats, flows: u64, mptcp_malfo
             .bool("truncated", stats.error.is_some())
             .str("error", error.as_deref())
             .u64("time_jumps", stats.time_jumps)
-            .u64("time_jump_offset", stats.time_jump_offset);
+            .u64("time_jump_offset", stats.time_jump_offset)
+            .u64("tunneled_packets", stats.tunneled_packets);
     }
     captures.finish()
 }

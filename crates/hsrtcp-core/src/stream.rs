@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crate::capture::CaptureReader;
-use crate::wire::{decode_append, Nanos, Segment, Stop};
+use crate::wire::{decode_append, Nanos, OuterTable, Outers, Segment, Stop};
 
 const BATCH: usize = 2048;
 const IN_FLIGHT: usize = 4;
@@ -33,6 +33,8 @@ pub struct CaptureStats {
     pub time_jumps: u64,
     pub time_jump_offset: Option<u64>,
     pub time_jump: Option<String>,
+    /// TCP segments decoded from inside an encapsulation (wire::tunnel).
+    pub tunneled_packets: u64,
 }
 
 impl CaptureStats {
@@ -79,11 +81,17 @@ impl SegmentStream {
     /// the file; if its receiver goes away, reading goes on without it. A full tap holds
     /// the reader back, so its consumer must keep reading.
     pub fn open_tapped(path: &Path, tap: Option<Tap>) -> Self {
+        Self::open_with(path, tap, OuterTable::default())
+    }
+
+    /// As [`SegmentStream::open_tapped`], registering the encapsulations of tunneled
+    /// segments in `outers` (their `Segment::outer` ids point there).
+    pub fn open_with(path: &Path, tap: Option<Tap>, outers: OuterTable) -> Self {
         let path: PathBuf = path.to_path_buf();
         let (tx, rx) = sync_channel::<Batch>(IN_FLIGHT);
         let worker = std::thread::Builder::new()
             .name("hsrtcp-reader".into())
-            .spawn(move || read_all(&path, tx, tap))
+            .spawn(move || read_all(&path, tx, tap, Outers::new(outers)))
             .expect("spawn reader thread");
         SegmentStream { rx, current: None, pos: 0, bytes_read: 0, worker: Some(worker) }
     }
@@ -164,7 +172,7 @@ impl Reuse {
     }
 }
 
-fn read_all(path: &Path, tx: SyncSender<Batch>, mut tap: Option<Tap>) -> CaptureStats {
+fn read_all(path: &Path, tx: SyncSender<Batch>, mut tap: Option<Tap>, mut outers: Outers) -> CaptureStats {
     let mut stats = CaptureStats::default();
     let mut reader = match CaptureReader::open(path) {
         Ok(r) => r,
@@ -187,7 +195,7 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, mut tap: Option<Tap>) -> Capture
                 }
                 packets += 1;
                 last_ts = last_ts.max(frame.ts);
-                match decode_append(&frame, &mut segs) {
+                match decode_append(&frame, &mut segs, &mut outers) {
                     Ok(()) => {
                         tcp_packets += 1;
                         if segs.len() == BATCH {
@@ -235,6 +243,7 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, mut tap: Option<Tap>) -> Capture
     stats.malformed.extend(reader.bad_times().reasons());
     stats.packets = packets;
     stats.tcp_packets = tcp_packets;
+    stats.tunneled_packets = outers.packets;
     stats.last_ts = (packets > 0).then_some(last_ts);
     stats
 }

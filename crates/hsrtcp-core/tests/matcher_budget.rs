@@ -35,6 +35,7 @@ fn seg(ts: i64, from_phone: bool, seq: u32, ack: u32, flags: u16, len: u32) -> S
         ip_id: None,
         options: TcpOptions::default(),
         payload_truncated: false,
+        outer: 0,
     }
 }
 

@@ -56,6 +56,7 @@ fn seg(ts: f64, p: &Pkt, ipid: u16) -> Segment {
         ip_id: Some(ipid),
         options,
         payload_truncated: false,
+        outer: 0,
     }
 }
 

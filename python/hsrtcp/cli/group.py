@@ -29,6 +29,8 @@ SUBCOMMANDS: dict[str, str] = {
     "report": "report:report",
     "mptcp": "mptcp:mptcp",
     "compare": "compare:compare",
+    "users": "users:users",
+    "apps": "apps:apps",
 }
 
 

@@ -267,7 +267,7 @@ def test_writers_put_the_version_in_the_parquet_metadata(bases, tmp_path):
             meta = pl.read_parquet_metadata(bases[base] / f"{table}.parquet")
             assert (meta.get(SCHEMA_KEY), meta.get(VERSION_KEY)) == (table, str(VERSIONS[table])), (base, table)
     assert {t: VERSIONS[t] for t in (*engine, "pair_stats")} == {
-        "flows": 2, "events": 1, "rtt": 1, "series": 2, "captures": 2, "mptcp": 1, "mptcp_subflows": 1,
+        "flows": 3, "events": 1, "rtt": 1, "series": 2, "captures": 3, "mptcp": 1, "mptcp_subflows": 1,
         "mptcp_series": 1, "pair_stats": 4}
 
 

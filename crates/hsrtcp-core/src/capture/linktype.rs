@@ -13,6 +13,12 @@ impl LinkType {
     pub const ETHERNET: LinkType = LinkType(1);
     /// PPP, RFC 1661 (optional 0xff 0x03 address/control, then the protocol).
     pub const PPP: LinkType = LinkType(9);
+    /// PPP in HDLC-like framing (RFC 1662).
+    pub const PPP_HDLC: LinkType = LinkType(50);
+    /// PPPoE session header without Ethernet.
+    pub const PPP_ETHER: LinkType = LinkType(51);
+    /// Cisco HDLC: address, control, then an ethertype.
+    pub const C_HDLC: LinkType = LinkType(104);
     /// Raw IP as written by old libpcaps (DLT_RAW was 12 on most systems, 14 on OpenBSD).
     pub const RAW_12: LinkType = LinkType(12);
     pub const RAW_14: LinkType = LinkType(14);
@@ -33,6 +39,9 @@ impl LinkType {
             0 => "NULL",
             1 => "ETHERNET",
             9 => "PPP",
+            50 => "PPP_HDLC",
+            51 => "PPP_ETHER",
+            104 => "C_HDLC",
             12 | 14 | 101 => "RAW",
             108 => "LOOP",
             113 => "LINUX_SLL",

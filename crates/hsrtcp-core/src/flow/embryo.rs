@@ -122,6 +122,7 @@ impl Kept {
                 ..TcpOptions::default()
             },
             payload_truncated: some(Bit::PAYLOAD_TRUNCATED),
+            outer: 0,
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod key;
 pub mod rtt_sample;
 pub mod seq;
 pub mod table;
+pub mod tunnel;
 
 pub use connection::{ConnBase, Connection};
 pub use event::{Dir, Event};

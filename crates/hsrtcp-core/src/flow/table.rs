@@ -11,6 +11,7 @@ use crate::flow::engine;
 use crate::flow::event::{nanos_to_s, write_event, Dir, Event, EVENT_COLUMNS};
 use crate::flow::key::{Endpoint, FlowKey};
 use crate::flow::rtt_sample::{RttRows, RttSample};
+use crate::flow::tunnel::FlowOuters;
 use crate::mptcp::table::MptcpTables;
 use crate::mptcp::{SubflowEnd, SubflowIds, Tracker};
 use crate::table::{col, ColType, ColumnDef, TableBuilder};
@@ -38,7 +39,7 @@ const SWEEP_EVERY: u64 = 1 << 16;
 const SPILL_EVENTS: usize = 4096;
 
 /// Schema version of `flows`: the title of docs/formats/flows.md (the Parquet files say it).
-pub const FLOWS_VERSION: u32 = 2;
+pub const FLOWS_VERSION: u32 = 3;
 
 /// Identity and foundation columns of `flows` (docs/formats/flows.md).
 pub const FLOW_COLUMNS: &[ColumnDef] = &[
@@ -77,6 +78,15 @@ pub const FLOW_COLUMNS: &[ColumnDef] = &[
     col("malformed_packets", ColType::U64, "segments of this connection with impossible headers (e.g. SYN+FIN)"),
     col("seq_base_c2s", ColType::U64, "raw sequence number that relative sequence 0 of c2s stands for (client ISN when the SYN was captured)"),
     col("seq_base_s2c", ColType::U64, "raw sequence number that relative sequence 0 of s2c stands for (server ISN when the SYN-ACK was captured)"),
+    // The encapsulation (flow/tunnel.rs, wire/tunnel.rs): null for a connection seen plain.
+    col("tunnel", ColType::Str, "encapsulations around the connection's packets, outermost first, joined by '/': gtpu, gre, gre/erspan, vxlan, geneve, mpls, pppoe, ppp, ipip, 6in4, 4in6, 6in6 (e.g. mpls/gtpu); those of its first tunneled packet client -> server, else server -> client; unkept when the capture had more distinct encapsulations than the registry keeps; null if not tunneled"),
+    col("tunnel_client_addr", ColType::Str, "outer IP address on the client's side of the innermost IP-based tunnel (source of the client's packets' outer header; GTP-U at S1-U/N3: the eNodeB/gNodeB); null without one"),
+    col("tunnel_server_addr", ColType::Str, "outer IP address on the server's side (GTP-U: the SGW/UPF)"),
+    col("tunnel_id_c2s", ColType::U64, "identifier of the innermost tunnel that has one, client -> server (first packet): GTP-U TEID, VXLAN/Geneve VNI, GRE key (PPTP call id), ERSPAN session id, PPPoE session id"),
+    col("tunnel_id_s2c", ColType::U64, "the same, server -> client (GTP-U: the downlink TEID)"),
+    col("mpls_labels_c2s", ColType::Str, "MPLS labels of the first client -> server packet, outermost first, '/'-separated (at most 4, then '...')"),
+    col("mpls_labels_s2c", ColType::Str, "MPLS labels of the first server -> client packet"),
+    col("tunnel_changes", ColType::U64, "times a direction's encapsulation changed from one packet to the next (a handover moves a bearer to another eNodeB and TEID); null if not tunneled"),
 ];
 
 /// Schema version of `series` (docs/formats/series.md).
@@ -268,6 +278,8 @@ pub struct FlowTable {
     spill_at: usize,
     /// MPTCP subflows and connections (state only for connections with MPTCP options).
     mptcp: Tracker,
+    /// Encapsulations of tunneled connections (state only for those).
+    tunnels: FlowOuters,
 }
 
 /// The connection of the previous packet: its key, its slot, and whether its client is the
@@ -313,7 +325,14 @@ impl FlowTable {
             spilled_rtt: Vec::new(),
             spill_at: SPILL_EVENTS,
             mptcp: Tracker::default(),
+            tunnels: FlowOuters::default(),
         }
+    }
+
+    /// The registry the capture's tunneled segments' `outer` ids point into
+    /// (`SegmentStream::open_with`).
+    pub fn set_outers(&mut self, outers: crate::wire::OuterTable) {
+        self.tunnels.set_table(outers);
     }
 
     pub fn open_connections(&self) -> usize {
@@ -329,6 +348,7 @@ impl FlowTable {
             + self.embryos * std::mem::size_of::<Embryo>()
             + (n - self.embryos) * std::mem::size_of::<Connection>()
             + self.with_streams * engine::STREAMS_BYTES
+            + self.tunnels.bytes()
     }
 
     /// Connections retired before their end because of [`OPEN_STATE_BUDGET`].
@@ -411,6 +431,7 @@ impl FlowTable {
                     }
                 };
                 self.slots.insert(key, i);
+                self.tunnels.forget_slot(i);
                 self.remember(key, i);
                 if self.open_state_bytes() > self.budget {
                     self.evict_idle();
@@ -418,6 +439,10 @@ impl FlowTable {
                 (i, self.last.expect("just remembered").dir(from_lo))
             }
         };
+        if seg.outer != 0 && !self.tunnels.seen(i, dir.idx(), seg.outer) {
+            let id = self.conns[i].as_ref().expect("slot is live").flow_id();
+            self.tunnels.note(i, id, dir.idx(), seg.outer);
+        }
         if !matches!(self.conns[i], Some(Open::Full(_))) && self.embryo_keeps(i, seg, dir) {
             self.sweep_now_and_then();
             return;
@@ -536,7 +561,7 @@ impl FlowTable {
         for (n, (c, at)) in self.retired.drain(..).enumerate() {
             let c = c.finished(at, &self.info);
             let m = mptcp_of(&mut self.mptcp, &c.base);
-            write_connection(&self.info, &c, false, m, out);
+            write_connection(&self.info, &c, false, m, &mut self.tunnels, out);
             if n % WRITE_CHUNK == WRITE_CHUNK - 1 {
                 flush(out);
             }
@@ -581,7 +606,7 @@ impl FlowTable {
             let c = c.finished(at, &self.info);
             let cut = truncated && !c.base.closed();
             let m = mptcp_of(&mut self.mptcp, &c.base);
-            write_connection(&self.info, &c, cut, m, out);
+            write_connection(&self.info, &c, cut, m, &mut self.tunnels, out);
             if n % WRITE_CHUNK == WRITE_CHUNK - 1 {
                 flush(out);
             }
@@ -651,7 +676,14 @@ fn mptcp_of(t: &mut Tracker, b: &ConnBase) -> Option<(Option<u32>, u16)> {
 
 
 /// `mptcp`: the connection's MPTCP token and subflow index, when it is a grouped subflow.
-fn write_connection(info: &CaptureInfo, c: &Connection, truncated: bool, mptcp: Option<(Option<u32>, u16)>, out: &mut Output) {
+fn write_connection(
+    info: &CaptureInfo,
+    c: &Connection,
+    truncated: bool,
+    mptcp: Option<(Option<u32>, u16)>,
+    tunnels: &mut FlowOuters,
+    out: &mut Output,
+) {
     let b = &c.base;
     let (cl, sv) = (&b.half[Dir::C2S.idx()], &b.half[Dir::S2C.idx()]);
     {
@@ -691,6 +723,7 @@ fn write_connection(info: &CaptureInfo, c: &Connection, truncated: bool, mptcp: 
             .u64("malformed_packets", cl.malformed + sv.malformed)
             .u64("seq_base_c2s", cl.seq.map(|s| s.base() as u64))
             .u64("seq_base_s2c", sv.seq.map(|s| s.base() as u64));
+        tunnels.write(b.flow_id, &mut r);
         c.engine.write_flow(b, &mut r);
     }
     for e in &c.events {
@@ -740,6 +773,7 @@ mod tests {
             ip_id: Some(0),
             options: TcpOptions::default(),
             payload_truncated: false,
+            outer: 0,
         }
     }
 

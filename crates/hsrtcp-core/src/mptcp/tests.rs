@@ -26,6 +26,7 @@ fn seg(flags: u16, payload_len: u32, options: &[u8]) -> Segment {
         ip_id: None,
         options: parse_options(options),
         payload_truncated: false,
+        outer: 0,
     }
 }
 

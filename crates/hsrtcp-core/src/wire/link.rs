@@ -1,7 +1,31 @@
 //! Link layers: find where the network header starts and which IP version to expect.
+//!
+//! One parser serves two callers through [`LinkRec`]: the hot path ([`locate`], nothing
+//! recorded) and the tunnel decoder (`tunnel.rs`), which records the MPLS labels and the
+//! PPPoE session a frame went through. The hot path hands frames with those layers to the
+//! tunnel decoder (it stops there with [`Stop::NotTcp`]), so a plain Ethernet frame pays for
+//! none of it: the choice is made at compile time.
 
 use super::{MalformedReason, Stop};
 use crate::capture::LinkType;
+
+/// What the link parser reports of the encapsulations it passes.
+pub(super) trait LinkRec {
+    /// False: stop at MPLS and PPPoE with [`Stop::NotTcp`] (the hot path, which lets the
+    /// tunnel decoder take such frames).
+    const RECORD: bool;
+    /// One MPLS label stack entry (the 32-bit word as on the wire).
+    fn mpls(&mut self, _entry: u32) {}
+    /// A PPPoE session header.
+    fn pppoe(&mut self, _session: u16) {}
+}
+
+/// The hot path's recorder: records nothing, passes no MPLS or PPPoE.
+pub(super) struct NoRec;
+
+impl LinkRec for NoRec {
+    const RECORD: bool = false;
+}
 
 /// The network protocol found after the link header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,23 +49,29 @@ fn be16(d: &[u8], at: usize) -> u16 {
     u16::from_be_bytes([d[at], d[at + 1]])
 }
 
-/// Offset of the network header and the protocol to expect there.
+/// Offset of the network header and the protocol to expect there (hot path).
 #[inline]
 pub(super) fn locate(linktype: LinkType, d: &[u8]) -> Result<(usize, Net), Stop> {
+    locate_rec(linktype, d, &mut NoRec)
+}
+
+/// [`locate`] with a recorder of the encapsulations passed.
+#[inline]
+pub(super) fn locate_rec<R: LinkRec>(linktype: LinkType, d: &[u8], rec: &mut R) -> Result<(usize, Net), Stop> {
     match linktype.0 {
         1 => {
             // Ethernet II: dst(6) src(6) ethertype(2).
             if d.len() < 14 {
                 return Err(SHORT);
             }
-            ethertype(d, 14, be16(d, 12))
+            ethertype(d, 14, be16(d, 12), rec)
         }
         113 => {
             // Linux cooked v1: pkttype(2) arphrd(2) addrlen(2) addr(8) protocol(2).
             if d.len() < 16 {
                 return Err(SHORT);
             }
-            ethertype(d, 16, be16(d, 14))
+            ethertype(d, 16, be16(d, 14), rec)
         }
         276 => {
             // Linux cooked v2: protocol(2) reserved(2) ifindex(4) arphrd(2) pkttype(1)
@@ -49,7 +79,7 @@ pub(super) fn locate(linktype: LinkType, d: &[u8]) -> Result<(usize, Net), Stop>
             if d.len() < 20 {
                 return Err(SHORT);
             }
-            ethertype(d, 20, be16(d, 0))
+            ethertype(d, 20, be16(d, 0), rec)
         }
         12 | 14 | 101 => Ok((0, Net::Sniff)),
         228 => Ok((0, Net::V4)),
@@ -75,34 +105,66 @@ pub(super) fn locate(linktype: LinkType, d: &[u8]) -> Result<(usize, Net), Stop>
                 _ => Err(Stop::NotTcp),
             }
         }
-        9 => {
-            // PPP: optional address/control (ff 03), then a 16-bit protocol.
-            let off = if d.len() >= 2 && d[0] == 0xff && d[1] == 0x03 {
-                2
-            } else {
-                0
-            };
-            if d.len() < off + 2 {
+        // PPP (9), and PPP in HDLC-like framing (50, RFC 1662): the same header here.
+        9 | 50 => ppp(d, 0, rec),
+        // Cisco HDLC (104, routers' serial and POS links): address(1) control(1) ethertype(2).
+        104 => {
+            if d.len() < 4 {
                 return Err(SHORT);
             }
-            ppp_protocol(be16(d, off), off + 2)
+            ethertype(d, 4, be16(d, 2), rec)
         }
+        // PPPoE without its Ethernet header (51): the session header, then PPP.
+        51 => pppoe(d, 0, rec),
         _ => Err(Stop::Malformed(MalformedReason::UnknownLinktype)),
     }
 }
 
+/// A PPP header at `off`: optional address/control (ff 03), then the protocol, one byte
+/// when compressed (RFC 1661 §6.5: an odd first byte), else two.
 #[inline]
-fn ppp_protocol(proto: u16, off: usize) -> Result<(usize, Net), Stop> {
+pub(super) fn ppp<R: LinkRec>(d: &[u8], mut off: usize, rec: &mut R) -> Result<(usize, Net), Stop> {
+    if d.len() >= off + 2 && d[off] == 0xff && d[off + 1] == 0x03 {
+        off += 2;
+    }
+    let Some(&first) = d.get(off) else { return Err(SHORT) };
+    if first & 1 == 1 {
+        return ppp_protocol(first as u16, off + 1, d, rec);
+    }
+    if d.len() < off + 2 {
+        return Err(SHORT);
+    }
+    ppp_protocol(be16(d, off), off + 2, d, rec)
+}
+
+#[inline]
+fn ppp_protocol<R: LinkRec>(proto: u16, off: usize, d: &[u8], rec: &mut R) -> Result<(usize, Net), Stop> {
     match proto {
         0x0021 => Ok((off, Net::V4)),
         0x0057 => Ok((off, Net::V6)),
+        // MPLS unicast and multicast over PPP (RFC 3032 §4.3).
+        0x0281 | 0x0283 => ethertype(d, off, 0x8847, rec),
         _ => Err(Stop::NotTcp),
     }
 }
 
+/// A PPPoE session header at `off` (RFC 2516): ver/type(1) code(1) session(2) length(2),
+/// then the PPP protocol.
+#[inline]
+fn pppoe<R: LinkRec>(d: &[u8], off: usize, rec: &mut R) -> Result<(usize, Net), Stop> {
+    if !R::RECORD {
+        return Err(Stop::NotTcp); // the tunnel decoder records the session
+    }
+    if d.len() < off + 8 {
+        return Err(SHORT);
+    }
+    rec.pppoe(be16(d, off + 2));
+    ppp_protocol(be16(d, off + 6), off + 8, d, rec)
+}
+
 /// Follow an ethertype through VLAN tags, PPPoE and MPLS to IPv4/IPv6.
 #[inline]
-fn ethertype(d: &[u8], mut off: usize, mut et: u16) -> Result<(usize, Net), Stop> {
+pub(super) fn ethertype<R: LinkRec>(d: &[u8], mut off: usize, mut et: u16, rec: &mut R) -> Result<(usize, Net), Stop> {
     loop {
         match et {
             0x0800 => return Ok((off, Net::V4)),
@@ -115,18 +177,16 @@ fn ethertype(d: &[u8], mut off: usize, mut et: u16) -> Result<(usize, Net), Stop
                 et = be16(d, off + 2);
                 off += 4;
             }
-            // PPPoE session: ver/type(1) code(1) session(2) length(2), then PPP protocol(2).
-            0x8864 => {
-                if d.len() < off + 8 {
-                    return Err(SHORT);
-                }
-                return ppp_protocol(be16(d, off + 6), off + 8);
-            }
+            0x8864 => return pppoe(d, off, rec),
             // MPLS: 4-byte labels until the bottom-of-stack bit, then IP by its nibble.
             0x8847 | 0x8848 => loop {
+                if !R::RECORD {
+                    return Err(Stop::NotTcp); // the tunnel decoder records the labels
+                }
                 if d.len() < off + 4 {
                     return Err(SHORT);
                 }
+                rec.mpls(u32::from_be_bytes([d[off], d[off + 1], d[off + 2], d[off + 3]]));
                 let bottom = d[off + 2] & 1 != 0;
                 off += 4;
                 if bottom {

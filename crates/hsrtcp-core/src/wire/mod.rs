@@ -27,9 +27,11 @@ mod link;
 pub mod mptcp;
 mod segment;
 mod tcp;
+pub mod tunnel;
 
 pub use segment::*;
 pub use tcp::parse_options;
+pub use tunnel::{Encap, Outer, OuterTable, Outers};
 
 use std::mem::MaybeUninit;
 
@@ -72,11 +74,38 @@ pub enum MalformedReason {
     ShortTcpHeader,
     /// TCP data offset below 5 words or beyond the IP payload.
     BadTcpDataOffset,
+    /// More than `tunnel::MAX_DEPTH` encapsulations around the packet.
+    TunnelTooDeep,
+    /// A UDP header on a tunnel port (GTP-U, VXLAN, Geneve) cut by the capture.
+    UdpTruncated,
+    /// A UDP length below its own 8 bytes on a tunnel port.
+    UdpBadLength,
+    /// The frame ends inside a GRE header.
+    GreTruncated,
+    /// A GRE header with routing, an unknown version, or PPTP fields missing.
+    GreBadHeader,
+    /// The frame ends inside an ERSPAN header.
+    ErspanTruncated,
+    /// An ERSPAN header whose version contradicts its GRE protocol type.
+    ErspanBadHeader,
+    /// The frame ends inside a GTP-U header or its extension headers.
+    GtpuTruncated,
+    /// A GTP-U header that is not version 1 / GTP, an extension header of length 0, or a
+    /// length shorter than its optional fields.
+    GtpuBadHeader,
+    /// The frame ends inside a VXLAN header.
+    VxlanTruncated,
+    /// A VXLAN header without the I (valid VNI) flag.
+    VxlanBadHeader,
+    /// The frame ends inside a Geneve header or its options.
+    GeneveTruncated,
+    /// A Geneve header of a version other than 0.
+    GeneveBadHeader,
 }
 
 impl MalformedReason {
     /// Every reason, in declaration order (for counter tables).
-    pub const ALL: [MalformedReason; 11] = [
+    pub const ALL: [MalformedReason; 24] = [
         MalformedReason::ShortLinkHeader,
         MalformedReason::UnknownLinktype,
         MalformedReason::BadIpVersion,
@@ -88,6 +117,19 @@ impl MalformedReason {
         MalformedReason::IpFragment,
         MalformedReason::ShortTcpHeader,
         MalformedReason::BadTcpDataOffset,
+        MalformedReason::TunnelTooDeep,
+        MalformedReason::UdpTruncated,
+        MalformedReason::UdpBadLength,
+        MalformedReason::GreTruncated,
+        MalformedReason::GreBadHeader,
+        MalformedReason::ErspanTruncated,
+        MalformedReason::ErspanBadHeader,
+        MalformedReason::GtpuTruncated,
+        MalformedReason::GtpuBadHeader,
+        MalformedReason::VxlanTruncated,
+        MalformedReason::VxlanBadHeader,
+        MalformedReason::GeneveTruncated,
+        MalformedReason::GeneveBadHeader,
     ];
 
     /// Stable snake_case name for per-reason counters.
@@ -104,6 +146,19 @@ impl MalformedReason {
             MalformedReason::IpFragment => "ip_fragment",
             MalformedReason::ShortTcpHeader => "short_tcp_header",
             MalformedReason::BadTcpDataOffset => "bad_tcp_data_offset",
+            MalformedReason::TunnelTooDeep => "tunnel_too_deep",
+            MalformedReason::UdpTruncated => "udp_truncated",
+            MalformedReason::UdpBadLength => "udp_bad_length",
+            MalformedReason::GreTruncated => "gre_truncated",
+            MalformedReason::GreBadHeader => "gre_bad_header",
+            MalformedReason::ErspanTruncated => "erspan_truncated",
+            MalformedReason::ErspanBadHeader => "erspan_bad_header",
+            MalformedReason::GtpuTruncated => "gtpu_truncated",
+            MalformedReason::GtpuBadHeader => "gtpu_bad_header",
+            MalformedReason::VxlanTruncated => "vxlan_truncated",
+            MalformedReason::VxlanBadHeader => "vxlan_bad_header",
+            MalformedReason::GeneveTruncated => "geneve_truncated",
+            MalformedReason::GeneveBadHeader => "geneve_bad_header",
         }
     }
 }
@@ -141,31 +196,45 @@ pub fn decode(frame: &Frame) -> Decoded {
 
 /// Decode captured bytes of the given link type. `orig_len` is the length on the wire
 /// (used only for offloaded segments whose IP length field is 0); `ts` is copied into the
-/// segment.
+/// segment. A tunneled segment's `outer` is 1 (the id in a registry of its own; see
+/// [`decode_packet_outer`] for the encapsulation).
 #[inline]
 pub fn decode_packet(linktype: LinkType, data: &[u8], orig_len: u32, ts: Nanos) -> Decoded {
+    decode_packet_outer(linktype, data, orig_len, ts).0
+}
+
+/// [`decode_packet`], with the encapsulation the segment was found in (`None` for a plain
+/// packet and for anything but a TCP segment).
+pub fn decode_packet_outer(linktype: LinkType, data: &[u8], orig_len: u32, ts: Nanos) -> (Decoded, Option<Outer>) {
     let mut seg = MaybeUninit::uninit();
-    match decode_packet_into(linktype, data, orig_len, ts, &mut seg) {
-        // SAFETY: decode_packet_into writes the segment whenever it returns Ok.
-        Ok(()) => Decoded::Tcp(unsafe { seg.assume_init() }),
-        Err(s) => s.into(),
+    let mut outers = Outers::default();
+    match decode_packet_into(linktype, data, orig_len, ts, &mut seg, &mut outers) {
+        Ok(()) => {
+            // SAFETY: decode_packet_into writes the segment whenever it returns Ok.
+            let seg = unsafe { seg.assume_init() };
+            (Decoded::Tcp(seg), if seg.outer != 0 { outers.last() } else { None })
+        }
+        Err(s) => (s.into(), None),
     }
 }
 
 /// [`decode`], appending a TCP segment to `out` in place (no copy of the segment: this is
 /// the capture reader's hot path). Anything else comes back as the [`Stop`] and leaves
-/// `out` as it was.
+/// `out` as it was. A tunneled segment's encapsulation is registered in `outers` and its
+/// id put in `Segment::outer`.
 #[inline]
-pub fn decode_append(frame: &Frame, out: &mut Vec<Segment>) -> Result<(), Stop> {
+pub fn decode_append(frame: &Frame, out: &mut Vec<Segment>, outers: &mut Outers) -> Result<(), Stop> {
     out.reserve(1);
     let slot = &mut out.spare_capacity_mut()[0];
-    decode_packet_into(frame.linktype, frame.data, frame.orig_len, frame.ts, slot)?;
+    decode_packet_into(frame.linktype, frame.data, frame.orig_len, frame.ts, slot, outers)?;
     // SAFETY: capacity was reserved above and decode_packet_into wrote the slot (it returned Ok).
     unsafe { out.set_len(out.len() + 1) };
     Ok(())
 }
 
-/// The decoder proper: writes `out` exactly when it returns `Ok`.
+/// The decoder proper: writes `out` exactly when it returns `Ok`. Plain frames decode here;
+/// whatever is not plain TCP (MPLS, PPPoE, UDP, GRE, IP in IP, ARP, ...) is looked at again
+/// by the tunnel decoder, out of line, so plain TCP pays nothing for tunnels.
 #[inline]
 fn decode_packet_into(
     linktype: LinkType,
@@ -173,11 +242,20 @@ fn decode_packet_into(
     orig_len: u32,
     ts: Nanos,
     out: &mut MaybeUninit<Segment>,
+    outers: &mut Outers,
 ) -> Result<(), Stop> {
-    let (off, net) = link::locate(linktype, data)?;
+    let (off, net) = match link::locate(linktype, data) {
+        Ok(x) => x,
+        Err(Stop::NotTcp) => return tunnel::decode_slow(linktype, data, orig_len, ts, out, outers, None),
+        Err(e) => return Err(e),
+    };
     // Bytes of the network layer on the wire (a frame can't be shorter than what was captured).
     let wire_l3 = (orig_len as usize).max(data.len()) - off;
-    let ip = ip::locate(net, &data[off..], wire_l3)?;
+    let ip = match ip::locate(net, &data[off..], wire_l3) {
+        Ok(ip) => ip,
+        Err(Stop::NotTcp) => return tunnel::decode_slow(linktype, data, orig_len, ts, out, outers, Some((off, net))),
+        Err(e) => return Err(e),
+    };
     tcp::decode_into(&data[off + ip.l4_off..], ip, ts, out)
 }
 

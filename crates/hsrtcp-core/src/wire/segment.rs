@@ -119,6 +119,9 @@ pub struct Segment {
     pub options: TcpOptions,
     /// The captured bytes ended before the full TCP payload (normal with a small snaplen).
     pub payload_truncated: bool,
+    /// 0: the packet came as it is; else the id of its encapsulation (tunnel type, outer
+    /// addresses, TEID/VNI/key/labels) in the capture's [`super::tunnel::Outers`].
+    pub outer: u32,
 }
 
 impl Segment {

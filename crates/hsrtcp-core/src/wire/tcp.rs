@@ -18,7 +18,8 @@ fn be32(d: &[u8], at: usize) -> u32 {
 /// Decode the TCP header at the start of `t` (the captured bytes from the TCP header on)
 /// into `out`, which is written exactly when the result is `Ok`. Writing in place spares
 /// the reader a copy of every segment (it decodes straight into its batch).
-#[inline]
+// (always: see ip::locate)
+#[inline(always)]
 pub(super) fn decode_into(t: &[u8], ip: IpInfo, ts: Nanos, out: &mut MaybeUninit<Segment>) -> Result<(), Stop> {
     if t.len() < 20 {
         return Err(Stop::Malformed(MalformedReason::ShortTcpHeader));
@@ -51,6 +52,7 @@ pub(super) fn decode_into(t: &[u8], ip: IpInfo, ts: Nanos, out: &mut MaybeUninit
         options,
         // Trailing link padding makes `t` longer, never shorter, than the segment.
         payload_truncated: t.len() < ip.l4_len,
+        outer: 0,
     });
     Ok(())
 }
@@ -60,7 +62,8 @@ pub(super) fn decode_into(t: &[u8], ip: IpInfo, ts: Nanos, out: &mut MaybeUninit
 ///
 /// Known options with the wrong length are skipped like unknown ones; an option whose
 /// length byte is missing, below 2 or beyond the end stops decoding with `truncated` set.
-#[inline]
+// (always: inlined in the tunnel decoder's copy of decode_into as in the hot path's)
+#[inline(always)]
 pub fn parse_options(o: &[u8]) -> TcpOptions {
     // Fast paths, inline in the decoder: no options, and the layout of nearly every
     // segment of a timestamped connection, NOP NOP TS (RFC 7323 Appendix A).

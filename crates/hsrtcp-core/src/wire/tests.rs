@@ -133,11 +133,12 @@ fn pppoe_and_mpls() {
         )),
     );
     assert_eq!(s.seq, 1000);
-    // MPLS carrying an Ethernet pseudowire control word (nibble 0): not TCP, not malformed.
+    // MPLS carrying an Ethernet pseudowire control word (nibble 0) cut inside the
+    // pseudowire's Ethernet header (whole ones decode: tunnel_tests.rs).
     let d = hex("020000000002 020000000001 8847 000111ff 00000000 020000000002");
     assert_eq!(
         decode_packet(LinkType::ETHERNET, &d, d.len() as u32, 0),
-        Decoded::NotTcp
+        Decoded::Malformed(MalformedReason::ShortLinkHeader)
     );
 }
 
@@ -756,6 +757,31 @@ fn random_mutations_never_panic() {
             "6000 0000 0038 00 40 20010db8000000000000000000000001 20010db8000000000000000000000002
              3c00 0104 00000000  0600 0104 00000000 {TCP_SYN}")),
         ),
+        // Tunnels (tunnel.rs): GTP-U, VXLAN, GRE with ERSPAN II, Geneve, an MPLS pseudowire.
+        (
+            LinkType::ETHERNET,
+            hex(&format!("{ETH_V4} 4500 0060 0001 0000 4011 0000 c0000201 c00002fe
+                 0868 0868 004c 0000  30ff 003c 00000001 {IP4_60} {TCP_SYN}")),
+        ),
+        (
+            LinkType::ETHERNET,
+            hex(&format!("{ETH_V4} 4500 006e 0001 0000 4011 0000 c0000201 c00002fe
+                 c350 12b5 005a 0000  08000000 00138900 {ETH_V4} {IP4_60} {TCP_SYN}")),
+        ),
+        (
+            LinkType::ETHERNET,
+            hex(&format!("{ETH_V4} 4500 006e 0001 0000 402f 0000 c0000201 c00002fe
+                 1000 88be 00000009 1000 0155 00000000 {ETH_V4} {IP4_60} {TCP_SYN}")),
+        ),
+        (
+            LinkType::ETHERNET,
+            hex(&format!("{ETH_V4} 4500 0060 0001 0000 4011 0000 c0000201 c00002fe
+                 c350 17c1 004c 0000  0000 0800 00004d00 {IP4_60} {TCP_SYN}")),
+        ),
+        (
+            LinkType::ETHERNET,
+            hex(&format!("020000000002 020000000001 8847 000111ff 00000000 {ETH_V4} {IP4_60} {TCP_SYN}")),
+        ),
     ];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let (mut tcp_n, mut other) = (0u32, 0u32);
@@ -790,7 +816,7 @@ fn random_mutations_never_panic() {
         // the segment on TCP and leaves the batch alone otherwise.
         let frame = crate::capture::Frame { ts: 0, linktype: *lt, data: &d, orig_len: orig, offset: 0, iface: 0 };
         let mut batch = vec![earlier_segment()];
-        let appended = decode_append(&frame, &mut batch);
+        let appended = decode_append(&frame, &mut batch, &mut Outers::default());
         match (decode_packet(*lt, &d, orig, 0), appended) {
             (Decoded::Tcp(s), Ok(())) => assert_eq!(&batch[..], &[earlier_segment(), s][..]),
             (other, Err(stop)) => assert_eq!((other, batch.len()), (Decoded::from(stop), 1)),

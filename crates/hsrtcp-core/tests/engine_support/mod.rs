@@ -77,6 +77,7 @@ impl Tx {
             ip_id: Some(self.ip_id[side]),
             options,
             payload_truncated: false,
+            outer: 0,
         });
         self.segs.last_mut().unwrap()
     }

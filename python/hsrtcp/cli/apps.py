@@ -1,0 +1,53 @@
+"""`hsrtcp apps RESULTS CAPTURE... [-o DIR]`: each flow's application and the breakdown per
+class (docs/passive.md; tables in docs/formats/applications.md). Exit codes: 0 done, 2 usage,
+3 input error."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+
+@click.command("apps")
+@click.argument("results", type=click.Path(path_type=Path))
+@click.argument("captures", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--out", type=click.Path(path_type=Path),
+              help="write applications.parquet and application_breakdown.parquet here")
+@click.option("--classes", type=click.Path(path_type=Path, dir_okay=False),
+              help='class map, TOML or JSON: {"classes": {"domain.suffix": "class"}, "ports": {"443": "https"}}')
+def apps(results, captures, out, classes) -> None:
+    """Application of every flow (TLS SNI, HTTP Host, DNS answers in the capture, ports last)
+    and flows, bytes and shares per class."""
+    from hsrtcp.errors import InputError
+    from hsrtcp.passive import apps as a
+    from hsrtcp.results import ResultsDir
+
+    flows = ResultsDir(results).read("flows", ["flow_id", "capture", "client_addr", "client_port", "server_addr",
+                                               "server_port", "first_ts", "last_ts", "c2s_payload_bytes",
+                                               "s2c_payload_bytes"])
+    names = set(flows["capture"].unique().to_list())
+    paths = {}
+    for c in captures:
+        if not c.is_file():
+            raise InputError(f"{c}: no such capture file")
+        match = [n for n in names if n == str(c) or os.path.basename(n) == c.name]
+        if not match:
+            raise InputError(f"{c}: not a capture of {results} (its flows come from {', '.join(sorted(names))})")
+        paths.update({n: c for n in match})
+    table = a.applications(flows, paths, classes)
+    bd = a.breakdown(flows, table)
+    named = table.filter(pl_not_null(table))
+    click.echo(f"{table.height} flows, {named.height} named "
+               + ", ".join(f"{k} {v}" for k, v in table.group_by("source").len().sort("source").iter_rows() if k))
+    for r in bd.iter_rows(named=True):
+        click.echo(f"  {r['class']}: {r['flows']} flows, {r['bytes']} bytes ({100 * (r['byte_share'] or 0):.1f} %)")
+    if out:
+        for p in a.write(table, bd, out):
+            click.echo(f"wrote {p}")
+
+
+def pl_not_null(df):
+    import polars as pl
+    return pl.col("name").is_not_null()
