@@ -119,12 +119,94 @@ def connect(dirs: list[str | os.PathLike], con=None, *, confined: bool = True):
                 selects.append(f"SELECT *, {_sql_str(label[d])} AS {PARTITION} "
                                f"FROM read_parquet([{', '.join(_sql_str(f) for f in part_files)}], "
                                f"union_by_name = true, hive_partitioning = true)")
-        sql = f"CREATE OR REPLACE VIEW {_ident(name)} AS " + " UNION ALL BY NAME ".join(selects)
+        union = " UNION ALL BY NAME ".join(selects)
         try:
-            con.execute(sql)
+            if name == "flows":  # with every row's short name (hsrtcp.results.flow_names)
+                cols = {r[0] for r in con.execute(f"DESCRIBE {union}").fetchall()}
+                union = names_sql(union, cols)
+            con.execute(f"CREATE OR REPLACE VIEW {_ident(name)} AS {union}")
         except duckdb.Error as exc:
             raise InputError(_which_file(con, files, exc)) from None
+    if "flows" in top or any("flows" in parts for parts in corpus.values()):
+        con.execute(f"CREATE OR REPLACE VIEW connections AS {connections_sql(_columns(con, 'flows'))}")
     return con
+
+
+def _columns(con, view: str) -> list[str]:
+    return [r[0] for r in con.execute(f"DESCRIBE {_ident(view)}").fetchall()]
+
+
+def names_sql(raw: str, cols: set[str]) -> str:
+    """The rows of the flows relation ``raw`` with ``short_id`` and ``connection`` first: the
+    names of :func:`hsrtcp.results.flow_names` (the same order, numbered per ``results``
+    directory; a test keeps both equal)."""
+    keys = [k for k in (PARTITION, "input") if k in cols]
+    on = lambda a, b: " AND ".join(f"{a}.{k} IS NOT DISTINCT FROM {b}.{k}" for k in keys)  # noqa: E731
+    k = ", ".join(keys)
+    linked = "client_flow_id" in cols and "server_flow_id" in cols
+    links = (f"SELECT {k}, flow_id, min(m) AS m FROM ("
+             + " UNION ALL ".join(f"SELECT {k}, {side} AS flow_id, flow_id AS m FROM _f "
+                                  f"WHERE vantage = 'matched' AND {side} IS NOT NULL"
+                                  for side in ("client_flow_id", "server_flow_id"))
+             + f") GROUP BY {k}, flow_id") if linked else \
+        f"SELECT {k}, flow_id, flow_id AS m FROM _f WHERE false"
+    per_dir = f"PARTITION BY {PARTITION} " if PARTITION in keys else ""
+    by_input = "input NULLS LAST, " if "input" in keys else ""
+    return f"""WITH _raw AS ({raw}),
+_f AS (SELECT {k}, flow_id, CAST(vantage AS VARCHAR) AS vantage, CAST(first_ts AS DOUBLE) AS first_ts
+       {', client_flow_id, server_flow_id' if linked else ''} FROM _raw),
+_l AS ({links}),
+_r AS (SELECT {', '.join(f'_f.{x}' for x in keys)}, _f.flow_id, _f.vantage, _f.first_ts, coalesce(_l.m, _f.flow_id) AS conn
+       FROM _f LEFT JOIN _l ON {on('_f', '_l')} AND _f.flow_id = _l.flow_id),
+_c AS (SELECT {k}, conn, count(*) AS n,
+       row_number() OVER ({per_dir}ORDER BY min(first_ts) NULLS LAST, {by_input}min(flow_id)) AS no
+       FROM _r GROUP BY {k}, conn),
+_n AS (SELECT {', '.join(f'_r.{x}' for x in keys)}, _r.flow_id, 'f' || _c.no AS connection,
+       'f' || _c.no || CASE WHEN _c.n > 1 THEN CASE _r.vantage WHEN 'client' THEN 'c' WHEN 'server' THEN 's'
+                                                 WHEN 'matched' THEN 'm' ELSE '' END ELSE '' END AS short_id
+       FROM _r JOIN _c ON {on('_r', '_c')} AND _r.conn = _c.conn)
+SELECT _n.short_id, _n.connection, _raw.* FROM _raw LEFT JOIN _n ON {on('_raw', '_n')} AND _raw.flow_id = _n.flow_id"""
+
+
+#: the metrics each vantage's row gives the connections view (client_*, server_*, unknown_*)
+SIDE_METRICS = ("short_id", "flow_id", "capture", "data_dir", "duration_s", "c2s_packets", "s2c_packets", "c2s_payload_bytes", "s2c_payload_bytes",
+                "retransmissions", "timeouts", "spurious_timeouts", "rtt_mean", "goodput_bytes", "end_reason",
+                "truncated")
+#: the two-capture metrics of the matched row (docs/formats/matched.md)
+MATCHED_METRICS = ("short_id", "flow_id", "pairing", "p_d", "lost_data_packets", "data_packets_sent", "p_a",
+                   "lost_ack_packets", "ack_packets_sent", "ack_burst_loss", "q", "rto_sequences",
+                   "spurious_timeouts_2v", "spurious_timeouts_ack_loss", "spurious_timeouts_rto_estimation",
+                   "spurious_rto_rate", "rto_bias_mean_s", "owd_down_median_s", "owd_up_median_s",
+                   "establishment_time_s", "clock_offset_s", "clock_offset_uncertainty_s")
+
+
+def connections_sql(cols: list[str], flows: str = "flows") -> str:
+    """One row per connection of the view ``flows`` (with the names of :func:`names_sql`):
+    its name and identity, then each vantage's row side by side (``client_*``, ``server_*``;
+    ``unknown_*`` for a single capture whose side is not known) and the matched row's
+    two-capture metrics (``matched_*``). A row's side is its vantage, else the side
+    hsrtcp found its capture next to (flows.capture_near)."""
+    have = set(cols)
+    keys = [k for k in (PARTITION, "input") if k in have]
+    near = "CAST(capture_near AS VARCHAR)" if "capture_near" in have else "NULL"
+    side = (f"CASE WHEN CAST(vantage AS VARCHAR) IN ('client', 'server', 'matched') THEN CAST(vantage AS VARCHAR) "
+            f"ELSE coalesce({near}, 'unknown') END")
+
+    def pick(prefix: str, side_name: str, metrics) -> list[str]:
+        return [f"any_value({_ident(m)}) FILTER (WHERE _side = '{side_name}') AS {_ident(prefix + m)}"
+                if m in have else f"NULL AS {_ident(prefix + m)}" for m in metrics]
+
+    ident = [f"any_value({c} ORDER BY _rank) AS {c}" for c in ("client_addr", "client_port", "server_addr",
+                                                                 "server_port") if c in have]
+    cells = [*keys, "connection", "count(*) AS rows", "min(first_ts) AS first_ts", "max(last_ts) AS last_ts", *ident,
+             *pick("client_", "client", SIDE_METRICS), *pick("server_", "server", SIDE_METRICS),
+             *pick("unknown_", "unknown", SIDE_METRICS), *pick("matched_", "matched", MATCHED_METRICS)]
+    group = ", ".join([*keys, "connection"])
+    order = ", ".join([*keys[:1], "min(first_ts) NULLS LAST", *keys[1:], "min(flow_id)"])  # the names' order
+    # identity from the server's row, the matched row, then the client's (NAT: the server sees the public side)
+    rank = "CASE _side WHEN 'server' THEN 0 WHEN 'matched' THEN 1 WHEN 'client' THEN 2 ELSE 3 END"
+    return (f"SELECT {', '.join(cells)} FROM (SELECT *, {side} AS _side, {rank.replace('_side', side)} AS _rank "
+            f"FROM {_ident(flows)}) GROUP BY {group} ORDER BY {order}")
 
 
 def _confine(con, dirs: list[str]) -> None:
