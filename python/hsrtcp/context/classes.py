@@ -237,3 +237,54 @@ def u_rate(context: pl.DataFrame, by: list[str] | None = None) -> pl.DataFrame:
     agg = [pl.len().alias("collected"), pl.col("usable").sum().alias("usable")]
     out = context.group_by(by, maintain_order=True).agg(agg) if by else context.select(agg)
     return out.with_columns((pl.col("usable") / pl.col("collected")).alias("u_rate"))
+
+
+# Extra grouping keys for the seeds' figures (hsrtcp.figures); the M21 classes above stay as
+# they are. Seed 000 Table II's speed bands, with the band of a flow from its speed range.
+SPEED_BANDS = ("static", "0-150", "150-280", "280-310", ">310")
+
+
+def speed_band(vmin: float | None, vmax: float | None) -> str | None:
+    """The seed 000 Table II band holding every speed sample of a flow (``static`` ≤ 5 km/h,
+    ``0-150`` below 150 — the seed's class b and seed 003's driving —, ``150-280``,
+    ``280-310``, ``>310``), ``mixed`` when the samples span bands, None without samples."""
+    if vmin is None or vmax is None:
+        return None
+    if vmax <= STATIC_MAX_KMH:
+        return "static"
+    edges = ((LOW_MAX_KMH, "0-150"), (HIGH_BAND_KMH[0], "150-280"), (HIGH_BAND_KMH[1], "280-310"))
+
+    def band(v: float) -> str:
+        if v <= STATIC_MAX_KMH:
+            return "static"
+        for i, (edge, name) in enumerate(edges):
+            # the seed's bands are [0,150), [150,280), [280,310]
+            if v < edge or (i == 2 and v <= edge):
+                return name
+        return ">310"
+
+    lo, hi = band(vmin), band(vmax)
+    return lo if lo == hi else "mixed"
+
+
+def flow_generation(rats: str | None) -> str | None:
+    """A flow's network generation from context's ``rats`` (comma-separated RATs): the one
+    generation of all of them, or the ones met joined by ``+``
+    (``3G+4G``: a generation change), None when a RAT is unknown or missing (never a guess)."""
+    from hsrtcp.context.generation import GENERATIONS, generation_of
+
+    if not rats:
+        return None
+    gens = {generation_of(r) for r in rats.split(",") if r.strip()}
+    if not gens or None in gens:
+        return None
+    return "+".join(g for g in GENERATIONS if g in gens)
+
+
+def handoff_band(handoffs: int | None) -> str | None:
+    """Seed 000's handoff classes by count alone (any speed): ``0``, ``1-8``, ``9-16``, ``17+``."""
+    if handoffs is None:
+        return None
+    if handoffs == 0:
+        return "0"
+    return "1-8" if handoffs <= 8 else ("9-16" if handoffs <= 16 else "17+")

@@ -1,0 +1,125 @@
+"""The gallery's three kinds of drawing (CDF per group, bars with intervals, a series over
+time) and the numbers written beside them, in the look of :mod:`hsrtcp.plot.style`."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from hsrtcp.plot import style
+from hsrtcp.study import stats
+
+LINESTYLES = ("-", "--", "-.", ":")
+
+
+def pct(v: float | None) -> str:
+    return "–" if v is None else f"{100 * v:.3g} %"
+
+
+def fmt(v: float | None, unit: str) -> str:
+    """A value in the unit a reader expects: shares in %, seconds in ms below 1 s, bit/s in Mbit/s."""
+    if v is None or (isinstance(v, float) and not np.isfinite(v)):
+        return "–"
+    if unit in ("share", "fraction"):
+        return f"{100 * v:.3g} %"
+    if unit == "s":
+        return f"{1000 * v:.3g} ms" if abs(v) < 1 else f"{v:.3g} s"
+    if unit == "bit/s":
+        return f"{v / 1e6:.3g} Mbit/s"
+    if unit == "dBm":
+        return f"{v:.1f} dBm"
+    return f"{v:.4g} {unit}".strip()
+
+
+def cell_text(value, lo, hi, unit: str, n_flows: int, n: int | None = None, note: str | None = None) -> str:
+    """``value [lo, hi] (k flows)``, as docs/study.md writes a cell."""
+    if value is None:
+        return f"– ({n_flows} flows{': ' + note if note else ''})"
+    iv = f" [{fmt(lo, unit)}, {fmt(hi, unit)}]" if lo is not None and hi is not None else ""
+    count = f"{n_flows} flows" + (f", n = {n:,}" if n is not None and n != n_flows else "")
+    return f"{fmt(value, unit)}{iv} ({count})"
+
+
+def group_cells(df: pl.DataFrame, groups: list[str], unit: str, key: str, seed: int = 0) -> tuple[pl.DataFrame, list[str]]:
+    """Mean over flows with a percentile bootstrap interval (hsrtcp.study.stats.per_flow,
+    1000 draws) and the median, per group of a (group, value) frame: a table and one line
+    of text per group."""
+    rows, lines = [], []
+    for g in groups:
+        v = df.filter(pl.col("group") == g)["value"].to_list()
+        c = stats.per_flow(v, min_flows=1, n_boot=1000, rng=stats.rng_for(seed, f"{key}/{g}"),
+                           min_interval=stats.MIN_INTERVAL_FLOWS)
+        rows.append({"group": g, "n_flows": c.n_flows, "mean": c.value, "mean_lo": c.value_lo,
+                     "mean_hi": c.value_hi, "median": c.median})
+        lines.append(f"{g}: mean {cell_text(c.value, c.value_lo, c.value_hi, unit, c.n_flows)}, "
+                     f"median {fmt(c.median, unit)}")
+    schema = {"group": pl.String, "n_flows": pl.Int64, "mean": pl.Float64, "mean_lo": pl.Float64,
+              "mean_hi": pl.Float64, "median": pl.Float64}
+    return pl.DataFrame(rows, schema=schema), lines
+
+
+def _scale(unit: str, values: np.ndarray) -> tuple[float, str]:
+    if unit == "bit/s":
+        return style.scale_for(float(np.nanmax(np.abs(values))) if values.size else 0.0, "bit/s")
+    if unit == "s":
+        peak = float(np.nanmax(np.abs(values))) if values.size else 0.0
+        return (1e-3, "ms") if peak < 1.0 else (1.0, "s")
+    if unit == "share":
+        return 0.01, "%"
+    return 1.0, unit
+
+
+@style.styled
+def cdf(df: pl.DataFrame, groups: list[str], label: str, unit: str, title: str, logx: bool = False):
+    """One step curve per group of a (group, value) frame."""
+    fig, ax = style.new_figure()
+    div, shown = _scale(unit, df["value"].to_numpy())
+    for i, g in enumerate(groups):
+        v = np.sort(df.filter(pl.col("group") == g)["value"].to_numpy()) / div
+        if v.size == 0:
+            continue
+        p = np.arange(1, v.size + 1) / v.size
+        ax.step(np.r_[v[0], v], np.r_[0.0, p], where="post", color=style.CYCLE[i % len(style.CYCLE)],
+                linestyle=LINESTYLES[(i // 2) % len(LINESTYLES)], label=f"{g} (n = {v.size:,})", gid=f"cdf-{g}")
+    if logx:
+        ax.set_xscale("symlog" if (df["value"] <= 0).any() else "log")
+    ax.set_xlabel(f"{label} ({shown})")
+    ax.set_ylabel("CDF")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(title, loc="left")
+    ax.legend(loc="lower right")
+    return fig
+
+
+@style.styled
+def bars(df: pl.DataFrame, label: str, unit: str, title: str, hue: str | None = None):
+    """Bars of ``value`` per ``group`` with [value_lo, value_hi] as error bars; ``hue``: a
+    second column, one bar colour per value."""
+    fig, ax = style.new_figure()
+    div, shown = _scale(unit, df["value"].drop_nulls().to_numpy())
+    groups = list(dict.fromkeys(df["group"].to_list()))
+    hues = list(dict.fromkeys(df[hue].to_list())) if hue else [None]
+    width = 0.8 / len(hues)
+    for k, h in enumerate(hues):
+        part = df if h is None else df.filter(pl.col(hue) == h)
+        xs, ys, err = [], [], [[], []]
+        for row in part.iter_rows(named=True):
+            if row["value"] is None:
+                continue
+            x = groups.index(row["group"]) + (k - (len(hues) - 1) / 2) * width
+            y = row["value"] / div
+            lo = row.get("value_lo")
+            hi = row.get("value_hi")
+            xs.append(x)
+            ys.append(y)
+            err[0].append(y - lo / div if lo is not None else 0.0)
+            err[1].append(hi / div - y if hi is not None else 0.0)
+        ax.bar(xs, ys, width=width * 0.9, color=style.CYCLE[k % len(style.CYCLE)], label=h, yerr=err,
+               error_kw={"elinewidth": 0.7, "capsize": 1.5})
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups, rotation=20, ha="right")
+    ax.set_ylabel(f"{label} ({shown})")
+    ax.set_title(title, loc="left")
+    if hue:
+        ax.legend(loc="upper left")
+    return fig

@@ -1,0 +1,109 @@
+"""What a gallery reads: one study directory (``hsrtcp study -o STUDY``) and, optionally,
+results directories of ``hsrtcp analyze`` for what the study tables do not keep (per-second
+series of one flow, handoff and suspension samples, flows columns the study drops).
+
+A missing input is not an error: the item that needs it raises :class:`Missing` naming the
+file or column, and the gallery says so in ``coverage.md``. A study directory that is not
+one, or a table that cannot be read, is an :class:`hsrtcp.errors.InputError` naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import polars as pl
+
+from hsrtcp.context import classes
+from hsrtcp.errors import InputError
+
+
+class Missing(Exception):
+    """An item cannot be made: ``reason`` says exactly which input or column is missing."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+# seed 000 §V's five classes of 3-minute flows, by the study's flow_class
+SEED000_CLASSES = {"static": "a: static", "low": "b: < 150 km/h, 0 handoffs", "high_0": "c: 280-310 km/h, 0 handoffs",
+                   "high_1_8": "d: 280-310 km/h, 1-8 handoffs", "high_9_16": "e: 280-310 km/h, 9-16 handoffs"}
+
+
+class Inputs:
+    """The study tables (read on first use) and the results directories, if any."""
+
+    def __init__(self, study_dir: str | os.PathLike, results: list[str | os.PathLike] = ()) -> None:
+        self.study_dir = Path(study_dir)
+        self.results_dirs = [os.fspath(r) for r in results]
+        manifest = self.study_dir / "study.json"
+        if not self.study_dir.is_dir():
+            raise InputError(f"{self.study_dir}: no such study directory (make one with hsrtcp study RESULTS -o DIR)")
+        if not manifest.is_file():
+            raise InputError(f"{manifest}: missing: {self.study_dir} is not a study directory "
+                             f"(make one with hsrtcp study RESULTS -o DIR)")
+        try:
+            self.manifest = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{manifest}: not readable as JSON: {exc}") from None
+        from hsrtcp.study import SCHEMA_VERSION
+
+        version = self.manifest.get("study_schema_version") if isinstance(self.manifest, dict) else None
+        if version != SCHEMA_VERSION:
+            raise InputError(f"{manifest}: study_schema_version {version!r}, this hsrtcp reads {SCHEMA_VERSION} "
+                             f"(make the study again with this version)")
+        self._tables: dict[str, pl.DataFrame | None] = {}
+        self._results = None
+
+    # -- the study directory -------------------------------------------------------------
+    def table(self, name: str) -> pl.DataFrame | None:
+        if name not in self._tables:
+            path = self.study_dir / f"{name}.parquet"
+            if not path.is_file():
+                self._tables[name] = None
+            else:
+                try:
+                    self._tables[name] = pl.read_parquet(path)
+                except Exception as exc:  # polars raises several kinds for a damaged file
+                    raise InputError(f"{path}: not a readable Parquet table: {str(exc).splitlines()[0]}") from None
+        return self._tables[name]
+
+    def need(self, name: str, columns: tuple[str, ...] = ()) -> pl.DataFrame:
+        df = self.table(name)
+        if df is None:
+            raise Missing(f"{name}.parquet of STUDY (hsrtcp study writes it)")
+        absent = [c for c in columns if c not in df.columns]
+        if absent:
+            raise Missing(f"{name}.parquet of STUDY: no column {', '.join(absent)}")
+        return df
+
+    def flows(self, columns: tuple[str, ...] = ()) -> pl.DataFrame:
+        """``study_flows`` with the figures' extra grouping keys: ``speed_band``,
+        ``generation``, ``handoff_band`` (hsrtcp.context.classes)."""
+        df = self.need("study_flows", ("flow_class", *columns))
+        extra = []
+        if "speed_min_kmh" in df.columns and "speed_max_kmh" in df.columns:
+            extra.append(pl.struct("speed_min_kmh", "speed_max_kmh").map_elements(
+                lambda s: classes.speed_band(s["speed_min_kmh"], s["speed_max_kmh"]), return_dtype=pl.String)
+                .alias("speed_band"))
+        if "rats" in df.columns:
+            extra.append(pl.col("rats").map_elements(classes.flow_generation, return_dtype=pl.String)
+                         .alias("generation"))
+        if "handoffs" in df.columns:
+            extra.append(pl.col("handoffs").map_elements(classes.handoff_band, return_dtype=pl.String)
+                         .alias("handoff_band"))
+        return df.with_columns(extra) if extra else df
+
+    # -- results directories -------------------------------------------------------------
+    def results(self, what: str):
+        """The results directories read as one (:func:`hsrtcp.study.load.read`), or
+        :class:`Missing` saying that ``what`` needs them."""
+        if not self.results_dirs:
+            raise Missing(f"{what} of RESULTS (hsrtcp analyze output): no RESULTS directory given")
+        if self._results is None:
+            from hsrtcp.study import load
+
+            self._results = load.read(self.results_dirs)
+        return self._results

@@ -1,0 +1,574 @@
+"""The registry: one entry per numbered table and figure of the seed studies.
+
+Each :class:`Item` names what the seed shows, what it needs, the seed's own numbers (with
+the anchors of docs/metrics.md) and the function that makes it from :class:`Inputs` — or,
+for a drawing of a method rather than of data, why there is nothing to make. A maker
+returns :class:`Made` (the data drawn or tabulated, the figure, the lab's numbers and what
+is still missing for the whole item) or raises :class:`Missing` naming the input or column.
+
+Seed 002 is kept as its abstract only (docs/seeds.md): it has no numbered item here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from hsrtcp.figures import draw
+from hsrtcp.figures.inputs import SEED000_CLASSES, Inputs, Missing
+
+
+@dataclass
+class Made:
+    data: pl.DataFrame                       # what is drawn or tabulated (written as CSV)
+    figure: object | None = None             # a matplotlib Figure, or None for a table
+    markdown: str | None = None              # a table's text
+    lab: list[str] = field(default_factory=list)   # the lab's numbers, one line each
+    gaps: list[str] = field(default_factory=list)  # what the whole item would still need
+
+
+@dataclass(frozen=True)
+class Item:
+    id: str
+    title: str
+    needs: str
+    seed_numbers: str = ""
+    make: Callable[[Inputs], Made] | None = None
+    diagram: str | None = None  # why there is no data to draw
+
+    @property
+    def is_figure(self) -> bool:
+        return "-fig-" in self.id
+
+    @property
+    def seed(self) -> str:
+        return self.id[4:7]
+
+
+CLASS_COLUMNS = ("static", "low", "high_0", "high_1_16", "high_1_8", "high_9_16")
+
+
+def _finite(df: pl.DataFrame, column: str) -> pl.DataFrame:
+    return df.filter(pl.col(column).cast(pl.Float64).is_finite())
+
+
+# -- figures from study_flows, one value per flow ------------------------------------------
+
+def _by_group(inp: Inputs, column: str, group: str, *, groups: dict[str, str] | None = None,
+              workload: str | None = None, label: str, unit: str, title: str, key: str,
+              logx: bool = False, min_groups: int = 1) -> Made:
+    """A CDF of ``study_flows.column`` per value of ``group`` (``groups``: the values kept
+    and their names, in order), with the mean [interval] and median of each."""
+    f = inp.flows((column,))
+    if group not in f.columns:
+        raise Missing(f"study_flows.parquet of STUDY: no column {group} (from context: a radio log)")
+    gaps: list[str] = []
+    if workload is not None:
+        if "workload" in f.columns and (f["workload"] == workload).any():
+            f = f.filter(pl.col("workload") == workload)
+        else:
+            gaps.append(f"no {workload} flows (the seed's 3-minute downloads): every workload pooled")
+    f = _finite(f, column).filter(pl.col(group).is_not_null())
+    if groups is not None:
+        f = f.filter(pl.col(group).is_in(list(groups)))
+        f = f.with_columns(pl.col(group).replace_strict(groups, return_dtype=pl.String).alias("group"))
+        order = [name for g, name in groups.items() if name in set(f["group"].to_list())]
+        absent = [name for g, name in groups.items() if name not in order]
+        if absent:
+            gaps.append(f"no flows with {column} in: {'; '.join(absent)}")
+    else:
+        f = f.with_columns(pl.col(group).cast(pl.String).alias("group"))
+        order = sorted(set(f["group"].to_list()))
+    if len(order) < min_groups:
+        raise Missing(f"study_flows.{group}: {len(order)} group(s) with a value of {column} "
+                      f"({', '.join(order) or 'none'}); the comparison needs {min_groups}")
+    data = f.select("result", "flow_id", pl.col(group).cast(pl.String).alias(group), "group",
+                    pl.col(column).cast(pl.Float64).alias("value"))
+    summary, lines = draw.group_cells(data, order, unit, key)
+    fig = draw.cdf(data, order, label, unit, title, logx=logx)
+    return Made(data=data, figure=fig, lab=lines, gaps=gaps)
+
+
+def _seed000_cdf(column: str, label: str, unit: str, title: str, key: str, logx: bool = False,
+                 workload: str | None = "duration"):
+    def make(inp: Inputs) -> Made:
+        return _by_group(inp, column, "flow_class", groups=SEED000_CLASSES, workload=workload, label=label,
+                         unit=unit, title=title, key=key, logx=logx)
+    return make
+
+
+def _flows_by(column: str, group: str, label: str, unit: str, title: str, key: str, groups=None, min_groups=1):
+    def make(inp: Inputs) -> Made:
+        return _by_group(inp, column, group, groups=groups, label=label, unit=unit, title=title, key=key,
+                         min_groups=min_groups)
+    return make
+
+
+# -- tables and bars from the study's own tables -------------------------------------------
+
+def _cells(inp: Inputs, table: str, metrics: tuple[str, ...], classes=CLASS_COLUMNS, extra: tuple[str, ...] = ()):
+    t = inp.need(table, ("flow_class", "metric", "unit", "n_flows", "n", "value", "value_lo", "value_hi", "note", *extra))
+    rows = t.filter(pl.col("metric").is_in(list(metrics)) & pl.col("flow_class").is_in(list(classes)))
+    if rows.is_empty():
+        raise Missing(f"{table}.parquet of STUDY: no row of {', '.join(metrics)} in classes {', '.join(classes)}")
+    return rows.select("flow_class", *extra, "metric", "unit", "n_flows", "n", "value", "value_lo", "value_hi", "note")
+
+
+def _class_table(rows: pl.DataFrame, seeds: dict[str, dict[str, dict[str, float]]]) -> tuple[str, list[str]]:
+    """Markdown: one line per metric (lab) and per seed row, one column per class present."""
+    present = [c for c in CLASS_COLUMNS if c in set(rows["flow_class"].to_list())]
+    head = "| | " + " | ".join(present) + " |\n|---|" + "---|" * len(present) + "\n"
+    body, lines = [], []
+    for metric in dict.fromkeys(rows["metric"].to_list()):
+        cells = []
+        for c in present:
+            r = rows.filter((pl.col("metric") == metric) & (pl.col("flow_class") == c))
+            if r.is_empty():
+                cells.append("")
+                continue
+            x = r.row(0, named=True)
+            text = draw.cell_text(x["value"], x["value_lo"], x["value_hi"], x["unit"], x["n_flows"], x["n"], x["note"])
+            cells.append(text)
+            lines.append(f"{metric}, {c}: {text}")
+        body.append(f"| lab {metric} | " + " | ".join(cells) + " |")
+        for name, per_class in seeds.get(metric, {}).items():
+            body.append(f"| seed {name} | " + " | ".join(draw.pct(per_class.get(c)) if c in per_class else ""
+                                                        for c in present) + " |")
+    return head + "\n".join(body) + "\n", lines
+
+
+def _seed_table(table: str, metrics: tuple[str, ...], seeds: dict, classes=("static", "high_0", "high_1_16")):
+    def make(inp: Inputs) -> Made:
+        rows = _cells(inp, table, metrics, classes + ("high_1_8", "high_9_16"))
+        md, lines = _class_table(rows, seeds)
+        gaps = [f"class {c}: no row in {table}.parquet" for c in classes if c not in set(rows["flow_class"].to_list())]
+        gaps += _generation_gap(inp)
+        return Made(data=rows, markdown=md, lab=lines, gaps=gaps)
+    return make
+
+
+def _generation_gap(inp: Inputs) -> list[str]:
+    """The seeds split these tables by 3G and 4G: say which generations the data has."""
+    f = inp.table("study_flows")
+    if f is None or "rats" not in f.columns:
+        return ["3G/4G rows: study_flows has no rats column (a radio log)"]
+    gens = sorted({g for g in inp.flows()["generation"].to_list() if g is not None})
+    if len(gens) < 2:
+        return [f"3G/4G rows: the data has {', '.join(gens) or 'no known generation'} only "
+                f"(seed000-3g-vs-4g compares them when there are two)"]
+    return []
+
+
+def _bars_from_study(table: str, metric: str, label: str, title: str, classes=CLASS_COLUMNS, hue: str | None = None):
+    def make(inp: Inputs) -> Made:
+        rows = _cells(inp, table, (metric,), classes, extra=(hue,) if hue else ())
+        data = rows.with_columns(pl.col("flow_class").alias("group"))
+        order = [c for c in classes if c in set(data["group"].to_list())]
+        data = data.sort(pl.col("group").replace_strict({c: i for i, c in enumerate(order)}, return_dtype=pl.Int64))
+        fig = draw.bars(data, label, data["unit"][0], title, hue=hue)
+        lines = [f"{r['group']}{', ' + str(r[hue]) if hue else ''}: "
+                 f"{draw.cell_text(r['value'], r['value_lo'], r['value_hi'], r['unit'], r['n_flows'], r['n'], r['note'])}"
+                 for r in data.iter_rows(named=True)]
+        return Made(data=data.drop("group"), figure=fig, lab=lines)
+    return make
+
+
+# -- data set tables -----------------------------------------------------------------------
+
+def _dataset(inp: Inputs, by: tuple[str, ...], generation: str | None = None) -> Made:
+    f = inp.flows(("duration_s",))
+    by = tuple(b for b in by if b in f.columns)
+    gaps = []
+    if generation is not None:
+        if "generation" not in f.columns:
+            raise Missing("study_flows.parquet of STUDY: no rats column (the generation needs a radio log)")
+        f = f.filter(pl.col("generation") == generation)
+        if f.is_empty():
+            raise Missing(f"study_flows.generation: no {generation} flow in the data "
+                          f"(generations present: {', '.join(sorted(set(inp.flows()['generation'].drop_nulls().to_list()))) or 'none'})")
+    agg = [pl.len().alias("flows"), (pl.col("duration_s").sum() / 3600).alias("flow_hours")]
+    if "acked_bytes" in f.columns:
+        agg.append((pl.col("acked_bytes").cast(pl.Float64).sum() / 1e9).alias("acked_GB"))
+    if "usable" in f.columns:
+        agg.append(pl.col("usable").cast(pl.Float64).mean().alias("u_rate"))
+    else:
+        gaps.append("U-rate: study_flows has no usable column (context)")
+    if "run_id" in f.columns:
+        agg.append(pl.col("result").n_unique().alias("runs"))
+    data = f.group_by(list(by), maintain_order=True).agg(agg).sort(list(by))
+    md = _markdown(data)
+    lines = [", ".join(f"{k} {r[k]}" for k in by) + f": {r['flows']} flows" +
+             (f", U-rate {draw.pct(r['u_rate'])}" if "u_rate" in r else "") for r in data.iter_rows(named=True)]
+    return Made(data=data, markdown=md, lab=lines, gaps=gaps)
+
+
+def _markdown(df: pl.DataFrame) -> str:
+    def cell(v):
+        if v is None:
+            return "–"
+        if isinstance(v, float):
+            return f"{v:.4g}"
+        return str(v)
+    head = "| " + " | ".join(df.columns) + " |\n|" + "---|" * len(df.columns) + "\n"
+    return head + "\n".join("| " + " | ".join(cell(v) for v in r) + " |" for r in df.iter_rows()) + "\n"
+
+
+def s000_table_1(inp: Inputs) -> Made:
+    f = inp.flows(("carrier", "rats"))
+    data = (f.group_by("carrier", "rats", "generation", maintain_order=True).agg(pl.len().alias("flows"))
+            .sort("carrier", "rats"))
+    return Made(data=data, markdown=_markdown(data),
+                lab=[f"carrier {r['carrier']}: {r['rats']} ({r['generation']}), {r['flows']} flows" for r in data.iter_rows(named=True)],
+                gaps=["phone model and OS: no such column (labels would need a device key)"])
+
+
+def s000_table_2(inp: Inputs) -> Made:
+    f = inp.flows(("scenario", "speed_min_kmh", "speed_max_kmh", "duration_s"))
+    data = (f.group_by("scenario", "speed_band", maintain_order=True)
+            .agg(pl.col("result").n_unique().alias("runs"), pl.len().alias("flows"),
+                 (pl.col("duration_s").sum() / 3600).alias("flow_hours"))
+            .sort("scenario", "speed_band"))
+    return Made(data=data, markdown=_markdown(data),
+                lab=[f"{r['scenario']}, {r['speed_band']}: {r['flow_hours']:.3g} flow-hours ({r['flows']} flows)"
+                     for r in data.iter_rows(named=True)],
+                gaps=["route length, stations and the train's hours per speed band: the hours here are flow "
+                      "hours (study_flows.duration_s); the train's need the radio log's speed samples"])
+
+
+def _table_3_4(generation: str):
+    def make(inp: Inputs) -> Made:
+        return _dataset(inp, ("scenario", "carrier", "workload"), generation)
+    return make
+
+
+def s000_table_6(inp: Inputs) -> Made:
+    f = inp.flows(("carrier", "rats", "duration_s"))
+    tot = f.group_by("carrier").agg(pl.col("duration_s").sum().alias("total"))
+    data = (f.group_by("carrier", "rats").agg(pl.col("duration_s").sum().alias("flow_s"))
+            .join(tot, on="carrier").with_columns((pl.col("flow_s") / pl.col("total")).alias("share"))
+            .drop("total").sort("carrier", "rats"))
+    return Made(data=data, markdown=_markdown(data),
+                lab=[f"carrier {r['carrier']}: {r['rats']} {draw.pct(r['share'])} of flow time" for r in data.iter_rows(named=True)],
+                gaps=["the seed's share of all connected time per network type needs the radio log's samples "
+                      "(RESULTS radio table); here: the share of flow time by the RATs a flow met"])
+
+
+def s001_table_1(inp: Inputs) -> Made:
+    return _dataset(inp, ("scenario", "workload"))
+
+
+def s003_table_1(inp: Inputs) -> Made:
+    f = inp.flows(("scenario", "speed_mean_kmh", "duration_s"))
+    data = (f.group_by("scenario", "speed_band", maintain_order=True)
+            .agg(pl.len().alias("flows"), pl.col("result").n_unique().alias("runs"),
+                 pl.col("speed_mean_kmh").mean().alias("speed_kmh"),
+                 (pl.col("duration_s").sum() / 60).alias("flow_minutes"))
+            .sort("scenario"))
+    return Made(data=data, markdown=_markdown(data),
+                lab=[f"{r['scenario']}: {r['speed_kmh']:.0f} km/h, {r['flows']} flows, {r['flow_minutes']:.0f} flow-minutes"
+                     for r in data.iter_rows(named=True)],
+                gaps=["location and route length (km): not in the tables"])
+
+
+def s004_table_2(inp: Inputs) -> Made:
+    gaps = ["MPTCP instances per carrier combination: needs hsrtcp mptcp output (docs/mptcp.md), "
+            "not read by the gallery; here: single-path flows per carrier"]
+    made = _dataset(inp, ("carrier", "scenario"))
+    made.gaps = gaps + made.gaps
+    return made
+
+
+def s001_fig_3(inp: Inputs) -> Made:
+    f = inp.flows(("p_d", "q"))
+    parts = [_finite(f, c).select("result", "flow_id", pl.lit(name).alias("group"), pl.col(c).cast(pl.Float64).alias("value"))
+             for c, name in (("p_d", "p_d: over the flow's life"), ("q", "q: in timeout recovery"))]
+    data = pl.concat(parts)
+    order = ["p_d: over the flow's life", "q: in timeout recovery"]
+    _, lines = draw.group_cells(data, order, "share", "s001-fig-3")
+    fig = draw.cdf(data, order, "loss rate", "share", "two loss rates, per flow")
+    return Made(data=data, figure=fig, lab=lines,
+                gaps=["q is defined only for flows with a timeout (A17): its curve has fewer flows"])
+
+
+def s000_generations(inp: Inputs) -> Made:
+    f = inp.flows(("spurious_rto_rate", "dupack_rate"))
+    gens = sorted({g for g in f["generation"].to_list() if g is not None})
+    if len(gens) < 2:
+        raise Missing(f"study_flows.generation: one generation only ({', '.join(gens) or 'none known'}); "
+                      f"the 3G-vs-4G comparison needs flows of two")
+    rows = []
+    from hsrtcp.study import stats
+    for metric in ("spurious_rto_rate", "dupack_rate"):
+        for g in gens:
+            for cls in ("static", "high_0", "high_1_16"):
+                sel = f.filter((pl.col("generation") == g) & (
+                    pl.col("flow_class").is_in(["high_1_8", "high_9_16"]) if cls == "high_1_16" else pl.col("flow_class") == cls))
+                c = stats.per_flow(sel[metric].to_list(), min_flows=1, n_boot=1000,
+                                   rng=stats.rng_for(0, f"gen/{metric}/{g}/{cls}"), min_interval=stats.MIN_INTERVAL_FLOWS)
+                rows.append({"metric": metric, "generation": g, "flow_class": cls, "n_flows": c.n_flows,
+                             "value": c.value, "value_lo": c.value_lo, "value_hi": c.value_hi})
+    data = pl.DataFrame(rows)
+    lines = [f"{r['metric']}, {r['generation']}, {r['flow_class']}: "
+             f"{draw.cell_text(r['value'], r['value_lo'], r['value_hi'], 'share', r['n_flows'])}" for r in data.iter_rows(named=True)]
+    return Made(data=data, markdown=_markdown(data), lab=lines)
+
+
+def s003_fig_8(inp: Inputs) -> Made:
+    f = inp.flows(("handoffs_inter", "throughput_mean_bps"))
+    f = f.with_columns(pl.when(pl.col("handoffs_inter") > 0).then(pl.lit("inter-system handoff"))
+                       .when(pl.col("handoffs_inter") == 0).then(pl.lit("no inter-system handoff"))
+                       .alias("inter_system"))
+    n_inter = int((f["handoffs_inter"].fill_null(0) > 0).sum())
+    if n_inter == 0:
+        raise Missing(f"study_flows.handoffs_inter: no flow crossed an inter-system handoff "
+                      f"({f.height} flows, all 0 or null)")
+    return _by_group(_Shim(inp, f), "throughput_mean_bps", "inter_system", label="throughput, mean of the flow",
+                     unit="bit/s", title="per flow, by inter-system handoff", key="s003-fig-8", min_groups=2)
+
+
+class _Shim:
+    """An Inputs whose flows() is a given frame (a grouping column made by the maker)."""
+
+    def __init__(self, inp: Inputs, frame: pl.DataFrame) -> None:
+        self._inp, self._frame = inp, frame
+
+    def flows(self, columns=()):
+        absent = [c for c in columns if c not in self._frame.columns]
+        if absent:
+            raise Missing(f"study_flows.parquet of STUDY: no column {', '.join(absent)}")
+        return self._frame
+
+
+def s003_fig_9(inp: Inputs) -> Made:
+    f = inp.flows(("handoffs_intra", "rtt_mean_s"))
+    f = f.with_columns(pl.col("handoffs_intra").map_elements(
+        lambda h: None if h is None else ("0" if h == 0 else "1-8" if h <= 8 else "9-16" if h <= 16 else "17+"),
+        return_dtype=pl.String).alias("intra_handoffs"))
+    made = _by_group(_Shim(inp, f), "rtt_mean_s", "intra_handoffs",
+                     groups={"0": "0 intra-system handoffs", "1-8": "1-8", "9-16": "9-16", "17+": "17+"},
+                     label="RTT, mean of the flow", unit="s", title="per flow, by intra-system handoffs",
+                     key="s003-fig-9", min_groups=2)
+    made.gaps.insert(0, "the seed draws RTT samples over time with the handoffs marked: needs RESULTS "
+                        "(rtt.parquet, handoffs.parquet); here: per-flow mean RTT by intra-system handoff count")
+    return made
+
+
+def _results_cdf(table: str, column: str, group: str | None, label: str, unit: str, title: str, key: str):
+    """A CDF of a column of RESULTS' ``table`` (handoffs, suspensions, flows), per
+    ``group`` of the flow's context when given."""
+    def make(inp: Inputs) -> Made:
+        res = inp.results(f"{table}.parquet")
+        t = getattr(res, table, None)
+        if t is None:
+            raise Missing(f"{table}.parquet of RESULTS: not in any RESULTS directory given")
+        if column not in t.columns:
+            raise Missing(f"{table}.parquet of RESULTS: no column {column}")
+        if group and res.context is not None and "flow_id" in t.columns:
+            t = t.join(res.context.select("result", "flow_id", group), on=["result", "flow_id"], how="left")
+        g = pl.col(group).cast(pl.String).fill_null("(none)") if group and group in t.columns else pl.lit("all")
+        data = _finite(t, column).select("result", g.alias("group"), pl.col(column).cast(pl.Float64).alias("value"))
+        if data.is_empty():
+            raise Missing(f"{table}.{column} of RESULTS: no finite value")
+        order = sorted(set(data["group"].to_list()))
+        _, lines = draw.group_cells(data, order, unit, key)
+        return Made(data=data, figure=draw.cdf(data, order, label, unit, title), lab=lines)
+    return make
+
+
+def _study_or_results(study_make, results_make, samples: str):
+    """The study table's summary as bars from STUDY; the CDF of the samples when RESULTS are given."""
+    def make(inp: Inputs) -> Made:
+        if inp.results_dirs:
+            return results_make(inp)
+        made = study_make(inp)
+        made.gaps.append(f"the CDF needs the samples, {samples} of RESULTS (none given); "
+                         f"here: the study table's summary as bars")
+        return made
+    return make
+
+
+# -- the registry ----------------------------------------------------------------------------
+
+PER_PACKET = "per-packet one-way delays: a packets table that hsrtcp analyze does not write"
+MPTCP = "hsrtcp mptcp output (mptcp metrics, docs/mptcp.md): not read by the gallery"
+NOT_BUILT = "not drawn by the gallery yet"
+
+
+def _needs_results(what: str):
+    def make(inp: Inputs) -> Made:
+        inp.results(what)
+        raise Missing(f"{what} of RESULTS: {NOT_BUILT}")
+    return make
+
+
+def _never(why: str):
+    def make(inp: Inputs) -> Made:
+        raise Missing(why)
+    return make
+
+
+T7 = {"spurious_rto_rate": {"3G": {"static": 0.063, "high_0": 0.2068, "high_1_16": 0.5839},
+                            "4G": {"static": 0.0552, "high_0": 0.1721, "high_1_16": 0.5062}}}
+T8 = {"ackl_share": {"3G": {"static": 0.0138, "high_0": 0.0321, "high_1_16": 0.0812},
+                     "4G": {"static": 0.0152, "high_0": 0.0281, "high_1_16": 0.0762}},
+      "rtoei_share": {"3G": {"static": 0.9862, "high_0": 0.9679, "high_1_16": 0.9188},
+                      "4G": {"static": 0.9848, "high_0": 0.9719, "high_1_16": 0.9238}}}
+T9 = {"dupack_rate": {"3G": {"static": 0.0252, "high_0": 0.1821, "high_1_16": 0.5069},
+                      "4G": {"static": 0.0108, "high_0": 0.0576, "high_1_16": 0.1216}}}
+
+ITEMS: tuple[Item, ...] = (
+    # seed 000: Li et al., TCP over 3G/4G on high-speed rails
+    Item("seed000-table-I", "types of smartphones (phone, carrier, RAT)", "study_flows: carrier, rats",
+         "4 phones; carriers A, B, C; WCDMA/EVDO/FDD-LTE/TD-LTE", s000_table_1),
+    Item("seed000-table-II", "HSR lines: trips and hours per speed band", "study_flows: scenario, speed, duration",
+         "B-G: 25 trips, static 42.2 h, 0-150 61.3 h, 150-280 48.8 h, 280-310 115.7 h", s000_table_2),
+    Item("seed000-table-III", "data set I (3G): flows per route and workload, U-rate",
+         "study_flows: generation 3G, workload, usable", "U-rate 43.4-56.7 % (3G)", _table_3_4("3G")),
+    Item("seed000-table-IV", "data set II (4G): flows per route and workload, U-rate",
+         "study_flows: generation 4G, workload, usable", "U-rate 93.9-97.1 % (4G)", _table_3_4("4G")),
+    Item("seed000-table-V", "share of time per network type, 3G period", "RESULTS radio table (time per RAT)",
+         "carrier A: HSPA+ 69.69 %, HSDPA 20.16 %, UMTS 7.23 %, EDGE 2.89 %; carrier B: EVDOA 75.28 %",
+         _never("the radio log's time per network type of a 3G-era data set: RESULTS radio table, "
+                f"{NOT_BUILT}; the lab campaign has no 3G period")),
+    Item("seed000-table-VI", "share of time per network type, 4G period", "study_flows: carrier, rats, duration",
+         "carrier A: FDD-LTE 75.23 %; carrier C: TD-LTE 71.32 %", s000_table_6),
+    Item("seed000-fig-01", "CDF of packet loss rate, classes a-e", "study_flows: p_d, flow_class",
+         "T0-30: P(100 % loss) = 0 at 280-310 km/h without handoffs; T0-31: 35 % with 9-16",
+         _seed000_cdf("p_d", "data loss rate p_d", "share", "3-minute flows per class", "s000-fig-1")),
+    Item("seed000-fig-02", "CDF of RTT, classes a-e", "study_flows: rtt_mean_s, flow_class",
+         "T0-35/36: orderings only", _seed000_cdf("rtt_mean_s", "RTT, mean of the flow", "s", "3-minute flows per class", "s000-fig-2")),
+    Item("seed000-fig-03", "CDF of throughput, classes a-e", "study_flows: throughput_mean_bps, flow_class",
+         "T0-32/33: P(throughput = 0) with 9-16 handoffs 47 % (3G), 13 % (4G)",
+         _seed000_cdf("throughput_mean_bps", "throughput, mean of the flow", "bit/s", "3-minute flows per class", "s000-fig-3")),
+    Item("seed000-fig-04", "throughput over time with handoffs (one flow)", "RESULTS series.parquet, handoffs.parquet",
+         "", _needs_results("series.parquet and handoffs.parquet")),
+    Item("seed000-table-VII", "spurious RTO rate", "study spurious_rto: spurious_rto_rate", "T0-40/41",
+         _seed_table("spurious_rto", ("spurious_rto_rate",), T7)),
+    Item("seed000-table-VIII", "causes of spurious RTOs (RTOEI / ACKL)", "study spurious_rto: rtoei_share, ackl_share",
+         "T0-42/43", _seed_table("spurious_rto", ("rtoei_share", "ackl_share"), T8)),
+    Item("seed000-table-IX", "DupACK rate", "study dupack: dupack_rate", "T0-44/45",
+         _seed_table("dupack", ("dupack_rate",), T9)),
+    Item("seed000-fig-05", "examples of spurious RTOs (time-sequence graphs)", "RESULTS flows, events (hsrtcp plot tsg)",
+         "", _needs_results("events.parquet (a spurious RTO's time-sequence graph; hsrtcp plot tsg draws one)")),
+    Item("seed000-fig-06", "how the RTO estimation bias is computed", "", "",
+         diagram="a drawing of the method (docs/metrics.md M16), not of data"),
+    Item("seed000-fig-07", "CDF of RTO estimation bias", "RESULTS flows.rto_bias_mean", "",
+         _results_cdf("flows", "rto_bias_mean", "flow_class", "RTO estimation bias", "s", "per flow", "s000-fig-7")),
+    Item("seed000-fig-08", "SWND and AWND over time, static", "RESULTS series (bif_mean, awnd_mean)", "",
+         _needs_results("series.parquet (bif_mean, awnd_mean of a static flow)")),
+    Item("seed000-fig-09", "SWND and AWND over time, full speed", "RESULTS series (bif_mean, awnd_mean)", "",
+         _needs_results("series.parquet (bif_mean, awnd_mean of a full-speed flow)")),
+    Item("seed000-fig-10", "CDF of connection establishment time", "study_flows: establishment_s",
+         "T0-53: rises with speed and handoffs; 4G << 3G",
+         _seed000_cdf("establishment_s", "establishment time", "s", "50 KB flows per class", "s000-fig-10", workload="50KB")),
+    Item("seed000-fig-11", "CDF of connection closure time", "study_flows: closure_s",
+         "T0-53: closure >> establishment",
+         _seed000_cdf("closure_s", "closure time", "s", "50 KB flows per class", "s000-fig-11", workload="50KB")),
+    Item("seed000-fig-12", "transmission failure rate by class and flow size", "study failure: failure_rate",
+         "T0-55: 2 MB flows >> 50 KB flows; both lower in 4G",
+         _bars_from_study("failure", "failure_rate", "failure rate", "share of flows failed (M20)", hue="workload")),
+    Item("seed000-fig-13", "CDF of bytes in flight", "RESULTS flows.bif_mean", "",
+         _results_cdf("flows", "bif_mean", "flow_class", "bytes in flight, mean of the flow", "B", "per flow", "s000-fig-13")),
+    Item("seed000-3g-vs-4g", "Tables VII and IX by network generation", "study_flows: rats (two generations)",
+         "T0-40/41, T0-44/45", s000_generations),
+    # seed 001: Liu et al., measurement and model of TCP at high speed
+    Item("seed001-table-I", "data set", "study_flows: scenario, workload", "Beijing-Tianjin, about 120 km (T1-01)", s001_table_1),
+    Item("seed001-fig-01", "time for ACKs and data packets to arrive", PER_PACKET, "T1-04: about 30 ms one way",
+         _never(PER_PACKET)),
+    Item("seed001-fig-02", "retransmissions in a timeout recovery phase", "RESULTS events (a time-sequence graph)", "",
+         _needs_results("events.parquet (a timeout recovery's time-sequence graph)")),
+    Item("seed001-fig-03", "CDF of the two loss rates p_d and q", "study_flows: p_d, q",
+         "T1-10: p_d 0.7526 %; T1-09: q 27.26 %", s001_fig_3),
+    Item("seed001-fig-04", "ACK loss rate against timeout events", PER_PACKET, "", _never(PER_PACKET)),
+    Item("seed001-fig-05", "two cases where ACK loss triggers a timeout", "", "", diagram="a drawing of two cases"),
+    Item("seed001-fig-06", "CDF of the ACK loss rate p_a", "RESULTS flows.p_a (two vantages)",
+         "T1-12: p_a 0.661 % on HSR, 0.0718 % standing",
+         _results_cdf("flows", "p_a", "flow_class", "ACK loss rate p_a", "share", "per flow", "s001-fig-6")),
+    Item("seed001-fig-07", "window evolution in a congestion-avoidance phase", "", "",
+         diagram="the model's derivation (hsrtcp.models implements it)"),
+    Item("seed001-fig-08", "window evolution with two kinds of loss indication", "", "",
+         diagram="the model's derivation (hsrtcp.models implements it)"),
+    Item("seed001-fig-09", "window evolution under window limitation", "", "",
+         diagram="the model's derivation (hsrtcp.models implements it)"),
+    Item("seed001-fig-10", "the model against the Padhye model", "hsrtcp model fit output", "",
+         _never("hsrtcp model fit output (measured against predicted throughput per flow): not read by the gallery")),
+    Item("seed001-fig-11", "one ACK's arrival avoids a timeout", "", "", diagram="a drawing of one case"),
+    Item("seed001-fig-12", "MPTCP against TCP throughput", MPTCP, "", _never(MPTCP)),
+    # seed 003: Xiao et al., TCP over mobile networks at high speed
+    Item("seed003-table-I", "scenarios: location, speed, duration", "study_flows: scenario, speed",
+         "T3-01: standing 5 min; driving 100 km/h, 12 min; HSR 300 km/h, 33 min", s003_table_1),
+    Item("seed003-fig-01", "measurement traces on a map", "RESULTS radio latitude/longitude", "",
+         _never("GPS positions (RESULTS radio table: lat, lon): not drawn by the gallery; the lab has no map")),
+    Item("seed003-fig-02", "throughput at different speeds", "study_flows: throughput_mean_bps, speed_band",
+         "T3-03: 1663.4 kbit/s standing, 1509.5 driving, 575.8 HSR",
+         _flows_by("throughput_mean_bps", "speed_band", "throughput, mean of the flow", "bit/s", "per flow by speed",
+                   "s003-fig-2", groups={"static": "static", "0-150": "0-150 km/h (driving)", "280-310": "280-310 km/h"})),
+    Item("seed003-fig-03", "RTT at different speeds", "study_flows: rtt_mean_s, speed_band",
+         "T3-06: 99.6 % / 97.3 % of samples < 30 ms standing / driving; T3-05: 11.4 % >= 0.4 s on HSR",
+         _flows_by("rtt_mean_s", "speed_band", "RTT, mean of the flow", "s", "per flow by speed", "s003-fig-3",
+                   groups={"static": "static", "0-150": "0-150 km/h (driving)", "280-310": "280-310 km/h"})),
+    Item("seed003-fig-04", "RTT jitter at different speeds", "RESULTS rtt.parquet (samples)",
+         "T3-07: >= 90 % of jitter <= 7.6 ms standing and driving", _needs_results("rtt.parquet (RTT samples)")),
+    Item("seed003-fig-05", "signal condition over one trip", "RESULTS radio table (RSRP over time)",
+         "T3-11: no LTE for 129 s", _needs_results("the radio table (RSRP/RAT over time)")),
+    Item("seed003-fig-06", "signal strength at different speeds", "study_flows: rsrp_mean_dbm, speed_band", "",
+         _flows_by("rsrp_mean_dbm", "speed_band", "RSRP, mean over the flow", "dBm", "per flow by speed", "s003-fig-6",
+                   groups={"static": "static", "0-150": "0-150 km/h (driving)", "280-310": "280-310 km/h"})),
+    Item("seed003-fig-07", "signal strength and TCP throughput", "study_flows: throughput_mean_bps, signal_s3", "",
+         _flows_by("throughput_mean_bps", "signal_s3", "throughput, mean of the flow", "bit/s", "per flow by RSRP class",
+                   "s003-fig-7", groups={"good": "good >= -85 dBm", "average": "average", "weak": "weak", "bad": "bad < -105 dBm"})),
+    Item("seed003-fig-08", "inter-system handoffs and throughput", "study_flows: handoffs_inter, throughput_mean_bps",
+         "T3-17: LTE -> EDGE drops throughput to 20-30 kbit/s", s003_fig_8),
+    Item("seed003-fig-09", "intra-system handoffs and RTT", "study_flows: handoffs_intra, rtt_mean_s",
+         "T3-18: RTT from 12 ms to 25 s over 35 handoffs", s003_fig_9),
+    Item("seed003-fig-10", "CDF of the handoff interval", "study handoff_intervals; RESULTS handoffs.interval_s",
+         "T3-19: 45.1 % <= 10 s",
+         _study_or_results(lambda inp: _carrier_bars(inp),
+                           _results_cdf("handoffs", "interval_s", None, "handoff interval", "s", "pooled", "s003-fig-10"),
+                           "handoffs.interval_s")),
+    Item("seed003-fig-11", "CDF of the suspension duration", "study suspensions; RESULTS suspensions.suspension_s",
+         "T3-20: 27.8 % > 10 s",
+         _study_or_results(_bars_from_study("suspensions", "suspension_s", "suspension, mean", "per handoff (M24)"),
+                           _results_cdf("suspensions", "suspension_s", "flow_class", "suspension", "s", "per class", "s003-fig-11"),
+                           "suspensions.suspension_s")),
+    Item("seed003-fig-12", "handoff frequency and suspension", "study suspensions by class",
+         "T3-22: 15.8 % of a 450-s window suspended",
+         _bars_from_study("suspensions", "suspension_gt_10s_share", "suspensions > 10 s", "by handoff class",
+                          classes=("high_0", "high_1_8", "high_9_16", "high_1_16"))),
+    # seed 004: carrier selection or MPTCP conjunction on HSR
+    Item("seed004-fig-01", "carrier complementarity over a trip (coverage, signal, handoffs)",
+         "RESULTS radio table with two or more carriers", "T4-04: LTE coverage M 79 %, U 76 %, either 94 %",
+         _needs_results("the radio table of two or more carriers")),
+    Item("seed004-fig-02", "measurement set-up and HSR footprints", "RESULTS radio latitude/longitude", "",
+         _never("GPS positions on a map and a set-up drawing: not drawn by the gallery")),
+    Item("seed004-table-I", "HSR lines", "study_flows: scenario, speed, duration", "", s000_table_2),
+    Item("seed004-table-II", "data set per carrier (combination)", "study_flows: carrier; " + MPTCP, "", s004_table_2),
+    Item("seed004-fig-03", "a dual-carrier MPTCP example", MPTCP, "", _never(MPTCP)),
+    Item("seed004-fig-04", "conjunction efficiency U_c of MPTCP", MPTCP, "T4-20/22: median U_c 1.4 static, 1.0 high speed",
+         _never(MPTCP)),
+    Item("seed004-fig-05", "the classified instances of (M, U)", MPTCP, "T4-23: positive 21 %, semi 29 %, negative 50 %",
+         _never(MPTCP)),
+    Item("seed004-fig-06", "subflow degradation: throughput of three instances", MPTCP, "T4-26", _never(MPTCP)),
+    Item("seed004-fig-07", "subflow degradation: LIA against Reno, cwnd", MPTCP, "T4-29/30", _never(MPTCP)),
+    Item("seed004-fig-08", "carrier complementarity in handoff, network type and signal",
+         "RESULTS radio table with two or more carriers", "", _needs_results("the radio table of two or more carriers")),
+)
+
+
+def _carrier_bars(inp: Inputs) -> Made:
+    t = inp.need("handoff_intervals", ("carrier", "metric", "unit", "n_flows", "n", "value", "value_lo", "value_hi"))
+    rows = t.filter(pl.col("metric").is_in(["handoff_interval_s", "handoff_interval_le_10s_share"]))
+    if rows.is_empty():
+        raise Missing("handoff_intervals.parquet of STUDY: no handoff_interval_s row")
+    lines = [f"carrier {r['carrier']}, {r['metric']}: "
+             f"{draw.cell_text(r['value'], r['value_lo'], r['value_hi'], r['unit'], r['n_flows'], r['n'])}"
+             for r in rows.iter_rows(named=True)]
+    share = rows.filter(pl.col("metric") == "handoff_interval_le_10s_share").with_columns(pl.col("carrier").alias("group"))
+    fig = draw.bars(share, "intervals <= 10 s", "share", "handoff intervals per carrier") if share.height else None
+    return Made(data=rows, figure=fig, lab=lines)
+
+
+BY_ID = {i.id: i for i in ITEMS}
+assert len(BY_ID) == len(ITEMS), "item ids must be unique"
