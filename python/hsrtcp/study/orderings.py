@@ -65,6 +65,8 @@ class Ordering:
     separated: bool           # ... and neighbouring bootstrap intervals are disjoint
     why: str = ""             # what failed
     extra: dict = field(default_factory=dict)
+    #: when the check was written (a check added after a run saw the data is marked so)
+    registered: str = "before the campaign ran"
 
 
 def _tables(source, names=("performance", "spurious_rto", "dupack", "timeout_recovery")) -> dict[str, pl.DataFrame]:
@@ -131,6 +133,7 @@ def check(source, recovery=None, by_workload=None) -> list[Ordering]:
         out.append(_handoffs_dominate(_monotone(
             4, "1-s throughput of the long downloads (M3)",
             {c: _cell(perf, c, "throughput_bps", LONG_WORKLOAD) for c in CLASSES}, False)))
+        out[-1].registered = "after run F (27 Nov), having seen it"
     rec = {c: _cell(t7["timeout_recovery"], c, "timeout_recovery_s") for c in CLASSES}
     q = _cell(t7["timeout_recovery"], "high_1_16", "q")
     pd = _cell(t7["timeout_recovery"], "high_1_16", "p_d")

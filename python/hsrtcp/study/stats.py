@@ -210,15 +210,17 @@ def cluster_sums(values: dict[str, list], clusters: list) -> tuple[np.ndarray, l
 
 
 def cluster_bootstrap(sums: np.ndarray, statistic, *, n_boot: int, rng: np.random.Generator,
-                      level: float = LEVEL) -> tuple[float | None, float | None, float | None]:
+                      level: float = LEVEL, strata: list | None = None) -> tuple[float | None, float | None, float | None]:
     """Percentile interval of ``statistic`` over clusters drawn with replacement.
 
     ``sums``: one row per cluster (trip) of additive quantities (e.g. Σx and the number of
     flows of each class); ``statistic`` maps an array (rows x columns) of column totals to one
     value per row — a ratio of totals covers a mean over flows (Σx / n), a pooled share
     (Σ num / Σ den) and differences of such between classes, which share trips and are
-    therefore resampled together. Returns (value on all clusters, lo, hi); the interval is
-    None with fewer than :data:`MIN_INTERVAL_FLOWS` clusters or ``n_boot`` 0."""
+    therefore resampled together. ``strata`` (one label per cluster, e.g. the scenario):
+    clusters are drawn within each stratum, as many as it has — the design fixed how many
+    trips each scenario got. Returns (value on all clusters, lo, hi); the interval is None
+    with fewer than :data:`MIN_INTERVAL_FLOWS` clusters or ``n_boot`` 0."""
     sums = np.asarray(sums, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         v = np.asarray(statistic(sums.sum(axis=0)[None, :]), dtype=float)[0]
@@ -226,9 +228,14 @@ def cluster_bootstrap(sums: np.ndarray, statistic, *, n_boot: int, rng: np.rando
     k = sums.shape[0]
     if value is None or n_boot <= 0 or k < MIN_INTERVAL_FLOWS:
         return value, None, None
+    groups = [np.arange(k)] if strata is None else [
+        np.flatnonzero(np.asarray([s == u for s in strata])) for u in dict.fromkeys(strata)]
     draws = []
     with np.errstate(divide="ignore", invalid="ignore"):
         for idx in _resamples(rng, k, n_boot):
+            if strata is not None:  # each stratum draws from its own clusters
+                idx = np.concatenate([g[rng.integers(0, g.size, size=(idx.shape[0], g.size))] for g in groups],
+                                     axis=1)
             draws.append(np.asarray(statistic(sums[idx].sum(axis=1)), dtype=float))
     lo, hi = _interval(np.concatenate(draws), level)
     return value, lo, hi

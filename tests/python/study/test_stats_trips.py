@@ -127,3 +127,17 @@ def test_holm_keeps_the_family_wise_rate_and_bh_finds_planted_effects():
     p = [1e-4, 5e-4, 2e-3] + rng.uniform(0.2, 1.0, 12).tolist()
     q = stats.benjamini_hochberg(p)
     assert all(v <= 0.05 for v in q[:3]) and all(v > 0.05 for v in q[3:])
+
+
+def test_strata_draw_each_stratum_its_own_number_of_trips():
+    # stratum "a" holds the only trips with a value in column 0: an unstratified draw
+    # sometimes draws none of them (a 0/0 resample), a stratified one always draws all three
+    sums = np.asarray([[1.0, 1.0], [2.0, 1.0], [3.0, 1.0]] + [[0.0, 0.0]] * 7)
+    strata = ["a"] * 3 + ["b"] * 7
+    value, lo, hi = stats.cluster_bootstrap(sums, stats.ratio_of_totals(0, 1), n_boot=2000,
+                                            rng=np.random.default_rng(1), strata=strata)
+    assert value == 2.0 and 1.0 <= lo < 2.0 < hi <= 3.0
+    seen = []
+    stats.cluster_bootstrap(sums, lambda t: seen.append(t[:, 1].copy()) or t[:, 0], n_boot=500,
+                            rng=np.random.default_rng(2), strata=strata)
+    assert all((s == 3.0).all() for s in seen[1:])

@@ -1,0 +1,634 @@
+"""Numbers in docs/ written from the committed data (issue 34): ``python -m hsrtcp.docsgen``.
+
+A document marks each region that comes from data::
+
+    <!-- generated:NAME -->
+    <!-- inputs (sha256): FILE HASH, ... -->
+    ...
+    <!-- /generated -->
+
+and this module rewrites every such region from the committed summaries it names (the study
+campaign's tables in tests/data/study*/, the mitigation study's docs/findings/arms.csv), with
+the hashes of the files it read on the region's first line. Prose outside the regions is
+written by hand and must say only what the regions show. ``--check`` writes nothing and exits
+1 naming every region whose text differs from what its data gives (a number edited by hand, or
+data changed without regenerating); ``make docs`` runs the rewrite before building the site.
+
+Statistics (docs/study.md, "Statistics"): the unit is the trip — the three workloads of one
+repetition run on one compiled trip (lab/campaign.py, ``reseed``) — so intervals resample
+trips (:func:`hsrtcp.study.stats.cluster_bootstrap`, within each campaign and scenario) and
+the findings' p-values permute within trips (:mod:`hsrtcp.findings.multiplicity`). Cells that
+the per-connection rows cannot decompose (pooled 1-s samples, timeout phases, suspensions,
+handoff intervals) keep the committed table's interval, which resamples flows, and are marked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import polars as pl
+
+from hsrtcp.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ("docs/study.md", "docs/findings.md")
+
+STUDY = "tests/data/study"
+WITH_STATIC = "tests/data/study-with-static"
+BY_WORKLOAD = "tests/data/study-by-workload"
+ARMS = "docs/findings/arms.csv"
+
+REGION = re.compile(r"<!-- generated:(?P<name>[A-Za-z0-9_.-]+) -->\n(?P<body>.*?)<!-- /generated -->", re.S)
+SEED = 0
+N_BOOT = 2000
+#: the study's classes (docs/metrics.md M21) and the flow classes each one gathers
+CLASSES = {"static": ("static",), "high_0": ("high_0",), "high_1_16": ("high_1_8", "high_9_16")}
+WORKLOADS = (("all", "all workloads"), ("50KB", "50 KB flows"), ("2MB", "2 MB flows"),
+             ("duration", "120-s downloads"))
+FLOWS_MARK = "‡"
+
+
+class Context:
+    """The committed inputs, each read once; every file read is hashed for the region."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._cache: dict[str, object] = {}
+        self.read: list[str] = []
+
+    def path(self, rel: str) -> Path:
+        p = self.root / rel
+        if not p.is_file():
+            raise InputError(f"{rel}: missing (a generated region of docs/ reads it)")
+        if rel not in self.read:
+            self.read.append(rel)
+        return p
+
+    def parquet(self, rel: str) -> pl.DataFrame:
+        if rel not in self._cache:
+            self._cache[rel] = pl.read_parquet(self.path(rel))
+        else:
+            self.path(rel)
+        return self._cache[rel]
+
+    def csv(self, rel: str) -> pl.DataFrame:
+        if rel not in self._cache:
+            self._cache[rel] = pl.read_csv(self.path(rel))
+        else:
+            self.path(rel)
+        return self._cache[rel]
+
+    def inputs_line(self) -> str:
+        parts = [f"{rel} {hashlib.sha256((self.root / rel).read_bytes()).hexdigest()[:16]}" for rel in self.read]
+        return "<!-- inputs (sha256): " + ", ".join(parts) + " -->"
+
+
+# ---------------------------------------------------------------------------------------------
+# numbers
+
+
+def _sig(v: float, digits: int = 3) -> str:
+    """``digits`` significant digits, plain notation, thousands separated (1,615)."""
+    if v == 0:
+        return "0"
+    from math import floor, log10
+
+    d = max(0, digits - 1 - int(floor(log10(abs(v)))))
+    s = f"{v:,.{d}f}"
+    return s
+
+
+def _num(v: float | None, unit: str) -> str:
+    if v is None:
+        return "—"
+    scale = {"%": 100.0, "ms": 1000.0, "Mbit/s": 1e-6, "s": 1.0, "": 1.0}[unit]
+    return _sig(v * scale)
+
+
+def _cellfmt(value, lo, hi, unit: str, tail: str = "", mark: str = "") -> str:
+    if value is None:
+        return "no value" + (f" ({tail})" if tail else "")
+    u = f" {unit}" if unit else ""
+    ci = f" [{_num(lo, unit)}, {_num(hi, unit)}]{mark}" if lo is not None else " (no interval)"
+    return f"{_num(value, unit)}{u}{ci}" + (f" ({tail})" if tail else "")
+
+
+def _count(n: int) -> str:
+    return f"{n:,}"
+
+
+# ---------------------------------------------------------------------------------------------
+# the study: per-trip sums and their bootstrap
+
+
+def _trip_frame(flows: pl.DataFrame) -> pl.DataFrame:
+    """The trip of each connection: scenario and repetition (the trip seed is the scenario's
+    seed + repetition − 1, shared by the repetition's workloads); the stratum is the campaign
+    and scenario (the design fixed how many trips each got)."""
+    return flows.with_columns(
+        (pl.col("scenario") + pl.lit("#") + pl.col("repetition").cast(pl.String)).alias("_trip"),
+        (pl.col("campaign") + pl.lit("/") + pl.col("scenario")).alias("_stratum"))
+
+
+@dataclass
+class Measure:
+    """A per-connection numerator and denominator: a mean over flows has denominator 1 where
+    the value exists; a pooled share has the counts."""
+
+    num: pl.Expr
+    den: pl.Expr
+
+
+def mean_of(col: str) -> Measure:
+    c = pl.col(col).cast(pl.Float64)
+    ok = c.is_not_null() & c.is_not_nan()
+    return Measure(pl.when(ok).then(c).otherwise(None), pl.when(ok).then(1.0).otherwise(None))
+
+
+def share_of(num: pl.Expr, den: pl.Expr) -> Measure:
+    n, d = num.cast(pl.Float64), den.cast(pl.Float64)
+    ok = n.is_not_null() & d.is_not_null() & (d > 0)
+    return Measure(pl.when(ok).then(n).otherwise(None), pl.when(ok).then(d).otherwise(None))
+
+
+def _sums(flows: pl.DataFrame, m: Measure, groups: dict[str, pl.Expr]):
+    """Per-trip sums of numerator and denominator for each named group of connections:
+    (array trips x 2·groups, strata, per group (flows with a value, trips with one))."""
+    from hsrtcp.study import stats
+
+    f = _trip_frame(flows).with_columns(m.num.alias("_num"), m.den.alias("_den"))
+    values: dict[str, list] = {}
+    counts = {}
+    for g, sel in groups.items():
+        inside = sel & pl.col("_den").is_not_null()
+        col = f.select(pl.when(inside).then(pl.col("_num")).otherwise(0.0).alias("n"),
+                       pl.when(inside).then(pl.col("_den")).otherwise(0.0).alias("d"))
+        values[f"{g}:num"] = col["n"].to_list()
+        values[f"{g}:den"] = col["d"].to_list()
+        sub = f.filter(inside)
+        counts[g] = (sub.height, sub["_trip"].n_unique(), float(sub["_den"].sum()) if sub.height else 0.0)
+    sums, keys = stats.cluster_sums(values, f["_trip"].to_list())
+    stratum = dict(zip(f["_trip"].to_list(), f["_stratum"].to_list()))
+    return sums, [stratum[k] for k in keys], counts
+
+
+def _boot(sums, strata, statistic, key: str):
+    from hsrtcp.study import stats
+
+    return stats.cluster_bootstrap(sums, statistic, n_boot=N_BOOT, rng=stats.rng_for(SEED, key), strata=strata)
+
+
+def class_sel(cls: str, workload: str = "all") -> pl.Expr:
+    sel = pl.col("flow_class").is_in(list(CLASSES[cls]))
+    if workload != "all":
+        sel &= pl.col("workload") == workload
+    return sel
+
+
+def class_cells(flows: pl.DataFrame, m: Measure, key: str, workload: str = "all"):
+    """Per class: (value, lo, hi, flows, trips, Σ denominator), trips resampled."""
+    groups = {c: class_sel(c, workload) for c in CLASSES}
+    sums, strata, counts = _sums(flows, m, groups)
+    out = {}
+    for j, c in enumerate(CLASSES):
+        v, lo, hi = _boot(sums, strata, lambda t, j=j: t[:, 2 * j] / t[:, 2 * j + 1], f"{key}|{workload}|{c}")
+        out[c] = (v, lo, hi, *counts[c])
+    return out, sums, strata
+
+
+def _committed(df: pl.DataFrame, cls: str, metric: str, **by) -> dict:
+    sel = (pl.col("flow_class") == cls) & (pl.col("metric") == metric)
+    for k, v in by.items():
+        sel &= pl.col(k) == v
+    r = df.filter(sel)
+    if r.height != 1:
+        raise InputError(f"{metric}/{cls}: {r.height} rows in the committed table (one expected)")
+    return r.row(0, named=True)
+
+
+def _agree(rel: str, metric: str, cls: str, row: dict, recomputed: float | None) -> None:
+    """The committed table and its own per-connection rows must give the same value (a cell
+    the table left null with a note, e.g. too few flows, is not compared)."""
+    committed = row["value"]
+    if committed is None and (recomputed is None or row.get("note")):
+        return
+    if committed is None or recomputed is None or abs(committed - recomputed) > 1e-9 * max(1.0, abs(committed)):
+        raise InputError(f"{rel}: {metric} of {cls} is {committed} in the table but {recomputed} from "
+                         f"study_flows.parquet (tables and connections of different runs?)")
+
+
+# ---------------------------------------------------------------------------------------------
+# study regions
+
+
+SEEDS = {
+    "spurious_rto_rate": "3G 6.3 / 20.68 / 58.39 %; 4G 5.52 / 17.21 / 50.62 %",
+    "spurious_2v": "49.24 % (T1-11)",
+    "ackl": "4G 1.52 / 2.81 / 7.62 %",
+    "dupack": "3G 2.52 / 18.21 / 50.69 %; 4G 1.08 / 5.76 / 12.16 %",
+    "p_d": "0.7526 % on HSR (T1-10)",
+    "loss_bin": "ordering only (T0-35/36)",
+    "loss_full": "0 at > 280 km/h without handoffs (T0-30); 35 % with 9–16 (T0-31, 3G)",
+    "rtt": "ordering only (T0-35/36)",
+    "tput": "1.66 stationary, 0.58 HSR with handoffs (T3-03)",
+    "tput_zero": "13 % (4G, 9–16 handoffs, T0-33); 15.8 % of time suspended (T3-22)",
+    "recovery": "0.65 s stationary, 5.05 s HSR (T1-07)",
+    "q": "27.26 % (T1-09) vs p_d 0.7526 %",
+    "establishment": "rises with speed and handoffs (T0-53)",
+    "closure": "closure > establishment (T0-53)",
+    "failure": "2 MB > 50 KB (T0-55)",
+    "suspension": "27.8 % > 10 s (T3-20)",
+    "interval": "12.9 s, 45.1 % ≤ 10 s at cruise (T3-18/19)",
+}
+
+
+def _row(label: str, cells: list[str], seed_key: str) -> str:
+    return "| " + " | ".join([label, *cells, SEEDS[seed_key]]) + " |"
+
+
+def study_main(ctx: Context) -> str:
+    """The main table of docs/study.md: pooled over workloads, per class."""
+    flows = ctx.parquet(f"{STUDY}/study_flows.parquet")
+    rec_flows = ctx.parquet(f"{WITH_STATIC}/study_flows.parquet")
+    t = {n: ctx.parquet(f"{STUDY}/{n}.parquet") for n in ("spurious_rto", "dupack", "performance", "handshake",
+                                                          "timeout_recovery", "suspensions", "handoff_intervals")}
+    rec = ctx.parquet(f"{WITH_STATIC}/timeout_recovery.parquet")
+    lines = ["| metric | static | 280–310 km/h, 0 handoffs | 280–310 km/h, 1–16 handoffs | seeds (static / 0 / 1–16) |",
+             "|---|---|---|---|---|"]
+
+    def per_flow_row(col, unit, table, metric):
+        cells, _, _ = class_cells(flows, mean_of(col), f"main|{col}")
+        out = []
+        for c in CLASSES:
+            v, lo, hi, n, trips, _ = cells[c]
+            _agree(STUDY, metric, c, _committed(table, c, metric), v)
+            out.append(_cellfmt(v, lo, hi, unit, f"{n} flows, {trips} trips"))
+        return out
+
+    def share_row(num, den, unit, table, metric, what, key):
+        cells, _, _ = class_cells(flows, share_of(num, den), f"main|{key}")
+        out = []
+        for c in CLASSES:
+            v, lo, hi, n, trips, d = cells[c]
+            _agree(STUDY, metric, c, _committed(table, c, metric), v)
+            out.append(_cellfmt(v, lo, hi, unit, f"{n} flows, {trips} trips, {_count(int(d))} {what}")
+                       if n >= 5 else f"{n} flows")
+        return out
+
+    def committed_row(table, metric, unit, what, classes=tuple(CLASSES)):
+        out = []
+        for c in CLASSES:
+            r = _committed(table, c, metric)
+            if c not in classes or r["value"] is None or (r["n_flows"] or 0) < 5:
+                out.append(f"{r['n_flows'] or 0} flows" if c in classes else "–")
+                continue
+            out.append(_cellfmt(r["value"], r["value_lo"], r["value_hi"], unit,
+                                f"{r['n_flows']} flows, {_count(r['n'])} {what}", FLOWS_MARK))
+        return out
+
+    lines.append(_row("spurious RTO rate M13 (Table VII)",
+                      per_flow_row("spurious_rto_rate", "%", t["spurious_rto"], "spurious_rto_rate"),
+                      "spurious_rto_rate"))
+    lines.append(_row("spurious share of timeout sequences M12, both captures (pooled)",
+                      share_row(pl.col("spurious_2v"), pl.col("rto_sequences"), "%", t["spurious_rto"],
+                                "spurious_timeout_share_2v", "sequences", "m12"), "spurious_2v"))
+    lines.append(_row("ACKL share M14 (Table VIII, pooled)",
+                      share_row(pl.col("spurious_ackl"), pl.col("spurious_ackl") + pl.col("spurious_rtoei"), "%",
+                                t["spurious_rto"], "ackl_share", "spurious RTOs", "m14"), "ackl"))
+    lines.append(_row("DupACK rate M15 (Table IX)",
+                      per_flow_row("dupack_rate", "%", t["dupack"], "dupack_rate"), "dupack"))
+    lines.append(_row("data loss p_d M8", per_flow_row("p_d", "%", t["performance"], "p_d"), "p_d"))
+    lines.append(_row("loss per 1-s bin M6 (pooled bins)",
+                      committed_row(t["performance"], "loss_bin_rate", "%", "bins"), "loss_bin"))
+    lines.append(_row("P(1-s loss = 100 %) M6",
+                      share_row(pl.col("loss_full_bins"), pl.col("loss_bins"), "%", t["performance"],
+                                "loss_full_share", "bins", "m6full"), "loss_full"))
+    lines.append(_row("RTT, mean of flows M7",
+                      per_flow_row("rtt_mean_s", "ms", t["performance"], "rtt_mean_s"), "rtt"))
+    lines.append(_row("throughput M3, pooled 1-s samples",
+                      committed_row(t["performance"], "throughput_bps", "Mbit/s", "s"), "tput"))
+    lines.append(_row("P(1-s throughput = 0)",
+                      share_row(pl.col("tput_zero_bins"), pl.col("tput_bins"), "%", t["performance"],
+                                "throughput_zero_share", "bins", "tzero"), "tput_zero"))
+    lines.append(_row("timeout recovery M10 (pooled phases; static with the extension)",
+                      [committed_row(rec, "timeout_recovery_s", "s", "phases")[0],
+                       *committed_row(t["timeout_recovery"], "timeout_recovery_s", "s", "phases")[1:]], "recovery"))
+    qcells, _, _ = class_cells(rec_flows, mean_of("q"), "main|q")
+    qmain, _, _ = class_cells(flows, mean_of("q"), "main|q")
+    qrow = []
+    for c in CLASSES:
+        src, rel, tab = (qcells, WITH_STATIC, rec) if c == "static" else (qmain, STUDY, t["timeout_recovery"])
+        v, lo, hi, n, trips, _ = src[c]
+        _agree(rel, "q", c, _committed(tab, c, "q"), v)
+        qrow.append(_cellfmt(v, lo, hi, "%", f"{n} flows, {trips} trips" + (", with extension" if c == "static" else "")))
+    lines.append(_row("q M11 (mean over flows; static with the extension)", qrow, "q"))
+    lines.append(_row("establishment M18",
+                      per_flow_row("establishment_s", "ms", t["handshake"], "establishment_s"),
+                      "establishment"))
+    lines.append(_row("closure M19", per_flow_row("closure_s", "ms", t["handshake"], "closure_s"),
+                      "closure"))
+    fail = []
+    for c in CLASSES:
+        parts = []
+        for w, name in (("50KB", "50 KB"), ("2MB", "2 MB"), ("duration", "120-s")):
+            sub = flows.filter(class_sel(c, w))
+            parts.append(f"{name} {int(sub['failed'].sum())} of {sub.height}")
+        fail.append(", ".join(parts))
+    lines.append(_row("failure M20 (failed of flows)", fail, "failure"))
+    s = t["suspensions"]
+    susp = []
+    for c in CLASSES:
+        r = _committed(s, c, "suspension_s")
+        if r["value"] is None or (r["n_flows"] or 0) < 5:
+            susp.append("–" if c == "static" else f"{r['n_flows'] or 0} flows")
+            continue
+        g = _committed(s, c, "suspension_gt_10s_share")
+        susp.append(f"{_num(r['value'], 's')} s [{_num(r['value_lo'], 's')}, {_num(r['value_hi'], 's')}]{FLOWS_MARK}, "
+                    f"median {_num(r['median'], 's')} s; {_num(g['value'], '%')} % [{_num(g['value_lo'], '%')}, "
+                    f"{_num(g['value_hi'], '%')}]{FLOWS_MARK} > 10 s ({_count(r['n'])} handoffs, {r['n_flows']} flows)")
+    lines.append(_row("suspension per handoff M24", susp, "suspension"))
+    hi = t["handoff_intervals"]
+    mean = hi.filter(pl.col("metric") == "handoff_interval_s").row(0, named=True)
+    le = hi.filter(pl.col("metric") == "handoff_interval_le_10s_share").row(0, named=True)
+    per_trip = 3  # the three workloads of a repetition share its trip: each interval is in 3 results
+    lines.append(_row("handoff interval M23", ["–", "–",
+                      f"mean {_num(mean['value'], 's')} s [{_num(mean['value_lo'], 's')}, {_num(mean['value_hi'], 's')}]"
+                      f"{FLOWS_MARK}{FLOWS_MARK}, median {_num(mean['median'], 's')} s, {_num(le['value'], '%')} % ≤ 10 s "
+                      f"({_count(mean['n'] // per_trip)} intervals of {mean['n_flows'] // per_trip} trips, each counted "
+                      f"{per_trip}×: {_count(mean['n'])} rows from {mean['n_flows']} results)"], "interval"))
+    lines.append("")
+    lines.append(f"Values are `value [95 % interval] (flows, trips)`. Intervals resample **trips** (2,000 draws, "
+                 f"within each campaign and scenario) unless marked {FLOWS_MARK}: those are the committed table's, "
+                 f"which resample flows (the connections' rows cannot rebuild pooled 1-s samples, phases or "
+                 f"suspensions), and are too narrow where a trip holds several flows; {FLOWS_MARK}{FLOWS_MARK}: "
+                 f"resamples results, three per trip.")
+    return "\n".join(lines) + "\n"
+
+
+def study_classes(ctx: Context) -> str:
+    """Connections and trips per class, and the workload mix of each class."""
+    flows = _trip_frame(ctx.parquet(f"{STUDY}/study_flows.parquet"))
+    lines = ["| class | connections | trips | 50 KB | 2 MB | 120-s downloads |", "|---|---|---|---|---|---|"]
+    for c in CLASSES:
+        sub = flows.filter(class_sel(c))
+        n = sub.height
+        cells = []
+        for w in ("50KB", "2MB", "duration"):
+            k = sub.filter(pl.col("workload") == w).height
+            cells.append(f"{k} ({_sig(100.0 * k / n, 2)} %)" if n else "0")
+        name = {"static": "static", "high_0": "280–310 km/h, 0 handoffs",
+                "high_1_16": "280–310 km/h, 1–16 handoffs"}[c]
+        extra = ""
+        if c == "high_1_16":
+            a = sub.filter(pl.col("flow_class") == "high_1_8").height
+            extra = f" ({a} with 1–8, {n - a} with 9–16)"
+        lines.append(f"| {name} | {n}{extra} | {sub['_trip'].n_unique()} | " + " | ".join(cells) + " |")
+    trips = flows["_trip"].n_unique()
+    lines.append("")
+    lines.append(f"{flows.height} connections from {flows['result'].n_unique()} runs on {trips} trips "
+                 f"(a trip: one scenario and repetition; its three workloads ran on it).")
+    return "\n".join(lines) + "\n"
+
+
+ORDER_METRICS = (
+    # (key, label, column, unit, rising)
+    ("spurious_rto_rate", "spurious RTO rate M13", "spurious_rto_rate", "%", True),
+    ("dupack_rate", "DupACK rate M15", "dupack_rate", "%", True),
+    ("p_d", "data loss p_d M8", "p_d", "%", True),
+    ("rtt_mean_s", "RTT M7", "rtt_mean_s", "ms", True),
+    ("throughput_mean_bps", "throughput M3, mean over flows", "throughput_mean_bps", "Mbit/s", False),
+)
+
+
+def _step_verdict(speed, handoff, rising: bool) -> str:
+    """Speed and handoff steps as they come out, with the sign the seeds expect."""
+    def one(name, v, lo, hi):
+        if v is None:
+            return f"{name}: no value"
+        right = (v > 0) if rising else (v < 0)
+        sure = lo is not None and ((lo > 0) if rising else (hi < 0))
+        wrong_sure = lo is not None and ((hi < 0) if rising else (lo > 0))
+        if right:
+            return f"{name} as expected" + ("" if sure else " (interval includes 0)")
+        return f"**{name} reversed**" + (" (interval excludes 0)" if wrong_sure else " (interval includes 0)")
+    return "; ".join([one("speed", *speed), one("handoffs", *handoff)])
+
+
+def study_orderings_by_workload(ctx: Context) -> str:
+    """docs/metrics.md §3 items 1, 3, 4 on each workload alone and pooled, trips resampled,
+    with both steps and whether handoffs dominate speed."""
+    flows = ctx.parquet(f"{STUDY}/study_flows.parquet")
+    head = ["metric", "workload", "static", "0 handoffs", "1–16 handoffs", "speed step", "handoff step",
+            "handoff − speed step", "as it comes out"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key, label, col, unit, rising in ORDER_METRICS:
+        for w, wname in WORKLOADS:
+            cells, sums, strata = class_cells(flows, mean_of(col), f"order|{key}", w)
+            v = {c: cells[c][0] for c in CLASSES}
+
+            def r(j):
+                return lambda t: t[:, 2 * j] / t[:, 2 * j + 1]
+            sp = _boot(sums, strata, lambda t: r(1)(t) - r(0)(t), f"order|{key}|{w}|speed")
+            ho = _boot(sums, strata, lambda t: r(2)(t) - r(1)(t), f"order|{key}|{w}|handoff")
+            sign = 1.0 if rising else -1.0
+            dom = _boot(sums, strata, lambda t: sign * ((r(2)(t) - r(1)(t)) - (r(1)(t) - r(0)(t))),
+                        f"order|{key}|{w}|dominance")
+            row = [label, wname]
+            for c in CLASSES:
+                val, lo, hi, n, trips, _ = cells[c]
+                row.append(_cellfmt(val, lo, hi, unit, f"{n}") if val is not None else f"no value ({n})")
+            for s in (sp, ho):
+                row.append("—" if s[0] is None else f"{_signed(s[0], unit)} [{_signed(s[1], unit)}, {_signed(s[2], unit)}]")
+            if dom[0] is None:
+                row.append("—")
+            else:
+                ok = dom[0] >= 0
+                row.append(f"{_signed(dom[0], unit)} [{_signed(dom[1], unit)}, {_signed(dom[2], unit)}] "
+                           + ("dominate" if ok else "**do not dominate**"))
+            row.append(_step_verdict(sp, ho, rising) if None not in v.values() else "a class has no value")
+            lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    lines.append("Class cells: mean over flows [95 % interval, trips resampled] (flows). Steps: 0 handoffs − static (speed) and 1–16 − 0 handoffs "
+                 "(handoffs), trips resampled jointly (the handoff scenario's trips hold flows of both "
+                 "high-speed classes); \"handoff − speed step\" is oriented so that > 0 means handoffs dominate.")
+    return "\n".join(lines) + "\n"
+
+
+def _signed(v: float | None, unit: str) -> str:
+    if v is None:
+        return "—"
+    s = _num(abs(v), unit)
+    return ("+" if v >= 0 else "−") + s
+
+
+def study_t0_30(ctx: Context) -> str:
+    """T0-30: no 1-s bin at 100 % loss above 280 km/h without handoffs."""
+    flows = ctx.parquet(f"{STUDY}/study_flows.parquet")
+    sub = flows.filter(class_sel("high_0"))
+    k, n = int(sub["loss_full_bins"].sum()), int(sub["loss_bins"].sum())
+    flows_k = sub.filter(pl.col("loss_full_bins") > 0)
+    where = ", ".join(sorted(f"{Path(r).name}" for r in flows_k["result"].to_list()))
+    verdict = "holds" if k == 0 else "**does not hold**"
+    return (f"T0-30 (no 1-s bin at 100 % loss above 280 km/h without handoffs) {verdict} on the committed "
+            f"data: {k} of {_count(n)} bins of the class" + (f" ({where})" if k else "") + ".\n")
+
+
+def study_orderings_registered(ctx: Context) -> str:
+    """The checks of hsrtcp.study.orderings as they were written, on the committed tables,
+    each marked with when it was written."""
+    from hsrtcp.study import orderings
+
+    ctx.parquet(f"{STUDY}/performance.parquet")
+    for n in ("spurious_rto", "dupack", "timeout_recovery"):
+        ctx.parquet(f"{STUDY}/{n}.parquet")
+    ctx.parquet(f"{WITH_STATIC}/timeout_recovery.parquet")
+    ctx.parquet(f"{WITH_STATIC}/performance.parquet")
+    ctx.parquet(f"{BY_WORKLOAD}/performance.parquet")
+    res = orderings.check(ctx.root / STUDY, ctx.root / WITH_STATIC, ctx.root / BY_WORKLOAD)
+    lines = ["| item | check | written | verdict |", "|---|---|---|---|"]
+    for o in res:
+        state = ("holds" + (", intervals disjoint (flows resampled)" if o.separated else "")) if o.holds \
+            else f"**fails**: {o.why}"
+        lines.append(f"| {o.item} | {o.name} | {o.registered} | {state} |")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# findings regions
+
+
+def _findings(ctx: Context):
+    if "_findings" not in ctx._cache:
+        from hsrtcp import findings as F
+        from hsrtcp.findings import effects as E
+        from hsrtcp.findings import questions as Q
+
+        arms = ctx.csv(ARMS)
+        eff = E.table(arms, Q.QUESTIONS, Q.groups_of, F.group_members, seed=0, n_boot=2000, min_pairs=3,
+                      noise_key=Q.NOISE_KEY)
+        cau = E.causes(arms, F.group_members, (*Q.HSR_SCENARIOS, Q.ALL_HSR), seed=0, n_boot=2000)
+        ctx._cache["_findings"] = F.Findings(arms=arms, effects=eff, causes=cau)
+    else:
+        ctx.csv(ARMS)
+    return ctx._cache["_findings"]
+
+
+def findings_question(key: str) -> Callable[[Context], str]:
+    def gen(ctx: Context) -> str:
+        from hsrtcp import findings as F
+        from hsrtcp.findings import markdown, questions as Q
+
+        f = _findings(ctx)
+        if key == "levels":
+            return markdown.arms_table(f.arms, Q.GROUPS, F.group_members, f._arm_order())
+        if key == "causes":
+            return markdown.causes_table(f.causes)
+        q = Q.BY_KEY[key]
+        return markdown.question_table(f.effects, q, Q.groups_of(q))
+    return gen
+
+
+def findings_headlines(ctx: Context) -> str:
+    from hsrtcp import findings as F
+    from hsrtcp.findings import multiplicity as M
+
+    f = _findings(ctx)
+    t = M.table(f.arms, f.effects, F.group_members)
+    k, n = M.significant_cells(f.effects)
+    aa_k, aa_n = M.aa_rejections(f.arms, F.group_members)
+    held = t.filter(pl.col("holds"))
+    not_held = t.filter(~pl.col("holds"))
+    return (M.markdown(t) + "\n"
+            + f"{held.height} of {t.height} headline claims hold at a false discovery rate of 5 % "
+              f"(Benjamini–Hochberg), {int((t['p_holm'] <= M.ALPHA).sum())} with Holm's family-wise "
+              f"control. Without any correction the tables below mark {k} of {n} effect cells + or −; "
+              f"the permutation test by trip calls {aa_k} of {aa_n} A/A cells significant at 5 %.\n")
+
+
+GENERATORS: dict[str, Callable[[Context], str]] = {
+    "study-classes": study_classes,
+    "study-main": study_main,
+    "study-t0-30": study_t0_30,
+    "study-orderings": study_orderings_registered,
+    "study-orderings-by-workload": study_orderings_by_workload,
+    "findings-headlines": findings_headlines,
+    **{f"findings-{k}": findings_question(k) for k in ("noise", "cc", "frto", "quickack", "rto_min", "tlp_rack",
+                                                        "static", "levels", "causes")},
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# the rewrite
+
+
+def render(text: str, root: Path, where: str = "") -> str:
+    """``text`` with every generated region rewritten from the data under ``root``."""
+    def one(m: re.Match) -> str:
+        name = m.group("name")
+        gen = GENERATORS.get(name)
+        if gen is None:
+            line = text.count("\n", 0, m.start()) + 1
+            raise InputError(f"{where}:{line}: no generator for region '{name}' "
+                             f"(known: {', '.join(sorted(GENERATORS))})")
+        ctx = Context(root)
+        body = gen(ctx)
+        return f"<!-- generated:{name} -->\n{ctx.inputs_line()}\n{body}<!-- /generated -->"
+
+    return REGION.sub(one, text)
+
+
+def regions(text: str) -> dict[str, str]:
+    return {m.group("name"): m.group("body") for m in REGION.finditer(text)}
+
+
+def run(root: Path, docs=DOCS, check: bool = False) -> list[str]:
+    """Rewrite (or with ``check`` only compare) the documents; returns "doc: region" for every
+    region that differs from what its data gives."""
+    changed = []
+    for rel in docs:
+        p = root / rel
+        if not p.is_file():
+            raise InputError(f"{rel}: missing")
+        old = p.read_text(encoding="utf-8")
+        new = render(old, root, rel)
+        if new != old:
+            a, b = regions(old), regions(new)
+            changed += [f"{rel}: {n}" for n in b if a.get(n) != b[n]] or [rel]
+            if not check:
+                tmp = p.with_name(f".{p.name}.docsgen.tmp")
+                try:
+                    tmp.write_text(new, encoding="utf-8")
+                    os.replace(tmp, p)
+                finally:
+                    if tmp.exists():
+                        tmp.unlink()
+    return changed
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m hsrtcp.docsgen",
+                                 description="Rewrite the generated regions of docs/ from the committed data.")
+    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 when a region differs")
+    ap.add_argument("--root", default=str(ROOT), help="repository root (default: this checkout)")
+    ap.add_argument("docs", nargs="*", help=f"documents relative to the root (default: {' '.join(DOCS)})")
+    a = ap.parse_args(argv)
+    try:
+        changed = run(Path(a.root), tuple(a.docs) or DOCS, check=a.check)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
+    for c in changed:
+        print(("differs from its data: " if a.check else "rewritten: ") + c, file=sys.stderr)
+    return 1 if (a.check and changed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
