@@ -30,22 +30,27 @@ from hsrtcp.report.charts import PALETTE, chart, clean, colour, ecdf, series, si
 from hsrtcp.report.flow_detail import flow_charts
 from hsrtcp.report.inputs import ResultsData, StudyData, load_results, load_study
 from hsrtcp.results import no_nulls
+from hsrtcp.units import axis_scale, human, unit_of
 
 DEFAULT_TOP = 50
 DEFAULT_WIDTH = 1200
 
-#: flows columns of the interactive flow table: (column or derived key, header, kind)
+#: flows columns of the interactive flow table: (column or derived key, header, kind, base unit).
+#: A column with a unit shows its values in one human unit chosen from its values (ms, Mbit/s,
+#: %: :func:`_display_unit`) named in its header; the JSON keeps the base (SI) values.
 FLOW_TABLE = [
-    ("flow_id", "flow", "id"), ("capture", "capture", "str"), ("vantage", "vantage", "str"),
-    ("endpoints", "client → server", "str"), ("data_dir", "data", "str"),
-    ("flow_class", "class", "str"), ("handoffs", "handoffs", "int"),
-    ("duration_s", "duration (s)", "num"), ("data_bytes", "data bytes", "int"),
-    ("rate_bps", "mean rate (bit/s)", "num"), ("goodput_bytes", "goodput bytes", "int"),
-    ("retransmissions", "retx", "int"), ("timeouts", "RTOs", "int"),
-    ("spurious_timeouts", "spurious RTOs", "int"), ("rtt_mean", "RTT mean (s)", "num"),
-    ("p_d", "p_d", "num"), ("end_reason", "end", "str"), ("mptcp", "MPTCP", "bool"),
-    ("truncated", "truncated", "bool"), ("detail", "detail", "bool"),
+    ("flow_id", "flow", "id", None), ("capture", "capture", "str", None), ("vantage", "vantage", "str", None),
+    ("endpoints", "client → server", "str", None), ("data_dir", "data", "str", None),
+    ("flow_class", "class", "str", None), ("handoffs", "handoffs", "int", None),
+    ("duration_s", "duration", "num", "s"), ("data_bytes", "data (bytes)", "int", None),
+    ("rate_bps", "mean rate", "num", "bit/s"), ("goodput_bytes", "goodput (bytes)", "int", None),
+    ("retransmissions", "retx", "int", None), ("timeouts", "RTOs", "int", None),
+    ("spurious_timeouts", "spurious RTOs", "int", None), ("rtt_mean", "RTT mean", "num", "s"),
+    ("p_d", "data loss p_d", "num", "share"), ("end_reason", "end", "str", None), ("mptcp", "MPTCP", "bool", None),
+    ("truncated", "truncated", "bool", None), ("detail", "detail", "bool", None),
 ]
+#: the columns of the study's long tables whose values are in the row's ``unit``
+STUDY_VALUE_COLUMNS = ("value", "value_lo", "value_hi", "median", "median_lo", "median_hi")
 STUDY_SUMMARY_TABLES = ("performance", "spurious_rto", "dupack", "handshake", "failure", "timeout_recovery",
                         "suspensions", "handoff_intervals", "u_rate")
 CLASS_ORDER = ("static", "low", "high_0", "high_1_16", "high_1_8", "high_9_16", "high_17+", "other", "unknown", "all")
@@ -60,22 +65,34 @@ class ReportInfo:
     seconds: float
 
 
-def _esc(v) -> str:
+def _esc(v, unit: str | None = None) -> str:
+    """A cell: null/NaN as a dash; a float in the human format of ``unit`` (hsrtcp.units:
+    ms, Mbit/s, %, never exponent notation); anything else as text."""
     if v is None:
         return '<span class="null">—</span>'
     if isinstance(v, float):
         if np.isnan(v):
             return '<span class="null">—</span>'
-        return html.escape(f"{v:.6g}")
+        return html.escape(human(v, unit, digits=4 if unit else 6))
     return html.escape(str(v))
 
 
 def html_table(df: pl.DataFrame, cls: str = "static", max_rows: int = 2000) -> str:
-    """A small polars table as escaped HTML (nulls as a dash)."""
+    """A small polars table as escaped HTML (nulls as a dash). Floats are humanized by the
+    unit their column's name says (``*_s``, ``*_bps``, shares: :func:`hsrtcp.units.unit_of`);
+    in the study's long tables, ``value`` and its intervals by the row's ``unit``."""
     head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
+    units = [unit_of(c) for c in df.columns]
+    row_unit = df.columns.index("unit") if "unit" in df.columns else None
     rows = []
     for row in df.head(max_rows).iter_rows():
-        rows.append("<tr>" + "".join(f"<td>{_esc(v)}</td>" for v in row) + "</tr>")
+        cells = []
+        for i, v in enumerate(row):
+            unit = units[i]
+            if row_unit is not None and df.columns[i] in STUDY_VALUE_COLUMNS:
+                unit = row[row_unit]
+            cells.append(f"<td>{_esc(v, unit)}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
     more = f'<p class="note">{df.height - max_rows} more rows not shown.</p>' if df.height > max_rows else ""
     return (f'<div class="wide"><table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
             f"</table></div>{more}")
@@ -112,9 +129,16 @@ def _top_flows(f: pl.DataFrame, top: int) -> list[int]:
     return ranked.get_column("flow_id").head(top).to_list()
 
 
+def _display_unit(values: list, unit: str) -> tuple[float, str]:
+    """The shown unit of a flow-table column: the scale of its median magnitude (a column of
+    RTTs around 40 ms shows ms; one of rates around 3 Mbit/s, Mbit/s; shares are in %)."""
+    mags = sorted(abs(v) for v in values if v is not None and np.isfinite(v) and v != 0)
+    return axis_scale(mags[len(mags) // 2] if mags else 0.0, unit)
+
+
 def _flow_table(f: pl.DataFrame, detailed: set[int]) -> dict:
     cols = []
-    for key, header, kind in FLOW_TABLE:
+    for key, header, kind, unit in FLOW_TABLE:
         if key == "detail":
             vals = [fid in detailed for fid in f.get_column("flow_id").to_list()]
         elif key not in f.columns:
@@ -125,7 +149,11 @@ def _flow_table(f: pl.DataFrame, detailed: set[int]) -> dict:
             vals = [str(v) for v in f.get_column(key).to_list()]
         else:
             vals = f.get_column(key).to_list()
-        cols.append({"key": key, "header": header, "kind": kind, "values": vals})
+        col = {"key": key, "header": header, "kind": kind, "values": vals}
+        if unit is not None:  # values stay in the base unit; shown divided by scale, in shown
+            scale, shown = _display_unit(vals, unit)
+            col.update(header=f"{header} ({shown})", name=header, unit=unit, scale=scale, shown=shown)
+        cols.append(col)
     return {"columns": cols, "rows": f.height}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from hsrtcp.study import groups, stats
+from hsrtcp.units import plain
 
 #: (table, metric, label, scale, unit shown)
 HEADLINES = (
@@ -31,10 +32,10 @@ HEADLINES = (
 def _fmt(row: dict, scale: float) -> str:
     if row["value"] is None:
         return row["note"] or "–"
-    v = row["value"] * scale
-    text = f"{v:.3g}"
+    # three significant digits, never exponent notation (1300 ms, not 1.3e+03)
+    text = plain(row["value"] * scale)
     if row["value_lo"] is not None:
-        text += f" [{row['value_lo'] * scale:.3g}, {row['value_hi'] * scale:.3g}]"
+        text += f" [{plain(row['value_lo'] * scale)}, {plain(row['value_hi'] * scale)}]"
     return f"{text} (n={row['n_flows']})"
 
 

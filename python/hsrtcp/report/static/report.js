@@ -13,9 +13,45 @@
   let order = [...Array(nRows).keys()];
   let sortCol = -1, sortDir = 1;
 
-  function fmt(v, kind) {
+  // ------------------------------------------------------------------ units
+  // The human format of python/hsrtcp/units.py: 3 significant digits in positional notation
+  // (never an exponent), times in µs/ms/s, rates in kbit/s/Mbit/s, shares in %.
+  function plain(v, digits) {
+    digits = digits || 3;
+    if (v === null || v === undefined || Number.isNaN(v)) return "—";
+    if (!isFinite(v)) return v > 0 ? "inf" : "-inf";
+    if (v === 0) return "0";
+    const mag = Math.floor(Math.log10(Math.abs(v)));
+    let text = v.toFixed(Math.min(Math.max(digits - 1 - mag, 0), 100));
+    if (text.includes(".")) text = text.replace(/0+$/, "").replace(/\.$/, "");
+    return text === "-0" ? "0" : text;
+  }
+  // base unit -> [divisor, shown unit] from the largest first; what a value is shown in
+  const STEPS = {
+    "s": [[1, "s"], [1e-3, "ms"], [1e-6, "µs"], [1e-9, "ns"]],
+    "bit/s": [[1e9, "Gbit/s"], [1e6, "Mbit/s"], [1e3, "kbit/s"], [1, "bit/s"]],
+    "bytes": [[1e12, "TB"], [1e9, "GB"], [1e6, "MB"], [1e3, "kB"], [1, "bytes"]],
+    "packets/s": [[1, "packets/s"]],
+    "share": [[0.01, "%"]],
+  };
+  // units named in the charts' axis labels ("RTT (s)", "bit/s", "CDF (share ≤ x)")
+  const UNIT_NAMES = { "s": "s", "bit/s": "bit/s", "bytes": "bytes", "B": "bytes", "share": "share",
+                       "share ≤ x": "share", "packets/s": "packets/s" };
+  function scaleFor(maxAbs, unit) {
+    const steps = STEPS[unit];
+    if (!steps) return [1, unit];
+    const a = Math.abs(maxAbs);
+    if (!(a > 0) || !isFinite(a)) return unit === "s" ? [1, "s"] : steps[steps.length - 1];
+    return steps.find(([f]) => a >= f) || steps[steps.length - 1];
+  }
+  // shown unit -> [base unit, factor]: a filter value may carry its unit ("rtt<40ms", "rate>1.5Mbit/s")
+  const SUFFIXES = {};
+  for (const [unit, steps] of Object.entries(STEPS)) for (const [f, shown] of steps) SUFFIXES[shown.toLowerCase()] = [unit, f];
+  Object.assign(SUFFIXES, { "us": ["s", 1e-6], "b": ["bytes", 1], "kb/s": ["bit/s", 1e3], "mb/s": ["bit/s", 1e6] });
+
+  function fmt(v, kind, col) {
     if (v === null || v === undefined) return "—";
-    if (kind === "num") return Math.abs(v) >= 1e5 || (v !== 0 && Math.abs(v) < 1e-3) ? v.toExponential(3) : String(+v.toPrecision(5));
+    if (kind === "num") return col && col.scale ? plain(v / col.scale) : plain(v);
     if (kind === "int") return v.toLocaleString("en");
     if (kind === "bool") return v ? "yes" : "no";
     return String(v);
@@ -29,32 +65,84 @@
     return (a < b ? -1 : 1) * sortDir;
   }
 
+  // Filter terms: words (match any cell as shown or as stored) and NAME OP VALUE, where NAME
+  // is a column as its header shows it ("RTT mean (ms)", "RTT mean": the value in the shown
+  // unit), or its key ("rtt_mean": the value in the base unit, seconds); a VALUE may carry a
+  // unit ("40ms", "1.5Mbit/s"). An unknown column is said, never silently 0 rows.
+  const OP = /^\s*(<=|>=|<|>|=)\s*/;
+  function names(c) {  // [lower-case name, scale of its values]
+    const out = [[c.key.toLowerCase(), 1], [c.header.toLowerCase(), c.scale || 1]];
+    if (c.name) out.push([c.name.toLowerCase(), c.scale || 1]);
+    return out;
+  }
   function parseFilter(text) {
-    return text.trim().split(/\s+/).filter(Boolean).map((tok) => {
-      const m = tok.match(/^([^<>=]+)(<=|>=|<|>|=)(.+)$/);
-      if (!m) return { word: tok.toLowerCase() };
-      const name = m[1].toLowerCase();
-      const idx = cols.findIndex((c) => c.key.toLowerCase() === name || c.header.toLowerCase() === name);
-      return { idx: idx, op: m[2], value: m[3] };
-    });
+    const terms = [], errors = [];
+    let rest = text.trim();
+    while (rest.length) {
+      const low = rest.toLowerCase();
+      let best = null;  // the longest column name followed by an operator
+      cols.forEach((c, idx) => names(c).forEach(([name, scale]) => {
+        if (low.startsWith(name) && OP.test(rest.slice(name.length)) && (!best || name.length > best.len))
+          best = { idx: idx, len: name.length, scale: scale };
+      }));
+      if (best) {
+        const after = rest.slice(best.len), op = after.match(OP);
+        const value = after.slice(op[0].length).match(/^("[^"]*"|\S*)/)[1].replace(/^"|"$/g, "");
+        rest = after.slice(op[0].length + value.length).trim();
+        const t = { idx: best.idx, op: op[1], value: value, scale: best.scale };
+        const bad = numberOf(t);
+        if (bad) errors.push(bad); else terms.push(t);
+        continue;
+      }
+      const tok = rest.match(/^\S+/)[0];
+      rest = rest.slice(tok.length).trim();
+      const m = tok.match(/^([^<>=]+)(<=|>=|<|>|=)(.*)$/);
+      if (m) errors.push(`unknown column "${m[1]}"`);
+      else terms.push({ word: tok.toLowerCase() });
+    }
+    return { terms: terms, errors: errors };
+  }
+  // the number a comparison term tests the stored (base-unit) values against; an error text
+  function numberOf(t) {
+    const c = cols[t.idx];
+    t.x = null;
+    if (c.kind !== "num" && c.kind !== "int") return null;
+    const m = t.value.match(/^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)\s*(\S*)$/i);
+    if (!m) return t.op === "=" ? null : `"${c.header}": "${t.value}" is not a number`;
+    const suffix = m[2].toLowerCase();
+    if (!suffix) { t.x = Number(m[1]) * t.scale; return null; }
+    const known = SUFFIXES[suffix];
+    if (!known || known[0] !== (c.unit === "B" ? "bytes" : c.unit))
+      return `"${c.header}": unit "${m[2]}" does not apply${c.shown ? ` (shown in ${c.shown})` : ""}`;
+    t.x = Number(m[1]) * known[1];
+    return null;
   }
 
   function matches(r, terms) {
     return terms.every((t) => {
-      if (t.word !== undefined) return cols.some((c) => fmt(c.values[r], c.kind).toLowerCase().includes(t.word) ||
+      if (t.word !== undefined) return cols.some((c) => fmt(c.values[r], c.kind, c).toLowerCase().includes(t.word) ||
                                                        String(c.values[r]).toLowerCase().includes(t.word));
-      if (t.idx < 0) return false;
-      const v = cols[t.idx].values[r];
+      const c = cols[t.idx], v = c.values[r];
       if (v === null || v === undefined) return false;
-      if (t.op === "=") return String(v).toLowerCase() === t.value.toLowerCase() ||
-                               (typeof v === "number" && v === Number(t.value));
-      const x = Number(t.value);
+      if (t.op === "=") {
+        if (typeof v !== "number" || t.x === null) return String(v).toLowerCase() === t.value.toLowerCase() ||
+                                                        fmt(v, c.kind, c).toLowerCase() === t.value.toLowerCase();
+        // equal as shown: 3 significant digits of the shown unit
+        return v === t.x || plain(v / (c.scale || 1)) === plain(t.x / (c.scale || 1));
+      }
+      const x = t.x;
+      if (x === null || typeof v !== "number") return false;
       return t.op === ">" ? v > x : t.op === "<" ? v < x : t.op === ">=" ? v >= x : v <= x;
     });
   }
 
   function renderTable() {
-    const terms = parseFilter(document.getElementById("flow-filter").value);
+    const parsed = parseFilter(document.getElementById("flow-filter").value);
+    const terms = parsed.terms;
+    const note = document.getElementById("flow-filter-error");
+    note.textContent = parsed.errors.length
+      ? `Filter: ${parsed.errors.join("; ")} (ignored). Columns: ${cols.map((c) => c.header).join(", ")}.` : "";
+    document.getElementById("flow-filter").classList.toggle("invalid", parsed.errors.length > 0);
     const rows = order.filter((r) => matches(r, terms));
     const head = "<thead><tr>" + cols.map((c, i) =>
       `<th data-col="${i}" class="${i === sortCol ? (sortDir > 0 ? "sorted-asc" : "sorted-desc") : ""}">${esc(c.header)}</th>`).join("") + "</tr></thead>";
@@ -62,8 +150,8 @@
     const body = rows.map((r) => {
       const detail = detailIdx >= 0 && cols[detailIdx].values[r];
       return `<tr class="${detail ? "detail" : ""}" data-flow="${cols[0].values[r]}">` + cols.map((c, i) =>
-        i === 0 && detail ? `<td><a href="#detail" data-flow="${c.values[r]}">${fmt(c.values[r], c.kind)}</a></td>`
-                          : `<td>${esc(fmt(c.values[r], c.kind))}</td>`).join("") + "</tr>";
+        i === 0 && detail ? `<td><a href="#flow=${c.values[r]}" data-flow="${c.values[r]}">${fmt(c.values[r], c.kind)}</a></td>`
+                          : `<td>${esc(fmt(c.values[r], c.kind, c))}</td>`).join("") + "</tr>";
     }).join("");
     table.innerHTML = head + "<tbody>" + body + "</tbody>";
     document.getElementById("flow-count").textContent = `${rows.length} of ${nRows} flows`;
@@ -85,7 +173,7 @@
       return;
     }
     const a = ev.target.closest("a[data-flow]");
-    if (a) showFlow(a.dataset.flow);
+    if (a) { ev.preventDefault(); openFlow(a.dataset.flow); }
   });
   document.getElementById("flow-filter").addEventListener("input", renderTable);
   renderTable();
@@ -150,11 +238,11 @@
         x: { time: false, auto: false, range: keep(x0), distr: xLog ? 3 : 1 },
         y: { auto: false, range: keep(y0), distr: yLog ? 3 : 1 },
       },
-      axes: [{ label: spec.x_label, size: 50, values: ticks }, { label: spec.y_label, size: 80, values: ticks }],
+      axes: [axis(spec.x_label, "x", 50), axis(spec.y_label, "y", 80)],
       cursor: { drag: { x: true, y: !!spec.zoom_y, uni: 30 }, bind: { dblclick: () => null } },
       legend: { live: true },
-      series: [{ label: spec.x_label }].concat(series.map((s) => ({
-        label: s.label, stroke: s.color, width: s.width || 1.5,
+      series: [{ label: spec.x_label, value: legendValue(spec.x_label, "x") }].concat(series.map((s) => ({
+        label: s.label, stroke: s.color, width: s.width || 1.5, value: legendValue(spec.y_label, "y"),
         paths: s.style === "points" ? () => null : s.style === "step" ? uPlot.paths.stepped({ align: 1 }) : undefined,
         points: s.style === "points" || s.x.length < 3 ? { show: true, size: 4, stroke: s.color, fill: s.color } : { show: false },
         spanGaps: false,
@@ -175,16 +263,45 @@
     return u;
   }
 
-  // axis labels: 3 significant digits with an SI prefix (1.5M, 250k, 12m for 0.012), 0 as 0
-  const SI = [[1e9, "G"], [1e6, "M"], [1e3, "k"], [1, ""], [1e-3, "m"], [1e-6, "µ"]];
-  function si(v) {
-    if (v === 0 || !isFinite(v)) return String(v);
-    const a = Math.abs(v);
-    if (a >= 1 && a < 1e4) return String(+v.toPrecision(4));
-    const [f, p] = SI.find(([f]) => a >= f) || SI[SI.length - 1];
-    return String(+(v / f).toPrecision(3)) + p;
+  // Axes: the label names the unit the ticks are in, one unit per axis chosen from the range
+  // in view ("time (ms)" while zoomed in, "throughput (Mbit/s)"), the ticks plain numbers
+  // of that unit — never an SI letter or an exponent. Labels are "text (unit)" or a unit.
+  function labelUnit(label) {
+    const m = label.match(/^(.*?)\s*\(([^()]*)\)\s*$/);
+    if (m && UNIT_NAMES[m[2]]) return { text: m[1], unit: UNIT_NAMES[m[2]], ofX: m[2] === "share ≤ x" };
+    if (UNIT_NAMES[label]) return { text: "", unit: UNIT_NAMES[label] };
+    return { text: label, unit: null };
   }
-  function ticks(u, splits) { return splits.map((v) => (v === null || v === undefined ? "" : si(v))); }
+  function axisScale(u, key, unit) {
+    const sc = u.scales[key];
+    const a = Math.max(Math.abs(sc.min || 0), Math.abs(sc.max || 0));
+    return scaleFor(a, unit);
+  }
+  // the cursor's values in the legend: in the axis's unit, with it
+  function legendValue(label, key) {
+    const lu = labelUnit(label);
+    return (u, v) => {
+      if (v === null || v === undefined) return "—";
+      if (!lu.unit) return plain(v, 4);
+      const [f, shown] = axisScale(u, key, lu.unit);
+      return `${plain(v / f, 4)} ${shown}`;
+    };
+  }
+  function axis(label, key, size) {
+    const lu = labelUnit(label);
+    if (!lu.unit) return { label: label, size: size, values: (u, splits) => splits.map((v) => (v == null ? "" : plain(v, 4))) };
+    return {
+      size: size,
+      label: (u) => {
+        const shown = axisScale(u, key, lu.unit)[1];
+        return lu.ofX ? `${lu.text} (${shown} ≤ x)` : lu.text ? `${lu.text} (${shown})` : shown;
+      },
+      values: (u, splits) => {
+        const f = axisScale(u, key, lu.unit)[0];
+        return splits.map((v) => (v == null ? "" : plain(v / f, 4)));
+      },
+    };
+  }
 
   function drawBands(u, spec) {
     const ctx = u.ctx, top = u.bbox.top, h = u.bbox.height, left = u.bbox.left, right = left + u.bbox.width;
@@ -289,7 +406,22 @@
     o.textContent = `flow ${d.flow_id} (${d.retransmissions} retransmissions)`;
     select.appendChild(o);
   });
-  select.addEventListener("change", () => showFlow(select.value));
+  select.addEventListener("change", () => openFlow(select.value));
+
+  // every flow's drill-down has its own address: report.html#flow=ID (a link to share, and
+  // the back button goes to the flow seen before)
+  function openFlow(id) {
+    if (location.hash !== `#flow=${id}`) location.hash = `flow=${id}`;
+    else showFlow(id);
+  }
+  function flowFromHash() {
+    const m = decodeURIComponent(location.hash).match(/^#flow=(\d+)$/);
+    return m ? m[1] : null;
+  }
+  window.addEventListener("hashchange", () => {
+    const id = flowFromHash();
+    if (id !== null) { showFlow(id); document.getElementById("detail").scrollIntoView(); }
+  });
 
   function showFlow(id) {
     id = String(id);  // flow ids are decimal strings (uint64)
@@ -318,7 +450,9 @@
   data.class_charts.forEach((spec) => makeChart(spec, classHolder));
   const modelHolder = document.getElementById("model-charts");
   data.model_charts.forEach((spec) => makeChart(spec, modelHolder));
-  if (data.details.length) showFlow(data.details[0].flow_id);
+  const linked = flowFromHash();
+  if (linked !== null) { showFlow(linked); document.getElementById("detail").scrollIntoView(); }
+  else if (data.details.length) showFlow(data.details[0].flow_id);
   else document.getElementById("flow-title").textContent = "No flow carried data: no drill-down.";
   document.body.dataset.ready = "1";
 })();
