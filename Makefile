@@ -5,7 +5,7 @@ PY    := $(VENV)/bin/python
 PIP   := $(VENV)/bin/pip
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
-PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pynmea2 gpxpy pycrate 'dask[distributed]' pytest hypothesis selenium
+PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pynmea2 gpxpy pycrate cryptography 'dask[distributed]' pytest hypothesis selenium
 
 .PHONY: help demo test test-rust test-python test-packaging build venv report-js wheel docs docs-serve sysdeps rattan ebpf bench bench-lab bench-corpus bench-gsmtap fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair lint clean study findings
 

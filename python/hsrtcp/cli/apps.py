@@ -19,7 +19,8 @@ import click
               help='class map, TOML or JSON: {"classes": {"domain.suffix": "class"}, "ports": {"443": "https"}}')
 def apps(results, captures, out, classes) -> None:
     """Application of every flow (TLS SNI, HTTP Host, DNS answers in the capture, ports last)
-    and flows, bytes and shares per class."""
+    and of every QUIC connection (the SNI of its decrypted Initial packets), and flows, bytes
+    and shares per class."""
     from hsrtcp.errors import InputError
     from hsrtcp.passive import apps as a
     from hsrtcp.results import ResultsDir
@@ -27,14 +28,15 @@ def apps(results, captures, out, classes) -> None:
     flows = ResultsDir(results).read("flows", ["flow_id", "capture", "client_addr", "client_port", "server_addr",
                                                "server_port", "first_ts", "last_ts", "c2s_payload_bytes",
                                                "s2c_payload_bytes"])
-    names = set(flows["capture"].unique().to_list())
+    # the captures the analysis read (a capture of only QUIC or UDP has no flows but is one)
+    names = set(ResultsDir(results).read("captures", ["capture"])["capture"].to_list())
     paths = {}
     for c in captures:
         if not c.is_file():
             raise InputError(f"{c}: no such capture file")
         match = [n for n in names if n == str(c) or os.path.basename(n) == c.name]
         if not match:
-            raise InputError(f"{c}: not a capture of {results} (its flows come from {', '.join(sorted(names))})")
+            raise InputError(f"{c}: not a capture of {results} (it read {', '.join(sorted(names)) or 'no capture'})")
         paths.update({n: c for n in match})
     table = a.applications(flows, paths, classes)
     bd = a.breakdown(flows, table)
@@ -42,7 +44,8 @@ def apps(results, captures, out, classes) -> None:
     click.echo(f"{table.height} flows, {named.height} named "
                + ", ".join(f"{k} {v}" for k, v in table.group_by("source").len().sort("source").iter_rows() if k))
     for r in bd.iter_rows(named=True):
-        click.echo(f"  {r['class']}: {r['flows']} flows, {r['bytes']} bytes ({100 * (r['byte_share'] or 0):.1f} %)")
+        quic_part = f" ({r['quic_flows']} QUIC)" if r["quic_flows"] else ""
+        click.echo(f"  {r['class']}: {r['flows']} flows{quic_part}, {r['bytes']} bytes ({100 * (r['byte_share'] or 0):.1f} %)")
     if out:
         for p in a.write(table, bd, out):
             click.echo(f"wrote {p}")

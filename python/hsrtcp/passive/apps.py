@@ -11,6 +11,10 @@ For every flow of an ``hsrtcp analyze`` results directory, in this order of pref
    server's address (A/AAAA, the name asked; the latest such answer);
 4. ``port``: the server port's well-known service (:data:`PORTS`), the last resort.
 
+QUIC connections (UDP) are not flows of the engine; they get rows of their own (transport
+``quic``, no flow id): the server name of the ClientHello in their client's Initial packets
+(``quic_sni``; decrypted with the RFC 9001 keys, :mod:`hsrtcp.passive.quic`), else a DNS answer.
+
 Names become classes through a name -> class map of domain suffixes (:data:`CLASSES`, or a
 TOML/JSON file ``{"classes": {"suffix": "class", ...}, "ports": {"443": "web", ...}}``);
 the longest matching suffix wins, an unmatched name is class ``other``.
@@ -19,9 +23,8 @@ Parsing: dpkt (a maintained library, already the witnesses' reader) decodes IP, 
 DNS and the TLS record layer; the ClientHello's extensions and the HTTP request line are read
 here by their RFC layouts. Tunnels are opened as ``hsrtcp analyze`` opens them (GTP-U,
 VXLAN, Geneve, GRE, ERSPAN II/III, MPLS, PPPoE, IP in IP), by :func:`inner_ip`, so a flow
-seen inside GTP-U gets its application too. Not done: QUIC (its Initial packet's SNI needs
-AES-GCM with the RFC 9001 initial keys; no crypto library is a dependency yet), and TLS
-Encrypted Client Hello hides the name (the outer SNI, the provider's, is what is read).
+seen inside GTP-U gets its application too. TLS Encrypted Client Hello hides the name (the
+outer SNI, the provider's, is what is read), over TCP and QUIC alike.
 
 Output: ``applications`` (flow_id, name, source, class) and ``application_breakdown``
 (class: flows, bytes, shares). Schemas: docs/formats/applications.md.
@@ -39,8 +42,9 @@ import dpkt
 import polars as pl
 
 from hsrtcp.errors import InputError
+from hsrtcp.passive import quic
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MANIFEST = ".hsrtcp-apps"
 #: client bytes kept per flow to find a ClientHello or a request (two full segments and more)
 KEEP_BYTES = 4096
@@ -67,10 +71,13 @@ CLASSES = {
     "ftp": "file-transfer", "stun": "real-time", "xmpp": "messaging", "mqtt": "iot",
 }
 
-APPS_SCHEMA = {"flow_id": pl.UInt64, "capture": pl.String, "name": pl.String, "source": pl.String,
-               "class": pl.String}
+#: version 2 added QUIC conversations (transport "quic", flow_id null) and the columns that
+#: identify a row without a flow id
+APPS_SCHEMA = {"flow_id": pl.UInt64, "capture": pl.String, "transport": pl.String, "client_addr": pl.String,
+               "client_port": pl.UInt16, "server_addr": pl.String, "server_port": pl.UInt16, "first_ts": pl.Float64,
+               "bytes": pl.UInt64, "name": pl.String, "source": pl.String, "class": pl.String}
 BREAKDOWN_SCHEMA = {"class": pl.String, "flows": pl.UInt64, "bytes": pl.UInt64, "flow_share": pl.Float64,
-                    "byte_share": pl.Float64}
+                    "byte_share": pl.Float64, "quic_flows": pl.UInt64}
 
 _HTTP_METHODS = (b"GET ", b"POST ", b"HEAD ", b"PUT ", b"DELETE ", b"OPTIONS ", b"PATCH ", b"CONNECT ")
 
@@ -193,6 +200,12 @@ def tls_sni(payload: bytes) -> str | None:
         n = struct.unpack_from("!H", payload, i + 3)[0]
         hs += payload[i + 5:i + 5 + n]
         i += 5 + n
+    return client_hello_sni(hs)
+
+
+def client_hello_sni(hs: bytes) -> str | None:
+    """The server_name of the ClientHello handshake message at the start of ``hs`` (the
+    bytes of TLS records over TCP, or of QUIC CRYPTO frames)."""
     if len(hs) < 4 or hs[0] != 1:
         return None
     body = hs[4:4 + int.from_bytes(hs[1:4], "big")]
@@ -271,9 +284,39 @@ def _addr(b: bytes) -> str:
     return ".".join(str(x) for x in b) if len(b) == 4 else str(ipaddress.IPv6Address(b))
 
 
-def scan_capture(path: str | os.PathLike, flows: pl.DataFrame) -> tuple[dict[int, bytes], list[tuple[float, str, str]]]:
+def _quic_datagram(convs: dict[tuple, quic.Conversation], ts: float, src: str, sport: int, dst: str, dport: int,
+                   data: bytes) -> None:
+    """Account one UDP datagram to its QUIC conversation; a client's first Initial that
+    authenticates with the RFC 9001 keys starts one."""
+    c = convs.get((src, sport, dst, dport))
+    if c is None:
+        c = convs.get((dst, dport, src, sport))
+        if c is not None:  # from the server
+            c.bytes += len(data)
+            c.datagrams += 1
+            c.last_ts = ts
+            return
+        first = quic.first_client_initial(data)
+        if first is None:
+            return
+        version, dcid = first
+        c = quic.Conversation((src, sport), (dst, dport), version, quic.client_initial_keys(version, dcid), ts, ts)
+        c.add_client_initials(data)
+        if not c.crypto and c.name is None:
+            return  # did not decrypt: not a QUIC client's first flight
+        convs[(src, sport, dst, dport)] = c
+    elif not c.done:
+        c.add_client_initials(data)
+    c.bytes += len(data)
+    c.datagrams += 1
+    c.last_ts = ts
+
+
+def scan_capture(path: str | os.PathLike, flows: pl.DataFrame) -> tuple[dict[int, bytes], list[tuple[float, str, str]],
+                                                                         list[quic.Conversation]]:
     """The first client bytes of every flow of ``flows`` (this capture's rows) in sequence
-    order, and every DNS answer (time, address, name) of the capture."""
+    order, every DNS answer (time, address, name) of the capture, and its QUIC
+    conversations (hsrtcp.passive.quic)."""
     from hsrtcp.testing.pcapio import read_records
 
     by_tuple: dict[tuple, list[_Flow]] = {}
@@ -282,6 +325,7 @@ def scan_capture(path: str | os.PathLike, flows: pl.DataFrame) -> tuple[dict[int
         k = (r["client_addr"], r["client_port"], r["server_addr"], r["server_port"])
         by_tuple.setdefault(k, []).append(f)
     dns: list[tuple[float, str, str]] = []
+    convs: dict[tuple, quic.Conversation] = {}
     for rec in read_records(path):
         ip = inner_ip(rec.linktype, rec.data)
         if ip is None:
@@ -294,6 +338,8 @@ def scan_capture(path: str | os.PathLike, flows: pl.DataFrame) -> tuple[dict[int
         if isinstance(l4, dpkt.udp.UDP):
             if l4.sport == 53 and isinstance(l4.data, bytes):
                 dns += [(rec.ts, a, n) for a, n in dns_answers(l4.data)]
+            elif isinstance(l4.data, bytes) and l4.data:
+                _quic_datagram(convs, rec.ts, _addr(pkt.src), l4.sport, _addr(pkt.dst), l4.dport, l4.data)
             continue
         if not isinstance(l4, dpkt.tcp.TCP) or not l4.data:
             continue
@@ -313,7 +359,7 @@ def scan_capture(path: str | os.PathLike, flows: pl.DataFrame) -> tuple[dict[int
                 # sequence order from the lowest (mod 2^32: relative to the first seen)
                 base = min(f.segs)
                 first_bytes[f.flow_id] = b"".join(f.segs[s] for s in sorted(f.segs, key=lambda s: (s - base) % 2**32))
-    return first_bytes, dns
+    return first_bytes, dns, list(convs.values())
 
 
 def read_classes(path: str | os.PathLike | None) -> tuple[dict[str, str], dict[int, str]]:
@@ -350,14 +396,21 @@ def classify(name: str | None, classes: dict[str, str]) -> str:
     return "other"
 
 
+def _dns_name(dns: list[tuple[float, str, str]], addr: str, first_ts: float) -> str | None:
+    """The latest DNS answer naming ``addr`` before ``first_ts``."""
+    hits = [n for t, a, n in dns if a == addr and t <= first_ts + 1e-6]
+    return hits[-1] if hits else None
+
+
 def applications(flows: pl.DataFrame, captures: dict[str, str | os.PathLike],
                  classes_file: str | os.PathLike | None = None) -> pl.DataFrame:
-    """The applications table of ``flows`` (rows of the given captures: name -> path)."""
+    """The applications table of ``flows`` (rows of the given captures: name -> path) and of
+    the QUIC conversations of those captures."""
     classes, ports = read_classes(classes_file)
     rows = []
     for cap, path in captures.items():
         fl = flows.filter(pl.col("capture") == cap)
-        first, dns = scan_capture(path, fl)
+        first, dns, convs = scan_capture(path, fl)
         dns.sort()
         for r in fl.iter_rows(named=True):
             b = first.get(r["flow_id"], b"")
@@ -365,20 +418,28 @@ def applications(flows: pl.DataFrame, captures: dict[str, str | os.PathLike],
             if name is None:
                 name, source = http_host(b), "http_host"
             if name is None:
-                # the latest answer naming the server before the flow began
-                hits = [n for t, a, n in dns if a == r["server_addr"] and t <= r["first_ts"] + 1e-6]
-                name, source = (hits[-1], "dns") if hits else (None, None)
+                name, source = _dns_name(dns, r["server_addr"], r["first_ts"]), "dns"
             if name is None and r["server_port"] in ports:
                 name, source = ports[r["server_port"]], "port"
-            rows.append((r["flow_id"], cap, name, source, classify(name, classes)))
+            rows.append((r["flow_id"], cap, "tcp", r["client_addr"], r["client_port"], r["server_addr"],
+                         r["server_port"], r["first_ts"], r["c2s_payload_bytes"] + r["s2c_payload_bytes"],
+                         name, source if name else None, classify(name, classes)))
+        for c in convs:
+            name, source = c.name, "quic_sni"
+            if name is None:
+                name, source = _dns_name(dns, c.server[0], c.first_ts), "dns"
+            rows.append((None, cap, "quic", c.client[0], c.client[1], c.server[0], c.server[1], c.first_ts, c.bytes,
+                         name, source if name else None, classify(name, classes)))
     return pl.DataFrame(rows, schema=APPS_SCHEMA, orient="row")
 
 
 def breakdown(flows: pl.DataFrame, apps: pl.DataFrame) -> pl.DataFrame:
-    """Flows and bytes (both directions' payload) per class, with shares."""
-    j = apps.join(flows.select("flow_id", (pl.col("c2s_payload_bytes") + pl.col("s2c_payload_bytes")).alias("b")),
-                  on="flow_id", how="left")
-    t = j.group_by("class").agg(pl.len().cast(pl.UInt64).alias("flows"), pl.col("b").sum().cast(pl.UInt64).alias("bytes"))
+    """Flows (TCP flows and QUIC conversations) and bytes (both directions' payload) per
+    class, with shares. ``flows`` is unused since version 2 (the bytes are in ``apps``); it
+    stays for callers of version 1."""
+    t = apps.group_by("class").agg(pl.len().cast(pl.UInt64).alias("flows"),
+                                   pl.col("bytes").sum().cast(pl.UInt64).alias("bytes"),
+                                   (pl.col("transport") == "quic").sum().cast(pl.UInt64).alias("quic_flows"))
     nf, nb = t["flows"].sum() or 0, t["bytes"].sum() or 0
     t = t.with_columns((pl.col("flows") / nf if nf else pl.lit(None)).cast(pl.Float64).alias("flow_share"),
                        (pl.col("bytes") / nb if nb else pl.lit(None)).cast(pl.Float64).alias("byte_share"))
