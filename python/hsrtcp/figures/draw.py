@@ -13,7 +13,7 @@ LINESTYLES = ("-", "--", "-.", ":")
 
 
 def pct(v: float | None) -> str:
-    return "–" if v is None else f"{100 * v:.3g} %"
+    return "–" if v is None else f"{100 * v:.4g} %"
 
 
 def fmt(v: float | None, unit: str) -> str:

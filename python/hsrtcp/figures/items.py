@@ -355,9 +355,11 @@ def s003_fig_9(inp: Inputs) -> Made:
     return made
 
 
-def _results_cdf(table: str, column: str, group: str | None, label: str, unit: str, title: str, key: str):
+def _results_cdf(table: str, column: str, group: str | None, label: str, unit: str, title: str, key: str,
+                 vantage: tuple[str, ...] = ()):
     """A CDF of a column of RESULTS' ``table`` (handoffs, suspensions, flows), per
-    ``group`` of the flow's context when given."""
+    ``group`` of the flow's context when given. ``vantage``: the flows rows that carry the
+    column (a connection has client, server and matched rows: one is kept, never all)."""
     def make(inp: Inputs) -> Made:
         res = inp.results(f"{table}.parquet")
         t = getattr(res, table, None)
@@ -365,6 +367,10 @@ def _results_cdf(table: str, column: str, group: str | None, label: str, unit: s
             raise Missing(f"{table}.parquet of RESULTS: not in any RESULTS directory given")
         if column not in t.columns:
             raise Missing(f"{table}.parquet of RESULTS: no column {column}")
+        if vantage and "vantage" in t.columns:
+            t = t.filter(pl.col("vantage").is_in(list(vantage)))
+            if t.is_empty():
+                raise Missing(f"{table}.parquet of RESULTS: no {' or '.join(vantage)} row")
         if group and res.context is not None and "flow_id" in t.columns:
             t = t.join(res.context.select("result", "flow_id", group), on=["result", "flow_id"], how="left")
         g = pl.col(group).cast(pl.String).fill_null("(none)") if group and group in t.columns else pl.lit("all")
@@ -455,7 +461,8 @@ ITEMS: tuple[Item, ...] = (
     Item("seed000-fig-06", "how the RTO estimation bias is computed", "", "",
          diagram="a drawing of the method (docs/metrics.md M16), not of data"),
     Item("seed000-fig-07", "CDF of RTO estimation bias", "RESULTS flows.rto_bias_mean", "",
-         _results_cdf("flows", "rto_bias_mean", "flow_class", "RTO estimation bias", "s", "per flow", "s000-fig-7")),
+         _results_cdf("flows", "rto_bias_mean", "flow_class", "RTO estimation bias", "s", "per flow", "s000-fig-7",
+                      vantage=("server",))),
     Item("seed000-fig-08", "SWND and AWND over time, static", "RESULTS series (bif_mean, awnd_mean)", "",
          _needs_results("series.parquet (bif_mean, awnd_mean of a static flow)")),
     Item("seed000-fig-09", "SWND and AWND over time, full speed", "RESULTS series (bif_mean, awnd_mean)", "",
@@ -470,7 +477,8 @@ ITEMS: tuple[Item, ...] = (
          "T0-55: 2 MB flows >> 50 KB flows; both lower in 4G",
          _bars_from_study("failure", "failure_rate", "failure rate", "share of flows failed (M20)", hue="workload")),
     Item("seed000-fig-13", "CDF of bytes in flight", "RESULTS flows.bif_mean", "",
-         _results_cdf("flows", "bif_mean", "flow_class", "bytes in flight, mean of the flow", "B", "per flow", "s000-fig-13")),
+         _results_cdf("flows", "bif_mean", "flow_class", "bytes in flight, mean of the flow", "B", "per flow", "s000-fig-13",
+                      vantage=("server",))),
     Item("seed000-3g-vs-4g", "Tables VII and IX by network generation", "study_flows: rats (two generations)",
          "T0-40/41, T0-44/45", s000_generations),
     # seed 001: Liu et al., measurement and model of TCP at high speed
@@ -485,7 +493,8 @@ ITEMS: tuple[Item, ...] = (
     Item("seed001-fig-05", "two cases where ACK loss triggers a timeout", "", "", diagram="a drawing of two cases"),
     Item("seed001-fig-06", "CDF of the ACK loss rate p_a", "RESULTS flows.p_a (two vantages)",
          "T1-12: p_a 0.661 % on HSR, 0.0718 % standing",
-         _results_cdf("flows", "p_a", "flow_class", "ACK loss rate p_a", "share", "per flow", "s001-fig-6")),
+         _results_cdf("flows", "p_a", "flow_class", "ACK loss rate p_a", "share", "per flow", "s001-fig-6",
+                      vantage=("matched",))),
     Item("seed001-fig-07", "window evolution in a congestion-avoidance phase", "", "",
          diagram="the model's derivation (hsrtcp.models implements it)"),
     Item("seed001-fig-08", "window evolution with two kinds of loss indication", "", "",

@@ -75,10 +75,10 @@ def seeds(g) -> str:
             out += ["", f"### {o.item.id}: {o.item.title} ({LETTER[o.status]})", ""]
             if o.item.seed_numbers:
                 out.append(f"- seed: {o.item.seed_numbers}")
-            if o.made is not None:
+            if o.made is not None and o.made.markdown:
+                out += ["", o.made.markdown.rstrip("\n"), ""]
+            elif o.made is not None:
                 out += [f"- lab: {line}" for line in o.made.lab]
-                if o.made.markdown and o.item.id.startswith("seed000-table-V") and "-V" in o.item.id:
-                    pass
             why = _why(o)
             if why:
                 out.append(f"- {'missing' if o.status != 'drawing' else 'why none'}: {why}")
