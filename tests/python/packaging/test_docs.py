@@ -275,3 +275,23 @@ def test_the_site_build_fails_on_a_page_missing_from_the_nav_or_from_docs(tmp_pa
 
     r = build_site(tmp_path / "b", nav_to_nothing)
     assert r.returncode != 0 and "design.md" in r.stderr
+
+
+# --- files the pages name -------------------------------------------------------------------
+
+REPO_PATH = re.compile(r"(?<![\w/.$-])(?:scripts|campaigns|scenarios|ebpf|bench|data|tests|crates|python)/[\w./-]*\w\.\w+")
+# made by a command, not committed: the page says which (bench/README.md: `make bench`)
+GENERATED = ("bench/work/",)
+
+
+def test_every_repository_file_a_page_names_exists():
+    """A page naming `scripts/x.py` or `campaigns/y.toml` that is gone sends the reader to
+    nothing (issue 38: scripts/hsrbbr_compare.py outlived by the docs; README's
+    campaigns/example.toml never existed)."""
+    missing = []
+    for page in doc_pages():
+        for no, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            for path in REPO_PATH.findall(line):
+                if not path.startswith(GENERATED) and not (ROOT / path).exists():
+                    missing.append(f"{page.relative_to(ROOT)}:{no}: {path}")
+    assert not missing, "files the docs name that the repository does not have:\n" + "\n".join(missing)
