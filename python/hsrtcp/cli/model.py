@@ -1,11 +1,18 @@
 """`hsrtcp model`: throughput models (PFTK, seed-001 enhanced model) from the command line.
 
-    hsrtcp model predict --p-d 0.007526 --P-a 0.001 --q 0.2726 --rtt 0.2 --rto 2 --wm 1000
+    hsrtcp model predict --p-d 0.007526 --ack-burst-loss 0.001 --q 0.2726 --rtt 0.2 --rto 2 --wm 1000
+    hsrtcp model predict --p-d 0.0075 --ack-loss-rate 0.0066 --q 0.27 --rtt 0.2 --rto 2
     hsrtcp model fit results/ --group-by class -o results/model
     hsrtcp model sweep --param P_a --param q -o sweeps/
 
 Units: probabilities as fractions (0.01 = 1 %), times in seconds, windows in packets,
 throughput in packets/s (bit/s with --mss). See docs/models.md.
+
+Two ACK losses with two names (issue 31): the ACK burst loss probability P_a (all ACKs of a
+round lost: the models' input, flows.ack_burst_loss) is ``--ack-burst-loss``; the per-ACK
+loss rate p_a (flows.p_a, what the analyze summary prints as "per-ACK loss rate p_a") is
+``--ack-loss-rate``. The old ``--P-a``/``--p-a`` still mean P_a, with a warning: p_a was
+pasted into them.
 """
 
 from __future__ import annotations
@@ -45,15 +52,29 @@ class ModelInput(click.ParamType):
 INPUT = {k: ModelInput(k) for k in ("p_d", "P_a", "p_a", "q", "rtt", "T", "b", "W_m")}
 _INPUT_HELP = {
     "p_d": "data loss rate p_d (fraction, e.g. 0.007526)",
-    "P_a": "ACK burst loss P_a: probability that all ACKs of a round are lost (fraction); default 0",
-    "ack_loss_rate": "per-ACK loss rate p_a (fraction): derive P_a = p_a^w under independent ACK losses "
-    "(fixed point, w = re-derived E[W]); ignored if --P-a is given",
+    "P_a": "ACK burst loss probability P_a: probability that all ACKs of a round are lost (fraction; "
+    "flows.ack_burst_loss); default 0. Not the per-ACK loss rate p_a: that is --ack-loss-rate",
+    "ack_loss_rate": "per-ACK loss rate p_a (fraction; flows.p_a): derive P_a = p_a^w under independent ACK "
+    "losses (fixed point, w = re-derived E[W]); ignored if --ack-burst-loss is given",
     "q": "loss rate of retransmissions during a timeout sequence (fraction); default: p_d (PFTK's assumption)",
     "rtt": "mean round-trip time (s)",
     "rto": "first retransmission timeout T of a timeout sequence (s)",
     "b": "packets acknowledged per ACK (2 with delayed ACKs)",
     "wm": "receiver window limit W_m (packets); default: none",
 }
+
+
+def _old_P_a(P_a, old):  # noqa: N802, N803
+    """--P-a/--p-a: P_a under its former name, kept working with a warning (the lower-case
+    spelling invited the per-ACK loss rate p_a)."""
+    if old is None:
+        return P_a
+    if P_a is not None:
+        raise click.UsageError("--ack-burst-loss and its deprecated name --P-a/--p-a were both given")
+    click.echo("warning: --P-a/--p-a is deprecated: it is the ACK burst loss probability P_a, now "
+               "--ack-burst-loss; the per-ACK loss rate p_a (the summary's \"per-ACK loss rate p_a\", "
+               "flows.p_a) goes to --ack-loss-rate", err=True)
+    return old
 
 
 def _console():
@@ -75,7 +96,8 @@ def model() -> None:
 
 @model.command()
 @click.option("--p-d", "p_d", type=INPUT["p_d"], required=True, help=_INPUT_HELP["p_d"])
-@click.option("--P-a", "--p-a", "P_a", type=INPUT["P_a"], default=None, help=_INPUT_HELP["P_a"])
+@click.option("--ack-burst-loss", "P_a", type=INPUT["P_a"], default=None, help=_INPUT_HELP["P_a"])
+@click.option("--P-a", "--p-a", "old_P_a", type=INPUT["P_a"], default=None, hidden=True)
 @click.option("--ack-loss-rate", "ack_loss_rate", type=INPUT["p_a"], default=None, help=_INPUT_HELP["ack_loss_rate"])
 @click.option("--q", "q", type=INPUT["q"], default=None, help=_INPUT_HELP["q"])
 @click.option("--rtt", type=INPUT["rtt"], required=True, help=_INPUT_HELP["rtt"])
@@ -84,12 +106,18 @@ def model() -> None:
 @click.option("--wm", "--W-m", "wm", type=INPUT["W_m"], default=math.inf, help=_INPUT_HELP["wm"])
 @click.option("--mss", type=count(1), default=None, help="segment payload size in bytes: also print bit/s")
 @click.option("--allow-any-b", is_flag=True, help="evaluate the as_printed variant also for b != 2")
-def predict(p_d, P_a, ack_loss_rate, q, rtt, rto, b, wm, mss, allow_any_b) -> None:  # noqa: N803
-    """Predict throughput with every model and variant, side by side."""
+def predict(p_d, P_a, old_P_a, ack_loss_rate, q, rtt, rto, b, wm, mss, allow_any_b) -> None:  # noqa: N803
+    """Predict throughput with every model and variant, side by side.
+
+    \b
+    --ack-burst-loss is P_a, the probability that all ACKs of a round are lost;
+    --ack-loss-rate is p_a, the share of single ACKs lost (the summary's "per-ACK loss rate").
+    """
     from rich.table import Table
 
     from hsrtcp.models import MODEL_KEYS, MODEL_LABELS, evaluate_all, independent_ack_burst_loss
 
+    P_a = _old_P_a(P_a, old_P_a)
     notes = []
     if q is None:
         q = p_d
@@ -187,20 +215,23 @@ def _pct(x: float | None) -> str:
 @click.option("-o", "--out", "out", type=click.Path(path_type=Path), default=Path("model_sweep"), show_default=True,
               help="output directory")
 @click.option("--p-d", "p_d", type=INPUT["p_d"], default=None, help="base p_d (default 0.007526)")
-@click.option("--P-a", "--p-a", "P_a", type=INPUT["P_a"], default=None, help="base P_a (default 0.001)")
+@click.option("--ack-burst-loss", "P_a", type=INPUT["P_a"], default=None,
+              help="base ACK burst loss probability P_a (default 0.001)")
+@click.option("--P-a", "--p-a", "old_P_a", type=INPUT["P_a"], default=None, hidden=True)
 @click.option("--q", "q", type=INPUT["q"], default=None, help="base q (default 0.2726)")
 @click.option("--rtt", type=INPUT["rtt"], default=None, help="base RTT in s (default 0.2)")
 @click.option("--rto", "--T", "rto", type=INPUT["T"], default=None, help="base T in s (default 2.0)")
 @click.option("--b", "b", type=INPUT["b"], default=None, help="base b (default 2)")
 @click.option("--wm", "--W-m", "wm", type=INPUT["W_m"], default=None, help="base W_m in packets (default 1000)")
 @click.option("--allow-any-b", is_flag=True, help="evaluate the as_printed variant also for b != 2")
-def sweep(params, start, stop, steps, out, p_d, P_a, q, rtt, rto, b, wm, allow_any_b) -> None:  # noqa: N803
+def sweep(params, start, stop, steps, out, p_d, P_a, old_P_a, q, rtt, rto, b, wm, allow_any_b) -> None:  # noqa: N803
     """Sweep one input at a time and plot throughput per model and variant (PNG + CSV).
 
     Base point: seed 001's averages (models.md E2) unless overridden.
     """
     import numpy as np
 
+    P_a = _old_P_a(P_a, old_P_a)
     from hsrtcp.models.sweeping import canonical_param, plot_sweep
     from hsrtcp.models.sweeping import sweep as run_sweep
 

@@ -22,14 +22,14 @@ __all__ = ["BASE", "DEFAULT_RANGES", "PARAMS", "plot_sweep", "sweep"]
 # Model symbol -> (description, unit).
 PARAMS: dict[str, tuple[str, str]] = {
     "p_d": ("data loss rate p_d", "fraction"),
-    "P_a": ("ACK burst loss P_a", "fraction"),
+    "P_a": ("ACK burst loss probability P_a", "fraction"),
     "q": ("timeout retransmission loss q", "fraction"),
     "rtt": ("RTT", "s"),
     "T": ("first RTO T", "s"),
     "b": ("packets per ACK b", "packets"),
     "W_m": ("receiver window W_m", "packets"),
 }
-ALIASES = {"rto": "T", "t": "T", "wm": "W_m", "w_m": "W_m", "pa": "P_a", "pd": "p_d"}
+ALIASES = {"rto": "T", "t": "T", "wm": "W_m", "w_m": "W_m", "pa": "P_a", "pd": "p_d", "ack_burst_loss": "P_a"}
 
 # Where each input is defined: (low, high, low end open, high end open). The model functions
 # check the same (_domain.py; tests/python/models/test_domain.py holds the two together).

@@ -10,7 +10,7 @@ from hsrtcp import models
 from hsrtcp.errors import InputError
 from hsrtcp.cli.model import model
 
-E2 = ["--p-d", "0.007526", "--P-a", "0.001", "--q", "0.2726", "--rtt", "0.2", "--rto", "2", "--b", "2", "--wm", "1000"]
+E2 = ["--p-d", "0.007526", "--ack-burst-loss", "0.001", "--q", "0.2726", "--rtt", "0.2", "--rto", "2", "--b", "2", "--wm", "1000"]
 
 
 def run(args, ok=True):
