@@ -7,7 +7,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
 PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pynmea2 gpxpy pycrate cryptography 'dask[distributed]' pytest hypothesis selenium
 
-.PHONY: help demo test test-rust test-python test-packaging build venv report-js wheel docs docs-serve sysdeps rattan ebpf bench bench-lab bench-corpus bench-gsmtap fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair lint clean study findings
+.PHONY: help demo test test-rust test-python test-packaging build venv report-js wheel docs docs-data docs-serve sysdeps rattan ebpf bench bench-lab bench-corpus bench-gsmtap fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair lint clean study findings
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -111,7 +111,12 @@ $(DOCS_VENV)/.deps: pyproject.toml
 	$(DOCS_VENV)/bin/pip install -q $(DOCS_DEPS)
 	touch $@
 
-docs: $(DOCS_VENV)/.deps  ## the documentation site -> target/site (warnings are errors)
+# The numbers of docs/study.md and docs/findings.md: their generated regions rewritten from the
+# committed data (tests/data/study*/, docs/findings/arms.csv; python/hsrtcp/docsgen.py).
+docs-data: build  ## rewrite the generated regions of docs/ from the committed data (needs the package built)
+	$(PY) -m hsrtcp.docsgen
+
+docs: docs-data $(DOCS_VENV)/.deps  ## the documentation site -> target/site (warnings are errors)
 	$(DOCS_VENV)/bin/mkdocs build --strict --quiet
 
 docs-serve: $(DOCS_VENV)/.deps  ## serve the documentation site on localhost:8000 while editing
