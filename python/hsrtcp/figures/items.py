@@ -395,6 +395,43 @@ def _study_or_results(study_make, results_make, samples: str):
     return make
 
 
+def _one_flow(kind: str, pick: str, columns: tuple[str, ...], key: str):
+    """One flow of RESULTS drawn by ``hsrtcp plot KIND`` (docs/plot.md): ``pick`` chooses it —
+    ``most_handoffs`` (then the longest), ``static`` or ``high`` (the longest flow of that
+    speed class, from context). The CSV is that flow's series rows."""
+    def make(inp: Inputs) -> Made:
+        from hsrtcp.plot import figure
+
+        res = inp.results("series.parquet and context.parquet")
+        if res.context is None:
+            raise Missing("context.parquet of RESULTS (a radio log): no RESULTS directory has one")
+        f = res.flows.select("result", "flow_id", "vantage", "first_ts", "last_ts").join(
+            res.context.select("result", "flow_id", "flow_class", "handoffs"), on=["result", "flow_id"], how="inner")
+        if kind == "window":
+            f = f.filter(pl.col("vantage") == "server")  # bytes in flight: the sender's capture
+        f = f.with_columns((pl.col("last_ts") - pl.col("first_ts")).alias("length"))
+        if pick == "most_handoffs":
+            f = f.filter(pl.col("handoffs") > 0).sort(["handoffs", "length"], descending=True, nulls_last=True)
+            what = "a flow with handoffs"
+        else:
+            f = f.filter(pl.col("flow_class").str.starts_with(pick)).sort("length", descending=True, nulls_last=True)
+            what = f"a {pick} flow"
+        if f.is_empty():
+            raise Missing(f"context.parquet of RESULTS: no {what}" + (" in a server-side capture" if kind == "window" else ""))
+        row = f.row(0, named=True)
+        series = res.series.filter((pl.col("result") == row["result"]) & (pl.col("flow_id") == row["flow_id"])).collect()
+        absent = [c for c in columns if c not in series.columns]
+        if absent or series.is_empty():
+            raise Missing(f"series.parquet of RESULTS: {'no column ' + ', '.join(absent) if absent else 'no bins'} "
+                          f"for flow {row['flow_id']} of {row['result']}")
+        fig = figure(kind, row["result"], row["flow_id"])
+        data = series.select("result", "flow_id", "bin", "t_rel", *[c for c in columns if c not in ("bin", "t_rel")])
+        return Made(data=data, figure=fig,
+                    lab=[f"flow {row['flow_id']} of {row['result'].rsplit('/', 1)[-1]}: {row['flow_class']}, "
+                         f"{row['handoffs']} handoffs, {row['length']:.1f} s"])
+    return make
+
+
 # -- the registry ----------------------------------------------------------------------------
 
 PER_PACKET = "per-packet one-way delays: a packets table that hsrtcp analyze does not write"
@@ -449,7 +486,7 @@ ITEMS: tuple[Item, ...] = (
          "T0-32/33: P(throughput = 0) with 9-16 handoffs 47 % (3G), 13 % (4G)",
          _seed000_cdf("throughput_mean_bps", "throughput, mean of the flow", "bit/s", "3-minute flows per class", "s000-fig-3")),
     Item("seed000-fig-04", "throughput over time with handoffs (one flow)", "RESULTS series.parquet, handoffs.parquet",
-         "", _needs_results("series.parquet and handoffs.parquet")),
+         "", _one_flow("throughput", "most_handoffs", ("bytes",), "s000-fig-4")),
     Item("seed000-table-VII", "spurious RTO rate", "study spurious_rto: spurious_rto_rate", "T0-40/41",
          _seed_table("spurious_rto", ("spurious_rto_rate",), T7)),
     Item("seed000-table-VIII", "causes of spurious RTOs (RTOEI / ACKL)", "study spurious_rto: rtoei_share, ackl_share",
@@ -464,9 +501,9 @@ ITEMS: tuple[Item, ...] = (
          _results_cdf("flows", "rto_bias_mean", "flow_class", "RTO estimation bias", "s", "per flow", "s000-fig-7",
                       vantage=("server",))),
     Item("seed000-fig-08", "SWND and AWND over time, static", "RESULTS series (bif_mean, awnd_mean)", "",
-         _needs_results("series.parquet (bif_mean, awnd_mean of a static flow)")),
+         _one_flow("window", "static", ("bif_mean", "awnd_mean"), "s000-fig-8")),
     Item("seed000-fig-09", "SWND and AWND over time, full speed", "RESULTS series (bif_mean, awnd_mean)", "",
-         _needs_results("series.parquet (bif_mean, awnd_mean of a full-speed flow)")),
+         _one_flow("window", "high", ("bif_mean", "awnd_mean"), "s000-fig-9")),
     Item("seed000-fig-10", "CDF of connection establishment time", "study_flows: establishment_s",
          "T0-53: rises with speed and handoffs; 4G << 3G",
          _seed000_cdf("establishment_s", "establishment time", "s", "50 KB flows per class", "s000-fig-10", workload="50KB")),
