@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-import pytest
 
 from hsrtcp.cli import main
 from hsrtcp.study import stats
