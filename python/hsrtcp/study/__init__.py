@@ -71,11 +71,18 @@ class Study:
     ``study.tables["spurious_rto"]``), the notes on missing inputs, the options."""
 
     def __init__(self, tables_: dict[str, pl.DataFrame], notes: list[str], options: tables.Options,
-                 inputs: list[str]) -> None:
+                 inputs: list[str], rows: dict[str, int] | None = None) -> None:
         self.tables = tables_
         self.notes = notes
         self.options = options
         self.inputs = inputs
+        # row counts of tables held as lazy frames over spooled files (the streaming path)
+        self._rows = rows or {}
+
+    def rows(self, name: str) -> int:
+        """Rows of table ``name`` (without reading a spooled one)."""
+        t = self.tables[name]
+        return t.height if isinstance(t, pl.DataFrame) else self._rows[name]
 
     def __getattr__(self, name: str) -> pl.DataFrame:
         try:
@@ -84,14 +91,14 @@ class Study:
             raise AttributeError(name) from None
 
     def __repr__(self) -> str:
-        n = self.tables["study_flows"].height
+        n = self.rows("study_flows")
         return f"Study({n} flows from {len(self.inputs)} results, by={list(self.options.by)}, tables={list(self.tables)})"
 
     def manifest(self) -> dict:
         o = self.options
         return {"study_schema_version": SCHEMA_VERSION, "inputs": self.inputs, "by": list(o.by),
                 "min_flows": o.min_flows, "bootstrap": o.n_boot, "seed": o.seed, "level": o.level,
-                "tables": {name: df.height for name, df in self.tables.items()}, "notes": self.notes}
+                "tables": {name: self.rows(name) for name in self.tables}, "notes": self.notes}
 
     def write(self, out_dir: str | os.PathLike) -> list[Path]:
         """Write every table as ``<name>.parquet`` and ``study.json`` (the manifest), all
@@ -109,7 +116,10 @@ class Study:
         with OutputSet(out_dir, manifest=MANIFEST, replaces=frozenset()) as output:
             for name, df in self.tables.items():
                 with output.file(f"{name}.parquet") as p:
-                    df.write_parquet(p)
+                    if isinstance(df, pl.LazyFrame):  # spooled by the streaming path
+                        df.sink_parquet(p)
+                    else:
+                        df.write_parquet(p)
             with output.file("study.json") as p:
                 Path(p).write_text(text, encoding="utf-8")
             return [Path(p) for p in output.commit()]
@@ -122,7 +132,8 @@ class Study:
 
 
 def study(results: str | os.PathLike | Iterable[str | os.PathLike], by: Iterable[str] | str = (), *,
-          min_flows: int = 1, bootstrap: int = 1000, seed: int = 0, level: float = LEVEL) -> Study:
+          min_flows: int = 1, bootstrap: int = 1000, seed: int = 0, level: float = LEVEL, stream: bool = False,
+          scheduler: str | None = None, progress: bool | None = None, spool_dir: str | None = None) -> Study:
     """Build the study tables from results directories (one path or many, read as one).
 
     ``by``: extra dimensions (column names of flows, context, labels, or ``workload``;
@@ -131,6 +142,12 @@ def study(results: str | os.PathLike | Iterable[str | os.PathLike], by: Iterable
     need :data:`hsrtcp.study.stats.MIN_INTERVAL_FLOWS` flows in any case). ``bootstrap``: resamples per interval (0 = no intervals);
     ``seed`` makes them reproducible. Raises :class:`hsrtcp.errors.InputError` for missing
     or old tables, ``ValueError`` for an unknown ``by`` name or a bad option.
+
+    ``stream``: read one partition (results directory) at a time in bounded memory
+    (:mod:`.stream`, docs/study.md "At field scale"): the same tables, ``study_flows`` and
+    ``throughput_samples`` as lazy frames over spooled files; a partition that cannot be
+    read is skipped with a row of the ``failures`` table instead of an error. ``scheduler``:
+    a Dask scheduler's address for the per-partition part (streaming only).
     """
     if isinstance(by, str):
         by = [b for b in by.split(",") if b.strip()]
@@ -143,20 +160,15 @@ def study(results: str | os.PathLike | Iterable[str | os.PathLike], by: Iterable
         raise ValueError("bootstrap must be 0 (no intervals) or more")
     if not 0.0 < level < 1.0:
         raise ValueError("level must be between 0 and 1")
+    if stream:
+        from hsrtcp.study import stream as streaming
+
+        return streaming.study(results, list(by), min_flows=min_flows, bootstrap=bootstrap, seed=seed, level=level,
+                               scheduler=scheduler, progress=progress, spool_dir=spool_dir)
     res = load.read(results)
     notes = list(res.notes)
-    conns = connections(res.flows)
-    frame = groups.attach_context(conns, res)
-    loss = samples.loss_samples(res, conns)
-    tput, tnotes = samples.throughput(res, conns, loss)
+    frame, tput, tnotes = flow_frame(res, list(by))
     notes += tnotes
-    frame = (frame.join(samples.per_flow_throughput(tput, loss),
-                        on=["result", "flow_id"], how="left")
-             .join(samples.timeout_phases(res, conns), on=["result", "flow_id"], how="left")
-             .join(samples.suspensions(res, conns), on=["result", "flow_id"], how="left"))
-    frame = frame.with_columns(_failed(frame.columns).alias("failed"))
-    frame = frame.with_columns(pl.col("failed").cast(pl.Float64).alias("failed_value"))
-    frame = groups.flows_dimensions(frame, res.flows, list(by))
     frame, dims, bnotes = groups.resolve_by(frame, list(by), available=_dimension_names(frame, res))
     notes += bnotes
     if res.context is None:
@@ -194,6 +206,24 @@ def study(results: str | os.PathLike | Iterable[str | os.PathLike], by: Iterable
         "study_flows": frame.drop([c for c in (*_LIST_COLUMNS, "failed_value") if c in frame.columns]),
     }
     return Study(out, notes, o, results)
+
+
+def flow_frame(res: load.Results, by: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, list[str]]:
+    """One row per connection with every value the tables use (the list columns too), the
+    1-s throughput samples, and the notes on the series; ``by`` brings the flows columns it
+    names. The streaming path (:mod:`.stream`) calls it per partition."""
+    conns = connections(res.flows)
+    frame = groups.attach_context(conns, res)
+    loss = samples.loss_samples(res, conns)
+    tput, tnotes = samples.throughput(res, conns, loss)
+    frame = (frame.join(samples.per_flow_throughput(tput, loss),
+                        on=["result", "flow_id"], how="left")
+             .join(samples.timeout_phases(res, conns), on=["result", "flow_id"], how="left")
+             .join(samples.suspensions(res, conns), on=["result", "flow_id"], how="left"))
+    frame = frame.with_columns(_failed(frame.columns).alias("failed"))
+    frame = frame.with_columns(pl.col("failed").cast(pl.Float64).alias("failed_value"))
+    frame = groups.flows_dimensions(frame, res.flows, list(by))
+    return frame, tput, tnotes
 
 
 def _dimension_names(frame: pl.DataFrame, res: load.Results) -> list[str]:

@@ -44,10 +44,9 @@ MAX_COMBOS = 8
 
 
 def render(study) -> str:
-    flows = study.tables["study_flows"]
     classes = study.tables["classes"]
     by = list(study.options.by)
-    lines = [f"study: {flows.height} flows from {len(study.inputs)} results directories"
+    lines = [f"study: {study.rows('study_flows')} flows from {len(study.inputs)} results directories"
              + (f", by {', '.join(by)}" if by else "")]
     total = classes.filter(pl.col("flow_class") != "all").group_by("flow_class", maintain_order=True).agg(
         pl.col("n_flows").sum())

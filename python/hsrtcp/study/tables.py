@@ -45,6 +45,22 @@ class Options:
     min_interval: int = stats.MIN_INTERVAL_FLOWS
 
 
+class Flows:
+    """The per-flow rows of a streamed study as a lazy frame over its spooled files, one row
+    per flow (``explode``: each flow also counts in its union class and ``all``, as
+    :func:`hsrtcp.study.groups.explode_classes` does for the in-memory frame)."""
+
+    def __init__(self, lf: pl.LazyFrame, explode: bool = True) -> None:
+        self.lf, self.explode = lf, explode
+
+    def with_columns(self, *exprs, **named) -> Flows:
+        return Flows(self.lf.with_columns(*exprs, **named), self.explode)
+
+    @property
+    def schema(self) -> pl.Schema:
+        return self.lf.collect_schema()
+
+
 @dataclass
 class Metric:
     """One metric row of a summary table: its name, unit, what ``value`` is, and how a
@@ -60,6 +76,7 @@ def mean_over_flows(column: str, *, median: bool = True) -> Callable:
     def cell(g: pl.DataFrame, o: Options, rng) -> stats.Cell:
         return stats.per_flow(g[column].to_list(), min_flows=o.min_flows, n_boot=o.n_boot, rng=rng,
                               level=o.level, median=median, min_interval=o.min_interval)
+    cell.spec = ("per_flow", column, median)  # what the streaming path computes column by column
     return cell
 
 
@@ -68,6 +85,7 @@ def pooled_samples(column: str, *, median: bool = True) -> Callable:
         lists = [x if x is not None else [] for x in g[column].to_list()]
         return stats.pooled(lists, min_flows=o.min_flows, n_boot=o.n_boot, rng=rng, level=o.level, median=median,
                             min_interval=o.min_interval)
+    cell.spec = ("pooled", column, median)
     return cell
 
 
@@ -77,6 +95,7 @@ def pooled_share(numerator: str | pl.Expr, denominator: str | pl.Expr) -> Callab
         den = g.select(denominator if isinstance(denominator, pl.Expr) else pl.col(denominator)).to_series().to_list()
         return stats.ratio(num, den, min_flows=o.min_flows, n_boot=o.n_boot, rng=rng, level=o.level,
                            min_interval=o.min_interval)
+    cell.spec = ("ratio", numerator, denominator)
     return cell
 
 
@@ -90,7 +109,14 @@ def summarize(table: str, frame: pl.DataFrame, keys: list[str], metrics: list[Me
     """The summary rows of ``metrics`` for every group of ``keys`` in ``frame``.
 
     With ``seed_classes`` (and ``flow_class`` first in ``keys``), seed 000's three classes
-    get a row for every combination of the other keys even when they have no flow."""
+    get a row for every combination of the other keys even when they have no flow.
+
+    ``frame`` may be the streamed study's :class:`Flows` (one row per flow, not exploded):
+    the same rows, computed one metric column at a time (:mod:`hsrtcp.study.columns`)."""
+    if isinstance(frame, Flows):
+        from hsrtcp.study.columns import summarize_flows
+
+        return summarize_flows(table, frame, keys, metrics, o, seed_classes=seed_classes)
     parts = frame.partition_by(keys, as_dict=True, maintain_order=True) if frame.height else {}
     groups = dict(parts)
     if seed_classes and keys and keys[0] == "flow_class":
@@ -108,7 +134,12 @@ def summarize(table: str, frame: pl.DataFrame, keys: list[str], metrics: list[Me
             cell = m.cell(g, o, rng)
             rows.append({"table": table, **dict(zip(keys, key)), "metric": m.name, "unit": m.unit,
                          "statistic": m.statistic, **cell.as_dict()})
-    schema = {"table": pl.String, **{k: frame.schema[k] for k in keys},
+    return summary_frame(rows, {k: frame.schema[k] for k in keys}, keys, metrics)
+
+
+def summary_frame(rows: list[dict], key_types: dict, keys: list[str], metrics: list[Metric]) -> pl.DataFrame:
+    """The summary rows as a table, in table order: class, ``--by`` values, metric."""
+    schema = {"table": pl.String, **key_types,
               "metric": pl.String, "unit": pl.String, "statistic": pl.String, **SUMMARY_STATS}
     out = pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
     order = {m.name: i for i, m in enumerate(metrics)}
@@ -218,7 +249,12 @@ def suspensions(frame: pl.DataFrame, o: Options) -> pl.DataFrame:
 
 def u_rate(frame: pl.DataFrame, o: Options) -> pl.DataFrame:
     """Seed 000 Tables III-IV: M22 U-rate = usable (classed) flows / collected flows (A14)."""
-    one = frame.filter(pl.col("flow_class") == "all").with_columns(
+    if isinstance(frame, Flows):  # every flow once, in the group 'all'
+        one = Flows(frame.lf.with_columns(pl.col("flow_class").alias("fine_class"), pl.lit("all").alias("flow_class")),
+                    explode=False)
+    else:
+        one = frame.filter(pl.col("flow_class") == "all")
+    one = one.with_columns(
         pl.col("fine_class").is_in(USABLE_CLASSES).cast(pl.Float64).alias("_usable"))
     return summarize("u_rate", one, _keys(o), [
         Metric("u_rate", "share", "share of flows in a class (M22, A2, A14)", mean_over_flows("_usable", median=False))],
@@ -251,6 +287,10 @@ def classes(frame: pl.DataFrame, o: Options) -> pl.DataFrame:
     """Flows per class group and ``--by`` values, the share of the ``--by`` group's flows,
     and why flows are unclassed (the most frequent ``class_reason`` values)."""
     keys = _keys(o)
+    if isinstance(frame, Flows):
+        from hsrtcp.study.columns import exploded_reasons
+
+        frame = exploded_reasons(frame, keys)
     base = frame.filter(pl.col("flow_class") == "all").group_by(list(o.by) or [pl.lit(1).alias("_all")]).agg(
         pl.len().alias("_total"))
     counts = frame.group_by(keys, maintain_order=True).agg(

@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""Study benchmark (issue 32): ``hsrtcp study`` on a partitioned corpus results directory of
+many flows, streamed against the in-memory path, memory by /usr/bin/time.
+
+    .venv/bin/python bench/study_scale.py [--flows 10000000] [--per-partition 10000]
+                                          [--only CONFIG ...] [--out bench/results-study.json]
+
+How the inputs are made (never a hand-written schema): a few *base* results directories,
+each the real ``hsrtcp analyze --client --server --radio`` of a generated capture pair of
+``--per-partition`` short connections (copies of the committed fixture pairs
+tests/data/small_50k and data_blackout, each with its own client port and start time) and a
+generated radio log (standing, 300 km/h without handoffs, 300 km/h with a handoff every
+``HANDOFF_S`` s: the study's classes). The corpus (bench/work/study/corpus-N/) is
+``input=pNNNNN/`` partitions whose files are hard links to the bases' in turn: the real
+files of the real writer, as many flows as asked, little disk.
+
+Measures per configuration (one run each, peak RSS and wall by /usr/bin/time -v):
+
+- ``stream``: ``hsrtcp study CORPUS`` (streaming over the partitions, the default for a
+  corpus directory);
+- ``memory``: the in-memory path of before (``HSRTCP_STUDY_STREAM=0``), on the same corpus;
+- ``dask``: ``--scheduler`` on a cluster of 2 single-threaded workers started beforehand.
+
+``--bootstrap`` is passed through (default 0: at 10 M flows one bootstrap interval is 10^10
+index draws, whatever the path; the intervals' own cost is measured at 1 M with ``--bootstrap
+1000`` in bench/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "bench" / "work" / "study"
+DATA = ROOT / "tests" / "data"
+PY = sys.executable
+HSRTCP = str(Path(sys.executable).with_name("hsrtcp"))
+sys.path.insert(0, str(ROOT / "python"))
+
+#: the connections copied into a base capture pair: (fixture, share of the connections)
+TEMPLATES = (("small_50k", 0.9), ("data_blackout", 0.1))
+#: seconds between the starts of two connections of a base capture
+SPACING_S = 0.02
+#: seconds between two handoffs of the base with handoffs
+HANDOFF_S = 8.0
+#: the bases: (name, speed km/h, handoffs)
+BASES = (("static", 0.0, False), ("high0", 300.0, False), ("handoffs", 300.0, True))
+RMAP = "time=Time:ms,carrier=Op,rat=Net,lac=TAC,cid=CI,speed=Vel:km/h,rsrp=RSRP,rsrq=RSRQ"
+
+
+def _records(path: Path) -> list[tuple[int, bytes, int]]:
+    from hsrtcp.testing import pcapio
+
+    return [(r.ts_ns, r.data, r.orig_len) for r in pcapio.read_records(path)]
+
+
+def _with_port(frame: bytes, client_ip: bytes, port: int) -> bytes:
+    """An Ethernet/IPv4/TCP frame with the client's port replaced (checksums are not read
+    by the analysis: captures with offloads have wrong ones too)."""
+    ip = 14
+    ihl = (frame[ip] & 0x0F) * 4
+    tcp = ip + ihl
+    b = bytearray(frame)
+    if frame[ip + 12:ip + 16] == client_ip:  # from the client: source port
+        b[tcp:tcp + 2] = struct.pack(">H", port)
+    else:
+        b[tcp + 2:tcp + 4] = struct.pack(">H", port)
+    return bytes(b)
+
+
+def make_pair(out: Path, n: int) -> tuple[int, int]:
+    """``out/client.pcap`` and ``out/server.pcap``: n connections copied from TEMPLATES, one
+    every SPACING_S, client ports 10000 + i. Returns the capture's first and last time (ns)."""
+    assert n <= 55000, "one client address: at most 55000 ports"
+    templates = []
+    for name, share in TEMPLATES:
+        sides = {s: _records(DATA / f"{name}.{s}.pcap") for s in ("client", "server")}
+        first = sides["client"][0][1]
+        client_ip = first[14 + 12:14 + 16]
+        t0 = min(sides["client"][0][0], sides["server"][0][0])
+        templates.append((share, sides, client_ip, t0))
+    frames = {"client": [], "server": []}
+    base_ns = 1_800_000_000 * 1_000_000_000
+    for i in range(n):
+        # the templates in proportion, interleaved (i-th connection from the first template
+        # whose running share is behind)
+        share, sides, client_ip, t0 = templates[0] if (i % 10) < round(templates[0][0] * 10) else templates[1]
+        start = base_ns + int(i * SPACING_S * 1e9)
+        for s in ("client", "server"):
+            for ts, data, orig in sides[s]:
+                frames[s].append((start + ts - t0, _with_port(data, client_ip, 10000 + i), orig))
+    for s, recs in frames.items():
+        recs.sort(key=lambda r: r[0])
+        _write(out / f"{s}.pcap", recs)
+    last = max(frames["client"][-1][0], frames["server"][-1][0])
+    return base_ns, last
+
+
+def _write(path: Path, recs: list[tuple[int, bytes, int]]) -> None:
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1))  # nanosecond pcap, Ethernet
+        for ts, data, orig in recs:
+            f.write(struct.pack("<IIII", ts // 1_000_000_000, ts % 1_000_000_000, len(data), orig))
+            f.write(data)
+
+
+def make_radio(path: Path, first_ns: int, last_ns: int, speed: float, handoffs: bool) -> None:
+    """A radio log every 100 ms from 1 s before the capture to 1 s after it; with handoffs,
+    the cell changes every HANDOFF_S."""
+    t0, t1 = first_ns // 1_000_000 - 1000, last_ns // 1_000_000 + 1000
+    lines = ["Time,Op,Net,TAC,CI,Vel,RSRP,RSRQ"]
+    for ms in range(t0, t1, 100):
+        cell = 7 + (int((ms - t0) / 1000 / HANDOFF_S) if handoffs else 0)
+        lines.append(f"{ms},M,LTE,1,{cell},{speed},-80,-10")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def make_base(name: str, speed: float, handoffs: bool, n: int) -> Path:
+    d = WORK / f"base-{name}-{n}"
+    res = d / "results"
+    if (res / "flows.parquet").is_file():
+        return res
+    d.mkdir(parents=True, exist_ok=True)
+    first, last = make_pair(d, n)
+    make_radio(d / "radio.csv", first, last, speed, handoffs)
+    if res.exists():
+        shutil.rmtree(res)
+    subprocess.run([HSRTCP, "analyze", "--client", str(d / "client.pcap"), "--server", str(d / "server.pcap"),
+                    "--radio", str(d / "radio.csv"), "--radio-map", RMAP, "--label", f"base={name}",
+                    "-o", str(res), "-q", "--no-plot"], check=True)
+    return res
+
+
+def make_corpus(flows: int, per: int) -> Path:
+    """``corpus-<flows>/input=pNNNNN/``: hard links to the bases' files, in turn."""
+    bases = [make_base(name, speed, h, per) for name, speed, h in BASES]
+    parts = -(-flows // per)
+    c = WORK / f"corpus-{flows}-{per}"
+    if c.is_dir() and len([p for p in os.listdir(c) if p.startswith("input=")]) == parts:
+        return c
+    if c.exists():
+        shutil.rmtree(c)
+    c.mkdir(parents=True)
+    for k in range(parts):
+        src = bases[k % len(bases)]
+        dst = c / f"input=p{k:05d}"
+        dst.mkdir()
+        for f in os.listdir(src):
+            if f.endswith(".parquet"):
+                os.link(src / f, dst / f)
+    return c
+
+
+def connections_in(res: Path) -> int:
+    import polars as pl
+
+    f = pl.read_parquet(res / "flows.parquet", columns=["vantage", "flow_id"])
+    return int(f.filter(pl.col("vantage") == "matched").height)
+
+
+def timed(cmd: list[str], env: dict | None = None) -> dict:
+    """Wall seconds, peak RSS (MB) and exit code of ``cmd`` by /usr/bin/time -v."""
+    t = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True,
+                       env=dict(os.environ, **(env or {})))
+    wall = time.perf_counter() - t
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
+    cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", p.stderr))
+    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "peak_rss_mb": round(int(m.group(1)) / 1024, 1) if m else None,
+            "exit": p.returncode, "stderr_tail": p.stderr.splitlines()[-25:] if p.returncode else []}
+
+
+def dask_cluster(workers: int = 2):
+    """A scheduler and ``workers`` single-threaded workers on localhost (the deployment case)."""
+    bin_ = Path(sys.executable).parent
+    port = 8800 + os.getpid() % 100
+    sched = subprocess.Popen([str(bin_ / "dask"), "scheduler", "--port", str(port), "--no-dashboard"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    worker = subprocess.Popen([str(bin_ / "dask"), "worker", f"tcp://127.0.0.1:{port}", "--nworkers", str(workers),
+                               "--nthreads", "1", "--memory-limit", "0", "--no-dashboard",
+                               "--preload", "hsrtcp.scale.preload"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    from distributed import Client
+
+    with Client(f"tcp://127.0.0.1:{port}", timeout="60s") as c:
+        c.wait_for_workers(workers, timeout=120)
+    return f"tcp://127.0.0.1:{port}", (sched, worker)
+
+
+def stop(procs) -> None:
+    for p in procs:
+        try:
+            os.killpg(p.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        p.wait(timeout=60)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--flows", type=int, default=10_000_000, help="connections in the corpus")
+    ap.add_argument("--per-partition", type=int, default=10_000)
+    ap.add_argument("--bootstrap", type=int, default=0)
+    ap.add_argument("--only", nargs="*", default=["stream", "memory", "dask"])
+    ap.add_argument("--out", type=Path, default=None)
+    a = ap.parse_args(argv)
+    corpus = make_corpus(a.flows, a.per_partition)
+    parts = sorted(p for p in os.listdir(corpus) if p.startswith("input="))
+    conns = sum(connections_in(corpus / p) for p in parts[:len(BASES)]) * (len(parts) // len(BASES)) + sum(
+        connections_in(corpus / p) for p in parts[:len(parts) % len(BASES)])
+    rows = {}
+    load = [os.getloadavg()[0]]
+    for cfg in a.only:
+        out = WORK / f"out-{cfg}"
+        shutil.rmtree(out, ignore_errors=True)
+        cmd = [HSRTCP, "study", str(corpus), "-o", str(out), "-q", "--bootstrap", str(a.bootstrap)]
+        env = {}
+        procs = ()
+        if cfg == "memory":
+            env["HSRTCP_STUDY_STREAM"] = "0"
+        elif cfg == "dask":
+            address, procs = dask_cluster()
+            cmd += ["--scheduler", address]
+        try:
+            rows[cfg] = timed(cmd, env)
+        finally:
+            stop(procs)
+        print(cfg, rows[cfg], flush=True)
+    same = None
+    if "stream" in rows and "memory" in rows and not rows["memory"]["exit"] and not rows["stream"]["exit"]:
+        import polars as pl
+
+        same = all(pl.read_parquet(WORK / "out-stream" / f).equals(pl.read_parquet(WORK / "out-memory" / f))
+                   for f in os.listdir(WORK / "out-memory") if f.endswith(".parquet"))
+    load.append(os.getloadavg()[0])
+    result = {"corpus": os.path.relpath(corpus, ROOT), "partitions": len(parts), "connections": conns,
+              "bootstrap": a.bootstrap, "load_avg_1min": load, "configs": rows, "tables_equal": same,
+              "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+    print(json.dumps(result, indent=1))
+    if a.out:
+        a.out.write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
