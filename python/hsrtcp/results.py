@@ -499,11 +499,12 @@ def parse_flow(spec) -> tuple[str, object]:
 
 def select_flow(flows: pl.DataFrame, spec, where: str) -> dict:
     """The flows row ``spec`` names (:func:`parse_flow`), as a dict with its ``short_id``
-    and ``connection``. A connection's name or 4-tuple selects its matched row when it has
+    and ``connection`` (those of ``flows`` when it has them, else :func:`flow_names`). A connection's name or 4-tuple selects its matched row when it has
     one, else its only row; InputError naming ``where`` for a name that matches nothing,
     and for a 4-tuple of several connections (each listed by name)."""
     kind, value = parse_flow(spec)
-    named = with_names(flows)
+    # names already there (a corpus partition: the corpus's) are kept
+    named = flows if {"short_id", "connection"} <= set(flows.columns) else with_names(flows)
     if kind == "id":
         sel = named.filter(pl.col("flow_id") == value)
         if sel.height > 1:  # a corpus: flow ids repeat across its inputs

@@ -19,11 +19,28 @@ from hsrtcp.plot import KINDS
 WINDOW = Number(-1e9, 1e9)
 
 
+class FlowSpec(click.ParamType):
+    """A --flow value: short id, 4-tuple or flow_id (:func:`hsrtcp.results.parse_flow`);
+    anything else is a usage error (exit 2), an unknown flow an input error (exit 3)."""
+
+    name = "FLOW"
+
+    def convert(self, value, param, ctx):
+        from hsrtcp.results import parse_flow
+
+        try:
+            kind, parsed = parse_flow(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        return parsed if kind == "id" else str(value).strip()
+
+
 @click.command()
 @click.argument("kind", type=click.Choice(KINDS))
 @click.argument("results", type=click.Path(path_type=Path))
-@click.option("--flow", "flow_id", type=click.IntRange(0, 2**64 - 1),  # flow_id is a UInt64
-              help="flow_id of the flows table (default: the flow with the most data; "
+@click.option("--flow", "flow_id", type=FlowSpec(),
+              help="the flow: its short id (f3, f3s; a connection's name draws its matched row), its 4-tuple "
+                   "10.0.1.2:41068-10.0.2.2:5201, or its flow_id (default: the flow with the most data; "
                    "throughput: the 8 largest)")
 @click.option("-o", "--out", "out", type=click.Path(path_type=Path), required=True,
               help="output file; the format from its suffix: .png, .svg or .pdf")
@@ -55,7 +72,8 @@ def plot(kind, results, flow_id, out, start, end, table, metric, by, logx, model
 
     \b
     Examples:
-      hsrtcp plot tsg out --flow 1099511627776 -o tsg.pdf
+      hsrtcp plot tsg out --flow f1 -o tsg.pdf
+      hsrtcp plot tsg out --flow 10.0.1.2:41068-10.0.2.2:5201 -o tsg.pdf
       hsrtcp plot tsg out --flow 1099511627776 --from 12 --to 13 -o zoom.svg
       hsrtcp plot throughput out -o throughput.svg
       hsrtcp plot cdf out --table flows --metric rtt_mean --by vantage -o rtt_cdf.pdf

@@ -18,6 +18,13 @@ Drawn from the result tables:
 - spurious timeouts, timeout sequences, suspensions, and handoffs/outages when context
   tables exist (:mod:`hsrtcp.plot.overlays`).
 
+A matched row (two captures) holds metrics, not packets: its graph is its server-side
+row's (the phone's when only the phone capture has the connection) with the matcher's
+verdicts on top: its spurious timeouts (M12, with their cause) and, per 1-s bin, the data
+segments the matcher found lost in the network (``series.data_lost`` of the matched row).
+A flow whose lines never leave the start and which has no mark is an input error (nothing
+to draw), never an empty figure.
+
 Limitation (docs/plot.md): the tables hold no per-packet rows, so the data, ACK and window
 lines are known at the series' 1-s bin ends (dots); between them they are drawn flat through
 recorded silences (events kind ``suspension``) and straight elsewhere, while the event marks
@@ -128,8 +135,19 @@ def draw(res: Results, flow_id: int | None = None):
         raise InputError(f"{res.file('series')}: no series rows for flow {row['flow_id']} "
                          f"(nothing to draw the data and ACK lines from)")
     events = overlays.flow_events(res, row)
+    fates = None
+    if row.get("via_flow_id") is not None:  # a matched row: its verdicts over its server row's packets
+        verdicts = overlays.flow_events(res, dict(row, flow_id=row["via_flow_id"]))
+        events = pl.concat([verdicts, events], how="diagonal_relaxed").sort("ts", maintain_order=True)
+        if {"data_sent", "data_lost"} <= set(res.schema("series").names()):
+            fates = res.read("series", ["flow_id", "bin", "t_rel", "data_sent", "data_lost"], row["via_flow_id"])
     retx = overlays.retransmissions(events, row)
     ln = lines(series, retx, row.get("duration_s") or 0.0)
+    if np.nanmax(ln["data"]) <= 1 and np.nanmax(ln["ack"]) <= 1 and retx.is_empty() and (
+            fates is None or not (fates["data_lost"].fill_null(0) > 0).any()):
+        raise InputError(f"{res.file('series')}: flow {row.get('short_id') or row['flow_id']} (flow_id "
+                         f"{row['flow_id']}): its series bins carry no data and no acknowledged byte, and it has "
+                         f"no retransmission: nothing to draw")
     top = np.nanmax([np.nanmax(ln["data"]), np.nanmax(ln["ack"]),
                      float(retx["seq_end"].max() or 0) if not retx.is_empty() else 0.0])
     div, unit = scale_for(top, "B")
@@ -154,6 +172,8 @@ def draw(res: Results, flow_id: int | None = None):
         ax.plot(x, yy, color=color, linestyle=style, linewidth=0.8, label=label, gid=f"line-{key}")
         if len(ln["t"]) <= 120:
             ax.plot(ln["t"], y, linestyle="none", marker=".", markersize=3, color=color, gid=f"knots-{key}")
+    if fates is not None:
+        draw_fates(ax, fates, ln, div)
     overlays.draw_sack(ax, overlays.sack_blocks(events, row), scale=div)
     overlays.draw_retx(ax, retx, scale=div)
     overlays.draw_spurious(ax, events, retx, scale=div)
@@ -164,3 +184,19 @@ def draw(res: Results, flow_id: int | None = None):
     ax.set_ylim(bottom=0)
     ax.legend(loc="upper left")
     return fig
+
+
+def draw_fates(ax, fates: pl.DataFrame, ln: dict[str, np.ndarray], div: float) -> None:
+    """The matcher's losses: one mark per 1-s bin with data segments lost in the network, on
+    the data line at the bin's middle, sized by the count (the tables keep counts per bin,
+    not which segment; docs/plot.md)."""
+    lost = fates.filter(pl.col("data_lost").fill_null(0) > 0).sort("bin")
+    if lost.is_empty():
+        return
+    t = lost["t_rel"].to_numpy() + 0.5
+    y = np.interp(t, ln["t"], ln["data"]) / div
+    n = lost["data_lost"].to_numpy()
+    total, sent = int(n.sum()), int(fates["data_sent"].fill_null(0).sum())
+    ax.scatter(t, y, s=8 + 6 * np.sqrt(n), marker="x", color=OKABE_ITO["vermillion"], linewidths=0.8, zorder=4,
+               label=f"lost in the network (matcher): {total:,} of {sent:,} data packets, per 1-s bin",
+               gid="matcher-lost")
