@@ -3,8 +3,12 @@
 It is on the default path of `hsrtcp analyze` (issue 18: the README's command must stay
 ≥ 3x tcptrace), so it imports neither rich nor polars nor pathlib; it works on plain rows
 (a list of dicts, as ``DataFrame.to_dicts()`` gives them, or as :func:`hsrtcp.analyze_to`
-returns them). Every cell prints what the flows row holds: the ``flow_id`` as stored (the id
-``hsrtcp plot --flow`` and SQL take), counts as stored, null as "-" (never 0).
+returns them). Every cell prints what the flows row holds: counts as stored, null as "-"
+(never 0). Rows are grouped by connection (a matched row with the client and server rows it
+links), one block each, largest first; each row starts with its short id (f1, f1c, f1s, f1m:
+:func:`hsrtcp.results.flow_names`, computed here the same way without polars), which
+``hsrtcp plot --flow`` and the ``flows`` view of ``hsrtcp query`` take, and ends with the
+``flow_id`` as stored.
 """
 
 from __future__ import annotations
@@ -37,10 +41,38 @@ def _pct(v) -> str:
 
 
 # (heading, right-aligned?) of the table's columns, in order.
-COLUMNS = [("flow_id", True), ("capture (vantage)", False), ("client -> server", False),
+COLUMNS = [("id", False), ("capture (vantage)", False), ("client -> server", False),
            ("data", False), ("duration", True), ("bytes", True), ("mean rate", True),
            ("packets", True), ("retx", True), ("RTOs", True), ("spurious", True), ("RTT", True),
-           ("end", False)]
+           ("end", False), ("flow_id", True)]
+_LETTER = {"client": "c", "server": "s", "matched": "m"}
+
+
+def connections(flows: list[dict]) -> list[list[dict]]:
+    """The rows grouped by connection, numbered by first packet, each row with its
+    ``short_id`` set (the rules of :func:`hsrtcp.results.flow_names`; a test keeps both equal)."""
+    by_id = {r.get("flow_id"): r for r in flows}
+    conn: dict = {r.get("flow_id"): r.get("flow_id") for r in flows}
+    for r in flows:
+        if r.get("vantage") == "matched":
+            for side in ("client_flow_id", "server_flow_id"):
+                linked = r.get(side)
+                if linked in by_id and (conn[linked] == linked or r["flow_id"] < conn[linked]):
+                    conn[linked] = r["flow_id"]
+    groups: dict = {}
+    for r in flows:
+        groups.setdefault(conn[r.get("flow_id")], []).append(r)
+    inf = float("inf")
+    ordered = sorted(groups.values(), key=lambda g: (min((x.get("first_ts") for x in g if x.get("first_ts") is not None),
+                                                         default=inf), min(x.get("flow_id") or 0 for x in g)))
+    order = {"client": 0, "server": 1, "matched": 2}
+    out = []
+    for no, g in enumerate(ordered, start=1):
+        g = sorted(g, key=lambda x: (order.get(x.get("vantage"), 3), x.get("flow_id") or 0))
+        for x in g:
+            x["short_id"] = f"f{no}{_LETTER.get(x.get('vantage'), '')}" if len(g) > 1 else f"f{no}"
+        out.append(g)
+    return out
 
 
 def flow_cells(r: dict) -> list[str]:
@@ -52,7 +84,7 @@ def flow_cells(r: dict) -> list[str]:
     packets = None if r.get("c2s_packets") is None and r.get("s2c_packets") is None else \
         (r.get("c2s_packets") or 0) + (r.get("s2c_packets") or 0)
     return [
-        "-" if r.get("flow_id") is None else str(r["flow_id"]),
+        r.get("short_id") or "-",
         capture_label(r),
         f"{r.get('client_addr')}:{r.get('client_port')} -> {r.get('server_addr')}:{r.get('server_port')}"
         + ("" if r.get("roles_from_syn") else " (roles guessed: no SYN)"),
@@ -66,6 +98,7 @@ def flow_cells(r: dict) -> list[str]:
         count(r.get("spurious_timeouts")),
         human_duration(rtt),
         (r.get("end_reason") or "-") + (" (truncated)" if r.get("truncated") else ""),
+        "-" if r.get("flow_id") is None else str(r["flow_id"]),
     ]
 
 
@@ -98,7 +131,7 @@ def matched_line(r: dict) -> str:
         unc = r.get("clock_offset_uncertainty_s")
         parts.append(f"clock offset {r['clock_offset_s'] * 1e3:+.3f} ms"
                      + (f" ± {unc * 1e3:.3f}" if unc is not None else ""))
-    return f"flow {r.get('flow_id')} (matched): " + ", ".join(parts)
+    return f"  {r.get('short_id') or 'flow ' + str(r.get('flow_id'))} (matched, both captures): " + ", ".join(parts)
 
 
 def summary_text(flows: list[dict] | None, captures: list[dict], limit: int = 20) -> str:
@@ -118,10 +151,19 @@ def summary_text(flows: list[dict] | None, captures: list[dict], limit: int = 20
     if not flows:
         lines.append("no TCP connections found")
         return "\n".join(lines)
-    top = sorted(flows, key=lambda r: (-row_data_bytes(r), r.get("flow_id") or 0))[:limit]
-    lines.append(f"TCP connections ({len(flows):,} rows; largest {len(top)} shown)")
-    lines.append(format_table(COLUMNS, [flow_cells(r) for r in top]))
-    lines += [matched_line(r) for r in top if r.get("vantage") == "matched"]
+    flows = [dict(r) for r in flows]  # (short ids are set on copies)
+    groups = connections(flows)
+    top = sorted(groups, key=lambda g: (-max(row_data_bytes(r) for r in g), int(g[0]["short_id"][1:].rstrip("csm"))))
+    top = top[:limit]
+    lines.append(f"TCP connections ({len(groups):,} connections in {len(flows):,} rows; largest {len(top)} shown, "
+                 f"one block each)")
+    table = format_table(COLUMNS, [flow_cells(r) for g in top for r in g]).split("\n")
+    lines += table[:2]
+    i = 2
+    for g in top:
+        lines += table[i:i + len(g)]
+        i += len(g)
+        lines += [matched_line(r) for r in g if r.get("vantage") == "matched"]
     return "\n".join(lines)
 
 

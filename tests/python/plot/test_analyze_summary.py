@@ -23,14 +23,14 @@ def test_rows_print_their_flow_ids_and_counts(tmp_path):
     assert p.returncode == 0, p.stderr
     flows = pl.read_parquet(out / "flows.parquet")
     lines = p.stdout.splitlines()
-    head = next(i for i, line in enumerate(lines) if line.lstrip().startswith("flow_id"))
+    head = next(i for i, line in enumerate(lines) if line.lstrip().startswith("id "))
     table = lines[head + 2: head + 2 + flows.height]
-    printed = {int(line.split()[0]): line for line in table}
+    printed = {int(line.split()[-1]): line for line in table}  # flow_id last (issue 31: the short id first)
     assert set(printed) == set(flows["flow_id"].to_list())  # three different ids, not 0, 0, 0
     for r in flows.iter_rows(named=True):
         cells = printed[r["flow_id"]].split()
         # retx, RTOs, spurious: the last numeric columns before RTT and end
-        retx, rtos, spurious = cells[-6], cells[-5], cells[-4]
+        retx, rtos, spurious = cells[-7], cells[-6], cells[-5]
         for shown, v in ((retx, r["retransmissions"]), (rtos, r["timeouts"]), (spurious, r["spurious_timeouts"])):
             assert shown == ("-" if v is None else f"{v:,}")
     m = flows.filter(pl.col("vantage") == "matched").row(0, named=True)
@@ -47,7 +47,7 @@ def test_nulls_print_as_dashes_never_zero():
     text = summary_text([row], [{"capture": "/x/a.pcap", "packets": 3, "tcp_packets": 3, "flows": 1,
                                  "malformed_packets": 0, "error": None}])
     line = text.splitlines()[-1].split()
-    assert line[0] == "5" and "a.pcap" in text and line[-5:] == ["-", "-", "-", "-", "open"]
+    assert line[0] == "f1" and line[-1] == "5" and "a.pcap" in text and line[-6:-1] == ["-", "-", "-", "-", "open"]
 
 
 def test_format_table_aligns():
