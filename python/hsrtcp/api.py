@@ -77,6 +77,28 @@ class Dataset:
             raise OutputError(f"{shown(exc.filename or output.dir)}: {exc.strerror or exc}") from None
         return names
 
+    def connections(self) -> pl.DataFrame:
+        """One row per connection: its name (f1, ...), identity, each vantage's row side by
+        side (``client_*``, ``server_*``) and the matched row's two-capture metrics
+        (``matched_*``): the ``connections`` view of :mod:`hsrtcp.query` (docs/query.md), over
+        these tables."""
+        import duckdb
+
+        from hsrtcp.query import PARTITION, connections_sql, names_sql
+
+        con = duckdb.connect()
+        con.register("_flows", self.flows.with_columns(pl.lit("dataset").alias(PARTITION)))
+        con.execute(f"CREATE VIEW flows AS {names_sql('SELECT * FROM _flows', set(self.flows.columns) | {PARTITION})}")
+        cols = [r[0] for r in con.execute("DESCRIBE flows").fetchall()]
+        return con.sql(connections_sql(cols)).pl().drop(PARTITION)
+
+    def flow(self, spec) -> dict:
+        """The flows row ``spec`` names: a short id (``"f1"``, ``"f1s"``), a 4-tuple
+        (``"10.0.1.2:41068-10.0.2.2:5201"``) or a flow_id (:func:`hsrtcp.results.select_flow`)."""
+        from hsrtcp.results import select_flow
+
+        return select_flow(self.flows, spec, "flows")
+
     @classmethod
     def read(cls, out_dir: str | os.PathLike) -> Dataset:
         """Load a results directory written by :meth:`write` or ``hsrtcp analyze``: the tables
