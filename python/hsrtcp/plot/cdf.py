@@ -22,7 +22,7 @@ import polars as pl
 
 from hsrtcp.errors import InputError
 from hsrtcp.plot.binning import MAX_POINTS
-from hsrtcp.plot.style import CYCLE, new_figure, scale_for, styled
+from hsrtcp.plot.style import CYCLE, new_figure, plain_formatter, scale_for, styled
 from hsrtcp.plot.tables import Results
 
 LINESTYLES = ["-", "--", "-.", ":"]
@@ -39,7 +39,7 @@ def is_study(res: Results) -> bool:
 
 def unit_of(metric: str, values: np.ndarray) -> tuple[float, str]:
     """Divisor and unit for the x axis, from the column's name (docs/design.md conventions:
-    seconds, bytes, bit/s, fractions)."""
+    seconds, bytes, bit/s, fractions shown in %)."""
     peak = float(np.nanmax(np.abs(values))) if values.size else 0.0
     if metric.endswith("_bps") or metric in ("bytes_per_s",):
         return scale_for(peak, "bit/s")
@@ -50,7 +50,7 @@ def unit_of(metric: str, values: np.ndarray) -> tuple[float, str]:
     if metric.endswith("bytes") or metric.startswith(("bif_", "awnd_")):
         return scale_for(peak, "B")
     if metric.endswith(FRACTIONS) or metric in FRACTIONS:
-        return 1.0, "fraction"
+        return 0.01, "%"  # shares in percent (hsrtcp.units)
     if metric.endswith(("_kmh",)):
         return 1.0, "km/h"
     return 1.0, "count" if metric in ("retransmissions", "dupacks", "handoffs", "timeouts") else "as stored"
@@ -139,7 +139,8 @@ def draw(res: Results, flow_id: int | None = None, table: str | None = None, met
     if logx:
         ax.set_xscale("symlog" if (df["value"] <= 0).any() else "log")
     ax.set_xlabel(f"{metric_label(metric)} ({unit})" + (" per 1-s bin" if noun == "bins" else ""))
-    ax.set_ylabel("CDF (fraction of values ≤ x)")
+    ax.set_ylabel("CDF (% of values ≤ x)")
+    ax.yaxis.set_major_formatter(plain_formatter(scale=100.0))
     ax.set_ylim(0, 1.02)
     ax.set_title(f"per {by}", loc="left")
     ax.legend(loc="lower right")

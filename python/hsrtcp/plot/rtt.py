@@ -14,6 +14,7 @@ from hsrtcp.errors import InputError
 from hsrtcp.plot import overlays
 from hsrtcp.plot.binning import MAX_POINTS, cloud_bins
 from hsrtcp.plot.style import legend_below, OKABE_ITO, new_figure, styled
+from hsrtcp.units import axis_scale
 from hsrtcp.plot.tables import Results, flow_label
 
 METHODS = {"ack": (OKABE_ITO["blue"], "ACK matching (Karn)"), "ts": (OKABE_ITO["orange"], "TSval echo"),
@@ -27,6 +28,7 @@ def draw(res: Results, flow_id: int | None = None):
     if rtt.is_empty():
         raise InputError(f"{res.file('rtt')}: no RTT samples for flow {row['flow_id']} (nothing to draw)")
     fig, ax = new_figure(height=3.0)
+    div, unit = axis_scale(float(rtt["rtt_s"].abs().max() or 0.0), "s")  # µs on a LAN, ms on a train
     events = overlays.flow_events(res, row)
     overlays.draw_bands(ax, res, row, events)
     for method, (color, name) in METHODS.items():
@@ -34,7 +36,7 @@ def draw(res: Results, flow_id: int | None = None):
         if s.is_empty():
             continue
         t = (s["ts"] - row["first_ts"]).to_numpy()
-        ms = s["rtt_s"].to_numpy() * 1e3
+        ms = s["rtt_s"].to_numpy() / div
         label = f"{name} ({len(t):,} sample{'s' if len(t) != 1 else ''})"
         if len(t) > MAX_POINTS:
             c, lo, med, hi, _ = cloud_bins(t, ms)
@@ -47,7 +49,7 @@ def draw(res: Results, flow_id: int | None = None):
     retx = overlays.retransmissions(events, row)
     overlays.draw_retx(ax, retx, rug=True)
     ax.set_xlabel("time since the flow's first packet (s)")
-    ax.set_ylabel("round-trip time (ms)")
+    ax.set_ylabel(f"round-trip time ({unit})")
     ax.set_title(flow_label(row), loc="left")
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)

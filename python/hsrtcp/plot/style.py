@@ -74,7 +74,8 @@ def new_figure(height: float = HEIGHT_IN, width: float = COLUMN_WIDTH_IN, nrows:
 
 def styled(fn):
     """Run a drawing function under the style's rcParams (text and line defaults are read
-    when artists are made, so the whole drawing must happen inside the context)."""
+    when artists are made, so the whole drawing must happen inside the context); the figure
+    it returns gets plain tick labels (:func:`human_ticks`)."""
     import functools
 
     @functools.wraps(fn)
@@ -82,9 +83,70 @@ def styled(fn):
         import matplotlib
 
         with matplotlib.rc_context(RC):
-            return fn(*args, **kwargs)
+            fig = fn(*args, **kwargs)
+            if hasattr(fig, "axes"):
+                human_ticks(fig)
+            return fig
 
     return wrapper
+
+
+def plain_formatter(scale: float = 1.0, minor_log: bool = False):
+    """A tick formatter of the one human format (:mod:`hsrtcp.units`): each tick value times
+    ``scale`` (100 for a share shown in %) in positional notation — never an exponent, an
+    offset ("+1.7e9") or a bare SI letter; the unit belongs in the axis label. On a linear
+    axis every tick gets the decimals its spacing needs (0.25, 0.5, 0.75); on a log axis each
+    tick its three significant digits. ``minor_log``: for a log axis's minor ticks, labelled
+    at 2 and 5 times a power of ten only while the view spans less than two decades (the
+    major ticks alone would leave one label or none)."""
+    import math
+
+    from matplotlib.ticker import Formatter
+
+    from hsrtcp.units import plain
+
+    class Plain(Formatter):
+        decimals = None
+
+        def set_locs(self, locs):
+            super().set_locs(locs)
+            steps = [abs(b - a) * scale for a, b in zip(locs, locs[1:]) if b != a]
+            self.decimals = None
+            if steps:
+                step = min(steps)
+                self.decimals = next((d for d in range(13)
+                                      if abs(step * 10**d - round(step * 10**d)) <= 1e-6 * step * 10**d), 12)
+
+        def __call__(self, x, pos=None):
+            log = self.axis is not None and self.axis.get_scale() in ("log", "symlog")
+            if minor_log:
+                lo, hi = sorted(self.axis.get_view_interval()) if self.axis is not None else (1.0, 1e9)
+                mant = x / 10 ** math.floor(math.log10(x)) if x > 0 else 0.0
+                if lo <= 0 or hi / lo >= 100 or min(abs(mant - 2), abs(mant - 5)) > 1e-6:
+                    return ""
+            v = x * scale
+            if log or self.decimals is None:
+                return plain(v)
+            text = f"{v:.{self.decimals}f}"
+            if "." in text:
+                text = text.rstrip("0").rstrip(".")
+            return "0" if text in ("-0", "") else text
+
+    return Plain()
+
+
+def human_ticks(fig) -> None:
+    """Plain tick labels (:func:`plain_formatter`) on every axis of ``fig`` that still has
+    matplotlib's default formatter (which writes 1e6 offsets, 10^6 on log axes); an axis
+    given its own formatter (a share in %, none on minor ticks) keeps it."""
+    from matplotlib.ticker import LogFormatter, ScalarFormatter
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if isinstance(axis.get_major_formatter(), (ScalarFormatter, LogFormatter)):
+                axis.set_major_formatter(plain_formatter())
+            if isinstance(axis.get_minor_formatter(), LogFormatter):
+                axis.set_minor_formatter(plain_formatter(minor_log=True))
 
 
 def legend_below(fig, ax, ncol: int = 2) -> None:
