@@ -108,3 +108,38 @@ def test_every_generator_has_its_region():
     for rel in docsgen.DOCS:
         names |= set(docsgen.regions((ROOT / rel).read_text(encoding="utf-8")))
     assert names == set(docsgen.GENERATORS)
+
+
+def _rows(region: str) -> dict[tuple[str, str], list[str]]:
+    out = {}
+    for line in region.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 9 and cells[0] not in ("metric", "---"):
+            out[(cells[0], cells[1])] = cells
+    return out
+
+
+def test_orderings_within_workloads_report_the_reversals_as_they_come_out():
+    """Issue 34's reading of the committed data, each cell also computed here from the
+    connections with polars alone: within the long downloads and the 2 MB flows the RTT's
+    speed step reverses (intervals excluding zero), and the DupACK rate's handoff step is
+    about zero within a workload although it is large pooled."""
+    flows = pl.read_parquet(ROOT / "tests/data/study/study_flows.parquet")
+    cls = {"static": ["static"], "high_0": ["high_0"], "high_1_16": ["high_1_8", "high_9_16"]}
+
+    def mean(col, c, w):
+        return flows.filter(pl.col("flow_class").is_in(cls[c]), pl.col("workload") == w)[col].mean()
+
+    text = (ROOT / "docs/study.md").read_text(encoding="utf-8")
+    rows = _rows(docsgen.regions(text)["study-orderings-by-workload"])
+    for w, name in (("duration", "120-s downloads"), ("2MB", "2 MB flows")):
+        r = rows[("RTT M7", name)]
+        assert mean("rtt_mean_s", "static", w) > mean("rtt_mean_s", "high_0", w)
+        assert r[2].startswith(f"{mean('rtt_mean_s', 'static', w) * 1000:.0f} ms")
+        assert "**speed reversed** (interval excludes 0)" in r[8]
+    r = rows[("DupACK rate M15", "120-s downloads")]
+    step = mean("dupack_rate", "high_1_16", "duration") - mean("dupack_rate", "high_0", "duration")
+    assert abs(step) < 0.002 and "handoffs as expected (interval includes 0)" in r[8]
+    assert r[3].startswith("17.5 %") and r[4].startswith("17.6 %")
+    pooled = rows[("DupACK rate M15", "all workloads")]
+    assert pooled[3].startswith("11.1 %") and pooled[4].startswith("16.7 %")
