@@ -168,7 +168,8 @@ def report(orderings: list[Ordering]) -> str:
                           f"{c.hi if c.hi is None else f'{c.hi:.4g}'}] (n={c.n_flows})"
                           if c.value is not None else f"{k} null (n={c.n_flows})" for k, c in o.cells.items())
         state = "holds" + (" (intervals disjoint)" if o.separated else "") if o.holds else f"FAILS: {o.why}"
-        lines.append(f"§9.{o.item} {o.name}: {state}; {cells}")
+        late = "" if o.registered == Ordering.registered else f" [check written {o.registered}]"
+        lines.append(f"§9.{o.item} {o.name}{late}: {state}; {cells}")
     return "\n".join(lines)
 
 

@@ -101,3 +101,12 @@ def test_item_7_is_read_from_the_second_study():
     assert alone.cells["static"].value is None and "no timeout recovery value for static" in alone.why
     assert both.cells["static"].value is not None and both.cells["static"].n_flows >= 5
     assert both.cells["q (high_1_16)"] == alone.cells["q (high_1_16)"]  # the extension adds only static flows
+
+
+def test_a_check_written_after_a_run_is_marked_in_the_report():
+    res = orderings.check(STUDY, WITH_STATIC, BY_WORKLOAD)
+    late = [o for o in res if o.registered != orderings.Ordering.registered]
+    assert [o.name for o in late] == ["1-s throughput of the long downloads (M3)"]
+    text = orderings.report(res)
+    assert "1-s throughput of the long downloads (M3) [check written after run F" in text
+    assert text.count("[check written") == 1
