@@ -1,9 +1,11 @@
 """CSV radio logs: the lab's ``radio.csv`` (docs/formats/radio.md) and a generic CSV whose
 columns and units the user maps (docs/context.md, "Generic CSV").
 
-Rows are read with the standard ``csv`` module so every value keeps its line number (a
-quoted field may span lines; ``line`` is where its row starts); the columns are then typed
-with polars, and the first value that does not convert is reported as ``file:line``.
+The file is streamed in blocks (:func:`iter_rows`): every row keeps its line number (a
+quoted field may span lines; ``line`` is where its row starts), each block's columns are typed
+with polars, and the first value that does not convert is reported as ``file:line``. Memory is
+one block of text plus the typed frame, whatever the file's size; a line longer than
+:data:`MAX_LINE_BYTES` is an error naming it.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ import io
 import math
 import os
 import re
+from collections.abc import Iterator
 from datetime import datetime, timezone
 
+import numpy as np
 import polars as pl
 
 from hsrtcp.context.schema import RadioLogError, conform, empty_radio
@@ -96,49 +100,193 @@ def _check_strptime(fmt: str) -> None:
         raise ValueError(f"time format {fmt!r}: {exc}") from None
 
 
-def read_rows(path: str | os.PathLike) -> tuple[list[str], list[list[str]], list[int]]:
-    """Header, rows (as strings) and the 1-based line each row starts on. (Radio logs are
-    small — 1 Hz, tens of bytes a row — so the file is decoded whole, which lets a decoding
-    error name its line.)"""
+# Longest line a CSV radio log may have, in bytes without the line end (docs/formats/radio.md).
+# A sample is ~70 bytes (a G-NetTrack row ~600); the bound keeps what one line can cost bounded.
+MAX_LINE_BYTES = 1 << 20
+# Bytes read at a time: the reader holds one block (plus one line) of text, never the file.
+BLOCK_BYTES = 8 << 20
+# Rows per chunk on the exact (csv module) path.
+EXACT_ROWS = 65536
+_BOM = b"\xef\xbb\xbf"
+
+
+def iter_rows(path: str | os.PathLike) -> Iterator:
+    """Stream a CSV log: yields the header (stripped names) first, then chunks ``(frame,
+    lines)``: ``frame`` the chunk's rows as String columns named by the header (values
+    stripped, empty = null; rows with no value left out), ``lines`` the 1-based line each row
+    starts on (an Int64 Series). Memory is one block of the file, whatever its size.
+
+    Blocks without a quote, a blank line or a line of another field count go through polars'
+    CSV parser; any other block through the ``csv`` module (a quoted field may span lines:
+    ``line`` is where its row starts), from the first quote on to the end of the file. A
+    line longer than :data:`MAX_LINE_BYTES`, bytes that are not UTF-8, a NUL byte or a field
+    count that differs from the header are errors naming the file and the line."""
     name = os.fspath(path)
     try:
-        with open(name, "rb") as fh:
-            data = fh.read()
+        fh = open(name, "rb")
     except OSError as exc:
         raise RadioLogError(f"{name}: {exc.strerror}") from exc
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise RadioLogError(f"{name}:{line}: not UTF-8 text (byte {exc.start}): not a CSV radio log?") from None
-    if "\x00" in text:
-        line = text.count("\n", 0, text.index("\x00")) + 1
-        raise RadioLogError(f"{name}:{line}: NUL byte: not a CSV radio log?")
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader, None)
-        if header is None:
+    with fh:
+        first = fh.readline(MAX_LINE_BYTES + 1)
+        if first.startswith(_BOM):
+            first = first[len(_BOM):]
+        if not first:
             raise RadioLogError(f"{name}:1: empty file (expected a CSV header)")
-        header = [h.strip() for h in header]
-        if len(set(header)) != len(header):
-            raise RadioLogError(f"{name}:1: repeated column names in the header")
-        rows, lines = [], []
-        start = reader.line_num + 1
+        if b'"' in first or b"\r" in first.rstrip(b"\r\n"):  # quotes, a bare CR: the exact path
+            yield from _exact_rows(name, _lines(name, first, fh, 1), None)
+            return
+        _line_ok(name, first, 1)
+        text = _decode(name, first, 1)
+        header = [h.strip() for h in next(csv.reader([text]), [])]
+        _check_header(name, header)
+        yield header
+        line = 2          # line of the block's first byte
+        rest = b""        # an unfinished line carried to the next block
+        while True:
+            block = fh.read(BLOCK_BYTES)
+            data = rest + block if rest else block
+            if not data:
+                return
+            cut = len(data) if not block else data.rfind(b"\n") + 1
+            if cut == 0:  # no line end in the block: one long line
+                _line_ok(name, data, line)
+                rest = data
+                continue
+            piece, rest = data[:cut], data[cut:]
+            _line_ok(name, rest, line + piece.count(b"\n"))
+            if b'"' in piece:
+                # a quoted field may run over the block's end: the csv module from here on
+                yield from _exact_rows(name, _lines(name, piece + rest, fh, line), header, line)
+                return
+            yield from _fast_rows(name, piece, line, header)
+            line += piece.count(b"\n")
+
+
+def _line_ok(name: str, raw: bytes, line: int) -> None:
+    """An error when ``raw`` (one line, its end included if it has one) exceeds the bound."""
+    n = len(raw) - (1 if raw.endswith(b"\n") else 0) - (1 if raw.endswith(b"\r\n") else 0)
+    if n > MAX_LINE_BYTES:
+        raise RadioLogError(f"{name}:{line}: line longer than {MAX_LINE_BYTES} bytes (the bound of a CSV "
+                            f"radio log, docs/formats/radio.md): not a radio log, or a damaged one?")
+
+
+def _decode(name: str, raw: bytes, line: int) -> str:
+    """``raw`` (lines starting at ``line``) as text: UTF-8 without NUL, else an error naming the line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = line + raw.count(b"\n", 0, exc.start)
+        raise RadioLogError(f"{name}:{at}: not UTF-8 text: not a CSV radio log?") from None
+    if "\x00" in text:
+        at = line + text.count("\n", 0, text.index("\x00"))
+        raise RadioLogError(f"{name}:{at}: NUL byte: not a CSV radio log?")
+    return text
+
+
+def _check_header(name: str, header: list[str]) -> None:
+    if len(set(header)) != len(header):
+        raise RadioLogError(f"{name}:1: repeated column names in the header")
+
+
+def _lines(name: str, prefix: bytes, fh, line: int) -> Iterator[str]:
+    """Text lines from ``prefix`` and then the rest of ``fh``, each within the bound."""
+    buf = io.BytesIO(prefix)
+    while True:
+        raw = buf.readline(MAX_LINE_BYTES + 2)
+        if raw and not raw.endswith(b"\n"):  # the end of prefix: its line goes on in the file
+            raw += fh.readline(MAX_LINE_BYTES + 2 - len(raw))
+        if not raw:
+            break
+        if line == 1 and raw.startswith(_BOM):
+            raw = raw[len(_BOM):]
+        _line_ok(name, raw, line)
+        yield from io.StringIO(_decode(name, raw, line), newline="")  # (a bare CR ends a line too)
+        line += 1
+    while raw := fh.readline(MAX_LINE_BYTES + 2):
+        _line_ok(name, raw, line)
+        yield from io.StringIO(_decode(name, raw, line), newline="")
+        line += 1
+
+
+def _exact_rows(name: str, lines: Iterator[str], header: list[str] | None, first: int = 1) -> Iterator:
+    """Rows through the csv module from ``lines`` (the header first when ``header`` is None),
+    in chunks of :data:`EXACT_ROWS` rows."""
+    reader = csv.reader(lines)
+    base = 0 if header is None else first - 1
+    try:
+        if header is None:
+            got = next(reader, None)
+            if got is None:
+                raise RadioLogError(f"{name}:1: empty file (expected a CSV header)")
+            header = [h.strip() for h in got]
+            _check_header(name, header)
+            yield header
+        rows, at = [], []
+        start = base + reader.line_num + 1
         for row in reader:
             if row and any(v.strip() for v in row):
                 if len(row) != len(header):
                     raise RadioLogError(f"{name}:{start}: {len(row)} fields, the header has {len(header)}")
                 rows.append(row)
-                lines.append(start)
-            start = reader.line_num + 1
+                at.append(start)
+                if len(rows) >= EXACT_ROWS:
+                    yield _chunk(header, rows, at)
+                    rows, at = [], []
+            start = base + reader.line_num + 1
+        if rows:
+            yield _chunk(header, rows, at)
     except csv.Error as exc:
-        raise RadioLogError(f"{name}:{reader.line_num}: {exc}") from None
-    return header, rows, lines
+        raise RadioLogError(f"{name}:{base + reader.line_num}: {exc}") from None
 
 
-def _column(name: str, header, rows, lines, col: str) -> pl.Series:
-    i = header.index(col)
-    return pl.Series(col, [r[i].strip() or None for r in rows], dtype=pl.String)
+def _chunk(header: list[str], rows: list[list[str]], at: list[int]) -> tuple[pl.DataFrame, pl.Series]:
+    cols = zip(*rows)
+    frame = pl.DataFrame({h: pl.Series(h, list(c), dtype=pl.String) for h, c in zip(header, cols)})
+    return _stripped(frame), pl.Series("line", at, dtype=pl.Int64)
+
+
+def _stripped(frame: pl.DataFrame) -> pl.DataFrame:
+    """Values stripped, empty ones null."""
+    stripped = (pl.col(c).str.strip_chars() for c in frame.columns)
+    return frame.with_columns(pl.when(e != "").then(e).alias(c) for c, e in zip(frame.columns, stripped))
+
+
+def _fast_rows(name: str, piece: bytes, line: int, header: list[str]) -> Iterator:
+    """Rows of ``piece`` (whole lines, no quote) through polars; a block with a blank line, a
+    bare CR (a line end to the csv module) or a line of another field count through the csv
+    module, which skips the one and names the other."""
+    a = np.frombuffer(piece, dtype=np.uint8)
+    ascii_only = not (a >= 128).any()
+    if ascii_only:
+        if 0 in a:
+            _decode(name, piece, line)  # names the NUL's line
+    else:
+        _decode(name, piece, line)
+    ends = np.flatnonzero(a == 10)
+    if not piece.endswith(b"\n"):
+        ends = np.append(ends, len(piece))
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    cr = (ends > starts) & (a[np.maximum(ends - 1, 0)] == 13)
+    long = ends - starts - cr > MAX_LINE_BYTES
+    if long.any():
+        i = int(np.argmax(long))
+        _line_ok(name, piece[starts[i]:ends[i]], line + i)
+    commas = np.flatnonzero(a == 44)
+    per_line = np.searchsorted(commas, ends) - np.searchsorted(commas, starts)
+    blank = (ends - starts == 0) | ((ends - starts == 1) & (a[np.minimum(starts, len(a) - 1)] == 13))
+    bare_cr = piece.count(b"\r") != piece.count(b"\r\n")
+    if bare_cr or blank.any() or (per_line != len(header) - 1).any():
+        yield from _exact_rows(name, io.StringIO(piece.decode("utf-8"), newline=""), header, line)
+        return
+    frame = pl.read_csv(piece, has_header=False, quote_char=None, schema={h: pl.String for h in header})
+    lines = pl.Series("line", np.arange(line, line + len(starts), dtype=np.int64))
+    # whitespace to strip (str.strip's: ASCII blanks, separators 28-31, non-ASCII spaces)?
+    if not ascii_only or ((a == 32) | (a == 9) | (a == 11) | (a == 12) | ((a >= 28) & (a <= 31))).any():
+        frame = _stripped(frame)
+        keep = frame.select(pl.any_horizontal(pl.col(c).is_not_null() for c in header)).to_series()
+        if not keep.all():
+            frame, lines = frame.filter(keep), lines.filter(keep)
+    yield frame, lines
 
 
 def to_number(file: str, s: pl.Series, lines: list[int], what: str, dtype=pl.Float64) -> pl.Series:
@@ -248,36 +396,71 @@ def read_lab(path: str | os.PathLike, t0: float | None = None) -> pl.DataFrame:
     """The lab's radio.csv. ``t0``: epoch of the bundle's time 0 (bundle.md); without it the
     ``ts`` column is taken as epoch seconds (a field log in the lab's format)."""
     file = os.fspath(path)
-    header, rows, lines = read_rows(file)
+    chunks = iter_rows(file)
+    header = next(chunks)
     missing = [c for c in ("ts", "carrier", "rat", "lac", "cid") if c not in header]
     if missing:
+        chunks.close()
         raise RadioLogError(f"{file}:1: missing column(s) {', '.join(missing)} (radio.md needs "
                             f"{', '.join(LAB_COLUMNS)})")
-    if not rows:
-        return empty_radio()
-    cols = {}
-    for c in LAB_COLUMNS + LAB_OPTIONAL:
-        if c not in header:
-            continue
-        s = _column(file, header, rows, lines, c)
-        if c in ("carrier", "rat"):
-            cols[c] = s
-        elif c == "generation":
-            cols[c] = to_generation(file, s, lines, c)
-        else:
-            cols[c] = to_number(file, s, lines, c, pl.Int64 if c in ("lac", "cid", "arfcn") else pl.Float64)
-    df = pl.DataFrame(cols)
-    if t0 is not None:
-        df = df.with_columns(pl.col("ts") + t0)
-    df = df.with_columns(pl.lit(os.path.basename(file)).alias("source"), pl.Series("line", lines, dtype=pl.Int64))
-    return conform(df)
+    frames, source = [], os.path.basename(file)
+    for rows, lines in chunks:
+        cols = {}
+        for c in LAB_COLUMNS + LAB_OPTIONAL:
+            if c not in header:
+                continue
+            s = rows.get_column(c)
+            if c in ("carrier", "rat"):
+                cols[c] = s
+            elif c == "generation":
+                cols[c] = to_generation(file, s, lines, c)
+            else:
+                cols[c] = to_number(file, s, lines, c, pl.Int64 if c in ("lac", "cid", "arfcn") else pl.Float64)
+        df = pl.DataFrame(cols).with_columns(lines, pl.lit(source).alias("source"))
+        if t0 is not None:
+            df = df.with_columns(pl.col("ts") + t0)
+        frames.append(conform(df))  # block by block: no operation on the whole frame
+    return pl.concat(frames, rechunk=False) if frames else empty_radio()
 
 
 def read_generic(path: str | os.PathLike, mapping: dict[str, tuple[str, str | None]]) -> pl.DataFrame:
     """A CSV with any column names: ``mapping`` (:func:`parse_mapping`) says which column holds
     which field and in which unit; unmapped fields are looked up under their usual names."""
     file = os.fspath(path)
-    header, rows, lines = read_rows(file)
+    chunks = iter_rows(file)
+    header = next(chunks)
+    try:
+        chosen = _choose(file, header, mapping)
+    except RadioLogError:
+        chunks.close()
+        raise
+    frames = []
+    for rows, lines in chunks:
+        out: dict[str, pl.Series] = {}
+        for field, (col, unit) in chosen.items():
+            s = rows.get_column(col)
+            if field == "time":
+                out["ts"] = _times(file, s, lines, unit)
+            elif field in ("carrier", "rat"):
+                out[field] = s
+            elif field == "generation":
+                out[field] = to_generation(file, s, lines, f"generation ({col})")
+            elif field in ("lac", "cid", "arfcn"):
+                out[field] = to_number(file, s, lines, f"{field} ({col})", pl.Int64)
+            else:
+                v = to_number(file, s, lines, f"{field} ({col})")
+                name = {"speed": "speed_kmh", "rsrp": "rsrp_dbm", "rsrq": "rsrq_db"}.get(field, field)
+                out[name] = v * UNITS[field].get(unit or next(iter(UNITS[field])), 1.0)
+        df = pl.DataFrame(out).with_columns(lines, pl.lit(os.path.basename(file)).alias("source"))
+        if "cid" in df.columns and "carrier" not in df.columns:
+            # cells without a carrier column: one carrier, named "-"
+            df = df.with_columns(pl.when(pl.col("cid").is_not_null()).then(pl.lit(UNNAMED_CARRIER)).alias("carrier"))
+        frames.append(conform(df))
+    return pl.concat(frames, rechunk=False) if frames else empty_radio()
+
+
+def _choose(file: str, header: list[str], mapping: dict) -> dict[str, tuple[str, str | None]]:
+    """Which column holds which field (and its unit): the mapping's, else the usual names."""
     chosen: dict[str, tuple[str, str | None]] = {}
     for field in FIELDS:
         if field in mapping:
@@ -300,26 +483,4 @@ def read_generic(path: str | os.PathLike, mapping: dict[str, tuple[str, str | No
                             f"found; map them with --radio-map")
     if ("lat" in chosen) != ("lon" in chosen):
         raise RadioLogError(f"{file}:1: lat and lon must both be given")
-    if not rows:
-        return empty_radio()
-    out: dict[str, pl.Series] = {}
-    for field, (col, unit) in chosen.items():
-        s = _column(file, header, rows, lines, col)
-        if field == "time":
-            out["ts"] = _times(file, s, lines, unit)
-        elif field in ("carrier", "rat"):
-            out[field] = s
-        elif field == "generation":
-            out[field] = to_generation(file, s, lines, f"generation ({col})")
-        elif field in ("lac", "cid", "arfcn"):
-            out[field] = to_number(file, s, lines, f"{field} ({col})", pl.Int64)
-        else:
-            v = to_number(file, s, lines, f"{field} ({col})")
-            name = {"speed": "speed_kmh", "rsrp": "rsrp_dbm", "rsrq": "rsrq_db"}.get(field, field)
-            out[name] = v * UNITS[field].get(unit or next(iter(UNITS[field])), 1.0)
-    df = pl.DataFrame(out).with_columns(pl.lit(os.path.basename(file)).alias("source"),
-                                        pl.Series("line", lines, dtype=pl.Int64))
-    if "cid" in df.columns and "carrier" not in df.columns:
-        # cells without a carrier column: one carrier, named "-"
-        df = df.with_columns(pl.when(pl.col("cid").is_not_null()).then(pl.lit(UNNAMED_CARRIER)).alias("carrier"))
-    return conform(df)
+    return chosen

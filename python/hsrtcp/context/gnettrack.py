@@ -25,7 +25,7 @@ import os
 
 import polars as pl
 
-from hsrtcp.context.csvlog import read_rows, strptime_column, to_identity, to_number
+from hsrtcp.context.csvlog import iter_rows, strptime_column, to_identity, to_number
 from hsrtcp.context.generation import generation_of
 from hsrtcp.context.schema import RadioLogError, conform, empty_radio
 
@@ -45,60 +45,64 @@ def looks_like_gnettrack(head: str) -> bool:
     return {"Timestamp", "NetworkMode", "CellID", "Operatorname"} <= cols
 
 
-def _text(file, header, rows, lines, col) -> pl.Series:
-    i = header.index(col)
-    return pl.Series(col, [None if r[i].strip() in ("", "-") else r[i].strip() for r in rows], dtype=pl.String)
+def _text(rows: pl.DataFrame, col: str) -> pl.Series:
+    return rows.select(pl.when(pl.col(col) != "-").then(pl.col(col))).to_series()  # "-": missing
 
 
 def read_gnettrack(path: str | os.PathLike) -> pl.DataFrame:
     """The normalized radio frame of a G-NetTrack Pro CSV export; a missing column or a value
-    that does not read is a :class:`RadioLogError` naming the file and the line."""
+    that does not read is a :class:`RadioLogError` naming the file and the line. The file is
+    read in blocks (:func:`hsrtcp.context.csvlog.iter_rows`)."""
     file = os.fspath(path)
-    header, rows, lines = read_rows(file)
+    chunks = iter_rows(file)
+    header = next(chunks)
     missing = [c for c in REQUIRED if c not in header]
     if missing:
+        chunks.close()
         raise RadioLogError(f"{file}:1: missing column(s) {', '.join(missing)}: not a G-NetTrack Pro "
                             f"export (it needs {', '.join(REQUIRED)})")
-    if not rows:
-        return empty_radio()
-    t = strptime_column(file, _text(file, header, rows, lines, "Timestamp"), lines, TIME_FORMAT, "Timestamp")
-    if t.is_null().any():
-        raise RadioLogError(f"{file}:{lines[int(t.is_null().arg_max())]}: no Timestamp")
-    # rows sharing a second, spread over it in file order
-    df = pl.DataFrame({"_t": t, "_i": range(len(t))})
-    df = df.with_columns(pl.int_range(pl.len()).over("_t").alias("_k"), pl.len().over("_t").alias("_n"))
-    ts = (df["_t"] + df["_k"] / df["_n"]).rename("ts")
-
     cell_col = "RAWCELLID" if "RAWCELLID" in header else "CellID"
-    cols: dict[str, pl.Series] = {
-        "ts": ts,
-        "lon": to_number(file, _text(file, header, rows, lines, "Longitude"), lines, "Longitude"),
-        "lat": to_number(file, _text(file, header, rows, lines, "Latitude"), lines, "Latitude"),
-        "speed_kmh": to_number(file, _text(file, header, rows, lines, "Speed"), lines, "Speed"),
-        "carrier": _text(file, header, rows, lines, "Operatorname"),
-        "cid": to_identity(file, _text(file, header, rows, lines, cell_col), lines, cell_col),
-        "rsrp_dbm": to_number(file, _text(file, header, rows, lines, "RSRP"), lines, "RSRP"),
-        "rsrq_db": to_number(file, _text(file, header, rows, lines, "RSRQ"), lines, "RSRQ"),
-    }
-    if "LACHEX" in header:
-        lac = []
-        for i, v in enumerate(_text(file, header, rows, lines, "LACHEX").to_list()):
-            try:
-                lac.append(None if v is None else int(v, 16))
-            except ValueError:
-                raise RadioLogError(f"{file}:{lines[i]}: LACHEX {v!r} is not a hexadecimal area code") from None
-        cols["lac"] = pl.Series(lac, dtype=pl.Int64)
-    rats, gens = [], []
-    for v in _text(file, header, rows, lines, "NetworkMode").to_list():
-        if v is None:
-            rats.append(None)
-            gens.append(None)
-            continue
-        rat, gen = MODES.get(" ".join(v.upper().split()), (v, generation_of(v)))
-        rats.append(rat)
-        gens.append(gen)
-    cols["rat"] = pl.Series(rats, dtype=pl.String)
-    cols["generation"] = pl.Series(gens, dtype=pl.String)
-    out = pl.DataFrame(cols).with_columns(pl.lit(os.path.basename(file)).alias("source"),
-                                          pl.Series("line", lines, dtype=pl.Int64))
-    return conform(out)
+    frames = []
+    for rows, lines in chunks:
+        t = strptime_column(file, _text(rows, "Timestamp"), lines, TIME_FORMAT, "Timestamp")
+        if t.is_null().any():
+            raise RadioLogError(f"{file}:{lines[int(t.is_null().arg_max())]}: no Timestamp")
+        cols: dict[str, pl.Series] = {
+            "_t": t,
+            "lon": to_number(file, _text(rows, "Longitude"), lines, "Longitude"),
+            "lat": to_number(file, _text(rows, "Latitude"), lines, "Latitude"),
+            "speed_kmh": to_number(file, _text(rows, "Speed"), lines, "Speed"),
+            "carrier": _text(rows, "Operatorname"),
+            "cid": to_identity(file, _text(rows, cell_col), lines, cell_col),
+            "rsrp_dbm": to_number(file, _text(rows, "RSRP"), lines, "RSRP"),
+            "rsrq_db": to_number(file, _text(rows, "RSRQ"), lines, "RSRQ"),
+        }
+        if "LACHEX" in header:
+            lac = []
+            for i, v in enumerate(_text(rows, "LACHEX").to_list()):
+                try:
+                    lac.append(None if v is None else int(v, 16))
+                except ValueError:
+                    raise RadioLogError(f"{file}:{lines[i]}: LACHEX {v!r} is not a hexadecimal area code") from None
+            cols["lac"] = pl.Series(lac, dtype=pl.Int64)
+        rats, gens = [], []
+        for v in _text(rows, "NetworkMode").to_list():
+            if v is None:
+                rats.append(None)
+                gens.append(None)
+                continue
+            rat, gen = MODES.get(" ".join(v.upper().split()), (v, generation_of(v)))
+            rats.append(rat)
+            gens.append(gen)
+        cols["rat"] = pl.Series(rats, dtype=pl.String)
+        cols["generation"] = pl.Series(gens, dtype=pl.String)
+        frames.append(pl.DataFrame(cols).with_columns(lines))
+    if not frames:
+        return empty_radio()
+    df = pl.concat(frames, rechunk=False)
+    # rows sharing a second, spread over it in file order (over the whole file: a second may
+    # straddle two blocks)
+    k = pl.int_range(pl.len()).over("_t")
+    df = df.with_columns((pl.col("_t") + k / pl.len().over("_t")).alias("ts"),
+                         pl.lit(os.path.basename(file)).alias("source"))
+    return conform(df)

@@ -17,6 +17,7 @@ from datetime import date, datetime, timezone
 import polars as pl
 import pynmea2
 
+from hsrtcp.context.csvlog import MAX_LINE_BYTES
 from hsrtcp.context.gps import derive_speed
 from hsrtcp.context.schema import RadioLogError, conform
 
@@ -39,7 +40,13 @@ def read_nmea(path: str | os.PathLike) -> pl.DataFrame:
     except OSError as exc:
         raise RadioLogError(f"{file}: {exc.strerror}") from exc
     with fh:
-        for n, raw in enumerate(fh, 1):
+        n = 0
+        # lines read within a bound (a sentence is at most 82 characters): a file that is one
+        # long line is an error at its first MiB, not a MemoryError
+        while raw := fh.readline(MAX_LINE_BYTES + 2):
+            n += 1
+            if len(raw.rstrip(b"\r\n")) > MAX_LINE_BYTES:
+                raise RadioLogError(f"{file}:{n}: line longer than {MAX_LINE_BYTES} bytes: not an NMEA log?")
             try:
                 text = raw.decode("ascii").strip()
             except UnicodeDecodeError:

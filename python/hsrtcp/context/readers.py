@@ -148,8 +148,9 @@ def check(file: str, df: pl.DataFrame, at: str | None = None) -> list[str]:
     if nulls.any():
         raise RadioLogError(f"{pos(df['line'][int(nulls.arg_max())])}: no time")
     k = pl.col("carrier").fill_null("")
-    d = df.with_columns(pl.col("ts").shift(1).over(k).alias("_prev_ts"),
-                        pl.col("line").shift(1).over(k).alias("_prev_line"))
+    # only the columns the checks read: a long log is not copied whole
+    d = df.select("ts", "line", "carrier").with_columns(pl.col("ts").shift(1).over(k).alias("_prev_ts"),
+                                                        pl.col("line").shift(1).over(k).alias("_prev_line"))
     bad = d.filter(pl.col("ts") <= pl.col("_prev_ts")).head(1)
     if not bad.is_empty():
         r = bad.row(0, named=True)
