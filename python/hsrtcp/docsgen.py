@@ -551,7 +551,22 @@ def findings_headlines(ctx: Context) -> str:
               f"the permutation test by trip calls {aa_k} of {aa_n} A/A cells significant at 5 %.\n")
 
 
+def findings_families(ctx: Context) -> str:
+    from hsrtcp import findings as F
+    from hsrtcp.findings import multiplicity as M
+
+    f = _findings(ctx)
+    t = M.question_families(f.arms, f.effects, F.group_members)
+    held = t.filter(pl.col("q_bh") <= M.ALPHA)
+    marked = t.filter(pl.col("verdict").is_in(["helps", "hurts"]))
+    return (M.families_markdown(t) + "\n"
+            + f"Within their questions {held.height} of these {t.height} pooled cells hold at a false discovery "
+              f"rate of 5 % ({int((t['p_holm'] <= M.ALPHA).sum())} with Holm); the uncorrected bootstrap marks "
+              f"{marked.height} of them + or −.\n")
+
+
 GENERATORS: dict[str, Callable[[Context], str]] = {
+    "findings-families": findings_families,
     "study-classes": study_classes,
     "study-main": study_main,
     "study-t0-30": study_t0_30,

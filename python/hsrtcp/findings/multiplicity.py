@@ -156,3 +156,48 @@ def markdown(t: pl.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+
+
+def question_families(arms: pl.DataFrame, effects: pl.DataFrame, group_members) -> pl.DataFrame:
+    """Every question's pooled cells as one family per question (its contrasts × outcomes on
+    "all HSR"; the static question on the static path), permutation p-values by trip, Holm
+    and Benjamini–Hochberg within the question."""
+    rows = []
+    for question in q.QUESTIONS:
+        if question.key == q.NOISE_KEY:
+            continue
+        group = q.STATIC if question.key == "static" else q.ALL_HSR
+        fam = []
+        for c in question.contrasts:
+            for outcome in question.outcomes:
+                e = effects.filter((pl.col("question") == question.key) & (pl.col("group") == group)
+                                   & (pl.col("contrast") == c.label) & (pl.col("outcome") == outcome)).row(0, named=True)
+                d = _diffs(_effects.paired(arms, c.treatment, c.reference, group_members(group)), outcome)
+                fam.append({"question": question.key, "group": group, "contrast": c.label, "outcome": outcome,
+                            "n_pairs": len(d), "effect": e["effect"], "effect_lo": e["effect_lo"],
+                            "effect_hi": e["effect_hi"], "unit": e["unit"], "verdict": e["verdict"],
+                            "p_perm": stats.paired_permutation(d) if len(d) >= 3 else None})
+        p = [r["p_perm"] for r in fam]
+        for r, h, b in zip(fam, stats.holm(p), stats.benjamini_hochberg(p)):
+            r["p_holm"], r["q_bh"] = h, b
+        rows += fam
+    return pl.DataFrame(rows, schema={
+        "question": pl.String, "group": pl.String, "contrast": pl.String, "outcome": pl.String,
+        "n_pairs": pl.Int64, "effect": pl.Float64, "effect_lo": pl.Float64, "effect_hi": pl.Float64,
+        "unit": pl.String, "verdict": pl.String, "p_perm": pl.Float64, "p_holm": pl.Float64, "q_bh": pl.Float64})
+
+
+def families_markdown(t: pl.DataFrame) -> str:
+    head = ["question", "scenarios", "contrast: outcome", "pairs", "effect [95 % CI]", "uncorrected mark",
+            "p (permutation by trip)", "Holm", "BH q"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    mark = {"helps": "+", "hurts": "−", "within noise": "~"}
+    for r in t.iter_rows(named=True):
+        unit = r["unit"] or ""
+        eff = ("—" if r["effect"] is None else
+               f"{_fmt(r['effect'], unit)} [{_fmt(r['effect_lo'], unit)}, {_fmt(r['effect_hi'], unit)}]")
+        q_txt = _p(r["q_bh"]) + (" **holds**" if r["q_bh"] is not None and r["q_bh"] <= ALPHA else "")
+        lines.append("| " + " | ".join([r["question"], r["group"], f"{r['contrast']}: {BY_NAME[r['outcome']].label}",
+                                         str(r["n_pairs"]), eff, mark.get(r["verdict"], "n/a"), _p(r["p_perm"]),
+                                         _p(r["p_holm"]), q_txt]) + " |")
+    return "\n".join(lines) + "\n"
