@@ -70,19 +70,20 @@ class Context:
             self.read.append(rel)
         return p
 
-    def parquet(self, rel: str) -> pl.DataFrame:
+    def _read(self, rel: str, reader) -> pl.DataFrame:
+        p = self.path(rel)
         if rel not in self._cache:
-            self._cache[rel] = pl.read_parquet(self.path(rel))
-        else:
-            self.path(rel)
+            try:
+                self._cache[rel] = reader(p)
+            except (pl.exceptions.PolarsError, OSError) as exc:
+                raise InputError(f"{rel}: cannot be read: {exc}") from None
         return self._cache[rel]
 
+    def parquet(self, rel: str) -> pl.DataFrame:
+        return self._read(rel, pl.read_parquet)
+
     def csv(self, rel: str) -> pl.DataFrame:
-        if rel not in self._cache:
-            self._cache[rel] = pl.read_csv(self.path(rel))
-        else:
-            self.path(rel)
-        return self._cache[rel]
+        return self._read(rel, pl.read_csv)
 
     def inputs_line(self) -> str:
         parts = [f"{rel} {hashlib.sha256((self.root / rel).read_bytes()).hexdigest()[:16]}" for rel in self.read]

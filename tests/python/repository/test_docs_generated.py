@@ -143,3 +143,10 @@ def test_orderings_within_workloads_report_the_reversals_as_they_come_out():
     assert r[3].startswith("17.5 %") and r[4].startswith("17.6 %")
     pooled = rows[("DupACK rate M15", "all workloads")]
     assert pooled[3].startswith("11.1 %") and pooled[4].startswith("16.7 %")
+
+
+def test_an_unreadable_input_is_an_input_error_naming_it(copy):
+    (copy / "tests/data/study/study_flows.parquet").write_bytes(b"not parquet")
+    r = _docsgen(copy, "--check")
+    assert r.returncode == 3 and "Traceback" not in r.stderr
+    assert "tests/data/study/study_flows.parquet: cannot be read" in r.stderr
