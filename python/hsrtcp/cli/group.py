@@ -31,6 +31,7 @@ SUBCOMMANDS: dict[str, str] = {
     "compare": "compare:compare",
     "users": "users:users",
     "apps": "apps:apps",
+    "congestion": "congestion:congestion",
     "figures": "figures:figures",
 }
 

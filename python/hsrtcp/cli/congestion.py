@@ -1,0 +1,44 @@
+"""`hsrtcp congestion RESULTS CAPTURE... [-o DIR]`: the congestion control each flow's sender
+ran, inferred from the capture (docs/passive.md, "Congestion control"; table in
+docs/formats/congestion.md). Exit codes: 0 done, 2 usage, 3 input error."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+FLOW_COLUMNS = ["flow_id", "capture", "client_addr", "client_port", "server_addr", "server_port", "first_ts",
+                "last_ts", "c2s_payload_bytes", "s2c_payload_bytes", "data_vantage", "rtt_median", "rtt_mean",
+                "mss_data"]
+
+
+@click.command("congestion")
+@click.argument("results", type=click.Path(path_type=Path))
+@click.argument("captures", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--out", type=click.Path(path_type=Path), help="write congestion.parquet here")
+def congestion(results, captures, out) -> None:
+    """Sender's congestion control per flow (reno, cubic, bbr or unknown) from its response
+    to loss and BBR's ProbeRTT; captures at the sender only (receiver side: unknown)."""
+    from hsrtcp.errors import InputError
+    from hsrtcp.passive import congestion as c
+    from hsrtcp.results import ResultsDir
+
+    rd = ResultsDir(results)
+    flows = rd.read("flows", FLOW_COLUMNS)
+    names = set(rd.read("captures", ["capture"])["capture"].to_list())
+    paths = {}
+    for cap in captures:
+        if not cap.is_file():
+            raise InputError(f"{cap}: no such capture file")
+        match = [n for n in names if n == str(cap) or os.path.basename(n) == cap.name]
+        if not match:
+            raise InputError(f"{cap}: not a capture of {results} (it read {', '.join(sorted(names)) or 'no capture'})")
+        paths.update({n: cap for n in match})
+    table = c.infer(flows, paths)
+    counts = table.group_by("congestion_control").len().sort("congestion_control")
+    click.echo(f"{table.height} flows: " + ", ".join(f"{k} {v}" for k, v in counts.iter_rows()))
+    if out:
+        for p in c.write(table, out):
+            click.echo(f"wrote {p}")
