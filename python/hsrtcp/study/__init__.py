@@ -228,7 +228,7 @@ def flow_frame(res: load.Results, by: list[str]) -> tuple[pl.DataFrame, pl.DataF
 
 def _dimension_names(frame: pl.DataFrame, res: load.Results) -> list[str]:
     """What --by accepts: flows, context and labels columns, ``result`` and ``workload``."""
-    names = set(res.flows.columns) | {"result", "workload"}
+    names = set(res.flow_names or res.flows.columns) | {"result", "workload"}
     for t in (res.context, res.labels):
         if t is not None:
             names |= {c for c in frame.columns if c in t.columns or c.startswith(("labels.", "context."))}

@@ -25,7 +25,17 @@ from hsrtcp.study.groups import SEED_CLASSES
 
 def _groups(flows, keys: list[str], seed_classes: bool) -> tuple[dict[tuple, np.ndarray], pl.DataFrame, int]:
     """Every class group of ``keys`` as a mask over the flows (the groups
-    :func:`hsrtcp.study.groups.explode_classes` then ``partition_by`` would give)."""
+    :func:`hsrtcp.study.groups.explode_classes` then ``partition_by`` would give); kept on
+    ``flows`` for the next table with the same keys."""
+    cache = flows.__dict__.setdefault("_groups", {})
+    ck = (tuple(keys), seed_classes)
+    if ck not in cache:
+        cache.clear()  # one set of masks at a time (a bool per flow and group)
+        cache[ck] = _make_groups(flows, keys, seed_classes)
+    return cache[ck]
+
+
+def _make_groups(flows, keys: list[str], seed_classes: bool) -> tuple[dict[tuple, np.ndarray], pl.DataFrame, int]:
     kdf = flows.lf.select(keys).collect()
     n = kdf.height
     uniq = kdf.unique(maintain_order=True)
@@ -147,6 +157,9 @@ def _rng(o, table: str, m, key: tuple):
 def exploded_reasons(flows, keys: list[str]) -> pl.DataFrame:
     """The keys and ``class_reason`` of every flow in each of its class groups: what
     :func:`hsrtcp.study.tables.classes` counts (four narrow columns, not the study frame)."""
-    from hsrtcp.study.groups import explode_classes
-
-    return explode_classes(flows.lf.select(*keys, "class_reason").collect()).drop("fine_class")
+    df = flows.lf.select(*keys, "class_reason").collect()
+    fine = pl.col("flow_class")
+    # each flow in its class, in high_1_16 for 1-16 handoffs, and in all (explode_classes
+    # without its list column: the counts are the same, the rows in another order)
+    return pl.concat([df, df.filter(fine.is_in(["high_1_8", "high_9_16"])).with_columns(pl.lit("high_1_16").alias("flow_class")),
+                      df.with_columns(pl.lit("all").alias("flow_class"))])

@@ -43,6 +43,12 @@ METRICS_FROM_ROW = {
 }
 
 
+#: every flows column :func:`connections` reads (when present): the projection of a streamed
+#: study's read (the flows table has about 150 columns)
+COLUMNS_READ = ("flow_id", "vantage", "capture", "capture_near", "client_flow_id", "server_flow_id",
+                "goodput_bytes", "establishment_s", "establishment_time_s", *METRICS_FROM_ROW.values())
+
+
 def connections(flows: pl.DataFrame) -> pl.DataFrame:
     """The connection rows of ``flows`` (stacked results, with a ``result`` column).
 

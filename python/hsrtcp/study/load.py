@@ -63,11 +63,14 @@ class Results:
     notes: list[str] = field(default_factory=list)
     #: directories that had a context table
     with_context: list[str] = field(default_factory=list)
+    #: every column of the flows files (``flows`` may hold only the columns asked for)
+    flow_names: list[str] = field(default_factory=list)
 
 
-def read(dirs: list[str | os.PathLike] | str | os.PathLike) -> Results:
+def read(dirs: list[str | os.PathLike] | str | os.PathLike, flow_columns=None) -> Results:
     """Read results directories; raises :class:`hsrtcp.errors.InputError` (naming the
-    directory or file) for a missing directory, a missing core table or an old schema."""
+    directory or file) for a missing directory, a missing core table or an old schema.
+    ``flow_columns``: read only these flows columns (those present) besides the required ones."""
     if isinstance(dirs, (str, os.PathLike)):
         dirs = [dirs]
     if not dirs:
@@ -80,6 +83,7 @@ def read(dirs: list[str | os.PathLike] | str | os.PathLike) -> Results:
     lazy: dict[str, list[pl.LazyFrame]] = {"series": [], "events": []}
     notes: list[str] = []
     with_context: list[str] = []
+    flow_names: list[str] = []
     for name in names:
         d = Path(name)
         if not d.is_dir():
@@ -93,7 +97,9 @@ def read(dirs: list[str | os.PathLike] | str | os.PathLike) -> Results:
         for table in CORE_TABLES:
             res.require(table, REQUIRED_COLUMNS[table])
             if table == "flows":
-                eager["flows"].append(res.read("flows").with_columns(tag))
+                flow_names.extend(c for c in res.schema("flows").names() if c not in flow_names)
+                cols = None if flow_columns is None else REQUIRED_COLUMNS["flows"]
+                eager["flows"].append(res.read("flows", cols, optional=flow_columns or ()).with_columns(tag))
             else:
                 lazy[table].append(res.scan(table).with_columns(tag))
         for table in CONTEXT_TABLES:
@@ -112,7 +118,7 @@ def read(dirs: list[str | os.PathLike] | str | os.PathLike) -> Results:
                    events=pl.concat(lazy["events"], how="diagonal_relaxed"),
                    context=stacked["context"], labels=stacked["labels"], handoffs=stacked["handoffs"],
                    suspensions=stacked["suspensions"], coverage=stacked["coverage"],
-                   notes=notes, with_context=with_context)
+                   notes=notes, with_context=with_context, flow_names=flow_names)
 
 
 #: a corpus results directory as its partitions (docs/scale.md); kept under its former name

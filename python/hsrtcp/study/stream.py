@@ -53,7 +53,9 @@ def partition(path: str, by: list[str], spool: str, index: int) -> dict:
     from hsrtcp.study import _dimension_names, _handoffs, flow_frame
 
     try:
-        res = load.read([path])
+        from hsrtcp.study.connections import COLUMNS_READ
+
+        res = load.read([path], flow_columns=[*COLUMNS_READ, *by])
         frame, tput, tnotes = flow_frame(res, by)
         files = {}
         out = os.path.join(spool, f"flows-{index:06d}.parquet")
@@ -76,7 +78,8 @@ def partition(path: str, by: list[str], spool: str, index: int) -> dict:
                 "flows": frame.height, "tput": tput.height, "context": res.context is not None,
                 "suspensions": sus is not None, "sus_null": sus_null, "sus_why": why,
                 "handoffs": res.handoffs is not None, "coverage": res.coverage is not None,
-                "dimensions": _dimension_names(frame, res)}
+                "dimensions": _dimension_names(frame, res), "flow_names": res.flow_names,
+                "worker": (os.uname().nodename, os.getpid())}
     except (InputError, pl.exceptions.PolarsError, OSError) as exc:
         reason = str(exc) if isinstance(exc, InputError) else f"{path}: cannot read: {type(exc).__name__}: {exc}"
         return {"result": path, "error": reason.splitlines()[0] if reason else type(exc).__name__}
@@ -213,8 +216,18 @@ def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, 
         first = failures["reason"][0] if failures.height else "no partition"
         raise InputError(f"no results directory could be read ({failures.height} failed; first: {first})")
     notes = [n for r in as_given for n in r["notes"]]
-    notes += list(dict.fromkeys(n for r in ok for n in r["tnotes"]))
+    # a series column is missing from the stacked series only when every partition lacks it
+    notes += [n for n in ok[0]["tnotes"] if all(n in r["tnotes"] for r in ok)]
     flows_lf = _scan([r["files"]["flows"] for r in ok])
+    # a metric column some partitions lack (single captures have no matched columns) is a
+    # null of the flows column's type there, as in the stacked flows of the in-memory path
+    from hsrtcp.results import expected_type
+    from hsrtcp.study.connections import METRICS_FROM_ROW
+
+    had = set().union(*[r["flow_names"] for r in ok])
+    have = flows_lf.collect_schema()
+    casts = {dst: expected_type("flows", src) for dst, src in METRICS_FROM_ROW.items() if src in had and dst in have}
+    flows_lf = flows_lf.with_columns([pl.col(c).cast(t) for c, t in casts.items() if t is not None and have[c] != t])
     # the --by names: what the in-memory frame would have (the union of the partitions' columns)
     names_avail = sorted(set().union(*[r["dimensions"] for r in ok]))
     empty = pl.DataFrame(schema=flows_lf.collect_schema())
@@ -269,6 +282,7 @@ def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, 
     rows = {"throughput_samples": sum(r["tput"] for r in ok), "study_flows": sum(r["flows"] for r in ok)}
     s = Study(out, notes, o, list(results), rows=rows)
     s.partitions = len(names)
+    s.workers = sorted({tuple(r["worker"]) for r in ok})  # (host, pid) of the processes that read them
     s.spool = spool
     weakref.finalize(s, shutil.rmtree, spool, True)  # the spooled rows live as long as the study
     return s

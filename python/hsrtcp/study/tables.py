@@ -54,7 +54,11 @@ class Flows:
         self.lf, self.explode = lf, explode
 
     def with_columns(self, *exprs, **named) -> Flows:
-        return Flows(self.lf.with_columns(*exprs, **named), self.explode)
+        """New columns beside the keys (which stay as they are: the class masks are shared)."""
+        out = Flows(self.lf.with_columns(*exprs, **named), self.explode)
+        if "_groups" in self.__dict__:
+            out._groups = self._groups
+        return out
 
     @property
     def schema(self) -> pl.Schema:
