@@ -29,7 +29,7 @@ from hsrtcp.report import assets
 from hsrtcp.report.charts import PALETTE, chart, clean, colour, ecdf, series, sig
 from hsrtcp.report.flow_detail import flow_charts
 from hsrtcp.report.inputs import ResultsData, StudyData, load_results, load_study
-from hsrtcp.results import no_nulls
+from hsrtcp.results import no_nulls, with_names
 from hsrtcp.units import axis_scale, human, unit_of
 
 DEFAULT_TOP = 50
@@ -39,7 +39,8 @@ DEFAULT_WIDTH = 1200
 #: A column with a unit shows its values in one human unit chosen from its values (ms, Mbit/s,
 #: %: :func:`_display_unit`) named in its header; the JSON keeps the base (SI) values.
 FLOW_TABLE = [
-    ("flow_id", "flow", "id", None), ("capture", "capture", "str", None), ("vantage", "vantage", "str", None),
+    ("flow_id", "flow", "id", None), ("short_id", "name", "str", None), ("input", "input", "str", None),
+    ("input_flow_id", "flow_id in input", "id", None), ("capture", "capture", "str", None), ("vantage", "vantage", "str", None),
     ("endpoints", "client → server", "str", None), ("data_dir", "data", "str", None),
     ("flow_class", "class", "str", None), ("handoffs", "handoffs", "int", None),
     ("duration_s", "duration", "num", "s"), ("data_bytes", "data (bytes)", "int", None),
@@ -121,6 +122,8 @@ def _flow_frame(res: ResultsData) -> pl.DataFrame:
         ctx_cols = [c for c in ("flow_class", "handoffs", "class_reason", "carrier") if c in res.context.columns]
         ctx = res.context.select("flow_id", *ctx_cols).unique("flow_id")
         f = f.join(ctx.with_columns(pl.col("flow_id").cast(f.schema["flow_id"])), on="flow_id", how="left")
+    if "short_id" not in f.columns:
+        f = with_names(f)
     return f
 
 
@@ -139,6 +142,8 @@ def _display_unit(values: list, unit: str) -> tuple[float, str]:
 def _flow_table(f: pl.DataFrame, detailed: set[int]) -> dict:
     cols = []
     for key, header, kind, unit in FLOW_TABLE:
+        if key in ("input", "input_flow_id") and key not in f.columns:
+            continue  # a corpus's columns
         if key == "detail":
             vals = [fid in detailed for fid in f.get_column("flow_id").to_list()]
         elif key not in f.columns:
@@ -157,10 +162,26 @@ def _flow_table(f: pl.DataFrame, detailed: set[int]) -> dict:
     return {"columns": cols, "rows": f.height}
 
 
+def _linked(f: pl.DataFrame, top_ids: list[int]) -> dict[int, int]:
+    """Matched row -> the single-capture row whose packets its drill-down shows (the
+    server's, else the phone's): the matched row holds metrics, not packets."""
+    if "server_flow_id" not in f.columns or "client_flow_id" not in f.columns:
+        return {}
+    m = f.filter((pl.col("vantage") == "matched") & pl.col("flow_id").is_in(top_ids))
+    have = set(f.get_column("flow_id").to_list())
+    out = {}
+    for fid, srv, cli in zip(*m.select("flow_id", "server_flow_id", "client_flow_id").get_columns()):
+        src = srv if srv in have else cli if cli in have else None
+        if src is not None:
+            out[fid] = src
+    return out
+
+
 def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) -> list[dict]:
     if not top_ids:
         return []
-    ids = pl.Series(top_ids, dtype=res.flows.schema["flow_id"])
+    linked = _linked(f, top_ids)
+    ids = pl.Series(list(dict.fromkeys([*top_ids, *linked.values()])), dtype=res.flows.schema["flow_id"])
 
     def parts(lf: pl.LazyFrame, columns: list[str]) -> dict:
         have = lf.collect_schema().names()
@@ -168,7 +189,7 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
         return {k[0] if isinstance(k, tuple) else k: v for k, v in df.partition_by("flow_id", as_dict=True).items()}
 
     series_by = parts(res.series, ["flow_id", "bin", "t_rel", "bytes", "goodput_bytes", "retransmissions", "bif_max",
-                                   "bif_mean", "awnd_min", "awnd_mean", "rtt_mean", "backoff"])
+                                   "bif_mean", "awnd_min", "awnd_mean", "rtt_mean", "backoff", "data_sent", "data_lost"])
     events_by = parts(res.events.filter(pl.col("kind").is_in(
         ["retransmission", "spurious_retransmission", "timeout_sequence", "spurious_timeout", "zero_window",
          "suspension", "gap", "sack_block"])), ["flow_id", "kind", "class", "ts", "ts_end", "dir", "seq_start", "seq_end"])
@@ -188,17 +209,61 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
     out = []
     for fid in top_ids:
         row = rows[fid]
+        src = linked.get(fid, fid)  # a matched row: its server row's packets, its own verdicts
         hts = handoff_ts
         if carriers.get(fid) is not None:
             h = res.handoffs.filter(pl.col("carrier") == carriers[fid])
             hts = np.sort(_num(h, "ts"))
         hts = hts[(hts >= row["first_ts"]) & (hts <= row["last_ts"])]
-        d = flow_charts(row, series_by.get(fid), events_by.get(fid), rtt_by.get(fid), hts, outages_by.get(fid), width)
-        d["title"] = (f"flow {fid}: {row['endpoints']} ({row.get('capture')}, {row.get('vantage') or 'vantage ?'}, "
-                      f"data {row.get('data_dir') or '?'}, {row.get('data_vantage') or 'sender/receiver ?'} side)")
+        events, verdicts = events_by.get(src), None
+        if src != fid:
+            own = events_by.get(fid)
+            if own is not None:  # the matcher's spurious timeouts (M12, with their cause)
+                events = own if events is None else pl.concat([events, own], how="diagonal_relaxed")
+            verdicts = series_by.get(fid)
+        d = flow_charts(rows[src], series_by.get(src), events, rtt_by.get(src), hts, outages_by.get(fid), width,
+                        fates=verdicts, key=fid)
+        name = row.get("short_id") or f"flow {fid}"
+        if src != fid:
+            d["notes"].insert(0, f"{name} is a matched row (both captures): the charts show the packets of "
+                                 f"{rows[src].get('short_id')} ({rows[src].get('vantage')} capture, flow {src}) with the "
+                                 f"matcher's verdicts: {_lost_text(row)}")
+        where = (f"flow {row['input_flow_id']} of input {row['input']}" if row.get("input") is not None
+                 else f"flow {fid}")
+        d["title"] = (f"{name} ({where}): {row['endpoints']} ({row.get('capture')}, "
+                      f"{row.get('vantage') or 'vantage unknown'}, data {row.get('data_dir') or '?'}, "
+                      f"{row.get('data_vantage') or 'sender/receiver ?'} side)")
         d["flow_id"] = str(fid)
+        d["name"] = name
         out.append(d)
     return out
+
+
+def _lost_text(row: dict) -> str:
+    def n(v):
+        return "?" if v is None else f"{v:,}"
+
+    return (f"{n(row.get('lost_data_packets'))} of {n(row.get('data_packets_sent'))} data packets lost in the network "
+            f"(p_d), {n(row.get('lost_ack_packets'))} of {n(row.get('ack_packets_sent'))} pure ACKs (p_a), "
+            f"{n(row.get('spurious_timeouts_2v'))} spurious timeouts from both captures")
+
+
+def _connections_html(res: ResultsData) -> str:
+    """The connections view (docs/query.md): one row per connection, both vantages and the
+    matched metrics side by side."""
+    from hsrtcp.api import Dataset
+
+    empty = pl.DataFrame()
+    c = Dataset(res.flows, empty, empty, empty, empty).connections()
+    keep = ["connection", "client_addr", "client_port", "server_addr", "server_port",
+            "client_short_id", "client_retransmissions", "client_rtt_mean", "client_goodput_bytes",
+            "server_short_id", "server_retransmissions", "server_timeouts", "server_rtt_mean", "server_goodput_bytes",
+            "unknown_short_id", "unknown_retransmissions", "matched_short_id", "matched_p_d", "matched_p_a",
+            "matched_ack_burst_loss", "matched_q", "matched_spurious_timeouts_2v", "matched_clock_offset_s"]
+    c = c.select([k for k in keep if k in c.columns and not c.get_column(k).is_null().all()])
+    return (f'<p class="note" id="connections">{c.height} connection(s): a matched row with the client and server '
+            "rows it links, else one row; named by first packet (f1, ...; their rows f1c, f1s, f1m). "
+            '<code>hsrtcp query RESULTS "from connections"</code> has every column.</p>' + html_table(c, "static"))
 
 
 # ---------------------------------------------------------------- captures, MPTCP, provenance
@@ -473,7 +538,8 @@ def build_report(results: str | os.PathLike, study: str | os.PathLike | None = N
                    f"{html.escape(data['generated'])} by hsrtcp {html.escape(__version__)} "
                    f"(uPlot {html.escape(str(data['uplot_version']))}).</p><p class=\"note\" id=\"scope\">"
                    f"{html.escape(scope)}</p>" + (f'<ul class="note">{notes}</ul>' if notes else "")),
-        "CAPTURES": _captures_html(res), "CLASSES": class_html, "MODELS": models_html,
+        "CAPTURES": _captures_html(res) + "<h3>Connections</h3>" + _connections_html(res),
+        "CLASSES": class_html, "MODELS": models_html,
         "MPTCP": mptcp_section(res.path, html_table) or _mptcp_html(f), "PROVENANCE": _provenance_html(res),
     }
     page = assets.static("template.html")

@@ -52,9 +52,11 @@ def _col(df: pl.DataFrame, name: str) -> np.ndarray:
 
 def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFrame | None,
                 rtt_df: pl.DataFrame | None, handoff_ts: np.ndarray, outages: pl.DataFrame | None,
-                width: int) -> dict:
-    """Chart specs and notes for one flow (``flow``: its flows row as a dict)."""
-    fid = flow["flow_id"]
+                width: int, fates: pl.DataFrame | None = None, key=None) -> dict:
+    """Chart specs and notes for one flow (``flow``: its flows row as a dict). ``fates``: a
+    matched row's series bins (data_sent, data_lost per 1-s bin): the matcher's losses drawn
+    over ``flow``'s packets; ``key``: the id the charts go by (default flow_id)."""
+    fid = flow["flow_id"] if key is None else key
     t0 = float(flow["first_ts"])
     duration = float(flow["duration_s"] or 0.0)
     data_dir = flow.get("data_dir")
@@ -135,6 +137,15 @@ def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFr
     if not np.all(np.isnan(awnd_edge)):
         tseq_series.append(series("advertised window edge: ACK + min AWND", x_line, clean(awnd_edge),
                                   PALETTE["green"], "line"))
+    if fates is not None and "data_lost" in fates.columns and fates.height:
+        lost = fates.filter(pl.col("data_lost").fill_null(0) > 0).sort("bin")
+        if lost.height:
+            # the tables count the lost segments per bin, not which: one point per bin on the ACK line
+            t = np.minimum(_col(lost, "t_rel") + 0.5, max(duration, 0.0))
+            total, sent = int(lost.get_column("data_lost").sum()), int(fates.get_column("data_sent").fill_null(0).sum())
+            tseq_series.append(series(f"lost in the network (matcher): {total:,} of {sent:,} data packets, "
+                                      "per 1-s bin", clean(t, 6), clean(np.interp(t, x_line, ack_line)),
+                                      PALETTE["vermillion"], "points"))
     tseq = chart(f"tseq-{fid}", "Time–sequence graph", "time since the flow's first packet (s)",
                  f"sequence number, {data_dir or 'data'} direction (bytes)", tseq_series,
                  marks=marks, sacks=sacks, sack_counts=sack_counts, bands=bands, vlines=vlines,

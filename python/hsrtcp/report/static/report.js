@@ -403,7 +403,7 @@
   data.details.forEach((d) => {
     const o = document.createElement("option");
     o.value = d.flow_id;
-    o.textContent = `flow ${d.flow_id} (${d.retransmissions} retransmissions)`;
+    o.textContent = `${d.name || "flow " + d.flow_id} (flow ${d.flow_id}, ${d.retransmissions} retransmissions)`;
     select.appendChild(o);
   });
   select.addEventListener("change", () => openFlow(select.value));
