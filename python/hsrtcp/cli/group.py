@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, str] = {
     "apps": "apps:apps",
     "congestion": "congestion:congestion",
     "figures": "figures:figures",
+    "audit": "audit:audit",
 }
 
 

@@ -1,0 +1,239 @@
+"""Judge every detector of one run against the truth of its two captures.
+
+Verdict rows (docs/formats/audit.md): one per (truth episode, detector), plus one per detector
+event that no truth episode explains (a false positive). Detectors and what they answer:
+
+==================  ========  ===================================================
+detector            vantage   positive = the detector says …
+==================  ========  ===================================================
+M10 timeout         server    this was a timeout sequence (events ``timeout_sequence``)
+M12 receiver        phone     spurious (``spurious_timeout`` class ``receiver``)
+M12 dsack           server    spurious (class ``dsack``)
+M12 eifel           server    spurious (class ``eifel``)
+M12 server          server    spurious by D-SACK or Eifel (the server row's count)
+M12 two_vantage     both      spurious (class ``two_vantage``, the matched row)
+M14 two_vantage     both      cause ``ack_loss`` (spurious episodes both found)
+M14 server rule     server    ``ack_loss``: D-SACK without Eifel evidence, i.e. no ACK of
+                              the original ever reached the server (seed 000's one-vantage
+                              reading: an ACK that arrived late is RTOEI)
+==================  ========  ===================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from hsrtcp.audit.inputs import Run
+from hsrtcp.audit.truth import ConnectionEpisodes, all_episodes
+from hsrtcp.testing import truth as _truth
+from hsrtcp.testing.pcapio import read_tcp
+
+EARLY_S = 0.001  # an event may carry a timestamp this much before its truth (two clocks)
+OPEN_END_S = 120.0  # an episode never ACKed is open this long
+
+SPURIOUS_METHODS = {"receiver": "phone", "dsack": "server", "eifel": "server", "two_vantage": "both"}
+
+
+@dataclass
+class _Event:
+    ts: float  # server clock: the first RTO retransmission (phone events: its arrival)
+    seq: int | None
+    cause: str | None = None
+    count: int | None = None
+
+
+def handshake_options(path) -> dict:
+    """SACK and timestamps as the first SYN and SYN-ACK of ``path`` negotiated them."""
+    syn = synack = None
+    for i, p in enumerate(read_tcp(path)):
+        if p.syn and not p.has_ack and syn is None:
+            syn = p
+        elif p.syn and p.has_ack and synack is None:
+            synack = p
+        if (syn and synack) or i > 2000:
+            break
+    if syn is None or synack is None:
+        return {"sack": None, "timestamps": None}
+    return {"sack": bool(syn.sack_permitted and synack.sack_permitted),
+            "timestamps": syn.tsval is not None and synack.tsval is not None}
+
+
+def audit_run(run: Run) -> tuple[list[dict], list[dict], list[str]]:
+    """(verdict rows, connection rows, errors) of one run."""
+    import hsrtcp
+
+    truth = _truth.compute(run.server_pcap, run.client_pcap, client_time_offset_s=run.client_offset_s)
+    eps = all_episodes(truth, client_offset_s=run.client_offset_s, rto_min_s=run.rto_min_s)
+    ds = hsrtcp.analyze(client=str(run.client_pcap), server=str(run.server_pcap))
+    errors = list(ds.errors or [])
+    flows, events = ds.flows, ds.events
+    cond = dict(run.conditions) | handshake_options(run.server_pcap)
+    verdicts: list[dict] = []
+    conns: list[dict] = []
+    for ce in eps:
+        c = ce.conn
+        key = f"{c.client}:{c.client_port}-{c.server}:{c.server_port}#{c.epoch}"
+        rows = _flow_rows(flows, c)
+        ev = {m: _events(events, rows, m, run.client_offset_s) for m in
+              ("timeout", "receiver", "dsack", "eifel", "two_vantage")}
+        rtt = _rtt(rows)
+        base = {"run": run.name, "connection": key} | cond | {"rtt_ms": rtt}
+        verdicts += _judge(ce, ev, base)
+        conns.append(base | _counts(run, ce, rows, events))
+    return verdicts, conns, errors
+
+
+def _flow_rows(flows: pl.DataFrame, c) -> dict[str, dict | None]:
+    out: dict[str, dict | None] = {}
+    for v in ("client", "server"):
+        r = flows.filter((pl.col("vantage") == v) & (pl.col("client_port") == c.client_port)
+                         & (pl.col("server_port") == c.server_port) & (pl.col("epoch") == c.epoch))
+        out[v] = r.row(0, named=True) if r.height else None
+    m = None
+    if out["server"] is not None and "server_flow_id" in flows.columns:
+        r = flows.filter((pl.col("vantage") == "matched")
+                         & (pl.col("server_flow_id") == out["server"]["flow_id"]))
+        m = r.row(0, named=True) if r.height else None
+    out["matched"] = m
+    return out
+
+
+def _events(events: pl.DataFrame, rows: dict, method: str, offset: float) -> list[_Event]:
+    vantage = {"timeout": "server", "receiver": "client", "dsack": "server", "eifel": "server",
+               "two_vantage": "matched"}[method]
+    row = rows.get(vantage)
+    if row is None:
+        return []
+    e = events.filter(pl.col("flow_id") == row["flow_id"])
+    if method == "timeout":
+        e = e.filter(pl.col("kind") == "timeout_sequence")
+        # ts = the timer was armed; value = T, the time to the first RTO retransmission
+        return [_Event(ts=r["ts"] + (r["value"] or 0.0), seq=r["seq_start"], count=r["count"])
+                for r in e.iter_rows(named=True)]
+    e = e.filter((pl.col("kind") == "spurious_timeout") & (pl.col("class") == method))
+    shift = offset if vantage == "client" else 0.0
+    return [_Event(ts=r["ts"] - shift, seq=r["seq_start"], cause=r["cause"], count=r["count"])
+            for r in e.iter_rows(named=True)]
+
+
+def _rtt(rows: dict) -> float | None:
+    for v in ("matched", "server"):
+        r = rows.get(v)
+        if r and r.get("rtt_min") is not None:
+            return round(r["rtt_min"] * 1000, 3)
+    return None
+
+
+def _assign(ce: ConnectionEpisodes, events: list[_Event]) -> tuple[dict[int, _Event], list[_Event]]:
+    """Each event to the latest episode that started before it and was still open (and whose
+    segment it names, when it names one); the first event per episode counts, the others and
+    the unexplained are extras (false positives)."""
+    taken: dict[int, _Event] = {}
+    extra: list[_Event] = []
+    for ev in sorted(events, key=lambda x: x.ts):
+        best = None
+        for i, ep in enumerate(ce.episodes):
+            end = ep.t_end if ep.t_end is not None else ep.t_first + OPEN_END_S
+            if ep.t_first - EARLY_S <= ev.ts <= end + EARLY_S and (ev.seq is None or ep.seq <= ev.seq < ep.end):
+                best = i
+        if best is None or best in taken:
+            extra.append(ev)
+        else:
+            taken[best] = ev
+    return taken, extra
+
+
+def _judge(ce: ConnectionEpisodes, ev: dict[str, list[_Event]], base: dict) -> list[dict]:
+    out: list[dict] = []
+    assigned = {m: _assign(ce, evs) for m, evs in ev.items()}
+
+    def row(i, ep, detector, vantage, truth, detected, **kw):
+        r = base | {"detector": detector, "vantage": vantage, "episode": i,
+                    "t_first": ep.t_first if ep else kw.pop("t", None), "seq": ep.seq if ep else None,
+                    "truth": truth, "detected": detected,
+                    "truth_spurious": ep.spurious if ep else None,
+                    "truth_cause": ep.cause if ep else None,
+                    "expirations": ep.expirations if ep else None,
+                    "first_retrans_arrived": ep.first_retrans_arrived if ep else None}
+        r |= {"detected_cause": kw.get("detected_cause"), "detected_count": kw.get("detected_count")}
+        r["outcome"] = ("TP" if detected else "FN") if truth else ("FP" if detected else "TN")
+        out.append(r)
+
+    taken_t, extra_t = assigned["timeout"]
+    for i, ep in enumerate(ce.episodes):
+        t_ev = taken_t.get(i)
+        row(i, ep, "M10 timeout", "server", True, t_ev is not None,
+            detected_count=t_ev.count if t_ev else None)
+    for e in extra_t:
+        row(None, None, "M10 timeout", "server", False, True, t=e.ts, detected_count=e.count)
+    for m, vantage in SPURIOUS_METHODS.items():
+        taken, extra = assigned[m]
+        for i, ep in enumerate(ce.episodes):
+            x = taken.get(i)
+            row(i, ep, f"M12 {m}", vantage, ep.spurious, x is not None,
+                detected_cause=x.cause if x else None, detected_count=x.count if x else None)
+        for e in extra:
+            row(None, None, f"M12 {m}", vantage, False, True, t=e.ts, detected_cause=e.cause)
+    # the server's own count: spurious by either single-capture method
+    td, xd = assigned["dsack"]
+    te, xe = assigned["eifel"]
+    for i, ep in enumerate(ce.episodes):
+        row(i, ep, "M12 server", "server", ep.spurious, i in td or i in te)
+    for e in _merge_extras(xd, xe):
+        row(None, None, "M12 server", "server", False, True, t=e.ts)
+    # causes, on the episodes that are spurious and that the detector found spurious
+    tv, _ = assigned["two_vantage"]
+    for i, ep in enumerate(ce.episodes):
+        if ep.spurious and i in tv:
+            row(i, ep, "M14 two_vantage", "both", ep.cause == "ack_loss", tv[i].cause == "ack_loss",
+                detected_cause=tv[i].cause)
+        if ep.spurious and (i in td or i in te):
+            guess = "rto_estimation" if i in te else "ack_loss"
+            row(i, ep, "M14 server rule", "server", ep.cause == "ack_loss", guess == "ack_loss",
+                detected_cause=guess)
+    return out
+
+
+def _merge_extras(a: list[_Event], b: list[_Event]) -> list[_Event]:
+    """Unexplained events of two methods, one per distinct time (both methods may report it)."""
+    out: list[_Event] = []
+    for e in sorted(a + b, key=lambda x: x.ts):
+        if not out or abs(out[-1].ts - e.ts) > EARLY_S:
+            out.append(e)
+    return out
+
+
+def _counts(run: Run, ce: ConnectionEpisodes, rows: dict, events: pl.DataFrame) -> dict:
+    """Per-connection counts with their truth: kernel RTOs, M13 packets, the receiver's
+    undecided interval and its duplicates."""
+    c = ce.conn
+    kernel = run.kernel_rto.get(c.client_port) if c.epoch == 0 else None
+    truth_rtos = ce.expirations + c.synack_retrans
+    out = {"kernel_total_rto": kernel, "truth_rto_expirations": truth_rtos,
+           "rto_check": "n/a" if kernel is None else ("ok" if kernel == truth_rtos else "mismatch"),
+           "truth_episodes": len(ce.episodes),
+           "truth_spurious_episodes": sum(e.spurious for e in ce.episodes),
+           "truth_m13_packets": sum(e.packets for e in ce.episodes if e.spurious),
+           "truth_retransmissions": c.data_retrans}
+    m, s, cl = rows.get("matched"), rows.get("server"), rows.get("client")
+    out["matched_m13_packets"] = m.get("spurious_rto_packets") if m else None
+    out["server_m13_packets"] = s.get("spurious_rto_packets") if s else None
+    out["server_retransmissions"] = s.get("retransmissions") if s else None
+    arrived_retrans = sum(1 for d in c.data if d.retrans and d.arrived)
+    out["truth_retrans_arrived"] = arrived_retrans
+    out["truth_spurious_retrans"] = c.spurious_retrans
+    if cl is not None:
+        lo, und = cl.get("retransmissions"), cl.get("retransmissions_undecided")
+        out["receiver_retransmissions"] = lo
+        out["receiver_undecided"] = und
+        out["receiver_interval_holds"] = (None if lo is None else
+                                          lo <= arrived_retrans <= lo + (und or 0))
+        dup = events.filter((pl.col("flow_id") == cl["flow_id"]) & (pl.col("kind") == "retransmission")
+                            & (pl.col("cause") == "duplicate"))
+        out["receiver_duplicates"] = dup.height
+    else:
+        out |= {"receiver_retransmissions": None, "receiver_undecided": None,
+                "receiver_interval_holds": None, "receiver_duplicates": None}
+    return out
