@@ -7,7 +7,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
 PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pynmea2 gpxpy pycrate cryptography 'dask[distributed]' pytest hypothesis selenium
 
-.PHONY: help demo test test-rust test-python test-packaging build venv report-js wheel docs docs-data docs-serve sysdeps rattan ebpf bench bench-lab bench-corpus bench-gsmtap fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair lint clean study findings
+.PHONY: help demo test test-rust test-python test-packaging build venv report-js wheel docs docs-data docs-serve sysdeps rattan ebpf bench bench-lab bench-corpus bench-gsmtap bench-study fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair lint clean study findings
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -143,6 +143,11 @@ bench: build sysdeps  ## speed and memory against tcptrace and tshark, one run (
 	@if [ "$$(id -u)" = 0 ]; then $(MAKE) bench-lab; else echo "lab bench skipped (needs root)"; fi
 	$(MAKE) bench-corpus
 	$(MAKE) bench-gsmtap
+	$(MAKE) bench-study
+
+bench-study: build  ## hsrtcp study on 1 M connections (streamed, in-memory, Dask) and 10 M streamed: peak RSS, wall (bench/README.md)
+	$(PY) bench/study_scale.py --flows 1000000 --only stream memory dask --out bench/results-study-1m.json
+	$(PY) bench/study_scale.py --flows 10000000 --only stream --out bench/results-study.json
 
 bench-corpus: build  ## corpus runs: 1 vs 2 workers, Dask overhead, RSS per worker, GB/CPU-minute (bench/README.md)
 	$(PY) bench/corpus.py --singles 16 --pairs 16 --rounds 8
