@@ -9,10 +9,11 @@ per-flow fit keeps every other element. Used by :mod:`hsrtcp.models.fit`,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
-from hsrtcp.models._domain import broadcast
+from hsrtcp.models._domain import Domain, broadcast
 from hsrtcp.models.enhanced import _evaluate
 from hsrtcp.models.pftk import _pftk_approx_core, _pftk_domain, _pftk_full_core
 
@@ -32,8 +33,25 @@ class ModelOutput:
     """Throughput (packets/s, NaN where undefined) and, per element, why it is undefined."""
 
     throughput: np.ndarray
-    reasons: np.ndarray  # object array: None or message
+    domain: Domain
     window_limited: np.ndarray
+
+    @cached_property
+    def reasons(self) -> np.ndarray:
+        """Object array: None or the message of every element (all of them: see :meth:`reasons_at`)."""
+        return self.domain.reasons()
+
+    def reasons_at(self, at: np.ndarray) -> list[str | None]:
+        """The messages of the flat elements ``at`` only (the first violation of each, as
+        :attr:`reasons`): a fit of a million flows formats the few it writes, not every one."""
+        out: list[str | None] = [None] * len(at)
+        todo = np.ones(len(at), dtype=bool)
+        for mask, message in self.domain.problems:
+            hit = np.flatnonzero(todo & mask.reshape(-1)[at])
+            for k in hit:
+                out[k] = message(int(at[k]))
+            todo[hit] = False
+        return out
 
 
 def evaluate_all(
@@ -59,11 +77,11 @@ def evaluate_all(
                 with np.errstate(all="ignore"):
                     limited = pa["w_max"] / pa["rtt"] <= tp
             invalid = dom.invalid
-            out[key] = ModelOutput(np.where(invalid, np.nan, tp), dom.reasons(), limited & ~invalid)
+            out[key] = ModelOutput(np.where(invalid, np.nan, tp), dom, limited & ~invalid)
         else:
             variant = key.removeprefix("enh_")
             res, dom, _ = _evaluate(
                 a["p_d"], a["P_a"], a["q"], a["rtt"], a["T"], a["b"], a["W_m"], variant, allow_any_b
             )
-            out[key] = ModelOutput(res["throughput"], dom.reasons(), res["window_limited"] & ~dom.invalid)
+            out[key] = ModelOutput(res["throughput"], dom, res["window_limited"] & ~dom.invalid)
     return out

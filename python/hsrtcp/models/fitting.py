@@ -57,6 +57,8 @@ COLUMNS: dict[str, str] = {
     "b": "b_packets_per_ack",
 }
 MEASURED = "throughput_pkts"
+#: flows per slice the models are evaluated on (bounded intermediate arrays)
+FIT_CHUNK = 1 << 16
 DEFAULT_B = 2.0
 
 _PFTK_NEEDS = ("p_d", "rtt_mean", "rto_first_mean", "w_m_packets")
@@ -174,11 +176,14 @@ def fit_flows(
             raise InputError(f"{where}: column {col!r} is not numeric ({df.schema[col]}): {exc}") from None
         cols[col] = series.fill_null(np.nan).to_numpy().astype(np.float64)
 
-    notes: list[list[str]] = [[] for _ in range(n)]
+    # Notes and missing inputs are kept sparse, as (flows, texts) per kind of note in the
+    # order a flow lists them, and become list columns at the end (:func:`_lists`): no Python
+    # list per flow, so a million flows cost their notes, not gigabytes of empty lists.
+    note_cols: list[tuple[np.ndarray, list[str]]] = []
     b = cols["b_packets_per_ack"].copy()
-    for i in np.flatnonzero(np.isnan(b)):
-        notes[i].append(f"b_packets_per_ack null: assumed b = {DEFAULT_B:g}")
-    b[np.isnan(b)] = DEFAULT_B
+    b_null = np.isnan(b)
+    note_cols.append(_fixed_note(b_null, f"b_packets_per_ack null: assumed b = {DEFAULT_B:g}"))
+    b[b_null] = DEFAULT_B
 
     pa = cols["ack_burst_loss"].copy()
     if pa_fallback:
@@ -186,48 +191,86 @@ def fit_flows(
         with np.errstate(all="ignore"):
             exponent = np.ceil(_ewu(cols["p_d"], b) / b)
             pa = np.where(use, cols["p_a"] ** exponent, pa)
-        for i in np.flatnonzero(use):
-            notes[i].append(
-                f"ack_burst_loss null: P_a = p_a^{exponent[i]:.0f} = {pa[i]:.3g} from p_a under independent ACK losses"
-            )
+        note_cols.append(_notes_at(n, use, lambda i: f"ack_burst_loss null: P_a = p_a^{exponent[i]:.0f} = "
+                                   f"{pa[i]:.3g} from p_a under independent ACK losses"))
 
     missing_mask = {c: np.isnan(cols[c]) for c in set(_ENH_NEEDS) | {MEASURED}}
     missing_mask["ack_burst_loss"] = np.isnan(pa)
     order = [*_ENH_NEEDS, MEASURED]
-    missing = [[c for c in order if missing_mask[c][i]] for i in range(n)]
 
-    evaluated = evaluate_all(
-        cols["p_d"], pa, cols["q"], cols["rtt_mean"], cols["rto_first_mean"], b, cols["w_m_packets"],
-        models=models, allow_any_b=allow_any_b,
-    )
     measured = cols[MEASURED]
-    out_cols: dict[str, object] = {}
+    out_cols: dict[str, np.ndarray] = {}
+    noted: dict[str, tuple[list[np.ndarray], list[str]]] = {key: ([], []) for key in models}
+    lacking = {}
     for key in models:
-        res = evaluated[key]
-        lacking = np.zeros(n, dtype=bool)
+        lacking[key] = np.zeros(n, dtype=bool)
         for c in NEEDS[key]:
-            lacking |= missing_mask[c]
-        pred = np.where(lacking, np.nan, res.throughput)
-        for i in np.flatnonzero(~lacking & np.isnan(pred)):
-            notes[i].append(f"{key}: {res.reasons[i]}")
+            lacking[key] |= missing_mask[c]
+        out_cols[f"pred_{key}"] = np.empty(n)
+    # The models run on slices of FIT_CHUNK flows: their intermediate arrays stay the size
+    # of a slice whatever the number of flows.
+    for lo in range(0, n, FIT_CHUNK):
+        sl = slice(lo, min(n, lo + FIT_CHUNK))
+        evaluated = evaluate_all(
+            cols["p_d"][sl], pa[sl], cols["q"][sl], cols["rtt_mean"][sl], cols["rto_first_mean"][sl], b[sl],
+            cols["w_m_packets"][sl], models=models, allow_any_b=allow_any_b,
+        )
+        for key in models:
+            res = evaluated[key]
+            pred = np.where(lacking[key][sl], np.nan, res.throughput)
+            out_cols[f"pred_{key}"][sl] = pred
+            at = np.flatnonzero(~lacking[key][sl] & np.isnan(pred))
+            noted[key][0].append(at + lo)
+            noted[key][1].extend(f"{key}: {r}" for r in res.reasons_at(at))
+        del evaluated
+    for key in models:
+        at = np.concatenate(noted[key][0]) if noted[key][0] else np.zeros(0, dtype=np.int64)
+        note_cols.append((at, noted[key][1]))
+        pred = out_cols.pop(f"pred_{key}")
         with np.errstate(all="ignore"):
             d = np.abs(pred - measured) / measured
         d = np.where(measured > 0, d, np.nan)
         out_cols[f"pred_{key}"] = pred
         out_cols[f"d_{key}"] = d
-    for i in np.flatnonzero(~np.isnan(measured) & ~(measured > 0)):
-        notes[i].append(f"throughput_pkts = {measured[i]:g} is not > 0: D undefined")
+    note_cols.append(_notes_at(n, ~np.isnan(measured) & ~(measured > 0),
+                               lambda i: f"throughput_pkts = {measured[i]:g} is not > 0: D undefined"))
 
     base = [pl.col("flow_id")]
     if group_by is not None and group_by != "flow_id":
         base.append(pl.col(group_by))
+    missing = [_fixed_note(missing_mask[c], c) for c in order]
     result = df.select(base).with_columns(
         pl.Series(MEASURED, measured, dtype=pl.Float64, nan_to_null=True),
         *[pl.Series(name, values, dtype=pl.Float64, nan_to_null=True) for name, values in out_cols.items()],
-        pl.Series("missing_inputs", missing, dtype=pl.List(pl.Utf8)),
-        pl.Series("notes", notes, dtype=pl.List(pl.Utf8)),
+        _lists("missing_inputs", n, missing),
+        _lists("notes", n, note_cols),
     )
     return FitResult(result, _summarise(result, group_by, models), group_by, tuple(models))
+
+
+def _fixed_note(mask: np.ndarray, text: str) -> tuple[np.ndarray, list[str]]:
+    """A kind of note: ``text`` at the flows of ``mask``."""
+    at = np.flatnonzero(mask)
+    return at, [text] * len(at)
+
+
+def _notes_at(n: int, mask: np.ndarray, text: Callable[[int], str]) -> tuple[np.ndarray, list[str]]:
+    """A kind of note: ``text(i)`` at the flows ``i`` of ``mask`` (with their own numbers)."""
+    at = np.flatnonzero(mask)
+    return at, [text(int(i)) for i in at]
+
+
+def _lists(name: str, n: int, parts: list[tuple[np.ndarray, list[str]]]) -> pl.Series:
+    """A List(String) column of ``n`` flows from sparse ``parts`` (flows, texts): each flow's
+    texts in the order of the parts, an empty list where it has none."""
+    import pyarrow as pa
+
+    rows = np.concatenate([at for at, _ in parts]) if parts else np.zeros(0, dtype=np.int64)
+    texts = [t for _, ts in parts for t in ts]
+    order = np.argsort(rows, kind="stable")  # stable: a flow's texts keep the parts' order
+    offsets = np.searchsorted(rows[order], np.arange(n + 1)).astype(np.int64)
+    values = pa.array([texts[i] for i in order], type=pa.large_string())
+    return pl.Series(name, pa.LargeListArray.from_arrays(pa.array(offsets), values))
 
 
 def _summarise(flows: pl.DataFrame, group_by: str | None, models: tuple[str, ...]) -> pl.DataFrame:
@@ -271,6 +314,8 @@ def _atomic(path: Path, write: Callable[[Path], object]) -> None:
     write_file(path, lambda tmp: write(Path(tmp)))
 
 
+#: flows drawn in the scatter of the figure at most (a random sample beyond)
+PLOT_POINTS = 20_000
 _MARKERS = {"pftk_full": "o", "pftk_approx": "v", "enh_as_printed": "s", "enh_corrected": "D", "enh_rederived": "^"}
 
 
@@ -282,10 +327,19 @@ def _plot_fit(res: FitResult, path: Path) -> Path:
 
     flows = res.flows
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 5))
+    # Beyond PLOT_POINTS flows the scatter shows a random sample of them (the same flows for
+    # every model; seeded, so the figure is reproducible): a million markers per model are
+    # unreadable and cost gigabytes. The tables and the box plots keep every flow.
+    n = flows.height
+    shown = np.sort(np.random.default_rng(0).choice(n, PLOT_POINTS, replace=False)) if n > PLOT_POINTS else None
     meas = flows.get_column(MEASURED).to_numpy()
+    if shown is not None:
+        meas = meas[shown]
     lo, hi = math.inf, 0.0
     for key in res.models:
         pred = flows.get_column(f"pred_{key}").to_numpy()
+        if shown is not None:
+            pred = pred[shown]
         ok = np.isfinite(meas) & np.isfinite(pred) & (meas > 0) & (pred > 0)
         if ok.any():
             ax1.scatter(meas[ok], pred[ok], s=18, alpha=0.7, marker=_MARKERS.get(key, "o"), label=MODEL_LABELS[key])
@@ -300,19 +354,22 @@ def _plot_fit(res: FitResult, path: Path) -> Path:
         ax1.text(0.5, 0.5, "no flow with both measurement and prediction", ha="center", transform=ax1.transAxes)
     ax1.set_xlabel("measured throughput (packets/s)")
     ax1.set_ylabel("predicted throughput (packets/s)")
-    ax1.set_title("Measured vs predicted, per flow")
+    ax1.set_title("Measured vs predicted, per flow" if shown is None else
+                  f"Measured vs predicted: {PLOT_POINTS:,} of {n:,} flows at random")
 
     # D per group and model, as box plots side by side (seed 001 Fig. 10 groups by carrier).
     gname = res.group_by
-    groups = (
-        flows.get_column(gname).cast(pl.Utf8).fill_null("(null)").to_list() if gname else ["all"] * flows.height
-    )
-    labels = list(dict.fromkeys(groups))
+    if gname:
+        g = flows.get_column(gname).cast(pl.Utf8).fill_null("(null)")
+        labels = g.unique(maintain_order=True).to_list()
+        codes = g.replace_strict(labels, list(range(len(labels))), return_dtype=pl.Int32).to_numpy()
+    else:
+        labels, codes = ["all"], np.zeros(n, dtype=np.int32)
     width = 0.8 / max(len(res.models), 1)
     handles = []
     for j, key in enumerate(res.models):
         d = flows.get_column(f"d_{key}").to_numpy()
-        data = [d[[g == lab for g in groups]] for lab in labels]
+        data = [d[codes == k] for k in range(len(labels))]
         data = [x[np.isfinite(x)] for x in data]
         pos = [i + (j - (len(res.models) - 1) / 2) * width for i in range(len(labels))]
         keep = [(p, x) for p, x in zip(pos, data) if x.size]
@@ -320,7 +377,7 @@ def _plot_fit(res: FitResult, path: Path) -> Path:
             continue
         bp = ax2.boxplot(
             [x for _, x in keep], positions=[p for p, _ in keep], widths=width * 0.9, patch_artist=True,
-            showfliers=True, showmeans=True, manage_ticks=False,
+            showfliers=shown is None, showmeans=True, manage_ticks=False,
         )
         color = f"C{j}"
         for box in bp["boxes"]:
@@ -330,7 +387,8 @@ def _plot_fit(res: FitResult, path: Path) -> Path:
     ax2.set_xticks(range(len(labels)), labels, rotation=20 if len(labels) > 4 else 0)
     ax2.set_ylabel("deviation D (fraction)")
     ax2.set_xlabel(gname or "")
-    ax2.set_title("Deviation D = |TP_model − TP_trace| / TP_trace")
+    ax2.set_title("Deviation D = |TP_model − TP_trace| / TP_trace" + ("" if shown is None else
+                  " (whiskers 1.5 IQR, outliers not drawn)"))
     if handles:
         ax2.legend(handles=handles, fontsize=8)
     fig.tight_layout()
