@@ -69,18 +69,25 @@ def audit(paths, *, progress=None) -> Audit:
     """Audit every run named by ``paths`` (bundles, directories of bundles, ``NAME.client.pcap``)."""
     from hsrtcp.audit.core import audit_run
     from hsrtcp.audit.inputs import discover
+    from hsrtcp.errors import InputError
 
     runs = discover(list(paths))
     verdicts, conns, run_rows, errors = [], [], [], []
     for i, r in enumerate(runs):
         if progress:
             progress(i, len(runs), r.name)
-        v, c, e = audit_run(r)
+        row = {"run": r.name, "client": str(r.client_pcap), "server": str(r.server_pcap),
+               "client_offset_s": r.client_offset_s, "rto_min_s": r.rto_min_s} | r.hashes()
+        try:
+            v, c, e = audit_run(r)
+        except InputError as exc:  # a capture the truth cannot read whole: no verdict is trusted
+            errors.append(f"{r.name}: {exc} (run left out)")
+            run_rows.append(row | {"status": "left out"})
+            continue
         verdicts += v
         conns += c
-        errors += [f"{r.name}: {x}" for x in e]
-        run_rows.append({"run": r.name, "client": str(r.client_pcap), "server": str(r.server_pcap),
-                         "client_offset_s": r.client_offset_s, "rto_min_s": r.rto_min_s} | r.hashes())
+        errors += [f"{r.name}: {x} (its verdicts use the packets read before it)" for x in e]
+        run_rows.append(row | {"status": "error" if e else "ok"})
     v = pl.DataFrame(verdicts, infer_schema_length=None) if verdicts else pl.DataFrame()
     if not v.is_empty():
         v = v.with_columns(pl.col("rtt_ms").map_elements(rtt_band, return_dtype=pl.String).alias("rtt_band"))

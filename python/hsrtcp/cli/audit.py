@@ -41,10 +41,10 @@ def audit(runs, out, quiet) -> None:
             rec = "–" if r["recall"] is None else f"{r['recall']:.2f} [{r['recall_lo']:.2f}, {r['recall_hi']:.2f}]"
             click.echo(f"{r['detector']:<16} {r['vantage']:<6} TP {r['tp']:>3} FP {r['fp']:>3} FN {r['fn']:>3} "
                        f"TN {r['tn']:>3}  precision {prec}  recall {rec}  {r['confidence']}")
-    for p in write(a, out):
+    for p in write(a, out, base=Path.cwd()):
         if not quiet:
             click.echo(f"wrote {p}")
     for e in a.errors:
-        click.echo(f"error: {e} (the verdicts use the packets read before it)", err=True)
+        click.echo(f"error: {e}", err=True)
     if a.errors:
         raise SystemExit(3)
