@@ -40,20 +40,28 @@ SHELLS = {"sh", "bash", "shell", "console"}
 
 def shell_lines(path: Path) -> list[tuple[int, str]]:
     """(line number, command) of every command in the file's shell code blocks: comments
-    dropped, continuation lines joined, a leading ``$ `` prompt removed."""
+    dropped, continuation lines and quoted strings over several lines joined. In a
+    ``console`` block only the lines after a ``$ `` prompt are commands (the rest is their
+    output); elsewhere a leading ``$ `` is removed."""
     out, block, pending, start = [], None, "", 0
     for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         m = FENCE.match(line.strip())
         if m:
             block = m.group(1) if block is None else None
+            pending = ""
             continue
         if block not in SHELLS:
             continue
         text = line.strip()
         if not pending:
+            if block == "console" and not text.startswith("$ "):
+                continue  # output
             start = no
         if text.endswith("\\"):
             pending += text[:-1] + " "
+            continue
+        if _open_quote(pending + text):
+            pending += text + "\n"
             continue
         text = (pending + text).strip()
         pending = ""
@@ -61,6 +69,20 @@ def shell_lines(path: Path) -> list[tuple[int, str]]:
         if text and not text.startswith("#"):
             out.append((start, text))
     return out
+
+
+def _open_quote(text: str) -> bool:
+    """Whether ``text`` ends inside a quoted string (the command goes on on the next line)."""
+    quote = None
+    for i, c in enumerate(text):
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or text[i - 1].isspace()):
+            return False  # a comment
+    return quote is not None
 
 
 def _uncomment(text: str) -> str:
@@ -81,7 +103,7 @@ def hsrtcp_args(command: str) -> list[str] | None:
         return None
     while words and (words[0] in ("sudo", "env") or re.match(r"^[A-Z_][A-Z0-9_]*=", words[0])):
         words = words[1:]
-    if words[:1] and Path(words[0]).name == "hsrtcp":
+    if words[:1] and (words[0] == "hsrtcp" or words[0].endswith("bin/hsrtcp")):  # not python/hsrtcp/
         return words[1:]
     if len(words) >= 3 and Path(words[0]).name.startswith("python") and words[1:3] == ["-m", "hsrtcp"]:
         return words[3:]
@@ -96,8 +118,8 @@ PLACEHOLDER = re.compile(r"^\[?-*[A-Za-z0-9-]*=?[A-Z][A-Z0-9_]+([.,/{\]].*)?$")
 
 
 def is_synopsis(args: list[str]) -> bool:
-    """A usage line with placeholders (``KIND``, ``[--flow ID]``, ``FILE.{png,svg}``)."""
-    return any(a.startswith("[") or (PLACEHOLDER.match(a) and not a.startswith("-")) for a in args)
+    """A usage line with placeholders (``KIND``, ``[--flow ID]``, ``FILE.{png,svg}``, ``...``)."""
+    return any(a.startswith("[") or a == "..." or (PLACEHOLDER.match(a) and not a.startswith("-")) for a in args)
 
 
 def _subcommand(args: list[str]):
@@ -119,6 +141,8 @@ def parse(args: list[str]) -> str | None:
     from hsrtcp.cli.group import cli
 
     if is_synopsis(args):
+        if "--" in args:  # what follows is another program's command line
+            args = args[:args.index("--")]
         cmd, rest = _subcommand(args)
         if cmd is None:
             return f"no such command {rest[0]!r}"
@@ -148,9 +172,16 @@ def test_the_extraction_finds_commands_and_drops_comments(tmp_path):
                     '```\n```python\nhsrtcp.analyze("x")\n```\n```sh\n$ python -m hsrtcp query out "select 1 # no"\n```\n')
     assert shell_lines(page) == [(3, "hsrtcp analyze a.pcap -o out"), (4, "hsrtcp plot tsg out  --flow 0 -o x.svg"),
                                  (11, 'python -m hsrtcp query out "select 1 # no"')]
+    # a console block's output is not a command; a quoted string may span lines
+    page.write_text('```console\n$ hsrtcp model sweep   # P_a and q\nmodel  key\n$ hsrtcp query out "select 1\n'
+                    '  from flows"\n```\n')
+    assert shell_lines(page) == [(2, "hsrtcp model sweep"), (4, 'hsrtcp query out "select 1\nfrom flows"')]
     assert hsrtcp_args('python -m hsrtcp query out "select 1 # no"') == ["query", "out", "select 1 # no"]
     assert hsrtcp_args("sudo $(which hsrtcp) campaign c.toml") is None
     assert hsrtcp_args("make demo") is None
+    assert hsrtcp_args("python/hsrtcp        CLI, API, models") is None  # README's layout
+    assert hsrtcp_args(".venv/bin/hsrtcp demo") == ["demo"]
+    assert parse(["emulate", "--rate", "10Mbps/2Mbps", "-o", "run", "--", "CMD"]) is None
     assert parse(["analyze", "x.pcap", "--workers", "0"]) is not None
     assert parse(["analyze", "x.pcap", "--no-such-option"]) is not None
     assert parse(["no-such-command"]) is not None
@@ -295,3 +326,174 @@ def test_every_repository_file_a_page_names_exists():
                 if not path.startswith(GENERATED) and not (ROOT / path).exists():
                     missing.append(f"{page.relative_to(ROOT)}:{no}: {path}")
     assert not missing, "files the docs name that the repository does not have:\n" + "\n".join(missing)
+
+
+# --- every page's commands, run ----------------------------------------------------------------
+#
+# Each page (README.md and docs/**, besides RUN_HERE) runs its shell commands in order, in an
+# empty directory of its own that holds the bundled example (python/hsrtcp/examples) under
+# the names the pages give their inputs (WORKSPACE below), with the venv's bin first on PATH.
+# A line with placeholders (`RESULTS`, `ID`, ...) is a synopsis: parsed above, not run.
+
+# What no test can run here, and why: (the start of the command line, the reason).
+NOT_RUN = (
+    ("make ", "Makefile targets: builds, apt-get, and root campaigns of 30-85 minutes; "
+              "`make test` runs the test targets"),
+    ("pip install ", "installs into the current environment: test_wheel.py installs the wheel into a fresh venv"),
+    (". .venv/bin/activate", "shell state only: these tests put the venv's bin first on PATH instead"),
+    ("hsrtcp campaign ", "root, Rattan and minutes to hours of emulated transfers (tests/python/lab/test_campaign*.py)"),
+    ("hsrtcp emulate ", "root and Rattan (tests/python/lab/test_emulate_cli.py)"),
+    ("hsrtcp measure ", "a server on the network, or a client of one at the address shown (tests/python/lab/test_measure.py)"),
+    ("hsrtcp scenario check ", "runs Rattan's own reading of the compiled scenario (tests/python/lab/test_scenario_run.py)"),
+)
+# Commands that read what only a campaign above makes (its bundles, in runs/).
+NEEDS_CAMPAIGN = re.compile(r"(^|\s)runs/(smoke|mptcp-conj|cc|mitigations)\b")
+DASK = "--scheduler tcp://"
+MAKE_STUDY = " out/study/"
+
+
+def not_run(command: str) -> str | None:
+    """Why ``command`` is not run here, or None."""
+    for start, why in NOT_RUN:
+        if command.startswith(start):
+            return why
+    if NEEDS_CAMPAIGN.search(command):
+        return "reads the bundles of a campaign (root), in runs/"
+    if MAKE_STUDY in command:
+        return "reads the tables `make study` writes (root, ~45 min); tests/python/study/test_orderings.py runs it on the committed ones"
+    if DASK in command:
+        return "a Dask cluster at the address shown (tests/python/scale/test_dask.py starts a local one)"
+    return None
+
+
+def test_not_run_covers_only_what_it_says():
+    assert not_run("make study") and not_run("hsrtcp campaign campaigns/smoke.toml -o runs/smoke")
+    assert not_run("hsrtcp mptcp runs/mptcp-conj -o metrics")
+    assert not_run("hsrtcp analyze field/ -o results --scheduler tcp://head:8786")
+    for command in ("hsrtcp analyze phone.pcap -o out", "hsrtcp query runs/a runs/b \"select 1\"",
+                    "hsrtcp scenario generate scenarios/bt-300kmh.toml -o sc/", "hsrtcp report out -o r.html"):
+        assert not_run(command) is None, command
+
+
+def _radio_logs(work: Path, t0: float, t1: float) -> None:
+    """Radio logs over the example's time span, in the three forms the pages read: the lab's
+    CSV (docs/formats/radio.md, a handoff halfway), NMEA RMC sentences, and an exporter's CSV
+    with the columns of docs/context.md's --radio-map example."""
+    import datetime as dt
+
+    start, end = int(t0) - 2, int(t1) + 3
+    half = (start + end) // 2
+    rows = ["ts,lat,lon,speed_kmh,carrier,rat,lac,cid,rsrp_dbm,rsrq_db"]
+    exp = ["Timestamp,Operator,NetworkType,TAC,CellID,Speed,RSRP,RSRQ"]
+    nmea = []
+    for k, t in enumerate(range(start, end + 1)):
+        cid = 1000 if t < half else 1001
+        lat, lon = 39.8652 - 0.0008 * k, 116.3786 + 0.0008 * k
+        rows.append(f"{t}.000,{lat:.6f},{lon:.6f},300.0,M,LTE,1000,{cid},-80.0,-9.0")
+        exp.append(f"{t * 1000},CMCC,LTE,1000,{cid},83.3,-80,-9")
+        u = dt.datetime.fromtimestamp(t, dt.timezone.utc)
+        body = (f"GPRMC,{u:%H%M%S}.00,A,{int(lat) * 100 + (lat % 1) * 60:09.4f},N,"
+                f"{int(lon) * 100 + (lon % 1) * 60:010.4f},E,162.0,135.0,{u:%d%m%y},,,A")
+        check = 0
+        for c in body:
+            check ^= ord(c)
+        nmea.append(f"${body}*{check:02X}")
+    (work / "trip.csv").write_text("\n".join(rows) + "\n")
+    (work / "export.csv").write_text("\n".join(exp) + "\n")
+    (work / "drive.nmea").write_text("\r\n".join(nmea) + "\r\n")
+
+
+def make_workspace(work: Path, env: dict) -> None:
+    """The inputs the pages name, made from the bundled example (the list is the test's
+    contract with the pages: a page that needs another name adds it here)."""
+    from hsrtcp.examples import PHONE, SERVER
+    from hsrtcp.testing import pcapio
+    from hsrtcp.testing.encap import wrap_capture
+
+    work.mkdir(parents=True, exist_ok=True)
+    for d in ("scenarios", "campaigns", "data"):  # the pages run from a checkout: its inputs, read only
+        (work / d).symlink_to(ROOT / d)
+    phone_names = ("phone.pcap", "trace.pcap", "p.pcap", "a.phone.pcap")
+    server_names = ("server.pcap", "srv.pcap", "s.pcap", "a.srv.pcap")
+    for names, src in ((phone_names, PHONE), (server_names, SERVER)):
+        for name in names:
+            shutil.copyfile(src, work / name)
+    # a second pair: the same download an hour later (identical files are refused as one capture)
+    pcapio.rewrite_pcap(PHONE, work / "b.phone.pcap", time_offset_s=3600)
+    pcapio.rewrite_pcap(SERVER, work / "b.srv.pcap", time_offset_s=3600)
+    wrap_capture(SERVER, work / "core.pcap", "gtpu")  # an operator's core: every packet in GTP-U
+    for day in ("2026-05-01", "2026-05-02"):  # a corpus as docs/scale.md lays it out
+        (work / "field" / day).mkdir(parents=True)
+    shutil.copyfile(PHONE, work / "field" / "2026-05-01" / "phone.pcap")
+    shutil.copyfile(SERVER, work / "field" / "2026-05-01" / "server.pcap")
+    shutil.copyfile(work / "core.pcap", work / "field" / "2026-05-02" / "lone.pcap")
+    times = [p.ts for p in pcapio.read_tcp(PHONE)]
+    _radio_logs(work, times[0], times[-1])
+    shutil.copyfile(work / "trip.csv", work / "field" / "2026-05-01" / "radio.csv")
+    (work / "corpus.csv").write_text(
+        "capture,vantage,pair,radio,radio_offset,trip,carrier\n"
+        "field/2026-05-01/phone.pcap,client,G17-am,field/2026-05-01/radio.csv,0.04,G17,M\n"
+        "field/2026-05-01/server.pcap,server,G17-am,,,G17,M\n"
+        "field/2026-05-02/lone.pcap,server,,,,G21,U\n")
+    # results the pages start from (out/: both vantages with the radio log, as docs/report.md
+    # makes them: what `make demo` writes, and a context), and two runs to compare
+    pair = ["--client", "phone.pcap", "--server", "server.pcap", "--radio", "trip.csv", "-q", "--no-plot"]
+    for args in (["analyze", *pair, "-o", "out"],
+                 ["analyze", "phone.pcap", "-o", "runs/a", "-q"], ["analyze", "server.pcap", "-o", "runs/b", "-q"]):
+        r = subprocess.run([str(Path(sys.executable).with_name("hsrtcp")), *args], cwd=work, env=env,
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, (args, r.stdout, r.stderr)
+
+
+def _env(tmp: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["MPLCONFIGDIR"] = str(tmp / "mpl")
+    return env
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("docs-workspace")
+    make_workspace(tmp / "w", _env(tmp))
+    return tmp / "w"
+
+
+RUN_PAGES = [p for p in doc_pages() if p.name not in RUN_HERE]
+
+
+@pytest.mark.parametrize("page", RUN_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_page_command_runs_against_the_example(page, workspace, tmp_path):
+    work = tmp_path / "w"
+    shutil.copytree(workspace, work, symlinks=True)
+    env = _env(tmp_path)
+    failed = []
+    for no, command in shell_lines(page):
+        args = hsrtcp_args(command)
+        if not_run(command) or (args is not None and is_synopsis(args)):
+            continue
+        r = subprocess.run(["bash", "-c", command], cwd=work, env=env, capture_output=True, text=True,
+                           timeout=600)
+        allowed = (0, 1) if args and args[:1] == ["doctor"] else (0,)
+        if r.returncode not in allowed:
+            failed.append(f"{page.relative_to(ROOT)}:{no}: {command}: exit {r.returncode}\n"
+                          f"{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+    assert not failed, "\n\n".join(failed)
+
+
+def test_no_command_hides_in_an_unlabelled_block():
+    """Commands are in ``sh`` (or ``console``) blocks, where these tests find them; an
+    unlabelled block is output, a layout or a formula. A command in one would be neither
+    parsed nor run."""
+    hidden = []
+    for page in doc_pages():
+        block = None
+        for no, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            m = FENCE.match(line.strip())
+            if m:
+                block = m.group(1) if block is None else None
+                continue
+            text = line.strip().removeprefix("$ ")
+            if block == "" and (hsrtcp_args(text) is not None or text.startswith("make ")):
+                hidden.append(f"{page.relative_to(ROOT)}:{no}: {text}")
+    assert not hidden, "commands in unlabelled blocks (label the block sh, or text for output):\n" + "\n".join(hidden)
