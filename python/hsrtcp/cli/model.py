@@ -180,7 +180,7 @@ def fit(results: Path, out: Path | None, group_by: str | None, allow_any_b: bool
 
     from hsrtcp.models.fitting import fit_flows
 
-    res = fit_flows(results, group_by=group_by, allow_any_b=allow_any_b, pa_fallback=pa_fallback)
+    res = fit_flows(results, group_by=group_by, allow_any_b=allow_any_b, pa_fallback=pa_fallback, progress=True)
     if out is None:
         out = (results if results.is_dir() else results.parent) / "model"
     paths = res.write(out)

@@ -137,6 +137,7 @@ def fit_flows(
     models: tuple[str, ...] = MODEL_KEYS,
     allow_any_b: bool = False,
     pa_fallback: bool = False,
+    progress: bool = False,
 ) -> FitResult:
     """Predict every flow's throughput with every model and compare with the measurement.
 
@@ -151,6 +152,9 @@ def fit_flows(
         independent-loss value P_a = p_a^⌈w/b⌉ with w = PFTK's E[W_u](p_d, b)
         (models.md §3.4 step 4). Under independence this is ≈ 0, so it mostly means
         "treat P_a as 0"; the flow gets a note.
+    progress : report the flows through the models on standard error when the table takes
+        more than one slice (:data:`FIT_CHUNK`): a bar on a terminal, else a plain line at
+        every tenth.
 
     Flows lacking an input get null predictions for the models that need it, and the
     column names in ``missing_inputs``. D is null where the prediction or the measurement
@@ -209,6 +213,7 @@ def fit_flows(
         out_cols[f"pred_{key}"] = np.empty(n)
     # The models run on slices of FIT_CHUNK flows: their intermediate arrays stay the size
     # of a slice whatever the number of flows.
+    prog = _Progress(n) if progress and n > FIT_CHUNK else None
     for lo in range(0, n, FIT_CHUNK):
         sl = slice(lo, min(n, lo + FIT_CHUNK))
         evaluated = evaluate_all(
@@ -223,6 +228,10 @@ def fit_flows(
             noted[key][0].append(at + lo)
             noted[key][1].extend(f"{key}: {r}" for r in res.reasons_at(at))
         del evaluated
+        if prog is not None:
+            prog.update(sl.stop)
+    if prog is not None:
+        prog.close()
     for key in models:
         at = np.concatenate(noted[key][0]) if noted[key][0] else np.zeros(0, dtype=np.int64)
         note_cols.append((at, noted[key][1]))
@@ -246,6 +255,41 @@ def fit_flows(
         _lists("notes", n, note_cols),
     )
     return FitResult(result, _summarise(result, group_by, models), group_by, tuple(models))
+
+
+class _Progress:
+    """Flows through the models: a bar on a terminal (rich, stderr), else a plain line at
+    every tenth of the flows (a log of a long run)."""
+
+    def __init__(self, total: int) -> None:
+        import sys
+        import time
+
+        self.total, self._next, self._t0, self._bar = total, total / 10, time.monotonic(), None
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self._bar = Progress(TextColumn("model fit: flows"), BarColumn(), MofNCompleteColumn(),
+                                 TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task("fit", total=total)
+
+    def update(self, done: int) -> None:
+        import sys
+        import time
+
+        if self._bar is not None:
+            self._bar.update(self._task, completed=done)
+        elif done >= self._next or done == self.total:
+            print(f"model fit: {done:,}/{self.total:,} flows through the models ({100 * done // self.total} %), "
+                  f"{time.monotonic() - self._t0:.0f} s", file=sys.stderr, flush=True)
+            while self._next <= done:
+                self._next += self.total / 10
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
 
 
 def _fixed_note(mask: np.ndarray, text: str) -> tuple[np.ndarray, list[str]]:

@@ -87,3 +87,23 @@ def test_figure_samples_the_scatter_beyond_plot_points(tmp_path, monkeypatch, an
     res = fitting.fit_flows(_tiled(analyzed, 300), group_by="vantage")
     path = res.figure(tmp_path / "fit.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_progress_as_plain_lines_when_not_on_a_terminal(tmp_path, monkeypatch):
+    """A fit of more than one slice says how far it is on standard error, as plain lines when
+    that is not a terminal (a log), and writes the same tables."""
+    from click.testing import CliRunner
+
+    from hsrtcp.cli.model import model
+
+    df = edge_flows().with_columns(pl.col("flow_id").cast(pl.UInt64))
+    df.write_parquet(tmp_path / "flows.parquet")
+    monkeypatch.setattr(fitting, "FIT_CHUNK", 4)
+    r = CliRunner().invoke(model, ["fit", str(tmp_path / "flows.parquet"), "-o", str(tmp_path / "m")],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    lines = [x for x in r.stderr.splitlines() if x.startswith("model fit: ")]
+    assert [x.split(" flows")[0] for x in lines] == ["model fit: 4/9", "model fit: 8/9", "model fit: 9/9"]
+    assert lines[-1].startswith("model fit: 9/9 flows through the models (100 %), ")
+    got = pl.read_parquet(tmp_path / "m" / "model_fit_flows.parquet")
+    assert_frame_equal(got, fitting.fit_flows(df).flows)
