@@ -60,7 +60,7 @@ def tables(verdicts: pl.DataFrame, breakdowns=BREAKDOWNS) -> pl.DataFrame:
             continue
         c = confusion(verdicts.with_columns(pl.col(b).cast(pl.String).alias("level")), ["level"])
         parts.append(c.with_columns(pl.lit(b).alias("breakdown")))
-    cols = ["breakdown", "level", "detector", "vantage", "tp", "fp", "fn", "tn", "precision",
+    cols = ["breakdown", "level", "detector", "vantage", "tp", "fp", "fn", "tn", "out_of_reach", "precision",
             "precision_lo", "precision_hi", "recall", "recall_lo", "recall_hi", "confidence"]
     return pl.concat([p.select(cols) for p in parts], how="vertical_relaxed")
 
@@ -99,10 +99,12 @@ def relative(path: str, base: Path | None) -> str:
     """A path as written into the outputs: relative to ``base`` when under it (no machine paths)."""
     if base is None:
         return path
+    p = Path(path)
     try:
-        return str(Path(path).resolve().relative_to(base.resolve()))
-    except ValueError:
-        return Path(path).name
+        return str(p.resolve().relative_to(base.resolve()))
+    except ValueError:  # outside: a bundle's run id and inner path, else the file name
+        bundle = p.parent.parent
+        return str(p.relative_to(bundle.parent)) if (bundle / "manifest.json").exists() else p.name
 
 
 def write(a: Audit, out: str | Path, *, base: Path | None = None) -> list[str]:

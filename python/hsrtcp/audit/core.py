@@ -158,6 +158,7 @@ def _judge(ce: ConnectionEpisodes, ev: dict[str, list[_Event]], base: dict) -> l
                     "expirations": ep.expirations if ep else None,
                     "first_retrans_arrived": ep.first_retrans_arrived if ep else None}
         r |= {"detected_cause": kw.get("detected_cause"), "detected_count": kw.get("detected_count")}
+        r["applicable"] = _applicable(detector, base)
         r["outcome"] = ("TP" if detected else "FN") if truth else ("FP" if detected else "TN")
         out.append(r)
 
@@ -196,6 +197,14 @@ def _judge(ce: ConnectionEpisodes, ev: dict[str, list[_Event]], base: dict) -> l
     return out
 
 
+def _applicable(detector: str, cond: dict) -> bool:
+    """Whether the connection negotiated what the method reads (D-SACK needs SACK, Eifel
+    timestamps); unknown options count as available."""
+    sack, ts = cond.get("sack") is not False, cond.get("timestamps") is not False
+    return {"M12 dsack": sack, "M12 eifel": ts, "M12 server": sack or ts,
+            "M14 server rule": sack or ts}.get(detector, True)
+
+
 def _merge_extras(a: list[_Event], b: list[_Event]) -> list[_Event]:
     """Unexplained events of two methods, one per distinct time (both methods may report it)."""
     out: list[_Event] = []
@@ -209,7 +218,8 @@ def _counts(run: Run, ce: ConnectionEpisodes, rows: dict, events: pl.DataFrame) 
     """Per-connection counts with their truth: kernel RTOs, M13 packets, the receiver's
     undecided interval and its duplicates."""
     c = ce.conn
-    kernel = run.kernel_rto.get(c.client_port) if c.epoch == 0 else None
+    per_port = run.kernel_rto.get(c.client_port) or []
+    kernel = per_port[c.epoch] if c.epoch < len(per_port) else None
     truth_rtos = ce.expirations + c.synack_retrans
     out = {"kernel_total_rto": kernel, "truth_rto_expirations": truth_rtos,
            "rto_check": "n/a" if kernel is None else ("ok" if kernel == truth_rtos else "mismatch"),

@@ -27,7 +27,8 @@ class Run:
     server_pcap: Path
     client_offset_s: float = 0.0  # phone clock − server clock
     rto_min_s: float = 0.2
-    kernel_rto: dict[int, int] = field(default_factory=dict)  # client port -> tcpi_total_rto
+    # client port -> tcpi_total_rto of each connection on it, in order (epoch 0, 1, …)
+    kernel_rto: dict[int, list[int]] = field(default_factory=dict)
     conditions: dict = field(default_factory=dict)
 
     def hashes(self) -> dict[str, str]:
@@ -85,7 +86,7 @@ def from_pair(client: Path) -> Run:
         for c in meta.get("connections") or []:
             ti = c.get("tcp_info") or {}
             if c.get("client_port") is not None and ti.get("total_rto") is not None:
-                run.kernel_rto[int(c["client_port"])] = int(ti["total_rto"])
+                run.kernel_rto.setdefault(int(c["client_port"]), []).append(int(ti["total_rto"]))
         params = meta.get("params") or {}
         sysctls = params.get("sysctls") or {}
         run.conditions = {"scenario": name, "cc": params.get("cc"),
@@ -132,13 +133,13 @@ def _int(v):
         return None
 
 
-def _bundle_kernel_rto(d: Path) -> dict[int, int]:
+def _bundle_kernel_rto(d: Path) -> dict[int, list[int]]:
     """Client port -> the last ``total_rto`` of its server socket (client.json names the flow)."""
     try:
         clients = json.loads((d / "client.json").read_text())
     except (OSError, ValueError):
         return {}
-    out: dict[int, int] = {}
+    out: dict[int, list[int]] = {}
     for c in clients if isinstance(clients, list) else []:
         fid, local = c.get("flow_id"), c.get("local") or ""
         f = d / "tcpinfo" / f"{fid}.csv"
@@ -149,5 +150,5 @@ def _bundle_kernel_rto(d: Path) -> dict[int, int]:
         with open(f, newline="") as fh:
             rows = [r for r in csv.DictReader(fh) if r.get("total_rto")]
         if rows:
-            out[int(local.rsplit(":", 1)[1])] = int(float(rows[-1]["total_rto"]))
+            out.setdefault(int(local.rsplit(":", 1)[1]), []).append(int(float(rows[-1]["total_rto"])))
     return out

@@ -39,13 +39,17 @@ def confidence(tp: int, fp: int, fn: int) -> str:
 
 
 def confusion(verdicts: pl.DataFrame, by: list[str] = ()) -> pl.DataFrame:
-    """One row per detector (and value of ``by``) with TP, FP, FN, TN, precision and recall
-    with 95 % Wilson intervals, and the confidence word."""
+    """One row per detector (and value of ``by``) with TP, FP, FN, TN over the connections
+    where the method applies, ``out_of_reach`` (truth positives where it cannot: no SACK for
+    D-SACK, no timestamps for Eifel), precision and recall with 95 % Wilson intervals, and
+    the confidence word."""
     keys = ["detector", "vantage", *by]
     if verdicts.is_empty():
         return pl.DataFrame()
+    ok = pl.col("applicable") if "applicable" in verdicts.columns else pl.lit(True)
     g = (verdicts.group_by(keys, maintain_order=True)
-         .agg([(pl.col("outcome") == o).sum().alias(o.lower()) for o in ("TP", "FP", "FN", "TN")])
+         .agg([((pl.col("outcome") == o) & ok).sum().alias(o.lower()) for o in ("TP", "FP", "FN", "TN")]
+              + [((pl.col("truth") == True) & ~ok).sum().alias("out_of_reach")])  # noqa: E712
          .sort(keys, nulls_last=True))
     rows = []
     for r in g.iter_rows(named=True):

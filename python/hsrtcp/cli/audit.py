@@ -40,7 +40,8 @@ def audit(runs, out, quiet) -> None:
             prec = "–" if r["precision"] is None else f"{r['precision']:.2f} [{r['precision_lo']:.2f}, {r['precision_hi']:.2f}]"
             rec = "–" if r["recall"] is None else f"{r['recall']:.2f} [{r['recall_lo']:.2f}, {r['recall_hi']:.2f}]"
             click.echo(f"{r['detector']:<16} {r['vantage']:<6} TP {r['tp']:>3} FP {r['fp']:>3} FN {r['fn']:>3} "
-                       f"TN {r['tn']:>3}  precision {prec}  recall {rec}  {r['confidence']}")
+                       f"TN {r['tn']:>3}  precision {prec}  recall {rec}  {r['confidence']}"
+                       + (f"  ({r['out_of_reach']} out of reach)" if r["out_of_reach"] else ""))
     for p in write(a, out, base=Path.cwd()):
         if not quiet:
             click.echo(f"wrote {p}")

@@ -62,7 +62,11 @@ def test_planted_pair_gives_the_constructed_matrix(tmp_path):
 def test_planted_without_sack_and_timestamps_the_server_methods_see_nothing(tmp_path):
     a = audit([five_timeouts(tmp_path, sack=False, ts=False)])
     m = _matrix(a)
-    assert m["M12 dsack"] == m["M12 eifel"] == m["M12 server"] == (0, 0, 3, 2)
+    # not counted as misses: out of reach (no SACK, no timestamps), counted apart
+    assert m["M12 dsack"] == m["M12 eifel"] == m["M12 server"] == (0, 0, 0, 0)
+    c = a.confusion().filter(pl.col("breakdown") == "all")
+    reach = dict(c.select("detector", "out_of_reach").rows())
+    assert (reach["M12 dsack"], reach["M12 eifel"], reach["M12 server"], reach["M12 receiver"]) == (3, 3, 3, 0)
     assert m["M12 receiver"] == PLANTED["M12 receiver"]
     assert m["M12 two_vantage"] == PLANTED["M12 two_vantage"]
     assert "M14 server rule" not in m  # no spurious episode found at the server: nothing to attribute
@@ -71,11 +75,13 @@ def test_planted_without_sack_and_timestamps_the_server_methods_see_nothing(tmp_
 def test_breakdown_by_condition_separates_the_pairs(tmp_path):
     a = audit([five_timeouts(tmp_path, name="full"), five_timeouts(tmp_path, sack=False, ts=False, name="plain")])
     c = a.confusion().filter((pl.col("breakdown") == "sack") & (pl.col("detector") == "M12 dsack"))
-    got = {r["level"]: (r["tp"], r["fn"], r["recall"], r["confidence"]) for r in c.iter_rows(named=True)}
-    assert got == {"true": (2, 1, 2 / 3, "few cases"), "false": (0, 3, 0.0, "poor")}
+    got = {r["level"]: (r["tp"], r["fn"], r["out_of_reach"], r["recall"]) for r in c.iter_rows(named=True)}
+    assert got == {"true": (2, 1, 0, 2 / 3), "false": (0, 0, 3, None)}
     # the overall rows are the sums of the blocks
     allrow = a.confusion().filter((pl.col("breakdown") == "all") & (pl.col("detector") == "M12 dsack")).row(0, named=True)
-    assert (allrow["tp"], allrow["fn"], allrow["tn"]) == (2, 4, 4)
+    assert (allrow["tp"], allrow["fn"], allrow["tn"], allrow["out_of_reach"]) == (2, 1, 2, 3)
+    tv = a.confusion().filter((pl.col("breakdown") == "sack") & (pl.col("detector") == "M12 two_vantage"))
+    assert sorted(tv.select("level", "tp", "fn").rows()) == [("false", 3, 0), ("true", 3, 0)]
 
 
 @pytest.mark.parametrize("name", ["ack_blackout", "ack_delay", "data_blackout", "reno_nosack_nots",

@@ -1,0 +1,138 @@
+"""The tables of docs/accuracy.md, rewritten from the committed audit summaries.
+
+    python -m hsrtcp.audit.docs            # rewrite the regions of docs/accuracy.md
+    python -m hsrtcp.audit.docs --check    # exit 3 naming the first region that differs
+
+A region is ``<!-- audit:NAME -->`` … ``<!-- /audit -->``; NAME is ``SUMMARY.TABLE`` with
+SUMMARY a directory under docs/audit/ (``fixtures``, ``campaign``: what ``hsrtcp audit``
+wrote) and TABLE one of :data:`TABLES`. Every number comes from the summary's
+``verdicts.csv`` / ``connections.csv`` (the confusion counts recomputed by
+:func:`hsrtcp.audit.tables`), and the region records their sha256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from hsrtcp.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[3]
+DOC = "docs/accuracy.md"
+REGION = re.compile(r"<!-- audit:(?P<name>[A-Za-z0-9_.-]+) -->\n(?P<body>.*?)<!-- /audit -->", re.S)
+ORDER = ["M10 timeout", "M12 receiver", "M12 dsack", "M12 eifel", "M12 server", "M12 two_vantage",
+         "M14 two_vantage", "M14 server rule"]
+
+
+def _pct(x) -> str:
+    return "–" if x is None else f"{100 * x:.1f} %"
+
+
+def _ci(lo, hi) -> str:
+    return "" if lo is None else f" [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def matrix(conf: pl.DataFrame, breakdown: str) -> str:
+    rows = conf.filter(pl.col("breakdown") == breakdown)
+    head = "| detector | vantage |" + (" level |" if breakdown != "all" else "") + \
+        " TP | FP | FN | TN | out of reach | precision [95 % CI] | recall [95 % CI] | confidence |\n"
+    head += "|---|---|" + ("---|" if breakdown != "all" else "") + "---|---|---|---|---|---|---|---|\n"
+    rank = {d: i for i, d in enumerate(ORDER)}
+    rows = rows.with_columns(pl.col("detector").replace_strict(rank, default=99).alias("_r")).sort(
+        ["_r", "level"], nulls_last=True)
+    lines = []
+    for r in rows.iter_rows(named=True):
+        lvl = f" {r['level']} |" if breakdown != "all" else ""
+        lines.append(f"| {r['detector']} | {r['vantage']} |{lvl} {r['tp']} | {r['fp']} | {r['fn']} | {r['tn']} | "
+                     f"{r['out_of_reach']} | {_pct(r['precision'])}{_ci(r['precision_lo'], r['precision_hi'])} | "
+                     f"{_pct(r['recall'])}{_ci(r['recall_lo'], r['recall_hi'])} | {r['confidence']} |")
+    return head + "\n".join(lines) + "\n"
+
+
+def counts(conn: pl.DataFrame) -> str:
+    """Per-run sums of the counts with a truth: kernel RTOs, M13 packets, the receiver's
+    undecided interval and duplicates."""
+    g = (conn.group_by("run", maintain_order=True)
+         .agg(pl.len().alias("n"),
+              *[pl.col(c).sum() for c in ("kernel_total_rto", "truth_rto_expirations", "truth_episodes",
+                                          "truth_spurious_episodes", "truth_m13_packets", "matched_m13_packets",
+                                          "truth_retrans_arrived", "receiver_retransmissions",
+                                          "receiver_undecided", "truth_spurious_retrans", "receiver_duplicates")],
+              (pl.col("rto_check") == "n/a").any().alias("no_kernel"),
+              pl.col("receiver_interval_holds").all().alias("holds"))
+         .sort("run"))
+    out = ("| run | connections | RTOs: kernel / truth | timeout sequences (spurious) | M13 packets: "
+           "truth / matched | re-sends arrived: truth / receiver [+undecided] | duplicates: truth / receiver |\n"
+           "|---|---|---|---|---|---|---|\n")
+    for r in g.iter_rows(named=True):
+        kern = "–" if r["no_kernel"] else str(r["kernel_total_rto"])
+        holds = "" if r["holds"] else " **outside**"
+        out += (f"| {r['run']} | {r['n']} | {kern} / {r['truth_rto_expirations']} | {r['truth_episodes']} "
+                f"({r['truth_spurious_episodes']}) | {r['truth_m13_packets']} / {r['matched_m13_packets']} | "
+                f"{r['truth_retrans_arrived']} / {r['receiver_retransmissions']} [+{r['receiver_undecided']}]{holds} | "
+                f"{r['truth_spurious_retrans']} / {r['receiver_duplicates']} |\n")
+    return out
+
+
+TABLES = {
+    "all": lambda d: matrix(_conf(d), "all"),
+    "sack": lambda d: matrix(_conf(d), "sack"),
+    "timestamps": lambda d: matrix(_conf(d), "timestamps"),
+    "scenario": lambda d: matrix(_conf(d), "scenario"),
+    "counts": lambda d: counts(_read(d / "connections.csv")),
+}
+
+
+def _read(path: Path) -> pl.DataFrame:
+    if not path.is_file():
+        raise InputError(f"docs/audit/{path.parent.name}/{path.name}: missing (a region of {DOC} reads it)")
+    return pl.read_csv(path, infer_schema_length=None)
+
+
+def _conf(d: Path) -> pl.DataFrame:
+    from hsrtcp.audit import tables
+
+    return tables(_read(d / "verdicts.csv"))
+
+
+def _digest(d: Path) -> str:
+    parts = [f"docs/audit/{d.name}/{f} {hashlib.sha256((d / f).read_bytes()).hexdigest()[:16]}"
+             for f in ("verdicts.csv", "connections.csv")]
+    return "<!-- inputs (sha256): " + ", ".join(parts) + " -->\n"
+
+
+def render(name: str, root: Path = ROOT) -> str:
+    summary, _, table = name.partition(".")
+    d = root / "docs" / "audit" / summary
+    if table not in TABLES:
+        raise InputError(f"{DOC}: unknown audit region {name!r} (tables: {', '.join(TABLES)})")
+    return _digest(d) + TABLES[table](d)
+
+
+def regenerate(text: str, root: Path = ROOT) -> str:
+    return REGION.sub(lambda m: f"<!-- audit:{m['name']} -->\n{render(m['name'], root)}<!-- /audit -->", text)
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    path = ROOT / DOC
+    text = path.read_text(encoding="utf-8")
+    new = regenerate(text)
+    if "--check" in argv:
+        for m_old, m_new in zip(REGION.finditer(text), REGION.finditer(new)):
+            if m_old["body"] != m_new["body"]:
+                line = text[: m_old.start()].count("\n") + 1
+                print(f"{DOC}:{line}: region {m_old['name']} differs from the committed summaries", file=sys.stderr)
+                return 3
+        return 0
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
