@@ -65,7 +65,8 @@ def audit_run(run: Run) -> tuple[list[dict], list[dict], list[str]]:
     import hsrtcp
 
     truth = _truth.compute(run.server_pcap, run.client_pcap, client_time_offset_s=run.client_offset_s)
-    eps = all_episodes(truth, client_offset_s=run.client_offset_s, rto_min_s=run.rto_min_s)
+    eps = all_episodes(truth, client_offset_s=run.client_offset_s, rto_min_s=run.rto_min_s,
+                       kernel_windows=run.kernel_rto_windows)
     ds = hsrtcp.analyze(client=str(run.client_pcap), server=str(run.server_pcap))
     errors = list(ds.errors or [])
     flows, events = ds.flows, ds.events
@@ -221,7 +222,9 @@ def _counts(run: Run, ce: ConnectionEpisodes, rows: dict, events: pl.DataFrame) 
     per_port = run.kernel_rto.get(c.client_port) or []
     kernel = per_port[c.epoch] if c.epoch < len(per_port) else None
     truth_rtos = ce.expirations + c.synack_retrans
-    out = {"kernel_total_rto": kernel, "truth_rto_expirations": truth_rtos,
+    timed = c.epoch == 0 and c.client_port in run.kernel_rto_windows
+    out = {"rto_truth": "kernel samples" if timed else "timing rule",
+           "kernel_total_rto": kernel, "truth_rto_expirations": truth_rtos,
            "rto_check": "n/a" if kernel is None else ("ok" if kernel == truth_rtos else "mismatch"),
            "truth_episodes": len(ce.episodes),
            "truth_spurious_episodes": sum(e.spurious for e in ce.episodes),

@@ -29,6 +29,9 @@ class Run:
     rto_min_s: float = 0.2
     # client port -> tcpi_total_rto of each connection on it, in order (epoch 0, 1, …)
     kernel_rto: dict[int, list[int]] = field(default_factory=dict)
+    # client port -> the TCP_INFO sampling windows (t_after, t_before, new RTOs) in which the
+    # server socket's tcpi_total_rto grew (bundles: sampled every 10 ms); empty for pairs
+    kernel_rto_windows: dict[int, list[tuple[float, float, int]]] = field(default_factory=dict)
     conditions: dict = field(default_factory=dict)
 
     def hashes(self) -> dict[str, str]:
@@ -116,7 +119,7 @@ def from_bundle(d: Path) -> Run:
     route = variant.get("route") or {}
     if route.get("rto_min_ms"):
         run.rto_min_s = float(route["rto_min_ms"]) / 1000
-    run.kernel_rto = _bundle_kernel_rto(d)
+    run.kernel_rto, run.kernel_rto_windows = _bundle_kernel_rto(d)
     sysctls = ((m.get("sysctls") or {}).get("server") or {})
     run.conditions = {"scenario": (variant.get("scenario_label") or (m.get("scenario") or {}).get("name")),
                       "arm": variant.get("name"), "cc": m.get("cc"),
@@ -133,13 +136,15 @@ def _int(v):
         return None
 
 
-def _bundle_kernel_rto(d: Path) -> dict[int, list[int]]:
-    """Client port -> the last ``total_rto`` of its server socket (client.json names the flow)."""
+def _bundle_kernel_rto(d: Path) -> tuple[dict[int, list[int]], dict[int, list[tuple[float, float, int]]]]:
+    """Client port -> the last ``total_rto`` of its server socket, and the sampling windows in
+    which it grew (client.json names each connection's flow_id and local address)."""
     try:
         clients = json.loads((d / "client.json").read_text())
     except (OSError, ValueError):
-        return {}
+        return {}, {}
     out: dict[int, list[int]] = {}
+    windows: dict[int, list[tuple[float, float, int]]] = {}
     for c in clients if isinstance(clients, list) else []:
         fid, local = c.get("flow_id"), c.get("local") or ""
         f = d / "tcpinfo" / f"{fid}.csv"
@@ -150,5 +155,11 @@ def _bundle_kernel_rto(d: Path) -> dict[int, list[int]]:
         with open(f, newline="") as fh:
             rows = [r for r in csv.DictReader(fh) if r.get("total_rto")]
         if rows:
-            out.setdefault(int(local.rsplit(":", 1)[1]), []).append(int(float(rows[-1]["total_rto"])))
-    return out
+            port = int(local.rsplit(":", 1)[1])
+            out.setdefault(port, []).append(int(float(rows[-1]["total_rto"])))
+            w = windows.setdefault(port, [])
+            for a, b in zip(rows, rows[1:]):  # the first sample holds the SYN-ACK timeouts
+                grew = int(float(b["total_rto"])) - int(float(a["total_rto"]))
+                if grew > 0:
+                    w.append((float(a["ts"]), float(b["ts"]), grew))
+    return out, windows

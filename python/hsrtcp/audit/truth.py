@@ -44,6 +44,7 @@ from hsrtcp.testing.truth import ConnectionTruth, Truth
 RTO_MIN_S = 0.2  # Linux TCP_RTO_MIN
 FLOOR_SHARE = 0.9  # capture timestamps of a timer that fired at the minimum can come early
 ACK_TRIGGER_S = 0.0005  # a retransmission this soon after an ACK arrival was sent by that ACK
+KERNEL_SLACK_S = 0.002  # tcpdump stamps the packet just after the sample that saw the timer fire
 
 
 @dataclass(slots=True)
@@ -92,10 +93,16 @@ class _Covered:
 
 
 def episodes(conn: ConnectionTruth, *, client_offset_s: float = 0.0,
-             rto_min_s: float = RTO_MIN_S) -> ConnectionEpisodes:
+             rto_min_s: float = RTO_MIN_S,
+             kernel_windows: list[tuple[float, float, int]] | None = None) -> ConnectionEpisodes:
     """The timeout sequences of one connection with their truth (definitions above).
 
-    ``client_offset_s`` = phone clock − server clock (subtracted from phone times)."""
+    ``client_offset_s`` = phone clock − server clock (subtracted from phone times).
+    ``kernel_windows``: when the server's TCP_INFO was sampled (a lab bundle), the windows
+    (t_after, t_before, n) in which ``tcpi_total_rto`` grew by n; the RTO retransmissions are
+    then the first n retransmissions of the head segment sent in each window (the kernel's
+    own word, which the timing rule only approximates when the RTT is long), and the rule
+    above is not used."""
     floor = FLOOR_SHARE * rto_min_s
     # server-side timeline: ACK arrivals (pure ACKs that arrived) and data transmissions
     timeline: list[tuple[float, int, object]] = []
@@ -106,6 +113,7 @@ def episodes(conn: ConnectionTruth, *, client_offset_s: float = 0.0,
         timeline.append((d.ts_sent, 1, d))
     timeline.sort(key=lambda x: (x[0], x[1]))
     covered = _Covered(conn)
+    windows = None if kernel_windows is None else [list(w) for w in kernel_windows]
     out = ConnectionEpisodes(conn)
     snd_una = 1
     last_adv_t: float | None = None  # last ACK that advanced snd_una
@@ -126,11 +134,17 @@ def episodes(conn: ConnectionTruth, *, client_offset_s: float = 0.0,
         last_sent[d.seq] = t
         if not d.retrans or not (d.seq <= snd_una < d.seq + d.length):
             continue
-        quiet_ack = last_ack_t is None or (t - last_ack_t > ACK_TRIGGER_S and (
-            last_ack_t == last_adv_t or t - last_ack_t >= floor))
-        quiet_seg = prev is None or t - prev >= floor
-        if not (quiet_ack and quiet_seg):
-            continue
+        if windows is not None:
+            w = next((w for w in windows if w[0] < t <= w[1] + KERNEL_SLACK_S and w[2] > 0), None)
+            if w is None:
+                continue
+            w[2] -= 1
+        else:
+            quiet_ack = last_ack_t is None or (t - last_ack_t > ACK_TRIGGER_S and (
+                last_ack_t == last_adv_t or t - last_ack_t >= floor))
+            quiet_seg = prev is None or t - prev >= floor
+            if not (quiet_ack and quiet_seg):
+                continue
         if open_ep is not None and open_ep.seq == d.seq and open_ep.t_end is None:
             open_ep.expirations += 1  # a back-off of the same segment
             continue
@@ -162,6 +176,11 @@ def _m13_packets(conn: ConnectionTruth, ep: Episode) -> int:
     return sum(1 for d in conn.data if d.retrans and ep.t_first <= d.ts_sent < first_ack)
 
 
-def all_episodes(truth: Truth, *, client_offset_s: float = 0.0,
-                 rto_min_s: float = RTO_MIN_S) -> list[ConnectionEpisodes]:
-    return [episodes(c, client_offset_s=client_offset_s, rto_min_s=rto_min_s) for c in truth.connections]
+def all_episodes(truth: Truth, *, client_offset_s: float = 0.0, rto_min_s: float = RTO_MIN_S,
+                 kernel_windows: dict[int, list] | None = None) -> list[ConnectionEpisodes]:
+    """Episodes of every connection; ``kernel_windows`` by client port (epoch 0 only: the lab
+    opens each connection from a new port)."""
+    kw = kernel_windows or {}
+    return [episodes(c, client_offset_s=client_offset_s, rto_min_s=rto_min_s,
+                     kernel_windows=kw.get(c.client_port) if c.epoch == 0 and c.client_port in kw else None)
+            for c in truth.connections]
