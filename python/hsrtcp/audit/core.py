@@ -221,8 +221,9 @@ def _counts(run: Run, ce: ConnectionEpisodes, rows: dict, events: pl.DataFrame) 
     c = ce.conn
     per_port = run.kernel_rto.get(c.client_port) or []
     kernel = per_port[c.epoch] if c.epoch < len(per_port) else None
-    truth_rtos = ce.expirations + c.synack_retrans
     timed = c.epoch == 0 and c.client_port in run.kernel_rto_windows
+    # a pair's kernel count includes the SYN-ACK timeouts; a bundle's is taken after accept
+    truth_rtos = ce.expirations + (0 if timed else c.synack_retrans)
     out = {"rto_truth": "kernel samples" if timed else "timing rule",
            "kernel_total_rto": kernel, "truth_rto_expirations": truth_rtos,
            "rto_check": "n/a" if kernel is None else ("ok" if kernel == truth_rtos else "mismatch"),

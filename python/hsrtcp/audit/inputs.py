@@ -156,7 +156,8 @@ def _bundle_kernel_rto(d: Path) -> tuple[dict[int, list[int]], dict[int, list[tu
             rows = [r for r in csv.DictReader(fh) if r.get("total_rto")]
         if rows:
             port = int(local.rsplit(":", 1)[1])
-            out.setdefault(port, []).append(int(float(rows[-1]["total_rto"])))
+            # after accept: the SYN-ACK's timeouts (in the first sample) are not data RTOs
+            out.setdefault(port, []).append(int(float(rows[-1]["total_rto"])) - int(float(rows[0]["total_rto"])))
             w = windows.setdefault(port, [])
             for a, b in zip(rows, rows[1:]):  # the first sample holds the SYN-ACK timeouts
                 grew = int(float(b["total_rto"])) - int(float(a["total_rto"]))
