@@ -128,16 +128,21 @@ def _rtt(rows: dict) -> float | None:
 
 
 def _assign(ce: ConnectionEpisodes, events: list[_Event]) -> tuple[dict[int, _Event], list[_Event]]:
-    """Each event to the latest episode that started before it and was still open (and whose
-    segment it names, when it names one); the first event per episode counts, the others and
-    the unexplained are extras (false positives)."""
+    """Each event to the latest episode that started before it: one whose segment it names
+    when it names one (a phone's event comes when the repeat arrives, which on a deep queue is
+    after the sender's episode ended), else one still open at its time. The first event per
+    episode counts; the others and the unexplained are extras (false positives)."""
     taken: dict[int, _Event] = {}
     extra: list[_Event] = []
     for ev in sorted(events, key=lambda x: x.ts):
         best = None
         for i, ep in enumerate(ce.episodes):
-            end = ep.t_end if ep.t_end is not None else ep.t_first + OPEN_END_S
-            if ep.t_first - EARLY_S <= ev.ts <= end + EARLY_S and (ev.seq is None or ep.seq <= ev.seq < ep.end):
+            if not ep.t_first - EARLY_S <= ev.ts <= ep.t_first + OPEN_END_S:
+                continue
+            if ev.seq is not None:
+                if ep.seq <= ev.seq < ep.end:
+                    best = i
+            elif ep.t_end is None or ev.ts <= ep.t_end + EARLY_S:
                 best = i
         if best is None or best in taken:
             extra.append(ev)
@@ -159,7 +164,8 @@ def _judge(ce: ConnectionEpisodes, ev: dict[str, list[_Event]], base: dict) -> l
                     "expirations": ep.expirations if ep else None,
                     "first_retrans_arrived": ep.first_retrans_arrived if ep else None}
         r |= {"detected_cause": kw.get("detected_cause"), "detected_count": kw.get("detected_count")}
-        r["applicable"] = _applicable(detector, base)
+        r["retrans_arrived"] = ep.retrans_arrived if ep else None
+        r["applicable"] = _applicable(detector, base, ep)
         r["outcome"] = ("TP" if detected else "FN") if truth else ("FP" if detected else "TN")
         out.append(r)
 
@@ -198,12 +204,15 @@ def _judge(ce: ConnectionEpisodes, ev: dict[str, list[_Event]], base: dict) -> l
     return out
 
 
-def _applicable(detector: str, cond: dict) -> bool:
-    """Whether the connection negotiated what the method reads (D-SACK needs SACK, Eifel
-    timestamps); unknown options count as available."""
+def _applicable(detector: str, cond: dict, ep) -> bool:
+    """Whether the evidence the method reads can exist: D-SACK needs SACK and a repeat that
+    reached the phone, Eifel timestamps, the phone's method a repeat that reached it (an
+    episode whose RTO retransmissions were all lost leaves no trace in the phone's capture);
+    unknown options count as available."""
     sack, ts = cond.get("sack") is not False, cond.get("timestamps") is not False
-    return {"M12 dsack": sack, "M12 eifel": ts, "M12 server": sack or ts,
-            "M14 server rule": sack or ts}.get(detector, True)
+    arrived = ep is None or ep.retrans_arrived
+    return {"M12 receiver": arrived, "M12 dsack": sack and arrived, "M12 eifel": ts,
+            "M12 server": (sack and arrived) or ts, "M14 server rule": (sack and arrived) or ts}.get(detector, True)
 
 
 def _merge_extras(a: list[_Event], b: list[_Event]) -> list[_Event]:

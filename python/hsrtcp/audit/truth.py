@@ -59,6 +59,7 @@ class Episode:
     spurious: bool = False
     cause: str | None = None  # spurious only: "ack_loss" or "rto_estimation"
     first_retrans_arrived: bool = False
+    retrans_arrived: bool = False  # some RTO retransmission of the episode reached the phone
     packets: int = 0  # M13 numerator when spurious
 
 
@@ -147,9 +148,10 @@ def episodes(conn: ConnectionTruth, *, client_offset_s: float = 0.0,
                 continue
         if open_ep is not None and open_ep.seq == d.seq and open_ep.t_end is None:
             open_ep.expirations += 1  # a back-off of the same segment
+            open_ep.retrans_arrived |= d.arrived
             continue
         ep = Episode(t_first=t, t_end=None, seq=d.seq, end=d.seq + d.length,
-                     first_retrans_arrived=d.arrived)
+                     first_retrans_arrived=d.arrived, retrans_arrived=d.arrived)
         ep.spurious = covered.delivered_before(ep.seq, ep.end, t)
         if ep.spurious:
             ep.cause = _cause(conn, ep, client_offset_s)

@@ -35,8 +35,8 @@ def _matrix(a) -> dict:
 # no repeat, no D-SACK is sent), 5 original and first retransmission lost (not spurious).
 PLANTED = {
     "M10 timeout": (5, 0, 0, 0),
-    "M12 receiver": (2, 0, 1, 2),  # episode 4 is invisible at the phone
-    "M12 dsack": (2, 0, 1, 2),  # … and sends no D-SACK
+    "M12 receiver": (2, 0, 0, 2),  # episode 4 is invisible at the phone: out of reach, not a miss
+    "M12 dsack": (2, 0, 0, 2),  # … and sends no D-SACK
     "M12 eifel": (3, 0, 0, 2),  # the late ACK echoes the original's TSval in 3 and 4; in 2 the D-SACK does
     "M12 server": (3, 0, 0, 2),
     "M12 two_vantage": (3, 0, 0, 2),
@@ -53,6 +53,9 @@ def test_planted_pair_gives_the_constructed_matrix(tmp_path):
     assert v["truth_cause"].to_list() == [None, "ack_loss", "rto_estimation", "rto_estimation", None]
     assert v["expirations"].to_list() == [1, 1, 1, 1, 2]
     assert v["detected_count"].to_list() == [1, 1, 1, 1, 2]  # the engine's RTO expirations per sequence
+    c = a.confusion().filter(pl.col("breakdown") == "all")
+    reach = dict(c.select("detector", "out_of_reach").rows())
+    assert (reach["M12 receiver"], reach["M12 dsack"], reach["M12 eifel"], reach["M12 two_vantage"]) == (1, 1, 0, 0)
     c = a.connections.row(0, named=True)
     # M13: one retransmission per spurious episode before the first ACK; the matched row agrees
     assert (c["truth_m13_packets"], c["matched_m13_packets"]) == (3, 3)
@@ -66,7 +69,7 @@ def test_planted_without_sack_and_timestamps_the_server_methods_see_nothing(tmp_
     assert m["M12 dsack"] == m["M12 eifel"] == m["M12 server"] == (0, 0, 0, 0)
     c = a.confusion().filter(pl.col("breakdown") == "all")
     reach = dict(c.select("detector", "out_of_reach").rows())
-    assert (reach["M12 dsack"], reach["M12 eifel"], reach["M12 server"], reach["M12 receiver"]) == (3, 3, 3, 0)
+    assert (reach["M12 dsack"], reach["M12 eifel"], reach["M12 server"], reach["M12 receiver"]) == (3, 3, 3, 1)
     assert m["M12 receiver"] == PLANTED["M12 receiver"]
     assert m["M12 two_vantage"] == PLANTED["M12 two_vantage"]
     assert "M14 server rule" not in m  # no spurious episode found at the server: nothing to attribute
@@ -76,10 +79,10 @@ def test_breakdown_by_condition_separates_the_pairs(tmp_path):
     a = audit([five_timeouts(tmp_path, name="full"), five_timeouts(tmp_path, sack=False, ts=False, name="plain")])
     c = a.confusion().filter((pl.col("breakdown") == "sack") & (pl.col("detector") == "M12 dsack"))
     got = {r["level"]: (r["tp"], r["fn"], r["out_of_reach"], r["recall"]) for r in c.iter_rows(named=True)}
-    assert got == {"true": (2, 1, 0, 2 / 3), "false": (0, 0, 3, None)}
+    assert got == {"true": (2, 0, 1, 1.0), "false": (0, 0, 3, None)}
     # the overall rows are the sums of the blocks
     allrow = a.confusion().filter((pl.col("breakdown") == "all") & (pl.col("detector") == "M12 dsack")).row(0, named=True)
-    assert (allrow["tp"], allrow["fn"], allrow["tn"], allrow["out_of_reach"]) == (2, 1, 2, 3)
+    assert (allrow["tp"], allrow["fn"], allrow["tn"], allrow["out_of_reach"]) == (2, 0, 2, 4)
     tv = a.confusion().filter((pl.col("breakdown") == "sack") & (pl.col("detector") == "M12 two_vantage"))
     assert sorted(tv.select("level", "tp", "fn").rows()) == [("false", 3, 0), ("true", 3, 0)]
 
