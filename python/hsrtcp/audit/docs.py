@@ -105,15 +105,15 @@ def _digest(d: Path) -> str:
     return "<!-- inputs (sha256): " + ", ".join(parts) + " -->\n"
 
 
-def render(name: str, root: Path = ROOT) -> str:
+def render(name: str, root: Path | None = None) -> str:
     summary, _, table = name.partition(".")
-    d = root / "docs" / "audit" / summary
+    d = (root or ROOT) / "docs" / "audit" / summary
     if table not in TABLES:
         raise InputError(f"{DOC}: unknown audit region {name!r} (tables: {', '.join(TABLES)})")
     return _digest(d) + TABLES[table](d)
 
 
-def regenerate(text: str, root: Path = ROOT) -> str:
+def regenerate(text: str, root: Path | None = None) -> str:
     return REGION.sub(lambda m: f"<!-- audit:{m['name']} -->\n{render(m['name'], root)}<!-- /audit -->", text)
 
 

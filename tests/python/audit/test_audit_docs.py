@@ -1,0 +1,60 @@
+"""docs/accuracy.md's tables are recomputed from the committed summaries in docs/audit/
+(python -m hsrtcp.audit.docs), and the summaries from the committed fixtures."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from hsrtcp.audit import audit, docs, tables
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_every_region_equals_its_regeneration():
+    text = (ROOT / docs.DOC).read_text(encoding="utf-8")
+    names = [m["name"] for m in docs.REGION.finditer(text)]
+    assert {"campaign.all", "campaign.counts", "fixtures.all", "fixtures.counts"} <= set(names)
+    for m in docs.REGION.finditer(text):
+        assert m["body"] == docs.render(m["name"]), f"region {m['name']} is not what its summary gives"
+
+
+def test_confusion_csv_is_the_recount_of_verdicts():
+    for summary in ("fixtures", "campaign"):
+        d = ROOT / "docs" / "audit" / summary
+        got = tables(pl.read_csv(d / "verdicts.csv", infer_schema_length=None))
+        want = pl.read_csv(d / "confusion.csv", infer_schema_length=None)
+        assert got.select("breakdown", "detector", "tp", "fp", "fn", "tn", "out_of_reach").rows() == \
+            want.select("breakdown", "detector", "tp", "fp", "fn", "tn", "out_of_reach").rows()
+
+
+def test_an_edited_verdict_changes_the_table_and_check_fails(tmp_path, monkeypatch):
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT / "docs" / "audit", root / "docs" / "audit")
+    (root / "docs").mkdir(exist_ok=True)
+    shutil.copy(ROOT / docs.DOC, root / docs.DOC)
+    v = root / "docs" / "audit" / "campaign" / "verdicts.csv"
+    df = pl.read_csv(v, infer_schema_length=None)
+    # one M14 server-rule miss turned into a hit
+    i = df.with_row_index().filter((pl.col("detector") == "M14 server rule") & (pl.col("outcome") == "FN"))["index"][0]
+    df = df.with_columns(pl.when(pl.int_range(pl.len()) == i).then(pl.lit("TP")).otherwise(pl.col("outcome")).alias("outcome"))
+    df.write_csv(v)
+    monkeypatch.setattr(docs, "ROOT", root)
+    assert docs.main(["--check"]) == 3
+    assert docs.main([]) == 0
+    text = (root / docs.DOC).read_text(encoding="utf-8")
+    assert "| M14 server rule | server | 1 | 0 | 3 | 4 |" in text
+    assert docs.main(["--check"]) == 0
+
+
+@pytest.mark.parametrize("name", ["ack_blackout", "reno_nosack_nots", "ack_delay"])
+def test_fixture_summary_recomputes_from_the_captures(name):
+    """The committed fixture verdicts are what the audit gives on the committed captures now."""
+    committed = pl.read_csv(ROOT / "docs/audit/fixtures/verdicts.csv", infer_schema_length=None).filter(
+        pl.col("run") == name)
+    a = audit([ROOT / "tests" / "data" / f"{name}.client.pcap"])
+    cols = ["detector", "episode", "seq", "truth", "detected", "truth_cause", "applicable", "outcome"]
+    assert a.verdicts.select(cols).rows() == committed.select(cols).rows()
