@@ -320,8 +320,10 @@ def _describe_inline(rate, delay, loss, mm_trace, every) -> str:
 @click.option("--force", is_flag=True,
               help="Delete the bundles in OUT made with another configuration (or not runs of this "
                    "campaign) and make those runs again. Without it such a campaign is refused.")
+@click.option("--redo-noisy", is_flag=True,
+              help="Make again the runs whose bundle is marked noisy (ran above the campaign's max_load).")
 @_lab_errors
-def campaign(campaign_file, out, no_progress, list_only, shard, force) -> None:
+def campaign(campaign_file, out, no_progress, list_only, shard, force, redo_noisy) -> None:
     """Run a campaign: scenarios × congestion controls (or [[variants]]) × flow types ×
     repetitions, one bundle per run in OUT/<run_id>/ (format: docs/formats/bundle.md).
 
@@ -346,10 +348,8 @@ def campaign(campaign_file, out, no_progress, list_only, shard, force) -> None:
         return
     if not out:
         raise click.UsageError("--out/-o RUNS is required")
-    try:
-        results = cp.run(c, out, progress=not no_progress, shard=shard_kn, force=force)
-    except cp.ConfigConflict as exc:
-        raise click.UsageError(str(exc)) from None
+    # a ConfigConflict (bundles in OUT of another configuration) is an input error: exit 3
+    results = cp.run(c, out, progress=not no_progress, shard=shard_kn, force=force, redo_noisy=redo_noisy)
     failed = [r for r in results if r["status"] == "failed"]
     click.echo(f"{len(results)} runs, {len(failed)} failed; bundles in {out}", err=True)
     for r in failed:

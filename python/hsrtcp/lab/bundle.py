@@ -113,6 +113,21 @@ def tool_versions(ebpf_ccs=()) -> dict[str, object]:
     return out
 
 
+#: where the kernel publishes the load averages (tests give a file of their own)
+LOADAVG = Path("/proc/loadavg")
+
+
+def host_load(loadavg: str | os.PathLike | None = None) -> dict[str, object]:
+    """The host's 1-minute load average and CPU count now (``loadavg_1min`` is None when
+    the file, :data:`LOADAVG` by default, cannot be read: a host without /proc)."""
+    try:
+        first = Path(loadavg or LOADAVG).read_text(encoding="ascii").split()[0]
+        load = float(first)
+    except (OSError, UnicodeDecodeError, IndexError, ValueError):
+        load = None
+    return {"loadavg_1min": load, "cpus": os.cpu_count()}
+
+
 def _tcpdump_stats(log: Path) -> dict[str, int | None]:
     return capture.parse_stats(log.read_text(errors="replace") if log.is_file() else "")
 
@@ -189,6 +204,8 @@ def finalize(run_dir: Path, outcome, compiled, meta: dict, versions: dict | None
             "name": compiled.name,
             "source": str(compiled.source) if compiled.source else None,
             "sha256": _sha256(compiled.source) if compiled.source and Path(compiled.source).is_file() else None,
+            # the path as compiled (runconfig's scenario part): equal hashes, same emulated path
+            "compiled_sha256": (meta.get("config") or {}).get("scenario", {}).get("sha256"),
             "duration_s": compiled.duration_s,
             "paths": compiled.paths,
         },
@@ -199,6 +216,8 @@ def finalize(run_dir: Path, outcome, compiled, meta: dict, versions: dict | None
         "campaign": meta.get("campaign"),
         **({"variant": meta["variant"]} if meta.get("variant") else {}),
         **({"config": meta["config"]} if meta.get("config") else {}),
+        **({"checks": meta["checks"]} if meta.get("checks") is not None else {}),
+        **({"host": meta["host"]} if meta.get("host") else {}),
         **{k: meta[k] for k in ("command", "right_command") if k in meta},
         "seeds": {"scenario": compiled.seed, "rattan_cells": rattan.loss_seeds(cfg)},
         "sysctls": sysctls,

@@ -35,6 +35,21 @@ A campaign file (TOML; paths are relative to the file)::
 A misspelt key is named with the key it was probably meant to be, and so is a sysctl the
 kernel does not have.
 
+A quiet lab (docs/lab.md, "A quiet lab")::
+
+    [campaign]
+    max_load = 2           # the host's 1-min load average a run may start and end under
+                           # (default: the number of CPUs)
+    load_wait_s = 300      # how long a run waits for the load to fall under it (default 0)
+    pin = true             # the emulator and the endpoints on cores of their own, where
+                           # the machine has two per shard (default true)
+
+A run above ``max_load`` at its start (after the wait) or its end is marked ``noisy`` in its
+manifest (``host``); study and findings leave noisy runs out unless told to keep them.
+
+Checks declared before the runs (docs/findings.md): ``[checks] names = [...]``, recorded in
+every bundle, so a report can tell a check named before the runs from one added afterwards.
+
 Arms of a paired study (baseline plus one factor at a time, docs/findings.md) are
 ``[[variants]]`` instead of ``ccs``: each names a congestion control and its own knobs, and
 a scenario entry may be a table that picks a window of the trip::
@@ -66,6 +81,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import json
+import os
 import re
 import shutil
 import sys
@@ -79,7 +95,9 @@ from hsrtcp.lab import bundle, emulate, netns, runconfig
 from hsrtcp.lab.measure import FLOW_TYPES, FlowSpec, parse_size
 from hsrtcp.lab.scenario import advice
 
-_KNOWN_CAMPAIGN_KEYS = {"name", "scenarios", "ccs", "repetitions", "mptcp", "duration_s", "snaplen", "reseed", "first_repetition"}
+_KNOWN_CAMPAIGN_KEYS = {"name", "scenarios", "ccs", "repetitions", "mptcp", "duration_s", "snaplen", "reseed",
+                        "first_repetition", "max_load", "load_wait_s", "pin"}
+_TOP_KEYS = {"campaign", "sysctls", "mptcp", "flows", "variants", "checks"}
 _KNOWN_SCENARIO_KEYS = {"file", "start_s", "label"}
 _KNOWN_VARIANT_KEYS = {"name", "cc", "sysctls", "route"}
 #: per-route TCP knobs a variant may set (ip-route(8) metrics; applied by the lab agents)
@@ -132,6 +150,12 @@ class Campaign:
     scenario_labels: list = field(default_factory=list)
     #: the arms of a paired design ({"name", "cc", "sysctls", "route"}); empty: ``ccs`` alone
     variants: list[dict] = field(default_factory=list)
+    #: the load bound of a run (None: the number of CPUs when it runs), the wait for it, pinning
+    max_load: float | None = None
+    load_wait_s: float = 0.0
+    pin: bool = True
+    #: the checks named before the runs ([checks] names); None: the file has no [checks]
+    checks: list[str] | None = None
 
     def scenario_label(self, i: int) -> str:
         labels = self.scenario_labels
@@ -196,9 +220,9 @@ def load(path: str | Path) -> Campaign:
     unknown = set(c) - _KNOWN_CAMPAIGN_KEYS
     if unknown:
         raise _unknown(f"{path}: [campaign]", unknown, _KNOWN_CAMPAIGN_KEYS)
-    unknown = set(raw) - {"campaign", "sysctls", "mptcp", "flows", "variants"}
+    unknown = set(raw) - _TOP_KEYS
     if unknown:
-        raise _unknown(f"{path}: top level", unknown, {"campaign", "sysctls", "mptcp", "flows", "variants"})
+        raise _unknown(f"{path}: top level", unknown, _TOP_KEYS)
     scen = c.get("scenarios")
     if not isinstance(scen, list) or not scen:
         raise InputError(f"{path}: [campaign] scenarios must be a non-empty list of files")
@@ -285,11 +309,90 @@ def load(path: str | Path) -> Campaign:
     duration = c.get("duration_s")
     if duration is not None and (not isinstance(duration, (int, float)) or not 1 <= duration <= 3600):
         raise InputError(f"{path}: [campaign] duration_s must be within 1..3600 seconds")
+    max_load = c.get("max_load")
+    if max_load is not None and (isinstance(max_load, bool) or not isinstance(max_load, (int, float))
+                                 or not 0 < max_load <= 10_000):
+        raise InputError(f"{path}: [campaign] max_load must be a load average above 0 (e.g. the number of CPUs)")
+    wait = c.get("load_wait_s", 0)
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait <= 86_400:
+        raise InputError(f"{path}: [campaign] load_wait_s must be within 0..86400 seconds")
+    pin = c.get("pin", True)
+    if not isinstance(pin, bool):
+        raise InputError(f"{path}: [campaign] pin must be true or false")
+    checks = _checks(path, raw.get("checks"))
     return Campaign(name=str(c.get("name", path.stem)), scenarios=scenarios, ccs=ccs, flows=flows,
                     repetitions=reps, first_repetition=first_rep, mptcp=bool(c.get("mptcp", False)), duration_s=duration,
                     sysctls=dict(sysctls), snaplen=int(c.get("snaplen", 128)), reseed=bool(c.get("reseed", False)),
                     mptcp_options=mptcp_options,
-                    source=path.resolve(), scenario_starts=starts, scenario_labels=labels, variants=variants)
+                    source=path.resolve(), scenario_starts=starts, scenario_labels=labels, variants=variants,
+                    max_load=None if max_load is None else float(max_load), load_wait_s=float(wait), pin=pin,
+                    checks=checks)
+
+
+def _checks(path: Path, raw) -> list[str] | None:
+    """``[checks] names``: the checks the campaign's report will make, named before it runs
+    (names as hsrtcp.findings.runs.check_name writes them; unique, non-empty)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise InputError(f"{path}: [checks] must be a table with names = [\"...\", ...]")
+    unknown = set(raw) - {"names"}
+    if unknown:
+        raise _unknown(f"{path}: [checks]", unknown, {"names"})
+    names = raw.get("names")
+    if not isinstance(names, list) or not all(isinstance(n, str) and n.strip() for n in names):
+        raise InputError(f"{path}: [checks] names must be a list of check names")
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"{path}: [checks] names gives {dup[0]!r} twice")
+    return [n.strip() for n in names]
+
+
+#: how often a run waiting for a quiet host looks at the load again
+LOAD_POLL_S = 10.0
+
+
+def wait_for_quiet(max_load: float, wait_s: float, read=None, sleep=time.sleep,
+                   clock=time.monotonic) -> tuple[dict, float]:
+    """Wait (at most ``wait_s``) until the host's 1-min load average is at most ``max_load``;
+    return the last reading (:func:`hsrtcp.lab.bundle.host_load`) and the seconds waited. An
+    unreadable load does not wait."""
+    read = read or bundle.host_load
+    t0 = clock()
+    now = read()
+    while now["loadavg_1min"] is not None and now["loadavg_1min"] > max_load and clock() - t0 < wait_s:
+        sleep(min(LOAD_POLL_S, max(0.0, wait_s - (clock() - t0))))
+        now = read()
+    return now, round(clock() - t0, 1)
+
+
+def host_record(start: dict, end: dict, max_load: float, waited_s: float, pinned: dict) -> dict:
+    """The manifest's ``host``: the load at the run's start and end, the bound, the wait,
+    the cores it was pinned to, and whether it is ``noisy`` (above the bound at either end)
+    with the reason."""
+    why = [f"load {r['loadavg_1min']:g} > {max_load:g} at the {when}"
+           + (f" (after waiting {waited_s:g} s)" if when == "start" and waited_s else "")
+           for when, r in (("start", start), ("end", end))
+           if r.get("loadavg_1min") is not None and r["loadavg_1min"] > max_load]
+    return {"loadavg_1min_start": start.get("loadavg_1min"), "loadavg_1min_end": end.get("loadavg_1min"),
+            "cpus": start.get("cpus"), "max_load": max_load, "load_wait_s": waited_s, "pinned": pinned,
+            "noisy": bool(why), "noisy_why": "; ".join(why) or None}
+
+
+def plan_pinning(cores: list[int], shard: tuple[int, int] | None = None) -> dict:
+    """The cores of this process's runs: the emulator on one, the endpoints (agents, measure
+    server and client, tcpdump) on another, each shard its own two, and the lowest core left
+    to the rest of the machine when there are enough. Too few cores: nothing pinned, and why."""
+    k, n = shard or (0, 1)
+    cores = sorted(cores)
+    if len(cores) >= 2 * n + 1:
+        emu, ends = cores[1 + 2 * k], cores[2 + 2 * k]
+    elif len(cores) >= 2 * n:
+        emu, ends = cores[2 * k + 1], cores[2 * k]
+    else:
+        return {"emulator": None, "endpoints": None,
+                "why": f"{len(cores)} core(s) for {n} shard(s): pinning needs 2 per shard"}
+    return {"emulator": [emu], "endpoints": [ends]}
 
 
 _ENDPOINT_FLAGS = {"subflow", "signal", "backup", "fullmesh"}
@@ -393,10 +496,10 @@ class ConfigConflict(InputError):
         self.runs = runs
 
 
-def _bundle_state(final: Path, wanted: dict) -> tuple[str, str]:
+def _bundle_state(final: Path, wanted: dict, redo_noisy: bool = False) -> tuple[str, str]:
     """(state, why) of the bundle at ``final`` for a run whose configuration is ``wanted``:
-    ``missing``, ``done`` (complete, same configuration), ``failed`` or ``broken`` (run it
-    again), ``differs`` (made with another configuration)."""
+    ``missing``, ``done`` (complete, same configuration), ``failed``, ``broken`` or, with
+    ``redo_noisy``, ``noisy`` (run it again), ``differs`` (made with another configuration)."""
     if not (final / bundle.MANIFEST).is_file():
         return "missing", "no bundle yet"
     try:
@@ -412,6 +515,11 @@ def _bundle_state(final: Path, wanted: dict) -> tuple[str, str]:
     problems = bundle.check(final)
     if problems:
         return "broken", f"incomplete bundle ({problems[0]})"
+    host = m.get("host") if isinstance(m.get("host"), dict) else {}
+    if host.get("noisy"):
+        if redo_noisy:
+            return "noisy", f"the earlier run was noisy ({host.get('noisy_why')})"
+        return "done", f"complete bundle with the same configuration (noisy: {host.get('noisy_why')})"
     return "done", "complete bundle with the same configuration"
 
 
@@ -469,7 +577,7 @@ def _conflict_message(out: Path, campaign: Campaign, conflicts: list[tuple[str, 
 
 def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed: bool = True,
         on_result=None, shard: tuple[int, int] | None = None, force: bool = False,
-        quiet: bool = False) -> list[dict]:
+        quiet: bool = False, redo_noisy: bool = False) -> list[dict]:
     """Run every combination; return one summary dict per run (``run_id``, ``status``, ``path``).
 
     A bundle already in ``out`` is reused only when it is complete, its run succeeded and
@@ -486,6 +594,12 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
     campaign directory (each recovers only its own runs' partial directories). Whether
     concurrent runs distort each other depends on the machine: docs/lab.md says how to check.
 
+    A quiet lab (docs/lab.md): each run waits up to ``campaign.load_wait_s`` for the host's
+    load to fall to ``campaign.max_load`` (default: the number of CPUs); the load at its start
+    and end, the bound and the cores it was pinned to (:func:`plan_pinning`) go into its
+    manifest's ``host``, with ``noisy`` when it ran above the bound. A noisy bundle counts as
+    done when the campaign is run again, unless ``redo_noisy``.
+
     Progress goes to standard error (:class:`_Progress`): a line per run (started, finished
     with its numbers, skipped or failed and why); ``progress=True`` adds a bar on a
     terminal; ``quiet=True`` says nothing.
@@ -500,7 +614,7 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
     versions = bundle.tool_versions(ebpf_ccs=[r["cc"] for r in runs])
     compiled: dict[tuple, emulate.Compiled] = {}
     prepared = [_prepare(campaign, r, out, compiled, versions) for r in runs]
-    states = [_bundle_state(out / r["run_id"], r["config"]) for r in prepared]
+    states = [_bundle_state(out / r["run_id"], r["config"], redo_noisy) for r in prepared]
     ids = {r["run_id"] for r in all_runs}
     conflicts = [(r["run_id"], why) for r, (state, why) in zip(prepared, states) if state == "differs"]
     conflicts += [(d.name, "not a run of this campaign") for d in sorted(out.iterdir())
@@ -520,6 +634,16 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
     todo = sum(1 for s, _ in states if s != "done")
     prog.line(f"campaign {campaign.name}: {len(runs)} runs, {len(runs) - todo} already done, {todo} to make; "
               f"bundles in {out}")
+    max_load = campaign.max_load if campaign.max_load is not None else float(os.cpu_count() or 1)
+    pinned = (plan_pinning(sorted(os.sched_getaffinity(0)), shard) if campaign.pin
+              else {"emulator": None, "endpoints": None, "why": "pin = false in the campaign"})
+    if pinned["emulator"] is not None and not netns.find_tool("taskset"):
+        pinned = {"emulator": None, "endpoints": None, "why": "taskset (util-linux) not found"}
+    prog.line(f"quiet lab: a run above load {max_load:g} "
+              + (f"waits up to {campaign.load_wait_s:g} s, then " if campaign.load_wait_s else "")
+              + "is marked noisy; "
+              + (f"emulator on core {pinned['emulator'][0]}, endpoints on core {pinned['endpoints'][0]}"
+                 if pinned["emulator"] is not None else f"nothing pinned ({pinned['why']})"))
     for w in dict.fromkeys(w for r in prepared for w in r["warnings"]):
         prog.line(f"warning: {w}")
     try:
@@ -534,8 +658,11 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
             shutil.rmtree(partial, ignore_errors=True)
             variant = r.get("variant")
             extra = {"route": r["route"]} if r["route"] else {}
+            if pinned["emulator"] is not None:
+                extra["cpus"] = pinned
+            load_start, waited = wait_for_quiet(max_load, campaign.load_wait_s)
             t_start = time.monotonic()
-            prog.start(r["run_id"], _what(r) + (f" (again: {why})" if state in ("failed", "broken") else ""))
+            prog.start(r["run_id"], _what(r) + (f" (again: {why})" if state in ("failed", "broken", "noisy") else ""))
             try:
                 outcome = emulate.run(comp, partial, {"kind": "measure", "flow": r["spec"].to_dict()},
                                       # cc is set per socket (TCP_CONGESTION; on an MPTCP socket it
@@ -546,9 +673,10 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
             except KeyboardInterrupt:
                 shutil.rmtree(partial, ignore_errors=True)
                 raise
+            host = host_record(load_start, bundle.host_load(), max_load, waited, pinned)
             meta = {"run_id": r["run_id"], "cc": r["cc"], "flow": r["spec"].to_dict(), "mptcp": r["mptcp"],
                     "repetition": r["repetition"], "campaign": campaign.name, "snaplen": campaign.snaplen,
-                    "config": r["config"]}
+                    "config": r["config"], "host": host, "checks": campaign.checks}
             if variant:
                 meta["variant"] = {**variant, "sysctls": r["sysctls"],
                                    "scenario_label": campaign.scenario_label(r.get("scenario_index", 0)),
@@ -559,13 +687,14 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
             if manifest["status"] == "ok" or keep_failed:
                 partial.rename(final)
             summary = {"run_id": r["run_id"], "status": manifest["status"], "path": str(final),
-                       "errors": manifest["errors"]}
+                       "errors": manifest["errors"], "noisy": host["noisy"]}
             summaries.append(summary)
             if on_result:
                 on_result(summary)
             prog.finished(r["run_id"], time.monotonic() - t_start, manifest["status"],
-                          bundle.headline(final) if manifest["status"] == "ok"
-                          else "; ".join(manifest["errors"]).splitlines()[0][:300])
+                          (bundle.headline(final) if manifest["status"] == "ok"
+                           else "; ".join(manifest["errors"]).splitlines()[0][:300])
+                          + (f" [noisy: {host['noisy_why']}]" if host["noisy"] else ""))
     finally:
         prog.close()
     return summaries

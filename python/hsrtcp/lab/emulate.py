@@ -17,6 +17,7 @@ agents (:mod:`hsrtcp.lab.agent`) and always cleans up (see :mod:`hsrtcp.lab.netn
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -104,11 +105,20 @@ class RunOutcome:
         return not self.errors
 
 
-def _agent_argv(role: str, run_dir: Path) -> list[str]:
+def _agent_argv(role: str, run_dir: Path, cores: list[int] | None = None) -> list[str]:
     pkg_root = str(Path(hsrtcp.__file__).resolve().parent.parent)
     # env: the namespaces inherit our environment, but make the import path explicit so an
     # un-installed checkout (PYTHONPATH=python) works too.
-    return ["env", f"PYTHONPATH={pkg_root}", sys.executable, "-m", "hsrtcp.lab.agent", role, str(run_dir)]
+    argv = ["env", f"PYTHONPATH={pkg_root}", sys.executable, "-m", "hsrtcp.lab.agent", role, str(run_dir)]
+    # taskset: the agent and all it starts (server, client, tcpdump) inherit these cores
+    return ["taskset", "-c", ",".join(map(str, cores)), *argv] if cores else argv
+
+
+def _set_cores(cores) -> set[int]:
+    """Pin the calling thread (a child started now inherits it); return its cores before."""
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, set(cores))
+    return before
 
 
 def ebpf_ccs(workload: dict, right_command: list[str] | None = None) -> list[str]:
@@ -139,13 +149,15 @@ def run(source: str | Path | dict | Compiled, run_dir: str | Path, workload: dic
 def _run(source: str | Path | dict | Compiled, run_dir: str | Path, workload: dict, *, mptcp: bool = False,
          sysctls: dict | None = None, duration_s: float | None = None, timeout_s: float | None = None,
          port: int = 5201, snaplen: int = 128, right_command: list[str] | None = None,
-         passthrough_stdout: bool = False, route: dict | None = None) -> RunOutcome:
+         passthrough_stdout: bool = False, route: dict | None = None, cpus: dict | None = None) -> RunOutcome:
     """Run ``workload`` on the phone side of the emulated path; return what happened.
 
     ``workload`` is ``{"kind": "measure", "flow": FlowSpec-dict}`` (the measure client) or
     ``{"kind": "command", "argv": [...]}`` (any program; ``HSRTCP_SERVER=host:port`` points at
     the measure server on the right). ``route``: per-route TCP knobs set on both sides
-    (``rto_min_ms``, ``quickack``; :func:`hsrtcp.lab.agent.route_knobs`). Files land in ``run_dir`` (captures in
+    (``rto_min_ms``, ``quickack``; :func:`hsrtcp.lab.agent.route_knobs`). ``cpus``: ``{"emulator":
+    [cores], "endpoints": [cores]}`` pins Rattan and the two agents with what they start
+    (hsrtcp.lab.campaign.plan_pinning). Files land in ``run_dir`` (captures in
     ``capture/``, server TCP_INFO in ``server/tcpinfo/``, logs). Raises :class:`LabError`
     for setup problems (not root, tool missing, bad config); an emulator crash or timeout is
     reported in the outcome's ``errors`` after cleanup.
@@ -171,21 +183,30 @@ def _run(source: str | Path | dict | Compiled, run_dir: str | Path, workload: di
     for stale in ("server.ready", "left.done", "rattan_id", "agent-left.error", "agent-right.error"):
         (run_dir / stale).unlink(missing_ok=True)
     (run_dir / "plan.json").write_text(json.dumps(plan, indent=1))
-    config_path = rattan.write_config(cfg, run_dir / "rattan.toml", _agent_argv("left", run_dir),
-                                      _agent_argv("right", run_dir))
+    ends = (cpus or {}).get("endpoints")
+    config_path = rattan.write_config(cfg, run_dir / "rattan.toml", _agent_argv("left", run_dir, ends),
+                                      _agent_argv("right", run_dir, ends))
     extra = ["--left-stdout"] if passthrough_stdout else []
     errors: list[str] = []
     interrupted = False
     r = rattan.Rattan(config_path, run_dir / "rattan.log", extra_args=extra,
                       stdout=sys.stdout if passthrough_stdout else None, id_file=run_dir / "rattan_id")
     r.on_cleanup(lambda: netns.pidfile_cleanup(run_dir / "pids", str(run_dir)))
+    emu = (cpus or {}).get("emulator")
+    before = _set_cores(emu) if emu else None  # Rattan inherits the cores at its start
     try:
         with netns.signals_raise():
             with r:
+                if before is not None:
+                    os.sched_setaffinity(0, before)
+                    before = None
                 res = r.wait(timeout_s)
     except KeyboardInterrupt:
         interrupted = True
         errors.append("interrupted (Ctrl-C or SIGTERM); everything was cleaned up")
+    finally:
+        if before is not None:
+            os.sched_setaffinity(0, before)
     res = r.result
     assert res is not None
     if res.crashed:

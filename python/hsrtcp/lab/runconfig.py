@@ -128,7 +128,11 @@ def differences(recorded: dict | None, wanted: dict) -> list[str]:
                         changed.append(f"{k}.{kk} {_short(a.get(kk))} -> {_short(b.get(kk))}")
             elif a != b:
                 changed.append(f"{k} {_short(a)} -> {_short(b)}")
-        if not changed and part == "scenario":
-            changed.append("the compiled path (traces, events or Rattan config) changed")
+        if part == "scenario":
+            if not changed:
+                changed.append("the compiled path (traces, events or Rattan config) changed")
+            # both versions by hash: the bundle's path and the one the campaign compiles now
+            changed.append(f"compiled sha256 {str(old.get('sha256'))[:12]} in the bundle, "
+                           f"{str(new['sha256'])[:12]} now")
         out.append(f"{part} differs ({'; '.join(changed) or 'content changed'})")
     return out

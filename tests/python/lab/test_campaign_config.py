@@ -90,12 +90,17 @@ def test_a_changed_campaign_never_reuses_a_run(tmp_path, capsys):
         shutil.copyfile(tmp_path / "s.keep", tmp_path / "s.toml")
         shutil.copyfile(tmp_path / "c.keep", tmp_path / "c.toml")
 
-    # the command line: exit 2 with the runs named, nothing run
+    # the command line: exit 3 (an input error: the bundles in OUT ran another path) with the
+    # runs named, both compiled paths by hash, nothing run
     _edit(tmp_path / "s.toml", "seed = 42", "seed = 43")
     capsys.readouterr()
-    assert main(["campaign", str(tmp_path / "c.toml"), "-o", str(runs), "--no-progress"]) == 2
+    assert main(["campaign", str(tmp_path / "c.toml"), "-o", str(runs), "--no-progress"]) == 3
     err = capsys.readouterr().err
     assert rid in err and "seed 42 -> 43" in err and "--force" in err
+    now = runconfig.scenario_part(campaign._prepare(campaign.load(tmp_path / "c.toml"), campaign.load(
+        tmp_path / "c.toml").runs()[0], tmp_path / "scratch", {}, m["versions"])["compiled"])["sha256"]
+    assert now != m["config"]["scenario"]["sha256"]
+    assert f"compiled sha256 {m['config']['scenario']['sha256'][:12]} in the bundle, {now[:12]} now" in err
     # --force deletes the bundle that differs and makes the run again with the new seed
     assert main(["campaign", str(tmp_path / "c.toml"), "-o", str(runs), "--no-progress", "--force"]) == 0
     m2 = json.loads((runs / rid / "manifest.json").read_text())
