@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Consumers at scale (issue 32): `hsrtcp model fit` on 1 M flows and the CSV radio reader on
+millions of lines, each against today's path (the code of a baseline commit) in the same run.
+
+    .venv/bin/python bench/scale_consumers.py [--flows 1000000] [--radio-lines 2000000,10000000]
+        [--baseline REV] [--baseline-max-lines 2000000] [--rounds 1]
+        [--out bench/results-consumers.json]
+
+Inputs (built once into bench/work/, not committed):
+
+- ``flows-<N>.parquet``: the flows table of real two-vantage analyses (the pairs of
+  tests/data with drops, blackouts and ACK delay, analyzed by ``hsrtcp.analyze``: client,
+  server and matched rows, the analyzer's own schema and metadata), its rows repeated to N
+  with flow ids 0 … N−1 and p_d, rtt_mean, rto_first_mean and throughput_pkts scaled by a
+  seeded factor in [0.5, 1.5] per row, so that the rows differ. Nothing is a hand-made schema:
+  the columns, types and file metadata are those the engine wrote.
+- ``radio-<N>.csv``: a lab-format radio log (docs/formats/radio.md) of N lines, three carriers
+  at 1 Hz, a cell change every 30 s and an EDGE stretch (null RSRP/RSRQ) every 997 s on one
+  carrier; written from a generator.
+- ``radio-longline-1g.csv``: a header, one sample and 1 GiB of digits without a line end
+  (issue 32's "1 GB log with one long line").
+
+Runs, each in a fresh interpreter under ``/usr/bin/time -v`` (wall time, user + system CPU,
+peak RSS, exit status): ``hsrtcp model fit FLOWS -o DIR --group-by vantage``; the radio
+reader, ``read_radio(FILE, "lab")`` (the frame's rows and a hash of its content printed, or
+the error). "baseline" runs the same with the package of ``--baseline`` (``git archive`` of
+python/hsrtcp into bench/work/, with this build's native module), "current" with the working
+tree. The model fit tables of the two are compared (equal or not); the radio frames by their
+row count and content hash. The baseline reader is run only up to ``--baseline-max-lines``
+lines (it holds ~18 times its file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / "bench" / "work"
+PY = ROOT / ".venv" / "bin" / "python"
+DATA = ROOT / "tests" / "data"
+PAIRS = ["drops_cubic", "bbr_drops", "multi_concurrent", "ack_delay", "data_blackout", "reno_nosack_nots"]
+# the commit before issue 32's changes to the readers and the fit
+DEFAULT_BASELINE = "730c31f"
+
+READER = """
+import sys, time
+from hsrtcp.context.readers import read_radio
+from hsrtcp.errors import InputError
+t = time.perf_counter()
+try:
+    lg = read_radio(sys.argv[1], "lab")
+except InputError as exc:
+    print("error", round(time.perf_counter() - t, 3), str(exc)[:300])
+    sys.exit(3)
+print("ok", round(time.perf_counter() - t, 3), lg.frame.height, lg.frame.hash_rows().sum())
+"""
+
+
+def make_flows(path: Path, n: int, tree: Path) -> dict:
+    """Build ``path`` in a fresh interpreter running the package of ``tree``."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    p = subprocess.run([str(PY), __file__, "--make-flows", str(path), "--flows", str(n)], env=env,
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"building {path} failed:\n{p.stderr[-3000:]}")
+    return json.loads(p.stdout)
+
+
+def _make_flows(path: Path, n: int) -> dict:
+    import numpy as np
+    import polars as pl
+
+    import hsrtcp
+
+    from hsrtcp.results import metadata
+
+    base = hsrtcp.analyze([], client=[DATA / f"{p}.client.pcap" for p in PAIRS],
+                          server=[DATA / f"{p}.server.pcap" for p in PAIRS], progress=False).flows
+    meta = metadata("flows")  # what the engine's writer puts in every flows.parquet
+    rng = np.random.default_rng(1)
+    df = base[np.arange(n) % base.height].with_columns(pl.Series("flow_id", np.arange(n, dtype=np.uint64)))
+    df = df.with_columns((pl.col(c) * pl.Series(rng.uniform(0.5, 1.5, n))).alias(c)
+                         for c in ("p_d", "rtt_mean", "rto_first_mean", "throughput_pkts"))
+    df.write_parquet(path, metadata=meta)
+    return {"rows": n, "source_rows": base.height, "columns": df.width, "metadata": meta,
+            "bytes": path.stat().st_size}
+
+
+def make_radio(path: Path, n: int) -> dict:
+    carriers = [("M", 1000, 1_000_000), ("U", 2000, 2_000_001), ("T", 3000, 3_000_002)]
+    k = s = 0
+    with open(path, "w") as f:
+        f.write("ts,lat,lon,speed_kmh,carrier,rat,lac,cid,rsrp_dbm,rsrq_db\n")
+        buf: list[str] = []
+        while k < n:
+            lat, lon = 39.8652 - s * 1e-5, 116.3786 + s * 1.2e-5
+            for j, (c, lac, cid) in enumerate(carriers):
+                if k >= n:
+                    break
+                if j == 2 and s % 997 < 40:
+                    buf.append(f"{s}.000,{lat:.6f},{lon:.6f},300.0,{c},EDGE,{lac},{cid + s // 30},,\n")
+                else:
+                    buf.append(f"{s}.000,{lat:.6f},{lon:.6f},300.0,{c},LTE,{lac},{cid + s // 30},"
+                               f"-{70 + s % 30}.4,-{7 + s % 5}.8\n")
+                k += 1
+            s += 1
+            if len(buf) >= 30_000:
+                f.write("".join(buf))
+                buf = []
+        f.write("".join(buf))
+    return {"lines": n + 1, "bytes": path.stat().st_size}
+
+
+def make_long_line(path: Path) -> dict:
+    with open(path, "wb") as f:
+        f.write(b"ts,lat,lon,speed_kmh,carrier,rat,lac,cid,rsrp_dbm,rsrq_db\n"
+                b"0.000,39.865200,116.378600,300.0,M,LTE,1000,1000000,-67.4,-7.8\n")
+        block = b"9" * (1 << 20)
+        for _ in range(1024):
+            f.write(block)
+    return {"lines": 3, "bytes": path.stat().st_size}
+
+
+def baseline_tree(rev: str) -> Path:
+    """python/hsrtcp of ``rev`` with this build's native module, under bench/work/."""
+    sha = subprocess.run(["git", "rev-parse", "--short=12", rev], cwd=ROOT, check=True, capture_output=True,
+                         text=True).stdout.strip()
+    dest = WORK / f"baseline-{sha}"
+    if not (dest / "python" / "hsrtcp" / "__init__.py").exists():
+        dest.mkdir(parents=True, exist_ok=True)
+        tar = dest / "src.tar"
+        subprocess.run(["git", "archive", "-o", str(tar), sha, "python/hsrtcp"], cwd=ROOT, check=True)
+        with tarfile.open(tar) as t:
+            t.extractall(dest)  # (our own archive of the repository)
+        tar.unlink()
+    for so in (ROOT / "python" / "hsrtcp").glob("_native*.so"):
+        shutil.copy2(so, dest / "python" / "hsrtcp" / so.name)
+    return dest / "python"
+
+
+def timed(cmd: list[str], pythonpath: Path) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(pythonpath), PYTHONDONTWRITEBYTECODE="1")
+    t = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, env=env, cwd=WORK)
+    wall = time.perf_counter() - t
+    info = dict(re.findall(r"^\s*(.+?): (.+)$", p.stderr, re.M))
+    status = int(info.get("Exit status", p.returncode))
+    tail = [x for x in p.stderr.splitlines() if not x.startswith("\t") and "Command being timed" not in x]
+    return {"exit": status, "wall_s": round(wall, 2),
+            "cpu_s": round(float(info.get("User time (seconds)", "nan")) + float(info.get("System time (seconds)", "nan")), 2),
+            "max_rss_mb": round(int(info.get("Maximum resident set size (kbytes)", "0")) / 1024, 1),
+            "stdout": p.stdout.strip()[-400:], "stderr_tail": tail[-3:]}
+
+
+def same_fit(a: Path, b: Path) -> bool | None:
+    import polars as pl
+
+    fa, fb = a / "model_fit_flows.parquet", b / "model_fit_flows.parquet"
+    if not (fa.exists() and fb.exists()):
+        return None
+    return pl.read_parquet(fa).equals(pl.read_parquet(fb)) and \
+        pl.read_csv(a / "model_fit_summary.csv").equals(pl.read_csv(b / "model_fit_summary.csv"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--flows", type=int, default=1_000_000)
+    ap.add_argument("--radio-lines", default="2000000,10000000", help="comma-separated line counts")
+    ap.add_argument("--baseline", default=DEFAULT_BASELINE, help="git revision of today's path")
+    ap.add_argument("--baseline-max-lines", type=int, default=2_000_000)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--skip-fit", action="store_true")
+    ap.add_argument("--skip-radio", action="store_true")
+    ap.add_argument("--inputs-tree", choices=("current", "baseline"), default="current",
+                    help="the package that analyzes the captures the flows come from")
+    ap.add_argument("--make-flows", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results-consumers.json")
+    a = ap.parse_args()
+    if a.make_flows:
+        print(json.dumps(_make_flows(a.make_flows, a.flows)))
+        return
+    WORK.mkdir(parents=True, exist_ok=True)
+    trees = {"baseline": baseline_tree(a.baseline), "current": ROOT / "python"}
+    inputs: dict[str, dict] = {}
+    flows = WORK / f"flows-{a.flows}.parquet"
+    if not a.skip_fit:
+        meta = flows.with_suffix(".json")
+        if not (flows.exists() and meta.exists()):
+            meta.write_text(json.dumps(make_flows(flows, a.flows, trees[a.inputs_tree])))
+        inputs["flows"] = {"file": str(flows.relative_to(ROOT)), **json.loads(meta.read_text()),
+                           "analyzed_by": a.inputs_tree}
+    logs: dict[str, Path] = {}
+    if not a.skip_radio:
+        for n in (int(x) for x in a.radio_lines.split(",") if x):
+            p = WORK / f"radio-{n}.csv"
+            meta = p.with_suffix(".json")
+            if not (p.exists() and meta.exists()):
+                meta.write_text(json.dumps(make_radio(p, n)))
+            logs[f"radio_{n}"] = p
+            inputs[f"radio_{n}"] = {"file": str(p.relative_to(ROOT)), **json.loads(meta.read_text())}
+        p = WORK / "radio-longline-1g.csv"
+        if not p.exists():
+            make_long_line(p)
+        logs["radio_longline_1g"] = p
+        inputs["radio_longline_1g"] = {"file": str(p.relative_to(ROOT)), "bytes": p.stat().st_size}
+    load0 = os.getloadavg()[0]
+    runs: dict[str, list[dict]] = {}
+    for _ in range(a.rounds):
+        for side, tree in trees.items():
+            if not a.skip_fit:
+                out = WORK / f"fit-{side}"
+                shutil.rmtree(out, ignore_errors=True)
+                r = timed([str(PY), "-m", "hsrtcp", "model", "fit", str(flows), "-o", str(out), "--group-by", "vantage"],
+                          tree)
+                runs.setdefault(f"model_fit_{side}", []).append(r)
+            for name, p in logs.items():
+                n = inputs[name].get("lines", 0)
+                if side == "baseline" and n - 1 > a.baseline_max_lines:
+                    continue
+                r = timed([str(PY), "-c", READER, str(p)], tree)
+                runs.setdefault(f"{name}_{side}", []).append(r)
+        print(json.dumps({k: {x: v[-1][x] for x in ("exit", "wall_s", "cpu_s", "max_rss_mb")} for k, v in runs.items()}),
+              file=sys.stderr, flush=True)
+    best = {k: min(v, key=lambda r: (r["exit"], r["wall_s"])) for k, v in runs.items()}
+    checks = {}
+    if not a.skip_fit:
+        checks["model_fit_tables_equal"] = same_fit(WORK / "fit-baseline", WORK / "fit-current")
+    for name in logs:
+        b, c = best.get(f"{name}_baseline"), best.get(f"{name}_current")
+        if b and c:
+            checks[f"{name}_same_frame"] = b["stdout"].split()[2:] == c["stdout"].split()[2:] if \
+                b["stdout"].startswith("ok") and c["stdout"].startswith("ok") else None
+    out = {
+        "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "host": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                 "load_1min": [round(load0, 2), round(os.getloadavg()[0], 2)]},
+        "baseline": a.baseline,
+        "current": subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
+                                  text=True).stdout.strip(),
+        "inputs": inputs,
+        "rounds": a.rounds,
+        "best": best,
+        "checks": checks,
+        "all": runs,
+    }
+    a.out.write_text(json.dumps(out, indent=2) + "\n")
+    print(json.dumps({"checks": checks} | {k: {x: v[x] for x in ("exit", "wall_s", "cpu_s", "max_rss_mb")}
+                                           for k, v in best.items()}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
