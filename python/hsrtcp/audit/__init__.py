@@ -71,8 +71,9 @@ def audit(paths, *, progress=None) -> Audit:
     from hsrtcp.audit.inputs import discover
     from hsrtcp.errors import InputError
 
-    runs = discover(list(paths))
-    verdicts, conns, run_rows, errors = [], [], [], []
+    errors: list[str] = []
+    runs = discover(list(paths), errors)
+    verdicts, conns, run_rows = [], [], []
     for i, r in enumerate(runs):
         if progress:
             progress(i, len(runs), r.name)

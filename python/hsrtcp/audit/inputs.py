@@ -46,8 +46,10 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def discover(paths: list[str | Path]) -> list[Run]:
-    """Every run named by ``paths`` (bundles, directories of bundles, capture pairs)."""
+def discover(paths: list[str | Path], errors: list[str] | None = None) -> list[Run]:
+    """Every run named by ``paths`` (bundles, directories of bundles, capture pairs). A bundle
+    of a campaign directory that cannot be audited (MPTCP, a capture missing) is appended to
+    ``errors`` and left out when ``errors`` is given; anything else raises InputError."""
     runs: list[Run] = []
     for p in map(Path, paths):
         if p.is_dir() and (p / "manifest.json").exists():
@@ -57,7 +59,13 @@ def discover(paths: list[str | Path]) -> list[Run]:
             if not found:
                 raise InputError(f"{shown(p)}: neither a run bundle nor a directory of bundles "
                                  "(no manifest.json)")
-            runs += [from_bundle(d) for d in found]
+            for d in found:
+                try:
+                    runs.append(from_bundle(d))
+                except InputError as exc:
+                    if errors is None:
+                        raise
+                    errors.append(f"{exc} (run left out)")
         elif p.is_file():
             runs.append(from_pair(p))
         else:

@@ -161,3 +161,24 @@ def test_cli_writes_the_tables_and_exit_codes(tmp_path, capsys):
     assert pl.read_csv(out / "verdicts.csv")["run"].unique().to_list() == ["planted"]
     (tmp_path / "afile").write_text("")
     assert main(["audit", str(client), "-o", str(tmp_path / "afile")]) == 2
+
+
+def test_a_campaign_directory_leaves_out_what_it_cannot_audit(tmp_path, capsys):
+    """An MPTCP bundle (two phone captures) among single-path ones: exit 3, the rest audited."""
+    import json
+
+    camp = tmp_path / "runs"
+    for name, phones in (("001_ok", ["capture/phone_p1.pcap"]),
+                         ("002_mptcp", ["capture/phone_p1.pcap", "capture/phone_p2.pcap"])):
+        d = camp / name
+        (d / "capture").mkdir(parents=True)
+        five_timeouts(d / "capture", name="x")
+        (d / "capture" / "x.client.pcap").rename(d / "capture" / "phone_p1.pcap")
+        (d / "capture" / "x.server.pcap").rename(d / "capture" / "server.pcap")
+        (d / "manifest.json").write_text(json.dumps({"run_id": name, "captures": {
+            "phone": phones, "server": "capture/server.pcap"}}))
+    out = tmp_path / "out"
+    assert main(["audit", str(camp), "-o", str(out), "-q"]) == 3
+    assert "002_mptcp: 2 phone captures (MPTCP)" in capsys.readouterr().err
+    assert pl.read_csv(out / "runs.csv")["run"].to_list() == ["001_ok"]
+    assert _matrix(audit([camp / "001_ok"])) == PLANTED
