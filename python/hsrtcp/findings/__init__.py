@@ -29,7 +29,7 @@ import polars as pl
 from hsrtcp.errors import InputError
 from hsrtcp.findings import effects as _effects
 from hsrtcp.findings import markdown, outcomes, questions
-from hsrtcp.findings.runs import read_runs
+from hsrtcp.findings import runs as _runs
 
 #: arms in table order (campaigns/mitigations.toml)
 ARM_ORDER = ["cubic", "reno", "bbr", "hsrbbr", "cubic-frto-off", "cubic-quickack", "cubic-rtomin50",
@@ -47,6 +47,9 @@ class Findings:
     effects: pl.DataFrame
     causes: pl.DataFrame
     notes: list[str] = field(default_factory=list)
+    #: the headline checks (hsrtcp.findings.multiplicity) and whether the runs named them
+    #: before they ran (runs.check_status)
+    checks: pl.DataFrame | None = None
 
     def tables_markdown(self) -> str:
         parts = []
@@ -55,6 +58,9 @@ class Findings:
         parts.append("### Levels per arm (means over runs)\n\n"
                      + markdown.arms_table(self.arms, questions.GROUPS, group_members, self._arm_order()))
         parts.append("### Causes of spurious RTOs (M14)\n\n" + markdown.causes_table(self.causes))
+        if self.checks is not None:
+            parts.append("### Checks\n\n| check | when named |\n|---|---|\n"
+                         + "".join(f"| {r['check']} | {r['status']} |\n" for r in self.checks.iter_rows(named=True)))
         if self.notes:
             parts.append("### Notes\n\n" + "\n".join(f"- {n}" for n in self.notes) + "\n")
         return "\n".join(parts)
@@ -69,7 +75,8 @@ class Findings:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         written = []
-        for name, df in (("arms", self.arms), ("effects", self.effects), ("causes", self.causes)):
+        tables = (("arms", self.arms), ("effects", self.effects), ("causes", self.causes))
+        for name, df in tables + ((("checks", self.checks),) if self.checks is not None else ()):
             df.write_csv(out / f"{name}.csv")
             written.append(out / f"{name}.csv")
         (out / "tables.md").write_text(self.tables_markdown(), encoding="utf-8")
@@ -80,18 +87,14 @@ class Findings:
 
 
 def build(runs_dir: str | os.PathLike, results_root: str | os.PathLike, *, seed: int = 0, n_boot: int = 2000,
-          min_pairs: int = 3, also_runs: list[str | os.PathLike] = ()) -> Findings:
+          min_pairs: int = 3, also_runs: list[str | os.PathLike] = (), include_noisy: bool = False) -> Findings:
     """Read the campaign's bundles (``runs_dir``, and the campaigns in ``also_runs``, e.g. the
     A/A campaign) and their analyses (``results_root/<run_id>``, written by ``hsrtcp
-    analyze``); compute every effect. A failed run, or one not analyzed, is left out of its
-    pairs and named in the notes."""
-    runs = pl.concat([read_runs(d) for d in (runs_dir, *also_runs)])
-    dup = runs.filter(pl.col("run_id").is_duplicated())["run_id"].unique().to_list()
-    if dup:
-        raise InputError(f"run ids in more than one runs directory (their analyses would collide under "
-                         f"{results_root}): {', '.join(sorted(dup)[:5])}")
-    notes = []
-    failed = runs.filter(pl.col("status") != "ok")
+    analyze``); compute every effect. A failed run, a noisy one (unless ``include_noisy``) or
+    one not analyzed is left out of its pairs and named in the notes; runs of one scenario
+    and trip seed that ran different compiled paths are an input error (runs.read_campaigns)."""
+    runs, notes = _runs.read_campaigns((runs_dir, *also_runs), include_noisy=include_noisy)
+    failed = runs.filter(~pl.col("status").is_in(["ok", _runs.NOISY]))
     if failed.height:
         notes.append(f"{failed.height} run(s) failed and are left out of their pairs: "
                      + ", ".join(failed["run_id"].to_list()))
@@ -122,4 +125,16 @@ def build(runs_dir: str | os.PathLike, results_root: str | os.PathLike, *, seed:
                          n_boot=n_boot, min_pairs=min_pairs, noise_key=questions.NOISE_KEY)
     cau = _effects.causes(arms, group_members, (*questions.HSR_SCENARIOS, questions.ALL_HSR), seed=seed,
                           n_boot=n_boot)
-    return Findings(arms=arms, effects=eff, causes=cau, notes=notes)
+    from hsrtcp.findings.multiplicity import HEADLINES
+
+    counts = _runs.declared_checks((runs_dir, *also_runs))
+    names = [_runs.check_name(h.question, h.group, h.contrast.label, h.outcome) for h in HEADLINES]
+    checks = pl.DataFrame({"check": names, "status": [_runs.check_status(n, counts) for n in names]})
+    late = checks.filter(pl.col("status") != "declared before the runs").height
+    if late:
+        notes.append(f"{late} of {checks.height} headline checks were not named in [checks] before the runs "
+                     "(checks.csv: added after the runs)")
+    unknown = sorted(set(counts) - {""} - set(names))
+    if unknown:
+        notes.append(f"[checks] names no check this report makes: {', '.join(unknown[:10])}")
+    return Findings(arms=arms, effects=eff, causes=cau, notes=notes, checks=checks)

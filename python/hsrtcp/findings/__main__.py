@@ -24,13 +24,16 @@ from hsrtcp.errors import InputError
 @click.option("--also-runs", multiple=True, type=click.Path(file_okay=False),
               help="Another campaign's runs directory read with RUNS (e.g. the A/A campaign); repeatable.")
 @click.option("--no-figures", is_flag=True, help="Tables only.")
-def main(runs, results, out, bootstrap, seed, min_pairs, also_runs, no_figures) -> None:
+@click.option("--include-noisy", is_flag=True,
+              help="Keep the runs marked noisy (ran above their campaign's max_load; left out by default).")
+def main(runs, results, out, bootstrap, seed, min_pairs, also_runs, no_figures, include_noisy) -> None:
     """Paired effect sizes of a campaign with [[variants]] (campaigns/mitigations.toml):
     RUNS holds its bundles, RESULTS/<run_id> their hsrtcp analyze outputs."""
     from hsrtcp.findings import build
 
     try:
-        f = build(runs, results, seed=seed, n_boot=bootstrap, min_pairs=min_pairs, also_runs=list(also_runs))
+        f = build(runs, results, seed=seed, n_boot=bootstrap, min_pairs=min_pairs, also_runs=list(also_runs),
+                  include_noisy=include_noisy)
         paths = f.write(out, figures=not no_figures)
     except InputError as exc:
         click.echo(f"error: {exc}", err=True)
