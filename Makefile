@@ -165,43 +165,61 @@ bench-lab: build sysdeps rattan  ## emulated 100 Mbit/s path: rate, loss, TCP_IN
 fixtures: build sysdeps  ## regenerate tests/data and python/hsrtcp/examples/ with the netns testbed (root; drops are random)
 	$(PY) scripts/make_fixtures.py && $(PY) scripts/make_example.py
 
+# Lab campaigns in parallel (a quiet lab, docs/lab.md): a shard pins its emulator and its
+# endpoints to two cores of their own and one core is left to the rest of the machine, so
+# the default is (cores - 1) / 2 shards, at least 1 (one on a 2-core machine).
+LAB_SHARDS := $(shell n=$$(nproc 2>/dev/null || echo 1); s=$$(( (n - 1) / 2 )); echo $$(( s < 1 ? 1 : s )))
+
 # The study campaign (docs/study.md): run it, its 20 more trips with handoffs and its static
 # extension (24 more standing-train downloads for the static timeouts of §9 item 7), each as
-# STUDY_SHARDS processes at once (root, ~45 min at 6; an interrupted campaign continues),
-# analyze every bundle into its own results directory, group main + handoff trips (pooled
-# and by workload) and all three, and check the seeds' orderings: items 1, 3, 4 on main +
-# handoff trips, item 7 on all three (docs/study.md). --min-flows 5: the orderings were
-# registered on, and tests/data/study* committed from, tables where a cell of fewer than 5
-# flows is null; hsrtcp study's default (1) would give such cells a point estimate.
+# STUDY_SHARDS processes at once (root, 174 runs of ~95 s: ~45 min at 6 shards, ~4.5 h as
+# one; an interrupted campaign continues), analyze every bundle not marked noisy (ran above
+# the campaign's load bound; STUDY_INCLUDE_NOISY=1 keeps them; python -m
+# hsrtcp.findings.runs lists them) into its own results directory, group main + handoff
+# trips (pooled and by workload) and all three, and check the seeds' orderings: items 1, 3,
+# 4 on main + handoff trips, item 7 on all three (docs/study.md). --min-flows 5: the
+# orderings were registered on, and tests/data/study* committed from, tables where a cell
+# of fewer than 5 flows is null; hsrtcp study's default (1) would give such cells a point
+# estimate.
 STUDY_OUT ?= out/study
 STUDY_MIN_FLOWS ?= 5
-STUDY_SHARDS ?= 6
-study: build sysdeps rattan  ## study campaign (root, ~45 min) -> analyze bundles -> hsrtcp study tables in out/study/
+STUDY_SHARDS ?= $(LAB_SHARDS)
+STUDY_INCLUDE_NOISY ?=
+# the results directories of a campaign's listed bundles that were analyzed
+study-results = $$(while read -r b; do d=$(STUDY_OUT)/$(1)/$$(basename $$b); [ -d $$d ] && echo $$d; done \
+  < $(STUDY_OUT)/$(1).list)
+study: build sysdeps rattan  ## study campaign (root, ~45 min at 6 shards, ~4.5 h as one) -> analyze bundles -> hsrtcp study tables in out/study/
 	@for c in study:runs study-handoff-trips:runs-handoffs study-static-timeouts:runs-static; do pids=""; \
 	  for k in $$(seq 0 $$(($(STUDY_SHARDS) - 1))); do \
 	  $(PY) -m hsrtcp campaign campaigns/$${c%%:*}.toml -o $(STUDY_OUT)/$${c##*:} \
 	    --shard $$k/$(STUDY_SHARDS) --no-progress & pids="$$pids $$!"; done; \
 	  for p in $$pids; do wait $$p || echo "warning: some runs of $${c%%:*} failed (see their manifest.json)"; done; done
 	@set -e; for c in runs:results runs-handoffs:results-handoffs runs-static:results-static; do \
-	  for b in $(STUDY_OUT)/$${c%%:*}/[0-9]*/; do r=$(STUDY_OUT)/$${c##*:}/$$(basename $$b); \
+	  $(PY) -m hsrtcp.findings.runs $(STUDY_OUT)/$${c%%:*} $(if $(STUDY_INCLUDE_NOISY),--include-noisy) \
+	    > $(STUDY_OUT)/$${c##*:}.list; \
+	  while read -r b; do r=$(STUDY_OUT)/$${c##*:}/$$(basename $$b); \
 	  [ -f $$r/context.parquet ] || $(PY) -m hsrtcp analyze $$b -o $$r -q --no-plot || echo "warning: $$b not analyzed"; \
-	  done; done
-	$(PY) -m hsrtcp study $(STUDY_OUT)/results/* $(STUDY_OUT)/results-handoffs/* -o $(STUDY_OUT)/tables \
-	  --min-flows $(STUDY_MIN_FLOWS)
-	$(PY) -m hsrtcp study $(STUDY_OUT)/results/* $(STUDY_OUT)/results-handoffs/* -o $(STUDY_OUT)/tables-by-workload \
-	  --by workload --min-flows $(STUDY_MIN_FLOWS)
-	$(PY) -m hsrtcp study $(STUDY_OUT)/results/* $(STUDY_OUT)/results-handoffs/* $(STUDY_OUT)/results-static/* \
-	  -o $(STUDY_OUT)/tables-with-static --min-flows $(STUDY_MIN_FLOWS)
+	  done < $(STUDY_OUT)/$${c##*:}.list; done
+	$(PY) -m hsrtcp study $(call study-results,results) $(call study-results,results-handoffs) \
+	  -o $(STUDY_OUT)/tables --min-flows $(STUDY_MIN_FLOWS)
+	$(PY) -m hsrtcp study $(call study-results,results) $(call study-results,results-handoffs) \
+	  -o $(STUDY_OUT)/tables-by-workload --by workload --min-flows $(STUDY_MIN_FLOWS)
+	$(PY) -m hsrtcp study $(call study-results,results) $(call study-results,results-handoffs) \
+	  $(call study-results,results-static) -o $(STUDY_OUT)/tables-with-static --min-flows $(STUDY_MIN_FLOWS)
 	$(PY) -m hsrtcp.study.orderings $(STUDY_OUT)/tables $(STUDY_OUT)/tables-with-static \
 	  $(STUDY_OUT)/tables-by-workload   # docs/metrics.md §3 items 1, 3, 4, 7
 
 # The mitigation study of issue 21 (docs/findings.md): the campaign, its A/A noise campaign and
-# two knobs on bbr (root; 225 + 25 + 50 runs, ~85 min as FINDINGS_SHARDS processes at once,
-# each whole seed x scenario blocks; an interrupted campaign continues), every bundle analyzed
-# into its own results directory, then the paired effects, tables and figures.
+# two knobs on bbr (root; 225 + 25 + 50 runs of ~30 s, ~85 min as 2 processes at once, ~2.5 h
+# as one: FINDINGS_SHARDS, each whole seed x scenario blocks; an interrupted campaign
+# continues), every bundle analyzed into its own results directory, then the paired effects,
+# tables, figures and checks.csv; noisy runs (above the campaigns' load bound) are left out
+# of their pairs unless FINDINGS_INCLUDE_NOISY=1. It regenerates docs/findings/ (arms.csv,
+# effects.csv, causes.csv, the figures) into out/findings/report (docs/findings.md, "Regenerate").
 FINDINGS_OUT ?= out/findings
-FINDINGS_SHARDS ?= 2
-findings: build sysdeps rattan ebpf  ## mitigation study (root, ~85 min) -> analyze bundles -> effects, tables, figures in out/findings/report
+FINDINGS_SHARDS ?= $(LAB_SHARDS)
+FINDINGS_INCLUDE_NOISY ?=
+findings: build sysdeps rattan ebpf  ## mitigation study (root, ~85 min at 2 shards, ~2.5 h as one) -> analyze bundles -> effects, tables, figures in out/findings/report
 	@for c in mitigations mitigations-aa mitigations-bbr; do pids=""; for k in $$(seq 0 $$(($(FINDINGS_SHARDS) - 1))); do \
 	  $(PY) -m hsrtcp campaign campaigns/$$c.toml -o $(FINDINGS_OUT)/$$c --shard $$k/$(FINDINGS_SHARDS) \
 	    --no-progress & pids="$$pids $$!"; done; \
@@ -211,7 +229,8 @@ findings: build sysdeps rattan ebpf  ## mitigation study (root, ~85 min) -> anal
 	  r=$(FINDINGS_OUT)/results/$$(basename $$b); \
 	  [ -f $$r/flows.parquet ] || $(PY) -m hsrtcp analyze $$b -o $$r -q --no-plot || echo "warning: $$b not analyzed"; done
 	$(PY) -m hsrtcp.findings $(FINDINGS_OUT)/mitigations $(FINDINGS_OUT)/results \
-	  --also-runs $(FINDINGS_OUT)/mitigations-aa --also-runs $(FINDINGS_OUT)/mitigations-bbr -o $(FINDINGS_OUT)/report
+	  --also-runs $(FINDINGS_OUT)/mitigations-aa --also-runs $(FINDINGS_OUT)/mitigations-bbr -o $(FINDINGS_OUT)/report \
+	  $(if $(FINDINGS_INCLUDE_NOISY),--include-noisy)
 
 # Fuzzing (fuzz/README.md): each target alone for FUZZ_SECONDS, from the committed seeds
 # (fuzz/seeds/<target>, read only) plus the corpus it grows (fuzz/corpus/<target>, ignored).
