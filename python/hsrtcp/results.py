@@ -62,6 +62,7 @@ def _versions() -> dict[str, int]:
         # the tables Python writes (hsrtcp.context; hsrtcp.mptcp.metrics.SCHEMA_VERSION)
         "radio": 1, "context": 1, "handoffs": 1, "suspensions": 1, "labels": 1, "coverage": 1,
         "mptcp_instances": 1, "mptcp_paths": 1, "mptcp_kt": 1, "mptcp_rates": 1,
+        "truth_events": 1, "truth_capacity": 1,  # hsrtcp.lab.truth
     }
 
 
@@ -72,6 +73,7 @@ VERSIONS: dict[str, int] = _versions()
 #: docs/formats page of each table (where it differs from ``<table>.md``)
 DOCS: dict[str, str] = {
     "mptcp_subflows": "mptcp.md", "mptcp_series": "mptcp.md", "pair_stats": "matched.md",
+    "truth_events": "truth.md", "truth_capacity": "truth.md",
     **{f"mptcp_{t}": "mptcp-metrics.md" for t in ("instances", "paths", "kt", "rates")},
 }
 #: the tables every ``hsrtcp analyze`` writes
@@ -116,6 +118,9 @@ def declared() -> dict[str, dict[str, pl.DataType]]:
     from hsrtcp.context.schema import RADIO_SCHEMA
     from hsrtcp.context.suspension import SUSPENSION_SCHEMA
 
+    from hsrtcp.lab.truth import CAPACITY_SCHEMA, EVENTS_SCHEMA
+
+    out.update(truth_events=dict(EVENTS_SCHEMA), truth_capacity=dict(CAPACITY_SCHEMA))
     out.update(context=dict(CONTEXT_SCHEMA), handoffs=dict(HANDOFF_SCHEMA), labels=dict(LABEL_SCHEMA),
                suspensions=dict(SUSPENSION_SCHEMA), coverage=dict(COVERAGE_SCHEMA),
                radio=dict(RADIO_SCHEMA, run_id=pl.String))

@@ -313,4 +313,18 @@ def write_context(out_dir, *, captures=(), client=(), server=(), radio=None, rad
                 else:
                     res.tables[name].write_csv(f)
             written.append(Path(out_dir) / (name + suffix))
+    bundles = [(i.source, i.labels.get("run_id")) for i in inputs if i.kind == "bundle"]
+    if bundles:  # the lab's ground truth beside the tables (docs/formats/truth.md)
+        from hsrtcp.lab.truth import TRUTH_TABLES, truth_tables
+
+        truth, truth_problems = truth_tables(bundles)
+        problems += truth_problems
+        for name in TRUTH_TABLES:
+            for suffix in (".parquet", ".csv") if csv else (".parquet",):
+                with open(output.stage(name + suffix), "wb") as f:
+                    if suffix == ".parquet":
+                        truth[name].write_parquet(f, metadata=metadata(name))
+                    else:
+                        truth[name].write_csv(f)
+                written.append(Path(out_dir) / (name + suffix))
     return written, problems + res.messages

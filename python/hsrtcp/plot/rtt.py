@@ -30,7 +30,7 @@ def draw(res: Results, flow_id: int | None = None):
     fig, ax = new_figure(height=3.0)
     div, unit = axis_scale(float(rtt["rtt_s"].abs().max() or 0.0), "s")  # µs on a LAN, ms on a train
     events = overlays.flow_events(res, row)
-    overlays.draw_bands(ax, res, row, events)
+    overlays.draw_bands(ax, res, row, events, truth=overlays.flow_truth(res, row))
     for method, (color, name) in METHODS.items():
         s = rtt.filter(pl.col("method") == method)
         if s.is_empty():

@@ -70,10 +70,14 @@ def _one_flow(res: Results, flow_id: int):
         raise InputError(f"{res.file('series')}: no series rows for flow {row['flow_id']}")
     t, bps = steps(s, "bytes", row.get("duration_s"))
     tg, gps = steps(s, "goodput_bytes", row.get("duration_s"))
-    div, unit = scale_for(max(bps.max(), gps.max()), "bit/s")
-    fig, ax = new_figure(height=3.0)
+    truth = overlays.flow_truth(res, row)
+    cap = truth["capacity"] if truth is not None and truth["capacity"] is not None else None
+    cap_max = float(cap["bw_bps"].max() or 0.0) if cap is not None and not cap.is_empty() else 0.0
+    div, unit = scale_for(max(bps.max(), gps.max(), cap_max), "bit/s")
+    fig, ax = new_figure(height=3.4 if truth else 3.0)
     events = overlays.flow_events(res, row)
-    overlays.draw_bands(ax, res, row, events)
+    overlays.draw_bands(ax, res, row, events, truth=truth, handoffs=truth is None)  # (with truth: stems only)
+    overlays.draw_capacity(ax, truth, div)
     x, y = envelope_line(t, bps / div)
     ax.step(x, y, where="post", color=OKABE_ITO["blue"], label={"sender": "throughput (payload sent)", "receiver": "throughput (payload received)"}.get(
                 row.get("data_vantage"), "throughput (payload seen)"), gid="throughput")
@@ -84,7 +88,7 @@ def _one_flow(res: Results, flow_id: int):
     if len(ho):
         top = max(bps.max(), gps.max()) / div * 1.05 or 1.0
         ml, sl, bl = ax.stem(ho, np.full(len(ho), top), linefmt="-", markerfmt="v", basefmt=" ",
-                             label=f"handoff ({len(ho)})")
+                             label=f"{'inferred: ' if truth else ''}handoff{' (radio log)' if truth else ''} ({len(ho)})")
         for a in (ml, sl):
             a.set_color(OKABE_ITO["purple"])
         sl.set_linewidth(0.7)

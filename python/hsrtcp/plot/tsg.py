@@ -39,7 +39,7 @@ import polars as pl
 from hsrtcp.errors import InputError
 from hsrtcp.plot import overlays
 from hsrtcp.plot.binning import envelope_line
-from hsrtcp.plot.style import GREY, OKABE_ITO, new_figure, scale_for, styled
+from hsrtcp.plot.style import GREY, OKABE_ITO, legend_below, new_figure, scale_for, styled
 from hsrtcp.plot.tables import Results, flow_label
 
 SERIES = ["flow_id", "bin", "t_rel", "bytes", "goodput_bytes", "awnd_min"]
@@ -151,8 +151,9 @@ def draw(res: Results, flow_id: int | None = None):
     top = np.nanmax([np.nanmax(ln["data"]), np.nanmax(ln["ack"]),
                      float(retx["seq_end"].max() or 0) if not retx.is_empty() else 0.0])
     div, unit = scale_for(top, "B")
-    fig, ax = new_figure(height=2.6)
-    overlays.draw_bands(ax, res, row, events)
+    truth = overlays.flow_truth(res, row)
+    fig, ax = new_figure(height=5.4 if truth else 2.6)
+    overlays.draw_bands(ax, res, row, events, truth=truth)
     silences = merge([(r["t"], r["t_end"]) for r in events.filter(
         (pl.col("kind") == "suspension") & pl.col("t_end").is_not_null()).iter_rows(named=True)])
     for key, color, style, label in (("window", GREY, ":", "advertised window edge (ACK + AWND min)"),
@@ -182,7 +183,10 @@ def draw(res: Results, flow_id: int | None = None):
     ax.set_title(flow_label(row), loc="left")
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
-    ax.legend(loc="upper left")
+    if truth:  # the ground truth's entries too: below, not over the lines
+        legend_below(fig, ax, ncol=1)
+    else:
+        ax.legend(loc="upper left")
     return fig
 
 

@@ -42,7 +42,7 @@ def draw(res: Results, flow_id: int | None = None):
     div, unit = scale_for(top, "B")
     fig, ax = new_figure(height=3.0)
     events = overlays.flow_events(res, row)
-    overlays.draw_bands(ax, res, row, events)
+    overlays.draw_bands(ax, res, row, events, truth=overlays.flow_truth(res, row))
     for col, color, style, label in (
             ("awnd_min", GREY, "-", "advertised window (min per bin)"),
             ("awnd_mean", GREY, ":", "advertised window (mean)"),
