@@ -29,7 +29,6 @@ import polars as pl
 from hsrtcp.errors import InputError
 from hsrtcp.findings import effects as _effects
 from hsrtcp.findings import markdown, outcomes, questions
-from hsrtcp.findings import runs as _runs
 
 #: arms in table order (campaigns/mitigations.toml)
 ARM_ORDER = ["cubic", "reno", "bbr", "hsrbbr", "cubic-frto-off", "cubic-quickack", "cubic-rtomin50",
@@ -93,6 +92,9 @@ def build(runs_dir: str | os.PathLike, results_root: str | os.PathLike, *, seed:
     analyze``); compute every effect. A failed run, a noisy one (unless ``include_noisy``) or
     one not analyzed is left out of its pairs and named in the notes; runs of one scenario
     and trip seed that ran different compiled paths are an input error (runs.read_campaigns)."""
+    # imported here: python -m hsrtcp.findings.runs must not find it imported by the package
+    from hsrtcp.findings import runs as _runs
+
     runs, notes = _runs.read_campaigns((runs_dir, *also_runs), include_noisy=include_noisy)
     failed = runs.filter(~pl.col("status").is_in(["ok", _runs.NOISY]))
     if failed.height:

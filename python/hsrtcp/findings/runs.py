@@ -119,8 +119,8 @@ def read_campaigns(dirs, include_noisy: bool = False) -> tuple[pl.DataFrame, lis
         else:
             runs = runs.with_columns(pl.when(pl.col("run_id").is_in(noisy["run_id"].to_list()))
                                      .then(pl.lit(NOISY)).otherwise(pl.col("status")).alias("status"))
-            notes.append(f"{noisy.height} noisy run(s) (above their campaign's load bound) left out of their "
-                         f"pairs (--include-noisy keeps them): {what}")
+            notes.append(f"{noisy.height} noisy run(s) (above their campaign's load bound) left out "
+                         f"(--include-noisy keeps them): {what}")
     unknown = runs.filter(pl.col("noisy").is_null()).height
     if unknown:
         notes.append(f"{unknown} run(s) recorded no host load (bundles from before it was recorded): "
