@@ -33,77 +33,12 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
-from hsrtcp.errors import HsrtcpError, OutputError
-from hsrtcp.output import TMP, shown
+from hsrtcp.errors import OutputError
+from hsrtcp.output import TMP, output_error, shown
 
-# how writers that drop the errno (Rust, DuckDB, Arrow) still spell it
-_SPELLED = [(e, re.compile(p)) for e, p in (
-    (errno.ENOSPC, r"No space left on device|os error 28\b|errno\W+28\b"),
-    (errno.EDQUOT, r"Disk quota exceeded|os error 122\b"),
-    (errno.EROFS, r"Read-only file system|os error 30\b"),
-    (errno.EFBIG, r"File too large|os error 27\b"),
-)]
 # what a results directory's tables are made of: never written by a command that reads it
 TABLES = (".parquet", ".arrows")
 PROTECTED = (*TABLES, ".csv", ".json")
-
-
-# -- why a write failed -------------------------------------------------------------------
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    todo = [exc]
-    while todo:
-        e = todo.pop(0)
-        if e is None or id(e) in seen:
-            continue
-        seen.add(id(e))
-        yield e
-        todo += [e.__cause__, e.__context__]
-
-
-def disk_full(where: str | os.PathLike) -> bool:
-    """The file system holding ``where`` has no block or no inode left for anyone."""
-    try:
-        st = os.statvfs(where)
-    except OSError:
-        return False
-    return st.f_bavail == 0 or (st.f_files > 0 and st.f_favail == 0)
-
-
-def failure_reason(exc: BaseException, where: str | os.PathLike | None = None) -> str | None:
-    """Why writing failed, as the system says it ("No space left on device"), or None when
-    ``exc`` is not an I/O failure (a defect, Ctrl-C, an hsrtcp error). Looks through the
-    exception's chain (an error while cleaning up after a full disk still names the disk),
-    the text of writers that drop the errno, and last the free space of the file system
-    holding ``where`` (call it while the failed file still takes its space)."""
-    if not isinstance(exc, Exception) or isinstance(exc, HsrtcpError):
-        return None
-    for e in _chain(exc):
-        if isinstance(e, OSError) and e.errno:
-            return os.strerror(e.errno)  # (Arrow puts its whole message in strerror)
-        text = str(e)
-        for code, pattern in _SPELLED:
-            if pattern.search(text):
-                return os.strerror(code)
-    # Writers that lose the errno on the way (polars: "Invalid thrift: transport error"):
-    # a writer that failed on a full disk failed because of it.
-    if where is not None and disk_full(where):
-        return os.strerror(errno.ENOSPC)
-    return None
-
-
-def output_error(exc: BaseException, path: str | os.PathLike,
-                 where: str | os.PathLike | None = None) -> OutputError | None:
-    """:class:`OutputError` "PATH: cannot write: REASON" for a failure writing ``path``
-    (``where``: a place on its file system, for the free-space check), or None when ``exc``
-    is not an I/O failure (then it must go on as it is)."""
-    reason = failure_reason(exc, where)
-    if reason is None:
-        if isinstance(exc, OSError):  # an I/O error that says nothing more ("lseek failed")
-            reason = str(exc)
-        else:
-            return None
-    return OutputError(f"{shown(path)}: cannot write: {reason}")
 
 
 # -- where the bytes go -------------------------------------------------------------------

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 
-from hsrtcp.errors import OutputError
+from hsrtcp.errors import HsrtcpError, OutputError
 
 LOCK = ".hsrtcp.lock"
 MANIFEST = "hsrtcp-manifest.txt"
@@ -52,6 +52,76 @@ def shown(path: str | bytes | os.PathLike) -> str:
         return p
     except UnicodeEncodeError:
         return os.fsencode(p).decode("utf-8", "replace")
+
+
+# -- why a write failed (single files, hsrtcp.atomic, and the files of a set) ------------
+# how writers that drop the errno (Rust, DuckDB, Arrow) still spell it, by errno name
+_SPELLED = (
+    ("ENOSPC", r"No space left on device|os error 28\b|errno\W+28\b"),
+    ("EDQUOT", r"Disk quota exceeded|os error 122\b"),
+    ("EROFS", r"Read-only file system|os error 30\b"),
+    ("EFBIG", r"File too large|os error 27\b"),
+)
+
+
+def _chain(exc: BaseException):
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        e = todo.pop(0)
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        yield e
+        todo += [e.__cause__, e.__context__]
+
+
+def disk_full(where: str | os.PathLike) -> bool:
+    """The file system holding ``where`` has no block or no inode left for anyone."""
+    try:
+        st = os.statvfs(where)
+    except OSError:
+        return False
+    return st.f_bavail == 0 or (st.f_files > 0 and st.f_favail == 0)
+
+
+def failure_reason(exc: BaseException, where: str | os.PathLike | None = None) -> str | None:
+    """Why writing failed, as the system says it ("No space left on device"), or None when
+    ``exc`` is not an I/O failure (a defect, Ctrl-C, an hsrtcp error). Looks through the
+    exception's chain (an error while cleaning up after a full disk still names the disk),
+    the text of writers that drop the errno, and last the free space of the file system
+    holding ``where`` (call it while the failed file still takes its space)."""
+    import errno
+    import re  # (here, not at the top: this module is on the start-up path, see above)
+
+    if not isinstance(exc, Exception) or isinstance(exc, HsrtcpError):
+        return None
+    for e in _chain(exc):
+        if isinstance(e, OSError) and e.errno:
+            return os.strerror(e.errno)  # (Arrow puts its whole message in strerror)
+        text = str(e)
+        for code, pattern in _SPELLED:
+            if re.search(pattern, text):
+                return os.strerror(getattr(errno, code))
+    # Writers that lose the errno on the way (polars: "Invalid thrift: transport error"):
+    # a writer that failed on a full disk failed because of it.
+    if where is not None and disk_full(where):
+        return os.strerror(errno.ENOSPC)
+    return None
+
+
+def output_error(exc: BaseException, path: str | os.PathLike,
+                 where: str | os.PathLike | None = None) -> OutputError | None:
+    """:class:`OutputError` "PATH: cannot write: REASON" for a failure writing ``path``
+    (``where``: a place on its file system, for the free-space check), or None when ``exc``
+    is not an I/O failure (then it must go on as it is)."""
+    reason = failure_reason(exc, where)
+    if reason is None:
+        if isinstance(exc, OSError):  # an I/O error that says nothing more ("lseek failed")
+            reason = str(exc)
+        else:
+            return None
+    return OutputError(f"{shown(path)}: cannot write: {reason}")
 
 
 def _leftover(name: str) -> bool:
@@ -288,8 +358,6 @@ class _Staging:
     def __exit__(self, typ, exc, tb) -> bool:
         if exc is None:
             return False
-        from hsrtcp.atomic import output_error
-
         final = os.path.join(self.output.dir, self.name)
         if isinstance(exc, OutputError) and str(exc).startswith(shown(self.path) + ":"):
             # (a writer of its own, hsrtcp.atomic, named the staged file)
@@ -306,8 +374,6 @@ def writer_error(exc: BaseException, d: str | os.PathLike) -> OutputError:
     or a text "D/.hsrtcp-new.flows.parquet: reason"): it names the final file and the reason;
     for a writer that lost the errno, a full disk (call it while :class:`Holding` keeps the
     staged files' space taken)."""
-    from hsrtcp.atomic import failure_reason
-
     d = os.fspath(d)
     text = str(exc)
     where, detail = d, text
