@@ -8,115 +8,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
+from hsrtcp.dataset import Dataset  # (here for callers of hsrtcp.api.Dataset)
 from hsrtcp.errors import InputError
 from hsrtcp.runner import ID_SHIFT, MPTCP_TABLES, TABLES, check_captures, run_captures
 from hsrtcp.runner import native as _native
 
 __all__ = ["ID_SHIFT", "TABLES", "Dataset", "analyze", "analyze_one", "schemas"]
-
-
-@dataclass
-class Dataset:
-    """Results of an analysis: one polars DataFrame per table (schemas in docs/formats/)."""
-
-    flows: pl.DataFrame
-    events: pl.DataFrame
-    rtt: pl.DataFrame
-    series: pl.DataFrame
-    captures: pl.DataFrame
-    extra: dict[str, pl.DataFrame] = field(default_factory=dict)
-
-    def tables(self) -> dict[str, pl.DataFrame]:
-        return {"flows": self.flows, "events": self.events, "rtt": self.rtt, "series": self.series,
-                "captures": self.captures, **self.extra}
-
-    @property
-    def errors(self) -> list[str]:
-        """Errors that stopped reading a capture (each names the file and byte offset)."""
-        if self.captures.is_empty():
-            return []
-        return [e for e in self.captures["error"].to_list() if e]
-
-    def write(self, out_dir: str | os.PathLike, csv: bool = False) -> list[Path]:
-        """Write every table as Parquet (and CSV on request) into ``out_dir``, all together
-        or not at all (:mod:`hsrtcp.output`: staged, then committed; the files of an
-        earlier run there that this one does not write are removed). Raises
-        :class:`hsrtcp.errors.OutputError` naming the path when the directory cannot take them."""
-        from hsrtcp.output import OutputSet
-
-        with OutputSet(out_dir) as output:
-            self.stage(output, csv=csv)
-            return [Path(p) for p in output.commit()]
-
-    def stage(self, output, csv: bool = False) -> list[str]:
-        """Write every table (and its CSV) into the open :class:`hsrtcp.output.OutputSet`
-        ``output`` under staging names, for the caller to commit; returns the final names."""
-        from hsrtcp.results import VERSIONS, metadata
-
-        names = []
-        try:
-            for name, df in self.tables().items():
-                # (files opened here: polars takes no path that is not UTF-8); the schema version
-                # goes into the file for the readers (hsrtcp.results)
-                with open(output.stage(f"{name}.parquet"), "wb") as f:
-                    df.write_parquet(f, metadata=metadata(name) if name in VERSIONS else None)
-                names.append(f"{name}.parquet")
-                if csv:
-                    with open(output.stage(f"{name}.csv"), "wb") as f:
-                        df.write_csv(f)
-                    names.append(f"{name}.csv")
-        except OSError as exc:
-            from hsrtcp.errors import OutputError
-            from hsrtcp.output import shown
-
-            raise OutputError(f"{shown(exc.filename or output.dir)}: {exc.strerror or exc}") from None
-        return names
-
-    def connections(self) -> pl.DataFrame:
-        """One row per connection: its name (f1, ...), identity, each vantage's row side by
-        side (``client_*``, ``server_*``) and the matched row's two-capture metrics
-        (``matched_*``): the ``connections`` view of :mod:`hsrtcp.query` (docs/query.md), over
-        these tables."""
-        import duckdb
-
-        from hsrtcp.query import PARTITION, connections_sql, names_sql
-
-        con = duckdb.connect()
-        con.register("_flows", self.flows.with_columns(pl.lit("dataset").alias(PARTITION)))
-        con.execute(f"CREATE VIEW flows AS {names_sql('SELECT * FROM _flows', set(self.flows.columns) | {PARTITION})}")
-        cols = [r[0] for r in con.execute("DESCRIBE flows").fetchall()]
-        return con.sql(connections_sql(cols)).pl().drop(PARTITION)
-
-    def flow(self, spec) -> dict:
-        """The flows row ``spec`` names: a short id (``"f1"``, ``"f1s"``), a 4-tuple
-        (``"10.0.1.2:41068-10.0.2.2:5201"``) or a flow_id (:func:`hsrtcp.results.select_flow`)."""
-        from hsrtcp.results import select_flow
-
-        return select_flow(self.flows, spec, "flows")
-
-    @classmethod
-    def read(cls, out_dir: str | os.PathLike) -> Dataset:
-        """Load a results directory written by :meth:`write` or ``hsrtcp analyze``: the tables
-        its manifest lists (every ``*.parquet`` of a directory without one), each checked
-        against its versioned schema by the results reader (:mod:`hsrtcp.results`)."""
-        from hsrtcp.output import manifest
-        from hsrtcp.results import ResultsDir
-
-        out = Path(out_dir)
-        listed = manifest(out)
-        files = sorted(out.glob("*.parquet")) if listed is None else \
-            [out / n for n in listed if n.endswith(".parquet")]
-        missing = [t for t in TABLES if t not in {f.stem for f in files}]
-        if missing:
-            raise InputError(f"{out}: not an hsrtcp results directory (missing {', '.join(missing)})")
-        res = ResultsDir(out)
-        frames = {f.stem: res.read(f.stem) for f in files}
-        return cls(**{t: frames.pop(t) for t in TABLES}, extra=frames)
 
 
 def _frames(ipc: dict[str, bytes]) -> dict[str, pl.DataFrame]:

@@ -481,7 +481,7 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
 
     import polars as pl
 
-    from hsrtcp.api import Dataset
+    from hsrtcp.dataset import Dataset
 
     with tempfile.TemporaryDirectory(prefix="hsrtcp-pair-") as tmp:
         w = analyze_pairs_to(pairs, tmp, window_s=window_s, use_ip_id=use_ip_id, first_index=first_index,
