@@ -206,6 +206,11 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
     if res.handoffs is not None and "carrier" in res.handoffs.columns and "carrier" in f.columns:
         carriers = dict(zip(f.get_column("flow_id").to_list(), f.get_column("carrier").to_list()))
     rows = {r["flow_id"]: r for r in f.filter(pl.col("flow_id").is_in(ids.to_list())).iter_rows(named=True)}
+    truth_ev, truth_cap = _truth_tables(res)
+    runs = {}
+    if truth_ev is not None and res.context is not None and "run_id" in res.context.columns:
+        ctx = res.context.with_columns(pl.col("flow_id").cast(res.flows.schema["flow_id"]))
+        runs = dict(ctx.filter(pl.col("flow_id").is_in(ids.to_list())).select("flow_id", "run_id").iter_rows())
     out = []
     for fid in top_ids:
         row = rows[fid]
@@ -221,8 +226,17 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
             if own is not None:  # the matcher's spurious timeouts (M12, with their cause)
                 events = own if events is None else pl.concat([events, own], how="diagonal_relaxed")
             verdicts = series_by.get(fid)
+        truth = None
+        if truth_ev is not None:  # the lab's ground truth of the flow's own run and path
+            from hsrtcp.lab.truth import flow_truth
+
+            r = rows[src]
+            direction = "up" if r.get("data_dir") == "c2s" else "down"
+            tev, tcap = flow_truth(truth_ev, truth_cap, runs.get(src), r.get("carrier"), r["first_ts"],
+                                   r["last_ts"], direction)
+            truth = {"events": tev, "capacity": tcap, "direction": direction}
         d = flow_charts(rows[src], series_by.get(src), events, rtt_by.get(src), hts, outages_by.get(fid), width,
-                        fates=verdicts, key=fid)
+                        fates=verdicts, key=fid, truth=truth)
         name = row.get("short_id") or f"flow {fid}"
         if src != fid:
             d["notes"].insert(0, f"{name} is a matched row (both captures): the charts show the packets of "
@@ -237,6 +251,24 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
         d["name"] = name
         out.append(d)
     return out
+
+
+def _truth_tables(res: ResultsData) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
+    """truth_events and truth_capacity of the results (of every input of a corpus), or
+    (None, None) when they hold none: results not made from a lab bundle."""
+    from hsrtcp.results import ResultsDir, partitions
+
+    frames: dict[str, list[pl.DataFrame]] = {"truth_events": [], "truth_capacity": []}
+    for part in partitions(res.path):
+        rd = ResultsDir(part)
+        for name in frames:
+            if rd.has(name):
+                frames[name].append(rd.read(name))
+    ev = pl.concat(frames["truth_events"], how="diagonal_relaxed") if frames["truth_events"] else None
+    cap = pl.concat(frames["truth_capacity"], how="diagonal_relaxed") if frames["truth_capacity"] else None
+    if ev is None or (ev.is_empty() and (cap is None or cap.is_empty())):
+        return None, None
+    return ev, cap
 
 
 def _lost_text(row: dict) -> str:

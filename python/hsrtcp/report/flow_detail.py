@@ -20,6 +20,12 @@ the data direction (flows.data_dir), relative sequence numbers as in the events 
   awnd_min, awnd_mean; retransmissions as ticks.
 - RTT (M7): every sample of the rtt table in the data direction (downsampled per pixel
   column, :mod:`hsrtcp.report.downsample`), and the per-bin mean.
+- the lab's ground truth, when the results come from a bundle (docs/formats/truth.md): on
+  every chart the flow's scheduled outages as bands (held: vermillion with an edge; dropped:
+  dark, hatched), RTT spikes as a strip along the top, loss bursts along the bottom,
+  handoffs as solid black lines; on the throughput chart the capacity the path offered, a
+  grey step line. Their labels start "truth:", and the analyzer's own bands and handoffs
+  then start "inferred:".
 """
 
 from __future__ import annotations
@@ -40,6 +46,51 @@ BAND_KINDS = {
 }
 OUTAGE_COLOUR = "rgba(213,94,0,0.15)"
 HANDOFF_COLOUR = PALETTE["green"]
+#: the ground truth's look (label, colour, extra keys of the band): strong fills, edges,
+#: hatching and strips, so that it stands apart from the analyzer's light bands
+TRUTH_BANDS = {
+    "held": ("truth: outage, held", "rgba(213,94,0,0.32)", {"edge": PALETTE["vermillion"]}),
+    "dropped": ("truth: outage, dropped", "rgba(0,0,0,0.30)", {"hatch": PALETTE["black"]}),
+    "rtt_spike": ("truth: delay spike", "rgba(86,180,233,0.9)", {"strip": "top"}),
+    "loss_burst": ("truth: loss burst", "rgba(240,228,66,0.95)", {"strip": "bottom"}),
+    "coverage_hole": ("truth: coverage hole", "rgba(127,127,127,0.15)", {}),
+    "stall": ("truth: stall", "rgba(230,159,0,0.15)", {}),
+}
+TRUTH_HANDOFF = PALETTE["black"]
+
+
+def truth_overlay(truth: dict | None) -> tuple[list[dict], list[dict], dict | None]:
+    """Bands, handoff lines and the capacity series of the flow's ground truth
+    (:func:`hsrtcp.lab.truth.flow_truth` frames, times since the flow's first packet);
+    each band and line carries an ``id`` with its kind and window times."""
+    if truth is None:
+        return [], [], None
+    bands, vlines = [], []
+    ev = truth.get("events")
+    for r in (ev.iter_rows(named=True) if ev is not None else ()):
+        kind = r["kind"]
+        where = f"p{r['path']}-{r['win_start']:.3f}"
+        if kind == "handoff":
+            vlines.append({"t": round(r["t"], 6), "label": "truth: handoff", "color": TRUTH_HANDOFF, "solid": True,
+                           "id": f"truth-handoff-{where}"})
+            continue
+        key = (r["outage_kind"] or "held") if kind == "outage" else kind
+        if key not in TRUTH_BANDS or r["t_end"] is None:
+            continue
+        label, col, extra = TRUTH_BANDS[key]
+        name = f"outage-{key}" if kind == "outage" else kind
+        bands.append({"t0": round(r["t"], 6), "t1": round(r["t_end"], 6), "label": label, "color": col, "truth": True,
+                      "id": f"truth-{name}-{where}-{r['win_end']:.3f}", **extra})
+    cap = truth.get("capacity")
+    capacity = None
+    if cap is not None and cap.height:
+        cap = cap.sort("t")
+        x = np.r_[_col(cap, "t"), _col(cap, "t_end")[-1:]]
+        y = _col(cap, "bw_bps")
+        capacity = series(f"truth: capacity offered ({truth.get('direction', 'down')}, IP bytes)", clean(x, 6),
+                          sig(np.r_[y, y[-1:]]), PALETTE["grey"], "step", 1.5)
+        capacity["span_gaps"] = True
+    return bands, vlines, capacity
 
 
 def _col(df: pl.DataFrame, name: str) -> np.ndarray:
@@ -52,10 +103,11 @@ def _col(df: pl.DataFrame, name: str) -> np.ndarray:
 
 def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFrame | None,
                 rtt_df: pl.DataFrame | None, handoff_ts: np.ndarray, outages: pl.DataFrame | None,
-                width: int, fates: pl.DataFrame | None = None, key=None) -> dict:
+                width: int, fates: pl.DataFrame | None = None, key=None, truth: dict | None = None) -> dict:
     """Chart specs and notes for one flow (``flow``: its flows row as a dict). ``fates``: a
     matched row's series bins (data_sent, data_lost per 1-s bin): the matcher's losses drawn
-    over ``flow``'s packets; ``key``: the id the charts go by (default flow_id)."""
+    over ``flow``'s packets; ``key``: the id the charts go by (default flow_id); ``truth``:
+    the lab's ground truth of the flow's path (:func:`truth_overlay`)."""
     fid = flow["flow_id"] if key is None else key
     t0 = float(flow["first_ts"])
     duration = float(flow["duration_s"] or 0.0)
@@ -213,5 +265,17 @@ def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFr
     rtt = chart(f"rtt-{fid}", "Round-trip time (M7)", "time since the flow's first packet (s)", "RTT (s)",
                 rtt_series, vlines=vlines, bands=tput["bands"], x_max=round(duration, 6))
 
-    return {"flow_id": fid, "notes": notes, "charts": [tseq, tput, window, rtt],
-            "retransmissions": len(marks)}
+    charts = [tseq, tput, window, rtt]
+    t_bands, t_vlines, capacity = truth_overlay(truth)
+    if t_bands or t_vlines or capacity:
+        for ch in charts:  # the analyzer's own, told apart from the truth drawn beside them
+            ch["bands"] = [dict(b, label=f"inferred: {b['label']}") for b in ch["bands"]] + t_bands
+            ch["vlines"] = [dict(v, label=f"inferred: {v['label']} (radio log)") for v in ch["vlines"]] + t_vlines
+        if capacity is not None:
+            for sr in tput["series"]:
+                sr["span_gaps"] = True  # post-steps on the capacity's x too (uPlot.join puts nulls there)
+            tput["series"].insert(0, capacity)
+        n_out = sum(b["label"].startswith("truth: outage") for b in t_bands)
+        notes.append(f"ground truth of the lab run (truth_events, truth_capacity): {n_out} scheduled outage(s), "
+                     f"{len(t_vlines)} handoff(s) over this flow; the analyzer's inferences are labelled 'inferred:'")
+    return {"flow_id": fid, "notes": notes, "charts": charts, "retransmissions": len(marks)}

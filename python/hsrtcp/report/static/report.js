@@ -229,7 +229,7 @@
     if (!xLog && xr[0] >= 0 && x0[0] < 0) x0[0] = 0;
     if (!yLog && yr[0] >= 0 && y0[0] < 0) y0[0] = 0;
 
-    const drawn = [], drawnSacks = [];
+    const drawn = [], drawnSacks = [], drawnBands = [];
     const width = Math.max(400, Math.min(parent.clientWidth || 1200, 1300));
     const opts = {
       width: width, height: 340,
@@ -245,10 +245,10 @@
         label: s.label, stroke: s.color, width: s.width || 1.5, value: legendValue(spec.y_label, "y"),
         paths: s.style === "points" ? () => null : s.style === "step" ? uPlot.paths.stepped({ align: 1 }) : undefined,
         points: s.style === "points" || s.x.length < 3 ? { show: true, size: 4, stroke: s.color, fill: s.color } : { show: false },
-        spanGaps: false,
+        spanGaps: !!s.span_gaps,
       }))),
       hooks: {
-        drawClear: [(u) => drawBands(u, spec)],
+        drawClear: [(u) => drawBands(u, spec, drawnBands)],
         draw: [(u) => { drawSacks(u, sacks, drawnSacks); drawMarks(u, spec, drawn); }],
       },
     };
@@ -259,7 +259,8 @@
       u.batch(() => { u.setScale("x", { min: x0[0], max: x0[1] }); u.setScale("y", { min: y0[0], max: y0[1] }); });
     });
     legendExtras(box, spec);
-    report.charts[spec.id] = { plot: u, spec: spec, drawnMarks: drawn, drawnSacks: drawnSacks, initial: { x: x0, y: y0 } };
+    report.charts[spec.id] = { plot: u, spec: spec, drawnMarks: drawn, drawnSacks: drawnSacks, drawnBands: drawnBands,
+                               initial: { x: x0, y: y0 } };
     return u;
   }
 
@@ -303,22 +304,43 @@
     };
   }
 
-  function drawBands(u, spec) {
+  // Bands: shaded time ranges over the plot's height, or (strip "top"/"bottom") a strip of
+  // 7 % of it; "edge" outlines the band's sides, "hatch" draws diagonal lines over it (the
+  // lab's ground truth: dropped outages). Every band drawn is recorded with its pixels.
+  function drawBands(u, spec, drawn) {
+    if (drawn) drawn.length = 0;
+    const dpr = devicePixelRatio;
     const ctx = u.ctx, top = u.bbox.top, h = u.bbox.height, left = u.bbox.left, right = left + u.bbox.width;
     ctx.save();
     for (const b of spec.bands) {
       const a = Math.max(left, u.valToPos(b.t0, "x", true)), z = Math.min(right, u.valToPos(b.t1, "x", true));
       if (z < left || a > right) continue;
+      const sh = b.strip ? h * 0.07 : h, y = b.strip === "bottom" ? top + h - sh : top, w = Math.max(z - a, 1);
       ctx.fillStyle = b.color;
-      ctx.fillRect(a, top, Math.max(z - a, 1), h);
+      ctx.fillRect(a, y, w, sh);
+      if (b.hatch) {
+        ctx.save();
+        ctx.beginPath(); ctx.rect(a, y, w, sh); ctx.clip();
+        ctx.strokeStyle = b.hatch; ctx.lineWidth = dpr;
+        ctx.beginPath();
+        for (let k = a - sh; k < a + w; k += 8 * dpr) { ctx.moveTo(k, y + sh); ctx.lineTo(k + sh, y); }
+        ctx.stroke();
+        ctx.restore();
+      }
+      if (b.edge) {
+        ctx.strokeStyle = b.edge; ctx.lineWidth = dpr;
+        ctx.beginPath(); ctx.moveTo(a, y); ctx.lineTo(a, y + sh); ctx.moveTo(a + w, y); ctx.lineTo(a + w, y + sh); ctx.stroke();
+      }
+      if (drawn) drawn.push({ id: b.id || null, label: b.label, t0: b.t0, t1: b.t1, x0: a, x1: a + w, y0: y, y1: y + sh });
     }
-    ctx.lineWidth = 1.5 * devicePixelRatio;
+    ctx.lineWidth = 1.5 * dpr;
     for (const v of spec.vlines) {
       const x = u.valToPos(v.t, "x", true);
       if (x < left || x > right) continue;
       ctx.strokeStyle = v.color;
-      ctx.setLineDash([4 * devicePixelRatio, 3 * devicePixelRatio]);
+      ctx.setLineDash(v.solid ? [] : [4 * dpr, 3 * dpr]);
       ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + h); ctx.stroke();
+      if (drawn) drawn.push({ id: v.id || null, label: v.label, t0: v.t, t1: v.t, x0: x, x1: x, y0: top, y1: top + h });
     }
     ctx.restore();
   }
@@ -391,8 +413,13 @@
       const outline = cls === "dsack" ? ";outline:1px solid #000" : "";
       htmlText += `<span class="sack-legend" data-cls="${cls}"><i style="background:${colour}${outline}"></i>${name} (${sackCounts[cls]})</span>`;
     }
-    bands.forEach((c, k) => { htmlText += `<span><b style="background:${c}"></b>${esc(k)}</span>`; });
-    if (spec.vlines.length) htmlText += `<span><i style="background:${spec.vlines[0].color}"></i>handoff (${spec.vlines.length})</span>`;
+    bands.forEach((c, k) => {
+      const n = spec.bands.filter((b) => b.label === k).length;
+      htmlText += `<span><b style="background:${c}"></b>${esc(k)}${k.startsWith("truth:") ? ` (${n})` : ""}</span>`;
+    });
+    const lines = new Map();  // handoffs by label: the truth's (solid) and the radio log's (dashed)
+    spec.vlines.forEach((v) => { const l = v.label || "handoff"; lines.set(l, [v.color, (lines.get(l) || [0, 0])[1] + 1]); });
+    lines.forEach(([c, n], k) => { htmlText += `<span><i style="background:${c}"></i>${esc(k)} (${n})</span>`; });
     div.innerHTML = htmlText;
     box.appendChild(div);
   }
