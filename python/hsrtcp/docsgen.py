@@ -37,7 +37,7 @@ import polars as pl
 from hsrtcp.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ("docs/study.md", "docs/findings.md")
+DOCS = ("docs/study.md", "docs/findings.md", "docs/passive.md")
 
 STUDY = "tests/data/study"
 WITH_STATIC = "tests/data/study-with-static"
@@ -566,7 +566,14 @@ def findings_families(ctx: Context) -> str:
               f"{marked.height} of them + or −.\n")
 
 
+def passive_cc_accuracy(ctx: Context) -> str:
+    """docs/passive.md: the congestion-control inference against the lab's known senders."""
+    from hsrtcp.passive.congestion import accuracy_markdown
+    return accuracy_markdown(ctx.path("docs/passive/cc_accuracy.csv"))
+
+
 GENERATORS: dict[str, Callable[[Context], str]] = {
+    "passive-cc-accuracy": passive_cc_accuracy,
     "findings-families": findings_families,
     "study-classes": study_classes,
     "study-main": study_main,

@@ -18,7 +18,8 @@ capture is at the sender:
   the window limits nothing). The response is
   the median of W'/W over the episodes.
 * **ProbeRTT dips**: runs of ACKs during which bytes in flight stay at or under 4 segments
-  for at least 150 ms while the sender had data (more was sent right after).
+  for at least 150 ms and then grow again (a transfer's idle end never does), not following a
+  timeout (whose slow restart also runs on a few segments).
 
 Decision (:func:`decide`), "unknown" rather than a guess: at least :data:`MIN_EPISODES`
 episodes are needed; a median response below 0.55 is ``reno`` (β = 0.5), 0.55–0.8 ``cubic``
@@ -78,6 +79,7 @@ class _Sender:
     after: tuple[float, list[int], int, int] | None = None  # (end, flights, W, snd_max then) of the episode just closed
     responses: list[float] = field(default_factory=list)
     timeouts: int = 0
+    last_timeout: float = float("-inf")
     low_since: float | None = None
     dips: list[float] = field(default_factory=list)
 
@@ -99,15 +101,13 @@ class _Sender:
                 # the window restarts at one segment whatever the algorithm; also when the
                 # episode began with a tail loss probe or a fast retransmit
                 self.timeouts += 1
+                self.last_timeout = ts
                 self.episode = (ts, -1, max(self.snd_max, self.episode[2] if self.episode else 0))
                 self.after = None
             elif self.episode is None:
                 self.episode = (ts, self.snd_max - self.una, self.snd_max)
                 self.after = None
         if end > self.snd_max:
-            if self.low_since is not None and ts - self.low_since >= PROBE_RTT_MIN_S:
-                self.dips.append(self.low_since)
-            self.low_since = None
             self.snd_max = end
 
     def ack(self, ts: float, ack: int) -> None:
@@ -137,10 +137,16 @@ class _Sender:
                     flights.sort()
                     self.responses.append(flights[-1] / w)
                 self.after = None
+        # ProbeRTT keeps sending (four segments in flight): a dip ends when the flight grows
+        # again, and counts if it lasted; a transfer's idle end never grows again
         if flight <= PROBE_RTT_SEGMENTS * self.mss:
             if self.low_since is None:
                 self.low_since = ts
         else:
+            # a timeout's slow restart also runs on a few segments: not a ProbeRTT
+            if (self.low_since is not None and ts - self.low_since >= PROBE_RTT_MIN_S
+                    and self.last_timeout < self.low_since - self.rtt):
+                self.dips.append(self.low_since)
             self.low_since = None
 
 
