@@ -217,7 +217,7 @@ def finalize(run_dir: Path, outcome, compiled, meta: dict, versions: dict | None
         **({"variant": meta["variant"]} if meta.get("variant") else {}),
         **({"config": meta["config"]} if meta.get("config") else {}),
         **({"checks": meta["checks"]} if meta.get("checks") is not None else {}),
-        **({"host": meta["host"]} if meta.get("host") else {}),
+        **({"host": meta["host"]} if meta.get("host") else _host(outcome)),
         **{k: meta[k] for k in ("command", "right_command") if k in meta},
         "seeds": {"scenario": compiled.seed, "rattan_cells": rattan.loss_seeds(cfg)},
         "sysctls": sysctls,
@@ -246,6 +246,17 @@ def finalize(run_dir: Path, outcome, compiled, meta: dict, versions: dict | None
     tmp.write_text(json.dumps(manifest, indent=1, sort_keys=False))
     os.replace(tmp, run_dir / MANIFEST)
     return manifest
+
+
+def _host(outcome) -> dict:
+    """``host`` of a run outside a campaign (hsrtcp emulate): the load it started and ended
+    at, no bound to judge it by."""
+    start, end = getattr(outcome, "load_start", None), getattr(outcome, "load_end", None)
+    if not start and not end:
+        return {}
+    return {"host": {"loadavg_1min_start": (start or {}).get("loadavg_1min"),
+                     "loadavg_1min_end": (end or {}).get("loadavg_1min"),
+                     "cpus": (start or end or {}).get("cpus"), "max_load": None, "noisy": None}}
 
 
 def _relative_traces(config: Path, sc_dir: Path, copy: Path) -> None:

@@ -99,6 +99,9 @@ class RunOutcome:
     started_at: float
     ended_at: float
     errors: list[str] = field(default_factory=list)
+    #: the host's load when the run started and ended (hsrtcp.lab.bundle.host_load)
+    load_start: dict | None = None
+    load_end: dict | None = None
 
     @property
     def ok(self) -> bool:
@@ -192,6 +195,9 @@ def _run(source: str | Path | dict | Compiled, run_dir: str | Path, workload: di
     r = rattan.Rattan(config_path, run_dir / "rattan.log", extra_args=extra,
                       stdout=sys.stdout if passthrough_stdout else None, id_file=run_dir / "rattan_id")
     r.on_cleanup(lambda: netns.pidfile_cleanup(run_dir / "pids", str(run_dir)))
+    from hsrtcp.lab.bundle import host_load
+
+    load_start = host_load()
     emu = (cpus or {}).get("emulator")
     before = _set_cores(emu) if emu else None  # Rattan inherits the cores at its start
     try:
@@ -227,7 +233,8 @@ def _run(source: str | Path | dict | Compiled, run_dir: str | Path, workload: di
         except ValueError:
             left_rc = None
     outcome = RunOutcome(run_dir, res.rattan_id, res.returncode, left_rc, res.crashed, res.timed_out,
-                         interrupted or res.interrupted, res.leaked, res.started_at, res.ended_at, errors)
+                         interrupted or res.interrupted, res.leaked, res.started_at, res.ended_at, errors,
+                         load_start, host_load())
     (run_dir / "outcome.json").write_text(json.dumps(
         {k: (str(v) if isinstance(v, Path) else v) for k, v in outcome.__dict__.items()}, indent=1))
     if interrupted:

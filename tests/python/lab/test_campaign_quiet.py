@@ -244,8 +244,22 @@ def test_a_campaign_run_records_its_host_load_pinning_path_hash_and_checks(tmp_p
     assert m["host"]["noisy"] is False and m["host"]["loadavg_1min_start"] == 0.5
 
 
+def test_a_run_outside_a_campaign_records_its_load_without_judging_it():
+    class Outcome:
+        load_start = {"loadavg_1min": 1.25, "cpus": 2}
+        load_end = {"loadavg_1min": 3.5, "cpus": 2}
+
+    assert bundle._host(Outcome()) == {"host": {"loadavg_1min_start": 1.25, "loadavg_1min_end": 3.5, "cpus": 2,
+                                                "max_load": None, "noisy": None}}
+    Outcome.load_start = Outcome.load_end = None
+    assert bundle._host(Outcome()) == {}
+
+
 @pytest.mark.netns
-def test_rattan_and_the_endpoints_run_on_the_cores_they_were_given(tmp_path):
+def test_rattan_and_the_endpoints_run_on_the_cores_they_were_given(tmp_path, monkeypatch):
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text("4.00 3.00 2.00 1/100 99\n")
+    monkeypatch.setattr(bundle, "LOADAVG", loadavg)
     cores = sorted(os.sched_getaffinity(0))
     if len(cores) < 2:
         pytest.skip("needs 2 cores")
@@ -267,6 +281,7 @@ def test_rattan_and_the_endpoints_run_on_the_cores_they_were_given(tmp_path):
                       duration_s=5, cpus=pin)
     assert out.ok, out.errors
     assert os.sched_getaffinity(0) == before  # this process got its cores back
+    assert out.load_start["loadavg_1min"] == out.load_end["loadavg_1min"] == 4.0
     said = (tmp_path / "run" / "command.out").read_text().split()
     got = dict(zip(said[0::2], said[1::2]))
     assert got["command"] == str(cores[0]) and got["agent"] == str(cores[0])
