@@ -211,10 +211,10 @@ def check_hsrbbr() -> Part:
     from hsrtcp.lab import ebpf
 
     src = ebpf.source_dir()
-    obj = src / "build" / "hsrbbr.bpf.o"
+    obj = ebpf.build_dir() / "hsrbbr.bpf.o"
     if not (src / "hsrbbr.bpf.c").is_file() and not obj.is_file():
-        part.missing(f"its source {src / 'hsrbbr.bpf.c'} is not here (an installed wheel does not carry ebpf/)",
-                     "export HSRTCP_EBPF_DIR=<a checkout of hsrtcp>/ebpf")
+        part.missing(f"its source {src / 'hsrbbr.bpf.c'} is not here",
+                     "unset HSRTCP_EBPF_DIR (the package carries the source) or point it at a checkout's ebpf/")
     if not obj.is_file():
         for tool in ("clang", "bpftool"):
             _tool(part, tool)
@@ -331,7 +331,7 @@ def built_features() -> tuple[list[str], list[str]]:
         missing.append("report charts (uPlot: npm ci, see hsrtcp doctor)")
     from hsrtcp.lab import ebpf
 
-    if (ebpf.source_dir() / "build" / "hsrbbr.bpf.o").is_file():
+    if (ebpf.build_dir() / "hsrbbr.bpf.o").is_file():
         built.append("hsrbbr eBPF object")
     else:
         missing.append("hsrbbr eBPF object (make ebpf)")

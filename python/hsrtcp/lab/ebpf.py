@@ -37,12 +37,30 @@ BTF = Path("/sys/kernel/btf/vmlinux")
 _AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
 
+#: the sources the package carries (a wheel has no ebpf/): hsrtcp/lab/bpf, in the source tree a
+#: link to ebpf/ so there is one copy
+PACKAGED = Path(__file__).resolve().parent / "bpf"
+
+
 def source_dir() -> Path:
-    """``ebpf/`` of the source tree this package runs from (``HSRTCP_EBPF_DIR`` overrides)."""
+    """Where the eBPF sources are: ``HSRTCP_EBPF_DIR``, else ``ebpf/`` of the source tree this
+    package runs from, else the copy the installed package carries (:data:`PACKAGED`)."""
     env = os.environ.get("HSRTCP_EBPF_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[3] / "ebpf"
+    tree = Path(__file__).resolve().parents[3] / "ebpf"
+    return tree if tree.is_dir() else PACKAGED
+
+
+def build_dir() -> Path:
+    """Where objects are built: ``build/`` next to the sources, except for the packaged copy
+    (site-packages is no place to write), then a cache per kernel: the object is compiled
+    against the running kernel's BTF."""
+    src = source_dir()
+    if src.resolve() != PACKAGED.resolve() or (src / "build").is_dir():
+        return src / "build"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "hsrtcp" / "ebpf" / os.uname().release
 
 
 def is_ebpf(cc: str | None) -> bool:
@@ -89,7 +107,7 @@ def build(name: str, out_dir: Path | None = None) -> Path:
     why = missing_toolchain()
     if why:
         raise LabError(f"cannot build {name}: {why}")
-    out_dir = out_dir or source_dir() / "build"
+    out_dir = out_dir or build_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
     obj = out_dir / f"{name}.bpf.o"
     if obj.is_file() and obj.stat().st_mtime >= src.stat().st_mtime:
@@ -108,7 +126,7 @@ def build(name: str, out_dir: Path | None = None) -> Path:
 
 
 def object_path(name: str) -> Path:
-    obj = source_dir() / "build" / f"{name}.bpf.o"
+    obj = build_dir() / f"{name}.bpf.o"
     src = source_dir() / f"{name}.bpf.c"
     if obj.is_file() and (not src.is_file() or obj.stat().st_mtime >= src.stat().st_mtime):
         return obj

@@ -344,7 +344,6 @@ NOT_RUN = (
     ("hsrtcp campaign ", "root, Rattan and minutes to hours of emulated transfers (tests/python/lab/test_campaign*.py)"),
     ("hsrtcp emulate ", "root and Rattan (tests/python/lab/test_emulate_cli.py)"),
     ("hsrtcp measure ", "a server on the network, or a client of one at the address shown (tests/python/lab/test_measure.py)"),
-    ("hsrtcp scenario check ", "runs Rattan's own reading of the compiled scenario (tests/python/lab/test_scenario_run.py)"),
 )
 # Commands that read what only a campaign above makes (its bundles, in runs/).
 NEEDS_CAMPAIGN = re.compile(r"(^|\s)runs/(smoke|mptcp-conj|cc|mitigations)\b")

@@ -76,9 +76,14 @@ def test_wheel_is_abi3_manylinux_and_carries_the_package_data(wheel):
               "examples/__init__.py", "py.typed", "_native.pyi", "_native.abi3.so", "_build.json",
               "report/js/node_modules/uplot/LICENSE", "report/js/node_modules/uplot/package.json",
               "report/js/node_modules/uplot/dist/uPlot.iife.min.js",
-              "report/js/node_modules/uplot/dist/uPlot.min.css", "report/static/template.html"):
+              "report/js/node_modules/uplot/dist/uPlot.min.css", "report/static/template.html",
+              "lab/bpf/hsrbbr.bpf.c"):
         assert f"hsrtcp/{f}" in names, f
     assert not [n for n in names if n.startswith("tests/") or "/tests/data/" in n or "__pycache__" in n]
+    # the eBPF source travels as the file, not as the source tree's link, and nothing else of ebpf/
+    zf = zipfile.ZipFile(wheel)
+    assert zf.read("hsrtcp/lab/bpf/hsrbbr.bpf.c") == (ROOT / "ebpf" / "hsrbbr.bpf.c").read_bytes()
+    assert not [n for n in names if n.startswith("ebpf/") or n.endswith((".bpf.o", "vmlinux.h"))]
     record = json.loads(zipfile.ZipFile(wheel).read("hsrtcp/_build.json"))
     assert len(record["commit"]) == 12 and isinstance(record["dirty"], bool)
 
@@ -89,8 +94,11 @@ def test_sdist_carries_what_a_build_needs(sdist):
               "crates/hsrtcp-core/Cargo.toml", "crates/hsrtcp-core/src/lib.rs", "crates/hsrtcp-py/Cargo.toml",
               "crates/hsrtcp-py/src/lib.rs", "python/hsrtcp/__init__.py", "python/hsrtcp/examples/phone.pcap",
               "python/hsrtcp/examples/server.pcap", "python/hsrtcp/py.typed", "python/hsrtcp/_native.pyi",
-              "python/hsrtcp/report/js/node_modules/uplot/dist/uPlot.iife.min.js"):
+              "python/hsrtcp/report/js/node_modules/uplot/dist/uPlot.iife.min.js",
+              "python/hsrtcp/lab/bpf/hsrbbr.bpf.c"):
         assert f in names, f
+    member = next(m for m in tarfile.open(sdist).getmembers() if m.name.endswith("lab/bpf/hsrbbr.bpf.c"))
+    assert member.isfile(), "the sdist must carry the file, not the source tree's link to ebpf/"
 
 
 def test_installed_hsrtcp_is_the_wheel_and_names_its_commit(installed, wheel):
@@ -114,8 +122,25 @@ def test_doctor_in_the_fresh_venv(installed):
     # the lab's verdict is the machine's; the exit status must say the same
     plain = installed("hsrtcp", "doctor", ok=False)
     assert plain.returncode == (0 if parts["lab"]["ok"] else 1), plain.stdout
-    # a wheel does not carry ebpf/: hsrbbr names the way to a checkout's source
-    assert "export HSRTCP_EBPF_DIR=<a checkout of hsrtcp>/ebpf" in parts["hsrbbr"]["fix"]
+    # the wheel carries hsrbbr's source: no checkout needed (issue 39)
+    assert not [w for w in parts["hsrbbr"]["why"] if "source" in w], parts["hsrbbr"]
+    assert not [f for f in parts["hsrbbr"]["fix"] if "HSRTCP_EBPF_DIR" in f], parts["hsrbbr"]
+
+
+def test_the_installed_package_builds_hsrbbr_from_its_own_source(installed, tmp_path):
+    """No HSRTCP_EBPF_DIR, no checkout: the packaged source, compiled into a cache outside the
+    package (site-packages is no place to write)."""
+    code = ("from hsrtcp.lab import ebpf; print(ebpf.source_dir()); print(ebpf.build_dir()); "
+            "print(ebpf.missing_toolchain() or '')")
+    src, build, why = (installed("env", f"XDG_CACHE_HOME={tmp_path}", "python", "-c", code).stdout.splitlines() + [""])[:3]
+    assert Path(src).is_relative_to(installed.venv) and Path(src).name == "bpf", src
+    assert (Path(src) / "hsrbbr.bpf.c").read_bytes() == (ROOT / "ebpf" / "hsrbbr.bpf.c").read_bytes()
+    assert Path(build).is_relative_to(tmp_path), build
+    if why:
+        pytest.skip(f"cannot compile eBPF here: {why}")
+    obj = installed("env", f"XDG_CACHE_HOME={tmp_path}", "python", "-c",
+                    "from hsrtcp.lab import ebpf; print(ebpf.build('hsrbbr'))").stdout.strip()
+    assert Path(obj).is_relative_to(tmp_path) and Path(obj).stat().st_size > 0, obj
 
 
 def test_demo_analyze_report_query_from_a_directory_without_the_repository(installed):

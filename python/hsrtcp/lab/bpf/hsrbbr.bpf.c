@@ -1,0 +1,1 @@
+../../../../ebpf/hsrbbr.bpf.c
