@@ -31,7 +31,7 @@ import tempfile
 import threading
 import time
 import weakref
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -45,44 +45,99 @@ LIST_COLUMNS = ("tput_samples", "loss_samples", "timeout_phases_s", "suspensions
 WORKERS = 2
 
 
-def partition(path: str, by: list[str], spool: str, index: int) -> dict:
-    """Read one results directory and spool its per-flow rows: ``flows-<index>.parquet``,
-    ``tput-<index>.parquet``, ``handoffs-<index>.parquet``, ``coverage-<index>.parquet``
-    in ``spool``. Returns what the combine step needs (notes, counts, the columns), or
-    ``{"error": ...}`` naming the file for a partition that cannot be read."""
+def _read_one(path: str, by: list[str]) -> tuple[dict, pl.DataFrame, pl.DataFrame]:
+    """One partition's per-flow rows, 1-s samples and what the combine step needs."""
     from hsrtcp.study import _dimension_names, _handoffs, flow_frame
+    from hsrtcp.study.connections import COLUMNS_READ
 
-    try:
-        from hsrtcp.study.connections import COLUMNS_READ
+    res = load.read([path], flow_columns=[*COLUMNS_READ, *by])
+    # inside one partition ``result`` is a constant: the joins and sorts of flow_frame key on
+    # it with every row, and a short string is compared inline where the path is not (12 %
+    # of the partition's CPU); the path is put back below, in the same column
+    _short_keys(res)
+    frame, tput, tnotes = flow_frame(res, by)
+    name = pl.lit(path, dtype=pl.String).alias("result")
+    tput = (tput.join(frame.select("result", "flow_id", "flow_class", *[b for b in by if b in frame.columns]),
+                      on=["result", "flow_id"], how="left").with_columns(name))
+    handoffs = _handoffs(res, [b for b in by if b]).with_columns(name) if res.handoffs is not None else None
+    coverage = res.coverage.with_columns(name) if res.coverage is not None else None
+    dims = _dimension_names(frame, res)
+    frame = frame.with_columns(name)
+    sus = res.suspensions
+    sus_null = int(sus["suspension_s"].null_count()) if sus is not None else 0
+    why = (sus.filter(pl.col("suspension_s").is_null())["reason"].drop_nulls().unique().to_list()
+           if sus is not None and sus_null and "reason" in sus.columns else [])
+    rec = {"result": path, "notes": list(res.notes), "tnotes": tnotes, "flows": frame.height, "tput": tput.height,
+           "context": res.context is not None, "suspensions": sus is not None, "sus_null": sus_null,
+           "sus_why": why, "handoffs": handoffs, "coverage": coverage, "dimensions": dims,
+           "flow_names": res.flow_names}
+    return rec, frame, tput
 
-        res = load.read([path], flow_columns=[*COLUMNS_READ, *by])
-        frame, tput, tnotes = flow_frame(res, by)
-        files = {}
-        out = os.path.join(spool, f"flows-{index:06d}.parquet")
-        frame.write_parquet(out)
-        files["flows"] = out
-        files["tput"] = os.path.join(spool, f"tput-{index:06d}.parquet")
-        tput.join(frame.select("result", "flow_id", "flow_class", *[b for b in by if b in frame.columns]),
-                  on=["result", "flow_id"], how="left").write_parquet(files["tput"])
-        if res.handoffs is not None:
-            files["handoffs"] = os.path.join(spool, f"handoffs-{index:06d}.parquet")
-            _handoffs(res, [b for b in by if b]).write_parquet(files["handoffs"])
-        if res.coverage is not None:
-            files["coverage"] = os.path.join(spool, f"coverage-{index:06d}.parquet")
-            res.coverage.write_parquet(files["coverage"])
-        sus = res.suspensions
-        sus_null = int(sus["suspension_s"].null_count()) if sus is not None else 0
-        why = (sus.filter(pl.col("suspension_s").is_null())["reason"].drop_nulls().unique().to_list()
-               if sus is not None and sus_null and "reason" in sus.columns else [])
-        return {"result": path, "files": files, "notes": list(res.notes), "tnotes": tnotes,
-                "flows": frame.height, "tput": tput.height, "context": res.context is not None,
-                "suspensions": sus is not None, "sus_null": sus_null, "sus_why": why,
-                "handoffs": res.handoffs is not None, "coverage": res.coverage is not None,
-                "dimensions": _dimension_names(frame, res), "flow_names": res.flow_names,
-                "worker": (os.uname().nodename, os.getpid())}
-    except (InputError, pl.exceptions.PolarsError, OSError) as exc:
-        reason = str(exc) if isinstance(exc, InputError) else f"{path}: cannot read: {type(exc).__name__}: {exc}"
-        return {"result": path, "error": reason.splitlines()[0] if reason else type(exc).__name__}
+
+#: the key ``result`` holds while one partition is computed (:func:`_read_one`)
+_KEY = "p"
+
+
+def _short_keys(res: load.Results) -> None:
+    key = pl.lit(_KEY, dtype=pl.String).alias("result")
+    for t in ("flows", "series", "events", "context", "labels", "handoffs", "suspensions", "coverage"):
+        v = getattr(res, t)
+        if v is not None:
+            setattr(res, t, v.with_columns(key))
+    res.with_context = [_KEY] if res.with_context else []
+
+
+def partitions_task(chunk: Chunk, by: list[str], spool: str, meta: dict) -> dict:
+    """Read the partitions of ``chunk`` (consecutive in the flows' order) and spool their
+    rows together: ``flows-<chunk>.parquet`` and ``tput-<chunk>.parquet`` in ``spool``
+    (a few large files instead of four small ones per partition: at 10^3 partitions the
+    combine step opened every file once per metric). Returns ``{"records": [...], "files":
+    {...}}``: a record per partition, what the combine step needs, or ``{"result": path,
+    "error": ...}`` naming the file of a partition that cannot be read."""
+    recs, frames, tputs = [], [], []
+    for path in chunk.paths:
+        try:
+            rec, frame, tput = _read_one(path, by)
+        except (InputError, pl.exceptions.PolarsError, OSError) as exc:
+            reason = str(exc) if isinstance(exc, InputError) else f"{path}: cannot read: {type(exc).__name__}: {exc}"
+            recs.append({"result": path, "error": reason.splitlines()[0] if reason else type(exc).__name__})
+            continue
+        recs.append(rec)
+        frames.append(frame)
+        tputs.append(tput)
+    files = {}
+    if frames:
+        files["flows"] = os.path.join(spool, f"flows-{chunk.index:06d}.parquet")
+        pl.concat(frames, how="diagonal_relaxed").write_parquet(files["flows"])
+        files["tput"] = os.path.join(spool, f"tput-{chunk.index:06d}.parquet")
+        pl.concat(tputs, how="diagonal_relaxed").write_parquet(files["tput"])
+    return dict(meta, records=recs, files=files, worker=(os.uname().nodename, os.getpid()))
+
+
+@dataclass
+class Chunk:
+    """Consecutive partitions read by one task; ``source`` names them in a worker's death."""
+
+    index: int
+    paths: list[str]
+
+    @property
+    def source(self) -> str:
+        return self.paths[0] if len(self.paths) == 1 else f"{self.paths[0]} .. {self.paths[-1]}"
+
+
+#: partitions per task at most (the spool's files, and the rows a worker holds: ~5 MB each)
+CHUNK_MAX = 16
+#: tasks per worker at least (the load stays even while the chunks are large)
+TASKS_PER_WORKER = 4
+#: fewest partitions read by worker processes (below, threads: starting the pool costs ~1 s)
+PROCESS_MIN_PARTITIONS = 32
+
+
+def chunks(names: list[str], workers: int) -> list[Chunk]:
+    """``names`` in consecutive chunks, :data:`TASKS_PER_WORKER` per worker at least."""
+    size = max(1, min(CHUNK_MAX, len(names) // (TASKS_PER_WORKER * max(1, workers))))
+    return [Chunk(i, names[k:k + size]) for i, k in enumerate(range(0, len(names), size))]
 
 
 class Progress:
@@ -104,14 +159,15 @@ class Progress:
             self._bar.start()
             self._task = self._bar.add_task("study", total=total, failed=0)
 
-    def advance(self, failed: bool) -> None:
-        self.done += 1
-        self.failed += int(failed)
+    def advance(self, done: int, failed: int) -> None:
+        before = self.done
+        self.done += done
+        self.failed += failed
         if not self.enabled:
             return
         if self._bar is not None:
-            self._bar.update(self._task, advance=1, failed=self.failed)
-        elif self.done % self._step == 0 or self.done == self.total:
+            self._bar.update(self._task, advance=done, failed=self.failed)
+        elif self.done // self._step > before // self._step or self.done == self.total:
             print(f"study: {self.done}/{self.total} partitions read ({100 * self.done // self.total} %), "
                   f"{self.failed} failed, {time.monotonic() - self._t0:.0f} s", file=sys.stderr, flush=True)
 
@@ -121,23 +177,33 @@ class Progress:
             self._bar = None
 
 
-def _run_local(names: list[str], by: list[str], spool: str, progress: Progress) -> list[dict]:
-    out: list[dict | None] = [None] * len(names)
+def _finished(out: list, chunk: Chunk, r: dict, progress: Progress) -> None:
+    if "records" not in r:  # the worker died on this chunk (hsrtcp.scale.pool: run alone, then named)
+        why = r.get("reason") or "the worker process died"
+        r = dict(records=[{"result": p, "error": why, "kind": "internal"} for p in chunk.paths], files={}, worker=None)
+    out[chunk.index] = r
+    progress.advance(len(chunk.paths), sum("error" in x for x in r["records"]))
+
+
+def _run_local(parts: list[Chunk], by: list[str], spool: str, progress: Progress, processes: bool) -> list[dict]:
+    """The chunks on this machine: worker processes (one per core, hsrtcp.scale.pool: the
+    corpus run's pool) for a large study, threads for a small one."""
+    from hsrtcp.scale.pool import default_workers, run_local
+
+    out: list[dict | None] = [None] * len(parts)
     lock = threading.Lock()
 
-    def one(i: int) -> None:
-        r = partition(names[i], by, spool, i)
+    def done(chunk: Chunk, r: dict) -> None:
         with lock:
-            out[i] = r
-            progress.advance("error" in r)
+            _finished(out, chunk, r, progress)
 
-    with ThreadPoolExecutor(max_workers=min(WORKERS, max(1, len(names)))) as pool:
-        list(pool.map(one, range(len(names))))
+    run_local(((c, by, spool, {"chunk": c.index}) for c in parts), done, workers=min(default_workers(), len(parts)),
+              mode="processes" if processes else "threads", fn=partitions_task)
     return out
 
 
-def _run_dask(names: list[str], by: list[str], spool: str, progress: Progress, scheduler: str) -> list[dict]:
-    """:func:`partition` on a Dask cluster, one task per partition (as ``hsrtcp analyze
+def _run_dask(parts: list[Chunk], by: list[str], spool: str, progress: Progress, scheduler: str) -> list[dict]:
+    """:func:`partitions_task` on a Dask cluster, one task per chunk (as ``hsrtcp analyze
     --scheduler`` runs one per input): the spool directory must be the same path on every
     worker (a shared mount, like the results)."""
     from hsrtcp.scale.dask import SchedulerError
@@ -152,18 +218,18 @@ def _run_dask(names: list[str], by: list[str], spool: str, progress: Progress, s
     except OSError as exc:
         raise SchedulerError(f"cannot reach the Dask scheduler {scheduler}: {exc} (is it running, and is the "
                              f"address the one it printed?)") from None
-    out: list[dict | None] = [None] * len(names)
+    out: list[dict | None] = [None] * len(parts)
     try:
-        futs = {client.submit(partition, n, by, spool, i, pure=False, priority=-i): i for i, n in enumerate(names)}
+        futs = {client.submit(partitions_task, c, by, spool, {"chunk": c.index}, pure=False, priority=-c.index): c
+                for c in parts}
         for fut in as_completed(futs):
-            i = futs[fut]
+            c = futs[fut]
             try:
                 r = fut.result()
             except Exception as exc:  # noqa: BLE001 - a worker that died, a worker without hsrtcp ...
-                r = {"result": names[i], "error": f"{names[i]}: dask: {exc!r}"}
+                r = {"reason": f"{c.source}: dask: {exc!r}"}
             fut.release()
-            out[i] = r
-            progress.advance("error" in r)
+            _finished(out, c, r, progress)
     finally:
         client.close()
     return out
@@ -173,6 +239,11 @@ def _scan(files: list[str]) -> pl.LazyFrame | None:
     if not files:
         return None
     return pl.concat([pl.scan_parquet(f) for f in files], how="diagonal_relaxed")
+
+
+def _stack(frames: list) -> pl.DataFrame | None:
+    frames = [f for f in frames if f is not None]
+    return pl.concat(frames, how="diagonal_relaxed") if frames else None
 
 
 def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, seed: int, level: float,
@@ -196,19 +267,24 @@ def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, 
     prog = Progress(len(names), bool(progress))
     try:
         if scheduler:
-            recs = _run_dask(names, by, spool, prog, scheduler)
+            parts = chunks(names, 1)
+            done = _run_dask(parts, by, spool, prog, scheduler)
         else:
-            recs = _run_local(names, by, spool, prog)
+            from hsrtcp.scale.pool import default_workers
+
+            parts = chunks(names, default_workers())
+            done = _run_local(parts, by, spool, prog, processes=len(names) >= PROCESS_MIN_PARTITIONS)
     except BaseException:
         shutil.rmtree(spool, ignore_errors=True)
         raise
     finally:
         prog.close()
+    recs = [r for d in done for r in d["records"]]
     ok = [r for r in recs if "error" not in r]
     # the handoffs and coverage rows in the order the directories were given (as stacked in memory)
     as_given = sorted(ok, key=lambda r: given[r["result"]])
     failures = pl.DataFrame({"result": [r["result"] for r in recs if "error" in r],
-                             "kind": ["unreadable"] * (len(recs) - len(ok)),
+                             "kind": [r.get("kind", "unreadable") for r in recs if "error" in r],
                              "reason": [r["error"] for r in recs if "error" in r]},
                             schema={"result": pl.String, "kind": pl.String, "reason": pl.String})
     if not ok:
@@ -218,7 +294,7 @@ def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, 
     notes = [n for r in as_given for n in r["notes"]]
     # a series column is missing from the stacked series only when every partition lacks it
     notes += [n for n in ok[0]["tnotes"] if all(n in r["tnotes"] for r in ok)]
-    flows_lf = _scan([r["files"]["flows"] for r in ok])
+    flows_lf = _scan([d["files"]["flows"] for d in done if "flows" in d["files"]])
     # a metric column some partitions lack (single captures have no matched columns) is a
     # null of the flows column's type there, as in the stacked flows of the in-memory path
     from hsrtcp.results import expected_type
@@ -245,20 +321,20 @@ def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, 
         why = list(dict.fromkeys(w for r in ok for w in r["sus_why"]))
         notes.append(f"{sum(r['sus_null'] for r in ok)} suspensions without a value"
                      + (f" ({'; '.join(why)})" if why else ""))
-    if not any(r["handoffs"] for r in ok):
+    if not any(r["handoffs"] is not None for r in ok):
         notes.append("no handoffs table (needs a radio log): M23 is not reported")
-    if not any(r["coverage"] for r in ok):
+    if not any(r["coverage"] is not None for r in ok):
         notes.append("no coverage table (needs a radio log): M28 is not reported")
     for f in failures.iter_rows(named=True):
         notes.append(f"skipped: {f['reason']}")
     o = tables.Options(by=tuple(dims), min_flows=min_flows, n_boot=bootstrap, seed=seed, level=level)
     flows = tables.Flows(flows_lf)
-    handoffs = _scan([r["files"]["handoffs"] for r in as_given if "handoffs" in r["files"]])
+    handoffs = _stack([r["handoffs"] for r in as_given])
     if handoffs is not None:
         handoffs = handoffs.with_columns([pl.lit(None, dtype=pl.String).alias(d) for d in dims
-                                          if d not in handoffs.collect_schema().names()]).collect()
-    coverage = _scan([r["files"]["coverage"] for r in as_given if "coverage" in r["files"]])
-    tput = _scan([r["files"]["tput"] for r in ok])
+                                          if d not in handoffs.columns])
+    coverage = _stack([r["coverage"] for r in as_given])
+    tput = _scan([d["files"]["tput"] for d in done if "tput" in d["files"]])
     tput_names = tput.collect_schema().names()
     tput = tput.with_columns([pl.lit(None, dtype=pl.String).alias(d) for d in dims if d not in tput_names])
     study_flows = flows_lf.drop([c for c in (*_LIST_COLUMNS, "failed_value") if c in flows_lf.collect_schema()])
@@ -273,7 +349,7 @@ def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, 
         "timeout_recovery": tables.timeout_recovery(flows, o),
         "suspensions": tables.suspensions(flows, o),
         "handoff_intervals": tables.handoff_intervals(handoffs, o),
-        "coverage": tables.coverage(coverage.collect() if coverage is not None else None),
+        "coverage": tables.coverage(coverage),
         "throughput_samples": tput.select("result", "flow_id", "flow_class", *dims, "bin", "t_rel", "bin_s", "bytes",
                                           "throughput_bps", "loss_rate"),
         "study_flows": study_flows,
@@ -282,7 +358,7 @@ def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, 
     rows = {"throughput_samples": sum(r["tput"] for r in ok), "study_flows": sum(r["flows"] for r in ok)}
     s = Study(out, notes, o, list(results), rows=rows)
     s.partitions = len(names)
-    s.workers = sorted({tuple(r["worker"]) for r in ok})  # (host, pid) of the processes that read them
+    s.workers = sorted({tuple(d["worker"]) for d in done if d["worker"]})  # (host, pid) of the processes that read them
     s.spool = spool
     weakref.finalize(s, shutil.rmtree, spool, True)  # the spooled rows live as long as the study
     return s

@@ -217,3 +217,26 @@ def test_column_cells_match_stats_with_nulls_and_nan():
     assert got.n_flows == want.n_flows == 2 and got.n == want.n
     assert (got.value is None and want.value is None) or np.isnan(got.value) == np.isnan(want.value)
 
+
+
+def test_worker_processes_and_chunks_of_partitions_give_the_same_tables(corpus, tmp_path, monkeypatch):
+    """A large study's path on the small corpus: the partitions read by worker processes
+    (hsrtcp.scale.pool), three partitions per task and spool file, one of them unreadable."""
+    c = tmp_path / "corpus"
+    shutil.copytree(corpus, c)
+    (c / "input=drops_cubic" / "series.parquet").write_bytes(b"PAR1" + b"\0" * 100)
+    monkeypatch.setattr(stream, "PROCESS_MIN_PARTITIONS", 0)
+    monkeypatch.setattr(stream, "TASKS_PER_WORKER", 1)
+    monkeypatch.setattr("hsrtcp.scale.pool.default_workers", lambda: 2)
+    s = hsrtcp.study(c, by=["case"], bootstrap=50, seed=1, stream=True, spool_dir=str(tmp_path))
+    assert len(list(Path(s.spool).glob("flows-*.parquet"))) == 2  # 6 partitions, 3 a task
+    assert os.getpid() not in {pid for _host, pid in s.workers} and len(s.workers) == 2
+    assert s.failures["result"].to_list() == [str(c / "input=drops_cubic")]
+    assert "series.parquet" in s.failures["reason"][0]
+    # the tables of the other five, read in memory
+    rest = sorted(str(p) for p in c.iterdir() if p.name != "input=drops_cubic")
+    memory = hsrtcp.study(rest, by=["case"], bootstrap=50, seed=1)
+    assert s.notes[-1].startswith("skipped: ")
+    s.notes = s.notes[:-1]
+    s.inputs = memory.inputs
+    _same(memory, s)
