@@ -21,7 +21,7 @@ __all__ = ["ID_SHIFT", "TABLES", "Dataset", "analyze", "analyze_one", "schemas"]
 
 
 def _frames(ipc: dict[str, bytes]) -> dict[str, pl.DataFrame]:
-    frames = {name: pl.read_ipc_stream(ipc[name]) for name in TABLES + MPTCP_TABLES if name in ipc}
+    frames = {name: pl.read_ipc_stream(ipc[name]) for name in TABLES + MPTCP_TABLES + ("packets",) if name in ipc}
     # A long connection hands its events and RTT samples on in chunks while it is open, so
     # flows can interleave; in memory they are grouped by flow again (each flow's own order kept).
     for t in ("events", "rtt"):
@@ -30,23 +30,23 @@ def _frames(ipc: dict[str, bytes]) -> dict[str, pl.DataFrame]:
 
 
 def analyze_one(path: str | os.PathLike, *, vantage: str | None = None, index: int = 0,
-                progress: Callable[[int], None] | None = None) -> dict[str, pl.DataFrame]:
+                progress: Callable[[int], None] | None = None, packets: bool = False) -> dict[str, pl.DataFrame]:
     """Analyze a single capture; returns its tables (see :func:`analyze`)."""
     p = Path(path)
     if not p.exists():
         raise InputError(f"{p}: no such file")
     if p.is_dir():
         raise InputError(f"{p}: is a directory, not a capture file")
-    return _analyze_path(p, vantage, index, progress)
+    return _analyze_path(p, vantage, index, progress, packets)
 
 
 def _analyze_path(p: Path, vantage: str | None, index: int,
-                  progress: Callable[[int], None] | None) -> dict[str, pl.DataFrame]:
+                  progress: Callable[[int], None] | None, packets: bool = False) -> dict[str, pl.DataFrame]:
     """The tables of one capture; a file that cannot be read (missing too) is a captures
     row with its error, as for a cut one."""
     from hsrtcp.output import shown
 
-    ipc = _native().analyze_capture(p, shown(p), vantage, index << ID_SHIFT, progress)
+    ipc = _native().analyze_capture(p, shown(p), vantage, index << ID_SHIFT, progress, packets)
     return _frames(ipc)
 
 
@@ -55,7 +55,7 @@ def analyze(paths: str | os.PathLike | Iterable[str | os.PathLike] | None = None
             progress: bool | Callable[[int, int], None] = False,
             client: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
             server: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
-            window_s: float = 30.0) -> Dataset:
+            window_s: float = 30.0, packets: bool = False) -> Dataset:
     """Analyze capture files (pcap / pcapng, plain or gzip) and return a :class:`Dataset`.
 
     Each capture is analyzed on its own (single vantage); several captures run in
@@ -78,6 +78,8 @@ def analyze(paths: str | os.PathLike | Iterable[str | os.PathLike] | None = None
         the single-capture rows of each file, unchanged. A positional path that is a run
         bundle directory (docs/formats/bundle.md) is analyzed as its pair(s).
     window_s: how long the matcher waits for a packet's twin in the other capture.
+    packets: also the ``packets`` table, a row per TCP segment (docs/formats/packets.md), in
+        :attr:`Dataset.extra`.
 
     Examples
     --------
@@ -101,14 +103,15 @@ def analyze(paths: str | os.PathLike | Iterable[str | os.PathLike] | None = None
         from hsrtcp.pair import analyze_pairs
 
         return analyze_pairs(pairs, window_s=window_s, singles=paths, single_vantage=vantage,
-                             workers=workers, progress=progress)
+                             workers=workers, progress=progress, packets=packets)
     vantages = check_captures(paths, vantage)
 
     def job(i: int, report: Callable[[int], None]) -> dict[str, pl.DataFrame]:
-        return _analyze_path(paths[i], vantages[i], i, report)
+        return _analyze_path(paths[i], vantages[i], i, report, packets)
 
     results = run_captures(paths, job, workers=workers, progress=progress)
-    extra = {t: pl.concat([r[t] for r in results], how="vertical") for t in MPTCP_TABLES if all(t in r for r in results)}
+    extra = {t: pl.concat([r[t] for r in results], how="vertical")
+             for t in (*MPTCP_TABLES, "packets") if results and all(t in r for r in results)}
     return Dataset(**{t: pl.concat([r[t] for r in results], how="vertical") for t in TABLES}, extra=extra)
 
 

@@ -153,7 +153,7 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
                      window_s: float = 30.0, use_ip_id: bool = False, first_index: int = 0,
                      singles: Sequence[str | os.PathLike] = (), single_vantage=None,
                      workers: int | None = None, progress=False, keep_flows: bool = False,
-                     output=None, match_memory_mb: int = 256) -> PairWritten:
+                     output=None, match_memory_mb: int = 256, packets: bool = False) -> PairWritten:
     """:func:`analyze_pairs` straight into ``out_dir/{flows,events,rtt,series,captures,pair_stats}.parquet``.
 
     The same tables, written while the captures are read (``hsrtcp._native.PairOut``):
@@ -187,7 +187,7 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
         raise ValueError("match_memory_mb must be at least 1")
     outset = OutputSet(out_dir) if output is None else output
     run = dict(window_s=window_s, use_ip_id=use_ip_id, first_index=first_index, workers=workers,
-               progress=progress, keep_flows=keep_flows, match_memory_mb=match_memory_mb)
+               progress=progress, keep_flows=keep_flows, match_memory_mb=match_memory_mb, packets=packets)
     staged: list = []
     try:
         try:
@@ -234,7 +234,7 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
 
 
 def _write_pairs(out_dir, prefix, pairs, files, numbers, *, window_s, use_ip_id, first_index, workers, progress,
-                 keep_flows, match_memory_mb):
+                 keep_flows, match_memory_mb, packets=False):
     """One analysis of the run into staged files: ``(staged, results, matched, warnings)``
     — ``[(table, staged path)]``, each file's result (captures rows, flows rows with
     ``keep_flows``), the matched flows rows (dicts, always: the checks read them), the
@@ -260,7 +260,7 @@ def _write_pairs(out_dir, prefix, pairs, files, numbers, *, window_s, use_ip_id,
         return checked
 
     try:
-        out = _native().PairOut(os.fspath(out_dir), prefix)
+        out = _native().PairOut(os.fspath(out_dir), prefix, packets)
     except OSError as exc:
         raise OutputError(str(exc)) from None
     # A pair whose two files serve no other pair is one job: both files analyzed at once
@@ -467,7 +467,7 @@ def analyze_pair(client: str | os.PathLike, server: str | os.PathLike, *, index:
 def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], *,
                   window_s: float = 30.0, use_ip_id: bool = False, first_index: int = 0,
                   singles: Sequence[str | os.PathLike] = (), single_vantage=None,
-                  workers: int | None = None, progress=False):
+                  workers: int | None = None, progress=False, packets: bool = False):
     """Several (client, server) pairs, plus optional single captures, into one Dataset.
 
     The tables of :func:`analyze_pairs_to`, written into a temporary directory and read
@@ -485,10 +485,11 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
 
     with tempfile.TemporaryDirectory(prefix="hsrtcp-pair-") as tmp:
         w = analyze_pairs_to(pairs, tmp, window_s=window_s, use_ip_id=use_ip_id, first_index=first_index,
-                             singles=singles, single_vantage=single_vantage, workers=workers, progress=progress)
+                             singles=singles, single_vantage=single_vantage, workers=workers, progress=progress,
+                             packets=packets)
         for message in w.warnings + w.problems:
             warnings.warn(message, UserWarning, stacklevel=3)
-        extra = ("pair_stats", *MPTCP_TABLES)
+        extra = ("pair_stats", *MPTCP_TABLES, "packets")
         frames = {t: pl.read_parquet(os.path.join(tmp, f"{t}.parquet")) for t in (*TABLES, *extra)
                   if t in TABLES or os.path.exists(os.path.join(tmp, f"{t}.parquet"))}
     for t in ("events", "rtt"):

@@ -49,7 +49,7 @@ class Written:
 def analyze_to(paths: str | os.PathLike | Iterable[str | os.PathLike], out_dir: str | os.PathLike, *,
                vantage: str | Sequence[str | None] | None = None, workers: int | None = None,
                progress: bool | Callable[[int, int], None] = False, keep_flows: bool = False,
-               output: OutputSet | None = None) -> Written:
+               output: OutputSet | None = None, packets: bool = False) -> Written:
     """Analyze capture files into ``out_dir/{flows,events,rtt,series,captures}.parquet``.
 
     Same analysis and tables as :func:`hsrtcp.analyze` (single vantage per capture; use
@@ -65,7 +65,8 @@ def analyze_to(paths: str | os.PathLike | Iterable[str | os.PathLike], out_dir: 
     the tables in without committing them (the caller adds its own files, then commits).
 
     A capture that is cut or corrupt still yields the flows read before the error; the
-    error is in ``captures.error`` and :attr:`Written.errors`.
+    error is in ``captures.error`` and :attr:`Written.errors`. ``packets``: also
+    ``packets.parquet``, a row per TCP segment (docs/formats/packets.md).
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -75,7 +76,7 @@ def analyze_to(paths: str | os.PathLike | Iterable[str | os.PathLike], out_dir: 
     outset = OutputSet(out_dir) if output is None else output
     try:
         try:
-            out = native().ParquetOut(os.fspath(out_dir), outset.prefix)
+            out = native().ParquetOut(os.fspath(out_dir), outset.prefix, packets)
         except OSError as exc:
             raise OutputError(str(exc)) from None
 

@@ -33,8 +33,9 @@ pub const CAPTURE_COLUMNS: &[ColumnDef] = &[
 ];
 
 /// Analyze one capture file, handing the tables on in pieces as they fill: `sink` gets
-/// (table name, batch of rows) for `flows`, `events`, `series` and finally `captures`
-/// (one row), every table at least once (possibly empty, so every schema is seen).
+/// (table name, batch of rows) for `flows`, `events`, `series`, `packets` when
+/// `info.packets` asks for it, and finally `captures` (one row), every table at least once
+/// (possibly empty, so every schema is seen).
 /// Batches hold about `rows_per_batch` rows; memory stays bounded by the open connections
 /// and the sink, not by the capture's length.
 ///
@@ -67,6 +68,9 @@ pub fn analyze_capture_tapped(
     let rows_per_batch = rows_per_batch.max(1);
     let mut output = Output::default();
     let mut table = FlowTable::new(info.clone());
+    if info.packets {
+        table.write_packets(rows_per_batch);
+    }
     let outers = crate::wire::OuterTable::default();
     table.set_outers(outers.clone());
     let mut stream = SegmentStream::open_with(path, tap, outers);
@@ -82,6 +86,9 @@ pub fn analyze_capture_tapped(
     while let Some(batch) = stream.next_batch() {
         for seg in batch {
             table.push(seg);
+        }
+        if let Some(p) = table.packet_rows().filter(|p| p.rows() >= rows_per_batch) {
+            counted("packets", p.take_batch());
         }
         batches += 1;
         if batches % 8 == 0 {
@@ -99,6 +106,9 @@ pub fn analyze_capture_tapped(
     }
     let stats = stream.finish();
     let mptcp_malformed = table.mptcp_malformed();
+    if let Some(p) = table.packet_rows() {
+        counted("packets", p.take_batch()); // (also when empty: the sink learns the schema)
+    }
     table.finish_flushing(stats.error.is_some(), &mut output, &mut |o| o.flush(rows_per_batch, &mut counted));
     output.flush(0, &mut counted);
     sink("captures", capture_row(&info, &stats, flows, &mptcp_malformed));

@@ -36,6 +36,7 @@ fn seg(ts: i64, from_phone: bool, seq: u32, ack: u32, flags: u16, len: u32) -> S
         options: TcpOptions::default(),
         payload_truncated: false,
         outer: 0,
+        frame: 0,
     }
 }
 

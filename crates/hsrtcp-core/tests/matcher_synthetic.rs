@@ -57,6 +57,7 @@ fn seg(ts: f64, p: &Pkt, ipid: u16) -> Segment {
         options,
         payload_truncated: false,
         outer: 0,
+        frame: 0,
     }
 }
 

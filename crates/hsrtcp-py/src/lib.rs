@@ -13,6 +13,7 @@ use arrow_array::RecordBatch;
 
 use hsrtcp_core::analyze::{analyze_capture_tapped, CAPTURES_VERSION, CAPTURE_COLUMNS};
 use hsrtcp_core::flow::event::{EVENTS_VERSION, EVENT_COLUMNS};
+use hsrtcp_core::flow::packets::{PACKETS_VERSION, PACKET_COLUMNS};
 use hsrtcp_core::flow::rtt_sample::{RTT_COLUMNS, RTT_VERSION};
 use hsrtcp_core::flow::{engine, table, CaptureInfo};
 use hsrtcp_core::matcher::metrics::MATCH_SERIES_COLUMNS;
@@ -25,10 +26,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 /// Analyze one capture. Returns a dict of Arrow IPC stream bytes: flows, events, rtt,
-/// series, captures, mptcp, mptcp_subflows, mptcp_series. Never raises for bad input: the error is in the captures row. Raises
+/// series, captures, mptcp, mptcp_subflows, mptcp_series, and packets with `packets`.
+/// Never raises for bad input: the error is in the captures row. Raises
 /// KeyboardInterrupt on Ctrl-C (see [`run_capture`]).
 #[pyfunction]
-#[pyo3(signature = (path, name, vantage=None, id_base=0, progress=None))]
+#[pyo3(signature = (path, name, vantage=None, id_base=0, progress=None, packets=false))]
 fn analyze_capture<'py>(
     py: Python<'py>,
     path: PathBuf,
@@ -36,10 +38,12 @@ fn analyze_capture<'py>(
     vantage: Option<String>,
     id_base: u64,
     progress: Option<PyObject>,
+    packets: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let tables = py.allow_threads(|| {
         let mut tables: BTreeMap<&'static str, Vec<RecordBatch>> = BTreeMap::new();
-        run_capture(&path, name, vantage, id_base, &progress, ROW_GROUP, &mut |name, b| {
+        let info = CaptureInfo { name, vantage, id_base, truncated: false, packets };
+        run_capture(&path, info, &progress, ROW_GROUP, &mut |name, b| {
             tables.entry(name).or_default().push(b);
         }, None)?;
         Ok::<_, PyErr>(
@@ -69,15 +73,13 @@ fn analyze_capture<'py>(
 /// analysis.
 pub(crate) fn run_capture(
     path: &std::path::Path,
-    name: String,
-    vantage: Option<String>,
-    id_base: u64,
+    info: CaptureInfo,
     progress: &Option<PyObject>,
     rows_per_batch: usize,
     sink: &mut dyn FnMut(&'static str, RecordBatch),
     tap: Option<hsrtcp_core::stream::Tap>,
 ) -> PyResult<hsrtcp_core::stream::CaptureStats> {
-    run_capture_cancellable(path, name, vantage, id_base, progress, rows_per_batch, sink, tap, None)
+    run_capture_cancellable(path, info, progress, rows_per_batch, sink, tap, None)
 }
 
 /// [`run_capture`] sharing `cancel` with other analyses of the same job (the two files of
@@ -86,9 +88,7 @@ pub(crate) fn run_capture(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_capture_cancellable(
     path: &std::path::Path,
-    name: String,
-    vantage: Option<String>,
-    id_base: u64,
+    info: CaptureInfo,
     progress: &Option<PyObject>,
     rows_per_batch: usize,
     sink: &mut dyn FnMut(&'static str, RecordBatch),
@@ -96,7 +96,6 @@ pub(crate) fn run_capture_cancellable(
     cancel: Option<&std::sync::atomic::AtomicBool>,
 ) -> PyResult<hsrtcp_core::stream::CaptureStats> {
     use std::sync::atomic::Ordering::Relaxed;
-    let info = CaptureInfo { name, vantage, id_base, truncated: false };
     let mut stop: Option<PyErr> = None;
     let mut report = |bytes: u64| {
         if cancel.is_some_and(|c| c.load(Relaxed)) {
@@ -138,19 +137,21 @@ pub(crate) fn run_capture_cancellable(
 /// the order of their `order` numbers. `close()` finishes the files under their staged
 /// names (`prefix` + table + ".parquet") and returns them: hsrtcp.output commits them
 /// with the run's other files.
+/// `packets`: every analysis also writes the `packets` table (docs/formats/packets.md).
 #[pyclass(module = "hsrtcp._native")]
 struct ParquetOut {
     dir: Mutex<Option<ParquetDir>>,
     sender: TableSender,
+    packets: bool,
 }
 
 #[pymethods]
 impl ParquetOut {
     #[new]
-    #[pyo3(signature = (dir, prefix=".hsrtcp-new."))]
-    fn new(dir: PathBuf, prefix: &str) -> PyResult<Self> {
+    #[pyo3(signature = (dir, prefix=".hsrtcp-new.", packets=false))]
+    fn new(dir: PathBuf, prefix: &str, packets: bool) -> PyResult<Self> {
         let out = create_dir(&dir, prefix)?;
-        Ok(ParquetOut { sender: out.sender(), dir: Mutex::new(Some(out)) })
+        Ok(ParquetOut { sender: out.sender(), dir: Mutex::new(Some(out)), packets })
     }
 
     /// Analyze one capture into the directory. Returns {"captures": [row], "flows": [rows]
@@ -172,7 +173,8 @@ impl ParquetOut {
         let sender = self.sender.for_capture(order);
         let (captures, flows, failed) = py.allow_threads(|| {
             let (mut captures, mut flows, mut failed) = (Vec::new(), Vec::new(), None);
-            let r = run_capture(&path, name, vantage, id_base, &progress, SEND_ROWS, &mut |name, b| {
+            let info = CaptureInfo { name, vantage, id_base, truncated: false, packets: self.packets };
+            let r = run_capture(&path, info, &progress, SEND_ROWS, &mut |name, b| {
                 match name {
                     "captures" => captures.push(b.clone()),
                     "flows" if keep_flows => flows.push(b.clone()),
@@ -218,6 +220,7 @@ const TABLES: &[(&str, &[&[ColumnDef]], u32)] = &[
     ("rtt", &[RTT_COLUMNS], RTT_VERSION),
     ("series", &[table::SERIES_COLUMNS, engine::SERIES_COLUMNS], table::SERIES_VERSION),
     ("captures", &[CAPTURE_COLUMNS], CAPTURES_VERSION),
+    ("packets", &[PACKET_COLUMNS], PACKETS_VERSION),
     ("mptcp", &[mptcp_table::MPTCP_COLUMNS], mptcp_table::MPTCP_VERSION),
     ("mptcp_subflows", &[mptcp_table::MPTCP_SUBFLOW_COLUMNS], mptcp_table::MPTCP_VERSION),
     ("mptcp_series", &[mptcp_table::MPTCP_SERIES_COLUMNS], mptcp_table::MPTCP_VERSION),

@@ -10,7 +10,7 @@ use arrow_array::{new_null_array, Array, ArrayRef, RecordBatch};
 use arrow_schema::{FieldRef, Schema, SchemaRef};
 use arrow_select::interleave::interleave;
 use hsrtcp_core::flow::event::nanos_to_s;
-use hsrtcp_core::flow::{engine, table};
+use hsrtcp_core::flow::{engine, table, CaptureInfo};
 use hsrtcp_core::matcher::metrics::MATCH_SERIES_COLUMNS;
 use hsrtcp_core::matcher::{analyze_pair as core_pair, match_batches, MatchOptions, PairResult, MATCH_COLUMNS};
 use hsrtcp_core::stream;
@@ -170,6 +170,8 @@ pub struct PairOut {
     series_schema: SchemaRef,
     held: Mutex<HashMap<usize, Vec<RecordBatch>>>,
     done: Mutex<BTreeMap<usize, PairDone>>,
+    /// Every file's analysis also writes the `packets` table.
+    packets: bool,
 }
 
 /// `base`'s fields, then those of `extra` whose names `base` lacks.
@@ -341,8 +343,8 @@ fn os_err(e: String) -> PyErr {
 #[pymethods]
 impl PairOut {
     #[new]
-    #[pyo3(signature = (dir, prefix=".hsrtcp-new."))]
-    fn new(dir: PathBuf, prefix: &str) -> PyResult<Self> {
+    #[pyo3(signature = (dir, prefix=".hsrtcp-new.", packets=false))]
+    fn new(dir: PathBuf, prefix: &str, packets: bool) -> PyResult<Self> {
         let out = crate::create_dir(&dir, prefix)?;
         let single_flows = schema_of(&[table::FLOW_COLUMNS, engine::FLOW_COLUMNS].concat());
         let flows_schema = union_schema(&single_flows, &[&schema_of(MATCH_COLUMNS), &schema_of(MATCHED_ID_COLUMNS)]);
@@ -357,6 +359,7 @@ impl PairOut {
             series_schema,
             held: Mutex::new(HashMap::new()),
             done: Mutex::new(BTreeMap::new()),
+            packets,
         })
     }
 
@@ -616,7 +619,8 @@ impl PairOut {
     ) -> PyResult<(Vec<RecordBatch>, Vec<RecordBatch>, stream::CaptureStats)> {
         let sender = self.sender.for_capture(order);
         let (mut captures, mut flows, mut failed, mut bad) = (Vec::new(), Vec::new(), None, None);
-        let r = crate::run_capture_cancellable(path, name, vantage, id_base, progress, SEND_ROWS, &mut |name, b| {
+        let info = CaptureInfo { name, vantage, id_base, truncated: false, packets: self.packets };
+        let r = crate::run_capture_cancellable(path, info, progress, SEND_ROWS, &mut |name, b| {
             let b = match name {
                 "captures" => {
                     captures.push(b.clone());

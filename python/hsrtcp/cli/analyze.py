@@ -34,6 +34,8 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
               metavar="MB", help="two-vantage matching: memory for packets waiting in a window, per pair; "
                                  "beyond it windows close early and the run warns (docs/two-vantage.md, Memory)")
 @click.option("--csv", is_flag=True, help="also write CSV next to Parquet")
+@click.option("--packets", is_flag=True,
+              help="also write packets.parquet: a row per TCP segment with its frame number (docs/formats/packets.md)")
 @click.option("--plot/--no-plot", default=False, show_default=True,
               help="also draw throughput.png (slower: matplotlib; `hsrtcp plot` draws any figure later)")
 @click.option("-j", "--workers", type=click.IntRange(min=1), help="captures analyzed in parallel (default: CPUs)")
@@ -54,7 +56,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 @click.option("--force", is_flag=True, help="corpus: re-analyze inputs whose results are up to date")
 @click.option("--scheduler", metavar="tcp://HOST:PORT", help="corpus: run on this Dask scheduler's workers")
 @click.option("--dask", "dask_local", is_flag=True, help="corpus: run on a local Dask cluster")
-def analyze(captures, out, client, server, vantage, window_s, match_memory_mb, csv, plot, workers, quiet,
+def analyze(captures, out, client, server, vantage, window_s, match_memory_mb, csv, packets, plot, workers, quiet,
             radio, radio_offset, radio_format, radio_map, carrier, labels, corpus, force, scheduler, dask_local):
     """Analyze capture files (pcap/pcapng, plain or .gz) into flows, events and series tables.
 
@@ -85,6 +87,9 @@ def analyze(captures, out, client, server, vantage, window_s, match_memory_mb, c
             if given:
                 raise click.UsageError(f"{name} does not apply to a corpus: give it per input in a manifest "
                                        f"(docs/scale.md)")
+        if packets:
+            raise click.UsageError("--packets is for single runs, not a corpus: analyze the inputs whose "
+                                   "packets you need on their own")
 
         raise SystemExit(corpus_command(captures, out, client=client, server=server, vantage=vantage,
                                         window_s=window_s, csv=csv, workers=workers, quiet=quiet, radio=radio,
@@ -127,7 +132,7 @@ def analyze(captures, out, client, server, vantage, window_s, match_memory_mb, c
             raise click.UsageError(str(exc)) from None
     vantages = [vantage] * len(captures)
     raise SystemExit(run(list(captures), vantages, out, csv, plot, workers, quiet,
-                          list(client), list(server), window_s, context, match_memory_mb))
+                          list(client), list(server), window_s, context, match_memory_mb, packets))
 
 
 def _out_dir(value: str) -> Path:

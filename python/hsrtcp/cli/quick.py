@@ -22,7 +22,7 @@ VALUED = {"-o": "out", "--out": "out", "--vantage": "vantage", "-j": "workers", 
 MULTIPLE = {"client", "server"}
 # ... and for flags, with the value they set.
 FLAGS = {"-q": ("quiet", True), "--quiet": ("quiet", True), "--csv": ("csv", True),
-         "--plot": ("plot", True), "--no-plot": ("plot", False)}
+         "--plot": ("plot", True), "--no-plot": ("plot", False), "--packets": ("packets", True)}
 # Options of the click command this parser leaves to click (the test checks that every
 # option of the command is in exactly one of VALUED, FLAGS and this).
 LEFT_TO_CLICK = {"-h", "--help",
@@ -33,7 +33,7 @@ LEFT_TO_CLICK = {"-h", "--help",
                  # the matcher's memory budget (rarely changed)
                  "--match-memory"}
 
-DEFAULTS = {"out": "out", "vantage": None, "workers": None, "quiet": False, "csv": False, "plot": False,
+DEFAULTS = {"out": "out", "vantage": None, "workers": None, "quiet": False, "csv": False, "plot": False, "packets": False,
             "window_s": 30.0}
 
 
@@ -112,4 +112,4 @@ def quick_analyze(args: list[str]) -> int | None:
 
     caps = p["captures"]
     return run(caps, [p["vantage"]] * len(caps), p["out"], p["csv"], p["plot"], p["workers"], p["quiet"],
-               p["client"], p["server"], p["window_s"])
+               p["client"], p["server"], p["window_s"], packets=p["packets"])

@@ -14,7 +14,8 @@ import sys
 
 def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot: bool,
         workers: int | None, quiet: bool, client: list | None = None, server: list | None = None,
-        window_s: float = 30.0, context: dict | None = None, match_memory_mb: int = 256) -> int:
+        window_s: float = 30.0, context: dict | None = None, match_memory_mb: int = 256,
+        packets: bool = False) -> int:
     """Analyze, write the tables to ``out``, draw the plot if asked, print the summary; the exit code.
 
     Single captures go straight to Parquet (:func:`hsrtcp.analyze_to`: flat memory, and
@@ -25,7 +26,8 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
     directory is refused before any work) to the commit.
     ``context``: the radio/label options (``radio``, ``radio_format``, ``radio_map``,
     ``radio_offset``, ``carrier``, ``labels``) of :func:`hsrtcp.context.write_context`, which
-    runs when they are given or a run bundle is analyzed.
+    runs when they are given or a run bundle is analyzed. ``packets``: also the packets
+    table (docs/formats/packets.md).
     """
     from hsrtcp.output import OutputSet, shown
     # This process ends with the run: the allocator may keep what it frees (fewer page
@@ -42,7 +44,7 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
             pairs, singles, single_vs = split_inputs(captures, vantages, client, server)
             w = analyze_pairs_to(pairs, out, singles=singles, single_vantage=single_vs, window_s=window_s,
                                  workers=workers, progress=not quiet, keep_flows=not quiet, output=output,
-                                 match_memory_mb=match_memory_mb)
+                                 match_memory_mb=match_memory_mb, packets=packets)
             if csv:
                 stage_csv(output, [os.path.basename(f) for f in w.files])
             flows, capture_rows, errors, warnings = w.flows, w.captures, w.errors, w.warnings
@@ -56,7 +58,7 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
             from hsrtcp.streaming import analyze_to, stage_csv
 
             w = analyze_to(captures, out, vantage=vantages, workers=workers, progress=not quiet,
-                           keep_flows=not quiet, output=output)
+                           keep_flows=not quiet, output=output, packets=packets)
             if csv:
                 stage_csv(output, [os.path.basename(f) for f in w.files])
             flows, capture_rows, errors, warnings = w.flows, w.captures, w.errors, []

@@ -35,7 +35,7 @@ def _click_params(args: list[str]) -> dict:
     return {"captures": [str(c) for c in p["captures"]], "out": str(p["out"]), "vantage": p["vantage"],
             "workers": p["workers"], "quiet": p["quiet"], "csv": p["csv"], "plot": p["plot"],
             "client": [str(c) for c in p["client"]], "server": [str(c) for c in p["server"]],
-            "window_s": p["window_s"]}
+            "window_s": p["window_s"], "packets": p["packets"]}
 
 
 def test_every_click_option_is_known_to_the_quick_parser():
@@ -61,6 +61,7 @@ def test_every_click_option_is_known_to_the_quick_parser():
     [CAP_A, "--vantage=client", "--workers=1", "--quiet", "-o", "a", "-o", "b"],
     ["--client", CAP_A, "--server", CAP_B],
     [CAP_A, "--window", "10"],
+    [CAP_A, "--packets", "-q"],
     ["--client=" + CAP_PAIR[0], "-q", "--server", CAP_PAIR[1], "--window=2.5", "--client", CAP_A,
      "--server=" + CAP_B, "-o", "res"],
 ])

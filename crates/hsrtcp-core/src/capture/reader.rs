@@ -59,6 +59,9 @@ pub struct Frame<'a> {
     pub offset: u64,
     /// pcapng interface id (0 for pcap).
     pub iface: u32,
+    /// Number of the record in the file, 1-based, counting every packet record (also those
+    /// skipped for a corrupt time): Wireshark's `frame.number`.
+    pub index: u64,
 }
 
 /// The container format found by [`CaptureReader`].
@@ -198,6 +201,8 @@ pub struct CaptureReader {
     /// An error met while a record was held, reported after that record.
     deferred_err: Option<CaptureError>,
     bad_times: BadTimes,
+    /// Packet records met so far (the last one's [`Frame::index`]).
+    records: u64,
 }
 
 impl std::fmt::Debug for CaptureReader {
@@ -287,6 +292,7 @@ impl CaptureReader {
             deferred: None,
             deferred_err: None,
             bad_times: BadTimes::default(),
+            records: 0,
             format: Format::Pcap(PcapState {
                 big_endian: false,
                 frac_to_ns: 1000,
@@ -426,7 +432,8 @@ impl CaptureReader {
                         && self.avail() >= total
                         && self.clock.accept_steady(ts)
                     {
-                        let rec = RecMeta { ts, linktype: st.linktype, orig_len, offset: self.base + p as u64, iface: 0 };
+                        self.records += 1;
+                        let rec = RecMeta { ts, linktype: st.linktype, orig_len, offset: self.base + p as u64, iface: 0, index: self.records };
                         self.pos = p + total;
                         return Ok(Some(frame(rec, &self.buf[p + h..p + total])));
                     }
@@ -708,6 +715,7 @@ impl CaptureReader {
             if frac >= st.frac_limit {
                 // corrupt time: the record is skipped and counted, reading goes on
                 self.bad_times.fraction += 1;
+                self.records += 1;
                 self.pos += total;
                 continue;
             }
@@ -719,12 +727,14 @@ impl CaptureReader {
     fn pcap_record(&mut self, st: PcapState, sec: u32, frac: u32, caplen: u32, orig_len: u32) -> (RecMeta, usize, usize) {
         let h = st.rec_hdr;
         let total = h + caplen as usize;
+        self.records += 1;
         let rec = RecMeta {
             ts: sec as i64 * 1_000_000_000 + frac as i64 * st.frac_to_ns,
             linktype: st.linktype,
             orig_len,
             offset: self.base + self.pos as u64,
             iface: 0,
+            index: self.records,
         };
         let start = self.pos + h;
         self.pos += total;
@@ -797,6 +807,8 @@ impl CaptureReader {
                         ));
                     }
                     self.need_block(blen)?;
+                    // (a record Wireshark numbers, also when skipped for its time below)
+                    self.records += 1;
                     if let Some(r) = self.packet_block(btype, blen)? {
                         return Ok(Some(r));
                     }
@@ -990,6 +1002,7 @@ impl CaptureReader {
             orig_len,
             offset: self.base + p as u64,
             iface: if_id,
+            index: self.records,
         };
         self.pos += blen as usize;
         Ok(Some((rec, p + data_at, caplen as usize)))
@@ -998,7 +1011,7 @@ impl CaptureReader {
 
 #[inline]
 fn frame(rec: RecMeta, data: &[u8]) -> Frame<'_> {
-    Frame { ts: rec.ts, linktype: rec.linktype, data, orig_len: rec.orig_len, offset: rec.offset, iface: rec.iface }
+    Frame { ts: rec.ts, linktype: rec.linktype, data, orig_len: rec.orig_len, offset: rec.offset, iface: rec.iface, index: rec.index }
 }
 
 /// Per-record values gathered before the frame borrows the buffer.
@@ -1009,6 +1022,7 @@ struct RecMeta {
     orig_len: u32,
     offset: u64,
     iface: u32,
+    index: u64,
 }
 
 /// Interface parameters from an IDB. `if_tsresol` and `if_tsoffset` are read here with the

@@ -123,6 +123,7 @@ impl Kept {
             },
             payload_truncated: some(Bit::PAYLOAD_TRUNCATED),
             outer: 0,
+            frame: 0,
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod embryo;
 pub mod engine;
 pub mod event;
 pub mod key;
+pub mod packets;
 pub mod rtt_sample;
 pub mod seq;
 pub mod table;

@@ -10,6 +10,7 @@ use crate::flow::embryo::Embryo;
 use crate::flow::engine;
 use crate::flow::event::{nanos_to_s, write_event, Dir, Event, EVENT_COLUMNS};
 use crate::flow::key::{Endpoint, FlowKey};
+use crate::flow::packets::PacketRows;
 use crate::flow::rtt_sample::{RttRows, RttSample};
 use crate::flow::tunnel::FlowOuters;
 use crate::mptcp::table::MptcpTables;
@@ -156,6 +157,8 @@ pub struct CaptureInfo {
     /// Flow ids are `id_base + n`, so several captures never collide.
     pub id_base: u64,
     pub truncated: bool,
+    /// Also write the `packets` table (docs/formats/packets.md; analyze.rs).
+    pub packets: bool,
 }
 
 /// An open connection: an [`Embryo`] until a segment comes that an embryo does not keep
@@ -280,6 +283,8 @@ pub struct FlowTable {
     mptcp: Tracker,
     /// Encapsulations of tunneled connections (state only for those).
     tunnels: FlowOuters,
+    /// The `packets` table, when asked for ([`FlowTable::write_packets`]).
+    packet_rows: Option<Box<PacketRows>>,
 }
 
 /// The connection of the previous packet: its key, its slot, and whether its client is the
@@ -326,7 +331,22 @@ impl FlowTable {
             spill_at: SPILL_EVENTS,
             mptcp: Tracker::default(),
             tunnels: FlowOuters::default(),
+            packet_rows: None,
         }
+    }
+
+    /// Also write the `packets` table (a row per segment, flow/packets.rs), in batches of
+    /// about `rows_per_batch` rows taken with [`Self::packet_rows`]. Connections then start
+    /// whole instead of as embryos, so that every segment is processed when it comes and
+    /// the rows are in capture order (the tables are the same either way).
+    pub fn write_packets(&mut self, rows_per_batch: usize) {
+        self.keep_embryos = false;
+        self.packet_rows = Some(Box::new(PacketRows::new(rows_per_batch)));
+    }
+
+    /// The `packets` rows written so far, when the table was asked for.
+    pub fn packet_rows(&mut self) -> Option<&mut TableBuilder> {
+        self.packet_rows.as_deref_mut().map(PacketRows::rows)
     }
 
     /// The registry the capture's tunneled segments' `outer` ids point into
@@ -449,7 +469,11 @@ impl FlowTable {
         }
         let Some(Open::Full(c)) = &mut self.conns[i] else { unreachable!("slot is live and hatched") };
         let had_streams = c.engine.streams_allocated();
+        let before = self.packet_rows.is_some().then(|| PacketRows::before(c, dir));
         c.on_segment(seg, dir);
+        if let (Some(p), Some(b)) = (self.packet_rows.as_deref_mut(), before.as_ref()) {
+            p.push(c, seg, dir, b);
+        }
         // (one test per segment without MPTCP: 2 instructions a packet on the bench capture)
         if seg.options.mptcp_count != 0 {
             self.mptcp.on_segment(i, c.base.flow_id, dir == Dir::C2S, seg, || subflow_ids(&c.base));
@@ -629,7 +653,7 @@ impl FlowTable {
 #[inline(never)]
 fn hatch(e: &Embryo, next: Option<&Segment>, info: &CaptureInfo) -> Box<Connection> {
     let vantage = info.vantage.as_deref().and_then(Vantage::parse);
-    let mut t = FlowTable::new(CaptureInfo { name: String::new(), vantage: info.vantage.clone(), id_base: e.flow_id(), truncated: false });
+    let mut t = FlowTable::new(CaptureInfo { name: String::new(), vantage: info.vantage.clone(), id_base: e.flow_id(), truncated: false, packets: false });
     t.keep_embryos = false;
     for s in e.segments() {
         t.push(&s);
@@ -774,6 +798,7 @@ mod tests {
             options: TcpOptions::default(),
             payload_truncated: false,
             outer: 0,
+            frame: 0,
         }
     }
 

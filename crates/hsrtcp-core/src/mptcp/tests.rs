@@ -27,6 +27,7 @@ fn seg(flags: u16, payload_len: u32, options: &[u8]) -> Segment {
         options: parse_options(options),
         payload_truncated: false,
         outer: 0,
+        frame: 0,
     }
 }
 

@@ -450,7 +450,7 @@ fn arrow_error(path: &Path, e: arrow_schema::ArrowError) -> WriteError {
 
 /// Tables with a row per packet or per ACK, where encoding speed matters more than the
 /// last tenth of file size.
-const LONG_TABLES: &[&str] = &["rtt"];
+const LONG_TABLES: &[&str] = &["rtt", "packets"];
 
 /// Encoding settings for table `name` (schema version `version`): encoding runs on the
 /// core the capture reader shares, and with every default on it took longer than reading

@@ -229,6 +229,8 @@ pub fn decode_append(frame: &Frame, out: &mut Vec<Segment>, outers: &mut Outers)
     decode_packet_into(frame.linktype, frame.data, frame.orig_len, frame.ts, slot, outers)?;
     // SAFETY: capacity was reserved above and decode_packet_into wrote the slot (it returned Ok).
     unsafe { out.set_len(out.len() + 1) };
+    // (truncated to Wireshark's 32 bits; FlowTable unwraps it)
+    out.last_mut().expect("just appended").frame = frame.index as u32;
     Ok(())
 }
 

@@ -122,6 +122,10 @@ pub struct Segment {
     /// 0: the packet came as it is; else the id of its encapsulation (tunnel type, outer
     /// addresses, TEID/VNI/key/labels) in the capture's [`super::tunnel::Outers`].
     pub outer: u32,
+    /// Number of the capture record this segment came from, 1-based, counting every packet
+    /// record of the file (Wireshark's `frame.number`); 0 when not from a file. Wraps past
+    /// 2^32 records, like Wireshark's own counter (the flow table unwraps it).
+    pub frame: u32,
 }
 
 impl Segment {

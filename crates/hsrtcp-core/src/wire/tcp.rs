@@ -53,6 +53,7 @@ pub(super) fn decode_into(t: &[u8], ip: IpInfo, ts: Nanos, out: &mut MaybeUninit
         // Trailing link padding makes `t` longer, never shorter, than the segment.
         payload_truncated: t.len() < ip.l4_len,
         outer: 0,
+        frame: 0,
     });
     Ok(())
 }

@@ -814,7 +814,7 @@ fn random_mutations_never_panic() {
         let orig = (d.len() + rng.below(70_000)) as u32;
         // The in-place path the capture reader uses gives the same answer, appends exactly
         // the segment on TCP and leaves the batch alone otherwise.
-        let frame = crate::capture::Frame { ts: 0, linktype: *lt, data: &d, orig_len: orig, offset: 0, iface: 0 };
+        let frame = crate::capture::Frame { ts: 0, linktype: *lt, data: &d, orig_len: orig, offset: 0, iface: 0, index: 0 };
         let mut batch = vec![earlier_segment()];
         let appended = decode_append(&frame, &mut batch, &mut Outers::default());
         match (decode_packet(*lt, &d, orig, 0), appended) {

@@ -78,6 +78,7 @@ impl Tx {
             options,
             payload_truncated: false,
             outer: 0,
+            frame: 0,
         });
         self.segs.last_mut().unwrap()
     }

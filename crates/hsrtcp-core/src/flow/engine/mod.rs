@@ -170,6 +170,22 @@ pub const SERIES_COLUMNS: &[ColumnDef] = &[
 /// Heap bytes of a connection's streams and RTT book once allocated (streams.rs).
 pub const STREAMS_BYTES: usize = std::mem::size_of::<streams::Body>();
 
+/// Counts of one direction's per-segment verdicts ([`Engine::tally`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Retransmissions per class, in the order of [`RETRANS_CLASSES`].
+    pub retrans: [u64; 5],
+    pub undecided: u64,
+    pub reordering: u64,
+    pub duplicates: u64,
+    pub probes: u64,
+    pub dupacks: u64,
+    pub pending_dupacks: u32,
+}
+
+/// Retransmission classes in the order of [`Tally::retrans`].
+pub const RETRANS_CLASSES: [&str; 5] = [retrans::FAST, retrans::SACK_REFILL, retrans::RTO, retrans::TLP, retrans::UNCLASSIFIED];
+
 #[derive(Default)]
 pub struct Engine {
     /// The streams and the RTT book, allocated at the first segment that needs them
@@ -412,6 +428,22 @@ impl Engine {
         if let (Some((a, b, ts)), Some(n)) = (self.pending_hs.take(), self.near) {
             let rtt = if n == Dir::C2S { a } else { b };
             self.streams.rtt_mut().sample(RttMethod::Handshake, Dir::C2S, ts, rtt, None);
+        }
+    }
+
+    /// The per-segment verdicts counted so far for the data of `d` and the ACKs answering
+    /// it: the packets table compares them before and after a segment (flow/packets.rs).
+    pub fn tally(&self, d: Dir) -> Tally {
+        let st = &self.streams[d.idx()];
+        let k = &st.c;
+        Tally {
+            retrans: [k.fast, k.sack_refill, k.rto, k.tlp, k.unclassified],
+            undecided: k.undecided,
+            reordering: k.reordering,
+            duplicates: k.network_duplicates,
+            probes: k.zero_window_probes,
+            dupacks: k.dupacks,
+            pending_dupacks: st.pending_dupacks(),
         }
     }
 

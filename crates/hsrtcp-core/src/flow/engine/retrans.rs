@@ -198,6 +198,11 @@ pub struct Stream {
 }
 
 impl Stream {
+    /// Receiver side: DupACK candidates waiting for the next data to be decided.
+    pub fn pending_dupacks(&self) -> u32 {
+        self.rx_pending_dup.0
+    }
+
     fn rto_threshold(rtt: &RttBook) -> Nanos {
         match rtt.est.rto() {
             Some(r) => (r * RTO_FRACTION_NUM / RTO_FRACTION_DEN).max(MIN_TIMER_RTO),
