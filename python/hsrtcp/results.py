@@ -111,16 +111,10 @@ def declared() -> dict[str, dict[str, pl.DataType]]:
     if native is not None:
         for table, cols in native.schemas().items():
             out[table] = {name: _NATIVE_TYPES[ty] for name, ty, _doc in cols}
-    from hsrtcp.context.classes import CONTEXT_SCHEMA
-    from hsrtcp.context.coverage import COVERAGE_SCHEMA
-    from hsrtcp.context.handoffs import HANDOFF_SCHEMA
-    from hsrtcp.context.labels import LABEL_SCHEMA
-    from hsrtcp.context.schema import RADIO_SCHEMA
-    from hsrtcp.context.suspension import SUSPENSION_SCHEMA
+    from hsrtcp.schemas import (CONTEXT_SCHEMA, COVERAGE_SCHEMA, HANDOFF_SCHEMA, LABEL_SCHEMA, RADIO_SCHEMA,
+                                SUSPENSION_SCHEMA, TRUTH_CAPACITY_SCHEMA, TRUTH_EVENTS_SCHEMA)
 
-    from hsrtcp.lab.truth import CAPACITY_SCHEMA, EVENTS_SCHEMA
-
-    out.update(truth_events=dict(EVENTS_SCHEMA), truth_capacity=dict(CAPACITY_SCHEMA))
+    out.update(truth_events=dict(TRUTH_EVENTS_SCHEMA), truth_capacity=dict(TRUTH_CAPACITY_SCHEMA))
     out.update(context=dict(CONTEXT_SCHEMA), handoffs=dict(HANDOFF_SCHEMA), labels=dict(LABEL_SCHEMA),
                suspensions=dict(SUSPENSION_SCHEMA), coverage=dict(COVERAGE_SCHEMA),
                radio=dict(RADIO_SCHEMA, run_id=pl.String))
@@ -136,10 +130,10 @@ def known() -> dict[str, dict[str, pl.DataType]]:
     if native is not None:
         for table, cols in native.matched_schemas().items():
             out[table] = {name: _NATIVE_TYPES[ty] for name, ty, _doc in cols}
-    from hsrtcp.mptcp import metrics
+    from hsrtcp.schemas import MPTCP_INSTANCE_TYPES, MPTCP_KT_SCHEMA, MPTCP_PATH_TYPES, MPTCP_RATE_SCHEMA
 
-    out.update(mptcp_instances=dict(metrics._INSTANCE_TYPES), mptcp_paths=dict(metrics._PATH_TYPES),
-               mptcp_kt=dict(metrics._KT_SCHEMA), mptcp_rates=dict(metrics._RATE_SCHEMA))
+    out.update(mptcp_instances=dict(MPTCP_INSTANCE_TYPES), mptcp_paths=dict(MPTCP_PATH_TYPES),
+               mptcp_kt=dict(MPTCP_KT_SCHEMA), mptcp_rates=dict(MPTCP_RATE_SCHEMA))
     return out
 
 

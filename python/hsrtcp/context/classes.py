@@ -34,6 +34,7 @@ import numpy as np
 import polars as pl
 
 from hsrtcp.context.readers import GAP_S
+from hsrtcp.schemas import CONTEXT_SCHEMA  # (defined there, below hsrtcp.results)
 
 STATIC_MAX_KMH = 5.0
 LOW_MAX_KMH = 150.0
@@ -42,16 +43,6 @@ S3_LEVELS = ((-85.0, "good"), (-95.0, "average"), (-105.0, "weak"))  # else "bad
 S4_RSRP = (-105.0, -90.0)
 S4_RSRQ = (-12.0, -9.0)
 FLOW_CLASSES = ("static", "low", "high_0", "high_1_8", "high_9_16", "high_17+", "other", "unknown")
-
-CONTEXT_SCHEMA = {
-    "flow_id": pl.UInt64, "run_id": pl.String, "carrier": pl.String, "handoffs": pl.Int64,
-    "handoffs_intra": pl.Int64, "handoffs_inter": pl.Int64, "ping_pongs": pl.Int64,
-    "speed_min_kmh": pl.Float64, "speed_mean_kmh": pl.Float64, "speed_max_kmh": pl.Float64,
-    "speed_samples": pl.Int64, "speed_class": pl.String, "flow_class": pl.String,
-    "class_reason": pl.String, "rats": pl.String, "rat_change": pl.Boolean,
-    "rsrp_mean_dbm": pl.Float64, "signal_s3": pl.String, "signal_s4_good_share": pl.Float64,
-    "usable": pl.Boolean, "first_ts": pl.Float64, "last_ts": pl.Float64,
-}
 
 
 def speed_class(vmin: float, vmax: float) -> str:

@@ -14,9 +14,7 @@ import numpy as np
 import polars as pl
 
 from hsrtcp.context.readers import GAP_S
-
-COVERAGE_SCHEMA = {"run_id": pl.String, "carrier": pl.String, "lte_s": pl.Float64,
-                   "total_s": pl.Float64, "lte_coverage": pl.Float64}
+from hsrtcp.schemas import COVERAGE_SCHEMA  # (defined there, below hsrtcp.results)
 
 
 def _steps(ts: np.ndarray, lte: np.ndarray) -> list[tuple[float, float, bool]]:

@@ -30,18 +30,13 @@ from __future__ import annotations
 
 import polars as pl
 
+from hsrtcp.schemas import HANDOFF_SCHEMA  # (defined there, below hsrtcp.results)
+
 PING_PONG_S = 10.0
 
 HANDOFF_TYPES = ("intra_freq", "inter_freq", "intra_rat", "inter_rat", "mcg_ho", "sa_ho", "scg_add",
                  "scg_modify", "scg_release", "reestablishment")
 
-HANDOFF_SCHEMA = {"run_id": pl.String, "carrier": pl.String, "ts": pl.Float64, "old_rat": pl.String,
-                  "old_lac": pl.Int64, "old_cid": pl.Int64, "new_rat": pl.String, "new_lac": pl.Int64,
-                  "new_cid": pl.Int64, "system": pl.String, "ping_pong": pl.Boolean,
-                  "interval_s": pl.Float64, "source": pl.String, "line": pl.Int64,
-                  "old_generation": pl.String, "new_generation": pl.String, "old_arfcn": pl.Int64,
-                  "new_arfcn": pl.Int64, "type": pl.String, "target_pci": pl.Int64,
-                  "target_arfcn": pl.Int64, "execution_s": pl.Float64, "cause": pl.String}
 
 _CELL = ("rat", "lac", "cid", "arfcn", "generation")
 

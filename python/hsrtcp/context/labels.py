@@ -6,11 +6,7 @@ from __future__ import annotations
 
 import polars as pl
 
-LABEL_SCHEMA = {"input_id": pl.Int64, "run_id": pl.String, "source": pl.String, "capture": pl.String,
-                "client_capture": pl.String, "server_capture": pl.String, "scenario": pl.String,
-                "cc": pl.String, "flow_type": pl.String, "flow_size_bytes": pl.Int64,
-                "flow_duration_s": pl.Float64, "repetition": pl.Int64, "campaign": pl.String,
-                "mptcp": pl.Boolean}
+from hsrtcp.schemas import LABEL_SCHEMA  # (defined there, below hsrtcp.results)
 
 
 def parse_labels(items) -> dict[str, str]:

@@ -13,23 +13,8 @@ from __future__ import annotations
 import polars as pl
 
 from hsrtcp.errors import InputError
+from hsrtcp.schemas import RADIO_SCHEMA  # (defined there, below hsrtcp.results)
 
-RADIO_SCHEMA: dict[str, pl.DataType] = {
-    "ts": pl.Float64,
-    "lat": pl.Float64,
-    "lon": pl.Float64,
-    "speed_kmh": pl.Float64,
-    "carrier": pl.String,
-    "rat": pl.String,
-    "lac": pl.Int64,
-    "cid": pl.Int64,
-    "rsrp_dbm": pl.Float64,
-    "rsrq_db": pl.Float64,
-    "arfcn": pl.Int64,
-    "generation": pl.String,
-    "source": pl.String,
-    "line": pl.Int64,
-}
 
 # Plausible ranges (3GPP reporting ranges for RSRP/RSRQ); a value outside is a wrong unit
 # or a corrupt field, reported with its line instead of silently skewing a class.

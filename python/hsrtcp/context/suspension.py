@@ -29,14 +29,11 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from hsrtcp.schemas import SUSPENSION_SCHEMA  # (defined there, below hsrtcp.results)
+
 BEFORE_S = 1.0
 AFTER_S = 0.5
 GAP_MIN_S = 0.2
-
-SUSPENSION_SCHEMA = {"flow_id": pl.UInt64, "run_id": pl.String, "carrier": pl.String,
-                     "handoff_ts": pl.Float64, "system": pl.String, "ping_pong": pl.Boolean,
-                     "suspension_s": pl.Float64, "gap_start_ts": pl.Float64, "gap_end_ts": pl.Float64,
-                     "stalled": pl.Boolean, "stalled_vantage": pl.String, "reason": pl.String}
 
 
 def suspensions(phone_flows: pl.DataFrame, handoffs: pl.DataFrame, gaps: pl.DataFrame | None,

@@ -24,19 +24,12 @@ from pathlib import Path
 
 import polars as pl
 
-TRUTH_TABLES = ("truth_events", "truth_capacity")
+from hsrtcp.schemas import (  # (defined there, below hsrtcp.results)
+    TRUTH_EVENTS_SCHEMA as EVENTS_SCHEMA,
+    TRUTH_CAPACITY_SCHEMA as CAPACITY_SCHEMA,
+)
 
-EVENTS_SCHEMA = {
-    "run_id": pl.String, "path": pl.Int64, "carrier": pl.String, "kind": pl.String, "handoff_id": pl.Int64,
-    "ts": pl.Float64, "ts_end": pl.Float64, "t_start": pl.Float64, "t_end": pl.Float64,
-    "outage_kind": pl.String, "extra_rtt_s": pl.Float64, "loss_pattern": pl.String,
-    "from_cid": pl.Int64, "to_cid": pl.Int64, "from_rat": pl.String, "to_rat": pl.String, "detail": pl.String,
-}
-CAPACITY_SCHEMA = {
-    "run_id": pl.String, "path": pl.Int64, "carrier": pl.String, "direction": pl.String,
-    "ts": pl.Float64, "ts_end": pl.Float64, "t_start": pl.Float64, "t_end": pl.Float64,
-    "bw_bps": pl.Float64, "delay_s": pl.Float64, "loss_rate": pl.Float64,
-}
+TRUTH_TABLES = ("truth_events", "truth_capacity")
 
 
 def empty() -> dict[str, pl.DataFrame]:

@@ -8,17 +8,7 @@ reinjections and data-level re-sends; client DuplicateData: data that arrived tw
 
 from __future__ import annotations
 
-#: column -> (side, counter)
-COUNTERS = {
-    "kernel_mp_capable_syn_rx": ("server", "MPTcpExtMPCapableSYNRX"),
-    "kernel_mp_join_syn_tx": ("client", "MPTcpExtMPJoinSynTx"),
-    "kernel_mp_join_syn_rx": ("server", "MPTcpExtMPJoinSynRx"),
-    "kernel_mp_join_ack_rx": ("server", "MPTcpExtMPJoinAckRx"),
-    "kernel_mptcp_retrans": ("server", "MPTcpExtMPTCPRetrans"),
-    "kernel_duplicate_data": ("client", "MPTcpExtDuplicateData"),
-    "kernel_subflow_stale": ("server", "MPTcpExtSubflowStale"),
-    "kernel_subflow_recover": ("server", "MPTcpExtSubflowRecover"),
-}
+from hsrtcp.schemas import MPTCP_KERNEL_COUNTERS as COUNTERS  # (defined there, below hsrtcp.results)
 
 
 def columns(kernel: dict) -> dict[str, int | None]:

@@ -15,12 +15,16 @@ import polars as pl
 from hsrtcp.errors import InputError
 from hsrtcp.mptcp import classes, kernel, kt, rates, roles, sources, utilization
 from hsrtcp.mptcp.degradation import DegradationRule, detect, first_fall
+from hsrtcp.schemas import (  # (defined there, below hsrtcp.results)
+    MPTCP_CORE_COLUMNS as _CORE,
+    MPTCP_INSTANCE_TYPES as _INSTANCE_TYPES,
+    MPTCP_PATH_TYPES as _PATH_TYPES,
+    MPTCP_KT_SCHEMA as _KT_SCHEMA,
+    MPTCP_RATE_SCHEMA as _RATE_SCHEMA,
+)
 
 SCHEMA_VERSION = 1
 TABLES = ("instances", "paths", "kt", "rates")
-
-_CORE = {"core_subflows": "subflows", "core_reinjections": "reinjections",
-         "core_reinjected_bytes": "reinjected_bytes", "core_data_retransmissions": "data_retransmissions"}
 
 
 def _core_columns(inst: sources.Instance, token) -> dict:
@@ -181,25 +185,6 @@ def _instance(inst: sources.Instance, base: sources.Instance | None, params, out
 def _mean(xs):
     xs = [x for x in xs if x is not None]
     return sum(xs) / len(xs) if xs else None
-
-
-_INSTANCE_TYPES = {"token": pl.Int64, "repetition": pl.Int64, "scenario_seed": pl.Int64, "duration_s": pl.Float64,
-                   "u_c": pl.Float64, "u_t": pl.Float64, "first_degradation_s": pl.Int64,
-                   "rate_single_path_sum_bps": pl.Float64, "rate_single_path_max_bps": pl.Float64,
-                   "baseline": pl.Utf8, "status": pl.Utf8, "capture_error": pl.Utf8, "scenario": pl.Utf8, "cc": pl.Utf8,
-                   **{c: pl.Int64 for c in kernel.COUNTERS}, **{c: pl.Int64 for c in _CORE}}
-_PATH_TYPES = {"token": pl.Int64, "single_path_flow_id": pl.UInt64, "subflow_flow_id": pl.UInt64,
-               "rate_subflow_bps": pl.Float64, "rate_single_path_bps": pl.Float64,
-               "subflow_utilization": pl.Float64, "degraded": pl.Boolean, "degradation_onset_s": pl.Int64, "fall_onset_s": pl.Int64,
-               "degradation_before_ratio": pl.Float64, "degradation_drop_ratio": pl.Float64,
-               "degradation_after_ratio": pl.Float64, "k_t_subflow_mean": pl.Float64,
-               "k_t_single_path_mean": pl.Float64}
-_KT_SCHEMA = {"instance": pl.Utf8, "token": pl.Int64, "path": pl.Int64, "role": pl.Utf8, "flow_id": pl.UInt64,
-              "loss1_s": pl.Float64, "loss2_s": pl.Float64, "interval_s": pl.Float64,
-              "bif_after_loss1": pl.Float64, "bif_before_loss2": pl.Float64, "k_t": pl.Float64,
-              "bif_time_mean": pl.Float64, "k_t_literal": pl.Float64}
-_RATE_SCHEMA = {"instance": pl.Utf8, "token": pl.Int64, "path": pl.Int64, "role": pl.Utf8, "flow_id": pl.UInt64,
-                "t": pl.Int64, "rate_bps": pl.Float64}
 
 
 #: The manifest of ``hsrtcp mptcp``'s files (docs/formats/output.md).
