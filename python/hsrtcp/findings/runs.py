@@ -121,6 +121,10 @@ def read_campaigns(dirs, include_noisy: bool = False) -> tuple[pl.DataFrame, lis
                                      .then(pl.lit(NOISY)).otherwise(pl.col("status")).alias("status"))
             notes.append(f"{noisy.height} noisy run(s) (above their campaign's load bound) left out "
                          f"(--include-noisy keeps them): {what}")
+    unhashed = runs.filter(pl.col("scenario_sha256").is_null()).height
+    if unhashed:
+        notes.append(f"{unhashed} run(s) recorded no compiled path hash (bundles from before it was recorded): "
+                     "that their pairs ran the same path is not checked")
     unknown = runs.filter(pl.col("noisy").is_null()).height
     if unknown:
         notes.append(f"{unknown} run(s) recorded no host load (bundles from before it was recorded): "

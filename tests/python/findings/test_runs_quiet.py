@@ -84,6 +84,14 @@ def test_noisy_runs_are_left_out_unless_asked(tmp_path):
                                                         noisy=True))
     _write(a, "003_cruise_cubic_r2", _manifest("003_cruise_cubic_r2", 2, "cubic"))  # before host was recorded
     runs, notes = R.read_campaigns([a])
+    assert not any("no compiled path hash" in n for n in notes)
+    _write(a, "004_cruise_cubic_r3", {**_manifest("004_cruise_cubic_r3", 3, "cubic", noisy=False),
+                                      "scenario": {"name": "cruise"}})  # before the hash was recorded
+    runs, notes = R.read_campaigns([a])
+    assert any("1 run(s) recorded no compiled path hash" in n for n in notes)
+    (a / "004_cruise_cubic_r3" / "manifest.json").unlink()
+    (a / "004_cruise_cubic_r3").rmdir()
+    runs, notes = R.read_campaigns([a])
     st = dict(zip(runs["run_id"], runs["status"]))
     assert st == {"001_cruise_cubic_r1": "ok", "002_cruise_cubic-frto-off_r1": "noisy", "003_cruise_cubic_r2": "ok"}
     assert dict(zip(runs["run_id"], runs["load_1min"]))["002_cruise_cubic-frto-off_r1"] == 9.0
