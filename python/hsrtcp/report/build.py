@@ -33,6 +33,10 @@ from hsrtcp.results import no_nulls, with_names
 from hsrtcp.units import axis_scale, human, unit_of
 
 DEFAULT_TOP = 50
+#: rows of the interactive flow table at most (the HTML budget: ~200 bytes a row): the largest
+#: flows by data bytes, every drilled-down flow among them; the scope note gives the query
+#: that writes all of them
+FLOW_TABLE_ROWS = 5000
 DEFAULT_WIDTH = 1200
 
 #: flows columns of the interactive flow table: (column or derived key, header, kind, base unit).
@@ -130,6 +134,17 @@ def _flow_frame(res: ResultsData) -> pl.DataFrame:
 def _top_flows(f: pl.DataFrame, top: int) -> list[int]:
     ranked = f.filter(pl.col("data_bytes") > 0).sort(["data_bytes", "flow_id"], descending=[True, False])
     return ranked.get_column("flow_id").head(top).to_list()
+
+
+def _table_rows(f: pl.DataFrame, detailed: list[int]) -> pl.DataFrame:
+    """The rows of the flow table: all of ``f`` up to FLOW_TABLE_ROWS, else the flows with a
+    drill-down and the largest others by data bytes, in the order of ``f``."""
+    if f.height <= FLOW_TABLE_ROWS:
+        return f
+    ranked = (f.with_row_index("_row").with_columns(pl.col("flow_id").is_in(detailed).alias("_detail"))
+              .sort(["_detail", "data_bytes", "flow_id"], descending=[True, True, False], nulls_last=True)
+              .head(FLOW_TABLE_ROWS))
+    return f[np.sort(ranked.get_column("_row").to_numpy())]
 
 
 def _display_unit(values: list, unit: str) -> tuple[float, str]:
@@ -474,10 +489,17 @@ def _study_section(study: StudyData | None, f: pl.DataFrame) -> tuple[str, list[
 
 def _models_section(res: ResultsData) -> tuple[str, list[dict]]:
     from hsrtcp.models.evaluate import MODEL_KEYS, MODEL_LABELS
-    from hsrtcp.models.fitting import fit_flows
+    from hsrtcp.models.fitting import PLOT_POINTS, fit_flows
 
     fit = fit_flows(res.flows)
-    fl = fit.flows
+    n = fit.flows.height
+    # the flows a point can be drawn for; beyond PLOT_POINTS of them a seeded sample (as model
+    # fit's figure): the chart's budget, while the D table is over all flows
+    fl = fit.flows.filter((pl.col("throughput_pkts") > 0)
+                          & pl.any_horizontal([pl.col(f"pred_{k}") > 0 for k in MODEL_KEYS]))
+    drawable = fl.height
+    if drawable > PLOT_POINTS:
+        fl = fl[np.sort(np.random.default_rng(0).choice(drawable, PLOT_POINTS, replace=False))]
     measured = _num(fl, "throughput_pkts")
     have_any = False
     ss = []
@@ -492,10 +514,12 @@ def _models_section(res: ResultsData) -> tuple[str, list[dict]]:
             ss.append(series(MODEL_LABELS[key], sig(x[sel], 6), sig(y[sel], 6), colour(i), "points"))
     intro = ("<p>Measured throughput (flows.throughput_pkts, M4) against the models' predictions from each flow's "
              "own inputs (p_d, P_a, q, RTT, T, W_m, b; <code>hsrtcp model fit</code>, docs/models.md). "
-             "D = |predicted − measured| / measured (seed 001 eq. 22, M35, A20).</p>")
+             "D = |predicted − measured| / measured (seed 001 eq. 22, M35, A20)."
+             + (f" The chart shows {PLOT_POINTS:,} of the {drawable:,} flows with a measurement and a prediction, "
+                f"drawn at random; the table is over all {n:,} flows." if drawable > PLOT_POINTS else "") + "</p>")
     if not have_any:
-        n_missing = fl.filter(pl.col("missing_inputs").list.len() > 0).height
-        return (intro + f'<p class="note">No flow has every model input ({n_missing} of {fl.height} lack some: '
+        n_missing = fit.flows.filter(pl.col("missing_inputs").list.len() > 0).height
+        return (intro + f'<p class="note">No flow has every model input ({n_missing} of {n} lack some: '
                 "p_d and q come from two-vantage (matched) rows, T needs a timeout). Nothing to compare.</p>"), []
     # the identity line across every measured and predicted value drawn
     drawn = np.concatenate([np.asarray(sr["x"] + sr["y"], dtype=np.float64) for sr in ss])
@@ -549,13 +573,18 @@ def build_report(results: str | os.PathLike, study: str | os.PathLike | None = N
     n_flows = f.height
     scope = (f"Drill-down charts are embedded for the {len(top_ids)} largest flow(s) by data bytes"
              + (f" of {n_flows}" if n_flows > len(top_ids) else "")
-             + f" (option --top, now {top}); the flow table lists all {n_flows} flows. Long series are "
+             + f" (option --top, now {top}); the flow table lists "
+             + (f"all {n_flows} flows" if n_flows <= FLOW_TABLE_ROWS else
+                f"the {FLOW_TABLE_ROWS:,} largest of the {n_flows:,} flows by data bytes; every flow: "
+                f"hsrtcp query {res.path} \"select * from flows\" -f csv -o flows.csv")
+             + ". Long series are "
              f"downsampled per pixel column for a {width}-pixel-wide chart; every retransmission mark is kept.")
     data = {
         "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "hsrtcp_version": __version__, "uplot_version": assets.uplot_version(),
         "results": str(res.path), "study": str(st.path) if st else None,
-        "flow_table": _flow_table(f, set(top_ids)), "details": details,
+        "flow_table": _flow_table(_table_rows(f, top_ids), set(top_ids)),
+        "details": details,
         "class_charts": class_charts, "model_charts": model_charts,
     }
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in res.notes)
