@@ -23,7 +23,9 @@ from hsrtcp.cli.options import count
               help="embed the per-flow charts of the N largest flows by data bytes (the flow table lists all)")
 @click.option("--width", type=count(100, 1_000_000), default=1200, show_default=True,
               help="chart width in pixels that long series are downsampled to (per pixel column)")
-def report(results: Path, study: Path | None, out: Path, top: int, width: int) -> None:
+@click.option("--gallery/--no-gallery", default=True, show_default=True,
+              help="the studies' gallery: what `hsrtcp figures` makes from STUDY (else a study of RESULTS)")
+def report(results: Path, study: Path | None, out: Path, top: int, width: int, gallery: bool) -> None:
     """Write a self-contained HTML report: captures and read errors, a sortable flow table,
     per-class tables and CDFs (from STUDY), per-flow time-sequence, throughput, window and RTT
     charts, model fit, MPTCP, lab provenance. Opens offline in any browser."""
@@ -32,7 +34,7 @@ def report(results: Path, study: Path | None, out: Path, top: int, width: int) -
     from hsrtcp.report.build import build_report
 
     try:
-        info = build_report(results, study, out, top=top, width=width)
+        info = build_report(results, study, out, top=top, width=width, gallery=gallery)
     except MissingAssetError as exc:
         raise InputError(str(exc)) from None
     click.echo(f"wrote {info.path} ({info.bytes / 1e6:.2f} MB: {info.flows} flows, charts for {info.detailed}; "

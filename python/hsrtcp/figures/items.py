@@ -294,6 +294,8 @@ def s001_fig_3(inp: Inputs) -> Made:
 
 def s000_generations(inp: Inputs) -> Made:
     f = inp.flows(("spurious_rto_rate", "dupack_rate"))
+    if "generation" not in f.columns:  # no rats column: results without a radio log
+        raise Missing("study_flows.parquet of STUDY: no column rats (from context: a radio log)")
     gens = sorted({g for g in f["generation"].to_list() if g is not None})
     if len(gens) < 2:
         raise Missing(f"study_flows.generation: one generation only ({', '.join(gens) or 'none known'}); "

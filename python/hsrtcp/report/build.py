@@ -286,6 +286,14 @@ def _truth_tables(res: ResultsData) -> tuple[pl.DataFrame | None, pl.DataFrame |
     return ev, cap
 
 
+def _gallery_html(res: ResultsData, st: StudyData | None, wanted: bool) -> str:
+    if not wanted:
+        return '<p class="note" id="gallery-origin">Left out (--no-gallery).</p>'
+    from hsrtcp.report.gallery import gallery_html
+
+    return gallery_html(res.path, st.path if st else None)
+
+
 def _lost_text(row: dict) -> str:
     def n(v):
         return "?" if v is None else f"{v:,}"
@@ -555,8 +563,9 @@ def _json_for_html(obj) -> str:
 
 def build_report(results: str | os.PathLike, study: str | os.PathLike | None = None,
                  out: str | os.PathLike = "report.html", *, top: int = DEFAULT_TOP,
-                 width: int = DEFAULT_WIDTH) -> ReportInfo:
-    """Write the report of ``results`` (and ``study``) to ``out``; input errors name the file."""
+                 width: int = DEFAULT_WIDTH, gallery: bool = True) -> ReportInfo:
+    """Write the report of ``results`` (and ``study``) to ``out``; input errors name the file.
+    ``gallery``: the studies' gallery section (:mod:`hsrtcp.report.gallery`)."""
     import time
 
     from hsrtcp import __version__
@@ -602,6 +611,7 @@ def build_report(results: str | os.PathLike, study: str | os.PathLike | None = N
         "CAPTURES": _captures_html(res) + "<h3>Connections</h3>" + _connections_html(res),
         "CLASSES": class_html, "MODELS": models_html,
         "MPTCP": mptcp_section(res.path, html_table) or _mptcp_html(f), "PROVENANCE": _provenance_html(res),
+        "GALLERY": _gallery_html(res, st, gallery),
     }
     page = assets.static("template.html")
     # one pass: text put in (file names, labels) is never searched for placeholders again
