@@ -28,7 +28,7 @@ import polars as pl
 from hsrtcp.audit.inputs import Run
 from hsrtcp.audit.truth import ConnectionEpisodes, all_episodes
 from hsrtcp.testing import truth as _truth
-from hsrtcp.testing.pcapio import read_tcp
+from hsrtcp.pcapio import read_tcp
 
 EARLY_S = 0.001  # an event may carry a timestamp this much before its truth (two clocks)
 OPEN_END_S = 120.0  # an episode never ACKed is open this long

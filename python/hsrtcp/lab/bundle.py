@@ -19,7 +19,7 @@ from pathlib import Path
 
 import hsrtcp
 from hsrtcp.lab import capture, rattan
-from hsrtcp.testing import pcapio
+from hsrtcp import pcapio
 
 BUNDLE_FORMAT_VERSION = 1
 MANIFEST = "manifest.json"

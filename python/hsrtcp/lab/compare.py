@@ -103,7 +103,7 @@ def post_outage(bundle: Path, m: dict) -> list[dict]:
     if not (sc_dir / "scenario.json").is_file() or m.get("t0") is None:
         return []
     from hsrtcp.lab.scenario import CompiledScenario
-    from hsrtcp.testing import pcapio
+    from hsrtcp import pcapio
 
     cs = CompiledScenario.open(sc_dir)
     ev = cs.events().filter(pl.col("kind") == "outage")

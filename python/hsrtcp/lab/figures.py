@@ -29,7 +29,7 @@ _COLORS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:
 
 
 def _arrivals(cap: Path, t0: float) -> np.ndarray:
-    from hsrtcp.testing import pcapio
+    from hsrtcp import pcapio
 
     rows = [(p.ts - t0, p.ip_len) for p in pcapio.read_tcp(cap) if p.src == _SERVER and p.payload_len]
     return np.array(rows, dtype=float).reshape(-1, 2)

@@ -317,7 +317,7 @@ def scan_capture(path: str | os.PathLike, flows: pl.DataFrame) -> tuple[dict[int
     """The first client bytes of every flow of ``flows`` (this capture's rows) in sequence
     order, every DNS answer (time, address, name) of the capture, and its QUIC
     conversations (hsrtcp.passive.quic)."""
-    from hsrtcp.testing.pcapio import read_records
+    from hsrtcp.pcapio import read_records
 
     by_tuple: dict[tuple, list[_Flow]] = {}
     for r in flows.iter_rows(named=True):

@@ -173,7 +173,7 @@ def _addr(b: bytes) -> str:
 def infer(flows: pl.DataFrame, captures: dict[str, str | os.PathLike]) -> pl.DataFrame:
     """The congestion table of ``flows`` (rows of the given captures: name -> path)."""
     from hsrtcp.passive.apps import inner_ip
-    from hsrtcp.testing.pcapio import read_records
+    from hsrtcp.pcapio import read_records
 
     rows = []
     for cap, path in captures.items():

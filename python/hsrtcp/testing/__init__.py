@@ -6,8 +6,8 @@ peer tools (tshark, tcptrace) and an independent pcap reader (dpkt).
   tbf rate limit, captures on both ends, TCP_INFO at the end of each transfer.
 - :mod:`hsrtcp.testing.truth`: per connection, the fate of every data segment and pure ACK.
 - :mod:`hsrtcp.testing.peers`: run tshark/tcptrace on a capture and parse their numbers.
-- :mod:`hsrtcp.testing.pcapio`: pcap/pcapng reading (over dpkt), rewriting and writing; the
-  lab reads its captures with it too.
+- :mod:`hsrtcp.pcapio` (also as ``hsrtcp.testing.pcapio``): pcap/pcapng reading (over dpkt),
+  rewriting and writing; the lab, the audit and the passive classifiers read captures with it too.
 - :mod:`hsrtcp.testing.fixtures`: the committed fixtures of tests/data with their recorded
   witnesses (TCP_INFO, nft counters, truth).
 

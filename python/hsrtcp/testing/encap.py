@@ -33,9 +33,9 @@ import struct
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-from hsrtcp.testing.pcapio import (LINKTYPE_ETHERNET, LINKTYPE_IPV4, LINKTYPE_IPV6, LINKTYPE_LINUX_SLL,
-                                   LINKTYPE_LINUX_SLL2, LINKTYPE_RAW, LINKTYPE_RAW_OLD, PCAP_MAGIC_NS,
-                                   PCAP_MAGIC_US, read_records)
+from hsrtcp.pcapio import (LINKTYPE_ETHERNET, LINKTYPE_IPV4, LINKTYPE_IPV6, LINKTYPE_LINUX_SLL,
+                           LINKTYPE_LINUX_SLL2, LINKTYPE_RAW, LINKTYPE_RAW_OLD, PCAP_MAGIC_NS,
+                           PCAP_MAGIC_US, read_records)
 
 KINDS = ("gtpu", "gtpu_ext", "gre", "erspan2", "erspan3", "vxlan", "geneve", "mpls", "pppoe", "ipip")
 #: the ``flows.tunnel`` name each kind is expected to give
@@ -197,7 +197,7 @@ def wrapped_records(src: str | Path, kind: str, client: str | None = None) -> It
 
 
 def _magic_ns(path: str | Path) -> bool:
-    from hsrtcp.testing.pcapio import _open_bytes
+    from hsrtcp.pcapio import _open_bytes
     with _open_bytes(path) as f:
         head = f.read(4)
     return len(head) == 4 and struct.unpack("<I", head)[0] in (PCAP_MAGIC_NS, 0x4D3CB2A1)

@@ -58,7 +58,7 @@ from pathlib import Path
 from hsrtcp.errors import LabError
 from hsrtcp.lab import netns
 from hsrtcp.lab.capture import Tcpdump
-from hsrtcp.testing.pcapio import rewrite_pcap
+from hsrtcp.pcapio import rewrite_pcap
 
 AGENT = str(Path(__file__).with_name("_agent.py"))
 

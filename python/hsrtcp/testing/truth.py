@@ -1,7 +1,7 @@
 """Ground truth from two captures of the same TCP connections: one at the server (sender of the
 bulk data) and one at the client (receiver), as made by :mod:`hsrtcp.testing.netbed`.
 
-The truth is computed with the independent reader of :mod:`hsrtcp.testing.pcapio` (dpkt),
+The truth is computed with the independent reader of :mod:`hsrtcp.pcapio` (dpkt),
 never with the analyzer it checks. Definitions (docs/metrics.md M8, M9, M12):
 
 Connections
@@ -66,7 +66,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from hsrtcp.testing.pcapio import TcpPacket, read_tcp
+from hsrtcp.pcapio import TcpPacket, read_tcp
 
 MOD = 1 << 32
 
