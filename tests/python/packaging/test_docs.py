@@ -344,9 +344,11 @@ NOT_RUN = (
     ("hsrtcp campaign ", "root, Rattan and minutes to hours of emulated transfers (tests/python/lab/test_campaign*.py)"),
     ("hsrtcp emulate ", "root and Rattan (tests/python/lab/test_emulate_cli.py)"),
     ("hsrtcp measure ", "a server on the network, or a client of one at the address shown (tests/python/lab/test_measure.py)"),
+    ("python -m hsrtcp.audit.docs", "rewrites the repository's docs/accuracy.md: tests/python/audit/test_audit_docs.py "
+                                    "checks it (--check)"),
 )
 # Commands that read what only a campaign above makes (its bundles, in runs/).
-NEEDS_CAMPAIGN = re.compile(r"(^|\s)runs/(smoke|mptcp-conj|cc|mitigations)\b")
+NEEDS_CAMPAIGN = re.compile(r"(^|\s)runs/(smoke|mptcp-conj|cc|mitigations|audit)\b")
 DASK = "--scheduler tcp://"
 MAKE_STUDY = " out/study/"
 
@@ -410,7 +412,7 @@ def make_workspace(work: Path, env: dict) -> None:
     from hsrtcp.testing.encap import wrap_capture
 
     work.mkdir(parents=True, exist_ok=True)
-    for d in ("scenarios", "campaigns", "data"):  # the pages run from a checkout: its inputs, read only
+    for d in ("scenarios", "campaigns", "data", "tests"):  # the pages run from a checkout: its inputs, read only
         (work / d).symlink_to(ROOT / d)
     phone_names = ("phone.pcap", "trace.pcap", "p.pcap", "a.phone.pcap")
     server_names = ("server.pcap", "srv.pcap", "s.pcap", "a.srv.pcap")
@@ -435,9 +437,10 @@ def make_workspace(work: Path, env: dict) -> None:
         "field/2026-05-01/server.pcap,server,G17-am,,,G17,M\n"
         "field/2026-05-02/lone.pcap,server,,,,G21,U\n")
     # results the pages start from (out/: both vantages with the radio log, as docs/report.md
-    # makes them: what `make demo` writes, and a context), and two runs to compare
+    # makes them: what `make demo` writes, and a context; results/trip1 as docs/study.md makes
+    # it), and two runs to compare
     pair = ["--client", "phone.pcap", "--server", "server.pcap", "--radio", "trip.csv", "-q", "--no-plot"]
-    for args in (["analyze", *pair, "-o", "out"],
+    for args in (["analyze", *pair, "-o", "out"], ["analyze", *pair, "-o", "results/trip1"],
                  ["analyze", "phone.pcap", "-o", "runs/a", "-q"], ["analyze", "server.pcap", "-o", "runs/b", "-q"]):
         r = subprocess.run([str(Path(sys.executable).with_name("hsrtcp")), *args], cwd=work, env=env,
                            capture_output=True, text=True, timeout=600)
