@@ -164,12 +164,12 @@ def analyze(bundle: Path, out: Path) -> Path:
             return out
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    from hsrtcp.cli import main
+    # what `hsrtcp analyze BUNDLE -o OUT -q` runs once its arguments are parsed (not the
+    # command line: hsrtcp.cli is above hsrtcp.lab, docs/design.md "Layers"); its errors
+    # name their file
+    from hsrtcp.cli.run_analysis import run
 
-    try:
-        code = main(["analyze", str(bundle), "-o", str(out), "-q", "--no-plot"])
-    except SystemExit as exc:
-        code = exc.code
+    code = run([bundle], [None], out, False, False, None, True)
     if code != 0:
         raise InputError(f"{bundle}: hsrtcp analyze failed (exit {code}); run it alone to see why")
     stamp.write_text(json.dumps({"bundle": str(bundle), "manifest_sha256": sha}) + "\n")
