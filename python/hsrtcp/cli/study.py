@@ -57,7 +57,8 @@ def study(results, out, by, min_flows, n_boot, seed, scheduler, quiet):
     spool = spool if os.path.isdir(spool) and os.access(spool, os.W_OK) else None
     try:
         s = build(list(results), by=by, min_flows=min_flows, bootstrap=n_boot, seed=seed,
-                  **({"stream": True, "scheduler": scheduler, "progress": not quiet, "spool_dir": spool}
+                  **({"stream": True, "scheduler": scheduler, "progress": not quiet, "spool_dir": spool,
+                      "processes": True}
                      if stream else {}))
     except ValueError as exc:
         from hsrtcp.errors import InputError

@@ -133,7 +133,8 @@ class Study:
 
 def study(results: str | os.PathLike | Iterable[str | os.PathLike], by: Iterable[str] | str = (), *,
           min_flows: int = 1, bootstrap: int = 1000, seed: int = 0, level: float = LEVEL, stream: bool = False,
-          scheduler: str | None = None, progress: bool | None = None, spool_dir: str | None = None) -> Study:
+          scheduler: str | None = None, progress: bool | None = None, spool_dir: str | None = None,
+          processes: bool = False) -> Study:
     """Build the study tables from results directories (one path or many, read as one).
 
     ``by``: extra dimensions (column names of flows, context, labels, or ``workload``;
@@ -147,7 +148,9 @@ def study(results: str | os.PathLike | Iterable[str | os.PathLike], by: Iterable
     (:mod:`.stream`, docs/study.md "At field scale"): the same tables, ``study_flows`` and
     ``throughput_samples`` as lazy frames over spooled files; a partition that cannot be
     read is skipped with a row of the ``failures`` table instead of an error. ``scheduler``:
-    a Dask scheduler's address for the per-partition part (streaming only).
+    a Dask scheduler's address for the per-partition part (streaming only). ``processes``:
+    read the partitions of a large study in worker processes, one per core (streaming
+    only; the calling script must guard its main, ``if __name__ == "__main__":``).
     """
     if isinstance(by, str):
         by = [b for b in by.split(",") if b.strip()]
@@ -164,7 +167,7 @@ def study(results: str | os.PathLike | Iterable[str | os.PathLike], by: Iterable
         from hsrtcp.study import stream as streaming
 
         return streaming.study(results, list(by), min_flows=min_flows, bootstrap=bootstrap, seed=seed, level=level,
-                               scheduler=scheduler, progress=progress, spool_dir=spool_dir)
+                               scheduler=scheduler, progress=progress, spool_dir=spool_dir, processes=processes)
     res = load.read(results)
     notes = list(res.notes)
     frame, tput, tnotes = flow_frame(res, list(by))

@@ -36,12 +36,8 @@ def _groups(flows, keys: list[str], seed_classes: bool) -> tuple[dict[tuple, np.
 
 
 def _make_groups(flows, keys: list[str], seed_classes: bool) -> tuple[dict[tuple, np.ndarray], pl.DataFrame, int]:
-    kdf = flows.lf.select(keys).collect()
-    n = kdf.height
-    uniq = kdf.unique(maintain_order=True)
-    codes = (kdf.join(uniq.with_row_index("_g"), on=keys, how="left", nulls_equal=True, maintain_order="left")
-             ["_g"].to_numpy())
-    del kdf
+    codes, uniq = _group_codes(flows.lf, keys)
+    n = int(codes.size)
     members: dict[tuple, list[int]] = {}
     for g, row in enumerate(uniq.rows()):
         fine, rest = row[0], row[1:]
@@ -57,8 +53,36 @@ def _make_groups(flows, keys: list[str], seed_classes: bool) -> tuple[dict[tuple
         for combo in rest:
             for cls in SEED_CLASSES:
                 members.setdefault((cls, *combo), [])
-    masks = {k: (np.isin(codes, g) if g else np.zeros(n, dtype=bool)) for k, g in members.items()}
+    masks = {}
+    for k, g in members.items():
+        lut = np.zeros(len(uniq) + 1, dtype=bool)
+        lut[g] = True
+        masks[k] = lut[codes]
     return masks, uniq, n
+
+
+def _group_codes(lf: pl.LazyFrame, keys: list[str]) -> tuple[np.ndarray, pl.DataFrame]:
+    """Each flow's group of ``keys`` (an index into the distinct key rows, in the order they
+    first occur: ``unique(maintain_order=True)``) and those rows. Text keys are read as
+    categorical codes, 4 bytes a flow: at 10^7 flows the key strings themselves, joined back
+    to their distinct rows, took 1.3 GB."""
+    schema = lf.collect_schema()
+    text = [k for k in keys if schema[k] == pl.String]
+    kdf = lf.select([pl.col(k).cast(pl.Categorical) if k in text else pl.col(k) for k in keys]).collect(
+        engine="streaming")
+    gid = np.zeros(kdf.height, dtype=np.int64)
+    for k in keys:
+        col = kdf[k].to_physical() if k in text else kdf[k].rank("dense")
+        c = col.fill_null(0 if k not in text else int(col.max() or 0) + 1).to_numpy().astype(np.int64)
+        radix = int(c.max(initial=0)) + 1
+        if int(gid.max(initial=0)) >= (1 << 62) // radix:  # keep the combined id in 64 bits
+            gid = pl.Series(gid).rank("dense").to_numpy().astype(np.int64)
+        gid = gid * radix + c
+    g = pl.Series(gid)
+    first = g.arg_unique()  # first row of each group, in the order the groups occur
+    codes = g.replace_strict(g.gather(first), pl.int_range(first.len(), eager=True), return_dtype=pl.Int64).to_numpy()
+    uniq = kdf[first].with_columns([pl.col(k).cast(pl.String) for k in text])
+    return codes, uniq
 
 
 def _floats(lf: pl.LazyFrame, expr: pl.Expr) -> pl.Series:
@@ -96,18 +120,43 @@ def _pooled(flat: np.ndarray, lengths: np.ndarray, starts: np.ndarray, mask: np.
     return cell
 
 
-def _ratio(num: pl.Series, den: pl.Series, valid: np.ndarray, mask: np.ndarray, o, rng) -> stats.Cell:
+def _ratio(num: pl.Series, den: pl.Series, valid: np.ndarray, mask: np.ndarray, o, rng,
+           arrays: tuple[np.ndarray, np.ndarray] | None = None) -> stats.Cell:
     if o.n_boot > 0:
         return stats.ratio(num.filter(mask).to_list(), den.filter(mask).to_list(), min_flows=o.min_flows,
                            n_boot=o.n_boot, rng=rng, level=o.level, min_interval=o.min_interval)
     m = mask & valid
-    a = num.to_numpy()[m]
-    b = den.to_numpy()[m]
+    an, bn = arrays if arrays is not None else (num.to_numpy(), den.to_numpy())
+    a = an[m]
+    b = bn[m]
     k = int(a.size)
     cell = stats.Cell(n_flows=k, n=int(b.sum()), note=stats.too_few(k, o.min_flows, int(np.count_nonzero(mask))))
     if cell.note is None:
         cell.value = float(a.sum() / b.sum())
     return cell
+
+
+def _flat_lists(lf: pl.LazyFrame, column: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A list column as the flat values :func:`stats.pooled` keeps (not null, finite, as
+    floats, in row order), each row's count of them and where its values start. From the
+    Arrow offsets (a ``list.eval`` over 10^7 lists took seconds per metric)."""
+    import pyarrow as pa
+
+    arr = lf.select(pl.col(column)).collect().to_series().rechunk().to_arrow()
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    n = len(arr)
+    offsets = arr.offsets.to_numpy().astype(np.int64)
+    values = arr.values.to_numpy(zero_copy_only=False).astype(np.float64)  # nulls as NaN
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    kept = np.isfinite(values)
+    kept_before = np.concatenate([[0], np.cumsum(kept, dtype=np.int64)])
+    lengths = np.where(valid, kept_before[offsets[1:n + 1]] - kept_before[offsets[:n]], 0).astype(np.int64)
+    # the values of null rows are not the rows' (an offset range a null row may still span)
+    inside = np.repeat(valid, np.diff(offsets[:n + 1])) if n else np.zeros(0, dtype=bool)
+    flat = values[offsets[0]:offsets[n]][kept[offsets[0]:offsets[n]] & inside]
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if lengths.size else lengths
+    return flat, lengths, starts
 
 
 def _expr(e) -> pl.Expr:
@@ -129,20 +178,16 @@ def summarize_flows(table: str, flows, keys: list[str], metrics: list, o, *, see
             for key, mask in masks.items():
                 cells[key][m.name] = _per_flow(values, mask, o, _rng(o, table, m, key), b)
         elif kind == "pooled":
-            kept = pl.element().filter(pl.element().is_not_null() & pl.element().cast(pl.Float64).is_finite())
-            s = lf.select(pl.col(a).list.eval(kept.cast(pl.Float64)).alias("v")).collect().to_series()
-            lengths = s.list.len().fill_null(0).to_numpy().astype(np.int64)
-            flat = s.explode().drop_nulls().to_numpy()
-            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if lengths.size else lengths
-            del s
+            flat, lengths, starts = _flat_lists(lf, a)
             for key, mask in masks.items():
                 cells[key][m.name] = _pooled(flat, lengths, starts, mask, o, _rng(o, table, m, key), b)
         else:  # ratio: a / b, flows with both present and b > 0
             both = lf.select(_expr(a).cast(pl.Float64).alias("a"), _expr(b).cast(pl.Float64).alias("b")).collect()
             num, den = both["a"], both["b"]
             valid = (num.is_not_null() & den.is_not_null() & (den > 0)).fill_null(False).to_numpy()
+            arrays = (num.to_numpy(), den.to_numpy())
             for key, mask in masks.items():
-                cells[key][m.name] = _ratio(num, den, valid, mask, o, _rng(o, table, m, key))
+                cells[key][m.name] = _ratio(num, den, valid, mask, o, _rng(o, table, m, key), arrays)
     rows = [{"table": table, **dict(zip(keys, key)), "metric": m.name, "unit": m.unit, "statistic": m.statistic,
              **cells[key][m.name].as_dict()} for key in masks for m in metrics]
     schema = flows.schema
@@ -154,12 +199,13 @@ def _rng(o, table: str, m, key: tuple):
     return stats.rng_for(o.seed, f"{table}|{m.name}|{key!r}") if o.n_boot > 0 else None
 
 
-def exploded_reasons(flows, keys: list[str]) -> pl.DataFrame:
-    """The keys and ``class_reason`` of every flow in each of its class groups: what
-    :func:`hsrtcp.study.tables.classes` counts (four narrow columns, not the study frame)."""
-    df = flows.lf.select(*keys, "class_reason").collect()
+def reason_counts(flows, keys: list[str]) -> pl.DataFrame:
+    """Flows per class group, ``--by`` values and ``class_reason`` (``_n``): what
+    :func:`hsrtcp.study.tables.classes` counts, from one pass over the flows (the exploded
+    key and reason strings of 10^7 flows took 1.8 GB)."""
+    per = flows.lf.group_by([*keys, "class_reason"]).agg(pl.len().alias("_n")).collect(engine="streaming")
     fine = pl.col("flow_class")
-    # each flow in its class, in high_1_16 for 1-16 handoffs, and in all (explode_classes
-    # without its list column: the counts are the same, the rows in another order)
-    return pl.concat([df, df.filter(fine.is_in(["high_1_8", "high_9_16"])).with_columns(pl.lit("high_1_16").alias("flow_class")),
-                      df.with_columns(pl.lit("all").alias("flow_class"))])
+    # each flow in its class, in high_1_16 for 1-16 handoffs, and in all (explode_classes)
+    rows = pl.concat([per, per.filter(fine.is_in(["high_1_8", "high_9_16"])).with_columns(pl.lit("high_1_16").alias("flow_class")),
+                      per.with_columns(pl.lit("all").alias("flow_class"))])
+    return rows.group_by([*keys, "class_reason"]).agg(pl.col("_n").sum())

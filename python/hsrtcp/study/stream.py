@@ -247,8 +247,12 @@ def _stack(frames: list) -> pl.DataFrame | None:
 
 
 def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, seed: int, level: float,
-          scheduler: str | None = None, progress: bool | None = None, spool_dir: str | None = None):
-    """The streamed study (:func:`hsrtcp.study.study` with ``stream=True``)."""
+          scheduler: str | None = None, progress: bool | None = None, spool_dir: str | None = None,
+          processes: bool = False):
+    """The streamed study (:func:`hsrtcp.study.study` with ``stream=True``); ``processes``:
+    worker processes for :data:`PROCESS_MIN_PARTITIONS` partitions or more (the caller's
+    script must then guard its main, ``if __name__ == "__main__":``, as any program that
+    starts processes; the ``hsrtcp`` command does)."""
     from hsrtcp.study import Study, _LIST_COLUMNS
 
     if not results:
@@ -273,7 +277,7 @@ def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, 
             from hsrtcp.scale.pool import default_workers
 
             parts = chunks(names, default_workers())
-            done = _run_local(parts, by, spool, prog, processes=len(names) >= PROCESS_MIN_PARTITIONS)
+            done = _run_local(parts, by, spool, prog, processes=processes and len(names) >= PROCESS_MIN_PARTITIONS)
     except BaseException:
         shutil.rmtree(spool, ignore_errors=True)
         raise

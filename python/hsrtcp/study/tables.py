@@ -292,24 +292,30 @@ def classes(frame: pl.DataFrame, o: Options) -> pl.DataFrame:
     and why flows are unclassed (the most frequent ``class_reason`` values)."""
     keys = _keys(o)
     if isinstance(frame, Flows):
-        from hsrtcp.study.columns import exploded_reasons
+        from hsrtcp.study.columns import reason_counts
 
-        frame = exploded_reasons(frame, keys)
-    base = frame.filter(pl.col("flow_class") == "all").group_by(list(o.by) or [pl.lit(1).alias("_all")]).agg(
-        pl.len().alias("_total"))
-    counts = frame.group_by(keys, maintain_order=True).agg(
-        pl.len().cast(pl.Int64).alias("n_flows"),
-        pl.col("class_reason").drop_nulls().value_counts(sort=True).alias("_reasons"),
-    )
-    if o.by:
-        counts = counts.join(base, on=list(o.by), how="left", nulls_equal=True)
+        counts = reason_counts(frame, keys)
     else:
-        counts = counts.with_columns(pl.lit(base["_total"][0] if base.height else 0).alias("_total"))
-    reasons = pl.col("_reasons").list.eval(
-        pl.format("{} ({})", pl.element().struct.field("class_reason"), pl.element().struct.field("count"))
-    ).list.head(3).list.join("; ")
-    out = counts.with_columns((pl.col("n_flows") / pl.col("_total")).alias("share"),
-                              pl.when(reasons != "").then(reasons).alias("reasons"))
+        counts = frame.group_by([*keys, "class_reason"]).agg(pl.len().alias("_n"))
+    return _classes(counts, keys, o)
+
+
+def _classes(counts: pl.DataFrame, keys: list[str], o: Options) -> pl.DataFrame:
+    """:func:`classes` from the flows per (class group, ``--by`` values, reason): ``_n``.
+    Reasons are listed by count, then by name (a tie has one order whatever the path)."""
+    n = pl.col("_n").cast(pl.Int64)
+    base = counts.filter(pl.col("flow_class") == "all").group_by(list(o.by) or [pl.lit(1).alias("_all")]).agg(
+        n.sum().alias("_total"))
+    top = (counts.filter(pl.col("class_reason").is_not_null())
+           .sort([n, pl.col("class_reason")], descending=[True, False])
+           .group_by(keys, maintain_order=True)
+           .agg(pl.format("{} ({})", pl.col("class_reason"), n).head(3).str.join("; ").alias("reasons")))
+    per = counts.group_by(keys).agg(n.sum().alias("n_flows")).join(top, on=keys, how="left", nulls_equal=True)
+    if o.by:
+        per = per.join(base, on=list(o.by), how="left", nulls_equal=True)
+    else:
+        per = per.with_columns(pl.lit(base["_total"][0] if base.height else 0).alias("_total"))
+    out = per.with_columns((pl.col("n_flows") / pl.col("_total")).alias("share"))
     rank = pl.col("flow_class").map_elements(class_rank, return_dtype=pl.Int64)
     name = pl.col("flow_class").replace_strict(CLASS_NAMES, default=None, return_dtype=pl.String)
     return (out.with_columns(rank.alias("_rank"), name.alias("class_name")).sort(["_rank", *o.by], nulls_last=True)

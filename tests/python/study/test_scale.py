@@ -228,7 +228,7 @@ def test_worker_processes_and_chunks_of_partitions_give_the_same_tables(corpus, 
     monkeypatch.setattr(stream, "PROCESS_MIN_PARTITIONS", 0)
     monkeypatch.setattr(stream, "TASKS_PER_WORKER", 1)
     monkeypatch.setattr("hsrtcp.scale.pool.default_workers", lambda: 2)
-    s = hsrtcp.study(c, by=["case"], bootstrap=50, seed=1, stream=True, spool_dir=str(tmp_path))
+    s = hsrtcp.study(c, by=["case"], bootstrap=50, seed=1, stream=True, spool_dir=str(tmp_path), processes=True)
     assert len(list(Path(s.spool).glob("flows-*.parquet"))) == 2  # 6 partitions, 3 a task
     assert os.getpid() not in {pid for _host, pid in s.workers} and len(s.workers) == 2
     assert s.failures["result"].to_list() == [str(c / "input=drops_cubic")]
@@ -240,3 +240,22 @@ def test_worker_processes_and_chunks_of_partitions_give_the_same_tables(corpus, 
     s.notes = s.notes[:-1]
     s.inputs = memory.inputs
     _same(memory, s)
+
+
+def test_class_reasons_tied_in_count_are_listed_by_name_on_both_paths():
+    """classes.reasons: the three most frequent reasons, a tie in count broken by name (the
+    in-memory path listed ties in the order the flows came, the streamed path counts from
+    aggregated rows: one rule for both)."""
+    from hsrtcp.study import groups, tables
+
+    reasons = ["z gap", "y gap", "x gap", "w gap", "w gap"]
+    frame = pl.DataFrame({"flow_class": ["unknown"] * 5 + ["static"], "class_reason": [*reasons, None],
+                          "flow_id": list(range(6))})
+    o = tables.Options(n_boot=0)
+    memory = tables.classes(groups.explode_classes(frame), o)
+    streamed = tables.classes(tables.Flows(frame.lazy()), o)
+    assert memory.equals(streamed)
+    row = memory.filter(pl.col("flow_class") == "unknown").row(0, named=True)
+    assert row["reasons"] == "w gap (2); x gap (1); y gap (1)" and row["n_flows"] == 5
+    assert memory.filter(pl.col("flow_class") == "all")["share"].to_list() == [1.0]
+    assert memory.filter(pl.col("flow_class") == "static")["reasons"].to_list() == [None]
