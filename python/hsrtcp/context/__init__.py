@@ -9,7 +9,6 @@ stays free of it).
 
 from hsrtcp.context.classes import flow_context, u_rate
 from hsrtcp.context.coverage import coverage
-from hsrtcp.context.enrich import CONTEXT_TABLES, write_context
 from hsrtcp.context.handoffs import handoffs
 from hsrtcp.context.readers import RadioLog, read_radio
 from hsrtcp.context.schema import RadioLogError
@@ -17,3 +16,14 @@ from hsrtcp.context.suspension import suspensions
 
 __all__ = ["CONTEXT_TABLES", "RadioLog", "RadioLogError", "coverage", "flow_context", "handoffs",
            "read_radio", "suspensions", "u_rate", "write_context"]
+
+
+def __getattr__(name: str):
+    # enrich (the analysis side: pairs, the lab's ground truth) loads on first use, so that
+    # reading a radio log does not import it: hsrtcp.lab.scenario reads logs, and
+    # hsrtcp.lab.truth, which enrich calls, needs hsrtcp.lab.scenario (docs/design.md, "Layers")
+    if name in ("CONTEXT_TABLES", "write_context"):
+        from hsrtcp.context.enrich import CONTEXT_TABLES, write_context
+
+        return {"CONTEXT_TABLES": CONTEXT_TABLES, "write_context": write_context}[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
