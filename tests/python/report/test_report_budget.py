@@ -93,8 +93,11 @@ def _tiled_results(results, out, copies: int):
     f = pl.read_parquet(results / "flows.parquet")
     n = f.height * copies
     k = np.arange(n) // f.height
-    ids = np.where(k == 0, f["flow_id"].to_numpy()[np.arange(n) % f.height], 10**12 + np.arange(n))
-    t = f[np.arange(n) % f.height].with_columns(pl.Series("flow_id", ids.astype(np.uint64)))
+    # (all uint64: mixed with int64, numpy would go through float64 and merge nearby ids)
+    ids = np.where(k == 0, f["flow_id"].to_numpy()[np.arange(n) % f.height],
+                   np.uint64(10**12) + np.arange(n, dtype=np.uint64))
+    t = f[np.arange(n) % f.height].with_columns(pl.Series("flow_id", ids))
+    assert t["flow_id"].n_unique() == n
     t.write_parquet(out / "flows.parquet", metadata=metadata("flows"))
     return out
 
