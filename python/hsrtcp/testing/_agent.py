@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import fcntl
 import json
+import os
 import socket
 import struct
 import sys
@@ -215,6 +216,17 @@ def _fetch_one(args, idx: int, results: list, lock: threading.Lock) -> None:
 def fetch(args) -> int:
     results: list = []
     lock = threading.Lock()
+    if args.ready_file:
+        # started (interpreter up, imports done): the testbed's clock for the transfer starts
+        # when it sees this, and it says go once its timers run
+        with open(args.ready_file, "w") as f:
+            f.write("ready\n")
+        deadline = time.monotonic() + 60
+        while args.go_file and not os.path.exists(args.go_file):
+            if time.monotonic() > deadline:
+                print("no go from the testbed within 60 s", file=sys.stderr)
+                return 1
+            time.sleep(0.001)
     if args.concurrent:
         threads = [threading.Thread(target=_fetch_one, args=(args, i, results, lock))
                    for i in range(args.conns)]
@@ -261,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--pause-after", type=int, default=0)
     c.add_argument("--pause", type=float, default=0.0)
     c.add_argument("--timeout", type=float, default=120.0)
+    c.add_argument("--ready-file")
+    c.add_argument("--go-file")
     a = p.parse_args(argv)
     if a.mode == "offloads":
         print(json.dumps(offloads_off(a.ifaces)))

@@ -108,6 +108,8 @@ class Run:
       ``ack_dropped`` (packets), ``qdisc_dropped``: packets the tbf toward the client dropped,
       ``qdisc_dropped_up``: packets the uplink tbf dropped (None when not installed).
     - ``capture_stats``: tcpdump's "captured" / "dropped by kernel" per side.
+    - ``t0``: the start of the transfer (host clock): the client agent is up and connects
+      next; ``drop_window`` and the rate schedules count from it.
     """
 
     name: str
@@ -501,6 +503,22 @@ table inet hsb {{
                 ccmd += ["--rcvbuf", str(rcvbuf)]
             if pause_s:
                 ccmd += ["--pause-after", str(pause_after), "--pause", str(pause_s)]
+            # t0 is when the client is up and about to connect, not when it was spawned:
+            # starting a Python process in a namespace takes 0.1-0.5 s on a loaded host, and
+            # the drop and rate windows are relative to the transfer (at load 10 a window of
+            # 0.3-0.5 s after the spawn had passed before the connection began)
+            cready = self.workdir / f".{name}.{self.ns['cli']}.ready"
+            cgo = self.workdir / f".{name}.{self.ns['cli']}.go"
+            for f in (cready, cgo):
+                f.unlink(missing_ok=True)
+            ccmd += ["--ready-file", str(cready), "--go-file", str(cgo)]
+            cp = subprocess.Popen(ccmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self._procs.append(cp)
+            deadline = time.monotonic() + 60
+            while not cready.exists():
+                if cp.poll() is not None or time.monotonic() > deadline:
+                    raise LabError(f"client agent did not start: {cp.stderr.read() if cp.stderr else ''}")
+                time.sleep(0.002)
             t0 = time.time()
             if self.drop_window is not None and self.use_nft:
                 start, end = self.drop_window
@@ -511,9 +529,10 @@ table inet hsb {{
                 self._schedule(at, self._tbf, rate)
             for at, rate in self.uplink_rate_schedule or []:
                 self._schedule(at, self._tbf, rate, "r1")
-            cp = subprocess.Popen(ccmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            self._procs.append(cp)
+            cgo.write_text("go\n")
             cout, cerr = cp.communicate(timeout=timeout_s + 30)
+            for f in (cready, cgo):
+                f.unlink(missing_ok=True)
             sout, serr = sp.communicate(timeout=timeout_s + 30)
             if sp.returncode != 0 or not sout.strip():
                 raise LabError(f"server agent failed ({sp.returncode}): {serr.strip()} {sout.strip()}")
