@@ -31,6 +31,7 @@ from hsrtcp import __version__ as HSRTCP_VERSION
 
 from . import cells as _cells
 from . import channel as _channel
+from . import linklayer as _ll
 from . import mahimahi as _mahimahi
 from .config import DIRECTIONS, FORMAT_VERSION
 from .impair import OUTAGE_BW_BPS, stationary_loss
@@ -114,6 +115,21 @@ def compose(real) -> tuple[dict[tuple[int, str], Segments], list[_cells.Signal]]
         fades = [(rel(ev.t), rel(ev.t + ev.duration_s)) for ev in sev if ev.kind == "fade"]
         holes = [(rel(s), rel(e), h) for s, e, h in lay.holes]
         bps = set(range(0, d_ms, step_ms))
+        # [ge_loss] / [handoff_episode] (linklayer.py): bad-state periods in window ms
+        ge_bad = _window_runs(_ll.ge_bad_runs(p["ge_loss"], seed, _ll.STREAM_GE, ci, real.horizon_s), w0, d_ms) \
+            if p.get("ge_loss") else None
+        episodes, ep_bad = [], None
+        if p.get("handoff_episode"):
+            ep = p["handoff_episode"]
+            episodes = [(rel(im.t - ep["before_s"]), rel(im.t + im.outage_s + ep["after_s"])) for im in imps]
+            episodes = [(a, b) for a, b in episodes if b > a]
+            ep_bad = _window_runs(_ll.ge_bad_runs(ep, seed, _ll.STREAM_EPISODE, ci, real.horizon_s), w0, d_ms)
+            ep_bad = _clip_runs(ep_bad, episodes)
+        for runs in (ge_bad, ep_bad):
+            if runs is not None:
+                bps.update(runs.ravel().tolist())
+        for a, b in episodes:
+            bps.update((a, b))
         # recorded capacity (Mahimahi) replaces the radio model's; trace time 0 = window start
         carrier = p["carriers"][ci]
         recorded = {}
@@ -148,11 +164,13 @@ def compose(real) -> tuple[dict[tuple[int, str], Segments], list[_cells.Signal]]
 
         n = len(starts)
         sc = p.get("speed_channel")
+        radio_init = np.ones(n, dtype=bool)  # loss a link layer may retransmit ([harq])
         if sc:
             # speed at the middle of each step: loss and jitter follow it (channel.py)
             mid = w0 + (np.arange(n_steps) + 0.5) * (step_ms / 1000.0)
             v_step = real.trip.v_at(np.minimum(mid, w0 + dur)) * 3.6
         for di, d in enumerate(DIRECTIONS):
+            radio = radio_init.copy()
             bw = base[d][step_of].astype(float)
             if d in recorded:
                 tstep, rates = recorded[d]
@@ -165,16 +183,20 @@ def compose(real) -> tuple[dict[tuple[int, str], Segments], list[_cells.Signal]]
                 delay = link["base_owd_ms"] * 1000.0 + jit_ms * 1000.0 * jit[d][step_of]
                 bg_step = _channel.loss_at(p, d, v_step)
                 loss: list[tuple[float, ...]] = [(float(bg_step[k]),) for k in step_of.tolist()]
+                _apply_ge(loss, starts, p.get("ge_loss"), ge_bad, d)
                 for a, b in fades:
                     sl = _mark(starts, a, b)
                     for i in range(sl.start, sl.stop):
                         loss[i] = tuple(sc["fade_pattern"])
+                        radio[i] = False
             else:
                 delay = np.full(n, link["base_owd_ms"] * 1000.0) + link["jitter_ms"] * 1000.0 * jit[d][step_of]
                 bg = link["loss_down"] if d == "down" else link["loss_up"]
                 loss = [(bg,)] * n
+                _apply_ge(loss, starts, p.get("ge_loss"), ge_bad, d)
             for a, b, h in holes:
                 sl = _mark(starts, a, b)
+                radio[sl] = False
                 lo, hi = h[f"{d}_bps"]
                 bw[sl] = lo + hole_u[d][step_of[sl]] * (hi - lo)
                 delay[sl] += h["extra_owd_ms"] * 1000.0
@@ -182,23 +204,118 @@ def compose(real) -> tuple[dict[tuple[int, str], Segments], list[_cells.Signal]]
                     loss[i] = (h[f"loss_{d}"],)
             for a, b, x in spikes:
                 delay[_mark(starts, a, b)] += x / 2 * 1e6
+            if episodes and d in p["handoff_episode"]["directions"]:
+                _apply_episodes(loss, starts, p["handoff_episode"], episodes, ep_bad, radio)
             if d in hp["burst_directions"]:
                 pat = tuple(hp["burst_pattern"])
                 for a, b in bursts:
                     sl = _mark(starts, a, b)
+                    radio[sl] = False
                     for i in range(sl.start, sl.stop):
                         loss[i] = pat
             for a, b, kind in outages:
                 sl = _mark(starts, a, b)
+                radio[sl] = False
                 if kind == "held":
                     bw[sl] = OUTAGE_BW_BPS
                 else:
                     for i in range(sl.start, sl.stop):
                         loss[i] = (1.0,)
             bw_i = np.maximum(np.rint(bw).astype(np.int64), OUTAGE_BW_BPS)  # never 0 (rattan#194)
-            out[(ci + 1, d)] = Segments(ci + 1, d, starts, ends, bw_i, np.rint(delay).astype(np.int64),
-                                        [tuple(round(float(v), 6) for v in l) for l in loss])
+            seg = Segments(ci + 1, d, starts, ends, bw_i, np.rint(delay).astype(np.int64),
+                           [tuple(round(float(v), 6) for v in l) for l in loss])
+            if p.get("harq") and d in p["harq"]["directions"]:
+                seg = _harq(seg, radio, p["harq"], seed, ci, di, w0)
+            out[(ci + 1, d)] = seg
     return out, signals
+
+
+def _window_runs(runs: np.ndarray, w0: float, d_ms: int) -> np.ndarray:
+    """Trip-ms periods -> window ms, clipped to [0, d_ms], empty ones dropped."""
+    r = np.clip(runs - _ms(w0), 0, d_ms)
+    return r[r[:, 1] > r[:, 0]]
+
+
+def _clip_runs(runs: np.ndarray, windows: list[tuple[int, int]]) -> np.ndarray:
+    """The parts of ``runs`` inside any of ``windows`` (window ms)."""
+    out = []
+    for a, b in windows:
+        i0 = int(np.searchsorted(runs[:, 1], a, "right"))
+        i1 = int(np.searchsorted(runs[:, 0], b, "left"))
+        for s, e in runs[i0:i1].tolist():
+            s, e = max(s, a), min(e, b)
+            if e > s:
+                out.append((s, e))
+    return np.array(sorted(set(out)), dtype=np.int64).reshape(-1, 2)
+
+
+def _in_runs(runs: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Whether each time of ``t`` lies in one of the sorted, disjoint periods ``runs``."""
+    if runs is None or len(runs) == 0:
+        return np.zeros(len(t), dtype=bool)
+    i = np.searchsorted(runs[:, 0], t, "right") - 1
+    return (i >= 0) & (t < runs[np.maximum(i, 0), 1])
+
+
+def _apply_ge(loss: list, starts: np.ndarray, ge: dict | None, bad_runs, d: str) -> None:
+    if not ge or d not in ge["directions"]:
+        return
+    bad = _in_runs(bad_runs, starts)
+    for i in range(len(loss)):
+        loss[i] = (ge["loss_bad"] if bad[i] else ge["loss_good"],)
+
+
+def _apply_episodes(loss: list, starts: np.ndarray, ep: dict, episodes, bad_runs, radio) -> None:
+    bad = _in_runs(bad_runs, starts)
+    for a, b in episodes:
+        for i in range(*_mark(starts, a, b).indices(len(loss))):
+            loss[i] = (ep["loss_bad"] if bad[i] else ep["loss_good"],)
+            radio[i] = True
+
+
+def _harq(seg: Segments, radio: np.ndarray, hq: dict, seed: int, ci: int, di: int, w0: float) -> Segments:
+    """[harq] (linklayer.py): radio loss of the eligible segments turned into delay.
+
+    Pieces are the segments cut at every slot boundary (slot grid on trip time); each slot
+    has one uniform draw whether eligible or not, so the stream stays aligned. Adjacent pieces
+    with equal values are merged again."""
+    slot = int(hq["slot_ms"])
+    d_ms = int(seg.end_ms[-1])
+    off = _ms(w0)
+    s0, s1 = off // slot, (off + d_ms - 1) // slot + 1          # trip slots touching the window
+    u = _ll_uniform(seed, ci, di, s0, s1)
+    slot_starts = np.arange(s0, s1, dtype=np.int64) * slot - off
+    cuts = np.union1d(seg.start_ms, np.clip(slot_starts, 0, d_ms))
+    cuts = cuts[cuts < d_ms]
+    si = np.searchsorted(seg.start_ms, cuts, "right") - 1        # segment of each piece
+    ki = (cuts + off) // slot - s0                                # slot of each piece
+    single = np.array([len(l) == 1 for l in seg.loss])
+    q = np.array([l[0] if len(l) == 1 else 0.0 for l in seg.loss], dtype=float)
+    elig = (radio & single)[si]
+    k, resid = _ll.harq_draw(np.where(elig, q[si], 0.0), u[ki], hq["max_attempts"])
+    delay = seg.delay_us[si] + np.where(elig, k * int(hq["rtt_ms"]) * 1000, 0)
+    resid = np.round(resid, 9)
+    # a loss key per piece: the residual loss (>= 0) or -(1 + the segment) for kept chains
+    key = np.where(elig, resid, -1.0 - si)
+    bw = seg.bw_bps[si]
+    keep = np.ones(len(cuts), dtype=bool)
+    keep[1:] = (bw[1:] != bw[:-1]) | (delay[1:] != delay[:-1]) | (key[1:] != key[:-1])
+    idx = np.flatnonzero(keep)
+    st = cuts[idx]
+    loss = [(float(resid[j]),) if elig[j] else seg.loss[si[j]] for j in idx.tolist()]
+    return Segments(seg.path, seg.direction, st, np.append(st[1:], d_ms), bw[idx], delay[idx].astype(np.int64), loss)
+
+
+def _ll_uniform(seed: int, ci: int, di: int, s0: int, s1: int) -> np.ndarray:
+    """Uniforms of trip slots s0..s1-1: blocks of 2^16 slots, each from its own stream, so the
+    draw of a slot does not depend on where the window starts."""
+    B = 1 << 16
+    parts = []
+    for b in range(s0 // B, (s1 - 1) // B + 1):
+        ub = _cells.rng(seed, _ll.STREAM_HARQ, ci, di, b).uniform(size=B)
+        lo, hi = max(s0, b * B) - b * B, min(s1, (b + 1) * B) - b * B
+        parts.append(ub[lo:hi])
+    return np.concatenate(parts)
 
 
 # ------------------------------------------------------------------------------------------

@@ -279,9 +279,10 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
     """
     if not isinstance(user, dict):
         raise ScenarioError(f"{src}: a scenario must be a table, got {type(user).__name__}")
+    optional = {"recorded", "ge_loss", "handoff_episode", "harq"}  # tables only when given
     for k in user:
-        if k not in DEFAULTS and k != "recorded":
-            raise _unknown(src, "top level:", k, set(DEFAULTS) | {"recorded"})
+        if k not in DEFAULTS and k not in optional:
+            raise _unknown(src, "top level:", k, set(DEFAULTS) | optional)
     p: dict[str, Any] = {}
 
     # [scenario]
@@ -508,6 +509,11 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
         if (sc["down_bps_static"] is None) != (sc["down_bps_ref"] is None):
             raise _err(src, w, "keys 'down_bps_static' and 'down_bps_ref' go together (both or neither)")
         p["speed_channel"] = sc
+
+    # [ge_loss], [handoff_episode], [harq] (linklayer.py): only when given
+    from .linklayer import resolve_tables
+
+    resolve_tables(src, user, p)
 
     # [recorded]: one path's handoffs from a radio log (recorded.py); only when given
     if user.get("recorded") is not None:
