@@ -19,13 +19,17 @@ Inputs (built once into bench/work/, not committed):
   carrier; written from a generator.
 - ``radio-longline-1g.csv``: a header, one sample and 1 GiB of digits without a line end
   (issue 32's "1 GB log with one long line").
+- ``report-<N>/``: the results directory of ``hsrtcp analyze`` on the same pairs, its flows
+  table repeated to N rows (the first copy keeps its ids and so its events and series).
 
 Runs, each in a fresh interpreter under ``/usr/bin/time -v`` (wall time, user + system CPU,
-peak RSS, exit status): ``hsrtcp model fit FLOWS -o DIR --group-by vantage``; the radio
+peak RSS, exit status): ``hsrtcp model fit FLOWS -o DIR --group-by vantage``;
+``hsrtcp report DIR -o HTML`` (and the page's size); the radio
 reader, ``read_radio(FILE, "lab")`` (the frame's rows and a hash of its content printed, or
 the error). "baseline" runs the same with the package of ``--baseline`` (``git archive`` of
-python/hsrtcp into bench/work/, with this build's native module), "current" with the working
-tree. The model fit tables of the two are compared (equal or not); the radio frames by their
+python/hsrtcp into bench/work/, with this build's native module and uPlot), "current" with
+the working tree or, with ``--current REV``, another revision made the same way (the working
+tree of a shared checkout may hold other work in progress). The model fit tables of the two are compared (equal or not); the radio frames by their
 row count and content hash. The baseline reader is run only up to ``--baseline-max-lines``
 lines (it holds ~18 times its file).
 """
@@ -96,6 +100,41 @@ def _make_flows(path: Path, n: int) -> dict:
             "bytes": path.stat().st_size}
 
 
+def make_report_results(out: Path, n: int, tree: Path) -> dict:
+    """A results directory for ``hsrtcp report``: ``hsrtcp analyze`` of the PAIRS (run with the
+    package of ``tree``), its flows table repeated to ``n`` rows. The first copy keeps the
+    analyzed ids (their events, series and RTT samples are in the other tables, so the drill-
+    downs of the largest flows have data); the other copies get ids from 10^12 and their
+    payload bytes scaled down by 0.1 % a copy, so that the analyzed rows stay the largest."""
+    import numpy as np
+    import polars as pl
+
+    src = WORK / "report-src"
+    if not (src / "flows.parquet").exists():
+        args = []
+        for p in PAIRS:
+            args += ["--client", str(DATA / f"{p}.client.pcap"), "--server", str(DATA / f"{p}.server.pcap")]
+        env = dict(os.environ, PYTHONPATH=str(tree))
+        p = subprocess.run([str(PY), "-m", "hsrtcp", "analyze", *args, "-q", "--no-plot", "-o", str(src)], env=env,
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise SystemExit(f"analyzing the pairs for the report failed:\n{p.stderr[-3000:]}")
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(src, out)
+    f = pl.read_parquet(src / "flows.parquet")
+    meta = {k: v for k, v in pl.read_parquet_metadata(src / "flows.parquet").items() if k.startswith("hsrtcp.")}
+    i = np.arange(n) % f.height
+    k = np.arange(n) // f.height
+    # (all uint64: mixed with int64, numpy would go through float64 and merge nearby ids)
+    ids = np.where(k == 0, f["flow_id"].to_numpy()[i], np.uint64(10**12) + np.arange(n, dtype=np.uint64))
+    shrink = pl.Series(1.0 / (1.0 + k * 1e-3))
+    t = f[i].with_columns(pl.Series("flow_id", ids),
+                          *[(pl.col(c) * shrink).round().cast(f.schema[c]) for c in ("c2s_payload_bytes",
+                                                                                       "s2c_payload_bytes")])
+    t.write_parquet(out / "flows.parquet", metadata=meta)
+    return {"rows": n, "source_rows": f.height, "tables": sorted(x.name for x in out.glob("*.parquet"))}
+
+
 def make_radio(path: Path, n: int) -> dict:
     carriers = [("M", 1000, 1_000_000), ("U", 2000, 2_000_001), ("T", 3000, 3_000_002)]
     k = s = 0
@@ -145,6 +184,11 @@ def baseline_tree(rev: str) -> Path:
         tar.unlink()
     for so in (ROOT / "python" / "hsrtcp").glob("_native*.so"):
         shutil.copy2(so, dest / "python" / "hsrtcp" / so.name)
+    # the report's uPlot (npm, not in git): this checkout's
+    modules = dest / "python" / "hsrtcp" / "report" / "js" / "node_modules"
+    if not modules.exists() and (ROOT / "python" / "hsrtcp" / "report" / "js" / "node_modules").is_dir():
+        modules.parent.mkdir(parents=True, exist_ok=True)
+        modules.symlink_to(ROOT / "python" / "hsrtcp" / "report" / "js" / "node_modules")
     return dest / "python"
 
 
@@ -177,10 +221,13 @@ def main() -> None:
     ap.add_argument("--flows", type=int, default=1_000_000)
     ap.add_argument("--radio-lines", default="2000000,10000000", help="comma-separated line counts")
     ap.add_argument("--baseline", default=DEFAULT_BASELINE, help="git revision of today's path")
+    ap.add_argument("--current", default="tree",
+                    help="what is measured against it: 'tree' (the working tree) or a git revision")
     ap.add_argument("--baseline-max-lines", type=int, default=2_000_000)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--skip-fit", action="store_true")
     ap.add_argument("--skip-radio", action="store_true")
+    ap.add_argument("--skip-report", action="store_true")
     ap.add_argument("--inputs-tree", choices=("current", "baseline"), default="current",
                     help="the package that analyzes the captures the flows come from")
     ap.add_argument("--make-flows", type=Path, help=argparse.SUPPRESS)
@@ -190,7 +237,9 @@ def main() -> None:
         print(json.dumps(_make_flows(a.make_flows, a.flows)))
         return
     WORK.mkdir(parents=True, exist_ok=True)
-    trees = {"baseline": baseline_tree(a.baseline), "current": ROOT / "python"}
+    trees = {"baseline": baseline_tree(a.baseline),
+             "current": ROOT / "python" if a.current == "tree" else baseline_tree(a.current)}
+    current = a.current if a.current == "tree" else trees["current"].parent.name.removeprefix("baseline-")
     inputs: dict[str, dict] = {}
     flows = WORK / f"flows-{a.flows}.parquet"
     if not a.skip_fit:
@@ -213,6 +262,13 @@ def main() -> None:
             make_long_line(p)
         logs["radio_longline_1g"] = p
         inputs["radio_longline_1g"] = {"file": str(p.relative_to(ROOT)), "bytes": p.stat().st_size}
+    report_dir = WORK / f"report-{a.flows}"
+    if not a.skip_report:
+        meta = WORK / f"report-{a.flows}.json"
+        if not ((report_dir / "flows.parquet").exists() and meta.exists()):
+            meta.write_text(json.dumps(make_report_results(report_dir, a.flows, trees[a.inputs_tree])))
+        inputs["report"] = {"dir": str(report_dir.relative_to(ROOT)), **json.loads(meta.read_text()),
+                            "analyzed_by": a.inputs_tree}
     load0 = os.getloadavg()[0]
     runs: dict[str, list[dict]] = {}
     for _ in range(a.rounds):
@@ -223,6 +279,12 @@ def main() -> None:
                 r = timed([str(PY), "-m", "hsrtcp", "model", "fit", str(flows), "-o", str(out), "--group-by", "vantage"],
                           tree)
                 runs.setdefault(f"model_fit_{side}", []).append(r)
+            if not a.skip_report:
+                html = WORK / f"report-{side}.html"
+                html.unlink(missing_ok=True)
+                r = timed([str(PY), "-m", "hsrtcp", "report", str(report_dir), "-o", str(html)], tree)
+                r["html_mb"] = round(html.stat().st_size / 1e6, 2) if html.exists() else None
+                runs.setdefault(f"report_{side}", []).append(r)
             for name, p in logs.items():
                 n = inputs[name].get("lines", 0)
                 if side == "baseline" and n - 1 > a.baseline_max_lines:
@@ -245,8 +307,7 @@ def main() -> None:
         "host": {"cpus": os.cpu_count(), "python": platform.python_version(),
                  "load_1min": [round(load0, 2), round(os.getloadavg()[0], 2)]},
         "baseline": a.baseline,
-        "current": subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
-                                  text=True).stdout.strip(),
+        "current": current,
         "inputs": inputs,
         "rounds": a.rounds,
         "best": best,
