@@ -20,3 +20,25 @@ class LabError(HsrtcpError, RuntimeError):
 
 class ModelDomainError(HsrtcpError, ValueError):
     """A throughput model was given inputs outside its domain."""
+
+
+class ExitCode:
+    """The exit codes of hsrtcp's commands (docs/cli.md, "Exit codes"). Plain ints in a class
+    rather than an ``enum.IntEnum``: this module is on the start-up path of ``hsrtcp analyze``,
+    which imports nothing it can avoid (docs/design.md, "Start-up"), and ``enum`` pulls in
+    ``functools`` and ``collections``."""
+
+    OK = 0
+    #: the command ran but what it checked or ran did not all succeed: ``doctor`` (a part asked
+    #: about is missing), ``measure`` (a flow failed), ``campaign`` (a run failed)
+    FAILED = 1
+    #: a bad option or option value (click's UsageError / BadParameter)
+    USAGE = 2
+    #: a file that cannot be read or written (InputError, OutputError, LabError); partial results written
+    INPUT = 3
+    #: a defect: the traceback is printed
+    INTERNAL = 4
+    #: Ctrl-C (128 + SIGINT)
+    INTERRUPTED = 130
+    #: SIGTERM (128 + SIGTERM), a corpus run stopped by its scheduler
+    TERMINATED = 143

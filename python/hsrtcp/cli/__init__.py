@@ -7,16 +7,13 @@ short run: see docs/design.md, "Start-up"); everything else goes to the click gr
 :mod:`hsrtcp.cli.group`, where each subcommand lives in its own module and is imported only
 when it is run.
 
-Exit codes: 0 success, 2 usage error, 3 input error (bad capture, bad file), 4 internal error.
+Exit codes: 0 success, 2 usage error, 3 input error (bad capture, bad file), 4 internal error
+(:class:`hsrtcp.errors.ExitCode`, docs/cli.md).
 """
 
 from __future__ import annotations
 
 import sys
-
-EXIT_USAGE = 2
-EXIT_INPUT = 3
-EXIT_INTERNAL = 4
 
 
 def main(argv: list[str] | None = None, *, exit_when_quick: bool = False) -> int:
@@ -25,7 +22,7 @@ def main(argv: list[str] | None = None, *, exit_when_quick: bool = False) -> int
     ``exit_when_quick`` (for :func:`entry` only): after a command line the quick parser
     ran, end the process at once (:func:`_exit_now`) instead of returning.
     """
-    from hsrtcp.errors import InputError, LabError
+    from hsrtcp.errors import ExitCode, InputError, LabError
     from hsrtcp.output import shown
 
     args = sys.argv[1:] if argv is None else [str(a) for a in argv]
@@ -42,14 +39,14 @@ def main(argv: list[str] | None = None, *, exit_when_quick: bool = False) -> int
         return run_group(args)
     except (InputError, LabError) as exc:
         print(f"error: {shown(str(exc))}", file=sys.stderr)
-        return EXIT_INPUT
+        return ExitCode.INPUT
     except OSError as exc:  # a file or directory the system refused (output side mostly)
         where = f"{shown(exc.filename)}: " if exc.filename is not None else ""
         print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
-        return EXIT_INPUT
+        return ExitCode.INPUT
     except UnicodeError as exc:  # a name or a text file that is not UTF-8
         print(f"error: {shown(str(exc))}", file=sys.stderr)
-        return EXIT_INPUT
+        return ExitCode.INPUT
     except KeyboardInterrupt:
         # Whatever was staged is gone by now (the output set aborted on the way out).
         print("interrupted", file=sys.stderr)
@@ -59,14 +56,14 @@ def main(argv: list[str] | None = None, *, exit_when_quick: bool = False) -> int
             sys.stderr.flush()
             import os
 
-            os._exit(130)
-        return 130
+            os._exit(ExitCode.INTERRUPTED)
+        return ExitCode.INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - last line of defence, with a clear label
         import traceback
 
         traceback.print_exc()
         print(f"internal error: {exc!r}", file=sys.stderr)
-        return EXIT_INTERNAL
+        return ExitCode.INTERNAL
 
 
 def entry() -> int:

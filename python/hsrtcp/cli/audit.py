@@ -48,4 +48,6 @@ def audit(runs, out, quiet) -> None:
     for e in a.errors:
         click.echo(f"error: {e}", err=True)
     if a.errors:
-        raise SystemExit(3)
+        from hsrtcp.errors import ExitCode
+
+        raise SystemExit(ExitCode.INPUT)

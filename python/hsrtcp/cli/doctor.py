@@ -22,6 +22,8 @@ from pathlib import Path
 
 import click
 
+from hsrtcp.errors import ExitCode
+
 #: Debian packages of the system tools the parts use (the commands `hsrtcp doctor` prints).
 APT = {"tcpdump": "tcpdump", "ip": "iproute2", "tc": "iproute2", "nft": "nftables", "tshark": "tshark",
        "tcptrace": "tcptrace", "iperf3": "iperf3", "clang": "clang", "bpftool": "bpftool", "npm": "npm"}
@@ -373,7 +375,7 @@ def doctor(need, as_json):
                                "need": need, "ready": ready,
                                "parts": [{"name": p.name, "ok": p.ok, "what": p.what, "detail": p.detail,
                                           "why": p.why, "fix": p.fix} for p in parts]}, indent=2))
-        raise SystemExit(0 if ready else 1)
+        raise SystemExit(ExitCode.OK if ready else ExitCode.FAILED)
     head = version_text().splitlines()
     click.echo(f"{head[0]}, commit {head[1].removeprefix('commit: ')}")
     width = max(len(p.name) for p in parts)
@@ -392,4 +394,4 @@ def doctor(need, as_json):
         click.echo("The lab can run here." if ready else "The lab cannot run here (see above).")
     else:
         click.echo(f"Needed parts work: {', '.join(need)}." if ready else f"Needed parts missing: {', '.join(lacking)}.")
-    raise SystemExit(0 if ready else 1)
+    raise SystemExit(ExitCode.OK if ready else ExitCode.FAILED)

@@ -11,7 +11,7 @@ import importlib
 
 import click
 
-from hsrtcp.cli import EXIT_INPUT, EXIT_USAGE
+from hsrtcp.errors import ExitCode
 
 # name -> "module:attribute" (a click.Command), relative to this package.
 SUBCOMMANDS: dict[str, str] = {
@@ -83,13 +83,13 @@ def run_group(args: list[str]) -> int:
         if isinstance(exc.__context__, KeyboardInterrupt):
             raise KeyboardInterrupt from None  # Ctrl-C: reported by hsrtcp.cli.main
         click.echo("aborted", err=True)
-        return 130
+        return ExitCode.INTERRUPTED
     except click.UsageError as exc:
         exc.show()
-        return EXIT_USAGE
+        return ExitCode.USAGE
     except click.ClickException as exc:
         exc.show()
-        return exc.exit_code if exc.exit_code != 1 else EXIT_INPUT
+        return exc.exit_code if exc.exit_code != 1 else ExitCode.INPUT
     except SystemExit as exc:  # a command's own exit code (`raise SystemExit(run(...))`)
-        return exc.code if isinstance(exc.code, int) else 0
-    return 0
+        return exc.code if isinstance(exc.code, int) else ExitCode.OK
+    return ExitCode.OK

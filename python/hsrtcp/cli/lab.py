@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from hsrtcp.errors import LabError
+from hsrtcp.errors import ExitCode, LabError
 
 
 def _lab_errors(fn):
@@ -149,7 +149,7 @@ def measure_client(server, port, flow_type, duration, size, count, gap, cc, mptc
         if r.get("error"):
             click.echo(f"flow {r.get('label')}: {r['error']}", err=True)
     if any(r.get("error") for r in results):
-        sys.exit(1)
+        sys.exit(ExitCode.FAILED)
 
 
 # --------------------------------------------------------------------------- emulate
@@ -355,7 +355,7 @@ def campaign(campaign_file, out, no_progress, list_only, shard, force, redo_nois
     for r in failed:
         click.echo(f"  {r['run_id']}: {'; '.join(r['errors'])[:500]}", err=True)
     if failed:
-        sys.exit(1)
+        sys.exit(ExitCode.FAILED)
 
 
 # --------------------------------------------------------------------------- scenario (other module)

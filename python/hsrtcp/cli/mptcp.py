@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from hsrtcp.cli.options import Number, count
+from hsrtcp.errors import ExitCode
 
 # Rates are counted per second over the instance: a longer span (11.6 days) is a typo.
 MAX_SECONDS = 1_000_000
@@ -56,4 +57,4 @@ def mptcp(results, baseline, out, barrier, duration_s, window, before, drop, aft
     for e in errors:
         click.echo(f"error: {e} (the metrics above use the packets read before it)", err=True)
     if errors:
-        raise SystemExit(3)
+        raise SystemExit(ExitCode.INPUT)

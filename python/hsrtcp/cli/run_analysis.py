@@ -29,6 +29,7 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
     runs when they are given or a run bundle is analyzed. ``packets``: also the packets
     table (docs/formats/packets.md).
     """
+    from hsrtcp.errors import ExitCode
     from hsrtcp.output import OutputSet, shown
     # This process ends with the run: the allocator may keep what it frees (fewer page
     # faults and TLB flushes on the analysis threads).
@@ -93,4 +94,4 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
         print_summary(flows, capture_rows)
         print(f"wrote {', '.join(os.path.basename(p) for p in written)} to {shown(out)}/")
     # Input errors still write the partial results, then exit 3.
-    return 3 if errors or context_problems else 0
+    return ExitCode.INPUT if errors or context_problems else ExitCode.OK

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import signal
 
 import click
 
@@ -27,7 +26,7 @@ def corpus_command(captures, out, *, client, server, vantage, window_s, csv, wor
     if workers is not None and workers < 1:
         raise click.UsageError("-j must be at least 1")
     from hsrtcp.context.labels import parse_labels
-    from hsrtcp.errors import OutputError
+    from hsrtcp.errors import ExitCode, OutputError
     from hsrtcp.output import shown
     from hsrtcp.scale.dask import SchedulerError
     from hsrtcp.scale.lock import LockedError
@@ -42,17 +41,17 @@ def corpus_command(captures, out, *, client, server, vantage, window_s, csv, wor
                           scheduler=scheduler, dask_local=dask_local, quiet=quiet, window_s=window_s, labels=lab)
     except Terminated:
         click.echo("terminated (SIGTERM)", err=True)
-        return 128 + signal.SIGTERM
+        return ExitCode.TERMINATED
     except KeyboardInterrupt:  # the run stopped cleanly (no thread left): an ordinary exit
         click.echo("interrupted", err=True)
-        return 130
+        return ExitCode.INTERRUPTED
     except (LockedError, SchedulerError, OutputError) as exc:
         click.echo(f"error: {shown(str(exc))}", err=True)
-        return 3
+        return ExitCode.INPUT
     except OSError as exc:  # RESULTS not writable, disk full ...: a message, not a traceback
         where = exc.filename if exc.filename is not None else out
         click.echo(f"error: {shown(where)}: {exc.strerror or exc}", err=True)
-        return 3
+        return ExitCode.INPUT
     except ValueError as exc:
         if exc.__class__ is ValueError:  # the corpus names nothing: a usage error
             raise click.UsageError(str(exc)) from None

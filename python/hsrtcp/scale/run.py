@@ -25,7 +25,7 @@ import threading
 import time
 import uuid
 
-from hsrtcp.errors import OutputError
+from hsrtcp.errors import ExitCode, OutputError
 from hsrtcp.output import shown
 from hsrtcp.scale.discover import Input, discover
 from hsrtcp.scale.failures import row, write_failures
@@ -260,7 +260,7 @@ def _run(spec, results, cluster, *, force, workers, quiet, window_s, labels, mod
         gb = todo_bytes[0] / 1e9
         wall = time.perf_counter() - t_start
         _summary(spec, results, index, failures, tail=f"; {gb:.3f} GB in {wall:.1f} s ({how}, {workers} workers)")
-    return 3 if failures else 0
+    return ExitCode.INPUT if failures else ExitCode.OK
 
 
 def _summary(spec, results, index, failures, *, tail: str = "", stopped: BaseException | None = None) -> None:

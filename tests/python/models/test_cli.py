@@ -90,9 +90,10 @@ def test_fit_default_outdir_and_missing_file(tmp_path):
     res = CliRunner().invoke(model, ["fit", str(tmp_path / "absent")])
     assert isinstance(res.exception, InputError)
     assert "absent: no such file" in str(res.exception)
-    from hsrtcp.cli import EXIT_INPUT, main
+    from hsrtcp.cli import main
+    from hsrtcp.errors import ExitCode
 
-    assert main(["model", "fit", str(tmp_path / "absent")]) == EXIT_INPUT
+    assert main(["model", "fit", str(tmp_path / "absent")]) == ExitCode.INPUT == 3
 
 
 def test_sweep_writes_png_and_csv(tmp_path):
