@@ -37,7 +37,7 @@ import polars as pl
 from hsrtcp.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ("docs/study.md", "docs/findings.md", "docs/passive.md")
+DOCS = ("docs/study.md", "docs/findings.md", "docs/passive.md", "docs/models.md")
 
 STUDY = "tests/data/study"
 WITH_STATIC = "tests/data/study-with-static"
@@ -572,7 +572,16 @@ def passive_cc_accuracy(ctx: Context) -> str:
     return accuracy_markdown(ctx.path("docs/passive/cc_accuracy.csv"))
 
 
+def models_on_data(ctx: Context) -> str:
+    """docs/models.md: seed 001's comparison of the models on the study's connections."""
+    from hsrtcp.models.on_data import lab_ack_loss, markdown, on_data
+    flows = ctx.parquet(f"{STUDY}/study_flows.parquet")
+    ack = {s: lab_ack_loss(ctx.path(f"scenarios/{s}.toml")) for s in sorted(flows["scenario"].unique().to_list())}
+    return markdown(on_data(flows, ack))
+
+
 GENERATORS: dict[str, Callable[[Context], str]] = {
+    "models-on-data": models_on_data,
     "passive-cc-accuracy": passive_cc_accuracy,
     "findings-families": findings_families,
     "study-classes": study_classes,

@@ -186,3 +186,112 @@ def on_committed(root: str | Path, flows_rel: str = "tests/data/study/study_flow
     flows = pl.read_parquet(root / flows_rel)
     ack = {s: lab_ack_loss(root / "scenarios" / f"{s}.toml") for s in flows["scenario"].unique().to_list()}
     return on_data(flows, ack)
+
+
+# ---------------------------------------------------------------------------------------------
+# the generated region of docs/models.md (python -m hsrtcp.docsgen, region models-on-data)
+
+_LABELS = {"pftk_full": "PFTK full", "pftk_approx": "PFTK approx.", "enh_as_printed": "enh. as printed",
+           "enh_corrected": "enh. corrected", "enh_rederived": "enh. re-derived"}
+
+
+def _f(v, digits: int = 3) -> str:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return "—"
+    return f"{v:.{digits}g}"
+
+
+def _e(v) -> str:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return "—"
+    return "0" if v == 0 else f"{v:.1e}"
+
+
+def _d(v) -> str:
+    return "—" if v is None else f"{v:.2f}"
+
+
+def _pct(k: int, n: int) -> str:
+    return f"{k}/{n}" if n else "0/0"
+
+
+def markdown(res: OnData) -> str:
+    """The tables and the sentences that only read them."""
+    f = res.flows
+    cls_order = list(CLASSES)
+    lines: list[str] = []
+    # 1. inputs
+    lines += ["Inputs per class (700 connections of tests/data/study/study_flows.parquet; how each input is "
+              "derived: `hsrtcp.models.on_data`):", "",
+              "| class | flows | p_d > 0 | T from a timeout sequence | q measured | P_a > 0 | mean P_a | lab p_a |",
+              "|---|---|---|---|---|---|---|---|"]
+    for c in cls_order:
+        g = f.filter(pl.col("cls") == c)
+        lines.append(f"| {c} | {g.height} | {int((g['p_d'] > 0).sum())} | {int((g['t_source'] == 'sequence').sum())} "
+                     f"| {int((g['q_source'] == 'measured').sum())} | {int((g['ack_burst_loss'] > 0).sum())} "
+                     f"| {_e(g['ack_burst_loss'].mean())} | {_f(g['p_a'][0])} |")
+    # 2. D per class and workload
+    cells = res.cells()
+    lines += ["", "D = |TP_model − TP_trace| / TP_trace (seed 001 eq. 22, a fraction): mean (median) over the "
+              "flows with a prediction; n = flows with D for PFTK / for the enhanced variants:", "",
+              "| class | workload | flows | n | " + " | ".join(_LABELS[k] for k in MODEL_KEYS) + " |",
+              "|---|---|---|---|" + "---|" * len(MODEL_KEYS)]
+    for c in cls_order:
+        for w in ("all", *WORKLOADS):
+            r = cells.filter((pl.col("cls") == c) & (pl.col("workload") == w))
+            if r.height == 0:
+                continue
+            r = r.row(0, named=True)
+            ds = " | ".join(f"{_d(r[f'mean_{k}'])} ({_d(r[f'median_{k}'])})" for k in MODEL_KEYS)
+            lines.append(f"| {c} | {w} | {r['n_flows']} | {r['n_pftk_full']} / {r['n_enh_rederived']} | {ds} |")
+    # 3. paired: each enhanced variant against PFTK full
+    lines += ["", "Each enhanced variant against PFTK full on the same flows (both defined): mean D of the "
+              "variant − mean D of PFTK, and the flows where the variant is closer to the measurement:", "",
+              "| class | flows | " + " | ".join(_LABELS[k] for k in MODEL_KEYS[2:]) + " |",
+              "|---|---|" + "---|" * 3]
+    paired = {k: res.paired(k, "pftk_full") for k in MODEL_KEYS[2:]}
+    for c in cls_order:
+        row, n = [], 0
+        for k in MODEL_KEYS[2:]:
+            p = paired[k].filter(pl.col("cls") == c)
+            if p.height == 0:
+                row.append("—")
+                continue
+            p = p.row(0, named=True)
+            n = p["n"]
+            row.append(f"{p['mean_a'] - p['mean_b']:+.3f} (closer in {_pct(p['a_better'], p['n'])})")
+        lines.append(f"| {c} | {n} | " + " | ".join(row) + " |")
+    # 4. P_a as printed
+    lines += ["", "P_a as printed (p_a^w, w = the re-derived E[W] as a fixed point; per ACK: p_a^(w/b)) over the "
+              "flows with p_d > 0, against the P_a of the trace, and what each does to the re-derived prediction "
+              "(relative to P_a = 0):", "",
+              "| class | flows | p_a^w min | median | max | p_a^(w/b) median | max | max change, p_a^w "
+              "| trace P_a > 0: flows | median change, trace P_a |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for c in cls_order:
+        g = f.filter((pl.col("cls") == c) & pl.col("P_a_printed").is_not_null())
+        rel = ((g["pred_printed"] - g["pred_pa0"]) / g["pred_pa0"]).abs()
+        t = f.filter((pl.col("cls") == c) & (pl.col("ack_burst_loss") > 0) & pl.col("pred_pa0").is_not_null()
+                     & pl.col("pred_enh_rederived").is_not_null())
+        trel = (t["pred_enh_rederived"] - t["pred_pa0"]) / t["pred_pa0"]
+        pr, pa = g["P_a_printed"], g["P_a_printed_per_ack"]
+        lines.append(f"| {c} | {g.height} | {_e(pr.min())} | {_e(pr.median())} | {_e(pr.max())} | {_e(pa.median())} "
+                     f"| {_e(pa.max())} | {_e(rel.max())} | {t.height} | "
+                     f"{f'{100 * trel.median():+.1f} %' if t.height else '—'} |")
+    # 5. what the tables say, in numbers
+    n_all = f.height
+    none = f.filter(pl.all_horizontal([pl.col(f"pred_{k}").is_null() for k in MODEL_KEYS]))
+    lossless = none.filter((pl.col("p_d") == 0) & (pl.col("ack_burst_loss") == 0)).height
+    below = {k: f.filter(pl.col(f"pred_{k}").is_not_null()) for k in ("pftk_full", "enh_rederived")}
+    share = {k: (g["pred_" + k] < g["throughput_pkts"]).sum() / g.height for k, g in below.items()}
+    ratio = {k: (g["pred_" + k] / g["throughput_pkts"]).median() for k, g in below.items()}
+    q1 = f.filter((pl.col("q") >= 1) & pl.col("pred_enh_rederived").is_null()).height
+    others = f", {none.height - lossless} for other reasons" if none.height > lossless else ""
+    lines += ["", f"No model predicts {none.height} of the {n_all} connections: {lossless} without a data loss "
+                  f"and without an ACK burst loss (no window limit is committed, so every model is unbounded "
+                  f"there){others}; the enhanced variants also leave out {q1} flows whose every timeout "
+                  f"retransmission was lost (q = 1, outside their domain). Of the flows with a prediction, PFTK full predicts "
+                  f"below the measurement for {100 * share['pftk_full']:.0f} % (median prediction/measurement "
+                  f"{ratio['pftk_full']:.2f}), the re-derived enhanced model for {100 * share['enh_rederived']:.0f} % "
+                  f"({ratio['enh_rederived']:.2f})."]
+    return "\n".join(lines) + "\n"
