@@ -58,7 +58,7 @@ def study(results, out, by, min_flows, n_boot, seed, scheduler, quiet):
     try:
         s = build(list(results), by=by, min_flows=min_flows, bootstrap=n_boot, seed=seed,
                   **({"stream": True, "scheduler": scheduler, "progress": not quiet, "spool_dir": spool,
-                      "processes": True}
+                      "processes": True, "write_ahead": True}
                      if stream else {}))
     except ValueError as exc:
         from hsrtcp.errors import InputError

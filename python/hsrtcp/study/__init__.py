@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import types
 from collections.abc import Iterable
@@ -116,7 +117,11 @@ class Study:
         with OutputSet(out_dir, manifest=MANIFEST, replaces=frozenset()) as output:
             for name, df in self.tables.items():
                 with output.file(f"{name}.parquet") as p:
-                    if isinstance(df, pl.LazyFrame):  # spooled by the streaming path
+                    ahead = getattr(self, "encoded", None)
+                    done = ahead.path(name) if ahead is not None and isinstance(df, pl.LazyFrame) else None
+                    if done is not None:  # encoded while the tables were computed (stream.Encoding)
+                        shutil.copyfile(done, p)
+                    elif isinstance(df, pl.LazyFrame):  # spooled by the streaming path
                         df.sink_parquet(p)
                     else:
                         df.write_parquet(p)
@@ -134,7 +139,7 @@ class Study:
 def study(results: str | os.PathLike | Iterable[str | os.PathLike], by: Iterable[str] | str = (), *,
           min_flows: int = 1, bootstrap: int = 1000, seed: int = 0, level: float = LEVEL, stream: bool = False,
           scheduler: str | None = None, progress: bool | None = None, spool_dir: str | None = None,
-          processes: bool = False) -> Study:
+          processes: bool = False, write_ahead: bool = False) -> Study:
     """Build the study tables from results directories (one path or many, read as one).
 
     ``by``: extra dimensions (column names of flows, context, labels, or ``workload``;
@@ -151,6 +156,8 @@ def study(results: str | os.PathLike | Iterable[str | os.PathLike], by: Iterable
     a Dask scheduler's address for the per-partition part (streaming only). ``processes``:
     read the partitions of a large study in worker processes, one per core (streaming
     only; the calling script must guard its main, ``if __name__ == "__main__":``).
+    ``write_ahead``: the per-flow tables encoded while the others are computed, for a
+    caller that will :meth:`Study.write` the study (streaming only).
     """
     if isinstance(by, str):
         by = [b for b in by.split(",") if b.strip()]
@@ -167,7 +174,8 @@ def study(results: str | os.PathLike | Iterable[str | os.PathLike], by: Iterable
         from hsrtcp.study import stream as streaming
 
         return streaming.study(results, list(by), min_flows=min_flows, bootstrap=bootstrap, seed=seed, level=level,
-                               scheduler=scheduler, progress=progress, spool_dir=spool_dir, processes=processes)
+                               scheduler=scheduler, progress=progress, spool_dir=spool_dir, processes=processes,
+                               write_ahead=write_ahead)
     res = load.read(results)
     notes = list(res.notes)
     frame, tput, tnotes = flow_frame(res, list(by))

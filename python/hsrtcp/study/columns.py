@@ -142,20 +142,26 @@ def _flat_lists(lf: pl.LazyFrame, column: str) -> tuple[np.ndarray, np.ndarray, 
     Arrow offsets (a ``list.eval`` over 10^7 lists took seconds per metric)."""
     import pyarrow as pa
 
-    arr = lf.select(pl.col(column)).collect().to_series().rechunk().to_arrow()
+    arr = lf.select(pl.col(column)).collect(engine="streaming").to_series().rechunk().to_arrow()
     if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
+        arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
     n = len(arr)
-    offsets = arr.offsets.to_numpy().astype(np.int64)
-    values = arr.values.to_numpy(zero_copy_only=False).astype(np.float64)  # nulls as NaN
+    offsets = arr.offsets.to_numpy()
+    lo, hi = int(offsets[0]), int(offsets[n])
+    values = arr.values.slice(lo, hi - lo).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)  # nulls: NaN
     valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    del arr
+    # kept: not null, finite, and of a row that is not null (a null row may still span values)
     kept = np.isfinite(values)
-    kept_before = np.concatenate([[0], np.cumsum(kept, dtype=np.int64)])
-    lengths = np.where(valid, kept_before[offsets[1:n + 1]] - kept_before[offsets[:n]], 0).astype(np.int64)
-    # the values of null rows are not the rows' (an offset range a null row may still span)
-    inside = np.repeat(valid, np.diff(offsets[:n + 1])) if n else np.zeros(0, dtype=bool)
-    flat = values[offsets[0]:offsets[n]][kept[offsets[0]:offsets[n]] & inside]
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if lengths.size else lengths
+    kept &= np.repeat(valid, np.diff(offsets))
+    flat = values[kept]
+    del values
+    cs = np.zeros(kept.size + 1, dtype=np.int64)
+    np.cumsum(kept, out=cs[1:])
+    before = cs[offsets - lo]  # kept values before each row
+    del cs
+    lengths = np.diff(before)
+    starts = before[:-1]
     return flat, lengths, starts
 
 

@@ -241,6 +241,34 @@ def _scan(files: list[str]) -> pl.LazyFrame | None:
     return pl.concat([pl.scan_parquet(f) for f in files], how="diagonal_relaxed")
 
 
+class Encoding:
+    """Tables sunk to Parquet files in the spool on a thread of their own (``write_ahead``)."""
+
+    def __init__(self, spool: str, frames: dict[str, pl.LazyFrame]) -> None:
+        self.paths: dict[str, str] = {}
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(spool, frames), name="hsrtcp-study-write-ahead",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self, spool: str, frames: dict[str, pl.LazyFrame]) -> None:
+        try:
+            for name, lf in frames.items():
+                p = os.path.join(spool, f"{name}.parquet")
+                lf.sink_parquet(p)
+                self.paths[name] = p
+        except Exception as exc:  # noqa: BLE001 - Study.write then sinks the table itself and reports
+            self.error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def path(self, name: str) -> str | None:
+        """The file of table ``name`` once encoded; None when it could not be."""
+        self.wait()
+        return self.paths.get(name)
+
+
 def _stack(frames: list) -> pl.DataFrame | None:
     frames = [f for f in frames if f is not None]
     return pl.concat(frames, how="diagonal_relaxed") if frames else None
@@ -248,11 +276,14 @@ def _stack(frames: list) -> pl.DataFrame | None:
 
 def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, seed: int, level: float,
           scheduler: str | None = None, progress: bool | None = None, spool_dir: str | None = None,
-          processes: bool = False):
+          processes: bool = False, write_ahead: bool = False):
     """The streamed study (:func:`hsrtcp.study.study` with ``stream=True``); ``processes``:
     worker processes for :data:`PROCESS_MIN_PARTITIONS` partitions or more (the caller's
     script must then guard its main, ``if __name__ == "__main__":``, as any program that
-    starts processes; the ``hsrtcp`` command does)."""
+    starts processes; the ``hsrtcp`` command does). ``write_ahead``: encode ``study_flows``
+    and ``throughput_samples`` into the spool on a thread while the summary tables are
+    computed (those are mostly one core's numpy; the encoding is most of what
+    :meth:`Study.write` costs at 10^7 flows), for a caller that writes the study."""
     from hsrtcp.study import Study, _LIST_COLUMNS
 
     if not results:
@@ -342,27 +373,36 @@ def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, 
     tput_names = tput.collect_schema().names()
     tput = tput.with_columns([pl.lit(None, dtype=pl.String).alias(d) for d in dims if d not in tput_names])
     study_flows = flows_lf.drop([c for c in (*_LIST_COLUMNS, "failed_value") if c in flows_lf.collect_schema()])
-    out = {
-        "classes": tables.classes(flows, o),
-        "u_rate": tables.u_rate(flows, o),
-        "performance": tables.performance(flows, o),
-        "spurious_rto": tables.spurious_rto(flows, o),
-        "dupack": tables.dupack(flows, o),
-        "handshake": tables.handshake(flows, o),
-        "failure": tables.failure(flows, o),
-        "timeout_recovery": tables.timeout_recovery(flows, o),
-        "suspensions": tables.suspensions(flows, o),
-        "handoff_intervals": tables.handoff_intervals(handoffs, o),
-        "coverage": tables.coverage(coverage),
-        "throughput_samples": tput.select("result", "flow_id", "flow_class", *dims, "bin", "t_rel", "bin_s", "bytes",
-                                          "throughput_bps", "loss_rate"),
-        "study_flows": study_flows,
-        "failures": failures,
-    }
+    samples = tput.select("result", "flow_id", "flow_class", *dims, "bin", "t_rel", "bin_s", "bytes", "throughput_bps",
+                          "loss_rate")
+    ahead = Encoding(spool, {"study_flows": study_flows, "throughput_samples": samples}) if write_ahead else None
+    try:
+        out = {
+            "classes": tables.classes(flows, o),
+            "u_rate": tables.u_rate(flows, o),
+            "performance": tables.performance(flows, o),
+            "spurious_rto": tables.spurious_rto(flows, o),
+            "dupack": tables.dupack(flows, o),
+            "handshake": tables.handshake(flows, o),
+            "failure": tables.failure(flows, o),
+            "timeout_recovery": tables.timeout_recovery(flows, o),
+            "suspensions": tables.suspensions(flows, o),
+            "handoff_intervals": tables.handoff_intervals(handoffs, o),
+            "coverage": tables.coverage(coverage),
+            "throughput_samples": samples,
+            "study_flows": study_flows,
+            "failures": failures,
+        }
+    except BaseException:
+        if ahead is not None:
+            ahead.wait()
+        shutil.rmtree(spool, ignore_errors=True)
+        raise
     rows = {"throughput_samples": sum(r["tput"] for r in ok), "study_flows": sum(r["flows"] for r in ok)}
     s = Study(out, notes, o, list(results), rows=rows)
     s.partitions = len(names)
     s.workers = sorted({tuple(d["worker"]) for d in done if d["worker"]})  # (host, pid) of the processes that read them
     s.spool = spool
+    s.encoded = ahead
     weakref.finalize(s, shutil.rmtree, spool, True)  # the spooled rows live as long as the study
     return s

@@ -259,3 +259,32 @@ def test_class_reasons_tied_in_count_are_listed_by_name_on_both_paths():
     assert row["reasons"] == "w gap (2); x gap (1); y gap (1)" and row["n_flows"] == 5
     assert memory.filter(pl.col("flow_class") == "all")["share"].to_list() == [1.0]
     assert memory.filter(pl.col("flow_class") == "static")["reasons"].to_list() == [None]
+
+
+def test_write_ahead_files_are_the_tables(corpus, tmp_path):
+    """study_flows and throughput_samples encoded while the summary tables are computed
+    (write_ahead, what the command asks) are the files written, equal to the in-memory ones."""
+    s = hsrtcp.study(corpus, by=["case"], bootstrap=0, stream=True, write_ahead=True, spool_dir=str(tmp_path))
+    assert s.encoded.path("study_flows") == str(Path(s.spool) / "study_flows.parquet")
+    s.write(tmp_path / "st")
+    memory = hsrtcp.study(corpus, by=["case"], bootstrap=0)
+    for name in ("study_flows", "throughput_samples"):
+        assert pl.read_parquet(tmp_path / "st" / f"{name}.parquet").equals(memory.tables[name]), name
+        assert (tmp_path / "st" / f"{name}.parquet").read_bytes() == Path(s.encoded.path(name)).read_bytes()
+
+
+def test_flat_lists_keep_what_pooled_keeps():
+    """The pooled metrics' flat values from Arrow offsets: nulls, NaN and inf dropped, null
+    rows and empty lists count 0, a sliced column read from its own offsets."""
+    import numpy as np
+
+    s = pl.Series("v", [[1.0, None, float("nan")], None, [], [2.0, float("inf"), 3.5], [4.0]])
+    flat, lengths, starts = columns._flat_lists(pl.DataFrame({"v": s}).lazy(), "v")
+    assert flat.tolist() == [1.0, 2.0, 3.5, 4.0] and lengths.tolist() == [1, 0, 0, 2, 1]
+    assert starts.tolist() == [0, 1, 1, 1, 3]
+    flat, lengths, starts = columns._flat_lists(pl.DataFrame({"v": s}).slice(1, 4).lazy(), "v")
+    assert flat.tolist() == [2.0, 3.5, 4.0] and lengths.tolist() == [0, 0, 2, 1] and starts.tolist() == [0, 0, 0, 2]
+    o = hsrtcp.study.tables.Options(n_boot=0)
+    full = columns._flat_lists(pl.DataFrame({"v": s}).lazy(), "v")
+    got = columns._pooled(*full, np.ones(5, dtype=bool), o, None, True)
+    assert got == stats.pooled([x if x is not None else [] for x in s.to_list()], min_flows=1, n_boot=0, rng=None)
