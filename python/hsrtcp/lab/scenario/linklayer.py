@@ -123,9 +123,8 @@ def ge_bad_runs(t: dict, seed: int, stream: int, carrier: int, horizon_s: float)
     states: list[np.ndarray] = []
     total = 0
     while total < n:
-        # a batch of alternating runs, about enough to cover the rest
-        mean_pair = 1.0 / t["p_gb"] + 1.0 / t["p_bg"]
-        k = int(min(1_000_000, max(16, 2 * (n - total) / mean_pair + 16)))
+        # batches of a fixed size, so a longer horizon extends the path and keeps its start
+        k = 4096
         g = r.geometric(t["p_gb"], size=k)
         b = r.geometric(t["p_bg"], size=k)
         pair = np.empty(2 * k, dtype=np.int64)

@@ -1,0 +1,190 @@
+"""Issue 35: bursty loss ([ge_loss], [handoff_episode]) and link-layer retransmission ([harq])
+compiled into the rattan traces. The statistical checks read the compiled trace files back,
+are seeded (deterministic) and use 4 standard errors of the estimator as tolerance."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hsrtcp.lab import scenario as S
+from hsrtcp.lab.scenario.linklayer import ge_stationary, harq_draw
+from hsrtcp.lab.scenario.traces import read_trace, self_check
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _per_ms(path: Path) -> np.ndarray:
+    """A trace expanded to one value per millisecond (loss: the first probability)."""
+    runs = read_trace(path)
+    vals = [v[0] if isinstance(v, tuple) else v for _, v in runs]
+    return np.repeat(np.array(vals, dtype=float), [d for d, _ in runs])
+
+
+def _standing(**tables) -> dict:
+    # a standing train: no cell boundary is crossed, so no handoff touches the traces
+    d = {"scenario": {"name": "ch", "seed": 35, "duration_s": 3000},
+         "trip": {"speed_kmh": 0.0},
+         "link": {"loss_down": 0.004, "loss_up": 0.004}}
+    d.update(tables)
+    return d
+
+
+GE = {"slot_ms": 10, "p_gb": 0.01, "p_bg": 0.2, "loss_good": 0.001, "loss_bad": 0.3, "directions": ["up"]}
+
+
+def _runs_of(mask: np.ndarray) -> np.ndarray:
+    """Lengths of the runs of True in a boolean array."""
+    e = np.diff(np.concatenate(([0], mask.astype(np.int8), [0])))
+    return np.flatnonzero(e == -1) - np.flatnonzero(e == 1)
+
+
+def test_ge_stationary_loss_and_burst_length(tmp_path):
+    cs = S.load(_standing(ge_loss=GE)).compile(tmp_path / "c")
+    assert self_check(cs) == []
+    up = _per_ms(cs.trace_file("loss", "up", 1))
+    slot = GE["slot_ms"]
+    assert len(up) == 3_000_000 and set(np.unique(up)) <= {GE["loss_good"], GE["loss_bad"]}
+    bad = up[::slot] == GE["loss_bad"]            # one value per slot (state changes on the grid)
+    assert np.array_equal(np.repeat(bad, slot), up == GE["loss_bad"])
+    n = len(bad)
+    pi_b, loss = ge_stationary(GE)
+    lam = 1 - GE["p_gb"] - GE["p_bg"]
+    # variance of a two-state Markov chain's sample mean: pi_b pi_g (1 + lam) / (1 - lam) / n
+    se_frac = math.sqrt(pi_b * (1 - pi_b) * (1 + lam) / (1 - lam) / n)
+    se_loss = (GE["loss_bad"] - GE["loss_good"]) * se_frac
+    assert abs(up.mean() - loss) <= 4 * se_loss, (up.mean(), loss, se_loss)
+    runs = _runs_of(bad)
+    # bad runs are geometric(p_bg): mean 1/p_bg, variance (1 - p_bg)/p_bg^2
+    mean_b = 1 / GE["p_bg"]
+    se_b = math.sqrt((1 - GE["p_bg"]) / GE["p_bg"] ** 2 / len(runs))
+    assert abs(runs.mean() - mean_b) <= 4 * se_b, (runs.mean(), mean_b, se_b)
+    good = _runs_of(~bad)[1:-1]                  # first and last are cut by the window
+    se_g = math.sqrt((1 - GE["p_gb"]) / GE["p_gb"] ** 2 / len(good))
+    assert abs(good.mean() - 1 / GE["p_gb"]) <= 4 * se_g
+    # the check has power: a burst length 25 % off is outside the tolerance
+    assert abs(runs.mean() - 1.25 * mean_b) > 4 * se_b
+    # the direction without [ge_loss] keeps the i.i.d. background loss
+    assert set(np.unique(_per_ms(cs.trace_file("loss", "down", 1)))) == {0.004}
+
+
+def test_ge_same_seed_same_trace_and_window_prefix(tmp_path):
+    d = _standing(ge_loss=GE)
+    a = S.load(d).compile(tmp_path / "a", duration=200)
+    b = S.load(d).compile(tmp_path / "b", duration=100)
+    la, lb = _per_ms(a.trace_file("loss", "up", 1)), _per_ms(b.trace_file("loss", "up", 1))
+    # draws on trip time: a shorter window is a prefix of the longer one
+    assert np.array_equal(la[:100_000], lb)
+    c = S.load(d).compile(tmp_path / "c", duration=200)
+    assert a.trace_file("loss", "up", 1).read_bytes() == c.trace_file("loss", "up", 1).read_bytes()
+
+
+EP = {"before_s": 0.5, "after_s": 2.0, "slot_ms": 10, "p_gb": 0.1, "p_bg": 0.1, "loss_good": 0.05,
+      "loss_bad": 0.8, "directions": ["down"]}
+
+
+def test_handoff_episode_window_and_its_chain(tmp_path):
+    times = [float(t) for t in range(10, 2000, 10)]
+    d = _standing(handoff_episode=EP)
+    d["scenario"]["duration_s"] = 2000
+    d["trip"] = {"speed_kmh": 300.0}
+    d["handoff"] = {"times_s": times, "outage_kind": "held", "burst_s": 0.0, "spike_p": 0.0}
+    cs = S.load(d).compile(tmp_path / "c")
+    assert self_check(cs) == []
+    ev = cs.events()
+    out = ev.filter(ev["kind"] == "outage").sort("t_start")
+    ho = ev.filter(ev["kind"] == "handoff").sort("t_start")
+    assert ho["t_start"].to_list() == times
+    down = _per_ms(cs.trace_file("loss", "down", 1))
+    inside = np.zeros(len(down), dtype=bool)
+    ends = dict(zip(out["t_start"].to_list(), out["t_end"].to_list()))
+    for h in times:
+        a, b = int(round((h - EP["before_s"]) * 1000)), int(round((ends.get(h, h) + EP["after_s"]) * 1000))
+        inside[a:min(b, len(down))] = True
+    # outside the episodes the background; inside only the episode's two states
+    assert set(np.unique(down[~inside])) == {0.004}
+    assert set(np.unique(down[inside])) <= {EP["loss_good"], EP["loss_bad"]}
+    # pooled over the episodes the bad share is the chain's pi_b (correlated slots: the
+    # Markov variance, conservative since episodes are separate draws of the same chain)
+    bad = down[inside][::EP["slot_ms"]] == EP["loss_bad"]
+    pi_b, _ = ge_stationary(EP)
+    lam = 1 - EP["p_gb"] - EP["p_bg"]
+    se = math.sqrt(pi_b * (1 - pi_b) * (1 + lam) / (1 - lam) / len(bad))
+    assert abs(bad.mean() - pi_b) <= 4 * se, (bad.mean(), pi_b, se)
+    # the uplink is not in the episode's directions
+    assert set(np.unique(_per_ms(cs.trace_file("loss", "up", 1)))) == {0.004}
+
+
+HQ = {"rtt_ms": 8, "max_attempts": 4, "slot_ms": 1, "directions": ["up"]}
+
+
+def test_harq_hides_loss_as_delay(tmp_path):
+    q = 0.2
+    d = _standing(harq=HQ)
+    d["scenario"]["duration_s"] = 300
+    d["link"] = {"loss_down": q, "loss_up": q, "base_owd_ms": 30.0}
+    cs = S.load(d).compile(tmp_path / "c")
+    assert self_check(cs) == []
+    loss_up = _per_ms(cs.trace_file("loss", "up", 1))
+    m = HQ["max_attempts"]
+    # lost only after the last attempt: q^M per packet, everywhere
+    assert np.allclose(loss_up, round(q ** m, 9))
+    extra = _per_ms(cs.trace_file("delay", "up", 1)) - 30_000      # µs per ms of ingress time
+    k = extra / (HQ["rtt_ms"] * 1000)
+    assert np.array_equal(k, np.round(k)) and k.min() == 0 and k.max() <= m - 1
+    n = len(k)
+    for j in range(m):
+        pj = q ** j * (1 - q) / (1 - q ** m)       # P(k = j | delivered)
+        fj = float((k == j).mean())
+        assert abs(fj - pj) <= 4 * math.sqrt(pj * (1 - pj) / n), (j, fj, pj)
+    # the downlink (not in [harq] directions) keeps its loss and its delay
+    assert set(np.unique(_per_ms(cs.trace_file("loss", "down", 1)))) == {q}
+    assert set(np.unique(_per_ms(cs.trace_file("delay", "down", 1)))) == {30_000}
+
+
+def test_harq_leaves_outages_and_bursts(tmp_path):
+    d = _standing(harq={"directions": ["down", "up"]})
+    d["scenario"]["duration_s"] = 200
+    d["trip"] = {"speed_kmh": 300.0}
+    d["handoff"] = {"count": 10, "outage_kind": "dropped", "burst_s": 1.0, "spike_p": 0.0}
+    cs = S.load(d).compile(tmp_path / "c")
+    assert self_check(cs) == []          # every dropped outage is loss 1.0 over its whole span
+    seg = cs.segments()
+    ev = cs.events()
+    bursts = ev.filter(ev["kind"] == "loss_burst")
+    assert len(bursts) == 10
+    for r in bursts.iter_rows(named=True):
+        s = seg.filter((seg["t_start"] >= r["t_start"] - 1e-9) & (seg["t_end"] <= r["t_end"] + 1e-9))
+        assert len(s) and all(lp == S.resolve({})["handoff"]["burst_pattern"] for lp in s["loss_pattern"].to_list())
+    # elsewhere the background 0.004 became 0.004^4 (2.6e-10, written rounded to 1e-9) and
+    # 0.4 % of the milliseconds carry one HARQ round trip more
+    bg = seg.filter(seg["loss_rate"] < 0.001)
+    assert len(bg) and set(bg["loss_rate"].to_list()) == {round(0.004 ** 4, 9)}
+    assert set((bg["delay_s"] - 0.030).round(6).to_list()) >= {0.0, 0.008}
+
+
+def test_harq_draw_inverse_cdf():
+    # exact quantiles of P(k | k < M): u just below/above each cumulative step
+    q, m = 0.5, 3
+    cdf = np.cumsum([q ** j * (1 - q) for j in range(m)]) / (1 - q ** m)
+    u = np.concatenate([cdf - 1e-9, cdf[:-1] + 1e-9])
+    k, r = harq_draw(np.full(len(u), q), u, m)
+    assert k.tolist() == [0, 1, 2, 1, 2] and np.allclose(r, q ** m)
+    k, r = harq_draw(np.array([0.0, 1.0]), np.array([0.7, 0.7]), m)
+    assert k.tolist() == [0, 0] and r.tolist() == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("table, key, value, said", [
+    ("ge_loss", "p_gb", 0.0, "key 'p_gb' must be > 0.0"),
+    ("ge_loss", "loss_bad", 1.5, "key 'loss_bad' must be <= 1.0"),
+    ("harq", "max_attempts", 0, "key 'max_attempts' must be >= 1"),
+    ("handoff_episode", "directions", ["sideways"], "key 'directions' must be a non-empty list"),
+    ("harq", "rtt", 8, "unknown key 'rtt' (did you mean 'rtt_ms'?)"),
+])
+def test_bad_values_name_the_table_and_key(table, key, value, said):
+    with pytest.raises(S.ScenarioError) as ei:
+        S.resolve({table: {key: value}}, "x.toml")
+    assert f"x.toml: [{table}]" in str(ei.value) and said in str(ei.value)
