@@ -40,7 +40,7 @@ SCENARIOS = {
     "long10": dict(rate_bps=10_000_000, rate_queue_s=0.05, p_data=0.0, duration=25.0),
 }
 ALGORITHMS = ("reno", "cubic", "bbr", "hsrbbr")
-FIELDS = ["scenario", "truth", "rep", "vantage", "inferred", "reason", "episodes", "response_median",
+FIELDS = ["scenario", "algorithm", "truth", "rep", "vantage", "inferred", "reason", "episodes", "response_median",
           "probe_rtt_dips"]
 
 
@@ -58,7 +58,7 @@ def _one(scenario: str, cc: str, rep: int, work: Path) -> list[dict]:
         flows = ds.flows.sort("s2c_payload_bytes", descending=True).head(1)
         t = congestion.infer(flows, {flows["capture"][0]: path})
         r = t.row(0, named=True)
-        rows.append({"scenario": scenario, "truth": "bbr" if cc == "hsrbbr" else cc, "rep": rep, "vantage": vantage,
+        rows.append({"scenario": scenario, "algorithm": cc, "truth": "bbr" if cc == "hsrbbr" else cc, "rep": rep, "vantage": vantage,
                      "inferred": r["congestion_control"], "reason": r["reason"], "episodes": r["episodes"],
                      "response_median": "" if r["response_median"] is None else f"{r['response_median']:.4f}",
                      "probe_rtt_dips": r["probe_rtt_dips"]})

@@ -253,25 +253,27 @@ def accuracy_markdown(csv_path: str | os.PathLike) -> str:
     with open(csv_path, newline="") as f:
         rows = list(csv.DictReader(f))
     labels = ["reno", "cubic", "bbr", "unknown"]
-    truths = [t for t in ("reno", "cubic", "bbr") if any(r["truth"] == t for r in rows)]
+    algos = [a for a in ("reno", "cubic", "bbr", "hsrbbr") if any(r.get("algorithm", r["truth"]) == a for r in rows)]
     lines = []
     for vantage in ("sender", "receiver"):
         vr = [r for r in rows if r["vantage"] == vantage]
         if not vr:
             continue
-        lines += [f"**{vantage.capitalize()}-side captures** ({len(vr)} runs): rows the truth, columns what "
-                  "hsrtcp said.", "", "| truth | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
-        for t in truths:
-            cnt = [sum(1 for r in vr if r["truth"] == t and r["inferred"] == x) for x in labels]
-            lines.append(f"| {t} | " + " | ".join(str(c) for c in cnt) + " |")
+        lines += [f"**{vantage.capitalize()}-side captures** ({len(vr)} runs): rows the sender's algorithm "
+                  "(hsrbbr is right when named bbr), columns what hsrtcp said.", "",
+                  "| sender | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
+        for a in algos:
+            cnt = [sum(1 for r in vr if r.get("algorithm", r["truth"]) == a and r["inferred"] == x) for x in labels]
+            lines.append(f"| {a} | " + " | ".join(str(c) for c in cnt) + " |")
         lines.append("")
     lines += ["Per scenario, sender side: runs named rightly / wrongly / unknown.", "",
-              "| scenario | " + " | ".join(truths) + " |", "|---|" + "---|" * len(truths)]
+              "| scenario | " + " | ".join(algos) + " |", "|---|" + "---|" * len(algos)]
     for sc in dict.fromkeys(r["scenario"] for r in rows):
         cells = []
-        for t in truths:
-            sr = [r for r in rows if r["scenario"] == sc and r["vantage"] == "sender" and r["truth"] == t]
-            right = sum(1 for r in sr if r["inferred"] == t)
+        for a in algos:
+            sr = [r for r in rows if r["scenario"] == sc and r["vantage"] == "sender"
+                  and r.get("algorithm", r["truth"]) == a]
+            right = sum(1 for r in sr if r["inferred"] == r["truth"])
             unknown = sum(1 for r in sr if r["inferred"] == "unknown")
             cells.append(f"{right} / {len(sr) - right - unknown} / {unknown}")
         lines.append(f"| {sc} | " + " | ".join(cells) + " |")
