@@ -89,18 +89,18 @@ def _floats(lf: pl.LazyFrame, expr: pl.Expr) -> pl.Series:
     return lf.select(expr.cast(pl.Float64).alias("v")).collect().to_series()
 
 
-def _per_flow(values: np.ndarray, mask: np.ndarray, o, rng, median: bool) -> stats.Cell:
-    v = values[mask]
+def _per_flow(values: np.ndarray, mask: np.ndarray, o, rng, median: bool,
+              finite: np.ndarray | None = None) -> stats.Cell:
     if o.n_boot > 0:
-        return stats.per_flow(v.tolist(), min_flows=o.min_flows, n_boot=o.n_boot, rng=rng, level=o.level,
+        return stats.per_flow(values[mask].tolist(), min_flows=o.min_flows, n_boot=o.n_boot, rng=rng, level=o.level,
                               median=median, min_interval=o.min_interval)
-    x = v[np.isfinite(v)]
+    x = values[mask & (np.isfinite(values) if finite is None else finite)]
     n = int(x.size)
-    cell = stats.Cell(n_flows=n, n=n, note=stats.too_few(n, o.min_flows, int(v.size)))
+    cell = stats.Cell(n_flows=n, n=n, note=stats.too_few(n, o.min_flows, int(np.count_nonzero(mask))))
     if cell.note is None:
-        cell.value = float(x.mean())
+        cell.value = float(x.mean())  # before the median, which reorders x (its own copy)
         if median:
-            cell.median = float(np.median(x))
+            cell.median = float(np.median(x, overwrite_input=True))
     return cell
 
 
@@ -114,9 +114,9 @@ def _pooled(flat: np.ndarray, lengths: np.ndarray, starts: np.ndarray, mask: np.
     k = int(np.count_nonzero(mask & (lengths > 0)))
     cell = stats.Cell(n_flows=k, n=int(allx.size), note=stats.too_few(k, o.min_flows, int(np.count_nonzero(mask))))
     if cell.note is None:
-        cell.value = float(allx.mean())
+        cell.value = float(allx.mean())  # before the median, which reorders allx (its own copy)
         if median:
-            cell.median = float(np.median(allx))
+            cell.median = float(np.median(allx, overwrite_input=True))
     return cell
 
 
@@ -175,29 +175,35 @@ def summarize_flows(table: str, flows, keys: list[str], metrics: list, o, *, see
     from hsrtcp.study.tables import summary_frame
 
     masks, _uniq, _n = _groups(flows, keys, seed_classes)
-    lf = flows.lf
     cells: dict[tuple, dict[str, stats.Cell]] = {k: {} for k in masks}
     for m in metrics:
-        kind, a, b = m.cell.spec
-        if kind == "per_flow":
-            values = _floats(lf, _expr(a)).to_numpy()
-            for key, mask in masks.items():
-                cells[key][m.name] = _per_flow(values, mask, o, _rng(o, table, m, key), b)
-        elif kind == "pooled":
-            flat, lengths, starts = _flat_lists(lf, a)
-            for key, mask in masks.items():
-                cells[key][m.name] = _pooled(flat, lengths, starts, mask, o, _rng(o, table, m, key), b)
-        else:  # ratio: a / b, flows with both present and b > 0
-            both = lf.select(_expr(a).cast(pl.Float64).alias("a"), _expr(b).cast(pl.Float64).alias("b")).collect()
-            num, den = both["a"], both["b"]
-            valid = (num.is_not_null() & den.is_not_null() & (den > 0)).fill_null(False).to_numpy()
-            arrays = (num.to_numpy(), den.to_numpy())
-            for key, mask in masks.items():
-                cells[key][m.name] = _ratio(num, den, valid, mask, o, _rng(o, table, m, key), arrays)
+        # one metric's columns at a time: they are freed before the next is read
+        for key, cell in _metric_cells(table, flows.lf, m, masks, o).items():
+            cells[key][m.name] = cell
     rows = [{"table": table, **dict(zip(keys, key)), "metric": m.name, "unit": m.unit, "statistic": m.statistic,
              **cells[key][m.name].as_dict()} for key in masks for m in metrics]
     schema = flows.schema
     return summary_frame(rows, {k: schema[k] for k in keys}, keys, metrics)
+
+
+def _metric_cells(table: str, lf: pl.LazyFrame, m, masks: dict[tuple, np.ndarray], o) -> dict[tuple, stats.Cell]:
+    kind, a, b = m.cell.spec
+    if kind == "per_flow":
+        values = _floats(lf, _expr(a)).to_numpy()
+        finite = np.isfinite(values)
+        return {key: _per_flow(values, mask, o, _rng(o, table, m, key), b, finite) for key, mask in masks.items()}
+    if kind == "pooled":
+        flat, lengths, starts = _flat_lists(lf, a)
+        return {key: _pooled(flat, lengths, starts, mask, o, _rng(o, table, m, key), b) for key, mask in masks.items()}
+    # ratio: a / b, flows with both present and b > 0
+    both = lf.select(_expr(a).cast(pl.Float64).alias("a"), _expr(b).cast(pl.Float64).alias("b")).collect()
+    num, den = both["a"], both["b"]
+    valid = (num.is_not_null() & den.is_not_null() & (den > 0)).fill_null(False).to_numpy()
+    arrays = (num.to_numpy(), den.to_numpy())
+    if o.n_boot == 0:
+        del both, num, den  # the arrays are all a cell without an interval reads
+        num = den = None
+    return {key: _ratio(num, den, valid, mask, o, _rng(o, table, m, key), arrays) for key, mask in masks.items()}
 
 
 def _rng(o, table: str, m, key: tuple):
