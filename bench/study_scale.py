@@ -16,14 +16,19 @@ files of the real writer, as many flows as asked, little disk.
 
 Measures per configuration (one run each, peak RSS and wall by /usr/bin/time -v):
 
-- ``stream``: ``hsrtcp study CORPUS`` (streaming over the partitions, the default for a
-  corpus directory);
+- ``stream``: ``hsrtcp study CORPUS -o OUT`` as a user types it (streaming over the
+  partitions, the default; progress lines and the summary printed), but ``--bootstrap``;
+- ``previous``: the same command with the study code of an earlier commit (``--previous``,
+  default 094267d, the streamed path before issue 32's second step): a copy of this
+  ``python/`` tree in bench/work/study/previous-REV/ with that commit's study package;
 - ``memory``: the in-memory path of before (``HSRTCP_STUDY_STREAM=0``), on the same corpus;
 - ``dask``: ``--scheduler`` on a cluster of 2 single-threaded workers started beforehand.
 
-``--bootstrap`` is passed through (default 0: at 10 M flows one bootstrap interval is 10^10
-index draws, whatever the path; the intervals' own cost is measured at 1 M with ``--bootstrap
-1000`` in bench/README.md).
+``--bootstrap`` is passed through (default 0, the one option not at the command's default:
+with the default 1000 one interval of a mean over 10^6 flows costs about 80 CPU-s, the same
+``stats`` call on either path, so a study of 10^7 flows would take hours; bench/README.md).
+Memory and CPU are also measured over the process tree (``tree_*``): the streamed study
+reads the partitions in worker processes that /usr/bin/time does not count.
 """
 
 from __future__ import annotations
@@ -242,12 +247,28 @@ def stop(procs) -> None:
         p.wait(timeout=60)
 
 
+def previous_tree(rev: str) -> Path:
+    """This tree's ``python/`` with the study code of commit ``rev`` (python/hsrtcp/study/
+    and the study command): the rest (the results reader, the native module) is the one
+    the ``stream`` configuration runs, so only the study's method differs."""
+    d = WORK / f"previous-{rev}"
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(ROOT / "python", d / "python", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.rmtree(d / "python" / "hsrtcp" / "study")
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "python/hsrtcp/study",
+                              "python/hsrtcp/cli/study.py"], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(d)], input=archive, check=True)
+    return d / "python"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--flows", type=int, default=10_000_000, help="connections in the corpus")
     ap.add_argument("--per-partition", type=int, default=10_000)
     ap.add_argument("--bootstrap", type=int, default=0)
-    ap.add_argument("--only", nargs="*", default=["stream", "memory", "dask"])
+    ap.add_argument("--only", nargs="*", default=["stream", "memory", "dask"],
+                    help="configurations: stream, previous, memory, dask")
+    ap.add_argument("--previous", default="094267d", help="commit of the 'previous' configuration")
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args(argv)
     corpus = make_corpus(a.flows, a.per_partition)
@@ -259,11 +280,13 @@ def main(argv: list[str] | None = None) -> int:
     for cfg in a.only:
         out = WORK / f"out-{cfg}"
         shutil.rmtree(out, ignore_errors=True)
-        cmd = [HSRTCP, "study", str(corpus), "-o", str(out), "-q", "--bootstrap", str(a.bootstrap)]
+        cmd = [HSRTCP, "study", str(corpus), "-o", str(out), "--bootstrap", str(a.bootstrap)]
         env = {}
         procs = ()
         if cfg == "memory":
             env["HSRTCP_STUDY_STREAM"] = "0"
+        elif cfg == "previous":
+            env["PYTHONPATH"] = str(previous_tree(a.previous))
         elif cfg == "dask":
             address, procs = dask_cluster()
             cmd += ["--scheduler", address]
@@ -272,15 +295,18 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             stop(procs)
         print(cfg, rows[cfg], flush=True)
-    same = None
-    if "stream" in rows and "memory" in rows and not rows["memory"]["exit"] and not rows["stream"]["exit"]:
-        import polars as pl
+    same = {}
+    import polars as pl
 
-        same = all(pl.read_parquet(WORK / "out-stream" / f).equals(pl.read_parquet(WORK / "out-memory" / f))
-                   for f in os.listdir(WORK / "out-memory") if f.endswith(".parquet"))
+    for other in ("memory", "previous"):
+        if "stream" in rows and other in rows and not rows[other]["exit"] and not rows["stream"]["exit"]:
+            same[other] = all(pl.read_parquet(WORK / "out-stream" / f).equals(pl.read_parquet(WORK / f"out-{other}" / f))
+                              for f in os.listdir(WORK / f"out-{other}") if f.endswith(".parquet"))
     load.append(os.getloadavg()[0])
     result = {"corpus": os.path.relpath(corpus, ROOT), "partitions": len(parts), "connections": conns,
-              "bootstrap": a.bootstrap, "load_avg_1min": load, "configs": rows, "tables_equal": same,
+              "bootstrap": a.bootstrap, "load_avg_1min": load, "configs": rows,
+              "tables_equal": {f"stream == {k}": v for k, v in same.items()} or None,
+              "previous": a.previous if "previous" in rows else None, "host_cores": os.cpu_count(),
               "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
     print(json.dumps(result, indent=1))
     if a.out:

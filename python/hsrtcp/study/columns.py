@@ -30,7 +30,8 @@ def _groups(flows, keys: list[str], seed_classes: bool) -> tuple[dict[tuple, np.
     cache = flows.__dict__.setdefault("_groups", {})
     ck = (tuple(keys), seed_classes)
     if ck not in cache:
-        cache.clear()  # one set of masks at a time (a bool per flow and group)
+        if len(cache) >= 2:  # two sets of masks at most (a bool per flow and group): the tables
+            cache.pop(next(iter(cache)))  # go per class, per class and workload, per class again
         cache[ck] = _make_groups(flows, keys, seed_classes)
     return cache[ck]
 

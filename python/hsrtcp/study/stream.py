@@ -108,9 +108,11 @@ def partitions_task(chunk: Chunk, by: list[str], spool: str, meta: dict) -> dict
     files = {}
     if frames:
         files["flows"] = os.path.join(spool, f"flows-{chunk.index:06d}.parquet")
-        pl.concat(frames, how="diagonal_relaxed").write_parquet(files["flows"])
+        # temporary files read once or twice: lz4 and no statistics cost a worker a quarter
+        # less than the default zstd to write, and decode as fast
+        pl.concat(frames, how="diagonal_relaxed").write_parquet(files["flows"], compression="lz4", statistics=False)
         files["tput"] = os.path.join(spool, f"tput-{chunk.index:06d}.parquet")
-        pl.concat(tputs, how="diagonal_relaxed").write_parquet(files["tput"])
+        pl.concat(tputs, how="diagonal_relaxed").write_parquet(files["tput"], compression="lz4", statistics=False)
     return dict(meta, records=recs, files=files, worker=(os.uname().nodename, os.getpid()))
 
 
