@@ -120,3 +120,17 @@ MPTCP_KT_SCHEMA = {"instance": pl.Utf8, "token": pl.Int64, "path": pl.Int64, "ro
 #: mptcp_rates
 MPTCP_RATE_SCHEMA = {"instance": pl.Utf8, "token": pl.Int64, "path": pl.Int64, "role": pl.Utf8, "flow_id": pl.UInt64,
                      "t": pl.Int64, "rate_bps": pl.Float64}
+
+
+#: context.flow_class: the flow classes (M21 a-e, A2), in table order (hsrtcp.context.classes)
+FLOW_CLASSES = ("static", "low", "high_0", "high_1_8", "high_9_16", "high_17+", "other", "unknown")
+#: The one order of class groups, for the study's tables, the figures, the report and the
+#: plots: the flow classes with high_1_16 (high_1_8 and high_9_16 together, seed 000's) before
+#: its two parts, and "all" last.
+CLASS_ORDER = ("static", "low", "high_0", "high_1_16", "high_1_8", "high_9_16", "high_17+", "other",
+               "unknown", "all")
+
+
+def class_rank(name: str | None) -> int:
+    """Sort key of a class group: its place in :data:`CLASS_ORDER`, other names after all of them."""
+    return CLASS_ORDER.index(name) if name in CLASS_ORDER else len(CLASS_ORDER)

@@ -34,7 +34,7 @@ import numpy as np
 import polars as pl
 
 from hsrtcp.context.readers import GAP_S
-from hsrtcp.schemas import CONTEXT_SCHEMA  # (defined there, below hsrtcp.results)
+from hsrtcp.schemas import CONTEXT_SCHEMA, FLOW_CLASSES  # (defined there, below hsrtcp.results)
 
 STATIC_MAX_KMH = 5.0
 LOW_MAX_KMH = 150.0
@@ -42,7 +42,6 @@ HIGH_BAND_KMH = (280.0, 310.0)
 S3_LEVELS = ((-85.0, "good"), (-95.0, "average"), (-105.0, "weak"))  # else "bad"
 S4_RSRP = (-105.0, -90.0)
 S4_RSRQ = (-12.0, -9.0)
-FLOW_CLASSES = ("static", "low", "high_0", "high_1_8", "high_9_16", "high_17+", "other", "unknown")
 
 
 def speed_class(vmin: float, vmax: float) -> str:

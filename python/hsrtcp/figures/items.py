@@ -18,6 +18,7 @@ import polars as pl
 
 from hsrtcp.figures import draw
 from hsrtcp.figures.inputs import SEED000_CLASSES, Inputs, Missing
+from hsrtcp.schemas import CLASS_ORDER
 
 
 @dataclass
@@ -47,7 +48,8 @@ class Item:
         return self.id[4:7]
 
 
-CLASS_COLUMNS = ("static", "low", "high_0", "high_1_16", "high_1_8", "high_9_16")
+#: the class groups the figures give a column: up to 16 handoffs
+CLASS_COLUMNS = CLASS_ORDER[:CLASS_ORDER.index("high_17+")]
 
 
 def _finite(df: pl.DataFrame, column: str) -> pl.DataFrame:

@@ -24,9 +24,9 @@ from hsrtcp.errors import InputError
 from hsrtcp.plot.binning import MAX_POINTS
 from hsrtcp.plot.style import CYCLE, new_figure, plain_formatter, scale_for, styled
 from hsrtcp.plot.tables import Results
+from hsrtcp.schemas import class_rank
 
 LINESTYLES = ["-", "--", "-.", ":"]
-CLASS_ORDER = ["static", "low", "high_0", "high_1_16", "high_1_8", "high_9_16", "high_17+", "other", "unknown"]
 SECONDS = {"rtt_min", "rtt_mean", "rtt_median", "rtt_max", "rtt_std", "rtt_ts_mean", "rtt_handshake", "rtt_s",
            "timeout_duration_mean", "timeout_duration_max", "rto_first_mean", "zero_window_duration",
            "suspension_total", "suspension_max", "t_rel", "ts"}
@@ -113,7 +113,7 @@ def metric_label(metric: str) -> str:
 
 
 def _order(groups: list[str]) -> list[str]:
-    return sorted(groups, key=lambda g: (CLASS_ORDER.index(g) if g in CLASS_ORDER else len(CLASS_ORDER), g))
+    return sorted(groups, key=lambda g: (class_rank(g), g))
 
 
 @styled

@@ -30,6 +30,7 @@ from hsrtcp.report.charts import PALETTE, chart, clean, colour, ecdf, series, si
 from hsrtcp.report.flow_detail import flow_charts
 from hsrtcp.report.inputs import ResultsData, StudyData, load_results, load_study
 from hsrtcp.results import no_nulls, with_names
+from hsrtcp.schemas import class_rank
 from hsrtcp.units import axis_scale, human, unit_of
 
 DEFAULT_TOP = 50
@@ -58,7 +59,6 @@ FLOW_TABLE = [
 STUDY_VALUE_COLUMNS = ("value", "value_lo", "value_hi", "median", "median_lo", "median_hi")
 STUDY_SUMMARY_TABLES = ("performance", "spurious_rto", "dupack", "handshake", "failure", "timeout_recovery",
                         "suspensions", "handoff_intervals", "u_rate")
-CLASS_ORDER = ("static", "low", "high_0", "high_1_16", "high_1_8", "high_9_16", "high_17+", "other", "unknown", "all")
 
 
 @dataclass
@@ -420,7 +420,7 @@ def _provenance_html(res: ResultsData) -> str:
 # ---------------------------------------------------------------- per-class (study) and models
 
 def _class_key(c: str) -> tuple:
-    return (CLASS_ORDER.index(c) if c in CLASS_ORDER else len(CLASS_ORDER), c)
+    return (class_rank(c), c)
 
 
 def _cdf_chart(cid: str, title: str, x_label: str, groups: dict[str, np.ndarray], x_log: bool = False) -> dict:

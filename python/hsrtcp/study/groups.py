@@ -18,15 +18,11 @@ from __future__ import annotations
 
 import polars as pl
 
+from hsrtcp.schemas import class_rank  # (with the one CLASS_ORDER and FLOW_CLASSES)
 from hsrtcp.study.load import Results
 
-#: fine classes of context.flow_class, in table order
-FINE_CLASSES = ("static", "low", "high_0", "high_1_8", "high_9_16", "high_17+", "other", "unknown")
 #: seed 000's classes of Tables VII-IX: always given a row, with "no flows" when empty
 SEED_CLASSES = ("static", "high_0", "high_1_16")
-#: every class group of the tables, in table order
-CLASS_ORDER = ("static", "low", "high_0", "high_1_16", "high_1_8", "high_9_16", "high_17+", "other",
-               "unknown", "all")
 #: readable names of the class groups, printed beside the ids (the speed bands are M21/A2's)
 CLASS_NAMES = {
     "static": "standing (<= 5 km/h), no handoff",
@@ -151,7 +147,3 @@ def explode_classes(frame: pl.DataFrame) -> pl.DataFrame:
     return (frame.with_columns(fine.alias("fine_class"), groups.alias("flow_class"))
             .explode("flow_class"))
 
-
-def class_rank(name: str | None) -> int:
-    """Sort key of a class group: the order of :data:`CLASS_ORDER`, unknown names last."""
-    return CLASS_ORDER.index(name) if name in CLASS_ORDER else len(CLASS_ORDER)
