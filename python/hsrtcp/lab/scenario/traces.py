@@ -127,21 +127,24 @@ def check_against_rattan(compiled, rattan: str | None = None) -> list[str]:
     seg = compiled.segments()
     problems = []
     tag = {"down": "dn", "up": "up"}
+    import bisect
+
+    rows.sort(key=lambda vr: vr["start_s"])
+    row_t = [vr["start_s"] for vr in rows]  # a lookup: [harq] traces have 10^4-10^5 segments
     for r in seg.iter_rows(named=True):
         pre = f"p{r['path']}_{tag[r['direction']]}"
         # every rattan row that starts inside this segment must carry its values
-        for vr in rows:
-            if r["t_start"] - 1e-6 <= vr["start_s"] < r["t_end"] - 1e-6:
-                got_bw = vr.get(f"{pre}_bw_bandwidth")
-                got_dl = vr.get(f"{pre}_delay_delay")
-                got_ls = vr.get(f"{pre}_loss_loss_pattern")
-                if got_bw is None or abs(got_bw - r["bw_bps"]) > max(1.0, 1e-6 * r["bw_bps"]):
-                    problems.append(f"{pre} t={vr['start_s']}: bandwidth {got_bw} != {r['bw_bps']}")
-                if got_dl is None or abs(got_dl - r["delay_s"]) > 1.5e-6:
-                    problems.append(f"{pre} t={vr['start_s']}: delay {got_dl} != {r['delay_s']}")
-                if got_ls is None or any(abs(a - b) > 1e-9 for a, b in zip(got_ls, r["loss_pattern"])) \
-                        or len(got_ls) != len(r["loss_pattern"]):
-                    problems.append(f"{pre} t={vr['start_s']}: loss {got_ls} != {r['loss_pattern']}")
+        for vr in rows[bisect.bisect_left(row_t, r["t_start"] - 1e-6):bisect.bisect_left(row_t, r["t_end"] - 1e-6)]:
+            got_bw = vr.get(f"{pre}_bw_bandwidth")
+            got_dl = vr.get(f"{pre}_delay_delay")
+            got_ls = vr.get(f"{pre}_loss_loss_pattern")
+            if got_bw is None or abs(got_bw - r["bw_bps"]) > max(1.0, 1e-6 * r["bw_bps"]):
+                problems.append(f"{pre} t={vr['start_s']}: bandwidth {got_bw} != {r['bw_bps']}")
+            if got_dl is None or abs(got_dl - r["delay_s"]) > 1.5e-6:
+                problems.append(f"{pre} t={vr['start_s']}: delay {got_dl} != {r['delay_s']}")
+            if got_ls is None or any(abs(a - b) > 1e-9 for a, b in zip(got_ls, r["loss_pattern"])) \
+                    or len(got_ls) != len(r["loss_pattern"]):
+                problems.append(f"{pre} t={vr['start_s']}: loss {got_ls} != {r['loss_pattern']}")
     # and rattan must change values only where the scenario has a boundary
     bounds = set(round(x, 3) for x in seg["t_start"].to_list())
     for vr in rows:
