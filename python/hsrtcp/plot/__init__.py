@@ -18,6 +18,7 @@ reading and checking the tables :mod:`hsrtcp.plot.tables`. docs/plot.md is the g
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 
 KINDS = ("tsg", "throughput", "window", "rtt", "cdf", "model")
@@ -41,6 +42,8 @@ def figure(kind: str, results: str | os.PathLike, flow_id: int | None = None,
         raise ValueError(f"the time window must end after it starts ({start} .. {end})")
     module = importlib.import_module(f"hsrtcp.plot.{kind}")
     res, flow_id = _results(results, kind, flow_id)
+    if "view" in inspect.signature(module.draw).parameters:  # the window decides what detail fits
+        options = dict(options, view=(start, end))
     fig = module.draw(res, flow_id, **options)
     if start is not None or end is not None:
         zoom(fig.axes[0], start, end)

@@ -172,7 +172,7 @@ def zoom(ax, start: float | None, end: float | None) -> None:
             ys += [np.interp([start, end], x, y)]
         ys.append(y[(x >= start) & (x <= end)])
     for coll in ax.collections:
-        if coll.get_gid() and str(coll.get_gid()).startswith("sack-") and hasattr(coll, "get_segments"):
+        if coll.get_gid() and str(coll.get_gid()).startswith(("sack-", "seg-")) and hasattr(coll, "get_segments"):
             # SACK block segments (vertical: both ends at one time) reach above the marks
             segs = [np.asarray(sg, float) for sg in coll.get_segments() if len(sg)]
             seg_xy = np.concatenate(segs) if segs else np.empty((0, 2))
