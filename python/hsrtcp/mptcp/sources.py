@@ -86,13 +86,13 @@ def _mptcp_tables(ds, capture: str | None = None) -> dict:
 
 
 def from_bundle(bundle: Path, duration_s: float | None = None) -> Instance:
-    import hsrtcp
+    from hsrtcp.api import analyze
 
     server = bundle / "capture" / "server.pcap"
     if not server.is_file():
         raise InputError(f"{bundle}: run bundle without capture/server.pcap")
     manifest = _manifest(bundle)
-    ds = hsrtcp.analyze([server], vantage="server")
+    ds = analyze([server], vantage="server")
     return Instance(instance=(manifest or {}).get("run_id", bundle.name), source=str(bundle), flows=ds.flows,
                     series=ds.series, events=ds.events, duration_s=_duration(manifest, duration_s),
                     manifest=manifest, kernel=_kernel(bundle), tables=_mptcp_tables(ds), errors=ds.errors)
