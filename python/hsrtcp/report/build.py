@@ -220,7 +220,8 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
     carriers = {}
     if res.handoffs is not None and "carrier" in res.handoffs.columns and "carrier" in f.columns:
         carriers = dict(zip(f.get_column("flow_id").to_list(), f.get_column("carrier").to_list()))
-    rows = {r["flow_id"]: r for r in f.filter(pl.col("flow_id").is_in(ids.to_list())).iter_rows(named=True)}
+    # every flows column for these rows (f holds the columns drawn for all flows)
+    rows = {r["flow_id"]: r for r in res.detail_rows(f, ids.to_list()).iter_rows(named=True)}
     truth_ev, truth_cap = _truth_tables(res)
     runs = {}
     if truth_ev is not None and res.context is not None and "run_id" in res.context.columns:

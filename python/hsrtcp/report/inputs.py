@@ -12,8 +12,12 @@ captures. Which tables must be there:
 - ``context``, ``handoffs``, ``suspensions``, ``labels`` (docs/formats/context.md): only when
   the analysis had a radio log or a bundle; used when present.
 
-The large tables (events, rtt) stay lazy scans: the report reads the rows of the flows it
-draws, not the whole table.
+The report reads what it draws (issue 32: 1 M flows in under 1 GB): of ``flows``, only the
+columns of :data:`FLOW_COLUMNS` for every flow (the flow table, the per-class CDFs, the model
+fit, the connections, captures and MPTCP sections); every column only for the drilled-down
+flows (:meth:`ResultsData.detail_rows`, a filter on ``flow_id`` pushed into the Parquet
+scan). The large tables (series, events, rtt) stay lazy scans: the report reads the rows of
+the flows it draws, not the whole table.
 
 A corpus results directory (`hsrtcp analyze CORPUS`, docs/scale.md: one ``input=<id>``
 partition per input) is read as one: each partition checked as above, the tables stacked.
@@ -44,9 +48,30 @@ CONTEXT_COLUMNS = {
 }
 
 
+#: flows columns read for every flow (the other columns only for the drilled-down flows):
+#: names and links (results.flow_names), the flow table and its derived columns (data bytes,
+#: endpoints, rate), the connections view's cells the report keeps, the MPTCP section
+FLOW_COLUMNS = (
+    "flow_id", "capture", "vantage", "data_dir", "client_addr", "client_port", "server_addr", "server_port",
+    "first_ts", "last_ts", "duration_s", "c2s_payload_bytes", "s2c_payload_bytes", "goodput_bytes",
+    "retransmissions", "timeouts", "spurious_timeouts", "rtt_mean", "p_d", "end_reason", "mptcp", "truncated",
+    "client_flow_id", "server_flow_id", "capture_near", "p_a", "ack_burst_loss", "q", "spurious_timeouts_2v",
+    "clock_offset_s",
+)
+
+
+def flow_columns() -> tuple[str, ...]:
+    """:data:`FLOW_COLUMNS` and the model fit's inputs and measurement (models.fitting)."""
+    from hsrtcp.models.fitting import COLUMNS, MEASURED
+
+    return tuple(dict.fromkeys([*FLOW_COLUMNS, *COLUMNS.values(), MEASURED]))
+
+
 @dataclass
 class ResultsData:
-    """The tables of one results directory."""
+    """The tables of one results directory. ``flows`` holds the columns of
+    :func:`flow_columns` (every column when read with ``columns=None``); ``full`` scans every
+    column of every flow, under the same ``flow_id`` (a corpus's renumbered ids)."""
 
     path: Path
     flows: pl.DataFrame
@@ -59,6 +84,21 @@ class ResultsData:
     suspensions: pl.DataFrame | None = None
     labels: pl.DataFrame | None = None
     notes: list[str] = field(default_factory=list)
+    full: pl.LazyFrame | None = None
+
+    def detail_rows(self, f: pl.DataFrame, ids) -> pl.DataFrame:
+        """The rows of ``f`` (the report's flow frame: ``flows`` with derived columns) whose
+        ``flow_id`` is in ``ids``, with every flows column: the columns not read for every
+        flow are read for these rows only."""
+        ids = list(ids)
+        rows = f.filter(pl.col("flow_id").is_in(ids))
+        if self.full is None:
+            return rows
+        rest = [c for c in self.full.collect_schema().names() if c not in rows.columns]
+        if not rest:
+            return rows
+        more = self.full.filter(pl.col("flow_id").is_in(ids)).select("flow_id", *rest).collect()
+        return rows.join(more, on="flow_id", how="left", maintain_order="left")
 
 
 @dataclass
@@ -70,21 +110,28 @@ class StudyData:
     tables: dict[str, pl.DataFrame]
 
 
-def load_results(path: str | Path) -> ResultsData:
+_ALL = "all"
+
+
+def load_results(path: str | Path, columns: tuple[str, ...] | None | str = _ALL) -> ResultsData:
     """Check and open the tables of results directory ``path`` through the one results
-    reader (:mod:`hsrtcp.results`); input errors name the file and column."""
+    reader (:mod:`hsrtcp.results`); input errors name the file and column. ``columns``: the
+    flows columns read for every flow (default :func:`flow_columns`; None: every column)."""
     root = Path(path)
     if not root.is_dir():
         raise InputError(f"{root}: not a results directory (expected the -o directory of `hsrtcp analyze`)")
+    if columns == _ALL:
+        columns = flow_columns()
     parts = partitions(root)
     if parts != [str(root)]:
-        return _load_corpus(root, [Path(p) for p in parts])
+        return _load_corpus(root, [Path(p) for p in parts], columns)
     res = ResultsDir(root)
     expected = declared()
     for name in CORE_TABLES:
         # the report shows every column of the core tables: an older schema is refused
         res.require(name, list(expected.get(name, ())))
-    flows = res.read("flows")
+    # (a single capture's table has no matched columns: the projection reads those present)
+    flows = res.read("flows") if columns is None else res.read("flows", ["flow_id"], optional=columns)
     if flows.height == 0:
         raise InputError(f"{root / 'flows.parquet'}: no flows (no TCP connection in the analyzed captures): "
                          "nothing to report")
@@ -92,6 +139,7 @@ def load_results(path: str | Path) -> ResultsData:
     data = ResultsData(
         path=root, flows=flows.sort("flow_id"), captures=res.read("captures"),
         series=res.scan("series"), events=res.scan("events"), rtt=res.scan("rtt"),
+        full=res.scan("flows") if columns is not None else None,
     )
     for name in CONTEXT_TABLES:
         if not res.has(name):
@@ -125,7 +173,7 @@ def load_study(path: str | Path) -> StudyData:
     return StudyData(path=root, manifest=manifest, tables=tables)
 
 
-def _load_corpus(root: Path, parts: list[Path]) -> ResultsData:
+def _load_corpus(root: Path, parts: list[Path], columns: tuple[str, ...] | None) -> ResultsData:
     """The partitions of a corpus results directory as one :class:`ResultsData` (module
     docstring: flow ids renumbered in memory, the file's in ``input_flow_id``)."""
     empty = [p for p in parts if ResultsDir(p).read("flows", ["flow_id"]).height == 0]
@@ -133,7 +181,7 @@ def _load_corpus(root: Path, parts: list[Path]) -> ResultsData:
     if not parts:
         raise InputError(f"{root}: a corpus whose {len(empty)} input(s) hold no flows (no TCP connection): "
                          "nothing to report")
-    loaded = [load_results(p) for p in parts]
+    loaded = [load_results(p, columns) for p in parts]
     inputs = [p.name[len("input="):] for p in parts]
     flows, offset, maps = [], 0, []
     for data, name in zip(loaded, inputs):
@@ -164,6 +212,9 @@ def _load_corpus(root: Path, parts: list[Path]) -> ResultsData:
         series=pl.concat([renumber(d.series, m) for d, m in zip(loaded, maps)], how="diagonal_relaxed"),
         events=pl.concat([renumber(d.events, m) for d, m in zip(loaded, maps)], how="diagonal_relaxed"),
         rtt=pl.concat([renumber(d.rtt, m) for d, m in zip(loaded, maps)], how="diagonal_relaxed"),
+        full=None if columns is None else pl.concat(
+            [renumber(d.full, m, ("flow_id", "client_flow_id", "server_flow_id")) for d, m in zip(loaded, maps)],
+            how="diagonal_relaxed"),
         notes=[n for d in loaded for n in d.notes],
     )
     for name in CONTEXT_TABLES:
