@@ -5,6 +5,7 @@
     .venv/bin/python bench/run.py --pair          # two vantages: bench/work/cli.pcap + srv.pcap
     .venv/bin/python bench/run.py --capture F.pcap --out bench/results.json
     .venv/bin/python bench/run.py --capture bench/work/mptcp.pcap --out bench/results-mptcp.json  # MPTCP
+    .venv/bin/python bench/run.py --packets --out bench/results-packets.json  # + the packets table
 
 Commands measured (the tools take turns, round after round, so that load on the shared host
 falls on all of them alike; the input is read into the page cache again before every run of
@@ -15,6 +16,9 @@ every tool, because the VM reclaims cold page cache between runs):
 - ``hsrtcp analyze FILE -o OUT`` (``--pair``: ``hsrtcp analyze --client C --server S -o OUT``):
   the README's command with its defaults (summary printed to the pipe, no figure), row
   ``hsrtcp_default``;
+- ``--packets`` (single capture): ``hsrtcp analyze FILE -o OUT -q --no-plot --packets`` as one
+  more tool in the same rounds, row ``hsrtcp_packets``, with the size of its ``packets.parquet``
+  per packet (issue 31: ≥ 1x tcptrace while writing every row; the default command unchanged);
 - ``tcptrace -n -l -r FILE`` (``--pair``: once per file, times summed);
 - ``tshark -n -q -z conv,tcp -r FILE`` (TCP sequence analysis on, as by default);
 - per extra packet ("marginal"): both tools also run on the first quarter of the capture;
@@ -90,6 +94,15 @@ def prefix(path: Path, records: int, dest: Path) -> None:
         for _ in range(records):
             h = f.read(16)
             out.write(h + f.read(struct.unpack_from(e + "I", h, 8)[0]))
+
+
+def _parquet_rows(path: Path) -> int | None:
+    """Rows of a Parquet file from its footer (pyarrow), None without pyarrow."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        return None
+    return pq.read_metadata(path).num_rows
 
 
 def warm(paths: list[Path]) -> None:
@@ -228,6 +241,8 @@ def main() -> int:
     ap.add_argument("--server", type=Path, default=WORK / "srv.pcap")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
     ap.add_argument("--skip", action="append", default=[], choices=["hsrtcp", "tcptrace", "tshark"])
+    ap.add_argument("--packets", action="store_true",
+                    help="also time `hsrtcp analyze --packets` (the packets table) in the same rounds")
     ap.add_argument("--repeat", type=int, default=3,
                     help="runs per tool; the fastest (least disturbed) run is reported")
     a = ap.parse_args()
@@ -328,6 +343,9 @@ def main() -> int:
                 readme = (["analyze", "--client", str(a.client), "--server", str(a.server)] if a.pair
                           else ["analyze", str(a.capture)])
                 jobs["hsrtcp_default"] = ([base + readme + ["-o", out + "-default"]], env, None)
+                if a.packets and not a.pair:
+                    jobs["hsrtcp_packets"] = ([base + ["analyze", str(a.capture), "-o", out + "-packets", "-q",
+                                                        "--no-plot", "--packets"]], env, None)
         for peer, argv in (("tcptrace", ["tcptrace", "-n", "-l", "-r"]),
                            ("tshark", ["tshark", "-n", "-q", "-z", "conv,tcp", "-r"])):
             if peer in a.skip:
@@ -338,6 +356,11 @@ def main() -> int:
                 results["tools"][peer] = {"ok": False, "skipped": f"{peer} not installed"}
         for name, runs in interleaved(jobs).items():
             record(name, runs, jobs[name][0])
+        if "hsrtcp_packets" in jobs:
+            table = Path(out + "-packets") / "packets.parquet"
+            if table.exists():
+                results["packets_table"] = {"bytes": table.stat().st_size, "rows": _parquet_rows(table),
+                                            "bytes_per_packet": table.stat().st_size / packets}
         if base is not None:
             # Interpreter start and imports alone, to tell fixed cost from per-packet cost
             # (informational: not in the ratios).
@@ -385,13 +408,14 @@ def main() -> int:
                 ratios[f"hsrtcp_over_{peer}_speed_cpu"] = h["packets_per_cpu_s"] / p["packets_per_cpu_s"]
         if h.get("ok") and p.get("ok") and h.get("max_rss_bytes") and p.get("max_rss_bytes"):
             ratios[f"hsrtcp_over_{peer}_memory"] = h["max_rss_bytes"] / p["max_rss_bytes"]
-    d = tools.get("hsrtcp_default", {})
-    if d.get("packets_per_s") and tools.get("tcptrace", {}).get("packets_per_s"):
-        ratios["hsrtcp_default_over_tcptrace_speed"] = d["packets_per_s"] / tools["tcptrace"]["packets_per_s"]
-        dw, tw0 = d.get("walls_of_all_repeats_s") or [], tools["tcptrace"].get("walls_of_all_repeats_s") or []
-        dp = sorted(t / x for x, t in zip(dw, tw0) if x > 0)
-        if dp:
-            ratios["hsrtcp_default_over_tcptrace_speed_paired_median"] = statistics.median(dp)
+    for name in ("hsrtcp_default", "hsrtcp_packets"):
+        d, tt0 = tools.get(name, {}), tools.get("tcptrace", {})
+        if d.get("packets_per_s") and tt0.get("packets_per_s"):
+            ratios[f"{name}_over_tcptrace_speed"] = d["packets_per_s"] / tt0["packets_per_s"]
+            dw, tw0 = d.get("walls_of_all_repeats_s") or [], tt0.get("walls_of_all_repeats_s") or []
+            dp = sorted(t / x for x, t in zip(dw, tw0) if x > 0)
+            if dp:
+                ratios[f"{name}_over_tcptrace_speed_paired_median"] = statistics.median(dp)
     # Paired: round by round (the tools ran in turn), then the median round. Less sensitive
     # than the ratio of the two fastest runs to a quiet moment that only one tool met.
     hw, tw = h.get("walls_of_all_repeats_s") or [], tools.get("tcptrace", {}).get("walls_of_all_repeats_s") or []
@@ -451,6 +475,9 @@ def main() -> int:
     if results.get("memory_scaling"):
         print("hsrtcp peak RSS by capture length: " + ", ".join(
             f"{m['packets']:,} packets {(m['max_rss_bytes'] or 0) / 1e6:.0f} MB" for m in results["memory_scaling"]))
+    if results.get("packets_table"):
+        pt = results["packets_table"]
+        print(f"packets.parquet: {pt['rows']:,} rows, {pt['bytes'] / 1e6:.1f} MB, {pt['bytes_per_packet']:.1f} bytes per packet")
     if results.get("witness"):
         print("witness (server socket's TCP_INFO vs hsrtcp on the server capture): "
               + ", ".join(f"{k} {v['kernel']} vs {v['hsrtcp']}" for k, v in results["witness"].items()))

@@ -84,7 +84,7 @@ MPTCP_TABLES = ("mptcp", "mptcp_subflows", "mptcp_series")
 SCHEMA_KEY = "hsrtcp.schema"
 VERSION_KEY = "hsrtcp.schema_version"
 
-_NATIVE_TYPES = {"uint64": pl.UInt64, "int64": pl.Int64, "float64": pl.Float64, "string": pl.String,
+_NATIVE_TYPES = {"uint64": pl.UInt64, "uint32": pl.UInt32, "int64": pl.Int64, "float64": pl.Float64, "string": pl.String,
                  "bool": pl.Boolean}
 _SIGNED = (pl.Int8, pl.Int16, pl.Int32, pl.Int64)
 _UNSIGNED = (pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)

@@ -229,6 +229,32 @@ def test_cli_writes_the_table_only_when_asked(tmp_path):
     assert written.equals(in_memory)
 
 
+FRAMED = ("retransmission", "reordering", "duplicate", "window_probe", "sack_block", "spurious_retransmission")
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_events_carry_the_frame_of_their_packet(path):
+    ds = hsrtcp.analyze(path, packets=True)
+    packets, events = ds.extra["packets"], ds.events
+    framed = events.filter(pl.col("kind").is_in(FRAMED))
+    assert framed["frame"].null_count() == 0
+    assert events.filter(~pl.col("kind").is_in(FRAMED))["frame"].null_count() == len(events) - len(framed)
+    rows = {r["frame"]: r for r in packets.iter_rows(named=True)}
+    for e in framed.iter_rows(named=True):
+        p = rows[e["frame"]]
+        assert (p["flow_id"], p["ts"]) == (e["flow_id"], e["ts"]), e
+        if e["kind"] == "retransmission":
+            assert p["retrans"] == e["class"] and p["seq"] <= e["seq_start"] < p["seq"] + max(p["len"], 1), e
+        elif e["kind"] == "sack_block" or e["class"] == "dsack":
+            assert p["sack"] is not None and f"{e['seq_start']}-{e['seq_end']}" in p["sack"].split(","), e
+    # every retransmission row has its event
+    retx = packets.filter(pl.col("retrans").is_not_null())["frame"].sort().to_list()
+    assert retx == framed.filter(pl.col("kind") == "retransmission")["frame"].sort().to_list()
+    # the default run (no packets table, connections kept as embryos) gives the same events
+    assert hsrtcp.analyze(path).events.sort("flow_id", "ts", "kind", "frame").equals(
+        events.sort("flow_id", "ts", "kind", "frame"))
+
+
 def test_cli_refuses_packets_for_a_corpus(tmp_path):
     r = subprocess.run([str(ROOT / ".venv/bin/hsrtcp"), "analyze", "--corpus", str(DATA / "study"), "-o",
                         str(tmp_path / "o"), "--packets"], capture_output=True, text=True)

@@ -35,6 +35,8 @@ struct Kept {
     wscale: u8,
     /// [`Bit`]s: direction and which optional fields are present.
     bits: u8,
+    /// Segment::frame (in what was padding: still 40 bytes).
+    frame: u32,
 }
 
 /// Bits of [`Kept::bits`].
@@ -75,6 +77,7 @@ impl Kept {
                 | bit(o.timestamp.is_some(), Bit::TIMESTAMP)
                 | bit(o.truncated, Bit::OPTIONS_TRUNCATED)
                 | bit(seg.payload_truncated, Bit::PAYLOAD_TRUNCATED),
+            frame: seg.frame,
         }
     }
 
@@ -123,7 +126,7 @@ impl Kept {
             },
             payload_truncated: some(Bit::PAYLOAD_TRUNCATED),
             outer: 0,
-            frame: 0,
+            frame: self.frame,
         }
     }
 }

@@ -49,6 +49,9 @@ pub struct Event {
     pub count: Option<u64>,
     /// A kind-specific number, documented per kind (e.g. RTO bias in seconds).
     pub value: Option<f64>,
+    /// Number of the capture record of the packet the event was found at, when the event's
+    /// time is that packet's (set by the flow table: flow/table.rs, `stamp_frames`).
+    pub frame: Option<u64>,
 }
 
 impl Event {
@@ -74,6 +77,7 @@ impl Event {
             seq_end: None,
             count: None,
             value: None,
+            frame: None,
         }
     }
 }
@@ -94,6 +98,7 @@ pub const EVENT_COLUMNS: &[ColumnDef] = &[
     col("seq_end", ColType::I64, "one past the last byte concerned (relative)"),
     col("count", ColType::U64, "kind-specific count (e.g. timeouts in a timeout sequence)"),
     col("value", ColType::F64, "kind-specific number (documented per kind in docs/formats/events.md)"),
+    col("frame", ColType::U64, "capture record (Wireshark frame.number) of the packet the event is about, when the event starts at the packet it was found at; null otherwise (docs/formats/events.md lists the kinds)"),
 ];
 
 pub fn nanos_to_s(t: Nanos) -> f64 {
@@ -116,5 +121,6 @@ pub fn write_event(t: &mut TableBuilder, flow_id: u64, e: &Event) {
         Cell::I64(e.seq_end),
         Cell::U64(e.count),
         Cell::F64(e.value),
+        Cell::U64(e.frame),
     ]);
 }

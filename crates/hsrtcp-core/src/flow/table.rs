@@ -237,9 +237,9 @@ impl Open {
     }
 
     /// The connection finished at `end`, to be written out (an embryo hatches first).
-    fn finished(self, end: Nanos, info: &CaptureInfo) -> Box<Connection> {
+    fn finished(self, end: Nanos, info: &CaptureInfo, frames: Frames) -> Box<Connection> {
         let mut c = match self {
-            Open::Embryo(e) => hatch(&e, None, info),
+            Open::Embryo(e) => hatch(&e, None, info, frames),
             Open::Full(c) => c,
         };
         c.finish(end);
@@ -285,6 +285,37 @@ pub struct FlowTable {
     tunnels: FlowOuters,
     /// The `packets` table, when asked for ([`FlowTable::write_packets`]).
     packet_rows: Option<Box<PacketRows>>,
+    /// Record numbers: the segments carry 32 bits, this table the rest ([`Frames`]).
+    frames: Frames,
+}
+
+/// Unwraps the 32-bit record numbers of segments into 64 bits. The main table sees them in
+/// file order (a smaller one is a wrap past 2^32); a hatching embryo's table replays older
+/// ones against its parent's state.
+#[derive(Clone, Copy, Default)]
+struct Frames {
+    high: u64,
+    last: u32,
+    in_order: bool,
+}
+
+impl Frames {
+    #[inline]
+    fn of(&mut self, frame: u32) -> Option<u64> {
+        if frame == 0 {
+            return None; // not from a file
+        }
+        if self.in_order {
+            if frame < self.last {
+                self.high += 1 << 32;
+            }
+            self.last = frame;
+        }
+        Some(match frame <= self.last {
+            true => self.high + frame as u64,
+            false => (self.high + frame as u64).saturating_sub(1 << 32),
+        })
+    }
 }
 
 /// The connection of the previous packet: its key, its slot, and whether its client is the
@@ -332,6 +363,7 @@ impl FlowTable {
             mptcp: Tracker::default(),
             tunnels: FlowOuters::default(),
             packet_rows: None,
+            frames: Frames { in_order: true, ..Frames::default() },
         }
     }
 
@@ -345,8 +377,8 @@ impl FlowTable {
     }
 
     /// The `packets` rows written so far, when the table was asked for.
-    pub fn packet_rows(&mut self) -> Option<&mut TableBuilder> {
-        self.packet_rows.as_deref_mut().map(PacketRows::rows)
+    pub fn packet_rows(&mut self) -> Option<&mut PacketRows> {
+        self.packet_rows.as_deref_mut()
     }
 
     /// The registry the capture's tunneled segments' `outer` ids point into
@@ -470,9 +502,14 @@ impl FlowTable {
         let Some(Open::Full(c)) = &mut self.conns[i] else { unreachable!("slot is live and hatched") };
         let had_streams = c.engine.streams_allocated();
         let before = self.packet_rows.is_some().then(|| PacketRows::before(c, dir));
+        let events_before = c.events.len();
         c.on_segment(seg, dir);
+        let frame = self.frames.of(seg.frame);
+        if c.events.len() > events_before {
+            stamp_frames(&mut c.events[events_before..], seg.ts, frame);
+        }
         if let (Some(p), Some(b)) = (self.packet_rows.as_deref_mut(), before.as_ref()) {
-            p.push(c, seg, dir, b);
+            p.push(c, seg, frame, dir, b);
         }
         // (one test per segment without MPTCP: 2 instructions a packet on the bench capture)
         if seg.options.mptcp_count != 0 {
@@ -501,7 +538,7 @@ impl FlowTable {
         if self.keep_embryos && e.keep(seg, dir) {
             return true;
         }
-        let c = hatch(e, Some(seg), &self.info);
+        let c = hatch(e, Some(seg), &self.info, self.frames);
         // (streams its kept segments allocated)
         self.with_streams += c.engine.streams_allocated() as usize;
         self.conns[i] = Some(Open::Full(c));
@@ -583,7 +620,7 @@ impl FlowTable {
         // connection's events in the order they were found.
         self.write_spilled(out);
         for (n, (c, at)) in self.retired.drain(..).enumerate() {
-            let c = c.finished(at, &self.info);
+            let c = c.finished(at, &self.info, self.frames);
             let m = mptcp_of(&mut self.mptcp, &c.base);
             write_connection(&self.info, &c, false, m, &mut self.tunnels, out);
             if n % WRITE_CHUNK == WRITE_CHUNK - 1 {
@@ -627,7 +664,7 @@ impl FlowTable {
         });
         self.write_spilled(out);
         for (n, (c, at)) in rest.enumerate() {
-            let c = c.finished(at, &self.info);
+            let c = c.finished(at, &self.info, self.frames);
             let cut = truncated && !c.base.closed();
             let m = mptcp_of(&mut self.mptcp, &c.base);
             write_connection(&self.info, &c, cut, m, &mut self.tunnels, out);
@@ -651,10 +688,11 @@ impl FlowTable {
 /// first (then nothing was kept and it stands in for the first packet; the caller feeds it).
 #[cold]
 #[inline(never)]
-fn hatch(e: &Embryo, next: Option<&Segment>, info: &CaptureInfo) -> Box<Connection> {
+fn hatch(e: &Embryo, next: Option<&Segment>, info: &CaptureInfo, frames: Frames) -> Box<Connection> {
     let vantage = info.vantage.as_deref().and_then(Vantage::parse);
     let mut t = FlowTable::new(CaptureInfo { name: String::new(), vantage: info.vantage.clone(), id_base: e.flow_id(), truncated: false, packets: false });
     t.keep_embryos = false;
+    t.frames = Frames { in_order: false, ..frames };
     for s in e.segments() {
         t.push(&s);
     }
@@ -671,6 +709,16 @@ fn hatch(e: &Embryo, next: Option<&Segment>, info: &CaptureInfo) -> Box<Connecti
     debug_assert!(t.conns.is_empty() && t.retired.is_empty(), "one connection");
     c.base.epoch = e.epoch();
     c
+}
+
+/// Events found at a segment (of time `ts`, record `frame`) that start at it get its record
+/// number; those about earlier packets (a timeout sequence, a suspension) have none.
+#[cold]
+#[inline(never)]
+fn stamp_frames(events: &mut [Event], ts: Nanos, frame: Option<u64>) {
+    for e in events.iter_mut().filter(|e| e.ts == ts) {
+        e.frame = frame;
+    }
 }
 
 fn subflow_ids(b: &ConnBase) -> SubflowIds {

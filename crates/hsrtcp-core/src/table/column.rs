@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::types::{Float64Type, Int64Type, UInt64Type};
+use arrow_array::types::{Float64Type, Int64Type, UInt32Type, UInt64Type};
 use arrow_array::{ArrayRef, BooleanArray, PrimitiveArray, StringArray};
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 
@@ -81,6 +81,7 @@ pub(crate) fn str_column<'a>(values: impl Iterator<Item = &'a str>, n: usize) ->
 /// A column being built, by type.
 pub(super) enum Column {
     U64(Values<u64>),
+    U32(Values<u32>),
     I64(Values<i64>),
     F64(Values<f64>),
     Bool(Values<bool>),
@@ -92,6 +93,7 @@ impl Column {
     pub(super) fn new(ty: ColType, rows: usize) -> Self {
         match ty {
             ColType::U64 => Column::U64(Values::with_capacity(rows)),
+            ColType::U32 => Column::U32(Values::with_capacity(rows)),
             ColType::I64 => Column::I64(Values::with_capacity(rows)),
             ColType::F64 => Column::F64(Values::with_capacity(rows)),
             ColType::Bool => Column::Bool(Values::with_capacity(rows)),
@@ -102,6 +104,7 @@ impl Column {
     pub(super) fn push_null(&mut self) {
         match self {
             Column::U64(c) => c.push(None),
+            Column::U32(c) => c.push(None),
             Column::I64(c) => c.push(None),
             Column::F64(c) => c.push(None),
             Column::Bool(c) => c.push(None),
@@ -114,6 +117,10 @@ impl Column {
             Column::U64(c) => {
                 let (v, n) = c.take();
                 Arc::new(PrimitiveArray::<UInt64Type>::new(ScalarBuffer::from(v), n))
+            }
+            Column::U32(c) => {
+                let (v, n) = c.take();
+                Arc::new(PrimitiveArray::<UInt32Type>::new(ScalarBuffer::from(v), n))
             }
             Column::I64(c) => {
                 let (v, n) = c.take();

@@ -20,6 +20,8 @@ use rustc_hash::FxHashMap;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ColType {
     U64,
+    /// For the per-packet table: header fields of 32 bits or fewer take half the bytes.
+    U32,
     I64,
     F64,
     Bool,
@@ -30,6 +32,7 @@ impl ColType {
     pub fn name(self) -> &'static str {
         match self {
             ColType::U64 => "uint64",
+            ColType::U32 => "uint32",
             ColType::I64 => "int64",
             ColType::F64 => "float64",
             ColType::Bool => "bool",
@@ -39,6 +42,7 @@ impl ColType {
     fn arrow(self) -> DataType {
         match self {
             ColType::U64 => DataType::UInt64,
+            ColType::U32 => DataType::UInt32,
             ColType::I64 => DataType::Int64,
             ColType::F64 => DataType::Float64,
             ColType::Bool => DataType::Boolean,
@@ -162,6 +166,7 @@ impl TableBuilder {
         for (i, (d, c)) in self.data.iter_mut().zip(cells).enumerate() {
             match (d, c) {
                 (Column::U64(b), Cell::U64(v)) => b.push(*v),
+                (Column::U32(b), Cell::U32(v)) => b.push(*v),
                 (Column::I64(b), Cell::I64(v)) => b.push(*v),
                 (Column::F64(b), Cell::F64(v)) => b.push(v.filter(|x| x.is_finite())),
                 (Column::Bool(b), Cell::Bool(v)) => b.push(*v),
@@ -199,6 +204,7 @@ impl TableBuilder {
 #[derive(Clone, Copy, Debug)]
 pub enum Cell<'a> {
     U64(Option<u64>),
+    U32(Option<u32>),
     I64(Option<i64>),
     F64(Option<f64>),
     Bool(Option<bool>),
@@ -224,6 +230,7 @@ macro_rules! setter {
 
 impl Row<'_> {
     setter!(u64, u64, ColType::U64, U64);
+    setter!(u32, u32, ColType::U32, U32);
     setter!(i64, i64, ColType::I64, I64);
     setter!(f64, f64, ColType::F64, F64);
     setter!(bool, bool, ColType::Bool, Bool);
