@@ -177,3 +177,32 @@ def test_cli(capture, tmp_path):
     p = subprocess.run([sys.executable, "-m", "hsrtcp", "apps", str(out), str(capture), "--classes", str(bad)],
                        capture_output=True, text=True)
     assert p.returncode == 3 and "bad.json" in p.stderr
+
+
+APPS_LOOPBACK = Path(__file__).resolve().parents[2] / "data" / "apps_loopback.pcap"
+
+
+@pytest.mark.skipif(not __import__("hsrtcp.testing.peers", fromlist=["have"]).have("tshark"), reason="tshark needed")
+def test_real_connections_named_as_tshark_reads_them(tmp_path):
+    """tests/data/apps_loopback.pcap: real TLS (OpenSSL through Python's ssl) and HTTP connections
+    over loopback with chosen names, and a DNS answer naming the server of a connection without
+    a Host header (scripts/make_app_fixture.py). The names equal what tshark decodes, by server
+    port; the DNS-named one equals tshark's dns.a answer."""
+    out = subprocess.run(["tshark", "-r", str(APPS_LOOPBACK), "-T", "fields", "-E", "separator=;",
+                          "-e", "tcp.dstport", "-e", "tls.handshake.extensions_server_name", "-e", "http.host",
+                          "-e", "dns.qry.name", "-e", "dns.a", "-Y", "tls.handshake.type==1 or http.request or dns"],
+                         capture_output=True, text=True, check=True).stdout
+    theirs, dns = {}, {}
+    for line in out.splitlines():
+        port, sni, host, qname, a_rec = line.split(";")
+        if sni or host:
+            theirs[int(port)] = sni or host.rsplit(":", 1)[0]
+        elif qname and a_rec:
+            dns[a_rec] = qname
+    ds = hsrtcp.analyze([str(APPS_LOOPBACK)])
+    t = a.applications(ds.flows, {ds.flows["capture"][0]: APPS_LOOPBACK})
+    ours = {r["server_port"]: (r["name"], r["source"]) for r in t.iter_rows(named=True)}
+    assert {p: n for p, (n, s) in ours.items() if s in ("tls_sni", "http_host")} == theirs
+    assert len(theirs) == 3
+    dns_named = [r for r in t.iter_rows(named=True) if r["source"] == "dns"]
+    assert [(r["server_addr"], r["name"]) for r in dns_named] == list(dns.items()) == [("127.0.0.2", "cdn.netflix.com")]
