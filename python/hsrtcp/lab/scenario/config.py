@@ -12,7 +12,8 @@ Sections: ``[scenario]`` (name, seed, window), ``[trip]`` (speed profile, route)
 ``[radio]`` (signal and bandwidth model), ``[[carriers]]`` (one emulated path each),
 ``[[holes]]`` (coverage holes with 2G fallback) and ``[speed_channel]`` (loss, jitter, link
 stalls and fades as functions of speed, channel.py; only in the resolved parameters when the
-scenario has the table, so scenarios without it compile to the same files as before).
+scenario has the table, so scenarios without it compile to the same files as before);
+``[ge_loss]``, ``[handoff_episode]`` and ``[harq]`` likewise only when given (linklayer.py).
 """
 
 from __future__ import annotations
