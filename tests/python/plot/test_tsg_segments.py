@@ -201,3 +201,31 @@ def test_long_views_are_per_pixel_envelopes_covering_every_segment(reno, monkeyp
     zoomed = figure("tsg", reno, start=float(t[i]) + 1e-7, end=float(t[i + 40]) - 1e-7)
     gids = {c.get_gid() for c in zoomed.axes[0].collections}
     assert "seg-data" in gids and "seg-envelope" not in gids
+
+
+def test_window_figure_draws_owin_per_ack_as_tshark_fields_give_it(tmp_path):
+    """owin at each ACK = the highest seq+len the server sent in frames before it minus the
+    ACK number (tcptrace's outstanding data), computed here from tshark's fields."""
+    from hsrtcp.plot import figure
+
+    capture = DATA / "ack_blackout.server.pcap"
+    rows = tshark(capture, ["frame.time_relative", "tcp.srcport", "tcp.seq", "tcp.len", "tcp.ack", "tcp.flags.ack"],
+                  "tcp")
+    high, want = np.nan, []
+    for t, port, seq, n, ack, has_ack in rows:
+        if int(port) == int(SERVER_PORT):
+            if n > 0:
+                high = seq + n if np.isnan(high) else max(high, seq + n)
+        elif has_ack and not np.isnan(high):
+            want.append((t, max(high - ack, 0.0)))
+    want = np.array(want)
+    fig = figure("window", analyze(tmp_path / "r", str(capture), "--packets"))
+    (line,) = [ln for ln in fig.axes[0].lines if ln.get_gid() == "seg-line-owin"]
+    div = 1e3 if "kB" in fig.axes[0].get_ylabel() else 1.0
+    x, y = line.get_xdata(), line.get_ydata() * div
+    # explicit steps: the even vertices are (time, owin) of each ACK in capture order
+    x, y = x[0::2][:len(want)], y[0::2][:len(want)]
+    assert len(line.get_xdata()) in (2 * len(want) - 1, 2 * len(want))
+    assert np.allclose(x, want[:, 0], atol=2e-6) and np.allclose(y, want[:, 1], atol=1e-6)
+    assert want[:, 1].max() > 10_000  # the fixture keeps tens of kB outstanding
+    assert "per ACK" in fig.axes[0].get_ylabel()
