@@ -7,15 +7,19 @@ sample lists: about 14 GB for 1 M connections of two-vantage pairs (bench/README
 "Study"). Here:
 
 1. **Per partition** (a results directory, or one ``input=<id>`` partition of a corpus):
-   :func:`partition` reads it with the same reader and the same code as the in-memory path
-   (:func:`hsrtcp.study.flow_frame`) and spools its per-flow rows, its 1-s samples and its
-   handoffs and coverage rows to Parquet files. Partitions are independent: a thread pool
-   runs two at a time, or a Dask cluster (``--scheduler``) one per worker. A partition that
-   cannot be read (a damaged file, an older schema) becomes a row of the ``failures`` table
-   naming its file; the others are still counted.
+   :func:`partitions_task` reads a chunk of consecutive partitions, each with the same
+   reader and the same code as the in-memory path (:func:`hsrtcp.study.flow_frame`), and
+   spools the chunk's per-flow rows and 1-s samples to one Parquet file each; the handoffs
+   and coverage rows (small) come back with the partition's record. Chunks are
+   independent: worker processes, one per core (``processes``, from
+   :data:`PROCESS_MIN_PARTITIONS` partitions; :mod:`hsrtcp.scale.pool`), two threads
+   otherwise, or a Dask cluster (``--scheduler``). A partition that cannot be read (a
+   damaged file, an older schema) becomes a row of the ``failures`` table naming its file;
+   the others are still counted.
 2. **Combine**: the summary tables are computed column by column over the spooled rows
    (:mod:`.columns`); ``study_flows`` and ``throughput_samples`` are the spooled rows,
-   streamed into their files when the study is written.
+   streamed into their files when the study is written, or meanwhile on a thread
+   (``write_ahead``, :class:`Encoding`).
 
 The rows are the in-memory path's, in its order (partitions in the order of their names,
 which is the in-memory sort by ``result``), so every table is the same bit for bit
