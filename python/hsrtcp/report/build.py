@@ -27,7 +27,7 @@ import polars as pl
 from hsrtcp.atomic import write_file
 from hsrtcp.report import assets
 from hsrtcp.report.charts import PALETTE, chart, clean, colour, ecdf, series, sig
-from hsrtcp.report.flow_detail import flow_charts
+from hsrtcp.report.flow_detail import EMBED_MAX, PACKET_COLUMNS, PACKETS_HINT, flow_charts
 from hsrtcp.report.inputs import ResultsData, StudyData, load_results, load_study
 from hsrtcp.results import no_nulls, with_names
 from hsrtcp.schemas import class_rank
@@ -192,6 +192,17 @@ def _linked(f: pl.DataFrame, top_ids: list[int]) -> dict[int, int]:
     return out
 
 
+def _detail_packets(res: ResultsData, f: pl.DataFrame, ids: pl.Series, parts) -> tuple[dict, str | None]:
+    """The drilled-down flows' rows of the packets table (``hsrtcp analyze --packets``), by
+    flow_id, and why there are none (None when there are)."""
+    path = Path(res.path) / "packets.parquet"
+    if "input" in f.columns:  # a corpus renumbers its flows: their packets stay in each input's results
+        return {}, f"a corpus of results; `hsrtcp report` of one results directory with a packets table ({PACKETS_HINT})"
+    if not path.exists():
+        return {}, f"no packets table in the results; {PACKETS_HINT}"
+    return parts(pl.scan_parquet(path), PACKET_COLUMNS), None
+
+
 def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) -> list[dict]:
     if not top_ids:
         return []
@@ -211,6 +222,7 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
     for ev in events_by.values():
         no_nulls(ev, ["ts"], str(res.path / "events.parquet"))  # every event has a time
     rtt_by = parts(res.rtt, ["flow_id", "ts", "dir", "method", "rtt_s"])
+    packets_by, packets_note = _detail_packets(res, f, ids, parts)
     outages_by = {}
     if res.suspensions is not None:
         s = res.suspensions.with_columns(pl.col("flow_id").cast(res.flows.schema["flow_id"]))
@@ -251,8 +263,13 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
             tev, tcap = flow_truth(truth_ev, truth_cap, runs.get(src), r.get("carrier"), r["first_ts"],
                                    r["last_ts"], direction)
             truth = {"events": tev, "capacity": tcap, "direction": direction}
+        pk = packets_by.get(src)
+        note = packets_note
+        if pk is not None and pk.height > EMBED_MAX:  # the report's size: `hsrtcp plot tsg` draws it
+            pk, note = None, (f"{pk.height:,} packets, more than the report embeds ({EMBED_MAX:,}); "
+                              f"`hsrtcp plot tsg --flow {src}` draws every segment")
         d = flow_charts(rows[src], series_by.get(src), events, rtt_by.get(src), hts, outages_by.get(fid), width,
-                        fates=verdicts, key=fid, truth=truth)
+                        fates=verdicts, key=fid, truth=truth, packets=pk, packets_note=note)
         name = row.get("short_id") or f"flow {fid}"
         if src != fid:
             d["notes"].insert(0, f"{name} is a matched row (both captures): the charts show the packets of "

@@ -101,13 +101,58 @@ def _col(df: pl.DataFrame, name: str) -> np.ndarray:
     return df.get_column(name).to_numpy().astype(np.float64, copy=False)
 
 
+#: packets table columns the drill-down's time–sequence graph reads (docs/formats/packets.md)
+PACKET_COLUMNS = ["flow_id", "ts", "dir", "seq", "ack", "len", "window", "retrans"]
+#: up to this many data segments in the visible window each is drawn (as `hsrtcp plot tsg`)
+SEGMENTS_MAX = 3000
+#: segments plus ACKs of one flow embedded at most (about 10 bytes each: 2.5 M < 20 MB of HTML)
+EMBED_MAX = 2_500_000
+#: how to get per-segment graphs (the bin charts' title and note say it)
+PACKETS_HINT = "run `hsrtcp analyze --packets` (and report again) for every segment"
+
+
+def packet_segments(packets: pl.DataFrame, flow: dict) -> dict | None:
+    """The flow's packets for the report's per-segment time–sequence graph (static/report.js,
+    drawSegments), as delta-coded integers (compact JSON): ``data`` (the data direction's
+    segments with payload: ``dt`` µs since the previous one (the first: since the flow's first
+    packet), ``ds`` seq minus the previous segment's seq + len, ``len``; ``rx_i``/``rx_c``
+    the re-sent ones' indices and classes) and ``acks`` (the other direction's segments with
+    the ACK flag: ``dt``, ``ack`` deltas, ``win`` window deltas or None when a window is
+    unknown). None when the flow has neither."""
+    data_dir = flow.get("data_dir")
+    if data_dir is None:
+        return None
+    p = packets.sort("ts", maintain_order=True)
+    us = ((pl.col("ts") - float(flow["first_ts"])) * 1e6).round().cast(pl.Int64)
+    d = p.filter((pl.col("dir") == data_dir) & (pl.col("len") > 0)).select(t=us, seq="seq",
+                                                                             len=pl.col("len").cast(pl.Int64), rx="retrans")
+    a = p.filter((pl.col("dir") != data_dir) & pl.col("ack").is_not_null()).select(t=us, ack="ack", win="window")
+    if d.height + a.height == 0:
+        return None
+    t, seq, ln = (d.get_column(c).to_numpy() for c in ("t", "seq", "len"))
+    prev_end = np.r_[0, (seq + ln)[:-1]]
+    rx = d.with_row_index("i").filter(pl.col("rx").is_not_null())
+    win = a.get_column("win")
+    return {
+        "data": {"dt": np.diff(t, prepend=0).tolist(), "ds": (seq - prev_end).tolist(), "len": ln.tolist(),
+                 "rx_i": rx.get_column("i").to_list(), "rx_c": rx.get_column("rx").to_list()},
+        "acks": {"dt": np.diff(a.get_column("t").to_numpy(), prepend=0).tolist(),
+                 "ack": np.diff(a.get_column("ack").to_numpy(), prepend=0).tolist(),
+                 "win": None if win.null_count() or not a.height else np.diff(win.cast(pl.Int64).to_numpy(), prepend=0).tolist()},
+        "max_exact": SEGMENTS_MAX, "colors": RETRANS_COLOURS,
+    }
+
+
 def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFrame | None,
                 rtt_df: pl.DataFrame | None, handoff_ts: np.ndarray, outages: pl.DataFrame | None,
-                width: int, fates: pl.DataFrame | None = None, key=None, truth: dict | None = None) -> dict:
+                width: int, fates: pl.DataFrame | None = None, key=None, truth: dict | None = None,
+                packets: pl.DataFrame | None = None, packets_note: str | None = None) -> dict:
     """Chart specs and notes for one flow (``flow``: its flows row as a dict). ``fates``: a
     matched row's series bins (data_sent, data_lost per 1-s bin): the matcher's losses drawn
     over ``flow``'s packets; ``key``: the id the charts go by (default flow_id); ``truth``:
-    the lab's ground truth of the flow's path (:func:`truth_overlay`)."""
+    the lab's ground truth of the flow's path (:func:`truth_overlay`); ``packets``: the flow's
+    rows of the packets table (the time–sequence graph then draws every segment, else 1-s bins
+    labelled so, with ``packets_note`` or how to get the table)."""
     fid = flow["flow_id"] if key is None else key
     t0 = float(flow["first_ts"])
     duration = float(flow["duration_s"] or 0.0)
@@ -175,6 +220,7 @@ def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFr
     vlines = [{"t": round(float(h) - t0, 6), "label": "handoff", "color": HANDOFF_COLOUR} for h in handoff_ts]
 
     # --- time–sequence graph
+    segs = packet_segments(packets, flow) if packets is not None and packets.height else None
     first_seq = 1 if flow.get("handshake_seen") else 0
     goodput = np.nan_to_num(_col(series_df, "goodput_bytes"))
     ack = first_seq + np.cumsum(goodput)
@@ -182,13 +228,18 @@ def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFr
     ack_line = np.r_[float(first_seq), ack]
     awnd_edge = np.r_[np.nan, ack + _col(series_df, "awnd_min")]
     data_edge = np.r_[np.nan, ack + _col(series_df, "bif_max")]
-    tseq_series = [series("ACK (cumulative, 1-s bins)", x_line, clean(ack_line), PALETTE["blue"], "line", 2)]
-    if not np.all(np.isnan(data_edge)):
-        tseq_series.append(series("data edge: ACK + max bytes in flight", x_line, clean(data_edge),
-                                  PALETTE["sky"], "line"))
-    if not np.all(np.isnan(awnd_edge)):
-        tseq_series.append(series("advertised window edge: ACK + min AWND", x_line, clean(awnd_edge),
-                                  PALETTE["green"], "line"))
+    if segs is not None:  # every segment and ACK from the packets table: no bin line
+        tseq_series = []
+    else:
+        tseq_series = [series("ACK (cumulative, per 1-s bin)", x_line, clean(ack_line), PALETTE["blue"], "line", 2)]
+        if not np.all(np.isnan(data_edge)):
+            tseq_series.append(series("data edge: ACK + max bytes in flight, per 1-s bin", x_line, clean(data_edge),
+                                      PALETTE["sky"], "line"))
+        if not np.all(np.isnan(awnd_edge)):
+            tseq_series.append(series("advertised window edge: ACK + min AWND, per 1-s bin", x_line,
+                                      clean(awnd_edge), PALETTE["green"], "line"))
+        notes.append("time–sequence graph: lines per 1-s bin, not per segment: "
+                     + (packets_note or f"no packets table in the results; {PACKETS_HINT}"))
     if fates is not None and "data_lost" in fates.columns and fates.height:
         lost = fates.filter(pl.col("data_lost").fill_null(0) > 0).sort("bin")
         if lost.height:
@@ -198,10 +249,12 @@ def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFr
             tseq_series.append(series(f"lost in the network (matcher): {total:,} of {sent:,} data packets, "
                                       "per 1-s bin", clean(t, 6), clean(np.interp(t, x_line, ack_line)),
                                       PALETTE["vermillion"], "points"))
-    tseq = chart(f"tseq-{fid}", "Time–sequence graph", "time since the flow's first packet (s)",
+    title = ("Time–sequence graph (every segment, packets table)" if segs is not None
+             else f"Time–sequence graph (per 1-s bin: {PACKETS_HINT})")
+    tseq = chart(f"tseq-{fid}", title, "time since the flow's first packet (s)",
                  f"sequence number, {data_dir or 'data'} direction (bytes)", tseq_series,
                  marks=marks, sacks=sacks, sack_counts=sack_counts, bands=bands, vlines=vlines,
-                 x_max=round(duration, 6), zoom_y=True)
+                 x_max=round(duration, 6), zoom_y=True, segments=segs)
     if not marks:
         notes.append("no retransmission in the data direction")
 

@@ -208,19 +208,21 @@
       return Object.assign({}, s, { x: s.x.filter((_, i) => inDomain[i]), y: s.y.filter((_, i) => inDomain[i]) });
     }).filter((s) => s.x.length > 0);
     const sacks = spec.sacks || [];
-    if (series.length === 0 && spec.marks.length === 0) {
+    const seg = spec.segments ? decodeSegments(spec.segments) : null;
+    if (series.length === 0 && spec.marks.length === 0 && !(seg && seg.n + seg.na > 0)) {
       box.insertAdjacentHTML("beforeend", '<p class="note">No data for this chart.</p>');
       return null;
     }
     const aligned = series.length
       ? uPlot.join(series.map((s) => [s.x, s.y]))
-      : [spec.marks.map((m) => m.t).sort((a, b) => a - b)];
+      : seg ? [[0, spec.x_max || 0]] : [spec.marks.map((m) => m.t).sort((a, b) => a - b)];
     // initial ranges: lines, marks, bands and the flow's duration
     const xr = extent(aligned[0], [Infinity, -Infinity]);
     const yr = [Infinity, -Infinity];
     series.forEach((s) => extent(s.y, yr));
     spec.marks.forEach((m) => { extent([m.t], xr); if (!m.tick) extent([m.s0, m.s1], yr); });
     sacks.forEach((m) => { extent([m.t], xr); extent([m.s0, m.s1], yr); });
+    if (seg) { extent(seg.extX, xr); extent(seg.extY, yr); }
     spec.bands.forEach((b) => extent([b.t0, b.t1], xr));
     if (spec.x_max !== undefined && spec.x_max !== null) extent([0, spec.x_max], xr);
     // a log axis only helps (and only gets ticks) across at least a decade
@@ -229,7 +231,7 @@
     if (!xLog && xr[0] >= 0 && x0[0] < 0) x0[0] = 0;
     if (!yLog && yr[0] >= 0 && y0[0] < 0) y0[0] = 0;
 
-    const drawn = [], drawnSacks = [], drawnBands = [];
+    const drawn = [], drawnSacks = [], drawnBands = [], drawnSeg = { segments: [], ack: [], edge: [], mode: null, inView: 0 };
     const width = Math.max(400, Math.min(parent.clientWidth || 1200, 1300));
     const opts = {
       width: width, height: 340,
@@ -249,7 +251,7 @@
       }))),
       hooks: {
         drawClear: [(u) => drawBands(u, spec, drawnBands)],
-        draw: [(u) => { drawSacks(u, sacks, drawnSacks); drawMarks(u, spec, drawn); }],
+        draw: [(u) => { if (seg) drawSegments(u, seg, drawnSeg); drawSacks(u, sacks, drawnSacks); drawMarks(u, spec, drawn); }],
       },
     };
     const u = new uPlot(opts, aligned, box);
@@ -260,6 +262,7 @@
     });
     legendExtras(box, spec);
     report.charts[spec.id] = { plot: u, spec: spec, drawnMarks: drawn, drawnSacks: drawnSacks, drawnBands: drawnBands,
+                               drawnSegments: drawnSeg, segments: seg,
                                initial: { x: x0, y: y0 } };
     return u;
   }
@@ -397,15 +400,132 @@
     ctx.restore();
   }
 
+  // ------------------------------------------------------------------ per-segment time–sequence graph
+  // spec.segments (flow_detail.packet_segments): the flow's packets, delta-coded integers.
+  // Times are µs since the flow's first packet; a data segment's seq is coded from the
+  // previous segment's end. Decoded once into typed arrays, in time order.
+  function undelta(d, scale) {
+    const out = new Float64Array(d.length);
+    let acc = 0;
+    for (let i = 0; i < d.length; i++) { acc += d[i]; out[i] = acc / scale; }
+    return out;
+  }
+  function decodeSegments(sp) {
+    const n = sp.data.dt.length, t = undelta(sp.data.dt, 1e6), s0 = new Float64Array(n), s1 = new Float64Array(n);
+    let end = 0;
+    for (let i = 0; i < n; i++) { s0[i] = end + sp.data.ds[i]; s1[i] = s0[i] + sp.data.len[i]; end = s1[i]; }
+    const rx = new Map();  // segment index -> its retransmission class
+    sp.data.rx_i.forEach((i, k) => rx.set(i, sp.data.rx_c[k]));
+    const ta = undelta(sp.acks.dt, 1e6), ack = undelta(sp.acks.ack, 1);
+    const edge = sp.acks.win ? undelta(sp.acks.win, 1).map((w, i) => ack[i] + w) : null;
+    const extY = [Infinity, -Infinity];
+    for (let i = 0; i < n; i++) { if (s0[i] < extY[0]) extY[0] = s0[i]; if (s1[i] > extY[1]) extY[1] = s1[i]; }
+    for (const a of [ack, edge]) if (a) for (let i = 0; i < a.length; i++) { if (a[i] < extY[0]) extY[0] = a[i]; if (a[i] > extY[1]) extY[1] = a[i]; }
+    const extX = [];
+    if (n) extX.push(t[0], t[n - 1]);
+    if (ta.length) extX.push(ta[0], ta[ta.length - 1]);
+    return { n: n, na: ta.length, t: t, s0: s0, s1: s1, rx: rx, ta: ta, ack: ack, edge: edge, extX: extX,
+             extY: extY[0] <= extY[1] ? extY : [], max: sp.max_exact, colors: sp.colors };
+  }
+  function lowerBound(a, v) {  // first index with a[i] >= v
+    let lo = 0, hi = a.length;
+    while (lo < hi) { const m = (lo + hi) >> 1; if (a[m] < v) lo = m + 1; else hi = m; }
+    return lo;
+  }
+  // Up to seg.max data segments in view: each a tick from seq to seq + len at its time;
+  // above, one bar per pixel column from its lowest to its highest byte (never a line between
+  // bins). The ACK and advertised-window lines: steps at each ACK, or per pixel column its
+  // first, lowest, highest and last value when the view holds more than 2 × seg.max ACKs.
+  function drawSegments(u, seg, drawn) {
+    drawn.segments.length = 0; drawn.ack.length = 0; drawn.edge.length = 0;
+    const ctx = u.ctx, dpr = devicePixelRatio, top = u.bbox.top, left = u.bbox.left, w = u.bbox.width;
+    const xmin = u.scales.x.min, xmax = u.scales.x.max;
+    ctx.save();
+    ctx.beginPath(); ctx.rect(left, top, w, u.bbox.height); ctx.clip();
+    const i0 = lowerBound(seg.t, xmin), i1 = lowerBound(seg.t, xmax + 1e-9);
+    drawn.inView = i1 - i0;
+    drawn.mode = i1 - i0 <= seg.max ? "segments" : "envelope";
+    ctx.lineWidth = dpr;
+    if (drawn.mode === "segments") {
+      for (let i = i0; i < i1; i++) {
+        const x = u.valToPos(seg.t[i], "x", true);
+        let y0 = u.valToPos(seg.s0[i], "y", true), y1 = u.valToPos(seg.s1[i], "y", true);
+        const cls = seg.rx.get(i) || null;
+        if (Math.abs(y0 - y1) < 2 * dpr) { const c = (y0 + y1) / 2; y0 = c + dpr; y1 = c - dpr; }
+        ctx.strokeStyle = cls ? (seg.colors[cls] || seg.colors.unclassified) : "#000000";
+        ctx.beginPath(); ctx.moveTo(x, y0); ctx.lineTo(x, y1); ctx.stroke();
+        drawn.segments.push({ i: i, t: seg.t[i], s0: seg.s0[i], s1: seg.s1[i], cls: cls, x: x, y0: y0, y1: y1 });
+      }
+    } else {
+      const cols = Math.max(1, Math.round(w)), lo = new Float64Array(cols).fill(Infinity), hi = new Float64Array(cols).fill(-Infinity);
+      const span = (xmax - xmin) / cols;
+      for (let i = i0; i < i1; i++) {
+        const c = Math.min(cols - 1, Math.floor((seg.t[i] - xmin) / span));
+        if (seg.s0[i] < lo[c]) lo[c] = seg.s0[i];
+        if (seg.s1[i] > hi[c]) hi[c] = seg.s1[i];
+      }
+      ctx.strokeStyle = "#000000";
+      ctx.beginPath();
+      for (let c = 0; c < cols; c++) {
+        if (hi[c] < lo[c]) continue;
+        const x = left + c + 0.5, y0 = u.valToPos(lo[c], "y", true), y1 = u.valToPos(hi[c], "y", true);
+        ctx.moveTo(x, y0 + dpr * 0.5); ctx.lineTo(x, Math.min(y1, y0 - dpr) - dpr * 0.5);
+        drawn.segments.push({ t: xmin + c * span, s0: lo[c], s1: hi[c], x: x, y0: y0, y1: y1 });
+      }
+      ctx.stroke();
+    }
+    stepLine(u, seg.ta, seg.ack, "#0072B2", 1.5 * dpr, drawn.ack, xmin, xmax, seg.max);
+    if (seg.edge) stepLine(u, seg.ta, seg.edge, "#009E73", dpr, drawn.edge, xmin, xmax, seg.max);
+    ctx.restore();
+  }
+  function stepLine(u, t, y, colour, width, out, xmin, xmax, max) {
+    if (!t.length) return;
+    const ctx = u.ctx, right = u.bbox.left + u.bbox.width;
+    const i0 = Math.max(0, lowerBound(t, xmin) - 1), i1 = lowerBound(t, xmax + 1e-9);
+    let idx = [];
+    if (i1 - i0 <= 2 * max) for (let i = i0; i < i1; i++) idx.push(i);
+    else {  // per pixel column: first, lowest, highest, last (in time order)
+      const span = (xmax - xmin) / Math.max(1, Math.round(u.bbox.width));
+      let c0 = null, first = 0, lo = 0, hi = 0;
+      const flush = (last) => idx.push(...[...new Set([first, lo, hi, last])].sort((a, b) => a - b));
+      for (let i = i0; i < i1; i++) {
+        const c = Math.floor((t[i] - xmin) / span);
+        if (c !== c0) { if (c0 !== null) flush(i - 1); c0 = c; first = lo = hi = i; }
+        if (y[i] < y[lo]) lo = i;
+        if (y[i] > y[hi]) hi = i;
+      }
+      flush(i1 - 1);
+    }
+    ctx.strokeStyle = colour; ctx.lineWidth = width;
+    ctx.beginPath();
+    let py = null;
+    for (const i of idx) {
+      const x = Math.max(u.valToPos(t[i], "x", true), u.bbox.left - 2), yy = u.valToPos(y[i], "y", true);
+      if (py === null) ctx.moveTo(x, yy); else { ctx.lineTo(x, py); ctx.lineTo(x, yy); out.push([x, py]); }
+      out.push([x, yy]);
+      py = yy;
+    }
+    // the last value holds to the view's right edge (until the next ACK, or the end of the flow)
+    if (py !== null) { ctx.lineTo(right + 2, py); out.push([right + 2, py]); }
+    ctx.stroke();
+  }
+
   function legendExtras(box, spec) {
     const classes = new Map(), bands = new Map();
     spec.marks.forEach((m) => classes.set(m.cls, m.color));
     spec.bands.forEach((b) => bands.set(b.label, b.color));
     const sackCounts = spec.sack_counts || {};
-    if (!classes.size && !bands.size && !spec.vlines.length && !Object.keys(sackCounts).length) return;
+    if (!classes.size && !bands.size && !spec.vlines.length && !Object.keys(sackCounts).length && !spec.segments) return;
     const div = document.createElement("div");
     div.className = "marks-legend";
     let htmlText = "";
+    if (spec.segments) {
+      const sg = spec.segments;
+      htmlText += `<span class="segments-legend"><i style="background:#000000"></i>data segment, seq to seq + len (${sg.data.dt.length}; ` +
+        `each drawn up to ${sg.max_exact} in view, else per pixel column its lowest to highest byte)</span>` +
+        `<span><i style="background:#0072B2"></i>cumulative ACK, step per ACK (${sg.acks.dt.length})</span>` +
+        (sg.acks.win ? `<span><i style="background:#009E73"></i>advertised window edge: ACK + window, per ACK</span>` : "");
+    }
     classes.forEach((c, k) => { htmlText += `<span><i style="background:${c}"></i>retransmission: ${esc(k)} (${spec.marks.filter((m) => m.cls === k).length})</span>`; });
     for (const [cls, name] of [["sack", "SACK block"], ["dsack", "D-SACK block"]]) {
       if (!sackCounts[cls]) continue;
