@@ -39,6 +39,8 @@ DEFAULT_TOP = 50
 #: that writes all of them
 FLOW_TABLE_ROWS = 5000
 DEFAULT_WIDTH = 1200
+#: rows of the connections table at most (the first connections by first packet)
+CONNECTION_ROWS = 2000
 
 #: flows columns of the interactive flow table: (column or derived key, header, kind, base unit).
 #: A column with a unit shows its values in one human unit chosen from its values (ms, Mbit/s,
@@ -127,13 +129,17 @@ def _flow_frame(res: ResultsData) -> pl.DataFrame:
         ctx = res.context.select("flow_id", *ctx_cols).unique("flow_id")
         f = f.join(ctx.with_columns(pl.col("flow_id").cast(f.schema["flow_id"])), on="flow_id", how="left")
     if "short_id" not in f.columns:
-        f = with_names(f)
+        # names from the columns they need, put beside f's columns (not a copy of every one)
+        keys = [c for c in ("input", "flow_id", "vantage", "first_ts", "client_flow_id", "server_flow_id")
+                if c in f.columns]
+        f = pl.concat([with_names(f.select(keys)).select("short_id", "connection"), f], how="horizontal")
     return f
 
 
 def _top_flows(f: pl.DataFrame, top: int) -> list[int]:
-    ranked = f.filter(pl.col("data_bytes") > 0).sort(["data_bytes", "flow_id"], descending=[True, False])
-    return ranked.get_column("flow_id").head(top).to_list()
+    # (two columns sorted, not every column of every flow)
+    ranked = f.select("flow_id", "data_bytes").filter(pl.col("data_bytes") > 0)
+    return ranked.sort(["data_bytes", "flow_id"], descending=[True, False]).get_column("flow_id").head(top).to_list()
 
 
 def _table_rows(f: pl.DataFrame, detailed: list[int]) -> pl.DataFrame:
@@ -141,7 +147,8 @@ def _table_rows(f: pl.DataFrame, detailed: list[int]) -> pl.DataFrame:
     drill-down and the largest others by data bytes, in the order of ``f``."""
     if f.height <= FLOW_TABLE_ROWS:
         return f
-    ranked = (f.with_row_index("_row").with_columns(pl.col("flow_id").is_in(detailed).alias("_detail"))
+    ranked = (f.select("flow_id", "data_bytes").with_row_index("_row")
+              .with_columns(pl.col("flow_id").is_in(detailed).alias("_detail"))
               .sort(["_detail", "data_bytes", "flow_id"], descending=[True, True, False], nulls_last=True)
               .head(FLOW_TABLE_ROWS))
     return f[np.sort(ranked.get_column("_row").to_numpy())]
@@ -321,22 +328,35 @@ def _lost_text(row: dict) -> str:
             f"{n(row.get('spurious_timeouts_2v'))} spurious timeouts from both captures")
 
 
-def _connections_html(res: ResultsData) -> str:
+def _connections_html(res: ResultsData, f: pl.DataFrame) -> str:
     """The connections view (docs/query.md): one row per connection, both vantages and the
-    matched metrics side by side."""
+    matched metrics side by side. The table shows the first CONNECTION_ROWS connections:
+    beyond them (one results directory) only their rows go through the view."""
     from hsrtcp.api import Dataset
 
     empty = pl.DataFrame()
-    c = Dataset(res.flows, empty, empty, empty, empty).connections()
+    flows, n_conn = res.flows, None
+    if "input" not in f.columns and "connection" in f.columns:
+        # names number the connections in the view's order (f1, f2, ...): the first ones
+        # keep their numbers when the view sees only their rows
+        no = f.get_column("connection").str.slice(1).cast(pl.Int64, strict=False)
+        n_conn = no.n_unique()
+        if n_conn > CONNECTION_ROWS:
+            keep_ids = f.filter(no <= CONNECTION_ROWS).get_column("flow_id")
+            flows = flows.filter(pl.col("flow_id").is_in(keep_ids.implode()))
+    c = Dataset(flows, empty, empty, empty, empty).connections()
     keep = ["connection", "client_addr", "client_port", "server_addr", "server_port",
             "client_short_id", "client_retransmissions", "client_rtt_mean", "client_goodput_bytes",
             "server_short_id", "server_retransmissions", "server_timeouts", "server_rtt_mean", "server_goodput_bytes",
             "unknown_short_id", "unknown_retransmissions", "matched_short_id", "matched_p_d", "matched_p_a",
             "matched_ack_burst_loss", "matched_q", "matched_spurious_timeouts_2v", "matched_clock_offset_s"]
     c = c.select([k for k in keep if k in c.columns and not c.get_column(k).is_null().all()])
-    return (f'<p class="note" id="connections">{c.height} connection(s): a matched row with the client and server '
+    total = c.height if n_conn is None or n_conn <= CONNECTION_ROWS else n_conn
+    more = f'<p class="note">{total - c.height} more rows not shown.</p>' if total > c.height else ""
+    return (f'<p class="note" id="connections">{total} connection(s): a matched row with the client and server '
             "rows it links, else one row; named by first packet (f1, ...; their rows f1c, f1s, f1m). "
-            '<code>hsrtcp query RESULTS "from connections"</code> has every column.</p>' + html_table(c, "static"))
+            '<code>hsrtcp query RESULTS "from connections"</code> has every column.</p>'
+            + html_table(c, "static", CONNECTION_ROWS) + more)
 
 
 # ---------------------------------------------------------------- captures, MPTCP, provenance
@@ -521,11 +541,13 @@ def _models_section(res: ResultsData) -> tuple[str, list[dict]]:
     n = fit.flows.height
     # the flows a point can be drawn for; beyond PLOT_POINTS of them a seeded sample (as model
     # fit's figure): the chart's budget, while the D table is over all flows
-    fl = fit.flows.filter((pl.col("throughput_pkts") > 0)
-                          & pl.any_horizontal([pl.col(f"pred_{k}") > 0 for k in MODEL_KEYS]))
-    drawable = fl.height
+    # (row positions first, then only the drawn rows copied: no second table of every flow)
+    rows = np.flatnonzero(fit.flows.select((pl.col("throughput_pkts") > 0) & pl.any_horizontal(
+        [pl.col(f"pred_{k}") > 0 for k in MODEL_KEYS])).to_series().fill_null(False).to_numpy())
+    drawable = len(rows)
     if drawable > PLOT_POINTS:
-        fl = fl[np.sort(np.random.default_rng(0).choice(drawable, PLOT_POINTS, replace=False))]
+        rows = rows[np.sort(np.random.default_rng(0).choice(drawable, PLOT_POINTS, replace=False))]
+    fl = fit.flows[rows]
     measured = _num(fl, "throughput_pkts")
     have_any = False
     ss = []
@@ -592,11 +614,14 @@ def build_report(results: str | os.PathLike, study: str | os.PathLike | None = N
     uplot_js, uplot_css = assets.uplot()  # fail early (clear message) when npm ci was not run
     res = load_results(results)
     st = load_study(study) if study is not None else None
+    # the model fit first, while only the flows as read are held (the peak of 1 M flows)
+    models_html, model_charts = _models_section(res)
     f = _flow_frame(res)
+    if f.get_column("flow_id").equals(res.flows.get_column("flow_id")):
+        res.flows = f.select(res.flows.columns)  # the same columns, held once (issue 32)
     top_ids = _top_flows(f, top)
     details = _details(res, f, top_ids, width)
     class_html, class_charts = _study_section(st, f)
-    models_html, model_charts = _models_section(res)
     n_flows = f.height
     scope = (f"Drill-down charts are embedded for the {len(top_ids)} largest flow(s) by data bytes"
              + (f" of {n_flows}" if n_flows > len(top_ids) else "")
@@ -626,7 +651,7 @@ def build_report(results: str | os.PathLike, study: str | os.PathLike | None = N
                    f"{html.escape(data['generated'])} by hsrtcp {html.escape(__version__)} "
                    f"(uPlot {html.escape(str(data['uplot_version']))}).</p><p class=\"note\" id=\"scope\">"
                    f"{html.escape(scope)}</p>" + (f'<ul class="note">{notes}</ul>' if notes else "")),
-        "CAPTURES": _captures_html(res) + "<h3>Connections</h3>" + _connections_html(res),
+        "CAPTURES": _captures_html(res) + "<h3>Connections</h3>" + _connections_html(res, f),
         "CLASSES": class_html, "MODELS": models_html,
         "MPTCP": mptcp_section(res.path, html_table) or _mptcp_html(f), "PROVENANCE": _provenance_html(res),
         "GALLERY": _gallery_html(res, st, gallery),

@@ -137,7 +137,7 @@ def load_results(path: str | Path, columns: tuple[str, ...] | None | str = _ALL)
                          "nothing to report")
     no_nulls(flows, ["first_ts", "last_ts"], res.file("flows"))  # every flow has a first and a last packet
     data = ResultsData(
-        path=root, flows=flows.sort("flow_id"), captures=res.read("captures"),
+        path=root, flows=_by_flow_id(flows), captures=res.read("captures"),
         series=res.scan("series"), events=res.scan("events"), rtt=res.scan("rtt"),
         full=res.scan("flows") if columns is not None else None,
     )
@@ -151,6 +151,20 @@ def load_results(path: str | Path, columns: tuple[str, ...] | None | str = _ALL)
             continue
         setattr(data, name, res.read(name))
     return data
+
+
+def _by_flow_id(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` sorted by ``flow_id`` (as ``df.sort("flow_id")``), one column at a time: each
+    column is released once gathered, so the table is not held twice."""
+    ids = df.get_column("flow_id")
+    if ids.is_sorted():
+        return df
+    order = ids.arg_sort()
+    names = df.columns
+    cols = {}
+    for name in names:
+        cols[name] = df.drop_in_place(name).gather(order)
+    return pl.DataFrame([cols[n] for n in names])
 
 
 def load_study(path: str | Path) -> StudyData:

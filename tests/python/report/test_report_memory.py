@@ -98,3 +98,31 @@ def test_corpus_detail_rows_follow_renumbered_ids(tmp_path):
     assert rows.height == want.height == len(set(ids))
     # input flow ids repeat across inputs; each renumbered row carries its own input's columns
     assert rows.select(want.columns).equals(want)
+
+
+def _rows(fragment: str) -> list[str]:
+    return re.findall(r"<tr>.*?</tr>", fragment.split("<tbody>", 1)[1].split("</tbody>", 1)[0])
+
+
+def _cells(fragment: str) -> list[dict[str, str]]:
+    """The table's rows as {header: cell}."""
+    head = re.findall(r"<th>(.*?)</th>", fragment.split("<thead>", 1)[1].split("</thead>", 1)[0])
+    return [dict(zip(head, re.findall(r"<td>(.*?)</td>", r))) for r in _rows(fragment)]
+
+
+def test_connections_beyond_the_cap_are_the_first_of_the_full_view(pairs, monkeypatch):
+    # beyond CONNECTION_ROWS only the first connections' rows go through the view: their rows
+    # (names f1, f2, ... included) must be those of the view over every flow
+    res = inputs.load_results(pairs)
+    f = build._flow_frame(res)
+    whole = build._connections_html(res, f)
+    n = int(re.search(r'id="connections">(\d+) connection', whole).group(1))
+    assert n > 6 and len(_rows(whole)) == n
+    monkeypatch.setattr(build, "CONNECTION_ROWS", 4)
+    capped = build._connections_html(res, f)
+    assert re.search(r'id="connections">(\d+) connection', capped).group(1) == str(n)
+    # (a column null in every shown connection is left out, so the capped table may show fewer)
+    got, want = _cells(capped), _cells(whole)[:4]
+    assert len(got) == 4 and set(got[0]) <= set(want[0]) and {"connection", "matched_p_d"} <= set(got[0])
+    assert got == [{k: w[k] for k in g} for g, w in zip(got, want)]
+    assert f"{n - 4} more rows not shown." in capped
