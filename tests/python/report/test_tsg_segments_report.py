@@ -114,3 +114,61 @@ def test_without_packets_the_chart_says_per_bin_and_how_to_get_segments(drops, t
         notes = d.find_element("id", "flow-notes").text
     assert "per 1-s bin" in title and "hsrtcp analyze --packets" in title
     assert "no packets table" in notes
+
+
+def test_above_the_limit_per_pixel_envelopes_cover_every_segment_and_zoom_returns_to_ticks(drops_pk, monkeypatch):
+    # the limit lowered to 300 (the fixture's flow has 714 data segments), same code path
+    from hsrtcp.report import flow_detail
+
+    monkeypatch.setattr(flow_detail, "SEGMENTS_MAX", 300)
+    out = drops_pk / "r100.html"
+    build_report(drops_pk, None, out)
+    flow = _flow(drops_pk)
+    p = (pl.read_parquet(drops_pk / "packets.parquet")
+         .filter((pl.col("flow_id") == flow["flow_id"]) & (pl.col("dir") == flow["data_dir"]) & (pl.col("len") > 0)))
+    t = p["ts"].to_numpy() - flow["first_ts"]
+    s0, s1 = p["seq"].to_numpy(), p["seq"].to_numpy() + p["len"].to_numpy()
+    with browser() as d:
+        load(d, out)
+        c = f"window.hsrtcpReport.charts['tseq-{flow['flow_id']}']"
+        env = d.execute_script(f"""const u = {c}.plot, s = {c}.drawnSegments;
+            return {{mode: s.mode, bars: s.segments, pos: {json.dumps(t.tolist())}.map(v => u.valToPos(v, 'x', true)),
+                     left: u.bbox.left}};""")
+        mid = float(t[len(t) // 2])
+        zoomed = d.execute_script(f"""const u = {c}.plot;
+            u.batch(() => u.setScale('x', {{min: {mid} - 0.0003, max: {mid} + 0.0003}}));
+            return {c}.drawnSegments;""")
+    assert env["mode"] == "envelope" and 0 < len(env["bars"]) < len(t)
+    cols = {round(b["x"] - 0.5 - env["left"]): b for b in env["bars"]}
+    for x, a, b in zip(env["pos"], s0, s1):  # each segment inside the bar of its pixel column
+        bar = cols[int(np.floor(x - env["left"] + 1e-6))]
+        assert bar["s0"] <= a and b <= bar["s1"]
+    want = int(((t >= mid - 0.0003) & (t <= mid + 0.0003)).sum())
+    assert 0 < want <= 300
+    assert zoomed["mode"] == "segments" and zoomed["inView"] == len(zoomed["segments"]) == want
+
+
+def test_matched_row_draws_its_server_rows_segments_retransmissions_and_losses(tmp_path):
+    require_chromium()
+    res = tmp_path / "pair"
+    assert run(["analyze", "--client", DATA / "drops_cubic.client.pcap", "--server", DATA / "drops_cubic.server.pcap",
+                "--packets", "-q", "--no-plot", "-o", res]) == 0
+    build_report(res, None, tmp_path / "r.html")
+    flows = pl.read_parquet(res / "flows.parquet")
+    m = flows.filter(pl.col("vantage") == "matched").row(0, named=True)
+    p = pl.read_parquet(res / "packets.parquet").filter(
+        (pl.col("flow_id") == m["server_flow_id"]) & (pl.col("dir") == m["data_dir"]) & (pl.col("len") > 0))
+    rx = p.filter(pl.col("retrans").is_not_null()).sort("ts")
+    with browser() as d:
+        load(d, tmp_path / "r.html")
+        assert d.execute_script(f"return window.hsrtcpReport.showFlow('{m['flow_id']}')") is True
+        got = d.execute_script(f"""const ch = window.hsrtcpReport.charts['tseq-{m['flow_id']}'];
+            return {{s: ch.drawnSegments, labels: ch.spec.series.map(x => x.label),
+                     lost: ch.spec.series.filter(x => x.label.startsWith('lost')).map(x => x.x.length)}};""")
+    assert got["s"]["mode"] == "segments" and len(got["s"]["segments"]) == p.height
+    drawn = [(s["s0"], s["cls"]) for s in got["s"]["segments"] if s["cls"] is not None]
+    assert drawn == list(zip(rx["seq"].to_list(), rx["retrans"].to_list())) and len(drawn) == m["retransmissions"]
+    # the matcher's losses (flows.lost_data_packets of data_packets_sent), per 1-s bin
+    assert [lb for lb in got["labels"] if lb.startswith("lost")] == [
+        f"lost in the network (matcher): {m['lost_data_packets']:,} of {m['data_packets_sent']:,} data packets, per 1-s bin"]
+    assert got["lost"] and got["lost"][0] > 0
