@@ -350,13 +350,36 @@ def _connections_html(res: ResultsData, f: pl.DataFrame) -> str:
             "server_short_id", "server_retransmissions", "server_timeouts", "server_rtt_mean", "server_goodput_bytes",
             "unknown_short_id", "unknown_retransmissions", "matched_short_id", "matched_p_d", "matched_p_a",
             "matched_ack_burst_loss", "matched_q", "matched_spurious_timeouts_2v", "matched_clock_offset_s"]
-    c = c.select([k for k in keep if k in c.columns and not c.get_column(k).is_null().all()])
+    if flows is res.flows:
+        c = c.select([k for k in keep if k in c.columns and not c.get_column(k).is_null().all()])
+    else:  # a column is left out when null in every connection, not only in those shown
+        c = c.select([k for k in keep if k in c.columns and _in_any_connection(f, k)])
     total = c.height if n_conn is None or n_conn <= CONNECTION_ROWS else n_conn
     more = f'<p class="note">{total - c.height} more rows not shown.</p>' if total > c.height else ""
     return (f'<p class="note" id="connections">{total} connection(s): a matched row with the client and server '
             "rows it links, else one row; named by first packet (f1, ...; their rows f1c, f1s, f1m). "
             '<code>hsrtcp query RESULTS "from connections"</code> has every column.</p>'
             + html_table(c, "static", CONNECTION_ROWS) + more)
+
+
+def _in_any_connection(f: pl.DataFrame, key: str) -> bool:
+    """Whether the connections view's column ``key`` has a value in some connection, from the
+    flows ``f``: ``client_retransmissions`` when a client row (its side as the view takes it,
+    query.connections_sql) has retransmissions; any other column when a row has it."""
+    from hsrtcp.query import MATCHED_METRICS, SIDE_METRICS
+
+    near = pl.col("capture_near").cast(pl.String) if "capture_near" in f.columns else pl.lit(None, pl.String)
+    vantage = pl.col("vantage").cast(pl.String)
+    side = pl.when(vantage.is_in(["client", "server", "matched"])).then(vantage).otherwise(
+        pl.coalesce(near, pl.lit("unknown")))
+    for name, metrics in (("client", SIDE_METRICS), ("server", SIDE_METRICS), ("unknown", SIDE_METRICS),
+                          ("matched", MATCHED_METRICS)):
+        metric = key[len(name) + 1:]
+        if key.startswith(name + "_") and metric in metrics:
+            if metric not in f.columns:
+                return False
+            return bool(f.select(((side == name) & pl.col(metric).is_not_null()).any()).item())
+    return key not in f.columns or bool(f.get_column(key).is_not_null().any())
 
 
 # ---------------------------------------------------------------- captures, MPTCP, provenance
