@@ -50,13 +50,13 @@ def bundle_truth(bundle: str | Path, run_id: str | None = None) -> tuple[dict[st
         return out, [f"{mf}: unreadable, no ground truth carried: {exc}"]
     if not isinstance(m, dict):
         return out, []  # a capture pair directory, not a lab bundle: no truth to carry
+    sc_dir = b / "scenario"
+    if not (sc_dir / "scenario.json").is_file():
+        return out, []  # a plain Rattan config or a bare capture pair: no scenario, so no truth
     t0 = m.get("t0")
     if isinstance(t0, bool) or not isinstance(t0, (int, float)) or not math.isfinite(t0):
         return out, [f"{mf}: t0 {t0!r} is not a finite number of epoch seconds: no ground truth carried"]
     run_id = run_id or m.get("run_id") or b.resolve().name
-    sc_dir = b / "scenario"
-    if not (sc_dir / "scenario.json").is_file():
-        return out, []  # a plain Rattan config: the run has no scenario, so no truth
     try:
         cs = CompiledScenario.open(sc_dir)
         doc = json.loads((sc_dir / "scenario.json").read_text(encoding="utf-8"))

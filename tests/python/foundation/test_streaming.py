@@ -100,5 +100,5 @@ def test_cli_single_capture_imports_nothing_heavy(tmp_path, options):
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip().splitlines()[-1] == "[]"
     if not options:
-        assert "TCP connections (3 rows" in p.stdout  # the summary was printed
+        assert "TCP connections (3 connections in 3 rows" in p.stdout  # the summary was printed
     assert len(pl.read_parquet(tmp_path / "flows.parquet")) == 3
