@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from hsrtcp.errors import InputError
+from hsrtcp.errors import InputError, OutputError
 from hsrtcp.study import load, tables
 from hsrtcp.study.groups import CONTRACT_DIMENSIONS, resolve_by
 
@@ -111,12 +111,21 @@ def partitions_task(chunk: Chunk, by: list[str], spool: str, meta: dict) -> dict
         tputs.append(tput)
     files = {}
     if frames:
-        files["flows"] = os.path.join(spool, f"flows-{chunk.index:06d}.parquet")
-        # temporary files read once or twice: lz4 and no statistics cost a worker a quarter
-        # less than the default zstd to write, and decode as fast
-        pl.concat(frames, how="diagonal_relaxed").write_parquet(files["flows"], compression="lz4", statistics=False)
-        files["tput"] = os.path.join(spool, f"tput-{chunk.index:06d}.parquet")
-        pl.concat(tputs, how="diagonal_relaxed").write_parquet(files["tput"], compression="lz4", statistics=False)
+        target = files["flows"] = os.path.join(spool, f"flows-{chunk.index:06d}.parquet")
+        try:
+            # temporary files read once or twice: lz4 and no statistics cost a worker a quarter
+            # less than the default zstd to write, and decode as fast
+            pl.concat(frames, how="diagonal_relaxed").write_parquet(target, compression="lz4", statistics=False)
+            target = files["tput"] = os.path.join(spool, f"tput-{chunk.index:06d}.parquet")
+            pl.concat(tputs, how="diagonal_relaxed").write_parquet(target, compression="lz4", statistics=False)
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            from hsrtcp.output import failure_reason
+
+            reason = failure_reason(exc, spool)
+            if reason is None:
+                raise
+            # the spool's disk, not the partition: the whole study stops (exit 3), named
+            return dict(meta, records=recs, files={}, write_error=f"{target}: cannot write: {reason}")
     return dict(meta, records=recs, files=files, worker=(os.uname().nodename, os.getpid()))
 
 
@@ -320,6 +329,10 @@ def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, 
         raise
     finally:
         prog.close()
+    write_error = next((d["write_error"] for d in done if d.get("write_error")), None)
+    if write_error:
+        shutil.rmtree(spool, ignore_errors=True)
+        raise OutputError(write_error)
     recs = [r for d in done for r in d["records"]]
     ok = [r for r in recs if "error" not in r]
     # the handoffs and coverage rows in the order the directories were given (as stacked in memory)

@@ -334,7 +334,7 @@ FULL = {  # command -> (arguments, bytes left free, the file the message names)
     "report": (["report", "{res}", "-o", "{d}/r.html"], 4096, "{d}/r.html"),
     "plot": (["plot", "throughput", "{res}", "-o", "{d}/x.pdf"], 4096, "{d}/x.pdf"),
     "study": (["study", "{ctx}", "-o", "{d}/study", "-q", "--bootstrap", "0"], 4096,
-              r"{d}/study/\w+\.(parquet|json)"),
+              r"{d}/(study/\w+\.(parquet|json)|hsrtcp-study-\w+/(flows|tput)-\d+\.parquet)"),
     "model fit": (["model", "fit", "{ctx}", "-o", "{d}/fit"], 4096, r"{d}/fit/model_fit\w*\.\w+"),
     "mptcp": (["mptcp", "{mp}", "-o", "{d}/mp"], 4096, r"{d}/mp/mptcp_\w+\.parquet"),
 }
