@@ -370,6 +370,15 @@ impl Stream {
                 ev.class = Some("late_original");
                 ev.value = Some((ts - prior.last_ts) as f64 * 1e-9);
                 x.ev.push(ev);
+                // the original arrived after all: the re-send that overtook it was not needed
+                // (the phone saw two copies, one sent as a re-send); once per re-send
+                if let Some(r) = self.recent.claim_latest_at(s) {
+                    self.c.unnecessary += 1;
+                    let mut ev = Event::on_bytes("spurious_retransmission", ts, x.dir, r.start, r.end);
+                    ev.class = Some("receiver");
+                    ev.cause = Some(r.class);
+                    x.ev.push(ev);
+                }
                 return;
             }
             Overlap::Repeat => {
