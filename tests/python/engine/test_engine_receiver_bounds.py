@@ -20,7 +20,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
+
+import hsrtcp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from checks import analyze, flow_row  # noqa: E402
@@ -44,3 +47,32 @@ def test_truth_inside_the_receivers_bounds(name):
     assert d <= dhi and dlo <= d + du, (dlo, dhi, d, du)
     # narrow, as on fresh runs
     assert ru <= max(3, 0.15 * rt) and du <= max(3, 0.15 * dlo)
+
+
+def test_resends_after_a_spurious_timeout_ahead_of_an_open_hole():
+    """Fixture cubic_sack_frto (a Rattan lab run, cubic, SACK and timestamps on; origin in
+    tests/data/README.md). After P (3333402, IP ID 48139) the IDs 48140-48142 never reached
+    the phone: the originals of 3334850 and 3336298 and a fast re-send of 3317474. Two
+    timeouts followed (the second spurious); then the sender re-sent 3334850 and 3336298 in
+    sequence while 3331954 was still a hole at the phone. They arrived 1.16 s after P,
+    outside the engine's time windows (its RTO scale, 0.66 s there, was inflated by a TSval
+    echo across the first timeout), so no rule judged them and they counted as new data:
+    32 decided re-sends, 0 undecided, against 34 that arrived."""
+    from hsrtcp.testing import truth
+
+    srv, cli = DATA / "cubic_sack_frto.server.pcap.gz", DATA / "cubic_sack_frto.client.pcap.gz"
+    ct = truth.compute(srv, cli).connections[0]
+    ds = hsrtcp.analyze([str(cli)], vantage="client", packets=True)
+    row = flow_row(ds, ct.client_port)
+    rt = retransmissions_arrived(ct)
+    r, ru = row["retransmissions"], row["retransmissions_undecided"]
+    assert rt == 34 and r == 32
+    assert r <= rt <= r + ru, (rt, r, ru)
+    pk = ds.extra["packets"].filter(pl.col("flow_id") == row["flow_id"])
+    und = pk.filter(pl.col("note") == "undecided")["seq"].to_list()
+    # the two re-sends are among the undecided: at most one segment per missing ID, three
+    # after P here (3337746 is new data, the third ID was the lost fast re-send)
+    assert [s for s in und if s >= 3334850] == [3334850, 3336298, 3337746]
+    # the other five: the same pattern at the start (five IDs after P, lost re-sends of the
+    # SACKed hole 1554-8794, then 18930 on in sequence 1.37 s later): new data, undecidable
+    assert [s for s in und if s < 3334850] == [18930, 20378, 21826, 23274, 24722]

@@ -8,8 +8,9 @@ arrived: the re-send was unnecessary, and the phone can see it (the same bytes t
 second copy older by IP ID). The two-capture truth counts the re-send as not spurious (nothing
 of it had arrived when it did); receiver_truth.overtaken_resends finds it.
 
-The phone's engine classes the late copy `late_original` (reordering, docs/engine.md) and
-counts no unnecessary retransmission for these bytes: 46 against 46 + 1. On a run where the
+The phone's engine classes the late copy `late_original` (reordering, docs/engine.md). It
+used to count no unnecessary retransmission for these bytes (46 against 46 + 1); the late
+original now makes the re-send that overtook it unnecessary, once (47). On a run where the
 IP IDs did not decide (27 Nov) the late copy counted as a repeat instead and the totals agreed.
 """
 
@@ -48,8 +49,10 @@ def test_the_fixture_holds_the_overtaken_resend(case):
     assert row["retransmissions"] <= rt <= row["retransmissions"] + row["retransmissions_undecided"]
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a late original does not make its re-send count as unnecessary "
-                                        "(crates/hsrtcp-core/src/flow/engine/retrans.rs, is_late_original branch)")
 def test_an_overtaken_resend_counts_as_unnecessary(case):
-    ct, _, row = case
-    assert row["unnecessary_retransmissions"] == ct.spurious_retrans + overtaken_resends(ct)
+    ct, ds, row = case
+    assert row["unnecessary_retransmissions"] == ct.spurious_retrans + overtaken_resends(ct) == 47
+    # the re-send of the overtaken bytes is named, once, when its original arrives
+    ev = ds.events.filter((pl.col("flow_id") == row["flow_id"]) & (pl.col("kind") == "spurious_retransmission")
+                          & (pl.col("seq_start") == 2737437))
+    assert ev.height == 1 and ev["class"].to_list() == ["receiver"]

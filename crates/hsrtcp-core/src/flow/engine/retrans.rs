@@ -370,6 +370,15 @@ impl Stream {
                 ev.class = Some("late_original");
                 ev.value = Some((ts - prior.last_ts) as f64 * 1e-9);
                 x.ev.push(ev);
+                // the original arrived after all: the re-send that overtook it was not needed
+                // (the phone saw two copies, one sent as a re-send); once per re-send
+                if let Some(r) = self.recent.claim_latest_at(s) {
+                    self.c.unnecessary += 1;
+                    let mut ev = Event::on_bytes("spurious_retransmission", ts, x.dir, r.start, r.end);
+                    ev.class = Some("receiver");
+                    ev.cause = Some(r.class);
+                    x.ev.push(ev);
+                }
                 return;
             }
             Overlap::Repeat => {
@@ -439,6 +448,7 @@ impl Stream {
             let in_burst = |st: &Self, t_b: Nanos| {
                 !st.rx_closed_since && ts - t_b < thr && t_b - t_o >= thr && s == st.nxt
             };
+            let mut unjudged = false;
             // (IDs missing, segments already counted against them)
             let (missing, paid) = match (self.rx_first_retx, self.rx_burst) {
                 // fast recovery right after P: the IDs missing before the first re-send, each
@@ -494,7 +504,10 @@ impl Stream {
                     }
                     (0, 0)
                 }
-                _ => (0, 0),
+                _ => {
+                    unjudged = true;
+                    (0, 0)
+                }
             };
             if missing - paid >= 1
                 && s == self.nxt
@@ -505,6 +518,25 @@ impl Stream {
                 self.rx_seen_after = self.rx_seen_after.saturating_add(1);
                 self.rx_unseen_counted = self.rx_unseen_counted.saturating_add(1);
                 return true;
+            }
+            // No rule above judged this arrival (outside their time windows: a lab run, SACK
+            // and timestamps on, where a timeout's TSval echo inflated the RTO scale). The
+            // sender was re-sending since P (the first packet after it was a re-send), so an
+            // ID after P never seen may have been the original of this data or a lost re-send
+            // of older bytes: undecided, at most as many segments as IDs are missing
+            // (docs/engine.md, "What a receiver-side capture cannot tell")
+            let m = (id.wrapping_sub(o) as i16) as i64 - 1 - self.rx_seen_after as i64;
+            if unjudged
+                && self.rx_first_retx.is_some()
+                && !self.rx_closed_since
+                && m >= 1
+                && s == self.nxt
+                && self.ack_seen
+                && s < end + m * self.max_payload as i64
+            {
+                self.c.undecided += 1;
+                self.rx_seen_after = self.rx_seen_after.saturating_add(1);
+                return false;
             }
         }
         // IDs up to the highest seen are not missing after P

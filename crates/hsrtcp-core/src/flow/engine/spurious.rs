@@ -73,6 +73,24 @@ impl RecentRing {
             .find(|x| x.start == s)
     }
 
+    /// The latest retransmission starting at byte `s` if it is not attributed yet; marks it
+    /// attributed (receiver: one late original makes one re-send unnecessary, once).
+    pub fn claim_latest_at(&mut self, s: i64) -> Option<RecentRetx> {
+        for k in 1..=RECENT {
+            let i = (self.next + RECENT - k) % RECENT;
+            if let Some(x) = self.buf[i].as_mut() {
+                if x.start == s {
+                    if x.attributed {
+                        return None;
+                    }
+                    x.attributed = true;
+                    return Some(*x);
+                }
+            }
+        }
+        None
+    }
+
     /// The latest not-yet-attributed retransmission overlapping [l, r); marks it attributed
     /// so one duplicate report is not counted twice.
     pub fn attribute(&mut self, l: i64, r: i64) -> Option<RecentRetx> {
