@@ -17,10 +17,16 @@ _FileResult: TypeAlias = dict[str, list[_Row] | None]
 __version__: str
 
 def analyze_capture(
-    path: _Path, name: str, vantage: str | None = None, id_base: int = 0, progress: _Progress = None
+    path: _Path,
+    name: str,
+    vantage: str | None = None,
+    id_base: int = 0,
+    progress: _Progress = None,
+    packets: bool = False,
 ) -> dict[str, bytes]:
     """Analyze one capture; returns {table: Arrow IPC stream bytes} (flows, events, rtt, series,
-    captures, mptcp, mptcp_subflows, mptcp_series). Bad input is reported in the captures row."""
+    captures, mptcp, mptcp_subflows, mptcp_series; packets when ``packets``). Bad input is
+    reported in the captures row."""
 
 def analyze_pair(
     client: _Path,
@@ -52,7 +58,7 @@ def keep_freed_memory() -> None:
 class ParquetOut:
     """An output directory analyses write their tables into as Parquet while they run."""
 
-    def __init__(self, dir: _Path, prefix: str = ".hsrtcp-new.") -> None: ...
+    def __init__(self, dir: _Path, prefix: str = ".hsrtcp-new.", packets: bool = False) -> None: ...
     def analyze(
         self,
         path: _Path,
@@ -74,7 +80,7 @@ class PairOut:
     """A two-vantage run straight into Parquet: each file's tables as ParquetOut, the matched
     rows written by finish_pairs."""
 
-    def __init__(self, dir: _Path, prefix: str = ".hsrtcp-new.") -> None: ...
+    def __init__(self, dir: _Path, prefix: str = ".hsrtcp-new.", packets: bool = False) -> None: ...
     def analyze(
         self,
         path: _Path,
