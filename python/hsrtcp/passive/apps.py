@@ -279,7 +279,7 @@ class _Flow:
     kept: int = 0
 
 
-def _addr(b: bytes) -> str:
+def address(b: bytes) -> str:
     import ipaddress
     return ".".join(str(x) for x in b) if len(b) == 4 else str(ipaddress.IPv6Address(b))
 
@@ -312,13 +312,26 @@ def _quic_datagram(convs: dict[tuple, quic.Conversation], ts: float, src: str, s
     c.last_ts = ts
 
 
+def ip_packets(path: str | os.PathLike):
+    """(time, dpkt IP packet) of every record of a capture whose innermost IP packet decodes
+    (tunnels opened by :func:`inner_ip`); the others are skipped."""
+    from hsrtcp.pcapio import read_records
+
+    for rec in read_records(path):
+        ip = inner_ip(rec.linktype, rec.data)
+        if ip is None:
+            continue
+        try:
+            yield rec.ts, (dpkt.ip.IP(ip) if ip[0] >> 4 == 4 else dpkt.ip6.IP6(ip))
+        except (dpkt.UnpackError, struct.error, IndexError):
+            continue
+
+
 def scan_capture(path: str | os.PathLike, flows: pl.DataFrame) -> tuple[dict[int, bytes], list[tuple[float, str, str]],
                                                                          list[quic.Conversation]]:
     """The first client bytes of every flow of ``flows`` (this capture's rows) in sequence
     order, every DNS answer (time, address, name) of the capture, and its QUIC
     conversations (hsrtcp.passive.quic)."""
-    from hsrtcp.pcapio import read_records
-
     by_tuple: dict[tuple, list[_Flow]] = {}
     for r in flows.iter_rows(named=True):
         f = _Flow(r["flow_id"], r["first_ts"], r["last_ts"], (r["client_addr"], r["client_port"]))
@@ -326,27 +339,19 @@ def scan_capture(path: str | os.PathLike, flows: pl.DataFrame) -> tuple[dict[int
         by_tuple.setdefault(k, []).append(f)
     dns: list[tuple[float, str, str]] = []
     convs: dict[tuple, quic.Conversation] = {}
-    for rec in read_records(path):
-        ip = inner_ip(rec.linktype, rec.data)
-        if ip is None:
-            continue
-        try:
-            pkt = dpkt.ip.IP(ip) if ip[0] >> 4 == 4 else dpkt.ip6.IP6(ip)
-        except (dpkt.UnpackError, struct.error, IndexError):
-            continue
+    for ts, pkt in ip_packets(path):
         l4 = pkt.data
         if isinstance(l4, dpkt.udp.UDP):
             if l4.sport == 53 and isinstance(l4.data, bytes):
-                dns += [(rec.ts, a, n) for a, n in dns_answers(l4.data)]
+                dns += [(ts, a, n) for a, n in dns_answers(l4.data)]
             elif isinstance(l4.data, bytes) and l4.data:
-                _quic_datagram(convs, rec.ts, _addr(pkt.src), l4.sport, _addr(pkt.dst), l4.dport, l4.data)
+                _quic_datagram(convs, ts, address(pkt.src), l4.sport, address(pkt.dst), l4.dport, l4.data)
             continue
         if not isinstance(l4, dpkt.tcp.TCP) or not l4.data:
             continue
-        cands = by_tuple.get((_addr(pkt.src), l4.sport, _addr(pkt.dst), l4.dport))
+        cands = by_tuple.get((address(pkt.src), l4.sport, address(pkt.dst), l4.dport))
         if not cands:
             continue
-        ts = rec.ts
         f = next((c for c in cands if c.first_ts - 1e-6 <= ts <= c.last_ts + 1e-6), None)
         if f is None or f.kept >= KEEP_BYTES or len(f.segs) >= KEEP_SEGMENTS or l4.seq in f.segs:
             continue

@@ -33,7 +33,6 @@ in the lab, where every run's congestion control is known: docs/passive.md.
 from __future__ import annotations
 
 import os
-import struct
 from dataclasses import dataclass, field
 
 import dpkt
@@ -165,15 +164,9 @@ def decide(responses: list[float], dips: list[float]) -> tuple[str, str]:
     return "bbr", "response"
 
 
-def _addr(b: bytes) -> str:
-    import ipaddress
-    return ".".join(str(x) for x in b) if len(b) == 4 else str(ipaddress.IPv6Address(b))
-
-
 def infer(flows: pl.DataFrame, captures: dict[str, str | os.PathLike]) -> pl.DataFrame:
     """The congestion table of ``flows`` (rows of the given captures: name -> path)."""
-    from hsrtcp.passive.apps import inner_ip
-    from hsrtcp.pcapio import read_records
+    from hsrtcp.passive.apps import address, ip_packets
 
     rows = []
     for cap, path in captures.items():
@@ -195,19 +188,11 @@ def infer(flows: pl.DataFrame, captures: dict[str, str | os.PathLike]) -> pl.Dat
             acks.setdefault((*dst, *src), []).append(s)
         if not senders:
             continue
-        for rec in read_records(path):
-            ip = inner_ip(rec.linktype, rec.data)
-            if ip is None:
-                continue
-            try:
-                pkt = dpkt.ip.IP(ip) if ip[0] >> 4 == 4 else dpkt.ip6.IP6(ip)
-            except (dpkt.UnpackError, struct.error, IndexError):
-                continue
+        for ts, pkt in ip_packets(path):
             t = pkt.data
             if not isinstance(t, dpkt.tcp.TCP):
                 continue
-            key = (_addr(pkt.src), t.sport, _addr(pkt.dst), t.dport)
-            ts = rec.ts
+            key = (address(pkt.src), t.sport, address(pkt.dst), t.dport)
             for s in senders.get(key, ()):
                 if s.first_ts - 1e-6 <= ts <= s.last_ts + 1e-6 and t.data:
                     s.data(ts, t.seq, len(t.data))
