@@ -6,6 +6,7 @@ Tests marked ``netns`` need root (network namespaces); they skip with a message 
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 EXAMPLES = ROOT / "python/hsrtcp/examples"
+
+
+def pytest_configure(config):
+    # Tests that stop a child with SIGINT stand for Ctrl-C at a terminal, where SIGINT has its
+    # default action. A shell starting pytest in the background (`make test &`, nohup, a
+    # script) makes it ignored, and an ignored signal stays ignored across exec: the child
+    # Python never raises KeyboardInterrupt and those tests wait out their timeouts.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(config, items):
