@@ -156,8 +156,9 @@ def measure_client(server, port, flow_type, duration, size, count, gap, cc, mptc
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
-@click.option("--scenario", "-s", default=None, type=click.Path(exists=True, dir_okay=False),
-              help="Scenario TOML (scenarios/) or a Rattan config with [cells]; or the inline options below.")
+@click.option("--scenario", "-s", default=None, type=click.Path(exists=True),
+              help="Scenario TOML (scenarios/), a directory `hsrtcp scenario generate` wrote (or its "
+                   "rattan.toml), or a Rattan config with [cells]; or the inline options below.")
 @click.option("--rate", default=None, metavar="DOWN[/UP]",
               help="Without -s: a constant rate, e.g. 10Mbps or 10Mbps/2Mbps (default 10Mbps both ways).")
 @click.option("--delay", type=click.FloatRange(0, 10000), default=None, help="Without -s: one-way delay, ms (default 30).")

@@ -37,12 +37,14 @@ def scenario() -> None:
               help="Handoffs exactly at these window seconds on every carrier ([handoff] times_s).")
 @click.option("--handoff-count", type=click.IntRange(0, 10000), default=None, metavar="N",
               help="Exactly N handoffs, evenly spread over the window ([handoff] count).")
+@click.option("--no-draw", is_flag=True, help="Do not draw the trip into OUTDIR/scenario.png.")
 def generate(scenario_file, outdir, seed, duration, start, speed, area, carriers, handoff_times,
-             handoff_count) -> None:
+             handoff_count, no_draw) -> None:
     """Compile SCENARIO_FILE (or a scenario made of the options) into OUTDIR.
 
-    Writes rattan.toml, traces/*.json, radio.csv, events.csv and scenario.json. The same seed
-    always gives byte-identical files.
+    Writes rattan.toml, traces/*.json, radio.csv, events.csv and scenario.json, draws the trip
+    (speed, signal, capacity, handoffs, outages) into scenario.png as `scenario show` does, and
+    prints the commands to run next. The same seed always gives byte-identical files.
     """
     from hsrtcp.lab import scenario as sc_mod
     from hsrtcp.lab.scenario.config import ScenarioError, check_overrides
@@ -84,11 +86,20 @@ def generate(scenario_file, outdir, seed, duration, start, speed, area, carriers
         sh = "-" if s["share_intervals_le_10s"] is None else f"{100 * s['share_intervals_le_10s']:.0f} %"
         click.echo(f"  carrier {name}: {s['handoffs']} handoffs ({s['inter_system_handoffs']} inter-system), "
                    f"mean interval {mi}, intervals <= 10 s: {sh}")
+    if not no_draw:
+        from hsrtcp.lab.scenario.plot import show as _show
+
+        click.echo(f"  the trip drawn: {_show(outdir, outdir / 'scenario.png')}")
     flow = max(1, int(cs.duration_s) - 2)  # ends inside the window (docs/lab.md)
+    # several carriers: a single-path flow must say which one it uses (as in a campaign)
+    path = " --path 1" if cs.paths > 1 else ""
     click.echo("next:")
-    click.echo(f"  hsrtcp scenario show {outdir}          # draw the trip: speed, signal, capacity, handoffs")
+    click.echo(f"  hsrtcp scenario show {outdir}          # draw the trip: speed, signal, capacity, handoffs"
+               + (" (again)" if not no_draw else ""))
     click.echo(f"  hsrtcp emulate -s {outdir}/rattan.toml -o run -- \\\n"
-               f"      hsrtcp measure client '$HSRTCP_SERVER' --cc cubic -t {flow}   # one download through it (root)")
+               f"      hsrtcp measure client '$HSRTCP_SERVER' --cc cubic -t {flow}{path}   # one download through it (root)")
+    if cs.paths > 1:
+        click.echo(f"      (--path P: the flow uses carrier P of {cs.paths}; emulate --mptcp and client --mptcp use them all)")
     click.echo("  hsrtcp campaign CAMPAIGN.toml -o runs   # many runs of the scenario file (docs/lab.md)")
 
 

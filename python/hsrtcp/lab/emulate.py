@@ -56,6 +56,8 @@ def compile_source(source: str | Path | dict, outdir: Path, duration_s: float | 
         path = Path(source)
         if not path.exists():
             raise InputError(f"{path}: scenario or rattan config not found")
+        if path.is_dir() or (path.name == "rattan.toml" and (path.parent / "scenario.json").is_file()):
+            return _open_compiled(path if path.is_dir() else path.parent, outdir, duration_s, seed, start_s)
         cfg = rattan.load_config(path) if path.is_file() else {}
         if "cells" in cfg:  # a raw Rattan config: use as is
             if seed is not None or start_s is not None:
@@ -79,6 +81,36 @@ def compile_source(source: str | Path | dict, outdir: Path, duration_s: float | 
                     _opt_path(getattr(comp, "radio_csv", None)), _opt_path(getattr(comp, "events_csv", None)),
                     name=str(name), source=None if isinstance(source, dict) else Path(source),
                     seed=getattr(sc, "seed", None), scenario=sc, outdir=_opt_path(getattr(comp, "outdir", None)),
+                    warnings=warnings)
+
+
+def _open_compiled(src: Path, outdir: Path, duration_s: float | None, seed: int | None,
+                   start_s: float | None) -> Compiled:
+    """A directory ``hsrtcp scenario generate`` wrote (or its rattan.toml): copied into
+    ``outdir`` so the run carries its radio log and ground truth like a scenario file's run."""
+    from hsrtcp.lab.scenario import CompiledScenario
+    from hsrtcp.lab.scenario.config import ScenarioError
+
+    if seed is not None or start_s is not None:
+        raise InputError(f"{src}: a compiled scenario has its seed and window fixed; compile it again "
+                         f"(hsrtcp scenario generate --seed/--start) or give the scenario file")
+    if not (src / "scenario.json").is_file() or not (src / "rattan.toml").is_file():
+        raise InputError(f"{src}: not a compiled scenario directory (no scenario.json and rattan.toml; "
+                         f"hsrtcp scenario generate writes them)")
+    try:
+        CompiledScenario.open(src)
+        if outdir.resolve() != src.resolve():
+            shutil.copytree(src, outdir, dirs_exist_ok=True)
+        cs = CompiledScenario.open(outdir)
+        name = json.loads(cs.scenario_json.read_text(encoding="utf-8")).get("name") or src.name
+    except ScenarioError as exc:
+        raise InputError(str(exc)) from None
+    warnings = []
+    if duration_s is not None and duration_s > cs.duration_s:
+        warnings.append(f"{src}: --duration {duration_s:g} s is longer than the compiled window ({cs.duration_s:g} s): "
+                        f"after it the path keeps the window's last rate, delay and loss; compile a longer window")
+    return Compiled(Path(cs.rattan_config), int(cs.paths), cs.duration_s, Path(cs.radio_csv), Path(cs.events_csv),
+                    name=str(name), source=src / "rattan.toml", seed=cs.seed, outdir=Path(cs.outdir),
                     warnings=warnings)
 
 
