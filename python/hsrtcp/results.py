@@ -196,6 +196,11 @@ def _footer(path: str) -> tuple[pl.Schema, dict[str, str]]:
     return schema, meta
 
 
+def _lab_runs(path: str) -> bool:
+    """A lab bundle (manifest.json) or a campaign folder (campaign.toml) given where results belong."""
+    return any(os.path.isfile(os.path.join(path, n)) for n in ("manifest.json", "campaign.toml"))
+
+
 class Table:
     """One table's file, checked: its schema as the reader delivers it."""
 
@@ -299,6 +304,9 @@ class ResultsDir:
             if not os.path.isfile(f):
                 hint = (" (every hsrtcp analyze writes it: is this a results directory of hsrtcp analyze?)"
                         if table in CORE_TABLES else "")
+                if table in CORE_TABLES and _lab_runs(self.path):  # bundles, not results (issue 38)
+                    hint = (f" ({self.path} holds lab runs, not results: `hsrtcp analyze RUN -o OUT` reads a "
+                            f"run, `hsrtcp compare {self.path} -o OUT` compares a campaign's arms)")
                 raise InputError(f"{f}: missing table {table!r}{hint}")
             schema, meta = _footer(f)
             name = f"study.{table}" if self.study else table
