@@ -111,14 +111,24 @@ def per_flow(values: list, *, min_flows: int, n_boot: int, rng: np.random.Genera
     """Mean (``value``) and median over flows of one value per flow; nulls are dropped
     first (a flow without the metric does not count in ``n``)."""
     x = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
+    return per_flow_array(x, len(values), min_flows=min_flows, n_boot=n_boot, rng=rng, level=level, median=median,
+                          min_interval=min_interval)
+
+
+def per_flow_array(x: np.ndarray, offered: int, *, min_flows: int, n_boot: int, rng: np.random.Generator,
+                   level: float = LEVEL, median: bool = True, min_interval: int = 0) -> Cell:
+    """:func:`per_flow` on the finite values already in an array (``offered``: flows in the
+    group, with or without a value)."""
     n = int(x.size)
-    cell = Cell(n_flows=n, n=n, note=too_few(n, min_flows, len(values)))
+    cell = Cell(n_flows=n, n=n, note=too_few(n, min_flows, offered))
     if cell.note is not None:
         return cell
     cell.value = float(x.mean())
     if median:
         cell.median = float(np.median(x))
-    if n_boot > 0 and not _no_interval(cell, n, n_boot, min_interval):
+    if n_boot > 0 and n >= LARGE_FLOWS:
+        _large(cell, x, np.ones(n), x, None, level, median)
+    elif n_boot > 0 and not _no_interval(cell, n, n_boot, min_interval):
         means, medians = [], []
         for idx in _resamples(rng, n, n_boot):
             draws = x[idx]
@@ -141,12 +151,21 @@ def ratio(numerators: list, denominators: list, *, min_flows: int, n_boot: int, 
              if a is not None and b is not None and b > 0]
     num = np.asarray([p[0] for p in pairs], dtype=float)
     den = np.asarray([p[1] for p in pairs], dtype=float)
+    return ratio_arrays(num, den, len(numerators), min_flows=min_flows, n_boot=n_boot, rng=rng, level=level,
+                        min_interval=min_interval)
+
+
+def ratio_arrays(num: np.ndarray, den: np.ndarray, offered: int, *, min_flows: int, n_boot: int,
+                 rng: np.random.Generator, level: float = LEVEL, min_interval: int = 0) -> Cell:
+    """:func:`ratio` on the flows already kept (both present, denominator > 0) as arrays."""
     k = int(num.size)
-    cell = Cell(n_flows=k, n=int(den.sum()), note=too_few(k, min_flows, len(numerators)))
+    cell = Cell(n_flows=k, n=int(den.sum()), note=too_few(k, min_flows, offered))
     if cell.note is not None:
         return cell
     cell.value = float(num.sum() / den.sum())
-    if n_boot > 0 and not _no_interval(cell, k, n_boot, min_interval):
+    if n_boot > 0 and k >= LARGE_FLOWS:
+        _large(cell, num, den, None, None, level, False)
+    elif n_boot > 0 and not _no_interval(cell, k, n_boot, min_interval):
         shares = [num[idx].sum(axis=1) / den[idx].sum(axis=1) for idx in _resamples(rng, k, n_boot)]
         cell.value_lo, cell.value_hi = _interval(np.concatenate(shares), level)
     return cell
@@ -165,6 +184,9 @@ def pooled(samples_per_flow: list, *, min_flows: int, n_boot: int, rng: np.rando
     cell = Cell(n_flows=k, n=int(sizes.sum()), note=too_few(k, min_flows, offered))
     if cell.note is not None:
         return cell
+    if k >= LARGE_FLOWS and n_boot > 0:
+        return pooled_arrays(np.concatenate(groups), sizes.astype(np.int64), offered, min_flows=min_flows,
+                             n_boot=n_boot, rng=rng, level=level, median=median, min_interval=min_interval)
     sums = np.asarray([g.sum() for g in groups])
     allx = np.concatenate(groups)
     cell.value = float(allx.mean())
@@ -182,6 +204,70 @@ def pooled(samples_per_flow: list, *, min_flows: int, n_boot: int, rng: np.rando
         if median:
             cell.median_lo, cell.median_hi = _interval(np.asarray(meds, dtype=float), level)
     return cell
+
+
+def pooled_arrays(flat: np.ndarray, sizes: np.ndarray, offered: int, *, min_flows: int, n_boot: int,
+                  rng: np.random.Generator, level: float = LEVEL, median: bool = True, min_interval: int = 0) -> Cell:
+    """:func:`pooled` of a group of :data:`LARGE_FLOWS` flows or more (or without an
+    interval): ``flat`` the finite samples of the flows with samples, flow after flow;
+    ``sizes`` each of those flows' count of them (all > 0)."""
+    k = int(sizes.size)
+    cell = Cell(n_flows=k, n=int(sizes.sum()), note=too_few(k, min_flows, offered))
+    if cell.note is not None:
+        return cell
+    cell.value = float(flat.mean())
+    if median:
+        cell.median = float(np.median(flat))
+    if n_boot > 0 and k >= LARGE_FLOWS:
+        ends = np.cumsum(sizes)
+        sums = np.add.reduceat(flat, ends - sizes) if flat.size else np.zeros(k)
+        _large(cell, sums, sizes.astype(float), flat, ends, level, median)
+    elif n_boot > 0 and not _no_interval(cell, k, n_boot, min_interval):
+        starts = np.cumsum(sizes) - sizes
+        return pooled([flat[a:a + b] for a, b in zip(starts, sizes)], min_flows=min_flows, n_boot=n_boot, rng=rng,
+                      level=level, median=median, min_interval=min_interval)
+    return cell
+
+
+#: from this many flows a cell's interval is the normal approximation of its flow bootstrap
+#: (docs/study.md, "How a cell is computed"): 1000 resamples of 10^7 flows are 10^10 draws a
+#: cell, hours for a study; at this size the bootstrap's distribution is the normal one of the
+#: linearised statistic to well within its own Monte Carlo error (tests/python/study/test_stats.py)
+LARGE_FLOWS = 100_000
+#: the note of a cell whose interval is the normal approximation
+LARGE_NOTE = f"{LARGE_FLOWS} flows or more: normal-approximation interval"
+
+
+def _large(cell: Cell, num: np.ndarray, den: np.ndarray, samples: np.ndarray | None, ends: np.ndarray | None,
+           level: float, median: bool) -> None:
+    """The intervals a flow bootstrap converges to, for a cell of k >= LARGE_FLOWS flows.
+
+    Mean and shares are ratios of per-flow totals R = Σ num / Σ den (a mean over flows:
+    den = 1; a pooled mean: sums over sizes): resampling flows gives R* with variance
+    Σ (num_i - R den_i)² / (Σ den)² (linearisation), so R ± z·se. The median of ``samples``
+    (flow after flow, flow i ending before ``ends[i]``; one per flow when None): the share of
+    resampled samples at or below the median m varies with variance Σ (c_i - F n_i)² / (Σ n)²
+    (c_i: flow i's samples <= m, n_i its samples, F = Σ c / Σ n), and the interval is the
+    pooled quantiles at 1/2 ± z·se (Woodruff's interval, with flows as the clusters)."""
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    total = den.sum()
+    r = num.sum() / total
+    se = float(np.sqrt(np.square(num - r * den).sum()) / total)
+    cell.value_lo, cell.value_hi = float(r - z * se), float(r + z * se)
+    if median and samples is not None:
+        le = samples <= cell.median
+        if ends is None:
+            c, n = le.astype(float), den
+        else:
+            cs = np.concatenate([[0], np.cumsum(le)])
+            c, n = (cs[ends] - cs[ends - den.astype(np.int64)]).astype(float), den
+        f = c.sum() / n.sum()
+        se_f = float(np.sqrt(np.square(c - f * n).sum()) / n.sum())
+        lo, hi = np.quantile(samples, [max(0.0, 0.5 - z * se_f), min(1.0, 0.5 + z * se_f)])
+        cell.median_lo, cell.median_hi = float(lo), float(hi)
+    cell.note = LARGE_NOTE
 
 
 # ---------------------------------------------------------------------------------------------

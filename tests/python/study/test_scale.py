@@ -85,6 +85,19 @@ def test_streamed_study_equals_the_in_memory_one(corpus, by, bootstrap):
     assert streamed.failures.is_empty()
 
 
+def test_streamed_large_cells_equal_the_in_memory_ones(corpus, monkeypatch):
+    """Cells from stats.LARGE_FLOWS flows (normal-approximation intervals, computed from
+    arrays on the streamed path) equal the in-memory path's, with the threshold lowered to
+    this corpus's size."""
+    monkeypatch.setattr(stats, "LARGE_FLOWS", 6)
+    memory = hsrtcp.study(corpus, bootstrap=50, seed=3)
+    streamed = hsrtcp.study(corpus, bootstrap=50, seed=3, stream=True)
+    _same(memory, streamed)
+    perf = streamed.performance.filter(pl.col("note") == stats.LARGE_NOTE)
+    assert set(perf["metric"]) >= {"throughput_bps", "throughput_zero_share", "rtt_mean_s"}
+    assert perf["value_lo"].null_count() == 0 and perf.filter(pl.col("metric") == "throughput_bps")["median_lo"].null_count() == 0
+
+
 def test_without_interval_the_cells_are_what_stats_gives(corpus):
     """The numpy cells (--bootstrap 0) against the stats functions on the same values."""
     s = hsrtcp.study(corpus, bootstrap=0, stream=True)
