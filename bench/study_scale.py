@@ -17,16 +17,16 @@ files of the real writer, as many flows as asked, little disk.
 Measures per configuration (one run each, peak RSS and wall by /usr/bin/time -v):
 
 - ``stream``: ``hsrtcp study CORPUS -o OUT`` as a user types it (streaming over the
-  partitions, the default; progress lines and the summary printed), but ``--bootstrap``;
+  partitions, the default; progress lines and the summary printed);
 - ``previous``: the same command with the study code of an earlier commit (``--previous``,
   default 094267d, the streamed path before issue 32's second step): a copy of this
   ``python/`` tree in bench/work/study/previous-REV/ with that commit's study package;
 - ``memory``: the in-memory path of before (``HSRTCP_STUDY_STREAM=0``), on the same corpus;
 - ``dask``: ``--scheduler`` on a cluster of 2 single-threaded workers started beforehand.
 
-``--bootstrap`` is passed through (default 0, the one option not at the command's default:
-with the default 1000 one interval of a mean over 10^6 flows costs about 80 CPU-s, the same
-``stats`` call on either path, so a study of 10^7 flows would take hours; bench/README.md).
+``--bootstrap`` is passed through when given; by default the command runs with its own
+(1000 resamples: cells of 10^5 flows or more take the bootstrap's normal approximation,
+docs/study.md; before, one interval of a mean over 10^6 flows cost about 80 CPU-s).
 Memory and CPU are also measured over the process tree (``tree_*``): the streamed study
 reads the partitions in worker processes that /usr/bin/time does not count.
 """
@@ -265,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--flows", type=int, default=10_000_000, help="connections in the corpus")
     ap.add_argument("--per-partition", type=int, default=10_000)
-    ap.add_argument("--bootstrap", type=int, default=0)
+    ap.add_argument("--bootstrap", type=int, default=None,
+                    help="passed to the command (default: not passed, the command's own 1000)")
     ap.add_argument("--only", nargs="*", default=["stream", "memory", "dask"],
                     help="configurations: stream, previous, memory, dask")
     ap.add_argument("--previous", default="094267d", help="commit of the 'previous' configuration")
@@ -280,7 +281,9 @@ def main(argv: list[str] | None = None) -> int:
     for cfg in a.only:
         out = WORK / f"out-{cfg}"
         shutil.rmtree(out, ignore_errors=True)
-        cmd = [HSRTCP, "study", str(corpus), "-o", str(out), "--bootstrap", str(a.bootstrap)]
+        cmd = [HSRTCP, "study", str(corpus), "-o", str(out)]
+        if a.bootstrap is not None:
+            cmd += ["--bootstrap", str(a.bootstrap)]
         env = {}
         procs = ()
         if cfg == "memory":
@@ -304,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
                               for f in os.listdir(WORK / f"out-{other}") if f.endswith(".parquet"))
     load.append(os.getloadavg()[0])
     result = {"corpus": os.path.relpath(corpus, ROOT), "partitions": len(parts), "connections": conns,
-              "bootstrap": a.bootstrap, "load_avg_1min": load, "configs": rows,
+              "bootstrap": a.bootstrap if a.bootstrap is not None else "default (1000)", "load_avg_1min": load, "configs": rows,
               "tables_equal": {f"stream == {k}": v for k, v in same.items()} or None,
               "previous": a.previous if "previous" in rows else None, "host_cores": os.cpu_count(),
               "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}

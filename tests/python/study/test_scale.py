@@ -143,6 +143,31 @@ def test_progress_as_plain_lines_off_a_terminal(corpus, tmp_path, capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_progress_as_a_bar_on_a_terminal(corpus, tmp_path):
+    """On a terminal (stderr a pty) the progress is rich's bar, not the plain lines."""
+    import pty
+
+    leader, follower = pty.openpty()
+    exe = str(Path(sys.executable).with_name("hsrtcp"))
+    p = subprocess.Popen([exe, "study", str(corpus), "-o", str(tmp_path / "st"), "--bootstrap", "0"],
+                         stdout=subprocess.DEVNULL, stderr=follower, stdin=subprocess.DEVNULL)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            b = os.read(leader, 65536)
+        except OSError:  # the pty's other side closed (Linux: EIO)
+            break
+        if not b:
+            break
+        chunks.append(b)
+    os.close(leader)
+    assert p.wait(timeout=300) == 0
+    err = b"".join(chunks).decode(errors="replace")
+    assert "study: partitions" in err  # the bar's label
+    assert "partitions read" not in err  # no plain line
+
+
 def test_cli_stream_writes_the_in_memory_files(corpus, tmp_path, monkeypatch):
     assert _run(["study", str(corpus), "-o", str(tmp_path / "stream"), "-q", "--by", "case"]) == 0
     monkeypatch.setenv("HSRTCP_STUDY_STREAM", "0")
