@@ -227,7 +227,13 @@ def emulate(scenario, rate, delay, loss, mm_trace, handoff_every, duration, mptc
         say(f"Rattan config {scenario}: {comp.paths} path(s)")
     if scenario is None:
         say(f"inline path: {_describe_inline(rate, delay, loss, mm_trace, handoff_every)}")
-    for w in comp.warnings:
+    from hsrtcp.lab.scenario import advice
+
+    warnings = list(comp.warnings)
+    if comp.events_csv and comp.duration_s:
+        warnings += advice.end_outages(comp.events_csv, comp.duration_s)
+    w = advice.flow_warning(_client_flow_s(command), duration or comp.duration_s, "the measure client's flow")
+    for w in [*warnings, *([w] if w else [])]:
         click.echo(f"warning: {w}", err=True)
     if comp.paths > 1 and not mptcp:
         say(f"{comp.paths} paths: a single-path connection leaves through path 1 unless it binds 10.1.<p>.1 "
@@ -261,6 +267,26 @@ def emulate(scenario, rate, delay, loss, mm_trace, handoff_every, duration, mptc
         raise LabError("; ".join(outcome.errors))
     if outcome.left_rc:
         sys.exit(outcome.left_rc)
+
+
+def _client_flow_s(command) -> float | None:
+    """Seconds the flow of an `hsrtcp measure client` COMMAND lasts (None: another command, or
+    a flow of a size)."""
+    argv = list(command)
+    i = next((k for k in range(len(argv) - 1) if argv[k] == "measure" and argv[k + 1] == "client"), None)
+    if i is None:
+        return None
+    try:
+        ctx = measure_client.make_context("client", argv[i + 2:], resilient_parsing=True)
+    except click.ClickException:
+        return None
+    p = ctx.params
+    if p.get("duration") is not None:
+        return None if p.get("flow_type") in ("size", "sequence") else float(p["duration"])
+    if p.get("flow_type", "duration") in ("duration", "udp", "conjunction") or \
+            (p.get("flow_type") == "concurrent" and not p.get("size")):
+        return 180.0  # the client's default
+    return None
 
 
 def _rates(rate: str | None) -> tuple[float, float]:

@@ -79,6 +79,8 @@ def generate(scenario_file, outdir, seed, duration, start, speed, area, carriers
     for w in advice.warnings(sc):
         click.echo(f"warning: {w}", err=True)
     cs = sc.compile(outdir)
+    for w in advice.end_outages(cs.events_csv, cs.duration_s):
+        click.echo(f"warning: {w}", err=True)
     doc = json.loads(cs.scenario_json.read_text())
     click.echo(f"{outdir}: scenario {sc.name!r}, seed {cs.seed}, {cs.paths} path(s), {cs.duration_s:.1f} s")
     for name, s in doc["summary"].items():

@@ -61,6 +61,19 @@ def test_generate_draws_the_trip_and_says_how_to_run_it(tmp_path, capsys):
     assert "--cc cubic -t 10   #" in text  # one carrier: no path to choose
 
 
+def test_a_window_ending_inside_an_outage_is_a_warning(tmp_path, capsys):
+    """The traces hold their last values after the window: a path whose window ends in an
+    outage stays down for good. Before, generate and emulate said nothing."""
+    late = SCEN.replace("outage_median_s = 0.3", "outage_median_s = 4.0\noutage_sigma = 0.01\ntimes_s = [10.0]")
+    (tmp_path / "s.toml").write_text(late)
+    assert main(["scenario", "generate", str(tmp_path / "s.toml"), "-o", str(tmp_path / "g"), "--no-draw"]) == 0
+    assert ("warning: path 1: the window (12 s) ends inside an outage (held, from 10 s): after the window this "
+            "path stays at 1 bit/s for good") in capsys.readouterr().err
+    assert main(["scenario", "generate", str(tmp_path / "s.toml"), "-o", str(tmp_path / "g2"), "--no-draw",
+                 "--duration", "20"]) == 0
+    assert "ends inside an outage" not in capsys.readouterr().err
+
+
 def test_a_compiled_directory_is_a_scenario_with_its_truth(tmp_path, capsys):
     out, _ = _generate(tmp_path, SCEN, capsys)
     moved = tmp_path / "elsewhere" / "gen"
@@ -89,9 +102,11 @@ def test_the_printed_command_makes_a_full_bundle(tmp_path, capsys):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     res = subprocess.run([sys.executable, "-m", "hsrtcp", "emulate", "-s", str(moved / "rattan.toml"),
                           "-o", str(run), "--", sys.executable, "-m", "hsrtcp", "measure", "client",
-                          "$HSRTCP_SERVER", "--cc", "cubic", "--flow", "size", "--size", "1MB"],
+                          "$HSRTCP_SERVER", "--cc", "cubic", "-t", "13"],
                          capture_output=True, text=True, env=env, timeout=180)
     assert res.returncode == 0, res.stderr[-2000:]
+    # a 13-s download in the 12-s window: said before the run (before: nothing)
+    assert "warning: the measure client's flow lasts 13 s but the scenario's window is 12 s" in res.stderr
     assert bundle.check(run) == []
     m = json.loads((run / "manifest.json").read_text())
     assert m["radio"] == "radio.csv" and m["events"] == "events.csv" and m["seeds"]["scenario"] == 11

@@ -30,3 +30,15 @@ def flow_warning(flow_s: float | None, window_s: float | None, what: str = "the 
     return (f"{what} lasts {flow_s:g} s but the scenario's window is {window_s:g} s: for the last "
             f"{flow_s - window_s:g} s the path keeps the window's last rate, delay and loss (a window that "
             f"ends in an outage holds the path at 1 bit/s); make the window longer or the flow shorter")
+
+
+def end_outages(events_csv, window_s: float) -> list[str]:
+    """A compiled window that ends inside an outage: the traces hold their last values, so that
+    path stays down for as long as a flow outlasts the window."""
+    import polars as pl
+
+    ev = pl.read_csv(events_csv).filter((pl.col("kind") == "outage") & (pl.col("t_end") >= window_s - 1e-6))
+    return [f"path {p}: the window ({window_s:g} s) ends inside an outage ({kind}, from {a:g} s): after the window "
+            f"this path stays {'at 1 bit/s' if kind == 'held' else 'dropping every packet'} for good; end flows "
+            f"before {a:g} s or make the window longer"
+            for a, p, kind in ev.select("t_start", "path", "outage_kind").sort("path", "t_start").rows()]
