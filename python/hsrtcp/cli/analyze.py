@@ -1,63 +1,55 @@
-"""`hsrtcp analyze` and `hsrtcp demo` (click). The plain forms of `hsrtcp analyze` are also
-understood by :mod:`hsrtcp.cli.quick`, which must stay in step with the options here
-(tests/python/foundation/test_quick_cli.py checks that it does)."""
+"""`hsrtcp analyze` and `hsrtcp demo` (click). The options of `hsrtcp analyze` are declared
+once in :mod:`hsrtcp.cli.analyze_options`; the command is built from that table here, and the
+quick path (:mod:`hsrtcp.cli.quick`) reads the same table."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import click
 
+from hsrtcp.cli import analyze_options as spec
+from hsrtcp.cli.options import Number
+from hsrtcp.cli.quick import start
 from hsrtcp.cli.run_analysis import run
-
-# hsrtcp.context.options.FORMATS (not imported: the context package loads polars)
-RADIO_FORMATS = ("auto", "lab", "csv", "nmea", "gpx", "gnettrack", "gsmtap")
 
 # Inside the package, so an installed hsrtcp finds it from any directory.
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
+def _click_type(option: spec.Option):
+    """click's parameter type for an option's kind (what analyze_options.convert checks on the quick path)."""
+    return {spec.PATH: click.Path(path_type=Path), spec.OUT: click.Path(), spec.TEXT: None,
+            spec.COUNT: click.IntRange(min=1), spec.SECONDS: Number(min=0, min_open=True), spec.FLOAT: float,
+            spec.CHOICE: click.Choice(option.choices) if option.choices else None}[option.kind]
+
+
+def _with_options(command):
+    """Decorate ``command`` with :data:`hsrtcp.cli.analyze_options.OPTIONS`, in their order."""
+    for o in reversed(spec.OPTIONS):
+        kw = {"help": o.help, "show_default": o.show_default, "metavar": o.metavar}
+        if o.kind == spec.FLAG:
+            if o.off:  # --plot/--no-plot
+                decls = [f"{on}/{off}" for on, off in zip(o.opts, o.off)]
+                kw["default"] = False
+            else:
+                decls = list(o.opts)
+                kw["is_flag"] = True
+        else:
+            decls = list(o.opts)
+            kw.update(type=_click_type(o), multiple=o.multiple)
+            if not o.multiple and o.default is not None:
+                kw["default"] = o.default
+        if o.kind == spec.OUT:
+            kw["callback"] = lambda ctx, param, v: _out_dir(v)
+        command = click.option(*decls, o.name, **kw)(command)
+    return command
+
+
 @click.command()
 @click.argument("captures", nargs=-1, type=click.Path(path_type=Path))
-@click.option("-o", "--out", "out", type=click.Path(), default="out", show_default=True,
-              callback=lambda ctx, param, v: _out_dir(v), help="directory for the result tables")
-@click.option("--client", "client", multiple=True, type=click.Path(path_type=Path),
-              help="a capture taken at the client (phone) side")
-@click.option("--server", "server", multiple=True, type=click.Path(path_type=Path),
-              help="a capture taken at the server side")
-@click.option("--vantage", type=click.Choice(["client", "server"]),
-              help="vantage of the positional CAPTURES")
-@click.option("--window", "window_s", type=float, default=30.0, show_default=True,
-              help="two-vantage matching: seconds a packet waits for its twin in the other capture")
-@click.option("--match-memory", "match_memory_mb", type=click.IntRange(min=1), default=256, show_default=True,
-              metavar="MB", help="two-vantage matching: memory for packets waiting in a window, per pair; "
-                                 "beyond it windows close early and the run warns (docs/two-vantage.md, Memory)")
-@click.option("--csv", is_flag=True, help="also write CSV next to Parquet")
-@click.option("--packets", is_flag=True,
-              help="also write packets.parquet: a row per TCP segment with its frame number (docs/formats/packets.md)")
-@click.option("--plot/--no-plot", default=False, show_default=True,
-              help="also draw throughput.png (slower: matplotlib; `hsrtcp plot` draws any figure later)")
-@click.option("-j", "--workers", type=click.IntRange(min=1), help="captures analyzed in parallel (default: CPUs)")
-@click.option("-q", "--quiet", is_flag=True, help="no progress bar and no summary")
-@click.option("--radio", type=click.Path(path_type=Path),
-              help="radio/GPS log of the captures (docs/context.md): adds handoffs, classes, coverage")
-@click.option("--radio-offset", "radio_offset", type=float, default=0.0, show_default=True,
-              help="seconds added to the radio log's times to put them on the capture clock")
-@click.option("--radio-format", "radio_format", default="auto", show_default=True,
-              type=click.Choice(RADIO_FORMATS), help="format of --radio")
-@click.option("--radio-map", "radio_map",
-              help="generic CSV columns: FIELD=COLUMN[:UNIT],... e.g. time=Timestamp:ms,speed=Speed:m/s")
-@click.option("--carrier", help="carrier of the captures when the radio log has several")
-@click.option("--label", "labels", multiple=True, help="KEY=VALUE added to labels.parquet (repeatable)")
-@click.option("--corpus", "corpus", is_flag=True,
-              help="CAPTURE is a corpus (directory tree, glob or .csv manifest): one partition per input "
-                   "(docs/scale.md); implied for a .csv, a quoted glob or a directory that is not a run bundle")
-@click.option("--force", is_flag=True, help="corpus: re-analyze inputs whose results are up to date")
-@click.option("--scheduler", metavar="tcp://HOST:PORT", help="corpus: run on this Dask scheduler's workers")
-@click.option("--dask", "dask_local", is_flag=True, help="corpus: run on a local Dask cluster")
-def analyze(captures, out, client, server, vantage, window_s, match_memory_mb, csv, packets, plot, workers, quiet,
-            radio, radio_offset, radio_format, radio_map, carrier, labels, corpus, force, scheduler, dask_local):
+@_with_options
+def analyze(**p):
     """Analyze capture files (pcap/pcapng, plain or .gz) into flows, events and series tables.
 
     --client and --server captures are paired by order (the first --client with the first
@@ -80,59 +72,58 @@ def analyze(captures, out, client, server, vantage, window_s, match_memory_mb, c
     """
     from hsrtcp.scale.discover import is_corpus
 
-    if is_corpus([str(c) for c in captures], corpus):
+    captures, client, server = p["captures"], p["client"], p["server"]
+    if is_corpus([str(c) for c in captures], p["corpus"]):
         from hsrtcp.scale.cli import corpus_command
 
-        for name, given in (("--radio-offset", radio_offset != 0.0), ("--radio-format", radio_format != "auto")):
+        for name, given in (("--radio-offset", p["radio_offset"] != 0.0),
+                            ("--radio-format", p["radio_format"] != "auto")):
             if given:
                 raise click.UsageError(f"{name} does not apply to a corpus: give it per input in a manifest "
                                        f"(docs/scale.md)")
-        if packets:
+        if p["packets"]:
             raise click.UsageError("--packets is for single runs, not a corpus: analyze the inputs whose "
                                    "packets you need on their own")
 
-        raise SystemExit(corpus_command(captures, out, client=client, server=server, vantage=vantage,
-                                        window_s=window_s, csv=csv, workers=workers, quiet=quiet, radio=radio,
-                                        carrier=carrier, radio_map=radio_map, labels=labels, force=force,
-                                        scheduler=scheduler, dask_local=dask_local))
-    if force or scheduler or dask_local:
+        raise SystemExit(corpus_command(captures, p["out"], client=client, server=server, vantage=p["vantage"],
+                                        window_s=p["window_s"], csv=p["csv"], workers=p["workers"],
+                                        quiet=p["quiet"], radio=p["radio"], carrier=p["carrier"],
+                                        radio_map=p["radio_map"], labels=p["labels"], force=p["force"],
+                                        scheduler=p["scheduler"], dask_local=p["dask_local"]))
+    if p["force"] or p["scheduler"] or p["dask_local"]:
         raise click.UsageError("--force, --scheduler and --dask are for a corpus (docs/scale.md)")
     if not (captures or client or server):
         raise click.UsageError("give at least one capture (CAPTURE, --client or --server)")
     if len(client) != len(server):
         raise click.UsageError(f"--client and --server are paired by order: got {len(client)} "
                                f"--client and {len(server)} --server")
-    if not (math.isfinite(window_s) and window_s > 0):
-        raise click.UsageError(f"--window must be a positive number of seconds, got {window_s}")
-    for p in captures:
-        if p.is_dir():
+    for c in captures:
+        if c.is_dir():
             from hsrtcp.pair import is_bundle
 
-            if not is_bundle(p):
-                raise click.UsageError(f"{p}: a directory that is not a run bundle "
+            if not is_bundle(c):
+                raise click.UsageError(f"{c}: a directory that is not a run bundle "
                                        f"(no capture/server.pcap or client.pcap + server.pcap)")
     _check_distinct(captures, client, server)
     context = None
-    if (radio is not None or radio_map is not None or carrier is not None or radio_offset != 0.0
-            or radio_format != "auto"):
+    if (p["radio"] is not None or p["radio_map"] is not None or p["carrier"] is not None
+            or p["radio_offset"] != 0.0 or p["radio_format"] != "auto"):
         # the checks of a corpus manifest's radio columns too (hsrtcp.context.options)
         from hsrtcp.context.options import OptionError, check_options
 
         try:
-            context = check_options(radio=radio, radio_format=radio_format, radio_map=radio_map,
-                                    radio_offset=radio_offset, carrier=carrier)
+            context = check_options(radio=p["radio"], radio_format=p["radio_format"], radio_map=p["radio_map"],
+                                    radio_offset=p["radio_offset"], carrier=p["carrier"])
         except OptionError as exc:
             raise click.BadParameter(str(exc), param_hint=f"'{exc.option}'") from None
-    if context is not None or labels:
+    if context is not None or p["labels"]:
         from hsrtcp.context.labels import parse_labels
 
         try:
-            context = dict(context or {}, labels=parse_labels(labels))
+            context = dict(context or {}, labels=parse_labels(p["labels"]))
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
-    vantages = [vantage] * len(captures)
-    raise SystemExit(run(list(captures), vantages, out, csv, plot, workers, quiet,
-                          list(client), list(server), window_s, context, match_memory_mb, packets))
+    raise SystemExit(start(p, context))
 
 
 def _out_dir(value: str) -> Path:

@@ -1,48 +1,33 @@
-"""The quick parser: plain ``hsrtcp analyze CAPTURE...`` command lines without click.
+"""The quick path: plain ``hsrtcp analyze CAPTURE...`` command lines without click.
 
 Importing click costs about 30 ms on this kind of machine, a fifth of the whole run of a
-million-packet capture (docs/design.md, "Start-up"). :func:`quick_analyze` understands the
-options of a single-capture analysis and of two-vantage pairs (``--client`` / ``--server``,
-``--window``) and hands everything else (help, run-bundle directories, radio/GPS context,
-corpora, unknown options, values that do not convert, usage errors) back to click by
-returning None, so click stays the one place where usage
-errors and help are produced. The options here mirror :func:`hsrtcp.cli.analyze.analyze`;
-tests/python/foundation/test_quick_cli.py checks that both parsers agree on every option.
+million-packet capture (docs/design.md, "Start-up"). The grammar is not written here: this
+module reads the one declaration of the options, :data:`hsrtcp.cli.analyze_options.OPTIONS`,
+from which click builds the command too. It runs the command lines that give only options
+marked ``quick`` with values that convert, and hands everything else (help, run-bundle
+directories, corpora, options that need more than the plain run, values that do not
+convert, usage errors) back to click by returning None, so click stays the one place where
+usage errors and help are produced. Both paths start the analysis through :func:`start`.
 """
 
 from __future__ import annotations
 
-import math
 import os
 
-# Spellings -> parameter name, for options that take a value ...
-VALUED = {"-o": "out", "--out": "out", "--vantage": "vantage", "-j": "workers", "--workers": "workers",
-          "--client": "client", "--server": "server", "--window": "window_s"}
-# Valued options that may be repeated (each value appended).
-MULTIPLE = {"client", "server"}
-# ... and for flags, with the value they set.
-FLAGS = {"-q": ("quiet", True), "--quiet": ("quiet", True), "--csv": ("csv", True),
-         "--plot": ("plot", True), "--no-plot": ("plot", False), "--packets": ("packets", True)}
-# Options of the click command this parser leaves to click (the test checks that every
-# option of the command is in exactly one of VALUED, FLAGS and this).
-LEFT_TO_CLICK = {"-h", "--help",
-                 # radio/GPS context (hsrtcp.context): rare, and they need the context package anyway
-                 "--radio", "--radio-offset", "--radio-format", "--radio-map", "--carrier", "--label",
-                 # corpus runs (hsrtcp.scale)
-                 "--corpus", "--force", "--scheduler", "--dask",
-                 # the matcher's memory budget (rarely changed)
-                 "--match-memory"}
+from hsrtcp.cli.analyze_options import FLAG, OPTIONS, convert
 
-DEFAULTS = {"out": "out", "vantage": None, "workers": None, "quiet": False, "csv": False, "plot": False, "packets": False,
-            "window_s": 30.0}
+# spelling -> (option, value a flag spelling sets)
+_SPELLINGS = {s: (o, True) for o in OPTIONS for s in o.opts}
+_SPELLINGS.update({s: (o, False) for o in OPTIONS for s in o.off})
 
 
 def parse(args: list[str]) -> dict | None:
-    """The parameters of ``analyze ARGS...`` (``captures`` plus :data:`DEFAULTS`' keys), or
-    None when click should parse this command line."""
+    """The parameters of ``analyze ARGS...`` (``captures`` and every option's name, as click
+    names them; paths as given), or None when click should parse this command line."""
     if not args or args[0] != "analyze":
         return None
-    params = dict(DEFAULTS, captures=[], client=[], server=[])
+    params = {o.name: list(o.default) if o.multiple else o.default for o in OPTIONS}
+    params["captures"] = []
     rest = iter(args[1:])
     for a in rest:
         if a == "-" or a == "--":
@@ -55,37 +40,26 @@ def parse(args: list[str]) -> dict | None:
             name, value = a.split("=", 1)
         elif not a.startswith("--") and len(a) > 2:
             name, value = a[:2], a[2:]  # -oDIR, -j4
-        if name in FLAGS and value is None:
-            key, v = FLAGS[name]
-            params[key] = v
-        elif name in VALUED:
-            if value is None:
-                value = next(rest, None)
-            if value is None or value == "" or value.startswith("-"):
-                return None
-            key = VALUED[name]
-            if key == "workers":
-                try:
-                    value = int(value)
-                except ValueError:
-                    return None
-                if value < 1:  # click's range error
-                    return None
-            elif key == "vantage" and value not in ("client", "server"):
-                return None
-            elif key == "window_s":
-                try:
-                    value = float(value)
-                except ValueError:
-                    return None
-                if not (math.isfinite(value) and value > 0):  # click's usage error
-                    return None
-            if key in MULTIPLE:
-                params[key].append(value)
-                continue
-            params[key] = value
-        else:
+        option, on = _SPELLINGS.get(name, (None, None))
+        if option is None or not option.quick:
             return None
+        if option.kind == FLAG:
+            if value is not None:
+                return None
+            params[option.name] = on
+            continue
+        if value is None:
+            value = next(rest, None)
+        if value is None or value == "" or value.startswith("-"):
+            return None
+        try:
+            value = convert(option, value)
+        except ValueError:
+            return None
+        if option.multiple:
+            params[option.name].append(value)
+        else:
+            params[option.name] = value
     if not (params["captures"] or params["client"]) or any(os.path.isdir(c) for c in params["captures"]):
         return None
     # click's usage errors: unpaired --client/--server, a capture given twice
@@ -102,14 +76,19 @@ def parse(args: list[str]) -> dict | None:
     return params
 
 
+def start(p: dict, context: dict | None = None) -> int:
+    """Run the analysis of the parameters ``p`` (from :func:`parse` or from click) with the
+    radio/label ``context``; the exit code."""
+    from hsrtcp.cli.run_analysis import run
+
+    caps = list(p["captures"])
+    return run(caps, [p["vantage"]] * len(caps), p["out"], p["csv"], p["plot"], p["workers"], p["quiet"],
+               list(p["client"]), list(p["server"]), p["window_s"], context, p["match_memory_mb"],
+               p["packets"])
+
+
 def quick_analyze(args: list[str]) -> int | None:
     """Run ``hsrtcp analyze`` if :func:`parse` understands ``args``; the exit code, or None
     when the command line is click's to handle."""
     p = parse(args)
-    if p is None:
-        return None
-    from hsrtcp.cli.run_analysis import run
-
-    caps = p["captures"]
-    return run(caps, [p["vantage"]] * len(caps), p["out"], p["csv"], p["plot"], p["workers"], p["quiet"],
-               p["client"], p["server"], p["window_s"], packets=p["packets"])
+    return None if p is None else start(p)
