@@ -123,3 +123,27 @@ def bars(df: pl.DataFrame, label: str, unit: str, title: str, hue: str | None = 
     if hue:
         ax.legend(loc="upper left")
     return fig
+
+
+@style.styled
+def measured_predicted(df: pl.DataFrame, groups: list[str], unit: str, title: str):
+    """One point per flow of a (group, measured, predicted) frame on log axes, with y = x."""
+    fig, ax = style.new_figure()
+    lo, hi = np.inf, 0.0
+    for i, g in enumerate(groups):
+        part = df.filter((pl.col("group") == g) & (pl.col("measured") > 0) & (pl.col("predicted") > 0))
+        if part.is_empty():
+            continue
+        x, y = part["measured"].to_numpy(), part["predicted"].to_numpy()
+        ax.scatter(x, y, s=5, alpha=0.6, color=style.CYCLE[i % len(style.CYCLE)], marker="os^v"[i % 4],
+                   linewidths=0, label=f"{g} (n = {x.size:,})", gid=f"points-{g}")
+        lo, hi = min(lo, x.min(), y.min()), max(hi, x.max(), y.max())
+    if hi > 0:
+        ax.plot([lo / 1.5, hi * 1.5], [lo / 1.5, hi * 1.5], color="grey", lw=0.7, ls="--", label="y = x")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax.set_xlabel(f"measured throughput ({unit})")
+    ax.set_ylabel(f"predicted throughput ({unit})")
+    ax.set_title(title, loc="left")
+    ax.legend(loc="upper left")
+    return fig

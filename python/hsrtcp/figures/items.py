@@ -294,6 +294,88 @@ def s001_fig_3(inp: Inputs) -> Made:
                 gaps=["q is defined only for flows with a timeout (A17): its curve has fewer flows"])
 
 
+#: seed 001 Fig. 10's two models (hsrtcp.models: PFTK full, the enhanced model re-derived)
+FIG10_MODELS = {"pftk_full": "PFTK (Padhye)", "enh_rederived": "enhanced (seed 001, re-derived)"}
+
+
+def s001_fig_10(inp: Inputs) -> Made:
+    """The models fitted to the study's connections (hsrtcp.models.on_data, as docs/models.md):
+    measured against predicted throughput per flow, and D = |pred - measured| / measured."""
+    from pathlib import Path
+
+    from hsrtcp.errors import InputError
+    from hsrtcp.models.on_data import lab_ack_loss, on_data
+
+    f = inp.need("study_flows", ("scenario",))
+    root = Path(__file__).resolve().parents[3] / "scenarios"
+    names = sorted(f["scenario"].drop_nulls().unique().to_list())
+    absent = [s for s in names if not (root / f"{s}.toml").is_file()]
+    if absent:
+        raise Missing(f"the lab's ACK loss of scenario(s) {', '.join(absent)}: no scenarios/<name>.toml "
+                      f"(the model inputs of docs/models.md are the lab campaign's)")
+    try:
+        fit = on_data(f, {s: lab_ack_loss(root / f"{s}.toml") for s in names}).flows
+    except InputError as exc:
+        raise Missing(f"study_flows.parquet of STUDY: {exc}") from None
+    fit = fit.with_columns(f["result"].alias("result"))
+    data = pl.concat([fit.select("result", "flow_id", "cls", "workload", pl.lit(name).alias("group"),
+                                 pl.col("throughput_pkts").alias("measured"),
+                                 pl.col(f"pred_{key}").alias("predicted"), pl.col(f"d_{key}").alias("d"))
+                      for key, name in FIG10_MODELS.items()]).filter(pl.col("d").is_not_null())
+    if data.is_empty():
+        raise Missing("study_flows.parquet of STUDY: no flow with a measured throughput and a prediction")
+    order = list(FIG10_MODELS.values())
+    lines = []
+    for g in order:
+        part = data.filter(pl.col("group") == g)
+        lines.append(f"{g}: D mean {draw.pct(part['d'].mean())}, median {draw.pct(part['d'].median())} "
+                     f"({part.height} of {f.height} flows with a prediction)")
+    fig = draw.measured_predicted(data, order, "packets/s", "per flow of the study")
+    return Made(data=data, figure=fig, lab=lines,
+                gaps=["the seed plots the models over its traces by carrier; here: per flow of the lab campaign, "
+                      "model inputs derived as docs/models.md says (P_a from ACK-loss spurious timeouts, T from "
+                      "timeout sequences)"])
+
+
+def s001_fig_12(inp: Inputs) -> Made:
+    """Throughput of the MPTCP connections (mptcp.parquet: DSN bytes down over first_ts..last_ts)
+    beside the single-path TCP flows (flows without an MPTCP option: bytes acknowledged over
+    the flow's duration) of the same RESULTS directory, so both ran on the same paths."""
+    from hsrtcp.results import ResultsDir
+
+    res = inp.results("mptcp.parquet and single-path flows")
+    parts, seen_mptcp = [], False
+    for d in res.dirs:
+        rd = ResultsDir(d)
+        if not rd.has("mptcp"):
+            continue
+        seen_mptcp = True
+        m = rd.read("mptcp").filter(pl.col("last_ts") > pl.col("first_ts"))
+        f = res.flows.filter((pl.col("result") == d) & ~pl.col("mptcp").fill_null(False)
+                             & (pl.col("duration_s") > 0) & pl.col("goodput_bytes").is_not_null())
+        if "vantage" in f.columns:  # one row per connection: the phone's capture when there is one
+            side = "client" if (f["vantage"] == "client").any() else "server"
+            f = f.filter(pl.col("vantage") == side)
+        if m.is_empty() or f.is_empty():
+            continue
+        parts.append(m.select(pl.lit(d).alias("result"), pl.col("connection_id").alias("id"), pl.lit("MPTCP").alias("group"),
+                              (pl.col("data_bytes_down").cast(pl.Float64) * 8 / (pl.col("last_ts") - pl.col("first_ts")))
+                              .alias("value")))
+        parts.append(f.select(pl.lit(d).alias("result"), pl.col("flow_id").alias("id"), pl.lit("TCP").alias("group"),
+                              (pl.col("goodput_bytes").cast(pl.Float64) * 8 / pl.col("duration_s")).alias("value")))
+    if not parts:
+        raise Missing("mptcp.parquet of RESULTS: " + (
+            "no RESULTS directory holds both MPTCP connections and single-path TCP flows "
+            "(the comparison needs both measured on the same paths: analyze them into one directory)"
+            if seen_mptcp else "in no RESULTS directory given (hsrtcp analyze writes it for MPTCP captures)"))
+    data = pl.concat(parts)
+    order = ["MPTCP", "TCP"]
+    _, lines = draw.group_cells(data, order, "bit/s", "s001-fig-12")
+    lines = [ln.replace(" flows", " connections") for ln in lines]
+    return Made(data=data, figure=draw.cdf(data, order, "throughput", "bit/s", "per connection, same directory"),
+                lab=lines)
+
+
 def s000_generations(inp: Inputs) -> Made:
     f = inp.flows(("spurious_rto_rate", "dupack_rate"))
     if "generation" not in f.columns:  # no rats column: results without a radio log
@@ -419,7 +501,7 @@ def _one_flow(kind: str, pick: str, columns: tuple[str, ...], key: str):
             what = "a flow with handoffs"
         else:
             f = f.filter(pl.col("flow_class").str.starts_with(pick)).sort("length", descending=True, nulls_last=True)
-            what = f"a {pick} flow"
+            what = f"{pick} flow"
         if f.is_empty():
             raise Missing(f"context.parquet of RESULTS: no {what}" + (" in a server-side capture" if kind == "window" else ""))
         row = f.row(0, named=True)
@@ -436,9 +518,17 @@ def _one_flow(kind: str, pick: str, columns: tuple[str, ...], key: str):
     return make
 
 
+def _packets(name: str):
+    def make(inp: Inputs) -> Made:
+        from hsrtcp.figures import packets
+
+        return getattr(packets, name)(inp)
+    return make
+
+
 # -- the registry ----------------------------------------------------------------------------
 
-PER_PACKET = "per-packet one-way delays: a packets table that hsrtcp analyze does not write"
+PER_PACKET = "RESULTS packets of a pair (hsrtcp analyze --client --server --packets)"
 MPTCP = "hsrtcp mptcp output (mptcp metrics, docs/mptcp.md): not read by the gallery"
 NOT_BUILT = "not drawn by the gallery yet"
 
@@ -497,8 +587,8 @@ ITEMS: tuple[Item, ...] = (
          "T0-42/43", _seed_table("spurious_rto", ("rtoei_share", "ackl_share"), T8)),
     Item("seed000-table-IX", "DupACK rate", "study dupack: dupack_rate", "T0-44/45",
          _seed_table("dupack", ("dupack_rate",), T9)),
-    Item("seed000-fig-05", "examples of spurious RTOs (time-sequence graphs)", "RESULTS flows, events (hsrtcp plot tsg)",
-         "", _needs_results("events.parquet (a spurious RTO's time-sequence graph; hsrtcp plot tsg draws one)")),
+    Item("seed000-fig-05", "examples of spurious RTOs (time-sequence graphs)",
+         "RESULTS events (spurious_timeout), packets (--packets)", "", _packets("s000_fig_5")),
     Item("seed000-fig-06", "how the RTO estimation bias is computed", "", "",
          diagram="a drawing of the method (docs/metrics.md M16), not of data"),
     Item("seed000-fig-07", "CDF of RTO estimation bias", "RESULTS flows.rto_bias_mean", "",
@@ -525,12 +615,14 @@ ITEMS: tuple[Item, ...] = (
     # seed 001: Liu et al., measurement and model of TCP at high speed
     Item("seed001-table-I", "data set", "study_flows: scenario, workload", "Beijing-Tianjin, about 120 km (T1-01)", s001_table_1),
     Item("seed001-fig-01", "time for ACKs and data packets to arrive", PER_PACKET, "T1-04: about 30 ms one way",
-         _never(PER_PACKET)),
-    Item("seed001-fig-02", "retransmissions in a timeout recovery phase", "RESULTS events (a time-sequence graph)", "",
-         _needs_results("events.parquet (a timeout recovery's time-sequence graph)")),
+         _packets("s001_fig_1")),
+    Item("seed001-fig-02", "retransmissions in a timeout recovery phase",
+         "RESULTS events (timeout_sequence), packets (--packets)", "", _packets("s001_fig_2")),
     Item("seed001-fig-03", "CDF of the two loss rates p_d and q", "study_flows: p_d, q",
          "T1-10: p_d 0.7526 %; T1-09: q 27.26 %", s001_fig_3),
-    Item("seed001-fig-04", "ACK loss rate against timeout events", PER_PACKET, "", _never(PER_PACKET)),
+    Item("seed001-fig-04", "ACK loss rate against timeout events", "RESULTS packets and events of a pair", "",
+         _never(f"ACK loss per timeout event (which ACKs of a round were lost before each timeout): {NOT_BUILT}; "
+                f"flows.p_a and the spurious timeouts' cause ack_loss are per connection")),
     Item("seed001-fig-05", "two cases where ACK loss triggers a timeout", "", "", diagram="a drawing of two cases"),
     Item("seed001-fig-06", "CDF of the ACK loss rate p_a", "RESULTS flows.p_a (two vantages)",
          "T1-12: p_a 0.661 % on HSR, 0.0718 % standing",
@@ -542,10 +634,11 @@ ITEMS: tuple[Item, ...] = (
          diagram="the model's derivation (hsrtcp.models implements it)"),
     Item("seed001-fig-09", "window evolution under window limitation", "", "",
          diagram="the model's derivation (hsrtcp.models implements it)"),
-    Item("seed001-fig-10", "the model against the Padhye model", "hsrtcp model fit output", "",
-         _never("hsrtcp model fit output (measured against predicted throughput per flow): not read by the gallery")),
+    Item("seed001-fig-10", "the model against the Padhye model", "study_flows (model inputs), scenarios/*.toml (lab p_a)",
+         "", s001_fig_10),
     Item("seed001-fig-11", "one ACK's arrival avoids a timeout", "", "", diagram="a drawing of one case"),
-    Item("seed001-fig-12", "MPTCP against TCP throughput", MPTCP, "", _never(MPTCP)),
+    Item("seed001-fig-12", "MPTCP against TCP throughput", "RESULTS mptcp.parquet and single-path flows in one directory",
+         "", s001_fig_12),
     # seed 003: Xiao et al., TCP over mobile networks at high speed
     Item("seed003-table-I", "scenarios: location, speed, duration", "study_flows: scenario, speed",
          "T3-01: standing 5 min; driving 100 km/h, 12 min; HSR 300 km/h, 33 min", s003_table_1),

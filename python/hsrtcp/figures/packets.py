@@ -1,0 +1,158 @@
+"""Items drawn from the packets table of RESULTS (``hsrtcp analyze --packets``,
+docs/formats/packets.md): the one-way delay of every data segment and ACK of a captured pair
+(seed 001 Fig. 1) and time–sequence graphs around a timeout (seed 000 Fig. 5, seed 001 Fig. 2).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from hsrtcp.figures import draw
+from hsrtcp.figures.inputs import Inputs, Missing
+
+#: what identifies one transmission in both captures (docs/two-vantage.md, "Per-packet fate":
+#: Linux gives a re-send a new TSval and IP ID, so it never takes its original's key)
+KEY = ["dir", "seq", "ack", "len", "flags", "window_raw", "tsval", "tsecr", "sack", "ip_id"]
+DOWN = "data: server -> phone"
+UP = "ACKs: phone -> server"
+
+
+def _matched(inp: Inputs, what: str) -> pl.DataFrame:
+    res = inp.results(what)
+    f = res.flows
+    need = ("client_flow_id", "server_flow_id", "clock_offset_s", "matched_data_dir")
+    if "vantage" not in f.columns or not all(c in f.columns for c in need):
+        raise Missing(f"flows.parquet of RESULTS: no matched rows (a pair analyzed with --client and --server)")
+    m = f.filter((pl.col("vantage") == "matched") & pl.col("client_flow_id").is_not_null()
+                 & pl.col("server_flow_id").is_not_null())
+    if m.is_empty():
+        raise Missing("flows.parquet of RESULTS: no matched row with both captures' flows "
+                      "(a pair analyzed with --client and --server)")
+    return m
+
+
+def one_way_delays(inp: Inputs) -> pl.DataFrame:
+    """Per transmission seen in both captures of a pair: its one-way delay, corrected by the
+    matched row's clock offset (θ = server clock − client clock: down = t_phone − t_server + θ,
+    up = t_server − t_phone − θ). A key seen twice in one capture is left out (it cannot be
+    told apart)."""
+    m = _matched(inp, "packets.parquet (per-packet one-way delays)")
+    pk = inp.extra("packets", "packets.parquet (per-packet one-way delays)")
+    parts = []
+    for r in m.iter_rows(named=True):
+        down_dir = r["matched_data_dir"] or "s2c"
+        sides = {}
+        for side in ("client", "server"):
+            p = pk.filter((pl.col("result") == r["result"]) & (pl.col("flow_id") == r[f"{side}_flow_id"])).collect()
+            p = p.filter(((pl.col("dir") == down_dir) & (pl.col("len") > 0))
+                         | ((pl.col("dir") != down_dir) & (pl.col("len") == 0) & pl.col("ack").is_not_null()))
+            p = p.with_columns(pl.col("sack").fill_null(""), pl.col("tsval").fill_null(-1).cast(pl.Int64),
+                               pl.col("tsecr").fill_null(-1).cast(pl.Int64), pl.col("ip_id").fill_null(-1).cast(pl.Int64),
+                               pl.col("ack").fill_null(-1))
+            p = p.filter(pl.len().over(KEY) == 1)
+            sides[side] = p.select(*KEY, pl.col("ts").alias(f"ts_{side}"), pl.col("frame").alias(f"frame_{side}"))
+        j = sides["client"].join(sides["server"], on=KEY, how="inner")
+        if j.is_empty():
+            continue
+        theta = r["clock_offset_s"] or 0.0
+        j = j.with_columns(
+            pl.when(pl.col("dir") == down_dir).then(pl.lit(DOWN)).otherwise(pl.lit(UP)).alias("group"),
+            pl.when(pl.col("dir") == down_dir).then(pl.col("ts_client") - pl.col("ts_server") + theta)
+            .otherwise(pl.col("ts_server") - pl.col("ts_client") - theta).alias("value"))
+        parts.append(j.select(pl.lit(r["result"]).alias("result"), pl.lit(r["flow_id"]).alias("flow_id"),
+                              "group", "dir", "seq", "ack", "len", "frame_client", "frame_server",
+                              "ts_client", "ts_server", "value"))
+    if not parts:
+        raise Missing("packets.parquet of RESULTS: no transmission found in both captures of a pair")
+    return pl.concat(parts).sort("result", "flow_id", "ts_server")
+
+
+def s001_fig_1(inp: Inputs):
+    from hsrtcp.figures.items import Made
+
+    data = one_way_delays(inp)
+    order = [g for g in (DOWN, UP) if g in set(data["group"].to_list())]
+    n_pairs = data.select("result", "flow_id").unique().height
+    # packets of one connection are not independent: quantiles and counts, no interval
+    lines = []
+    for g in order:
+        v = data.filter(pl.col("group") == g)["value"]
+        lines.append(f"{g}: median {draw.fmt(v.median(), 's')}, 5th-95th percentile "
+                     f"{draw.fmt(v.quantile(0.05, 'linear'), 's')}-{draw.fmt(v.quantile(0.95, 'linear'), 's')} "
+                     f"({v.len():,} packets of {n_pairs} pair(s))")
+    fig = draw.cdf(data, order, "one-way delay", "s", f"every segment of {n_pairs} captured pair(s)")
+    gaps = [] if len(order) == 2 else [f"only {order[0]} seen in both captures"]
+    return Made(data=data, figure=fig, lab=lines, gaps=gaps)
+
+
+def _server_rows(inp: Inputs, what: str) -> pl.DataFrame:
+    res = inp.results(what)
+    f = res.flows
+    if "vantage" in f.columns:
+        f = f.filter(pl.col("vantage") == "server")  # the sender's capture: what it sent, when
+    if f.is_empty():
+        raise Missing(f"flows.parquet of RESULTS: no server-side row (a capture at the sender)")
+    return f.select("result", "flow_id", "first_ts", "last_ts")
+
+
+def _tsg_example(inp: Inputs, what: str, pick, pad_s: float, key: str):
+    """A time–sequence graph (``hsrtcp plot tsg`` from the packets table) of the window
+    around the timeout ``pick`` chooses among the server-side flows' events; the CSV is the
+    flow's packets rows in that window."""
+    from hsrtcp.figures.items import Made
+    from hsrtcp.plot import figure
+
+    flows = _server_rows(inp, what)
+    res = inp.results(what)
+    ev = (res.events.join(flows.lazy(), on=["result", "flow_id"], how="inner")
+          .select("result", "flow_id", "first_ts", "last_ts", "kind", "class", "cause", "ts", "ts_end",
+                  "seq_start", "seq_end", "count").collect())
+    chosen = pick(ev)
+    if chosen is None:
+        raise Missing(f"events.parquet of RESULTS: {what}")
+    r, t0, t1, label = chosen
+    pk = inp.extra("packets", f"packets.parquet ({what})")
+    lo, hi = max(t0 - pad_s, r["first_ts"]), min(t1 + pad_s, r["last_ts"])
+    data = (pk.filter((pl.col("result") == r["result"]) & (pl.col("flow_id") == r["flow_id"])
+                      & (pl.col("ts") >= lo) & (pl.col("ts") <= hi))
+            .select("result", "flow_id", "frame", "ts", (pl.col("ts") - r["first_ts"]).alias("t_rel"), "dir", "seq",
+                    "len", "ack", "window", "retrans").collect().sort("frame"))
+    if data.is_empty():
+        raise Missing(f"packets.parquet of RESULTS: no packet of flow {r['flow_id']} of {r['result']} "
+                      f"in {lo:.3f}-{hi:.3f} s")
+    fig = figure("tsg", r["result"], r["flow_id"], start=lo - r["first_ts"], end=hi - r["first_ts"])
+    name = r["result"].rstrip("/").rsplit("/", 1)[-1]
+    return Made(data=data, figure=fig,
+                lab=[f"flow {r['flow_id']} of {name} (server capture), {hi - lo:.2f} s around the timeout at "
+                     f"{t0 - r['first_ts']:.3f} s: {label}; {data.height} packets drawn"])
+
+
+def _spurious(ev: pl.DataFrame):
+    sp = ev.filter(pl.col("kind") == "spurious_timeout").sort("result", "flow_id", "ts")
+    if sp.is_empty():
+        return None
+    first = sp.row(0, named=True)
+    same = sp.filter((pl.col("result") == first["result"]) & (pl.col("flow_id") == first["flow_id"])
+                     & ((pl.col("ts") - first["ts"]).abs() < 1.0))
+    seqs = ev.filter((pl.col("result") == first["result"]) & (pl.col("flow_id") == first["flow_id"])
+                     & (pl.col("kind") == "timeout_sequence") & (pl.col("ts") <= first["ts"])).sort("ts")
+    t0 = seqs["ts"][-1] if seqs.height else first["ts"]
+    how = ", ".join(sorted(set(same["class"].drop_nulls().to_list())))
+    return first, t0, first["ts"], f"declared spurious by {how}"
+
+
+def _recovery(ev: pl.DataFrame):
+    seqs = ev.filter((pl.col("kind") == "timeout_sequence") & pl.col("ts_end").is_not_null())
+    if seqs.is_empty():
+        return None
+    r = seqs.sort(["count", "result", "flow_id", "ts"], descending=[True, False, False, False]).row(0, named=True)
+    return r, r["ts"], r["ts_end"], (f"a timeout sequence of {r['count']} timeout(s), {r['class']}, "
+                                     f"{r['ts_end'] - r['ts']:.3f} s")
+
+
+def s000_fig_5(inp: Inputs):
+    return _tsg_example(inp, "no spurious timeout in a server-side flow", _spurious, 0.5, "s000-fig-5")
+
+
+def s001_fig_2(inp: Inputs):
+    return _tsg_example(inp, "no timeout sequence in a server-side flow", _recovery, 0.5, "s001-fig-2")
