@@ -37,7 +37,9 @@ def end_outages(events_csv, window_s: float) -> list[str]:
     path stays down for as long as a flow outlasts the window."""
     import polars as pl
 
-    ev = pl.read_csv(events_csv).filter((pl.col("kind") == "outage") & (pl.col("t_end") >= window_s - 1e-6))
+    from .compile import _events_schema
+
+    ev = pl.read_csv(events_csv, schema=_events_schema()).filter((pl.col("kind") == "outage") & (pl.col("t_end") >= window_s - 1e-6))
     return [f"path {p}: the window ({window_s:g} s) ends inside an outage ({kind}, from {a:g} s): after the window "
             f"this path stays {'at 1 bit/s' if kind == 'held' else 'dropping every packet'} for good; end flows "
             f"before {a:g} s or make the window longer"
