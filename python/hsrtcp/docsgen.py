@@ -34,7 +34,7 @@ from typing import Callable
 
 import polars as pl
 
-from hsrtcp.errors import InputError
+from hsrtcp.errors import ExitCode, InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ("docs/study.md", "docs/findings.md", "docs/passive.md", "docs/models.md")
@@ -656,10 +656,10 @@ def main(argv=None) -> int:
         changed = run(Path(a.root), tuple(a.docs) or DOCS, check=a.check)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 3
+        return ExitCode.INPUT
     for c in changed:
         print(("differs from its data: " if a.check else "rewritten: ") + c, file=sys.stderr)
-    return 1 if (a.check and changed) else 0
+    return ExitCode.FAILED if (a.check and changed) else ExitCode.OK
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
-from hsrtcp.errors import InputError
+from hsrtcp.errors import ExitCode, InputError
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = "docs/accuracy.md"
@@ -127,11 +127,11 @@ def main(argv=None) -> int:
             if m_old["body"] != m_new["body"]:
                 line = text[: m_old.start()].count("\n") + 1
                 print(f"{DOC}:{line}: region {m_old['name']} differs from the committed summaries", file=sys.stderr)
-                return 3
-        return 0
+                return ExitCode.INPUT
+        return ExitCode.OK
     if new != text:
         path.write_text(new, encoding="utf-8")
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":

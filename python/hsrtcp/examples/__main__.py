@@ -3,6 +3,7 @@
 
 import sys
 
+from hsrtcp.errors import ExitCode
 from hsrtcp.examples import PHONE, SERVER, TRUTH
 
 _FILES = {"phone": PHONE, "server": SERVER, "truth": TRUTH}
@@ -12,5 +13,5 @@ if __name__ == "__main__":
     unknown = [n for n in names if n not in _FILES]
     if unknown:
         print(f"usage: python -m hsrtcp.examples [{'|'.join(_FILES)}]...", file=sys.stderr)
-        sys.exit(2)
+        sys.exit(ExitCode.USAGE)
     print("\n".join(str(_FILES[n]) for n in names))

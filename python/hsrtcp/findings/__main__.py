@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from hsrtcp.errors import InputError
+from hsrtcp.errors import ExitCode, InputError
 
 
 @click.command()
@@ -37,7 +37,7 @@ def main(runs, results, out, bootstrap, seed, min_pairs, also_runs, no_figures, 
         paths = f.write(out, figures=not no_figures)
     except InputError as exc:
         click.echo(f"error: {exc}", err=True)
-        sys.exit(3)
+        sys.exit(ExitCode.INPUT)
     ok = f.arms.filter(f.arms["status"] == "ok").height
     click.echo(f"{ok} of {f.arms.height} runs used; {len(paths)} files in {out}", err=True)
     for n in f.notes:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import polars as pl
 
-from hsrtcp.errors import InputError
+from hsrtcp.errors import ExitCode, InputError
 
 #: one row per bundle
 SCHEMA = {"run_id": pl.String, "arm": pl.String, "cc": pl.String, "scenario": pl.String,
@@ -181,12 +181,12 @@ def main(argv: list[str] | None = None) -> int:
         runs, notes = read_campaigns(args.runs, include_noisy=args.include_noisy)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 3
+        return ExitCode.INPUT
     for n in notes:
         print(f"note: {n}", file=sys.stderr)
     for b in runs.filter(pl.col("status") != NOISY)["bundle"].to_list():
         print(b)
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":

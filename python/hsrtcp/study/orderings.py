@@ -180,6 +180,8 @@ if __name__ == "__main__":  # python -m hsrtcp.study.orderings STUDY_DIR [RECOVE
         print("usage: python -m hsrtcp.study.orderings STUDY_DIR [RECOVERY_STUDY_DIR [BY_WORKLOAD_DIR]] "
               "(pooled tables: hsrtcp study without --by; item 7 from the second directory when given; "
               "item 4's long downloads from a study --by workload)", file=sys.stderr)
-        sys.exit(2)
+        from hsrtcp.errors import ExitCode
+
+        sys.exit(ExitCode.USAGE)
     args = sys.argv[1:] + [None] * (4 - len(sys.argv))
     print(report(check(args[0], args[1], args[2])))

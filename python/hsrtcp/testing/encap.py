@@ -33,6 +33,7 @@ import struct
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from hsrtcp.errors import ExitCode
 from hsrtcp.pcapio import (LINKTYPE_ETHERNET, LINKTYPE_IPV4, LINKTYPE_IPV6, LINKTYPE_LINUX_SLL,
                            LINKTYPE_LINUX_SLL2, LINKTYPE_RAW, LINKTYPE_RAW_OLD, PCAP_MAGIC_NS,
                            PCAP_MAGIC_US, read_records)
@@ -235,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     n = wrap_capture(a.src, a.dst, a.kind, a.client)
     print(f"{a.dst}: {n} records wrapped in {a.kind}")
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":

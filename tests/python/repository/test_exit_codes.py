@@ -29,10 +29,12 @@ def _bare(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is int
 
 
-def bare_exit_codes(files, root: Path = ROOT) -> list[str]:
+def bare_exit_codes(files, root: Path = ROOT, parts=lambda tree: [tree]) -> list[str]:
+    """Bare codes in ``files``; ``parts`` picks the parts of a module searched (default: all)."""
     found = []
     for path in files:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in (n for part in parts(tree) for n in ast.walk(part)):
             if isinstance(node, ast.Call):
                 f = node.func
                 name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
@@ -45,6 +47,26 @@ def bare_exit_codes(files, root: Path = ROOT) -> list[str]:
 
 def test_the_command_line_names_every_exit_code():
     assert bare_exit_codes(COMMANDS) == []
+
+
+def _main_parts(tree: ast.Module) -> list[ast.AST]:
+    """A ``python -m`` module's ``main`` functions and its ``if __name__ == "__main__":`` block."""
+    return [n for n in tree.body if (isinstance(n, ast.FunctionDef) and n.name == "main")
+            or (isinstance(n, ast.If) and "__main__" in ast.unparse(n.test))]
+
+
+def entry_points() -> list[Path]:
+    """The package's ``python -m`` entry points. The lab's agents are left out: their exit
+    status is a protocol with the harness that starts them (agent-ROLE.error, left.done),
+    not a command's exit code."""
+    return [p for p in sorted(PACKAGE.rglob("*.py")) if "agent" not in p.name
+            and (p.name == "__main__.py" or 'if __name__ == "__main__":' in p.read_text(encoding="utf-8"))]
+
+
+def test_python_m_entry_points_name_every_exit_code():
+    files = entry_points()
+    assert {"__main__.py", "docsgen.py", "orderings.py"} <= {p.name for p in files}
+    assert bare_exit_codes(files, parts=_main_parts) == []
 
 
 def test_a_bare_exit_code_is_found(tmp_path):
