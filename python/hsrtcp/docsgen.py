@@ -35,6 +35,7 @@ from typing import Callable
 import polars as pl
 
 from hsrtcp.errors import ExitCode, InputError
+from hsrtcp.schemas import SEED_CLASSES
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ("docs/study.md", "docs/findings.md", "docs/passive.md", "docs/models.md")
@@ -47,8 +48,7 @@ ARMS = "docs/findings/arms.csv"
 REGION = re.compile(r"<!-- generated:(?P<name>[A-Za-z0-9_.-]+) -->\n(?P<body>.*?)<!-- /generated -->", re.S)
 SEED = 0
 N_BOOT = 2000
-#: the study's classes (docs/metrics.md M21) and the flow classes each one gathers
-CLASSES = {"static": ("static",), "high_0": ("high_0",), "high_1_16": ("high_1_8", "high_9_16")}
+CLASSES = SEED_CLASSES
 WORKLOADS = (("all", "all workloads"), ("50KB", "50 KB flows"), ("2MB", "2 MB flows"),
              ("duration", "120-s downloads"))
 FLOWS_MARK = "‡"

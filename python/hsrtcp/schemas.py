@@ -129,6 +129,9 @@ FLOW_CLASSES = ("static", "low", "high_0", "high_1_8", "high_9_16", "high_17+", 
 #: its two parts, and "all" last.
 CLASS_ORDER = ("static", "low", "high_0", "high_1_16", "high_1_8", "high_9_16", "high_17+", "other",
                "unknown", "all")
+#: The study's classes (seed 000, docs/metrics.md M21), in :data:`CLASS_ORDER`, and the flow
+#: classes each one gathers.
+SEED_CLASSES = {"static": ("static",), "high_0": ("high_0",), "high_1_16": ("high_1_8", "high_9_16")}
 
 
 def class_rank(name: str | None) -> int:

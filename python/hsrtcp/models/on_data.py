@@ -47,6 +47,7 @@ from hsrtcp.models.common import rto_from_recovery_duration
 from hsrtcp.models.enhanced import independent_ack_burst_loss
 from hsrtcp.models.evaluate import MODEL_KEYS
 from hsrtcp.models.fitting import fit_flows
+from hsrtcp.schemas import SEED_CLASSES
 
 __all__ = ["B", "CLASSES", "MSS_BYTES", "RTO_MIN_S", "WORKLOADS", "OnData", "lab_ack_loss", "model_inputs",
            "on_data"]
@@ -54,8 +55,7 @@ __all__ = ["B", "CLASSES", "MSS_BYTES", "RTO_MIN_S", "WORKLOADS", "OnData", "lab
 MSS_BYTES = 1448
 B = 2.0
 RTO_MIN_S = 0.2
-#: the study's classes (docs/study.md) and the flow classes each one gathers
-CLASSES = {"static": ("static",), "high_0": ("high_0",), "high_1_16": ("high_1_8", "high_9_16")}
+CLASSES = SEED_CLASSES  # (a public name of this module)
 WORKLOADS = ("50KB", "2MB", "duration")
 _NEEDED = ("flow_id", "scenario", "flow_class", "workload", "p_d", "q", "rtt_mean_s", "timeout_duration_mean_s",
            "timeout_sequences", "spurious_ackl", "duration_s", "throughput_mean_bps")
