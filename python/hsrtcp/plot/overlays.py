@@ -159,11 +159,11 @@ def flow_truth(res: Results, row: dict) -> dict | None:
     from hsrtcp.lab.truth import flow_truth as select
 
     ev = res.optional("truth_events", ["run_id", "path", "carrier", "kind", "ts", "ts_end", "t_start", "t_end"])
-    if ev is None or ev.is_empty():
-        return None
+    cap = res.optional("truth_capacity", ["run_id", "path", "carrier", "direction", "ts", "ts_end", "bw_bps"])
+    if ev is None or (ev.is_empty() and (cap is None or cap.is_empty())):
+        return None  # (a path without scheduled events still has its offered capacity: issue 38)
     ev = res.read("truth_events", ["run_id", "path", "carrier", "kind", "ts", "ts_end", "t_start", "t_end",
                                    "outage_kind", "extra_rtt_s"])
-    cap = res.optional("truth_capacity", ["run_id", "path", "carrier", "direction", "ts", "ts_end", "bw_bps"])
     run_id = carrier = None
     ctx = res.optional("context", ["flow_id"], row["flow_id"])
     if ctx is not None and not ctx.is_empty():
@@ -174,7 +174,10 @@ def flow_truth(res: Results, row: dict) -> dict | None:
         return None  # several runs and the flow's unknown: no truth can be said to be its own
     direction = "up" if row.get("data_dir") == "c2s" else "down"
     events, capacity = select(ev, cap, run_id, carrier, row["first_ts"], row["last_ts"], direction)
-    if events is None or (events.is_empty() and (capacity is None or capacity.is_empty())):
+    if events is None:  # no scheduled event in the run: the same columns, no rows
+        events = ev.clear().rename({"t_start": "win_start", "t_end": "win_end"}).with_columns(
+            t=pl.lit(None, pl.Float64), t_end=pl.lit(None, pl.Float64))
+    if events.is_empty() and (capacity is None or capacity.is_empty()):
         return None
     span = row["last_ts"] - row["first_ts"]
     # drawn over the flow's time only (an outage the flow starts inside begins at 0)
