@@ -4,7 +4,6 @@ class (docs/passive.md; tables in docs/formats/applications.md). Exit codes: 0 d
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
@@ -21,7 +20,7 @@ def apps(results, captures, out, classes) -> None:
     """Application of every flow (TLS SNI, HTTP Host, DNS answers in the capture, ports last)
     and of every QUIC connection (the SNI of its decrypted Initial packets), and flows, bytes
     and shares per class."""
-    from hsrtcp.errors import InputError
+    from hsrtcp.cli.captures import match_captures
     from hsrtcp.passive import apps as a
     from hsrtcp.results import ResultsDir
 
@@ -30,15 +29,7 @@ def apps(results, captures, out, classes) -> None:
                                                "s2c_payload_bytes"])
     # the captures the analysis read (a capture of only QUIC or UDP has no flows but is one)
     names = set(ResultsDir(results).read("captures", ["capture"])["capture"].to_list())
-    paths = {}
-    for c in captures:
-        if not c.is_file():
-            raise InputError(f"{c}: no such capture file")
-        match = [n for n in names if n == str(c) or os.path.basename(n) == c.name]
-        if not match:
-            raise InputError(f"{c}: not a capture of {results} (it read {', '.join(sorted(names)) or 'no capture'})")
-        paths.update({n: c for n in match})
-    table = a.applications(flows, paths, classes)
+    table = a.applications(flows, match_captures(results, names, captures), classes)
     bd = a.breakdown(flows, table)
     named = table.filter(pl_not_null(table))
     click.echo(f"{table.height} flows, {named.height} named "

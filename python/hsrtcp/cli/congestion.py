@@ -4,7 +4,6 @@ docs/formats/congestion.md). Exit codes: 0 done, 2 usage, 3 input error."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
@@ -21,22 +20,14 @@ FLOW_COLUMNS = ["flow_id", "capture", "client_addr", "client_port", "server_addr
 def congestion(results, captures, out) -> None:
     """Sender's congestion control per flow (reno, cubic, bbr or unknown) from its response
     to loss and BBR's ProbeRTT; captures at the sender only (receiver side: unknown)."""
-    from hsrtcp.errors import InputError
+    from hsrtcp.cli.captures import match_captures
     from hsrtcp.passive import congestion as c
     from hsrtcp.results import ResultsDir
 
     rd = ResultsDir(results)
     flows = rd.read("flows", FLOW_COLUMNS)
     names = set(rd.read("captures", ["capture"])["capture"].to_list())
-    paths = {}
-    for cap in captures:
-        if not cap.is_file():
-            raise InputError(f"{cap}: no such capture file")
-        match = [n for n in names if n == str(cap) or os.path.basename(n) == cap.name]
-        if not match:
-            raise InputError(f"{cap}: not a capture of {results} (it read {', '.join(sorted(names)) or 'no capture'})")
-        paths.update({n: cap for n in match})
-    table = c.infer(flows, paths)
+    table = c.infer(flows, match_captures(results, names, captures))
     counts = table.group_by("congestion_control").len().sort("congestion_control")
     click.echo(f"{table.height} flows: " + ", ".join(f"{k} {v}" for k, v in counts.iter_rows()))
     if out:
