@@ -63,6 +63,8 @@ def seeds_md(root: Path = ROOT) -> str:
 def main(argv=None) -> int:
     import argparse
 
+    from hsrtcp.errors import ExitCode
+
     ap = argparse.ArgumentParser(prog="python -m hsrtcp.figures.committed",
                                  description="Rewrite docs/seeds.md from the committed campaign and captures.")
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 when docs/seeds.md differs")
@@ -75,12 +77,12 @@ def main(argv=None) -> int:
     if a.check:
         if old != text:
             print(f"differs from its data: {SEEDS_MD}", file=sys.stderr)
-            return 1
-        return 0
+            return ExitCode.FAILED
+        return ExitCode.OK
     if old != text:
         path.write_text(text, encoding="utf-8")
         print(f"rewritten: {SEEDS_MD}", file=sys.stderr)
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":

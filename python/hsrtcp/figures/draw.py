@@ -147,3 +147,23 @@ def measured_predicted(df: pl.DataFrame, groups: list[str], unit: str, title: st
     ax.set_title(title, loc="left")
     ax.legend(loc="upper left")
     return fig
+
+
+@style.styled
+def over_time(df: pl.DataFrame, columns: dict[str, str], unit: str, title: str):
+    """One step line per column of ``columns`` (name: label) against ``t_rel``, each value
+    held until the next row (a window is what the last ACK set)."""
+    fig, ax = style.new_figure()
+    peak = max(float(np.nanmax(df[c].drop_nulls().to_numpy())) if df[c].drop_nulls().len() else 0.0 for c in columns)
+    div, shown = style.scale_for(peak, unit)
+    t = df["t_rel"].to_numpy()
+    for i, (c, label) in enumerate(columns.items()):
+        y = df[c].cast(pl.Float64).to_numpy() / div
+        ax.step(t, y, where="post", color=style.CYCLE[i % len(style.CYCLE)], linestyle=LINESTYLES[i % len(LINESTYLES)],
+                linewidth=0.8, label=label, gid=f"line-{c}")
+    ax.set_xlabel("time since the flow's first packet (s)")
+    ax.set_ylabel(f"bytes ({shown})")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, loc="left")
+    ax.legend(loc="upper left")
+    return fig

@@ -469,16 +469,41 @@ def _results_cdf(table: str, column: str, group: str | None, label: str, unit: s
     return make
 
 
-def _study_or_results(study_make, results_make, samples: str):
-    """The study table's summary as bars from STUDY; the CDF of the samples when RESULTS are given."""
+def _study_or_results(study_make, results_make, samples: str, study_n=None):
+    """The study table's summary as bars from STUDY; the CDF of the samples when RESULTS are given.
+    ``study_n``: the number of samples the study counted; RESULTS with another number are not
+    the study's inputs, so the study's summary stays beside their CDF and the item is partly."""
     def make(inp: Inputs) -> Made:
         if inp.results_dirs:
-            return results_make(inp)
+            made = results_make(inp)
+            n = study_n(inp) if study_n is not None else None
+            if n is not None and n != made.data.height:
+                try:
+                    study_lines = study_make(inp).lab
+                except Missing:
+                    study_lines = []
+                made.lab = [f"study: {line}" for line in study_lines] + [f"RESULTS: {line}" for line in made.lab]
+                made.gaps.append(f"the CDF is of the {made.data.height} samples of the RESULTS given; the study "
+                                 f"counts {n}: the RESULTS are not the study's inputs")
+            return made
         made = study_make(inp)
         made.gaps.append(f"the CDF needs the samples, {samples} of RESULTS (none given); "
                          f"here: the study table's summary as bars")
         return made
     return make
+
+
+def _study_n(table: str, metric: str, flow_class: str | None = None):
+    """The samples a study table's cell counts (its ``n``), or None without the table."""
+    def n(inp: Inputs) -> int | None:
+        t = inp.table(table)
+        if t is None or not {"metric", "n"} <= set(t.columns):
+            return None
+        t = t.filter(pl.col("metric") == metric)
+        if flow_class is not None and "flow_class" in t.columns:
+            t = t.filter(pl.col("flow_class") == flow_class)
+        return int(t["n"].sum()) if t.height else None
+    return n
 
 
 def _one_flow(kind: str, pick: str, columns: tuple[str, ...], key: str):
@@ -491,7 +516,7 @@ def _one_flow(kind: str, pick: str, columns: tuple[str, ...], key: str):
         res = inp.results("series.parquet and context.parquet")
         if res.context is None:
             raise Missing("context.parquet of RESULTS (a radio log): no RESULTS directory has one")
-        f = res.flows.select("result", "flow_id", "vantage", "first_ts", "last_ts").join(
+        f = res.flows.select("result", "flow_id", "vantage", "data_dir", "first_ts", "last_ts").join(
             res.context.select("result", "flow_id", "flow_class", "handoffs"), on=["result", "flow_id"], how="inner")
         if kind == "window":
             f = f.filter(pl.col("vantage") == "server")  # bytes in flight: the sender's capture
@@ -505,6 +530,18 @@ def _one_flow(kind: str, pick: str, columns: tuple[str, ...], key: str):
         if f.is_empty():
             raise Missing(f"context.parquet of RESULTS: no {what}" + (" in a server-side capture" if kind == "window" else ""))
         row = f.row(0, named=True)
+        name = row["result"].rstrip("/").rsplit("/", 1)[-1]
+        about = (f"flow {row['flow_id']} of {name}: {row['flow_class']}, {row['handoffs']} handoffs, "
+                 f"{row['length']:.1f} s")
+        if kind == "window":  # every ACK from the packets table when there is one
+            from hsrtcp.figures.packets import at_acks
+
+            acks = at_acks(inp, row["result"], row["flow_id"], row["data_dir"] or "s2c", row["first_ts"])
+            if acks is not None and not acks.is_empty():
+                fig = draw.over_time(acks, {"swnd_bytes": "SWND: data outstanding", "awnd_bytes": "AWND: advertised window"},
+                                     "B", f"at each ACK, {row['flow_class']}")
+                return Made(data=acks, figure=fig, lab=[f"{about}; {acks.height} ACKs: SWND mean "
+                                                        f"{acks['swnd_bytes'].mean():.0f} B, AWND mean {acks['awnd_bytes'].mean():.0f} B"])
         series = res.series.filter((pl.col("result") == row["result"]) & (pl.col("flow_id") == row["flow_id"])).collect()
         absent = [c for c in columns if c not in series.columns]
         if absent or series.is_empty():
@@ -512,9 +549,15 @@ def _one_flow(kind: str, pick: str, columns: tuple[str, ...], key: str):
                           f"for flow {row['flow_id']} of {row['result']}")
         fig = figure(kind, row["result"], row["flow_id"])
         data = series.select("result", "flow_id", "bin", "t_rel", *[c for c in columns if c not in ("bin", "t_rel")])
-        return Made(data=data, figure=fig,
-                    lab=[f"flow {row['flow_id']} of {row['result'].rsplit('/', 1)[-1]}: {row['flow_class']}, "
-                         f"{row['handoffs']} handoffs, {row['length']:.1f} s"])
+        return Made(data=data, figure=fig, lab=[about])
+    return make
+
+
+def _bif_cdf(fallback):
+    def make(inp: Inputs) -> Made:
+        from hsrtcp.figures import packets
+
+        return packets.s000_fig_13(inp, fallback)
     return make
 
 
@@ -594,9 +637,9 @@ ITEMS: tuple[Item, ...] = (
     Item("seed000-fig-07", "CDF of RTO estimation bias", "RESULTS flows.rto_bias_mean", "",
          _results_cdf("flows", "rto_bias_mean", "flow_class", "RTO estimation bias", "s", "per flow", "s000-fig-7",
                       vantage=("server",))),
-    Item("seed000-fig-08", "SWND and AWND over time, static", "RESULTS series (bif_mean, awnd_mean)", "",
+    Item("seed000-fig-08", "SWND and AWND over time, static", "RESULTS packets or series (bif_mean, awnd_mean), context", "",
          _one_flow("window", "static", ("bif_mean", "awnd_mean"), "s000-fig-8")),
-    Item("seed000-fig-09", "SWND and AWND over time, full speed", "RESULTS series (bif_mean, awnd_mean)", "",
+    Item("seed000-fig-09", "SWND and AWND over time, full speed", "RESULTS packets or series (bif_mean, awnd_mean), context", "",
          _one_flow("window", "high", ("bif_mean", "awnd_mean"), "s000-fig-9")),
     Item("seed000-fig-10", "CDF of connection establishment time", "study_flows: establishment_s",
          "T0-53: rises with speed and handoffs; 4G << 3G",
@@ -607,9 +650,9 @@ ITEMS: tuple[Item, ...] = (
     Item("seed000-fig-12", "transmission failure rate by class and flow size", "study failure: failure_rate",
          "T0-55: 2 MB flows >> 50 KB flows; both lower in 4G",
          _bars_from_study("failure", "failure_rate", "failure rate", "share of flows failed (M20)", hue="workload")),
-    Item("seed000-fig-13", "CDF of bytes in flight", "RESULTS flows.bif_mean", "",
-         _results_cdf("flows", "bif_mean", "flow_class", "bytes in flight, mean of the flow", "B", "per flow", "s000-fig-13",
-                      vantage=("server",))),
+    Item("seed000-fig-13", "CDF of bytes in flight", "RESULTS packets (every ACK) or flows.bif_mean", "",
+         _bif_cdf(_results_cdf("flows", "bif_mean", "flow_class", "bytes in flight, mean of the flow", "B", "per flow",
+                               "s000-fig-13", vantage=("server",)))),
     Item("seed000-3g-vs-4g", "Tables VII and IX by network generation", "study_flows: rats (two generations)",
          "T0-40/41, T0-44/45", s000_generations),
     # seed 001: Liu et al., measurement and model of TCP at high speed
@@ -670,12 +713,12 @@ ITEMS: tuple[Item, ...] = (
          "T3-19: 45.1 % <= 10 s",
          _study_or_results(lambda inp: _carrier_bars(inp),
                            _results_cdf("handoffs", "interval_s", None, "handoff interval", "s", "pooled", "s003-fig-10"),
-                           "handoffs.interval_s")),
+                           "handoffs.interval_s", _study_n("handoff_intervals", "handoff_interval_s"))),
     Item("seed003-fig-11", "CDF of the suspension duration", "study suspensions; RESULTS suspensions.suspension_s",
          "T3-20: 27.8 % > 10 s",
          _study_or_results(_bars_from_study("suspensions", "suspension_s", "suspension, mean", "per handoff (M24)"),
                            _results_cdf("suspensions", "suspension_s", "flow_class", "suspension", "s", "per class", "s003-fig-11"),
-                           "suspensions.suspension_s")),
+                           "suspensions.suspension_s", _study_n("suspensions", "suspension_s", "all"))),
     Item("seed003-fig-12", "handoff frequency and suspension", "study suspensions by class",
          "T3-22: 15.8 % of a 450-s window suspended",
          _bars_from_study("suspensions", "suspension_gt_10s_share", "suspensions > 10 s", "by handoff class",

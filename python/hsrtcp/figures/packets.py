@@ -45,7 +45,8 @@ def one_way_delays(inp: Inputs) -> pl.DataFrame:
         for side in ("client", "server"):
             p = pk.filter((pl.col("result") == r["result"]) & (pl.col("flow_id") == r[f"{side}_flow_id"])).collect()
             p = p.filter(((pl.col("dir") == down_dir) & (pl.col("len") > 0))
-                         | ((pl.col("dir") != down_dir) & (pl.col("len") == 0) & pl.col("ack").is_not_null()))
+                         | ((pl.col("dir") != down_dir) & (pl.col("len") == 0) & pl.col("ack").is_not_null()
+                            & ((pl.col("flags") & 7) == 0)))  # pure ACKs: no SYN, FIN or RST
             p = p.with_columns(pl.col("sack").fill_null(""), pl.col("tsval").fill_null(-1).cast(pl.Int64),
                                pl.col("tsecr").fill_null(-1).cast(pl.Int64), pl.col("ip_id").fill_null(-1).cast(pl.Int64),
                                pl.col("ack").fill_null(-1))
@@ -55,8 +56,10 @@ def one_way_delays(inp: Inputs) -> pl.DataFrame:
         if j.is_empty():
             continue
         theta = r["clock_offset_s"] or 0.0
-        j = j.with_columns(
-            pl.when(pl.col("dir") == down_dir).then(pl.lit(DOWN)).otherwise(pl.lit(UP)).alias("group"),
+        name = r["result"].rstrip("/").rsplit("/", 1)[-1]
+        j = j.with_columns(  # one curve per pair and direction: a lab trip and a netns pair are not pooled
+            pl.when(pl.col("dir") == down_dir).then(pl.lit(f"{DOWN} ({name})")).otherwise(pl.lit(f"{UP} ({name})"))
+            .alias("group"),
             pl.when(pl.col("dir") == down_dir).then(pl.col("ts_client") - pl.col("ts_server") + theta)
             .otherwise(pl.col("ts_server") - pl.col("ts_client") - theta).alias("value"))
         parts.append(j.select(pl.lit(r["result"]).alias("result"), pl.lit(r["flow_id"]).alias("flow_id"),
@@ -71,7 +74,7 @@ def s001_fig_1(inp: Inputs):
     from hsrtcp.figures.items import Made
 
     data = one_way_delays(inp)
-    order = [g for g in (DOWN, UP) if g in set(data["group"].to_list())]
+    order = sorted(set(data["group"].to_list()), key=lambda g: (not g.startswith(DOWN), g))
     n_pairs = data.select("result", "flow_id").unique().height
     # packets of one connection are not independent: quantiles and counts, no interval
     lines = []
@@ -79,9 +82,9 @@ def s001_fig_1(inp: Inputs):
         v = data.filter(pl.col("group") == g)["value"]
         lines.append(f"{g}: median {draw.fmt(v.median(), 's')}, 5th-95th percentile "
                      f"{draw.fmt(v.quantile(0.05, 'linear'), 's')}-{draw.fmt(v.quantile(0.95, 'linear'), 's')} "
-                     f"({v.len():,} packets of {n_pairs} pair(s))")
+                     f"({v.len():,} packets)")
     fig = draw.cdf(data, order, "one-way delay", "s", f"every segment of {n_pairs} captured pair(s)")
-    gaps = [] if len(order) == 2 else [f"only {order[0]} seen in both captures"]
+    gaps = [] if any(g.startswith(UP) for g in order) else ["no ACK seen in both captures"]
     return Made(data=data, figure=fig, lab=lines, gaps=gaps)
 
 
@@ -156,3 +159,74 @@ def s000_fig_5(inp: Inputs):
 
 def s001_fig_2(inp: Inputs):
     return _tsg_example(inp, "no timeout sequence in a server-side flow", _recovery, 0.5, "s001-fig-2")
+
+
+def flight(packets: pl.DataFrame, data_dir: str) -> pl.DataFrame:
+    """Per packet of one flow (sender-side capture), in capture order: the data outstanding
+    (highest sequence sent + its length − highest cumulative ACK: the sender's window in use,
+    SWND as the seed draws it) and the receiver's advertised window (AWND, the last ACK's)."""
+    p = packets.sort("frame")
+    fwd = pl.col("dir") == data_dir
+    p = p.with_columns(
+        pl.when(fwd & (pl.col("len") > 0)).then(pl.col("seq") + pl.col("len")).otherwise(None).cum_max()
+        .forward_fill().alias("snd_max"),
+        pl.when(~fwd).then(pl.col("ack")).otherwise(None).cum_max().forward_fill().alias("snd_una"),
+        pl.when(~fwd).then(pl.col("window")).otherwise(None).forward_fill().alias("awnd"))
+    return p.with_columns((pl.col("snd_max") - pl.col("snd_una")).clip(lower_bound=0).alias("outstanding"))
+
+
+def at_acks(inp: Inputs, result: str, flow_id: int, data_dir: str, first_ts: float) -> pl.DataFrame | None:
+    """:func:`flight` sampled at every ACK arrival after processing it (A13, as flows.bif_* and
+    awnd_* are: their mean and extremes are these rows'), or None without a packets table."""
+    try:
+        pk = inp.extra("packets", "packets.parquet")
+    except Missing:
+        return None
+    p = pk.filter((pl.col("result") == result) & (pl.col("flow_id") == flow_id)).collect()
+    if p.is_empty():
+        return None
+    x = flight(p, data_dir).filter((pl.col("dir") != data_dir) & ((pl.col("flags") & 2) == 0)
+                                   & pl.col("ack").is_not_null())
+    return x.select("result", "flow_id", "frame", "ts", (pl.col("ts") - first_ts).alias("t_rel"),
+                    pl.col("outstanding").alias("swnd_bytes"), pl.col("awnd").alias("awnd_bytes"))
+
+
+def bif_samples(inp: Inputs) -> pl.DataFrame | None:
+    """Bytes in flight at every ACK arrival of every server-side flow with packets rows
+    (the samples whose mean is flows.bif_mean), with the flow's class when RESULTS have a
+    context table; None when no RESULTS directory has a packets table."""
+    res = inp.results("packets.parquet (bytes in flight at each ACK)")
+    try:
+        inp.extra("packets", "packets.parquet")
+    except Missing:
+        return None
+    f = res.flows.filter(pl.col("vantage") == "server") if "vantage" in res.flows.columns else res.flows
+    if res.context is not None:
+        f = f.join(res.context.select("result", "flow_id", "flow_class"), on=["result", "flow_id"], how="left")
+    parts = []
+    for r in f.iter_rows(named=True):
+        x = at_acks(inp, r["result"], r["flow_id"], r["data_dir"] or "s2c", r["first_ts"])
+        if x is not None and not x.is_empty():
+            parts.append(x.with_columns(pl.lit(r.get("flow_class") or "(none)").alias("group"),
+                                        pl.col("swnd_bytes").cast(pl.Float64).alias("value")))
+    return pl.concat(parts) if parts else None
+
+
+def s000_fig_13(inp: Inputs, fallback):
+    from hsrtcp.figures.items import Made
+
+    data = bif_samples(inp)
+    if data is None:
+        made = fallback(inp)
+        made.gaps.append("the seed's CDF is over samples: with hsrtcp analyze --packets every ACK's bytes in flight "
+                         "is drawn; here: the mean of each flow (flows.bif_mean)")
+        return made
+    data = data.select("result", "flow_id", "frame", "group", "value")
+    order = sorted(set(data["group"].to_list()))
+    lines = []
+    for g in order:
+        v = data.filter(pl.col("group") == g)
+        lines.append(f"{g}: median {v['value'].median():.0f} B, 95th percentile {v['value'].quantile(0.95, 'linear'):.0f} B "
+                     f"({v.height:,} ACKs of {v.select('result', 'flow_id').unique().height} flows)")
+    return Made(data=data, figure=draw.cdf(data, order, "bytes in flight at an ACK", "B", "every ACK, server captures"),
+                lab=lines)

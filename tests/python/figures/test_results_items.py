@@ -67,7 +67,8 @@ def test_flows_columns_keep_one_vantage(gallery):
     out, res = gallery
     cov = _coverage(out)
     for item, column, vantage in (("seed000-fig-13", "bif_mean", "server"), ("seed001-fig-06", "p_a", "matched")):
-        if cov[item] != "made":
+        # without --packets the bytes in flight are each flow's mean, not the seed's samples: partly
+        if cov[item] != ("partly" if item == "seed000-fig-13" else "made"):
             pytest.fail(f"{item}: {cov[item]}")
         got = pl.read_csv(out / f"{item}.csv")
         want = []

@@ -1,0 +1,24 @@
+"""The committed gallery, made once per session as docs/seeds.md is: the study tables of
+tests/data/study and the committed captures analyzed with --packets (hsrtcp.figures.committed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hsrtcp.cli import main
+from hsrtcp.figures.committed import analyze_committed
+
+ROOT = Path(__file__).resolve().parents[3]
+STUDY = ROOT / "tests" / "data" / "study"
+
+
+@pytest.fixture(scope="session")
+def committed(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
+    """(gallery directory, {results name: results directory})."""
+    base = tmp_path_factory.mktemp("committed")
+    dirs = analyze_committed(base / "results", ROOT)
+    out = base / "g"
+    assert main(["figures", str(STUDY), *map(str, dirs), "-o", str(out), "-q"]) == 0
+    return out, {d.name: d for d in dirs}

@@ -1,0 +1,141 @@
+"""Items drawn from the committed captures analyzed with --packets (the RESULTS of
+docs/seeds.md): each figure's data is checked against the engine's own per-connection
+columns of the same run, which the engine computes without the packets table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from hsrtcp.cli import main
+
+ROOT = Path(__file__).resolve().parents[3]
+STUDY = ROOT / "tests" / "data" / "study"
+U64 = {"flow_id": pl.UInt64}
+
+
+def _csv(out: Path, item: str) -> pl.DataFrame:
+    return pl.read_csv(out / f"{item}.csv", schema_overrides=U64, infer_schema_length=None)
+
+
+def _flows(d: Path, vantage: str) -> pl.DataFrame:
+    return pl.read_parquet(d / "flows.parquet").filter(pl.col("vantage") == vantage)
+
+
+def test_one_way_delays_agree_with_the_matcher(committed):
+    out, res = committed
+    got = _csv(out, "seed001-fig-01")
+    assert (out / "seed001-fig-01.pdf").stat().st_size > 1000
+    for name in ("lab_truth_run", "ack_blackout", "data_blackout"):
+        m = _flows(res[name], "matched").row(0, named=True)
+        mine = got.filter(pl.col("result") == str(res[name]))
+        down = mine.filter(pl.col("group").str.starts_with("data"))["value"]
+        up = mine.filter(pl.col("group").str.starts_with("ACKs"))["value"]
+        # every data transmission and pure ACK that arrived, once (the matcher's verdicts, p_d and p_a)
+        assert down.len() == m["data_packets_sent"] - m["lost_data_packets"], name
+        assert up.len() == m["ack_packets_sent"] - m["lost_ack_packets"], name
+        # the matcher's medians (clock drift applied there, not here: 0.5 ms over the lab run's 10 s)
+        assert abs(down.median() - m["owd_down_median_s"]) < 5e-4, name
+        assert abs(up.median() - m["owd_up_median_s"]) < 5e-4, name
+        # the frames named are the packets rows of each capture
+        pk = pl.read_parquet(res[name] / "packets.parquet")
+        srv = pk.filter(pl.col("flow_id") == m["server_flow_id"]).select("frame", "ts")
+        j = mine.select("frame_server", "ts_server").join(srv, left_on="frame_server", right_on="frame")
+        assert j.height == mine.height and np.allclose(j["ts_server"], j["ts"], rtol=0, atol=1e-9)
+
+
+def _window_rows(res_dir: Path, got: pl.DataFrame) -> pl.DataFrame:
+    fid = got["flow_id"][0]
+    pk = pl.read_parquet(res_dir / "packets.parquet").filter(pl.col("flow_id") == fid)
+    lo, hi = got["ts"].min(), got["ts"].max()
+    return pk.filter((pl.col("ts") >= lo) & (pl.col("ts") <= hi)).sort("frame")
+
+
+def test_spurious_rto_example_is_the_packets_around_it(committed):
+    out, res = committed
+    got = _csv(out, "seed000-fig-05")
+    assert set(got["result"]) == {str(res["ack_blackout"])}
+    want = _window_rows(res["ack_blackout"], got)
+    assert got["frame"].to_list() == want["frame"].to_list()
+    assert got["seq"].to_list() == want["seq"].to_list()
+    # the timeout's re-send is drawn, at the bytes the spurious timeout names
+    ev = pl.read_parquet(res["ack_blackout"] / "events.parquet")
+    sp = ev.filter((pl.col("kind") == "spurious_timeout") & pl.col("seq_start").is_not_null())
+    rto = got.filter(pl.col("retrans") == "rto")
+    assert rto.height == _flows(res["ack_blackout"], "server")["retrans_rto"][0] == 1
+    assert rto["seq"][0] in sp["seq_start"].to_list()
+    assert got["ts"].min() <= sp["ts"].min() <= got["ts"].max()
+
+
+def test_timeout_recovery_example_holds_every_rto_resend(committed):
+    out, res = committed
+    got = _csv(out, "seed001-fig-02")
+    assert set(got["result"]) == {str(res["data_blackout"])}
+    want = _window_rows(res["data_blackout"], got)
+    assert got["frame"].to_list() == want["frame"].to_list()
+    server = _flows(res["data_blackout"], "server").row(0, named=True)
+    assert got.filter(pl.col("retrans") == "rto").height == server["retrans_rto"] == 56
+    seq = pl.read_parquet(res["data_blackout"] / "events.parquet").filter(pl.col("kind") == "timeout_sequence")
+    assert got["ts"].min() < seq["ts"][0] and seq["ts_end"][0] < got["ts"].max()
+
+
+def test_windows_at_each_ack_are_the_flows_columns(committed):
+    # SWND (data outstanding) and AWND per ACK: their mean and extremes are the engine's bif_* / awnd_*
+    out, res = committed
+    got = _csv(out, "seed000-fig-09")
+    server = _flows(res["lab_truth_run"], "server").row(0, named=True)
+    assert set(got["flow_id"]) == {server["flow_id"]}
+    assert got["swnd_bytes"].max() == server["bif_max"]
+    assert got["swnd_bytes"].mean() == pytest.approx(server["bif_mean"], rel=1e-12)
+    assert got["awnd_bytes"].min() == server["awnd_min"] and got["awnd_bytes"].max() == server["awnd_max"]
+    assert got["awnd_bytes"].mean() == pytest.approx(server["awnd_mean"], rel=1e-12)
+
+
+def test_bytes_in_flight_cdf_is_every_ack_of_the_server_flows(committed):
+    out, res = committed
+    got = _csv(out, "seed000-fig-13")
+    n = 0
+    for name in ("lab_truth_run", "ack_blackout", "data_blackout"):
+        server = _flows(res[name], "server").row(0, named=True)
+        mine = got.filter((pl.col("result") == str(res[name])) & (pl.col("flow_id") == server["flow_id"]))
+        assert mine["value"].mean() == pytest.approx(server["bif_mean"], rel=1e-12), name
+        assert mine["value"].max() == server["bif_max"], name
+        n += mine.height
+    assert n == got.height  # the MPTCP directory has no server capture
+
+
+def test_model_figure_is_the_fit_of_the_study_flows(committed):
+    out, _ = committed
+    got = _csv(out, "seed001-fig-10")
+    flows = pl.read_parquet(STUDY / "study_flows.parquet")
+    j = got.join(flows.select("result", "flow_id", "throughput_mean_bps", "p_d", "flow_class"),
+                 on=["result", "flow_id"])
+    assert j.height == got.height
+    # the measured throughput in packets of 1448 bytes (docs/models.md) and D of seed 001 eq. 22
+    assert np.allclose(j["measured"], j["throughput_mean_bps"] / (8 * 1448), rtol=1e-12)
+    assert np.allclose(j["d"], (j["predicted"] - j["measured"]).abs() / j["measured"], rtol=1e-9)
+    # PFTK predicts every flow with data loss (no window limit in the lab): docs/models.md's n
+    pftk = j.filter(pl.col("group").str.starts_with("PFTK"))
+    assert pftk.height == flows.filter(pl.col("p_d") > 0).height == 326
+
+
+def test_mptcp_against_tcp_needs_both_in_one_directory(tmp_path, committed):
+    out, _ = committed
+    assert "no RESULTS directory holds both MPTCP connections and single-path TCP flows" in (
+        out / "coverage.md").read_text()
+    res = tmp_path / "mix"
+    assert main(["analyze", "--vantage", "client", str(ROOT / "tests/data/mptcp/two_paths.client.pcap"),
+                 str(ROOT / "tests/data/drops_cubic.client.pcap"), "-o", str(res), "-q"]) == 0
+    g = tmp_path / "g"
+    assert main(["figures", str(STUDY), str(res), "-o", str(g), "-q", "--only", "seed001-fig-12"]) == 0
+    got = pl.read_csv(g / "seed001-fig-12.csv")
+    m = pl.read_parquet(res / "mptcp.parquet").row(0, named=True)
+    tcp = pl.read_parquet(res / "flows.parquet").filter(~pl.col("mptcp")).row(0, named=True)
+    assert got.filter(pl.col("group") == "MPTCP")["value"].to_list() == pytest.approx(
+        [m["data_bytes_down"] * 8 / (m["last_ts"] - m["first_ts"])])
+    assert got.filter(pl.col("group") == "TCP")["value"].to_list() == pytest.approx(
+        [tcp["goodput_bytes"] * 8 / tcp["duration_s"]])
+    assert "| seed001-fig-12 | MPTCP against TCP throughput | made |" in (g / "coverage.md").read_text()
