@@ -99,9 +99,11 @@ def generate(scenario_file, outdir, seed, duration, start, speed, area, carriers
     click.echo(f"  hsrtcp scenario show {outdir}          # draw the trip: speed, signal, capacity, handoffs"
                + (" (again)" if not no_draw else ""))
     click.echo(f"  hsrtcp emulate -s {outdir}/rattan.toml -o run -- \\\n"
-               f"      hsrtcp measure client '$HSRTCP_SERVER' --cc cubic -t {flow}{path}   # one download through it (root)")
+               f"      hsrtcp measure client '$HSRTCP_SERVER' --cc cubic -t {flow}{path}"
+               "   # one download through it (root)")
     if cs.paths > 1:
-        click.echo(f"      (--path P: the flow uses carrier P of {cs.paths}; emulate --mptcp and client --mptcp use them all)")
+        click.echo(f"      (--path P: the flow uses carrier P of {cs.paths}; "
+                   "emulate --mptcp and client --mptcp use them all)")
     click.echo("  hsrtcp campaign CAMPAIGN.toml -o runs   # many runs of the scenario file (docs/lab.md)")
 
 

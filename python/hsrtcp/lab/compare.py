@@ -150,6 +150,24 @@ def post_outage(bundle: Path, m: dict) -> list[dict]:
     return rows
 
 
+def _client_cc_flow(b: Path) -> tuple[str | None, str | None]:
+    """The congestion control and the flow (without its cc, so runs of two ccs pair) that the
+    measure client of an emulate run asked for, from its client.json; (None, None) without one
+    or when its flows disagree."""
+    try:
+        res = json.loads((b / "client.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None, None
+    reqs = [r.get("request") or {} for r in res if isinstance(r, dict)] if isinstance(res, list) else []
+    ccs = {r.get("server_cc") or (r.get("request") or {}).get("cc") for r in res if isinstance(r, dict)} \
+        if isinstance(res, list) else set()
+    if len(ccs) != 1 or None in ccs or not reqs:
+        return None, None
+    q = reqs[0]
+    what = f"{q.get('duration_s'):g} s" if q.get("duration_s") else f"{q.get('size_bytes')} bytes"
+    return ccs.pop(), f"client {q.get('kind', 'tcp')} {q.get('direction', 'down')} {what} x{len(reqs)}"
+
+
 def _manifest_sha(b: Path) -> str:
     return hashlib.sha256((b / "manifest.json").read_bytes()).hexdigest()
 
@@ -240,15 +258,22 @@ def compare(inputs, out: Path, *, by: str = "cc", reference: str | None = None, 
         m = _manifest(b)
         var = m.get("variant") or {}
         flow = m.get("flow") or {}
-        arm = (var.get("name") if by == "arm" else None) or m.get("cc")
+        cc, client_flow = m.get("cc"), None
+        if cc is None:  # an `hsrtcp emulate` run: its client's result says what it asked for
+            cc, client_flow = _client_cc_flow(b)
+            if cc is None:
+                notes.append(f"{b.name}: no congestion control recorded (a command other than hsrtcp measure "
+                             f"client): arm 'unknown'")
+        arm = (var.get("name") if by == "arm" else None) or cc or "unknown"
         if by == "arm" and not var:
-            notes.append(f"{b.name}: no campaign variant; its arm is its cc ({m.get('cc')})")
+            notes.append(f"{b.name}: no campaign variant; its arm is its cc ({arm})")
         from hsrtcp.lab.campaign import flow_label
 
-        row = {"run_id": m.get("run_id") or b.name, "arm": arm, "cc": m.get("cc"),
+        row = {"run_id": m.get("run_id") or b.name, "arm": arm, "cc": cc,
                "scenario": var.get("scenario_label") or (m.get("scenario") or {}).get("name"),
                "start_s": var.get("scenario_start_s"), "seed": (m.get("seeds") or {}).get("scenario"),
-               "flow": flow_label(flow) if flow.get("type") else " ".join(m.get("command") or []) or None,
+               "flow": flow_label(flow) if flow.get("type") else
+               client_flow or " ".join(m.get("command") or []) or None,
                "repetition": m.get("repetition"), "paths": ",".join(map(str, flow_paths(m))),
                "status": m.get("status"), "bundle": str(b), "outages_crossed": None, "outages_unrecovered": None}
         if m.get("status") != "ok":
@@ -297,11 +322,20 @@ def compare(inputs, out: Path, *, by: str = "cc", reference: str | None = None, 
                          for a in arm_order for o in COMPARE_OUTCOMES],
                         schema={"arm": pl.String, "outcome": pl.String, "n": pl.Int64, "mean": pl.Float64})
     key = ["scenario", "start_s", "seed", "flow", "repetition"]
+    # two runs of one arm with the same key (emulate runs have no repetition) pair with no
+    # single run of the other arm: left out of the pairs, named
+    dup = ok.filter(pl.len().over(["arm", *key]) > 1)
+    if dup.height:
+        notes.append("runs of one arm with the same scenario, seed, flow and repetition cannot be paired one to "
+                     "one, left out of the paired effects: " + ", ".join(sorted(dup["run_id"])))
+        ok_pairs = ok.filter(pl.len().over(["arm", *key]) == 1)
+    else:
+        ok_pairs = ok
     eff_rows = []
     for a in arm_order:
         if a == ref:
             continue
-        pairs = ok.filter(pl.col("arm") == a).join(ok.filter(pl.col("arm") == ref), on=key, how="inner",
+        pairs = ok_pairs.filter(pl.col("arm") == a).join(ok_pairs.filter(pl.col("arm") == ref), on=key, how="inner",
                                                    suffix="_ref", nulls_equal=True)
         for o in COMPARE_OUTCOMES:
             e = _effects.effect(pairs[o.name].to_list(), pairs[f"{o.name}_ref"].to_list(), o,
