@@ -115,6 +115,7 @@ $(DOCS_VENV)/.deps: pyproject.toml
 # committed data (tests/data/study*/, docs/findings/arms.csv; python/hsrtcp/docsgen.py).
 docs-data: build  ## rewrite the generated regions of docs/ from the committed data (needs the package built)
 	$(PY) -m hsrtcp.docsgen
+	$(PY) -m hsrtcp.figures.committed
 
 docs: docs-data $(DOCS_VENV)/.deps  ## the documentation site -> target/site (warnings are errors)
 	$(DOCS_VENV)/bin/mkdocs build --strict --quiet
