@@ -104,6 +104,8 @@ def connect(dirs: list[str | os.PathLike], con=None, *, confined: bool = True):
         if confined:
             _confine(con, dirs)
     corpus = {d: partition_tables(d) for d in dirs}
+    _check_versions(con, {**{f: name for name, pairs in top.items() for f, _ in pairs},
+                          **{f: name for parts in corpus.values() for name, fs in parts.items() for f in fs}})
     for name in sorted(set(top) | {t for parts in corpus.values() for t in parts}):
         pairs = top.get(name, [])
         selects, files = [], [f for f, _ in pairs]
@@ -130,6 +132,30 @@ def connect(dirs: list[str | os.PathLike], con=None, *, confined: bool = True):
     if "flows" in top or any("flows" in parts for parts in corpus.values()):
         con.execute(f"CREATE OR REPLACE VIEW connections AS {connections_sql(_columns(con, 'flows'))}")
     return con
+
+
+def _check_versions(con, files: dict[str, str]) -> None:
+    """Refuses a file (``{path: table}``) whose metadata names a schema version newer than
+    this hsrtcp reads (hsrtcp.versions, the check every results reader makes); files of
+    older versions query as they are (the columns added since are null). Read by DuckDB
+    from the files' footers: no polars."""
+    import duckdb
+
+    from hsrtcp.versions import SCHEMA_KEY, VERSION_KEY, file_version
+
+    if not files:
+        return
+    try:
+        rows = con.execute(f"SELECT file_name, decode(key), decode(value) FROM parquet_kv_metadata("
+                           f"[{', '.join(_sql_str(f) for f in files)}]) WHERE key IN (?::BLOB, ?::BLOB)",
+                           [SCHEMA_KEY, VERSION_KEY]).fetchall()
+    except duckdb.Error as exc:
+        raise InputError(_which_file(con, list(files), exc)) from None
+    meta: dict[str, dict[str, str]] = {}
+    for f, key, value in rows:
+        meta.setdefault(f, {})[key] = value
+    for f, m in meta.items():
+        file_version(f, m.get(SCHEMA_KEY, files.get(f, "")), m)
 
 
 def _columns(con, view: str) -> list[str]:

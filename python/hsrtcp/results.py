@@ -44,6 +44,7 @@ from pathlib import Path
 import polars as pl
 
 from hsrtcp.errors import InputError
+from hsrtcp.versions import DOCS, SCHEMA_KEY, VERSION_KEY, VERSIONS, doc, file_version  # noqa: F401 - the reader's names
 
 
 def _native_module():
@@ -54,44 +55,15 @@ def _native_module():
     return _native
 
 
-def _versions() -> dict[str, int]:
-    native = _native_module()
-    return {
-        # the engine's tables: the versions its Parquet writer puts into their files
-        **(native.schema_versions() if native is not None else {}),
-        # the tables Python writes (hsrtcp.context; hsrtcp.mptcp.metrics.SCHEMA_VERSION)
-        "radio": 1, "context": 1, "handoffs": 1, "suspensions": 1, "labels": 1, "coverage": 1,
-        "mptcp_instances": 1, "mptcp_paths": 1, "mptcp_kt": 1, "mptcp_rates": 1,
-        "truth_events": 1, "truth_capacity": 1,  # hsrtcp.lab.truth
-    }
-
-
-#: Schema version of every table hsrtcp writes: the version in the title of its
-#: docs/formats page. Adding columns keeps a version; removing, renaming or retyping one
-#: raises it (and the reader must learn to upgrade or refuse the older one).
-VERSIONS: dict[str, int] = _versions()
-#: docs/formats page of each table (where it differs from ``<table>.md``)
-DOCS: dict[str, str] = {
-    "mptcp_subflows": "mptcp.md", "mptcp_series": "mptcp.md", "pair_stats": "matched.md",
-    "truth_events": "truth.md", "truth_capacity": "truth.md",
-    **{f"mptcp_{t}": "mptcp-metrics.md" for t in ("instances", "paths", "kt", "rates")},
-}
 #: the tables every ``hsrtcp analyze`` writes
 CORE_TABLES = ("flows", "events", "rtt", "series", "captures")
 #: the core's MPTCP tables, written by every analysis (empty without MPTCP)
 MPTCP_TABLES = ("mptcp", "mptcp_subflows", "mptcp_series")
-#: Parquet key-value metadata keys
-SCHEMA_KEY = "hsrtcp.schema"
-VERSION_KEY = "hsrtcp.schema_version"
 
 _NATIVE_TYPES = {"uint64": pl.UInt64, "uint32": pl.UInt32, "int64": pl.Int64, "float64": pl.Float64, "string": pl.String,
                  "bool": pl.Boolean}
 _SIGNED = (pl.Int8, pl.Int16, pl.Int32, pl.Int64)
 _UNSIGNED = (pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
-
-
-def doc(table: str) -> str:
-    return f"docs/formats/{DOCS.get(table, table + '.md')}"
 
 
 def metadata(table: str) -> dict[str, str]:
@@ -367,24 +339,7 @@ def no_nulls(df: pl.DataFrame, columns, where: str) -> None:
                              "the table is damaged; re-run hsrtcp analyze")
 
 
-def _version(path: str, table: str, meta: dict[str, str]) -> int | None:
-    """The file's schema version (None when it does not say); refuses another table's file,
-    and a version newer than this hsrtcp reads."""
-    name = meta.get(SCHEMA_KEY)
-    if name is not None and name != table:
-        raise InputError(f"{path}: holds the {name!r} table ({SCHEMA_KEY} in its metadata), not {table!r}")
-    raw = meta.get(VERSION_KEY)
-    if raw is None:
-        return None
-    try:
-        v = int(raw)
-    except ValueError:
-        raise InputError(f"{path}: schema version {raw!r} in its metadata is not a number") from None
-    current = VERSIONS.get(table)
-    if current is not None and v > current:
-        raise InputError(f"{path}: {table} schema version {v} is newer than version {current} that this "
-                         f"hsrtcp reads ({doc(table)}); read it with a newer hsrtcp")
-    return v
+_version = file_version
 
 
 def read_table(path: str | os.PathLike, table: str | None = None, columns=None, require=(), optional=(),

@@ -1,0 +1,72 @@
+"""`hsrtcp query` checks each table file's schema version, as every reader of results does
+(hsrtcp.versions, issue 37 item 3): a file written by a newer hsrtcp is refused with a
+message naming it (exit 3); the current and older versions query."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from hsrtcp.cli import main
+from hsrtcp.results import ResultsDir
+from hsrtcp.versions import SCHEMA_KEY, VERSION_KEY, VERSIONS
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+CAP = DATA / "multi_concurrent.server.pcap"
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("res")
+    assert main(["analyze", str(CAP), "-o", str(out), "-q"]) == 0
+    return out
+
+
+def _with_version(src: Path, dst: Path, table: str, version: int) -> Path:
+    shutil.copytree(src, dst)
+    f = dst / f"{table}.parquet"
+    t = pq.read_table(f)
+    meta = dict(t.schema.metadata or {})
+    meta[SCHEMA_KEY.encode()] = table.encode()
+    meta[VERSION_KEY.encode()] = str(version).encode()
+    pq.write_table(t.replace_schema_metadata(meta), f)
+    return f
+
+
+@pytest.mark.parametrize("table", ["flows", "events"])
+def test_query_refuses_a_newer_schema_version(results, tmp_path, capsys, table):
+    newer = VERSIONS[table] + 1
+    f = _with_version(results, tmp_path / "newer", table, newer)
+    assert main(["query", str(tmp_path / "newer"), f"select count(*) from {table}"]) == 3
+    err = capsys.readouterr().err
+    assert f"error: {f}: {table} schema version {newer} is newer than version {VERSIONS[table]}" in err
+    # the same refusal, word for word, as the Python reader's
+    with pytest.raises(Exception) as exc:
+        ResultsDir(tmp_path / "newer").open(table)
+    assert str(exc.value) in err
+
+
+def test_query_reads_the_current_and_an_older_version(results, tmp_path, capsys):
+    assert main(["query", str(results), "select count(*) as n from flows"]) == 0
+    assert "3" in capsys.readouterr().out
+    _with_version(results, tmp_path / "older", "flows", VERSIONS["flows"] - 1)
+    assert main(["query", str(tmp_path / "older"), "select count(*) as n from flows"]) == 0
+    assert "3" in capsys.readouterr().out
+
+
+def test_query_refuses_a_newer_partition_of_a_corpus(tmp_path, capsys):
+    """The partitions of a corpus directory are checked too."""
+    tree, corpus = tmp_path / "tree", tmp_path / "corpus"
+    tree.mkdir()
+    for c in (CAP, DATA / "nano.server.pcap"):
+        shutil.copy(c, tree / c.name)
+    assert main(["analyze", str(tree), "-o", str(corpus), "-q"]) == 0
+    part = sorted(corpus.glob("input=*"))[0]
+    tmp = tmp_path / "part"
+    f = _with_version(part, tmp, "series", VERSIONS["series"] + 1)
+    shutil.copy(f, part / "series.parquet")
+    assert main(["query", str(corpus), "select count(*) from series"]) == 3
+    assert f"{part / 'series.parquet'}: series schema version" in capsys.readouterr().err
