@@ -139,3 +139,15 @@ def test_mptcp_against_tcp_needs_both_in_one_directory(tmp_path, committed):
     assert got.filter(pl.col("group") == "TCP")["value"].to_list() == pytest.approx(
         [tcp["goodput_bytes"] * 8 / tcp["duration_s"]])
     assert "| seed001-fig-12 | MPTCP against TCP throughput | made |" in (g / "coverage.md").read_text()
+
+
+def test_model_figure_samples_a_large_study(tmp_path, monkeypatch):
+    # above the cap the fit takes a seeded sample of the flows and says so (the report's 1 M flows)
+    from hsrtcp.figures import build, items
+
+    monkeypatch.setattr(items, "FIG10_MAX_FLOWS", 100)
+    made = build(STUDY, only=["seed001-fig-10"]).outcomes[0].made
+    assert "fitted to 100 of 700 flows drawn at random (seed 0)" in made.gaps
+    assert made.data.select("result", "flow_id").unique().height <= 100
+    again = build(STUDY, only=["seed001-fig-10"]).outcomes[0].made
+    assert made.data.equals(again.data)
