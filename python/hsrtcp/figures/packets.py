@@ -90,7 +90,7 @@ def s001_fig_1(inp: Inputs):
         lines.append(f"{g}: median {draw.fmt(v.median(), 's')}, 5th-95th percentile "
                      f"{draw.fmt(v.quantile(0.05, 'linear'), 's')}-{draw.fmt(v.quantile(0.95, 'linear'), 's')} "
                      f"({v.len():,} packets)")
-    fig = draw.cdf(data, order, "one-way delay", "s", f"every segment of {n_pairs} captured pair(s)")
+    fig = draw.cdf(data, order, "one-way delay", "s", f"every segment of {n_pairs} captured pair(s)", logx=True)
     gaps = [] if any(g.startswith(UP) for g in order) else ["no ACK seen in both captures"]
     return Made(data=data, figure=fig, lab=lines, gaps=gaps)
 
