@@ -320,7 +320,8 @@ def _inline_scenario(rate, delay, loss, mm_trace, every, window: float) -> dict:
             "link": {"base_owd_ms": 30.0 if delay is None else delay, "loss_down": loss or 0.0,
                      "loss_up": loss or 0.0},
             "radio": {"load": 0.01, "se_max": 0.1, "se_efficiency": 1.0},
-            "handoff": {"times_s": times} if times else {"count": 0},
+            # every handoff alike: a radio-link failure (rlf_p) would turn one into seconds of outage
+            "handoff": {"times_s": times, "rlf_p": 0.0} if times else {"count": 0},
             "carriers": [carrier]}
 
 

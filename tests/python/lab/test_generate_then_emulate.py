@@ -120,3 +120,17 @@ def test_the_printed_command_makes_a_full_bundle(tmp_path, capsys):
     assert pl.read_parquet(ana / "truth_events.parquet").filter(pl.col("kind") == "handoff").height >= 2
     ctx = pl.read_parquet(ana / "context.parquet")
     assert ctx.height and "no radio log" not in ctx["class_reason"].fill_null("").to_list()
+
+
+def test_inline_handoffs_are_alike(tmp_path):
+    """`emulate --handoff-every N` puts the same kind of handoff every N s: before, the
+    [handoff] default rlf_p = 0.1 turned the second of `--handoff-every 3 --duration 8` into a
+    radio-link failure held to the window's end (a reno -t 5 client exited 1)."""
+    from hsrtcp.cli.lab import _inline_scenario
+    from hsrtcp.lab import scenario as S
+
+    ev = S.load(_inline_scenario("8Mbps/2Mbps", 20, None, None, 3, 8.0)).compile(tmp_path / "s").events()
+    handoffs = ev.filter(pl.col("kind") == "handoff")
+    assert handoffs["t_start"].to_list() == [3.0, 6.0] and handoffs["detail"].null_count() == 2
+    outages = ev.filter(pl.col("kind") == "outage")
+    assert outages.height == 2 and ((outages["t_end"] - outages["t_start"]) < 1.0).all()
