@@ -207,7 +207,10 @@ def _detail_packets(res: ResultsData, f: pl.DataFrame, ids: pl.Series, parts) ->
         return {}, f"a corpus of results; `hsrtcp report` of one results directory with a packets table ({PACKETS_HINT})"
     if not path.exists():
         return {}, f"no packets table in the results; {PACKETS_HINT}"
-    return parts(pl.scan_parquet(path), PACKET_COLUMNS), None
+    from hsrtcp.results import ResultsDir
+
+    # through the results reader: a packets table of a newer version or without a column is refused
+    return parts(ResultsDir(res.path).scan("packets", PACKET_COLUMNS), PACKET_COLUMNS), None
 
 
 def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) -> list[dict]:

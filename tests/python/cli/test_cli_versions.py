@@ -1,4 +1,4 @@
-"""`hsrtcp query` checks each table file's schema version, as every reader of results does
+"""`hsrtcp query` and the report's packets drill-down check each table file's schema version, as every reader of results does
 (hsrtcp.versions, issue 37 item 3): a file written by a newer hsrtcp is refused with a
 message naming it (exit 3); the current and older versions query."""
 
@@ -70,3 +70,16 @@ def test_query_refuses_a_newer_partition_of_a_corpus(tmp_path, capsys):
     shutil.copy(f, part / "series.parquet")
     assert main(["query", str(corpus), "select count(*) from series"]) == 3
     assert f"{part / 'series.parquet'}: series schema version" in capsys.readouterr().err
+
+
+def test_report_refuses_a_packets_table_of_a_newer_version(tmp_path, capsys):
+    """The report's drill-down read packets.parquet past the results reader (pl.scan_parquet):
+    a table of a newer version was drawn as if it were the current one."""
+    res = tmp_path / "res"
+    assert main(["analyze", str(CAP), "-o", str(res), "-q", "--packets"]) == 0
+    assert main(["report", str(res), "-o", str(tmp_path / "ok.html")]) == 0
+    f = _with_version(res, tmp_path / "newer", "packets", VERSIONS["packets"] + 1)
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "newer"), "-o", str(tmp_path / "r.html")]) == 3
+    assert f"{f}: packets schema version {VERSIONS['packets'] + 1} is newer" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
