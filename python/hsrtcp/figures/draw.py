@@ -167,3 +167,20 @@ def over_time(df: pl.DataFrame, columns: dict[str, str], unit: str, title: str):
     ax.set_title(title, loc="left")
     ax.legend(loc="upper left")
     return fig
+
+
+@style.styled
+def signal(df: pl.DataFrame, handoff_t: list[float], title: str):
+    """RSRP of a radio log against time (each sample held until the next), handoffs as
+    vertical dashed lines."""
+    fig, ax = style.new_figure()
+    ax.step(df["t_rel"].to_numpy(), df["rsrp_dbm"].cast(pl.Float64).to_numpy(), where="post",
+            color=style.CYCLE[0], linewidth=0.8, label="RSRP", gid="line-rsrp")
+    for i, t in enumerate(handoff_t):
+        ax.axvline(t, color=style.CYCLE[1], linestyle="--", linewidth=0.7, label="handoff" if i == 0 else None,
+                   gid=f"handoff-{i}")
+    ax.set_xlabel("time since the log's first sample (s)")
+    ax.set_ylabel("RSRP (dBm)")
+    ax.set_title(title, loc="left")
+    ax.legend(loc="lower left")
+    return fig

@@ -512,6 +512,56 @@ def _study_n(table: str, metric: str, flow_class: str | None = None):
     return n
 
 
+def s003_fig_5(inp: Inputs) -> Made:
+    """The longest radio log of RESULTS (one run and carrier): RSRP over time with its
+    handoffs (handoffs.parquet), the time per RAT (each sample held until the next) and the
+    longest time without LTE or NR (seed 003's 129 s)."""
+    radio = inp.extra("radio", "the radio table (RSRP/RAT over time)").collect()
+    need = [c for c in ("ts", "rsrp_dbm", "rat", "carrier") if c not in radio.columns]
+    if need:
+        raise Missing(f"radio.parquet of RESULTS: no column {', '.join(need)}")
+    if "run_id" not in radio.columns:
+        radio = radio.with_columns(pl.lit(None, dtype=pl.String).alias("run_id"))
+    key = ["result", "run_id", "carrier"]
+    spans = radio.group_by(key).agg((pl.col("ts").max() - pl.col("ts").min()).alias("span"), pl.len().alias("n"))
+    spans = spans.filter(pl.col("n") >= 2).sort(["span", "result"], descending=[True, False], nulls_last=True)
+    if spans.is_empty():
+        raise Missing("radio.parquet of RESULTS: no log with two samples or more")
+    r = spans.row(0, named=True)
+    log = radio.filter((pl.col("result") == r["result"]) & (pl.col("carrier") == r["carrier"])
+                       & (pl.col("run_id") == r["run_id"] if r["run_id"] is not None else pl.col("run_id").is_null()))
+    log = log.sort("ts")
+    t0 = log["ts"][0]
+    log = log.with_columns((pl.col("ts") - t0).alias("t_rel"),
+                           (pl.col("ts").shift(-1) - pl.col("ts")).fill_null(0.0).alias("held_s"))
+    data = log.select("result", "run_id", "carrier", "ts", "t_rel", "held_s", "rat", "cid", "rsrp_dbm")
+    ho = []
+    res = inp.results("handoffs.parquet")
+    if res.handoffs is not None:
+        h = res.handoffs.filter((pl.col("result") == r["result"]) & (pl.col("carrier") == r["carrier"]))
+        if r["run_id"] is not None and "run_id" in h.columns:
+            h = h.filter(pl.col("run_id") == r["run_id"])
+        ho = sorted(t - t0 for t in h["ts"].to_list())
+    share = data.group_by("rat").agg(pl.col("held_s").sum()).sort("rat")
+    total = float(data["held_s"].sum())
+    if "generation" in log.columns:  # 4G, 5G NSA, 5G SA (hsrtcp.context.classes)
+        lte = log["generation"].fill_null("").str.contains(r"^(4G|5G)").to_numpy()
+    else:
+        lte = data["rat"].is_in(["LTE", "NR"]).to_numpy()
+    longest, run = 0.0, 0.0
+    for held, ok in zip(data["held_s"].to_list(), lte):
+        run = 0.0 if ok else run + held
+        longest = max(longest, run)
+    name = r["result"].rstrip("/").rsplit("/", 1)[-1]
+    lines = [f"log of {name} (carrier {r['carrier']}): {data.height} samples over {r['span']:.1f} s, "
+             f"{len(ho)} handoffs, RSRP median {data['rsrp_dbm'].median():.1f} dBm",
+             "time per RAT: " + ", ".join(f"{x['rat']} {draw.pct(x['held_s'] / total if total else None)}"
+                                          for x in share.iter_rows(named=True)),
+             f"longest time without LTE or NR: {longest:.3g} s"]
+    fig = draw.signal(data, ho, f"carrier {r['carrier']}, {name}")
+    return Made(data=data, figure=fig, lab=lines)
+
+
 def _one_flow(kind: str, pick: str, columns: tuple[str, ...], key: str):
     """One flow of RESULTS drawn by ``hsrtcp plot KIND`` (docs/plot.md): ``pick`` chooses it —
     ``most_handoffs`` (then the longest), ``static`` or ``high`` (the longest flow of that
@@ -703,8 +753,8 @@ ITEMS: tuple[Item, ...] = (
                    groups={"static": "static", "0-150": "0-150 km/h (driving)", "280-310": "280-310 km/h"})),
     Item("seed003-fig-04", "RTT jitter at different speeds", "RESULTS rtt.parquet (samples)",
          "T3-07: >= 90 % of jitter <= 7.6 ms standing and driving", _needs_results("rtt.parquet (RTT samples)")),
-    Item("seed003-fig-05", "signal condition over one trip", "RESULTS radio table (RSRP over time)",
-         "T3-11: no LTE for 129 s", _needs_results("the radio table (RSRP/RAT over time)")),
+    Item("seed003-fig-05", "signal condition over one trip", "RESULTS radio table (RSRP over time), handoffs",
+         "T3-11: no LTE for 129 s", s003_fig_5),
     Item("seed003-fig-06", "signal strength at different speeds", "study_flows: rsrp_mean_dbm, speed_band", "",
          _flows_by("rsrp_mean_dbm", "speed_band", "RSRP, mean over the flow", "dBm", "per flow by speed", "s003-fig-6",
                    groups={"static": "static", "0-150": "0-150 km/h (driving)", "280-310": "280-310 km/h"})),

@@ -151,3 +151,22 @@ def test_model_figure_samples_a_large_study(tmp_path, monkeypatch):
     assert made.data.select("result", "flow_id").unique().height <= 100
     again = build(STUDY, only=["seed001-fig-10"]).outcomes[0].made
     assert made.data.equals(again.data)
+
+
+def test_signal_over_the_trip_is_the_bundles_radio_log(committed):
+    # the witness is the bundle's own radio.csv and the scenario's handoffs (events.csv), read here
+    import csv
+
+    out, res = committed
+    got = _csv(out, "seed003-fig-05")
+    bundle = ROOT / "tests" / "data" / "lab_truth" / "run"
+    with open(bundle / "radio.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert got["rsrp_dbm"].to_list() == [float(r["rsrp_dbm"]) for r in rows]
+    assert got["cid"].to_list() == [int(r["cid"]) for r in rows]
+    assert np.allclose(got["t_rel"], [float(r["ts"]) - float(rows[0]["ts"]) for r in rows], atol=1e-6)
+    with open(bundle / "events.csv", newline="") as fh:
+        truth = [r for r in csv.DictReader(fh) if r["kind"] == "handoff"]
+    md = (out / "seeds.md").read_text()
+    assert f"12 samples over 9.0 s, {len(truth)} handoffs" in md
+    assert "time per RAT: LTE 100 %" in md
