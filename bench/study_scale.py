@@ -25,7 +25,7 @@ Measures per configuration (one run each, peak RSS and wall by /usr/bin/time -v)
 - ``dask``: ``--scheduler`` on a cluster of 2 single-threaded workers started beforehand.
 
 ``--bootstrap`` is passed through when given; by default the command runs with its own
-(1000 resamples: cells of 10^5 flows or more take the bootstrap's normal approximation,
+(1000 resamples: cells of 10^4 flows or more take the bootstrap's normal approximation,
 docs/study.md; before, one interval of a mean over 10^6 flows cost about 80 CPU-s).
 Memory and CPU are also measured over the process tree (``tree_*``): the streamed study
 reads the partitions in worker processes that /usr/bin/time does not count.

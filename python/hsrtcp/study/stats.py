@@ -194,16 +194,35 @@ def pooled(samples_per_flow: list, *, min_flows: int, n_boot: int, rng: np.rando
         cell.median = float(np.median(allx))
     if n_boot > 0 and not _no_interval(cell, k, n_boot, min_interval):
         means, meds = [], []
+        if median:
+            # the pooled samples sorted once, each with its flow: a resample's median is then
+            # found from its flow counts (no copy of its samples; the same value np.median
+            # gives on them, which depends only on the values drawn)
+            order = np.argsort(allx, kind="stable")
+            sorted_x = allx[order]
+            owner = np.repeat(np.arange(k), sizes.astype(np.int64))[order]
         for idx in _resamples(rng, k, n_boot):
             means.append(sums[idx].sum(axis=1) / sizes[idx].sum(axis=1))
             if median:
-                # the median of a pooled resample needs the samples themselves: one resample
-                # at a time keeps memory at one resample (a field study pools millions of seconds)
-                meds.extend(np.median(np.concatenate([groups[i] for i in row])) for row in idx)
+                meds.extend(_pooled_median(sorted_x, owner, np.bincount(row, minlength=k)) for row in idx)
         cell.value_lo, cell.value_hi = _interval(np.concatenate(means), level)
         if median:
             cell.median_lo, cell.median_hi = _interval(np.asarray(meds, dtype=float), level)
     return cell
+
+
+def _pooled_median(sorted_x: np.ndarray, owner: np.ndarray, counts: np.ndarray) -> float:
+    """The median of the samples of a resample that drew flow i ``counts[i]`` times:
+    ``sorted_x`` all samples in ascending order, ``owner`` each one's flow. Bit for bit
+    np.median's of the drawn samples, but for a tie of -0.0 and 0.0 (which np.median itself
+    resolves by where its partition puts them)."""
+    cw = np.cumsum(counts[owner])
+    total = int(cw[-1])
+    lo = sorted_x[np.searchsorted(cw, (total - 1) // 2, side="right")]  # rank (total-1)//2, from 0
+    if total % 2:
+        return lo
+    hi = sorted_x[np.searchsorted(cw, total // 2, side="right")]
+    return np.mean(np.asarray([lo, hi]))  # as np.median averages its two middle values
 
 
 def pooled_arrays(flat: np.ndarray, sizes: np.ndarray, offered: int, *, min_flows: int, n_boot: int,
@@ -233,7 +252,7 @@ def pooled_arrays(flat: np.ndarray, sizes: np.ndarray, offered: int, *, min_flow
 #: (docs/study.md, "How a cell is computed"): 1000 resamples of 10^7 flows are 10^10 draws a
 #: cell, hours for a study; at this size the bootstrap's distribution is the normal one of the
 #: linearised statistic to well within its own Monte Carlo error (tests/python/study/test_stats.py)
-LARGE_FLOWS = 100_000
+LARGE_FLOWS = 10_000
 #: the note of a cell whose interval is the normal approximation
 LARGE_NOTE = f"{LARGE_FLOWS} flows or more: normal-approximation interval"
 

@@ -169,3 +169,20 @@ def test_a_group_of_large_flows_default_size_gets_its_interval_quickly():
     assert cell.value_lo == pytest.approx(x.mean() - 1.959964 * se, rel=1e-6)
     assert cell.value_hi == pytest.approx(x.mean() + 1.959964 * se, rel=1e-6)
     assert cell.median_lo < cell.median < cell.median_hi
+
+
+def test_pooled_median_of_a_resample_is_numpys_on_its_samples():
+    # the resample's median from flow counts over the samples sorted once equals np.median of
+    # the drawn flows' samples concatenated, bit for bit (ties and duplicates included)
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        k = int(rng.integers(1, 30))
+        groups = [0.0 + np.round(rng.normal(0, 1, int(rng.integers(1, 6))), int(rng.integers(0, 3))) for _ in range(k)]
+        allx = np.concatenate(groups)
+        order = np.argsort(allx, kind="stable")
+        owner = np.repeat(np.arange(k), [g.size for g in groups])[order]
+        for _ in range(10):
+            row = rng.integers(0, k, k)
+            want = np.median(np.concatenate([groups[i] for i in row]))
+            got = stats._pooled_median(allx[order], owner, np.bincount(row, minlength=k))
+            assert np.float64(got).tobytes() == np.float64(want).tobytes()
