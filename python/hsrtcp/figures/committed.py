@@ -13,38 +13,41 @@ import sys
 import tempfile
 from pathlib import Path
 
+from hsrtcp.figures.inputs import COMMITTED_RESULTS as RESULTS
+
 ROOT = Path(__file__).resolve().parents[3]
 STUDY = "tests/data/study"
 SEEDS_MD = "docs/seeds.md"
 
-#: (results directory name, hsrtcp analyze arguments relative to the repository root, why)
-RESULTS: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("lab_truth_run", ("tests/data/lab_truth/run",),
-     "a Rattan run at 300 km/h, phone and server captures, radio log (handoffs, context)"),
-    ("ack_blackout", ("--client", "tests/data/ack_blackout.client.pcap",
-                      "--server", "tests/data/ack_blackout.server.pcap"),
-     "netns pair: ACKs blacked out, a spurious timeout caused by ACK loss"),
-    ("data_blackout", ("--client", "tests/data/data_blackout.client.pcap",
-                       "--server", "tests/data/data_blackout.server.pcap"),
-     "netns pair: data blacked out, a timeout recovery with re-sent segments lost"),
-    ("mptcp", ("--vantage", "client", "tests/data/mptcp/two_paths.client.pcap",
-               "tests/data/mptcp/reinject.client.pcap"),
-     "kernel MPTCP v1 over two paths (docs/mptcp.md fixtures)"),
-)
+
+def _split(args: tuple[str, ...], root: Path) -> tuple[list, str | None, list, list]:
+    """The analyze arguments of :data:`RESULTS` as (captures, vantage, clients, servers)."""
+    captures, clients, servers, vantage = [], [], [], None
+    it = iter(args)
+    for a in it:
+        if a == "--vantage":
+            vantage = next(it)
+        elif a == "--client":
+            clients.append(root / next(it))
+        elif a == "--server":
+            servers.append(root / next(it))
+        else:
+            captures.append(root / a)
+    return captures, vantage, clients, servers
 
 
 def analyze_committed(into: Path, root: Path = ROOT) -> list[Path]:
-    """``hsrtcp analyze --packets`` of every entry of :data:`RESULTS` into ``into/NAME``."""
-    from hsrtcp.cli import main
+    """``hsrtcp analyze ... --packets`` (as the command runs it: bundles with their radio log
+    and truth, pairs matched) of every entry of :data:`RESULTS` into ``into/NAME``."""
+    from hsrtcp.cli.run_analysis import run
 
     out = []
     for name, args, _ in RESULTS:
         d = into / name
-        argv = ["analyze", *(str(root / a) if a.startswith("tests/") else a for a in args),
-                "--packets", "-q", "-j", "1", "-o", str(d)]
-        rc = main(argv)
-        if rc != 0:
-            raise RuntimeError(f"hsrtcp {' '.join(argv)} exited {rc}")
+        captures, vantage, clients, servers = _split(args, root)
+        rc = run(captures, [vantage] * len(captures), d, False, False, 1, True, clients, servers, packets=True)
+        if rc != 0:  # committed inputs that do not analyze are a defect, not an input error
+            raise RuntimeError(f"hsrtcp analyze {' '.join(args)} --packets -o {d} exited {rc}")
         out.append(d)
     return out
 

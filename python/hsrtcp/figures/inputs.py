@@ -32,6 +32,23 @@ SEED000_CLASSES = {"static": "a: static", "low": "b: < 150 km/h, 0 handoffs", "h
                    "high_1_8": "d: 280-310 km/h, 1-8 handoffs", "high_9_16": "e: 280-310 km/h, 9-16 handoffs"}
 
 
+#: docs/seeds.md's RESULTS (hsrtcp.figures.committed analyzes them): (results directory name,
+#: hsrtcp analyze arguments relative to the repository root, what it holds)
+COMMITTED_RESULTS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("lab_truth_run", ("tests/data/lab_truth/run",),
+     "a Rattan run at 300 km/h, phone and server captures, radio log (handoffs, context)"),
+    ("ack_blackout", ("--client", "tests/data/ack_blackout.client.pcap",
+                      "--server", "tests/data/ack_blackout.server.pcap"),
+     "netns pair: ACKs blacked out, a spurious timeout caused by ACK loss"),
+    ("data_blackout", ("--client", "tests/data/data_blackout.client.pcap",
+                       "--server", "tests/data/data_blackout.server.pcap"),
+     "netns pair: data blacked out, a timeout recovery with re-sent segments lost"),
+    ("mptcp", ("--vantage", "client", "tests/data/mptcp/two_paths.client.pcap",
+               "tests/data/mptcp/reinject.client.pcap"),
+     "kernel MPTCP v1 over two paths (docs/mptcp.md fixtures)"),
+)
+
+
 class Inputs:
     """The study tables (read on first use) and the results directories, if any."""
 

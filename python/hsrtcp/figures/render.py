@@ -35,7 +35,7 @@ def _results_list(g) -> list[str]:
     """The RESULTS directories by name (never a machine path), with what the committed ones hold."""
     import os
 
-    from hsrtcp.figures.committed import RESULTS
+    from hsrtcp.figures.inputs import COMMITTED_RESULTS as RESULTS
 
     if not g.inputs.results_dirs:
         return ["RESULTS: none given.", ""]
