@@ -44,6 +44,7 @@ from pathlib import Path
 import polars as pl
 
 from hsrtcp.errors import InputError
+from hsrtcp.schemas import CLIENT, MATCHED, SERVER
 from hsrtcp.versions import DOCS, SCHEMA_KEY, VERSION_KEY, VERSIONS, doc, file_version  # noqa: F401 - the reader's names
 
 
@@ -369,7 +370,7 @@ def read_table(path: str | os.PathLike, table: str | None = None, columns=None, 
 
 #: flows columns the names need (client_flow_id/server_flow_id, input: when present)
 NAME_COLUMNS = ("flow_id", "vantage", "first_ts")
-_LETTER = {"client": "c", "server": "s", "matched": "m"}
+_LETTER = {CLIENT: "c", SERVER: "s", MATCHED: "m"}
 
 
 def flow_names(flows: pl.DataFrame) -> pl.DataFrame:
@@ -384,7 +385,7 @@ def flow_names(flows: pl.DataFrame) -> pl.DataFrame:
     conn = base.select(*keys, "flow_id", pl.col("flow_id").alias("conn"))
     if "client_flow_id" in cols and "server_flow_id" in cols:
         links = pl.concat([
-            base.filter(pl.col("vantage") == "matched").select(*keys, pl.col(side).alias("flow_id"),
+            base.filter(pl.col("vantage") == MATCHED).select(*keys, pl.col(side).alias("flow_id"),
                                                                pl.col("flow_id").alias("_m"))
             for side in ("client_flow_id", "server_flow_id")]).drop_nulls("flow_id")
         links = links.group_by([*keys, "flow_id"]).agg(pl.col("_m").min())  # (linked twice: not written by hsrtcp)
@@ -499,7 +500,7 @@ def select_flow(flows: pl.DataFrame, spec, where: str) -> dict:
 
 def _primary(rows: pl.DataFrame) -> pl.DataFrame:
     """The connection's row a name selects: its matched row, else its first row."""
-    m = rows.filter(pl.col("vantage") == "matched")
+    m = rows.filter(pl.col("vantage") == MATCHED)
     return m.head(1) if m.height else rows.sort("flow_id").head(1)
 
 

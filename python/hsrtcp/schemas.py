@@ -129,6 +129,19 @@ FLOW_CLASSES = ("static", "low", "high_0", "high_1_8", "high_9_16", "high_17+", 
 #: its two parts, and "all" last.
 CLASS_ORDER = ("static", "low", "high_0", "high_1_16", "high_1_8", "high_9_16", "high_17+", "other",
                "unknown", "all")
+#: flows.vantage: the capture side of a row, and "matched" for the row joining a connection's
+#: two sides (docs/formats/flows.md, matched.md)
+CLIENT, SERVER, MATCHED = "client", "server", "matched"
+VANTAGES = (CLIENT, SERVER, MATCHED)
+#: events.kind: what the behaviour engine writes, in the order of docs/formats/events.md's table
+EVENT_KINDS = ("retransmission", "reordering", "duplicate", "timeout_sequence", "spurious_timeout",
+               "spurious_retransmission", "zero_window", "window_probe", "full_window", "suspension", "gap",
+               "handshake", "close", "interruption", "sack_block")
+#: the class of a retransmission (events.class of kind "retransmission", packets.retrans);
+#: "unclassified" where the vantage is unknown
+RETRANS_CLASSES = ("fast", "sack_refill", "rto", "tlp", "unclassified")
+#: events.class of kind "spurious_timeout": how it was detected
+SPURIOUS_METHODS = ("receiver", "dsack", "eifel", "two_vantage")
 #: The study's classes (seed 000, docs/metrics.md M21), in :data:`CLASS_ORDER`, and the flow
 #: classes each one gathers.
 SEED_CLASSES = {"static": ("static",), "high_0": ("high_0",), "high_1_16": ("high_1_8", "high_9_16")}
