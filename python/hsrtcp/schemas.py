@@ -142,6 +142,9 @@ EVENT_KINDS = ("retransmission", "reordering", "duplicate", "timeout_sequence", 
 RETRANS_CLASSES = ("fast", "sack_refill", "rto", "tlp", "unclassified")
 #: events.class of kind "spurious_timeout": how it was detected
 SPURIOUS_METHODS = ("receiver", "dsack", "eifel", "two_vantage")
+#: series: the length of a bin in files written before ``bin_s`` (series version 1: every
+#: bin counted as one second, docs/formats/series.md)
+SERIES_BIN_S = 1.0
 #: The study's classes (seed 000, docs/metrics.md M21), in :data:`CLASS_ORDER`, and the flow
 #: classes each one gathers.
 SEED_CLASSES = {"static": ("static",), "high_0": ("high_0",), "high_1_16": ("high_1_8", "high_9_16")}

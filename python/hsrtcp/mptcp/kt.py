@@ -24,6 +24,8 @@ import bisect
 
 import polars as pl
 
+from hsrtcp.schemas import SERIES_BIN_S
+
 DEFAULT_EPISODE_GAP_S = 1.0
 DEFAULT_MIN_BINS = 2
 
@@ -48,7 +50,7 @@ def intervals(series: pl.DataFrame, events: pl.DataFrame, flow_id: int, t0: floa
     """One dict per pair of consecutive losses of ``flow_id`` (times relative to ``t0``)."""
     s = series.filter(pl.col("flow_id") == flow_id).sort("ts")
     starts = s["ts"].to_list()
-    ends = [a + (b if b is not None else 1.0) for a, b in zip(starts, s["bin_s"].to_list())]
+    ends = [a + (b if b is not None else SERIES_BIN_S) for a, b in zip(starts, s["bin_s"].to_list())]
     bmax, bmean = s["bif_max"].to_list(), s["bif_mean"].to_list()
     losses = loss_episodes(events, flow_id, episode_gap_s)
     out = []

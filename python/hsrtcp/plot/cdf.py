@@ -71,7 +71,9 @@ def samples(res: Results, table: str | None, metric: str | None, by: str | None)
     schema = res.schema(table)
     if metric == "throughput_bps" and metric not in schema and table == "series":
         df = res.read("series", ["flow_id", "bytes"], optional=["bin_s"])
-        bin_s = pl.col("bin_s").fill_null(1.0) if "bin_s" in df.columns else pl.lit(1.0)
+        from hsrtcp.schemas import SERIES_BIN_S
+
+        bin_s = pl.col("bin_s").fill_null(SERIES_BIN_S) if "bin_s" in df.columns else pl.lit(SERIES_BIN_S)
         df = df.with_columns(throughput_bps=pl.col("bytes").cast(pl.Float64) * 8 / bin_s)
     else:
         if metric not in schema:

@@ -28,7 +28,9 @@ def steps(series: pl.DataFrame, column: str, duration: float | None = None) -> t
     bin; the last step ends at the flow's last packet (``duration``) when that is earlier."""
     s = series.sort("bin")
     t = s["t_rel"].to_numpy().astype(float)
-    bin_s = s["bin_s"].fill_null(1.0).to_numpy() if "bin_s" in s.columns else np.ones(len(t))
+    from hsrtcp.schemas import SERIES_BIN_S
+
+    bin_s = s["bin_s"].fill_null(SERIES_BIN_S).to_numpy() if "bin_s" in s.columns else np.full(len(t), SERIES_BIN_S)
     bps = s[column].fill_null(0).to_numpy().astype(float) * 8 / bin_s
     end = t[-1] + bin_s[-1]
     if duration is not None and t[-1] < duration < end:

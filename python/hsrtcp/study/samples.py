@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from hsrtcp.schemas import SERIES_BIN_S
 from hsrtcp.study.load import Results
 
 #: series columns that may hold M6's per-bin loss rate of matched flows (hsrtcp analyze
@@ -42,7 +43,7 @@ def throughput(res: Results, conns: pl.DataFrame, loss: pl.DataFrame | None = No
     if "bin_s" in names:
         bin_s = pl.col("bin_s").cast(pl.Float64)
     else:
-        bin_s = pl.lit(1.0)
+        bin_s = pl.lit(SERIES_BIN_S)
         notes.append("series without bin_s: every 1-s bin counts as 1 s, the last partial bin of a flow "
                      "included (its rate is understated)")
     samples = (res.series.select("result", "flow_id", "bin", "t_rel", "bytes", bin_s.alias("bin_s"))

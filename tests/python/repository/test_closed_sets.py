@@ -73,3 +73,13 @@ def test_the_formats_pages_list_the_declared_sets():
 def test_the_cli_vantages_are_the_capture_sides():
     (vantage,) = [o for o in OPTIONS if o.name == "vantage"]
     assert vantage.choices == (CLIENT, SERVER)
+
+
+def test_the_default_bin_length_is_written_once():
+    """series rows without ``bin_s`` (version 1 files) count as SERIES_BIN_S long: the plots,
+    the study and the MPTCP metrics each wrote their own 1.0 (or np.ones) beside ``bin_s``."""
+    package = ROOT / "python" / "hsrtcp"
+    found = [f"{p.relative_to(package)}:{i}" for p in sorted(package.rglob("*.py")) if p.name != "schemas.py"
+             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if "bin_s" in line and re.search(r"fill_null\(1\.0\)|lit\(1\.0\)|else 1\.0\b|np\.ones\(", line)]
+    assert found == []
