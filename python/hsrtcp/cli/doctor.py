@@ -118,12 +118,17 @@ def check_analysis() -> Part:
     return part
 
 
-def check_plots() -> Part:
-    part = Part("plots", "hsrtcp plot, analyze --plot: figures (matplotlib)")
-    mpl = _module(part, "matplotlib", _requirement("matplotlib"))
-    if mpl is not None:
-        part.detail = f"matplotlib {mpl.__version__}"
+def _with_module(name: str, what: str, module: str, requirement: str, label: str | None = None) -> Part:
+    """A part that needs one importable module (of the ``requirement`` extra): its version."""
+    part = Part(name, what)
+    mod = _module(part, module, _requirement(requirement))
+    if mod is not None:
+        part.detail = f"{label or module} {mod.__version__}"
     return part
+
+
+def check_plots() -> Part:
+    return _with_module("plots", "hsrtcp plot, analyze --plot: figures (matplotlib)", "matplotlib", "matplotlib")
 
 
 def check_reports() -> Part:
@@ -154,11 +159,8 @@ def check_query() -> Part:
 
 
 def check_dask() -> Part:
-    part = Part("dask", "analyze CORPUS --dask / --scheduler: corpus runs on Dask")
-    dist = _module(part, "distributed", _requirement("dask"))
-    if dist is not None:
-        part.detail = f"dask.distributed {dist.__version__}"
-    return part
+    return _with_module("dask", "analyze CORPUS --dask / --scheduler: corpus runs on Dask", "distributed", "dask",
+                        "dask.distributed")
 
 
 def _root(part: Part, what: str) -> None:
