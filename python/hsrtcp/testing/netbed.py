@@ -519,16 +519,23 @@ table inet hsb {{
                 if cp.poll() is not None or time.monotonic() > deadline:
                     raise LabError(f"client agent did not start: {cp.stderr.read() if cp.stderr else ''}")
                 time.sleep(0.002)
+            # Steps at 0 s are the path the transfer starts on: set before the client goes. On
+            # a timer thread they raced the connection (at load 11 a 3-MB transfer meant for
+            # 10 Mbit/s crossed the bare veth in 10 ms before its tbf existed).
+            for sched, dev in ((self.rate_schedule, "r0"), (self.uplink_rate_schedule, "r1")):
+                for at, rate in sched or []:
+                    if at <= 0:
+                        self._tbf(rate, dev)
             t0 = time.time()
             if self.drop_window is not None and self.use_nft:
                 start, end = self.drop_window
                 if start > 0:
                     self._schedule(start, self._drops_active, True)
                 self._schedule(end, self._drops_active, False)
-            for at, rate in self.rate_schedule or []:
-                self._schedule(at, self._tbf, rate)
-            for at, rate in self.uplink_rate_schedule or []:
-                self._schedule(at, self._tbf, rate, "r1")
+            for sched, dev in ((self.rate_schedule, "r0"), (self.uplink_rate_schedule, "r1")):
+                for at, rate in sched or []:
+                    if at > 0:
+                        self._schedule(at, self._tbf, rate, dev)
             cgo.write_text("go\n")
             cout, cerr = cp.communicate(timeout=timeout_s + 30)
             for f in (cready, cgo):

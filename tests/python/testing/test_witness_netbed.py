@@ -128,6 +128,21 @@ def test_drop_window_and_rate_limit(netns_ok, tmp_path):
     assert 6.7e6 < rate < 8.6e6, rate
 
 
+def test_a_schedule_step_at_zero_holds_from_the_first_packet(netns_ok, tmp_path):
+    # 2 Mbit/s from 0 s: 300 kB take over a second. The step used to be set by a timer thread
+    # racing the client's connect; the first bytes then crossed the bare veth (a 3-MB
+    # transfer of test_pair_netns finished in 10 ms, before its tbf existed).
+    with Testbed(rate_schedule=[(0.0, 2_000_000), (5.0, None)], workdir=tmp_path) as bed:
+        run = bed.transfer("step0", nbytes=300_000)
+    pk = list(pcapio.read_tcp(run.client_pcap))
+    syn = next(p.ts for p in pk if p.syn)
+    early = sum(p.payload_len for p in pk if p.payload_len and p.ts - syn < 0.2)
+    # at most the tbf's burst (32 kB) plus 0.2 s at 2 Mbit/s (50 kB), payload being less than
+    # the frames tbf counts; unshaped, a veth carries the whole 300 kB in a few ms
+    assert early <= 32_000 + 50_000, early
+    assert run.client[0]["bytes_received"] == 300_000
+
+
 def test_uplink_rate_limit_delays_acks_without_losing_them(netns_ok, tmp_path):
     # 2 kbit/s toward the server from 0.2 s to 0.5 s: an ACK (80 bytes on the wire) needs
     # 0.32 s to pass, so ACKs queue; lifting the limit drains the queue, nothing is lost.
