@@ -13,15 +13,8 @@ from hsrtcp.cli.captures import match_captures
 from hsrtcp.errors import InputError
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-CAP = DATA / "multi_concurrent.server.pcap"
+CAP = DATA / "multi_concurrent.server.pcap"  # (conftest.py's `results` fixture analyzes it)
 OTHER = DATA / "nano.server.pcap"
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    out = tmp_path_factory.mktemp("res")
-    assert main(["analyze", str(CAP), "-o", str(out), "-q"]) == 0
-    return out
 
 
 @pytest.mark.parametrize("command", ["apps", "congestion"])

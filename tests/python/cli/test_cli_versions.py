@@ -15,14 +15,7 @@ from hsrtcp.results import ResultsDir
 from hsrtcp.versions import SCHEMA_KEY, VERSION_KEY, VERSIONS
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-CAP = DATA / "multi_concurrent.server.pcap"
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    out = tmp_path_factory.mktemp("res")
-    assert main(["analyze", str(CAP), "-o", str(out), "-q"]) == 0
-    return out
+CAP = DATA / "multi_concurrent.server.pcap"  # (conftest.py's `results` fixture analyzes it)
 
 
 def _with_version(src: Path, dst: Path, table: str, version: int) -> Path:
