@@ -39,11 +39,13 @@ def _inferences(analysis: Path, t0: float) -> dict[str, pl.DataFrame]:
     """The analyzer's events of the run's connections, times relative to t0: the sender's
     silences (gap, class stalled), timeout sequences, spurious timeouts; the radio log's
     handoffs as the context layer read them."""
+    from hsrtcp.results import ResultsDir
+
     out = {}
-    ev_f, fl_f = analysis / "events.parquet", analysis / "flows.parquet"
-    if ev_f.is_file() and fl_f.is_file():
-        ev = pl.read_parquet(ev_f, columns=["flow_id", "kind", "class", "ts", "ts_end"])
-        fl = pl.read_parquet(fl_f, columns=["flow_id", "vantage"])
+    res = ResultsDir(analysis)  # the checked reader: a table of a newer version is refused
+    if res.has("events") and res.has("flows"):
+        ev = res.read("events", ["flow_id", "kind", "class", "ts", "ts_end"])
+        fl = res.read("flows", ["flow_id", "vantage"])
         server = fl.filter(pl.col("vantage") == "server")["flow_id"].to_list()
         rel = [(pl.col("ts") - t0).alias("t"), (pl.col("ts_end") - t0).alias("t_end")]
         out["gap"] = ev.filter((pl.col("kind") == "gap") & pl.col("flow_id").is_in(server)
@@ -51,9 +53,8 @@ def _inferences(analysis: Path, t0: float) -> dict[str, pl.DataFrame]:
         out["timeout"] = ev.filter((pl.col("kind") == "timeout_sequence") & pl.col("flow_id").is_in(server)).select(rel)
         out["spurious"] = (ev.filter(pl.col("kind") == "spurious_timeout").select(rel)
                            .unique(subset=["t"]).sort("t"))
-    ho = analysis / "handoffs.parquet"
-    if ho.is_file():
-        h = pl.read_parquet(ho)
+    if res.has("handoffs"):
+        h = res.read("handoffs")
         if "ts" in h.columns:
             out["handoff"] = h.select((pl.col("ts") - t0).alias("t"), *(["carrier"] if "carrier" in h.columns else []))
     return out

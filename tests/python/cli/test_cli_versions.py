@@ -76,3 +76,15 @@ def test_report_refuses_a_packets_table_of_a_newer_version(tmp_path, capsys):
     assert main(["report", str(tmp_path / "newer"), "-o", str(tmp_path / "r.html")]) == 3
     assert f"{f}: packets schema version {VERSIONS['packets'] + 1} is newer" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_the_lab_overlay_reads_the_analysis_through_the_results_reader(results, tmp_path):
+    """hsrtcp.lab.figures read events and flows with pl.read_parquet: a newer table was drawn."""
+    from hsrtcp.errors import InputError
+    from hsrtcp.lab.figures import _inferences
+
+    got = _inferences(results, 0.0)
+    assert set(got) == {"gap", "timeout", "spurious"}
+    _with_version(results, tmp_path / "newer", "events", VERSIONS["events"] + 1)
+    with pytest.raises(InputError, match="events schema version .* is newer"):
+        _inferences(tmp_path / "newer", 0.0)
