@@ -170,3 +170,21 @@ def test_signal_over_the_trip_is_the_bundles_radio_log(committed):
     md = (out / "seeds.md").read_text()
     assert f"12 samples over 9.0 s, {len(truth)} handoffs" in md
     assert "time per RAT: LTE 100 %" in md
+
+
+def test_rtt_jitter_is_the_senders_consecutive_samples(committed):
+    out, res = committed
+    got = _csv(out, "seed003-fig-04")
+    n = 0
+    for name in ("lab_truth_run", "ack_blackout", "data_blackout"):
+        server = _flows(res[name], "server").row(0, named=True)
+        rtt = pl.read_parquet(res[name] / "rtt.parquet").filter(
+            (pl.col("flow_id") == server["flow_id"]) & (pl.col("method") == "ack")
+            & (pl.col("dir") == server["data_dir"])).sort("ts", maintain_order=True)
+        want = np.abs(np.diff(rtt["rtt_s"].to_numpy()))
+        mine = got.filter((pl.col("result") == str(res[name])) & (pl.col("flow_id") == server["flow_id"]))
+        assert np.allclose(np.sort(mine["value"].to_numpy()), np.sort(want), rtol=0, atol=1e-12), name
+        n += mine.height
+        # the lab run is a 300-km/h trip (its radio log); the netns pairs have no radio log
+        assert set(mine["group"]) == ({"280-310 km/h"} if name == "lab_truth_run" else {"(no radio log)"})
+    assert n == got.height
