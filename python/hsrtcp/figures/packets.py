@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from hsrtcp.errors import InputError
 from hsrtcp.figures import draw
 from hsrtcp.figures.inputs import Inputs, Missing
 
@@ -130,7 +131,10 @@ def _tsg_example(inp: Inputs, what: str, pick, pad_s: float, key: str):
     if data.is_empty():
         raise Missing(f"packets.parquet of RESULTS: no packet of flow {r['flow_id']} of {r['result']} "
                       f"in {lo:.3f}-{hi:.3f} s")
-    fig = figure("tsg", r["result"], r["flow_id"], start=lo - r["first_ts"], end=hi - r["first_ts"])
+    try:
+        fig = figure("tsg", r["result"], r["flow_id"], start=lo - r["first_ts"], end=hi - r["first_ts"])
+    except InputError as exc:  # the graph's own reason (nothing to draw): the item is not made
+        raise Missing(str(exc)) from None
     name = r["result"].rstrip("/").rsplit("/", 1)[-1]
     return Made(data=data, figure=fig,
                 lab=[f"flow {r['flow_id']} of {name} (server capture), {hi - lo:.2f} s around the timeout at "
