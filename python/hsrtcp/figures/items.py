@@ -355,8 +355,8 @@ def s001_fig_12(inp: Inputs) -> Made:
         rd = ResultsDir(d)
         if not rd.has("mptcp"):
             continue
-        seen_mptcp = True
         m = rd.read("mptcp").filter(pl.col("last_ts") > pl.col("first_ts"))
+        seen_mptcp = seen_mptcp or not m.is_empty()
         f = res.flows.filter((pl.col("result") == d) & ~pl.col("mptcp").fill_null(False)
                              & (pl.col("duration_s") > 0) & pl.col("goodput_bytes").is_not_null())
         if "vantage" in f.columns:  # one row per connection: the phone's capture when there is one
@@ -373,7 +373,7 @@ def s001_fig_12(inp: Inputs) -> Made:
         raise Missing("mptcp.parquet of RESULTS: " + (
             "no RESULTS directory holds both MPTCP connections and single-path TCP flows "
             "(the comparison needs both measured on the same paths: analyze them into one directory)"
-            if seen_mptcp else "in no RESULTS directory given (hsrtcp analyze writes it for MPTCP captures)"))
+            if seen_mptcp else "no MPTCP connection in any RESULTS directory given"))
     data = pl.concat(parts)
     order = ["MPTCP", "TCP"]
     _, lines = draw.group_cells(data, order, "bit/s", "s001-fig-12")

@@ -139,6 +139,12 @@ def test_mptcp_against_tcp_needs_both_in_one_directory(tmp_path, committed):
     assert got.filter(pl.col("group") == "TCP")["value"].to_list() == pytest.approx(
         [tcp["goodput_bytes"] * 8 / tcp["duration_s"]])
     assert "| seed001-fig-12 | MPTCP against TCP throughput | made |" in (g / "coverage.md").read_text()
+    # a directory whose mptcp.parquet is empty (every analyze writes one) has no MPTCP connection
+    g2 = tmp_path / "g2"
+    assert main(["figures", str(STUDY), str(committed[1]["ack_blackout"]), "-o", str(g2), "-q", "--only",
+                 "seed001-fig-12"]) == 0
+    assert "mptcp.parquet of RESULTS: no MPTCP connection in any RESULTS directory given" in (
+        g2 / "coverage.md").read_text()
 
 
 def test_model_figure_samples_a_large_study(tmp_path, monkeypatch):
