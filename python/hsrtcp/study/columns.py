@@ -7,8 +7,9 @@ lists fit: here the per-flow rows stay in their spooled files, each metric's col
 alone as a numpy array (a list column as its flat values and per-flow lengths) and each class
 group is a mask over it. The rows are the same, bit for bit (tests/python/study/test_scale.py):
 
-- a cell with a bootstrap interval is computed by the same :mod:`.stats` function on the
-  same values in the same order (the group's flows in (result, flow_id) order);
+- a cell with a bootstrap interval is computed by the same :mod:`.stats` code on the same
+  values in the same order (the group's flows in (result, flow_id) order), handed over as
+  arrays (``per_flow_array``, ``pooled_arrays``, ``ratio_arrays``) instead of Python lists;
 - without an interval (``--bootstrap 0``) the cell is the mean and median numpy computes on
   the same array :mod:`.stats` would build (its Python loop over every value is what costs
   minutes at 10^7 flows), with the same too-few-flows note (:func:`stats.too_few`).
@@ -92,15 +93,13 @@ def _floats(lf: pl.LazyFrame, expr: pl.Expr) -> pl.Series:
 
 def _per_flow(values: np.ndarray, mask: np.ndarray, o, rng, median: bool,
               finite: np.ndarray | None = None) -> stats.Cell:
-    if o.n_boot > 0 and np.count_nonzero(mask & finite if finite is not None else mask) >= stats.LARGE_FLOWS:
-        # the same cell from the array (a list of 10^7 floats costs seconds a cell)
-        return stats.per_flow_array(values[mask & (np.isfinite(values) if finite is None else finite)],
-                                    int(np.count_nonzero(mask)), min_flows=o.min_flows, n_boot=o.n_boot, rng=rng,
-                                    level=o.level, median=median, min_interval=o.min_interval)
+    ok = mask & (np.isfinite(values) if finite is None else finite)
     if o.n_boot > 0:
-        return stats.per_flow(values[mask].tolist(), min_flows=o.min_flows, n_boot=o.n_boot, rng=rng, level=o.level,
-                              median=median, min_interval=o.min_interval)
-    x = values[mask & (np.isfinite(values) if finite is None else finite)]
+        # the array stats.per_flow builds from the group's values (not null, finite, in order),
+        # without a Python list of every flow (10^7 floats: seconds and 300 MB a cell)
+        return stats.per_flow_array(values[ok], int(np.count_nonzero(mask)), min_flows=o.min_flows, n_boot=o.n_boot,
+                                    rng=rng, level=o.level, median=median, min_interval=o.min_interval)
+    x = values[ok]
     n = int(x.size)
     cell = stats.Cell(n_flows=n, n=n, note=stats.too_few(n, o.min_flows, int(np.count_nonzero(mask))))
     if cell.note is None:
@@ -112,15 +111,13 @@ def _per_flow(values: np.ndarray, mask: np.ndarray, o, rng, median: bool,
 
 def _pooled(flat: np.ndarray, lengths: np.ndarray, starts: np.ndarray, mask: np.ndarray, o, rng,
             median: bool) -> stats.Cell:
-    if o.n_boot > 0 and np.count_nonzero(mask & (lengths > 0)) >= stats.LARGE_FLOWS:
+    if o.n_boot > 0:
+        # the flows with samples only (a list per flow of the group, most of them empty for
+        # the suspensions, took gigabytes at 10^7 flows); the others count in ``offered``
         kept = mask & (lengths > 0)
         return stats.pooled_arrays(flat[np.repeat(kept, lengths)], lengths[kept].astype(np.int64),
                                    int(np.count_nonzero(mask)), min_flows=o.min_flows, n_boot=o.n_boot, rng=rng,
                                    level=o.level, median=median, min_interval=o.min_interval)
-    if o.n_boot > 0:
-        lists = [flat[starts[i]:starts[i] + lengths[i]].tolist() for i in np.flatnonzero(mask)]
-        return stats.pooled(lists, min_flows=o.min_flows, n_boot=o.n_boot, rng=rng, level=o.level, median=median,
-                            min_interval=o.min_interval)
     allx = flat[np.repeat(mask, lengths)]
     k = int(np.count_nonzero(mask & (lengths > 0)))
     cell = stats.Cell(n_flows=k, n=int(allx.size), note=stats.too_few(k, o.min_flows, int(np.count_nonzero(mask))))
@@ -133,16 +130,14 @@ def _pooled(flat: np.ndarray, lengths: np.ndarray, starts: np.ndarray, mask: np.
 
 def _ratio(num: pl.Series, den: pl.Series, valid: np.ndarray, mask: np.ndarray, o, rng,
            arrays: tuple[np.ndarray, np.ndarray] | None = None) -> stats.Cell:
-    if o.n_boot > 0 and np.count_nonzero(mask & valid) >= stats.LARGE_FLOWS:
-        an, bn = arrays if arrays is not None else (num.to_numpy(), den.to_numpy())
-        return stats.ratio_arrays(an[mask & valid], bn[mask & valid], int(np.count_nonzero(mask)),
-                                  min_flows=o.min_flows, n_boot=o.n_boot, rng=rng, level=o.level,
-                                  min_interval=o.min_interval)
-    if o.n_boot > 0:
-        return stats.ratio(num.filter(mask).to_list(), den.filter(mask).to_list(), min_flows=o.min_flows,
-                           n_boot=o.n_boot, rng=rng, level=o.level, min_interval=o.min_interval)
-    m = mask & valid
     an, bn = arrays if arrays is not None else (num.to_numpy(), den.to_numpy())
+    if o.n_boot > 0:
+        # stats.ratio's pairs (both present, denominator > 0: a NaN one is not) as arrays
+        with np.errstate(invalid="ignore"):
+            m = mask & valid & (bn > 0)
+        return stats.ratio_arrays(an[m], bn[m], int(np.count_nonzero(mask)), min_flows=o.min_flows,
+                                  n_boot=o.n_boot, rng=rng, level=o.level, min_interval=o.min_interval)
+    m = mask & valid
     a = an[m]
     b = bn[m]
     k = int(a.size)
@@ -216,9 +211,8 @@ def _metric_cells(table: str, lf: pl.LazyFrame, m, masks: dict[tuple, np.ndarray
     num, den = both["a"], both["b"]
     valid = (num.is_not_null() & den.is_not_null() & (den > 0)).fill_null(False).to_numpy()
     arrays = (num.to_numpy(), den.to_numpy())
-    if o.n_boot == 0:
-        del both, num, den  # the arrays are all a cell without an interval reads
-        num = den = None
+    del both, num, den  # the arrays are all a cell reads
+    num = den = None
     return {key: _ratio(num, den, valid, mask, o, _rng(o, table, m, key), arrays) for key, mask in masks.items()}
 
 
