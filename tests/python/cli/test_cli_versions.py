@@ -88,3 +88,14 @@ def test_the_lab_overlay_reads_the_analysis_through_the_results_reader(results, 
     _with_version(results, tmp_path / "newer", "events", VERSIONS["events"] + 1)
     with pytest.raises(InputError, match="events schema version .* is newer"):
         _inferences(tmp_path / "newer", 0.0)
+
+
+def test_the_gallery_counts_flows_through_the_results_reader(results, tmp_path):
+    """report.gallery counted flows rows with pl.scan_parquet, past the version check."""
+    from hsrtcp.errors import InputError
+    from hsrtcp.report.gallery import _flows_rows
+
+    assert _flows_rows(results) == 3
+    _with_version(results, tmp_path / "newer", "flows", VERSIONS["flows"] + 1)
+    with pytest.raises(InputError, match="flows schema version .* is newer"):
+        _flows_rows(tmp_path / "newer")
