@@ -3,6 +3,9 @@
     python -m hsrtcp.audit.docs            # rewrite the regions of docs/accuracy.md
     python -m hsrtcp.audit.docs --check    # exit 3 naming the first region that differs
 
+It also writes the verdict table the analyzer ships, python/hsrtcp/caveats.csv
+(:func:`caveat_table`; docs/formats/caveats.md), from the same summaries.
+
 A region is ``<!-- audit:NAME -->`` … ``<!-- /audit -->``; NAME is ``SUMMARY.TABLE`` with
 SUMMARY a directory under docs/audit/ (``fixtures``, ``campaign``: what ``hsrtcp audit``
 wrote) and TABLE one of :data:`TABLES`. Every number comes from the summary's
@@ -117,12 +120,69 @@ def regenerate(text: str, root: Path | None = None) -> str:
     return REGION.sub(lambda m: f"<!-- audit:{m['name']} -->\n{render(m['name'], root)}<!-- /audit -->", text)
 
 
+CAVEATS = "python/hsrtcp/caveats.csv"
+SUMMARIES = ("campaign", "fixtures")
+_FLAGS = ("true", "false")
+
+
+def _verdict(parts: list[dict]) -> str:
+    """The most cautious verdict of the audits that judged cases in a condition; ``not
+    applicable`` when none did and the method could not see a positive, ``no cases`` else."""
+    from hsrtcp.caveats import VERDICTS
+
+    judged = [p["confidence"] for p in parts if p["tp"] + p["fp"] + p["fn"] + p["tn"] > 0]
+    if judged:
+        return min(judged, key=VERDICTS.index)
+    return "not applicable" if any(p["out_of_reach"] for p in parts) else "no cases"
+
+
+def caveat_table(root: Path | None = None) -> str:
+    """caveats.csv: per detector the analyzer has, its vantage and every SACK × timestamps
+    condition (``unknown`` = either), the verdict of docs/audit/'s summaries, their counts
+    and the sha256 of the verdicts they came from."""
+    import csv
+    import io
+
+    from hsrtcp.audit.score import confusion
+    from hsrtcp.caveats import COLUMNS, DETECTORS
+
+    cells: dict = {}
+    digests = []
+    for s in SUMMARIES:
+        d = (root or ROOT) / "docs" / "audit" / s
+        v = _read(d / "verdicts.csv")
+        digests.append(f"{s} {hashlib.sha256((d / 'verdicts.csv').read_bytes()).hexdigest()[:16]}")
+        v = v.with_columns(pl.col("sack").cast(pl.String).str.to_lowercase(),
+                           pl.col("timestamps").cast(pl.String).str.to_lowercase())
+        for r in confusion(v, ["sack", "timestamps"]).iter_rows(named=True):
+            cells.setdefault((r["detector"], r["sack"], r["timestamps"]), []).append(r | {"summary": s})
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for det, (col, dv) in DETECTORS.items():
+        for sack in (*_FLAGS, "unknown"):
+            for ts in (*_FLAGS, "unknown"):
+                parts = [p for sk in ((sack,) if sack != "unknown" else _FLAGS)
+                         for tk in ((ts,) if ts != "unknown" else _FLAGS)
+                         for p in cells.get((det, sk, tk), [])]
+                cases = "; ".join(f"{p['summary']} {p['tp']} TP {p['fp']} FP {p['fn']} FN {p['tn']} TN"
+                                  f"{' ' + str(p['out_of_reach']) + ' out of reach' if p['out_of_reach'] else ''}"
+                                  for p in parts) or "no audited case"
+                w.writerow([det, col, dv, sack, ts, _verdict(parts), cases, ", ".join(digests)])
+    return buf.getvalue()
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     path = ROOT / DOC
     text = path.read_text(encoding="utf-8")
     new = regenerate(text)
+    cav_path = ROOT / CAVEATS
+    cav = caveat_table()
     if "--check" in argv:
+        if not cav_path.is_file() or cav_path.read_text(encoding="utf-8") != cav:
+            print(f"{CAVEATS}: differs from the committed summaries", file=sys.stderr)
+            return ExitCode.INPUT
         for m_old, m_new in zip(REGION.finditer(text), REGION.finditer(new)):
             if m_old["body"] != m_new["body"]:
                 line = text[: m_old.start()].count("\n") + 1
@@ -131,6 +191,9 @@ def main(argv=None) -> int:
         return ExitCode.OK
     if new != text:
         path.write_text(new, encoding="utf-8")
+    if not cav_path.is_file() or cav_path.read_text(encoding="utf-8") != cav:
+        cav_path.parent.mkdir(parents=True, exist_ok=True)
+        cav_path.write_text(cav, encoding="utf-8")
     return ExitCode.OK
 
 

@@ -70,6 +70,11 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
             _, context_problems = write_context(out, captures=captures, client=client or (),
                                                 server=server or (), csv=csv, output=output,
                                                 **(context or {}))
+        from hsrtcp.caveats import NAME, TABLE
+
+        # the audit's verdict per condition travels with the results (docs/formats/caveats.md)
+        with open(TABLE, "rb") as src, output.file(NAME) as p, open(p, "wb") as dst:
+            dst.write(src.read())
         if plot:
             import polars as pl
 
@@ -92,6 +97,12 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
         from hsrtcp.report.summary import print_summary
 
         print_summary(flows, capture_rows)
+        from hsrtcp.caveats import lines
+        from hsrtcp.report.summary import connections
+
+        connections(flows)  # the short ids (f1, f1s, ...) the caveat lines name
+        for line in lines(flows):
+            print(line)
         print(f"wrote {', '.join(os.path.basename(p) for p in written)} to {shown(out)}/")
     # Input errors still write the partial results, then exit 3.
     return ExitCode.INPUT if errors or context_problems else ExitCode.OK
