@@ -88,7 +88,10 @@ def model_inputs(flows: pl.DataFrame, ack_loss: dict[str, float]) -> pl.DataFram
     missing = [c for c in _NEEDED if c not in flows.columns]
     if missing:
         raise InputError(f"study_flows: column(s) {', '.join(missing)} missing")
-    unknown = sorted(set(flows["scenario"].unique().to_list()) - set(ack_loss))
+    scenarios = set(flows["scenario"].unique().to_list())
+    unknown = sorted(s for s in scenarios - set(ack_loss) if s is not None)
+    if None in scenarios:  # flows not from a lab scenario (passive captures): no lab ACK loss at all
+        unknown.append(f"null ({flows['scenario'].null_count()} flows without a scenario)")
     if unknown:
         raise InputError(f"study_flows: no lab ACK loss for scenario(s) {', '.join(unknown)}")
     f = flows.select(_NEEDED).with_columns(_class_of(pl.col("flow_class")).alias("cls"))

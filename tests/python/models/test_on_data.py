@@ -129,3 +129,15 @@ def test_check_fails_when_a_number_is_edited_or_the_data_changes(tmp_path):
                        .otherwise(pl.col("throughput_mean_bps")).alias("throughput_mean_bps"))
     f.write_parquet(p)
     assert docsgen.run(tmp_path, ("docs/models.md",), check=True) == ["docs/models.md: models-on-data"]
+
+
+def test_flows_without_a_scenario_are_an_input_error_not_a_traceback():
+    """A study of passive results has null scenarios: the message named them with
+    ', '.join(None) and raised TypeError (hsrtcp figures exited 4 on docs/figures.md's example)."""
+    from hsrtcp.errors import InputError
+    from hsrtcp.models.on_data import _NEEDED, model_inputs
+
+    flows = pl.DataFrame({c: [None, None] for c in _NEEDED}).with_columns(
+        pl.Series("scenario", ["lab", None], dtype=pl.String))
+    with pytest.raises(InputError, match=r"scenario\(s\) null \(1 flows without a scenario\)"):
+        model_inputs(flows, {"lab": 0.01})
