@@ -233,6 +233,7 @@ def emulate(scenario, rate, delay, loss, mm_trace, handoff_every, duration, mptc
     if comp.events_csv and comp.duration_s:
         warnings += advice.end_outages(comp.events_csv, comp.duration_s)
     w = advice.flow_warning(_client_flow_s(command), duration or comp.duration_s, "the measure client's flow")
+    warnings += _inline_warnings(rate, mm_trace) if scenario is None else []
     for w in [*warnings, *([w] if w else [])]:
         click.echo(f"warning: {w}", err=True)
     if comp.paths > 1 and not mptcp:
@@ -304,6 +305,16 @@ def _rates(rate: str | None) -> tuple[float, float]:
     if len(parts) > 2 or down < 1000 or up < 1000:
         raise click.BadParameter(f"{rate!r}: expected DOWN[/UP], each at least 1kbps", param_hint="--rate")
     return down, up
+
+
+def _inline_warnings(rate: str | None, mm_trace: str | None) -> list[str]:
+    """What an inline option combination silently drops: with --trace the trace is the
+    downlink, so the DOWN part of --rate DOWN[/UP] is not used."""
+    if not (rate and mm_trace):
+        return []
+    down, up = _rates(rate)
+    return [f"--rate {rate}: the downlink follows the Mahimahi trace (--trace), {down / 1e6:g} Mbit/s down "
+            f"is not used; the uplink is {up / 1e6:g} Mbit/s"]
 
 
 def _inline_scenario(rate, delay, loss, mm_trace, every, window: float) -> dict:
