@@ -31,6 +31,7 @@ class Audit:
     connections: pl.DataFrame
     runs: pl.DataFrame
     errors: list[str] = field(default_factory=list)
+    radio: pl.DataFrame = field(default_factory=pl.DataFrame)  # handoffs and M24 (audit.radio)
 
     def confusion(self, breakdowns=BREAKDOWNS) -> pl.DataFrame:
         """The overall matrix per detector, then one block per breakdown column."""
@@ -73,7 +74,7 @@ def audit(paths, *, progress=None) -> Audit:
 
     errors: list[str] = []
     runs = discover(list(paths), errors)
-    verdicts, conns, run_rows = [], [], []
+    verdicts, conns, run_rows, radio = [], [], [], []
     for i, r in enumerate(runs):
         if progress:
             progress(i, len(runs), r.name)
@@ -87,13 +88,22 @@ def audit(paths, *, progress=None) -> Audit:
             continue
         verdicts += v
         conns += c
+        if r.bundle is not None and (r.bundle / "events.csv").is_file():
+            from hsrtcp.audit.radio import audit_bundle
+
+            base = {k: c[0][k] for k in ("run", "scenario", "arm", "sack", "timestamps") if c and k in c[0]}
+            try:
+                radio += audit_bundle(r.bundle, r.client_pcap, base or {"run": r.name})
+            except InputError as exc:
+                errors.append(f"{r.name}: {exc} (handoffs and suspensions not judged)")
         errors += [f"{r.name}: {x} (its verdicts use the packets read before it)" for x in e]
         run_rows.append(row | {"status": "error" if e else "ok"})
     v = pl.DataFrame(verdicts, infer_schema_length=None) if verdicts else pl.DataFrame()
     if not v.is_empty():
         v = v.with_columns(pl.col("rtt_ms").map_elements(rtt_band, return_dtype=pl.String).alias("rtt_band"))
     return Audit(v, pl.DataFrame(conns, infer_schema_length=None) if conns else pl.DataFrame(),
-                 pl.DataFrame(run_rows), errors)
+                 pl.DataFrame(run_rows), errors,
+                 pl.DataFrame(radio, infer_schema_length=None) if radio else pl.DataFrame())
 
 
 def relative(path: str, base: Path | None) -> str:
@@ -123,6 +133,10 @@ def write(a: Audit, out: str | Path, *, base: Path | None = None) -> list[str]:
                          ("confusion", conf)):
             with o.file(f"{name}.csv") as p:
                 df.write_csv(p)
+        if not a.radio.is_empty():
+            for name, df in (("radio_verdicts", a.radio), ("radio_confusion", tables(a.radio))):
+                with o.file(f"{name}.csv") as p:
+                    df.write_csv(p)
         with o.file("audit.json") as p:
             Path(p).write_text(json.dumps({
                 "audit_format_version": FORMAT_VERSION, "runs": runs.to_dicts(),

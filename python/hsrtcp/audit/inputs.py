@@ -33,6 +33,7 @@ class Run:
     # server socket's tcpi_total_rto grew (bundles: sampled every 10 ms); empty for pairs
     kernel_rto_windows: dict[int, list[tuple[float, float, int]]] = field(default_factory=dict)
     conditions: dict = field(default_factory=dict)
+    bundle: Path | None = None  # the lab bundle (its events.csv and radio log: audit.radio)
 
     def hashes(self) -> dict[str, str]:
         return {"client_sha256": sha256(self.client_pcap), "server_sha256": sha256(self.server_pcap)}
@@ -122,7 +123,7 @@ def from_bundle(d: Path) -> Run:
     for f in (client, server):
         if not f.exists():
             raise InputError(f"{shown(f)}: missing from the bundle")
-    run = Run(name=m.get("run_id") or d.name, client_pcap=client, server_pcap=server)
+    run = Run(name=m.get("run_id") or d.name, client_pcap=client, server_pcap=server, bundle=d)
     variant = m.get("variant") or {}
     route = variant.get("route") or {}
     if route.get("rto_min_ms"):

@@ -1,0 +1,134 @@
+"""The radio side of the audit: handoffs from the radio log and M24 suspensions, against the
+scenario's own events (a lab bundle's ``events.csv``; docs/accuracy.md, docs/formats/audit.md).
+
+Truth is read from the bundle itself (``events.csv`` and the manifest's ``t0``) and from the
+phone capture with the independent dpkt reader (:mod:`hsrtcp.pcapio`); the detectors' answers
+come from ``hsrtcp analyze BUNDLE`` (``handoffs.parquet``, ``suspensions.parquet``).
+
+Detectors (rows of ``radio_verdicts.csv``, scored like ``verdicts.csv``):
+
+- ``handoff``: each scheduled handoff is found in the radio log (same carrier, new cell, within
+  :data:`MATCH_S`); a found handoff no scheduled one explains is a false positive.
+- ``handoff inter-RAT``: the found handoff's ``system`` is ``inter`` exactly when the RAT changed.
+- ``handoff ping-pong``: ``ping_pong`` exactly when the scheduled handoff returns to the cell the
+  carrier's previous one left, at most 10 s after it.
+- ``M24 suspension``: per (handoff, phone flow) row of ``suspensions``: truth = the phone
+  capture has a silence of at least 0.2 s overlapping the handoff's impairments (its events of
+  the same ``handoff_id``: outage, loss burst, RTT spike; from the handoff to
+  :data:`LATE_S` after the last ends); detected = the suspension's gap overlaps that silence.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import tempfile
+from pathlib import Path
+
+import polars as pl
+
+MATCH_S = 1.0  # the lab's radio log has a row at the change time; 1 s is one sample period
+LATE_S = 0.5  # the phone sees the end of an impairment up to one one-way delay late
+MIN_GAP_S = 0.2  # A12: shorter silences are no suspension
+PING_PONG_S = 10.0
+
+
+def scheduled(bundle: Path) -> list[dict]:
+    """The bundle's events.csv rows with epoch times (``t0`` + window seconds)."""
+    t0 = float(json.loads((bundle / "manifest.json").read_text())["t0"])
+    with open(bundle / "events.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        r["ts"] = t0 + float(r["t_start"])
+        r["ts_end"] = t0 + float(r["t_end"] or r["t_start"])
+    return rows
+
+
+def silences(client_pcap: Path, flow: dict) -> list[tuple[float, float]]:
+    """Silences ≥ MIN_GAP_S between consecutive packets of the flow in the phone capture."""
+    from hsrtcp.pcapio import read_tcp
+
+    ends = {(flow["client_addr"], flow["client_port"]), (flow["server_addr"], flow["server_port"])}
+    lo, hi = flow["first_ts"] - 1e-6, flow["last_ts"] + 1e-6
+    ts = sorted(p.ts_ns / 1e9 for p in read_tcp(client_pcap)
+                if {(p.src, p.sport), (p.dst, p.dport)} == ends and lo <= p.ts_ns / 1e9 <= hi)
+    return [(a, b) for a, b in zip(ts, ts[1:]) if b - a >= MIN_GAP_S]
+
+
+def _overlap(a0, a1, b0, b1) -> bool:
+    return a0 <= b1 and b0 <= a1
+
+
+def _outcome(truth: bool, detected: bool) -> str:
+    return {(True, True): "TP", (False, True): "FP", (True, False): "FN", (False, False): "TN"}[(truth, detected)]
+
+
+def analyze(bundle: Path, out: Path) -> Path:
+    """``hsrtcp analyze BUNDLE -o OUT -q`` (what the command runs once parsed)."""
+    from hsrtcp.cli.run_analysis import run
+    from hsrtcp.errors import InputError
+
+    code = run([str(bundle)], [None], str(out), False, False, 1, True)
+    if code != 0:
+        raise InputError(f"{bundle}: hsrtcp analyze failed (exit {code}); run it alone to see why")
+    return out
+
+
+def audit_bundle(bundle: Path, client_pcap: Path, base: dict) -> list[dict]:
+    """Verdict rows of one bundle (``base``: run and condition columns)."""
+    events = scheduled(bundle)
+    with tempfile.TemporaryDirectory(prefix="hsrtcp-audit-") as tmp:
+        res = analyze(bundle, Path(tmp) / "res")
+        hand = pl.read_parquet(res / "handoffs.parquet") if (res / "handoffs.parquet").is_file() else pl.DataFrame()
+        susp = (pl.read_parquet(res / "suspensions.parquet") if (res / "suspensions.parquet").is_file()
+                else pl.DataFrame())
+        flows = pl.read_parquet(res / "flows.parquet").filter(pl.col("vantage") == "client")
+    rows: list[dict] = []
+
+    def row(detector, vantage, truth, detected, **kw):
+        rows.append(base | {"detector": detector, "vantage": vantage, "truth": truth, "detected": detected,
+                            "applicable": True, "outcome": _outcome(truth, detected)} | kw)
+
+    found = hand.to_dicts() if not hand.is_empty() else []
+    used: set[int] = set()
+    last: dict[str, dict] = {}
+    matched: dict[int, dict] = {}  # id of a found handoff -> the scheduled handoff
+    for h in (e for e in events if e["kind"] == "handoff"):
+        near = [i for i, f in enumerate(found) if i not in used and f["carrier"] == h["carrier"]
+                and abs(f["ts"] - h["ts"]) <= MATCH_S and str(f["new_cid"]) == h["to_cid"]]
+        i = min(near, key=lambda j: abs(found[j]["ts"] - h["ts"])) if near else None
+        row("handoff", "radio", True, i is not None, handoff_id=h["handoff_id"], ts=h["ts"],
+            offset_s=None if i is None else found[i]["ts"] - h["ts"])
+        prev = last.get(h["carrier"])
+        pp = bool(prev) and prev["from_cid"] == h["to_cid"] and h["ts"] - prev["ts"] <= PING_PONG_S
+        last[h["carrier"]] = h
+        if i is None:
+            continue
+        used.add(i)
+        matched[i] = h
+        row("handoff inter-RAT", "radio", h["from_rat"] != h["to_rat"], found[i]["system"] == "inter",
+            handoff_id=h["handoff_id"], ts=h["ts"])
+        row("handoff ping-pong", "radio", pp, bool(found[i]["ping_pong"]), handoff_id=h["handoff_id"], ts=h["ts"])
+    for i, f in enumerate(found):
+        if i not in used:
+            row("handoff", "radio", False, True, handoff_id=None, ts=f["ts"], offset_s=None)
+
+    by_ts = {round(found[i]["ts"], 6): h for i, h in matched.items()}
+    fl = {r["flow_id"]: r for r in flows.to_dicts()}
+    gaps: dict = {}
+    for s in susp.to_dicts() if not susp.is_empty() else []:
+        h = by_ts.get(round(s["handoff_ts"], 6))
+        f = fl.get(s["flow_id"])
+        if h is None or f is None or s["suspension_s"] is None:
+            continue  # a handoff no schedule explains is judged above; no gap events: no answer
+        imp = [e for e in events if e["handoff_id"] == h["handoff_id"] and e["carrier"] == h["carrier"]]
+        lo, hi = h["ts"], max(e["ts_end"] for e in imp) + LATE_S
+        if s["flow_id"] not in gaps:
+            gaps[s["flow_id"]] = silences(client_pcap, f)
+        hit = [g for g in gaps[s["flow_id"]] if _overlap(g[0], g[1], lo, hi)]
+        t = max(hit, key=lambda g: g[1] - g[0]) if hit else None
+        det = bool(s["suspension_s"]) and t is not None and _overlap(s["gap_start_ts"], s["gap_end_ts"], *t)
+        row("M24 suspension", "phone", t is not None, det if t is not None else bool(s["suspension_s"]),
+            handoff_id=h["handoff_id"], ts=h["ts"], truth_suspension_s=None if t is None else t[1] - t[0],
+            suspension_s=s["suspension_s"])
+    return rows
