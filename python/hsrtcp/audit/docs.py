@@ -22,6 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
+from hsrtcp.audit import tables
 from hsrtcp.errors import ExitCode, InputError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -87,7 +88,21 @@ TABLES = {
     "timestamps": lambda d: matrix(_conf(d), "timestamps"),
     "scenario": lambda d: matrix(_conf(d), "scenario"),
     "counts": lambda d: counts(_read(d / "connections.csv")),
+    # the radio side (hsrtcp.audit.radio): a summary of radio_verdicts.csv only
+    "radio": lambda d: matrix(tables(_read(d / "radio_verdicts.csv")), "all"),
+    "radio_scenario": lambda d: matrix(tables(_read(d / "radio_verdicts.csv")), "scenario"),
+    "suspensions": lambda d: suspensions(_read(d / "radio_verdicts.csv")),
 }
+
+
+def suspensions(v: pl.DataFrame) -> str:
+    """Per M24 row: the phone's silence in the handoff's impairments against the gap M24 tied."""
+    rows = v.filter(pl.col("detector") == "M24 suspension").sort("run", "handoff_id")
+    out = "| run | handoff | silence at the phone (s) | M24 suspension (s) | verdict |\n|---|---|---|---|---|\n"
+    f = lambda x: "–" if x is None else f"{x:.3f}"  # noqa: E731
+    for r in rows.iter_rows(named=True):
+        out += f"| {r['run']} | {r['handoff_id']} | {f(r['truth_suspension_s'])} | {f(r['suspension_s'])} | {r['outcome']} |\n"
+    return out
 
 
 def _read(path: Path) -> pl.DataFrame:
@@ -97,14 +112,12 @@ def _read(path: Path) -> pl.DataFrame:
 
 
 def _conf(d: Path) -> pl.DataFrame:
-    from hsrtcp.audit import tables
-
     return tables(_read(d / "verdicts.csv"))
 
 
-def _digest(d: Path) -> str:
+def _digest(d: Path, files=("verdicts.csv", "connections.csv")) -> str:
     parts = [f"docs/audit/{d.name}/{f} {hashlib.sha256((d / f).read_bytes()).hexdigest()[:16]}"
-             for f in ("verdicts.csv", "connections.csv")]
+             for f in files]
     return "<!-- inputs (sha256): " + ", ".join(parts) + " -->\n"
 
 
@@ -113,7 +126,8 @@ def render(name: str, root: Path | None = None) -> str:
     d = (root or ROOT) / "docs" / "audit" / summary
     if table not in TABLES:
         raise InputError(f"{DOC}: unknown audit region {name!r} (tables: {', '.join(TABLES)})")
-    return _digest(d) + TABLES[table](d)
+    radio = table in ("radio", "radio_scenario", "suspensions")
+    return _digest(d, ("radio_verdicts.csv",) if radio else ("verdicts.csv", "connections.csv")) + TABLES[table](d)
 
 
 def regenerate(text: str, root: Path | None = None) -> str:

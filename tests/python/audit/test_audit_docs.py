@@ -58,3 +58,16 @@ def test_fixture_summary_recomputes_from_the_captures(name):
     a = audit([ROOT / "tests" / "data" / f"{name}.client.pcap"])
     cols = ["detector", "episode", "seq", "truth", "detected", "truth_cause", "applicable", "outcome"]
     assert a.verdicts.select(cols).rows() == committed.select(cols).rows()
+
+
+def test_radio_summary_regions_recount_the_radio_verdicts():
+    """docs/audit/radio/: the regions read radio_verdicts.csv, and radio_confusion.csv is its recount."""
+    d = ROOT / "docs" / "audit" / "radio"
+    v = pl.read_csv(d / "radio_verdicts.csv", infer_schema_length=None)
+    want = pl.read_csv(d / "radio_confusion.csv", infer_schema_length=None)
+    cols = ["breakdown", "detector", "tp", "fp", "fn", "tn"]
+    assert tables(v).select(cols).rows() == want.select(cols).rows()
+    text = docs.render("radio.radio")
+    m24 = v.filter(pl.col("detector") == "M24 suspension")
+    tp, fn = (m24["outcome"] == "TP").sum(), (m24["outcome"] == "FN").sum()
+    assert f"| M24 suspension | phone | {tp} | 0 | {fn} | 0 |" in text
