@@ -356,8 +356,33 @@ def _toml_str(s: str) -> str:
     return json.dumps(s)  # a JSON string is a valid TOML basic string
 
 
-def rattan_toml(params: dict, outdir: Path) -> str:
-    """The ``rattan run`` config (emulation.md §7.1), without a [commands] section."""
+#: Smallest byte limit a time-based queue compiles to: one full-size frame.
+MIN_QUEUE_BYTES = 1500
+
+
+def nominal_rate_bps(seg: Segments) -> float:
+    """The rate a time-based queue is sized at: the time-weighted median of the path's
+    bandwidth in that direction, outages (1 bit/s) left out; rattan keeps one queue
+    limit per cell for the whole run, so the limit cannot follow the trace."""
+    bw = seg.bw_bps.astype(np.float64)
+    dur = (seg.end_ms - seg.start_ms).astype(np.float64)
+    keep = (bw > 1.0) & (dur > 0)
+    if not keep.any():
+        return 1.0
+    bw, dur = bw[keep], dur[keep]
+    order = np.argsort(bw, kind="stable")
+    cum = np.cumsum(dur[order])
+    return float(bw[order][np.searchsorted(cum, cum[-1] / 2.0)])
+
+
+def queue_bytes_for(queue_ms: float, rate_bps: float) -> int:
+    """Bytes that drain in ``queue_ms`` at ``rate_bps``, at least one frame."""
+    return max(MIN_QUEUE_BYTES, int(math.ceil(rate_bps * queue_ms / 1000.0 / 8.0)))
+
+
+def rattan_toml(params: dict, outdir: Path, segs: dict | None = None) -> str:
+    """The ``rattan run`` config (emulation.md §7.1), without a [commands] section.
+    ``segs`` (path, direction) -> :class:`Segments` sizes ``[link] queue_ms`` queues."""
     n = len(params["carriers"])
     link = params["link"]
     seed = params["scenario"]["seed"]
@@ -383,7 +408,14 @@ def rattan_toml(params: dict, outdir: Path) -> str:
             L.append(f"trace = {_toml_str(trace_name('bw', d, p))}")
             L.append('queue = "DropTail"')
             qc = f"packet_limit = {link['queue_packets']}"
-            if link["queue_bytes"] is not None:
+            if link.get("queue_ms") is not None:
+                if segs is None or (p, d) not in segs:
+                    raise ValueError("queue_ms needs the path's bandwidth segments")
+                rate = nominal_rate_bps(segs[(p, d)])
+                nb = queue_bytes_for(link["queue_ms"], rate)
+                L.append(f"# queue_ms = {link['queue_ms']:g} at the nominal {rate / 1e6:.3f} Mbit/s")
+                qc += f", byte_limit = {nb}"
+            elif link["queue_bytes"] is not None:
                 qc += f", byte_limit = {link['queue_bytes']}"
             L.append(f"queue_config = {{ {qc} }}")
             L.append("")
@@ -740,7 +772,7 @@ def compile_scenario(sc, outdir: Path) -> CompiledScenario:
     for (path, d), seg in segs.items():
         for what in ("bw", "delay", "loss"):
             files[trace_name(what, d, path)] = trace_json(seg, what)
-    files["rattan.toml"] = rattan_toml(p, outdir)
+    files["rattan.toml"] = rattan_toml(p, outdir, segs)
     files["radio.csv"] = radio_csv(real)
     files["events.csv"] = events_csv(events_rows(real))
     doc = {

@@ -80,6 +80,7 @@ DEFAULTS: dict[str, Any] = {
         "loss_up": 0.0066,       # ACK loss p_a = 0.661 % (T1-12)
         "queue_packets": 1000,   # DropTail limit per direction and path
         "queue_bytes": None,     # optional byte limit as well
+        "queue_ms": None,        # byte limit = this many ms at the path's nominal rate (compile.py)
     },
     "handoff": {
         # Radio-level interruption per handoff. The TCP-level suspension (M24, 27.8 % > 10 s,
@@ -384,6 +385,9 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
     ln["loss_up"] = _prob(src, w, "loss_up", ln["loss_up"])
     ln["queue_packets"] = _num(src, w, "queue_packets", ln["queue_packets"], lo=1, integer=True)
     ln["queue_bytes"] = _num(src, w, "queue_bytes", ln["queue_bytes"], lo=1500, integer=True, allow_none=True)
+    ln["queue_ms"] = _num(src, w, "queue_ms", ln["queue_ms"], lo=0.0, lo_open=True, hi=60000.0, allow_none=True)
+    if ln["queue_ms"] is not None and ln["queue_bytes"] is not None:
+        raise _err(src, w, "keys 'queue_ms' and 'queue_bytes' both set a byte limit: give one")
     p["link"] = ln
 
     # [handoff]
