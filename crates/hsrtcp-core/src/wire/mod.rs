@@ -255,7 +255,7 @@ fn decode_packet_into(
     let wire_l3 = (orig_len as usize).max(data.len()) - off;
     let ip = match ip::locate(net, &data[off..], wire_l3) {
         Ok(ip) => ip,
-        Err(Stop::NotTcp) => return tunnel::decode_slow(linktype, data, orig_len, ts, out, outers, Some((off, net))),
+        Err(Stop::NotTcp) => return tunnel::decode_ip_not_tcp(linktype, data, orig_len, ts, out, outers, (off, net)),
         Err(e) => return Err(e),
     };
     tcp::decode_into(&data[off + ip.l4_off..], ip, ts, out)

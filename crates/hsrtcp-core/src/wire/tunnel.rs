@@ -300,6 +300,10 @@ pub struct Outers {
     /// The last packet's encapsulation and id (0: none yet).
     last: Outer,
     last_id: u32,
+    /// The last two distinct fast-path GTP-U tunnels (outer addresses and TEID) and their
+    /// ids (0: none), the latest first.
+    gtpu_key: [(u64, u32); 2],
+    gtpu_id: [u32; 2],
     table: Option<OuterTable>,
     /// TCP segments decoded from inside an encapsulation.
     pub packets: u64,
@@ -325,6 +329,32 @@ impl Outers {
             return self.last_id;
         }
         self.intern_new(o)
+    }
+
+    /// [`Self::intern`] for a packet of [`decode_ip_not_tcp`]'s fast path (`d`: from its outer
+    /// IPv4 header on): the id of one of the last two such tunnels (a bearer's uplink and
+    /// downlink TEIDs alternate packet by packet) when the addresses and TEID are the same.
+    #[inline]
+    fn intern_gtpu_v4(&mut self, d: &[u8]) -> u32 {
+        let key = gtpu_v4_key(d);
+        for i in 0..2 {
+            if self.gtpu_id[i] != 0 && self.gtpu_key[i] == key {
+                self.packets += 1;
+                return self.gtpu_id[i];
+            }
+        }
+        self.intern_gtpu_v4_new(d, key)
+    }
+
+    #[inline(never)]
+    fn intern_gtpu_v4_new(&mut self, d: &[u8], key: (u64, u32)) -> u32 {
+        let id = self.intern(&gtpu_v4_outer(d));
+        // (an unkept one is looked up again each time: it is counted per packet)
+        if id != OUTER_UNKEPT {
+            (self.gtpu_key[1], self.gtpu_id[1]) = (self.gtpu_key[0], self.gtpu_id[0]);
+            (self.gtpu_key[0], self.gtpu_id[0]) = (key, id);
+        }
+        id
     }
 
     #[inline(never)]
@@ -406,15 +436,6 @@ pub(super) fn decode_slow(
     let mut next = Next::Ip(off, net);
     // The hot path's IP header is known not to be TCP: straight to its tunnel.
     let mut known_not_tcp = plain.is_some();
-    // The operator's common case first, in a straight line: IPv4 / UDP 2152 / GTP-U G-PDU
-    // without optional fields / IP (what the loop below would find, at a third of its cost).
-    if plain.is_some() {
-        if let Some((inner, inner_end)) = gtpu_v4_plain(data, off, end, &mut o) {
-            next = Next::Ip(inner, Net::Sniff);
-            end = inner_end;
-            known_not_tcp = false;
-        }
-    }
     // Every round moves on by a header at least (offsets only grow): it ends within the frame.
     loop {
         let (off, net) = match next {
@@ -477,6 +498,43 @@ pub(super) fn decode_slow(
     }
 }
 
+/// The hot path found an IP header that is not TCP's at `plain`. The operator's common case
+/// is decoded here in a straight line: IPv4 / UDP 2152 / GTP-U G-PDU without optional
+/// fields / TCP in IPv4 or IPv6, its registry id found by comparing 12 outer bytes with the
+/// previous such packet's (no [`Outer`] built). Anything else, and a user packet that is not
+/// TCP, goes to [`decode_slow`], which decodes it from the start: its result is the same.
+#[inline(never)]
+pub(super) fn decode_ip_not_tcp(
+    linktype: LinkType,
+    data: &[u8],
+    orig_len: u32,
+    ts: Nanos,
+    out: &mut MaybeUninit<Segment>,
+    outers: &mut Outers,
+    plain: (usize, Net),
+) -> Result<(), Stop> {
+    let off = plain.0;
+    let end = (orig_len as usize).max(data.len());
+    if let Some((inner, inner_end)) = gtpu_v4_plain_at(data, off, end) {
+        // (an empty G-PDU is short_ip_header: decode_slow says so)
+        if inner < inner_end {
+            let d = &data[inner..];
+            match ip::locate(Net::Sniff, d, inner_end - inner) {
+                Ok(ip) => {
+                    tcp::decode_into(&d[ip.l4_off..], ip, ts, out)?;
+                    let id = outers.intern_gtpu_v4(&data[off..]);
+                    // SAFETY: decode_into returned Ok, so it wrote the segment.
+                    unsafe { (*out.as_mut_ptr()).outer = id };
+                    return Ok(());
+                }
+                Err(Stop::NotTcp) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    decode_slow(linktype, data, orig_len, ts, out, outers, Some(plain))
+}
+
 #[inline]
 fn shift(by: usize, (off, net): (usize, Net)) -> (usize, Net) {
     (off + by, net)
@@ -487,7 +545,7 @@ fn shift(by: usize, (off, net): (usize, Net)) -> (usize, Net) {
 /// where the inner packet starts and ends. `None`: anything else (the general decoder
 /// judges it, malformed or not).
 #[inline]
-fn gtpu_v4_plain(data: &[u8], off: usize, end: usize, o: &mut Outer) -> Option<(usize, usize)> {
+fn gtpu_v4_plain_at(data: &[u8], off: usize, end: usize) -> Option<(usize, usize)> {
     let d = data.get(off..off + 20 + 8 + 8 + 1)?;
     let total = be16(d, 2) as usize;
     // version 4 and IHL 5, UDP, no fragment offset or MF, GTP flags 0x30 and type 255.
@@ -501,11 +559,24 @@ fn gtpu_v4_plain(data: &[u8], off: usize, end: usize, o: &mut Outer) -> Option<(
     if total < 28 || off + total > end || udp_len < 16 || udp_len > total - 20 || gtp_len + 8 > udp_len - 8 {
         return None;
     }
+    Some((off + 36, off + 36 + gtp_len))
+}
+
+/// The [`Outer`] of a packet [`gtpu_v4_plain_at`] accepted (`d`: from its outer IPv4 header
+/// on): what the general decoder records for it.
+fn gtpu_v4_outer(d: &[u8]) -> Outer {
+    let mut o = Outer::default();
     o.chain[0] = Encap::Gtpu as u8;
     o.depth = 1;
     o.set_addrs(d);
     o.set_id(be32(d, 32));
-    Some((off + 36, off + 36 + gtp_len))
+    o
+}
+
+/// What identifies [`gtpu_v4_outer`]'s result: the outer addresses and the TEID.
+#[inline]
+fn gtpu_v4_key(d: &[u8]) -> (u64, u32) {
+    (u64::from_ne_bytes(d[12..20].try_into().expect("8 bytes")), u32::from_ne_bytes(d[32..36].try_into().expect("4 bytes")))
 }
 
 /// The IP header at the start of `d` (a packet of `wire` bytes on the wire) that is not

@@ -374,3 +374,36 @@ fn the_outer_id_fits_in_the_segments_padding() {
     // last byte of padding and four more: 176, one word.
     assert_eq!(std::mem::size_of::<Segment>(), 176);
 }
+
+#[test]
+fn gtpu_fast_path_ids_match_the_general_decoders() {
+    // The fast path keys its last two tunnels by outer addresses and TEID; every packet must
+    // still get the id the registry gives its full Outer, whichever path decoded it.
+    let table = OuterTable::default();
+    let mut outers = Outers::new(table.clone());
+    let other_enb = eth(0x0800, &ipv4(17, [192, 0, 2, 2], SGW, &udp(2152, 2152, &gtpu(1, &[], &inner()))));
+    let with_ext = gtpu_frame(1, &[(0x85, vec![0x00, 0x09])], &inner());
+    let frames = [
+        gtpu_frame(1, &[], &inner()),
+        gtpu_frame(2, &[], &inner()),
+        gtpu_frame(1, &[], &inner()),
+        gtpu_frame(3, &[], &inner()),
+        gtpu_frame(2, &[], &inner()),
+        with_ext, // (extension headers: the general decoder; the same Outer as TEID 1's)
+        other_enb,
+        gtpu_frame(1, &[], &inner()),
+    ];
+    let mut batch = Vec::new();
+    for f in &frames {
+        let frame = crate::capture::Frame { ts: 0, linktype: LinkType::ETHERNET, data: f, orig_len: f.len() as u32, offset: 0, iface: 0, index: 0 };
+        crate::wire::decode_append(&frame, &mut batch, &mut outers).unwrap();
+    }
+    let ids: Vec<u32> = batch.iter().map(|s| s.outer).collect();
+    assert_eq!(ids, [1, 2, 1, 3, 2, 1, 4, 1]);
+    assert_eq!((outers.packets, table.len()), (8, 4));
+    let (o1, o4) = (table.get(1).unwrap(), table.get(4).unwrap());
+    assert_eq!((o1.chain_name().as_str(), o1.id(), o1.src(), o1.dst()), ("gtpu", Some(1), Some(ip(ENB)), Some(ip(SGW))));
+    assert_eq!((o4.id(), o4.src()), (Some(1), Some(ip([192, 0, 2, 2]))));
+    // Single-frame decoding (a registry of its own) gives the same Outer.
+    assert_eq!(check(LinkType::ETHERNET, &frames[0], "gtpu"), o1);
+}
