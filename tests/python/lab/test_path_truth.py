@@ -1,6 +1,6 @@
 """A short real run through Rattan, checked from the captures on both sides of the emulator.
 
-Path (trace clock t = 0 at the first packet, i.e. the client's SYN):
+Path (trace clock t = 0 at the first packet, i.e. the client's SYN, as Rattan sees it):
 downlink 20 Mbit/s for 5 s, outage (1 bps, packets held) 5–7 s, then 10 Mbit/s; downlink
 loss 0 until 7 s, then 3 %; one-way delay 25 ms down, 15 ms up (asymmetric on purpose).
 Workload: one 13-s bbr download (bbr keeps the bottleneck busy despite 3 % loss).
@@ -32,6 +32,7 @@ pytestmark = pytest.mark.netns
 OUTAGE = (5.0, 7.0)
 LOSS_FROM = 7.0
 LOSS_P = 0.03
+UP_DELAY_S = 0.015
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,15 @@ def run(tmp_path_factory):
     phone = list(pcapio.read_tcp(d / "run" / "capture" / "phone_p1.pcap"))
     server = list(pcapio.read_tcp(d / "run" / "capture" / "server.pcap"))
     t0 = pcapio.first_ip_time(d / "run" / "capture" / "phone_p1.pcap")
-    return {"dir": d / "run", "phone": phone, "server": server, "t0": t0, "outcome": out, "nice": nice}
+    # Rattan starts its cells' trace clocks when it handles the first packet, which under load
+    # lags the SYN leaving the phone (the outage began 12 ms late at load 6, more than bin 5's
+    # allowance). The uplink delay cell starts from the same event, so the SYN's arrival at the
+    # server minus its 15 ms gives the origin (within 0.5-4 ms of the outage's own onset in
+    # five runs with lags of 0-16 ms).
+    syn_at_server = next(p.ts for p in server if p.dport == 5201)
+    clock = syn_at_server - UP_DELAY_S
+    return {"dir": d / "run", "phone": phone, "server": server, "t0": t0, "clock": clock, "outcome": out,
+            "nice": nice}
 
 
 def _emulator_nice(run_dir, found):
@@ -79,7 +88,7 @@ def test_first_packet_is_the_syn(run):
 
 
 def test_outage_delivers_nothing(run):
-    arrivals = [p.ts - run["t0"] for p in _down_data(run["phone"])]
+    arrivals = [p.ts - run["clock"] for p in _down_data(run["phone"])]
     # Delivery stops within serialization + one-way delay after 5 s and resumes at 7 s + 25 ms.
     during = [t for t in arrivals if OUTAGE[0] + 0.05 <= t <= OUTAGE[1]]
     assert during == []
@@ -92,7 +101,7 @@ def test_bandwidth_follows_the_trace(run):
     # IP bytes per second at the phone, binned on the bandwidth cell's clock (arrival - 25 ms).
     bins = Counter()
     for p in _down_data(run["phone"]):
-        bins[int(p.ts - run["t0"] - 0.025)] += p.ip_len * 8
+        bins[int(p.ts - run["clock"] - 0.025)] += p.ip_len * 8
     # The emulator's rate is exact; the sender may leave it idle (bbr's ProbeRTT every 10 s,
     # and a sender starved of CPU when both cores are busy: 94.8 % and 95.6 % of the trace in
     # two seconds of one full-suite run), so: never above the trace, at it (±2 %) in at least
@@ -105,7 +114,10 @@ def test_bandwidth_follows_the_trace(run):
     assert max(ten) <= 1.02 * 10e6, ten
     assert sum(abs(b - 10e6) <= 0.02 * 10e6 for b in ten) >= 1, ten
     assert sorted(ten)[1] >= 0.85 * 10e6, ten  # one second may hold bbr's ProbeRTT
-    assert bins[5] < 0.2e6 and bins[6] == 0  # the outage (bin 5 holds the last packets of 4.99 s)
+    # the outage: bin 5 holds the last packets of 4.99 s; the measured origin may be a few ms
+    # late (4 ms in one of five runs), which moves the first packets of 7 s into bin 6: the same
+    # 10 ms (0.2 Mbit at 20 Mbit/s) at both edges; a missing or shifted outage is far beyond
+    assert bins[5] < 0.2e6 and bins[6] < 0.2e6, (bins[5], bins[6])
 
 
 def test_emulator_runs_ahead_of_other_work(run):
@@ -115,7 +127,7 @@ def test_emulator_runs_ahead_of_other_work(run):
 
 
 def test_loss_share_and_one_way_delays(run):
-    t0 = run["t0"]
+    t0 = run["clock"]
     pairs = match(_down_data(run["server"]), run["phone"])
     before = [r for s, r in pairs if 0.2 <= s.ts - t0 < LOSS_FROM - 0.1]
     after = [r for s, r in pairs if s.ts - t0 >= LOSS_FROM + 0.1]
