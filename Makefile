@@ -46,6 +46,9 @@ rattan:  ## the Rattan emulator, pinned, built with cargo when missing
 # BTF. Skipped with a message when clang/bpftool/libbpf headers or BTF are missing.
 EBPF_SRC := $(wildcard ebpf/*.bpf.c)
 EBPF_OBJ := $(patsubst ebpf/%.bpf.c,ebpf/build/%.bpf.o,$(EBPF_SRC))
+# hsrbbr's ablation variants (docs/hsrbbr.md): one -DHSRBBR_NO_<CHANGE> each
+EBPF_VARIANTS := nomodel:NO_MODEL noprobe:NO_REPROBE noundo:NO_UNDO noloss:NO_LOSSKEEP
+EBPF_OBJ += $(foreach v,$(EBPF_VARIANTS),ebpf/build/hsrbbr_$(word 1,$(subst :, ,$(v))).bpf.o)
 BTF_VMLINUX := /sys/kernel/btf/vmlinux
 # Checked when the recipe runs, not when make reads this file: on a fresh machine `make test`
 # installs the toolchain (sysdeps) earlier in the same invocation.
@@ -61,6 +64,12 @@ ebpf/build/vmlinux.h:
 
 ebpf/build/%.bpf.o: ebpf/%.bpf.c ebpf/build/vmlinux.h
 	clang -O2 -g -Wall -target bpf -D__TARGET_ARCH_x86 -Iebpf/build -c $< -o $@.tmp && mv $@.tmp $@
+
+define EBPF_VARIANT_RULE
+ebpf/build/hsrbbr_$(word 1,$(subst :, ,$(1))).bpf.o: ebpf/hsrbbr.bpf.c ebpf/build/vmlinux.h
+	clang -O2 -g -Wall -target bpf -D__TARGET_ARCH_x86 -DHSRBBR_$(word 2,$(subst :, ,$(1))) -Iebpf/build -c $$< -o $$@.tmp && mv $$@.tmp $$@
+endef
+$(foreach v,$(EBPF_VARIANTS),$(eval $(call EBPF_VARIANT_RULE,$(v))))
 
 REPORT_JS := python/hsrtcp/report/js
 UPLOT := $(REPORT_JS)/node_modules/uplot/dist/uPlot.iife.min.js

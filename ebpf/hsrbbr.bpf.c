@@ -53,6 +53,22 @@ char _license[] SEC("license") = "Dual MIT/GPL";
 #define PACING_MARGIN 252      /* pace ~1 % below the estimate so queues drain */
 #define STALL_MIN_US 200000ULL /* a gap without delivery this long counts as a stall */
 
+/* Ablation (docs/hsrbbr.md "The fair test"): -DHSRBBR_NO_<CHANGE> removes one change of
+ * docs/hsrbbr.md section 3 and names the algorithm after it; the default build is hsrbbr. */
+#if defined(HSRBBR_NO_MODEL)          /* 1: an RTO restarts Startup, stalls age the min RTT */
+#define HSRBBR_OPS hsrbbr_nomodel
+#elif defined(HSRBBR_NO_REPROBE)      /* 2: no return to the model's window after an RTO */
+#define HSRBBR_OPS hsrbbr_noprobe
+#elif defined(HSRBBR_NO_UNDO)         /* 3: spurious RTOs keep the reduced window */
+#define HSRBBR_OPS hsrbbr_noundo
+#elif defined(HSRBBR_NO_LOSSKEEP)     /* 4: losses shrink the window as in Startup/BBR */
+#define HSRBBR_OPS hsrbbr_noloss
+#else
+#define HSRBBR_OPS hsrbbr
+#endif
+#define HSRBBR_STR_(x) #x
+#define HSRBBR_STR(x) HSRBBR_STR_(x)
+
 #define TCP_CA_OPEN 0
 #define TCP_CA_RECOVERY 3
 #define TCP_CA_LOSS 4
@@ -328,12 +344,17 @@ static __always_inline void set_cwnd(struct sock *sk, struct hsrbbr *ca, const s
 	 * stock reduction plus packet conservation starves the ACK clock into an RTO (measured,
 	 * docs/hsrbbr.md). Pacing keeps the rate at the estimated bandwidth. Before the model
 	 * exists (Startup), losses count as in BBR. */
-	if (ca->full_bw_reached) {
+#ifdef HSRBBR_NO_LOSSKEEP
+	const int keep = 0;
+#else
+	const int keep = ca->full_bw_reached;
+#endif
+	if (keep) {
 		ca->conserve = 0;
 	} else if (rs->losses > 0) {
 		cwnd = cwnd > (u32)rs->losses ? cwnd - (u32)rs->losses : 1;
 	}
-	if (ca->full_bw_reached) {
+	if (keep) {
 		/* no packet conservation either */
 	} else if (state == TCP_CA_RECOVERY && ca->prev_ca_state < TCP_CA_RECOVERY) {
 		ca->conserve = 1;   /* first round of fast recovery: send what is ACKed */
@@ -376,15 +397,20 @@ void BPF_PROG(hsrbbr_cong_control, struct sock *sk, u32 ack, int flag, const str
 		u64 gap = now - ca->last_delivery;
 
 		/* a stall: the time without delivery does not age the min RTT */
+#ifndef HSRBBR_NO_MODEL
 		if (gap > STALL_MIN_US && ca->min_rtt_stamp < now) {
 			ca->min_rtt_stamp += gap;
 			if (ca->min_rtt_stamp > now)
 				ca->min_rtt_stamp = now;
 		}
+#else
+		(void)gap;
+#endif
 		ca->last_delivery = now;
 		/* first delivery after an RTO: back to the model's window, probe up at once */
 		if (ca->rto_pending) {
 			ca->rto_pending = 0;
+#ifndef HSRBBR_NO_REPROBE
 			if (ca->full_bw_reached) {
 				start_probe_bw(ca, now, 0);
 				if (tp->snd_cwnd < ca->stall_cwnd)
@@ -392,6 +418,7 @@ void BPF_PROG(hsrbbr_cong_control, struct sock *sk, u32 ack, int flag, const str
 				if (tp->snd_cwnd > tp->snd_cwnd_clamp)
 					tp->snd_cwnd = tp->snd_cwnd_clamp;
 			}
+#endif
 		}
 	}
 	update_model(sk, ca, rs, now);
@@ -415,6 +442,14 @@ void BPF_PROG(hsrbbr_set_state, struct sock *sk, u8 new_state)
 		ca->prev_ca_state = TCP_CA_LOSS;
 		ca->round_start = 1;
 		ca->next_round_delivered = tp->delivered;
+#ifdef HSRBBR_NO_MODEL
+		/* as stock bbr after an RTO: search the bandwidth again from Startup */
+		ca->bw[0] = ca->bw[1] = ca->bw[2] = ca->bw[3] = ca->bw[4] = 0;
+		ca->full_bw = 0;
+		ca->full_bw_cnt = 0;
+		ca->full_bw_reached = 0;
+		ca->mode = M_STARTUP;
+#endif
 	}
 }
 
@@ -451,7 +486,11 @@ __u32 BPF_PROG(hsrbbr_undo_cwnd, struct sock *sk)
 
 	/* a spurious RTO or recovery (F-RTO, Eifel, DSACK): nothing was lost, take the window back */
 	ca->rto_pending = 0;
+#ifdef HSRBBR_NO_UNDO
+	return tp->snd_cwnd;
+#else
 	return tp->snd_cwnd > ca->prior_cwnd ? tp->snd_cwnd : ca->prior_cwnd;
+#endif
 }
 
 SEC("struct_ops")
@@ -461,7 +500,7 @@ __u32 BPF_PROG(hsrbbr_sndbuf_expand, struct sock *sk)
 }
 
 SEC(".struct_ops")
-struct tcp_congestion_ops hsrbbr = {
+struct tcp_congestion_ops HSRBBR_OPS = {
 	.init = (void *)hsrbbr_init,
 	.cong_control = (void *)hsrbbr_cong_control,
 	.set_state = (void *)hsrbbr_set_state,
@@ -469,5 +508,5 @@ struct tcp_congestion_ops hsrbbr = {
 	.ssthresh = (void *)hsrbbr_ssthresh,
 	.undo_cwnd = (void *)hsrbbr_undo_cwnd,
 	.sndbuf_expand = (void *)hsrbbr_sndbuf_expand,
-	.name = "hsrbbr",
+	.name = HSRBBR_STR(HSRBBR_OPS),
 };

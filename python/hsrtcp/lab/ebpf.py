@@ -31,7 +31,14 @@ from pathlib import Path
 from hsrtcp.errors import LabError
 
 #: Algorithms built from ebpf/<name>.bpf.c; the struct_ops map and the algorithm share the name.
-ALGORITHMS = ("hsrbbr",)
+#: Ablation variants (docs/hsrbbr.md): name -> (source, the define that removes one change).
+VARIANTS = {
+    "hsrbbr_nomodel": ("hsrbbr", "HSRBBR_NO_MODEL"),
+    "hsrbbr_noprobe": ("hsrbbr", "HSRBBR_NO_REPROBE"),
+    "hsrbbr_noundo": ("hsrbbr", "HSRBBR_NO_UNDO"),
+    "hsrbbr_noloss": ("hsrbbr", "HSRBBR_NO_LOSSKEEP"),
+}
+ALGORITHMS = ("hsrbbr", *VARIANTS)
 STATE_DIR = Path("/run/hsrtcp-ebpf")
 BTF = Path("/sys/kernel/btf/vmlinux")
 _AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -101,7 +108,8 @@ def build(name: str, out_dir: Path | None = None) -> Path:
     """Compile ``ebpf/<name>.bpf.c`` against the running kernel's BTF; return the object.
 
     The same steps as ``make ebpf``; rebuilt only when the source is newer than the object."""
-    src = source_dir() / f"{name}.bpf.c"
+    base, define = VARIANTS.get(name, (name, None))
+    src = source_dir() / f"{base}.bpf.c"
     if not src.is_file():
         raise LabError(f"{src}: eBPF source of {name!r} not found (run from the hsrtcp source tree)")
     why = missing_toolchain()
@@ -120,14 +128,14 @@ def build(name: str, out_dir: Path | None = None) -> Path:
         tmp.replace(vmlinux)
     tmp_obj = obj.with_suffix(".o.tmp")
     _run(["clang", "-O2", "-g", "-Wall", "-target", "bpf", "-D__TARGET_ARCH_x86", f"-I{out_dir}",
-          "-c", str(src), "-o", str(tmp_obj)], f"clang {src.name}")
+          *([f"-D{define}"] if define else []), "-c", str(src), "-o", str(tmp_obj)], f"clang {src.name}")
     tmp_obj.replace(obj)
     return obj
 
 
 def object_path(name: str) -> Path:
     obj = build_dir() / f"{name}.bpf.o"
-    src = source_dir() / f"{name}.bpf.c"
+    src = source_dir() / f"{VARIANTS.get(name, (name,))[0]}.bpf.c"
     if obj.is_file() and (not src.is_file() or obj.stat().st_mtime >= src.stat().st_mtime):
         return obj
     return build(name)
