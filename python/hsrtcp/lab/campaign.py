@@ -103,7 +103,7 @@ _KNOWN_VARIANT_KEYS = {"name", "cc", "sysctls", "route"}
 #: per-route TCP knobs a variant may set (ip-route(8) metrics; applied by the lab agents)
 ROUTE_KEYS = {"rto_min_ms": (1, 120_000), "quickack": None}
 _KNOWN_FLOW_KEYS = {"type", "duration_s", "size", "size_bytes", "count", "gap_s", "direction", "quickack",
-                    "rate_bps", "payload_bytes", "label", "path"}
+                    "rate_bps", "payload_bytes", "label", "path", "ccs"}
 
 
 def _unknown(where: str, keys, known) -> InputError:

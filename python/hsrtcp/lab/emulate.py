@@ -163,8 +163,9 @@ def ebpf_ccs(workload: dict, right_command: list[str] | None = None) -> list[str
 
     names = set()
     flow = workload.get("flow") or {}
-    if ebpf.is_ebpf(flow.get("cc")):
-        names.add(flow["cc"])
+    for cc in [flow.get("cc"), *(flow.get("ccs") or [])]:
+        if ebpf.is_ebpf(cc):
+            names.add(cc)
     for argv in (workload.get("argv") or [], right_command or []):
         names.update(ebpf.names_in(" ".join(map(str, argv))))
     return sorted(names)

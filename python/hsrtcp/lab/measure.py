@@ -562,6 +562,9 @@ class FlowSpec:
     #: the lab's emulated path a single-path flow uses (binds the phone address 10.1.<p>.1);
     #: None: the default route (path 1)
     path: int | None = None
+    #: concurrent flows only: one congestion control per flow (a fairness run, hsrbbr vs
+    #: cubic); sets count, and each flow's cc replaces ``cc``
+    ccs: list[str] | None = None
 
     def validate(self) -> FlowSpec:
         if self.type not in FLOW_TYPES:
@@ -570,6 +573,14 @@ class FlowSpec:
             raise InputError(f"flow type {self.type!r} needs a size (e.g. --size 2MB)")
         if self.type in ("duration", "udp", "conjunction") and not self.duration_s:
             raise InputError(f"flow type {self.type!r} needs a duration")
+        if self.ccs is not None:
+            if self.type != "concurrent":
+                raise InputError(f"ccs (one congestion control per flow) needs flow type 'concurrent', got {self.type!r}")
+            if (not isinstance(self.ccs, (list, tuple)) or not self.ccs
+                    or not all(isinstance(c, str) and c for c in self.ccs)):
+                raise InputError(f"ccs must be a list of congestion control names, got {self.ccs!r}")
+            self.ccs = list(self.ccs)
+            self.count = len(self.ccs)
         if not 1 <= self.count <= 64:
             raise InputError("count must be within 1..64")
         if self.path is not None:
@@ -624,10 +635,10 @@ def run_client(host: str, port: int, spec: FlowSpec, timeout_s: float | None = N
     results: list[dict | None] = [None] * spec.count
 
     def worker(i: int) -> None:
-        if spec.size_bytes:
-            results[i] = one(i, size_bytes=spec.size_bytes)
-        else:
-            results[i] = one(i, duration_s=spec.duration_s)
+        own = spec if not spec.ccs else FlowSpec(**{**spec.to_dict(), "ccs": None, "cc": spec.ccs[i]})
+        name = f"{label}-{i}" if not spec.ccs else f"{label}-{i}-{spec.ccs[i]}"
+        kw = {"size_bytes": spec.size_bytes} if spec.size_bytes else {"duration_s": spec.duration_s}
+        results[i] = _tcp_flow(host, port, own, name, deadline=deadline, bind=bind, **kw)
 
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(spec.count)]
     for t in threads:
