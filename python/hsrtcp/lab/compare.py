@@ -402,3 +402,24 @@ def write(c: Comparison, out: Path, figures: bool = True) -> list[str]:
                     figs.overlay(list(zip(g["arm"].to_list(), g["bundle"].to_list())), p, fmt="svg")
         return o.commit()
 
+
+
+def fairness(bundle: Path) -> dict | None:
+    """Each flow's share of a fairness run's bytes (concurrent flows with ``ccs``, one congestion
+    control each, on one bottleneck) and Jain's index (Σx)² / (n·Σx²) over the flows' bytes;
+    None for a run with a single flow. Bytes are what the server sent (server/flows.jsonl)."""
+    path = Path(bundle) / "server" / "flows.jsonl"
+    try:
+        rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: cannot read the server's flows ({exc})") from exc
+    rows = [r for r in rows if r.get("request", {}).get("kind") == "tcp"]
+    if len(rows) < 2:
+        return None
+    x = np.array([float(r.get("bytes_sent") or 0) for r in rows])
+    total = x.sum()
+    flows = [{"label": r["request"].get("label"), "cc": r.get("cc"), "peer": r.get("peer"),
+              "bytes": int(b), "share": float(b / total) if total else float("nan")}
+             for r, b in zip(rows, x)]
+    jain = float(total ** 2 / (len(x) * (x ** 2).sum())) if total else float("nan")
+    return {"flows": flows, "jain": jain}

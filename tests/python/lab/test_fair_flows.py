@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from hsrtcp.errors import InputError
@@ -35,3 +36,34 @@ def test_two_flows_two_ccs_share_the_bottleneck(tmp_path):
     flows = [json.loads(x) for x in (tmp_path / "run" / "server" / "flows.jsonl").read_text().splitlines() if x.strip()]
     assert sorted(f["cc"] for f in flows) == ["cubic", "hsrbbr"]
     assert all(f["ok"] and f["bytes_sent"] > 100_000 for f in flows)
+
+
+def _payload_by_client_port(cap):
+    from hsrtcp.testing import pcapio
+
+    seen: dict[int, dict[int, int]] = {}
+    for p in pcapio.read_tcp(cap):
+        if p.sport == 5201 and p.payload_len:
+            seen.setdefault(p.dport, {})[p.seq] = p.payload_len  # retransmissions once
+    return {port: sum(v.values()) for port, v in seen.items()}
+
+
+@pytest.mark.netns
+def test_compare_fairness_against_the_phone_capture(tmp_path):
+    if os.geteuid() != 0 or ebpf.missing_toolchain():
+        pytest.skip("needs root and the eBPF toolchain (hsrbbr)")
+    from hsrtcp.lab import compare
+
+    out = emulate.run(ROOT / "scenarios" / "smoke.toml", tmp_path / "run",
+                      {"kind": "measure", "flow": {"type": "concurrent", "duration_s": 10,
+                                                   "ccs": ["hsrbbr", "bbr"]}})
+    assert out.ok, out.errors
+    f = compare.fairness(tmp_path / "run")
+    assert sorted(x["cc"] for x in f["flows"]) == ["bbr", "hsrbbr"]
+    # witness: distinct payload bytes per connection the phone received (its capture)
+    got = _payload_by_client_port(tmp_path / "run" / "capture" / "phone_p1.pcap")
+    rx = np.array([got[int(x["peer"].rsplit(":", 1)[1])] for x in f["flows"]], dtype=float)
+    share_rx = rx / rx.sum()
+    for x, s in zip(f["flows"], share_rx):
+        assert abs(x["share"] - s) < 0.05, (x, s)
+    assert f["jain"] == pytest.approx(rx.sum() ** 2 / (2 * (rx ** 2).sum()), abs=0.05)
