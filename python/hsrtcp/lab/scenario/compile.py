@@ -358,12 +358,15 @@ def _toml_str(s: str) -> str:
 
 #: Smallest byte limit a time-based queue compiles to: one full-size frame.
 MIN_QUEUE_BYTES = 1500
+#: the time-weighted quantile of a path's bandwidth that sizes a queue_ms queue
+NOMINAL_QUANTILE = 0.9
 
 
 def nominal_rate_bps(seg: Segments) -> float:
-    """The rate a time-based queue is sized at: the time-weighted median of the path's
-    bandwidth in that direction, outages (1 bit/s) left out; rattan keeps one queue
-    limit per cell for the whole run, so the limit cannot follow the trace."""
+    """The rate a time-based queue is sized at: the time-weighted 90th percentile of the
+    path's bandwidth in that direction, outages (1 bit/s) left out -- the rate of the link's
+    good times, so that a long 2G hole does not shrink the LTE buffer to one frame; rattan
+    keeps one queue limit per cell for the whole run, so the limit cannot follow the trace."""
     bw = seg.bw_bps.astype(np.float64)
     dur = (seg.end_ms - seg.start_ms).astype(np.float64)
     keep = (bw > 1.0) & (dur > 0)
@@ -372,7 +375,7 @@ def nominal_rate_bps(seg: Segments) -> float:
     bw, dur = bw[keep], dur[keep]
     order = np.argsort(bw, kind="stable")
     cum = np.cumsum(dur[order])
-    return float(bw[order][np.searchsorted(cum, cum[-1] / 2.0)])
+    return float(bw[order][np.searchsorted(cum, cum[-1] * NOMINAL_QUANTILE)])
 
 
 def queue_bytes_for(queue_ms: float, rate_bps: float) -> int:
