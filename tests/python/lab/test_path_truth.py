@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
-import time
 from collections import Counter
 
 import polars as pl
@@ -25,7 +23,7 @@ import pytest
 from hsrtcp.lab import emulate
 from hsrtcp.testing import pcapio
 
-from labtools import have_tshark, match, one_path_config, processes_mentioning, write_bw_trace, write_loss_trace
+from labtools import have_tshark, match, one_path_config, write_bw_trace, write_loss_trace
 
 pytestmark = pytest.mark.netns
 
@@ -41,12 +39,8 @@ def run(tmp_path_factory):
     write_bw_trace(d / "bw_down.json", [("20Mbps", 5), ("1bps", 2), ("10Mbps", 20)])
     write_loss_trace(d / "loss_down.json", [(0.0, LOSS_FROM), (LOSS_P, 30)])
     cfg = one_path_config(d, down_loss="loss_down.json")
-    nice: list[int] = []
-    watch = threading.Thread(target=_emulator_nice, args=(d / "run", nice), daemon=True)
-    watch.start()
     out = emulate.run(cfg, d / "run", {"kind": "measure", "flow": {"type": "duration", "duration_s": 13,
                                                                      "cc": "bbr"}})
-    watch.join(5)
     assert out.ok, out.errors
     phone = list(pcapio.read_tcp(d / "run" / "capture" / "phone_p1.pcap"))
     server = list(pcapio.read_tcp(d / "run" / "capture" / "server.pcap"))
@@ -58,22 +52,7 @@ def run(tmp_path_factory):
     # five runs with lags of 0-16 ms).
     syn_at_server = next(p.ts for p in server if p.dport == 5201)
     clock = syn_at_server - UP_DELAY_S
-    return {"dir": d / "run", "phone": phone, "server": server, "t0": t0, "clock": clock, "outcome": out,
-            "nice": nice}
-
-
-def _emulator_nice(run_dir, found):
-    """The nice value of the Rattan process of this run (field 19 of /proc/PID/stat)."""
-    end = time.monotonic() + 60
-    while not found and time.monotonic() < end:
-        for pid in processes_mentioning(f"{run_dir}/rattan.toml"):
-            try:
-                stat = open(f"/proc/{pid}/stat").read()
-                if stat.split(" (", 1)[1].split(")", 1)[0] == "rattan":
-                    found.append(int(stat.rsplit(")", 1)[1].split()[16]))
-            except (OSError, IndexError):
-                pass
-        time.sleep(0.05)
+    return {"dir": d / "run", "phone": phone, "server": server, "t0": t0, "clock": clock, "outcome": out}
 
 
 def _down_data(pkts):
@@ -118,12 +97,6 @@ def test_bandwidth_follows_the_trace(run):
     # late (4 ms in one of five runs), which moves the first packets of 7 s into bin 6: the same
     # 10 ms (0.2 Mbit at 20 Mbit/s) at both edges; a missing or shifted outage is far beyond
     assert bins[5] < 0.2e6 and bins[6] < 0.2e6, (bins[5], bins[6])
-
-
-def test_emulator_runs_ahead_of_other_work(run):
-    # At load 7 Rattan went unscheduled for 66 ms and its socket buffer overflowed: 52 packets
-    # lost before 7 s where the scenario has no loss (the check below); it runs at nice -10.
-    assert run["nice"] == [-10]
 
 
 def test_loss_share_and_one_way_delays(run):
