@@ -7,7 +7,7 @@
 //! TSecr, SACK blocks) and, when the connection carries no timestamps, the IPv4 ID. A
 //! retransmission gets a new TSval (Linux) or a new IP ID, so it stays distinct from its
 //! original; two packets that are still identical (two dupACKs in the same timestamp tick)
-//! are matched as a multiset (an arrival takes the newest copy waiting: a lost copy is the earlier one), which keeps counts exact.
+//! are matched as a multiset, first sent ↔ first seen, which keeps counts exact.
 //!
 //! Matching is symmetric, because which capture shows a packet first depends on the clock
 //! offset: a packet looks for its twin among the other capture's pending packets and waits
@@ -150,13 +150,6 @@ impl Twins {
         self.first == NO_TWIN && self.more_is_empty()
     }
 
-    /// The newest entry.
-    fn pop_back(&mut self) -> Option<u64> {
-        if let Some(gi) = self.more.as_mut().and_then(|m| m.pop_back()) {
-            return Some(gi);
-        }
-        (self.first != NO_TWIN).then(|| std::mem::replace(&mut self.first, NO_TWIN))
-    }
 
     /// Remove `gi`; whether it was there.
     fn remove(&mut self, gi: u64) -> bool {
@@ -311,11 +304,7 @@ impl PairFate {
         let gi_new = self.base[d] + self.log[d].len() as u64;
         let twin = match self.pending[d].entry(key) {
             Entry::Occupied(mut e) if e.get().tx != is_tx => {
-                // An arrival takes the newest identical transmission waiting: when a copy
-                // was lost it is the earlier one (the re-send went out because it vanished;
-                // a fast retransmit in the original's timestamp tick is identical to it).
-                // Arrivals waiting for their transmission are taken oldest first.
-                let gi = if is_tx { e.get_mut().pop_front() } else { e.get_mut().pop_back() };
+                let gi = e.get_mut().pop_front();
                 if e.get().is_empty() {
                     e.remove();
                 }
