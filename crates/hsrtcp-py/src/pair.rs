@@ -378,8 +378,8 @@ impl PairOut {
         keep_flows: bool,
         order: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (captures, flows, _) =
-            py.allow_threads(|| self.analyze_file(&path, name, vantage, id_base, &progress, order, None, None))?;
+        let (captures, flows, _, _) =
+            py.allow_threads(|| self.analyze_file(&path, name, vantage, id_base, &progress, order, None, None, false))?;
         self.file_result(py, captures, flows, keep_flows, order)
     }
 
@@ -427,9 +427,10 @@ impl PairOut {
             use_ip_id,
             cancel: Some(Arc::clone(&cancel_flag)),
             state_budget,
+            record_fates: self.packets,
             ..MatchOptions::default()
         };
-        let (rc, rs, done) = py.allow_threads(|| {
+        let (rc, rs, done, sent) = py.allow_threads(|| {
             let cancel = &*cancel_flag;
             let (tap_c, seg_c) = stream::tap();
             let (tap_s, seg_s) = stream::tap();
@@ -442,17 +443,38 @@ impl PairOut {
                     .name("hsrtcp-client".into())
                     .spawn_scoped(scope, || {
                         let name = names[0].clone();
-                        self.analyze_file(&client, name, Some("client".into()), client_id_base, &client_progress, client_order, Some(tap_c), Some(cancel))
+                        self.analyze_file(&client, name, Some("client".into()), client_id_base, &client_progress, client_order, Some(tap_c), Some(cancel), self.packets)
                     })
                     .expect("spawn analysis thread");
                 let name = names[1].clone();
-                let rs = self.analyze_file(&server, name, Some("server".into()), server_id_base, &server_progress, server_order, Some(tap_s), Some(cancel));
+                let rs = self.analyze_file(&server, name, Some("server".into()), server_id_base, &server_progress, server_order, Some(tap_s), Some(cancel), self.packets);
                 let rc = cli.join().unwrap_or_else(|_| Err(pyo3::exceptions::PyRuntimeError::new_err("internal error: analysis thread panicked")));
-                let m = matcher.join();
-                (rc, rs, m)
+                let mut m = matcher.join();
+                // The packets rows waited for the verdicts (packets.fate); then the files' turns end.
+                let mut sent = Ok(());
+                for (side, (r, order)) in [(&rc, client_order), (&rs, server_order)].into_iter().enumerate() {
+                    let s = self.sender.for_capture(order);
+                    if let (Ok(r), true) = (r, sent.is_ok()) {
+                        for b in &r.3 {
+                            let b = match m.as_mut() {
+                                Ok(m) => m.fates[side].apply(b),
+                                Err(_) => b.clone(),
+                            };
+                            sent = s.send("packets", b);
+                            if sent.is_err() {
+                                break;
+                            }
+                        }
+                    }
+                    if self.packets {
+                        s.done();
+                    }
+                }
+                (rc, rs, m, sent)
             })
         });
         let (rc, rs) = (rc?, rs?);
+        sent.map_err(crate::write_error)?;
         let mut r = done.map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("internal error: matcher thread panicked"))?;
         // The readers counted the records and saw the errors the matcher's own reading did.
         for (side, st) in [&rc.2, &rs.2].into_iter().enumerate() {
@@ -616,9 +638,13 @@ impl PairOut {
         order: usize,
         tap: Option<stream::Tap>,
         cancel: Option<&std::sync::atomic::AtomicBool>,
-    ) -> PyResult<(Vec<RecordBatch>, Vec<RecordBatch>, stream::CaptureStats)> {
+        hold_packets: bool,
+    ) -> PyResult<(Vec<RecordBatch>, Vec<RecordBatch>, stream::CaptureStats, Vec<RecordBatch>)> {
         let sender = self.sender.for_capture(order);
         let (mut captures, mut flows, mut failed, mut bad) = (Vec::new(), Vec::new(), None, None);
+        // With `hold_packets` the `packets` rows are kept and the capture's turn left open:
+        // the caller sends them with the matcher's verdicts, then ends the turn.
+        let mut held = Vec::new();
         let info = CaptureInfo { name, vantage, id_base, truncated: false, packets: self.packets };
         let r = crate::run_capture_cancellable(path, info, progress, SEND_ROWS, &mut |name, b| {
             let b = match name {
@@ -637,13 +663,19 @@ impl PairOut {
                     bad.get_or_insert(e);
                     b
                 }),
+                "packets" if hold_packets => {
+                    held.push(b);
+                    return;
+                }
                 _ => b,
             };
             if bad.is_none() && failed.is_none() {
                 failed = sender.send(name, b).err();
             }
         }, tap, cancel);
-        sender.done();
+        if !hold_packets {
+            sender.done();
+        }
         if let Some(e) = bad {
             return Err(pyo3::exceptions::PyRuntimeError::new_err(format!("internal error: {e}")));
         }
@@ -651,7 +683,7 @@ impl PairOut {
         if let Some(e) = failed {
             return Err(crate::write_error(e));
         }
-        Ok((captures, flows, stats))
+        Ok((captures, flows, stats, held))
     }
 
     /// What `analyze` returns for one file; its flows rows are kept for the matched rows.

@@ -19,7 +19,7 @@ use crate::table::{col, required, schema_of, str_column, ColType, ColumnDef};
 use crate::wire::Segment;
 
 /// Schema version of `packets` (docs/formats/packets.md).
-pub const PACKETS_VERSION: u32 = 1;
+pub const PACKETS_VERSION: u32 = 2;
 
 pub const PACKET_COLUMNS: &[ColumnDef] = &[
     required("flow_id", ColType::U64, "flow the segment belongs to (flows.flow_id)"),
@@ -39,6 +39,7 @@ pub const PACKET_COLUMNS: &[ColumnDef] = &[
     col("retrans", ColType::Str, "the segment is a retransmission, of this class: fast, sack_refill, rto, tlp, unclassified (as flows.retrans_*; events kind retransmission); null if not"),
     col("note", ColType::Str, "other verdicts on a data segment: reordering, late_original (reordering: an original overtaken by its own re-send), network_duplicate, window_probe, undecided (receiver: re-send or new data, flows.retransmissions_undecided); null if none"),
     col("dupack", ColType::Bool, "for a segment with the ACK flag: counted as a DupACK (flows.dupacks); null for a receiver-side DupACK candidate decided at later data (flows.dupacks_undecided) and without the ACK flag"),
+    col("fate", ColType::Str, "two-vantage runs: the matcher's verdict on this packet (docs/two-vantage.md): delivered, lost, ack_lost, capture_lost at the sender's capture; delivered, sender_missed at the receiver's; unknown near a capture's ends; null if not judged (single capture, connection not paired)"),
 ];
 
 /// Retransmission classes, notes and DupACK verdicts as stored in a [`Row`] (0: none).
@@ -221,6 +222,8 @@ impl PacketRows {
                 BooleanBuffer::from(rows.iter().map(|r| has(r, Has::DUPACK)).collect::<Vec<_>>()),
                 valid(rows, Has::DUPACK_KNOWN),
             )),
+            // (set by the matcher's verdicts in a two-vantage run: matcher::fate::FrameFates)
+            arrow_array::new_null_array(&arrow_schema::DataType::Utf8, n),
         ];
         self.rows.clear();
         self.sack.clear();

@@ -24,7 +24,7 @@ use crate::capture::CaptureReader;
 use crate::flow::event::{nanos_to_s, write_event, EVENT_COLUMNS};
 use crate::flow::Dir;
 use crate::matcher::clock::{ClockEstimator, ClockFit};
-use crate::matcher::fate::{PairFate, Spans};
+use crate::matcher::fate::{record_fates, FrameFates, PairFate, Spans};
 use crate::matcher::metrics::{
     spurious_events, tally, write_loss_series, write_metrics, Replay, MATCH_COLUMNS, MATCH_SERIES_COLUMNS,
 };
@@ -87,6 +87,8 @@ pub struct MatchOptions {
     pub cancel: Option<Arc<AtomicBool>>,
     /// Bytes of held packets above which windows close early ([`MATCH_STATE_BUDGET`]).
     pub state_budget: usize,
+    /// Keep every judged record's verdict ([`PairResult::fates`], for `packets.fate`).
+    pub record_fates: bool,
 }
 
 impl Default for MatchOptions {
@@ -104,6 +106,7 @@ impl Default for MatchOptions {
             pipeline_min: PIPELINE_MIN,
             cancel: None,
             state_budget: MATCH_STATE_BUDGET,
+            record_fates: false,
         }
     }
 }
@@ -148,6 +151,9 @@ pub struct PairResult {
     pub client_only: u64,
     pub server_only: u64,
     pub budget: BudgetCuts,
+    /// Verdict per record of the client's and the server's capture (`MatchOptions::record_fates`;
+    /// empty otherwise).
+    pub fates: [FrameFates; 2],
 }
 
 struct Pair {
@@ -182,6 +188,7 @@ struct Matcher {
     /// Segments buffered by connections that have no partner yet.
     buffered: usize,
     budget: BudgetCuts,
+    fates: [FrameFates; 2],
 }
 
 impl Matcher {
@@ -204,6 +211,7 @@ impl Matcher {
             series: TableBuilder::new(&[MATCH_SERIES_COLUMNS]),
             buffered: 0,
             budget: BudgetCuts::default(),
+            fates: Default::default(),
         }
     }
 
@@ -422,6 +430,7 @@ impl Matcher {
     /// its metrics, in chunks.
     fn feed_settled(&mut self, i: usize, upto: Nanos, last: bool, fit: &ClockFit, spans: &Spans) {
         let (lag, chunk) = (self.window, self.opts.feed_chunk.max(1));
+        let (record, fates) = (self.opts.record_fates, &mut self.fates);
         let p = &mut self.pairs[i];
         let payload = p.fate.payload;
         let bin0 = sender_first_ts(&self.trackers, p.conn, payload);
@@ -431,6 +440,9 @@ impl Matcher {
             let batch = p.fate.take(upto, self.offset, spans, last, chunk, snd);
             if batch[0].is_empty() && batch[1].is_empty() {
                 break;
+            }
+            if record {
+                record_fates(fates, &batch);
             }
             replay.feed(&batch, fit);
         }
@@ -486,6 +498,7 @@ impl Matcher {
         self.next_id += 1;
         let lag = self.window;
         let chunk = self.opts.feed_chunk.max(1);
+        let (record, fates) = (self.opts.record_fates, &mut self.fates);
         let pair = &mut self.pairs[i];
         pair.fate.settle(Nanos::MAX, self.offset);
         let payload = pair.fate.payload;
@@ -497,6 +510,9 @@ impl Matcher {
         // in chunks: the copies handed to the replay stay small
         let mut take = || {
             let batch = pair.fate.take(Nanos::MAX, offset, &spans, true, chunk, snd);
+            if record {
+                record_fates(fates, &batch);
+            }
             (!(batch[0].is_empty() && batch[1].is_empty())).then_some(batch)
         };
         if pipelined {
@@ -570,6 +586,7 @@ impl Matcher {
             client_only: only[0],
             server_only: only[1],
             budget: self.budget,
+            fates: self.fates,
         }
     }
 }
@@ -830,7 +847,8 @@ impl Iterator for FileSegments {
             match r.next_frame() {
                 Ok(Some(frame)) => {
                     self.packets += 1;
-                    if let Decoded::Tcp(seg) = decode(&frame) {
+                    if let Decoded::Tcp(mut seg) = decode(&frame) {
+                        seg.frame = frame.index as u32;
                         return Some(seg);
                     }
                 }

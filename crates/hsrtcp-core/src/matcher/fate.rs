@@ -69,6 +69,9 @@ pub struct Pkt {
     pub len: u32,
     pub flags: u8,
     pub fate: Fate,
+    /// Record numbers (`Segment::frame`) in the sender's and the receiver's capture; 0: not
+    /// seen there (or not read from a file).
+    pub frame: [u32; 2],
 }
 
 impl Pkt {
@@ -146,6 +149,7 @@ impl Twins {
     fn is_empty(&self) -> bool {
         self.first == NO_TWIN && self.more_is_empty()
     }
+
 
     /// Remove `gi`; whether it was there.
     fn remove(&mut self, gi: u64) -> bool {
@@ -320,8 +324,10 @@ impl PairFate {
             let p = self.at(d, gi).expect("pending packets are held");
             if is_tx {
                 p.tx_ts = seg.ts;
+                p.frame[0] = seg.frame;
             } else {
                 p.rx_ts = seg.ts;
+                p.frame[1] = seg.frame;
             }
             p.fate = Fate::Delivered;
             let (tx, rx) = (p.tx_ts, p.rx_ts);
@@ -339,6 +345,7 @@ impl PairFate {
             len: seg.payload_len,
             flags,
             fate: Fate::Pending,
+            frame: if is_tx { [seg.frame, 0] } else { [0, seg.frame] },
         });
         self.fifo[d].push_back((gi_new, key, is_tx));
         self.waiting[d] += 1;
@@ -538,6 +545,98 @@ fn absorb(next: &mut i64, above: &mut Vec<(i64, i64)>) {
         });
         if above.len() == before {
             break;
+        }
+    }
+}
+
+/// The verdicts written per capture record (`packets.fate`, docs/formats/packets.md), index
+/// = code in [`FrameFates`]. At the sender's capture: delivered, lost (a transmission that
+/// is not a pure ACK), ack_lost (a pure ACK: M9's numerator), capture_lost, unknown; at the
+/// receiver's capture: delivered, sender_missed, unknown.
+pub const FATE_NAMES: [&str; 6] = ["delivered", "lost", "ack_lost", "capture_lost", "sender_missed", "unknown"];
+
+/// The matcher's verdict on each record of one capture it judged: (frame, code in
+/// [`FATE_NAMES`]). Frames are `Segment::frame` (mod 2^32, as the segments carry them).
+#[derive(Clone, Debug, Default)]
+pub struct FrameFates {
+    v: Vec<(u32, u8)>,
+    sorted: bool,
+}
+
+impl FrameFates {
+    pub fn len(&self) -> usize {
+        self.v.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.v.is_empty()
+    }
+
+    fn push(&mut self, frame: u32, code: u8) {
+        // (0: the segment was not read from a file)
+        if frame != 0 {
+            self.v.push((frame, code));
+            self.sorted = false;
+        }
+    }
+
+    /// Verdict of record `frame` (its name), if judged.
+    pub fn get(&mut self, frame: u64) -> Option<&'static str> {
+        if !self.sorted {
+            self.v.sort_unstable_by_key(|e| e.0);
+            self.sorted = true;
+        }
+        let f = frame as u32;
+        if frame == 0 {
+            return None;
+        }
+        let i = self.v.partition_point(|e| e.0 < f);
+        self.v.get(i).filter(|e| e.0 == f).map(|e| FATE_NAMES[e.1 as usize])
+    }
+
+    /// Counts per code (tests, and the witness against the matched row's counters).
+    pub fn counts(&self) -> [u64; 6] {
+        let mut c = [0; 6];
+        for e in &self.v {
+            c[e.1 as usize] += 1;
+        }
+        c
+    }
+
+    /// `batch` (of the `packets` table, one capture's rows) with its `fate` column set from
+    /// these verdicts by `frame`; rows not judged stay null.
+    pub fn apply(&mut self, batch: &arrow_array::RecordBatch) -> arrow_array::RecordBatch {
+        use arrow_array::{Array, ArrayRef, StringArray, UInt64Array};
+        let schema = batch.schema();
+        let (Ok(fi), Ok(ki)) = (schema.index_of("frame"), schema.index_of("fate")) else { return batch.clone() };
+        let Some(frames) = batch.column(fi).as_any().downcast_ref::<UInt64Array>() else { return batch.clone() };
+        let col: StringArray = (0..frames.len()).map(|r| if frames.is_valid(r) { self.get(frames.value(r)) } else { None }).collect();
+        let mut cols: Vec<ArrayRef> = batch.columns().to_vec();
+        cols[ki] = std::sync::Arc::new(col);
+        arrow_array::RecordBatch::try_new(schema, cols).expect("same schema, fate is a nullable string")
+    }
+}
+
+/// Record the final verdicts of `batch` (from [`PairFate::take`]) per capture:
+/// `out[Side::idx()]`.
+pub fn record_fates(out: &mut [FrameFates; 2], batch: &[Vec<Pkt>; 2]) {
+    for dir in [Dir::C2S, Dir::S2C] {
+        let tx = sender_side(dir);
+        for p in &batch[dir.idx()] {
+            let at_tx = match p.fate {
+                Fate::Delivered => 0,
+                Fate::Lost if p.pure_ack() => 2,
+                Fate::Lost => 1,
+                Fate::CaptureLost => 3,
+                _ => 5,
+            };
+            let at_rx = match p.fate {
+                Fate::Delivered => 0,
+                Fate::SenderMissed => 4,
+                _ => 5,
+            };
+            out[tx.idx()].push(p.frame[0], at_tx);
+            out[tx.other().idx()].push(p.frame[1], at_rx);
         }
     }
 }
