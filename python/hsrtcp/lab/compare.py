@@ -407,8 +407,10 @@ def write(c: Comparison, out: Path, figures: bool = True) -> list[str]:
 def fairness(bundle: Path) -> dict | None:
     """Each flow's share of a fairness run's bytes (concurrent flows with ``ccs``, one congestion
     control each, on one bottleneck) and Jain's index (Σx)² / (n·Σx²) over the flows' bytes;
-    None for a run with a single flow. Bytes are what the server sent (server/flows.jsonl)."""
-    path = Path(bundle) / "server" / "flows.jsonl"
+    None for a run with a single flow. Bytes are what the server sent (its flows.jsonl)."""
+    path = Path(bundle) / "server_flows.jsonl"  # a campaign bundle; an emulate run below
+    if not path.is_file():
+        path = Path(bundle) / "server" / "flows.jsonl"
     try:
         rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
     except (OSError, ValueError) as exc:

@@ -67,3 +67,16 @@ def test_compare_fairness_against_the_phone_capture(tmp_path):
     for x, s in zip(f["flows"], share_rx):
         assert abs(x["share"] - s) < 0.05, (x, s)
     assert f["jain"] == pytest.approx(rx.sum() ** 2 / (2 * (rx ** 2).sum()), abs=0.05)
+
+
+def test_fairness_reads_a_campaign_bundles_server_flows(tmp_path):
+    from hsrtcp.lab import compare
+
+    rows = [{"request": {"kind": "tcp", "label": "vs-cubic-0-hsrbbr"}, "cc": "hsrbbr", "bytes_sent": 3_000_000},
+            {"request": {"kind": "tcp", "label": "vs-cubic-1-cubic"}, "cc": "cubic", "bytes_sent": 1_000_000}]
+    (tmp_path / "server_flows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    f = compare.fairness(tmp_path)
+    assert [x["share"] for x in f["flows"]] == [0.75, 0.25]
+    assert f["jain"] == pytest.approx(16 / (2 * 10))  # (3+1)^2 / (2 (9+1))
+    (tmp_path / "server_flows.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    assert compare.fairness(tmp_path) is None
