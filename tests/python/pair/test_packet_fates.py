@@ -1,4 +1,4 @@
-"""packets.fate (docs/formats/packets.md, version 2): the matcher's verdict on every packet
+"""packets.fate (docs/formats/packets.md, "Fates"): the matcher's verdict on every packet
 of a pair, per capture record.
 
 Witnesses: the matched row's own counters (p_d's and p_a's numerators and denominators,

@@ -19,7 +19,8 @@ use crate::table::{col, required, schema_of, str_column, ColType, ColumnDef};
 use crate::wire::Segment;
 
 /// Schema version of `packets` (docs/formats/packets.md).
-pub const PACKETS_VERSION: u32 = 2;
+/// (The fate column was added without raising it: adding a column keeps a version, hsrtcp.versions.)
+pub const PACKETS_VERSION: u32 = 1;
 
 pub const PACKET_COLUMNS: &[ColumnDef] = &[
     required("flow_id", ColType::U64, "flow the segment belongs to (flows.flow_id)"),
