@@ -68,15 +68,24 @@ def flow_packets(res: Results, row: dict) -> dict[str, pl.DataFrame] | None:
     the other direction's segments with the ACK flag, both in capture order."""
     if not res.has("packets"):
         return None
-    p = res.read("packets", PACKETS, row["flow_id"])
+    p = res.read("packets", PACKETS, row["flow_id"], optional=["fate"])
     t0, data_dir = row["first_ts"], row["data_dir"]
+    if "fate" not in p.columns:  # results written before the fate column
+        p = p.with_columns(fate=pl.lit(None, dtype=pl.String))
     data = (p.filter((pl.col("dir") == data_dir) & (pl.col("len") > 0))
             .select(t=pl.col("ts") - t0, s0=pl.col("seq").cast(pl.Float64),
                     s1=(pl.col("seq") + pl.col("len").cast(pl.Int64)).cast(pl.Float64), retrans="retrans"))
     acks = (p.filter((pl.col("dir") != data_dir) & pl.col("ack").is_not_null())
             .select(t=pl.col("ts") - t0, ack=pl.col("ack").cast(pl.Float64),
                     edge=(pl.col("ack") + pl.col("window").cast(pl.Int64)).cast(pl.Float64)))
-    return {"data": data, "acks": acks}
+    # the matcher's verdicts (pair runs only; null elsewhere): data segments lost in the
+    # network, and pure ACKs that never arrived (in the ACK sender's capture: the phone's)
+    lost = (p.filter((pl.col("dir") == data_dir) & (pl.col("len") > 0) & (pl.col("fate") == "lost"))
+            .select(t=pl.col("ts") - t0, s0=pl.col("seq").cast(pl.Float64)))
+    ack_lost = (p.filter((pl.col("dir") != data_dir) & (pl.col("fate") == "ack_lost") & pl.col("ack").is_not_null())
+                .select(t=pl.col("ts") - t0, ack=pl.col("ack").cast(pl.Float64)))
+    return {"data": data, "acks": acks, "lost": lost, "ack_lost": ack_lost,
+            "has_fates": bool(p["fate"].is_not_null().any())}
 
 
 def steps(t: np.ndarray, y: np.ndarray, end: float | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -335,7 +344,9 @@ def _draw_segments(res: Results, row: dict, events: pl.DataFrame, retx: pl.DataF
                                      lo, hi)
         _ticks(ax, t, s0, s1, OKABE_ITO["black"],
                f"data segments: lowest to highest byte per pixel column ({seen.height:,} segments)", "seg-envelope")
-    if fates is not None and data.height:
+    if pk["has_fates"]:
+        draw_packet_fates(ax, pk, div)
+    elif fates is not None and data.height:
         # the highest byte sent by each time: a measurement, where the bins' losses are marked
         d = data.sort("t")
         drawn = d["t"].to_numpy(), np.maximum.accumulate(d["s1"].to_numpy())
@@ -365,3 +376,20 @@ def draw_fates(ax, fates: pl.DataFrame, t_line: np.ndarray, y_line: np.ndarray, 
     ax.scatter(t, y, s=8 + 6 * np.sqrt(n), marker="x", color=OKABE_ITO["vermillion"], linewidths=0.8, zorder=4,
                label=f"lost in the network (matcher): {total:,} of {sent:,} data packets, per 1-s bin",
                gid="matcher-lost")
+
+
+def draw_packet_fates(ax, pk: dict, div: float) -> None:
+    """The matcher's verdicts per packet (the packets table's ``fate``): a cross at (time, seq)
+    for each data segment lost in the network, an open triangle at (time, ack) for each pure ACK
+    lost (these rows are in the ACK sender's capture, so only a graph of that capture's
+    flow has them). Every one is drawn, also when the segments are shown as envelopes."""
+    lost, ack_lost = pk["lost"], pk["ack_lost"]
+    if lost.height:
+        ax.scatter(lost["t"].to_numpy(), lost["s0"].to_numpy() / div, s=14, marker="x", color=OKABE_ITO["vermillion"],
+                   linewidths=0.8, zorder=6, gid="fate-lost",
+                   label=f"lost in the network (matcher): {lost.height:,} data segments, at (time, seq)")
+    if ack_lost.height:
+        ax.scatter(ack_lost["t"].to_numpy(), ack_lost["ack"].to_numpy() / div, s=12, marker="v", facecolors="none",
+                   edgecolors=OKABE_ITO["orange"],
+                   linewidths=0.7, zorder=5, gid="fate-ack-lost",
+                   label=f"ACK lost in the network (matcher): {ack_lost.height:,}, at (time, ack)")
