@@ -27,7 +27,7 @@ import polars as pl
 from hsrtcp.atomic import write_file
 from hsrtcp.report import assets
 from hsrtcp.report.charts import PALETTE, chart, clean, colour, ecdf, series, sig
-from hsrtcp.report.flow_detail import EMBED_MAX, PACKET_COLUMNS, PACKETS_HINT, flow_charts
+from hsrtcp.report.flow_detail import EMBED_MAX, PACKET_COLUMNS, PACKET_OPTIONAL, PACKETS_HINT, flow_charts
 from hsrtcp.report.inputs import ResultsData, StudyData, load_results, load_study
 from hsrtcp.results import no_nulls, with_names
 from hsrtcp.schemas import class_rank
@@ -210,7 +210,8 @@ def _detail_packets(res: ResultsData, f: pl.DataFrame, ids: pl.Series, parts) ->
     from hsrtcp.results import ResultsDir
 
     # through the results reader: a packets table of a newer version or without a column is refused
-    return parts(ResultsDir(res.path).scan("packets", PACKET_COLUMNS), PACKET_COLUMNS), None
+    return parts(ResultsDir(res.path).scan("packets", PACKET_COLUMNS, optional=PACKET_OPTIONAL),
+                 PACKET_COLUMNS + PACKET_OPTIONAL), None
 
 
 def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) -> list[dict]:

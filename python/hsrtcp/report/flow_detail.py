@@ -103,6 +103,11 @@ def _col(df: pl.DataFrame, name: str) -> np.ndarray:
 
 #: packets table columns the drill-down's time–sequence graph reads (docs/formats/packets.md)
 PACKET_COLUMNS = ["flow_id", "ts", "dir", "seq", "ack", "len", "window", "retrans"]
+#: read when present: the matcher's per-packet verdict (pair runs)
+PACKET_OPTIONAL = ["fate"]
+#: marks of the matcher's per-packet losses: a cross per lost data segment, a triangle per lost ACK
+LOST_COLOUR = PALETTE["vermillion"]
+ACK_LOST_COLOUR = PALETTE["orange"]
 #: up to this many data segments in the visible window each is drawn (as `hsrtcp plot tsg`)
 SEGMENTS_MAX = 3000
 #: segments plus ACKs of one flow embedded at most (about 10 bytes each: 2.5 M < 20 MB of HTML)
@@ -123,17 +128,25 @@ def packet_segments(packets: pl.DataFrame, flow: dict) -> dict | None:
     if data_dir is None:
         return None
     p = packets.sort("ts", maintain_order=True)
+    if "fate" not in p.columns:  # results written before the fate column
+        p = p.with_columns(fate=pl.lit(None, dtype=pl.String))
     us = ((pl.col("ts") - float(flow["first_ts"])) * 1e6).round().cast(pl.Int64)
     d = p.filter((pl.col("dir") == data_dir) & (pl.col("len") > 0)).select(t=us, seq="seq",
-                                                                             len=pl.col("len").cast(pl.Int64), rx="retrans")
-    a = p.filter((pl.col("dir") != data_dir) & pl.col("ack").is_not_null()).select(t=us, ack="ack", win="window")
+                                                                             len=pl.col("len").cast(pl.Int64), rx="retrans",
+                                                                             fate="fate")
+    a = p.filter((pl.col("dir") != data_dir) & pl.col("ack").is_not_null()).select(t=us, ack="ack", win="window",
+                                                                                   fate="fate")
     if d.height + a.height == 0:
         return None
     t, seq, ln = (d.get_column(c).to_numpy() for c in ("t", "seq", "len"))
     prev_end = np.r_[0, (seq + ln)[:-1]]
     rx = d.with_row_index("i").filter(pl.col("rx").is_not_null())
     win = a.get_column("win")
-    return {
+    # the matcher's verdicts (pair runs): indices of data segments lost in the network and of
+    # pure ACKs lost (those rows are in the ACK sender's capture, the phone's)
+    lost_i = d.with_row_index("i").filter(pl.col("fate") == "lost").get_column("i").to_list()
+    ack_lost_i = a.with_row_index("i").filter(pl.col("fate") == "ack_lost").get_column("i").to_list()
+    out = {
         "data": {"dt": np.diff(t, prepend=0).tolist(), "ds": (seq - prev_end).tolist(), "len": ln.tolist(),
                  "rx_i": rx.get_column("i").to_list(), "rx_c": rx.get_column("rx").to_list()},
         "acks": {"dt": np.diff(a.get_column("t").to_numpy(), prepend=0).tolist(),
@@ -141,6 +154,9 @@ def packet_segments(packets: pl.DataFrame, flow: dict) -> dict | None:
                  "win": None if win.null_count() or not a.height else np.diff(win.cast(pl.Int64).to_numpy(), prepend=0).tolist()},
         "max_exact": SEGMENTS_MAX, "colors": RETRANS_COLOURS,
     }
+    if p.get_column("fate").is_not_null().any():
+        out["fates"] = {"lost_i": lost_i, "ack_lost_i": ack_lost_i, "color": LOST_COLOUR, "ack_color": ACK_LOST_COLOUR}
+    return out
 
 
 def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFrame | None,
@@ -240,7 +256,9 @@ def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFr
                                       clean(awnd_edge), PALETTE["green"], "line"))
         notes.append("time–sequence graph: lines per 1-s bin, not per segment: "
                      + (packets_note or f"no packets table in the results; {PACKETS_HINT}"))
-    if fates is not None and "data_lost" in fates.columns and fates.height:
+    if segs is not None and "fates" in segs:
+        pass  # every lost segment is marked from the packets table (static/report.js, drawFates)
+    elif fates is not None and "data_lost" in fates.columns and fates.height:
         lost = fates.filter(pl.col("data_lost").fill_null(0) > 0).sort("bin")
         if lost.height:
             # the tables count the lost segments per bin, not which: one point per bin on the ACK line

@@ -425,7 +425,9 @@
     if (n) extX.push(t[0], t[n - 1]);
     if (ta.length) extX.push(ta[0], ta[ta.length - 1]);
     return { n: n, na: ta.length, t: t, s0: s0, s1: s1, rx: rx, ta: ta, ack: ack, edge: edge, extX: extX,
-             extY: extY[0] <= extY[1] ? extY : [], max: sp.max_exact, colors: sp.colors };
+             extY: extY[0] <= extY[1] ? extY : [], max: sp.max_exact, colors: sp.colors,
+             lost: sp.fates ? sp.fates.lost_i : [], ackLost: sp.fates ? sp.fates.ack_lost_i : [],
+             lostColor: sp.fates ? sp.fates.color : null, ackLostColor: sp.fates ? sp.fates.ack_color : null };
   }
   function lowerBound(a, v) {  // first index with a[i] >= v
     let lo = 0, hi = a.length;
@@ -438,6 +440,7 @@
   // first, lowest, highest and last value when the view holds more than 2 × seg.max ACKs.
   function drawSegments(u, seg, drawn) {
     drawn.segments.length = 0; drawn.ack.length = 0; drawn.edge.length = 0;
+    drawn.lost = []; drawn.ackLost = [];
     const ctx = u.ctx, dpr = devicePixelRatio, top = u.bbox.top, left = u.bbox.left, w = u.bbox.width;
     const xmin = u.scales.x.min, xmax = u.scales.x.max;
     ctx.save();
@@ -476,7 +479,33 @@
     }
     stepLine(u, seg.ta, seg.ack, "#0072B2", 1.5 * dpr, drawn.ack, xmin, xmax, seg.max);
     if (seg.edge) stepLine(u, seg.ta, seg.edge, "#009E73", dpr, drawn.edge, xmin, xmax, seg.max);
+    drawFates(u, seg, drawn, xmin, xmax);
     ctx.restore();
+  }
+  // The matcher's verdicts (pair runs): every lost data segment a cross at (time, seq), every
+  // lost pure ACK an open triangle at (time, ack), also when the segments are envelopes.
+  function drawFates(u, seg, drawn, xmin, xmax) {
+    const ctx = u.ctx, dpr = devicePixelRatio, r = 3 * dpr;
+    const inView = (t) => t >= xmin && t <= xmax + 1e-9;
+    ctx.lineWidth = 1.2 * dpr;
+    ctx.strokeStyle = seg.lostColor;
+    ctx.beginPath();
+    for (const i of seg.lost) {
+      if (!inView(seg.t[i])) continue;
+      const x = u.valToPos(seg.t[i], "x", true), y = u.valToPos(seg.s0[i], "y", true);
+      ctx.moveTo(x - r, y - r); ctx.lineTo(x + r, y + r); ctx.moveTo(x - r, y + r); ctx.lineTo(x + r, y - r);
+      drawn.lost.push({ i: i, t: seg.t[i], s0: seg.s0[i], x: x, y: y });
+    }
+    ctx.stroke();
+    ctx.strokeStyle = seg.ackLostColor;
+    ctx.beginPath();
+    for (const i of seg.ackLost) {
+      if (!inView(seg.ta[i])) continue;
+      const x = u.valToPos(seg.ta[i], "x", true), y = u.valToPos(seg.ack[i], "y", true);
+      ctx.moveTo(x - r, y - r); ctx.lineTo(x + r, y - r); ctx.lineTo(x, y + r); ctx.closePath();
+      drawn.ackLost.push({ i: i, t: seg.ta[i], ack: seg.ack[i], x: x, y: y });
+    }
+    ctx.stroke();
   }
   function stepLine(u, t, y, colour, width, out, xmin, xmax, max) {
     if (!t.length) return;
@@ -524,7 +553,11 @@
       htmlText += `<span class="segments-legend"><i style="background:#000000"></i>data segment, seq to seq + len (${sg.data.dt.length}; ` +
         `each drawn up to ${sg.max_exact} in view, else per pixel column its lowest to highest byte)</span>` +
         `<span><i style="background:#0072B2"></i>cumulative ACK, step per ACK (${sg.acks.dt.length})</span>` +
-        (sg.acks.win ? `<span><i style="background:#009E73"></i>advertised window edge: ACK + window, per ACK</span>` : "");
+        (sg.acks.win ? `<span><i style="background:#009E73"></i>advertised window edge: ACK + window, per ACK</span>` : "") +
+        (sg.fates ? `<span class="fate-legend" data-fate="lost"><i style="background:${sg.fates.color}"></i>× lost in the network (matcher): ` +
+          `${sg.fates.lost_i.length} data segments, at (time, seq)</span>` +
+          (sg.fates.ack_lost_i.length ? `<span class="fate-legend" data-fate="ack_lost"><i style="background:${sg.fates.ack_color}"></i>` +
+            `▽ ACK lost in the network (matcher): ${sg.fates.ack_lost_i.length}, at (time, ack)</span>` : "") : "");
     }
     classes.forEach((c, k) => { htmlText += `<span><i style="background:${c}"></i>retransmission: ${esc(k)} (${spec.marks.filter((m) => m.cls === k).length})</span>`; });
     for (const [cls, name] of [["sack", "SACK block"], ["dsack", "D-SACK block"]]) {
