@@ -102,6 +102,15 @@ def _window(ts: np.ndarray, a: float, b: float) -> tuple[int, int]:
     return max(i0, 0), i1
 
 
+_RUNLOG_COLUMNS = ("run_id", "ts", "speed_kmh", "carrier", "cid", "rat", "rsrp_dbm", "rsrq_db")
+
+
+def _codes(s: pl.Series, names: list[str]) -> np.ndarray:
+    """``s`` (strings) as the positions of its values in ``names``; null is -1."""
+    return s.replace_strict(names, list(range(len(names))), default=None,
+                            return_dtype=pl.Int32).fill_null(-1).to_numpy()
+
+
 class _RunLog:
     """One run's radio rows as sorted numpy arrays, per carrier and for speed."""
 
@@ -112,10 +121,12 @@ class _RunLog:
         self.all_ts = np.sort(radio["ts"].to_numpy())
         self.carriers = [c for c in radio["carrier"].unique(maintain_order=True).to_list() if c is not None]
         self.cells: dict[str, dict[str, np.ndarray]] = {}
+        self.rat_names: list[str] = [x for x in radio["rat"].unique(maintain_order=True).to_list() if x is not None]
         for c in self.carriers:
             r = radio.filter((pl.col("carrier") == c) & pl.col("cid").is_not_null()).sort("ts")
             self.cells[c] = {
-                "ts": r["ts"].to_numpy(), "rat": np.array(r["rat"].to_list(), dtype=object),
+                # RATs as codes into ``rat_names`` (-1: none), not one Python string a sample
+                "ts": r["ts"].to_numpy(), "rat": _codes(r["rat"], self.rat_names),
                 "rsrp": r["rsrp_dbm"].cast(pl.Float64).to_numpy(),
                 "rsrq": r["rsrq_db"].cast(pl.Float64).to_numpy(),
             }
@@ -164,14 +175,14 @@ def _one(log: _RunLog | None, carrier: str | None, preset: str | None, a: float,
             reasons.append("no cell sample before the flow's end")
         else:
             hole = _max_hole(cl["ts"][j0:j1 + 1], a, b)
-            rats = sorted({r for r in cl["rat"][j0:j1] if r is not None})
+            rats = sorted({log.rat_names[k] for k in np.unique(cl["rat"][j0:j1]) if k >= 0})
             row.update(rats=",".join(rats) or None, rat_change=len(rats) > 1)
             hts, inter, pp = log.handoffs[carrier]
             k0, k1 = int(np.searchsorted(hts, a, "left")), int(np.searchsorted(hts, b, "right"))
             n_inter = int(inter[k0:k1].sum())
             row.update(handoffs=k1 - k0, handoffs_inter=n_inter, handoffs_intra=k1 - k0 - n_inter,
                        ping_pongs=int(pp[k0:k1].sum()))
-            lte = np.array([r == "LTE" for r in cl["rat"][j0:j1]], dtype=bool)
+            lte = cl["rat"][j0:j1] == (log.rat_names.index("LTE") if "LTE" in log.rat_names else -2)
             rsrp, rsrq = cl["rsrp"][j0:j1], cl["rsrq"][j0:j1]
             lte_rsrp = rsrp[lte & ~np.isnan(rsrp)]
             if len(lte_rsrp):
@@ -202,6 +213,8 @@ def flow_context(flows: pl.DataFrame, radio: pl.DataFrame | None, handoffs: pl.D
     column: a flow is judged against its own run's log only."""
     logs: dict = {}
     if radio is not None and not radio.is_empty():
+        # only the columns _RunLog reads: grouping and sorting copy what they are given (issue 32)
+        radio = radio.select(c for c in _RUNLOG_COLUMNS if c in radio.columns)
         for (rid,), part in radio.group_by(["run_id"], maintain_order=True):
             h = handoffs.filter(pl.col("run_id").eq_missing(rid)) if handoffs is not None else None
             logs[rid] = _RunLog(part, h if h is not None else pl.DataFrame(schema={"carrier": pl.String,

@@ -66,6 +66,8 @@ def coverage(radio: pl.DataFrame) -> pl.DataFrame:
     if "run_id" not in radio.columns:
         radio = radio.with_columns(pl.lit(None, pl.String).alias("run_id"))
     rows = []
+    # only the columns read here: grouping copies what it is given (issue 32)
+    radio = radio.select("run_id", "carrier", "rat", "ts")
     for (rid,), part in radio.group_by(["run_id"], maintain_order=True):
         rows += _one_run(part, rid)
     return pl.DataFrame(rows, schema=COVERAGE_SCHEMA) if rows else pl.DataFrame(schema=COVERAGE_SCHEMA)

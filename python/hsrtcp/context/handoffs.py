@@ -84,6 +84,9 @@ def handoffs(radio: pl.DataFrame) -> pl.DataFrame:
     for c, t in (("arfcn", pl.Int64), ("generation", pl.String)):
         if c not in df.columns:
             df = df.with_columns(pl.lit(None, t).alias(c))
+    # only the columns a handoff row takes: the sort below copies what it is given (issue 32)
+    keep = ("run_id", "carrier", "ts", *_CELL, "source", "line")
+    df = df.select(c for c in keep if c in df.columns)
     df = df.filter(pl.col("cid").is_not_null() & pl.col("carrier").is_not_null())
     if df.is_empty():
         return pl.DataFrame(schema=HANDOFF_SCHEMA)
