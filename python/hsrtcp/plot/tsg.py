@@ -88,6 +88,34 @@ def flow_packets(res: Results, row: dict) -> dict[str, pl.DataFrame] | None:
             "has_fates": bool(p["fate"].is_not_null().any())}
 
 
+def phone_lost_acks(res: Results, row: dict) -> pl.DataFrame:
+    """A matched row's lost pure ACKs (t, ack): their rows are in the phone's capture (the
+    ACK sender's), so their times are mapped to the server clock with the matcher's fit,
+    θ(t) = clock_offset_s + drift × (t − the middle of the phone row), then made relative to
+    the drawn (server) row's first packet."""
+    empty = pl.DataFrame(schema={"t": pl.Float64, "ack": pl.Float64})
+    flows = res.read("flows", ["flow_id", "first_ts", "last_ts", "vantage"],
+                     optional=["client_flow_id", "server_flow_id", "clock_offset_s", "clock_drift_ppm"])
+    m = flows.filter(pl.col("flow_id") == row["via_flow_id"])
+    if m.is_empty() or not {"client_flow_id", "clock_offset_s"} <= set(m.columns):
+        return empty
+    m = m.row(0, named=True)
+    if m["client_flow_id"] is None or m["client_flow_id"] == row["flow_id"] or m["clock_offset_s"] is None:
+        return empty
+    c = flows.filter(pl.col("flow_id") == m["client_flow_id"])
+    if c.is_empty():
+        return empty
+    c = c.row(0, named=True)
+    p = res.read("packets", ["flow_id", "ts", "dir", "ack"], c["flow_id"], optional=["fate"])
+    if "fate" not in p.columns:
+        return empty
+    mid = (c["first_ts"] + c["last_ts"]) / 2
+    drift = (m.get("clock_drift_ppm") or 0.0) * 1e-6
+    return (p.filter((pl.col("dir") != row["data_dir"]) & (pl.col("fate") == "ack_lost") & pl.col("ack").is_not_null())
+            .select(t=pl.col("ts") + m["clock_offset_s"] + drift * (pl.col("ts") - mid) - row["first_ts"],
+                    ack=pl.col("ack").cast(pl.Float64)))
+
+
 def steps(t: np.ndarray, y: np.ndarray, end: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The vertices of a step line holding each value until the next sample (the value
     changes at the sample's time), drawn out to ``end``: explicit corners, so the picture
@@ -243,6 +271,8 @@ def draw(res: Results, flow_id: int | None = None, view: tuple[float | None, flo
             fates = res.read("series", ["flow_id", "bin", "t_rel", "data_sent", "data_lost"], row["via_flow_id"])
     retx = overlays.retransmissions(events, row)
     pk = flow_packets(res, row)
+    if pk is not None and row.get("via_flow_id") is not None and pk["has_fates"] and not pk["ack_lost"].height:
+        pk["ack_lost"] = phone_lost_acks(res, row)
     if pk is not None and (pk["data"].height or pk["acks"].height):
         return _draw_segments(res, row, events, retx, fates, pk, view)
     series = res.read("series", SERIES, row["flow_id"])
@@ -381,8 +411,8 @@ def draw_fates(ax, fates: pl.DataFrame, t_line: np.ndarray, y_line: np.ndarray, 
 def draw_packet_fates(ax, pk: dict, div: float) -> None:
     """The matcher's verdicts per packet (the packets table's ``fate``): a cross at (time, seq)
     for each data segment lost in the network, an open triangle at (time, ack) for each pure ACK
-    lost (these rows are in the ACK sender's capture, so only a graph of that capture's
-    flow has them). Every one is drawn, also when the segments are shown as envelopes."""
+    lost (rows of the ACK sender's capture: on a matched row's graph the phone's, on the
+    server clock, :func:`phone_lost_acks`). Every one is drawn, also as envelopes."""
     lost, ack_lost = pk["lost"], pk["ack_lost"]
     if lost.height:
         ax.scatter(lost["t"].to_numpy(), lost["s0"].to_numpy() / div, s=14, marker="x", color=OKABE_ITO["vermillion"],

@@ -105,3 +105,53 @@ def test_single_capture_run_has_no_fate_marks(tmp_path_factory):
     fig = figure("tsg", out, None)
     gids = {c.get_gid() for c in fig.axes[0].collections}
     assert not gids & {"fate-lost", "fate-ack-lost", "matcher-lost"}, gids
+
+
+def test_matched_graph_shows_the_phones_lost_acks_on_the_server_clock(ack_blackout, tmp_path):
+    """The lost ACKs' rows are in the phone's capture; on the matched row's graph (the server's
+    packets) they are drawn at the server-clock time the matcher's clock fit gives. Witness
+    independent of that mapping's code: each lies in the server's ACK silence — no ACK the
+    server received by that time acknowledged more than the lost one did."""
+    flows = pl.read_parquet(ack_blackout / "flows.parquet")
+    m = flows.filter(pl.col("vantage") == "matched").row(0, named=True)
+    srv = flows.filter(pl.col("flow_id") == m["server_flow_id"]).row(0, named=True)
+    fig = figure("tsg", ack_blackout, m["flow_id"])
+    path = tmp_path / "tsg.svg"
+    save(fig, path)
+    ax = fig.axes[0]
+    got = np.asarray(next(c for c in ax.collections if c.get_gid() == "fate-ack-lost").get_offsets())
+    assert len(got) == m["lost_ack_packets"] == 22
+    check_marks(fig, path, "fate-ack-lost", got)  # the SVG holds each at its place
+    acks = pl.read_parquet(ack_blackout / "packets.parquet").filter(
+        (pl.col("flow_id") == srv["flow_id"]) & (pl.col("dir") != srv["data_dir"]) & pl.col("ack").is_not_null())
+    t_srv, a_srv = (acks["ts"] - srv["first_ts"]).to_numpy(), acks["ack"].to_numpy() / scale(ax)
+    for t, a in got:
+        assert a_srv[t_srv <= t].max(initial=0) <= a + 1e-12
+    # and the server received no ACK at all between the first and the last lost one
+    assert not ((t_srv > got[:, 0].min()) & (t_srv < got[:, 0].max())).any()
+
+
+def test_lost_acks_sit_at_their_true_send_time_with_a_clock_offset(tmp_path_factory):
+    """twovantage_offset: the phone capture's clock was moved 1.234567 s on purpose (the lab's
+    metadata). Witness: hsrtcp.testing.truth's lost ACKs (dpkt reader, own matching) at their
+    send time on the true server clock (phone time minus the known offset)."""
+    import json
+
+    from hsrtcp.testing import truth
+
+    name = "twovantage_offset"
+    res = analyze(tmp_path_factory.mktemp("fates") / "offset", "--client", str(DATA / f"{name}.client.pcap"),
+                  "--server", str(DATA / f"{name}.server.pcap"), "--packets")
+    off = json.loads((DATA / f"{name}.json").read_text())["time_offset_s"]
+    tr = truth.compute(DATA / f"{name}.server.pcap", DATA / f"{name}.client.pcap", client_time_offset_s=off)
+    lost = [a for c in tr.connections for a in c.acks if not a.arrived]
+    flows = pl.read_parquet(res / "flows.parquet")
+    m = flows.filter(pl.col("vantage") == "matched").row(0, named=True)
+    srv = flows.filter(pl.col("flow_id") == m["server_flow_id"]).row(0, named=True)
+    assert len(lost) == m["lost_ack_packets"] == 17
+    ax = figure("tsg", res, m["flow_id"]).axes[0]
+    got = np.asarray(next(c for c in ax.collections if c.get_gid() == "fate-ack-lost").get_offsets())
+    want = np.array([(a.ts_sent - off - srv["first_ts"], a.ack / scale(ax)) for a in lost])
+    order = lambda a: a[np.lexsort((a[:, 1], a[:, 0]))]  # noqa: E731
+    np.testing.assert_allclose(order(got)[:, 0], order(want)[:, 0], atol=1e-4)  # the fit: within 0.1 ms
+    np.testing.assert_allclose(order(got)[:, 1], order(want)[:, 1], rtol=0, atol=1e-12)
