@@ -27,7 +27,8 @@ import polars as pl
 from hsrtcp.atomic import write_file
 from hsrtcp.report import assets
 from hsrtcp.report.charts import PALETTE, chart, clean, colour, ecdf, series, sig
-from hsrtcp.report.flow_detail import EMBED_MAX, PACKET_COLUMNS, PACKET_OPTIONAL, PACKETS_HINT, flow_charts
+from hsrtcp.report.flow_detail import (EMBED_MAX, PACKET_COLUMNS, PACKET_OPTIONAL, PACKETS_HINT, flow_charts,
+                                       phone_lost_acks)
 from hsrtcp.report.inputs import ResultsData, StudyData, load_results, load_study
 from hsrtcp.results import no_nulls, with_names
 from hsrtcp.schemas import class_rank
@@ -199,7 +200,7 @@ def _linked(f: pl.DataFrame, top_ids: list[int]) -> dict[int, int]:
     return out
 
 
-def _detail_packets(res: ResultsData, f: pl.DataFrame, ids: pl.Series, parts) -> tuple[dict, str | None]:
+def _detail_packets(res: ResultsData, f: pl.DataFrame, ids: pl.Series, parts, extra=()) -> tuple[dict, str | None]:
     """The drilled-down flows' rows of the packets table (``hsrtcp analyze --packets``), by
     flow_id, and why there are none (None when there are)."""
     path = Path(res.path) / "packets.parquet"
@@ -211,7 +212,7 @@ def _detail_packets(res: ResultsData, f: pl.DataFrame, ids: pl.Series, parts) ->
 
     # through the results reader: a packets table of a newer version or without a column is refused
     return parts(ResultsDir(res.path).scan("packets", PACKET_COLUMNS, optional=PACKET_OPTIONAL),
-                 PACKET_COLUMNS + PACKET_OPTIONAL), None
+                 PACKET_COLUMNS + PACKET_OPTIONAL, extra), None
 
 
 def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) -> list[dict]:
@@ -220,9 +221,14 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
     linked = _linked(f, top_ids)
     ids = pl.Series(list(dict.fromkeys([*top_ids, *linked.values()])), dtype=res.flows.schema["flow_id"])
 
-    def parts(lf: pl.LazyFrame, columns: list[str]) -> dict:
+    # a matched row's phone row: its lost ACKs (packets only)
+    phones = {fid: rows_cli for fid, rows_cli in zip(*f.filter(pl.col("flow_id").is_in(list(linked))).select(
+        "flow_id", "client_flow_id").get_columns()) if rows_cli is not None and rows_cli != linked[fid]} if linked else {}
+
+    def parts(lf: pl.LazyFrame, columns: list[str], extra=()) -> dict:
         have = lf.collect_schema().names()
-        df = lf.select([c for c in columns if c in have]).filter(pl.col("flow_id").is_in(ids.to_list())).collect()
+        want = ids.to_list() + list(extra)
+        df = lf.select([c for c in columns if c in have]).filter(pl.col("flow_id").is_in(want)).collect()
         return {k[0] if isinstance(k, tuple) else k: v for k, v in df.partition_by("flow_id", as_dict=True).items()}
 
     series_by = parts(res.series, ["flow_id", "bin", "t_rel", "bytes", "goodput_bytes", "retransmissions", "bif_max",
@@ -233,7 +239,7 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
     for ev in events_by.values():
         no_nulls(ev, ["ts"], str(res.path / "events.parquet"))  # every event has a time
     rtt_by = parts(res.rtt, ["flow_id", "ts", "dir", "method", "rtt_s"])
-    packets_by, packets_note = _detail_packets(res, f, ids, parts)
+    packets_by, packets_note = _detail_packets(res, f, ids, parts, phones.values())
     outages_by = {}
     if res.suspensions is not None:
         s = res.suspensions.with_columns(pl.col("flow_id").cast(res.flows.schema["flow_id"]))
@@ -279,8 +285,12 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
         if pk is not None and pk.height > EMBED_MAX:  # the report's size: `hsrtcp plot tsg` draws it
             pk, note = None, (f"{pk.height:,} packets, more than the report embeds ({EMBED_MAX:,}); "
                               f"`hsrtcp plot tsg --flow {src}` draws every segment")
+        other = None
+        if fid in phones and pk is not None:
+            phone = res.detail_rows(f, [phones[fid]]).row(0, named=True) if phones[fid] not in rows else rows[phones[fid]]
+            other = phone_lost_acks(row, phone, packets_by.get(phones[fid]))
         d = flow_charts(rows[src], series_by.get(src), events, rtt_by.get(src), hts, outages_by.get(fid), width,
-                        fates=verdicts, key=fid, truth=truth, packets=pk, packets_note=note)
+                        fates=verdicts, key=fid, truth=truth, packets=pk, packets_note=note, other_lost_acks=other)
         name = row.get("short_id") or f"flow {fid}"
         if src != fid:
             d["notes"].insert(0, f"{name} is a matched row (both captures): the charts show the packets of "

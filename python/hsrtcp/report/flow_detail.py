@@ -116,7 +116,20 @@ EMBED_MAX = 2_500_000
 PACKETS_HINT = "run `hsrtcp analyze --packets` (and report again) for every segment"
 
 
-def packet_segments(packets: pl.DataFrame, flow: dict) -> dict | None:
+def phone_lost_acks(matched: dict, phone: dict, packets: pl.DataFrame | None) -> pl.DataFrame | None:
+    """A matched row's lost pure ACKs (ts on the server clock, ack): their rows are in the
+    phone's capture (the ACK sender's); times mapped with the matcher's clock fit,
+    θ(t) = clock_offset_s + drift × (t − the middle of the phone row)."""
+    if packets is None or "fate" not in packets.columns or matched.get("clock_offset_s") is None:
+        return None
+    mid = (phone["first_ts"] + phone["last_ts"]) / 2
+    drift = (matched.get("clock_drift_ppm") or 0.0) * 1e-6
+    return (packets.filter((pl.col("dir") != phone["data_dir"]) & (pl.col("fate") == "ack_lost")
+                           & pl.col("ack").is_not_null())
+            .select(ts=pl.col("ts") + matched["clock_offset_s"] + drift * (pl.col("ts") - mid), ack="ack"))
+
+
+def packet_segments(packets: pl.DataFrame, flow: dict, other_lost_acks: pl.DataFrame | None = None) -> dict | None:
     """The flow's packets for the report's per-segment time–sequence graph (static/report.js,
     drawSegments), as delta-coded integers (compact JSON): ``data`` (the data direction's
     segments with payload: ``dt`` µs since the previous one (the first: since the flow's first
@@ -145,7 +158,9 @@ def packet_segments(packets: pl.DataFrame, flow: dict) -> dict | None:
     # the matcher's verdicts (pair runs): indices of data segments lost in the network and of
     # pure ACKs lost (those rows are in the ACK sender's capture, the phone's)
     lost_i = d.with_row_index("i").filter(pl.col("fate") == "lost").get_column("i").to_list()
-    ack_lost_i = a.with_row_index("i").filter(pl.col("fate") == "ack_lost").get_column("i").to_list()
+    al = a.filter(pl.col("fate") == "ack_lost").select("t", "ack")
+    if other_lost_acks is not None and other_lost_acks.height:  # a matched row: the phone's, on the server clock
+        al = pl.concat([al, other_lost_acks.select(t=us, ack="ack")]).sort("t")
     out = {
         "data": {"dt": np.diff(t, prepend=0).tolist(), "ds": (seq - prev_end).tolist(), "len": ln.tolist(),
                  "rx_i": rx.get_column("i").to_list(), "rx_c": rx.get_column("rx").to_list()},
@@ -155,20 +170,24 @@ def packet_segments(packets: pl.DataFrame, flow: dict) -> dict | None:
         "max_exact": SEGMENTS_MAX, "colors": RETRANS_COLOURS,
     }
     if p.get_column("fate").is_not_null().any():
-        out["fates"] = {"lost_i": lost_i, "ack_lost_i": ack_lost_i, "color": LOST_COLOUR, "ack_color": ACK_LOST_COLOUR}
+        # lost ACKs as (µs since the flow's first packet, ack): a matched row's are not among its acks
+        out["fates"] = {"lost_i": lost_i, "ack_lost_t": al.get_column("t").to_list(),
+                        "ack_lost_ack": al.get_column("ack").to_list(), "color": LOST_COLOUR, "ack_color": ACK_LOST_COLOUR}
     return out
 
 
 def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFrame | None,
                 rtt_df: pl.DataFrame | None, handoff_ts: np.ndarray, outages: pl.DataFrame | None,
                 width: int, fates: pl.DataFrame | None = None, key=None, truth: dict | None = None,
-                packets: pl.DataFrame | None = None, packets_note: str | None = None) -> dict:
+                packets: pl.DataFrame | None = None, packets_note: str | None = None,
+                other_lost_acks: pl.DataFrame | None = None) -> dict:
     """Chart specs and notes for one flow (``flow``: its flows row as a dict). ``fates``: a
     matched row's series bins (data_sent, data_lost per 1-s bin): the matcher's losses drawn
     over ``flow``'s packets; ``key``: the id the charts go by (default flow_id); ``truth``:
     the lab's ground truth of the flow's path (:func:`truth_overlay`); ``packets``: the flow's
     rows of the packets table (the time–sequence graph then draws every segment, else 1-s bins
-    labelled so, with ``packets_note`` or how to get the table)."""
+    labelled so, with ``packets_note`` or how to get the table); ``other_lost_acks``: a matched
+    row's lost ACKs from the phone's capture (:func:`phone_lost_acks`)."""
     fid = flow["flow_id"] if key is None else key
     t0 = float(flow["first_ts"])
     duration = float(flow["duration_s"] or 0.0)
@@ -236,7 +255,7 @@ def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFr
     vlines = [{"t": round(float(h) - t0, 6), "label": "handoff", "color": HANDOFF_COLOUR} for h in handoff_ts]
 
     # --- time–sequence graph
-    segs = packet_segments(packets, flow) if packets is not None and packets.height else None
+    segs = packet_segments(packets, flow, other_lost_acks) if packets is not None and packets.height else None
     first_seq = 1 if flow.get("handshake_seen") else 0
     goodput = np.nan_to_num(_col(series_df, "goodput_bytes"))
     ack = first_seq + np.cumsum(goodput)

@@ -60,7 +60,7 @@ def test_matched_drilldown_lists_every_lost_segment(blackout):
     sp = _tseq(blackout, m["flow_id"])["segments"]
     t, s0, _, _ = _decode(sp)
     i = np.array(sp["fates"]["lost_i"])
-    assert len(i) == 56 and sp["fates"]["ack_lost_i"] == []
+    assert len(i) == 56 and sp["fates"]["ack_lost_t"] == []
     np.testing.assert_allclose(t[i], (lost["ts"] - srv["first_ts"]).to_numpy(), atol=1e-6)  # µs-coded times
     np.testing.assert_array_equal(s0[i], lost["seq"].to_numpy())
     # the exact marks replace the per-bin approximation
@@ -77,11 +77,32 @@ def test_phone_rows_drilldown_lists_every_lost_ack(tmp_path_factory):
     assert lost.height == m["lost_ack_packets"] == 22
     # the report drills down into the biggest flows; the phone's row is one of three
     sp = _tseq(res, cli["flow_id"])["segments"]
-    _, _, ta, ack = _decode(sp)
-    i = np.array(sp["fates"]["ack_lost_i"])
-    assert len(i) == 22 and sp["fates"]["lost_i"] == []
-    np.testing.assert_allclose(ta[i], (lost["ts"] - cli["first_ts"]).to_numpy(), atol=1e-6)
-    np.testing.assert_array_equal(ack[i], lost["ack"].to_numpy())
+    assert len(sp["fates"]["ack_lost_t"]) == 22 and sp["fates"]["lost_i"] == []
+    np.testing.assert_allclose(np.array(sp["fates"]["ack_lost_t"]) / 1e6, (lost["ts"] - cli["first_ts"]).to_numpy(),
+                               atol=1e-6)
+    np.testing.assert_array_equal(sp["fates"]["ack_lost_ack"], lost["ack"].to_numpy())
+
+
+def test_matched_drilldown_lists_the_phones_lost_acks_at_their_true_send_time(tmp_path_factory):
+    """twovantage_offset: the phone capture's clock moved 1.234567 s on purpose (lab metadata);
+    the matched drill-down (the server's packets) shows the phone's lost ACKs at their send
+    time on the server clock. Witness: hsrtcp.testing.truth with the known offset."""
+    from hsrtcp.testing import truth
+
+    name = "twovantage_offset"
+    res = _pair(tmp_path_factory, name)
+    off = json.loads((DATA / f"{name}.json").read_text())["time_offset_s"]
+    lost = sorted((a.ts_sent - off, a.ack) for c in truth.compute(
+        DATA / f"{name}.server.pcap", DATA / f"{name}.client.pcap", client_time_offset_s=off).connections
+        for a in c.acks if not a.arrived)
+    flows = pl.read_parquet(res / "flows.parquet")
+    m = flows.filter(pl.col("vantage") == "matched").row(0, named=True)
+    srv = flows.filter(pl.col("flow_id") == m["server_flow_id"]).row(0, named=True)
+    assert len(lost) == m["lost_ack_packets"] == 17
+    f = _tseq(res, m["flow_id"])["segments"]["fates"]
+    got = sorted(zip(f["ack_lost_t"], f["ack_lost_ack"]))
+    np.testing.assert_allclose([t / 1e6 for t, _ in got], [t - srv["first_ts"] for t, _ in lost], atol=1e-4)
+    assert [a for _, a in got] == [a for _, a in lost]
 
 
 def test_single_capture_drilldown_has_no_fates(tmp_path):

@@ -426,7 +426,8 @@
     if (ta.length) extX.push(ta[0], ta[ta.length - 1]);
     return { n: n, na: ta.length, t: t, s0: s0, s1: s1, rx: rx, ta: ta, ack: ack, edge: edge, extX: extX,
              extY: extY[0] <= extY[1] ? extY : [], max: sp.max_exact, colors: sp.colors,
-             lost: sp.fates ? sp.fates.lost_i : [], ackLost: sp.fates ? sp.fates.ack_lost_i : [],
+             lost: sp.fates ? sp.fates.lost_i : [],
+             ackLostT: sp.fates ? sp.fates.ack_lost_t.map((v) => v / 1e6) : [], ackLostAck: sp.fates ? sp.fates.ack_lost_ack : [],
              lostColor: sp.fates ? sp.fates.color : null, ackLostColor: sp.fates ? sp.fates.ack_color : null };
   }
   function lowerBound(a, v) {  // first index with a[i] >= v
@@ -499,11 +500,12 @@
     ctx.stroke();
     ctx.strokeStyle = seg.ackLostColor;
     ctx.beginPath();
-    for (const i of seg.ackLost) {
-      if (!inView(seg.ta[i])) continue;
-      const x = u.valToPos(seg.ta[i], "x", true), y = u.valToPos(seg.ack[i], "y", true);
+    for (let i = 0; i < seg.ackLostT.length; i++) {
+      const t = seg.ackLostT[i], a = seg.ackLostAck[i];
+      if (!inView(t)) continue;
+      const x = u.valToPos(t, "x", true), y = u.valToPos(a, "y", true);
       ctx.moveTo(x - r, y - r); ctx.lineTo(x + r, y - r); ctx.lineTo(x, y + r); ctx.closePath();
-      drawn.ackLost.push({ i: i, t: seg.ta[i], ack: seg.ack[i], x: x, y: y });
+      drawn.ackLost.push({ t: t, ack: a, x: x, y: y });
     }
     ctx.stroke();
   }
@@ -556,8 +558,8 @@
         (sg.acks.win ? `<span><i style="background:#009E73"></i>advertised window edge: ACK + window, per ACK</span>` : "") +
         (sg.fates ? `<span class="fate-legend" data-fate="lost"><i style="background:${sg.fates.color}"></i>× lost in the network (matcher): ` +
           `${sg.fates.lost_i.length} data segments, at (time, seq)</span>` +
-          (sg.fates.ack_lost_i.length ? `<span class="fate-legend" data-fate="ack_lost"><i style="background:${sg.fates.ack_color}"></i>` +
-            `▽ ACK lost in the network (matcher): ${sg.fates.ack_lost_i.length}, at (time, ack)</span>` : "") : "");
+          (sg.fates.ack_lost_t.length ? `<span class="fate-legend" data-fate="ack_lost"><i style="background:${sg.fates.ack_color}"></i>` +
+            `▽ ACK lost in the network (matcher): ${sg.fates.ack_lost_t.length}, at (time, ack)</span>` : "") : "");
     }
     classes.forEach((c, k) => { htmlText += `<span><i style="background:${c}"></i>retransmission: ${esc(k)} (${spec.marks.filter((m) => m.cls === k).length})</span>`; });
     for (const [cls, name] of [["sack", "SACK block"], ["dsack", "D-SACK block"]]) {
