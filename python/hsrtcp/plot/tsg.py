@@ -32,6 +32,8 @@ advertised-window edge (ACK + window) as step lines changing at each ACK. Up to
 :data:`SEGMENTS_MAX` segments in the visible window are drawn one by one; above, each of
 :data:`PIXELS` columns of the window is one bar from its lowest to its highest byte and the
 step lines keep each column's extremes (a per-pixel envelope: never a line between bins).
+In a pair run the packets' ``fate`` column replaces the per-bin losses: a cross at (time,
+seq) per lost data segment, a triangle at (time, ack) per lost ACK (:func:`draw_packet_fates`).
 
 Without a packets table the lines come from the 1-s bins and say so (legend "per 1-s bin",
 a note on how to get every segment): they are known at the series' bin ends (dots); between
