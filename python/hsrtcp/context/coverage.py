@@ -17,13 +17,17 @@ from hsrtcp.context.readers import GAP_S
 from hsrtcp.schemas import COVERAGE_SCHEMA  # (defined there, below hsrtcp.results)
 
 
-def _steps(ts: np.ndarray, lte: np.ndarray) -> list[tuple[float, float, bool]]:
-    """(start, end, is_lte) of the known pieces of one carrier's timeline."""
+def _steps(ts: np.ndarray, lte: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(starts, ends, is_lte) arrays of the known pieces of one carrier's timeline."""
     if len(ts) < 2:
-        return []
-    d = np.diff(ts)
-    keep = d <= GAP_S
-    return list(zip(ts[:-1][keep], ts[1:][keep], lte[:-1][keep]))
+        return np.empty(0), np.empty(0), np.empty(0, dtype=bool)
+    keep = np.diff(ts) <= GAP_S
+    return ts[:-1][keep], ts[1:][keep], lte[:-1][keep]
+
+
+def _sum(x: np.ndarray) -> float:
+    """Left-to-right sum (a running sum: the same float as adding one piece after the other)."""
+    return float(np.cumsum(x)[-1]) if len(x) else 0.0
 
 
 def _one_run(radio: pl.DataFrame, run_id) -> list[dict]:
@@ -31,31 +35,28 @@ def _one_run(radio: pl.DataFrame, run_id) -> list[dict]:
     rows, pieces = [], {}
     for (c,), g in r.group_by(["carrier"], maintain_order=True):
         g = g.sort("ts")
-        p = _steps(g["ts"].to_numpy(), (g["rat"] == "LTE").to_numpy())
-        pieces[c] = p
-        total = float(sum(e - s for s, e, _ in p))
-        lte = float(sum(e - s for s, e, x in p if x))
+        s, e, x = _steps(g["ts"].to_numpy(), (g["rat"] == "LTE").to_numpy())
+        pieces[c] = (s, e, x)
+        total, lte = _sum(e - s), _sum((e - s)[x])
         rows.append({"run_id": run_id, "carrier": c, "lte_s": lte, "total_s": total,
                      "lte_coverage": lte / total if total > 0 else None})
     if len(pieces) > 1:
-        # sweep over every piece boundary: count known carriers and LTE carriers
-        ev = []
-        for p in pieces.values():
-            for s, e, x in p:
-                ev += [(s, 1, int(x)), (e, -1, -int(x))]
-        ev.sort()
-        known = lte_n = 0
-        total = lte = 0.0
-        last = None
-        for t, dk, dl in ev:
-            if last is not None and t > last:
-                if known > 0:
-                    total += t - last
-                    if lte_n > 0:
-                        lte += t - last
-            known += dk
-            lte_n += dl
-            last = t
+        # sweep over every piece boundary, in time order: count known carriers and LTE
+        # carriers; the time to the next boundary counts when one is known (and LTE)
+        s = np.concatenate([p[0] for p in pieces.values()])
+        e = np.concatenate([p[1] for p in pieces.values()])
+        x = np.concatenate([p[2] for p in pieces.values()]).astype(np.int64)
+        t = np.concatenate([s, e])
+        dk = np.concatenate([np.ones(len(s), np.int64), -np.ones(len(e), np.int64)])
+        dl = np.concatenate([x, -x])
+        order = np.lexsort((dl, dk, t))
+        t, dk, dl = t[order], dk[order], dl[order]
+        # counts in force before each boundary, and the time since the previous one
+        known = np.concatenate(([0], np.cumsum(dk)[:-1]))
+        lte_n = np.concatenate(([0], np.cumsum(dl)[:-1]))
+        dt = np.diff(t, prepend=t[:1]) if len(t) else t
+        on = (dt > 0) & (known > 0)
+        total, lte = _sum(dt[on]), _sum(dt[on & (lte_n > 0)])
         rows.append({"run_id": run_id, "carrier": "*", "lte_s": lte, "total_s": total,
                      "lte_coverage": lte / total if total > 0 else None})
     return rows

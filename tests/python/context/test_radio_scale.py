@@ -203,3 +203,50 @@ def test_run_log_holds_numbers_not_a_python_string_per_sample(tmp_path):
     assert ctx["rats"].to_list() == ["LTE", "EDGE,LTE", "LTE"]
     assert ctx["rat_change"].to_list() == [False, True, False]
     assert ctx["class_reason"][1] == "rat change"
+
+
+def _coverage_by_pieces(frame: pl.DataFrame) -> dict[str, tuple[float, float]]:
+    """Reference: the sample-and-hold pieces added one by one in Python (coverage.md)."""
+    from hsrtcp.context.readers import GAP_S
+
+    pieces = {}
+    for c in frame["carrier"].unique(maintain_order=True).to_list():
+        g = frame.filter(pl.col("carrier") == c).sort("ts")
+        ts, rat = g["ts"].to_list(), g["rat"].to_list()
+        pieces[c] = [(a, b, r == "LTE") for a, b, r in zip(ts, ts[1:], rat) if b - a <= GAP_S]
+    out = {c: (float(sum(b - a for a, b, x in p if x)), float(sum(b - a for a, b, _ in p)))
+           for c, p in pieces.items()}
+    ev = sorted(e for p in pieces.values() for a, b, x in p for e in ((a, 1, int(x)), (b, -1, -int(x))))
+    known = lte_n = 0
+    total = lte = 0.0
+    last = None
+    for t, dk, dl in ev:
+        if last is not None and t > last and known > 0:
+            total += t - last
+            lte += (t - last) if lte_n > 0 else 0.0
+        known, lte_n, last = known + dk, lte_n + dl, t
+    out["*"] = (lte, total)
+    return out
+
+
+def test_coverage_sums_equal_adding_pieces_one_by_one(tmp_path):
+    """Coverage runs on arrays (no Python tuple per sample); its sums are the same floats as
+    adding the pieces one by one, with irregular times, holes, shared instants and EDGE."""
+    import random
+
+    from hsrtcp.context.coverage import coverage
+
+    rnd = random.Random(32)
+    lines, t = [HEADER], {c: 1_714_816_800.0 for c in "MUT"}
+    for i in range(3000):
+        c = "MUT"[rnd.randrange(3)]
+        t[c] += rnd.choice((0.37, 1.0, 1.1, 0.9137, 6.5)) if i % 97 else 12.0
+        rat = "EDGE" if rnd.random() < 0.2 else "LTE"
+        lines.append(f"{t[c]:.4f},,,,{c},{rat},1,{1 + i // 50},,")
+    log = tmp_path / "radio.csv"
+    log.write_text("\n".join(lines) + "\n")
+    frame = read_radio(log, "lab").frame
+    got = {r["carrier"]: (r["lte_s"], r["total_s"]) for r in coverage(frame).iter_rows(named=True)}
+    want = _coverage_by_pieces(frame)
+    assert got == want  # exact floats
+    assert 0 < want["*"][0] < want["*"][1]
