@@ -135,3 +135,20 @@ def test_browser_draws_a_cross_at_each_lost_segment(blackout):
     want = np.array(sorted(zip(got["x"], got["y"])))
     np.testing.assert_allclose(drawn, want, atol=0.5)  # µs-rounded times: well under a pixel
     assert "56 data segments" in got["legend"]
+
+
+def test_browser_draws_the_phones_lost_acks_on_the_matched_chart(tmp_path_factory):
+    require_chromium()
+    res = _pair(tmp_path_factory, "ack_blackout")
+    m = pl.read_parquet(res / "flows.parquet").filter(pl.col("vantage") == "matched").row(0, named=True)
+    f = _tseq(res, m["flow_id"])["segments"]["fates"]
+    with browser() as d:
+        load(d, res / "r.html")
+        assert d.execute_script(f"return window.hsrtcpReport.showFlow('{m['flow_id']}')") is True
+        got = d.execute_script(f"""const ch = window.hsrtcpReport.charts['tseq-{m['flow_id']}'], u = ch.plot;
+            return {{drawn: ch.drawnSegments.ackLost,
+                     x: {json.dumps(f['ack_lost_t'])}.map(v => u.valToPos(v / 1e6, 'x', true)),
+                     y: {json.dumps(f['ack_lost_ack'])}.map(v => u.valToPos(v, 'y', true))}};""")
+    assert len(got["drawn"]) == m["lost_ack_packets"] == 22
+    np.testing.assert_allclose(sorted((p["x"], p["y"]) for p in got["drawn"]), sorted(zip(got["x"], got["y"])),
+                               atol=0.01)
