@@ -32,7 +32,10 @@ python/hsrtcp into bench/work/, with this build's native module and uPlot), "cur
 the working tree or, with ``--current REV``, another revision made the same way (the working
 tree of a shared checkout may hold other work in progress). The model fit tables of the two are compared (equal or not); the radio frames by their
 row count and content hash. The baseline reader is run only up to ``--baseline-max-lines``
-lines (it holds ~18 times its file).
+lines (it holds ~18 times its file). ``--radio-context N`` (N one of ``--radio-lines``) also
+runs the analysis' steps on the N-line log with both trees, each step's peak RSS apart
+(read, handoffs, context of 2,000 flows, coverage, radio.parquet: :data:`CONTEXT`), and
+compares the tables by hash (``radio_context_same_tables``).
 """
 
 from __future__ import annotations
@@ -68,6 +71,41 @@ except InputError as exc:
     print("error", round(time.perf_counter() - t, 3), str(exc)[:300])
     sys.exit(3)
 print("ok", round(time.perf_counter() - t, 3), lg.frame.height, lg.frame.hash_rows().sum())
+"""
+
+# The analysis' uses of a radio log, in the order of hsrtcp.context.enrich.compute_context, each
+# with its own peak RSS (VmHWM reset before it: /proc/self/clear_refs 5): read, handoffs, the
+# context of 2,000 flows spread over the log, coverage, radio.parquet. Prints one JSON line:
+# MB before/peak per step and a hash of each table (the two trees must give the same tables).
+CONTEXT = """
+import json, sys
+import numpy as np, polars as pl
+from hsrtcp.context.classes import flow_context
+from hsrtcp.context.coverage import coverage
+from hsrtcp.context.handoffs import handoffs
+from hsrtcp.context.readers import read_radio
+def mb(k):
+    return [int(x.split()[1]) // 1024 for x in open("/proc/self/status") if x.startswith(k)][0]
+steps, hashes = {}, {}
+def step(name, fn):
+    open("/proc/self/clear_refs", "w").write("5")
+    before = mb("VmRSS")
+    r = fn()
+    steps[name] = [before, mb("VmHWM")]
+    return r
+radio = step("read", lambda: read_radio(sys.argv[1], "lab").frame.with_columns(pl.lit(None, pl.String).alias("run_id")))
+ho = step("handoffs", lambda: handoffs(radio))
+n = 2000
+a = np.linspace(radio["ts"].min(), radio["ts"].max() - 120, n)
+flows = pl.DataFrame({"flow_id": pl.Series(range(n), dtype=pl.UInt64), "first_ts": a,
+                      "last_ts": a + np.linspace(1, 110, n), "run_id": pl.Series([None] * n, dtype=pl.String),
+                      "carrier": ["MUT"[i % 3] for i in range(n)], "preset_reason": pl.Series([None] * n, dtype=pl.String)})
+ctx = step("context", lambda: flow_context(flows, radio, ho))
+cov = step("coverage", lambda: coverage(radio))
+step("radio_parquet", lambda: radio.write_parquet(sys.argv[2]))
+for k, t in (("radio", radio), ("handoffs", ho), ("context", ctx), ("coverage", cov)):
+    hashes[k] = int(t.hash_rows().sum()) % 10**12
+print(json.dumps({"steps": steps, "hash": hashes}, separators=(",", ":")))
 """
 
 
@@ -240,6 +278,8 @@ def main() -> None:
     ap.add_argument("--skip-fit", action="store_true")
     ap.add_argument("--skip-radio", action="store_true")
     ap.add_argument("--skip-report", action="store_true")
+    ap.add_argument("--radio-context", type=int, default=0, metavar="LINES",
+                    help="also the analysis' steps on the radio log of LINES lines (both trees, any size)")
     ap.add_argument("--inputs-tree", choices=("current", "baseline"), default="current",
                     help="the package that analyzes the captures the flows come from")
     ap.add_argument("--make-flows", type=Path, help=argparse.SUPPRESS)
@@ -305,6 +345,10 @@ def main() -> None:
                     continue
                 r = timed([str(PY), "-c", READER, str(p)], tree)
                 runs.setdefault(f"{name}_{side}", []).append(r)
+            if a.radio_context:
+                r = timed([str(PY), "-c", CONTEXT, str(WORK / f"radio-{a.radio_context}.csv"),
+                           str(WORK / f"radio-context-{side}.parquet")], tree)
+                runs.setdefault(f"radio_context_{a.radio_context}_{side}", []).append(r)
         print(json.dumps({k: {x: v[-1][x] for x in ("exit", "wall_s", "cpu_s", "max_rss_mb")} for k, v in runs.items()}),
               file=sys.stderr, flush=True)
     best = {k: min(v, key=lambda r: (r["exit"], r["wall_s"])) for k, v in runs.items()}
@@ -318,6 +362,9 @@ def main() -> None:
         if b and c:
             checks[f"{name}_same_frame"] = b["stdout"].split()[2:] == c["stdout"].split()[2:] if \
                 b["stdout"].startswith("ok") and c["stdout"].startswith("ok") else None
+    b, c = best.get(f"radio_context_{a.radio_context}_baseline"), best.get(f"radio_context_{a.radio_context}_current")
+    if b and c and b["exit"] == 0 and c["exit"] == 0:
+        checks["radio_context_same_tables"] = json.loads(b["stdout"])["hash"] == json.loads(c["stdout"])["hash"]
     out = {
         "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         "host": {"cpus": os.cpu_count(), "python": platform.python_version(),
