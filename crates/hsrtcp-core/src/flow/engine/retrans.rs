@@ -16,7 +16,7 @@ use super::rtt::RttBook;
 use super::series::Bins;
 use super::spurious::{dsack, RecentRetx, RecentRing};
 use super::store::{Overlap, Prior, Store};
-use super::timeout::{EpisodeMark, Recovery, RecoveryKind, TimeoutSeq};
+use super::timeout::{EpisodeMark, Recovery, RecoveryKind, SenderTimer, TimeoutSeq};
 use super::window::WindowStats;
 
 /// Share of a fixed RTO estimate a silence must reach before a retransmission is taken as
@@ -145,6 +145,8 @@ pub struct Stream {
     fr: Option<Recovery>,
     rto_ep: Option<Recovery>,
     tseq: Option<TimeoutSeq>,
+    /// The sender's own RTO as far as the capture shows it (sender vantage).
+    timer: SenderTimer,
     episodes: u32,
     marks: [EpisodeMark; 4],
     recent: RecentRing,
@@ -779,7 +781,12 @@ impl Stream {
         } else {
             Nanos::MAX
         };
-        let thr = Self::rto_threshold(x.rtt);
+        // a timer cannot fire sooner than the sender's own RTO either
+        let thr = Self::rto_threshold(x.rtt).max(
+            self.timer
+                .rto()
+                .map_or(0, |r| r * RTO_FRACTION_NUM / RTO_FRACTION_DEN),
+        );
         if let Some(ep) = self.rto_ep {
             match self.tseq.as_mut() {
                 Some(t) if ep.id == t.id => {
@@ -792,6 +799,7 @@ impl Stream {
                         // the timed-out segment again: one more (backed-off) timeout
                         t.timeouts += 1;
                         t.repeated += 1;
+                        self.timer.expired(ts - prior.last_ts);
                     }
                     return RTO;
                 }
@@ -847,6 +855,7 @@ impl Stream {
         } else {
             prior.last_ts
         });
+        self.timer.expired(ts - armed);
         self.tseq = Some(TimeoutSeq {
             id,
             armed,
@@ -1010,6 +1019,11 @@ impl Stream {
             }
             self.bins.at(x.first_ts, ts).goodput += adv as u64;
             if x.near_sender != Some(false) {
+                if let Some(t0) = self.store.karn_first_ts(a) {
+                    if ts >= t0 {
+                        self.timer.sample(ts - t0);
+                    }
+                }
                 // Karn (M7): only never-repeated bytes, and nothing re-sent after them
                 if let Some(rec) = self.store.last_covered(a) {
                     if rec.tx == 1
