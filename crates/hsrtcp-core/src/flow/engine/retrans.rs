@@ -781,12 +781,28 @@ impl Stream {
         } else {
             Nanos::MAX
         };
-        // a timer cannot fire sooner than the sender's own RTO either
-        let thr = Self::rto_threshold(x.rtt).max(
-            self.timer
-                .rto()
-                .map_or(0, |r| r * RTO_FRACTION_NUM / RTO_FRACTION_DEN),
-        );
+        // The sender's own timer cannot have fired before its RTO ran out. It was armed no
+        // earlier than the last advancing ACK in a recovery (Linux re-arms it there; no
+        // probe timer), and in the open state no earlier than that or the head's last
+        // transmission (Linux measures from the head after a probe timer): before 3/4 of
+        // that RTO, nothing is timer-driven (issue 30: paced ACK-clocked re-sends after a
+        // stall were taken for timeouts the kernel never had).
+        let since_armed = if !self.ack_seen {
+            Nanos::MAX
+        } else if self.fr.is_some() || self.rto_ep.is_some() {
+            ts - self.last_advance_ts
+        } else {
+            ts - prior.last_ts.min(self.last_advance_ts)
+        };
+        let timer_early = self
+            .timer
+            .rto()
+            .is_some_and(|r| since_armed < r * RTO_FRACTION_NUM / RTO_FRACTION_DEN);
+        let thr = if timer_early {
+            Nanos::MAX / 4
+        } else {
+            Self::rto_threshold(x.rtt)
+        };
         if let Some(ep) = self.rto_ep {
             match self.tseq.as_mut() {
                 Some(t) if ep.id == t.id => {
@@ -831,6 +847,22 @@ impl Stream {
             };
         }
         if !evidence && e >= self.nxt && s > self.una && !self.tlp_since_advance {
+            self.tlp_since_advance = true;
+            return TLP;
+        }
+        // The only segment in flight, re-sent in the open state with SACK on: Linux's probe
+        // (PTO = 2·SRTT + 200 ms with one segment out, capped at the time left on the RTO)
+        // fires when the RTO would, and the kernel does not count it as one (issue 30, live
+        // run: the tail segment with FIN, 205 ms after its ACK, total_rto one below). A stack
+        // without tail-loss probes would have timed out here: the capture cannot tell.
+        if x.sack
+            && !evidence
+            && self.fr.is_none()
+            && self.rto_ep.is_none()
+            && s <= self.una
+            && e >= self.nxt
+            && !self.tlp_since_advance
+        {
             self.tlp_since_advance = true;
             return TLP;
         }
