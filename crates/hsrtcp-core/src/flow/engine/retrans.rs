@@ -850,22 +850,6 @@ impl Stream {
             self.tlp_since_advance = true;
             return TLP;
         }
-        // The only segment in flight, re-sent in the open state with SACK on: Linux's probe
-        // (PTO = 2·SRTT + 200 ms with one segment out, capped at the time left on the RTO)
-        // fires when the RTO would, and the kernel does not count it as one (issue 30, live
-        // run: the tail segment with FIN, 205 ms after its ACK, total_rto one below). A stack
-        // without tail-loss probes would have timed out here: the capture cannot tell.
-        if x.sack
-            && !evidence
-            && self.fr.is_none()
-            && self.rto_ep.is_none()
-            && s <= self.una
-            && e >= self.nxt
-            && !self.tlp_since_advance
-        {
-            self.tlp_since_advance = true;
-            return TLP;
-        }
         if idle < thr {
             // no loss signal, yet too soon after an ACK for any timer: the tail of a fast
             // recovery that just ended (the sender's recovery point lies beyond ours, or
