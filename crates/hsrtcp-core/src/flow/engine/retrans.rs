@@ -16,7 +16,7 @@ use super::rtt::RttBook;
 use super::series::Bins;
 use super::spurious::{dsack, RecentRetx, RecentRing};
 use super::store::{Overlap, Prior, Store};
-use super::timeout::{EpisodeMark, Recovery, RecoveryKind, TimeoutSeq};
+use super::timeout::{EpisodeMark, Recovery, RecoveryKind, SenderTimer, TimeoutSeq};
 use super::window::WindowStats;
 
 /// Share of a fixed RTO estimate a silence must reach before a retransmission is taken as
@@ -145,6 +145,8 @@ pub struct Stream {
     fr: Option<Recovery>,
     rto_ep: Option<Recovery>,
     tseq: Option<TimeoutSeq>,
+    /// The sender's own RTO as far as the capture shows it (sender vantage).
+    timer: SenderTimer,
     episodes: u32,
     marks: [EpisodeMark; 4],
     recent: RecentRing,
@@ -779,7 +781,28 @@ impl Stream {
         } else {
             Nanos::MAX
         };
-        let thr = Self::rto_threshold(x.rtt);
+        // The sender's own timer cannot have fired before its RTO ran out. It was armed no
+        // earlier than the last advancing ACK in a recovery (Linux re-arms it there; no
+        // probe timer), and in the open state no earlier than that or the head's last
+        // transmission (Linux measures from the head after a probe timer): before 3/4 of
+        // that RTO, nothing is timer-driven (issue 30: paced ACK-clocked re-sends after a
+        // stall were taken for timeouts the kernel never had).
+        let since_armed = if !self.ack_seen {
+            Nanos::MAX
+        } else if self.fr.is_some() || self.rto_ep.is_some() {
+            ts - self.last_advance_ts
+        } else {
+            ts - prior.last_ts.min(self.last_advance_ts)
+        };
+        let timer_early = self
+            .timer
+            .rto()
+            .is_some_and(|r| since_armed < r * RTO_FRACTION_NUM / RTO_FRACTION_DEN);
+        let thr = if timer_early {
+            Nanos::MAX / 4
+        } else {
+            Self::rto_threshold(x.rtt)
+        };
         if let Some(ep) = self.rto_ep {
             match self.tseq.as_mut() {
                 Some(t) if ep.id == t.id => {
@@ -792,6 +815,7 @@ impl Stream {
                         // the timed-out segment again: one more (backed-off) timeout
                         t.timeouts += 1;
                         t.repeated += 1;
+                        self.timer.expired(ts - prior.last_ts);
                     }
                     return RTO;
                 }
@@ -847,6 +871,7 @@ impl Stream {
         } else {
             prior.last_ts
         });
+        self.timer.expired(ts - armed);
         self.tseq = Some(TimeoutSeq {
             id,
             armed,
@@ -1010,6 +1035,11 @@ impl Stream {
             }
             self.bins.at(x.first_ts, ts).goodput += adv as u64;
             if x.near_sender != Some(false) {
+                if let Some(t0) = self.store.karn_first_ts(a) {
+                    if ts >= t0 {
+                        self.timer.sample(ts - t0);
+                    }
+                }
                 // Karn (M7): only never-repeated bytes, and nothing re-sent after them
                 if let Some(rec) = self.store.last_covered(a) {
                     if rec.tx == 1

@@ -119,6 +119,21 @@ impl Store {
         }
     }
 
+    /// First send time of the records a cumulative ACK at `ack` newly covers (all kept
+    /// records ending at or below it), or None if one was seen twice or filled a hole: the
+    /// sender takes no RTT sample from re-sent bytes (Karn, RFC 6298 §3).
+    pub fn karn_first_ts(&self, ack: i64) -> Option<Nanos> {
+        let n = self.recs.partition_point(|r| r.end <= ack);
+        let mut first = None;
+        for r in self.recs.iter().take(n) {
+            if r.tx > 1 || r.filled {
+                return None;
+            }
+            first = Some(first.map_or(r.first_ts, |f: Nanos| f.min(r.first_ts)));
+        }
+        first
+    }
+
     /// Record covering byte `b`.
     pub fn covering(&self, b: i64) -> Option<&Rec> {
         let i = self.first_ending_after(b);

@@ -69,3 +69,43 @@ impl EpisodeMark {
         self.spurious_dsack || self.spurious_eifel || self.spurious_receiver
     }
 }
+
+/// The sender's retransmission timer as far as its capture shows it (RFC 6298 §2, §5.5,
+/// §5.7), kept apart from the flow's RTT (M7): a timer cannot have fired sooner than this.
+///
+/// Two things make the sender's RTO far longer than the flow's RTT scale after a stall that
+/// held packets (issue 30, lab "stalls-held"): it samples segments sent before the stall and
+/// acknowledged after it (Karn's rule only skips retransmitted ones; M7's stricter rule skips
+/// everything sent before a retransmission), and an expiry doubles the RTO until the next
+/// such sample. ACK-clocked re-sends paced at the rate that follows were taken for timeouts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SenderTimer {
+    est: crate::flow::engine::rtt::RttEstimator,
+    /// Interval of the latest expiry seen (armed -> re-send), kept until a valid sample:
+    /// the backed-off RTO is twice it, so it is a lower bound with a margin of two for an
+    /// arming time the capture dates too early.
+    expired: Option<Nanos>,
+}
+
+impl SenderTimer {
+    /// An RTT sample the sender could take (none of the acknowledged bytes re-sent).
+    pub fn sample(&mut self, r: Nanos) {
+        self.est.sample(r);
+        self.expired = None;
+    }
+
+    /// The timer expired `interval` after it was armed.
+    pub fn expired(&mut self, interval: Nanos) {
+        if interval > 0 {
+            self.expired = Some(self.expired.map_or(interval, |e| e.max(interval)));
+        }
+    }
+
+    /// A lower bound of the sender's current RTO (None before any evidence).
+    pub fn rto(&self) -> Option<Nanos> {
+        match (self.est.rto(), self.expired) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
