@@ -343,11 +343,12 @@ def main() -> None:
                 n = inputs[name].get("lines", 0)
                 if side == "baseline" and n - 1 > a.baseline_max_lines:
                     continue
-                r = timed([str(PY), "-c", READER, str(p)], tree)
+                # (paths from bench/work/, the runs' directory: no machine path in the results)
+                r = timed([str(PY), "-c", READER, os.path.relpath(p, WORK)], tree)
                 runs.setdefault(f"{name}_{side}", []).append(r)
             if a.radio_context:
-                r = timed([str(PY), "-c", CONTEXT, str(WORK / f"radio-{a.radio_context}.csv"),
-                           str(WORK / f"radio-context-{side}.parquet")], tree)
+                r = timed([str(PY), "-c", CONTEXT, f"radio-{a.radio_context}.csv", f"radio-context-{side}.parquet"],
+                          tree)
                 runs.setdefault(f"radio_context_{a.radio_context}_{side}", []).append(r)
         print(json.dumps({k: {x: v[-1][x] for x in ("exit", "wall_s", "cpu_s", "max_rss_mb")} for k, v in runs.items()}),
               file=sys.stderr, flush=True)
