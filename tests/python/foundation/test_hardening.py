@@ -239,7 +239,8 @@ def test_a_rerun_removes_what_the_earlier_run_wrote_and_this_one_does_not(tmp_pa
     assert main(["analyze", str(OTHER), "-o", str(out), "-q", "--no-plot"]) == 0
     # the MPTCP tables are written by every run (empty here), so a rerun keeps them
     tables = ["captures", "events", "flows", "mptcp", "mptcp_series", "mptcp_subflows", "rtt", "series"]
-    assert visible(out) == sorted([MANIFEST] + [f"{t}.parquet" for t in tables])
+    # caveats.csv: the detectors' verdicts, written by every run (docs/formats/caveats.md)
+    assert visible(out) == sorted([MANIFEST, "caveats.csv"] + [f"{t}.parquet" for t in tables])
     ds = hsrtcp.Dataset.read(out)
     # the earlier run's pair_stats is gone; only this run's (empty) MPTCP tables are extra
     assert set(ds.extra) == {"mptcp", "mptcp_series", "mptcp_subflows"}, set(ds.extra)
