@@ -184,3 +184,53 @@ def signal(df: pl.DataFrame, handoff_t: list[float], title: str):
     ax.set_title(title, loc="left")
     ax.legend(loc="lower left")
     return fig
+
+
+@style.styled
+def scatter(df: pl.DataFrame, x: str, y: str, xlabel: str, ylabel: str, title: str):
+    """One point per row of ``df`` (columns ``x``, ``y``), shares shown in %."""
+    fig, ax = style.new_figure()
+    ax.scatter(df[x].to_numpy() * 100, df[y].to_numpy() * 100, s=12, color=style.CYCLE[0], linewidths=0,
+               label=f"flows (n = {df.height:,})", gid="points")
+    ax.set_xlabel(f"{xlabel} (%)")
+    ax.set_ylabel(f"{ylabel} (%)")
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, loc="left")
+    ax.legend(loc="upper left")
+    return fig
+
+
+@style.styled
+def progress(df: pl.DataFrame, groups: list[str], title: str):
+    """Bytes delivered so far (``value``) against ``t_rel``, one step line per ``group``."""
+    fig, ax = style.new_figure()
+    peak = float(df["value"].max() or 0.0)
+    div, shown = style.scale_for(peak, "B")
+    for i, g in enumerate(groups):
+        part = df.filter(pl.col("group") == g).sort("t_rel")
+        ax.step(part["t_rel"].to_numpy(), part["value"].cast(pl.Float64).to_numpy() / div, where="post",
+                color=style.CYCLE[i % len(style.CYCLE)], linestyle=LINESTYLES[i % len(LINESTYLES)],
+                linewidth=0.9, label=g, gid=f"line-{i}")
+    ax.set_xlabel("time since the connection's first packet (s)")
+    ax.set_ylabel(f"data sent, highest sequence ({shown})")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, loc="left")
+    ax.legend(loc="upper left")
+    return fig
+
+
+@style.styled
+def track(df: pl.DataFrame, title: str):
+    """A radio log's positions (``lon``, ``lat``) coloured by RSRP: the trace on a plain map
+    (degrees, equal scale at the track's latitude; no base map)."""
+    fig, ax = style.new_figure()
+    pts = ax.scatter(df["lon"].to_numpy(), df["lat"].to_numpy(), c=df["rsrp_dbm"].cast(pl.Float64).to_numpy(),
+                     s=6, cmap="viridis", linewidths=0, gid="track")
+    fig.colorbar(pts, ax=ax, label="RSRP (dBm)")
+    mid = float(np.radians(df["lat"].mean()))
+    ax.set_aspect(1 / max(np.cos(mid), 1e-3))
+    ax.set_xlabel("longitude (°)")
+    ax.set_ylabel("latitude (°)")
+    ax.set_title(title, loc="left")
+    return fig

@@ -670,6 +670,79 @@ def _packets(name: str):
     return make
 
 
+def s001_fig_4(inp: Inputs) -> Made:
+    """Seed 001 Fig. 4: one point per flow, its ACK loss rate p_a against its probability of
+    a timeout, here timeout sequences per data packet sent (the matched row of a pair: p_a
+    needs both captures, docs/metrics.md)."""
+    res = inp.results("flows.p_a (a pair: --client and --server)")
+    f = res.flows
+    need = [c for c in ("vantage", "p_a", "timeout_sequences", "data_packets_sent") if c not in f.columns]
+    if need:
+        raise Missing(f"flows.parquet of RESULTS: no column {', '.join(need)} (a pair: --client and --server)")
+    f = f.filter((pl.col("vantage") == "matched") & pl.col("p_a").is_not_null()
+                 & pl.col("timeout_sequences").is_not_null() & (pl.col("data_packets_sent").fill_null(0) > 0))
+    if f.is_empty():
+        raise Missing("flows.parquet of RESULTS: no matched row with p_a and data packets (a pair: --client and --server)")
+    data = f.select("result", "flow_id", pl.col("p_a").cast(pl.Float64), "timeout_sequences", "data_packets_sent",
+                    (pl.col("timeout_sequences").cast(pl.Float64) / pl.col("data_packets_sent")).alias("timeout_rate"))
+    lines = []
+    for r in data.iter_rows(named=True):
+        name = r["result"].rstrip("/").rsplit("/", 1)[-1]
+        lines.append(f"{name} flow {r['flow_id']}: p_a {draw.pct(r['p_a'])}, {r['timeout_sequences']} timeout "
+                     f"sequence(s) in {r['data_packets_sent']} data packets ({draw.pct(r['timeout_rate'])})")
+    fig = draw.scatter(data, "p_a", "timeout_rate", "ACK loss rate p_a", "timeout sequences per data packet",
+                       "per flow of a captured pair")
+    return Made(data=data, figure=fig, lab=[f"{data.height} flows of captured pairs"] + lines)
+
+
+def _track(inp: Inputs) -> tuple[pl.DataFrame, str]:
+    """The radio log of RESULTS with the most positioned samples (one run and carrier)."""
+    radio = inp.extra("radio", "the radio table (lat, lon)").collect()
+    need = [c for c in ("ts", "lat", "lon", "rsrp_dbm", "carrier") if c not in radio.columns]
+    if need:
+        raise Missing(f"radio.parquet of RESULTS: no column {', '.join(need)}")
+    if "run_id" not in radio.columns:
+        radio = radio.with_columns(pl.lit(None, dtype=pl.String).alias("run_id"))
+    radio = radio.filter(pl.col("lat").is_finite() & pl.col("lon").is_finite())
+    counts = radio.group_by("result", "run_id", "carrier").len().sort(
+        ["len", "result", "carrier"], descending=[True, False, False], nulls_last=True)
+    if counts.is_empty() or counts["len"][0] < 2:
+        raise Missing("radio.parquet of RESULTS: no log with two positions or more (lat, lon)")
+    r = counts.row(0, named=True)
+    log = radio.filter((pl.col("result") == r["result"]) & (pl.col("carrier") == r["carrier"])
+                       & (pl.col("run_id") == r["run_id"] if r["run_id"] is not None else pl.col("run_id").is_null()))
+    log = log.sort("ts").with_columns((pl.col("ts") - pl.col("ts").min()).alias("t_rel"))
+    name = r["result"].rstrip("/").rsplit("/", 1)[-1]
+    return log.select("result", "run_id", "carrier", "ts", "t_rel", "lat", "lon", "rsrp_dbm"), \
+        f"{name} (carrier {r['carrier']})"
+
+
+def _track_km(log: pl.DataFrame) -> float:
+    import numpy as np
+
+    lat, lon = np.radians(log["lat"].to_numpy()), np.radians(log["lon"].to_numpy())
+    a = np.sin(np.diff(lat) / 2) ** 2 + np.cos(lat[:-1]) * np.cos(lat[1:]) * np.sin(np.diff(lon) / 2) ** 2
+    return float((2 * 6371.0088 * np.arcsin(np.sqrt(a))).sum())  # haversine, mean Earth radius
+
+
+def s003_fig_1(inp: Inputs) -> Made:
+    log, name = _track(inp)
+    km = _track_km(log)
+    span = float(log["t_rel"].max())
+    lines = [f"trace of {name}: {log.height} positions over {span:.1f} s, {km:.3f} km along the samples "
+             f"({3600 * km / span:.0f} km/h mean)" if span > 0 else f"trace of {name}: {log.height} positions",
+             f"latitude {log['lat'].min():.5f} to {log['lat'].max():.5f}, longitude {log['lon'].min():.5f} "
+             f"to {log['lon'].max():.5f}"]
+    return Made(data=log, figure=draw.track(log, f"trace of {name}, coloured by RSRP"), lab=lines)
+
+
+def s004_fig_2(inp: Inputs) -> Made:
+    made = s003_fig_1(inp)
+    made.gaps.append("the set-up drawing (phones, carriers) is not data; the footprints of several HSR lines "
+                     "need radio logs of each line (here: the one log of RESULTS with the most positions)")
+    return made
+
+
 # -- the registry ----------------------------------------------------------------------------
 
 PER_PACKET = "RESULTS packets of a pair (hsrtcp analyze --client --server --packets)"
@@ -764,9 +837,9 @@ ITEMS: tuple[Item, ...] = (
          "RESULTS events (timeout_sequence), packets (--packets)", "", _packets("s001_fig_2")),
     Item("seed001-fig-03", "CDF of the two loss rates p_d and q", "study_flows: p_d, q",
          "T1-10: p_d 0.7526 %; T1-09: q 27.26 %", s001_fig_3),
-    Item("seed001-fig-04", "ACK loss rate against timeout events", "RESULTS packets and events of a pair", "",
-         _never(f"ACK loss per timeout event (which ACKs of a round were lost before each timeout): {NOT_BUILT}; "
-                f"flows.p_a and the spurious timeouts' cause ack_loss are per connection")),
+    Item("seed001-fig-04", "ACK loss rate against timeout events", "RESULTS flows of a pair: p_a, timeout_sequences, data_packets_sent",
+         "S1 §III-B: a positive, not strong, correlation over its flows",
+         s001_fig_4),
     Item("seed001-fig-05", "two cases where ACK loss triggers a timeout", "", "", diagram="a drawing of two cases"),
     Item("seed001-fig-06", "CDF of the ACK loss rate p_a", "RESULTS flows.p_a (two vantages)",
          "T1-12: p_a 0.661 % on HSR, 0.0718 % standing",
@@ -787,7 +860,7 @@ ITEMS: tuple[Item, ...] = (
     Item("seed003-table-I", "scenarios: location, speed, duration", "study_flows: scenario, speed",
          "T3-01: standing 5 min; driving 100 km/h, 12 min; HSR 300 km/h, 33 min", s003_table_1),
     Item("seed003-fig-01", "measurement traces on a map", "RESULTS radio latitude/longitude", "",
-         _never("GPS positions (RESULTS radio table: lat, lon): not drawn by the gallery; the lab has no map")),
+         s003_fig_1),
     Item("seed003-fig-02", "throughput at different speeds", "study_flows: throughput_mean_bps, speed_band",
          "T3-03: 1663.4 kbit/s standing, 1509.5 driving, 575.8 HSR",
          _flows_by("throughput_mean_bps", "speed_band", "throughput, mean of the flow", "bit/s", "per flow by speed",
@@ -829,10 +902,11 @@ ITEMS: tuple[Item, ...] = (
          "RESULTS radio table with two or more carriers", "T4-04: LTE coverage M 79 %, U 76 %, either 94 %",
          _needs_results("the radio table of two or more carriers")),
     Item("seed004-fig-02", "measurement set-up and HSR footprints", "RESULTS radio latitude/longitude", "",
-         _never("GPS positions on a map and a set-up drawing: not drawn by the gallery")),
+         s004_fig_2),
     Item("seed004-table-I", "HSR lines", "study_flows: scenario, speed, duration", "", s000_table_2),
     Item("seed004-table-II", "data set per carrier (combination)", "study_flows: carrier; " + MPTCP, "", s004_table_2),
-    Item("seed004-fig-03", "a dual-carrier MPTCP example", MPTCP, "", _never(MPTCP)),
+    Item("seed004-fig-03", "a dual-carrier MPTCP example", "RESULTS mptcp_subflows, packets (--packets)", "",
+         _packets("s004_fig_3")),
     Item("seed004-fig-04", "conjunction efficiency U_c of MPTCP", MPTCP, "T4-20/22: median U_c 1.4 static, 1.0 high speed",
          _never(MPTCP)),
     Item("seed004-fig-05", "the classified instances of (M, U)", MPTCP, "T4-23: positive 21 %, semi 29 %, negative 50 %",
