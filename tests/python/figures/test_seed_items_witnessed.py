@@ -1,0 +1,112 @@
+"""Items of issue 33 made from the committed RESULTS (docs/seeds.md), each checked against a
+computation that does not go through the gallery: tshark on the same captures, the bundle's
+radio.csv read with the csv module, the flows table."""
+
+from __future__ import annotations
+
+import csv
+import math
+import subprocess
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from hsrtcp.testing import peers
+
+ROOT = Path(__file__).resolve().parents[3]
+DATA = ROOT / "tests" / "data"
+U64 = {"flow_id": pl.UInt64}
+needs_tshark = pytest.mark.skipif(not peers.have("tshark"), reason="tshark not installed")
+
+
+def _csv(out: Path, item: str) -> pl.DataFrame:
+    return pl.read_csv(out / f"{item}.csv", schema_overrides=U64, infer_schema_length=None)
+
+
+def _tshark(pcap: Path, display: str, *fields: str) -> list[list[str]]:
+    args = ["tshark", "-r", str(pcap), "-Y", display, "-T", "fields"]
+    for f in fields:
+        args += ["-e", f]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    return [line.split("\t") for line in out.splitlines() if line]
+
+
+def _server_port(pcap: Path) -> str:
+    return _tshark(pcap, "tcp.flags.syn == 1 && tcp.flags.ack == 0", "tcp.dstport")[0][0]
+
+
+def _pure_acks(pcap: Path, port: str) -> int:
+    return len(_tshark(pcap, f"tcp.dstport == {port} && tcp.len == 0 && tcp.flags.syn == 0 && "
+                             f"tcp.flags.fin == 0 && tcp.flags.reset == 0", "frame.number"))
+
+
+@needs_tshark
+def test_ack_loss_against_timeouts_counts_the_lost_acks(committed):
+    """seed001-fig-04: p_a of each pair is the share of the phone's pure ACKs that never reached
+    the server's capture (tshark counts both sides); the timeout axis is the flows table's."""
+    out, res = committed
+    got = _csv(out, "seed001-fig-04")
+    assert (out / "seed001-fig-04.pdf").stat().st_size > 1000
+    assert set(got["result"]) == {str(res[n]) for n in ("lab_truth_run", "ack_blackout", "data_blackout")}
+    for name in ("ack_blackout", "data_blackout"):
+        client, server = DATA / f"{name}.client.pcap", DATA / f"{name}.server.pcap"
+        port = _server_port(client)
+        sent, arrived = _pure_acks(client, port), _pure_acks(server, port)
+        row = got.filter(pl.col("result") == str(res[name])).row(0, named=True)
+        assert row["p_a"] == pytest.approx((sent - arrived) / sent, abs=1e-12), name
+        m = pl.read_parquet(res[name] / "flows.parquet").filter(pl.col("vantage") == "matched").row(0, named=True)
+        assert row["timeout_rate"] == pytest.approx(m["timeout_sequences"] / m["data_packets_sent"]), name
+    # the scenarios: ACKs blacked out (22 of 443 lost), data blacked out (no ACK lost); one timeout each
+    by = {r["result"]: r for r in got.iter_rows(named=True)}
+    assert by[str(res["ack_blackout"])]["p_a"] > 0 and by[str(res["ack_blackout"])]["timeout_sequences"] == 1
+    assert by[str(res["data_blackout"])]["p_a"] == 0 and by[str(res["data_blackout"])]["timeout_sequences"] == 1
+
+
+def _haversine_km(a: tuple[float, float], b: tuple[float, float]) -> float:
+    (la1, lo1), (la2, lo2) = [(math.radians(x), math.radians(y)) for x, y in (a, b)]
+    h = math.sin((la2 - la1) / 2) ** 2 + math.cos(la1) * math.cos(la2) * math.sin((lo2 - lo1) / 2) ** 2
+    return 2 * 6371.0088 * math.asin(math.sqrt(h))
+
+
+def test_trace_on_a_map_is_the_bundles_radio_log(committed):
+    """seed003-fig-01 (and seed004-fig-02): the positions are radio.csv's rows; the length
+    along them over the log's span is the scenario's 300 km/h."""
+    out, _ = committed
+    got = _csv(out, "seed003-fig-01")
+    assert (out / "seed003-fig-01.pdf").stat().st_size > 1000
+    with open(DATA / "lab_truth" / "run" / "radio.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert got["lat"].to_list() == pytest.approx([float(r["lat"]) for r in rows], abs=1e-9)
+    assert got["lon"].to_list() == pytest.approx([float(r["lon"]) for r in rows], abs=1e-9)
+    pts = [(float(r["lat"]), float(r["lon"])) for r in rows]
+    km = sum(_haversine_km(a, b) for a, b in zip(pts, pts[1:]))
+    span = float(rows[-1]["ts"]) - float(rows[0]["ts"])
+    assert {float(r["speed_kmh"]) for r in rows} == {300.0}
+    assert 3600 * km / span == pytest.approx(300.0, rel=0.01)
+    text = (out / "seeds.md").read_text(encoding="utf-8")
+    assert f"{km:.3f} km along the samples (300 km/h mean)" in text
+    assert "seed004-fig-02: measurement set-up and HSR footprints (P)" in text
+
+
+@needs_tshark
+def test_mptcp_example_subflows_agree_with_tshark(committed):
+    """seed004-fig-03: the connection with a reinjection (tests/data/mptcp/reinject) — each
+    subflow's last value is tshark's highest relative sequence byte sent down on that stream."""
+    out, _ = committed
+    got = _csv(out, "seed004-fig-03")
+    assert (out / "seed004-fig-03.pdf").stat().st_size > 1000
+    pcap = DATA / "mptcp" / "reinject.client.pcap"
+    top: dict[str, int] = {}
+    for dst, seq, ln in _tshark(pcap, "tcp.srcport == 5201 && tcp.len > 0", "ip.dst", "tcp.seq", "tcp.len"):
+        top[dst] = max(top.get(dst, 0), int(seq) + int(ln) - 1)
+    assert len(top) == 2
+    last = got.group_by("group").agg(pl.col("value").max())
+    mine = dict(zip(last["group"].to_list(), last["value"].to_list()))
+    for dst, v in top.items():
+        (g,) = [k for k in mine if k.endswith(f"({dst})")]
+        assert mine[g] == v, dst
+    assert mine["all subflows"] == sum(top.values())
+    # the sum never falls and is never below a subflow
+    total = got.filter(pl.col("group") == "all subflows").sort("ts")["value"]
+    assert (total.diff().drop_nulls() >= 0).all()
