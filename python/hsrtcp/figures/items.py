@@ -252,9 +252,52 @@ def s000_table_6(inp: Inputs) -> Made:
             .join(tot, on="carrier").with_columns((pl.col("flow_s") / pl.col("total")).alias("share"))
             .drop("total").sort("carrier", "rats"))
     return Made(data=data, markdown=_markdown(data),
-                lab=[f"carrier {r['carrier']}: {r['rats']} {draw.pct(r['share'])} of flow time" for r in data.iter_rows(named=True)],
-                gaps=["the seed's share of all connected time per network type needs the radio log's samples "
-                      "(RESULTS radio table); here: the share of flow time by the RATs a flow met"])
+                lab=[f"carrier {r['carrier']}: {r['rats']} {draw.pct(r['share'])} of flow time" for r in data.iter_rows(named=True)])
+
+
+def _radio_time(inp: Inputs, period: str) -> Made:
+    """Seed 000 Tables V and VI: per carrier, the share of the radio log's time in each network
+    type (each sample held until the next; a log's last sample holds no time). A log is of the
+    4G period when it has a 4G or 5G sample, of the 3G period when its newest generation is 3G."""
+    radio = inp.extra("radio", "the radio table (RAT over time)").collect()
+    need = [c for c in ("ts", "rat", "carrier") if c not in radio.columns]
+    if need:
+        raise Missing(f"radio.parquet of RESULTS: no column {', '.join(need)}")
+    if "generation" not in radio.columns:
+        from hsrtcp.context.generation import generation_of
+
+        radio = radio.with_columns(pl.col("rat").map_elements(generation_of, return_dtype=pl.String).alias("generation"))
+    if "run_id" not in radio.columns:
+        radio = radio.with_columns(pl.lit(None, dtype=pl.String).alias("run_id"))
+    key = ["result", "run_id", "carrier"]
+    radio = radio.sort([*key, "ts"], nulls_last=True).with_columns(
+        (pl.col("ts").shift(-1).over(key) - pl.col("ts")).fill_null(0.0).alias("held_s"))
+    newest = radio.group_by(key).agg(pl.col("generation").is_in(["4G", "5G NSA", "5G SA"]).any().alias("g4"),
+                                     (pl.col("generation") == "3G").any().alias("g3"))
+    keep = newest.filter(pl.col("g4") if period == "4G" else (~pl.col("g4") & pl.col("g3")))
+    if keep.is_empty():
+        present = sorted({g for g in radio["generation"].to_list() if g is not None})
+        raise Missing(f"radio.parquet of RESULTS: no log of the {period} period "
+                      f"(generations present: {', '.join(present) or 'none known'})")
+    logs = radio.join(keep.select(key), on=key, how="semi", nulls_equal=True)
+    tot = logs.group_by("carrier").agg(pl.col("held_s").sum().alias("total_s"))
+    data = (logs.group_by("carrier", "rat", "generation").agg(pl.col("held_s").sum().alias("time_s"))
+            .join(tot, on="carrier").with_columns((pl.col("time_s") / pl.col("total_s")).alias("share"))
+            .sort(["carrier", "share", "rat"], descending=[False, True, False]))
+    lines = [f"carrier {r['carrier']}: {r['rat']} ({r['generation']}) {draw.pct(r['share'])} of "
+             f"{r['total_s']:.1f} s" for r in data.iter_rows(named=True)]
+    return Made(data=data, markdown=_markdown(data), lab=[f"{keep.height} radio log(s)"] + lines)
+
+
+def _table_5_6(period: str, fallback=None):
+    def make(inp: Inputs) -> Made:
+        if inp.results_dirs or fallback is None:
+            return _radio_time(inp, period)
+        made = fallback(inp)
+        made.gaps.append("the seed's share of all connected time per network type needs the radio log's "
+                         "samples (RESULTS radio table; none given); here: the share of flow time by the RATs a flow met")
+        return made
+    return make
 
 
 def s001_table_1(inp: Inputs) -> Made:
@@ -784,10 +827,9 @@ ITEMS: tuple[Item, ...] = (
          "study_flows: generation 4G, workload, usable", "U-rate 93.9-97.1 % (4G)", _table_3_4("4G")),
     Item("seed000-table-V", "share of time per network type, 3G period", "RESULTS radio table (time per RAT)",
          "carrier A: HSPA+ 69.69 %, HSDPA 20.16 %, UMTS 7.23 %, EDGE 2.89 %; carrier B: EVDOA 75.28 %",
-         _never("the radio log's time per network type of a 3G-era data set: RESULTS radio table, "
-                f"{NOT_BUILT}; the lab campaign has no 3G period")),
-    Item("seed000-table-VI", "share of time per network type, 4G period", "study_flows: carrier, rats, duration",
-         "carrier A: FDD-LTE 75.23 %; carrier C: TD-LTE 71.32 %", s000_table_6),
+         _table_5_6("3G")),
+    Item("seed000-table-VI", "share of time per network type, 4G period", "RESULTS radio table (time per RAT); else study_flows: carrier, rats, duration",
+         "carrier A: FDD-LTE 75.23 %; carrier C: TD-LTE 71.32 %", _table_5_6("4G", s000_table_6)),
     Item("seed000-fig-01", "CDF of packet loss rate, classes a-e", "study_flows: p_d, flow_class",
          "T0-30: P(100 % loss) = 0 at 280-310 km/h without handoffs; T0-31: 35 % with 9-16",
          _seed000_cdf("p_d", "data loss rate p_d", "share", "3-minute flows per class", "s000-fig-1")),

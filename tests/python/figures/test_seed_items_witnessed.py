@@ -110,3 +110,51 @@ def test_mptcp_example_subflows_agree_with_tshark(committed):
     # the sum never falls and is never below a subflow
     total = got.filter(pl.col("group") == "all subflows").sort("ts")["value"]
     assert (total.diff().drop_nulls() >= 0).all()
+
+
+IRISH = DATA / "radio" / "irish-5g" / "B_2020.02.14_09.38.22.lines760-1100.csv"
+
+
+def _gnettrack_shares() -> tuple[dict[str, float], float]:
+    """Time per NetworkMode of the G-NetTrack excerpt, computed here from the CSV: rows
+    sharing a second spread evenly over it in file order (docs/context.md), each row held
+    until the next."""
+    import datetime as dt
+    from collections import Counter
+
+    with open(IRISH, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    secs = [dt.datetime.strptime(r["Timestamp"], "%Y.%m.%d_%H.%M.%S").replace(tzinfo=dt.timezone.utc).timestamp()
+            for r in rows]
+    per_second = Counter(secs)
+    seen: Counter = Counter()
+    ts = []
+    for s in secs:
+        ts.append(s + seen[s] / per_second[s])
+        seen[s] += 1
+    held: Counter = Counter()
+    for i in range(len(rows) - 1):
+        held[rows[i]["NetworkMode"]] += ts[i + 1] - ts[i]
+    total = sum(held.values())
+    return {mode: v / total for mode, v in held.items()}, total
+
+
+def test_time_per_network_type_from_a_recorded_log(tmp_path):
+    """seed000-table-VI from a RESULTS radio table (the Irish 5G G-NetTrack excerpt): the share
+    of time per network type is the CSV's; table V names what it misses (no 3G-era log)."""
+    from hsrtcp.cli import main
+
+    res, out = tmp_path / "res", tmp_path / "g"
+    # the log (2020-02-14 03:52:07 UTC on) put on the capture's clock, starting 100 s before its flow
+    offset = 1795316137 - 1581673927 - 100
+    assert main(["analyze", str(DATA / "small_50k.server.pcap"), "--radio", str(IRISH), "--radio-format",
+                 "gnettrack", "--radio-offset", str(offset), "-o", str(res), "-q"]) == 0
+    assert main(["figures", str(ROOT / "tests" / "data" / "study"), str(res), "-o", str(out), "-q"]) == 0
+    got = pl.read_csv(out / "seed000-table-VI.csv")
+    want, total = _gnettrack_shares()
+    assert set(got["carrier"]) == {"B"}
+    mine = dict(zip(got["generation"].to_list(), got["share"].to_list()))
+    assert mine == pytest.approx({"4G": want["LTE"], "5G NSA": want["5G"]}, abs=1e-9)
+    assert got["total_s"].to_list() == pytest.approx([total] * got.height, abs=1e-6)
+    cov = (out / "coverage.md").read_text(encoding="utf-8")
+    assert "no log of the 3G period (generations present: 4G, 5G NSA)" in cov
