@@ -234,3 +234,22 @@ def track(df: pl.DataFrame, title: str):
     ax.set_ylabel("latitude (°)")
     ax.set_title(title, loc="left")
     return fig
+
+
+@style.styled
+def samples_with_marks(df: pl.DataFrame, column: str, marks: list[float], label: str, unit: str, title: str):
+    """Samples of ``column`` against ``t_rel`` as points, events at ``marks`` as dashed lines."""
+    fig, ax = style.new_figure()
+    v = df[column].cast(pl.Float64).to_numpy()
+    div, shown = (1e-3, "ms") if unit == "s" and v.size and np.nanmax(v) < 1 else (1.0, unit)
+    ax.plot(df["t_rel"].to_numpy(), v / div, marker=".", markersize=2.5, linewidth=0.5, color=style.CYCLE[0],
+            label=f"{label} samples (n = {v.size:,})", gid="samples")
+    for i, t in enumerate(marks):
+        ax.axvline(t, color=style.CYCLE[1], linestyle="--", linewidth=0.7, label="handoff" if i == 0 else None,
+                   gid=f"handoff-{i}")
+    ax.set_xlabel("time since the flow's first packet (s)")
+    ax.set_ylabel(f"{label} ({shown})")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, loc="left")
+    ax.legend(loc="upper left")
+    return fig

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import math
+import statistics
 import subprocess
 from pathlib import Path
 
@@ -158,3 +159,26 @@ def test_time_per_network_type_from_a_recorded_log(tmp_path):
     assert got["total_s"].to_list() == pytest.approx([total] * got.height, abs=1e-6)
     cov = (out / "coverage.md").read_text(encoding="utf-8")
     assert "no log of the 3G period (generations present: 4G, 5G NSA)" in cov
+
+
+@needs_tshark
+def test_rtt_over_time_with_handoffs_is_the_lab_runs(committed):
+    """seed003-fig-09 with RESULTS: the lab run's three scripted handoffs (events.csv: 2.5 s
+    apart) marked on the sender's RTT samples, whose median is tshark's ack_rtt median."""
+    out, res = committed
+    got = _csv(out, "seed003-fig-09")
+    assert set(got["result"]) == {str(res["lab_truth_run"])}
+    run = DATA / "lab_truth" / "run"
+    with open(run / "events.csv", newline="", encoding="utf-8") as fh:
+        truth = [float(r["t_start"]) for r in csv.DictReader(fh) if r["kind"] == "handoff"]
+    text = (out / "seeds.md").read_text(encoding="utf-8")
+    line = next(ln for ln in text.splitlines() if "RTT samples, median" in ln)
+    marks = [float(x) for x in line.split("handoffs at ")[1].split(" s of")[0].split(", ")]
+    assert len(marks) == len(truth) == 3
+    assert [b - a for a, b in zip(marks, marks[1:])] == pytest.approx([b - a for a, b in zip(truth, truth[1:])],
+                                                                     abs=1e-3)
+    acks = sorted(float(r[0]) for r in _tshark(run / "capture" / "server.pcap", "tcp.analysis.ack_rtt",
+                                                "tcp.analysis.ack_rtt"))
+    # Karn's rule leaves out ACKs of re-sent data, which tshark keeps
+    assert 0.8 * len(acks) <= got.height <= len(acks)
+    assert got["rtt_s"].median() == pytest.approx(statistics.median(acks), abs=0.005)
