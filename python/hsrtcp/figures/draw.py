@@ -253,3 +253,22 @@ def samples_with_marks(df: pl.DataFrame, column: str, marks: list[float], label:
     ax.set_title(title, loc="left")
     ax.legend(loc="upper left")
     return fig
+
+
+@style.styled
+def carriers(df: pl.DataFrame, names: list[str], marks: dict[str, list[float]], title: str):
+    """RSRP of each carrier against ``t_rel`` (held until its next sample; no line where the
+    carrier is off LTE), each carrier's handoffs as ticks in its colour at the top."""
+    fig, ax = style.new_figure()
+    for i, c in enumerate(names):
+        part = df.filter(pl.col("carrier") == c).sort("t_rel")
+        color = style.CYCLE[i % len(style.CYCLE)]
+        ax.step(part["t_rel"].to_numpy(), part["rsrp_dbm"].cast(pl.Float64).to_numpy(), where="post", color=color,
+                linestyle=LINESTYLES[i % len(LINESTYLES)], linewidth=0.8, label=f"carrier {c}", gid=f"rsrp-{c}")
+        for k, t in enumerate(marks.get(c, [])):
+            ax.axvline(t, ymin=0.92 - 0.06 * i, ymax=0.98 - 0.06 * i, color=color, linewidth=0.9, gid=f"handoff-{c}-{k}")
+    ax.set_xlabel("time since the log's first sample (s)")
+    ax.set_ylabel("RSRP (dBm)")
+    ax.set_title(title, loc="left")
+    ax.legend(loc="lower left")
+    return fig

@@ -832,6 +832,60 @@ def s004_fig_2(inp: Inputs) -> Made:
     return made
 
 
+def _two_carriers(inp: Inputs) -> tuple[pl.DataFrame, dict]:
+    """The run of RESULTS whose radio log has the most carriers (two at least), then the
+    longest: its samples per carrier, each held until the carrier's next sample."""
+    radio = inp.extra("radio", "the radio table of two or more carriers").collect()
+    need = [c for c in ("ts", "rat", "carrier", "rsrp_dbm") if c not in radio.columns]
+    if need:
+        raise Missing(f"radio.parquet of RESULTS: no column {', '.join(need)}")
+    if "run_id" not in radio.columns:
+        radio = radio.with_columns(pl.lit(None, dtype=pl.String).alias("run_id"))
+    runs = (radio.group_by("result", "run_id").agg(pl.col("carrier").n_unique().alias("carriers"),
+                                                   (pl.col("ts").max() - pl.col("ts").min()).alias("span"))
+            .sort(["carriers", "span", "result"], descending=[True, True, False], nulls_last=True))
+    if runs.is_empty() or runs["carriers"][0] < 2:
+        most = int(runs["carriers"].max() or 0) if runs.height else 0
+        raise Missing(f"radio.parquet of RESULTS: no run logs two carriers or more (at most {most} per run)")
+    r = runs.row(0, named=True)
+    log = radio.filter((pl.col("result") == r["result"])
+                       & (pl.col("run_id") == r["run_id"] if r["run_id"] is not None else pl.col("run_id").is_null()))
+    t0 = float(log["ts"].min())
+    log = (log.sort("carrier", "ts").with_columns(
+        (pl.col("ts") - t0).alias("t_rel"),
+        (pl.col("ts").shift(-1).over("carrier") - pl.col("ts")).fill_null(0.0).alias("held_s"),
+        (pl.col("rat") == "LTE").alias("lte")))
+    return log.select("result", "run_id", "carrier", "ts", "t_rel", "held_s", "rat", "cid", "rsrp_dbm", "lte"), \
+        {**r, "t0": t0}
+
+
+def s004_fig_1(inp: Inputs) -> Made:
+    """Seed 004 Fig. 1: two or more carriers over one trip — RSRP of each against time with
+    its handoffs, and the LTE coverage of each and of either (coverage.parquet, M28)."""
+    data, r = _two_carriers(inp)
+    res = inp.results("handoffs.parquet")
+    marks: dict[str, list[float]] = {}
+    if res.handoffs is not None:
+        h = res.handoffs.filter(pl.col("result") == r["result"])
+        if r["run_id"] is not None and "run_id" in h.columns:
+            h = h.filter(pl.col("run_id") == r["run_id"])
+        for c, t in zip(h["carrier"].to_list(), h["ts"].to_list()):
+            marks.setdefault(c, []).append(t - r["t0"])
+    name = r["result"].rstrip("/").rsplit("/", 1)[-1]
+    lines = []
+    if res.coverage is not None:
+        cov = res.coverage.filter(pl.col("result") == r["result"])
+        if r["run_id"] is not None and "run_id" in cov.columns:
+            cov = cov.filter(pl.col("run_id") == r["run_id"])
+        lines += [f"LTE coverage, {'either carrier' if x['carrier'] == '*' else 'carrier ' + x['carrier']}: "
+                  f"{draw.pct(x['lte_coverage'])} of {x['total_s']:.1f} s" for x in cov.sort("carrier").iter_rows(named=True)]
+    carriers = sorted(set(data["carrier"].to_list()))
+    lines += [f"carrier {c}: {len(marks.get(c, []))} handoffs, RSRP median "
+              f"{draw.fmt(data.filter(pl.col('carrier') == c)['rsrp_dbm'].median(), 'dBm')}" for c in carriers]
+    fig = draw.carriers(data, carriers, marks, f"{len(carriers)} carriers, {name}")
+    return Made(data=data, figure=fig, lab=[f"log of {name}: {len(carriers)} carriers"] + lines)
+
+
 # -- the registry ----------------------------------------------------------------------------
 
 PER_PACKET = "RESULTS packets of a pair (hsrtcp analyze --client --server --packets)"
@@ -988,7 +1042,7 @@ ITEMS: tuple[Item, ...] = (
     # seed 004: carrier selection or MPTCP conjunction on HSR
     Item("seed004-fig-01", "carrier complementarity over a trip (coverage, signal, handoffs)",
          "RESULTS radio table with two or more carriers", "T4-04: LTE coverage M 79 %, U 76 %, either 94 %",
-         _needs_results("the radio table of two or more carriers")),
+         s004_fig_1),
     Item("seed004-fig-02", "measurement set-up and HSR footprints", "RESULTS radio latitude/longitude", "",
          s004_fig_2),
     Item("seed004-table-I", "HSR lines", "study_flows: scenario, speed, duration", "", s000_table_2),

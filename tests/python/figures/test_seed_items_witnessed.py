@@ -182,3 +182,38 @@ def test_rtt_over_time_with_handoffs_is_the_lab_runs(committed):
     # Karn's rule leaves out ACKs of re-sent data, which tshark keeps
     assert 0.8 * len(acks) <= got.height <= len(acks)
     assert got["rtt_s"].median() == pytest.approx(statistics.median(acks), abs=0.005)
+
+
+def test_two_carriers_over_a_trip(tmp_path):
+    """seed004-fig-01 from a two-carrier radio log (lab format): each sample drawn, the LTE
+    coverage of each carrier and of either computed here from the rows (held until the
+    carrier's next sample), the handoffs the cell changes of each carrier."""
+    from hsrtcp.cli import main
+
+    rows = []  # M: LTE cells 1 then 2 (at 4 s), EDGE from 12 s; U: EDGE, LTE from 5 s
+    for t in range(21):
+        rows.append((t, "M", "LTE" if t < 12 else "EDGE", 1, (1 if t < 4 else 2) if t < 12 else 900, -80 - t))
+        rows.append((t, "U", "LTE" if t >= 5 else "EDGE", 2, 200 if t >= 5 else 800, -95 + t))
+    log = tmp_path / "radio.csv"
+    with open(log, "w", encoding="utf-8") as fh:
+        fh.write("ts,lat,lon,speed_kmh,carrier,rat,lac,cid,rsrp_dbm,rsrq_db\n")
+        for t, c, rat, lac, cid, rsrp in rows:
+            lte = rat == "LTE"
+            fh.write(f"{t:.3f},39.8652,116.3786,300,{c},{rat},{lac},{cid},{rsrp if lte else ''},{-10 if lte else ''}\n")
+    res, out = tmp_path / "res", tmp_path / "g"
+    # the log's 0 s put 5 s before the capture's flow (1795316137.6 s)
+    assert main(["analyze", str(DATA / "small_50k.server.pcap"), "--radio", str(log), "--radio-format", "lab",
+                 "--radio-offset", str(1795316137 - 5), "-o", str(res), "-q"]) == 0
+    assert main(["figures", str(ROOT / "tests" / "data" / "study"), str(res), "-o", str(out), "-q"]) == 0
+    got = pl.read_csv(out / "seed004-fig-01.csv")
+    assert (out / "seed004-fig-01.pdf").stat().st_size > 1000
+    assert sorted(zip(got["carrier"], got["t_rel"], got["rat"])) == sorted((c, float(t), rat) for t, c, rat, *_ in rows)
+    span = 20.0
+    lte = {c: sum(1.0 for t, cc, rat, *_ in rows if cc == c and rat == "LTE" and t < span) for c in ("M", "U")}
+    either = sum(1.0 for t in range(20) if any(cc != "" and rat == "LTE" for tt, cc, rat, *_ in rows if tt == t))
+    text = (out / "seeds.md").read_text(encoding="utf-8")
+    assert f"LTE coverage, carrier M: {100 * lte['M'] / span:.4g} % of {span:.1f} s" in text
+    assert f"LTE coverage, carrier U: {100 * lte['U'] / span:.4g} % of {span:.1f} s" in text
+    assert f"LTE coverage, either carrier: {100 * either / span:.4g} % of {span:.1f} s" in text
+    # M: 1 -> 2 at 4 s, 2 -> 900 (EDGE) at 12 s; U: 800 (EDGE) -> 200 at 5 s
+    assert "carrier M: 2 handoffs" in text and "carrier U: 1 handoffs" in text
