@@ -318,8 +318,8 @@ def s003_table_1(inp: Inputs) -> Made:
 
 
 def s004_table_2(inp: Inputs) -> Made:
-    gaps = ["MPTCP instances per carrier combination: needs hsrtcp mptcp output (docs/mptcp.md), "
-            "not read by the gallery; here: single-path flows per carrier"]
+    gaps = ["MPTCP instances per carrier combination: needs mptcp_instances.parquet of a conjunction campaign "
+            "(hsrtcp mptcp, docs/mptcp.md), none committed and not read by the gallery; here: single-path flows per carrier"]
     made = _dataset(inp, ("carrier", "scenario"))
     made.gaps = gaps + made.gaps
     return made
@@ -889,15 +889,9 @@ def s004_fig_1(inp: Inputs) -> Made:
 # -- the registry ----------------------------------------------------------------------------
 
 PER_PACKET = "RESULTS packets of a pair (hsrtcp analyze --client --server --packets)"
-MPTCP = "hsrtcp mptcp output (mptcp metrics, docs/mptcp.md): not read by the gallery"
-NOT_BUILT = "not drawn by the gallery yet"
-
-
-def _needs_results(what: str):
-    def make(inp: Inputs) -> Made:
-        inp.results(what)
-        raise Missing(f"{what} of RESULTS: {NOT_BUILT}")
-    return make
+MPTCP = ("mptcp_instances.parquet (hsrtcp mptcp RUNS -o DIR on a conjunction campaign: an MPTCP download and "
+         "single-path flows on each carrier at once, docs/mptcp.md): no such run is committed, and the gallery "
+         "does not read that table yet")
 
 
 def _never(why: str):
@@ -1056,7 +1050,10 @@ ITEMS: tuple[Item, ...] = (
     Item("seed004-fig-06", "subflow degradation: throughput of three instances", MPTCP, "T4-26", _never(MPTCP)),
     Item("seed004-fig-07", "subflow degradation: LIA against Reno, cwnd", MPTCP, "T4-29/30", _never(MPTCP)),
     Item("seed004-fig-08", "carrier complementarity in handoff, network type and signal",
-         "RESULTS radio table with two or more carriers", "", _needs_results("the radio table of two or more carriers")),
+         "RESULTS radio table with two or more carriers and MPTCP subflows on them", "",
+         _never("the throughput of each subflow of an MPTCP connection over two carriers beside those carriers' "
+                "radio logs in one run (a conjunction campaign with a radio log per carrier, docs/mptcp.md): "
+                "none committed (the committed run logs one carrier; the MPTCP captures have no radio log)")),
 )
 
 
