@@ -232,11 +232,47 @@ def s000_table_2(inp: Inputs) -> Made:
             .agg(pl.col("result").n_unique().alias("runs"), pl.len().alias("flows"),
                  (pl.col("duration_s").sum() / 3600).alias("flow_hours"))
             .sort("scenario", "speed_band"))
-    return Made(data=data, markdown=_markdown(data),
-                lab=[f"{r['scenario']}, {r['speed_band']}: {r['flow_hours']:.3g} flow-hours ({r['flows']} flows)"
-                     for r in data.iter_rows(named=True)],
-                gaps=["route length, stations and the train's hours per speed band: the hours here are flow "
-                      "hours (study_flows.duration_s); the train's need the radio log's speed samples"])
+    lab = [f"{r['scenario']}, {r['speed_band']}: {r['flow_hours']:.3g} flow-hours ({r['flows']} flows)"
+           for r in data.iter_rows(named=True)]
+    markdown = _markdown(data)
+    train = _train_hours(inp)
+    if train is None:
+        gaps = ["route length, stations and the train's hours per speed band: the hours here are flow hours "
+                "(study_flows.duration_s); the train's need the radio log's speed samples (RESULTS radio table)"]
+    else:
+        gaps = ["route length and stations: not in the tables"]
+        markdown += "\n\nThe train's time per speed band, from the radio logs of RESULTS:\n\n" + _markdown(train)
+        lab += [f"train, {r['speed_band']}: {r['train_s']:.1f} s in {r['logs']} log(s)" for r in train.iter_rows(named=True)]
+    return Made(data=data, markdown=markdown, lab=lab, gaps=gaps)
+
+
+def _train_hours(inp: Inputs) -> pl.DataFrame | None:
+    """Per speed band, the time of the radio logs of RESULTS (one timeline per run: a time
+    logged by several carriers counts once), each speed sample held until the next; None
+    without a radio table with speeds."""
+    from hsrtcp.context import classes
+
+    if not inp.results_dirs:
+        return None
+    try:
+        radio = inp.extra("radio", "the radio table (speed samples)").collect()
+    except Missing:
+        return None
+    if "speed_kmh" not in radio.columns:
+        return None
+    if "run_id" not in radio.columns:
+        radio = radio.with_columns(pl.lit(None, dtype=pl.String).alias("run_id"))
+    key = ["result", "run_id"]
+    r = (radio.filter(pl.col("speed_kmh").is_finite()).sort([*key, "ts"], nulls_last=True)
+         .unique([*key, "ts"], keep="first", maintain_order=True)
+         .with_columns((pl.col("ts").shift(-1).over(key) - pl.col("ts")).fill_null(0.0).alias("held_s"),
+                       pl.col("speed_kmh").map_elements(lambda v: classes.speed_band(v, v), return_dtype=pl.String)
+                       .alias("speed_band")))
+    if r.is_empty():
+        return None
+    return (r.group_by("speed_band").agg(pl.col("held_s").sum().alias("train_s"),
+                                         pl.struct(key).n_unique().alias("logs"))
+            .with_columns((pl.col("train_s") / 3600).alias("train_hours")).sort("speed_band"))
 
 
 def _table_3_4(generation: str):

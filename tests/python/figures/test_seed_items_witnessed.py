@@ -116,7 +116,7 @@ def test_mptcp_example_subflows_agree_with_tshark(committed):
 IRISH = DATA / "radio" / "irish-5g" / "B_2020.02.14_09.38.22.lines760-1100.csv"
 
 
-def _gnettrack_shares() -> tuple[dict[str, float], float]:
+def _gnettrack_shares(key: str = "NetworkMode") -> tuple[dict[str, float], float]:
     """Time per NetworkMode of the G-NetTrack excerpt, computed here from the CSV: rows
     sharing a second spread evenly over it in file order (docs/context.md), each row held
     until the next."""
@@ -135,7 +135,7 @@ def _gnettrack_shares() -> tuple[dict[str, float], float]:
         seen[s] += 1
     held: Counter = Counter()
     for i in range(len(rows) - 1):
-        held[rows[i]["NetworkMode"]] += ts[i + 1] - ts[i]
+        held[rows[i][key]] += ts[i + 1] - ts[i]
     total = sum(held.values())
     return {mode: v / total for mode, v in held.items()}, total
 
@@ -159,6 +159,16 @@ def test_time_per_network_type_from_a_recorded_log(tmp_path):
     assert got["total_s"].to_list() == pytest.approx([total] * got.height, abs=1e-6)
     cov = (out / "coverage.md").read_text(encoding="utf-8")
     assert "no log of the 3G period (generations present: 4G, 5G NSA)" in cov
+    # seed000-table-II: the train's time per speed band (G-NetTrack's Speed is km/h; seed 000's bands)
+    by_speed, _ = _gnettrack_shares("Speed")
+    band: dict[str, float] = {}
+    for v, share in by_speed.items():
+        kmh = float(v)
+        name = "static" if kmh <= 5 else "0-150" if kmh < 150 else "150-280" if kmh < 280 else "280-310" if kmh <= 310 else ">310"
+        band[name] = band.get(name, 0.0) + share * total
+    md = (out / "seed000-table-II.md").read_text(encoding="utf-8")
+    for name, secs in band.items():
+        assert f"| {name} | {secs:.4g} | 1 |" in md, (name, secs)
 
 
 @needs_tshark
