@@ -297,17 +297,18 @@ class _Window:
         for i in active:
             parts = self.parts.setdefault(int(i), [])
             lo = 0
+            # (copies: a view would keep the whole block alive)
             if new[i]:
                 lo = int(p[i])
                 if lo > 0:
-                    parts.append(tuple(c[lo - 1:lo] for c in rows))
+                    parts.append(tuple(c[lo - 1:lo].copy() for c in rows))
                 elif self.carry is not None:
                     parts.append(self.carry)
             hi = int(q[i])
             if hi > lo:
-                parts.append(tuple(c[lo:hi] for c in rows))
+                parts.append(tuple(c[lo:hi].copy() for c in rows))
             if hi < n:
-                parts.append(tuple(c[hi:hi + 1] for c in rows))
+                parts.append(tuple(c[hi:hi + 1].copy() for c in rows))
                 self.done[i] = True
         self.started |= new
         self.carry = tuple(c[-1:].copy() for c in rows)
