@@ -227,3 +227,18 @@ def test_two_carriers_over_a_trip(tmp_path):
     assert f"LTE coverage, either carrier: {100 * either / span:.4g} % of {span:.1f} s" in text
     # M: 1 -> 2 at 4 s, 2 -> 900 (EDGE) at 12 s; U: 800 (EDGE) -> 200 at 5 s
     assert "carrier M: 2 handoffs" in text and "carrier U: 1 handoffs" in text
+
+
+def test_mptcp_example_lines_are_the_csv(committed):
+    """The drawn step lines of seed004-fig-03 hold exactly the CSV's values, line by line."""
+    from hsrtcp.figures import build
+
+    out, res = committed
+    g = build(ROOT / "tests" / "data" / "study", [res["mptcp"]], only=["seed004-fig-03"])
+    fig = g.outcomes[0].made.figure
+    data = _csv(out, "seed004-fig-03")
+    labels = {ln.get_label(): ln for ln in fig.axes[0].lines}
+    scale = 1e3 if "kB" in fig.axes[0].get_ylabel() else 1e6 if "MB" in fig.axes[0].get_ylabel() else 1.0
+    for name in data["group"].unique():
+        part = data.filter(pl.col("group") == name).sort("t_rel")
+        assert list(labels[name].get_ydata() * scale) == pytest.approx(part["value"].to_list())
