@@ -362,9 +362,12 @@ def _write_radio(path: str, parts: list) -> None:
 
     from hsrtcp.results import metadata
 
+    if len(parts) == 1 and isinstance(parts[0], str):  # one log: its file is the table
+        os.replace(parts[0], path)
+        return
     schema = pl.DataFrame(schema=dict(RADIO_SCHEMA, run_id=pl.String)).to_arrow().schema
     schema = schema.with_metadata(metadata("radio"))
-    with pq.ParquetWriter(path, schema) as w:
+    with pq.ParquetWriter(path, schema, compression="zstd") as w:
         for p in parts:
             if isinstance(p, pl.DataFrame):
                 w.write_table(p.to_arrow().cast(schema))

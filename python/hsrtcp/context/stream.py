@@ -433,7 +433,11 @@ def scan_radio(path, fmt: str, *, mapping: dict | None = None, t0: float | None 
     win = FlowWindows(np.array([np.nan if x is None else x for x in first_ts], dtype=np.float64),
                       np.array([np.nan if x is None else x for x in last_ts], dtype=np.float64))
     ordered = True
-    schema = dict(RADIO_SCHEMA, run_id=pl.String)
+    from hsrtcp.results import metadata
+
+    # the radio table's columns and schema version: the file can become radio.parquet as it is
+    schema = pl.DataFrame(schema=dict(RADIO_SCHEMA, run_id=pl.String)).to_arrow().schema
+    schema = schema.with_metadata(metadata("radio"))
     writer = None
     try:
         for block in _blocks(file, fmt, mapping, t0):
@@ -443,10 +447,9 @@ def scan_radio(path, fmt: str, *, mapping: dict | None = None, t0: float | None 
             if offset_s:
                 block = block.with_columns(pl.col("ts") + float(offset_s))
             block = block.with_columns(pl.lit(run_id, pl.String).alias("run_id"))
-            table = block.to_arrow()
             if writer is None:
-                writer = pq.ParquetWriter(parquet, table.schema)
-            writer.write_table(table)
+                writer = pq.ParquetWriter(parquet, schema, compression="zstd")
+            writer.write_table(block.to_arrow().cast(schema))
             for c in block["carrier"].unique(maintain_order=True).to_list():
                 if c is not None and c not in log.carriers:
                     log.carriers.append(c)
@@ -461,7 +464,7 @@ def scan_radio(path, fmt: str, *, mapping: dict | None = None, t0: float | None 
                 except Unordered:
                     ordered = False
         if writer is None:  # no rows (or rejected in the first block): an empty file of the schema
-            writer = pq.ParquetWriter(parquet, pl.DataFrame(schema=schema).to_arrow().schema)
+            writer = pq.ParquetWriter(parquet, schema, compression="zstd")
         writer.close()
         writer = None
         log.warnings = chk.finish()
