@@ -14,7 +14,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from checks import analyze, flow_row  # noqa: E402
 from receiver_truth import retransmissions_arrived  # noqa: E402
