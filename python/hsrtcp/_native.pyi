@@ -90,6 +90,7 @@ class PairOut:
         progress: _Progress = None,
         keep_flows: bool = False,
         order: int = 0,
+        hold_packets: bool = False,
     ) -> _FileResult: ...
     def analyze_pair_files(
         self,
