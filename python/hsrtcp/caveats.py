@@ -85,8 +85,8 @@ def flow_caveats(flows: list[dict], table: list[dict] | None = None) -> list[dic
                                                e["condition"]))
 
 
-_SAYS = {"poor": "is poor", "uncertain": "is uncertain", "few cases": "was audited on few cases",
-         "no cases": "was never audited"}
+_SAYS = {"poor": "poor", "uncertain": "uncertain", "few cases": "audited on few cases",
+         "no cases": "never audited"}
 
 
 def describe(c: tuple[str, str, str]) -> str:
@@ -95,14 +95,39 @@ def describe(c: tuple[str, str, str]) -> str:
     return f"{dv} vantage, SACK {word[sack]}, timestamps {word[ts]}"
 
 
+def _detectors(names: list[str]) -> str:
+    """'M12 dsack, eifel, server': a family's name (M12) once per run of its detectors."""
+    parts, last = [], None
+    for n in names:
+        fam, _, rest = n.partition(" ")
+        parts.append(rest if fam == last else n)
+        last = fam
+    return ", ".join(parts)
+
+
 def lines(flows: list[dict], table: list[dict] | None = None, shown: int = 6) -> list[str]:
-    """The summary's caveat lines (plain text): one per detector and condition."""
-    out = []
+    """The summary's caveat lines (plain text): one per condition and set of unsure detectors
+    (so one per printed flow row of a pair), the detectors grouped by verdict; the columns
+    and counts are in caveats.csv."""
+    groups: dict = {}  # (condition, ((verdict, detector), ...)) -> flow ids
+    per_flow: dict = {}
     for e in flow_caveats(flows, table):
-        ids = [str(x) for x in e["flows"]]
+        for f in e["flows"]:
+            per_flow.setdefault((e["condition"], str(f)), []).append((e["verdict"], e["detector"]))
+    for (c, f), dets in per_flow.items():
+        groups.setdefault((c, tuple(dets)), []).append(f)
+    out = []
+    order = lambda k: (min(VERDICTS.index(v) for v, _ in k[1]), k[0])  # noqa: E731
+    for key in sorted(groups, key=order):
+        c, dets = key
+        ids = groups[key]
         more = f" and {len(ids) - shown:,} more" if len(ids) > shown else ""
-        out.append(f"caveat: {e['detector']} ({e['column']}) {_SAYS[e['verdict']]} with "
-                   f"{describe(e['condition'])}: {', '.join(ids[:shown])}{more}")
+        says = []
+        for v in VERDICTS:
+            names = [d for vv, d in dets if vv == v]
+            if names:
+                says.append(f"{_detectors(names)} {_SAYS[v]}")
+        out.append(f"caveat: {', '.join(ids[:shown])}{more} ({describe(c)}): {'; '.join(says)}")
     if out:
-        out.append("  (the ground-truth audit's verdict per condition: caveats.csv, docs/accuracy.md)")
+        out.append("  (the ground-truth audit's verdict per detector and condition: caveats.csv, docs/accuracy.md)")
     return out

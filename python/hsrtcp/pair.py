@@ -295,8 +295,10 @@ def _write_pairs(out_dir, prefix, pairs, files, numbers, *, window_s, use_ip_id,
                              numbers[k][0], numbers[k][1], k, match_id(k), window_s, use_ip_id,
                              match_memory_mb)
                      for k in alone]
+            # a shared file's packets rows wait for its pairs' fates (packets.fate)
+            in_alone = {i for k in alone for i in numbers[k]}
             jobs += [partial(out.analyze, files[i][0], shown(files[i][0]), files[i][1], i << ID_SHIFT,
-                             stoppable(for_file(i)), keep_flows, i) for i in singles_left]
+                             stoppable(for_file(i)), keep_flows, i, i in in_alone) for i in singles_left]
             if n_workers == 1:
                 # One job at a time (one pair: its job has threads of its own): no pool,
                 # whose import (concurrent.futures) was ~10 ms of a 0.3-s pair run.

@@ -11,6 +11,7 @@ use arrow_schema::{FieldRef, Schema, SchemaRef};
 use arrow_select::interleave::interleave;
 use hsrtcp_core::flow::event::nanos_to_s;
 use hsrtcp_core::flow::{engine, table, CaptureInfo};
+use hsrtcp_core::matcher::fate::FrameFates;
 use hsrtcp_core::matcher::metrics::MATCH_SERIES_COLUMNS;
 use hsrtcp_core::matcher::{analyze_pair as core_pair, match_batches, MatchOptions, PairResult, MATCH_COLUMNS};
 use hsrtcp_core::stream;
@@ -123,6 +124,9 @@ struct PairDone {
     files: [usize; 2],
     /// What the matcher's state budget cost this pair, if anything (for stderr).
     warning: Option<String>,
+    /// Verdicts per record of the client's and server's capture, for the `packets` rows
+    /// held by `analyze` (shared files); empty when the pair's own job applied them.
+    fates: [FrameFates; 2],
 }
 
 /// `MatchOptions::state_budget` from megabytes (at least one).
@@ -170,6 +174,8 @@ pub struct PairOut {
     series_schema: SchemaRef,
     held: Mutex<HashMap<usize, Vec<RecordBatch>>>,
     done: Mutex<BTreeMap<usize, PairDone>>,
+    /// `packets` rows of files shared by several pairs, waiting for all their pairs' fates.
+    held_packets: Mutex<HashMap<usize, Vec<RecordBatch>>>,
     /// Every file's analysis also writes the `packets` table.
     packets: bool,
 }
@@ -359,13 +365,16 @@ impl PairOut {
             series_schema,
             held: Mutex::new(HashMap::new()),
             done: Mutex::new(BTreeMap::new()),
+            held_packets: Mutex::new(HashMap::new()),
             packets,
         })
     }
 
     /// Analyze one capture file of the run (as `ParquetOut.analyze`); its flows rows are
     /// also kept for the matched rows. `order`: the file's number (0, 1, ...).
-    #[pyo3(signature = (path, name, vantage=None, id_base=0, progress=None, keep_flows=false, order=0))]
+    /// `hold_packets`: the file belongs to a pair run by `match_pair`; its `packets` rows
+    /// wait in memory for that pair's fates (`finish_pairs` writes them).
+    #[pyo3(signature = (path, name, vantage=None, id_base=0, progress=None, keep_flows=false, order=0, hold_packets=false))]
     #[allow(clippy::too_many_arguments)]
     fn analyze<'py>(
         &self,
@@ -377,9 +386,14 @@ impl PairOut {
         progress: Option<PyObject>,
         keep_flows: bool,
         order: usize,
+        hold_packets: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (captures, flows, _, _) =
-            py.allow_threads(|| self.analyze_file(&path, name, vantage, id_base, &progress, order, None, None, false))?;
+        let hold = hold_packets && self.packets;
+        let (captures, flows, _, held) =
+            py.allow_threads(|| self.analyze_file(&path, name, vantage, id_base, &progress, order, None, None, hold))?;
+        if hold {
+            self.held_packets.lock().expect("not poisoned").insert(order, held);
+        }
         self.file_result(py, captures, flows, keep_flows, order)
     }
 
@@ -490,6 +504,7 @@ impl PairOut {
             stats,
             files: [client_order, server_order],
             warning,
+            fates: Default::default(),
         };
         self.done.lock().expect("not poisoned").insert(slot, pd);
         let dc = self.file_result(py, rc.0, rc.1, keep_flows, client_order)?;
@@ -521,10 +536,18 @@ impl PairOut {
         }
         let state_budget = budget_bytes(state_budget_mb)?;
         let (cn, sn) = (client_name.clone(), server_name.clone());
-        let opts =
-            MatchOptions { window_s, client_name, server_name, id_base, use_ip_id, state_budget, ..MatchOptions::default() };
+        let opts = MatchOptions {
+            window_s,
+            client_name,
+            server_name,
+            id_base,
+            use_ip_id,
+            state_budget,
+            record_fates: self.packets,
+            ..MatchOptions::default()
+        };
         let done = py.allow_threads(|| {
-            let r = core_pair(&client, &server, opts);
+            let mut r = core_pair(&client, &server, opts);
             let stats = stats_row(&r, [&cn, &sn]);
             let warning = budget_warning(&r, [&cn, &sn], state_budget);
             PairDone {
@@ -534,6 +557,7 @@ impl PairOut {
                 stats,
                 files: [client_order, server_order],
                 warning,
+                fates: std::mem::take(&mut r.fates),
             }
         });
         self.done.lock().expect("not poisoned").insert(slot, done);
@@ -548,13 +572,30 @@ impl PairOut {
     /// else None; the pairs' matcher warnings (state budget), for stderr.
     #[pyo3(signature = (first_order, keep_flows=false))]
     fn finish_pairs<'py>(&self, py: Python<'py>, first_order: usize, keep_flows: bool) -> PyResult<Bound<'py, PyAny>> {
-        let done = std::mem::take(&mut *self.done.lock().expect("not poisoned"));
+        let mut done = std::mem::take(&mut *self.done.lock().expect("not poisoned"));
         let held = std::mem::take(&mut *self.held.lock().expect("not poisoned"));
+        let held_packets = std::mem::take(&mut *self.held_packets.lock().expect("not poisoned"));
         let (single, flows_schema, series_schema) =
             (self.single_flows.clone(), self.flows_schema.clone(), self.series_schema.clone());
         let sender = self.sender.clone();
         let warnings: Vec<String> = done.values().filter_map(|p| p.warning.clone()).collect();
         let rows = py.allow_threads(move || -> PyResult<Vec<RecordBatch>> {
+            // A shared file's packets rows get the verdicts of every pair it is in (each
+            // pair judges only the connections it paired: their frames do not overlap).
+            for (order, batches) in held_packets {
+                let mut fates = FrameFates::default();
+                for p in done.values_mut() {
+                    for side in 0..2 {
+                        if p.files[side] == order {
+                            fates.extend(std::mem::take(&mut p.fates[side]));
+                        }
+                    }
+                }
+                let s = sender.for_capture(order);
+                let sent = batches.iter().try_for_each(|b| s.send("packets", fates.apply(b)));
+                s.done();
+                sent.map_err(crate::write_error)?;
+            }
             let mut per_server: HashMap<usize, usize> = HashMap::new();
             for p in done.values() {
                 *per_server.entry(p.files[1]).or_default() += 1;

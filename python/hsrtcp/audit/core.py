@@ -67,7 +67,9 @@ def audit_run(run: Run) -> tuple[list[dict], list[dict], list[str]]:
     truth = _truth.compute(run.server_pcap, run.client_pcap, client_time_offset_s=run.client_offset_s)
     eps = all_episodes(truth, client_offset_s=run.client_offset_s, rto_min_s=run.rto_min_s,
                        kernel_windows=run.kernel_rto_windows)
-    ds = hsrtcp.analyze(client=str(run.client_pcap), server=str(run.server_pcap))
+    # packets: the receiver's undecided DupACK candidates, judged one by one in _counts
+    ds = hsrtcp.analyze(client=str(run.client_pcap), server=str(run.server_pcap), packets=True)
+    packets = ds.extra.get("packets")
     errors = list(ds.errors or [])
     flows, events = ds.flows, ds.events
     cond = dict(run.conditions) | handshake_options(run.server_pcap)
@@ -82,7 +84,7 @@ def audit_run(run: Run) -> tuple[list[dict], list[dict], list[str]]:
         rtt = _rtt(rows)
         base = {"run": run.name, "connection": key} | cond | {"rtt_ms": rtt}
         verdicts += _judge(ce, ev, base)
-        conns.append(base | _counts(run, ce, rows, events))
+        conns.append(base | _counts(run, ce, rows, events, packets))
     return verdicts, conns, errors
 
 
@@ -224,7 +226,8 @@ def _merge_extras(a: list[_Event], b: list[_Event]) -> list[_Event]:
     return out
 
 
-def _counts(run: Run, ce: ConnectionEpisodes, rows: dict, events: pl.DataFrame) -> dict:
+def _counts(run: Run, ce: ConnectionEpisodes, rows: dict, events: pl.DataFrame,
+            packets: pl.DataFrame | None = None) -> dict:
     """Per-connection counts with their truth: kernel RTOs, M13 packets, the receiver's
     undecided interval and its duplicates."""
     c = ce.conn
@@ -259,4 +262,35 @@ def _counts(run: Run, ce: ConnectionEpisodes, rows: dict, events: pl.DataFrame) 
     else:
         out |= {"receiver_retransmissions": None, "receiver_undecided": None,
                 "receiver_interval_holds": None, "receiver_duplicates": None}
+    return out | _dupacks(c, cl, packets)
+
+
+def _dupacks(c, cl: dict | None, packets: pl.DataFrame | None) -> dict:
+    """DupACKs the phone sent against the receiver's [dupacks, dupacks + dupacks_undecided],
+    and each undecided candidate's truth (the sender's state when it arrived: audit.truth)."""
+    from hsrtcp.audit.truth import dupack_verdicts
+
+    tv = dupack_verdicts(c)
+    tdup, tlost = tv.count("dupack"), tv.count("lost")
+    out = {"truth_dupacks": tdup, "truth_dupack_candidates_lost": tlost}
+    lo = cl.get("dupacks") if cl is not None else None
+    und = (cl.get("dupacks_undecided") or 0) if cl is not None else None
+    out["receiver_dupacks"], out["receiver_dupacks_undecided"] = lo, und
+    # a lost candidate may or may not have been one: the truth is [tdup, tdup + tlost]
+    out["receiver_dupack_interval_holds"] = None if lo is None else (lo <= tdup + tlost and tdup <= lo + und)
+    n = {"dupack": 0, "not": 0, "lost": 0, "unmatched": 0}
+    if cl is not None and packets is not None and und:
+        # the undecided candidates: the flow's pure ACKs whose dupack the engine left null
+        # (docs/formats/packets.md); the same ACKs in the truth by send time and IP ID
+        by = {(round(a.ts_sent, 6), a.ip_id): v for a, v in zip(c.acks, tv)}
+        p = packets.filter((pl.col("flow_id") == cl["flow_id"]) & (pl.col("len") == 0)
+                           & pl.col("dupack").is_null() & ((pl.col("flags") & 0x10) != 0)
+                           & ((pl.col("flags") & 0x07) == 0))
+        for ts, ip in p.select("ts", "ip_id").iter_rows():
+            v = by.get((round(ts, 6), ip))
+            n[v if v in ("dupack", "not", "lost") else "unmatched"] += 1
+        if p.height != und:  # packets' null rows are not the flow's undecided count
+            n["unmatched"] += abs(und - p.height)
+    for k, v in n.items():
+        out[f"undecided_truth_{k}"] = v if cl is not None else None
     return out

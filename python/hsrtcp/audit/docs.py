@@ -82,12 +82,38 @@ def counts(conn: pl.DataFrame) -> str:
     return out
 
 
+def dupacks(conn: pl.DataFrame) -> str:
+    """Per run: the DupACKs the phone sent (truth, and candidates lost on the way) against the
+    receiver's interval, and what each undecided candidate was (audit.core._dupacks)."""
+    cols = ("truth_dupacks", "truth_dupack_candidates_lost", "receiver_dupacks", "receiver_dupacks_undecided",
+            "undecided_truth_dupack", "undecided_truth_not", "undecided_truth_lost", "undecided_truth_unmatched")
+    g = (conn.group_by("run", maintain_order=True)
+         .agg(*[pl.col(c).sum() for c in cols], pl.col("receiver_dupack_interval_holds").all().alias("holds"))
+         .sort("run"))
+    out = ("| run | DupACKs sent: truth [+lost candidates] | receiver [+undecided] | undecided that were: "
+           "DupACKs / not / lost / unmatched |\n|---|---|---|---|\n")
+    for r in g.iter_rows(named=True):
+        holds = "" if r["holds"] else " **outside**"
+        out += (f"| {r['run']} | {r['truth_dupacks']} [+{r['truth_dupack_candidates_lost']}] | "
+                f"{r['receiver_dupacks']} [+{r['receiver_dupacks_undecided']}]{holds} | "
+                f"{r['undecided_truth_dupack']} / {r['undecided_truth_not']} / {r['undecided_truth_lost']} / "
+                f"{r['undecided_truth_unmatched']} |\n")
+    t = {c: g[c].sum() for c in cols}
+    und = t["receiver_dupacks_undecided"]
+    share = "" if not und else f" ({100 * t['undecided_truth_dupack'] / und:.0f} % DupACKs)"
+    out += (f"| all | {t['truth_dupacks']} [+{t['truth_dupack_candidates_lost']}] | "
+            f"{t['receiver_dupacks']} [+{und}] | {t['undecided_truth_dupack']} / {t['undecided_truth_not']} / "
+            f"{t['undecided_truth_lost']} / {t['undecided_truth_unmatched']}{share} |\n")
+    return out
+
+
 TABLES = {
     "all": lambda d: matrix(_conf(d), "all"),
     "sack": lambda d: matrix(_conf(d), "sack"),
     "timestamps": lambda d: matrix(_conf(d), "timestamps"),
     "scenario": lambda d: matrix(_conf(d), "scenario"),
     "counts": lambda d: counts(_read(d / "connections.csv")),
+    "dupacks": lambda d: dupacks(_read(d / "connections.csv")),
     # the radio side (hsrtcp.audit.radio): a summary of radio_verdicts.csv only
     "radio": lambda d: matrix(tables(_read(d / "radio_verdicts.csv")), "all"),
     "radio_scenario": lambda d: matrix(tables(_read(d / "radio_verdicts.csv")), "scenario"),

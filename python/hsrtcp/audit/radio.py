@@ -15,7 +15,10 @@ Detectors (rows of ``radio_verdicts.csv``, scored like ``verdicts.csv``):
 - ``M24 suspension``: per (handoff, phone flow) row of ``suspensions``: truth = the phone
   capture has a silence of at least 0.2 s overlapping the handoff's impairments (its events of
   the same ``handoff_id``: outage, loss burst, RTT spike; from the handoff to
-  :data:`LATE_S` after the last ends); detected = the suspension's gap overlaps that silence.
+  :data:`LATE_S` after the last ends) and owned by it (:func:`owner`: a silence in the windows
+  of two close handoffs is the later one's); detected = the suspension's gap overlaps one of
+  those silences. A handoff's outage and the stall its loss burst causes are two silences
+  (the engine splits a gap at any packet); the detector names one of them, either is right.
 """
 
 from __future__ import annotations
@@ -114,6 +117,7 @@ def audit_bundle(bundle: Path, client_pcap: Path, base: dict) -> list[dict]:
             row("handoff", "radio", False, True, handoff_id=None, ts=f["ts"], offset_s=None)
 
     by_ts = {round(found[i]["ts"], 6): h for i, h in matched.items()}
+    windows = {(h["carrier"], h["handoff_id"]): window(events, h) for h in events if h["kind"] == "handoff"}
     fl = {r["flow_id"]: r for r in flows.to_dicts()}
     gaps: dict = {}
     for s in susp.to_dicts() if not susp.is_empty() else []:
@@ -121,14 +125,37 @@ def audit_bundle(bundle: Path, client_pcap: Path, base: dict) -> list[dict]:
         f = fl.get(s["flow_id"])
         if h is None or f is None or s["suspension_s"] is None:
             continue  # a handoff no schedule explains is judged above; no gap events: no answer
-        imp = [e for e in events if e["handoff_id"] == h["handoff_id"] and e["carrier"] == h["carrier"]]
-        lo, hi = h["ts"], max(e["ts_end"] for e in imp) + LATE_S
         if s["flow_id"] not in gaps:
             gaps[s["flow_id"]] = silences(client_pcap, f)
-        hit = [g for g in gaps[s["flow_id"]] if _overlap(g[0], g[1], lo, hi)]
-        t = max(hit, key=lambda g: g[1] - g[0]) if hit else None
-        det = bool(s["suspension_s"]) and t is not None and _overlap(s["gap_start_ts"], s["gap_end_ts"], *t)
-        row("M24 suspension", "phone", t is not None, det if t is not None else bool(s["suspension_s"]),
-            handoff_id=h["handoff_id"], ts=h["ts"], truth_suspension_s=None if t is None else t[1] - t[0],
+        hit = [g for g in gaps[s["flow_id"]] if owner(g, h["carrier"], windows) == h["handoff_id"]]
+        det_gap = (s["gap_start_ts"], s["gap_end_ts"]) if s["suspension_s"] else None
+        truth, detected, t = judge(det_gap, hit)
+        row("M24 suspension", "phone", truth, detected, handoff_id=h["handoff_id"], ts=h["ts"],
+            truth_suspension_s=None if t is None else t[1] - t[0], truth_silences=len(hit),
             suspension_s=s["suspension_s"])
     return rows
+
+
+def judge(det_gap, hit: list[tuple[float, float]]):
+    """(truth, detected, the truth silence shown): detected when the detector's gap overlaps
+    any silence the handoff owns; the silence shown is that one, else the longest."""
+    same = [g for g in hit if det_gap and _overlap(*det_gap, *g)]
+    t = same[0] if same else (max(hit, key=lambda g: g[1] - g[0]) if hit else None)
+    return bool(hit), (bool(same) if hit else det_gap is not None), t
+
+
+def window(events: list[dict], h: dict) -> tuple[float, float]:
+    """From the handoff to LATE_S after the last of its impairments ends."""
+    imp = [e for e in events if e["handoff_id"] == h["handoff_id"] and e["carrier"] == h["carrier"]]
+    return h["ts"], max(e["ts_end"] for e in imp) + LATE_S
+
+
+def owner(g: tuple[float, float], carrier: str, windows: dict):
+    """The handoff a silence belongs to: of those whose window it overlaps, the latest one
+    at or before its start (else the earliest); None when it overlaps none. A silence in the
+    loss burst of two close handoffs is the second's, never counted for both."""
+    over = [(lo, hid) for (c, hid), (lo, hi) in windows.items() if c == carrier and _overlap(g[0], g[1], lo, hi)]
+    if not over:
+        return None
+    before = [o for o in over if o[0] <= g[0]]
+    return max(before)[1] if before else min(over)[1]

@@ -186,3 +186,40 @@ def all_episodes(truth: Truth, *, client_offset_s: float = 0.0, rto_min_s: float
     return [episodes(c, client_offset_s=client_offset_s, rto_min_s=rto_min_s,
                      kernel_windows=kw.get(c.client_port) if c.epoch == 0 and c.client_port in kw else None)
             for c in truth.connections]
+
+
+
+def dupack_verdicts(c: ConnectionTruth) -> list[str | None]:
+    """Per pure ACK the phone sent (``c.acks``), by RFC 5681 at the sender: None when it is no
+    candidate (not the highest ACK number so far with the previous ACK's window), ``dupack``
+    when it arrived while the server had sent data beyond its number (the server capture says
+    what it had sent then), ``not`` when nothing was outstanding, ``lost`` when it never
+    arrived (no such moment: either)."""
+    import bisect
+
+    sent = sorted((d.ts_sent, d.seq + d.length) for d in c.data)
+    times = [t for t, _ in sent]
+    top, hi = [], 0
+    for _, e in sent:
+        hi = max(hi, e)
+        top.append(hi)
+    out: list[str | None] = []
+    highest, window = None, None
+    for a in c.acks:
+        cand = highest is not None and a.ack == highest and a.window == window
+        highest = a.ack if highest is None else max(highest, a.ack)
+        window = a.window
+        if not cand:
+            out.append(None)
+        elif not a.arrived:
+            out.append("lost")
+        else:
+            i = bisect.bisect_left(times, a.ts_arrived)  # data that left before the ACK arrived
+            out.append("dupack" if i and top[i - 1] > a.ack else "not")
+    return out
+
+
+def dupacks(c: ConnectionTruth) -> tuple[int, int]:
+    """(DupACKs, candidates lost) the phone sent (:func:`dupack_verdicts`)."""
+    v = dupack_verdicts(c)
+    return v.count("dupack"), v.count("lost")

@@ -24,7 +24,7 @@ def audit(runs, out, quiet) -> None:
     packets) of every run against the truth of its two captures: confusion counts, precision
     and recall with 95 % Wilson intervals, per detector and condition."""
     from hsrtcp.audit import audit as run_audit
-    from hsrtcp.audit import write
+    from hsrtcp.audit import tables, write
 
     if out.exists() and not out.is_dir():
         raise click.BadParameter(f"{out} exists and is not a directory", param_hint="-o/--out")
@@ -34,14 +34,12 @@ def audit(runs, out, quiet) -> None:
     a = run_audit(runs)
     if not quiet:
         conf = a.confusion()
-        if conf.is_empty():
+        if conf.is_empty() and a.radio.is_empty():
             click.echo("no connection with both captures: nothing to judge")
-        for r in conf.filter(conf["breakdown"] == "all").iter_rows(named=True) if not conf.is_empty() else ():
-            prec = "–" if r["precision"] is None else f"{r['precision']:.2f} [{r['precision_lo']:.2f}, {r['precision_hi']:.2f}]"
-            rec = "–" if r["recall"] is None else f"{r['recall']:.2f} [{r['recall_lo']:.2f}, {r['recall_hi']:.2f}]"
-            click.echo(f"{r['detector']:<16} {r['vantage']:<6} TP {r['tp']:>3} FP {r['fp']:>3} FN {r['fn']:>3} "
-                       f"TN {r['tn']:>3}  precision {prec}  recall {rec}  {r['confidence']}"
-                       + (f"  ({r['out_of_reach']} out of reach)" if r["out_of_reach"] else ""))
+        # the engine's detectors, then the radio log's (handoffs, M24) as the same rows
+        for c in (conf, tables(a.radio) if not a.radio.is_empty() else conf.clear()):
+            for r in c.filter(c["breakdown"] == "all").iter_rows(named=True) if not c.is_empty() else ():
+                click.echo(_line(r))
     for p in write(a, out, base=Path.cwd()):
         if not quiet:
             click.echo(f"wrote {p}")
@@ -51,3 +49,11 @@ def audit(runs, out, quiet) -> None:
         from hsrtcp.errors import ExitCode
 
         raise SystemExit(ExitCode.INPUT)
+
+
+def _line(r: dict) -> str:
+    prec = "–" if r["precision"] is None else f"{r['precision']:.2f} [{r['precision_lo']:.2f}, {r['precision_hi']:.2f}]"
+    rec = "–" if r["recall"] is None else f"{r['recall']:.2f} [{r['recall_lo']:.2f}, {r['recall_hi']:.2f}]"
+    return (f"{r['detector']:<17} {r['vantage']:<6} TP {r['tp']:>3} FP {r['fp']:>3} FN {r['fn']:>3} "
+            f"TN {r['tn']:>3}  precision {prec}  recall {rec}  {r['confidence']}"
+            + (f"  ({r['out_of_reach']} out of reach)" if r["out_of_reach"] else ""))

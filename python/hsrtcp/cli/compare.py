@@ -56,4 +56,4 @@ def compare(runs, by, out, reference, n_boot, min_pairs, seed, figures) -> None:
     cp.write(c, out, figures=figures)
     click.echo(c.text())
     click.echo(f"tables in {out}/ (runs.csv, arms.csv, effects.csv, outages.csv, compare.txt"
-               + ("; figures/" if figures else "") + ")")
+               + (", fairness.csv" if not c.fairness.is_empty() else "") + ("; figures/" if figures else "") + ")")

@@ -130,11 +130,16 @@ class _RunLog:
                 "rsrp": r["rsrp_dbm"].cast(pl.Float64).to_numpy(),
                 "rsrq": r["rsrq_db"].cast(pl.Float64).to_numpy(),
             }
-        self.handoffs: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        for c in self.carriers:
-            h = handoffs.filter(pl.col("carrier") == c).sort("ts")
-            self.handoffs[c] = (h["ts"].to_numpy(), (h["system"] == "inter").to_numpy(),
-                                h["ping_pong"].to_numpy())
+        self.handoffs = _handoff_arrays(handoffs, self.carriers)
+
+
+def _handoff_arrays(handoffs: pl.DataFrame, carriers: list[str]) -> dict[str, tuple[np.ndarray, ...]]:
+    """carrier -> (ts, inter-system, ping-pong) arrays of one run's handoffs, by time."""
+    out = {}
+    for c in carriers:
+        h = handoffs.filter(pl.col("carrier") == c).sort("ts")
+        out[c] = (h["ts"].to_numpy(), (h["system"] == "inter").to_numpy(), h["ping_pong"].to_numpy())
+    return out
 
 
 def _one(log: _RunLog | None, carrier: str | None, preset: str | None, a: float, b: float) -> dict:
@@ -204,13 +209,16 @@ def _one(log: _RunLog | None, carrier: str | None, preset: str | None, a: float,
     return row
 
 
-def flow_context(flows: pl.DataFrame, radio: pl.DataFrame | None, handoffs: pl.DataFrame | None) -> pl.DataFrame:
+def flow_context(flows: pl.DataFrame, radio: pl.DataFrame | None, handoffs: pl.DataFrame | None,
+                 windows: dict | None = None) -> pl.DataFrame:
     """One context row per ``flows`` row (columns :data:`CONTEXT_SCHEMA`, docs/formats/context.md).
 
     ``flows`` needs ``flow_id``, ``first_ts``, ``last_ts``, ``run_id``, ``carrier`` and
     ``preset_reason`` (why the context cannot be judged before looking at the log, e.g.
     'several carriers in the log', or null). ``radio``/``handoffs`` carry a ``run_id``
-    column: a flow is judged against its own run's log only."""
+    column: a flow is judged against its own run's log only. ``windows``: run_id ->
+    :class:`hsrtcp.context.stream.FlowWindows` of the runs read block by block (their rows
+    are not in ``radio``), built over the flows of that run in ``flows``' order."""
     logs: dict = {}
     if radio is not None and not radio.is_empty():
         # only the columns _RunLog reads: grouping and sorting copy what they are given (issue 32)
@@ -219,9 +227,22 @@ def flow_context(flows: pl.DataFrame, radio: pl.DataFrame | None, handoffs: pl.D
             h = handoffs.filter(pl.col("run_id").eq_missing(rid)) if handoffs is not None else None
             logs[rid] = _RunLog(part, h if h is not None else pl.DataFrame(schema={"carrier": pl.String,
                                 "ts": pl.Float64, "system": pl.String, "ping_pong": pl.Boolean}))
+    windows = windows or {}
+    empty_h = pl.DataFrame(schema={"run_id": pl.String, "carrier": pl.String, "ts": pl.Float64,
+                                   "system": pl.String, "ping_pong": pl.Boolean})
+    hand = {rid: _handoff_arrays((handoffs if handoffs is not None else empty_h)
+                                 .filter(pl.col("run_id").eq_missing(rid)), w.carriers)
+            for rid, w in windows.items()}
+    seen: dict = {}  # run -> flows of it so far (the window's index)
     rows = []
     for f in flows.iter_rows(named=True):
-        r = _one(logs.get(f["run_id"]), f["carrier"], f["preset_reason"], f["first_ts"], f["last_ts"])
+        rid = f["run_id"]
+        if rid in windows:
+            k = seen[rid] = seen.get(rid, -1) + 1
+            log = windows[rid].log_for(k, hand[rid])
+        else:
+            log = logs.get(rid)
+        r = _one(log, f["carrier"], f["preset_reason"], f["first_ts"], f["last_ts"])
         r.update(flow_id=f["flow_id"], run_id=f["run_id"], first_ts=f["first_ts"], last_ts=f["last_ts"])
         if r.get("flow_class") is None:
             r["flow_class"] = "unknown"

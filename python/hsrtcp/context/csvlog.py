@@ -104,7 +104,7 @@ def _check_strptime(fmt: str) -> None:
 # A sample is ~70 bytes (a G-NetTrack row ~600); the bound keeps what one line can cost bounded.
 MAX_LINE_BYTES = 1 << 20
 # Bytes read at a time: the reader holds one block (plus one line) of text, never the file.
-BLOCK_BYTES = 8 << 20
+BLOCK_BYTES = 2 << 20
 # Rows per chunk on the exact (csv module) path.
 EXACT_ROWS = 65536
 _BOM = b"\xef\xbb\xbf"
@@ -395,6 +395,12 @@ def strptime_column(file: str, s: pl.Series, lines: list[int], fmt: str, what: s
 def read_lab(path: str | os.PathLike, t0: float | None = None) -> pl.DataFrame:
     """The lab's radio.csv. ``t0``: epoch of the bundle's time 0 (bundle.md); without it the
     ``ts`` column is taken as epoch seconds (a field log in the lab's format)."""
+    frames = list(iter_lab(path, t0))
+    return pl.concat(frames, rechunk=False) if frames else empty_radio()
+
+
+def iter_lab(path: str | os.PathLike, t0: float | None = None) -> Iterator[pl.DataFrame]:
+    """:func:`read_lab` block by block: normalized frames in file order."""
     file = os.fspath(path)
     chunks = iter_rows(file)
     header = next(chunks)
@@ -403,7 +409,7 @@ def read_lab(path: str | os.PathLike, t0: float | None = None) -> pl.DataFrame:
         chunks.close()
         raise RadioLogError(f"{file}:1: missing column(s) {', '.join(missing)} (radio.md needs "
                             f"{', '.join(LAB_COLUMNS)})")
-    frames, source = [], os.path.basename(file)
+    source = os.path.basename(file)
     for rows, lines in chunks:
         cols = {}
         for c in LAB_COLUMNS + LAB_OPTIONAL:
@@ -419,13 +425,18 @@ def read_lab(path: str | os.PathLike, t0: float | None = None) -> pl.DataFrame:
         df = pl.DataFrame(cols).with_columns(lines, pl.lit(source).alias("source"))
         if t0 is not None:
             df = df.with_columns(pl.col("ts") + t0)
-        frames.append(conform(df))  # block by block: no operation on the whole frame
-    return pl.concat(frames, rechunk=False) if frames else empty_radio()
+        yield conform(df)  # block by block: no operation on the whole frame
 
 
 def read_generic(path: str | os.PathLike, mapping: dict[str, tuple[str, str | None]]) -> pl.DataFrame:
     """A CSV with any column names: ``mapping`` (:func:`parse_mapping`) says which column holds
     which field and in which unit; unmapped fields are looked up under their usual names."""
+    frames = list(iter_generic(path, mapping))
+    return pl.concat(frames, rechunk=False) if frames else empty_radio()
+
+
+def iter_generic(path: str | os.PathLike, mapping: dict[str, tuple[str, str | None]]) -> Iterator[pl.DataFrame]:
+    """:func:`read_generic` block by block: normalized frames in file order."""
     file = os.fspath(path)
     chunks = iter_rows(file)
     header = next(chunks)
@@ -434,7 +445,6 @@ def read_generic(path: str | os.PathLike, mapping: dict[str, tuple[str, str | No
     except RadioLogError:
         chunks.close()
         raise
-    frames = []
     for rows, lines in chunks:
         out: dict[str, pl.Series] = {}
         for field, (col, unit) in chosen.items():
@@ -455,8 +465,7 @@ def read_generic(path: str | os.PathLike, mapping: dict[str, tuple[str, str | No
         if "cid" in df.columns and "carrier" not in df.columns:
             # cells without a carrier column: one carrier, named "-"
             df = df.with_columns(pl.when(pl.col("cid").is_not_null()).then(pl.lit(UNNAMED_CARRIER)).alias("carrier"))
-        frames.append(conform(df))
-    return pl.concat(frames, rechunk=False) if frames else empty_radio()
+        yield conform(df)
 
 
 def _choose(file: str, header: list[str], mapping: dict) -> dict[str, tuple[str, str | None]]:

@@ -26,6 +26,7 @@ from hsrtcp.context.labels import labels_table, manifest_labels
 from hsrtcp.context.options import check_options
 from hsrtcp.context.readers import RadioLog, read_radio
 from hsrtcp.context.schema import RADIO_SCHEMA, RadioLogError
+from hsrtcp.context.stream import ScannedLog, scan_radio
 from hsrtcp.context.suspension import suspensions
 
 CONTEXT_TABLES = ("radio", "handoffs", "context", "suspensions", "coverage", "labels")
@@ -48,8 +49,13 @@ class Input:
 
 @dataclass
 class ContextResult:
-    tables: dict[str, pl.DataFrame]
+    tables: dict[str, pl.DataFrame | None]
     messages: list[str]
+    #: tables already written as Parquet (the radio rows, block by block): name -> path
+    files: dict[str, str] = field(default_factory=dict)
+
+
+_LOGS = (RadioLog, ScannedLog)
 
 
 def _key(p) -> str:
@@ -135,12 +141,16 @@ def _short(msg: str) -> str:
 
 def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, radio_format: str = "auto",
                     radio_map: dict | None = None, radio_offset: float = 0.0, carrier: str | None = None,
-                    labels: dict | None = None, path_of=None) -> ContextResult:
+                    labels: dict | None = None, path_of=None, radio_out: str | None = None) -> ContextResult:
     """The context tables for the flows of ``out_dir``/flows.parquet (see the module doc).
     ``path_of(name)``: where the table file ``name`` is, when not yet in ``out_dir`` (the
     staged files of an open :class:`hsrtcp.output.OutputSet`). The radio options go through
     :func:`hsrtcp.context.options.check_options` (OptionError, a ValueError) like the
-    command line's and a manifest's."""
+    command line's and a manifest's.
+
+    ``radio_out``: where radio.parquet goes; given, lab and generic CSV logs are read block
+    by block (:mod:`hsrtcp.context.stream`: memory does not grow with the log) and the radio
+    table is written there (``files``) instead of returned."""
     out = Path(out_dir)
     if path_of is None:
         path_of = lambda name: out / name  # noqa: E731
@@ -148,20 +158,50 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
         flows = pl.read_parquet(f)
     opts = check_options(radio=radio, radio_format=radio_format, radio_map=radio_map,
                          radio_offset=radio_offset, carrier=carrier)
-    radio, carrier = opts["radio"], opts["carrier"]
     messages: list[str] = []
     labels = labels or {}
+    run_of = {i.input_id: (i.labels.get("run_id") if i.kind == "bundle" else None) for i in inputs}
+    owner = _flow_owner(flows, inputs)
+    base = flows.select("flow_id", "vantage", "first_ts", "last_ts").join(owner, on="flow_id", how="left")
+    flow_runs = pl.Series([run_of.get(iid) for iid in base["input_id"].to_list()], dtype=pl.String)
+    bundle_runs = [run_of[i.input_id] for i in inputs if i.kind == "bundle" and i.radio_path is not None]
+    # block by block needs each log to be its own run (the tables are computed per run)
+    streaming = radio_out is not None and len(set(bundle_runs)) == len(bundle_runs) and None not in bundle_runs
+    parts: list[str] = []
+
+    def read(path, fmt, mapping=None, t0=None, offset_s=0.0, run=None):
+        if streaming:
+            mine = flow_runs.eq_missing(pl.lit(run, pl.String)) if run is not None else flow_runs.is_null()
+            sel = base.filter(mine)
+            parts.append(f"{radio_out}.part{len(parts)}")
+            lg = scan_radio(path, fmt, mapping=mapping, t0=t0, offset_s=offset_s, run_id=run,
+                            first_ts=sel["first_ts"].to_list(), last_ts=sel["last_ts"].to_list(),
+                            parquet=parts[-1])
+            if lg is not None:
+                return lg
+        return read_radio(path, fmt, mapping, t0=t0, offset_s=offset_s)
+
+    try:
+        return _compute(out, inputs, flows, opts, messages, labels, run_of, base, read, path_of, radio_out)
+    finally:
+        for p in parts:
+            if os.path.exists(p):
+                os.remove(p)
+
+
+def _compute(out, inputs, flows, opts, messages, labels, run_of, base, read, path_of, radio_out) -> ContextResult:
+    radio, carrier = opts["radio"], opts["carrier"]
     # radio logs: one per bundle (own t0), the user's --radio for the other inputs
-    logs: dict[int, RadioLog | str | None] = {}
-    field_log: RadioLog | str | None = None
+    logs: dict[int, RadioLog | ScannedLog | str | None] = {}
+    field_log: RadioLog | ScannedLog | str | None = None
     if radio is not None:
         try:
-            field_log = read_radio(radio, opts["radio_format"], opts["radio_map"], offset_s=opts["radio_offset"])
+            field_log = read(radio, opts["radio_format"], opts["radio_map"], offset_s=opts["radio_offset"])
             messages += field_log.warnings
         except RadioLogError as exc:
             messages.append(str(exc))
             field_log = f"radio log rejected: {_short(str(exc))}"
-        if (isinstance(field_log, RadioLog) and carrier is not None and field_log.carriers
+        if (isinstance(field_log, _LOGS) and carrier is not None and field_log.carriers
                 and carrier not in field_log.carriers and any(i.kind != "bundle" for i in inputs)):
             # almost always a typo or the wrong log: the flows are written, unknown, and
             # the run says so (exit 3) instead of ending well
@@ -178,7 +218,7 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
                 logs[i.input_id] = None
                 continue
             try:
-                lg = read_radio(i.radio_path, "lab", t0=i.t0)
+                lg = read(i.radio_path, "lab", t0=i.t0, run=run_of[i.input_id])
                 messages += lg.warnings
                 logs[i.input_id] = lg
             except RadioLogError as exc:
@@ -186,12 +226,18 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
                 logs[i.input_id] = f"radio log rejected: {_short(str(exc))}"
         else:
             logs[i.input_id] = field_log
-    run_of = {i.input_id: (i.labels.get("run_id") if i.kind == "bundle" else None) for i in inputs}
-    radio_frames, own_handoffs = [], []
+    radio_frames, own_handoffs, scanned = [], [], []
     seen_field = False
     for i in inputs:
         lg = logs[i.input_id]
-        if isinstance(lg, RadioLog):
+        if isinstance(lg, ScannedLog):
+            if i.kind != "bundle":
+                if seen_field:
+                    continue
+                seen_field = True
+            scanned.append(lg)
+            radio_frames.append((lg, False))
+        elif isinstance(lg, RadioLog):
             if i.kind != "bundle":
                 if seen_field:
                     continue
@@ -200,15 +246,22 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
             radio_frames.append((lg.frame.with_columns(run), lg.handoffs is not None))
             if lg.handoffs is not None:  # the log states its handoffs (RRC signalling)
                 own_handoffs.append(lg.handoffs.with_columns(run))
-    radio_df = (pl.concat([f for f, _ in radio_frames], how="vertical") if radio_frames
+    # a log read block by block but not in time order: its rows are read back whole
+    whole = [(f.rows() if isinstance(f, ScannedLog) else f, own) for f, own in radio_frames
+             if not isinstance(f, ScannedLog) or f.windows is None]
+    radio_df = (pl.concat([f for f, _ in whole], how="vertical") if whole
                 else pl.DataFrame(schema=dict(RADIO_SCHEMA, run_id=pl.String)))
-    derived = [f for f, own in radio_frames if not own]
-    ho = find_handoffs(pl.concat(derived, how="vertical") if derived else radio_df.clear())
-    if own_handoffs:
-        ho = finish_handoffs(pl.concat([ho, *own_handoffs], how="vertical"))
+    derived = [f for f, own in whole if not own]
+    found = [lg.derived for lg in scanned if lg.windows is not None]
+    if not found:
+        ho = find_handoffs(pl.concat(derived, how="vertical") if derived else radio_df.clear())
+        if own_handoffs:
+            ho = finish_handoffs(pl.concat([ho, *own_handoffs], how="vertical"))
+    else:
+        # each log is its own run: the handoffs of the logs side by side, finished together
+        pieces = ([find_handoffs(pl.concat(derived, how="vertical"))] if derived else []) + found + own_handoffs
+        ho = pieces[0] if len(pieces) == 1 else finish_handoffs(pl.concat(pieces, how="vertical"))
 
-    owner = _flow_owner(flows, inputs)
-    base = flows.select("flow_id", "vantage", "first_ts", "last_ts").join(owner, on="flow_id", how="left")
     carriers, presets, runs = [], [], []
     for fid, vantage, _, _, iid, path in base.iter_rows():
         lg = logs.get(iid) if iid is not None else field_log
@@ -243,16 +296,18 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
     base = base.with_columns(pl.Series("carrier", carriers, dtype=pl.String),
                              pl.Series("preset_reason", presets, dtype=pl.String),
                              pl.Series("run_id", runs, dtype=pl.String))
-    ctx = flow_context(base, radio_df, ho)
+    windows = {lg.run_id: lg.windows for lg in scanned if lg.windows is not None}
+    ctx = flow_context(base, radio_df, ho, windows)
     ctx = ctx.join(base.select("flow_id", "input_id"), on="flow_id", how="left")
     # a log that overlaps none of its flows is almost always a clock problem: say so
     for i_log in [field_log] + [logs[i.input_id] for i in inputs if i.kind == "bundle"]:
-        if not isinstance(i_log, RadioLog):
+        if not isinstance(i_log, _LOGS):
             continue
         ids = [i.input_id for i in inputs if logs[i.input_id] is i_log]
         mine = ctx.filter(pl.col("input_id").is_in(ids))
         if not mine.is_empty() and mine["class_reason"].eq_missing("no overlap").all():
-            lo, hi = i_log.frame["ts"].min(), i_log.frame["ts"].max()
+            lo, hi = ((i_log.lo, i_log.hi) if isinstance(i_log, ScannedLog)
+                      else (i_log.frame["ts"].min(), i_log.frame["ts"].max()))
             messages.append(f"{i_log.path}: no overlap with the captures: the log covers "
                             f"{lo:.3f} … {hi:.3f} (epoch s on the capture clock), the flows "
                             f"{mine['first_ts'].min():.3f} … {mine['last_ts'].max():.3f}"
@@ -281,9 +336,56 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
     lab_rows = [dict(i.labels, input_id=i.input_id, source=i.source,
                      run_id=run_of[i.input_id]) for i in inputs]
     lab = labels_table(lab_rows, labels)
-    cov = coverage(radio_df)
-    return ContextResult({"radio": radio_df, "handoffs": ho, "context": ctx, "suspensions": sus,
-                          "coverage": cov, "labels": lab}, messages)
+    if not scanned:
+        cov = coverage(radio_df)
+        return ContextResult({"radio": radio_df, "handoffs": ho, "context": ctx, "suspensions": sus,
+                              "coverage": cov, "labels": lab}, messages)
+    # each log is its own run: coverage log by log, the radio rows copied in the logs' order
+    covs, files = [], []
+    for f, _ in radio_frames:
+        if isinstance(f, ScannedLog):
+            covs.append(f.coverage if f.windows is not None else coverage(f.rows()))
+            files.append(f.parquet)
+        else:
+            covs.append(coverage(f))
+            files.append(f)
+    cov = pl.concat(covs, how="vertical")
+    _write_radio(radio_out, files)
+    return ContextResult({"radio": None, "handoffs": ho, "context": ctx, "suspensions": sus,
+                          "coverage": cov, "labels": lab}, messages, {"radio": radio_out})
+
+
+def _write_radio(path: str, parts: list) -> None:
+    """radio.parquet from the logs' rows in order (Parquet files of the logs read block by
+    block, frames of the others), a row group at a time, with the schema version."""
+    import pyarrow.parquet as pq
+
+    from hsrtcp.results import metadata
+
+    if len(parts) == 1 and isinstance(parts[0], str):  # one log: its file is the table
+        os.replace(parts[0], path)
+        return
+    schema = pl.DataFrame(schema=dict(RADIO_SCHEMA, run_id=pl.String)).to_arrow().schema
+    schema = schema.with_metadata(metadata("radio"))
+    with pq.ParquetWriter(path, schema, compression="zstd") as w:
+        for p in parts:
+            if isinstance(p, pl.DataFrame):
+                w.write_table(p.to_arrow().cast(schema))
+                continue
+            src = pq.ParquetFile(p)
+            for k in range(src.num_row_groups):
+                w.write_table(src.read_row_group(k).cast(schema))
+
+
+def _parquet_to_csv(src: str, dst: str) -> None:
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(src)
+    with open(dst, "wb") as f:
+        if pf.num_row_groups == 0:
+            pl.from_arrow(pf.schema_arrow.empty_table()).write_csv(f)
+        for k in range(pf.num_row_groups):
+            pl.from_arrow(pf.read_row_group(k)).write_csv(f, include_header=k == 0)
 
 
 def write_context(out_dir, *, captures=(), client=(), server=(), radio=None, radio_format="auto",
@@ -301,12 +403,17 @@ def write_context(out_dir, *, captures=(), client=(), server=(), radio=None, rad
     inputs = describe_inputs(captures, client, server, problems)
     res = compute_context(out_dir, inputs, radio=radio, radio_format=radio_format, radio_map=radio_map,
                           radio_offset=radio_offset, carrier=carrier, labels=labels,
-                          path_of=output.staged)
+                          path_of=output.staged, radio_out=output.stage("radio.parquet"))
     from hsrtcp.results import metadata
 
     written: list[Path] = []
     for name in CONTEXT_TABLES:
         for suffix in (".parquet", ".csv") if csv else (".parquet",):
+            if name in res.files:  # written block by block: radio.csv from it a row group at a time
+                if suffix == ".csv":
+                    _parquet_to_csv(res.files[name], output.stage(name + suffix))
+                written.append(Path(out_dir) / (name + suffix))
+                continue
             with open(output.stage(name + suffix), "wb") as f:
                 if suffix == ".parquet":  # with the schema version for the readers (hsrtcp.results)
                     res.tables[name].write_parquet(f, metadata=metadata(name))

@@ -72,19 +72,12 @@ def detect_format(path: str | os.PathLike, mapping: dict | None = None) -> str:
     return "lab" if {"ts", "carrier", "cid"} <= set(first) else "csv"
 
 
-def read_radio(path: str | os.PathLike, fmt: str = "auto", mapping: dict | None = None,
-               t0: float | None = None, offset_s: float = 0.0) -> RadioLog:
-    """Read, normalize and check a radio/GPS log.
-
-    ``t0``: epoch seconds of time 0 of a lab bundle's radio.csv (manifest ``t0``);
-    ``offset_s``: added to every time to bring the log onto the capture clock
-    (``--radio-offset``; capture time = log time + offset; finite). Raises
-    :class:`RadioLogError` for the log, ValueError for a bad ``fmt`` or ``offset_s``.
-    """
+def resolve(path: str | os.PathLike, fmt: str = "auto", mapping: dict | None = None) -> tuple[str, str]:
+    """(file, format) of a radio log, the format detected when ``auto``; RadioLogError for a
+    missing file or a mapping given to another format, ValueError for an unknown format."""
     file = os.fspath(path)
     if fmt not in FORMATS:
         raise ValueError(f"radio format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    offset_s = check_offset(offset_s)
     if not os.path.exists(file):
         raise RadioLogError(f"{file}: no such file")
     if os.path.isdir(file):
@@ -94,6 +87,22 @@ def read_radio(path: str | os.PathLike, fmt: str = "auto", mapping: dict | None 
     if mapping and fmt != "csv":
         raise RadioLogError(f"{file}: a column mapping (--radio-map, radio_map) is for a generic CSV log; "
                             f"this one is {fmt}")
+    return file, fmt
+
+
+def read_radio(path: str | os.PathLike, fmt: str = "auto", mapping: dict | None = None,
+               t0: float | None = None, offset_s: float = 0.0) -> RadioLog:
+    """Read, normalize and check a radio/GPS log.
+
+    ``t0``: epoch seconds of time 0 of a lab bundle's radio.csv (manifest ``t0``);
+    ``offset_s``: added to every time to bring the log onto the capture clock
+    (``--radio-offset``; capture time = log time + offset; finite). Raises
+    :class:`RadioLogError` for the log, ValueError for a bad ``fmt`` or ``offset_s``.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"radio format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    offset_s = check_offset(offset_s)
+    file, fmt = resolve(path, fmt, mapping)
     if fmt == "lab":
         from hsrtcp.context.csvlog import read_lab
 

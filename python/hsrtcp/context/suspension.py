@@ -6,8 +6,9 @@ either direction, ``ts`` = last packet before, ``ts_end`` = first packet after, 
 For a handoff at time h inside a phone-side flow (first_ts ≤ h ≤ last_ts), the suspension
 is the gap that contains h (ts ≤ h ≤ ts_end); failing that, the latest gap that starts at
 most :data:`BEFORE_S` before h (A12: the radio log may report a handoff after the link went
-quiet) or the first gap that starts at most :data:`AFTER_S` after h, whichever lies nearer
-h (its end before h, its start after h). No such
+quiet) or the first gap that starts at most :data:`AFTER_S` after h; when both exist, the one
+after h (the phone sees the break late; a gap that ended before h is taken only when no gap
+starts after it). No such
 gap: the silence around h was shorter than 200 ms, so ``suspension_s`` = 0 (A12) and the gap
 columns are null. This is A12's 200 ms rule, not the engine's 2·SRTT ``suspension`` events.
 
@@ -78,13 +79,14 @@ def suspensions(phone_flows: pl.DataFrame, handoffs: pl.DataFrame, gaps: pl.Data
             else:
                 near = np.nonzero((start <= h) & (start >= h - BEFORE_S))[0]
                 late = np.nonzero((start > h) & (start <= h + AFTER_S))[0]
-                # both: the one nearer h (a silence that ended before h against one that
-                # starts after it; a lab run had 0.23 s before and 0.11 s after an outage
-                # that the later one held)
-                if len(near) and (not len(late) or h - end[near[-1]] <= start[late[0]] - h):
-                    pick = int(near[-1])
-                elif len(late):
+                # both: the later one, whichever is nearer h. The phone sees the break one
+                # one-way delay late (0.19 s after an RTT spike), so a gap that ended before h
+                # is the handoff's only when nothing starts after it (audit, docs/accuracy.md:
+                # a 0.21-s gap 0.03 s before h had been taken for a 3.2-s outage silence)
+                if len(late):
                     pick = int(late[0])
+                elif len(near):
+                    pick = int(near[-1])
         row = {k: r[k] for k in ("flow_id", "run_id", "carrier", "handoff_ts", "system", "ping_pong")}
         if pick is None:
             row.update(suspension_s=0.0, gap_start_ts=None, gap_end_ts=None, stalled=None,

@@ -184,3 +184,91 @@ def signal(df: pl.DataFrame, handoff_t: list[float], title: str):
     ax.set_title(title, loc="left")
     ax.legend(loc="lower left")
     return fig
+
+
+@style.styled
+def scatter(df: pl.DataFrame, x: str, y: str, xlabel: str, ylabel: str, title: str):
+    """One point per row of ``df`` (columns ``x``, ``y``), shares shown in %."""
+    fig, ax = style.new_figure()
+    ax.scatter(df[x].to_numpy() * 100, df[y].to_numpy() * 100, s=12, color=style.CYCLE[0], linewidths=0,
+               label=f"flows (n = {df.height:,})", gid="points")
+    ax.set_xlabel(f"{xlabel} (%)")
+    ax.set_ylabel(f"{ylabel} (%)")
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, loc="left")
+    ax.legend(loc="upper left")
+    return fig
+
+
+@style.styled
+def progress(df: pl.DataFrame, groups: list[str], title: str):
+    """Bytes delivered so far (``value``) against ``t_rel``, one step line per ``group``."""
+    fig, ax = style.new_figure()
+    peak = float(df["value"].max() or 0.0)
+    div, shown = style.scale_for(peak, "B")
+    for i, g in enumerate(groups):
+        part = df.filter(pl.col("group") == g).sort("t_rel")
+        ax.step(part["t_rel"].to_numpy(), part["value"].cast(pl.Float64).to_numpy() / div, where="post",
+                color=style.CYCLE[i % len(style.CYCLE)], linestyle=LINESTYLES[i % len(LINESTYLES)],
+                linewidth=0.9, label=g, gid=f"line-{i}")
+    ax.set_xlabel("time since the connection's first packet (s)")
+    ax.set_ylabel(f"data sent, highest sequence ({shown})")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, loc="left")
+    ax.legend(loc="upper left")
+    return fig
+
+
+@style.styled
+def track(df: pl.DataFrame, title: str):
+    """A radio log's positions (``lon``, ``lat``) coloured by RSRP: the trace on a plain map
+    (degrees, equal scale at the track's latitude; no base map)."""
+    fig, ax = style.new_figure()
+    pts = ax.scatter(df["lon"].to_numpy(), df["lat"].to_numpy(), c=df["rsrp_dbm"].cast(pl.Float64).to_numpy(),
+                     s=6, cmap="viridis", linewidths=0, gid="track")
+    fig.colorbar(pts, ax=ax, label="RSRP (dBm)")
+    mid = float(np.radians(df["lat"].mean()))
+    ax.set_aspect(1 / max(np.cos(mid), 1e-3))
+    ax.set_xlabel("longitude (°)")
+    ax.set_ylabel("latitude (°)")
+    ax.set_title(title, loc="left")
+    return fig
+
+
+@style.styled
+def samples_with_marks(df: pl.DataFrame, column: str, marks: list[float], label: str, unit: str, title: str):
+    """Samples of ``column`` against ``t_rel`` as points, events at ``marks`` as dashed lines."""
+    fig, ax = style.new_figure()
+    v = df[column].cast(pl.Float64).to_numpy()
+    div, shown = (1e-3, "ms") if unit == "s" and v.size and np.nanmax(v) < 1 else (1.0, unit)
+    ax.plot(df["t_rel"].to_numpy(), v / div, marker=".", markersize=2.5, linewidth=0.5, color=style.CYCLE[0],
+            label=f"{label} samples (n = {v.size:,})", gid="samples")
+    for i, t in enumerate(marks):
+        ax.axvline(t, color=style.CYCLE[1], linestyle="--", linewidth=0.7, label="handoff" if i == 0 else None,
+                   gid=f"handoff-{i}")
+    ax.set_xlabel("time since the flow's first packet (s)")
+    ax.set_ylabel(f"{label} ({shown})")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, loc="left")
+    ax.legend(loc="upper left")
+    return fig
+
+
+@style.styled
+def carriers(df: pl.DataFrame, names: list[str], marks: dict[str, list[float]], title: str):
+    """RSRP of each carrier against ``t_rel`` (held until its next sample; no line where the
+    carrier is off LTE), each carrier's handoffs as ticks in its colour at the top."""
+    fig, ax = style.new_figure()
+    for i, c in enumerate(names):
+        part = df.filter(pl.col("carrier") == c).sort("t_rel")
+        color = style.CYCLE[i % len(style.CYCLE)]
+        ax.step(part["t_rel"].to_numpy(), part["rsrp_dbm"].cast(pl.Float64).to_numpy(), where="post", color=color,
+                linestyle=LINESTYLES[i % len(LINESTYLES)], linewidth=0.8, label=f"carrier {c}", gid=f"rsrp-{c}")
+        for k, t in enumerate(marks.get(c, [])):
+            ax.axvline(t, ymin=0.92 - 0.06 * i, ymax=0.98 - 0.06 * i, color=color, linewidth=0.9, gid=f"handoff-{c}-{k}")
+    ax.set_xlabel("time since the log's first sample (s)")
+    ax.set_ylabel("RSRP (dBm)")
+    ax.set_title(title, loc="left")
+    ax.legend(loc="lower left")
+    return fig

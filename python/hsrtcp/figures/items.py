@@ -232,11 +232,47 @@ def s000_table_2(inp: Inputs) -> Made:
             .agg(pl.col("result").n_unique().alias("runs"), pl.len().alias("flows"),
                  (pl.col("duration_s").sum() / 3600).alias("flow_hours"))
             .sort("scenario", "speed_band"))
-    return Made(data=data, markdown=_markdown(data),
-                lab=[f"{r['scenario']}, {r['speed_band']}: {r['flow_hours']:.3g} flow-hours ({r['flows']} flows)"
-                     for r in data.iter_rows(named=True)],
-                gaps=["route length, stations and the train's hours per speed band: the hours here are flow "
-                      "hours (study_flows.duration_s); the train's need the radio log's speed samples"])
+    lab = [f"{r['scenario']}, {r['speed_band']}: {r['flow_hours']:.3g} flow-hours ({r['flows']} flows)"
+           for r in data.iter_rows(named=True)]
+    markdown = _markdown(data)
+    train = _train_hours(inp)
+    if train is None:
+        gaps = ["route length, stations and the train's hours per speed band: the hours here are flow hours "
+                "(study_flows.duration_s); the train's need the radio log's speed samples (RESULTS radio table)"]
+    else:
+        gaps = ["route length and stations: not in the tables"]
+        markdown += "\n\nThe train's time per speed band, from the radio logs of RESULTS:\n\n" + _markdown(train)
+        lab += [f"train, {r['speed_band']}: {r['train_s']:.1f} s in {r['logs']} log(s)" for r in train.iter_rows(named=True)]
+    return Made(data=data, markdown=markdown, lab=lab, gaps=gaps)
+
+
+def _train_hours(inp: Inputs) -> pl.DataFrame | None:
+    """Per speed band, the time of the radio logs of RESULTS (one timeline per run: a time
+    logged by several carriers counts once), each speed sample held until the next; None
+    without a radio table with speeds."""
+    from hsrtcp.context import classes
+
+    if not inp.results_dirs:
+        return None
+    try:
+        radio = inp.extra("radio", "the radio table (speed samples)").collect()
+    except Missing:
+        return None
+    if "speed_kmh" not in radio.columns:
+        return None
+    if "run_id" not in radio.columns:
+        radio = radio.with_columns(pl.lit(None, dtype=pl.String).alias("run_id"))
+    key = ["result", "run_id"]
+    r = (radio.filter(pl.col("speed_kmh").is_finite()).sort([*key, "ts"], nulls_last=True)
+         .unique([*key, "ts"], keep="first", maintain_order=True)
+         .with_columns((pl.col("ts").shift(-1).over(key) - pl.col("ts")).fill_null(0.0).alias("held_s"),
+                       pl.col("speed_kmh").map_elements(lambda v: classes.speed_band(v, v), return_dtype=pl.String)
+                       .alias("speed_band")))
+    if r.is_empty():
+        return None
+    return (r.group_by("speed_band").agg(pl.col("held_s").sum().alias("train_s"),
+                                         pl.struct(key).n_unique().alias("logs"))
+            .with_columns((pl.col("train_s") / 3600).alias("train_hours")).sort("speed_band"))
 
 
 def _table_3_4(generation: str):
@@ -252,9 +288,52 @@ def s000_table_6(inp: Inputs) -> Made:
             .join(tot, on="carrier").with_columns((pl.col("flow_s") / pl.col("total")).alias("share"))
             .drop("total").sort("carrier", "rats"))
     return Made(data=data, markdown=_markdown(data),
-                lab=[f"carrier {r['carrier']}: {r['rats']} {draw.pct(r['share'])} of flow time" for r in data.iter_rows(named=True)],
-                gaps=["the seed's share of all connected time per network type needs the radio log's samples "
-                      "(RESULTS radio table); here: the share of flow time by the RATs a flow met"])
+                lab=[f"carrier {r['carrier']}: {r['rats']} {draw.pct(r['share'])} of flow time" for r in data.iter_rows(named=True)])
+
+
+def _radio_time(inp: Inputs, period: str) -> Made:
+    """Seed 000 Tables V and VI: per carrier, the share of the radio log's time in each network
+    type (each sample held until the next; a log's last sample holds no time). A log is of the
+    4G period when it has a 4G or 5G sample, of the 3G period when its newest generation is 3G."""
+    radio = inp.extra("radio", "the radio table (RAT over time)").collect()
+    need = [c for c in ("ts", "rat", "carrier") if c not in radio.columns]
+    if need:
+        raise Missing(f"radio.parquet of RESULTS: no column {', '.join(need)}")
+    if "generation" not in radio.columns:
+        from hsrtcp.context.generation import generation_of
+
+        radio = radio.with_columns(pl.col("rat").map_elements(generation_of, return_dtype=pl.String).alias("generation"))
+    if "run_id" not in radio.columns:
+        radio = radio.with_columns(pl.lit(None, dtype=pl.String).alias("run_id"))
+    key = ["result", "run_id", "carrier"]
+    radio = radio.sort([*key, "ts"], nulls_last=True).with_columns(
+        (pl.col("ts").shift(-1).over(key) - pl.col("ts")).fill_null(0.0).alias("held_s"))
+    newest = radio.group_by(key).agg(pl.col("generation").is_in(["4G", "5G NSA", "5G SA"]).any().alias("g4"),
+                                     (pl.col("generation") == "3G").any().alias("g3"))
+    keep = newest.filter(pl.col("g4") if period == "4G" else (~pl.col("g4") & pl.col("g3")))
+    if keep.is_empty():
+        present = sorted({g for g in radio["generation"].to_list() if g is not None})
+        raise Missing(f"radio.parquet of RESULTS: no log of the {period} period "
+                      f"(generations present: {', '.join(present) or 'none known'})")
+    logs = radio.join(keep.select(key), on=key, how="semi", nulls_equal=True)
+    tot = logs.group_by("carrier").agg(pl.col("held_s").sum().alias("total_s"))
+    data = (logs.group_by("carrier", "rat", "generation").agg(pl.col("held_s").sum().alias("time_s"))
+            .join(tot, on="carrier").with_columns((pl.col("time_s") / pl.col("total_s")).alias("share"))
+            .sort(["carrier", "share", "rat"], descending=[False, True, False]))
+    lines = [f"carrier {r['carrier']}: {r['rat']} ({r['generation']}) {draw.pct(r['share'])} of "
+             f"{r['total_s']:.1f} s" for r in data.iter_rows(named=True)]
+    return Made(data=data, markdown=_markdown(data), lab=[f"{keep.height} radio log(s)"] + lines)
+
+
+def _table_5_6(period: str, fallback=None):
+    def make(inp: Inputs) -> Made:
+        if inp.results_dirs or fallback is None:
+            return _radio_time(inp, period)
+        made = fallback(inp)
+        made.gaps.append("the seed's share of all connected time per network type needs the radio log's "
+                         "samples (RESULTS radio table; none given); here: the share of flow time by the RATs a flow met")
+        return made
+    return make
 
 
 def s001_table_1(inp: Inputs) -> Made:
@@ -275,8 +354,8 @@ def s003_table_1(inp: Inputs) -> Made:
 
 
 def s004_table_2(inp: Inputs) -> Made:
-    gaps = ["MPTCP instances per carrier combination: needs hsrtcp mptcp output (docs/mptcp.md), "
-            "not read by the gallery; here: single-path flows per carrier"]
+    gaps = ["MPTCP instances per carrier combination: needs mptcp_instances.parquet of a conjunction campaign "
+            "(hsrtcp mptcp, docs/mptcp.md), none committed and not read by the gallery; here: single-path flows per carrier"]
     made = _dataset(inp, ("carrier", "scenario"))
     made.gaps = gaps + made.gaps
     return made
@@ -290,8 +369,8 @@ def s001_fig_3(inp: Inputs) -> Made:
     order = ["p_d: over the flow's life", "q: in timeout recovery"]
     _, lines = draw.group_cells(data, order, "share", "s001-fig-3")
     fig = draw.cdf(data, order, "loss rate", "share", "two loss rates, per flow")
-    return Made(data=data, figure=fig, lab=lines,
-                gaps=["q is defined only for flows with a timeout (A17): its curve has fewer flows"])
+    # q is defined only for flows with a timeout (A17): its curve has fewer flows, n says how many
+    return Made(data=data, figure=fig, lab=lines)
 
 
 #: seed 001 Fig. 10's two models (hsrtcp.models: PFTK full, the enhanced model re-derived)
@@ -433,7 +512,53 @@ class _Shim:
         return self._frame
 
 
+def _s003_fig_9_time(inp: Inputs) -> Made:
+    """Seed 003 Fig. 9 as the seed draws it: the RTT samples of one flow over time (the
+    sender's, method ack in the data direction: Karn's) with its intra-system handoffs
+    marked; the server-side flow of RESULTS that crosses the most, then has the most samples."""
+    res = inp.results("rtt.parquet and handoffs.parquet")
+    if res.handoffs is None or "system" not in res.handoffs.columns:
+        raise Missing("handoffs.parquet of RESULTS: in no RESULTS directory given (a radio log)")
+    ho = res.handoffs.filter(pl.col("system") == "intra").select("result", "ts")
+    f = res.flows.filter(pl.col("vantage") == "server") if "vantage" in res.flows.columns else res.flows
+    f = f.select("result", "flow_id", "first_ts", "last_ts", pl.col("data_dir").fill_null("s2c"))
+    crossed = (f.join(ho, on="result").filter((pl.col("ts") >= pl.col("first_ts")) & (pl.col("ts") <= pl.col("last_ts")))
+               .group_by("result", "flow_id").agg(pl.col("ts").sort().alias("handoffs")))
+    rtt = (inp.extra("rtt", "rtt.parquet (RTT samples)").join(f.lazy(), on=["result", "flow_id"])
+           .filter((pl.col("method") == "ack") & (pl.col("dir") == pl.col("data_dir")))
+           .select("result", "flow_id", "first_ts", "ts", "rtt_s").collect())
+    cand = (crossed.join(rtt.group_by("result", "flow_id").len(), on=["result", "flow_id"])
+            .with_columns(pl.col("handoffs").list.len().alias("n_ho"))
+            .sort(["n_ho", "len", "result", "flow_id"], descending=[True, True, False, False]))
+    if cand.is_empty():
+        raise Missing("rtt.parquet of RESULTS: no server-side flow with RTT samples crosses an intra-system handoff")
+    c = cand.row(0, named=True)
+    data = (rtt.filter((pl.col("result") == c["result"]) & (pl.col("flow_id") == c["flow_id"])).sort("ts")
+            .with_columns((pl.col("ts") - pl.col("first_ts")).alias("t_rel")).drop("first_ts"))
+    t0 = float(f.filter((pl.col("result") == c["result"]) & (pl.col("flow_id") == c["flow_id"]))["first_ts"][0])
+    marks = [t - t0 for t in c["handoffs"]]
+    name = c["result"].rstrip("/").rsplit("/", 1)[-1]
+    lines = [f"flow {c['flow_id']} of {name} (server capture): {data.height} RTT samples, median "
+             f"{draw.fmt(data['rtt_s'].median(), 's')}, max {draw.fmt(data['rtt_s'].max(), 's')}; "
+             f"{len(marks)} intra-system handoffs at " + ", ".join(f"{t:.3f}" for t in marks) + " s of the flow"]
+    fig = draw.samples_with_marks(data, "rtt_s", marks, "RTT", "s", f"RTT samples of one flow, {name}")
+    return Made(data=data, figure=fig, lab=lines)
+
+
 def s003_fig_9(inp: Inputs) -> Made:
+    """With RESULTS: the seed's drawing (RTT over time, handoffs marked) and the study's
+    per-flow mean RTT by intra-system handoff count as lines; without: that per-flow CDF."""
+    if inp.results_dirs:
+        made = _s003_fig_9_time(inp)
+        try:
+            made.lab += [f"study: {line}" for line in _s003_fig_9_by_count(inp).lab]
+        except Missing:
+            pass
+        return made
+    return _s003_fig_9_by_count(inp)
+
+
+def _s003_fig_9_by_count(inp: Inputs) -> Made:
     f = inp.flows(("handoffs_intra", "rtt_mean_s"))
     f = f.with_columns(pl.col("handoffs_intra").map_elements(
         lambda h: None if h is None else ("0" if h == 0 else "1-8" if h <= 8 else "9-16" if h <= 16 else "17+"),
@@ -443,7 +568,7 @@ def s003_fig_9(inp: Inputs) -> Made:
                      label="RTT, mean of the flow", unit="s", title="per flow, by intra-system handoffs",
                      key="s003-fig-9", min_groups=2)
     made.gaps.insert(0, "the seed draws RTT samples over time with the handoffs marked: needs RESULTS "
-                        "(rtt.parquet, handoffs.parquet); here: per-flow mean RTT by intra-system handoff count")
+                        "(rtt.parquet, handoffs.parquet; none given); here: per-flow mean RTT by intra-system handoff count")
     return made
 
 
@@ -670,18 +795,139 @@ def _packets(name: str):
     return make
 
 
+def s001_fig_4(inp: Inputs) -> Made:
+    """Seed 001 Fig. 4: one point per flow, its ACK loss rate p_a against its probability of
+    a timeout, here timeout sequences per data packet sent (the matched row of a pair: p_a
+    needs both captures, docs/metrics.md)."""
+    res = inp.results("flows.p_a (a pair: --client and --server)")
+    f = res.flows
+    need = [c for c in ("vantage", "p_a", "timeout_sequences", "data_packets_sent") if c not in f.columns]
+    if need:
+        raise Missing(f"flows.parquet of RESULTS: no column {', '.join(need)} (a pair: --client and --server)")
+    f = f.filter((pl.col("vantage") == "matched") & pl.col("p_a").is_not_null()
+                 & pl.col("timeout_sequences").is_not_null() & (pl.col("data_packets_sent").fill_null(0) > 0))
+    if f.is_empty():
+        raise Missing("flows.parquet of RESULTS: no matched row with p_a and data packets (a pair: --client and --server)")
+    data = f.select("result", "flow_id", pl.col("p_a").cast(pl.Float64), "timeout_sequences", "data_packets_sent",
+                    (pl.col("timeout_sequences").cast(pl.Float64) / pl.col("data_packets_sent")).alias("timeout_rate"))
+    lines = []
+    for r in data.iter_rows(named=True):
+        name = r["result"].rstrip("/").rsplit("/", 1)[-1]
+        lines.append(f"{name} flow {r['flow_id']}: p_a {draw.pct(r['p_a'])}, {r['timeout_sequences']} timeout "
+                     f"sequence(s) in {r['data_packets_sent']} data packets ({draw.pct(r['timeout_rate'])})")
+    fig = draw.scatter(data, "p_a", "timeout_rate", "ACK loss rate p_a", "timeout sequences per data packet",
+                       "per flow of a captured pair")
+    return Made(data=data, figure=fig, lab=[f"{data.height} flows of captured pairs"] + lines)
+
+
+def _track(inp: Inputs) -> tuple[pl.DataFrame, str]:
+    """The radio log of RESULTS with the most positioned samples (one run and carrier)."""
+    radio = inp.extra("radio", "the radio table (lat, lon)").collect()
+    need = [c for c in ("ts", "lat", "lon", "rsrp_dbm", "carrier") if c not in radio.columns]
+    if need:
+        raise Missing(f"radio.parquet of RESULTS: no column {', '.join(need)}")
+    if "run_id" not in radio.columns:
+        radio = radio.with_columns(pl.lit(None, dtype=pl.String).alias("run_id"))
+    radio = radio.filter(pl.col("lat").is_finite() & pl.col("lon").is_finite())
+    counts = radio.group_by("result", "run_id", "carrier").len().sort(
+        ["len", "result", "carrier"], descending=[True, False, False], nulls_last=True)
+    if counts.is_empty() or counts["len"][0] < 2:
+        raise Missing("radio.parquet of RESULTS: no log with two positions or more (lat, lon)")
+    r = counts.row(0, named=True)
+    log = radio.filter((pl.col("result") == r["result"]) & (pl.col("carrier") == r["carrier"])
+                       & (pl.col("run_id") == r["run_id"] if r["run_id"] is not None else pl.col("run_id").is_null()))
+    log = log.sort("ts").with_columns((pl.col("ts") - pl.col("ts").min()).alias("t_rel"))
+    name = r["result"].rstrip("/").rsplit("/", 1)[-1]
+    return log.select("result", "run_id", "carrier", "ts", "t_rel", "lat", "lon", "rsrp_dbm"), \
+        f"{name} (carrier {r['carrier']})"
+
+
+def _track_km(log: pl.DataFrame) -> float:
+    import numpy as np
+
+    lat, lon = np.radians(log["lat"].to_numpy()), np.radians(log["lon"].to_numpy())
+    a = np.sin(np.diff(lat) / 2) ** 2 + np.cos(lat[:-1]) * np.cos(lat[1:]) * np.sin(np.diff(lon) / 2) ** 2
+    return float((2 * 6371.0088 * np.arcsin(np.sqrt(a))).sum())  # haversine, mean Earth radius
+
+
+def s003_fig_1(inp: Inputs) -> Made:
+    log, name = _track(inp)
+    km = _track_km(log)
+    span = float(log["t_rel"].max())
+    lines = [f"trace of {name}: {log.height} positions over {span:.1f} s, {km:.3f} km along the samples "
+             f"({3600 * km / span:.0f} km/h mean)" if span > 0 else f"trace of {name}: {log.height} positions",
+             f"latitude {log['lat'].min():.5f} to {log['lat'].max():.5f}, longitude {log['lon'].min():.5f} "
+             f"to {log['lon'].max():.5f}"]
+    return Made(data=log, figure=draw.track(log, f"trace of {name}, coloured by RSRP"), lab=lines)
+
+
+def s004_fig_2(inp: Inputs) -> Made:
+    made = s003_fig_1(inp)
+    made.gaps.append("the set-up drawing (phones, carriers) is not data; the footprints of several HSR lines "
+                     "need radio logs of each line (here: the one log of RESULTS with the most positions)")
+    return made
+
+
+def _two_carriers(inp: Inputs) -> tuple[pl.DataFrame, dict]:
+    """The run of RESULTS whose radio log has the most carriers (two at least), then the
+    longest: its samples per carrier, each held until the carrier's next sample."""
+    radio = inp.extra("radio", "the radio table of two or more carriers").collect()
+    need = [c for c in ("ts", "rat", "carrier", "rsrp_dbm") if c not in radio.columns]
+    if need:
+        raise Missing(f"radio.parquet of RESULTS: no column {', '.join(need)}")
+    if "run_id" not in radio.columns:
+        radio = radio.with_columns(pl.lit(None, dtype=pl.String).alias("run_id"))
+    runs = (radio.group_by("result", "run_id").agg(pl.col("carrier").n_unique().alias("carriers"),
+                                                   (pl.col("ts").max() - pl.col("ts").min()).alias("span"))
+            .sort(["carriers", "span", "result"], descending=[True, True, False], nulls_last=True))
+    if runs.is_empty() or runs["carriers"][0] < 2:
+        most = int(runs["carriers"].max() or 0) if runs.height else 0
+        raise Missing(f"radio.parquet of RESULTS: no run logs two carriers or more (at most {most} per run)")
+    r = runs.row(0, named=True)
+    log = radio.filter((pl.col("result") == r["result"])
+                       & (pl.col("run_id") == r["run_id"] if r["run_id"] is not None else pl.col("run_id").is_null()))
+    t0 = float(log["ts"].min())
+    log = (log.sort("carrier", "ts").with_columns(
+        (pl.col("ts") - t0).alias("t_rel"),
+        (pl.col("ts").shift(-1).over("carrier") - pl.col("ts")).fill_null(0.0).alias("held_s"),
+        (pl.col("rat") == "LTE").alias("lte")))
+    return log.select("result", "run_id", "carrier", "ts", "t_rel", "held_s", "rat", "cid", "rsrp_dbm", "lte"), \
+        {**r, "t0": t0}
+
+
+def s004_fig_1(inp: Inputs) -> Made:
+    """Seed 004 Fig. 1: two or more carriers over one trip — RSRP of each against time with
+    its handoffs, and the LTE coverage of each and of either (coverage.parquet, M28)."""
+    data, r = _two_carriers(inp)
+    res = inp.results("handoffs.parquet")
+    marks: dict[str, list[float]] = {}
+    if res.handoffs is not None:
+        h = res.handoffs.filter(pl.col("result") == r["result"])
+        if r["run_id"] is not None and "run_id" in h.columns:
+            h = h.filter(pl.col("run_id") == r["run_id"])
+        for c, t in zip(h["carrier"].to_list(), h["ts"].to_list()):
+            marks.setdefault(c, []).append(t - r["t0"])
+    name = r["result"].rstrip("/").rsplit("/", 1)[-1]
+    lines = []
+    if res.coverage is not None:
+        cov = res.coverage.filter(pl.col("result") == r["result"])
+        if r["run_id"] is not None and "run_id" in cov.columns:
+            cov = cov.filter(pl.col("run_id") == r["run_id"])
+        lines += [f"LTE coverage, {'either carrier' if x['carrier'] == '*' else 'carrier ' + x['carrier']}: "
+                  f"{draw.pct(x['lte_coverage'])} of {x['total_s']:.1f} s" for x in cov.sort("carrier").iter_rows(named=True)]
+    carriers = sorted(set(data["carrier"].to_list()))
+    lines += [f"carrier {c}: {len(marks.get(c, []))} handoffs, RSRP median "
+              f"{draw.fmt(data.filter(pl.col('carrier') == c)['rsrp_dbm'].median(), 'dBm')}" for c in carriers]
+    fig = draw.carriers(data, carriers, marks, f"{len(carriers)} carriers, {name}")
+    return Made(data=data, figure=fig, lab=[f"log of {name}: {len(carriers)} carriers"] + lines)
+
+
 # -- the registry ----------------------------------------------------------------------------
 
 PER_PACKET = "RESULTS packets of a pair (hsrtcp analyze --client --server --packets)"
-MPTCP = "hsrtcp mptcp output (mptcp metrics, docs/mptcp.md): not read by the gallery"
-NOT_BUILT = "not drawn by the gallery yet"
-
-
-def _needs_results(what: str):
-    def make(inp: Inputs) -> Made:
-        inp.results(what)
-        raise Missing(f"{what} of RESULTS: {NOT_BUILT}")
-    return make
+MPTCP = ("mptcp_instances.parquet (hsrtcp mptcp RUNS -o DIR on a conjunction campaign: an MPTCP download and "
+         "single-path flows on each carrier at once, docs/mptcp.md): no such run is committed, and the gallery "
+         "does not read that table yet")
 
 
 def _never(why: str):
@@ -711,10 +957,9 @@ ITEMS: tuple[Item, ...] = (
          "study_flows: generation 4G, workload, usable", "U-rate 93.9-97.1 % (4G)", _table_3_4("4G")),
     Item("seed000-table-V", "share of time per network type, 3G period", "RESULTS radio table (time per RAT)",
          "carrier A: HSPA+ 69.69 %, HSDPA 20.16 %, UMTS 7.23 %, EDGE 2.89 %; carrier B: EVDOA 75.28 %",
-         _never("the radio log's time per network type of a 3G-era data set: RESULTS radio table, "
-                f"{NOT_BUILT}; the lab campaign has no 3G period")),
-    Item("seed000-table-VI", "share of time per network type, 4G period", "study_flows: carrier, rats, duration",
-         "carrier A: FDD-LTE 75.23 %; carrier C: TD-LTE 71.32 %", s000_table_6),
+         _table_5_6("3G")),
+    Item("seed000-table-VI", "share of time per network type, 4G period", "RESULTS radio table (time per RAT); else study_flows: carrier, rats, duration",
+         "carrier A: FDD-LTE 75.23 %; carrier C: TD-LTE 71.32 %", _table_5_6("4G", s000_table_6)),
     Item("seed000-fig-01", "CDF of packet loss rate, classes a-e", "study_flows: p_d, flow_class",
          "T0-30: P(100 % loss) = 0 at 280-310 km/h without handoffs; T0-31: 35 % with 9-16",
          _seed000_cdf("p_d", "data loss rate p_d", "share", "3-minute flows per class", "s000-fig-1")),
@@ -764,9 +1009,9 @@ ITEMS: tuple[Item, ...] = (
          "RESULTS events (timeout_sequence), packets (--packets)", "", _packets("s001_fig_2")),
     Item("seed001-fig-03", "CDF of the two loss rates p_d and q", "study_flows: p_d, q",
          "T1-10: p_d 0.7526 %; T1-09: q 27.26 %", s001_fig_3),
-    Item("seed001-fig-04", "ACK loss rate against timeout events", "RESULTS packets and events of a pair", "",
-         _never(f"ACK loss per timeout event (which ACKs of a round were lost before each timeout): {NOT_BUILT}; "
-                f"flows.p_a and the spurious timeouts' cause ack_loss are per connection")),
+    Item("seed001-fig-04", "ACK loss rate against timeout events", "RESULTS flows of a pair: p_a, timeout_sequences, data_packets_sent",
+         "S1 §III-B: a positive, not strong, correlation over its flows",
+         s001_fig_4),
     Item("seed001-fig-05", "two cases where ACK loss triggers a timeout", "", "", diagram="a drawing of two cases"),
     Item("seed001-fig-06", "CDF of the ACK loss rate p_a", "RESULTS flows.p_a (two vantages)",
          "T1-12: p_a 0.661 % on HSR, 0.0718 % standing",
@@ -787,7 +1032,7 @@ ITEMS: tuple[Item, ...] = (
     Item("seed003-table-I", "scenarios: location, speed, duration", "study_flows: scenario, speed",
          "T3-01: standing 5 min; driving 100 km/h, 12 min; HSR 300 km/h, 33 min", s003_table_1),
     Item("seed003-fig-01", "measurement traces on a map", "RESULTS radio latitude/longitude", "",
-         _never("GPS positions (RESULTS radio table: lat, lon): not drawn by the gallery; the lab has no map")),
+         s003_fig_1),
     Item("seed003-fig-02", "throughput at different speeds", "study_flows: throughput_mean_bps, speed_band",
          "T3-03: 1663.4 kbit/s standing, 1509.5 driving, 575.8 HSR",
          _flows_by("throughput_mean_bps", "speed_band", "throughput, mean of the flow", "bit/s", "per flow by speed",
@@ -808,7 +1053,7 @@ ITEMS: tuple[Item, ...] = (
                    "s003-fig-7", groups={"good": "good >= -85 dBm", "average": "average", "weak": "weak", "bad": "bad < -105 dBm"})),
     Item("seed003-fig-08", "inter-system handoffs and throughput", "study_flows: handoffs_inter, throughput_mean_bps",
          "T3-17: LTE -> EDGE drops throughput to 20-30 kbit/s", s003_fig_8),
-    Item("seed003-fig-09", "intra-system handoffs and RTT", "study_flows: handoffs_intra, rtt_mean_s",
+    Item("seed003-fig-09", "intra-system handoffs and RTT", "RESULTS rtt.parquet, handoffs.parquet; else study_flows: handoffs_intra, rtt_mean_s",
          "T3-18: RTT from 12 ms to 25 s over 35 handoffs", s003_fig_9),
     Item("seed003-fig-10", "CDF of the handoff interval", "study handoff_intervals; RESULTS handoffs.interval_s",
          "T3-19: 45.1 % <= 10 s",
@@ -827,12 +1072,13 @@ ITEMS: tuple[Item, ...] = (
     # seed 004: carrier selection or MPTCP conjunction on HSR
     Item("seed004-fig-01", "carrier complementarity over a trip (coverage, signal, handoffs)",
          "RESULTS radio table with two or more carriers", "T4-04: LTE coverage M 79 %, U 76 %, either 94 %",
-         _needs_results("the radio table of two or more carriers")),
+         s004_fig_1),
     Item("seed004-fig-02", "measurement set-up and HSR footprints", "RESULTS radio latitude/longitude", "",
-         _never("GPS positions on a map and a set-up drawing: not drawn by the gallery")),
+         s004_fig_2),
     Item("seed004-table-I", "HSR lines", "study_flows: scenario, speed, duration", "", s000_table_2),
     Item("seed004-table-II", "data set per carrier (combination)", "study_flows: carrier; " + MPTCP, "", s004_table_2),
-    Item("seed004-fig-03", "a dual-carrier MPTCP example", MPTCP, "", _never(MPTCP)),
+    Item("seed004-fig-03", "a dual-carrier MPTCP example", "RESULTS mptcp_subflows, packets (--packets)", "",
+         _packets("s004_fig_3")),
     Item("seed004-fig-04", "conjunction efficiency U_c of MPTCP", MPTCP, "T4-20/22: median U_c 1.4 static, 1.0 high speed",
          _never(MPTCP)),
     Item("seed004-fig-05", "the classified instances of (M, U)", MPTCP, "T4-23: positive 21 %, semi 29 %, negative 50 %",
@@ -840,7 +1086,10 @@ ITEMS: tuple[Item, ...] = (
     Item("seed004-fig-06", "subflow degradation: throughput of three instances", MPTCP, "T4-26", _never(MPTCP)),
     Item("seed004-fig-07", "subflow degradation: LIA against Reno, cwnd", MPTCP, "T4-29/30", _never(MPTCP)),
     Item("seed004-fig-08", "carrier complementarity in handoff, network type and signal",
-         "RESULTS radio table with two or more carriers", "", _needs_results("the radio table of two or more carriers")),
+         "RESULTS radio table with two or more carriers and MPTCP subflows on them", "",
+         _never("the throughput of each subflow of an MPTCP connection over two carriers beside those carriers' "
+                "radio logs in one run (a conjunction campaign with a radio log per carrier, docs/mptcp.md): "
+                "none committed (the committed run logs one carrier; the MPTCP captures have no radio log)")),
 )
 
 

@@ -246,3 +246,51 @@ def s000_fig_13(inp: Inputs, fallback):
                      f"({v.height:,} ACKs of {v.select('result', 'flow_id').unique().height} flows)")
     return Made(data=data, figure=draw.cdf(data, order, "bytes in flight at an ACK", "B", "every ACK, server captures"),
                 lab=lines)
+
+
+def s004_fig_3(inp: Inputs):
+    """Seed 004 Fig. 3: one MPTCP connection (the one with the most subflows, then the longest)
+    — for each subflow, the highest byte of new data the server had sent on it (packets, down
+    direction, relative sequence numbers), and their sum, against time."""
+    from hsrtcp.figures.items import Made
+
+    sub = inp.extra("mptcp_subflows", "mptcp_subflows.parquet (an MPTCP capture)").collect()
+    if sub.is_empty():
+        raise Missing("mptcp_subflows.parquet of RESULTS: no MPTCP subflow in any RESULTS directory given")
+    conns = (sub.group_by("result", "capture", "connection_id")
+             .agg(pl.len().alias("n"), (pl.col("last_ts").max() - pl.col("first_ts").min()).alias("span"))
+             .sort(["n", "span", "result", "capture"], descending=[True, True, False, False]))
+    c = conns.row(0, named=True)
+    if c["n"] < 2:
+        raise Missing("mptcp_subflows.parquet of RESULTS: no MPTCP connection with two subflows or more")
+    s = sub.filter((pl.col("result") == c["result"]) & (pl.col("capture") == c["capture"])
+                   & (pl.col("connection_id") == c["connection_id"])).sort("subflow")
+    pk = (inp.extra("packets", "packets.parquet (hsrtcp analyze --packets)")
+          .filter((pl.col("result") == c["result"]) & pl.col("flow_id").is_in(s["flow_id"].to_list())
+                  & (pl.col("dir") == "s2c") & (pl.col("len") > 0))
+          .select("flow_id", "ts", (pl.col("seq") + pl.col("len") - 1).alias("top")).collect())
+    if pk.is_empty():
+        raise Missing(f"packets.parquet of RESULTS: no data packet of the subflows of {c['result']}")
+    t0 = float(s["first_ts"].min())
+    names = {r["flow_id"]: f"subflow {r['subflow']} ({r['client_addr']})" for r in s.iter_rows(named=True)}
+    per = (pk.sort("ts").with_columns(pl.col("top").cum_max().over("flow_id").alias("value"))
+           .with_columns(pl.col("flow_id").replace_strict(names, return_dtype=pl.String).alias("group"),
+                         (pl.col("ts") - t0).alias("t_rel")))
+    # the sum at every packet: each subflow's last value so far
+    wide = per.pivot(on="group", index="ts", values="value", aggregate_function="max").sort("ts")
+    cols = [g for g in names.values() if g in wide.columns]
+    total = wide.select("ts", pl.sum_horizontal(pl.col(cols).forward_fill().fill_null(0)).alias("value")).with_columns(
+        pl.lit("all subflows").alias("group"), (pl.col("ts") - t0).alias("t_rel"))
+    data = pl.concat([per.select("group", "ts", "t_rel", "value"), total.select("group", "ts", "t_rel", "value")])
+    order = cols + ["all subflows"]
+    ends = per.group_by("group").agg(pl.col("value").max())
+    end = dict(zip(ends["group"].to_list(), ends["value"].to_list()))
+    name = c["result"].rstrip("/").rsplit("/", 1)[-1]
+    cap = c["capture"].rsplit("/", 1)[-1]
+    span = float(per["t_rel"].max())
+    lines = [f"connection {c['connection_id']} of {cap} ({name}): {len(cols)} subflows over {span:.3f} s; "
+             + ", ".join(f"{g} {end[g]:,} B" for g in cols) + f"; sum {sum(end[g] for g in cols):,} B"]
+    fig = draw.progress(data, order, f"one MPTCP connection, {cap}")
+    return Made(data=data, figure=fig, lab=lines,
+                gaps=["the seed's carriers are two operators' cells; here the subflows cross two emulated paths "
+                      "of one machine (tests/data/mptcp)"])

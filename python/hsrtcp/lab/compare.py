@@ -203,6 +203,7 @@ class Comparison:
     reference: str
     by: str
     notes: list[str] = field(default_factory=list)
+    fairness: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=FAIRNESS_COLUMNS))
 
     def text(self) -> str:
         """The per-arm levels and the paired effects, as printed by ``hsrtcp compare``."""
@@ -228,8 +229,38 @@ class Comparison:
             unit = "%" if o.effect == "ratio" else o.unit
             lines.append(f"  {r['arm']} vs {self.reference}, {o.label}: {e}{ci} {unit} "
                          f"({r['n_pairs']} pairs; {r['verdict']})")
+        lines += fairness_lines(self.fairness)
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+# one row per flow of a run with concurrent flows (``fairness``)
+FAIRNESS_COLUMNS = {"run_id": pl.String, "arm": pl.String, "flow": pl.String, "label": pl.String,
+                    "cc": pl.String, "bytes": pl.Int64, "share": pl.Float64, "jain": pl.Float64}
+
+
+def fairness_lines(f: pl.DataFrame) -> list[str]:
+    """Per run with concurrent flows, each flow's share of the bytes and Jain's index; then,
+    per set of congestion controls, the mean share of each and the mean index over its runs."""
+    if f.is_empty():
+        return []
+    lines = ["fairness (concurrent flows on one bottleneck; share of the bytes the server sent, "
+             "Jain's index over the flows' bytes, 1 = equal):"]
+    mix = {}
+    for (rid,), g in f.group_by(["run_id"], maintain_order=True):
+        ccs = g["cc"].fill_null("?").to_list()
+        mix.setdefault(" + ".join(sorted(ccs)), []).append(g)
+        cells = " | ".join(f"{c} {100 * s:.1f} %" for c, s in zip(ccs, g["share"].to_list()))
+        lines.append(f"  {rid}: {cells}; Jain {g['jain'][0]:.3f}")
+    for key, gs in mix.items():
+        if len(gs) < 2:
+            continue
+        allf = pl.concat(gs)
+        share = allf.group_by("cc", maintain_order=True).agg(pl.col("share").mean())
+        cells = " | ".join(f"{c} {100 * s:.1f} %" for c, s in share.iter_rows())
+        jain = sum(g["jain"][0] for g in gs) / len(gs)
+        lines.append(f"  {key} over {len(gs)} runs: mean share {cells}; mean Jain {jain:.3f}")
+    return lines
 
 
 def _unit(o: Outcome) -> str:
@@ -253,7 +284,7 @@ def compare(inputs, out: Path, *, by: str = "cc", reference: str | None = None, 
     if by not in ("cc", "arm"):
         raise ValueError(f"--by must be cc or arm, got {by!r}")
     out = Path(out)
-    rows, outage_rows, notes, dirs = [], [], [], {}
+    rows, outage_rows, notes, dirs, fair_rows = [], [], [], {}, []
     for b in bundles(inputs):
         m = _manifest(b)
         var = m.get("variant") or {}
@@ -281,6 +312,10 @@ def compare(inputs, out: Path, *, by: str = "cc", reference: str | None = None, 
             rows.append(row)
             continue
         dirs[row["run_id"]] = analyze(b, out / "analyses" / b.name)
+        fair = fairness(b)
+        for x in (fair or {}).get("flows", ()):
+            fair_rows.append({"run_id": row["run_id"], "arm": arm, "flow": row["flow"], "label": x["label"],
+                              "cc": x["cc"], "bytes": x["bytes"], "share": x["share"], "jain": fair["jain"]})
         po = post_outage(b, m)
         for o in po:
             outage_rows.append({"run_id": row["run_id"], "arm": arm, **o})
@@ -352,7 +387,8 @@ def compare(inputs, out: Path, *, by: str = "cc", reference: str | None = None, 
     outages = pl.DataFrame(outage_rows, schema={"run_id": pl.String, "arm": pl.String, "path": pl.Int64,
                                                 "t_start": pl.Float64, "t_end": pl.Float64, "use": pl.Float64,
                                                 "recovery_s": pl.Float64}, orient="row")
-    return Comparison(runs, arms, effects, outages, ref, by, notes)
+    return Comparison(runs, arms, effects, outages, ref, by, notes,
+                      pl.DataFrame(fair_rows, schema=FAIRNESS_COLUMNS, orient="row"))
 
 
 def _slug(text: str) -> str:
@@ -379,6 +415,9 @@ def write(c: Comparison, out: Path, figures: bool = True) -> list[str]:
         for name, df in (("runs", c.runs), ("arms", c.arms), ("effects", c.effects), ("outages", c.outages)):
             with o.file(f"{name}.csv") as p:
                 df.write_csv(p)
+        if not c.fairness.is_empty():
+            with o.file("fairness.csv") as p:
+                c.fairness.write_csv(p)
         with o.file("compare.txt") as p:
             Path(p).write_text(c.text() + "\n", encoding="utf-8")
         if figures:

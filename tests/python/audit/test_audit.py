@@ -182,3 +182,27 @@ def test_a_campaign_directory_leaves_out_what_it_cannot_audit(tmp_path, capsys):
     assert "002_mptcp: 2 phone captures (MPTCP)" in capsys.readouterr().err
     assert pl.read_csv(out / "runs.csv")["run"].to_list() == ["001_ok"]
     assert _matrix(audit([camp / "001_ok"])) == PLANTED
+
+
+def test_dupack_truth_on_a_constructed_connection():
+    """RFC 5681 at the sender: a repeat of the highest ACK number with the previous window is a
+    DupACK when data beyond it had left the server before the ACK arrived; lost: apart."""
+    from hsrtcp.audit.truth import dupack_verdicts, dupacks
+    from hsrtcp.testing.truth import AckSegment, ConnectionTruth, DataSegment
+
+    c = ConnectionTruth(client="c", client_port=1, server="s", server_port=2, client_isn=0, epoch=0)
+    c.data = [DataSegment(ts_sent=0.0, seq=1, length=1000, ip_id=1, retrans=False),
+              DataSegment(ts_sent=1.0, seq=1001, length=1000, ip_id=2, retrans=False)]
+
+    def ack(t_arr, n, win=100):
+        return AckSegment(ts_sent=t_arr - 0.01, ack=n, window=win, ip_id=None, arrived=t_arr is not None,
+                          ts_arrived=t_arr)
+
+    c.acks = [ack(0.5, 1001),          # new ACK: no candidate
+              ack(0.6, 1001),          # repeat, arrived before 1001.. left: nothing outstanding
+              ack(1.5, 1001),          # repeat, data beyond 1001 had left at 1.0: DupACK
+              ack(1.6, 1001, win=50),  # window changed: no candidate
+              AckSegment(ts_sent=1.7, ack=1001, window=50, ip_id=None),  # never arrived: lost
+              ack(2.0, 2001), ack(2.1, 2001)]  # everything acknowledged: not
+    assert dupack_verdicts(c) == [None, "not", "dupack", None, "lost", None, "not"]
+    assert dupacks(c) == (1, 1)

@@ -29,10 +29,12 @@ def _analyze(tmp_path, name):
 def test_analyze_writes_the_verdict_table_and_names_unsure_detectors(tmp_path):
     out, stdout = _analyze(tmp_path, "reno_nosack_nots")
     # campaign: M10 without SACK/timestamps 8 TP 5 FP 2 FN -> uncertain; a reno pair is in that condition
-    assert "caveat: M10 timeout (timeout_sequences) is uncertain with sender vantage, SACK off, timestamps off: f1s" \
-        in stdout
-    assert "caveat: M12 two_vantage (spurious_timeouts) was audited on few cases with both vantage" in stdout
-    assert "M12 dsack" not in stdout  # no D-SACK answer without SACK (its column is null)
+    cav = [ln for ln in stdout.splitlines() if ln.startswith("caveat:")]
+    # one line per printed row of the pair (f1s, f1m, f1c), not one per detector
+    assert len(cav) == 3, stdout
+    assert cav[0] == "caveat: f1s (sender vantage, SACK off, timestamps off): M10 timeout uncertain", cav
+    assert any(ln.startswith("caveat: f1m (both vantage, SACK off, timestamps off): M12 two_vantage") for ln in cav)
+    assert "dsack" not in stdout  # no D-SACK answer without SACK (its column is null)
     assert (out / "caveats.csv").read_bytes() == Path(caveats.TABLE).read_bytes()
     # the per-flow join the format page documents
     flows = pl.read_parquet(out / "flows.parquet")
@@ -66,8 +68,8 @@ def test_verdict_words_follow_the_table(tmp_path):
               "timestamps": True}]
     got = caveats.lines(flows, rows)
     assert got[:2] == [
-        "caveat: M12 receiver (spurious_timeouts_receiver) is poor with receiver vantage, SACK on, timestamps on: f1c",
-        "caveat: M12 eifel (spurious_timeouts_eifel) is uncertain with sender vantage, SACK unknown, timestamps on: f2"]
+        "caveat: f1c (receiver vantage, SACK on, timestamps on): M12 receiver poor",
+        "caveat: f2 (sender vantage, SACK unknown, timestamps on): M12 eifel uncertain"]
     assert len(got) == 3  # and the pointer line; M10 is good, f3's vantage is unknown
     assert caveats.lines(flows[3:], rows) == []
 
@@ -93,3 +95,31 @@ def test_shipped_table_is_the_regeneration_and_follows_the_summaries(tmp_path, m
     assert verdict[("M12 receiver", "unknown", "true")] == "poor"  # unknown = the most cautious of on and off
     assert verdict[("M12 receiver", "false", "false")] == "few cases"
     assert docs.main(["--check"]) == 0
+
+
+def test_caveats_fold_to_one_line_per_flow_row_and_condition():
+    """The demo printed 7 lines for one connection (one per detector); they fold to one line per
+    printed row, the detectors grouped by verdict, and flows with the same caveats share a line."""
+    cond = {"sack": "true", "timestamps": "true", "cases": "", "audits": ""}
+    rows = [dict(cond, detector=d, column=caveats.DETECTORS[d][0], detector_vantage=caveats.DETECTORS[d][1],
+                 verdict="uncertain" if d == "M10 timeout" else "few cases") for d in caveats.DETECTORS]
+    base = {"sack_permitted": True, "timestamps": True}
+    cols = {c: 0 for c, _ in caveats.DETECTORS.values()}
+    flows = [dict(base, **cols, short_id="f1c", vantage="client", data_vantage="receiver"),
+             dict(base, **cols, short_id="f1s", vantage="server", data_vantage="sender"),
+             dict(base, **cols, short_id="f1m", vantage="matched", data_vantage="sender")]
+    got = caveats.lines(flows, rows)
+    assert got[:-1] == [
+        "caveat: f1s (sender vantage, SACK on, timestamps on): M10 timeout uncertain; "
+        "M12 dsack, eifel, server audited on few cases",
+        "caveat: f1m (both vantage, SACK on, timestamps on): M12 two_vantage, M14 two_vantage audited on few cases",
+        "caveat: f1c (receiver vantage, SACK on, timestamps on): M12 receiver audited on few cases"]
+    # nine sender rows with the same answers: one line, six ids and the count of the rest
+    many = [dict(flows[1], short_id=f"f{i}s") for i in range(1, 10)]
+    assert caveats.lines(many, rows)[:-1] == [
+        "caveat: f1s, f2s, f3s, f4s, f5s, f6s and 3 more (sender vantage, SACK on, timestamps on): "
+        "M10 timeout uncertain; M12 dsack, eifel, server audited on few cases"]
+    # a row on which M10 did not answer (null) has its own line without M10
+    odd = dict(flows[1], short_id="f7s", timeout_sequences=None)
+    got = caveats.lines(many[:2] + [odd], rows)
+    assert got[1] == "caveat: f7s (sender vantage, SACK on, timestamps on): M12 dsack, eifel, server audited on few cases"

@@ -119,7 +119,6 @@ PER_FLOW = [
     ("seed000-fig-10", "establishment_s", "50KB", "flow_class", list(SEED000_CLASSES)),
     ("seed000-fig-11", "closure_s", "50KB", "flow_class", list(SEED000_CLASSES)),
     ("seed003-fig-07", "throughput_mean_bps", None, "signal_s3", ["good", "average", "weak", "bad"]),
-    ("seed003-fig-09", "rtt_mean_s", None, None, None),
 ]
 
 

@@ -580,6 +580,12 @@ impl FrameFates {
         }
     }
 
+    /// Add the verdicts of `other` (another pair's, on the same capture).
+    pub fn extend(&mut self, other: FrameFates) {
+        self.v.extend(other.v);
+        self.sorted = false;
+    }
+
     /// Verdict of record `frame` (its name), if judged.
     pub fn get(&mut self, frame: u64) -> Option<&'static str> {
         if !self.sorted {

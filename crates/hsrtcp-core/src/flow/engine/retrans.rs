@@ -388,7 +388,10 @@ impl Stream {
                     return;
                 }
             }
-            Overlap::Fill if self.is_reordering(x, ts, tsval, ip_id, &prior) => {
+            Overlap::Fill
+                if !(x.near_sender == Some(false) && self.sent_after_later_data(e, tsval, ip_id))
+                    && self.is_reordering(x, ts, tsval, ip_id, &prior) =>
+            {
                 self.c.reordering += 1;
                 let mut ev = Event::on_bytes("reordering", ts, x.dir, s, e);
                 ev.value = prior.hole_seen_ts.map(|h| (ts - h) as f64 * 1e-9);
@@ -639,6 +642,27 @@ impl Stream {
             .latest_at(s)
             .and_then(|r| self.sent_before(tsval, ip_id, r.tsval, r.ip_id))
             .unwrap_or(false)
+    }
+
+    /// Receiver side: a hole fill [.., e) sent after some copy of data beyond it (newer TSval,
+    /// or a later IP ID on a sender whose IDs count up) cannot be the original: the sender
+    /// sends new data in sequence order, so the original went out before every copy of later
+    /// bytes. It is a re-send, even when data sent after it overtook it (issue 30: a re-send
+    /// with IP ID 22383 arrived after new data with ID 22385, and was read as reordering
+    /// though data beyond it carried ID 22378).
+    fn sent_after_later_data(&self, e: i64, tsval: Option<u32>, ip_id: Option<u16>) -> bool {
+        let mono = self.ipid_monotone();
+        self.store.any_copy_beyond(e, |r| {
+            if let Some(v) = tsval {
+                if r.tsval_last != v {
+                    return seq_lt(r.tsval_last, v);
+                }
+            }
+            match (ip_id, r.ip_id) {
+                (Some(id), Some(m)) if mono => (id.wrapping_sub(m) as i16) > 0,
+                _ => false,
+            }
+        })
     }
 
     /// A hole fill is reordering (sent before data that overtook it), not a retransmission,

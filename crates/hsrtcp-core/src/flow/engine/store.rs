@@ -140,6 +140,24 @@ impl Store {
         self.recs.get(i).filter(|r| r.start <= b)
     }
 
+    /// Whether `earlier` holds for a copy of data at or beyond `e` seen so far. New data goes
+    /// out in sequence order, so the originals' copies beyond the first record still holding its
+    /// original (seen once, not a fill) were all sent after that one: only the records up to it
+    /// need a look (usually the record right after a hole).
+    pub fn any_copy_beyond(&self, e: i64, mut earlier: impl FnMut(&Rec) -> bool) -> bool {
+        let mut i = self.recs.partition_point(|r| r.start < e);
+        while let Some(r) = self.recs.get(i) {
+            if earlier(r) {
+                return true;
+            }
+            if r.tx == 1 && !r.filled {
+                return false;
+            }
+            i += 1;
+        }
+        false
+    }
+
     /// Account a copy of [s, e) seen at `ts`; `merge_fills` lets hole fills extend the
     /// record before them instead of inserting (receiver side: many holes, no RTT use).
     #[inline(always)]

@@ -1,0 +1,481 @@
+"""A radio log read block by block (issue 32): :func:`scan_radio` checks it, writes its rows
+to Parquet and computes what the analysis needs of it — handoffs, coverage, each flow's
+samples — with the state that crosses a block's end carried: the previous cell and the last
+sample of every carrier, running sums, the boundaries of the complementary coverage not yet
+swept, each flow's window of samples. Memory is a block plus that state, not the log.
+
+The tables equal the whole-frame ones (:func:`hsrtcp.context.handoffs.handoffs`,
+:func:`hsrtcp.context.coverage.coverage`, :func:`hsrtcp.context.classes.flow_context`) bit for
+bit: running sums in the same order, each flow's statistics over the same samples. Times
+must increase per carrier (the checks' rule). The coverage ``*`` and the flows' speed
+samples also need the log in time order across carriers (as the lab writes it); a log that
+is not (:class:`Unordered`) is read back whole from its Parquet file by the caller.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import polars as pl
+
+from hsrtcp.context.handoffs import _CELL, cell_type, finish
+from hsrtcp.context.readers import GAP_S
+from hsrtcp.schemas import COVERAGE_SCHEMA, HANDOFF_SCHEMA
+
+
+class Unordered(ValueError):
+    """A block holds a time before the previous blocks' latest (the ``*`` sweep needs time order)."""
+
+
+def _with_run(block: pl.DataFrame) -> pl.DataFrame:
+    if "run_id" not in block.columns:
+        block = block.with_columns(pl.lit(None, pl.String).alias("run_id"))
+    for c, t in (("arfcn", pl.Int64), ("generation", pl.String)):
+        if c not in block.columns:
+            block = block.with_columns(pl.lit(None, t).alias(c))
+    return block
+
+
+class HandoffScan:
+    """Serving-cell changes block by block: the carried state is each (run, carrier)'s last
+    sample with a cell."""
+
+    _KEEP = ("run_id", "carrier", "ts", *_CELL, "source", "line")
+
+    def __init__(self):
+        self._last: pl.DataFrame | None = None  # one row per (run, carrier): its last cell sample
+        self._found: list[pl.DataFrame] = []
+
+    def add(self, block: pl.DataFrame) -> None:
+        df = _with_run(block).select(self._KEEP)
+        df = df.filter(pl.col("cid").is_not_null() & pl.col("carrier").is_not_null())
+        if df.is_empty():
+            return
+        df = df.with_columns(pl.lit(False).alias("_carried"))
+        if self._last is not None:
+            df = pl.concat([self._last.with_columns(pl.lit(True).alias("_carried")), df], how="vertical")
+        g = [pl.col("run_id").fill_null(""), "carrier"]
+        # a stable sort: the carried row is each carrier's earliest (times increase per carrier)
+        df = df.sort(*g, "ts", maintain_order=True)
+        df = df.with_columns(*(pl.col(c).shift(1).over(g).alias(f"old_{c}") for c in _CELL))
+        moved = pl.lit(False)
+        for c in _CELL:
+            moved = moved | pl.col(c).ne_missing(pl.col(f"old_{c}"))
+        h = df.filter(~pl.col("_carried") & pl.col("old_cid").is_not_null() & moved)
+        if not h.is_empty():
+            self._found.append(h.drop("_carried").rename({c: f"new_{c}" for c in _CELL})
+                               .with_columns(cell_type().alias("type")))
+        self._last = (df.select(self._KEEP).group_by(g, maintain_order=True).last()
+                      .select(self._KEEP))
+
+    def result(self) -> pl.DataFrame:
+        if self._last is None:
+            return pl.DataFrame(schema=HANDOFF_SCHEMA)
+        if not self._found:
+            return finish(self._empty())
+        return finish(pl.concat(self._found, how="vertical"))
+
+    def _empty(self) -> pl.DataFrame:
+        cols = ["run_id", "carrier", "ts", *(f"new_{c}" for c in _CELL), "source", "line",
+                *(f"old_{c}" for c in _CELL), "type"]
+        return pl.DataFrame(schema={c: HANDOFF_SCHEMA.get(c, pl.String) for c in cols})
+
+
+def _run_sum(carry: float, x: np.ndarray) -> float:
+    """``carry`` then ``x`` added left to right (the same float as one running sum over all)."""
+    return float(np.cumsum(np.concatenate(([carry], x)))[-1]) if len(x) else carry
+
+
+class _Carrier:
+    __slots__ = ("ts", "lte", "total", "lte_s")
+
+    def __init__(self):
+        self.ts = None      # last sample's time and RAT: the open piece's start
+        self.lte = False
+        self.total = 0.0
+        self.lte_s = 0.0
+
+
+class _Run:
+    def __init__(self):
+        self.carriers: dict[str, _Carrier] = {}
+        self.latest = -np.inf            # latest time seen in the run
+        self.pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (t, dk, dl) not swept
+        self.known = 0                   # carriers known / on LTE after the swept boundaries
+        self.lte_n = 0
+        self.t_prev = None               # the last swept boundary
+        self.total = 0.0
+        self.lte_s = 0.0
+
+
+class CoverageScan:
+    """LTE coverage block by block (hsrtcp.context.coverage): per carrier the running sums
+    and the last sample; for ``*`` the sweep over piece boundaries, done up to the time no
+    later block can put a boundary before."""
+
+    def __init__(self):
+        self._runs: dict = {}
+
+    def add(self, block: pl.DataFrame) -> None:
+        df = _with_run(block).select("run_id", "carrier", "rat", "ts")
+        for (rid,), part in df.group_by(["run_id"], maintain_order=True):
+            run = self._runs.setdefault(rid, _Run())
+            r = part.filter(pl.col("carrier").is_not_null() & pl.col("rat").is_not_null())
+            if r.is_empty():
+                continue
+            lo, hi = r["ts"].min(), r["ts"].max()
+            if lo < run.latest:
+                raise Unordered(f"time {lo} after {run.latest}: the log is not in time order")
+            for (c,), g in r.group_by(["carrier"], maintain_order=True):
+                st = run.carriers.setdefault(c, _Carrier())
+                ts, lte = g["ts"].to_numpy(), (g["rat"] == "LTE").to_numpy()
+                if st.ts is not None:
+                    ts, lte = np.concatenate(([st.ts], ts)), np.concatenate(([st.lte], lte))
+                st.ts, st.lte = float(ts[-1]), bool(lte[-1])
+                if len(ts) < 2:
+                    continue
+                keep = np.diff(ts) <= GAP_S
+                s, e, x = ts[:-1][keep], ts[1:][keep], lte[:-1][keep]
+                st.total, st.lte_s = _run_sum(st.total, e - s), _run_sum(st.lte_s, (e - s)[x])
+                xi = x.astype(np.int64)
+                run.pending.append((np.concatenate([s, e]),
+                                    np.concatenate([np.ones(len(s), np.int64), -np.ones(len(e), np.int64)]),
+                                    np.concatenate([xi, -xi])))
+            run.latest = max(run.latest, hi)
+            # a later piece starts at a carrier's open start (if its next sample can still come
+            # within GAP_S) or at a later sample: boundaries before that are final
+            live = [st.ts for st in run.carriers.values() if st.ts is not None and run.latest - st.ts <= GAP_S]
+            self._sweep(run, min([run.latest, *live]))
+
+    @staticmethod
+    def _sweep(run: _Run, upto: float) -> None:
+        if not run.pending:
+            return
+        t = np.concatenate([p[0] for p in run.pending])
+        dk = np.concatenate([p[1] for p in run.pending])
+        dl = np.concatenate([p[2] for p in run.pending])
+        order = np.lexsort((dl, dk, t))
+        t, dk, dl = t[order], dk[order], dl[order]
+        n = int(np.searchsorted(t, upto, side="left"))  # boundaries strictly before ``upto``
+        run.pending = [(t[n:], dk[n:], dl[n:])] if n < len(t) else []
+        if n == 0:
+            return
+        t, dk, dl = t[:n], dk[:n], dl[:n]
+        known = run.known + np.concatenate(([0], np.cumsum(dk)[:-1]))
+        lte_n = run.lte_n + np.concatenate(([0], np.cumsum(dl)[:-1]))
+        dt = np.diff(t, prepend=t[:1] if run.t_prev is None else [run.t_prev])
+        on = (dt > 0) & (known > 0)
+        run.total = _run_sum(run.total, dt[on])
+        run.lte_s = _run_sum(run.lte_s, dt[on & (lte_n > 0)])
+        run.known += int(dk.sum())
+        run.lte_n += int(dl.sum())
+        run.t_prev = float(t[-1])
+
+    def result(self) -> pl.DataFrame:
+        rows = []
+        for rid, run in self._runs.items():
+            for c, st in run.carriers.items():
+                rows.append({"run_id": rid, "carrier": c, "lte_s": st.lte_s, "total_s": st.total,
+                             "lte_coverage": st.lte_s / st.total if st.total > 0 else None})
+            if len(run.carriers) > 1:
+                self._sweep(run, np.inf)
+                rows.append({"run_id": rid, "carrier": "*", "lte_s": run.lte_s, "total_s": run.total,
+                             "lte_coverage": run.lte_s / run.total if run.total > 0 else None})
+        return pl.DataFrame(rows, schema=COVERAGE_SCHEMA) if rows else pl.DataFrame(schema=COVERAGE_SCHEMA)
+
+
+class CheckScan:
+    """:func:`hsrtcp.context.readers.check` block by block (lab and generic CSV logs): the same
+    first error (a missing time first, then the first time that does not increase for its
+    carrier, then the first value out of range in :data:`RANGES`' order) and the same warnings."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self._last: dict = {}         # carrier ("" for none) -> (ts, line) of its last row
+        self._order: str | None = None
+        self._range: dict[str, str] = {}
+        self.gaps: list[str] = []
+        self.n_gaps = 0
+        self.rows = 0
+
+    def add(self, df: pl.DataFrame) -> None:
+        from hsrtcp.context.schema import RANGES, RadioLogError
+
+        f = self.file
+        self.rows += len(df)
+        nulls = df["ts"].is_null()
+        if nulls.any():  # first in priority and in file order: nothing later can come before it
+            raise RadioLogError(f"{f}:{df['line'][int(nulls.arg_max())]}: no time")
+        k = pl.col("carrier").fill_null("")
+        d = df.select("ts", "line", k.alias("_k"), "carrier")
+        carried = pl.DataFrame([(c, t, ln) for c, (t, ln) in self._last.items()],
+                               schema={"_k": pl.String, "ts": pl.Float64, "line": pl.Int64}, orient="row")
+        d = pl.concat([carried.with_columns(pl.lit(None, pl.String).alias("carrier"), pl.lit(True).alias("_c")),
+                       d.select("_k", "ts", "line", "carrier", pl.lit(False).alias("_c"))], how="vertical")
+        d = d.with_columns(pl.col("ts").shift(1).over("_k").alias("_prev_ts"),
+                           pl.col("line").shift(1).over("_k").alias("_prev_line")).filter(~pl.col("_c"))
+        if self._order is None:
+            bad = d.filter(pl.col("ts") <= pl.col("_prev_ts")).head(1)
+            if not bad.is_empty():
+                r = bad.row(0, named=True)
+                who = f" for carrier {r['carrier']}" if r["carrier"] is not None else ""
+                what = "duplicate time" if r["ts"] == r["_prev_ts"] else "time goes backwards"
+                self._order = (f"{f}:{r['line']}: {what}{who}: {r['ts']:.3f} after {r['_prev_ts']:.3f} "
+                               f"(line {r['_prev_line']}); times must increase per carrier")
+        for col, (lo, hi, unit) in RANGES.items():
+            if col in self._range:
+                continue
+            out = df[col].is_not_null() & ((df[col] < lo) | (df[col] > hi))
+            if out.any():
+                i = int(out.arg_max())
+                self._range[col] = (f"{f}:{df['line'][i]}: {col} {df[col][i]:g} outside {lo:g} … {hi:g} "
+                                    f"{unit} (wrong unit?)")
+        gaps = d.filter(pl.col("ts") - pl.col("_prev_ts") > GAP_S)
+        self.n_gaps += len(gaps)
+        for r in gaps.head(max(0, 20 - len(self.gaps))).iter_rows(named=True):
+            who = f" of carrier {r['carrier']}" if r["carrier"] is not None else ""
+            self.gaps.append(f"{f}:{r['line']}: no sample{who} for {r['ts'] - r['_prev_ts']:.1f} s before "
+                             f"this line (gap > {GAP_S:g} s): flows across it get class unknown")
+        last = d.group_by("_k", maintain_order=True).agg(pl.col("ts").last(), pl.col("line").last())
+        for c, t, ln in last.iter_rows():
+            self._last[c] = (t, ln)
+
+    @property
+    def failed(self) -> bool:
+        return self._order is not None or bool(self._range)
+
+    def finish(self) -> list[str]:
+        """The warnings; raises the first error (RadioLogError) as :func:`check` would."""
+        from hsrtcp.context.schema import RANGES, RadioLogError
+
+        if self.rows == 0:
+            raise RadioLogError(f"{self.file}: no samples (only a header?)")
+        if self._order is not None:
+            raise RadioLogError(self._order)
+        for col in RANGES:
+            if col in self._range:
+                raise RadioLogError(self._range[col])
+        out = list(self.gaps)
+        if self.n_gaps > 20:
+            out.append(f"{self.file}: {self.n_gaps - 20} more gaps > {GAP_S:g} s")
+        return out
+
+
+class _Window:
+    """For each flow [a, b] over one sorted stream of samples: the last sample at or before
+    ``a``, the samples in (a, b] and the first one after ``b`` — what
+    :func:`hsrtcp.context.classes._one` reads of the stream — collected block by block."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, strict: bool = True):
+        self.a, self.b = a, b
+        self.strict = strict  # times strictly increasing (else: equal times are dropped, the first kept)
+        self.started = np.zeros(len(a), dtype=bool)
+        self.done = np.zeros(len(a), dtype=bool)
+        self.parts: dict[int, list] = {}
+        self.carry = None  # the last sample so far: (ts, *values) arrays of length 1
+        self.empty = True
+
+    def add(self, ts: np.ndarray, *cols: np.ndarray) -> None:
+        if len(ts) == 0:
+            return
+        prev = self.carry[0][0] if self.carry is not None else -np.inf
+        if not self.strict:  # the speed samples: one per time, the first of the file
+            keep = np.diff(ts, prepend=prev) != 0
+            ts, cols = ts[keep], tuple(c[keep] for c in cols)
+            if len(ts) == 0:
+                return
+        if ts[0] <= prev or (len(ts) > 1 and not (np.diff(ts) > 0).all()):
+            raise Unordered("samples not in time order")
+        self.empty = False
+        rows = (ts, *cols)
+        n = len(ts)
+        p = np.searchsorted(ts, self.a, side="right")
+        q = np.searchsorted(ts, self.b, side="right")
+        new = ~self.started & (p < n)
+        active = np.flatnonzero((self.started & ~self.done) | new)
+        for i in active:
+            parts = self.parts.setdefault(int(i), [])
+            lo = 0
+            # (copies: a view would keep the whole block alive)
+            if new[i]:
+                lo = int(p[i])
+                if lo > 0:
+                    parts.append(tuple(c[lo - 1:lo].copy() for c in rows))
+                elif self.carry is not None:
+                    parts.append(self.carry)
+            hi = int(q[i])
+            if hi > lo:
+                parts.append(tuple(c[lo:hi].copy() for c in rows))
+            if hi < n:
+                parts.append(tuple(c[hi:hi + 1].copy() for c in rows))
+                self.done[i] = True
+        self.started |= new
+        self.carry = tuple(c[-1:].copy() for c in rows)
+
+    def of(self, i: int, ncols: int) -> tuple[np.ndarray, ...]:
+        """The flow's samples: (ts, *values) arrays."""
+        parts = self.parts.get(i)
+        if not self.started[i]:
+            parts = [self.carry] if self.carry is not None else []
+        if not parts:
+            return tuple(np.empty(0) for _ in range(ncols + 1))
+        return tuple(np.concatenate([p[k] for p in parts]) for k in range(ncols + 1))
+
+
+class FlowWindows:
+    """The radio samples each flow of a run needs for its context (speed samples of every
+    carrier, each carrier's cell samples, the log's first and last time), block by block;
+    :meth:`log_for` gives :func:`hsrtcp.context.classes._one` what it reads of the run's log."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray):
+        self.a, self.b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        self.speed = _Window(self.a, self.b, strict=False)
+        self.cells: dict[str, _Window] = {}
+        self.carriers: list[str] = []
+        self.rat_names: list[str] = []
+        self.lo, self.hi = np.inf, -np.inf
+        self.rows = 0
+
+    def add(self, df: pl.DataFrame) -> None:
+        if df.is_empty():
+            return
+        self.rows += len(df)
+        ts = df["ts"]
+        self.lo, self.hi = min(self.lo, ts.min()), max(self.hi, ts.max())
+        for c in df["carrier"].unique(maintain_order=True).to_list():
+            if c is not None and c not in self.cells:
+                self.carriers.append(c)
+                self.cells[c] = _Window(self.a, self.b)
+        for r in df["rat"].unique(maintain_order=True).to_list():
+            if r is not None and r not in self.rat_names:
+                self.rat_names.append(r)
+        sp = df.filter(pl.col("speed_kmh").is_not_null())
+        self.speed.add(sp["ts"].to_numpy(), sp["speed_kmh"].to_numpy())
+        from hsrtcp.context.classes import _codes
+
+        cells = df.filter(pl.col("carrier").is_not_null() & pl.col("cid").is_not_null())
+        for (c,), g in cells.group_by(["carrier"], maintain_order=True):
+            self.cells[c].add(g["ts"].to_numpy(), _codes(g["rat"], self.rat_names),
+                              g["rsrp_dbm"].cast(pl.Float64).to_numpy(), g["rsrq_db"].cast(pl.Float64).to_numpy())
+
+    def log_for(self, i: int, handoffs: dict):
+        """A :class:`hsrtcp.context.classes._RunLog` holding only flow ``i``'s samples.
+        ``handoffs``: carrier -> (ts, inter, ping_pong) arrays of the run."""
+        from hsrtcp.context.classes import _RunLog
+
+        log = object.__new__(_RunLog)
+        log.speed_ts, log.speed = self.speed.of(i, 1)
+        log.all_ts = np.array([self.lo, self.hi]) if self.rows else np.empty(0)
+        log.carriers = list(self.carriers)
+        log.rat_names = list(self.rat_names)
+        log.cells = {}
+        for c in self.carriers:
+            t, rat, rsrp, rsrq = self.cells[c].of(i, 3)
+            log.cells[c] = {"ts": t, "rat": rat.astype(np.int32) if len(rat) else np.empty(0, np.int32),
+                            "rsrp": rsrp, "rsrq": rsrq}
+        log.handoffs = handoffs
+        return log
+
+
+STREAMED_FORMATS = ("lab", "csv")
+
+
+class ScannedLog:
+    """A radio log read block by block (:func:`scan_radio`): what the analysis needs of it,
+    its rows in a Parquet file (``parquet``), never the whole log in memory."""
+
+    def __init__(self, path: str, fmt: str):
+        self.path, self.format = path, fmt
+        self.run_id = None
+        self.warnings: list[str] = []
+        self.carriers: list[str] = []
+        self.handoffs = None  # (the log states no handoffs: they come from its cell changes)
+        self.lo = self.hi = None
+        self.parquet: str | None = None
+        self.derived: pl.DataFrame | None = None   # its handoffs (finished)
+        self.coverage: pl.DataFrame | None = None  # None: the log is not in time order
+        self.windows: FlowWindows | None = None    # None: idem (the caller reads the rows whole)
+
+    def rows(self) -> pl.DataFrame:
+        """The whole log with its ``run_id`` (for a log not in time order)."""
+        with open(self.parquet, "rb") as f:
+            return pl.read_parquet(f)
+
+
+def _blocks(file: str, fmt: str, mapping: dict | None, t0: float | None):
+    from hsrtcp.context.csvlog import iter_generic, iter_lab
+
+    return iter_lab(file, t0) if fmt == "lab" else iter_generic(file, mapping or {})
+
+
+def scan_radio(path, fmt: str, *, mapping: dict | None = None, t0: float | None = None, offset_s: float = 0.0,
+               run_id: str | None = None, first_ts=(), last_ts=(), parquet) -> ScannedLog | None:
+    """Read a lab or generic CSV radio log block by block (None for the other formats: the
+    caller reads them whole with :func:`hsrtcp.context.readers.read_radio`): checks as
+    :func:`~hsrtcp.context.readers.check`, writes the rows (with ``run_id``) to ``parquet``,
+    finds the handoffs and the coverage, and collects each flow's samples (``first_ts``,
+    ``last_ts``: the run's flows). Raises RadioLogError (``parquet`` then removed)."""
+
+    import pyarrow.parquet as pq
+
+    from hsrtcp.context.options import check_offset
+    from hsrtcp.context.readers import resolve
+    from hsrtcp.schemas import RADIO_SCHEMA
+
+    offset_s = check_offset(offset_s)
+    file, fmt = resolve(path, fmt, mapping)
+    if fmt not in STREAMED_FORMATS:
+        return None
+    log = ScannedLog(file, fmt)
+    log.run_id = run_id
+    chk, ho, cov = CheckScan(file), HandoffScan(), CoverageScan()
+    win = FlowWindows(np.array([np.nan if x is None else x for x in first_ts], dtype=np.float64),
+                      np.array([np.nan if x is None else x for x in last_ts], dtype=np.float64))
+    ordered = True
+    from hsrtcp.results import metadata
+
+    # the radio table's columns and schema version: the file can become radio.parquet as it is
+    schema = pl.DataFrame(schema=dict(RADIO_SCHEMA, run_id=pl.String)).to_arrow().schema
+    schema = schema.with_metadata(metadata("radio"))
+    writer = None
+    try:
+        for block in _blocks(file, fmt, mapping, t0):
+            chk.add(block)
+            if chk.failed:
+                continue  # the log will be rejected: only the checks go on (for the first error)
+            if offset_s:
+                block = block.with_columns(pl.col("ts") + float(offset_s))
+            block = block.with_columns(pl.lit(run_id, pl.String).alias("run_id"))
+            if writer is None:
+                writer = pq.ParquetWriter(parquet, schema, compression="zstd")
+            writer.write_table(block.to_arrow().cast(schema))
+            for c in block["carrier"].unique(maintain_order=True).to_list():
+                if c is not None and c not in log.carriers:
+                    log.carriers.append(c)
+            lo, hi = block["ts"].min(), block["ts"].max()
+            log.lo = lo if log.lo is None else min(log.lo, lo)
+            log.hi = hi if log.hi is None else max(log.hi, hi)
+            ho.add(block)
+            if ordered:
+                try:
+                    cov.add(block)
+                    win.add(block)
+                except Unordered:
+                    ordered = False
+        if writer is None:  # no rows (or rejected in the first block): an empty file of the schema
+            writer = pq.ParquetWriter(parquet, schema, compression="zstd")
+        writer.close()
+        writer = None
+        log.warnings = chk.finish()
+    except BaseException:
+        if writer is not None:
+            writer.close()
+        if os.path.exists(parquet):
+            os.remove(parquet)
+        raise
+    log.parquet = parquet
+    log.derived = ho.result()
+    if ordered:
+        log.coverage, log.windows = cov.result(), win
+    return log
