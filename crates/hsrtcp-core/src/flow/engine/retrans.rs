@@ -389,7 +389,7 @@ impl Stream {
                 }
             }
             Overlap::Fill
-                if !(x.near_sender == Some(false) && self.sent_after_later_data(e, tsval, ip_id))
+                if !(x.vantage == DataVantage::Receiver && self.sent_after_later_data(e, tsval, ip_id))
                     && self.is_reordering(x, ts, tsval, ip_id, &prior) =>
             {
                 self.c.reordering += 1;
