@@ -217,7 +217,7 @@ impl PacketRows {
             u32s(rows, |r| r.tsval, valid(rows, Has::TS)),
             u32s(rows, |r| r.tsecr, valid(rows, Has::TS)),
             u32s(rows, |r| r.ip_id as u32, valid(rows, Has::IP_ID)),
-            some_str(rows.iter().map(|r| r.retrans.checked_sub(1).map(|i| RETRANS_CLASSES[i as usize])).collect()),
+            some_str(rows.iter().map(|r| r.retrans.checked_sub(1).map(|i| RETRANS_CLASSES[i as usize].as_str())).collect()),
             some_str(rows.iter().map(|r| r.note.checked_sub(1).map(|i| NOTES[i as usize])).collect()),
             Arc::new(BooleanArray::new(
                 BooleanBuffer::from(rows.iter().map(|r| has(r, Has::DUPACK)).collect::<Vec<_>>()),

@@ -13,6 +13,7 @@
 //! flight); per-connection memory follows the window (records above the cumulative ACK,
 //! timestamps of about one RTT) plus one small struct per second of connection life.
 
+pub mod kinds;
 pub mod lifecycle;
 pub mod retrans;
 pub mod rtt;
@@ -30,6 +31,7 @@ use crate::flow::rtt_sample::{RttMethod, RttSample};
 use crate::table::{col, ColType, ColumnDef, Row};
 use crate::wire::{Nanos, Segment};
 
+use kinds::{DataVantage, RetransClass};
 use lifecycle::{Lifecycle, GIVE_UP};
 use retrans::Ctx;
 use rtt::TsRing;
@@ -184,7 +186,7 @@ pub struct Tally {
 }
 
 /// Retransmission classes in the order of [`Tally::retrans`].
-pub const RETRANS_CLASSES: [&str; 5] = [retrans::FAST, retrans::SACK_REFILL, retrans::RTO, retrans::TLP, retrans::UNCLASSIFIED];
+pub const RETRANS_CLASSES: [RetransClass; 5] = RetransClass::ALL;
 
 #[derive(Default)]
 pub struct Engine {
@@ -324,17 +326,17 @@ impl Engine {
             // SYN windows are never scaled (RFC 7323 §2.2) and a RST's window means nothing.
             if !seg.flags.syn() && !seg.flags.rst() {
                 let shift = c.wscale(dir);
-                let near_sender = self.near.map(|n| n == other);
+                let vantage = DataVantage::of(self.near, other);
                 let (st, rtt) = self.streams.with_rtt(other.idx());
                 let mut x = Ctx {
                     first_ts: c.first_ts,
-                    near_sender,
+                    vantage,
                     sack,
                     dir: other,
                     peer_shift: shift.unwrap_or(0),
                     rtt,
                     ev,
-                    decided: None,
+                    decided: DataVantage::Unknown,
                     after_silence: false,
                 };
                 st.on_ack(
@@ -356,13 +358,13 @@ impl Engine {
                 let (st, rtt) = self.streams.with_rtt(dir.idx());
                 let mut x = Ctx {
                     first_ts: c.first_ts,
-                    near_sender: self.near.map(|n| n == dir),
+                    vantage: DataVantage::of(self.near, dir),
                     sack,
                     dir,
                     peer_shift: 0,
                     rtt,
                     ev,
-                    decided: None,
+                    decided: DataVantage::Unknown,
                     after_silence: false,
                 };
                 st.on_empty(&mut x, rel_seq, ts);
@@ -373,20 +375,20 @@ impl Engine {
             let s = rel_seq + seg.flags.syn() as i64;
             let e = s + seg.payload_len as i64;
             let mss = self.mss_for(c, dir);
-            let near_sender = self.near.map(|n| n == dir);
+            let vantage = DataVantage::of(self.near, dir);
             let shift = c.wscale(dir.rev()).unwrap_or(0);
             // one lookup of the stream for both uses (a fresh stream reads as an absent one)
             let (st, rtt) = self.streams.with_rtt(dir.idx());
             let peer_zero = st.win.zero_now();
             let mut x = Ctx {
                 first_ts: c.first_ts,
-                near_sender,
+                vantage,
                 sack,
                 dir,
                 peer_shift: shift,
                 rtt,
                 ev,
-                decided: None,
+                decided: DataVantage::Unknown,
                 after_silence: self.after_silence,
             };
             st.on_data(
@@ -399,10 +401,10 @@ impl Engine {
                 peer_zero,
                 mss,
             );
-            let decided = x.decided;
-            if let Some(at_sender) = decided {
-                let near = if at_sender { dir } else { dir.rev() };
-                self.decide(near, "loss_pattern");
+            match x.decided {
+                DataVantage::Sender => self.decide(dir, "loss_pattern"),
+                DataVantage::Receiver => self.decide(dir.rev(), "loss_pattern"),
+                DataVantage::Unknown => {}
             }
         }
     }
@@ -473,13 +475,13 @@ impl Engine {
             let (st, rtt) = self.streams.with_rtt(d.idx());
             let mut x = Ctx {
                 first_ts: c.first_ts,
-                near_sender: self.near.map(|n| n == d),
+                vantage: DataVantage::of(self.near, d),
                 sack: self.sack_seen,
                 dir: d,
                 peer_shift: c.wscale(d.rev()).unwrap_or(0),
                 rtt,
                 ev,
-                decided: None,
+                decided: DataVantage::Unknown,
                 after_silence: self.after_silence,
             };
             st.finish(&mut x, capture_end);
@@ -537,9 +539,9 @@ impl Engine {
         let d = Self::data_dir(c);
         let st = &self.streams[d.idx()];
         let k = &st.c;
-        let vs = self.near.map(|n| n == d);
-        let sender = vs == Some(true);
-        let known = vs.is_some();
+        let vs = DataVantage::of(self.near, d);
+        let sender = vs == DataVantage::Sender;
+        let known = vs.known();
         let only = |ok: bool, v: u64| ok.then_some(v);
         let ratio = |a: f64, b: f64| (b > 0.0).then(|| a / b);
         let book = self.streams.rtt();
@@ -553,10 +555,7 @@ impl Engine {
                 .map(|n| if n == Dir::C2S { "client" } else { "server" }),
         )
         .str("capture_near_source", self.near_source)
-        .str(
-            "data_vantage",
-            vs.map(|s| if s { "sender" } else { "receiver" }),
-        )
+        .str("data_vantage", vs.as_str())
         .u64("rtt_count", known.then_some(prim.count))
         .f64("rtt_min", prim.min())
         .f64("rtt_mean", prim.mean())
@@ -618,7 +617,7 @@ impl Engine {
         .u64("spurious_timeouts", only(known, k.spurious_timeouts))
         .u64(
             "spurious_timeouts_receiver",
-            only(vs == Some(false), k.spurious_receiver),
+            only(vs == DataVantage::Receiver, k.spurious_receiver),
         )
         .u64("spurious_timeouts_dsack", only(sender, k.spurious_dsack))
         .u64(
@@ -788,7 +787,7 @@ impl Engine {
     pub fn write_series_bin(&self, c: &ConnBase, bin: usize, row: &mut Row<'_>) {
         let d = Self::data_dir(c);
         let st = &self.streams[d.idx()];
-        let sender = self.near == Some(d);
+        let sender = DataVantage::of(self.near, d) == DataVantage::Sender;
         let b = st.bins.get(bin).copied().unwrap_or_default();
         row.u64("goodput_bytes", b.goodput)
             .u64("retransmissions", b.retransmissions as u64)

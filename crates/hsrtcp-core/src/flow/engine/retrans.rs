@@ -4,14 +4,15 @@
 //! floors), DupACKs (M15), bytes in flight (M17), RTT by ACK matching with Karn's rule (M7),
 //! timeout sequences (M10) and the sender-side spurious tests (D-SACK, Eifel; M12/M13/M16).
 //!
-//! Vantage matters (analyzers.md §3): `near_sender` says whether the capture sits at this
-//! direction's sender (`Some(true)`), at its receiver (`Some(false)`), or is unknown.
+//! Vantage matters (analyzers.md §3): `vantage` says whether the capture sits at this
+//! direction's sender, at its receiver, or is unknown.
 
 use crate::flow::event::{Dir, Event};
 use crate::flow::rtt_sample::RttMethod;
 use crate::flow::seq::seq_lt;
 use crate::wire::Nanos;
 
+use super::kinds::{DataVantage, RetransClass};
 use super::rtt::RttBook;
 use super::series::Bins;
 use super::spurious::{dsack, RecentRetx, RecentRing};
@@ -38,25 +39,18 @@ const RTO_THRESHOLD_NO_RTT: Nanos = 200_000_000;
 /// this much on paths whose RTT is far below it.
 const TIMER_TICK: Nanos = 20_000_000;
 
-/// Retransmission classes (events.class of kind `retransmission`, docs/formats/events.md).
-pub const FAST: &str = "fast";
-pub const SACK_REFILL: &str = "sack_refill";
-pub const RTO: &str = "rto";
-pub const TLP: &str = "tlp";
-pub const UNCLASSIFIED: &str = "unclassified";
-
 /// What the engine needs from the rest of the connection when handling one segment.
 pub struct Ctx<'a> {
     pub first_ts: Nanos,
-    pub near_sender: Option<bool>,
+    pub vantage: DataVantage,
     pub sack: bool,
     pub dir: Dir,
     /// Window scale shift of this direction's receiver (0 when unknown).
     pub peer_shift: u8,
     pub rtt: &'a mut RttBook,
     pub ev: &'a mut Vec<Event>,
-    /// Set when this segment decided an unknown vantage: Some(true) = at the sender.
-    pub decided: Option<bool>,
+    /// Set when this segment decided an unknown vantage (else Unknown).
+    pub decided: DataVantage,
     /// This segment ended a suspension (silence in both directions).
     pub after_silence: bool,
 }
@@ -266,8 +260,8 @@ impl Stream {
             }
             return;
         }
-        let merge = x.near_sender != Some(true);
-        if x.near_sender == Some(false) {
+        let merge = x.vantage != DataVantage::Sender;
+        if x.vantage == DataVantage::Receiver {
             if ts - self.rx_last_data >= Self::rto_threshold(x.rtt) {
                 self.rx_burst = Some(ts);
             }
@@ -305,7 +299,7 @@ impl Stream {
             self.store.add(s2, e, ts, tsval.unwrap_or(0), ip_id, merge)
         };
         if let Overlap::New { .. } = kind {
-            if x.near_sender == Some(false) {
+            if x.vantage == DataVantage::Receiver {
                 let resent = self.unseen_original(x, s, e, ts, ip_id);
                 self.settle_pending_dupacks(x, resent);
                 if resent {
@@ -341,7 +335,7 @@ impl Stream {
         if e > self.nxt {
             self.nxt = e;
         }
-        if x.near_sender == Some(false) {
+        if x.vantage == DataVantage::Receiver {
             if let Some(id) = ip_id {
                 if self.rx_id_high.is_none_or(|h| (id.wrapping_sub(h) as i16) > 0) {
                     self.rx_id_high = Some(id);
@@ -356,16 +350,15 @@ impl Stream {
                 }
             }
         }
-        if x.near_sender.is_none() && matches!(kind, Overlap::Repeat | Overlap::Fill) {
+        if x.vantage == DataVantage::Unknown && matches!(kind, Overlap::Repeat | Overlap::Fill) {
             // Loss pattern: a sender-side capture sees the originals of what it re-sends
             // (repeats); a receiver-side capture mostly sees holes being filled.
-            let at_sender = kind == Overlap::Repeat;
-            x.near_sender = Some(at_sender);
-            x.decided = Some(at_sender);
+            x.vantage = if kind == Overlap::Repeat { DataVantage::Sender } else { DataVantage::Receiver };
+            x.decided = x.vantage;
         }
         match kind {
             Overlap::Repeat
-                if x.near_sender == Some(false) && self.is_late_original(s, tsval, ip_id) =>
+                if x.vantage == DataVantage::Receiver && self.is_late_original(s, tsval, ip_id) =>
             {
                 self.c.reordering += 1;
                 let mut ev = Event::on_bytes("reordering", ts, x.dir, s, e);
@@ -378,7 +371,7 @@ impl Stream {
                     self.c.unnecessary += 1;
                     let mut ev = Event::on_bytes("spurious_retransmission", ts, x.dir, r.start, r.end);
                     ev.class = Some("receiver");
-                    ev.cause = Some(r.class);
+                    ev.cause = Some(r.class.as_str());
                     x.ev.push(ev);
                 }
                 return;
@@ -396,7 +389,7 @@ impl Stream {
                 }
             }
             Overlap::Fill
-                if !(x.near_sender == Some(false) && self.sent_after_later_data(e, tsval, ip_id))
+                if !(x.vantage == DataVantage::Receiver && self.sent_after_later_data(e, tsval, ip_id))
                     && self.is_reordering(x, ts, tsval, ip_id, &prior) =>
             {
                 self.c.reordering += 1;
@@ -690,7 +683,7 @@ impl Stream {
         // At the receiver every real loss makes it send a DupACK/SACK as soon as the data
         // after the hole arrives (RFC 5681 §4.2), and the sender needs that signal (or a
         // timer of at least an RTT) to re-send: a fill before any such ACK was only late.
-        if x.near_sender == Some(false) {
+        if x.vantage == DataVantage::Receiver {
             if let Some(h) = prior.hole_seen_ts {
                 return self.last_dupack_ts.is_none_or(|d| d < h);
             }
@@ -715,25 +708,25 @@ impl Stream {
     ) {
         // a timeout recovery the receiver already saw needed (its first re-send filled a hole)
         let genuine_recovery = self.rx_rto_point.is_some() && self.rx_spur.is_none();
-        let class = match x.near_sender {
-            Some(true) => self.sender_class(x, s, e, ts, tsval, prior),
-            Some(false) => {
+        let class = match x.vantage {
+            DataVantage::Sender => self.sender_class(x, s, e, ts, tsval, prior),
+            DataVantage::Receiver => {
                 self.receiver_class(x, s, e, ts, ts - prior.last_ts, kind == Overlap::Repeat)
             }
-            None => UNCLASSIFIED,
+            DataVantage::Unknown => RetransClass::Unclassified,
         };
         self.c.retransmissions += 1;
         self.c.retransmitted_bytes += (e - s) as u64;
         match class {
-            FAST => self.c.fast += 1,
-            SACK_REFILL => self.c.sack_refill += 1,
-            RTO => self.c.rto += 1,
-            TLP => self.c.tlp += 1,
-            _ => self.c.unclassified += 1,
+            RetransClass::Fast => self.c.fast += 1,
+            RetransClass::SackRefill => self.c.sack_refill += 1,
+            RetransClass::Rto => self.c.rto += 1,
+            RetransClass::Tlp => self.c.tlp += 1,
+            RetransClass::Unclassified => self.c.unclassified += 1,
         }
         self.last_retx_ts = ts;
         self.bins.at(x.first_ts, ts).retransmissions += 1;
-        let episode = if class == RTO {
+        let episode = if class == RetransClass::Rto {
             self.rto_ep.map(|r| r.id)
         } else {
             None
@@ -749,7 +742,7 @@ impl Stream {
             ip_id,
         });
         let mut ev = Event::on_bytes("retransmission", ts, x.dir, s, e);
-        ev.class = Some(class);
+        ev.class = Some(class.as_str());
         // time since these bytes were last seen (tcptrace "retr time")
         ev.value = Some((ts - prior.last_ts) as f64 * 1e-9);
         if kind == Overlap::Repeat {
@@ -758,9 +751,9 @@ impl Stream {
             ev.cause = Some("hole_fill");
         }
         x.ev.push(ev);
-        if x.near_sender == Some(false) && kind == Overlap::Repeat {
+        if x.vantage == DataVantage::Receiver && kind == Overlap::Repeat {
             self.c.unnecessary += 1;
-            if class == RTO && !genuine_recovery {
+            if class == RetransClass::Rto && !genuine_recovery {
                 match self.rx_spur.as_mut() {
                     Some(r) => {
                         r.segments += 1;
@@ -781,7 +774,7 @@ impl Stream {
             } else {
                 let mut ev = Event::on_bytes("spurious_retransmission", ts, x.dir, s, e);
                 ev.class = Some("receiver");
-                ev.cause = Some(class);
+                ev.cause = Some(class.as_str());
                 x.ev.push(ev);
             }
         }
@@ -799,7 +792,7 @@ impl Stream {
         ts: Nanos,
         tsval: Option<u32>,
         prior: &Prior,
-    ) -> &'static str {
+    ) -> RetransClass {
         let idle = if self.ack_seen {
             ts - self.last_ack_ts
         } else {
@@ -841,11 +834,11 @@ impl Stream {
                         t.repeated += 1;
                         self.timer.expired(ts - prior.last_ts);
                     }
-                    return RTO;
+                    return RetransClass::Rto;
                 }
                 // The sequence ended but the recovery goes on: ACK-clocked re-sends are part
                 // of it; the oldest outstanding data re-sent after a silence is a new timeout.
-                _ if !(s <= self.una && idle >= thr + TIMER_TICK) => return RTO,
+                _ if !(s <= self.una && idle >= thr + TIMER_TICK) => return RetransClass::Rto,
                 _ => {}
             }
         }
@@ -864,22 +857,22 @@ impl Stream {
                         point: self.nxt,
                         id: self.episodes,
                     });
-                    FAST
+                    RetransClass::Fast
                 }
-                Some(_) if x.sack && s > self.una => SACK_REFILL,
-                Some(_) => FAST,
+                Some(_) if x.sack && s > self.una => RetransClass::SackRefill,
+                Some(_) => RetransClass::Fast,
             };
         }
         if !evidence && e >= self.nxt && s > self.una && !self.tlp_since_advance {
             self.tlp_since_advance = true;
-            return TLP;
+            return RetransClass::Tlp;
         }
         if idle < thr {
             // no loss signal, yet too soon after an ACK for any timer: the tail of a fast
             // recovery that just ended (the sender's recovery point lies beyond ours, or
             // RACK marked the bytes lost by time). No RTO episode is open here (that case
             // returned above), so it is not a timeout's.
-            return FAST;
+            return RetransClass::Fast;
         }
         // RTO: open the episode and its timeout sequence
         self.fr = None;
@@ -916,7 +909,7 @@ impl Stream {
             retx_before_ack: 1,
             ..Default::default()
         };
-        RTO
+        RetransClass::Rto
     }
 
     /// Receiver vantage: the receiver's own DupACKs (or SACKs above the bytes) shortly before
@@ -929,7 +922,7 @@ impl Stream {
         ts: Nanos,
         since_prev: Nanos,
         repeat: bool,
-    ) -> &'static str {
+    ) -> RetransClass {
         // The sender answers a DupACK/SACK within about one RTT, plus a RACK reorder window
         // or probe timer; both are clocked in ticks, so allow one timer tick beyond 2 RTTs.
         let window = x
@@ -955,12 +948,12 @@ impl Stream {
                 .is_some_and(|r| since_prev >= 2 * r + TIMER_TICK);
         if self.rx_spur.is_some() || self.rx_rto_point.is_some() || in_silence_hole {
             // the rest of a timeout recovery (go-back-N / slow start after the RTO)
-            RTO
+            RetransClass::Rto
         } else if recent_dupack && !late_repeat {
             if x.sack && s > self.una {
-                SACK_REFILL
+                RetransClass::SackRefill
             } else {
-                FAST
+                RetransClass::Fast
             }
         } else if e >= self.nxt
             && x.rtt
@@ -972,10 +965,10 @@ impl Stream {
             // original: the sender's tail-loss probe (RFC 8985 PTO = 2·SRTT). Later than that
             // it is the retransmission timer (with one segment in flight Linux delays the
             // probe to about the RTO, and the two cannot be told apart: counted as RTO)
-            TLP
+            RetransClass::Tlp
         } else {
             self.rx_rto_point = Some(self.nxt);
-            RTO
+            RetransClass::Rto
         }
     }
 
@@ -1058,7 +1051,7 @@ impl Stream {
                 self.c.acked_bytes_ca += adv as u64;
             }
             self.bins.at(x.first_ts, ts).goodput += adv as u64;
-            if x.near_sender != Some(false) {
+            if x.vantage != DataVantage::Receiver {
                 if let Some(t0) = self.store.karn_first_ts(a) {
                     if ts >= t0 {
                         self.timer.sample(ts - t0);
@@ -1072,7 +1065,7 @@ impl Stream {
                         && ts >= rec.first_ts
                     {
                         let rtt = ts - rec.first_ts;
-                        if x.near_sender == Some(true) {
+                        if x.vantage == DataVantage::Sender {
                             x.rtt.sample(RttMethod::Ack, x.dir, ts, rtt, Some((&mut self.bins, x.first_ts)));
                         } else {
                             // vantage not known yet: kept until it is (at the sender these
@@ -1092,7 +1085,7 @@ impl Stream {
                 self.nxt = a; // the capture missed data the peer has (capture loss)
             }
             self.store.prune_below(a);
-            if self.nxt > a && x.near_sender == Some(false) {
+            if self.nxt > a && x.vantage == DataVantage::Receiver {
                 self.rx_trigger(a, ts); // a partial ACK
             }
             self.dupacks_since_advance = 0;
@@ -1108,14 +1101,14 @@ impl Stream {
             if self.nxt > a {
                 self.c.dupacks += 1;
                 self.dupacks_since_advance += 1;
-                if x.near_sender == Some(false) {
+                if x.vantage == DataVantage::Receiver {
                     // any DupACK may be the one that makes the sender re-send: ACKs before it
                     // may be lost, and Linux raises the threshold after reordering
                     self.rx_trigger(a, ts);
                 }
                 self.last_dupack_ts = Some(ts);
                 self.bins.at(x.first_ts, ts).dupacks += 1;
-            } else if x.near_sender == Some(false) && !self.win.probing() {
+            } else if x.vantage == DataVantage::Receiver && !self.win.probing() {
                 self.rx_trigger(a, ts); // a DupACK if the sender had data outstanding
                 // the phone saw nothing beyond its ACK (answering a repeat): whether the
                 // sender had data outstanding shows with the next data (not for the answers
@@ -1126,7 +1119,7 @@ impl Stream {
         }
         self.last_ack_ts = ts;
         self.last_ack_window = window;
-        if x.near_sender == Some(true) {
+        if x.vantage == DataVantage::Sender {
             if let Some(b) = self.in_flight() {
                 self.c.bif_max = self.c.bif_max.max(b);
                 self.c.bif_sum += b as f64;
@@ -1137,7 +1130,7 @@ impl Stream {
     }
 
     fn on_dsack(&mut self, x: &mut Ctx, l: i64, r: i64, ts: Nanos) {
-        if x.near_sender != Some(true) {
+        if x.vantage != DataVantage::Sender {
             return;
         }
         let Some(rx) = self.recent.attribute(l, r) else {
@@ -1154,7 +1147,7 @@ impl Stream {
         } else {
             let mut ev = Event::on_bytes("spurious_retransmission", ts, x.dir, rx.start, rx.end);
             ev.class = Some("dsack");
-            ev.cause = Some(rx.class);
+            ev.cause = Some(rx.class.as_str());
             x.ev.push(ev);
         }
     }

@@ -9,6 +9,7 @@
 //!   the original.
 
 use crate::wire::Nanos;
+use super::kinds::RetransClass;
 
 /// A D-SACK block in relative sequence numbers, if the ACK carries one.
 /// `blocks` are relative [left, right) pairs in wire order; `ack` the relative cumulative ACK.
@@ -34,7 +35,7 @@ pub struct RecentRetx {
     pub start: i64,
     pub end: i64,
     pub ts: Nanos,
-    pub class: &'static str,
+    pub class: RetransClass,
     /// RTO episode id (for RTO retransmissions).
     pub episode: Option<u32>,
     pub attributed: bool,
