@@ -8,6 +8,7 @@ capture loss) counted again from the rows, and the independent ground truth
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -15,6 +16,9 @@ import pytest
 
 from hsrtcp.pair import analyze_pairs_to
 from hsrtcp.testing import truth
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fate_rows import pure_ack, sides  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 # Every pair fixture: X.client.pcap[.gz] with X.server.pcap[.gz] of the same suffix.
@@ -29,9 +33,6 @@ def _run(tmp_path, name):
     return c, s, pl.read_parquet(tmp_path / "flows.parquet"), pl.read_parquet(tmp_path / "packets.parquet")
 
 
-def _pure_ack(p):
-    # ACK flag only among SYN/FIN/RST/ACK, no payload (docs/metrics.md M9)
-    return (p["len"] == 0) & ((p["flags"] & 0x17) == 16)
 
 
 @pytest.mark.parametrize("name", PAIRS)
@@ -43,17 +44,10 @@ def test_fates_count_as_the_matched_row(tmp_path, name):
         "delivered", "lost", "ack_lost", "capture_lost", "sender_missed", "unknown"}
     total_lost = 0
     for m in matched.iter_rows(named=True):
-        ddir = m["matched_data_dir"]
-        rdir = "c2s" if ddir == "s2c" else "s2c"
-        snd, rcv = ((m["server_flow_id"], m["client_flow_id"]) if ddir == "s2c"
-                    else (m["client_flow_id"], m["server_flow_id"]))
-        at_snd = packets.filter(pl.col("flow_id") == snd)
-        at_rcv = packets.filter(pl.col("flow_id") == rcv)
-        data = at_snd.filter(pl.col("dir") == ddir, pl.col("len") > 0)
+        at_snd, at_rcv, data, acks = sides(m, packets)
         sent = data.filter(pl.col("fate").is_in(["delivered", "lost", "capture_lost"]))
         assert data.filter(pl.col("fate") == "lost").height == m["lost_data_packets"], m["flow_id"]
         assert sent.height == m["data_packets_sent"]
-        acks = at_rcv.filter(pl.col("dir") == rdir, _pure_ack(at_rcv))
         assert acks.filter(pl.col("fate") == "ack_lost").height == m["lost_ack_packets"]
         assert acks.filter(pl.col("fate").is_in(["delivered", "ack_lost", "capture_lost"])).height \
             == m["ack_packets_sent"]
@@ -101,7 +95,7 @@ def test_fates_equal_the_truth_per_frame(tmp_path, name):
     assert unique.height >= 0.9 * judged.height
     assert judged.filter(pl.col("fate") == "lost").height == (~judged["arrived"]).sum()
     # client pure ACK rows <-> truth ACKs by (time, ack, window, IP ID)
-    ca = cli.filter(_pure_ack(cli)).with_columns(us.alias("us"), pl.col("window_raw").cast(pl.Int64).alias("w"),
+    ca = cli.filter(pure_ack(cli)).with_columns(us.alias("us"), pl.col("window_raw").cast(pl.Int64).alias("w"),
                                                  pl.col("ip_id").cast(pl.Int64).fill_null(-1).alias("id"))
     ja = ca.join(acks.with_columns(pl.col("ts_sent").mul(1e6).round().cast(pl.Int64).alias("us"),
                                    pl.col("window").cast(pl.Int64).alias("w"),

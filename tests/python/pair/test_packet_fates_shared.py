@@ -11,11 +11,15 @@ row's own counters, and they equal what the single-path run of the same pair giv
 from __future__ import annotations
 
 import struct
+import sys
 from pathlib import Path
 
 import polars as pl
 
 from hsrtcp.pair import analyze_pairs_to
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fate_rows import sides  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 NAMES = ("ack_blackout", "data_blackout")
@@ -32,24 +36,13 @@ def _joined_server(dst: Path) -> Path:
     return dst
 
 
-def _pure_ack(p):
-    return (p["len"] == 0) & ((p["flags"] & 0x17) == 16)
-
-
 def _counts(flows: pl.DataFrame, packets: pl.DataFrame) -> dict:
     """Per matched connection (by its server 4-tuple port): fate counts from the rows, each
     checked against the matched row's counters."""
     out = {}
     matched = flows.filter(pl.col("vantage") == "matched", pl.col("matched_data_dir").is_not_null())
     for m in matched.iter_rows(named=True):
-        ddir = m["matched_data_dir"]
-        rdir = "c2s" if ddir == "s2c" else "s2c"
-        snd, rcv = ((m["server_flow_id"], m["client_flow_id"]) if ddir == "s2c"
-                    else (m["client_flow_id"], m["server_flow_id"]))
-        at_snd = packets.filter(pl.col("flow_id") == snd)
-        at_rcv = packets.filter(pl.col("flow_id") == rcv)
-        data = at_snd.filter(pl.col("dir") == ddir, pl.col("len") > 0)
-        acks = at_rcv.filter(pl.col("dir") == rdir, _pure_ack(at_rcv))
+        _, _, data, acks = sides(m, packets)
         c = {
             "lost": data.filter(pl.col("fate") == "lost").height,
             "sent": data.filter(pl.col("fate").is_in(["delivered", "lost", "capture_lost"])).height,
