@@ -149,6 +149,15 @@ def measured_predicted(df: pl.DataFrame, groups: list[str], unit: str, title: st
     return fig
 
 
+def _step(ax, i: int, t, y, label: str, gid: str, linewidth: float) -> str:
+    """Line ``i`` of a figure as a step held until the next sample (colour and dash by ``i``,
+    so the lines stay apart in grey print); returns its colour."""
+    color = style.CYCLE[i % len(style.CYCLE)]
+    ax.step(t, y, where="post", color=color, linestyle=LINESTYLES[i % len(LINESTYLES)], linewidth=linewidth,
+            label=label, gid=gid)
+    return color
+
+
 @style.styled
 def over_time(df: pl.DataFrame, columns: dict[str, str], unit: str, title: str):
     """One step line per column of ``columns`` (name: label) against ``t_rel``, each value
@@ -159,8 +168,7 @@ def over_time(df: pl.DataFrame, columns: dict[str, str], unit: str, title: str):
     t = df["t_rel"].to_numpy()
     for i, (c, label) in enumerate(columns.items()):
         y = df[c].cast(pl.Float64).to_numpy() / div
-        ax.step(t, y, where="post", color=style.CYCLE[i % len(style.CYCLE)], linestyle=LINESTYLES[i % len(LINESTYLES)],
-                linewidth=0.8, label=label, gid=f"line-{c}")
+        _step(ax, i, t, y, label, f"line-{c}", 0.8)
     ax.set_xlabel("time since the flow's first packet (s)")
     ax.set_ylabel(f"bytes ({shown})")
     ax.set_ylim(bottom=0)
@@ -209,9 +217,7 @@ def progress(df: pl.DataFrame, groups: list[str], title: str):
     div, shown = style.scale_for(peak, "B")
     for i, g in enumerate(groups):
         part = df.filter(pl.col("group") == g).sort("t_rel")
-        ax.step(part["t_rel"].to_numpy(), part["value"].cast(pl.Float64).to_numpy() / div, where="post",
-                color=style.CYCLE[i % len(style.CYCLE)], linestyle=LINESTYLES[i % len(LINESTYLES)],
-                linewidth=0.9, label=g, gid=f"line-{i}")
+        _step(ax, i, part["t_rel"].to_numpy(), part["value"].cast(pl.Float64).to_numpy() / div, g, f"line-{i}", 0.9)
     ax.set_xlabel("time since the connection's first packet (s)")
     ax.set_ylabel(f"data sent, highest sequence ({shown})")
     ax.set_ylim(bottom=0)
@@ -262,9 +268,8 @@ def carriers(df: pl.DataFrame, names: list[str], marks: dict[str, list[float]], 
     fig, ax = style.new_figure()
     for i, c in enumerate(names):
         part = df.filter(pl.col("carrier") == c).sort("t_rel")
-        color = style.CYCLE[i % len(style.CYCLE)]
-        ax.step(part["t_rel"].to_numpy(), part["rsrp_dbm"].cast(pl.Float64).to_numpy(), where="post", color=color,
-                linestyle=LINESTYLES[i % len(LINESTYLES)], linewidth=0.8, label=f"carrier {c}", gid=f"rsrp-{c}")
+        color = _step(ax, i, part["t_rel"].to_numpy(), part["rsrp_dbm"].cast(pl.Float64).to_numpy(), f"carrier {c}",
+                      f"rsrp-{c}", 0.8)
         for k, t in enumerate(marks.get(c, [])):
             ax.axvline(t, ymin=0.92 - 0.06 * i, ymax=0.98 - 0.06 * i, color=color, linewidth=0.9, gid=f"handoff-{c}-{k}")
     ax.set_xlabel("time since the log's first sample (s)")

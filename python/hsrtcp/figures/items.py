@@ -246,6 +246,18 @@ def s000_table_2(inp: Inputs) -> Made:
     return Made(data=data, markdown=markdown, lab=lab, gaps=gaps)
 
 
+def _radio(inp: Inputs, what: str, need: tuple[str, ...]) -> pl.DataFrame:
+    """RESULTS' radio table with the columns ``need`` (else Missing), ``run_id`` null where a
+    log has none."""
+    radio = inp.extra("radio", what).collect()
+    absent = [c for c in need if c not in radio.columns]
+    if absent:
+        raise Missing(f"radio.parquet of RESULTS: no column {', '.join(absent)}")
+    if "run_id" not in radio.columns:
+        radio = radio.with_columns(pl.lit(None, dtype=pl.String).alias("run_id"))
+    return radio
+
+
 def _train_hours(inp: Inputs) -> pl.DataFrame | None:
     """Per speed band, the time of the radio logs of RESULTS (one timeline per run: a time
     logged by several carriers counts once), each speed sample held until the next; None
@@ -295,16 +307,11 @@ def _radio_time(inp: Inputs, period: str) -> Made:
     """Seed 000 Tables V and VI: per carrier, the share of the radio log's time in each network
     type (each sample held until the next; a log's last sample holds no time). A log is of the
     4G period when it has a 4G or 5G sample, of the 3G period when its newest generation is 3G."""
-    radio = inp.extra("radio", "the radio table (RAT over time)").collect()
-    need = [c for c in ("ts", "rat", "carrier") if c not in radio.columns]
-    if need:
-        raise Missing(f"radio.parquet of RESULTS: no column {', '.join(need)}")
+    radio = _radio(inp, "the radio table (RAT over time)", ("ts", "rat", "carrier"))
     if "generation" not in radio.columns:
         from hsrtcp.context.generation import generation_of
 
         radio = radio.with_columns(pl.col("rat").map_elements(generation_of, return_dtype=pl.String).alias("generation"))
-    if "run_id" not in radio.columns:
-        radio = radio.with_columns(pl.lit(None, dtype=pl.String).alias("run_id"))
     key = ["result", "run_id", "carrier"]
     radio = radio.sort([*key, "ts"], nulls_last=True).with_columns(
         (pl.col("ts").shift(-1).over(key) - pl.col("ts")).fill_null(0.0).alias("held_s"))
@@ -686,12 +693,7 @@ def s003_fig_5(inp: Inputs) -> Made:
     """The longest radio log of RESULTS (one run and carrier): RSRP over time with its
     handoffs (handoffs.parquet), the time per RAT (each sample held until the next) and the
     longest time without LTE or NR (seed 003's 129 s)."""
-    radio = inp.extra("radio", "the radio table (RSRP/RAT over time)").collect()
-    need = [c for c in ("ts", "rsrp_dbm", "rat", "carrier") if c not in radio.columns]
-    if need:
-        raise Missing(f"radio.parquet of RESULTS: no column {', '.join(need)}")
-    if "run_id" not in radio.columns:
-        radio = radio.with_columns(pl.lit(None, dtype=pl.String).alias("run_id"))
+    radio = _radio(inp, "the radio table (RSRP/RAT over time)", ("ts", "rsrp_dbm", "rat", "carrier"))
     key = ["result", "run_id", "carrier"]
     spans = radio.group_by(key).agg((pl.col("ts").max() - pl.col("ts").min()).alias("span"), pl.len().alias("n"))
     spans = spans.filter(pl.col("n") >= 2).sort(["span", "result"], descending=[True, False], nulls_last=True)
@@ -822,12 +824,7 @@ def s001_fig_4(inp: Inputs) -> Made:
 
 def _track(inp: Inputs) -> tuple[pl.DataFrame, str]:
     """The radio log of RESULTS with the most positioned samples (one run and carrier)."""
-    radio = inp.extra("radio", "the radio table (lat, lon)").collect()
-    need = [c for c in ("ts", "lat", "lon", "rsrp_dbm", "carrier") if c not in radio.columns]
-    if need:
-        raise Missing(f"radio.parquet of RESULTS: no column {', '.join(need)}")
-    if "run_id" not in radio.columns:
-        radio = radio.with_columns(pl.lit(None, dtype=pl.String).alias("run_id"))
+    radio = _radio(inp, "the radio table (lat, lon)", ("ts", "lat", "lon", "rsrp_dbm", "carrier"))
     radio = radio.filter(pl.col("lat").is_finite() & pl.col("lon").is_finite())
     counts = radio.group_by("result", "run_id", "carrier").len().sort(
         ["len", "result", "carrier"], descending=[True, False, False], nulls_last=True)
@@ -871,12 +868,7 @@ def s004_fig_2(inp: Inputs) -> Made:
 def _two_carriers(inp: Inputs) -> tuple[pl.DataFrame, dict]:
     """The run of RESULTS whose radio log has the most carriers (two at least), then the
     longest: its samples per carrier, each held until the carrier's next sample."""
-    radio = inp.extra("radio", "the radio table of two or more carriers").collect()
-    need = [c for c in ("ts", "rat", "carrier", "rsrp_dbm") if c not in radio.columns]
-    if need:
-        raise Missing(f"radio.parquet of RESULTS: no column {', '.join(need)}")
-    if "run_id" not in radio.columns:
-        radio = radio.with_columns(pl.lit(None, dtype=pl.String).alias("run_id"))
+    radio = _radio(inp, "the radio table of two or more carriers", ("ts", "rat", "carrier", "rsrp_dbm"))
     runs = (radio.group_by("result", "run_id").agg(pl.col("carrier").n_unique().alias("carriers"),
                                                    (pl.col("ts").max() - pl.col("ts").min()).alias("span"))
             .sort(["carriers", "span", "result"], descending=[True, True, False], nulls_last=True))
