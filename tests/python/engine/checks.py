@@ -31,8 +31,11 @@ def events_of(ds, flow_id: int, kind: str, cls: str | None = None) -> pl.DataFra
 
 def truth_spurious_timeouts(server_ds, srv_row: dict, conn_truth) -> list[dict]:
     """Timeout sequences (found at the sender, whose count is checked against the kernel's
-    total_rto) whose first RTO retransmission arrived at the client although the original
-    had arrived before: M12 on the two-capture truth."""
+    total_rto) that were spurious on the two-capture truth (M12, a timeout for a segment
+    that was not lost): the bytes of the sequence's first RTO re-send were covered by copies
+    sent before it that arrived. The same rule as hsrtcp.audit.truth. Judging the first
+    re-send's own arrival instead is wrong when it is lost on the way and a back-off re-send
+    arrives as the duplicate (issue 30: the original arrived, its ACKs were lost)."""
     seqs = events_of(server_ds, srv_row["flow_id"], "timeout_sequence").to_dicts()
     by_send = {(round(d.ts_sent, 6), d.seq): d for d in conn_truth.data if d.retrans}
     out = []
@@ -40,9 +43,20 @@ def truth_spurious_timeouts(server_ds, srv_row: dict, conn_truth) -> list[dict]:
         first = round(s["ts"] + s["value"], 6)
         d = by_send.get((first, s["seq_start"]))
         assert d is not None, f"no truth segment for the RTO retransmission at {first} seq {s['seq_start']}"
-        if d.spurious:
+        before = [(r.seq, r.seq + r.length) for r in conn_truth.data
+                  if r.arrived and r.ts_sent < d.ts_sent]
+        if _covers(before, d.seq, d.seq + d.length):
             out.append(s)
     return out
+
+
+def _covers(spans: list[tuple[int, int]], lo: int, hi: int) -> bool:
+    at = lo
+    for a, b in sorted(spans):
+        if a > at:
+            break
+        at = max(at, b)
+    return at >= hi
 
 
 def check_connection(server_ds, client_ds, client_port: int, tcp_info: dict, conn_truth,
