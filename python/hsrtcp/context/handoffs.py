@@ -57,10 +57,17 @@ def cell_type() -> pl.Expr:
             .otherwise(pl.lit("intra_rat")))
 
 
-def finish(h: pl.DataFrame) -> pl.DataFrame:
+def finish(h: pl.DataFrame, before: pl.DataFrame | None = None) -> pl.DataFrame:
     """``system``, ``ping_pong`` and ``interval_s`` of handoff rows (any source), sorted by run,
-    carrier and time, in the columns of :data:`HANDOFF_SCHEMA` (missing ones null)."""
+    carrier and time, in the columns of :data:`HANDOFF_SCHEMA` (missing ones null).
+
+    ``before``: finished rows of earlier handoffs (a carrier's last is enough), each earlier
+    than ``h``'s of its carrier: ``interval_s`` and ``ping_pong`` count from them; they are
+    not returned (the handoffs of a log finished block by block, hsrtcp.context.stream)."""
     h = h.with_columns([pl.lit(None, t).alias(c) for c, t in HANDOFF_SCHEMA.items() if c not in h.columns])
+    if before is not None and not before.is_empty():
+        h = pl.concat([before.select(list(HANDOFF_SCHEMA)).with_columns(pl.lit(True).alias("_before")),
+                       h.with_columns(pl.lit(False).alias("_before"))], how="diagonal_relaxed")
     g = [pl.col("run_id").fill_null(""), "carrier"]
     h = h.sort(pl.col("run_id").fill_null(""), "carrier", "ts", maintain_order=True)
     back = pl.lit(True)
@@ -72,6 +79,8 @@ def finish(h: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("inter")).otherwise(pl.lit("intra")).alias("system"),
         interval.alias("interval_s"),
     ).with_columns((back & (pl.col("interval_s") <= PING_PONG_S)).fill_null(False).alias("ping_pong"))
+    if "_before" in h.columns:
+        h = h.filter(~pl.col("_before"))
     return h.select([pl.col(c).cast(t) for c, t in HANDOFF_SCHEMA.items()])
 
 

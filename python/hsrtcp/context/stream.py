@@ -39,13 +39,22 @@ def _with_run(block: pl.DataFrame) -> pl.DataFrame:
 
 class HandoffScan:
     """Serving-cell changes block by block: the carried state is each (run, carrier)'s last
-    sample with a cell."""
+    sample with a cell and its last handoff. A block's handoffs are finished at once (their
+    ``interval_s`` and ``ping_pong`` count from the carried handoff) and kept per carrier in
+    the table's order: :meth:`result` only puts them side by side (no sort, no copy of the
+    table at the end: issue 32's peak)."""
 
     _KEEP = ("run_id", "carrier", "ts", *_CELL, "source", "line")
+    # what a cell log never states (RRC signalling does): added once at the end
+    _NULL = ("target_pci", "target_arfcn", "execution_s", "cause")
+    # small pieces of a carrier are joined into one every so many (fewer, larger buffers)
+    _JOIN = 64
 
     def __init__(self):
         self._last: pl.DataFrame | None = None  # one row per (run, carrier): its last cell sample
-        self._found: list[pl.DataFrame] = []
+        self._tail: pl.DataFrame | None = None  # idem: its last handoff, finished
+        self._found: dict[tuple, list[pl.DataFrame]] = {}  # (run, carrier) -> finished pieces
+        self._small: dict[tuple, int] = {}      # pieces at the end of the list not yet joined
 
     def add(self, block: pl.DataFrame) -> None:
         df = _with_run(block).select(self._KEEP)
@@ -63,18 +72,38 @@ class HandoffScan:
         for c in _CELL:
             moved = moved | pl.col(c).ne_missing(pl.col(f"old_{c}"))
         h = df.filter(~pl.col("_carried") & pl.col("old_cid").is_not_null() & moved)
-        if not h.is_empty():
-            self._found.append(h.drop("_carried").rename({c: f"new_{c}" for c in _CELL})
-                               .with_columns(cell_type().alias("type")))
         self._last = (df.select(self._KEEP).group_by(g, maintain_order=True).last()
                       .select(self._KEEP))
+        if h.is_empty():
+            return
+        h = finish(h.drop("_carried").rename({c: f"new_{c}" for c in _CELL})
+                   .with_columns(cell_type().alias("type")), self._tail)
+        tail = h if self._tail is None else pl.concat([self._tail, h], how="vertical")
+        self._tail = tail.group_by(g, maintain_order=True).last().select(list(HANDOFF_SCHEMA))
+        for (run, carrier), part in h.partition_by("run_id", "carrier", as_dict=True,
+                                                   maintain_order=True).items():
+            key = ("" if run is None else run, carrier, run)
+            pieces = self._found.setdefault(key, [])
+            pieces.append(part.drop("run_id", "carrier", *self._NULL))
+            self._small[key] = self._small.get(key, 0) + 1
+            if self._small[key] >= self._JOIN:
+                joined = pl.concat(pieces[-self._JOIN:], how="vertical", rechunk=True)
+                del pieces[-self._JOIN:]
+                pieces.append(joined)
+                self._small[key] = 0
 
     def result(self) -> pl.DataFrame:
         if self._last is None:
             return pl.DataFrame(schema=HANDOFF_SCHEMA)
         if not self._found:
             return finish(self._empty())
-        return finish(pl.concat(self._found, how="vertical"))
+        # the order of finish(): run (null as ""), carrier, then time (each piece's order)
+        parts = [pl.concat(self._found[k], how="vertical").with_columns(
+                     pl.lit(k[2], pl.String).alias("run_id"), pl.lit(k[1], pl.String).alias("carrier"))
+                 for k in sorted(self._found, key=lambda k: (k[0].encode(), k[1].encode()))]
+        out = pl.concat(parts, how="vertical")
+        return out.with_columns(pl.lit(None, HANDOFF_SCHEMA[c]).alias(c) for c in self._NULL).select(
+            pl.col(c).cast(t) for c, t in HANDOFF_SCHEMA.items())
 
     def _empty(self) -> pl.DataFrame:
         cols = ["run_id", "carrier", "ts", *(f"new_{c}" for c in _CELL), "source", "line",

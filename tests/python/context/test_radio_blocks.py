@@ -78,6 +78,21 @@ def test_multi_carrier_runs_blocks_equal_whole(tmp_path):
     _check(two, sizes=(1, 2, 7, 13, 10**9))
 
 
+def test_handoffs_finished_per_block_and_joined_equal_whole(tmp_path, monkeypatch):
+    # many handoffs on two carriers, ping-pongs among them: each block's handoffs are finished
+    # against the carried last one and the pieces joined every 2 (the join of 64 at scale)
+    monkeypatch.setattr(HandoffScan, "_JOIN", 2)
+    m = one_hz([(0.0, "LTE", 1, 10)] + [(5.0 * k + 0.5, "LTE", 1, 10 + k % 3 + (k % 5 == 0)) for k in range(1, 40)],
+               210, "M")
+    u = one_hz([(0.0, "LTE", 5, 50)] + [(7.0 * k + 0.5, "EDGE" if k % 4 == 0 else "LTE", 5, 50 + k % 2)
+                                        for k in range(1, 28)], 205, "U")
+    df = read_radio(lab_log(tmp_path / "r.csv", sorted(m + u, key=lambda r: (r[0], r[1]))), "lab").frame
+    df = df.with_columns(pl.lit(None, pl.String).alias("run_id"))
+    whole = handoffs(df)
+    assert len(whole) > 40 and whole["ping_pong"].sum() > 5  # the log holds what the test is about
+    _check(df, sizes=(1, 3, 7, 10**9))
+
+
 def test_coverage_of_a_log_not_in_time_order_is_refused(tmp_path):
     one = _two_carriers(tmp_path).with_columns(pl.lit(None, pl.String).alias("run_id"))
     by_carrier = one.sort("carrier", maintain_order=True)  # all of M, then all of U
