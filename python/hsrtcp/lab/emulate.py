@@ -134,6 +134,8 @@ class RunOutcome:
     #: the host's load when the run started and ended (hsrtcp.lab.bundle.host_load)
     load_start: dict | None = None
     load_end: dict | None = None
+    #: how Rattan's threads were scheduled (hsrtcp.lab.rattan.RattanResult.realtime)
+    emulator_realtime: dict | None = None
 
     @property
     def ok(self) -> bool:
@@ -267,7 +269,7 @@ def _run(source: str | Path | dict | Compiled, run_dir: str | Path, workload: di
             left_rc = None
     outcome = RunOutcome(run_dir, res.rattan_id, res.returncode, left_rc, res.crashed, res.timed_out,
                          interrupted or res.interrupted, res.leaked, res.started_at, res.ended_at, errors,
-                         load_start, host_load())
+                         load_start, host_load(), emulator_realtime=res.realtime)
     (run_dir / "outcome.json").write_text(json.dumps(
         {k: (str(v) if isinstance(v, Path) else v) for k, v in outcome.__dict__.items()}, indent=1))
     if interrupted:
