@@ -7,7 +7,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
 PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pynmea2 gpxpy pycrate cryptography 'dask[distributed]' pytest hypothesis selenium
 
-.PHONY: help demo test test-rust test-python test-packaging build venv report-js wheel docs docs-data docs-serve sysdeps rattan ebpf bench bench-lab bench-corpus bench-gsmtap bench-study bench-consumers fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair lint clean study findings
+.PHONY: help demo test test-rust test-python test-packaging build venv report-js wheel docs docs-data docs-serve sysdeps rattan ebpf bench bench-lab bench-corpus bench-gsmtap bench-study bench-consumers fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair lint clean study findings golden
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -134,6 +134,11 @@ docs-serve: $(DOCS_VENV)/.deps  ## serve the documentation site on localhost:800
 
 demo: build  ## analyze the bundled example (python/hsrtcp/examples/) into out/
 	$(VENV)/bin/hsrtcp demo -o out
+
+# tests/data/golden/tables.json: digests of every table of every tests/data run, which
+# tests/python/golden checks. Only with an explained behaviour change (docs/testing.md).
+golden: build  ## rewrite the golden table digests from this build (explain the change in the commit)
+	$(PY) -m hsrtcp.testing.golden --update
 
 test-rust:  ## Rust unit tests
 	cargo test --release -q -p hsrtcp-core

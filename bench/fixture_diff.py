@@ -7,9 +7,9 @@
     python bench/fixture_diff.py --dump OUT --src python
     python bench/fixture_diff.py --compare OLD_DUMP NEW_DUMP
 
-A refactoring of the core must leave every table bit for bit as it was. Each capture is
-analyzed on its own (no vantage, and the vantage its name says), with the packets table;
-every client/server pair of the same name and form also as a pair (two-vantage matcher).
+A refactoring of the core must leave every table bit for bit as it was. The runs are those
+of hsrtcp.testing.golden (python/hsrtcp/testing/golden.py), whose test checks one build
+against committed digests (tests/python/golden/); this script compares two builds' tables.
 Tables are compared with polars ``equals`` (nulls equal to nulls); the counts are printed,
 and the exit code is 1 when any table differs or is missing on one side.
 """
@@ -17,6 +17,7 @@ and the exit code is 1 when any table differs or is missing on one side.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import subprocess
 import sys
 import tempfile
@@ -26,45 +27,31 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
 
 
-def captures() -> list[Path]:
-    return sorted(p for p in DATA.rglob("*") if p.is_file() and ".pcap" in p.name)
-
-
-def pairs(caps: list[Path]) -> list[tuple[Path, Path]]:
-    out = []
-    for c in caps:
-        if ".client." in c.name:
-            s = c.with_name(c.name.replace(".client.", ".server."))
-            if s.exists():
-                out.append((c, s))
-    return out
+def _golden():
+    """The run list of this tree (python/hsrtcp/testing/golden.py), loaded from its file: the
+    build under test may be an older one without it. It imports hsrtcp only when it runs."""
+    spec = importlib.util.spec_from_file_location("_hsrtcp_golden", ROOT / "python" / "hsrtcp" / "testing" / "golden.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclass looks its module up there
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def dump(out: Path) -> None:
     """Runs inside the interpreter whose sys.path holds the build under test."""
     import hsrtcp
-    from hsrtcp.errors import InputError
 
+    golden = _golden()
     print(f"hsrtcp from {Path(hsrtcp.__file__).parent}", file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
-    caps = captures()
-    runs: list[tuple[str, dict]] = []
-    for p in caps:
-        rel = p.relative_to(DATA).as_posix()
-        vantages = [None] + [v for v in ("client", "server") if f".{v}." in p.name]
-        for v in vantages:
-            runs.append((f"{rel}@{v or 'none'}", {"paths": [p], "vantage": v, "packets": True}))
-    for c, s in pairs(caps):
-        runs.append((f"{c.relative_to(DATA).as_posix()}@pair", {"client": c, "server": s, "packets": True}))
-    for name, kw in runs:
-        d = out / name.replace("/", "__")
+    for run in golden.runs(DATA):
+        d = out / run.name.replace("/", "__")
         d.mkdir(exist_ok=True)
-        try:
-            ds = hsrtcp.analyze(workers=1, **kw)
-        except InputError as e:  # the error text is the result to compare
-            (d / "error.txt").write_text(str(e))
+        tables = golden.run_tables(run)
+        if isinstance(tables, str):  # the InputError's text is the result to compare
+            (d / "error.txt").write_text(tables)
             continue
-        for t, df in ds.tables().items():
+        for t, df in tables.items():
             df.write_parquet(d / f"{t}.parquet")
 
 
