@@ -22,7 +22,8 @@ import polars as pl
 
 FORMAT_VERSION = 1
 MANIFEST = "hsrtcp-manifest.audit.txt"
-BREAKDOWNS = ("scenario", "sack", "timestamps", "rtt_band")
+# rtt_band: the analyzer's own minimum RTT; the last three: the run's truth (audit.conditions)
+BREAKDOWNS = ("scenario", "sack", "timestamps", "rtt_band", "base_rtt_band", "queue_band", "outage_band")
 
 
 @dataclass
@@ -91,7 +92,8 @@ def audit(paths, *, progress=None) -> Audit:
         if r.bundle is not None and (r.bundle / "events.csv").is_file():
             from hsrtcp.audit.radio import audit_bundle
 
-            base = {k: c[0][k] for k in ("run", "scenario", "arm", "sack", "timestamps") if c and k in c[0]}
+            base = {k: c[0][k] for k in ("run", "scenario", "arm", "sack", "timestamps", "base_rtt_band",
+                                         "queue_band", "outage_band") if c and k in c[0]}
             try:
                 radio += audit_bundle(r.bundle, r.client_pcap, base or {"run": r.name})
             except InputError as exc:

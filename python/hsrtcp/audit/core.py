@@ -72,7 +72,10 @@ def audit_run(run: Run) -> tuple[list[dict], list[dict], list[str]]:
     packets = ds.extra.get("packets")
     errors = list(ds.errors or [])
     flows, events = ds.flows, ds.events
-    cond = dict(run.conditions) | handshake_options(run.server_pcap)
+    from hsrtcp.audit.conditions import measure
+
+    # the run's path as its own truth measured it: the breakdowns of the tables
+    cond = dict(run.conditions) | handshake_options(run.server_pcap) | measure(truth, run.client_offset_s, run.bundle)
     verdicts: list[dict] = []
     conns: list[dict] = []
     for ce in eps:

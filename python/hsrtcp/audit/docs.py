@@ -46,11 +46,15 @@ def matrix(conf: pl.DataFrame, breakdown: str) -> str:
         " TP | FP | FN | TN | out of reach | precision [95 % CI] | recall [95 % CI] | confidence |\n"
     head += "|---|---|" + ("---|" if breakdown != "all" else "") + "---|---|---|---|---|---|---|---|\n"
     rank = {d: i for i, d in enumerate(ORDER)}
-    rows = rows.with_columns(pl.col("detector").replace_strict(rank, default=99).alias("_r")).sort(
-        ["_r", "level"], nulls_last=True)
+    from hsrtcp.audit.conditions import LEVELS
+
+    levels = {v: i for i, v in enumerate(LEVELS)}  # bands in their order, other levels by name
+    rows = rows.with_columns(pl.col("detector").replace_strict(rank, default=99).alias("_r"),
+                             pl.col("level").replace_strict(levels, default=99, return_dtype=pl.Int64).alias("_l")).sort(
+        ["_r", "_l", "level"], nulls_last=True)
     lines = []
     for r in rows.iter_rows(named=True):
-        lvl = f" {r['level']} |" if breakdown != "all" else ""
+        lvl = f" {'n/a' if r['level'] is None else r['level']} |" if breakdown != "all" else ""
         lines.append(f"| {r['detector']} | {r['vantage']} |{lvl} {r['tp']} | {r['fp']} | {r['fn']} | {r['tn']} | "
                      f"{r['out_of_reach']} | {_pct(r['precision'])}{_ci(r['precision_lo'], r['precision_hi'])} | "
                      f"{_pct(r['recall'])}{_ci(r['recall_lo'], r['recall_hi'])} | {r['confidence']} |")
@@ -107,8 +111,32 @@ def dupacks(conn: pl.DataFrame) -> str:
     return out
 
 
+def conditions(conn: pl.DataFrame) -> str:
+    """Per run: the path conditions its truth measured (hsrtcp.audit.conditions) and their bands."""
+    g = (conn.group_by("run", maintain_order=True)
+         .agg(pl.len().alias("n"), *[pl.col(c).first() for c in CONDITION_COLUMNS])
+         .sort("run"))
+    f = lambda x: "–" if x is None else f"{x:.1f}"  # noqa: E731
+    out = ("| run | connections | base RTT (ms) | queue, median (ms) | outages: dropped / all | bands: RTT, queue, "
+           "outages |\n|---|---|---|---|---|---|\n")
+    for r in g.iter_rows(named=True):
+        outs = "–" if r["outages"] is None else f"{r['dropped_outages']} / {r['outages']}"
+        out += (f"| {r['run']} | {r['n']} | {f(r['truth_base_rtt_ms'])} | {f(r['truth_queue_ms'])} | {outs} | "
+                f"{r['base_rtt_band'] or 'n/a'}, {r['queue_band'] or 'n/a'}, {r['outage_band'] or 'n/a'} |\n")
+    return out
+
+
+CONDITION_COLUMNS = ("truth_base_rtt_ms", "truth_queue_ms", "outages", "dropped_outages", "base_rtt_band",
+                     "queue_band", "outage_band")
+# the summaries pooled by the ``pooled.*`` regions: every audited run, one condition at a time
+POOLED = ("campaign", "v2", "fixtures")
+
 TABLES = {
     "all": lambda d: matrix(_conf(d), "all"),
+    "base_rtt": lambda d: matrix(_conf(d), "base_rtt_band"),
+    "queue": lambda d: matrix(_conf(d), "queue_band"),
+    "outage": lambda d: matrix(_conf(d), "outage_band"),
+    "conditions": lambda d: conditions(_read(d / "connections.csv")),
     "sack": lambda d: matrix(_conf(d), "sack"),
     "timestamps": lambda d: matrix(_conf(d), "timestamps"),
     "scenario": lambda d: matrix(_conf(d), "scenario"),
@@ -138,7 +166,16 @@ def _read(path: Path) -> pl.DataFrame:
 
 
 def _conf(d: Path) -> pl.DataFrame:
+    if d.name == "pooled":
+        return tables(_pooled(d.parent))
     return tables(_read(d / "verdicts.csv"))
+
+
+def _pooled(audit_dir: Path) -> pl.DataFrame:
+    """The verdicts of every summary in :data:`POOLED`, with their columns in common."""
+    frames = [_read(audit_dir / s / "verdicts.csv").with_columns(pl.lit(s).alias("summary")) for s in POOLED]
+    cols = [c for c in frames[0].columns if all(c in f.columns for f in frames)]
+    return pl.concat([f.select(cols) for f in frames], how="vertical_relaxed")
 
 
 def _digest(d: Path, files=("verdicts.csv", "connections.csv")) -> str:
@@ -153,6 +190,12 @@ def render(name: str, root: Path | None = None) -> str:
     if table not in TABLES:
         raise InputError(f"{DOC}: unknown audit region {name!r} (tables: {', '.join(TABLES)})")
     radio = table in ("radio", "radio_scenario", "suspensions")
+    if summary == "pooled":
+        if table not in ("all", "base_rtt", "queue", "outage"):
+            raise InputError(f"{DOC}: region {name!r}: the pooled summaries give only matrices")
+        parts = [f"docs/audit/{s}/verdicts.csv {hashlib.sha256((d.parent / s / 'verdicts.csv').read_bytes()).hexdigest()[:16]}"
+                 for s in POOLED]
+        return "<!-- inputs (sha256): " + ", ".join(parts) + " -->\n" + TABLES[table](d)
     return _digest(d, ("radio_verdicts.csv",) if radio else ("verdicts.csv", "connections.csv")) + TABLES[table](d)
 
 

@@ -53,6 +53,8 @@ class Pair:
     ts_recent: int = 0
     last_ack_sent: int = 1
     uplink_free: float = 0.0  # the uplink is FIFO: an ACK never overtakes an earlier one
+    queue_s: float = 0.0  # a standing queue: data sent after queue_from waits this long more
+    queue_from: float = float("inf")
 
     def _tsval(self, side: str, t: float) -> int:
         return int((t - T0) * 1000) + (10_000 if side == "s" else 50_000)
@@ -101,7 +103,7 @@ class Pair:
         """The server sends [rel, rel + MSS) at t; unless ``lost`` it arrives one OWD later and
         the phone acknowledges it at once (its ACK takes ``ack_delay`` or one OWD, or is lost)."""
         ts = (self._tsval("s", t), self.ts_recent) if self.ts else None
-        t_arr = None if lost else t + self.owd
+        t_arr = None if lost else t + self.owd + (self.queue_s if t > self.queue_from else 0.0)
         self._put("s", t, t_arr, self._frame("s", S_ISN + rel, C_ISN + 1, dpkt.tcp.TH_ACK | dpkt.tcp.TH_PUSH,
                                              b"x" * MSS, _opts(ts=ts)))
         if lost:
@@ -145,7 +147,8 @@ class Pair:
         return directory / f"{name}.client.pcap"
 
 
-def five_timeouts(directory: Path, *, sack: bool = True, ts: bool = True, name: str = "planted") -> Path:
+def five_timeouts(directory: Path, *, sack: bool = True, ts: bool = True, name: str = "planted",
+                  queue_s: float = 0.0) -> Path:
     """Five timeout sequences, each planted at the tail of a two-segment burst (times in s
     after T0, one-way delay 20 ms, RTO retransmissions 400 ms after the original):
 
@@ -157,8 +160,11 @@ def five_timeouts(directory: Path, *, sack: bool = True, ts: bool = True, name: 
        spurious (the original was not lost), RTO estimation; the phone never sees a repeat.
     5. 4.5 s: the second segment and its first RTO retransmission are lost, the back-off
        (1.1 s) arrives: not spurious, two expirations.
+
+    ``queue_s``: every data segment but the first waits that much longer on the downlink (a
+    standing queue; the fates and the episodes stay as above).
     """
-    p = Pair(sack=sack, ts=ts)
+    p = Pair(sack=sack, ts=ts, queue_s=queue_s, queue_from=T0 + 0.1)
     p.handshake(T0)
     rel = 1
     for k in range(3):  # a clean start
