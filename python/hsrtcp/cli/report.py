@@ -25,7 +25,8 @@ from hsrtcp.cli.options import count
               help="chart width in pixels that long series are downsampled to (per pixel column)")
 @click.option("--gallery/--no-gallery", default=True, show_default=True,
               help="the studies' gallery: what `hsrtcp figures` makes from STUDY (else a study of RESULTS)")
-def report(results: Path, study: Path | None, out: Path, top: int, width: int, gallery: bool) -> None:
+@click.option("-q", "--quiet", is_flag=True, help="no progress, no closing line (errors are still shown)")
+def report(results: Path, study: Path | None, out: Path, top: int, width: int, gallery: bool, quiet: bool) -> None:
     """Write a self-contained HTML report: captures and read errors, a sortable flow table,
     per-class tables and CDFs (from STUDY), per-flow time-sequence, throughput, window and RTT
     charts, model fit, MPTCP, lab provenance. Opens offline in any browser."""
@@ -34,8 +35,10 @@ def report(results: Path, study: Path | None, out: Path, top: int, width: int, g
     from hsrtcp.report.build import build_report
 
     try:
-        info = build_report(results, study, out, top=top, width=width, gallery=gallery)
+        # the phases on stderr: a bar on a terminal, else a line each (a corpus takes minutes)
+        info = build_report(results, study, out, top=top, width=width, gallery=gallery, progress=not quiet)
     except MissingAssetError as exc:
         raise InputError(str(exc)) from None
-    click.echo(f"wrote {info.path} ({info.bytes / 1e6:.2f} MB: {info.flows} flows, charts for {info.detailed}; "
-               f"{info.seconds:.2f} s)", err=True)  # stderr: `-o /dev/stdout` carries the page
+    if not quiet:
+        click.echo(f"wrote {info.path} ({info.bytes / 1e6:.2f} MB: {info.flows} flows, charts for {info.detailed}; "
+                   f"{info.seconds:.2f} s)", err=True)  # stderr: `-o /dev/stdout` carries the page

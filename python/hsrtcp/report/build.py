@@ -640,25 +640,41 @@ def _json_for_html(obj) -> str:
 
 def build_report(results: str | os.PathLike, study: str | os.PathLike | None = None,
                  out: str | os.PathLike = "report.html", *, top: int = DEFAULT_TOP,
-                 width: int = DEFAULT_WIDTH, gallery: bool = True) -> ReportInfo:
+                 width: int = DEFAULT_WIDTH, gallery: bool = True, progress: bool = False) -> ReportInfo:
     """Write the report of ``results`` (and ``study``) to ``out``; input errors name the file.
-    ``gallery``: the studies' gallery section (:mod:`hsrtcp.report.gallery`)."""
+    ``gallery``: the studies' gallery section (:mod:`hsrtcp.report.gallery`). ``progress``:
+    its phases on stderr (:class:`hsrtcp.progress.Steps`: a bar on a terminal, else a line
+    per phase)."""
+    from hsrtcp.progress import Steps
+
+    with Steps("report", 5, enabled=progress) as steps:
+        return _build(results, study, out, top=top, width=width, gallery=gallery, steps=steps)
+
+
+def _build(results, study, out, *, top: int, width: int, gallery: bool, steps) -> ReportInfo:
     import time
 
     from hsrtcp import __version__
 
     start = time.perf_counter()
     uplot_js, uplot_css = assets.uplot()  # fail early (clear message) when npm ci was not run
+    steps.step(f"reading flows: {results}" + (f", study {study}" if study is not None else ""))
     res = load_results(results)
     st = load_study(study) if study is not None else None
     # the model fit first, while only the flows as read are held (the peak of 1 M flows)
+    steps.step(f"model fit: {res.flows.height:,} flow(s)")
     models_html, model_charts = _models_section(res)
+    steps.step("tables: flows, top flows")
     f = _flow_frame(res)
     if f.get_column("flow_id").equals(res.flows.get_column("flow_id")):
         res.flows = f.select(res.flows.columns)  # the same columns, held once (issue 32)
     top_ids = _top_flows(f, top)
+    steps.step(f"figures: drill-downs of {len(top_ids)} flow(s), per-class tables and CDFs"
+               + (", the studies' gallery" if gallery else ""))
     details = _details(res, f, top_ids, width)
     class_html, class_charts = _study_section(st, f)
+    gallery_html = _gallery_html(res, st, gallery)
+    steps.step(f"writing HTML: {out}")
     n_flows = f.height
     scope = (f"Drill-down charts are embedded for the {len(top_ids)} largest flow(s) by data bytes"
              + (f" of {n_flows}" if n_flows > len(top_ids) else "")
@@ -691,7 +707,7 @@ def build_report(results: str | os.PathLike, study: str | os.PathLike | None = N
         "CAPTURES": _captures_html(res) + "<h3>Connections</h3>" + _connections_html(res, f),
         "CLASSES": class_html, "MODELS": models_html,
         "MPTCP": mptcp_section(res.path, html_table) or _mptcp_html(f), "PROVENANCE": _provenance_html(res),
-        "GALLERY": _gallery_html(res, st, gallery),
+        "GALLERY": gallery_html,
     }
     page = assets.static("template.html")
     # one pass: text put in (file names, labels) is never searched for placeholders again
