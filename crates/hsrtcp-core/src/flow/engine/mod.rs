@@ -26,7 +26,7 @@ pub mod timeout;
 pub mod window;
 
 use crate::flow::connection::{ConnBase, Vantage};
-use crate::flow::event::{Dir, Event};
+use crate::flow::event::{Dir, Event, EventKind};
 use crate::flow::rtt_sample::{RttMethod, RttSample};
 use crate::table::{col, ColType, ColumnDef, Row};
 use crate::wire::{Nanos, Segment};
@@ -488,7 +488,7 @@ impl Engine {
         }
         // Handshake and close events.
         if let Some(t0) = self.life.first_syn {
-            let mut e = Event::new("handshake", t0);
+            let mut e = Event::new(EventKind::Handshake, t0);
             e.ts_end = self.life.handshake_ack;
             e.count = Some(c.half[0].syn_count as u64);
             e.class = Some(if self.life.handshake_ack.is_some() {
@@ -503,7 +503,7 @@ impl Engine {
         }
         let close = self.life.first_fin.or(self.life.first_rst);
         if let Some((t0, who)) = close {
-            let mut e = Event::new("close", t0);
+            let mut e = Event::new(EventKind::Close, t0);
             e.ts_end = Some(c.last_ts);
             e.class = Some(c.end_reason());
             e.cause = Some(if who == Dir::C2S { "client" } else { "server" });
@@ -523,7 +523,7 @@ impl Engine {
                 "no_delivery" => self.life.stall_max_start.unwrap_or(c.last_ts),
                 _ => c.last_ts,
             };
-            let mut e = Event::new("interruption", at);
+            let mut e = Event::new(EventKind::Interruption, at);
             if r == "no_delivery" {
                 e.ts_end = Some(at + GIVE_UP);
             }
