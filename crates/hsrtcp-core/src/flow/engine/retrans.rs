@@ -55,6 +55,23 @@ pub struct Ctx<'a> {
     pub after_silence: bool,
 }
 
+impl<'a> Ctx<'a> {
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn new(
+        first_ts: Nanos,
+        vantage: DataVantage,
+        sack: bool,
+        dir: Dir,
+        peer_shift: u8,
+        rtt: &'a mut RttBook,
+        ev: &'a mut Vec<Event>,
+        after_silence: bool,
+    ) -> Self {
+        Ctx { first_ts, vantage, sack, dir, peer_shift, rtt, ev, decided: DataVantage::Unknown, after_silence }
+    }
+}
+
 #[derive(Default)]
 pub struct Counts {
     pub data_segments: u64,
