@@ -880,7 +880,13 @@ impl Stream {
                 Some(_) => RetransClass::Fast,
             };
         }
-        if !evidence && e >= self.nxt && s > self.una && !self.tlp_since_advance {
+        // A copy of the newest data with no loss signal and no recovery under way: the tail
+        // loss probe (RFC 8985), at most one per advance. With SACK this holds also when the
+        // newest segment is the only one outstanding: Linux then delays the probe to the RTO
+        // (PTO = 2·SRTT + 200 ms, capped at the RTO) but still sends it as a probe, not as a
+        // timeout (issue 30: total_rto 0 against one "timeout"); without SACK Linux sends no
+        // probe and a lone segment re-sent is the retransmission timer's.
+        if !evidence && e >= self.nxt && (s > self.una || x.sack) && !self.tlp_since_advance {
             self.tlp_since_advance = true;
             return RetransClass::Tlp;
         }
