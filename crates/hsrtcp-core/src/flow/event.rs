@@ -33,11 +33,54 @@ impl Dir {
     }
 }
 
+/// What an event is about (events.kind; each kind's meaning, class, cause and value are in
+/// docs/formats/events.md): a closed set, so a mistyped kind is a compile error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    Handshake,
+    Close,
+    Gap,
+    Interruption,
+    Suspension,
+    ZeroWindow,
+    FullWindow,
+    WindowProbe,
+    Retransmission,
+    Duplicate,
+    Reordering,
+    SpuriousRetransmission,
+    SpuriousTimeout,
+    TimeoutSequence,
+    SackBlock,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Handshake => "handshake",
+            Self::Close => "close",
+            Self::Gap => "gap",
+            Self::Interruption => "interruption",
+            Self::Suspension => "suspension",
+            Self::ZeroWindow => "zero_window",
+            Self::FullWindow => "full_window",
+            Self::WindowProbe => "window_probe",
+            Self::Retransmission => "retransmission",
+            Self::Duplicate => "duplicate",
+            Self::Reordering => "reordering",
+            Self::SpuriousRetransmission => "spurious_retransmission",
+            Self::SpuriousTimeout => "spurious_timeout",
+            Self::TimeoutSequence => "timeout_sequence",
+            Self::SackBlock => "sack_block",
+        }
+    }
+}
+
 /// One event. `kind` names what happened; `class` refines it (retransmission class,
 /// spurious-timeout detection method, end reason …); `cause` explains it when known.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
-    pub kind: &'static str,
+    pub kind: EventKind,
     pub class: Option<&'static str>,
     pub cause: Option<&'static str>,
     pub ts: Nanos,
@@ -56,7 +99,7 @@ pub struct Event {
 
 impl Event {
     /// An event about the bytes [s, e) of one direction.
-    pub fn on_bytes(kind: &'static str, ts: Nanos, dir: Dir, s: i64, e: i64) -> Self {
+    pub fn on_bytes(kind: EventKind, ts: Nanos, dir: Dir, s: i64, e: i64) -> Self {
         Event {
             dir: Some(dir),
             seq_start: Some(s),
@@ -65,7 +108,7 @@ impl Event {
         }
     }
 
-    pub fn new(kind: &'static str, ts: Nanos) -> Self {
+    pub fn new(kind: EventKind, ts: Nanos) -> Self {
         Event {
             kind,
             class: None,
@@ -110,7 +153,7 @@ pub fn nanos_to_s(t: Nanos) -> f64 {
 pub fn write_event(t: &mut TableBuilder, flow_id: u64, e: &Event) {
     t.append_row(&[
         Cell::U64(Some(flow_id)),
-        Cell::Str(Some(e.kind)),
+        Cell::Str(Some(e.kind.as_str())),
         Cell::Str(e.class),
         Cell::Str(e.cause),
         Cell::F64(Some(nanos_to_s(e.ts))),

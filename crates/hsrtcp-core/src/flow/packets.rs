@@ -8,7 +8,7 @@
 
 use crate::flow::connection::Connection;
 use crate::flow::engine::{Tally, RETRANS_CLASSES};
-use crate::flow::event::{nanos_to_s, Dir};
+use crate::flow::event::{nanos_to_s, Dir, EventKind};
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
@@ -144,7 +144,7 @@ impl PacketRows {
             1
         } else if data.reordering > before.data.reordering {
             // the event just pushed says which kind of reordering
-            let late = c.events.last().is_some_and(|e| e.kind == "reordering" && e.class == Some("late_original"));
+            let late = c.events.last().is_some_and(|e| e.kind == EventKind::Reordering && e.class == Some("late_original"));
             if late { 3 } else { 2 }
         } else if data.duplicates > before.data.duplicates {
             4

@@ -38,7 +38,8 @@
 
 use std::collections::VecDeque;
 
-use crate::flow::event::{nanos_to_s, Event};
+use crate::flow::engine::kinds::SpuriousMethod;
+use crate::flow::event::{nanos_to_s, Event, EventKind};
 use crate::flow::Dir;
 use crate::matcher::clock::ClockFit;
 use crate::matcher::fate::{sender_side, Fate, Pkt, NONE};
@@ -895,8 +896,8 @@ pub fn spurious_events(m: &PairMetrics) -> Vec<Event> {
         .iter()
         .filter(|o| o.spurious)
         .map(|o| {
-            let mut e = Event::new("spurious_timeout", o.r[0].tx);
-            e.class = Some("two_vantage");
+            let mut e = Event::new(EventKind::SpuriousTimeout, o.r[0].tx);
+            e.class = Some(SpuriousMethod::TwoVantage.as_str());
             e.cause = o.cause;
             e.ts_end = o.t_end;
             e.dir = Some(dir);

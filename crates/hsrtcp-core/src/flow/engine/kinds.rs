@@ -63,3 +63,28 @@ impl RetransClass {
         }
     }
 }
+
+/// How a retransmission or a timeout was found unnecessary (events.class of kinds
+/// `spurious_timeout` and `spurious_retransmission`, docs/formats/events.md).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum SpuriousMethod {
+    /// At the sender: a D-SACK block (RFC 2883, RFC 3708).
+    Dsack,
+    /// At the sender: the ACK echoes a timestamp older than the re-send (RFC 3522).
+    Eifel,
+    /// At the receiver: the bytes had all arrived before.
+    Receiver,
+    /// Both captures matched: the phone had the original before the re-send arrived.
+    TwoVantage,
+}
+
+impl SpuriousMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Dsack => "dsack",
+            Self::Eifel => "eifel",
+            Self::Receiver => "receiver",
+            Self::TwoVantage => "two_vantage",
+        }
+    }
+}

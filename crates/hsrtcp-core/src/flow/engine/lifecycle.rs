@@ -3,7 +3,7 @@
 //! suspensions (M24 without the handoff association, which needs the radio log), and which
 //! host the capture sits next to.
 
-use crate::flow::event::{Dir, Event};
+use crate::flow::event::{Dir, Event, EventKind};
 use crate::flow::seq::seq_diff;
 use crate::wire::{Nanos, Segment};
 
@@ -143,7 +143,7 @@ impl Lifecycle {
             // the one comparison every packet pays; the suspension threshold is never below it
             if d >= GAP_MIN {
                 let class = Some(if stalled { "stalled" } else { "idle" });
-                let mut g = Event::new("gap", prev);
+                let mut g = Event::new(EventKind::Gap, prev);
                 g.ts_end = Some(ts);
                 g.class = class;
                 g.value = Some(GAP_MIN as f64 * 1e-9);
@@ -156,7 +156,7 @@ impl Lifecycle {
                     }
                     self.suspension_total += d;
                     self.suspension_max = self.suspension_max.max(d);
-                    let mut e = Event::new("suspension", prev);
+                    let mut e = Event::new(EventKind::Suspension, prev);
                     e.ts_end = Some(ts);
                     e.class = class;
                     e.value = Some(thr as f64 * 1e-9);

@@ -26,7 +26,7 @@ pub mod timeout;
 pub mod window;
 
 use crate::flow::connection::{ConnBase, Vantage};
-use crate::flow::event::{Dir, Event};
+use crate::flow::event::{Dir, Event, EventKind};
 use crate::flow::rtt_sample::{RttMethod, RttSample};
 use crate::table::{col, ColType, ColumnDef, Row};
 use crate::wire::{Nanos, Segment};
@@ -231,9 +231,11 @@ impl Engine {
             .unwrap_or(DEFAULT_MSS)
     }
 
+    /// One segment of the connection, in four steps: its place in the connection's life
+    /// (stalls, gaps, handshake, FIN), the vantage evidence it carries (timestamp echoes),
+    /// its ACK half (the other direction's data) and its data half.
     #[inline]
     pub fn on_segment(&mut self, c: &mut ConnBase, seg: &Segment, dir: Dir, ev: &mut Vec<Event>) {
-        let ts = seg.ts;
         self.first_ts = c.first_ts;
         if self.near.is_none() {
             if let Some(v) = c.vantage {
@@ -241,7 +243,28 @@ impl Engine {
                 self.near_source = Some("given");
             }
         }
-        // Delivery stall and gap/suspension tests first: they end at this packet.
+        let rel_seq = c.rel_seq(dir, seg.seq);
+        self.lifecycle(c, seg, dir, rel_seq, ev);
+        self.timestamps(c, seg, dir);
+        if !self.sack_seen && seg.options.sack_count > 0 {
+            self.sack_seen = true;
+        }
+        let sack = self.sack_seen || c.sack_permitted() == Some(true);
+        if seg.flags.ack() {
+            self.ack_half(c, seg, dir, sack, ev);
+        }
+        if seg.payload_len == 0 {
+            self.empty_segment(c, seg, dir, rel_seq, sack, ev);
+        } else {
+            self.data_half(c, seg, dir, rel_seq, sack, ev);
+        }
+    }
+
+    /// The segment's place in the connection's life: delivery stalls and gaps end at it
+    /// (tested first), the handshake's two gaps (a time scale and a vantage hint), its FIN.
+    #[inline]
+    fn lifecycle(&mut self, c: &ConnBase, seg: &Segment, dir: Dir, rel_seq: i64, ev: &mut Vec<Event>) {
+        let ts = seg.ts;
         {
             let d = Self::data_dir(c);
             let st = &self.streams[d.idx()];
@@ -263,149 +286,110 @@ impl Engine {
                 self.handshake_sample();
             }
         }
-        // TSval echo loop.
-        if let Some((tsval, tsecr)) = seg.options.timestamp {
-            self.ts_sent[dir.idx()].sent(tsval, ts);
-            if seg.flags.ack() && tsecr != 0 {
-                let other = dir.rev();
-                if let Some(t0) = self.ts_sent[other.idx()].echoed(tsecr) {
-                    let delay = ts - t0;
-                    let i = other.idx();
-                    self.echo_min[i] = Some(self.echo_min[i].map_or(delay, |m| m.min(delay)));
-                    self.echo_n[i] += 1;
-                    if self.near.is_none()
-                        && self.echo_n.iter().all(|&n| n >= ECHO_SAMPLES_FOR_VANTAGE)
-                        && !seg.flags.syn()
-                    {
-                        let (a, b) = (self.echo_min[0].unwrap_or(0), self.echo_min[1].unwrap_or(0));
-                        // the capture side's TSvals come back after a full RTT, the far side's
-                        // after its own processing time
-                        // TSvals tick in milliseconds (Linux: 1 ms): below a few ticks the
-                        // delays measure the clock, not the path
-                        if a.max(b) >= TS_TICKS_FOR_VANTAGE
-                            && (a >= 2 * b.max(1) || b >= 2 * a.max(1))
-                        {
-                            self.decide(if a > b { Dir::C2S } else { Dir::S2C }, "timestamps");
-                        }
-                    }
-                    if self.near == Some(other) && !seg.flags.syn() {
-                        let d = Self::data_dir(c);
-                        let first = c.first_ts;
-                        let (st, rtt) = self.streams.with_rtt(d.idx());
-                        rtt.sample(RttMethod::Timestamp, d, ts, delay, Some((&mut st.bins, first)));
-                    }
-                }
-            }
-        }
-        if !self.sack_seen && seg.options.sack_count > 0 {
-            self.sack_seen = true;
-        }
-        let sack = self.sack_seen || c.sack_permitted() == Some(true);
-        let tsecr = seg.options.timestamp.map(|t| t.1);
-        let rel_seq = c.rel_seq(dir, seg.seq);
         if seg.flags.fin() {
             let fin = rel_seq + seg.flags.syn() as i64 + seg.payload_len as i64;
             self.life.fin_rel[dir.idx()].get_or_insert(fin);
         }
-        // ACK part: acknowledges the other direction's data.
-        if seg.flags.ack() {
-            let other = dir.rev();
-            let a = c.rel_ack(dir, seg.ack);
-            let mut blocks = [(0i64, 0i64); 4];
-            let n = seg.options.sack_count as usize;
-            if let Some(space) = c.half[other.idx()].seq.as_ref() {
-                for (k, b) in seg.options.sack_blocks().iter().enumerate() {
-                    blocks[k] = (space.peek(b.left), space.peek(b.right));
-                }
-                if n > 0 {
-                    sack::push_blocks(ev, ts, other, a, &blocks[..n]);
-                }
-            }
-            let pure =
-                seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin() && !seg.flags.rst();
-            // SYN windows are never scaled (RFC 7323 §2.2) and a RST's window means nothing.
-            if !seg.flags.syn() && !seg.flags.rst() {
-                let shift = c.wscale(dir);
-                let vantage = DataVantage::of(self.near, other);
-                let (st, rtt) = self.streams.with_rtt(other.idx());
-                let mut x = Ctx {
-                    first_ts: c.first_ts,
-                    vantage,
-                    sack,
-                    dir: other,
-                    peer_shift: shift.unwrap_or(0),
-                    rtt,
-                    ev,
-                    decided: DataVantage::Unknown,
-                    after_silence: false,
-                };
-                st.on_ack(
-                    &mut x,
-                    a,
-                    ts,
-                    seg.window,
-                    shift,
-                    pure,
-                    &blocks[..n],
-                    tsecr,
-                );
-            }
-        }
-        if seg.payload_len == 0 {
-            // only pure segments of a direction that sent data can be window probes
-            let st = &self.streams[dir.idx()];
-            if st.started && rel_seq < st.una && !seg.flags.syn() && !seg.flags.fin() && !seg.flags.rst() {
-                let (st, rtt) = self.streams.with_rtt(dir.idx());
-                let mut x = Ctx {
-                    first_ts: c.first_ts,
-                    vantage: DataVantage::of(self.near, dir),
-                    sack,
-                    dir,
-                    peer_shift: 0,
-                    rtt,
-                    ev,
-                    decided: DataVantage::Unknown,
-                    after_silence: false,
-                };
-                st.on_empty(&mut x, rel_seq, ts);
-            }
+    }
+
+    /// The TSval echo loop: the echo delays decide an unknown vantage (the capture side's
+    /// TSvals come back after a full RTT, the far side's after its own processing time)
+    /// and, at the sender, are RTT samples.
+    #[inline]
+    fn timestamps(&mut self, c: &ConnBase, seg: &Segment, dir: Dir) {
+        let Some((tsval, tsecr)) = seg.options.timestamp else { return };
+        let ts = seg.ts;
+        self.ts_sent[dir.idx()].sent(tsval, ts);
+        if !seg.flags.ack() || tsecr == 0 {
             return;
         }
+        let other = dir.rev();
+        let Some(t0) = self.ts_sent[other.idx()].echoed(tsecr) else { return };
+        let delay = ts - t0;
+        let i = other.idx();
+        self.echo_min[i] = Some(self.echo_min[i].map_or(delay, |m| m.min(delay)));
+        self.echo_n[i] += 1;
+        if self.near.is_none()
+            && self.echo_n.iter().all(|&n| n >= ECHO_SAMPLES_FOR_VANTAGE)
+            && !seg.flags.syn()
         {
-            let s = rel_seq + seg.flags.syn() as i64;
-            let e = s + seg.payload_len as i64;
-            let mss = self.mss_for(c, dir);
-            let vantage = DataVantage::of(self.near, dir);
-            let shift = c.wscale(dir.rev()).unwrap_or(0);
-            // one lookup of the stream for both uses (a fresh stream reads as an absent one)
-            let (st, rtt) = self.streams.with_rtt(dir.idx());
-            let peer_zero = st.win.zero_now();
-            let mut x = Ctx {
-                first_ts: c.first_ts,
-                vantage,
-                sack,
-                dir,
-                peer_shift: shift,
-                rtt,
-                ev,
-                decided: DataVantage::Unknown,
-                after_silence: self.after_silence,
-            };
-            st.on_data(
-                &mut x,
-                s,
-                e,
-                ts,
-                seg.options.timestamp.map(|t| t.0),
-                seg.ip_id,
-                peer_zero,
-                mss,
-            );
-            match x.decided {
-                DataVantage::Sender => self.decide(dir, "loss_pattern"),
-                DataVantage::Receiver => self.decide(dir.rev(), "loss_pattern"),
-                DataVantage::Unknown => {}
+            let (a, b) = (self.echo_min[0].unwrap_or(0), self.echo_min[1].unwrap_or(0));
+            // TSvals tick in milliseconds (Linux: 1 ms): below a few ticks the delays
+            // measure the clock, not the path
+            if a.max(b) >= TS_TICKS_FOR_VANTAGE && (a >= 2 * b.max(1) || b >= 2 * a.max(1)) {
+                self.decide(if a > b { Dir::C2S } else { Dir::S2C }, "timestamps");
             }
+        }
+        if self.near == Some(other) && !seg.flags.syn() {
+            let d = Self::data_dir(c);
+            let first = c.first_ts;
+            let (st, rtt) = self.streams.with_rtt(d.idx());
+            rtt.sample(RttMethod::Timestamp, d, ts, delay, Some((&mut st.bins, first)));
+        }
+    }
+
+    /// The ACK half: acknowledges the other direction's data (its SACK blocks become
+    /// events; SYN windows are never scaled, RFC 7323 §2.2, and a RST's means nothing).
+    #[inline]
+    fn ack_half(&mut self, c: &mut ConnBase, seg: &Segment, dir: Dir, sack: bool, ev: &mut Vec<Event>) {
+        let ts = seg.ts;
+        let other = dir.rev();
+        let a = c.rel_ack(dir, seg.ack);
+        let mut blocks = [(0i64, 0i64); 4];
+        let n = seg.options.sack_count as usize;
+        if let Some(space) = c.half[other.idx()].seq.as_ref() {
+            for (k, b) in seg.options.sack_blocks().iter().enumerate() {
+                blocks[k] = (space.peek(b.left), space.peek(b.right));
+            }
+            if n > 0 {
+                sack::push_blocks(ev, ts, other, a, &blocks[..n]);
+            }
+        }
+        if seg.flags.syn() || seg.flags.rst() {
+            return;
+        }
+        let pure = seg.payload_len == 0 && !seg.flags.fin();
+        let shift = c.wscale(dir);
+        let vantage = DataVantage::of(self.near, other);
+        let (st, rtt) = self.streams.with_rtt(other.idx());
+        let mut x = Ctx::new(c.first_ts, vantage, sack, other, shift.unwrap_or(0), rtt, ev, false);
+        let tsecr = seg.options.timestamp.map(|t| t.1);
+        st.on_ack(&mut x, a, ts, seg.window, shift, pure, &blocks[..n], tsecr);
+    }
+
+    /// A segment without payload: only pure segments of a direction that sent data, below
+    /// its left edge, can be window probes.
+    #[inline]
+    fn empty_segment(&mut self, c: &ConnBase, seg: &Segment, dir: Dir, rel_seq: i64, sack: bool, ev: &mut Vec<Event>) {
+        let st = &self.streams[dir.idx()];
+        if !st.started || rel_seq >= st.una || seg.flags.syn() || seg.flags.fin() || seg.flags.rst() {
+            return;
+        }
+        let vantage = DataVantage::of(self.near, dir);
+        let (st, rtt) = self.streams.with_rtt(dir.idx());
+        let mut x = Ctx::new(c.first_ts, vantage, sack, dir, 0, rtt, ev, false);
+        st.on_empty(&mut x, rel_seq, seg.ts);
+    }
+
+    /// The data half: the segment's payload in its direction's stream; a loss pattern
+    /// found there may decide the vantage.
+    #[inline]
+    fn data_half(&mut self, c: &ConnBase, seg: &Segment, dir: Dir, rel_seq: i64, sack: bool, ev: &mut Vec<Event>) {
+        let s = rel_seq + seg.flags.syn() as i64;
+        let e = s + seg.payload_len as i64;
+        let mss = self.mss_for(c, dir);
+        let vantage = DataVantage::of(self.near, dir);
+        let shift = c.wscale(dir.rev()).unwrap_or(0);
+        // one lookup of the stream for both uses (a fresh stream reads as an absent one)
+        let (st, rtt) = self.streams.with_rtt(dir.idx());
+        let peer_zero = st.win.zero_now();
+        let mut x = Ctx::new(c.first_ts, vantage, sack, dir, shift, rtt, ev, self.after_silence);
+        let tsval = seg.options.timestamp.map(|t| t.0);
+        st.on_data(&mut x, s, e, seg.ts, tsval, seg.ip_id, peer_zero, mss);
+        match x.decided {
+            DataVantage::Sender => self.decide(dir, "loss_pattern"),
+            DataVantage::Receiver => self.decide(dir.rev(), "loss_pattern"),
+            DataVantage::Unknown => {}
         }
     }
 
@@ -472,23 +456,15 @@ impl Engine {
             if !self.streams.allocated() {
                 break; // untouched streams have nothing to close
             }
+            let vantage = DataVantage::of(self.near, d);
+            let shift = c.wscale(d.rev()).unwrap_or(0);
             let (st, rtt) = self.streams.with_rtt(d.idx());
-            let mut x = Ctx {
-                first_ts: c.first_ts,
-                vantage: DataVantage::of(self.near, d),
-                sack: self.sack_seen,
-                dir: d,
-                peer_shift: c.wscale(d.rev()).unwrap_or(0),
-                rtt,
-                ev,
-                decided: DataVantage::Unknown,
-                after_silence: self.after_silence,
-            };
+            let mut x = Ctx::new(c.first_ts, vantage, self.sack_seen, d, shift, rtt, ev, self.after_silence);
             st.finish(&mut x, capture_end);
         }
         // Handshake and close events.
         if let Some(t0) = self.life.first_syn {
-            let mut e = Event::new("handshake", t0);
+            let mut e = Event::new(EventKind::Handshake, t0);
             e.ts_end = self.life.handshake_ack;
             e.count = Some(c.half[0].syn_count as u64);
             e.class = Some(if self.life.handshake_ack.is_some() {
@@ -503,7 +479,7 @@ impl Engine {
         }
         let close = self.life.first_fin.or(self.life.first_rst);
         if let Some((t0, who)) = close {
-            let mut e = Event::new("close", t0);
+            let mut e = Event::new(EventKind::Close, t0);
             e.ts_end = Some(c.last_ts);
             e.class = Some(c.end_reason());
             e.cause = Some(if who == Dir::C2S { "client" } else { "server" });
@@ -523,7 +499,7 @@ impl Engine {
                 "no_delivery" => self.life.stall_max_start.unwrap_or(c.last_ts),
                 _ => c.last_ts,
             };
-            let mut e = Event::new("interruption", at);
+            let mut e = Event::new(EventKind::Interruption, at);
             if r == "no_delivery" {
                 e.ts_end = Some(at + GIVE_UP);
             }

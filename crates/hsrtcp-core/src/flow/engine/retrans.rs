@@ -7,12 +7,12 @@
 //! Vantage matters (analyzers.md §3): `vantage` says whether the capture sits at this
 //! direction's sender, at its receiver, or is unknown.
 
-use crate::flow::event::{Dir, Event};
+use crate::flow::event::{Dir, Event, EventKind};
 use crate::flow::rtt_sample::RttMethod;
 use crate::flow::seq::seq_lt;
 use crate::wire::Nanos;
 
-use super::kinds::{DataVantage, RetransClass};
+use super::kinds::{DataVantage, RetransClass, SpuriousMethod};
 use super::rtt::RttBook;
 use super::series::Bins;
 use super::spurious::{dsack, RecentRetx, RecentRing};
@@ -53,6 +53,23 @@ pub struct Ctx<'a> {
     pub decided: DataVantage,
     /// This segment ended a suspension (silence in both directions).
     pub after_silence: bool,
+}
+
+impl<'a> Ctx<'a> {
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn new(
+        first_ts: Nanos,
+        vantage: DataVantage,
+        sack: bool,
+        dir: Dir,
+        peer_shift: u8,
+        rtt: &'a mut RttBook,
+        ev: &'a mut Vec<Event>,
+        after_silence: bool,
+    ) -> Self {
+        Ctx { first_ts, vantage, sack, dir, peer_shift, rtt, ev, decided: DataVantage::Unknown, after_silence }
+    }
 }
 
 #[derive(Default)]
@@ -361,7 +378,7 @@ impl Stream {
                 if x.vantage == DataVantage::Receiver && self.is_late_original(s, tsval, ip_id) =>
             {
                 self.c.reordering += 1;
-                let mut ev = Event::on_bytes("reordering", ts, x.dir, s, e);
+                let mut ev = Event::on_bytes(EventKind::Reordering, ts, x.dir, s, e);
                 ev.class = Some("late_original");
                 ev.value = Some((ts - prior.last_ts) as f64 * 1e-9);
                 x.ev.push(ev);
@@ -369,8 +386,8 @@ impl Stream {
                 // (the phone saw two copies, one sent as a re-send); once per re-send
                 if let Some(r) = self.recent.claim_latest_at(s) {
                     self.c.unnecessary += 1;
-                    let mut ev = Event::on_bytes("spurious_retransmission", ts, x.dir, r.start, r.end);
-                    ev.class = Some("receiver");
+                    let mut ev = Event::on_bytes(EventKind::SpuriousRetransmission, ts, x.dir, r.start, r.end);
+                    ev.class = Some(SpuriousMethod::Receiver.as_str());
                     ev.cause = Some(r.class.as_str());
                     x.ev.push(ev);
                 }
@@ -382,7 +399,7 @@ impl Stream {
                     && (tsval.is_none() || prior.same_start_tsval == tsval);
                 if same_copy {
                     self.c.network_duplicates += 1;
-                    let mut ev = Event::on_bytes("duplicate", ts, x.dir, s, e);
+                    let mut ev = Event::on_bytes(EventKind::Duplicate, ts, x.dir, s, e);
                     ev.class = Some("network");
                     x.ev.push(ev);
                     return;
@@ -393,7 +410,7 @@ impl Stream {
                     && self.is_reordering(x, ts, tsval, ip_id, &prior) =>
             {
                 self.c.reordering += 1;
-                let mut ev = Event::on_bytes("reordering", ts, x.dir, s, e);
+                let mut ev = Event::on_bytes(EventKind::Reordering, ts, x.dir, s, e);
                 ev.value = prior.hole_seen_ts.map(|h| (ts - h) as f64 * 1e-9);
                 x.ev.push(ev);
                 return;
@@ -419,7 +436,7 @@ impl Stream {
 
     fn window_probe(&mut self, x: &mut Ctx, s: i64, e: i64, ts: Nanos, class: &'static str) {
         self.c.zero_window_probes += 1;
-        let mut ev = Event::on_bytes("window_probe", ts, x.dir, s, e);
+        let mut ev = Event::on_bytes(EventKind::WindowProbe, ts, x.dir, s, e);
         ev.class = Some(class);
         x.ev.push(ev);
     }
@@ -741,7 +758,7 @@ impl Stream {
             tsval,
             ip_id,
         });
-        let mut ev = Event::on_bytes("retransmission", ts, x.dir, s, e);
+        let mut ev = Event::on_bytes(EventKind::Retransmission, ts, x.dir, s, e);
         ev.class = Some(class.as_str());
         // time since these bytes were last seen (tcptrace "retr time")
         ev.value = Some((ts - prior.last_ts) as f64 * 1e-9);
@@ -772,8 +789,8 @@ impl Stream {
                     }
                 }
             } else {
-                let mut ev = Event::on_bytes("spurious_retransmission", ts, x.dir, s, e);
-                ev.class = Some("receiver");
+                let mut ev = Event::on_bytes(EventKind::SpuriousRetransmission, ts, x.dir, s, e);
+                ev.class = Some(SpuriousMethod::Receiver.as_str());
                 ev.cause = Some(class.as_str());
                 x.ev.push(ev);
             }
@@ -863,7 +880,13 @@ impl Stream {
                 Some(_) => RetransClass::Fast,
             };
         }
-        if !evidence && e >= self.nxt && s > self.una && !self.tlp_since_advance {
+        // A copy of the newest data with no loss signal and no recovery under way: the tail
+        // loss probe (RFC 8985), at most one per advance. With SACK this holds also when the
+        // newest segment is the only one outstanding: Linux then delays the probe to the RTO
+        // (PTO = 2·SRTT + 200 ms, capped at the RTO) but still sends it as a probe, not as a
+        // timeout (issue 30: total_rto 0 against one "timeout"); without SACK Linux sends no
+        // probe and a lone segment re-sent is the retransmission timer's.
+        if !evidence && e >= self.nxt && (s > self.una || x.sack) && !self.tlp_since_advance {
             self.tlp_since_advance = true;
             return RetransClass::Tlp;
         }
@@ -977,8 +1000,8 @@ impl Stream {
             self.c.spurious_timeouts += 1;
             self.c.spurious_receiver += 1;
             self.c.spurious_rto_segments += r.segments as u64;
-            let mut ev = Event::new("spurious_timeout", r.start);
-            ev.class = Some("receiver");
+            let mut ev = Event::new(EventKind::SpuriousTimeout, r.start);
+            ev.class = Some(SpuriousMethod::Receiver.as_str());
             ev.dir = Some(x.dir);
             ev.ts_end = Some(r.last);
             ev.seq_start = Some(r.seq_start);
@@ -1142,11 +1165,11 @@ impl Stream {
             if m.id == id && !m.spurious_dsack {
                 let newly = !m.any_spurious();
                 self.mark(id).spurious_dsack = true;
-                self.spurious_timeout(x, "dsack", m, newly, ts, None);
+                self.spurious_timeout(x, SpuriousMethod::Dsack, m, newly, ts, None);
             }
         } else {
-            let mut ev = Event::on_bytes("spurious_retransmission", ts, x.dir, rx.start, rx.end);
-            ev.class = Some("dsack");
+            let mut ev = Event::on_bytes(EventKind::SpuriousRetransmission, ts, x.dir, rx.start, rx.end);
+            ev.class = Some(SpuriousMethod::Dsack.as_str());
             ev.cause = Some(rx.class.as_str());
             x.ev.push(ev);
         }
@@ -1155,22 +1178,26 @@ impl Stream {
     fn spurious_timeout(
         &mut self,
         x: &mut Ctx,
-        method: &'static str,
+        method: SpuriousMethod,
         m: EpisodeMark,
         newly: bool,
         ts: Nanos,
         bias: Option<f64>,
     ) {
         match method {
-            "dsack" => self.c.spurious_dsack += 1,
-            _ => self.c.spurious_eifel += 1,
+            SpuriousMethod::Dsack => self.c.spurious_dsack += 1,
+            SpuriousMethod::Eifel => self.c.spurious_eifel += 1,
+            // the sender's own evidence only: the others are counted where they are found
+            SpuriousMethod::Receiver | SpuriousMethod::TwoVantage => {
+                unreachable!("spurious_timeout at the sender with {method:?}")
+            }
         }
         if newly {
             self.c.spurious_timeouts += 1;
             self.c.spurious_rto_segments += m.retx_before_ack as u64;
         }
-        let mut ev = Event::new("spurious_timeout", m.first_retx);
-        ev.class = Some(method);
+        let mut ev = Event::new(EventKind::SpuriousTimeout, m.first_retx);
+        ev.class = Some(method.as_str());
         ev.dir = Some(x.dir);
         ev.ts_end = Some(ts);
         ev.count = Some(m.retx_before_ack as u64);
@@ -1185,7 +1212,7 @@ impl Stream {
         let first = (t.first_retx - t.armed) as f64 * 1e-9;
         self.count_timeout(&t, dur, first);
         self.bins.backoff(x.first_ts, t.armed, ts);
-        let mut ev = Event::new("timeout_sequence", t.armed);
+        let mut ev = Event::new(EventKind::TimeoutSequence, t.armed);
         ev.class = Some("recovered");
         ev.dir = Some(x.dir);
         ev.ts_end = Some(ts);
@@ -1204,7 +1231,7 @@ impl Stream {
                     let bias = (ts - t.first_retx) as f64 * 1e-9;
                     self.c.rto_bias_sum += bias;
                     self.c.rto_bias_n += 1;
-                    self.spurious_timeout(x, "eifel", m, newly, ts, Some(bias));
+                    self.spurious_timeout(x, SpuriousMethod::Eifel, m, newly, ts, Some(bias));
                 }
             }
         }
@@ -1234,7 +1261,7 @@ impl Stream {
             self.c.rto_first_sum += first;
             self.bins
                 .backoff(x.first_ts, t.armed, t.last_retx.max(end.min(t.last_retx)));
-            let mut ev = Event::new("timeout_sequence", t.armed);
+            let mut ev = Event::new(EventKind::TimeoutSequence, t.armed);
             ev.class = Some("unfinished");
             ev.dir = Some(x.dir);
             ev.seq_start = Some(t.seg_start);

@@ -5,11 +5,9 @@
 //! Only ACKs with a SACK option pay anything: the caller tests the block count first.
 
 use super::spurious::dsack;
-use crate::flow::event::{Dir, Event};
+use crate::flow::event::{Dir, Event, EventKind};
 use crate::wire::Nanos;
 
-/// Events kind of one SACK block.
-pub const SACK_BLOCK: &str = "sack_block";
 /// Class of an ordinary block (data received above the cumulative ACK).
 pub const SACK: &str = "sack";
 /// Class of a D-SACK block: the first block, below the cumulative ACK or inside the second
@@ -27,7 +25,7 @@ pub fn push_blocks(ev: &mut Vec<Event>, ts: Nanos, dir: Dir, ack: i64, blocks: &
         ev.push(Event {
             class: Some(if k == 0 && first_is_dsack { DSACK } else { SACK }),
             count: Some(k as u64 + 1),
-            ..Event::on_bytes(SACK_BLOCK, ts, dir, l, r)
+            ..Event::on_bytes(EventKind::SackBlock, ts, dir, l, r)
         });
     }
 }
@@ -41,7 +39,7 @@ mod tests {
         push_blocks(&mut ev, 7, Dir::S2C, ack, blocks);
         ev.iter()
             .map(|e| {
-                assert_eq!((e.kind, e.ts, e.dir), (SACK_BLOCK, 7, Some(Dir::S2C)));
+                assert_eq!((e.kind, e.ts, e.dir), (EventKind::SackBlock, 7, Some(Dir::S2C)));
                 (e.class.unwrap(), e.seq_start.unwrap(), e.seq_end.unwrap(), e.count.unwrap())
             })
             .collect()

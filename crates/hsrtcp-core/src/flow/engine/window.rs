@@ -3,7 +3,7 @@
 //! receiver's window (rwnd-limited) or below it (cwnd- or application-limited; seed 000
 //! §VI-B estimates SWND = min(CWND, AWND) by bytes in flight).
 
-use crate::flow::event::{Dir, Event};
+use crate::flow::event::{Dir, Event, EventKind};
 use crate::wire::Nanos;
 
 #[derive(Default)]
@@ -62,7 +62,7 @@ impl WindowStats {
 
     fn close_zero(&mut self, t0: Nanos, t1: Option<Nanos>, dir: Dir, ev: &mut Vec<Event>) {
         self.zero_events += 1;
-        let mut e = Event::new("zero_window", t0);
+        let mut e = Event::new(EventKind::ZeroWindow, t0);
         e.dir = Some(dir);
         e.ts_end = t1;
         e.class = Some(if t1.is_some() {
@@ -121,7 +121,7 @@ impl WindowStats {
             self.full_last = ts;
         } else if let Some((t0, at)) = self.full_open.take() {
             self.full_events += 1;
-            let mut x = Event::new("full_window", t0);
+            let mut x = Event::new(EventKind::FullWindow, t0);
             x.dir = Some(dir);
             x.ts_end = Some(self.full_last);
             x.seq_end = Some(at);
@@ -135,7 +135,7 @@ impl WindowStats {
         }
         if let Some((t0, at)) = self.full_open.take() {
             self.full_events += 1;
-            let mut x = Event::new("full_window", t0);
+            let mut x = Event::new(EventKind::FullWindow, t0);
             x.dir = Some(dir);
             x.ts_end = Some(self.full_last);
             x.seq_end = Some(at);
