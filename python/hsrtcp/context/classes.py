@@ -136,6 +136,7 @@ class _RunLog:
 def _handoff_arrays(handoffs: pl.DataFrame, carriers: list[str]) -> dict[str, tuple[np.ndarray, ...]]:
     """carrier -> (ts, inter-system, ping-pong) arrays of one run's handoffs, by time."""
     out = {}
+    handoffs = handoffs.select("carrier", "ts", "system", "ping_pong")  # (filter and sort copy all they get)
     for c in carriers:
         h = handoffs.filter(pl.col("carrier") == c).sort("ts")
         out[c] = (h["ts"].to_numpy(), (h["system"] == "inter").to_numpy(), h["ping_pong"].to_numpy())
@@ -209,6 +210,13 @@ def _one(log: _RunLog | None, carrier: str | None, preset: str | None, a: float,
     return row
 
 
+def _of_run(handoffs: pl.DataFrame, rid) -> pl.DataFrame:
+    """The run's handoffs, the columns :func:`_handoff_arrays` reads (no copy when all are its)."""
+    h = handoffs.select("run_id", "carrier", "ts", "system", "ping_pong")
+    same = h["run_id"].eq_missing(rid) if rid is not None else h["run_id"].is_null()
+    return h if same.all() else h.filter(same)
+
+
 def flow_context(flows: pl.DataFrame, radio: pl.DataFrame | None, handoffs: pl.DataFrame | None,
                  windows: dict | None = None) -> pl.DataFrame:
     """One context row per ``flows`` row (columns :data:`CONTEXT_SCHEMA`, docs/formats/context.md).
@@ -230,8 +238,7 @@ def flow_context(flows: pl.DataFrame, radio: pl.DataFrame | None, handoffs: pl.D
     windows = windows or {}
     empty_h = pl.DataFrame(schema={"run_id": pl.String, "carrier": pl.String, "ts": pl.Float64,
                                    "system": pl.String, "ping_pong": pl.Boolean})
-    hand = {rid: _handoff_arrays((handoffs if handoffs is not None else empty_h)
-                                 .filter(pl.col("run_id").eq_missing(rid)), w.carriers)
+    hand = {rid: _handoff_arrays(_of_run(handoffs if handoffs is not None else empty_h, rid), w.carriers)
             for rid, w in windows.items()}
     seen: dict = {}  # run -> flows of it so far (the window's index)
     rows = []

@@ -97,13 +97,18 @@ class HandoffScan:
             return pl.DataFrame(schema=HANDOFF_SCHEMA)
         if not self._found:
             return finish(self._empty())
-        # the order of finish(): run (null as ""), carrier, then time (each piece's order)
-        parts = [pl.concat(self._found[k], how="vertical").with_columns(
-                     pl.lit(k[2], pl.String).alias("run_id"), pl.lit(k[1], pl.String).alias("carrier"))
-                 for k in sorted(self._found, key=lambda k: (k[0].encode(), k[1].encode()))]
-        out = pl.concat(parts, how="vertical")
-        return out.with_columns(pl.lit(None, HANDOFF_SCHEMA[c]).alias(c) for c in self._NULL).select(
-            pl.col(c).cast(t) for c, t in HANDOFF_SCHEMA.items())
+        # the order of finish(): run (null as ""), carrier, then time (each piece's order); a
+        # carrier's pieces become one chunk and are let go before the next carrier's are copied
+        # (a column added to the many-chunk whole would copy all of it at once)
+        parts = []
+        for k in sorted(self._found, key=lambda k: (k[0].encode(), k[1].encode())):
+            one = pl.concat(self._found.pop(k), how="vertical")
+            parts.append(one.with_columns(pl.lit(k[2], pl.String).alias("run_id"),
+                                          pl.lit(k[1], pl.String).alias("carrier"),
+                                          *(pl.lit(None, HANDOFF_SCHEMA[c]).alias(c) for c in self._NULL))
+                         .select(pl.col(c).cast(t) for c, t in HANDOFF_SCHEMA.items()))
+            del one
+        return pl.concat(parts, how="vertical")
 
     def _empty(self) -> pl.DataFrame:
         cols = ["run_id", "carrier", "ts", *(f"new_{c}" for c in _CELL), "source", "line",
