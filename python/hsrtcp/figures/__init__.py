@@ -92,13 +92,13 @@ def refuse_out(out_dir: str | os.PathLike, inputs: Inputs) -> str | None:
     d = os.fspath(out_dir)
     if not os.path.isdir(d):
         return None
-    for r in [inputs.study_dir, *inputs.results_dirs]:
+    for r in [inputs.study_dir, *inputs.results_dirs, *inputs.mptcp_dirs]:
         try:
             if os.path.samefile(r, d):
                 return f"{shown(d)}: is a directory the gallery reads: choose another directory"
         except OSError:
             pass
-    for mark in ("study.json", "flows.parquet", "hsrtcp-manifest.txt"):
+    for mark in ("study.json", "flows.parquet", "hsrtcp-manifest.txt", "mptcp_instances.parquet"):
         if os.path.isfile(os.path.join(d, mark)):
             return f"{shown(d)}: holds hsrtcp tables ({mark}): choose another directory for the gallery"
     return None

@@ -1,6 +1,8 @@
 """docs/seeds.md: the gallery of the committed lab campaign (tests/data/study) with RESULTS
 analyzed, at generation time, from captures committed in tests/data (``--packets`` on): the
-items that need per-flow samples, one flow's series or the packets table are then drawn.
+items that need per-flow samples, one flow's series or the packets table are then drawn;
+and, as RESULTS read as they are, the committed tables of runs whose captures are too large
+to commit (:data:`hsrtcp.figures.inputs.COMMITTED_TABLES`: seed 004's MPTCP instances).
 
 ``python -m hsrtcp.figures.committed`` rewrites docs/seeds.md; ``--check`` writes nothing and
 exits 1 when it differs. The analyzed tables live in a temporary directory only (they can be
@@ -14,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from hsrtcp.figures.inputs import COMMITTED_RESULTS as RESULTS
+from hsrtcp.figures.inputs import COMMITTED_TABLES as TABLES
 
 ROOT = Path(__file__).resolve().parents[3]
 STUDY = "tests/data/study"
@@ -52,10 +55,15 @@ def analyze_committed(into: Path, root: Path = ROOT) -> list[Path]:
     return out
 
 
+def committed_tables(root: Path = ROOT) -> list[Path]:
+    """The directories of :data:`TABLES`, read as committed."""
+    return [root / rel for _, rel, _ in TABLES]
+
+
 def gallery(into: Path, root: Path = ROOT):
     from hsrtcp.figures import build
 
-    return build(root / STUDY, analyze_committed(into, root))
+    return build(root / STUDY, analyze_committed(into, root) + committed_tables(root))
 
 
 def seeds_md(root: Path = ROOT) -> str:

@@ -277,3 +277,110 @@ def carriers(df: pl.DataFrame, names: list[str], marks: dict[str, list[float]], 
     ax.set_title(title, loc="left")
     ax.legend(loc="lower left")
     return fig
+
+
+@style.styled
+def violins(df: pl.DataFrame, column: str, label: str, title: str, line_at: float | None = None):
+    """One violin per ``group`` of ``column`` with every value as a point and the median as a
+    bar (few instances: the points say what the violin smooths); ``line_at``: a dashed level."""
+    fig, ax = style.new_figure()
+    groups = list(dict.fromkeys(df["group"].to_list()))
+    for i, g in enumerate(groups):
+        v = df.filter(pl.col("group") == g)[column].cast(pl.Float64).to_numpy()
+        if v.size >= 2 and np.ptp(v) > 0:
+            body = ax.violinplot([v], positions=[i], showextrema=False, widths=0.7)["bodies"][0]
+            body.set_facecolor(style.CYCLE[i % len(style.CYCLE)])
+            body.set_alpha(0.3)
+            body.set_gid(f"violin-{i}")
+        ax.scatter(np.full(v.size, i), v, s=10, color=style.CYCLE[i % len(style.CYCLE)], linewidths=0,
+                   zorder=3, gid=f"points-{i}")
+        ax.hlines(np.median(v), i - 0.25, i + 0.25, color="black", linewidth=1.0, gid=f"median-{i}")
+    if line_at is not None:
+        ax.axhline(line_at, color=style.GREY, linestyle="--", linewidth=0.7)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([f"{g}\n(n = {df.filter(pl.col('group') == g).height})" for g in groups])
+    ax.set_ylabel(label)
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, loc="left")
+    return fig
+
+
+@style.styled
+def class_panels(df: pl.DataFrame, quantities: list[str], classes: list[str], title: str):
+    """One panel per ``quantity`` of a (quantity, class, value) frame: each instance a point
+    over its class, the class median a bar; 1 (and the barrier's scale) as a dashed line."""
+    rows = (len(quantities) + 1) // 2
+    fig, axes = style.new_figure(height=1.5 * rows + 0.3, width=style.COLUMN_WIDTH_IN)
+    fig.delaxes(axes)
+    grid = fig.subplots(rows, 2, squeeze=False)
+    for k, q in enumerate(quantities):
+        ax = grid[k // 2][k % 2]
+        for i, c in enumerate(classes):
+            v = df.filter((pl.col("quantity") == q) & (pl.col("class") == c))["value"].cast(pl.Float64).to_numpy()
+            if v.size == 0:
+                continue
+            ax.scatter(np.full(v.size, i), v, s=9, color=style.CYCLE[i % len(style.CYCLE)], linewidths=0,
+                       gid=f"points-{k}-{c}")
+            ax.hlines(np.median(v), i - 0.3, i + 0.3, color="black", linewidth=0.9)
+        ax.axhline(1.0, color=style.GREY, linestyle="--", linewidth=0.6)
+        ax.set_xticks(range(len(classes)))
+        ax.set_xticklabels([c.replace("semi-positive", "semi") for c in classes])
+        ax.set_xlim(-0.6, len(classes) - 0.4)
+        top = df.filter(pl.col("quantity") == q)["value"].max()
+        ax.set_ylim(0, max(1.0, float(top or 0.0)) * 1.12)
+        ax.set_title(f"({'abcdefgh'[k]}) {q}", loc="left")
+    for k in range(len(quantities), rows * 2):
+        grid[k // 2][k % 2].set_visible(False)
+    fig.suptitle(title, x=0.02, ha="left")
+    return fig
+
+
+@style.styled
+def instance_rates(series: pl.DataFrame, panels: list[str], onsets: pl.DataFrame, classes: list[str]):
+    """Per-second rates (``value``: bit/s against ``t``) of each ``line`` of one instance per
+    panel, and a last panel with each degraded subflow's onset against its instance's class."""
+    n = len(panels) + 1
+    fig, axes = style.new_figure(height=1.25 * n + 0.3, nrows=n)
+    peak = float(series["rate_bps"].max() or 0.0)
+    div, shown = style.scale_for(peak, "bit/s")
+    for k, p in enumerate(panels):
+        ax = axes[k]
+        part = series.filter(pl.col("panel") == p)
+        for i, name in enumerate(sorted(set(part["line"].to_list()))):
+            s = part.filter(pl.col("line") == name).sort("t")
+            _step(ax, i, s["t"].to_numpy(), s["rate_bps"].cast(pl.Float64).to_numpy() / div, name,
+                  f"rate-{k}-{name}", 0.7)
+        ax.set_title(f"({'abc'[k]}) a {p} instance", loc="left")
+        ax.set_ylabel(shown)
+        ax.set_ylim(bottom=0)
+        ax.legend(loc="upper right", ncol=2, fontsize=5)
+    ax = axes[-1]
+    for i, c in enumerate(classes):
+        t = onsets.filter(pl.col("class") == c)["degradation_onset_s"].cast(pl.Float64).to_numpy()
+        ax.scatter(t, np.full(t.size, i), s=12, marker="x", color=style.CYCLE[i % len(style.CYCLE)],
+                   gid=f"onsets-{c}")
+    ax.set_yticks(range(len(classes)))
+    ax.set_yticklabels([c.replace("semi-positive", "semi") for c in classes])
+    ax.set_ylim(-0.5, len(classes) - 0.5)
+    ax.set_title(f"({'abcd'[len(panels)]}) subflow degradation onsets", loc="left")
+    ax.set_xlabel("time since the instance's first SYN (s)")
+    return fig
+
+
+@style.styled
+def kt_lines(df: pl.DataFrame, lines: list[str], title: str):
+    """k_t (bytes/s) of each flow of one instance against the second loss of its interval."""
+    fig, ax = style.new_figure()
+    peak = float(df["k_t"].abs().max() or 0.0)
+    div, shown = style.scale_for(peak, "B")
+    for i, name in enumerate(lines):
+        s = df.filter(pl.col("line") == name).sort("loss2_s")
+        ax.plot(s["loss2_s"].to_numpy(), s["k_t"].cast(pl.Float64).to_numpy() / div, marker="os^v"[i % 4],
+                markersize=3, linewidth=0.8, color=style.CYCLE[i % len(style.CYCLE)],
+                linestyle=LINESTYLES[i % len(LINESTYLES)], label=f"{name} (n = {s.height})", gid=f"kt-{name}")
+    ax.axhline(0.0, color=style.GREY, linewidth=0.6)
+    ax.set_xlabel("the interval's second loss, since the first SYN (s)")
+    ax.set_ylabel(f"k_t ({shown}/s)")
+    ax.set_title(title, loc="left")
+    ax.legend(loc="upper right")
+    return fig

@@ -1,6 +1,8 @@
 """What a gallery reads: one study directory (``hsrtcp study -o STUDY``) and, optionally,
 results directories of ``hsrtcp analyze`` for what the study tables do not keep (per-second
-series of one flow, handoff and suspension samples, flows columns the study drops).
+series of one flow, handoff and suspension samples, flows columns the study drops), and
+directories of seed 004's MPTCP instance tables (``hsrtcp mptcp RUNS -o DIR``, alone or
+written into a results directory).
 
 A missing input is not an error: the item that needs it raises :class:`Missing` naming the
 file or column, and the gallery says so in ``coverage.md``. A study directory that is not
@@ -48,13 +50,30 @@ COMMITTED_RESULTS: tuple[tuple[str, tuple[str, ...], str], ...] = (
      "kernel MPTCP v1 over two paths (docs/mptcp.md fixtures)"),
 )
 
+#: docs/seeds.md's RESULTS read as committed (their captures are too large to commit; the
+#: README of each says how they were made): (name, directory relative to the root, what it holds)
+COMMITTED_TABLES: tuple[tuple[str, str, str], ...] = (
+    ("mptcp-conjunction", "tests/data/mptcp-conjunction",
+     "seed 004's instances: `hsrtcp mptcp` tables of the lab's conjunction campaign "
+     "(campaigns/mptcp-conjunction.toml; tests/data/mptcp-conjunction/README.md)"),
+)
+
+#: the MPTCP instance tables (docs/formats/mptcp-metrics.md) a gallery reads
+MPTCP_TABLES = ("instances", "paths", "kt", "rates")
+
 
 class Inputs:
     """The study tables (read on first use) and the results directories, if any."""
 
     def __init__(self, study_dir: str | os.PathLike, results: list[str | os.PathLike] = ()) -> None:
         self.study_dir = Path(study_dir)
-        self.results_dirs = [os.fspath(r) for r in results]
+        # a directory of MPTCP instance tables only (hsrtcp mptcp -o DIR) is no results
+        # directory of hsrtcp analyze: the results reader would refuse it
+        given = [os.fspath(r) for r in results]
+        self.mptcp_dirs = [r for r in given if os.path.isfile(os.path.join(r, "mptcp_instances.parquet"))]
+        self.results_dirs = [r for r in given if r not in self.mptcp_dirs
+                             or os.path.isfile(os.path.join(r, "flows.parquet"))]
+        self._mptcp: dict[str, pl.DataFrame] = {}
         manifest = self.study_dir / "study.json"
         if not self.study_dir.is_dir():
             raise InputError(f"{self.study_dir}: no such study directory (make one with hsrtcp study RESULTS -o DIR)")
@@ -141,3 +160,25 @@ class Inputs:
             how = " (hsrtcp analyze --packets writes it)" if table == "packets" else ""
             raise Missing(f"{table}.parquet of RESULTS: in no RESULTS directory given{how}")
         return pl.concat(scans, how="diagonal_relaxed")
+
+    # -- MPTCP instance tables -----------------------------------------------------------
+    def mptcp(self, table: str) -> pl.DataFrame:
+        """``mptcp_<table>.parquet`` of every MPTCP directory given, stacked with a ``result``
+        column (schema checked: :class:`hsrtcp.results.ResultsDir`); :class:`Missing` names
+        the table and how to make it when no directory has it."""
+        if table not in self._mptcp:
+            from hsrtcp.results import ResultsDir
+
+            name = f"mptcp_{table}"
+            frames = []
+            for d in self.mptcp_dirs:
+                rd = ResultsDir(d)
+                if rd.has(name):
+                    frames.append(rd.read(name).with_columns(pl.lit(d).alias("result")))
+            if not frames:
+                given = "no RESULTS directory given" if not self.mptcp_dirs and not self.results_dirs else \
+                    "in no RESULTS directory given"
+                raise Missing(f"{name}.parquet of RESULTS (hsrtcp mptcp RUNS -o DIR on a conjunction campaign: an "
+                              f"MPTCP download and single-path flows on each carrier at once, docs/mptcp.md): {given}")
+            self._mptcp[table] = pl.concat(frames, how="diagonal_relaxed")
+        return self._mptcp[table]

@@ -12,22 +12,14 @@ Seed 002 is kept as its abstract only (docs/seeds.md): it has no numbered item h
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import polars as pl
 
-from hsrtcp.figures import draw
+from hsrtcp.figures import conjunction, draw
 from hsrtcp.figures.inputs import SEED000_CLASSES, Inputs, Missing
+from hsrtcp.figures.made import Made, markdown as _markdown
 from hsrtcp.schemas import CLASS_ORDER
-
-
-@dataclass
-class Made:
-    data: pl.DataFrame                       # what is drawn or tabulated (written as CSV)
-    figure: object | None = None             # a matplotlib Figure, or None for a table
-    markdown: str | None = None              # a table's text
-    lab: list[str] = field(default_factory=list)   # the lab's numbers, one line each
-    gaps: list[str] = field(default_factory=list)  # what the whole item would still need
 
 
 @dataclass(frozen=True)
@@ -206,15 +198,6 @@ def _dataset(inp: Inputs, by: tuple[str, ...], generation: str | None = None) ->
     return Made(data=data, markdown=md, lab=lines, gaps=gaps)
 
 
-def _markdown(df: pl.DataFrame) -> str:
-    def cell(v):
-        if v is None:
-            return "–"
-        if isinstance(v, float):
-            return f"{v:.4g}"
-        return str(v)
-    head = "| " + " | ".join(df.columns) + " |\n|" + "---|" * len(df.columns) + "\n"
-    return head + "\n".join("| " + " | ".join(cell(v) for v in r) + " |" for r in df.iter_rows()) + "\n"
 
 
 def s000_table_1(inp: Inputs) -> Made:
@@ -361,10 +344,15 @@ def s003_table_1(inp: Inputs) -> Made:
 
 
 def s004_table_2(inp: Inputs) -> Made:
-    gaps = ["MPTCP instances per carrier combination: needs mptcp_instances.parquet of a conjunction campaign "
-            "(hsrtcp mptcp, docs/mptcp.md), none committed and not read by the gallery; here: single-path flows per carrier"]
-    made = _dataset(inp, ("carrier", "scenario"))
-    made.gaps = gaps + made.gaps
+    """Seed 004's data sets (single path per carrier, MPTCP per combination) from the MPTCP
+    instance tables; without them, the study's single-path flows per carrier."""
+    try:
+        made = conjunction.s004_table_2_mptcp(inp)
+    except Missing as m:
+        made = _dataset(inp, ("carrier", "scenario"))
+        made.gaps = [f"MPTCP instances per carrier combination: {m.reason}; here: single-path flows per carrier"] + made.gaps
+        return made
+    made.gaps.append("routes: the lab's scenarios, not HSR lines (no route length or stations in the tables)")
     return made
 
 
@@ -430,6 +418,18 @@ def s001_fig_10(inp: Inputs) -> Made:
 
 
 def s001_fig_12(inp: Inputs) -> Made:
+    """MPTCP against TCP: from one RESULTS directory's connections (below), else from the MPTCP
+    instance tables (:func:`hsrtcp.figures.conjunction.s001_fig_12`)."""
+    try:
+        return _s001_fig_12_connections(inp)
+    except Missing as first:
+        try:
+            return conjunction.s001_fig_12(inp)
+        except Missing as second:
+            raise Missing(f"{first.reason}; {second.reason}") from None
+
+
+def _s001_fig_12_connections(inp: Inputs) -> Made:
     """Throughput of the MPTCP connections (mptcp.parquet: DSN bytes down over first_ts..last_ts)
     beside the single-path TCP flows (flows without an MPTCP option: bytes acknowledged over
     the flow's duration) of the same RESULTS directory, so both ran on the same paths."""
@@ -917,9 +917,6 @@ def s004_fig_1(inp: Inputs) -> Made:
 # -- the registry ----------------------------------------------------------------------------
 
 PER_PACKET = "RESULTS packets of a pair (hsrtcp analyze --client --server --packets)"
-MPTCP = ("mptcp_instances.parquet (hsrtcp mptcp RUNS -o DIR on a conjunction campaign: an MPTCP download and "
-         "single-path flows on each carrier at once, docs/mptcp.md): no such run is committed, and the gallery "
-         "does not read that table yet")
 
 
 def _never(why: str):
@@ -1018,8 +1015,10 @@ ITEMS: tuple[Item, ...] = (
     Item("seed001-fig-10", "the model against the Padhye model", "study_flows (model inputs), scenarios/*.toml (lab p_a)",
          "", s001_fig_10),
     Item("seed001-fig-11", "one ACK's arrival avoids a timeout", "", "", diagram="a drawing of one case"),
-    Item("seed001-fig-12", "MPTCP against TCP throughput", "RESULTS mptcp.parquet and single-path flows in one directory",
-         "", s001_fig_12),
+    Item("seed001-fig-12", "MPTCP against TCP throughput", "RESULTS mptcp.parquet and single-path flows in one directory, "
+         "or mptcp_instances and mptcp_paths",
+         "S1 §V-B: MPTCP improves throughput by 42.15 % (China Mobile, 83 flows), 95.64 % (Unicom, 63), "
+         "283.33 % (Telecom, 64)", s001_fig_12),
     # seed 003: Xiao et al., TCP over mobile networks at high speed
     Item("seed003-table-I", "scenarios: location, speed, duration", "study_flows: scenario, speed",
          "T3-01: standing 5 min; driving 100 km/h, 12 min; HSR 300 km/h, 33 min", s003_table_1),
@@ -1068,15 +1067,24 @@ ITEMS: tuple[Item, ...] = (
     Item("seed004-fig-02", "measurement set-up and HSR footprints", "RESULTS radio latitude/longitude", "",
          s004_fig_2),
     Item("seed004-table-I", "HSR lines", "study_flows: scenario, speed, duration", "", s000_table_2),
-    Item("seed004-table-II", "data set per carrier (combination)", "study_flows: carrier; " + MPTCP, "", s004_table_2),
+    Item("seed004-table-II", "data set per carrier (combination)",
+         "RESULTS mptcp_instances, mptcp_paths; else study_flows: carrier", "", s004_table_2),
     Item("seed004-fig-03", "a dual-carrier MPTCP example", "RESULTS mptcp_subflows, packets (--packets)", "",
          _packets("s004_fig_3")),
-    Item("seed004-fig-04", "conjunction efficiency U_c of MPTCP", MPTCP, "T4-20/22: median U_c 1.4 static, 1.0 high speed",
-         _never(MPTCP)),
-    Item("seed004-fig-05", "the classified instances of (M, U)", MPTCP, "T4-23: positive 21 %, semi 29 %, negative 50 %",
-         _never(MPTCP)),
-    Item("seed004-fig-06", "subflow degradation: throughput of three instances", MPTCP, "T4-26", _never(MPTCP)),
-    Item("seed004-fig-07", "subflow degradation: LIA against Reno, cwnd", MPTCP, "T4-29/30", _never(MPTCP)),
+    Item("seed004-fig-04", "conjunction efficiency U_c of MPTCP", "RESULTS mptcp_instances (u_c), mptcp_paths",
+         "T4-20/21: median U_c 1.4 static, 1.0 high speed ((M, U)); T4-22: P(U_c > 1) 51 % (M, U), 32 % (M, T), "
+         "49 % (U, T), 47 % (M, U, T) at high speed", conjunction.s004_fig_4),
+    Item("seed004-fig-05", "the classified instances of (M, U)", "RESULTS mptcp_instances (u_c, u_t, instance_class), "
+         "mptcp_paths (subflow_utilization)",
+         "T4-23: positive 21 %, semi 29 %, negative 50 %; T4-24: > 75 % of negative instances with U_t < 50 %",
+         conjunction.s004_fig_5),
+    Item("seed004-fig-06", "subflow degradation: throughput of three instances",
+         "RESULTS mptcp_rates, mptcp_paths (degraded, degradation_onset_s), mptcp_instances",
+         "T4-26: instances with a degraded subflow: positive 39.7 %, semi-positive 62.5 %, negative 100 %",
+         conjunction.s004_fig_6),
+    Item("seed004-fig-07", "subflow degradation: LIA against Reno, cwnd", "RESULTS mptcp_kt (k_t), mptcp_instances",
+         "T4-29/30: LIA's increase slows after repeated decreases; k_t of the degraded subflow stays below the others'",
+         conjunction.s004_fig_7),
     Item("seed004-fig-08", "carrier complementarity in handoff, network type and signal",
          "RESULTS radio table with two or more carriers and MPTCP subflows on them", "",
          _never("the throughput of each subflow of an MPTCP connection over two carriers beside those carriers' "

@@ -1,5 +1,6 @@
 """The committed gallery, made once per session as docs/seeds.md is: the study tables of
-tests/data/study and the committed captures analyzed with --packets (hsrtcp.figures.committed)."""
+tests/data/study, the committed captures analyzed with --packets and the committed MPTCP
+instance tables (hsrtcp.figures.committed)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hsrtcp.cli import main
-from hsrtcp.figures.committed import analyze_committed
+from hsrtcp.figures.committed import analyze_committed, committed_tables
 
 ROOT = Path(__file__).resolve().parents[3]
 STUDY = ROOT / "tests" / "data" / "study"
@@ -20,5 +21,6 @@ def committed(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
     base = tmp_path_factory.mktemp("committed")
     dirs = analyze_committed(base / "results", ROOT)
     out = base / "g"
-    assert main(["figures", str(STUDY), *map(str, dirs), "-o", str(out), "-q"]) == 0
+    tables = committed_tables(ROOT)  # read as committed (seed 004's MPTCP instances)
+    assert main(["figures", str(STUDY), *map(str, dirs), *map(str, tables), "-o", str(out), "-q"]) == 0
     return out, {d.name: d for d in dirs}
