@@ -117,8 +117,11 @@ def suspensions(res: Results, conns: pl.DataFrame) -> pl.DataFrame:
     id_type = sus.schema["flow_id"]
     ids = pl.concat([_ids(conns, r, id_type) for r in ("flow_id", "client_row", "server_row")]).unique()
     stalled = pl.col("stalled") if "stalled" in sus.columns else pl.lit(None, pl.Boolean)
-    return (sus.lazy().select("result", "flow_id", pl.col("suspension_s").cast(pl.Float64), stalled.alias("stalled"))
+    plan = (sus.lazy().select("result", "flow_id", pl.col("suspension_s").cast(pl.Float64), stalled.alias("stalled"))
             .join(ids, on=["result", "flow_id"], how="inner")
             .group_by("result", "conn_id").agg(pl.col("suspension_s").alias("suspensions_s"),
                                                pl.col("stalled").sum().alias("suspensions_stalled"))
-            .rename({"conn_id": "flow_id"}).collect())
+            .rename({"conn_id": "flow_id"}))
+    if sus.is_empty():  # no handoff during a flow (a standing trip): the plan's empty result, not
+        return pl.DataFrame(schema=plan.collect_schema())  # its unique of every connection's ids
+    return plan.collect()

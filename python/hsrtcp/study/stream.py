@@ -126,7 +126,8 @@ def partitions_task(chunk: Chunk, by: list[str], spool: str, meta: dict) -> dict
                 raise
             # the spool's disk, not the partition: the whole study stops (exit 3), named
             return dict(meta, records=recs, files={}, write_error=f"{target}: cannot write: {reason}")
-    return dict(meta, records=recs, files=files, worker=(os.uname().nodename, os.getpid()))
+    return dict(meta, records=recs, files=files, worker=(os.uname().nodename, os.getpid()),
+                polars_threads=pl.thread_pool_size())
 
 
 @dataclass
@@ -212,9 +213,36 @@ def _run_local(parts: list[Chunk], by: list[str], spool: str, progress: Progress
         with lock:
             _finished(out, chunk, r, progress)
 
-    run_local(((c, by, spool, {"chunk": c.index}) for c in parts), done, workers=min(default_workers(), len(parts)),
-              mode="processes" if processes else "threads", fn=partitions_task)
+    with _one_polars_thread(processes):
+        run_local(((c, by, spool, {"chunk": c.index}) for c in parts), done,
+                  workers=min(default_workers(), len(parts)), mode="processes" if processes else "threads",
+                  fn=partitions_task)
     return out
+
+
+#: polars threads of each worker process: the pool has one worker per core (each pinned to
+#: its own when it can), so a second polars thread only competes for the worker's core; a
+#: partition's queries are small (about 80 on 30,000 rows) and spent about 15 % more CPU
+#: with two threads (bench/README.md, "Study")
+WORKER_POLARS_THREADS = "1"
+
+
+class _one_polars_thread:
+    """``POLARS_MAX_THREADS`` for the worker processes the pool starts (they take the
+    environment of the fork server, started with the pool's first worker; polars reads it
+    once, at import). A value the user set is kept; this process's own polars is not
+    changed (its threads compute the summary tables after the workers)."""
+
+    def __init__(self, processes: bool) -> None:
+        self.set = processes and "POLARS_MAX_THREADS" not in os.environ
+
+    def __enter__(self) -> None:
+        if self.set:
+            os.environ["POLARS_MAX_THREADS"] = WORKER_POLARS_THREADS
+
+    def __exit__(self, *exc) -> None:
+        if self.set:
+            os.environ.pop("POLARS_MAX_THREADS", None)
 
 
 def _run_dask(parts: list[Chunk], by: list[str], spool: str, progress: Progress, scheduler: str) -> list[dict]:
@@ -421,6 +449,7 @@ def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, 
     s = Study(out, notes, o, list(results), rows=rows)
     s.partitions = len(names)
     s.workers = sorted({tuple(d["worker"]) for d in done if d["worker"]})  # (host, pid) of the processes that read them
+    s.worker_polars_threads = sorted({d["polars_threads"] for d in done if d.get("polars_threads")})
     s.spool = spool
     s.encoded = ahead
     weakref.finalize(s, shutil.rmtree, spool, True)  # the spooled rows live as long as the study

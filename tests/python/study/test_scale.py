@@ -326,3 +326,64 @@ def test_flat_lists_keep_what_pooled_keeps():
     full = columns._flat_lists(pl.DataFrame({"v": s}).lazy(), "v")
     got = columns._pooled(*full, np.ones(5, dtype=bool), o, None, True)
     assert got == stats.pooled([x if x is not None else [] for x in s.to_list()], min_flows=1, n_boot=0, rng=None)
+
+
+_ONE_THREAD_SCRIPT = """
+import sys
+
+import polars as pl
+
+import hsrtcp
+import hsrtcp.scale.pool
+from hsrtcp.study import stream
+
+stream.PROCESS_MIN_PARTITIONS = 0
+stream.TASKS_PER_WORKER = 1
+hsrtcp.scale.pool.default_workers = lambda: 2
+
+if __name__ == "__main__":
+    s = hsrtcp.study(sys.argv[1], bootstrap=0, stream=True, processes=True, spool_dir=sys.argv[2])
+    print(pl.thread_pool_size(), len(s.workers), *s.worker_polars_threads)
+"""
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: polars has one thread anyway")
+def test_worker_processes_run_polars_on_one_thread(corpus, tmp_path):
+    """The study's worker processes (one per core) run polars on one thread each (bench/README.md
+    "Study": the second thread cost CPU on the worker's core); the command's own polars keeps
+    its threads, and a POLARS_MAX_THREADS the user set is kept. A fresh interpreter: the pool's
+    fork server takes the environment when it starts, once per process."""
+    script = tmp_path / "one_thread.py"
+    script.write_text(_ONE_THREAD_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k != "POLARS_MAX_THREADS"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), env.get("PYTHONPATH", "")])
+
+    def run(**extra) -> list[int]:
+        p = subprocess.run([sys.executable, str(script), str(corpus), str(tmp_path)], capture_output=True, text=True,
+                           env=dict(env, **extra), timeout=600)
+        assert p.returncode == 0, p.stderr
+        return [int(x) for x in p.stdout.split()]
+
+    cores = pl.thread_pool_size()
+    assert cores >= 2
+    assert run() == [cores, 2, 1]
+    assert run(POLARS_MAX_THREADS="2") == [2, 2, 2]
+
+
+def test_empty_suspensions_give_the_joined_plans_frame(corpus):
+    """samples.suspensions skips its join when the partition has no suspension (a standing
+    trip): the frame it returns is the one the join gives when nothing matches, schema too."""
+    from hsrtcp.study import load, samples
+    from hsrtcp.study.connections import connections
+
+    res = load.read([corpus / "input=drops_cubic"])
+    assert res.suspensions is not None and res.suspensions.height > 0
+    conns = connections(res.flows)
+    none = 1 + max(conns[c].max() for c in ("flow_id", "client_row", "server_row"))
+    unmatched = res.suspensions.head(1).with_columns(pl.lit(none, dtype=res.suspensions.schema["flow_id"])
+                                                     .alias("flow_id"))
+    res.suspensions = unmatched  # a row of no connection: the plan runs and finds nothing
+    joined = samples.suspensions(res, conns)
+    res.suspensions = unmatched.clear()
+    skipped = samples.suspensions(res, conns)
+    assert joined.is_empty() and skipped.schema == joined.schema and skipped.equals(joined)
