@@ -21,8 +21,10 @@ inside a second stays a change and the times increase; the log's resolution stay
 
 from __future__ import annotations
 
+import math
 import os
 
+import numpy as np
 import polars as pl
 
 from hsrtcp.context.csvlog import iter_rows, strptime_column, to_identity, to_number
@@ -53,6 +55,51 @@ def read_gnettrack(path: str | os.PathLike) -> pl.DataFrame:
     """The normalized radio frame of a G-NetTrack Pro CSV export; a missing column or a value
     that does not read is a :class:`RadioLogError` naming the file and the line. The file is
     read in blocks (:func:`hsrtcp.context.csvlog.iter_rows`)."""
+    frames = list(_frames(path))
+    if not frames:
+        return empty_radio()
+    return _spread(pl.concat(frames, rechunk=False), os.path.basename(os.fspath(path)))
+
+
+def iter_gnettrack(path: str | os.PathLike):
+    """:func:`read_gnettrack` block by block: normalized frames in file order, the same rows.
+    The rows of a block's last second wait for the next block (they are spread over their
+    second together); a second that comes back after later ones were given out (a clock set
+    back) raises :class:`hsrtcp.context.stream.WholeOnly`: the caller reads the file whole."""
+    from hsrtcp.context.stream import WholeOnly
+
+    source = os.path.basename(os.fspath(path))
+    held = None      # the rows of the latest second, not yet given out
+    done = -math.inf  # the latest second given out
+    for f in _frames(path):
+        if f.is_empty():
+            continue
+        if f["_t"].min() <= done:
+            raise WholeOnly(f"{os.fspath(path)}: a second comes back after later ones")
+        cur = f if held is None else pl.concat([held, f], how="vertical")
+        t = cur["_t"].to_numpy()
+        cut = len(t) - int(np.argmin(t[::-1] == t[-1])) if (t != t[-1]).any() else 0  # the last second's run
+        out, held = cur.slice(0, cut), cur.slice(cut)
+        if (t[:cut] == t[-1]).any():  # the second also earlier in the block: spread over all of it
+            raise WholeOnly(f"{os.fspath(path)}: a second comes back after later ones")
+        if not out.is_empty():
+            done = max(done, out["_t"].max())
+            yield _spread(out, source)
+    if held is not None:
+        yield _spread(held, source)
+
+
+def _spread(df: pl.DataFrame, source: str) -> pl.DataFrame:
+    # rows sharing a second, spread over it in file order (all its rows are in ``df``: over
+    # the whole file, or a second held back across a block's end)
+    k = pl.int_range(pl.len()).over("_t")
+    df = df.with_columns((pl.col("_t") + k / pl.len().over("_t")).alias("ts"),
+                         pl.lit(source).alias("source"))
+    return conform(df)
+
+
+def _frames(path: str | os.PathLike):
+    """The file's blocks as frames of the radio columns, ``_t`` (the whole second) for ``ts``."""
     file = os.fspath(path)
     chunks = iter_rows(file)
     header = next(chunks)
@@ -62,7 +109,6 @@ def read_gnettrack(path: str | os.PathLike) -> pl.DataFrame:
         raise RadioLogError(f"{file}:1: missing column(s) {', '.join(missing)}: not a G-NetTrack Pro "
                             f"export (it needs {', '.join(REQUIRED)})")
     cell_col = "RAWCELLID" if "RAWCELLID" in header else "CellID"
-    frames = []
     for rows, lines in chunks:
         t = strptime_column(file, _text(rows, "Timestamp"), lines, TIME_FORMAT, "Timestamp")
         if t.is_null().any():
@@ -96,13 +142,4 @@ def read_gnettrack(path: str | os.PathLike) -> pl.DataFrame:
             gens.append(gen)
         cols["rat"] = pl.Series(rats, dtype=pl.String)
         cols["generation"] = pl.Series(gens, dtype=pl.String)
-        frames.append(pl.DataFrame(cols).with_columns(lines))
-    if not frames:
-        return empty_radio()
-    df = pl.concat(frames, rechunk=False)
-    # rows sharing a second, spread over it in file order (over the whole file: a second may
-    # straddle two blocks)
-    k = pl.int_range(pl.len()).over("_t")
-    df = df.with_columns((pl.col("_t") + k / pl.len().over("_t")).alias("ts"),
-                         pl.lit(os.path.basename(file)).alias("source"))
-    return conform(df)
+        yield pl.DataFrame(cols).with_columns(lines)

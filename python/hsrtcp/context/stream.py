@@ -28,6 +28,12 @@ class Unordered(ValueError):
     """A block holds a time before the previous blocks' latest (the ``*`` sweep needs time order)."""
 
 
+class WholeOnly(Exception):
+    """The log cannot be read block by block with the rows of the whole read (a G-NetTrack
+    second that comes back after later ones): :func:`scan_radio` gives None, the caller
+    reads it whole."""
+
+
 def _with_run(block: pl.DataFrame) -> pl.DataFrame:
     if "run_id" not in block.columns:
         block = block.with_columns(pl.lit(None, pl.String).alias("run_id"))
@@ -412,7 +418,8 @@ class FlowWindows:
         return log
 
 
-STREAMED_FORMATS = ("lab", "csv")
+# the formats read block by block (docs/formats/radio.md says why the others are not)
+STREAMED_FORMATS = ("lab", "csv", "gnettrack")
 
 
 class ScannedLog:
@@ -440,13 +447,18 @@ class ScannedLog:
 def _blocks(file: str, fmt: str, mapping: dict | None, t0: float | None):
     from hsrtcp.context.csvlog import iter_generic, iter_lab
 
+    if fmt == "gnettrack":
+        from hsrtcp.context.gnettrack import iter_gnettrack
+
+        return iter_gnettrack(file)
     return iter_lab(file, t0) if fmt == "lab" else iter_generic(file, mapping or {})
 
 
 def scan_radio(path, fmt: str, *, mapping: dict | None = None, t0: float | None = None, offset_s: float = 0.0,
                run_id: str | None = None, first_ts=(), last_ts=(), parquet) -> ScannedLog | None:
-    """Read a lab or generic CSV radio log block by block (None for the other formats: the
-    caller reads them whole with :func:`hsrtcp.context.readers.read_radio`): checks as
+    """Read a radio log of :data:`STREAMED_FORMATS` block by block (None for the other formats
+    and for a log that cannot be, :class:`WholeOnly`: the caller reads them whole with
+    :func:`hsrtcp.context.readers.read_radio`): checks as
     :func:`~hsrtcp.context.readers.check`, writes the rows (with ``run_id``) to ``parquet``,
     finds the handoffs and the coverage, and collects each flow's samples (``first_ts``,
     ``last_ts``: the run's flows). Raises RadioLogError (``parquet`` then removed)."""
@@ -502,11 +514,13 @@ def scan_radio(path, fmt: str, *, mapping: dict | None = None, t0: float | None 
         writer.close()
         writer = None
         log.warnings = chk.finish()
-    except BaseException:
+    except BaseException as exc:
         if writer is not None:
             writer.close()
         if os.path.exists(parquet):
             os.remove(parquet)
+        if isinstance(exc, WholeOnly):
+            return None
         raise
     log.parquet = parquet
     log.derived = ho.result()

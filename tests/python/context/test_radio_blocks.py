@@ -224,3 +224,62 @@ def test_rejected_log_same_message_and_tables(tmp_path, monkeypatch, example_flo
     for name, t in whole.items():
         assert_frame_equal(blocks[name], t, check_exact=True)
     assert not list((tmp_path / "out").glob("radio.parquet.part*"))
+
+
+GNETTRACK = DATA / "radio/irish-5g/B_2020.02.14_09.38.22.lines760-1100.csv"
+
+
+def test_compute_context_gnettrack_blocks_equal_whole(tmp_path, monkeypatch, example_flows):
+    """The committed G-NetTrack log (rows sharing a second, 5G NSA, cell changes) read block
+    by block with blocks of a row or two: a second's rows wait for the next block."""
+    from datetime import datetime, timezone
+
+    from hsrtcp.context.gnettrack import iter_gnettrack, read_gnettrack
+
+    first = datetime.strptime("2020.02.14_09.52.07", "%Y.%m.%d_%H.%M.%S").replace(tzinfo=timezone.utc)
+    d = _flows_dir(tmp_path / "out", example_flows)
+    kw = dict(radio_format="gnettrack", radio_offset=T0 - 30 - first.timestamp())
+    whole, msg_w = _tables(d, GNETTRACK, False, **kw)
+    monkeypatch.setattr(csvlog, "BLOCK_BYTES", 300)
+    assert_frame_equal(pl.concat(list(iter_gnettrack(GNETTRACK))), read_gnettrack(GNETTRACK), check_exact=True)
+    calls = []
+    monkeypatch.setattr(stream, "_blocks", lambda *a, real=stream._blocks: calls.append(a) or real(*a))
+    blocks, msg_b = _tables(d, GNETTRACK, True, **kw)
+    assert calls and msg_b == msg_w
+    for name, t in whole.items():
+        assert_frame_equal(blocks[name], t, check_exact=True)
+    ctx = whole["context"]  # the log holds what the test is about
+    assert ctx["handoffs"].max() >= 1 and (ctx["flow_class"] != "unknown").any()
+    assert (whole["radio"]["ts"] % 1 != 0).any()  # seconds with several rows
+
+
+def test_gnettrack_second_back_after_later_ones_is_read_whole(tmp_path, monkeypatch, example_flows):
+    """Operator A's rows at :31 and :32, then B's at :31 and :33: second 31 comes back. Read
+    whole, its two rows are spread over it (31.0, 31.5); block by block the scan gives up
+    (WholeOnly) and the log is read whole: the same tables."""
+    from datetime import datetime, timezone
+
+    from hsrtcp.context.gnettrack import iter_gnettrack
+    from hsrtcp.context.stream import WholeOnly
+
+    head = "Timestamp,Longitude,Latitude,Speed,Operatorname,CellID,NetworkMode,RSRP,RSRQ"
+    secs = [(30, "A", 7), (31, "A", 7), (32, "A", 8), (31, "B", 5), (33, "B", 5), (34, "B", 6)]
+    secs += [(35 + i, op, 9 + i // 10) for i in range(60) for op in "AB"]
+    rows = [f"2019.12.14_10.16.{s:02d},-8.4,51.9,50,{op},{cid},LTE,-90,-10" if s < 60 else
+            f"2019.12.14_10.17.{s - 60:02d},-8.4,51.9,50,{op},{cid},LTE,-90,-10" for s, op, cid in secs]
+    log = tmp_path / "g.csv"
+    log.write_text("\n".join([head, *rows]) + "\n")
+    first = datetime(2019, 12, 14, 10, 16, 30, tzinfo=timezone.utc).timestamp()
+    d = _flows_dir(tmp_path / "out", example_flows)
+    kw = dict(radio_format="gnettrack", radio_offset=T0 - 20 - first, carrier="A")
+    whole, msg_w = _tables(d, log, False, **kw)
+    b31 = whole["radio"].filter((pl.col("carrier") == "B") & (pl.col("line") == 5))["ts"][0]
+    assert b31 - (T0 - 20) == 1.5  # (the log holds what the test is about)
+    monkeypatch.setattr(csvlog, "BLOCK_BYTES", 120)
+    with pytest.raises(WholeOnly):
+        list(iter_gnettrack(log))
+    blocks, msg_b = _tables(d, log, True, **kw)
+    assert msg_b == msg_w
+    for name, t in whole.items():
+        assert_frame_equal(blocks[name], t, check_exact=True)
+    assert not list((tmp_path / "out").glob("radio.parquet.part*"))
