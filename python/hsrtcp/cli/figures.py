@@ -18,7 +18,8 @@ import click
 @click.option("-q", "--quiet", is_flag=True, help="no summary")
 def figures(study_dir, results, out, only, list_, quiet):
     """Make the seeds' numbered tables and figures from a study directory (hsrtcp study -o STUDY)
-    and, for what the study tables do not keep, results directories of hsrtcp analyze.
+    and, for what the study tables do not keep, results directories of hsrtcp analyze or
+    directories of MPTCP instance tables (hsrtcp mptcp -o DIR: seed 004's instances).
     coverage.md says for every item whether it was made and which input or column is missing.
 
     \b

@@ -1088,8 +1088,9 @@ ITEMS: tuple[Item, ...] = (
     Item("seed004-fig-08", "carrier complementarity in handoff, network type and signal",
          "RESULTS radio table with two or more carriers and MPTCP subflows on them", "",
          _never("the throughput of each subflow of an MPTCP connection over two carriers beside those carriers' "
-                "radio logs in one run (a conjunction campaign with a radio log per carrier, docs/mptcp.md): "
-                "none committed (the committed run logs one carrier; the MPTCP captures have no radio log)")),
+                "radio logs in one run: the conjunction campaign's runs log both carriers (each bundle's radio.csv), "
+                "but only their hsrtcp mptcp tables are committed (tests/data/mptcp-conjunction), and no maker "
+                "joins mptcp_rates with a radio table yet")),
 )
 
 

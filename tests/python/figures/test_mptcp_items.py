@@ -219,3 +219,13 @@ def test_without_instance_tables_the_items_say_which(tmp_path, capsys):
     (bad / "mptcp_paths.parquet").write_bytes(b"not parquet")
     assert main(["figures", str(STUDY), str(bad), "-o", str(tmp_path / "g"), "--only", "seed004-fig-05"]) == 3
     assert "mptcp_paths.parquet" in capsys.readouterr().err
+
+
+def test_a_gallery_is_never_written_among_instance_tables(tmp_path, capsys):
+    d = tmp_path / "conj"
+    shutil.copytree(CONJ, d)
+    before = sorted(p.name for p in d.iterdir())
+    assert main(["figures", str(STUDY), "-o", str(d), "--only", "seed004-fig-04"]) == 2
+    assert "holds hsrtcp tables (mptcp_instances.parquet)" in capsys.readouterr().err
+    assert sorted(p.name for p in d.iterdir()) == before
+
