@@ -38,11 +38,12 @@ from hsrtcp.errors import ExitCode, InputError
 from hsrtcp.schemas import SEED_CLASSES
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ("docs/study.md", "docs/findings.md", "docs/passive.md", "docs/models.md")
+DOCS = ("docs/study.md", "docs/findings.md", "docs/passive.md", "docs/models.md", "docs/lab.md")
 
 STUDY = "tests/data/study"
 WITH_STATIC = "tests/data/study-with-static"
 BY_WORKLOAD = "tests/data/study-by-workload"
+V2 = "tests/data/study-v2"  # the v2 channel's campaign (docs/lab.md "Levels"), class with handoffs only
 ARMS = "docs/findings/arms.csv"
 
 REGION = re.compile(r"<!-- generated:(?P<name>[A-Za-z0-9_.-]+) -->\n(?P<body>.*?)<!-- /generated -->", re.S)
@@ -580,8 +581,135 @@ def models_on_data(ctx: Context) -> str:
     return markdown(on_data(flows, ack))
 
 
+# ---------------------------------------------------------------------------------------------
+# docs/lab.md: the levels of the seeds, lab v1 and the v2 channel (issue 35)
+
+#: a level counts as reached within this factor of the seed's value (docs/lab.md, declared
+#: before the v2 runs)
+LEVEL_FACTOR = 1.5
+
+
+def _level_verdict(v, lo, hi, seed: float | None, role: str) -> str:
+    """``role``: "held out" (judged: reached or missed, with lab / seed), "calibration" (the
+    channel was set from it: shown, not judged), or a reason it is not comparable."""
+    if role not in ("held out", "calibration"):
+        return role
+    if v is None or seed is None:
+        return "no value"
+    ratio = v / seed
+    if role == "calibration":
+        return f"calibration target (lab {_sig(ratio, 2)}× seed)"
+    inside = seed / LEVEL_FACTOR <= v <= seed * LEVEL_FACTOR
+    overlaps = lo is not None and lo <= seed * LEVEL_FACTOR and hi >= seed / LEVEL_FACTOR
+    return f"{'reached' if inside and overlaps else 'missed'} (lab {_sig(ratio, 2)}× seed)"
+
+
+def lab_levels(ctx: Context) -> str:
+    """docs/lab.md: per metric the seeds' level, the lab v1 study campaign's per class (values of
+    docs/study.md's main table) and the v2 channel's class with handoffs with its interval,
+    flows and trips, judged against the held-out seed values by the declared factor."""
+    f1 = ctx.parquet(f"{STUDY}/study_flows.parquet")
+    f1s = ctx.parquet(f"{WITH_STATIC}/study_flows.parquet")
+    t1 = {n: ctx.parquet(f"{STUDY}/{n}.parquet") for n in ("performance", "timeout_recovery")}
+    rec1s = ctx.parquet(f"{WITH_STATIC}/timeout_recovery.parquet")
+    f2 = ctx.parquet(f"{V2}/study_flows.parquet")
+    t2 = {n: ctx.parquet(f"{V2}/{n}.parquet") for n in ("spurious_rto", "dupack", "performance", "timeout_recovery")}
+    hc = "high_1_16"
+
+    def v1_cells(m: Measure, key: str, flows=f1, static_flows=None) -> str:
+        out = []
+        for c in CLASSES:
+            cells, _, _ = class_cells(static_flows if (c == "static" and static_flows is not None) else flows, m,
+                                      f"main|{key}")
+            v, _, _, n, _, _ = cells[c]
+            out.append("–" if v is None or n < 5 else _sig(v * 100 if key != "rtt" else v * 1000))
+        return " / ".join(out)
+
+    def v1_committed(table, metric, scale, static_table=None) -> str:
+        out = []
+        for c in CLASSES:
+            r = _committed(static_table if (c == "static" and static_table is not None) else table, c, metric)
+            out.append("–" if r["value"] is None or (r["n_flows"] or 0) < 5 else _sig(r["value"] * scale))
+        return " / ".join(out)
+
+    def v2_cell(m: Measure, key: str, table, metric, unit, what: str | None = None):
+        cells, _, _ = class_cells(f2, m, f"v2|{key}")
+        v, lo, hi, n, trips, d = cells[hc]
+        _agree(V2, metric, hc, _committed(table, hc, metric), v)
+        tail = f"{n} flows, {trips} trips" + (f", {_count(int(d))} {what}" if what else "")
+        return (_cellfmt(v, lo, hi, unit, tail) if n >= 5 else f"{n} flows"), v, lo, hi
+
+    def v2_committed(table, metric, unit, what):
+        r = _committed(table, hc, metric)
+        if r["value"] is None or (r["n_flows"] or 0) < 5:
+            return f"{r['n_flows'] or 0} flows", None, None, None
+        return (_cellfmt(r["value"], r["value_lo"], r["value_hi"], unit,
+                         f"{r['n_flows']} flows, {_count(r['n'])} {what}", FLOWS_MARK),
+                r["value"], r["value_lo"], r["value_hi"])
+
+    rows = []
+
+    def add(label, seeds, v1, v2, seed, role):
+        cell, v, lo, hi = v2
+        rows.append(f"| {label} | {seeds} | {v1} | {cell} | {_level_verdict(v, lo, hi, seed, role)} |")
+
+    add("spurious RTO rate M13", "4G 5.52 / 17.21 / 50.62 % (3G 6.3 / 20.68 / 58.39)",
+        v1_cells(mean_of("spurious_rto_rate"), "spurious_rto_rate") + " %",
+        v2_cell(mean_of("spurious_rto_rate"), "spurious_rto_rate", t2["spurious_rto"], "spurious_rto_rate", "%"),
+        0.5062, "held out")
+    add("ACKL share of spurious RTOs M14", "4G 1.52 / 2.81 / 7.62 %",
+        v1_cells(share_of(pl.col("spurious_ackl"), pl.col("spurious_ackl") + pl.col("spurious_rtoei")), "m14") + " %",
+        v2_cell(share_of(pl.col("spurious_ackl"), pl.col("spurious_ackl") + pl.col("spurious_rtoei")), "m14",
+                t2["spurious_rto"], "ackl_share", "%", "spurious RTOs"), 0.0762, "held out")
+    add("spurious share of timeouts M12", "49.24 % (T1-11)",
+        v1_cells(share_of(pl.col("spurious_2v"), pl.col("rto_sequences")), "m12") + " %",
+        v2_cell(share_of(pl.col("spurious_2v"), pl.col("rto_sequences")), "m12", t2["spurious_rto"],
+                "spurious_timeout_share_2v", "%", "sequences"), 0.4924, "held out")
+    add("DupACK rate M15", "4G 1.08 / 5.76 / 12.16 %",
+        v1_cells(mean_of("dupack_rate"), "dupack_rate") + " %",
+        v2_cell(mean_of("dupack_rate"), "dupack_rate", t2["dupack"], "dupack_rate", "%"), 0.1216, "held out")
+    add("data loss p_d M8", "0.7526 % on HSR (T1-10)",
+        v1_cells(mean_of("p_d"), "p_d") + " %",
+        v2_cell(mean_of("p_d"), "p_d", t2["performance"], "p_d", "%"), 0.007526, "calibration")
+    add("P(1-s loss = 100 %) M6", "0 at > 280 km/h without handoffs (T0-30); 35 % with 9–16 (T0-31, 3G)",
+        v1_cells(share_of(pl.col("loss_full_bins"), pl.col("loss_bins")), "m6full") + " %",
+        v2_cell(share_of(pl.col("loss_full_bins"), pl.col("loss_bins")), "m6full", t2["performance"],
+                "loss_full_share", "%", "bins"), 0.35, "held out")
+    add("P(1-s throughput = 0)", "13 % (4G, 9–16 handoffs, T0-33)",
+        v1_cells(share_of(pl.col("tput_zero_bins"), pl.col("tput_bins")), "tzero") + " %",
+        v2_cell(share_of(pl.col("tput_zero_bins"), pl.col("tput_bins")), "tzero", t2["performance"],
+                "throughput_zero_share", "%", "bins"), 0.13, "held out")
+    add("timeout recovery M10 (pooled phases)", "0.65 s standing, 5.05 s HSR (T1-07)",
+        v1_committed(t1["timeout_recovery"], "timeout_recovery_s", 1.0, rec1s) + " s",
+        v2_committed(t2["timeout_recovery"], "timeout_recovery_s", "s", "phases"), 5.05, "held out")
+    add("q M11", "27.26 % (T1-09)",
+        v1_cells(mean_of("q"), "q", static_flows=f1s) + " %",
+        v2_cell(mean_of("q"), "q", t2["timeout_recovery"], "q", "%"), 0.2726, "calibration")
+    add("RTT, mean of flows M7", "99.6 % < 30 ms standing, 97.3 % driving (T3-06); 11.4 % ≥ 0.4 s on HSR (T3-05)",
+        v1_cells(mean_of("rtt_mean_s"), "rtt") + " ms",
+        v2_cell(mean_of("rtt_mean_s"), "rtt_mean_s", t2["performance"], "rtt_mean_s", "ms"), None,
+        "not judged: the seeds give shares of RTT samples, the tables a mean per flow")
+    add("throughput M3, pooled 1-s samples", "1.66 standing, 0.58 HSR with handoffs Mbit/s (T3-03)",
+        v1_committed(t1["performance"], "throughput_bps", 1e-6) + " Mbit/s",
+        v2_committed(t2["performance"], "throughput_bps", "Mbit/s", "s"), 0.58e6, "calibration")
+    classes = f2.filter(class_sel(hc))
+    other = f2.filter(~class_sel(hc))
+    head = ["| metric | seeds (static / 0 / 1–16 handoffs) | lab v1 (static / 0 / 1–16) "
+            "| lab v2 (1–16 handoffs) | v2 against the seed's 1–16 value |", "|---|---|---|---|---|"]
+    runs = f2["result"].n_unique()
+    trips = _trip_frame(classes)["_trip"].n_unique()
+    foot = (f"\nv2: {classes.height} connections with 1–16 handoffs of {f2.height} in {runs} runs on "
+            f"{_trip_frame(f2)['_trip'].n_unique()} trips ({trips} trips hold one with handoffs; the "
+            f"{other.height} others, mostly 50 KB flows between handoffs, are in no column). Values are "
+            f"`value [95 % interval] (flows, trips)`, intervals resampling trips unless marked {FLOWS_MARK} "
+            f"(the committed table's, resampling flows), as in docs/study.md. A held-out level is reached when "
+            f"the lab's value lies within a factor {LEVEL_FACTOR:g} of the seed's and its interval meets that band.\n")
+    return "\n".join(head + rows) + "\n" + foot
+
+
 GENERATORS: dict[str, Callable[[Context], str]] = {
     "models-on-data": models_on_data,
+    "lab-levels": lab_levels,
     "passive-cc-accuracy": passive_cc_accuracy,
     "findings-families": findings_families,
     "study-classes": study_classes,
