@@ -223,14 +223,15 @@ def flow_frame(res: load.Results, by: list[str]) -> tuple[pl.DataFrame, pl.DataF
     """One row per connection with every value the tables use (the list columns too), the
     1-s throughput samples, and the notes on the series; ``by`` brings the flows columns it
     names. The streaming path (:mod:`.stream`) calls it per partition."""
-    conns = connections(res.flows)
+    one = res.one_result
+    conns = connections(res.flows, one)
     frame = groups.attach_context(conns, res)
     loss = samples.loss_samples(res, conns)
     tput, tnotes = samples.throughput(res, conns, loss)
-    frame = (frame.join(samples.per_flow_throughput(tput, loss),
-                        on=["result", "flow_id"], how="left")
-             .join(samples.timeout_phases(res, conns), on=["result", "flow_id"], how="left")
-             .join(samples.suspensions(res, conns), on=["result", "flow_id"], how="left"))
+    key = ["result", "flow_id"]
+    frame = load.join(frame, samples.per_flow_throughput(tput, loss, one), key, "left", one)
+    frame = load.join(frame, samples.timeout_phases(res, conns), key, "left", one)
+    frame = load.join(frame, samples.suspensions(res, conns), key, "left", one)
     frame = frame.with_columns(_failed(frame.columns).alias("failed"))
     frame = frame.with_columns(pl.col("failed").cast(pl.Float64).alias("failed_value"))
     frame = groups.flows_dimensions(frame, res.flows, list(by))

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from hsrtcp.study.load import join
+
 #: study column <- flows column of the connection row (matched row, or the single row)
 METRICS_FROM_ROW = {
     "rtt_mean_s": "rtt_mean",                   # M7 (server vantage: Karn ACK matching)
@@ -49,7 +51,7 @@ COLUMNS_READ = ("flow_id", "vantage", "capture", "capture_near", "client_flow_id
                 "goodput_bytes", "establishment_s", "establishment_time_s", *METRICS_FROM_ROW.values())
 
 
-def connections(flows: pl.DataFrame) -> pl.DataFrame:
+def connections(flows: pl.DataFrame, one_result: bool = False) -> pl.DataFrame:
     """The connection rows of ``flows`` (stacked results, with a ``result`` column).
 
     Columns: ``result``, ``flow_id`` (the connection row), ``row_vantage`` (matched, client,
@@ -76,7 +78,7 @@ def connections(flows: pl.DataFrame) -> pl.DataFrame:
             matched.select("result", pl.col("client_flow_id").alias("flow_id")),
             matched.select("result", pl.col("server_flow_id").alias("flow_id")),
         ]).drop_nulls()
-        singles = singles.join(referenced, on=["result", "flow_id"], how="anti")
+        singles = join(singles, referenced, ["result", "flow_id"], "anti", one_result)
     id_type = flows.schema["flow_id"]
     matched = matched.with_columns(
         pl.lit("matched").alias("row_vantage"),
@@ -97,7 +99,7 @@ def connections(flows: pl.DataFrame) -> pl.DataFrame:
     # M20: what the phone acknowledged is the phone row's ACK advance (goodput_bytes there)
     phone = flows.select("result", pl.col("flow_id").alias("client_row"),
                          pl.col("goodput_bytes").alias("_phone_acked"))
-    rows = rows.join(phone, on=["result", "client_row"], how="left")
+    rows = join(rows, phone, ["result", "client_row"], "left", one_result)
     rows_cols = rows.columns
     metric_exprs = [(pl.col(src) if src in rows_cols else pl.lit(None, dtype=pl.Float64)).alias(dst)
                     for dst, src in METRICS_FROM_ROW.items()]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import polars as pl
 
 from hsrtcp.schemas import class_rank  # (with the one CLASS_ORDER and FLOW_CLASSES)
-from hsrtcp.study.load import Results
+from hsrtcp.study.load import Results, join
 
 #: seed 000's classes of Tables VII-IX: always given a row, with "no flows" when empty
 SEED_CLASSES = ("static", "high_0", "high_1_16")
@@ -56,7 +56,7 @@ def attach_context(conns: pl.DataFrame, res: Results) -> pl.DataFrame:
         ctx = res.context
         clash = [c for c in ctx.columns if c in out.columns and c not in ("result", "flow_id")]
         ctx = ctx.rename({c: f"context.{c}" for c in clash})
-        out = out.join(ctx, on=["result", "flow_id"], how="left")
+        out = join(out, ctx, ["result", "flow_id"], "left", res.one_result)
     for name, dtype in (("flow_class", pl.String), ("class_reason", pl.String), ("run_id", pl.String)):
         if name not in out.columns:
             out = out.with_columns(pl.lit(None, dtype=dtype).alias(name))
@@ -80,7 +80,7 @@ def attach_context(conns: pl.DataFrame, res: Results) -> pl.DataFrame:
         labels = labels.rename({c: f"labels.{c}" for c in clash})
         if key not in labels.columns:
             labels = labels.with_columns(pl.lit(None, dtype=out.schema[key]).alias(key))
-        by_key = out.filter(pl.col(key).is_not_null()).join(labels, on=["result", key], how="left")
+        by_key = join(out.filter(pl.col(key).is_not_null()), labels, ["result", key], "left", res.one_result)
         # no key (no context for this flow): a directory with a single labels row is one input
         single = labels.filter(pl.len().over("result") == 1).drop(key)
         no_key = out.filter(pl.col(key).is_null()).join(single, on="result", how="left")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import polars as pl
 
 from hsrtcp.schemas import SERIES_BIN_S
-from hsrtcp.study.load import Results
+from hsrtcp.study.load import Results, join
 
 #: series columns that may hold M6's per-bin loss rate of matched flows (hsrtcp analyze
 #: writes ``loss_rate``; the others are accepted from results of other tools)
@@ -57,7 +57,7 @@ def throughput(res: Results, conns: pl.DataFrame, loss: pl.DataFrame | None = No
         notes.append("series without a per-bin loss column: M6 (per-second loss) is not reported, "
                      "only M8's per-flow p_d of matched flows")
     else:
-        samples = samples.join(loss, on=["result", "flow_id", "bin"], how="left")
+        samples = join(samples, loss, ["result", "flow_id", "bin"], "left", res.one_result)
     return samples.select("result", "flow_id", "bin", "t_rel", "bin_s", "bytes", "throughput_bps", "loss_rate"), notes
 
 
@@ -77,7 +77,8 @@ def loss_samples(res: Results, conns: pl.DataFrame) -> pl.DataFrame | None:
             .collect())
 
 
-def per_flow_throughput(samples: pl.DataFrame, loss: pl.DataFrame | None = None) -> pl.DataFrame:
+def per_flow_throughput(samples: pl.DataFrame, loss: pl.DataFrame | None = None, one_result: bool = False,
+                        ) -> pl.DataFrame:
     """Per connection: the sample lists, bin counts and M3's per-flow mean (bytes over time);
     the M6 columns from ``loss`` (:func:`loss_samples`; null without it)."""
     tput = samples.group_by("result", "flow_id").agg(
@@ -94,7 +95,7 @@ def per_flow_throughput(samples: pl.DataFrame, loss: pl.DataFrame | None = None)
         (pl.col("loss_rate") >= 1.0).sum().alias("loss_full_bins"),
         pl.len().alias("loss_bins"),
     )
-    return tput.join(per_loss, on=["result", "flow_id"], how="left")
+    return join(tput, per_loss, ["result", "flow_id"], "left", one_result)
 
 
 def timeout_phases(res: Results, conns: pl.DataFrame) -> pl.DataFrame:

@@ -89,6 +89,7 @@ def _short_keys(res: load.Results) -> None:
         if v is not None:
             setattr(res, t, v.with_columns(key))
     res.with_context = [_KEY] if res.with_context else []
+    res.one_result = True
 
 
 def partitions_task(chunk: Chunk, by: list[str], spool: str, meta: dict) -> dict:
