@@ -300,6 +300,8 @@ def main() -> None:
     ap.add_argument("--skip-fit", action="store_true")
     ap.add_argument("--skip-radio", action="store_true")
     ap.add_argument("--skip-report", action="store_true")
+    ap.add_argument("--skip-reader", action="store_true",
+                    help="not the whole-frame reader runs (read_radio) of the logs: only --radio-context")
     ap.add_argument("--radio-context", type=int, default=0, metavar="LINES",
                     help="also the analysis' steps on the radio log of LINES lines (both trees, any size)")
     ap.add_argument("--inputs-tree", choices=("current", "baseline"), default="current",
@@ -361,7 +363,7 @@ def main() -> None:
                 r = timed([str(PY), "-m", "hsrtcp", "report", str(report_dir), "-o", str(html)], tree)
                 r["html_mb"] = round(html.stat().st_size / 1e6, 2) if html.exists() else None
                 runs.setdefault(f"report_{side}", []).append(r)
-            for name, p in logs.items():
+            for name, p in ({} if a.skip_reader else logs).items():
                 n = inputs[name].get("lines", 0)
                 if side == "baseline" and n - 1 > a.baseline_max_lines:
                     continue

@@ -105,14 +105,15 @@ class HandoffScan:
             return finish(self._empty())
         # the order of finish(): run (null as ""), carrier, then time (each piece's order); a
         # carrier's pieces become one chunk and are let go before the next carrier's are copied
-        # (a column added to the many-chunk whole would copy all of it at once)
+        # (a column added to the many-chunk whole would copy all of it at once; columns of
+        # unlike chunks are copied whole by the consumers' first select)
         parts = []
         for k in sorted(self._found, key=lambda k: (k[0].encode(), k[1].encode())):
             one = pl.concat(self._found.pop(k), how="vertical")
             parts.append(one.with_columns(pl.lit(k[2], pl.String).alias("run_id"),
                                           pl.lit(k[1], pl.String).alias("carrier"),
                                           *(pl.lit(None, HANDOFF_SCHEMA[c]).alias(c) for c in self._NULL))
-                         .select(pl.col(c).cast(t) for c, t in HANDOFF_SCHEMA.items()))
+                         .select(pl.col(c).cast(t) for c, t in HANDOFF_SCHEMA.items()).rechunk())
             del one
         return pl.concat(parts, how="vertical")
 
