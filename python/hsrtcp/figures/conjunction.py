@@ -329,3 +329,76 @@ def s001_fig_12(inp: Inputs) -> Made:
                  "single-path flow per carrier ran at the same time (docs/mptcp.md)")
     fig = draw.bars(data, "throughput", "bit/s", "MPTCP against TCP, per instance and carrier", hue="series")
     return Made(data=data, figure=fig, lab=lines)
+
+
+def s004_fig_8(inp: Inputs) -> Made:
+    """Seed 004 Fig. 8: one instance without subflow degradation — (a) each subflow's and the
+    connection's per-second rate with each carrier's handoffs, (b) whether each carrier is on
+    LTE, (c) each carrier's RSRP — from ``mptcp_rates`` and the radio log kept beside the
+    instance tables (``radio.parquet``, ``handoffs.parquet`` of ``hsrtcp analyze`` of the runs)."""
+    radio = inp.beside_mptcp("radio")
+    if radio is None:
+        raise Missing("radio.parquet beside the MPTCP instance tables (hsrtcp analyze of the conjunction runs, "
+                      "its radio and handoffs tables copied next to the hsrtcp mptcp tables): in no RESULTS "
+                      "directory given")
+    inst, paths, rates = instances(inp), inp.mptcp("paths"), inp.mptcp("rates")
+    two = (radio.group_by("result", "run_id").agg(pl.col("carrier").n_unique().alias("n"))
+           .filter(pl.col("n") >= 2).select("result", pl.col("run_id").alias("instance")))
+    bad = (paths.group_by("result", "instance")
+           .agg((pl.col("degraded").fill_null(False) | (pl.col("rate_subflow_bps").fill_null(0.0) <= 0)).any().alias("bad")))
+    ok = (inst.join(two, on=["result", "instance"], how="inner").join(bad, on=["result", "instance"], how="left")
+          .filter(~pl.col("bad").fill_null(True) & pl.col("u_c").is_not_null()).sort(["u_c", "instance"], descending=[True, False]))
+    if ok.is_empty():
+        raise Missing("an instance with a radio log of each carrier, a subflow carrying data on each and no degraded "
+                      "subflow (mptcp_paths, radio.parquet): none")
+    r = ok.row(0, named=True)
+    t0, end = r["t0"], r["t0"] + (r["duration_s"] or 0.0)
+    mine = rates.filter((pl.col("result") == r["result"]) & (pl.col("instance") == r["instance"])
+                        & (pl.col("role") == "subflow"))
+    names = [carrier_of(r["scenario"], p) for p in mine["path"].to_list()]
+    sub = mine.with_columns(pl.Series("carrier", names, dtype=pl.String)).select(
+        "carrier", pl.col("t").cast(pl.Float64).alias("t_s"), pl.col("rate_bps").cast(pl.Float64).alias("value"))
+    total = sub.group_by("t_s").agg(pl.col("value").sum()).with_columns(pl.lit("MPTCP").alias("carrier"))
+    log = (radio.filter((pl.col("result") == r["result"]) & (pl.col("run_id") == r["instance"])
+                        & (pl.col("ts") >= t0) & (pl.col("ts") <= end))
+           .with_columns((pl.col("ts") - t0).alias("t_s")).sort("carrier", "t_s"))
+    hand = inp.beside_mptcp("handoffs")
+    marks = pl.DataFrame(schema={"carrier": pl.String, "t_s": pl.Float64, "system": pl.String})
+    if hand is not None:
+        marks = (hand.filter((pl.col("result") == r["result"]) & (pl.col("run_id") == r["instance"])
+                             & (pl.col("ts") >= t0) & (pl.col("ts") <= end))
+                 .select("carrier", (pl.col("ts") - t0).alias("t_s"), "system").sort("carrier", "t_s"))
+    cols = ["panel", "line", "t_s", "value"]
+    data = pl.concat([
+        sub.select(pl.lit("(a) rate").alias("panel"), (pl.col("carrier") + "-subflow").alias("line"), "t_s", "value"),
+        total.select(pl.lit("(a) rate").alias("panel"), pl.col("carrier").alias("line"), "t_s", "value"),
+        marks.select(pl.lit("(a) handoff").alias("panel"), (pl.col("carrier") + " " + pl.col("system")).alias("line"),
+                     "t_s", pl.lit(1.0).alias("value")),
+        log.select(pl.lit("(b) on LTE").alias("panel"), pl.col("carrier").alias("line"), "t_s",
+                   (pl.col("rat") == "LTE").cast(pl.Float64).alias("value")),
+        log.select(pl.lit("(c) RSRP").alias("panel"), pl.col("carrier").alias("line"), "t_s",
+                   pl.col("rsrp_dbm").cast(pl.Float64).alias("value")),
+    ]).select(cols).with_columns(pl.lit(r["instance"]).alias("instance"))
+    lines = [f"instance {r['instance']} (U_c {r['u_c']:.3g}, U_t {r['u_t']:.3g}; no degraded subflow, both carrying data)"]
+    # each second's carrier state: the last radio sample at or before it
+    carriers = sorted(set(names))
+    states = pl.concat([sub.filter(pl.col("carrier") == c).sort("t_s").join_asof(
+        log.filter(pl.col("carrier") == c).select("t_s", "rat").sort("t_s"), on="t_s", strategy="backward")
+        for c in carriers])
+    for c in carriers:
+        m = marks.filter(pl.col("carrier") == c)
+        sec = set(int(t) for t in m["t_s"].to_list())
+        own = states.filter(pl.col("carrier") == c)
+        other = states.filter(pl.col("carrier") != c)
+        at = own.filter(pl.col("t_s").cast(pl.Int64).is_in(list(sec)))
+        oth = other.filter(pl.col("t_s").cast(pl.Int64).is_in(list(sec)))
+        lines.append(f"carrier {c}: {m.height} handoffs ({int((m['system'] == 'inter').sum())} inter-system) in the "
+                     f"instance; in their seconds its subflow {draw.fmt(at['value'].mean(), 'bit/s')}, the other "
+                     f"{draw.fmt(oth['value'].mean(), 'bit/s')} (all seconds: {draw.fmt(own['value'].mean(), 'bit/s')})")
+        off = own.filter(pl.col("rat") != "LTE")
+        if off.height:
+            other_off = other.filter(pl.col("t_s").is_in(off["t_s"].to_list()))
+            lines.append(f"carrier {c} off LTE {off.height} s: its subflow {draw.fmt(off['value'].mean(), 'bit/s')}, "
+                         f"the other {draw.fmt(other_off['value'].mean(), 'bit/s')}")
+    fig = draw.complementarity(data, carriers, f"a {r['instance_class']} instance")
+    return Made(data=data, figure=fig, lab=lines)

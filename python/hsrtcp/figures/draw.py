@@ -384,3 +384,39 @@ def kt_lines(df: pl.DataFrame, lines: list[str], title: str):
     ax.set_title(title, loc="left")
     ax.legend(loc="upper right")
     return fig
+
+
+@style.styled
+def complementarity(df: pl.DataFrame, carriers: list[str], title: str):
+    """Three panels of a (panel, line, t_s, value) frame: (a) per-second rates of each
+    carrier's subflow and the connection with each carrier's handoffs as ticks in its colour,
+    (b) each carrier on LTE (1) or not (0), (c) each carrier's RSRP."""
+    fig, axes = style.new_figure(height=3.9, nrows=3)
+    rate = df.filter(pl.col("panel") == "(a) rate")
+    div, shown = style.scale_for(float(rate["value"].max() or 0.0), "bit/s")
+    colour = {c: style.CYCLE[i % len(style.CYCLE)] for i, c in enumerate(carriers)}
+    for i, name in enumerate([f"{c}-subflow" for c in carriers] + ["MPTCP"]):
+        s = rate.filter(pl.col("line") == name).sort("t_s")
+        _step(axes[0], i, s["t_s"].to_numpy(), s["value"].to_numpy() / div, name, f"rate-{name}", 0.7)
+    for k, c in enumerate(carriers):
+        t = df.filter((pl.col("panel") == "(a) handoff") & pl.col("line").str.starts_with(f"{c} "))["t_s"].to_numpy()
+        for j, x in enumerate(t):
+            axes[0].axvline(x, ymin=0.93 - 0.06 * k, ymax=0.99 - 0.06 * k, color=colour[c], linewidth=0.9,
+                            gid=f"handoff-{c}-{j}")
+    axes[0].set_ylabel(shown)
+    axes[0].set_ylim(bottom=0)
+    axes[0].set_title(f"(a) rate and handoffs; {title}", loc="left")
+    axes[0].legend(loc="center right", ncol=1, fontsize=5)
+    for p, ax, label in (("(b) on LTE", axes[1], "on LTE"), ("(c) RSRP", axes[2], "RSRP (dBm)")):
+        part = df.filter(pl.col("panel") == p)
+        for i, c in enumerate(carriers):
+            s = part.filter(pl.col("line") == c).sort("t_s")
+            off = 0.04 * i if p == "(b) on LTE" else 0.0  # two 0/1 lines stay apart
+            _step(ax, i, s["t_s"].to_numpy(), s["value"].to_numpy() + off, f"carrier {c}", f"{p}-{c}", 0.8)
+        ax.set_ylabel(label)
+        ax.set_title(p, loc="left")
+    axes[1].set_yticks([0, 1])
+    axes[1].set_yticklabels(["no", "yes"])
+    axes[1].legend(loc="lower left", fontsize=5)
+    axes[2].set_xlabel("time since the instance's first SYN (s)")
+    return fig

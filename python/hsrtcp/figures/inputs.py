@@ -166,19 +166,25 @@ class Inputs:
         """``mptcp_<table>.parquet`` of every MPTCP directory given, stacked with a ``result``
         column (schema checked: :class:`hsrtcp.results.ResultsDir`); :class:`Missing` names
         the table and how to make it when no directory has it."""
-        if table not in self._mptcp:
+        name = f"mptcp_{table}"
+        df = self.beside_mptcp(name)
+        if df is None:
+            given = "no RESULTS directory given" if not self.mptcp_dirs and not self.results_dirs else \
+                "in no RESULTS directory given"
+            raise Missing(f"{name}.parquet of RESULTS (hsrtcp mptcp RUNS -o DIR on a conjunction campaign: an "
+                          f"MPTCP download and single-path flows on each carrier at once, docs/mptcp.md): {given}")
+        return df
+
+    def beside_mptcp(self, name: str) -> pl.DataFrame | None:
+        """Table ``name`` of the MPTCP directories (the instance tables, or a context table such
+        as ``radio`` kept beside them), stacked with a ``result`` column; None when none has it."""
+        if name not in self._mptcp:
             from hsrtcp.results import ResultsDir
 
-            name = f"mptcp_{table}"
             frames = []
             for d in self.mptcp_dirs:
                 rd = ResultsDir(d)
                 if rd.has(name):
                     frames.append(rd.read(name).with_columns(pl.lit(d).alias("result")))
-            if not frames:
-                given = "no RESULTS directory given" if not self.mptcp_dirs and not self.results_dirs else \
-                    "in no RESULTS directory given"
-                raise Missing(f"{name}.parquet of RESULTS (hsrtcp mptcp RUNS -o DIR on a conjunction campaign: an "
-                              f"MPTCP download and single-path flows on each carrier at once, docs/mptcp.md): {given}")
-            self._mptcp[table] = pl.concat(frames, how="diagonal_relaxed")
-        return self._mptcp[table]
+            self._mptcp[name] = pl.concat(frames, how="diagonal_relaxed") if frames else None
+        return self._mptcp[name]

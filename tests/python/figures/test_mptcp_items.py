@@ -19,7 +19,8 @@ from hsrtcp.figures import build
 ROOT = Path(__file__).resolve().parents[3]
 STUDY = ROOT / "tests" / "data" / "study"
 CONJ = ROOT / "tests" / "data" / "mptcp-conjunction"
-ITEMS = ("seed004-table-II", "seed004-fig-04", "seed004-fig-05", "seed004-fig-06", "seed004-fig-07", "seed001-fig-12")
+ITEMS = ("seed004-table-II", "seed004-fig-04", "seed004-fig-05", "seed004-fig-06", "seed004-fig-07", "seed001-fig-12",
+         "seed004-fig-01", "seed004-fig-08")
 CLASSES = ("positive", "semi-positive", "negative")
 
 
@@ -182,6 +183,73 @@ def test_seed_001_fig_12_pairs_mptcp_with_each_carriers_tcp(gallery):
         assert np.allclose(mp["value"].to_numpy(), [rate[i] for i in p["instance"].to_list()])
         gain = 100 * (mp["value"].mean() / tcp["value"].mean() - 1)
         assert f"(means over {p.height} instances): {gain:+.1f} %" in (gallery / "seeds.md").read_text()
+
+
+def _log(name: str) -> pl.DataFrame:
+    """A context table kept beside the instance tables (hsrtcp analyze of the same runs)."""
+    return pl.read_parquet(CONJ / f"{name}.parquet")
+
+
+def test_the_logs_handoffs_are_their_cell_changes():
+    """handoffs.parquet beside the instance tables is every change of (RAT, cell) between a
+    carrier's consecutive samples in radio.parquet, counted here from the rows."""
+    radio, hand = _log("radio"), _log("handoffs")
+    assert set(radio["run_id"]) == set(_t("instances")["instance"])
+    for (run, carrier), part in radio.sort("ts").group_by("run_id", "carrier"):
+        cells = list(zip(part["rat"].to_list(), part["cid"].to_list()))
+        changes = [part["ts"][i] for i in range(1, len(cells)) if cells[i] != cells[i - 1]]
+        h = hand.filter((pl.col("run_id") == run) & (pl.col("carrier") == carrier)).sort("ts")
+        assert h["ts"].to_list() == pytest.approx(changes), (run, carrier)
+        inter = [i for i in range(1, len(cells)) if cells[i] != cells[i - 1] and cells[i][0] != cells[i - 1][0]]
+        assert int((h["system"] == "inter").sum()) == len(inter)
+
+
+def test_fig_8_is_one_instance_without_degradation_beside_its_logs(gallery):
+    inst, paths, rates = _t("instances"), _t("paths"), _t("rates")
+    radio, hand = _log("radio"), _log("handoffs")
+    got = _csv(gallery, "seed004-fig-08")
+    (name,) = set(got["instance"])
+    # the instance of highest U_c among those whose two subflows carried data and none degraded
+    fine = paths.group_by("instance").agg((~pl.col("degraded").fill_null(False) & (pl.col("rate_subflow_bps") > 0))
+                                          .all().alias("fine")).filter("fine")
+    assert name == inst.join(fine, on="instance").sort("u_c", descending=True)["instance"][0]
+    r = inst.filter(pl.col("instance") == name).row(0, named=True)
+    t0, end = r["t0"], r["t0"] + r["duration_s"]
+    sub = rates.filter((pl.col("instance") == name) & (pl.col("role") == "subflow"))
+    for path, carrier in ((1, "M"), (2, "U")):
+        g = got.filter((pl.col("panel") == "(a) rate") & (pl.col("line") == f"{carrier}-subflow")).sort("t_s")
+        w = sub.filter(pl.col("path") == path).sort("t")
+        assert g["t_s"].to_list() == w["t"].cast(pl.Float64).to_list()
+        assert np.allclose(g["value"].to_numpy(), w["rate_bps"].to_numpy())
+        log = radio.filter((pl.col("run_id") == name) & (pl.col("carrier") == carrier)
+                           & (pl.col("ts") >= t0) & (pl.col("ts") <= end)).sort("ts")
+        rsrp = got.filter((pl.col("panel") == "(c) RSRP") & (pl.col("line") == carrier)).sort("t_s")
+        assert rsrp["t_s"].to_numpy() == pytest.approx((log["ts"] - t0).to_numpy())
+        assert np.allclose(rsrp["value"].to_numpy(), log["rsrp_dbm"].cast(pl.Float64).to_numpy(), equal_nan=True)
+        lte = got.filter((pl.col("panel") == "(b) on LTE") & (pl.col("line") == carrier)).sort("t_s")
+        assert lte["value"].to_list() == [1.0 if x == "LTE" else 0.0 for x in log["rat"].to_list()]
+        h = hand.filter((pl.col("run_id") == name) & (pl.col("carrier") == carrier) & (pl.col("ts") >= t0)
+                        & (pl.col("ts") <= end))
+        marks = got.filter((pl.col("panel") == "(a) handoff") & pl.col("line").str.starts_with(f"{carrier} "))
+        assert sorted(marks["t_s"].to_list()) == pytest.approx(sorted((h["ts"] - t0).to_list()))
+    total = got.filter((pl.col("panel") == "(a) rate") & (pl.col("line") == "MPTCP")).sort("t_s")
+    per_t = sub.group_by("t").agg(pl.col("rate_bps").sum()).sort("t")
+    assert np.allclose(total["value"].to_numpy(), per_t["rate_bps"].to_numpy())
+    assert _status(gallery)["seed004-fig-08"][0] == "made"
+
+
+def test_fig_1_draws_a_conjunction_runs_two_carriers(gallery):
+    radio, cov = _log("radio"), _log("coverage")
+    got = _csv(gallery, "seed004-fig-01")
+    (run,) = set(got["run_id"])
+    log = radio.filter(pl.col("run_id") == run)
+    assert sorted(zip(got["carrier"], got["ts"], got["rat"])) == sorted(zip(log["carrier"], log["ts"], log["rat"]))
+    text = (gallery / "seeds.md").read_text()
+    for x in cov.filter(pl.col("run_id") == run).iter_rows(named=True):
+        who = "either carrier" if x["carrier"] == "*" else f"carrier {x['carrier']}"
+        assert f"LTE coverage, {who}: {100 * x['lte_coverage']:.4g} % of {x['total_s']:.1f} s" in text
+    status, missing = _status(gallery)["seed004-fig-01"]
+    assert status == "partly" and "RSRQ" in missing
 
 
 def _subset(tmp_path: Path, keep: list[str]) -> Path:
