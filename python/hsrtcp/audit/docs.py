@@ -129,7 +129,7 @@ def conditions(conn: pl.DataFrame) -> str:
 CONDITION_COLUMNS = ("truth_base_rtt_ms", "truth_queue_ms", "outages", "dropped_outages", "base_rtt_band",
                      "queue_band", "outage_band")
 # the summaries pooled by the ``pooled.*`` regions: every audited run, one condition at a time
-POOLED = ("campaign", "v2", "fixtures")
+POOLED = ("campaign", "v2", "dropped", "fixtures")
 
 TABLES = {
     "all": lambda d: matrix(_conf(d), "all"),
