@@ -402,3 +402,66 @@ def s004_fig_8(inp: Inputs) -> Made:
                          f"the other {draw.fmt(other_off['value'].mean(), 'bit/s')}")
     fig = draw.complementarity(data, carriers, f"a {r['instance_class']} instance")
     return Made(data=data, figure=fig, lab=lines)
+
+
+def _single_path_states(inp: Inputs, radio: pl.DataFrame) -> pl.DataFrame:
+    """Each second of each single-path flow of the instances with its carrier's RAT then (the
+    last radio sample at or before it)."""
+    inst, rates = inp.mptcp("instances"), inp.mptcp("rates")
+    sp = rates.filter(pl.col("role") == "single_path").join(inst.select("result", "instance", "scenario", "t0"),
+                                                           on=["result", "instance"], how="inner")
+    sp = sp.with_columns(pl.Series("carrier", [carrier_of(s, p) for s, p in zip(sp["scenario"].to_list(),
+                                                                                 sp["path"].to_list())], dtype=pl.String),
+                         (pl.col("t0") + pl.col("t").cast(pl.Float64)).alias("ts"))
+    parts = []
+    for (result, instance, carrier), part in sp.group_by("result", "instance", "carrier"):
+        log = radio.filter((pl.col("result") == result) & (pl.col("run_id") == instance)
+                           & (pl.col("carrier") == carrier)).select("ts", "rat").sort("ts")
+        if log.is_empty():
+            continue
+        parts.append(part.sort("ts").join_asof(log, on="ts", strategy="backward"))
+    if not parts:
+        raise Missing("radio.parquet beside the MPTCP instance tables: no log of a single-path flow's carrier")
+    return pl.concat(parts).filter(pl.col("rat").is_not_null())
+
+
+def s003_fig_8(inp: Inputs) -> Made:
+    """Seed 003 Fig. 8 from the conjunction runs: a single-path flow's per-second throughput
+    across its carrier's inter-system handoffs (LTE -> EDGE and back), and over every run the
+    flows' mean rate per RAT of their carrier."""
+    radio, hand = inp.beside_mptcp("radio"), inp.beside_mptcp("handoffs")
+    if radio is None or hand is None:
+        raise Missing("radio.parquet and handoffs.parquet beside the MPTCP instance tables: in no RESULTS directory given")
+    inter = hand.filter(pl.col("system") == "inter")
+    states = _single_path_states(inp, radio)
+    crossed = (states.join(inter.select("result", pl.col("run_id").alias("instance"), "carrier").unique(),
+                           on=["result", "instance", "carrier"], how="semi"))
+    if crossed.is_empty():
+        raise Missing("handoffs.parquet beside the MPTCP instance tables: no single-path flow's carrier made an "
+                      "inter-system handoff")
+    # the example: the first instance (by id) whose flow crossed one, all its seconds
+    first = crossed.sort("instance").row(0, named=True)
+    one = crossed.filter((pl.col("result") == first["result"]) & (pl.col("instance") == first["instance"])
+                         & (pl.col("carrier") == first["carrier"])).sort("t")
+    marks = inter.filter((pl.col("result") == first["result"]) & (pl.col("run_id") == first["instance"])
+                         & (pl.col("carrier") == first["carrier"]))
+    marks = marks.with_columns((pl.col("ts") - first["t0"]).alias("t_s")).filter(
+        (pl.col("t_s") >= 0) & (pl.col("t_s") <= float(one["t"].max()) + 1))
+    data = pl.concat([
+        one.select("result", "instance", "carrier", pl.col("t").cast(pl.Float64).alias("t_s"), "rat",
+                   pl.col("rate_bps").cast(pl.Float64).alias("value"), pl.lit("rate").alias("kind")),
+        marks.select("result", pl.col("run_id").alias("instance"), "carrier", "t_s",
+                     (pl.col("old_rat") + " -> " + pl.col("new_rat")).alias("rat"), pl.lit(None, dtype=pl.Float64).alias("value"),
+                     pl.lit("inter-system handoff").alias("kind"))])
+    per = (crossed.group_by("instance", "rat").agg(pl.col("rate_bps").mean().alias("rate"), pl.len().alias("s"))
+           .group_by("rat").agg(pl.col("rate").mean(), pl.len().alias("n"), pl.col("s").sum()).sort("rat"))
+    lines = [f"single path on carrier {first['carrier']} of {first['instance']}: "
+             + ", ".join(f"{x['old_rat']} -> {x['new_rat']} at {x['t_s']:.1f} s" for x in marks.iter_rows(named=True))]
+    lines += [f"on {x['rat']}: mean {draw.fmt(x['rate'], 'bit/s')} per second over {x['n']} flows ({x['s']} s)"
+              for x in per.iter_rows(named=True)]
+    fig = draw.rate_with_marks(one["t"].cast(pl.Float64).to_numpy(), one["rate_bps"].cast(pl.Float64).to_numpy(),
+                               marks["t_s"].to_list(), f"single path on carrier {first['carrier']}",
+                               "inter-system handoff", "throughput across inter-system handoffs")
+    lines.append("the study's flows crossed no inter-system handoff: drawn from the conjunction runs' single-path "
+                 "flows (carrier U's coverage hole is an EDGE cell in the scenario)")
+    return Made(data=data, figure=fig, lab=lines)

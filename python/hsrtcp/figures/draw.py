@@ -420,3 +420,20 @@ def complementarity(df: pl.DataFrame, carriers: list[str], title: str):
     axes[1].legend(loc="lower left", fontsize=5)
     axes[2].set_xlabel("time since the instance's first SYN (s)")
     return fig
+
+
+@style.styled
+def rate_with_marks(t, rate, marks: list[float], label: str, mark_label: str, title: str):
+    """A per-second rate (bit/s) as a step line, events at ``marks`` as dashed lines."""
+    fig, ax = style.new_figure()
+    div, shown = style.scale_for(float(np.nanmax(rate)) if len(rate) else 0.0, "bit/s")
+    _step(ax, 0, t, np.asarray(rate) / div, label, "rate", 0.8)
+    for i, x in enumerate(marks):
+        ax.axvline(x, color=style.CYCLE[1], linestyle="--", linewidth=0.7, label=mark_label if i == 0 else None,
+                   gid=f"mark-{i}")
+    ax.set_xlabel("time since the instance's first SYN (s)")
+    ax.set_ylabel(shown)
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, loc="left")
+    ax.legend(loc="upper right")
+    return fig

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[3]
 STUDY = ROOT / "tests" / "data" / "study"
 CONJ = ROOT / "tests" / "data" / "mptcp-conjunction"
 ITEMS = ("seed004-table-II", "seed004-fig-04", "seed004-fig-05", "seed004-fig-06", "seed004-fig-07", "seed001-fig-12",
-         "seed004-fig-01", "seed004-fig-08")
+         "seed004-fig-01", "seed004-fig-08", "seed003-fig-08")
 CLASSES = ("positive", "semi-positive", "negative")
 
 
@@ -250,6 +250,45 @@ def test_fig_1_draws_a_conjunction_runs_two_carriers(gallery):
         assert f"LTE coverage, {who}: {100 * x['lte_coverage']:.4g} % of {x['total_s']:.1f} s" in text
     status, missing = _status(gallery)["seed004-fig-01"]
     assert status == "partly" and "RSRQ" in missing
+
+
+def test_seed_003_fig_8_single_path_across_inter_system_handoffs(gallery):
+    """The study's flows crossed no inter-system handoff; the conjunction runs' single-path
+    flows on carrier U did (its hole is EDGE): one flow's per-second rate with those handoffs,
+    and every flow's mean rate per RAT, each second given the RAT of the carrier's last sample."""
+    import bisect
+
+    inst, rates, radio, hand = _t("instances"), _t("rates"), _log("radio"), _log("handoffs")
+    got = _csv(gallery, "seed003-fig-08")
+    assert _status(gallery)["seed003-fig-08"][0] == "made"
+    inter = hand.filter(pl.col("system") == "inter")
+    name = sorted(set(inter["run_id"]))[0]
+    t0 = inst.filter(pl.col("instance") == name)["t0"][0]
+    rate = got.filter(pl.col("kind") == "rate").sort("t_s")
+    want = rates.filter((pl.col("instance") == name) & (pl.col("role") == "single_path") & (pl.col("path") == 2)).sort("t")
+    assert set(rate["instance"]) == {name} and set(rate["carrier"]) == {"U"}
+    assert np.allclose(rate["value"].to_numpy(), want["rate_bps"].to_numpy())
+    marks = got.filter(pl.col("kind") == "inter-system handoff")["t_s"].to_list()
+    assert marks == pytest.approx((inter.filter(pl.col("run_id") == name)["ts"] - t0).to_list())
+    sums: dict[str, list[float]] = {}
+    for r in inst.iter_rows(named=True):
+        if inter.filter((pl.col("run_id") == r["instance"]) & (pl.col("carrier") == "U")).is_empty():
+            continue
+        log = radio.filter((pl.col("run_id") == r["instance"]) & (pl.col("carrier") == "U")).sort("ts")
+        ts, rats = log["ts"].to_list(), log["rat"].to_list()
+        per: dict[str, list[float]] = {}
+        for t, v in zip(*rates.filter((pl.col("instance") == r["instance"]) & (pl.col("role") == "single_path")
+                                      & (pl.col("path") == 2)).sort("t").select("t", "rate_bps").to_dict().values()):
+            i = bisect.bisect_right(ts, r["t0"] + t) - 1
+            if i >= 0:
+                per.setdefault(rats[i], []).append(v)
+        for rat, v in per.items():
+            sums.setdefault(rat, []).append(float(np.mean(v)))
+    text = (gallery / "seeds.md").read_text()
+    from hsrtcp.figures.draw import fmt
+
+    for rat, means in sums.items():
+        assert f"on {rat}: mean {fmt(float(np.mean(means)), 'bit/s')} per second over {len(means)} flows" in text
 
 
 def _subset(tmp_path: Path, keep: list[str]) -> Path:
