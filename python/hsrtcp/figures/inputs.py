@@ -39,6 +39,8 @@ SEED000_CLASSES = {"static": "a: static", "low": "b: < 150 km/h, 0 handoffs", "h
 COMMITTED_RESULTS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("lab_truth_run", ("tests/data/lab_truth/run",),
      "a Rattan run at 300 km/h, phone and server captures, radio log (handoffs, context)"),
+    ("lab_static_run", ("tests/data/lab_static/run",),
+     "a Rattan run of a standing train (0 km/h, no handoff), phone and server captures, radio log"),
     ("ack_blackout", ("--client", "tests/data/ack_blackout.client.pcap",
                       "--server", "tests/data/ack_blackout.server.pcap"),
      "netns pair: ACKs blacked out, a spurious timeout caused by ACK loss"),

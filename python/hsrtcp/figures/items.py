@@ -702,13 +702,18 @@ def s003_fig_4(inp: Inputs) -> Made:
 
 
 def s003_fig_5(inp: Inputs) -> Made:
-    """The longest radio log of RESULTS (one run and carrier): RSRP over time with its
+    """The longest radio log of a moving train in RESULTS (one run and carrier; else the longest
+    log): RSRP over time with its
     handoffs (handoffs.parquet), the time per RAT (each sample held until the next) and the
     longest time without LTE or NR (seed 003's 129 s)."""
     radio = _radio(inp, "the radio table (RSRP/RAT over time)", ("ts", "rsrp_dbm", "rat", "carrier"))
     key = ["result", "run_id", "carrier"]
-    spans = radio.group_by(key).agg((pl.col("ts").max() - pl.col("ts").min()).alias("span"), pl.len().alias("n"))
-    spans = spans.filter(pl.col("n") >= 2).sort(["span", "result"], descending=[True, False], nulls_last=True)
+    # a trip: a log of a moving train first (a standing train's log is no trip), then the longest
+    moving = (pl.col("speed_kmh").max() > 5).fill_null(False) if "speed_kmh" in radio.columns else pl.lit(False)
+    spans = radio.group_by(key).agg((pl.col("ts").max() - pl.col("ts").min()).alias("span"), pl.len().alias("n"),
+                                    moving.alias("moving"))
+    spans = spans.filter(pl.col("n") >= 2).sort(["moving", "span", "result"], descending=[True, True, False],
+                                                 nulls_last=True)
     if spans.is_empty():
         raise Missing("radio.parquet of RESULTS: no log with two samples or more")
     r = spans.row(0, named=True)

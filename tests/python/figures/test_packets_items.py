@@ -94,11 +94,31 @@ def test_windows_at_each_ack_are_the_flows_columns(committed):
     assert got["awnd_bytes"].mean() == pytest.approx(server["awnd_mean"], rel=1e-12)
 
 
+def test_static_windows_are_the_standing_runs_flow(committed):
+    # seed000-fig-08 from the committed run of a standing train: its bundle says 0 km/h and no
+    # handoff (radio.csv, events.csv, read here); SWND and AWND per ACK as for fig-09
+    import csv
+
+    out, res = committed
+    bundle = ROOT / "tests" / "data" / "lab_static" / "run"
+    with open(bundle / "radio.csv", newline="") as fh:
+        assert {float(r["speed_kmh"]) for r in csv.DictReader(fh)} == {0.0}
+    with open(bundle / "events.csv", newline="") as fh:
+        assert not [r for r in csv.DictReader(fh) if r["kind"] == "handoff"]
+    got = _csv(out, "seed000-fig-08")
+    server = _flows(res["lab_static_run"], "server").row(0, named=True)
+    assert set(got["flow_id"]) == {server["flow_id"]}
+    assert got["swnd_bytes"].max() == server["bif_max"]
+    assert got["swnd_bytes"].mean() == pytest.approx(server["bif_mean"], rel=1e-12)
+    assert got["awnd_bytes"].min() == server["awnd_min"] and got["awnd_bytes"].max() == server["awnd_max"]
+    assert got["awnd_bytes"].mean() == pytest.approx(server["awnd_mean"], rel=1e-12)
+
+
 def test_bytes_in_flight_cdf_is_every_ack_of_the_server_flows(committed):
     out, res = committed
     got = _csv(out, "seed000-fig-13")
     n = 0
-    for name in ("lab_truth_run", "ack_blackout", "data_blackout"):
+    for name in ("lab_truth_run", "lab_static_run", "ack_blackout", "data_blackout"):
         server = _flows(res[name], "server").row(0, named=True)
         mine = got.filter((pl.col("result") == str(res[name])) & (pl.col("flow_id") == server["flow_id"]))
         assert mine["value"].mean() == pytest.approx(server["bif_mean"], rel=1e-12), name
@@ -184,7 +204,7 @@ def test_rtt_jitter_is_the_senders_consecutive_samples(committed):
     out, res = committed
     got = _csv(out, "seed003-fig-04")
     n = 0
-    for name in ("lab_truth_run", "ack_blackout", "data_blackout"):
+    for name in ("lab_truth_run", "lab_static_run", "ack_blackout", "data_blackout"):
         server = _flows(res[name], "server").row(0, named=True)
         rtt = pl.read_parquet(res[name] / "rtt.parquet").filter(
             (pl.col("flow_id") == server["flow_id"]) & (pl.col("method") == "ack")
@@ -193,6 +213,7 @@ def test_rtt_jitter_is_the_senders_consecutive_samples(committed):
         mine = got.filter((pl.col("result") == str(res[name])) & (pl.col("flow_id") == server["flow_id"]))
         assert np.allclose(np.sort(mine["value"].to_numpy()), np.sort(want), rtol=0, atol=1e-12), name
         n += mine.height
-        # the lab run is a 300-km/h trip (its radio log); the netns pairs have no radio log
-        assert set(mine["group"]) == ({"280-310 km/h"} if name == "lab_truth_run" else {"(no radio log)"})
+        # the lab runs: a 300-km/h trip and a standing train (their radio logs); the netns pairs have none
+        want = {"lab_truth_run": {"280-310 km/h"}, "lab_static_run": {"static"}}.get(name, {"(no radio log)"})
+        assert set(mine["group"]) == want
     assert n == got.height

@@ -49,7 +49,8 @@ def test_ack_loss_against_timeouts_counts_the_lost_acks(committed):
     out, res = committed
     got = _csv(out, "seed001-fig-04")
     assert (out / "seed001-fig-04.pdf").stat().st_size > 1000
-    assert set(got["result"]) == {str(res[n]) for n in ("lab_truth_run", "ack_blackout", "data_blackout")}
+    assert set(got["result"]) == {str(res[n]) for n in ("lab_truth_run", "lab_static_run", "ack_blackout",
+                                                        "data_blackout")}
     for name in ("ack_blackout", "data_blackout"):
         client, server = DATA / f"{name}.client.pcap", DATA / f"{name}.server.pcap"
         port = _server_port(client)
