@@ -312,6 +312,8 @@ def to_identity(file: str, s: pl.Series, lines: list[int], what: str) -> pl.Seri
     taken below 2^53. Negative, fractional, hexadecimal or larger values are errors naming
     the line: a cell identity that cannot be stored must not stop the tables being written."""
     exact = s.cast(pl.Int64, strict=False)
+    if exact.null_count() == s.null_count() and not (exact < 0).any():
+        return exact  # all decimal integers >= 0 (a log's usual column): nothing below changes them
     f = s.cast(pl.Float64, strict=False)
     whole = (f.is_finite() & (f == f.floor()) & (f.abs() < 2.0**53)).fill_null(False)
     as_float = f.zip_with(whole, pl.Series([None] * len(f), dtype=pl.Float64)).cast(pl.Int64)
