@@ -437,3 +437,32 @@ def rate_with_marks(t, rate, marks: list[float], label: str, mark_label: str, ti
     ax.set_title(title, loc="left")
     ax.legend(loc="upper right")
     return fig
+
+
+@style.styled
+def carriers_panels(df: pl.DataFrame, names: list[str], marks: dict[str, list[float]], title: str):
+    """Seed 004 Fig. 1's panels over one trip, each carrier a line (held until its next
+    sample): (a) on LTE or not, (b) RSRP, (c) RSRQ, (d) each carrier's handoffs as ticks."""
+    fig, axes = style.new_figure(height=4.6, nrows=4)
+    fig.suptitle(title, x=0.02, ha="left", fontsize=6)
+    for i, c in enumerate(names):
+        part = df.filter(pl.col("carrier") == c).sort("t_rel")
+        t = part["t_rel"].to_numpy()
+        _step(axes[0], i, t, part["lte"].cast(pl.Float64).to_numpy() + 0.04 * i, f"carrier {c}", f"lte-{c}", 0.8)
+        _step(axes[1], i, t, part["rsrp_dbm"].cast(pl.Float64).to_numpy(), f"carrier {c}", f"rsrp-{c}", 0.8)
+        _step(axes[2], i, t, part["rsrq_db"].cast(pl.Float64).to_numpy(), f"carrier {c}", f"rsrq-{c}", 0.8)
+        ts = marks.get(c, [])
+        axes[3].scatter(ts, np.full(len(ts), i), marker="|", s=40, color=style.CYCLE[i % len(style.CYCLE)],
+                        gid=f"handoff-{c}")
+    axes[0].set_yticks([0, 1])
+    axes[0].set_yticklabels(["no", "yes"])
+    for ax, label, head in ((axes[0], "on LTE", "(a) LTE coverage"), (axes[1], "RSRP (dBm)", "(b) signal strength"),
+                            (axes[2], "RSRQ (dB)", "(c) signal quality"), (axes[3], "", "(d) handoffs")):
+        ax.set_ylabel(label)
+        ax.set_title(head, loc="left")
+    axes[3].set_yticks(range(len(names)))
+    axes[3].set_yticklabels(names)
+    axes[3].set_ylim(-0.5, len(names) - 0.5)
+    axes[0].legend(loc="lower left", fontsize=5)
+    axes[3].set_xlabel("time since the log's first sample (s)")
+    return fig

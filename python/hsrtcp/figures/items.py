@@ -909,8 +909,9 @@ def _two_carriers(inp: Inputs) -> tuple[pl.DataFrame, dict]:
         (pl.col("ts") - t0).alias("t_rel"),
         (pl.col("ts").shift(-1).over("carrier") - pl.col("ts")).fill_null(0.0).alias("held_s"),
         (pl.col("rat") == "LTE").alias("lte")))
-    return log.select("result", "run_id", "carrier", "ts", "t_rel", "held_s", "rat", "cid", "rsrp_dbm", "lte"), \
-        {**r, "t0": t0}
+    quality = ["rsrq_db"] if "rsrq_db" in log.columns else []
+    return log.select("result", "run_id", "carrier", "ts", "t_rel", "held_s", "rat", "cid", "rsrp_dbm", *quality,
+                      "lte"), {**r, "t0": t0}
 
 
 def s004_fig_1(inp: Inputs) -> Made:
@@ -942,9 +943,16 @@ def s004_fig_1(inp: Inputs) -> Made:
     carriers = sorted(set(data["carrier"].to_list()))
     lines += [f"carrier {c}: {len(marks.get(c, []))} handoffs, RSRP median "
               f"{draw.fmt(data.filter(pl.col('carrier') == c)['rsrp_dbm'].median(), 'dBm')}" for c in carriers]
-    fig = draw.carriers(data, carriers, marks, f"{len(carriers)} carriers, {name}")
-    gaps = ["the seed's (c), signal quality (RSRQ), is not drawn, and its (a), LTE coverage over the trip, "
-            "is given as the shares above only"]
+    gaps = []
+    if "rsrq_db" in data.columns and data["rsrq_db"].drop_nulls().len():
+        # the seed's four panels: LTE coverage, signal strength, signal quality, handoffs
+        fig = draw.carriers_panels(data, carriers, marks, f"{len(carriers)} carriers, {name}")
+        lines += [f"carrier {c}: RSRQ median {draw.fmt(data.filter(pl.col('carrier') == c)['rsrq_db'].median(), 'dB')}"
+                  for c in carriers]
+    else:
+        fig = draw.carriers(data, carriers, marks, f"{len(carriers)} carriers, {name}")
+        gaps.append("the seed's (c), signal quality: the radio log has no RSRQ; its (a), LTE coverage over the "
+                    "trip, is given as the shares above only")
     return Made(data=data, figure=fig, lab=[f"log of {name}: {len(carriers)} carriers"] + lines, gaps=gaps)
 
 

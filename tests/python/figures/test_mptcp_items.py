@@ -248,8 +248,15 @@ def test_fig_1_draws_a_conjunction_runs_two_carriers(gallery):
     for x in cov.filter(pl.col("run_id") == run).iter_rows(named=True):
         who = "either carrier" if x["carrier"] == "*" else f"carrier {x['carrier']}"
         assert f"LTE coverage, {who}: {100 * x['lte_coverage']:.4g} % of {x['total_s']:.1f} s" in text
-    status, missing = _status(gallery)["seed004-fig-01"]
-    assert status == "partly" and "RSRQ" in missing
+    # the seed's four panels: LTE coverage, RSRP, RSRQ, handoffs (each carrier's cell changes)
+    mine = got.sort("carrier", "ts")
+    want = log.sort("carrier", "ts")
+    assert np.allclose(mine["rsrq_db"].to_numpy(), want["rsrq_db"].cast(pl.Float64).to_numpy(), equal_nan=True)
+    assert np.allclose(mine["rsrp_dbm"].to_numpy(), want["rsrp_dbm"].cast(pl.Float64).to_numpy(), equal_nan=True)
+    hand = _log("handoffs").filter(pl.col("run_id") == run)
+    for c in ("M", "U"):
+        assert f"carrier {c}: {hand.filter(pl.col('carrier') == c).height} handoffs" in text
+    assert _status(gallery)["seed004-fig-01"][0] == "made"
 
 
 def test_seed_003_fig_8_single_path_across_inter_system_handoffs(gallery):
