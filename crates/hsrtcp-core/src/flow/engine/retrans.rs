@@ -38,6 +38,9 @@ const RTO_THRESHOLD_NO_RTT: Nanos = 200_000_000;
 /// RACK timers need up to two ticks): loss-driven retransmissions may lag their trigger by
 /// this much on paths whose RTT is far below it.
 const TIMER_TICK: Nanos = 20_000_000;
+/// Linux's TCP_RTO_MIN, which the probe timeout adds when one segment is outstanding
+/// (`tcp_schedule_loss_probe`: PTO = 2·SRTT + TCP_RTO_MIN, capped at the RTO timer).
+const LONE_PROBE_EXTRA: Nanos = 200_000_000;
 
 /// What the engine needs from the rest of the connection when handling one segment.
 pub struct Ctx<'a> {
@@ -882,11 +885,16 @@ impl Stream {
         }
         // A copy of the newest data with no loss signal and no recovery under way: the tail
         // loss probe (RFC 8985), at most one per advance. With SACK this holds also when the
-        // newest segment is the only one outstanding: Linux then delays the probe to the RTO
-        // (PTO = 2·SRTT + 200 ms, capped at the RTO) but still sends it as a probe, not as a
-        // timeout (issue 30: total_rto 0 against one "timeout"); without SACK Linux sends no
-        // probe and a lone segment re-sent is the retransmission timer's.
-        if !evidence && e >= self.nxt && (s > self.una || x.sack) && !self.tlp_since_advance {
+        // newest segment is the only one outstanding: Linux then delays the probe to about
+        // the RTO (PTO = 2·SRTT + 200 ms, capped at the RTO timer) but sends it as a probe,
+        // not a timeout (issue 30: total_rto 0 against one "timeout"). Later than that PTO
+        // the probe would have gone already: the timer's. Without SACK Linux sends no probe.
+        let lone_probe = x.sack
+            && x.rtt
+                .est
+                .srtt
+                .is_some_and(|r| ts - prior.last_ts <= 2 * r + LONE_PROBE_EXTRA + TIMER_TICK);
+        if !evidence && e >= self.nxt && (s > self.una || lone_probe) && !self.tlp_since_advance {
             self.tlp_since_advance = true;
             return RetransClass::Tlp;
         }
