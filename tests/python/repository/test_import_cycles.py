@@ -1,0 +1,273 @@
+"""Import cycles of python/hsrtcp, module by module, and the core's one-way layers (issue 37).
+
+test_import_graph.py checks the parts (subpackages, top-level modules) against the layers of
+docs/design.md, every import counted. This file looks one level finer and tells two kinds of
+import apart, read statically with ast:
+
+- module-level imports run when the module is imported: a cycle among them is a real cycle
+  (a partly initialised module, order-dependent ImportErrors). None may exist between modules
+  of different parts, and none between modules of one part beyond ALLOWED below, which may
+  only shrink: an entry whose cycle is gone fails too, so that it is removed.
+- imports inside functions run on first use and close no cycle at import time: they are kept
+  apart (``import_graphs`` returns them as a second graph) and are no failure here.
+  test_import_graph.py forbids the cycles they close between parts, with the package's lazy
+  names and the finer parts of docs/design.md that that needs.
+
+Importing ``a.b.c`` runs the ``__init__`` of ``a`` and ``a.b`` first, so it counts as an
+import of each package on the way whose ``__init__`` imports anything at module level.
+
+The Rust core: wire/ must not use crate::flow or crate::matcher, flow/ must not use
+crate::matcher (docs/design.md: wire <- flow <- matcher <- bindings <- python), checked by
+reading the sources' ``use``/path expressions (comments stripped).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+PACKAGE = ROOT / "python" / "hsrtcp"
+CORE = ROOT / "crates" / "hsrtcp-core" / "src"
+
+# Module-level cycles inside one part that are kept, each with why (the sorted modules of
+# the strongly connected component, as cycles() reports it).
+ALLOWED: dict[tuple[str, ...], str] = {}
+
+
+def modules(package: Path) -> dict[str, Path]:
+    out = {}
+    for p in sorted(package.rglob("*.py")):
+        parts = [package.name, *p.relative_to(package).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = p
+    return out
+
+
+def _module_level(tree: ast.Module):
+    """Nodes run on import: all but the bodies of functions (class bodies run, so they count)."""
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _imported(node: ast.AST, here: list[str], mods: dict[str, Path], root: str) -> list[str]:
+    """The package's modules ``node`` imports (a name imported from a package that is not a
+    submodule is an import of the package)."""
+    if isinstance(node, ast.Import):
+        found = [a.name for a in node.names]
+    elif isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            up = here[: len(here) - (node.level - 1)]
+            base = ".".join([*up, base] if base else up)
+        found = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
+    else:
+        return []
+    out = []
+    for t in found:
+        while t and t not in mods and "." in t:  # `import hsrtcp.x.y` of a name, not a module
+            t = t.rsplit(".", 1)[0]
+        if t in mods and (t == root or t.startswith(root + ".")):
+            out.append(t)
+    return out
+
+
+def import_graphs(package: Path) -> tuple[dict, dict]:
+    """(module-level, function-level) graphs: ``{module: {imported module: ["file:line"]}}``.
+    Imports under ``if TYPE_CHECKING:`` are neither (they never run)."""
+    mods = modules(package)
+    trees = {m: ast.parse(p.read_text(encoding="utf-8"), str(p)) for m, p in mods.items()}
+    here = {m: m.split(".") if mods[m].name == "__init__.py" else m.split(".")[:-1] for m in mods}
+    typing_only = {m: {id(n) for top in ast.walk(t) if _is_type_checking(top) for n in ast.walk(top)}
+                   for m, t in trees.items()}
+    top = {m: [n for n in _module_level(t) if id(n) not in typing_only[m]] for m, t in trees.items()}
+    eager = {m for m in mods if mods[m].name == "__init__.py" and any(_imported(n, here[m], mods, package.name) for n in top[m])}
+    level: dict = defaultdict(lambda: defaultdict(list))
+    lazy: dict = defaultdict(lambda: defaultdict(list))
+    for m, tree in trees.items():
+        at_import = {id(n) for n in top[m]}
+        for node in ast.walk(tree):
+            if id(node) in typing_only[m]:
+                continue
+            for t in _imported(node, here[m], mods, package.name):
+                graph = level if id(node) in at_import else lazy
+                site = f"{mods[m].relative_to(package.parent)}:{node.lineno}"
+                parts = t.split(".")
+                for i in range(1, len(parts)):  # the packages on the way whose __init__ imports
+                    pkg = ".".join(parts[:i])
+                    if pkg in eager and not m.startswith(pkg + ".") and pkg != m:
+                        graph[m][pkg].append(site)
+                if t != m:
+                    graph[m][t].append(site)
+    return level, lazy
+
+
+def cycles(edges) -> list[tuple[str, ...]]:
+    """Strongly connected components of more than one module (iterative Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out = []
+    nodes = sorted(set(edges) | {w for t in edges.values() for w in t})
+    for start in nodes:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges.get(start, {}))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on.add(start)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(edges.get(w, {})))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    x = stack.pop()
+                    on.discard(x)
+                    comp.append(x)
+                    if x == v:
+                        break
+                if len(comp) > 1:
+                    out.append(tuple(sorted(comp)))
+    return sorted(out)
+
+
+def part(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def describe(edges, comp) -> str:
+    lines = [" <-> ".join(comp)]
+    for a in comp:
+        for b in comp:
+            if b in edges.get(a, {}):
+                lines.append(f"    {a} -> {b}: {', '.join(sorted(set(edges[a][b]))[:3])}")
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="module")
+def graphs():
+    return import_graphs(PACKAGE)
+
+
+def test_no_module_level_import_cycle_between_parts(graphs):
+    level, _ = graphs
+    found = [c for c in cycles(level) if len({part(m) for m in c}) > 1]
+    assert not found, ("module-level import cycles across subpackages of hsrtcp (move the shared "
+                       "helper down a layer, docs/design.md):\n" + "\n".join(describe(level, c) for c in found))
+
+
+def test_module_level_cycles_within_a_part_are_only_the_allowed_ones(graphs):
+    level, _ = graphs
+    found = {c for c in cycles(level) if len({part(m) for m in c}) == 1}
+    new = sorted(found - set(ALLOWED))
+    gone = sorted(set(ALLOWED) - found)
+    assert not new, "module-level import cycles not in ALLOWED:\n" + "\n".join(describe(level, c) for c in new)
+    assert not gone, f"ALLOWED lists cycles that no longer exist (remove them): {gone}"
+
+
+# -- the reader itself, on small packages whose cycles are known -----------------------------
+
+def _package(tmp_path: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = tmp_path / "hsrtcp" / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return tmp_path / "hsrtcp"
+
+
+def test_the_reader_tells_module_level_from_function_level_imports(tmp_path):
+    pkg = _package(tmp_path, {
+        "__init__.py": "",
+        "a/__init__.py": "", "a/x.py": "from hsrtcp.b import y\n",
+        "b/__init__.py": "", "b/y.py": "def f():\n    from hsrtcp.a import x\n",   # lazy: no cycle at import
+        "c/__init__.py": "from .z import Z\n", "c/z.py": "from hsrtcp.c.w import W\nclass Z: pass\n",
+        "c/w.py": "import hsrtcp.c.z\nW = 1\n",                                     # z <-> w, relative and absolute
+        "d/__init__.py": "from hsrtcp.d.v import V\nN = 1\n",
+        "d/v.py": "from hsrtcp.d import helpers, N\nV = 1\n", "d/helpers.py": "",   # N from the __init__: d <-> d.v
+        "k/__init__.py": "from hsrtcp.k.v import V\n",
+        "k/v.py": "from hsrtcp.k import helpers\nV = 1\n", "k/helpers.py": "",     # a submodule only: no cycle
+        "e.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from hsrtcp import f\n",
+        "f.py": "from hsrtcp import e\n",                                             # typing-only: no edge back
+        "g.py": "class G:\n    from hsrtcp import h\n", "h.py": "import hsrtcp.g\n",  # a class body runs
+    })
+    level, lazy = import_graphs(pkg)
+    assert cycles(level) == [("hsrtcp.c.w", "hsrtcp.c.z"), ("hsrtcp.d", "hsrtcp.d.v"), ("hsrtcp.g", "hsrtcp.h")]
+    assert "hsrtcp.a.x" in lazy["hsrtcp.b.y"] and "hsrtcp.b.y" not in lazy["hsrtcp.a.x"]
+    assert cycles(level | {"hsrtcp.b.y": {"hsrtcp.a.x": []}}) == [
+        ("hsrtcp.a.x", "hsrtcp.b.y"), *cycles(level)]  # the same import at module level closes one
+    assert "hsrtcp.f" not in level.get("hsrtcp.e", {})
+    assert [c for c in cycles(level) if len({part(m) for m in c}) > 1] == [("hsrtcp.g", "hsrtcp.h")]
+
+
+# -- the Rust core ---------------------------------------------------------------------------
+
+RUST_RULES = (("wire", ("flow", "matcher")), ("flow", ("matcher",)))
+
+
+def _rust_code(text: str) -> str:
+    """The source without comments (line, block and doc comments); strings are kept, which
+    can only make the check stricter."""
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def rust_uses(src: Path, layer: str, banned: tuple[str, ...]) -> list[str]:
+    """``file:line: text`` of every path into a banned module: ``crate::flow``, ``super::flow``
+    (from wire/'s files, super:: can reach the crate root) and ``crate::{.., flow::X, ..}``."""
+    names = "|".join(banned)
+    path = re.compile(rf"\b(?:crate|super)::(?:super::)*(?:{names})\b")
+    group = re.compile(r"\b(?:crate|super)::(?:super::)*\{([^;]*)", re.S)
+    first = re.compile(rf"(?:^|[{{,])\s*(?:{names})\b")
+    out = []
+    for f in sorted((src / layer).rglob("*.rs")):
+        code = _rust_code(f.read_text(encoding="utf-8"))
+        hits = [m.start() for m in path.finditer(code)]
+        hits += [m.start() for m in group.finditer(code) if first.search(m.group(1))]
+        for at in sorted(set(hits)):
+            no = code.count("\n", 0, at) + 1
+            out.append(f"{f.relative_to(src.parent)}:{no}: {code.splitlines()[no - 1].strip()}")
+    return out
+
+
+@pytest.mark.parametrize("layer,banned", RUST_RULES, ids=[r[0] for r in RUST_RULES])
+def test_the_core_layers_point_one_way(layer, banned):
+    found = rust_uses(CORE, layer, banned)
+    assert not found, f"crates/hsrtcp-core/src/{layer} uses {' or '.join(banned)} (a layer above it):\n" + "\n".join(found)
+
+
+def test_the_rust_check_sees_a_use_and_ignores_comments(tmp_path):
+    (tmp_path / "wire").mkdir()
+    (tmp_path / "wire" / "a.rs").write_text("// use crate::flow::X;\n/* crate::matcher */\nuse crate::flowing;\n")
+    assert rust_uses(tmp_path, "wire", ("flow", "matcher")) == []
+    (tmp_path / "wire" / "b.rs").write_text("fn f() { let _ = crate::matcher::pair(); }\nuse super::flow::Key;\n"
+                                            "use crate::{\n    seq::S,\n    flow::{Key, Table},\n};\n")
+    assert [s.split(": ", 1)[0] for s in rust_uses(tmp_path, "wire", ("flow", "matcher"))] == [
+        f"{tmp_path.name}/wire/b.rs:1", f"{tmp_path.name}/wire/b.rs:2", f"{tmp_path.name}/wire/b.rs:3"]
