@@ -21,37 +21,14 @@ ids stay unique and the same from one run to the next.
 from __future__ import annotations
 
 import glob
-import hashlib
 import os
 import re
-from dataclasses import dataclass, field
+
+from hsrtcp.scale.inputs import Input, input_id  # noqa: F401  (Input: also this module's API)
 
 CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap.gz", ".pcapng.gz", ".cap.gz")
 _SIDE = re.compile(r"^(?P<stem>.+)\.(?P<side>client|server)(?P<ext>\.(?:pcap|pcapng|cap)(?:\.gz)?)$")
-_SAFE = re.compile(r"[^A-Za-z0-9._-]")
 LOCK_NAME = ".hsrtcp.lock"
-
-
-@dataclass
-class Input:
-    """One unit of work of a corpus run: what is analyzed into ``input=<id>/``."""
-
-    id: str
-    kind: str  # "capture" | "pair" | "bundle"
-    #: the capture file; the client and server files; the bundle directory
-    files: list[str]
-    vantage: str | None = None
-    radio: str | None = None
-    radio_format: str = "auto"
-    radio_offset: float = 0.0
-    radio_map: dict | None = None
-    carrier: str | None = None
-    labels: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def source(self) -> str:
-        """How the input is named in messages and the failures table."""
-        return " + ".join(self.files)
 
 
 def is_capture_name(name: str) -> bool:
@@ -78,16 +55,6 @@ def is_corpus(captures: list[str], flag: bool) -> bool:
 
         return not is_bundle(a)
     return not os.path.exists(a) and has_magic(a)
-
-
-def input_id(rel: str) -> str:
-    """The partition id of a path relative to the corpus root (see the module docstring)."""
-    rel = rel.replace(os.sep, "/").strip("/")
-    joined = rel.replace("/", "--")
-    safe = _SAFE.sub("_", joined)
-    if safe != joined or not safe or safe.startswith("."):
-        safe = f"{safe.lstrip('.') or 'input'}-{hashlib.blake2b(rel.encode('utf-8', 'surrogateescape'), digest_size=4).hexdigest()}"
-    return safe
 
 
 def discover(spec: str | os.PathLike) -> list[Input]:

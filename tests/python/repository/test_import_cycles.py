@@ -9,9 +9,9 @@ import apart, read statically with ast:
   of different parts, and none between modules of one part beyond ALLOWED below, which may
   only shrink: an entry whose cycle is gone fails too, so that it is removed.
 - imports inside functions run on first use and close no cycle at import time: they are kept
-  apart (``import_graphs`` returns them as a second graph) and are no failure here.
-  test_import_graph.py forbids the cycles they close between parts, with the package's lazy
-  names and the finer parts of docs/design.md that that needs.
+  apart (``import_graphs`` returns them as a second graph). A cycle they close inside a part
+  must be in LAZY_ALLOWED (which may only shrink too); test_import_graph.py forbids those
+  between parts, with the package's lazy names and the finer parts of docs/design.md.
 
 Importing ``a.b.c`` runs the ``__init__`` of ``a`` and ``a.b`` first, so it counts as an
 import of each package on the way whose ``__init__`` imports anything at module level.
@@ -35,8 +35,38 @@ PACKAGE = ROOT / "python" / "hsrtcp"
 CORE = ROOT / "crates" / "hsrtcp-core" / "src"
 
 # Module-level cycles inside one part that are kept, each with why (the sorted modules of
-# the strongly connected component, as cycles() reports it).
+# the strongly connected component, as cycles() reports it). None today.
 ALLOWED: dict[tuple[str, ...], str] = {}
+
+# Cycles inside one part that close only through imports in functions (no failure at import
+# time, but two modules that cannot be understood or tested apart). Found 2026-11-28: eight;
+# scale.discover <-> scale.manifest broken since (Input and input_id moved down to
+# scale.inputs). The rest are in files other work of issue 37 is changing now; each entry
+# says what would break it. The list may only shrink.
+LAZY_ALLOWED: dict[tuple[str, ...], str] = {
+    ("hsrtcp.context.classes", "hsrtcp.context.gnettrack", "hsrtcp.context.readers", "hsrtcp.context.stream"):
+        "classes and stream take GAP_S from readers, readers and stream call gnettrack's reader, "
+        "gnettrack takes WholeOnly from stream, stream takes classes' _codes: GAP_S and WholeOnly "
+        "belong in a module below all four",
+    ("hsrtcp.figures.items", "hsrtcp.figures.packets"):
+        "items calls packets.at_acks, packets returns items.Made: Made belongs below both",
+    ("hsrtcp.lab.compare", "hsrtcp.lab.figures"):
+        "compare draws with lab.figures, which calls compare.flow_paths: flow_paths belongs below both",
+    ("hsrtcp.lab.scenario.cells", "hsrtcp.lab.scenario.config", "hsrtcp.lab.scenario.fixed",
+     "hsrtcp.lab.scenario.linklayer", "hsrtcp.lab.scenario.recorded"):
+        "config resolves the linklayer and recorded kinds, which take config's ScenarioError and "
+        "value checkers (_err, _num, ...) and cells' Cell; cells builds recorded and fixed areas: "
+        "the checkers and Cell belong in a module below the kinds",
+    ("hsrtcp.passive.apps", "hsrtcp.passive.quic"):
+        "apps decodes QUIC with quic, quic names a connection with apps.client_hello_sni: the TLS "
+        "ClientHello parser belongs below both",
+    ("hsrtcp.study", "hsrtcp.study.stream"):
+        "the package's __init__ runs stream for streamed studies, stream takes Study, flow_frame "
+        "and helpers from the __init__: those belong in a module below",
+    ("hsrtcp.study.columns", "hsrtcp.study.tables"):
+        "columns calls tables.summary_frame, tables calls columns' summarize_flows and "
+        "reason_counts: one of the two directions has to go",
+}
 
 
 def modules(package: Path) -> dict[str, Path]:
@@ -87,12 +117,18 @@ def _imported(node: ast.AST, here: list[str], mods: dict[str, Path], root: str) 
 
 def import_graphs(package: Path) -> tuple[dict, dict]:
     """(module-level, function-level) graphs: ``{module: {imported module: ["file:line"]}}``.
-    Imports under ``if TYPE_CHECKING:`` are neither (they never run)."""
+    Imports under ``if TYPE_CHECKING:`` are neither (they never run), nor those of a package's
+    ``__getattr__`` (its lazy names: imports of whoever uses them, which this reader does not
+    follow; test_import_graph.py does)."""
     mods = modules(package)
     trees = {m: ast.parse(p.read_text(encoding="utf-8"), str(p)) for m, p in mods.items()}
     here = {m: m.split(".") if mods[m].name == "__init__.py" else m.split(".")[:-1] for m in mods}
     typing_only = {m: {id(n) for top in ast.walk(t) if _is_type_checking(top) for n in ast.walk(top)}
                    for m, t in trees.items()}
+    for m, t in trees.items():  # a package's lazy names (its __getattr__) are its users' imports
+        if mods[m].name == "__init__.py":
+            typing_only[m] |= {id(n) for f in t.body if isinstance(f, ast.FunctionDef) and f.name == "__getattr__"
+                               for n in ast.walk(f)}
     top = {m: [n for n in _module_level(t) if id(n) not in typing_only[m]] for m, t in trees.items()}
     eager = {m for m in mods if mods[m].name == "__init__.py" and any(_imported(n, here[m], mods, package.name) for n in top[m])}
     level: dict = defaultdict(lambda: defaultdict(list))
@@ -191,6 +227,21 @@ def test_module_level_cycles_within_a_part_are_only_the_allowed_ones(graphs):
     gone = sorted(set(ALLOWED) - found)
     assert not new, "module-level import cycles not in ALLOWED:\n" + "\n".join(describe(level, c) for c in new)
     assert not gone, f"ALLOWED lists cycles that no longer exist (remove them): {gone}"
+
+
+def test_function_level_cycles_within_a_part_are_only_the_allowed_ones(graphs):
+    level, lazy = graphs
+    both: dict = defaultdict(lambda: defaultdict(list))
+    for g in (level, lazy):
+        for a, targets in g.items():
+            for b, sites in targets.items():
+                both[a][b].extend(sites)
+    found = {c for c in cycles(both) if len({part(m) for m in c}) == 1} - set(ALLOWED)
+    new = sorted(found - set(LAZY_ALLOWED))
+    gone = sorted(set(LAZY_ALLOWED) - found)
+    assert not new, ("import cycles (through imports in functions) not in LAZY_ALLOWED: move the "
+                     "shared part down a module\n" + "\n".join(describe(both, c) for c in new))
+    assert not gone, f"LAZY_ALLOWED lists cycles that no longer exist (remove them): {gone}"
 
 
 # -- the reader itself, on small packages whose cycles are known -----------------------------
