@@ -43,6 +43,7 @@ import polars as pl
 
 from hsrtcp.errors import InputError
 from hsrtcp.passive import quic
+from hsrtcp.passive.quic import client_hello_sni  # TLS over TCP and QUIC CRYPTO frames alike
 
 SCHEMA_VERSION = 2
 MANIFEST = ".hsrtcp-apps"
@@ -201,36 +202,6 @@ def tls_sni(payload: bytes) -> str | None:
         hs += payload[i + 5:i + 5 + n]
         i += 5 + n
     return client_hello_sni(hs)
-
-
-def client_hello_sni(hs: bytes) -> str | None:
-    """The server_name of the ClientHello handshake message at the start of ``hs`` (the
-    bytes of TLS records over TCP, or of QUIC CRYPTO frames)."""
-    if len(hs) < 4 or hs[0] != 1:
-        return None
-    body = hs[4:4 + int.from_bytes(hs[1:4], "big")]
-    try:
-        p = 2 + 32  # version, random
-        p += 1 + body[p]  # session id
-        p += 2 + struct.unpack_from("!H", body, p)[0]  # cipher suites
-        p += 1 + body[p]  # compression methods
-        end = p + 2 + struct.unpack_from("!H", body, p)[0]
-        p += 2
-        while p + 4 <= min(end, len(body)):
-            typ, n = struct.unpack_from("!HH", body, p)
-            if typ == 0:  # server_name: list length(2), type(1) = host_name, length(2), name
-                q = p + 4 + 2
-                while q + 3 <= p + 4 + n:
-                    kind, ln = body[q], struct.unpack_from("!H", body, q + 1)[0]
-                    if kind == 0:
-                        name = body[q + 3:q + 3 + ln]
-                        return name.decode("ascii", "replace").lower().rstrip(".") if len(name) == ln else None
-                    q += 3 + ln
-                return None
-            p += 4 + n
-    except (IndexError, struct.error):
-        return None
-    return None
 
 
 def http_host(payload: bytes) -> str | None:

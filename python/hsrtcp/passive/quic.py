@@ -208,8 +208,6 @@ class Conversation:
             self._try_name()
 
     def _try_name(self) -> None:
-        from hsrtcp.passive.apps import client_hello_sni
-
         hs, pos = b"", 0
         for off in sorted(self.crypto):  # the contiguous bytes from offset 0
             data = self.crypto[off]
@@ -230,4 +228,34 @@ def first_client_initial(datagram: bytes) -> tuple[int, bytes] | None:
         return None
     for _, h in long_headers(datagram):
         return (h.version, h.dcid) if h.initial and len(h.dcid) >= 8 else None
+    return None
+
+
+def client_hello_sni(hs: bytes) -> str | None:
+    """The server_name of the ClientHello handshake message at the start of ``hs`` (the
+    bytes of TLS records over TCP, or of QUIC CRYPTO frames)."""
+    if len(hs) < 4 or hs[0] != 1:
+        return None
+    body = hs[4:4 + int.from_bytes(hs[1:4], "big")]
+    try:
+        p = 2 + 32  # version, random
+        p += 1 + body[p]  # session id
+        p += 2 + struct.unpack_from("!H", body, p)[0]  # cipher suites
+        p += 1 + body[p]  # compression methods
+        end = p + 2 + struct.unpack_from("!H", body, p)[0]
+        p += 2
+        while p + 4 <= min(end, len(body)):
+            typ, n = struct.unpack_from("!HH", body, p)
+            if typ == 0:  # server_name: list length(2), type(1) = host_name, length(2), name
+                q = p + 4 + 2
+                while q + 3 <= p + 4 + n:
+                    kind, ln = body[q], struct.unpack_from("!H", body, q + 1)[0]
+                    if kind == 0:
+                        name = body[q + 3:q + 3 + ln]
+                        return name.decode("ascii", "replace").lower().rstrip(".") if len(name) == ln else None
+                    q += 3 + ln
+                return None
+            p += 4 + n
+    except (IndexError, struct.error):
+        return None
     return None
