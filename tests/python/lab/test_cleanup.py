@@ -53,8 +53,11 @@ def test_without_root_the_lab_refuses(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.netns
 def test_emulator_crash_is_cleaned_up(tmp_path, monkeypatch):
-    # Force the Rattan 0.1.1 panic (0 bps while a packet is in flight) by skipping validation.
-    write_bw_trace(tmp_path / "bw_down.json", [("20Mbps", 1.5), ("0bps", 5), ("20Mbps", 30)])
+    # Force the Rattan 0.1.1 panic by skipping validation: a change to 0 bps panics only while a
+    # packet is in transmission (BwReplay change_bandwidth divides by the new rate). At 20 Mbit/s
+    # an ACK-clocked cubic kept the queue near empty and the change once found none (cleanup_s11
+    # run 10: no panic, a 5-s outage); at 1 Mbit/s the queue is never empty by 1.5 s.
+    write_bw_trace(tmp_path / "bw_down.json", [("1Mbps", 1.5), ("0bps", 5), ("20Mbps", 30)])
     cfg = one_path_config(tmp_path)
     monkeypatch.setattr(rattan, "validate_config", lambda *a, **k: None)
     out = emulate.run(cfg, tmp_path / "run", {"kind": "measure", "flow": {"type": "duration", "duration_s": 6,
