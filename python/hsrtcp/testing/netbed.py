@@ -206,6 +206,7 @@ class Testbed:
         self.ns = {"cli": f"hsb{suffix}-cli", "rtr": f"hsb{suffix}-rtr", "srv": f"hsb{suffix}-srv"}
         self._procs: list[subprocess.Popen] = []
         self._timers: list[threading.Timer] = []
+        self._timer_errors: list[str] = []
         self._created: list[str] = []
         self._signals = contextlib.ExitStack()
         self.offloads: dict = {}
@@ -421,10 +422,30 @@ table inet hsb {{
         return vals
 
     def _schedule(self, at_s: float, fn, *args) -> None:
-        t = threading.Timer(max(0.0, at_s), fn, args)
+        def run():
+            try:
+                fn(*args)
+            except Exception as e:  # a timer thread's error is lost unless kept
+                self._timer_errors.append(f"{getattr(fn, '__name__', fn)}{args}: {e}")
+
+        t = threading.Timer(max(0.0, at_s), run)
         t.daemon = True
         self._timers.append(t)
         t.start()
+
+    def _schedule_window(self, t0: float, start: float, end: float) -> None:
+        """Drops on at t0 + start (unless the ruleset starts with them), off at t0 + end, on
+        one thread so the two cannot swap: as two timers, at load 16 the 0.2-s 'on' ran
+        after the 0.5-s 'off' and every ACK was dropped for good (issue 30)."""
+        def window():
+            if start > 0:
+                self._drops_active(True)
+            # the running Timer's own event: set when the transfer's timers are cancelled
+            cancelled = threading.current_thread().finished
+            if not cancelled.wait(max(0.0, t0 + end - time.time())):
+                self._drops_active(False)
+
+        self._schedule(start, window)
 
     # -- experiments ----------------------------------------------------------------------
 
@@ -527,11 +548,9 @@ table inet hsb {{
                     if at <= 0:
                         self._tbf(rate, dev)
             t0 = time.time()
+            self._timer_errors.clear()
             if self.drop_window is not None and self.use_nft:
-                start, end = self.drop_window
-                if start > 0:
-                    self._schedule(start, self._drops_active, True)
-                self._schedule(end, self._drops_active, False)
+                self._schedule_window(t0, *self.drop_window)
             for sched, dev in ((self.rate_schedule, "r0"), (self.uplink_rate_schedule, "r1")):
                 for at, rate in sched or []:
                     if at > 0:
@@ -545,6 +564,8 @@ table inet hsb {{
                 raise LabError(f"server agent failed ({sp.returncode}): {serr.strip()} {sout.strip()}")
             if cp.returncode != 0:
                 raise LabError(f"client agent failed ({cp.returncode}): {cerr.strip()} {cout.strip()}")
+            if self._timer_errors:
+                raise LabError(f"a scheduled path change failed: {'; '.join(self._timer_errors)}")
             time.sleep(0.2 if immediate else 1.5)  # last ACK/FIN reach both capture points
             stats = {"server": dumps[0].stop(), "client": dumps[1].stop()}
         finally:
