@@ -13,7 +13,7 @@ use hsrtcp_core::flow::event::nanos_to_s;
 use hsrtcp_core::flow::{engine, table, CaptureInfo};
 use hsrtcp_core::matcher::fate::FrameFates;
 use hsrtcp_core::matcher::metrics::MATCH_SERIES_COLUMNS;
-use hsrtcp_core::matcher::{analyze_pair as core_pair, match_batches, MatchOptions, PairResult, MATCH_COLUMNS};
+use hsrtcp_core::matcher::{analyze_pair as core_pair, match_batches, MatchOptions, PairResult, PairingMethod, MATCH_COLUMNS};
 use hsrtcp_core::stream;
 use hsrtcp_core::table::parquet::{ParquetDir, TableSender, SEND_ROWS};
 use hsrtcp_core::table::{col, schema_of, to_ipc, ColType, ColumnDef, TableBuilder};
@@ -222,8 +222,9 @@ fn key_of(b: &RecordBatch, prefix: &str, r: usize) -> Option<ConnKey> {
     Some((s(KEY_COLUMNS[0])?, u(KEY_COLUMNS[1])?, s(KEY_COLUMNS[2])?, u(KEY_COLUMNS[3])?, u(KEY_COLUMNS[4])?))
 }
 
-fn is_paired(pairing: Option<&str>) -> bool {
-    matches!(pairing, Some("isn") | Some("seq_proximity"))
+/// The pairing method of row `r` of a matcher batch; None if null or unknown.
+fn pairing_of(pairing: Option<&arrow_array::StringArray>, r: usize) -> Option<PairingMethod> {
+    pairing.filter(|c| c.is_valid(r)).and_then(|c| PairingMethod::parse(c.value(r)))
 }
 
 /// The `flows` rows with vantage `matched` of one pair: each matcher row joined with the
@@ -604,7 +605,7 @@ impl PairOut {
             for p in done.values().filter(|p| per_server[&p.files[1]] > 1) {
                 let pairing = str_col(&p.matched, "pairing");
                 for r in 0..p.matched.num_rows() {
-                    if is_paired(pairing.and_then(|c| c.is_valid(r).then(|| c.value(r)))) {
+                    if pairing_of(pairing, r).is_some_and(PairingMethod::is_paired) {
                         if let Some(k) = key_of(&p.matched, "sv_", r) {
                             paired.entry(p.files[1]).or_default().insert(k);
                         }
@@ -619,7 +620,7 @@ impl PairOut {
                     let pairing = str_col(&m, "pairing");
                     let keep: arrow_array::BooleanArray = (0..m.num_rows())
                         .map(|r| {
-                            let server_only = pairing.is_some_and(|c| c.is_valid(r) && c.value(r) == "server_only");
+                            let server_only = pairing_of(pairing, r) == Some(PairingMethod::ServerOnly);
                             Some(!(server_only && key_of(&m, "sv_", r).is_some_and(|k| keys.contains(&k))))
                         })
                         .collect();

@@ -36,6 +36,7 @@ pub use driver::{
     analyze_pair, match_batches, match_segments, match_streams, BudgetCuts, MatchOptions, PairResult, MATCH_STATE_BUDGET,
 };
 pub use metrics::MATCH_COLUMNS;
+pub use pairing::PairingMethod;
 
 /// Which capture a packet or connection comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
