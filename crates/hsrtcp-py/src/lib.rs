@@ -16,7 +16,9 @@ use hsrtcp_core::flow::event::{EVENTS_VERSION, EVENT_COLUMNS};
 use hsrtcp_core::flow::packets::{PACKETS_VERSION, PACKET_COLUMNS};
 use hsrtcp_core::flow::rtt_sample::{RTT_COLUMNS, RTT_VERSION};
 use hsrtcp_core::flow::{engine, table, CaptureInfo};
+use hsrtcp_core::matcher::join::MATCHED_ID_COLUMNS;
 use hsrtcp_core::matcher::metrics::MATCH_SERIES_COLUMNS;
+use hsrtcp_core::matcher::pair_stats::{PAIR_STATS_COLUMNS, PAIR_STATS_VERSION};
 use hsrtcp_core::matcher::MATCH_COLUMNS;
 use hsrtcp_core::mptcp::table as mptcp_table;
 use hsrtcp_core::table::parquet::{ParquetDir, TableSender, WriteError, ROW_GROUP, SEND_ROWS};
@@ -45,7 +47,7 @@ fn analyze_capture<'py>(
         let info = CaptureInfo { name, vantage, id_base, truncated: false, packets };
         run_capture(&path, info, &progress, ROW_GROUP, &mut |name, b| {
             tables.entry(name).or_default().push(b);
-        }, None)?;
+        })?;
         Ok::<_, PyErr>(
             tables
                 .into_iter()
@@ -62,7 +64,22 @@ fn analyze_capture<'py>(
 
 /// The core's single-capture analysis (without the GIL held), its tables handed to `sink`
 /// in batches of about `rows_per_batch` rows and its progress (bytes of the file read so
-/// far) to the Python callback.
+/// far) to the Python callback (see [`python_progress`]).
+pub(crate) fn run_capture(
+    path: &std::path::Path,
+    info: CaptureInfo,
+    progress: &Option<PyObject>,
+    rows_per_batch: usize,
+    sink: &mut dyn FnMut(&'static str, RecordBatch),
+) -> PyResult<hsrtcp_core::stream::CaptureStats> {
+    let mut stop = None;
+    let mut report = python_progress(progress, &mut stop);
+    let r = analyze_capture_tapped(path, info, rows_per_batch, &mut report, sink, None);
+    drop(report);
+    r.ok_or_else(|| interrupted(stop))
+}
+
+/// An analysis's progress report for the core: false stops it.
 ///
 /// Interruptions: every few thousand packets (about a millisecond) it takes the GIL for
 /// the progress callback and runs Python's pending signal handlers, so Ctrl-C on the main
@@ -70,42 +87,17 @@ fn analyze_capture<'py>(
 /// (where Python runs no signal handlers) stop when their progress callback raises
 /// KeyboardInterrupt (hsrtcp.runner does that once the main thread was interrupted).
 /// Other exceptions of the callback are ignored: a failing progress bar must not stop an
-/// analysis.
-pub(crate) fn run_capture(
-    path: &std::path::Path,
-    info: CaptureInfo,
-    progress: &Option<PyObject>,
-    rows_per_batch: usize,
-    sink: &mut dyn FnMut(&'static str, RecordBatch),
-    tap: Option<hsrtcp_core::stream::Tap>,
-) -> PyResult<hsrtcp_core::stream::CaptureStats> {
-    run_capture_cancellable(path, info, progress, rows_per_batch, sink, tap, None)
-}
-
-/// [`run_capture`] sharing `cancel` with other analyses of the same job (the two files of
-/// a pair): the first one interrupted sets it, and the others stop at their next report
-/// (Python's handler runs on the main thread only, inside that thread's `check_signals`).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run_capture_cancellable(
-    path: &std::path::Path,
-    info: CaptureInfo,
-    progress: &Option<PyObject>,
-    rows_per_batch: usize,
-    sink: &mut dyn FnMut(&'static str, RecordBatch),
-    tap: Option<hsrtcp_core::stream::Tap>,
-    cancel: Option<&std::sync::atomic::AtomicBool>,
-) -> PyResult<hsrtcp_core::stream::CaptureStats> {
-    use std::sync::atomic::Ordering::Relaxed;
-    let mut stop: Option<PyErr> = None;
-    let mut report = |bytes: u64| {
-        if cancel.is_some_and(|c| c.load(Relaxed)) {
-            return false;
-        }
-        let go = Python::with_gil(|py| {
+/// analysis. What stopped it is left in `stop` ([`interrupted`] raises it).
+pub(crate) fn python_progress<'a>(
+    progress: &'a Option<PyObject>,
+    stop: &'a mut Option<PyErr>,
+) -> impl FnMut(u64) -> bool + Send + 'a {
+    move |bytes: u64| {
+        Python::with_gil(|py| {
             if let Some(cb) = progress {
                 if let Err(e) = cb.call1(py, (bytes,)) {
                     if e.is_instance_of::<PyKeyboardInterrupt>(py) {
-                        stop = Some(e);
+                        *stop = Some(e);
                         return false;
                     }
                 }
@@ -113,22 +105,18 @@ pub(crate) fn run_capture_cancellable(
             match py.check_signals() {
                 Ok(()) => true,
                 Err(e) => {
-                    stop = Some(e);
+                    *stop = Some(e);
                     false
                 }
             }
-        });
-        if !go {
-            if let Some(c) = cancel {
-                c.store(true, Relaxed);
-            }
-        }
-        go
-    };
-    match analyze_capture_tapped(path, info, rows_per_batch, &mut report, sink, tap) {
-        Some(stats) => Ok(stats),
-        None => Err(stop.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted"))),
+        })
     }
+}
+
+/// The error of an analysis its progress report stopped: what stopped it, else a plain
+/// KeyboardInterrupt (another analysis of the same job was interrupted).
+pub(crate) fn interrupted(stop: Option<PyErr>) -> PyErr {
+    stop.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted"))
 }
 
 /// An output directory that analyses write their tables into as Parquet while they run
@@ -183,7 +171,7 @@ impl ParquetOut {
                 if failed.is_none() {
                     failed = sender.send(name, b).err();
                 }
-            }, None);
+            });
             sender.done();
             r.map(|_| (captures, flows, failed))
         })?;
@@ -224,7 +212,7 @@ const TABLES: &[(&str, &[&[ColumnDef]], u32)] = &[
     ("mptcp", &[mptcp_table::MPTCP_COLUMNS], mptcp_table::MPTCP_VERSION),
     ("mptcp_subflows", &[mptcp_table::MPTCP_SUBFLOW_COLUMNS], mptcp_table::MPTCP_VERSION),
     ("mptcp_series", &[mptcp_table::MPTCP_SERIES_COLUMNS], mptcp_table::MPTCP_VERSION),
-    ("pair_stats", &[pair::PAIR_STATS_COLUMNS], pair::PAIR_STATS_VERSION),
+    ("pair_stats", &[PAIR_STATS_COLUMNS], PAIR_STATS_VERSION),
 ];
 
 /// The output directory of a run, each table's file saying its schema version. Its error
@@ -277,7 +265,7 @@ fn schema_versions(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 #[pyfunction]
 fn matched_schemas(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new_bound(py);
-    d.set_item("flows", describe(&[MATCH_COLUMNS, pair::MATCHED_ID_COLUMNS]))?;
+    d.set_item("flows", describe(&[MATCH_COLUMNS, MATCHED_ID_COLUMNS]))?;
     d.set_item("series", describe(&[MATCH_SERIES_COLUMNS]))?;
     Ok(d)
 }

@@ -28,7 +28,7 @@ use crate::matcher::fate::{record_fates, FrameFates, PairFate, Spans};
 use crate::matcher::metrics::{
     spurious_events, tally, write_loss_series, write_metrics, Replay, MATCH_COLUMNS, MATCH_SERIES_COLUMNS,
 };
-use crate::matcher::pairing::{PairIndex, SideConn, Tracker};
+use crate::matcher::pairing::{PairIndex, PairingMethod, SideConn, Tracker};
 use crate::matcher::Side;
 use crate::table::TableBuilder;
 use crate::wire::{decode, Decoded, Nanos, Segment};
@@ -158,7 +158,7 @@ pub struct PairResult {
 
 struct Pair {
     conn: [u32; 2],
-    method: &'static str,
+    method: PairingMethod,
     /// Reverse this side's direction (the two captures guessed opposite roles).
     flip: [bool; 2],
     fate: PairFate,
@@ -260,7 +260,7 @@ impl Matcher {
         }
     }
 
-    fn make_pair(&mut self, side: Side, me: u32, other: u32, method: &'static str) {
+    fn make_pair(&mut self, side: Side, me: u32, other: u32, method: PairingMethod) {
         let mut conn = [0u32; 2];
         conn[side.idx()] = me;
         conn[side.other().idx()] = other;
@@ -571,8 +571,7 @@ impl Matcher {
                 self.next_id += 1;
                 let mut row = self.matched.row();
                 let (a, b) = if side == Side::Client { (Some(c), None) } else { (None, Some(c)) };
-                let method = if side == Side::Client { "client_only" } else { "server_only" };
-                write_identity(&mut row, id, method, &self.opts, a, b);
+                write_identity(&mut row, id, PairingMethod::only(side), &self.opts, a, b);
             }
         }
         PairResult {
@@ -643,13 +642,13 @@ fn sender_first_ts(trackers: &[Tracker; 2], conn: [u32; 2], payload: [u64; 2]) -
 fn write_identity(
     row: &mut crate::table::Row<'_>,
     id: u64,
-    method: &str,
+    method: PairingMethod,
     opts: &MatchOptions,
     cc: Option<&SideConn>,
     sc: Option<&SideConn>,
 ) {
     row.u64("flow_id", id)
-        .str("pairing", Some(method))
+        .str("pairing", Some(method.as_str()))
         .str("client_capture", Some(&opts.client_name))
         .str("server_capture", Some(&opts.server_name));
     if let Some(c) = cc {

@@ -21,6 +21,9 @@
 //!   and the connection establishment time.
 //! - [`driver`]: reads both captures as one stream, merged by (coarsely aligned) time, and
 //!   keeps unmatched packets only for a bounded window.
+//! - [`output`]: a run of capture files and pairs written into Parquet as it goes; [`join`]
+//!   joins the matcher's rows with the files' `flows` rows, [`pair_stats`] is each pair's
+//!   table row.
 //!
 //! Times of the two captures are never compared raw: client-capture times are mapped to the
 //! server clock with the estimated offset (`t_server = t_client + clock_offset_s`).
@@ -28,14 +31,18 @@ pub mod chunk_log;
 pub mod clock;
 pub mod driver;
 pub mod fate;
+pub mod join;
 pub mod loss_bins;
 pub mod metrics;
+pub mod output;
+pub mod pair_stats;
 pub mod pairing;
 
 pub use driver::{
     analyze_pair, match_batches, match_segments, match_streams, BudgetCuts, MatchOptions, PairResult, MATCH_STATE_BUDGET,
 };
 pub use metrics::MATCH_COLUMNS;
+pub use pairing::PairingMethod;
 
 /// Which capture a packet or connection comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

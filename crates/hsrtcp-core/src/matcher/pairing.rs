@@ -26,6 +26,50 @@ use crate::flow::Dir;
 use crate::matcher::Side;
 use crate::wire::{Nanos, Segment};
 
+/// How a matched row's connection was found (flows.pairing, docs/formats/matched.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PairingMethod {
+    /// By the client's ISN and the server port.
+    Isn,
+    /// By sequence and acknowledgment numbers near those of a live connection (no handshake seen).
+    SeqProximity,
+    /// Seen in the client-side capture only.
+    ClientOnly,
+    /// Seen in the server-side capture only.
+    ServerOnly,
+}
+
+impl PairingMethod {
+    pub const ALL: [Self; 4] = [Self::Isn, Self::SeqProximity, Self::ClientOnly, Self::ServerOnly];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Isn => "isn",
+            Self::SeqProximity => "seq_proximity",
+            Self::ClientOnly => "client_only",
+            Self::ServerOnly => "server_only",
+        }
+    }
+
+    /// The method named `s` in a `pairing` column (the inverse of [`Self::as_str`]).
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+
+    /// Connections only `side`'s capture has.
+    pub fn only(side: Side) -> Self {
+        match side {
+            Side::Client => Self::ClientOnly,
+            Side::Server => Self::ServerOnly,
+        }
+    }
+
+    /// Found in both captures.
+    pub fn is_paired(self) -> bool {
+        matches!(self, Self::Isn | Self::SeqProximity)
+    }
+}
+
 /// Largest sequence distance accepted by `seq_proximity` pairing.
 const SEQ_NEAR: i64 = 1 << 24;
 
@@ -213,7 +257,7 @@ impl PairIndex {
         now: Nanos,
         window: Nanos,
         offset: [Nanos; 2],
-    ) -> Option<(u32, &'static str)> {
+    ) -> Option<(u32, PairingMethod)> {
         let me = &trackers[side.idx()].conns[idx as usize];
         let other = side.other();
         if let Some(isn) = me.syn_seq[Dir::C2S.idx()] {
@@ -221,7 +265,7 @@ impl PairIndex {
             if let Some(j) = self.by_isn[other.idx()].remove(&k) {
                 if trackers[other.idx()].conns[j as usize].pair.is_none() {
                     self.forget_port(other, j, trackers);
-                    return Some((j, "isn"));
+                    return Some((j, PairingMethod::Isn));
                 }
             }
             self.by_isn[side.idx()].insert(k, idx);
@@ -246,7 +290,7 @@ impl PairIndex {
                 };
                 if near_seq == Some(true) && near_ack == Some(true) {
                     self.forget_port(other, j, trackers);
-                    return Some((j, "seq_proximity"));
+                    return Some((j, PairingMethod::SeqProximity));
                 }
             }
         }
@@ -271,5 +315,25 @@ impl PairIndex {
                 self.by_isn[side.idx()].remove(&k);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matcher::MATCH_COLUMNS;
+
+    #[test]
+    fn pairing_names_are_the_documented_ones_and_parse_back() {
+        let doc = MATCH_COLUMNS.iter().find(|c| c.name == "pairing").expect("pairing column").doc;
+        for m in PairingMethod::ALL {
+            assert!(doc.contains(m.as_str()), "{} not in the pairing column's doc", m.as_str());
+            assert_eq!(PairingMethod::parse(m.as_str()), Some(m));
+        }
+        assert_eq!(PairingMethod::parse("ISN"), None);
+        let paired: Vec<_> = PairingMethod::ALL.into_iter().filter(|m| m.is_paired()).map(|m| m.as_str()).collect();
+        assert_eq!(paired, ["isn", "seq_proximity"]);
+        assert_eq!(PairingMethod::only(Side::Server).as_str(), "server_only");
+        assert_eq!(PairingMethod::only(Side::Client).as_str(), "client_only");
     }
 }
