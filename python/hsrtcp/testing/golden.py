@@ -26,6 +26,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hsrtcp.errors import ExitCode
+
 FORMAT = 1
 DIGEST_HEX = 12  # 48 bits per column: enough to see a change, small enough to commit
 
@@ -289,13 +291,13 @@ def main(argv: list[str] | None = None) -> int:
         dump(digests, path)
         tables = sum(len(d.get("tables", {})) for d in digests.values())
         print(f"{path}: {len(digests)} runs, {tables} tables")
-        return 0
+        return ExitCode.OK
     expected = load(path)
     found = [line for r in todo for line in differences(r.name, expected.get(r.name), digests[r.name])]
     if not a.only:
         found += [f"{n}: in the golden file, no longer a run" for n in sorted(set(expected) - set(digests))]
     print("\n".join(found) if found else f"{len(todo)} runs: every table as committed")
-    return 1 if found else 0
+    return ExitCode.FAILED if found else ExitCode.OK
 
 
 if __name__ == "__main__":
