@@ -16,7 +16,8 @@ import apart, read statically with ast:
 Importing ``a.b.c`` runs the ``__init__`` of ``a`` and ``a.b`` first, so it counts as an
 import of each package on the way whose ``__init__`` imports anything at module level.
 
-The Rust core: wire/ must not use crate::flow or crate::matcher, flow/ must not use
+The Rust core: capture/ must not use crate::wire, crate::flow or crate::matcher (the time type
+is the crate root's), wire/ must not use crate::flow or crate::matcher, flow/ must not use
 crate::matcher (docs/design.md: wire <- flow <- matcher <- bindings <- python), checked by
 reading the sources' ``use``/path expressions (comments stripped).
 """
@@ -277,7 +278,7 @@ def test_the_reader_tells_module_level_from_function_level_imports(tmp_path):
 
 # -- the Rust core ---------------------------------------------------------------------------
 
-RUST_RULES = (("wire", ("flow", "matcher")), ("flow", ("matcher",)))
+RUST_RULES = (("capture", ("wire", "flow", "matcher")), ("wire", ("flow", "matcher")), ("flow", ("matcher",)))
 
 
 def _rust_code(text: str) -> str:

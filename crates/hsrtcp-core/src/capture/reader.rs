@@ -20,7 +20,7 @@ use pcap_parser::pcapng::{
 use super::error::{ByteOffset, CaptureError};
 use super::linktype::LinkType;
 use super::time_jump::{ClockGuard, Verdict};
-use crate::wire::Nanos;
+use crate::Nanos;
 
 /// Largest captured length accepted per record: tcpdump's maximum snaplen (262144). Larger
 /// values only come from corrupt files; a pcap header announcing a larger snaplen raises the

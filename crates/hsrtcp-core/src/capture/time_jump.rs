@@ -25,7 +25,7 @@
 //! and the first is described with its byte offset; correct captures never hold a record
 //! longer than the next one and come out unchanged.
 
-use crate::wire::Nanos;
+use crate::Nanos;
 
 /// Records this far (forward or backward) from the capture's clock are a time jump.
 pub const TIME_JUMP: Nanos = 86_400 * 1_000_000_000;

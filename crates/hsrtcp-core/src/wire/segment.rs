@@ -6,8 +6,7 @@
 
 use std::net::IpAddr;
 
-/// Capture time in nanoseconds since the Unix epoch (i64 covers years 1678..2262).
-pub type Nanos = i64;
+pub use crate::Nanos;
 
 /// TCP header flags (the low 9 bits of the flags field).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
