@@ -156,11 +156,13 @@ fn timeout_sequence_with_backoff_genuine_by_eifel() {
 fn spurious_timeout_found_by_eifel_and_dsack() {
     let mut t = server_side(true, true);
     t.data(50.2, 1, 1000);
-    t.data(300.2, 1, 1000); // RTO; the original had arrived, its ACK is late
-    t.ack(301.0, 1001);
+    // RTO; the original had arrived, its ACK is late. Later than a lone segment's probe
+    // timeout (2·SRTT + 200 ms, SRTT 50 ms): sooner it would be Linux's tail-loss probe
+    t.data(400.2, 1, 1000);
+    t.ack(401.0, 1001);
     t.echo(50.2, false); // echoes the ORIGINAL's TSval: Eifel says spurious
-    t.sack(310.0, 1001, &[(1, 1001)]); // D-SACK for the duplicate
-    t.echo(300.2, false);
+    t.sack(410.0, 1001, &[(1, 1001)]); // D-SACK for the duplicate
+    t.echo(400.2, false);
     let r = t.run();
     assert_eq!(
         r.kinds(),
@@ -360,8 +362,8 @@ fn series_bins_carry_goodput_bytes_in_flight_window_and_rtt() {
 fn dsack_alone_finds_a_spurious_timeout_without_timestamps() {
     let mut t = server_side(true, false);
     t.data(50.2, 1, 1000);
-    t.data(300.2, 1, 1000); // RTO; the original had arrived, its ACK was lost
-    t.sack(300.3, 1001, &[(1, 1001)]); // the duplicate is reported below the cumulative ACK
+    t.data(400.2, 1, 1000); // RTO (after the lone probe's time); the original had arrived, its ACK was lost
+    t.sack(400.3, 1001, &[(1, 1001)]); // the duplicate is reported below the cumulative ACK
     let r = t.run();
     assert_eq!(
         r.kinds(),
