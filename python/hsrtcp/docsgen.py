@@ -38,13 +38,14 @@ from hsrtcp.errors import ExitCode, InputError
 from hsrtcp.schemas import SEED_CLASSES
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ("docs/study.md", "docs/findings.md", "docs/passive.md", "docs/models.md", "docs/lab.md")
+DOCS = ("docs/study.md", "docs/findings.md", "docs/passive.md", "docs/models.md", "docs/lab.md", "docs/mptcp.md")
 
 STUDY = "tests/data/study"
 WITH_STATIC = "tests/data/study-with-static"
 BY_WORKLOAD = "tests/data/study-by-workload"
 V2 = "tests/data/study-v2"  # the v2 channel's campaign (docs/lab.md "Levels"), class with handoffs only
 ARMS = "docs/findings/arms.csv"
+MPTCP_CONJ = "tests/data/mptcp-conjunction"  # docs/mptcp.md §5: `hsrtcp mptcp` tables of 8 instances
 
 REGION = re.compile(r"<!-- generated:(?P<name>[A-Za-z0-9_.-]+) -->\n(?P<body>.*?)<!-- /generated -->", re.S)
 SEED = 0
@@ -707,8 +708,99 @@ def lab_levels(ctx: Context) -> str:
     return "\n".join(head + rows) + "\n" + foot
 
 
+# ---------------------------------------------------------------------------------------------
+# docs/mptcp.md §5: the conjunction campaign's instances against seed 004 (issue 33/35)
+
+#: seed 004's values per summary row (S4, (M, U) at 280–310 km/h, LIA; docs/metrics.md §4)
+MPTCP_SEED = {
+    "u_c": "≈ 1.0 (static ≈ 1.4), range 0–2.9 (T4-20/21)",
+    "p_uc": "51 % (T4-22)",
+    "u_t": "– (Fig. 5b)",
+    "classes": "21 / 29 / 50 % (T4-23)",
+    "neg_ut": "> 75 % (T4-24)",
+    "degraded": "39.7 %, 62.5 %, 100 % (T4-26)",
+}
+_MPTCP_CLASSES = ("positive", "semi-positive", "negative")
+
+
+def mptcp_lab_instances(ctx: Context) -> str:
+    """docs/mptcp.md §5: per instance U_c, U_t, class, R'_n/R_n, A25 onsets and the server's
+    kernel counters, then the summary beside seed 004's values, from the committed tables."""
+    inst = ctx.parquet(f"{MPTCP_CONJ}/mptcp_instances.parquet")
+    paths = ctx.parquet(f"{MPTCP_CONJ}/mptcp_paths.parquet")
+    need = {"instance", "repetition", "scenario_seed", "u_c", "u_t", "instance_class", "kernel_subflow_stale",
+            "kernel_mptcp_retrans", "mapping", "cc"}
+    for rel, df, cols in (("mptcp_instances", inst, need),
+                          ("mptcp_paths", paths, {"instance", "path", "subflow_utilization", "degraded",
+                                                  "degradation_onset_s", "rate_subflow_bps", "rate_single_path_bps"})):
+        missing = sorted(cols - set(df.columns))
+        if missing:
+            raise InputError(f"{MPTCP_CONJ}/{rel}.parquet: no column {', '.join(missing)}")
+    inst = inst.sort("repetition")
+    carriers = sorted(paths["path"].unique().to_list())
+
+    def f2(v) -> str:
+        return "–" if v is None else f"{v:.2f}"
+
+    def cnt(v) -> str:
+        return "–" if v is None else str(v)
+
+    rows = ["| run (seed) | U_c | U_t | class | " + " | ".join(f"R'_{c}/R_{c}" for c in carriers)
+            + " | A25 degradation onset (path " + " / ".join(map(str, carriers)) + ") | server SubflowStale "
+            "| server MPTCPRetrans |", "|---" * (7 + len(carriers)) + "|"]
+    degraded_runs = set()
+    for r in inst.iter_rows(named=True):
+        mine = paths.filter(pl.col("instance") == r["instance"])
+        by_path = {p["path"]: p for p in mine.iter_rows(named=True)}
+        util = [f2(by_path[c]["subflow_utilization"]) if c in by_path else "–" for c in carriers]
+        onsets = [f"{by_path[c]['degradation_onset_s']} s" if c in by_path and by_path[c]["degraded"] else "–"
+                  for c in carriers]
+        if any(p["degraded"] for p in by_path.values()):
+            degraded_runs.add(r["instance"])
+        rows.append(f"| r{r['repetition']} ({r['scenario_seed']}) | {f2(r['u_c'])} | {f2(r['u_t'])} | "
+                    f"{r['instance_class'] or '–'} | " + " | ".join(util) + f" | {' / '.join(onsets)} | "
+                    f"{cnt(r['kernel_subflow_stale'])} | {cnt(r['kernel_mptcp_retrans'])} |")
+
+    n = inst.height
+    u_c, u_t = inst["u_c"].drop_nulls(), inst["u_t"].drop_nulls()
+    by_class = {c: inst.filter(pl.col("instance_class") == c) for c in _MPTCP_CLASSES}
+    neg = by_class["negative"]
+    summary = [f"| quantity | lab ({n} instances, {'/'.join(sorted(inst['cc'].unique().to_list()))} uncoupled) "
+               f"| seed 004, (M, U) at 280–310 km/h, LIA |", "|---|---|---|",
+               f"| median U_c | {f2(u_c.median())} (range {f2(u_c.min())}–{f2(u_c.max())}) | {MPTCP_SEED['u_c']} |",
+               f"| P(U_c > 1) | {int((u_c > 1).sum())}/{u_c.len()} = {(u_c > 1).mean() * 100:.0f} % "
+               f"| {MPTCP_SEED['p_uc']} |",
+               f"| median U_t | {f2(u_t.median())} (range {f2(u_t.min())}–{f2(u_t.max())}) | {MPTCP_SEED['u_t']} |",
+               "| classes positive / semi-positive / negative | "
+               + " / ".join(str(by_class[c].height) for c in _MPTCP_CLASSES) + f" of {n} ("
+               + " / ".join(f"{by_class[c].height / n * 100:.0f}" for c in _MPTCP_CLASSES)
+               + f" %) | {MPTCP_SEED['classes']} |",
+               f"| negative instances with U_t < 50 % | {int((neg['u_t'] < 0.5).sum())} of {neg.height}"
+               + (f" (U_t {', '.join(f2(v) for v in neg['u_t'].to_list())})" if neg.height else "")
+               + f" | {MPTCP_SEED['neg_ut']} |",
+               "| instances with a degraded subflow (A25) | "
+               + ", ".join(f"{c} {by_class[c].filter(pl.col('instance').is_in(list(degraded_runs))).height}"
+                           f"/{by_class[c].height}" for c in _MPTCP_CLASSES) + f" | {MPTCP_SEED['degraded']} |"]
+
+    carried = paths.filter(pl.col("rate_subflow_bps") > 0)
+    idle = paths.filter(~(pl.col("rate_subflow_bps") > 0)).join(
+        inst.select("instance", "repetition", *(["kernel_mp_join_ack_rx"] if "kernel_mp_join_ack_rx" in inst.columns else [])),
+        on="instance")
+    # the join count says whether the idle subflow was made at all
+    idle_txt = ", ".join(f"r{r['repetition']} path {r['path']} (server MPJoinAckRx {cnt(r.get('kernel_mp_join_ack_rx'))})"
+                         for r in idle.sort("repetition", "path").iter_rows(named=True))
+    mb = 1e-6
+    foot = (f"\nSubflows by {', '.join(sorted(inst['mapping'].unique().to_list()))}; A25 with the default rule "
+            f"(`hsrtcp mptcp` without options). Single-path rates R_n {paths['rate_single_path_bps'].min() * mb:.2f}–"
+            f"{paths['rate_single_path_bps'].max() * mb:.2f} Mbit/s; R'_n/R_n of the subflows that carried data "
+            f"{f2(carried['subflow_utilization'].min())}–{f2(carried['subflow_utilization'].max())}; "
+            f"subflows that carried nothing (R'_n = 0): {idle_txt or 'none'}.\n")
+    return "\n".join(rows) + "\n\n" + "\n".join(summary) + "\n" + foot
+
+
 GENERATORS: dict[str, Callable[[Context], str]] = {
     "models-on-data": models_on_data,
+    "mptcp-lab-instances": mptcp_lab_instances,
     "lab-levels": lab_levels,
     "passive-cc-accuracy": passive_cc_accuracy,
     "findings-families": findings_families,

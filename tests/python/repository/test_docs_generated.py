@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[3]
 INPUTS = ("tests/data/study", "tests/data/study-with-static", "tests/data/study-by-workload", "tests/data/study-v2",
           "docs/findings/arms.csv", "docs/passive/cc_accuracy.csv",
           # docs/models.md's region: the lab's per-ACK loss of each study scenario
-          "scenarios/study-static.toml", "scenarios/study-300-nohandoff.toml", "scenarios/study-300-handoffs.toml")
+          "scenarios/study-static.toml", "scenarios/study-300-nohandoff.toml", "scenarios/study-300-handoffs.toml",
+          "tests/data/mptcp-conjunction")  # docs/mptcp.md §5
 
 
 @pytest.fixture()
