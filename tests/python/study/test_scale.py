@@ -211,6 +211,12 @@ def test_scheduler_runs_the_partitions_on_a_dask_cluster(corpus, tmp_path, capsy
         # the partitions were read by the cluster's worker processes, not by this one
         assert len(workers) == 2 and {pid for _host, pid in s.workers} <= workers
         assert os.getpid() not in workers
+        # a partition the workers cannot read: named and skipped there as it is locally
+        bad = tmp_path / "corpus"
+        shutil.copytree(corpus, bad)
+        (bad / "input=small_50k" / "flows.parquet").write_bytes(b"PAR1" + b"\0" * 100)
+        assert _run(["study", str(bad), "-o", str(tmp_path / "dask-bad"), "-q", "--bootstrap", "100",
+                     "--scheduler", address]) == 3
     finally:
         for p in procs:
             if p.poll() is None:
@@ -220,6 +226,26 @@ def test_scheduler_runs_the_partitions_on_a_dask_cluster(corpus, tmp_path, capsy
     memory = hsrtcp.study(corpus, bootstrap=100)
     for name, df in memory.tables.items():
         assert df.equals(pl.read_parquet(tmp_path / "dask" / f"{name}.parquet")), name
+    # and the local run of the same command: the same files, every table (failures too) bit
+    # for bit, the same manifest
+    assert _run(["study", str(corpus), "-o", str(tmp_path / "local"), "-q", "--bootstrap", "100"]) == 0
+    _same_files(tmp_path / "local", tmp_path / "dask")
+    assert _run(["study", str(bad), "-o", str(tmp_path / "local-bad"), "-q", "--bootstrap", "100"]) == 3
+    assert pl.read_parquet(tmp_path / "dask-bad" / "failures.parquet")["result"].to_list() == [
+        str(bad / "input=small_50k")]
+    _same_files(tmp_path / "local-bad", tmp_path / "dask-bad")
+
+
+def _same_files(a: Path, b: Path) -> None:
+    names = sorted(p.name for p in a.iterdir())
+    assert names == sorted(p.name for p in b.iterdir())
+    assert "failures.parquet" in names and "study.json" in names
+    for n in names:
+        if n.endswith(".parquet"):
+            x, y = pl.read_parquet(a / n), pl.read_parquet(b / n)
+            assert x.schema == y.schema and x.equals(y), n
+        else:
+            assert (a / n).read_bytes() == (b / n).read_bytes(), n
 
 
 def test_unreachable_scheduler_is_an_input_error(corpus, tmp_path, capsys):
