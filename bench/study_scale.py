@@ -248,10 +248,10 @@ def dask_cluster(workers: int = 2):
 #: a LocalCluster in a process of its own (not a child of the measured command): prints its
 #: address, then serves until its stdin closes
 _LOCAL_CLUSTER = """
-import logging, sys
+import json, logging, sys
 from distributed import LocalCluster
 c = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                 silence_logs=logging.ERROR, preload=["hsrtcp.scale.preload"])
+                 silence_logs=logging.ERROR, preload=["hsrtcp.scale.preload"], env=json.loads(sys.argv[1]))
 c.wait_for_workers(2)
 print(c.scheduler_address, flush=True)
 sys.stdin.read()
@@ -259,9 +259,10 @@ c.close()
 """
 
 
-def local_cluster():
-    """``(address, process)``: a LocalCluster of 2 single-threaded worker processes."""
-    p = subprocess.Popen([PY, "-c", _LOCAL_CLUSTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+def local_cluster(env: dict | None = None):
+    """``(address, process)``: a LocalCluster of 2 single-threaded worker processes, ``env``
+    in the workers' environment."""
+    p = subprocess.Popen([PY, "-c", _LOCAL_CLUSTER, json.dumps(env or {})], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                          env=dict(os.environ, PYTHONPATH=str(ROOT / "python")), start_new_session=True)
     address = p.stdout.readline().strip()
     if not address.startswith("tcp://"):
@@ -329,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scheduler", action="store_true",
                     help="stream and --scheduler (LocalCluster, 2 workers of 1 thread) in turn, --rounds each")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--worker-polars-threads", default=None,
+                    help="POLARS_MAX_THREADS of the LocalCluster's workers (default: not set, polars' own)")
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args(argv)
     corpus = make_corpus(a.flows, a.per_partition)
@@ -382,7 +385,8 @@ def scheduler_rounds(a, corpus: Path) -> int:
     """``stream`` and ``scheduler`` in turn, ``a.rounds`` times each, on one LocalCluster."""
     import statistics
 
-    address, cluster = local_cluster()
+    env = {"POLARS_MAX_THREADS": a.worker_polars_threads} if a.worker_polars_threads else {}
+    address, cluster = local_cluster(env)
     rounds = []
     try:
         for k in range(a.rounds):
@@ -423,6 +427,7 @@ def scheduler_rounds(a, corpus: Path) -> int:
     result = {"corpus": os.path.relpath(corpus, ROOT), "connections_approx": a.flows,
               "bootstrap": a.bootstrap if a.bootstrap is not None else "default (1000)",
               "cluster": "LocalCluster, 2 worker processes x 1 thread, preload hsrtcp.scale.preload",
+              "worker_env": env,
               "rounds": rounds, "median": summary,
               "tables_equal": all(r.get("tables_equal_stream") for r in rounds if r["config"] == "scheduler"),
               "host_cores": os.cpu_count(), "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
