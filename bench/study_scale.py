@@ -262,7 +262,8 @@ c.close()
 def local_cluster(env: dict | None = None):
     """``(address, process)``: a LocalCluster of 2 single-threaded worker processes, ``env``
     in the workers' environment."""
-    p = subprocess.Popen([PY, "-c", _LOCAL_CLUSTER, json.dumps(env or {})], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    p = subprocess.Popen([PY, "-c", _LOCAL_CLUSTER, json.dumps(env or {})], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True,
                          env=dict(os.environ, PYTHONPATH=str(ROOT / "python")), start_new_session=True)
     address = p.stdout.readline().strip()
     if not address.startswith("tcp://"):

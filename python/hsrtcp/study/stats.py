@@ -123,14 +123,9 @@ def per_flow_array(x: np.ndarray, offered: int, *, min_flows: int, n_boot: int, 
     cell = Cell(n_flows=n, n=n, note=too_few(n, min_flows, offered))
     if cell.note is not None:
         return cell
-    cell.value = float(x.mean())
-    if median:
-        scratch = x.copy()
-        cell.median = _median_in(scratch)
-        if n_boot > 0 and n >= LARGE_FLOWS:
-            _large_median(cell, x, None, None, scratch, level)
-        del scratch  # before the mean's temporary (memory at 10^7 flows)
-    if n_boot > 0 and n >= LARGE_FLOWS:
+    large = n_boot > 0 and n >= LARGE_FLOWS
+    _value_and_median(cell, x, median, large, level)
+    if large:
         _large(cell, x, None, level)
     elif n_boot > 0 and not _no_interval(cell, n, n_boot, min_interval):
         means, medians = [], []
@@ -238,19 +233,14 @@ def pooled_arrays(flat: np.ndarray, sizes: np.ndarray, offered: int, *, min_flow
     cell = Cell(n_flows=k, n=int(sizes.sum()), note=too_few(k, min_flows, offered))
     if cell.note is not None:
         return cell
-    cell.value = float(flat.mean())
-    if median:
-        scratch = flat.copy()
-        cell.median = _median_in(scratch)
-        if n_boot > 0 and k >= LARGE_FLOWS:
-            _large_median(cell, flat, np.cumsum(sizes), sizes.astype(float), scratch, level)
-        del scratch
-    if n_boot > 0 and k >= LARGE_FLOWS:
-        ends = np.cumsum(sizes)
+    large = n_boot > 0 and k >= LARGE_FLOWS
+    ends = np.cumsum(sizes)
+    _value_and_median(cell, flat, median, large, level, ends, sizes.astype(float) if large else None)
+    if large:
         sums = np.add.reduceat(flat, ends - sizes) if flat.size else np.zeros(k)
         _large(cell, sums, sizes.astype(float), level)
     elif n_boot > 0 and not _no_interval(cell, k, n_boot, min_interval):
-        starts = np.cumsum(sizes) - sizes
+        starts = ends - sizes
         return pooled([flat[a:a + b] for a, b in zip(starts, sizes)], min_flows=min_flows, n_boot=n_boot, rng=rng,
                       level=level, median=median, min_interval=min_interval)
     return cell
@@ -265,11 +255,19 @@ LARGE_FLOWS = 10_000
 LARGE_NOTE = f"{LARGE_FLOWS} flows or more: normal-approximation interval"
 
 
-def _median_in(scratch: np.ndarray) -> float:
-    """np.median of ``scratch``, partitioning it in place (np.median partitions a copy of
-    its own: the same value, one copy of 10^7 values fewer); a large cell then takes its
-    interval's quantiles from the same partly ordered copy (:func:`_large_median`)."""
-    return float(np.median(scratch, overwrite_input=True))
+def _value_and_median(cell: Cell, values: np.ndarray, median: bool, large: bool, level: float,
+                      ends: np.ndarray | None = None, den: np.ndarray | None = None) -> None:
+    """The cell's mean and median of ``values`` and, for a ``large`` cell, the median's
+    interval (:func:`_large_median`, ``ends`` and ``den`` as there). The median is np.median
+    of a copy partitioned in place (np.median partitions a copy of its own: the same value),
+    and the interval's quantiles come from the same partly ordered copy: one copy of 10^7
+    values instead of two, freed before the mean's interval takes its temporary."""
+    cell.value = float(values.mean())
+    if median:
+        scratch = values.copy()
+        cell.median = float(np.median(scratch, overwrite_input=True))
+        if large:
+            _large_median(cell, values, ends, den, scratch, level)
 
 
 def _large(cell: Cell, num: np.ndarray, den: np.ndarray | None, level: float) -> None:
@@ -310,7 +308,7 @@ def _large_median(cell: Cell, samples: np.ndarray, ends: np.ndarray | None, den:
     below the median m varies with variance Σ (c_i - F n_i)² / (Σ n)² (c_i: flow i's samples
     <= m, n_i its samples, F = Σ c / Σ n), and the interval is the pooled quantiles at
     1/2 ± z·se (Woodruff's interval, with flows as the clusters). ``scratch``: a copy of
-    ``samples`` that may be reordered (:func:`_median_in`'s); quantiles depend on the values only."""
+    ``samples`` that may be reordered (:func:`_value_and_median`'s); quantiles depend on the values only."""
     z = _z(level)
     le = samples <= cell.median
     if ends is None:  # one sample per flow: Σ (c - F)² in closed form
