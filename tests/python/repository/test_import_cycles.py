@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pytest
 
+from ._modules import module_level, source_modules
+
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "python" / "hsrtcp"
 CORE = ROOT / "crates" / "hsrtcp-core" / "src"
@@ -67,26 +69,6 @@ LAZY_ALLOWED: dict[tuple[str, ...], str] = {
 }
 
 
-def modules(package: Path) -> dict[str, Path]:
-    out = {}
-    for p in sorted(package.rglob("*.py")):
-        parts = [package.name, *p.relative_to(package).with_suffix("").parts]
-        if parts[-1] == "__init__":
-            parts.pop()
-        out[".".join(parts)] = p
-    return out
-
-
-def _module_level(tree: ast.Module):
-    """Nodes run on import: all but the bodies of functions (class bodies run, so they count)."""
-    todo = list(tree.body)
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))
-
-
 def _is_type_checking(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
@@ -118,7 +100,7 @@ def import_graphs(package: Path) -> tuple[dict, dict]:
     Imports under ``if TYPE_CHECKING:`` are neither (they never run), nor those of a package's
     ``__getattr__`` (its lazy names: imports of whoever uses them, which this reader does not
     follow; test_import_graph.py does)."""
-    mods = modules(package)
+    mods = source_modules(package)
     trees = {m: ast.parse(p.read_text(encoding="utf-8"), str(p)) for m, p in mods.items()}
     here = {m: m.split(".") if mods[m].name == "__init__.py" else m.split(".")[:-1] for m in mods}
     typing_only = {m: {id(n) for top in ast.walk(t) if _is_type_checking(top) for n in ast.walk(top)}
@@ -127,7 +109,7 @@ def import_graphs(package: Path) -> tuple[dict, dict]:
         if mods[m].name == "__init__.py":
             typing_only[m] |= {id(n) for f in t.body if isinstance(f, ast.FunctionDef) and f.name == "__getattr__"
                                for n in ast.walk(f)}
-    top = {m: [n for n in _module_level(t) if id(n) not in typing_only[m]] for m, t in trees.items()}
+    top = {m: [n for n in module_level(t) if id(n) not in typing_only[m]] for m, t in trees.items()}
     eager = {m for m in mods if mods[m].name == "__init__.py" and any(_imported(n, here[m], mods, package.name) for n in top[m])}
     level: dict = defaultdict(lambda: defaultdict(list))
     lazy: dict = defaultdict(lambda: defaultdict(list))

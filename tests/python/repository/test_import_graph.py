@@ -14,6 +14,8 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+from ._modules import module_level, source_modules
+
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "python" / "hsrtcp"
 DESIGN = ROOT / "docs" / "design.md"
@@ -22,12 +24,7 @@ DESIGN = ROOT / "docs" / "design.md"
 def _modules(package: Path) -> dict[str, Path]:
     """``{dotted name: file}`` of every module under ``package`` (extension modules too)."""
     name = package.name
-    out: dict[str, Path] = {}
-    for p in sorted(package.rglob("*.py")):
-        parts = [name, *p.relative_to(package).with_suffix("").parts]
-        if parts[-1] == "__init__":
-            parts.pop()
-        out[".".join(parts)] = p
+    out = source_modules(package)
     for p in package.glob("*.so"):
         out[f"{name}.{p.name.split('.')[0]}"] = p
     for p in package.glob("*.pyi"):
@@ -51,16 +48,6 @@ def _lazy_names(tree: ast.Module, package: str) -> dict[str, set[str]]:
                         for n in names:
                             out[n].add(target)
     return out
-
-
-def _top_level(tree: ast.Module):
-    """The nodes that run when the module is imported (not those inside functions)."""
-    todo = list(tree.body)
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))
 
 
 def _targets(node: ast.AST, here: list[str], package: str, modules: dict | None = None) -> list[str]:
@@ -94,7 +81,7 @@ def import_graph(package: Path) -> dict[str, dict[str, list[str]]]:
     trees = {m: ast.parse(p.read_text(encoding="utf-8"), str(p)) for m, p in modules.items() if p.suffix == ".py"}
     inits = {m for m, p in modules.items() if p.name == "__init__.py"}
     lazy = {m: _lazy_names(trees[m], m) for m in inits}
-    eager = {m for m in inits if any(_targets(n, m.split("."), name, modules) for n in _top_level(trees[m]))}
+    eager = {m for m in inits if any(_targets(n, m.split("."), name, modules) for n in module_level(trees[m]))}
     graph: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for mod, tree in trees.items():
         path = modules[mod]
