@@ -145,25 +145,12 @@ def test_progress_as_plain_lines_off_a_terminal(corpus, tmp_path, capsys):
 
 def test_progress_as_a_bar_on_a_terminal(corpus, tmp_path):
     """On a terminal (stderr a pty) the progress is rich's bar, not the plain lines."""
-    import pty
+    from hsrtcp.testing.terminal import run_on_a_terminal
 
-    leader, follower = pty.openpty()
     exe = str(Path(sys.executable).with_name("hsrtcp"))
-    p = subprocess.Popen([exe, "study", str(corpus), "-o", str(tmp_path / "st"), "--bootstrap", "0"],
-                         stdout=subprocess.DEVNULL, stderr=follower, stdin=subprocess.DEVNULL)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            b = os.read(leader, 65536)
-        except OSError:  # the pty's other side closed (Linux: EIO)
-            break
-        if not b:
-            break
-        chunks.append(b)
-    os.close(leader)
-    assert p.wait(timeout=300) == 0
-    err = b"".join(chunks).decode(errors="replace")
+    code, err = run_on_a_terminal([exe, "study", str(corpus), "-o", str(tmp_path / "st"), "--bootstrap", "0"],
+                                  timeout=300)
+    assert code == 0
     assert "study: partitions" in err  # the bar's label
     assert "partitions read" not in err  # no plain line
 
