@@ -18,6 +18,7 @@ import polars as pl
 import pytest
 
 from hsrtcp.plot import figure
+from hsrtcp.testing import fixtures
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "python" / "hsrtcp" / "examples"
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -100,10 +101,7 @@ def test_nothing_to_draw_is_exit_3(multi, tmp_path):
 
 
 def test_a_corpus_results_directory(tmp_path):
-    corpus = tmp_path / "field"
-    corpus.mkdir()
-    for name in ("multi_concurrent.server.pcap", "small_50k.server.pcap"):
-        shutil.copy(DATA / name, corpus / name)
+    corpus = fixtures.corpus(tmp_path / "field", ("multi_concurrent.server.pcap", "small_50k.server.pcap"))
     res = tmp_path / "results"
     assert run("analyze", corpus, "-o", res, "-q").returncode == 0
     names = {}

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
+
+from hsrtcp.testing import fixtures
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "python" / "hsrtcp" / "examples"
@@ -72,10 +73,7 @@ def test_matched_drill_down_shows_the_server_packets_and_the_verdicts(example, t
 
 
 def test_a_corpus_results_directory_is_reported(tmp_path):
-    corpus = tmp_path / "field"
-    corpus.mkdir()
-    for name in ("multi_concurrent.client.pcap", "small_50k.server.pcap"):
-        shutil.copy(DATA / name, corpus / name)
+    corpus = fixtures.corpus(tmp_path / "field", ("multi_concurrent.client.pcap", "small_50k.server.pcap"))
     res = tmp_path / "results"
     assert run("analyze", corpus, "-o", res, "-q").returncode == 0
     page = tmp_path / "c.html"
