@@ -6,7 +6,6 @@ tiled with fresh flow ids, plus the hand-made edge rows of test_fit.py."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import polars as pl
 import pytest
