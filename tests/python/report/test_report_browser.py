@@ -13,25 +13,19 @@ import pytest
 
 from hsrtcp.report.build import build_report
 from hsrtcp.report.charts import RETRANS_COLOURS
-from .browser import browser, load, require_chromium
+from .browser import browser, built_page, load, require_chromium
 
 SECTIONS = ("summary", "captures", "flows", "classes", "detail", "models", "mptcp", "provenance")
 
 
 @pytest.fixture(scope="module")
 def pair_report(pair, tmp_path_factory):
-    require_chromium()
-    out = tmp_path_factory.mktemp("html") / "pair.html"
-    build_report(pair["drops_cubic"], pair["study"], out)
-    return out
+    return built_page(tmp_path_factory, "pair", pair["drops_cubic"], pair["study"])
 
 
 @pytest.fixture(scope="module")
 def drops_report(drops, tmp_path_factory):
-    require_chromium()
-    out = tmp_path_factory.mktemp("html") / "drops.html"
-    build_report(drops, None, out)
-    return out
+    return built_page(tmp_path_factory, "drops", drops)
 
 
 def _problems(log):
