@@ -32,6 +32,15 @@ def _problems(log):
     return [m for m in log if m["level"] in ("SEVERE", "WARNING")]
 
 
+def _drawn(d, cid: str, attr: str) -> dict:
+    """What chart ``cid`` drew (its ``attr``: drawnMarks, drawnSacks), its plot box and the
+    x and y scales' ranges."""
+    return d.execute_script(f"""
+        const c = window.hsrtcpReport.charts['{cid}'], u = c.plot;
+        return {{drawn: c.{attr}, bbox: u.bbox, x: [u.scales.x.min, u.scales.x.max],
+                 y: [u.scales.y.min, u.scales.y.max]}};""")
+
+
 def test_loads_without_console_errors_with_every_section_and_chart(pair_report, pair):
     with browser() as d:
         log = load(d, pair_report)
@@ -86,11 +95,8 @@ def test_time_sequence_marks_are_the_events_retransmissions_at_their_places(drop
     cid = f"tseq-{flow['flow_id']}"
     with browser() as d:
         assert _problems(load(d, drops_report)) == []
-        state = d.execute_script(f"""
-            const c = window.hsrtcpReport.charts['{cid}'], u = c.plot;
-            return {{marks: c.drawnMarks, bbox: u.bbox, x: [u.scales.x.min, u.scales.x.max],
-                     y: [u.scales.y.min, u.scales.y.max]}};""")
-        marks, bbox = state["marks"], state["bbox"]
+        state = _drawn(d, cid, "drawnMarks")
+        marks, bbox = state["drawn"], state["bbox"]
         assert len(marks) == ev.height
         for m, e in zip(marks, ev.iter_rows(named=True)):
             assert m["t"] == pytest.approx(e["ts"] - flow["first_ts"], abs=1e-6)
@@ -134,11 +140,8 @@ def test_time_sequence_sack_blocks_are_the_events_at_their_places(drops_report, 
     cid = f"tseq-{flow['flow_id']}"
     with browser() as d:
         assert _problems(load(d, drops_report)) == []
-        state = d.execute_script(f"""
-            const c = window.hsrtcpReport.charts['{cid}'], u = c.plot;
-            return {{sacks: c.drawnSacks, bbox: u.bbox, x: [u.scales.x.min, u.scales.x.max],
-                     y: [u.scales.y.min, u.scales.y.max]}};""")
-        sacks, bbox = state["sacks"], state["bbox"]
+        state = _drawn(d, cid, "drawnSacks")
+        sacks, bbox = state["drawn"], state["bbox"]
         assert len(sacks) == ev.height
         got = sorted((round(m["t"], 6), m["s0"], m["s1"], m["cls"]) for m in sacks)
         want = sorted((round(e["ts"] - flow["first_ts"], 6), e["seq_start"], e["seq_end"], e["class"])
