@@ -25,3 +25,12 @@ def module_level(tree: ast.Module):
         yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             todo.extend(ast.iter_child_nodes(node))
+
+
+def write_package(package: Path, files: dict[str, str]) -> Path:
+    """A package directory ``package`` made of ``{relative path: text}`` (for the readers' own tests)."""
+    for rel, text in files.items():
+        p = package / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return package

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from ._modules import module_level, source_modules
+from ._modules import module_level, source_modules, write_package
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "python" / "hsrtcp"
@@ -226,16 +226,8 @@ def test_function_level_cycles_within_a_part_are_only_the_allowed_ones(graphs):
 
 # -- the reader itself, on small packages whose cycles are known -----------------------------
 
-def _package(tmp_path: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = tmp_path / "hsrtcp" / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-    return tmp_path / "hsrtcp"
-
-
 def test_the_reader_tells_module_level_from_function_level_imports(tmp_path):
-    pkg = _package(tmp_path, {
+    pkg = write_package(tmp_path / "hsrtcp", {
         "__init__.py": "",
         "a/__init__.py": "", "a/x.py": "from hsrtcp.b import y\n",
         "b/__init__.py": "", "b/y.py": "def f():\n    from hsrtcp.a import x\n",   # lazy: no cycle at import

@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from ._modules import module_level, source_modules
+from ._modules import module_level, source_modules, write_package
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "python" / "hsrtcp"
@@ -232,17 +232,9 @@ def test_every_import_goes_down_the_documented_layers():
                         "'Layers of the Python package'):\n" + "\n".join(upward))
 
 
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = root / "pkg" / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-    return root / "pkg"
-
-
 def test_the_graph_sees_lazy_relative_and_dynamic_imports(tmp_path):
     # each kind of import closes a loop of its own, so a reader that missed one kind finds fewer
-    pkg = _write(tmp_path, {
+    pkg = write_package(tmp_path / "pkg", {
         "__init__.py": "def __getattr__(name):\n    if name == 'run':\n        from pkg import api\n"
                        "        return api.run\n    raise AttributeError(name)\n",
         "api.py": "from pkg.low import x\n",
@@ -259,7 +251,7 @@ def test_the_graph_sees_lazy_relative_and_dynamic_imports(tmp_path):
 
 
 def test_a_package_init_that_imports_counts_and_finer_parts_split_a_package(tmp_path):
-    pkg = _write(tmp_path, {
+    pkg = write_package(tmp_path / "pkg", {
         "__init__.py": "",
         "ctx/__init__.py": "from pkg.ctx.enrich import write\n",  # importing ctx.readers runs this
         "ctx/readers.py": "x = 1\n", "ctx/enrich.py": "def write():\n    from pkg.lab.truth import t\n",
