@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,22 +17,15 @@ import pytest
 
 from hsrtcp.plot import figure
 from hsrtcp.testing import fixtures
+from hsrtcp.testing.cli import EXAMPLES, analyze_example
+from hsrtcp.testing.cli import run_hsrtcp as run  # (the name the tests use)
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "python" / "hsrtcp" / "examples"
 DATA = Path(__file__).resolve().parents[2] / "data"
-
-
-def run(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hsrtcp", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
 
 
 @pytest.fixture(scope="module")
 def example(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("example") / "r"
-    p = run("analyze", "--client", EXAMPLES / "phone.pcap", "--server", EXAMPLES / "server.pcap", "-o", out, "-q")
-    assert p.returncode == 0, p.stderr
-    return out
+    return analyze_example(tmp_path_factory.mktemp("example") / "r")
 
 
 def line(fig, gid: str) -> np.ndarray:
