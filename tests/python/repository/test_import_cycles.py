@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from ._modules import module_level, source_modules, write_package
+from ._modules import strongly_connected as cycles
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "python" / "hsrtcp"
@@ -129,49 +130,6 @@ def import_graphs(package: Path) -> tuple[dict, dict]:
                 if t != m:
                     graph[m][t].append(site)
     return level, lazy
-
-
-def cycles(edges) -> list[tuple[str, ...]]:
-    """Strongly connected components of more than one module (iterative Tarjan), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out = []
-    nodes = sorted(set(edges) | {w for t in edges.values() for w in t})
-    for start in nodes:
-        if start in index:
-            continue
-        work = [(start, iter(sorted(edges.get(start, {}))))]
-        index[start] = low[start] = len(index)
-        stack.append(start)
-        on.add(start)
-        while work:
-            v, it = work[-1]
-            w = next(it, None)
-            if w is not None:
-                if w not in index:
-                    index[w] = low[w] = len(index)
-                    stack.append(w)
-                    on.add(w)
-                    work.append((w, iter(sorted(edges.get(w, {})))))
-                elif w in on:
-                    low[v] = min(low[v], index[w])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == index[v]:
-                comp = []
-                while True:
-                    x = stack.pop()
-                    on.discard(x)
-                    comp.append(x)
-                    if x == v:
-                        break
-                if len(comp) > 1:
-                    out.append(tuple(sorted(comp)))
-    return sorted(out)
 
 
 def part(module: str) -> str:

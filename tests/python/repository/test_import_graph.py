@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from ._modules import module_level, source_modules, write_package
+from ._modules import module_level, source_modules, strongly_connected, write_package
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "python" / "hsrtcp"
@@ -142,38 +142,8 @@ def unit_graph(graph, fine: frozenset[str] = frozenset()) -> dict[str, dict[str,
 
 
 def cycles(edges) -> list[list[str]]:
-    """Strongly connected components of more than one unit (Tarjan), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in edges.get(v, {}):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    for v in sorted(set(edges) | {w for t in edges.values() for w in t}):
-        if v not in index:
-            visit(v)
-    return sorted(out)
+    """Strongly connected components of more than one unit, each sorted."""
+    return [list(c) for c in strongly_connected(edges)]
 
 
 def documented_layers(text: str) -> dict[str, tuple[int, int]]:
