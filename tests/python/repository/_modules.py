@@ -27,6 +27,16 @@ def module_level(tree: ast.Module):
             todo.extend(ast.iter_child_nodes(node))
 
 
+def from_module(node: ast.ImportFrom, here: list[str]) -> str:
+    """The absolute name of the module a ``from ... import`` reads (``here``: the importing
+    module's package, as parts)."""
+    base = node.module or ""
+    if node.level:
+        up = here[: len(here) - (node.level - 1)]
+        base = ".".join([*up, base] if base else up)
+    return base
+
+
 def write_package(package: Path, files: dict[str, str]) -> Path:
     """A package directory ``package`` made of ``{relative path: text}`` (for the readers' own tests)."""
     for rel, text in files.items():

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from ._modules import module_level, source_modules, write_package
+from ._modules import from_module, module_level, source_modules, write_package
 from ._modules import strongly_connected as cycles
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -80,10 +80,7 @@ def _imported(node: ast.AST, here: list[str], mods: dict[str, Path], root: str) 
     if isinstance(node, ast.Import):
         found = [a.name for a in node.names]
     elif isinstance(node, ast.ImportFrom):
-        base = node.module or ""
-        if node.level:
-            up = here[: len(here) - (node.level - 1)]
-            base = ".".join([*up, base] if base else up)
+        base = from_module(node, here)
         found = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
     else:
         return []

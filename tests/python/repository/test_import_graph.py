@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from ._modules import module_level, source_modules, strongly_connected, write_package
+from ._modules import from_module, module_level, source_modules, strongly_connected, write_package
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "python" / "hsrtcp"
@@ -56,10 +56,7 @@ def _targets(node: ast.AST, here: list[str], package: str, modules: dict | None 
     if isinstance(node, ast.Import):
         found = [a.name for a in node.names]
     elif isinstance(node, ast.ImportFrom):
-        base = node.module or ""
-        if node.level:
-            up = here[: len(here) - (node.level - 1)]
-            base = ".".join([*up, base] if base else up)
+        base = from_module(node, here)
         for a in node.names:
             sub = f"{base}.{a.name}"
             found.append(sub if modules is None or sub in modules else base)
