@@ -853,6 +853,8 @@ impl Stream {
                         t.timeouts += 1;
                         t.repeated += 1;
                         self.timer.expired(ts - prior.last_ts);
+                        let id = t.id;
+                        self.mark(id).head_resends += 1;
                     }
                     return RetransClass::Rto;
                 }
@@ -862,13 +864,19 @@ impl Stream {
                 _ => {}
             }
         }
-        let evidence =
-            self.dupacks_since_advance > 0 || (self.sack_high > s && self.sack_high > self.una);
+        // Without SACK a recovery re-sends a segment once more only on a partial ACK, which
+        // advances: a copy again with no advance since the last one is the timer's, however
+        // close to a DupACK (issue 35, audit run 002: a needed RTO re-send 5 ms after a DupACK
+        // was taken for a fast one, and its needless back-off for the sequence's first).
+        let timer_resend =
+            !x.sack && self.fr.is_some() && prior.max_tx >= 2 && self.last_advance_ts <= prior.last_ts && !timer_early;
+        let evidence = !timer_resend
+            && (self.dupacks_since_advance > 0 || (self.sack_high > s && self.sack_high > self.una));
         // Loss evidence answered within the RTO scale: SACK/DupACK-driven recovery, sent at
         // once (RFC 5681/6675) or after a RACK reorder timer or probe (RFC 8985), which are
         // clocked in ticks: one tick of grace. Later than that the retransmission timer fired.
         let _ = prior;
-        if (evidence || self.fr.is_some()) && idle < thr + TIMER_TICK {
+        if (evidence || self.fr.is_some()) && idle < thr + TIMER_TICK && !timer_resend {
             return match self.fr {
                 None => {
                     self.episodes += 1;
@@ -898,7 +906,7 @@ impl Stream {
             self.tlp_since_advance = true;
             return RetransClass::Tlp;
         }
-        if idle < thr {
+        if idle < thr && !timer_resend {
             // no loss signal, yet too soon after an ACK for any timer: the tail of a fast
             // recovery that just ended (the sender's recovery point lies beyond ours, or
             // RACK marked the bytes lost by time). No RTO episode is open here (that case
@@ -937,6 +945,8 @@ impl Stream {
         *self.mark(id) = EpisodeMark {
             id,
             first_retx: ts,
+            first_tsval: tsval,
+            head_resends: 1,
             retx_before_ack: 1,
             ..Default::default()
         };
@@ -1070,7 +1080,7 @@ impl Stream {
         }
         if let Some((l, r)) = dsack(sack, a) {
             self.c.dsack_blocks += 1;
-            self.on_dsack(x, l, r, ts);
+            self.on_dsack(x, l, r, ts, tsecr);
         }
         if a > self.una {
             let adv = a - self.una;
@@ -1160,7 +1170,7 @@ impl Stream {
         }
     }
 
-    fn on_dsack(&mut self, x: &mut Ctx, l: i64, r: i64, ts: Nanos) {
+    fn on_dsack(&mut self, x: &mut Ctx, l: i64, r: i64, ts: Nanos, tsecr: Option<u32>) {
         if x.vantage != DataVantage::Sender {
             return;
         }
@@ -1170,7 +1180,7 @@ impl Stream {
         self.c.unnecessary += 1;
         if let Some(id) = rx.episode {
             let m = *self.mark(id);
-            if m.id == id && !m.spurious_dsack {
+            if m.id == id && !m.spurious_dsack && self.dsack_proves_original(id, tsecr, rx.tsval) {
                 let newly = !m.any_spurious();
                 self.mark(id).spurious_dsack = true;
                 self.spurious_timeout(x, SpuriousMethod::Dsack, m, newly, ts, None);
@@ -1180,6 +1190,24 @@ impl Stream {
             ev.class = Some(SpuriousMethod::Dsack.as_str());
             ev.cause = Some(rx.class.as_str());
             x.ev.push(ev);
+        }
+    }
+
+    /// M12 judges a timeout sequence by its first RTO re-send: a D-SACK proves it needless
+    /// only if a copy sent before that re-send arrived. A D-SACK of a back-off copy shows
+    /// only that some earlier copy arrived, maybe the first re-send itself after the ACK of
+    /// it was lost (issue 35, audit runs 002/007). With timestamps the D-SACK's echo names
+    /// the copy that arrived (it echoes the last segment that advanced the window): older
+    /// than the first re-send means an original. Without them, RFC 3708's rule: spurious only
+    /// when every re-send of the timed-out segment has been D-SACKed.
+    /// A duplicate that ends at the receiver's last window update is processed as new and
+    /// echoes its own TSval: no news, so RFC 3708's count decides then too.
+    fn dsack_proves_original(&mut self, id: u32, tsecr: Option<u32>, dup_tsval: Option<u32>) -> bool {
+        let m = self.mark(id);
+        m.dsacked += 1;
+        match (tsecr, m.first_tsval) {
+            (Some(echo), Some(first)) if Some(echo) != dup_tsval => (first.wrapping_sub(echo) as i32) > 0,
+            _ => m.dsacked >= m.head_resends,
         }
     }
 
