@@ -22,7 +22,14 @@ Measures per configuration (one run each, peak RSS and wall by /usr/bin/time -v)
   default 094267d, the streamed path before issue 32's second step): a copy of this
   ``python/`` tree in bench/work/study/previous-REV/ with that commit's study package;
 - ``memory``: the in-memory path of before (``HSRTCP_STUDY_STREAM=0``), on the same corpus;
-- ``dask``: ``--scheduler`` on a cluster of 2 single-threaded workers started beforehand.
+- ``dask``: ``--scheduler`` on a cluster of 2 single-threaded workers started beforehand
+  (the ``dask`` command line);
+- ``--scheduler``: ``stream`` and ``scheduler`` in turn, ``--rounds`` times each: the same
+  command with ``--scheduler`` on a ``distributed.LocalCluster`` of 2 single-threaded worker
+  processes (with the worker preload of docs/scale.md) started once, in a process of its
+  own, before the first round. Its CPU (``cluster_cpu_s``: the scheduler and the workers,
+  taken before and after each command) is added to the command's tree; every table of
+  each ``scheduler`` round is compared with the ``stream`` round before it, bit for bit.
 
 ``--bootstrap`` is passed through when given; by default the command runs with its own
 (1000 resamples: cells of 10^4 flows or more take the bootstrap's normal approximation,
@@ -238,6 +245,57 @@ def dask_cluster(workers: int = 2):
     return f"tcp://127.0.0.1:{port}", (sched, worker)
 
 
+#: a LocalCluster in a process of its own (not a child of the measured command): prints its
+#: address, then serves until its stdin closes
+_LOCAL_CLUSTER = """
+import json, logging, sys
+from distributed import LocalCluster
+c = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                 silence_logs=logging.ERROR, preload=["hsrtcp.scale.preload"], env=json.loads(sys.argv[1]))
+c.wait_for_workers(2)
+print(c.scheduler_address, flush=True)
+sys.stdin.read()
+c.close()
+"""
+
+
+def local_cluster(env: dict | None = None):
+    """``(address, process)``: a LocalCluster of 2 single-threaded worker processes, ``env``
+    in the workers' environment."""
+    p = subprocess.Popen([PY, "-c", _LOCAL_CLUSTER, json.dumps(env or {})], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT / "python")), start_new_session=True)
+    address = p.stdout.readline().strip()
+    if not address.startswith("tcp://"):
+        p.kill()
+        raise SystemExit(f"the LocalCluster did not start (exit {p.wait()})")
+    return address, p
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of process ``pid`` and every process under it."""
+    import psutil
+
+    root = psutil.Process(pid)
+    total = 0.0
+    for q in (root, *root.children(recursive=True)):
+        try:
+            c = q.cpu_times()
+            total += c.user + c.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def same_tables(a: Path, b: Path) -> bool:
+    """Every Parquet file of study output ``a`` equal to ``b``'s, bit for bit, and the same files."""
+    import polars as pl
+
+    fa = sorted(f for f in os.listdir(a) if f.endswith(".parquet"))
+    fb = sorted(f for f in os.listdir(b) if f.endswith(".parquet"))
+    return fa == fb and all(pl.read_parquet(a / f).equals(pl.read_parquet(b / f)) for f in fa)
+
+
 def stop(procs) -> None:
     for p in procs:
         try:
@@ -270,9 +328,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=["stream", "memory", "dask"],
                     help="configurations: stream, previous, memory, dask")
     ap.add_argument("--previous", default="094267d", help="commit of the 'previous' configuration")
+    ap.add_argument("--scheduler", action="store_true",
+                    help="stream and --scheduler (LocalCluster, 2 workers of 1 thread) in turn, --rounds each")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--worker-polars-threads", default=None,
+                    help="POLARS_MAX_THREADS of the LocalCluster's workers (default: not set, polars' own)")
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args(argv)
     corpus = make_corpus(a.flows, a.per_partition)
+    if a.scheduler:
+        return scheduler_rounds(a, corpus)
     parts = sorted(p for p in os.listdir(corpus) if p.startswith("input="))
     conns = sum(connections_in(corpus / p) for p in parts[:len(BASES)]) * (len(parts) // len(BASES)) + sum(
         connections_in(corpus / p) for p in parts[:len(parts) % len(BASES)])
@@ -315,6 +380,62 @@ def main(argv: list[str] | None = None) -> int:
     if a.out:
         a.out.write_text(json.dumps(result, indent=1) + "\n")
     return 0
+
+
+def scheduler_rounds(a, corpus: Path) -> int:
+    """``stream`` and ``scheduler`` in turn, ``a.rounds`` times each, on one LocalCluster."""
+    import statistics
+
+    env = {"POLARS_MAX_THREADS": a.worker_polars_threads} if a.worker_polars_threads else {}
+    address, cluster = local_cluster(env)
+    rounds = []
+    try:
+        for k in range(a.rounds):
+            for cfg in ("stream", "scheduler"):
+                out = WORK / f"out-{cfg}"
+                shutil.rmtree(out, ignore_errors=True)
+                cmd = [HSRTCP, "study", str(corpus), "-o", str(out)]
+                if a.bootstrap is not None:
+                    cmd += ["--bootstrap", str(a.bootstrap)]
+                if cfg == "scheduler":
+                    cmd += ["--scheduler", address]
+                load0, c0 = os.getloadavg()[0], tree_cpu(cluster.pid)
+                start = time.strftime("%H:%M:%S", time.gmtime())
+                row = timed(cmd)
+                row["cluster_cpu_s"] = round(tree_cpu(cluster.pid) - c0, 2) if cfg == "scheduler" else 0.0
+                row["all_cpu_s"] = round(row["tree_cpu_s"] + row["cluster_cpu_s"], 2)
+                row.update(config=cfg, round=k + 1, load_avg_1min=[load0, os.getloadavg()[0]],
+                           start_utc=start)
+                if cfg == "scheduler" and not row["exit"]:
+                    row["tables_equal_stream"] = same_tables(WORK / "out-stream", out)
+                rounds.append(row)
+                print(cfg, row, flush=True)
+    finally:
+        cluster.stdin.close()
+        try:
+            cluster.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(cluster.pid, signal.SIGTERM)
+            cluster.wait(timeout=60)
+
+    def med(cfg: str, key: str) -> float:
+        return round(statistics.median(r[key] for r in rounds if r["config"] == cfg), 2)
+
+    summary = {cfg: {k: med(cfg, k) for k in ("wall_s", "all_cpu_s", "cpu_s", "tree_peak_rss_mb")}
+               for cfg in ("stream", "scheduler")}
+    summary["overhead_median"] = {k: round(summary["scheduler"][k] / summary["stream"][k] - 1, 3)
+                                  for k in ("wall_s", "all_cpu_s")}
+    result = {"corpus": os.path.relpath(corpus, ROOT), "connections_approx": a.flows,
+              "bootstrap": a.bootstrap if a.bootstrap is not None else "default (1000)",
+              "cluster": "LocalCluster, 2 worker processes x 1 thread, preload hsrtcp.scale.preload",
+              "worker_env": env,
+              "rounds": rounds, "median": summary,
+              "tables_equal": all(r.get("tables_equal_stream") for r in rounds if r["config"] == "scheduler"),
+              "host_cores": os.cpu_count(), "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+    print(json.dumps({k: v for k, v in result.items() if k != "rounds"}, indent=1))
+    if a.out:
+        a.out.write_text(json.dumps(result, indent=1) + "\n")
+    return 0 if result["tables_equal"] else 1
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ The server certificate is self-signed for the names (generated here, never reuse
 
 from __future__ import annotations
 
-import datetime
 import os
 import socket
 import ssl
@@ -29,10 +28,8 @@ import time
 from pathlib import Path
 
 import dpkt
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+
+from _selfsigned import self_signed  # scripts/ (this file's folder)
 
 TLS = [(8443, "rr3---sn-example.googlevideo.com"), (8444, "api.spotify.com")]
 HTTP_HOST = (8080, "www.wikipedia.org:8080")
@@ -40,19 +37,7 @@ DNS_NAMED = ("127.0.0.2", 8081, "cdn.netflix.com")
 
 
 def _certificate(tmp: Path) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "hsrtcp app fixture")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for _, n in TLS]), critical=False)
-            .sign(key, hashes.SHA256()))
-    c, k = tmp / "cert.pem", tmp / "key.pem"
-    c.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    k.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                    serialization.NoEncryption()))
-    return c, k
+    return self_signed(tmp, "hsrtcp app fixture", [n for _, n in TLS])
 
 
 def _serve(sock: socket.socket, ctx: ssl.SSLContext | None) -> None:
@@ -99,20 +84,15 @@ def _dns_answer(name: str, addr: str) -> bytes:
 def _run(cert: Path, key: Path) -> None:
     sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     sctx.load_cert_chain(cert, key)
-    for port, name in TLS:
+    # (port, Host, server TLS context, server name): the TLS connections, then plain HTTP
+    exchanges = [(port, name, sctx, name) for port, name in TLS] + [(*HTTP_HOST, None, None)]
+    for port, host, ctx, sni in exchanges:
         s = _listen("127.0.0.1", port)
-        t = threading.Thread(target=_serve, args=(s, sctx))
+        t = threading.Thread(target=_serve, args=(s, ctx))
         t.start()
-        _request("127.0.0.1", port, name, name)
+        _request("127.0.0.1", port, host, sni)
         t.join()
         s.close()
-    port, host = HTTP_HOST
-    s = _listen("127.0.0.1", port)
-    t = threading.Thread(target=_serve, args=(s, None))
-    t.start()
-    _request("127.0.0.1", port, host, None)
-    t.join()
-    s.close()
     addr, port, name = DNS_NAMED
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     u.bind(("127.0.0.1", 53))

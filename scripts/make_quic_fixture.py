@@ -17,7 +17,6 @@ Run as root (tcpdump on lo): ``.venv/bin/python scripts/make_quic_fixture.py OUT
 from __future__ import annotations
 
 import asyncio
-import datetime
 import os
 import subprocess
 import sys
@@ -28,10 +27,8 @@ from pathlib import Path
 from aioquic.asyncio import connect, serve
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.packet import QuicProtocolVersion
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+
+from _selfsigned import self_signed  # scripts/ (this file's folder)
 
 CASES = [  # (port, version, server name, pad the ClientHello past one packet)
     (4433, QuicProtocolVersion.VERSION_1, "www.youtube.com", False),
@@ -41,21 +38,7 @@ CASES = [  # (port, version, server name, pad the ClientHello past one packet)
 
 
 def _certificate(tmp: Path) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    names = [x509.DNSName(n) for _, _, n, _ in CASES]
-    now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "hsrtcp quic fixture")]))
-            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "hsrtcp quic fixture")]))
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName(names), critical=False)
-            .sign(key, hashes.SHA256()))
-    c, k = tmp / "cert.pem", tmp / "key.pem"
-    c.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    k.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                    serialization.NoEncryption()))
-    return c, k
+    return self_signed(tmp, "hsrtcp quic fixture", [n for _, _, n, _ in CASES])
 
 
 async def _run(cert: Path, key: Path) -> None:

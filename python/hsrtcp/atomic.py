@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from hsrtcp.errors import OutputError
-from hsrtcp.output import TMP, output_error, shown
+from hsrtcp.output import TMP, _quiet_unlink, output_error, shown
 
 # what a results directory's tables are made of: never written by a command that reads it
 TABLES = (".parquet", ".arrows")
@@ -235,10 +235,3 @@ def open_output(path: str | os.PathLike, mode: str = "w", *, encoding: str | Non
         else:
             with open(tmp, "w", encoding=encoding, newline=newline) as f:
                 yield f
-
-
-def _quiet_unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass

@@ -252,6 +252,16 @@ class OutputSet:
         """A file written under the staging prefix by someone else (the Rust Parquet writer)."""
         self._staged[name] = os.fspath(staged_path)
 
+    def add_tables(self, staged, commit: bool) -> list[str]:
+        """The Rust writer's staged tables (``[(table, path)]``) as ``<table>.parquet``, then
+        :meth:`commit` when ``commit``; else (a caller's set, committed by the caller) the
+        paths they will have."""
+        for table, path in staged:
+            self.add(f"{table}.parquet", path)
+        if commit:
+            return self.commit()
+        return [os.path.join(self.dir, f"{t}.parquet") for t, _ in staged]
+
     def staged(self, name: str) -> str:
         """Where the staged file ``name`` is (to read it back before the commit)."""
         return self._staged[name]

@@ -222,9 +222,7 @@ def analyze_pairs_to(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]
                                 f"impossible either way round (did a capture's clock jump?): the pair's one-way "
                                 f"delays, clock offset and the loss verdicts that rest on them are not to be "
                                 f"trusted (docs/two-vantage.md, Checks)")
-        for table, path in staged:
-            outset.add(f"{table}.parquet", path)
-        written = outset.commit() if output is None else [os.path.join(outset.dir, f"{t}.parquet") for t, _ in staged]
+        written = outset.add_tables(staged, commit=output is None)
     finally:
         if output is None:
             outset.abort()

@@ -98,9 +98,7 @@ def analyze_to(paths: str | os.PathLike | Iterable[str | os.PathLike], out_dir: 
                     raise outset.error(exc) from None
         finally:
             out.abort()  # after an error: nothing half-written is left
-        for table, path in staged:
-            outset.add(f"{table}.parquet", path)
-        files = outset.commit() if output is None else [os.path.join(outset.dir, f"{t}.parquet") for t, _ in staged]
+        files = outset.add_tables(staged, commit=output is None)
     finally:
         if output is None:
             outset.abort()

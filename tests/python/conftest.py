@@ -35,6 +35,16 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
+def bed_ok():
+    """Skip unless the namespace testbed can run here (root, ip, tcpdump, tc, nft)."""
+    from hsrtcp.testing.netbed import missing_requirements
+
+    why = missing_requirements()
+    if why:
+        pytest.skip(why)
+
+
+@pytest.fixture(scope="session")
 def data_dir() -> Path:
     return DATA
 

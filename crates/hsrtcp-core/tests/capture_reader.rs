@@ -19,6 +19,22 @@ fn recs(n: u32) -> Vec<Rec> {
         .collect()
 }
 
+/// An interface description block with no snap length.
+fn idb(linktype: u16, tsresol: Option<u8>, tsoffset: Option<i64>) -> Ng {
+    Ng::Idb { linktype, snaplen: 0, tsresol, tsoffset }
+}
+
+/// An enhanced packet block on interface 0, captured whole.
+fn epb(units: u64, data: Vec<u8>) -> Ng {
+    let orig = data.len() as u32;
+    Ng::Epb { iface: 0, units, data, orig }
+}
+
+/// A little-endian pcapng of one Ethernet packet at 1 µs: the base the damage tests corrupt.
+fn one_packet_pcapng() -> Vec<u8> {
+    pcapng(false, &[Ng::Shb, idb(1, None, None), epb(1, eth_tcp(0, 0))])
+}
+
 #[test]
 fn pcap_both_resolutions_and_byte_orders() {
     for be in [false, true] {
@@ -95,12 +111,7 @@ fn pcapng_interfaces_with_own_linktype_resolution_and_offset() {
                 tsoffset: None,
             },
             // 1: raw IP, nanoseconds, offset +1000 s.
-            Ng::Idb {
-                linktype: 101,
-                snaplen: 0,
-                tsresol: Some(9),
-                tsoffset: Some(1000),
-            },
+            idb(101, Some(9), Some(1000)),
             // 2: SLL2, 2^-20 s units.
             Ng::Idb {
                 linktype: 276,
@@ -108,12 +119,7 @@ fn pcapng_interfaces_with_own_linktype_resolution_and_offset() {
                 tsresol: Some(0x80 | 20),
                 tsoffset: None,
             },
-            Ng::Epb {
-                iface: 0,
-                units: 1_700_000_000_123_456,
-                data: eth_tcp(0, 100),
-                orig: 154,
-            },
+            epb(1_700_000_000_123_456, eth_tcp(0, 100)),
             // Name resolution and interface statistics blocks are skipped.
             Ng::Other {
                 btype: 4,
@@ -184,36 +190,16 @@ fn pcapng_second_section_changes_byte_order_and_resets_interfaces() {
         false,
         &[
             Ng::Shb,
-            Ng::Idb {
-                linktype: 1,
-                snaplen: 0,
-                tsresol: None,
-                tsoffset: None,
-            },
-            Ng::Epb {
-                iface: 0,
-                units: 5,
-                data: eth_tcp(0, 0),
-                orig: 54,
-            },
+            idb(1, None, None),
+            epb(5, eth_tcp(0, 0)),
         ],
     );
     file.extend(pcapng(
         true,
         &[
             Ng::Shb,
-            Ng::Idb {
-                linktype: 113,
-                snaplen: 0,
-                tsresol: Some(3),
-                tsoffset: None,
-            },
-            Ng::Epb {
-                iface: 0,
-                units: 7,
-                data: vec![1; 16],
-                orig: 16,
-            },
+            idb(113, Some(3), None),
+            epb(7, vec![1; 16]),
         ],
     ));
     let (got, err) = read_all(&file, "two.pcapng");
@@ -228,24 +214,14 @@ fn pcapng_second_section_changes_byte_order_and_resets_interfaces() {
         false,
         &[
             Ng::Shb,
-            Ng::Idb {
-                linktype: 1,
-                snaplen: 0,
-                tsresol: None,
-                tsoffset: None,
-            },
+            idb(1, None, None),
         ],
     );
     let second = pcapng(
         false,
         &[
             Ng::Shb,
-            Ng::Epb {
-                iface: 0,
-                units: 1,
-                data: vec![0; 4],
-                orig: 4,
-            },
+            epb(1, vec![0; 4]),
         ],
     );
     let epb_at = bad.len() + 28;
@@ -284,18 +260,8 @@ fn gzip_pcap_and_pcapng_are_detected_by_magic() {
         true,
         &[
             Ng::Shb,
-            Ng::Idb {
-                linktype: 1,
-                snaplen: 0,
-                tsresol: Some(9),
-                tsoffset: None,
-            },
-            Ng::Epb {
-                iface: 0,
-                units: 42,
-                data: eth_tcp(0, 3),
-                orig: 57,
-            },
+            idb(1, Some(9), None),
+            epb(42, eth_tcp(0, 3)),
         ],
     );
     let (got, err) = read_all(&gzip(&ng), "x.pcapng.gz");
@@ -363,22 +329,12 @@ fn huge_records_and_blocks_within_bounds() {
         false,
         &[
             Ng::Shb,
-            Ng::Idb {
-                linktype: 1,
-                snaplen: 0,
-                tsresol: None,
-                tsoffset: None,
-            },
+            idb(1, None, None),
             Ng::Other {
                 btype: 0x0000_0bad,
                 body: vec![0x55; 3 << 20],
             },
-            Ng::Epb {
-                iface: 0,
-                units: 9,
-                data: eth_tcp(0, 0),
-                orig: 54,
-            },
+            epb(9, eth_tcp(0, 0)),
         ],
     );
     let (got, err) = read_all_from(
@@ -473,24 +429,9 @@ fn record_cut_in_the_middle() {
         false,
         &[
             Ng::Shb,
-            Ng::Idb {
-                linktype: 1,
-                snaplen: 0,
-                tsresol: None,
-                tsoffset: None,
-            },
-            Ng::Epb {
-                iface: 0,
-                units: 1,
-                data: eth_tcp(0, 0),
-                orig: 54,
-            },
-            Ng::Epb {
-                iface: 0,
-                units: 2,
-                data: eth_tcp(1, 0),
-                orig: 54,
-            },
+            idb(1, None, None),
+            epb(1, eth_tcp(0, 0)),
+            epb(2, eth_tcp(1, 0)),
         ],
     );
     let (got, err) = read_all(&ng[..ng.len() - 10], "cut.pcapng");
@@ -513,24 +454,7 @@ fn absurd_caplen() {
     let e = err.unwrap();
     assert_eq!(e.to_string(), format!("corrupt.pcap: absurd record length at byte {second}: 2147483647 bytes (limit {MAX_CAPLEN})"));
     // In pcapng, an EPB whose captured length exceeds its block.
-    let mut ng = pcapng(
-        false,
-        &[
-            Ng::Shb,
-            Ng::Idb {
-                linktype: 1,
-                snaplen: 0,
-                tsresol: None,
-                tsoffset: None,
-            },
-            Ng::Epb {
-                iface: 0,
-                units: 1,
-                data: eth_tcp(0, 0),
-                orig: 54,
-            },
-        ],
-    );
+    let mut ng = one_packet_pcapng();
     let epb = ng.len() - (32 + 56);
     ng[epb + 20..epb + 24].copy_from_slice(&100u32.to_le_bytes());
     let (_, err) = read_all(&ng, "c.pcapng");
@@ -545,24 +469,7 @@ fn absurd_caplen() {
 
 #[test]
 fn pcapng_bad_block_length() {
-    let mut ng = pcapng(
-        false,
-        &[
-            Ng::Shb,
-            Ng::Idb {
-                linktype: 1,
-                snaplen: 0,
-                tsresol: None,
-                tsoffset: None,
-            },
-            Ng::Epb {
-                iface: 0,
-                units: 1,
-                data: eth_tcp(0, 0),
-                orig: 54,
-            },
-        ],
-    );
+    let mut ng = one_packet_pcapng();
     let epb = ng.len() - 88;
     ng[epb + 4..epb + 8].copy_from_slice(&87u32.to_le_bytes());
     let (got, err) = read_all(&ng, "b.pcapng");
@@ -570,14 +477,7 @@ fn pcapng_bad_block_length() {
     let e = err.unwrap();
     assert_eq!(e.to_string(), format!("b.pcapng: malformed pcapng block at byte {epb}: block type 0x6 has length 87, must be ≥ 12 and a multiple of 4"));
     // Leading and trailing block lengths disagree.
-    let mut ng3 = pcapng(
-        false,
-        &[
-            Ng::Shb,
-            Ng::Idb { linktype: 1, snaplen: 0, tsresol: None, tsoffset: None },
-            Ng::Epb { iface: 0, units: 1, data: eth_tcp(0, 0), orig: 54 },
-        ],
-    );
+    let mut ng3 = one_packet_pcapng();
     let n = ng3.len();
     ng3[n - 4..].copy_from_slice(&92u32.to_le_bytes());
     let (_, err) = read_all(&ng3, "t.pcapng");
@@ -734,18 +634,8 @@ fn random_damage_never_panics() {
             false,
             &[
                 Ng::Shb,
-                Ng::Idb {
-                    linktype: 1,
-                    snaplen: 0,
-                    tsresol: Some(9),
-                    tsoffset: Some(-5),
-                },
-                Ng::Epb {
-                    iface: 0,
-                    units: 1,
-                    data: eth_tcp(0, 30),
-                    orig: 84,
-                },
+                idb(1, Some(9), Some(-5)),
+                epb(1, eth_tcp(0, 30)),
                 Ng::Spb {
                     data: eth_tcp(1, 0),
                     orig: 54,
@@ -754,30 +644,15 @@ fn random_damage_never_panics() {
                     btype: 5,
                     body: vec![1; 16],
                 },
-                Ng::Epb {
-                    iface: 0,
-                    units: 2,
-                    data: eth_tcp(2, 0),
-                    orig: 54,
-                },
+                epb(2, eth_tcp(2, 0)),
             ],
         ),
         pcapng(
             true,
             &[
                 Ng::Shb,
-                Ng::Idb {
-                    linktype: 276,
-                    snaplen: 0,
-                    tsresol: Some(0x80 | 30),
-                    tsoffset: None,
-                },
-                Ng::Epb {
-                    iface: 0,
-                    units: u64::MAX - 3,
-                    data: eth_tcp(0, 30),
-                    orig: 84,
-                },
+                idb(276, Some(0x80 | 30), None),
+                epb(u64::MAX - 3, eth_tcp(0, 30)),
             ],
         ),
     ];

@@ -81,9 +81,7 @@ fn a_stall_shorter_than_60_s_is_no_interruption() {
 #[test]
 fn reset_before_all_bytes_are_acknowledged_reports_how_far_the_receiver_got() {
     let mut t = server_side();
-    for k in 0..5u32 {
-        t.data(50.2 + 0.1 * k as f64, 1 + 1000 * k, 1000);
-    }
+    t.burst(50.2, 5);
     t.ack(100.2, 4001);
     t.raw(150.0, true, RA, 1, 4001, 0, 0);
     let r = t.run();

@@ -11,6 +11,42 @@ fn client_side(sack: bool, ts: bool) -> Tx {
     t
 }
 
+/// The sender of the IP-ID tests: data segments of 1000 bytes numbered with consecutive
+/// IP IDs from 5002 (the SYN-ACK has 5001); a lost one uses up its ID unseen.
+struct IdSender {
+    id: u16,
+}
+
+impl IdSender {
+    fn new() -> Self {
+        IdSender { id: 5001 }
+    }
+
+    fn send(&mut self, t: &mut Tx, ms: f64, seq: u32, arrives: bool) {
+        self.id += 1;
+        if arrives {
+            t.data(ms, seq, 1000).ip_id = Some(self.id);
+        }
+    }
+
+    /// `n` segments from `seq`, 1 ms apart from `ms`, each acknowledged 0.5 ms later.
+    fn in_order(&mut self, t: &mut Tx, ms: f64, seq: u32, n: u32) {
+        for k in 0..n {
+            self.send(t, ms + k as f64, seq + 1000 * k, true);
+            t.ack(ms + 0.5 + k as f64, seq + 1000 * (k + 1));
+        }
+    }
+
+    /// `n` segments from `seq` beyond a hole at `hole`, 1 ms apart from `ms`, each answered
+    /// 0.5 ms later by a DupACK for the hole.
+    fn dupacked(&mut self, t: &mut Tx, ms: f64, seq: u32, n: u32, hole: u32) {
+        for k in 0..n {
+            self.send(t, ms + k as f64, seq + 1000 * k, true);
+            t.ack(ms + 0.5 + k as f64, hole);
+        }
+    }
+}
+
 #[test]
 fn hole_filled_after_dupacks_is_a_fast_retransmission() {
     let mut t = client_side(true, false);
@@ -266,28 +302,16 @@ fn resend_arriving_in_sequence_after_a_partial_ack_is_a_retransmission() {
     // fills the hole, the phone acknowledges 12001, the re-send of 12001 (5016) arrives in
     // sequence, then new data 13001 (5017).
     let mut t = client_side(false, false);
-    let mut id = 5001u16;
-    let mut send = |t: &mut Tx, ms: f64, seq: u32, arrives: bool| {
-        id += 1;
-        if arrives {
-            t.data(ms, seq, 1000).ip_id = Some(id);
-        }
-    };
-    for k in 0..3u32 {
-        send(&mut t, 100.0 + k as f64, 1 + 1000 * k, true);
-        t.ack(100.5 + k as f64, 1001 + 1000 * k);
-    }
-    send(&mut t, 103.0, 3001, false); // lost
-    for k in 0..9u32 {
-        send(&mut t, 104.0 + k as f64, 4001 + 1000 * k, true);
-        t.ack(104.5 + k as f64, 3001);
-    }
-    send(&mut t, 113.0, 13001, false); // the newest original, lost
-    send(&mut t, 150.0, 3001, true); // fast re-send fills the hole
+    let mut s = IdSender::new();
+    s.in_order(&mut t, 100.0, 1, 3);
+    s.send(&mut t, 103.0, 3001, false); // lost
+    s.dupacked(&mut t, 104.0, 4001, 9, 3001);
+    s.send(&mut t, 113.0, 13001, false); // the newest original, lost
+    s.send(&mut t, 150.0, 3001, true); // fast re-send fills the hole
     t.ack(150.5, 13001);
-    send(&mut t, 200.0, 13001, true); // partial ACK answered: in sequence, a re-send
+    s.send(&mut t, 200.0, 13001, true); // partial ACK answered: in sequence, a re-send
     t.ack(200.5, 14001);
-    send(&mut t, 201.0, 14001, true); // new data
+    s.send(&mut t, 201.0, 14001, true); // new data
     t.ack(201.5, 15001);
     let r = t.run_as("client");
     assert_eq!(r.flow_u64("retransmissions"), Some(2));
@@ -302,26 +326,14 @@ fn new_data_after_a_lost_fast_resend_and_a_timeout_is_not_a_retransmission() {
     // Same IDs gap after the newest original, but the gap is the lost fast re-send and the
     // next copy comes a timeout later: the new data after it is new (not judged a re-send).
     let mut t = client_side(false, false);
-    let mut id = 5001u16;
-    let mut send = |t: &mut Tx, ms: f64, seq: u32, arrives: bool| {
-        id += 1;
-        if arrives {
-            t.data(ms, seq, 1000).ip_id = Some(id);
-        }
-    };
-    for k in 0..3u32 {
-        send(&mut t, 100.0 + k as f64, 1 + 1000 * k, true);
-        t.ack(100.5 + k as f64, 1001 + 1000 * k);
-    }
-    send(&mut t, 103.0, 3001, false);
-    for k in 0..9u32 {
-        send(&mut t, 104.0 + k as f64, 4001 + 1000 * k, true);
-        t.ack(104.5 + k as f64, 3001);
-    }
-    send(&mut t, 150.0, 3001, false); // fast re-send, lost
-    send(&mut t, 400.0, 3001, true); // timeout re-send
+    let mut s = IdSender::new();
+    s.in_order(&mut t, 100.0, 1, 3);
+    s.send(&mut t, 103.0, 3001, false);
+    s.dupacked(&mut t, 104.0, 4001, 9, 3001);
+    s.send(&mut t, 150.0, 3001, false); // fast re-send, lost
+    s.send(&mut t, 400.0, 3001, true); // timeout re-send
     t.ack(400.5, 13001);
-    send(&mut t, 401.0, 13001, true); // new
+    s.send(&mut t, 401.0, 13001, true); // new
     t.ack(401.5, 14001);
     let r = t.run_as("client");
     assert_eq!(r.flow_u64("retransmissions"), Some(1));
@@ -370,33 +382,18 @@ fn resend_in_sequence_behind_a_timeout_resend_is_a_retransmission() {
     // (5014) fills the hole, the phone acknowledges 10001, and the go-back-N copy of 10001
     // (5015) arrives in sequence: a retransmission. 11001 (5016) is new.
     let mut t = client_side(false, false);
-    let mut id = 5001u16;
-    let mut send = |t: &mut Tx, ms: f64, seq: u32, arrives: bool| {
-        id += 1;
-        if arrives {
-            t.data(ms, seq, 1000).ip_id = Some(id);
-        }
-    };
-    for k in 0..3u32 {
-        send(&mut t, 100.0 + k as f64, 1 + 1000 * k, true);
-        t.ack(100.5 + k as f64, 1001 + 1000 * k);
-    }
-    send(&mut t, 103.0, 3001, false);
-    for k in 0..3u32 {
-        send(&mut t, 104.0 + k as f64, 4001 + 1000 * k, true);
-        t.ack(104.5 + k as f64, 3001);
-    }
-    send(&mut t, 160.0, 3001, false); // fast re-send, lost
-    for k in 0..3u32 {
-        send(&mut t, 170.0 + k as f64, 7001 + 1000 * k, true);
-        t.ack(170.5 + k as f64, 3001);
-    }
-    send(&mut t, 173.0, 10001, false); // original after P, lost
-    send(&mut t, 400.0, 3001, true); // timeout re-send fills the hole
+    let mut s = IdSender::new();
+    s.in_order(&mut t, 100.0, 1, 3);
+    s.send(&mut t, 103.0, 3001, false);
+    s.dupacked(&mut t, 104.0, 4001, 3, 3001);
+    s.send(&mut t, 160.0, 3001, false); // fast re-send, lost
+    s.dupacked(&mut t, 170.0, 7001, 3, 3001);
+    s.send(&mut t, 173.0, 10001, false); // original after P, lost
+    s.send(&mut t, 400.0, 3001, true); // timeout re-send fills the hole
     t.ack(400.5, 10001);
-    send(&mut t, 401.0, 10001, true); // go-back-N copy, in sequence
+    s.send(&mut t, 401.0, 10001, true); // go-back-N copy, in sequence
     t.ack(401.5, 11001);
-    send(&mut t, 402.0, 11001, true); // new
+    s.send(&mut t, 402.0, 11001, true); // new
     t.ack(402.5, 12001);
     let r = t.run_as("client");
     // Undecidable at the phone (docs/engine.md): the DupACKs at 170.5-172.5 ms, sent after
@@ -441,24 +438,15 @@ fn tail_lost_and_resent_at_the_timeout_arrives_in_sequence_as_retransmissions() 
     // retransmissions (no hole, no DupACK: the missing IDs can only have been originals).
     // 12001 (5016) is new.
     let mut t = client_side(false, false);
-    let mut id = 5001u16;
-    let mut send = |t: &mut Tx, ms: f64, seq: u32, arrives: bool| {
-        id += 1;
-        if arrives {
-            t.data(ms, seq, 1000).ip_id = Some(id);
-        }
-    };
-    for k in 0..10u32 {
-        send(&mut t, 100.0 + k as f64, 1 + 1000 * k, true);
-        t.ack(100.5 + k as f64, 1001 + 1000 * k);
-    }
-    send(&mut t, 110.0, 10001, false);
-    send(&mut t, 111.0, 11001, false);
-    send(&mut t, 400.0, 10001, true);
+    let mut s = IdSender::new();
+    s.in_order(&mut t, 100.0, 1, 10);
+    s.send(&mut t, 110.0, 10001, false);
+    s.send(&mut t, 111.0, 11001, false);
+    s.send(&mut t, 400.0, 10001, true);
     t.ack(400.5, 11001);
-    send(&mut t, 401.0, 11001, true);
+    s.send(&mut t, 401.0, 11001, true);
     t.ack(401.5, 12001);
-    send(&mut t, 402.0, 12001, true);
+    s.send(&mut t, 402.0, 12001, true);
     t.ack(402.5, 13001);
     let r = t.run_as("client");
     assert_eq!(r.flow_u64("retransmissions"), Some(2));

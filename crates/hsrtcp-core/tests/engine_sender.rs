@@ -45,9 +45,7 @@ fn the_callers_vantage_reaches_the_engine() {
 #[test]
 fn clean_transfer_rtt_by_karn_handshake_and_close() {
     let mut t = server_side(true, false);
-    for k in 0..4u32 {
-        t.data(50.2 + 0.1 * k as f64, 1 + 1000 * k, 1000);
-    }
+    t.burst(50.2, 4);
     t.ack(100.2, 2001);
     t.ack(100.4, 4001);
     t.raw(100.5, false, FA, 4001, 1, 0, 509);
@@ -83,9 +81,7 @@ fn clean_transfer_rtt_by_karn_handshake_and_close() {
 #[test]
 fn fast_retransmit_after_three_dupacks_and_karn_skips_the_ack_after_it() {
     let mut t = server_side(true, false);
-    for k in 0..6u32 {
-        t.data(50.2 + 0.1 * k as f64, 1 + 1000 * k, 1000);
-    }
+    t.burst(50.2, 6);
     t.ack(100.2, 2001);
     t.sack(100.4, 2001, &[(3001, 4001)]);
     t.sack(100.5, 2001, &[(3001, 5001)]);
@@ -187,9 +183,7 @@ fn spurious_timeout_found_by_eifel_and_dsack() {
 #[test]
 fn tail_loss_probe_re_sends_the_last_segment() {
     let mut t = server_side(true, false);
-    for k in 0..4u32 {
-        t.data(50.2 + 0.1 * k as f64, 1 + 1000 * k, 1000);
-    }
+    t.burst(50.2, 4);
     t.ack(100.2, 2001);
     t.data(200.0, 3001, 1000); // probe: last segment, no loss evidence
     t.sack(250.0, 2001, &[(3001, 4001)]);
@@ -210,9 +204,7 @@ fn tail_loss_probe_re_sends_the_last_segment() {
 #[test]
 fn sack_recovery_refills_the_second_hole() {
     let mut t = server_side(true, false);
-    for k in 0..8u32 {
-        t.data(50.2 + 0.1 * k as f64, 1 + 1000 * k, 1000);
-    }
+    t.burst(50.2, 8);
     t.ack(100.2, 2001);
     t.sack(100.4, 2001, &[(3001, 4001)]);
     t.sack(100.5, 2001, &[(3001, 5001)]);
@@ -240,9 +232,7 @@ fn sequence_numbers_wrap_around_inside_a_retransmission() {
     // the server ISN sits 1500 bytes below 2^32: byte 1501 of the stream is raw 0
     let mut t = Tx::new(1000, u32::MAX - 1499);
     t.handshake(0.0, 0.1, 50.0, Some((7, 7)), true);
-    for k in 0..4u32 {
-        t.data(50.2 + 0.1 * k as f64, 1 + 1000 * k, 1000);
-    }
+    t.burst(50.2, 4);
     t.sack(100.3, 1001, &[(2001, 3001)]);
     t.sack(100.4, 1001, &[(2001, 4001)]);
     t.sack(100.5, 1001, &[(2001, 5001)]);

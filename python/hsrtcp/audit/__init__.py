@@ -40,12 +40,9 @@ class Audit:
 
 
 def rtt_band(ms: float | None) -> str | None:
-    if ms is None:
-        return None
-    for hi, name in ((10, "<10 ms"), (100, "10-100 ms"), (300, "100-300 ms")):
-        if ms < hi:
-            return name
-    return ">=300 ms"
+    from hsrtcp.caveats import MIN_RTT_BANDS, band
+
+    return band(ms, MIN_RTT_BANDS)  # the analyzer bands a flow's rtt_min the same way (caveats)
 
 
 def tables(verdicts: pl.DataFrame, breakdowns=BREAKDOWNS) -> pl.DataFrame:

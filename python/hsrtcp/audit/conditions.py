@@ -20,10 +20,11 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from hsrtcp.caveats import QUEUE_BANDS  # shared with the analyzer's caveats (rtt_median - rtt_min)
+
 # Band edges (ms). RTT: 30 ms is T3-06's standing level (99.6 % of RTTs below it); queue: under
 # 5 ms no standing queue, 30 ms a few packets at the lab's 1.5 Mbit/s, 100 ms a deep buffer.
 RTT_BANDS = ((10, "<10 ms"), (30, "10-30 ms"), (100, "30-100 ms"), (None, ">=100 ms"))
-QUEUE_BANDS = ((5, "<5 ms"), (30, "5-30 ms"), (100, "30-100 ms"), (None, ">=100 ms"))
 
 OUTAGE_BANDS = ("no outage", "none dropped", "some dropped", "most dropped")
 # every band in table order (docs: the rows of a breakdown)

@@ -205,6 +205,7 @@ def regenerate(text: str, root: Path | None = None) -> str:
 
 CAVEATS = "python/hsrtcp/caveats.csv"
 SUMMARIES = ("campaign", "fixtures")
+PATH_SUMMARIES = ("campaign", "fixtures", "v2", "dropped")  # every summary with condition columns
 _FLAGS = ("true", "false")
 
 
@@ -227,7 +228,7 @@ def caveat_table(root: Path | None = None) -> str:
     import io
 
     from hsrtcp.audit.score import confusion
-    from hsrtcp.caveats import COLUMNS, DETECTORS
+    from hsrtcp.caveats import ANY, COLUMNS, DETECTORS
 
     cells: dict = {}
     digests = []
@@ -251,8 +252,37 @@ def caveat_table(root: Path | None = None) -> str:
                 cases = "; ".join(f"{p['summary']} {p['tp']} TP {p['fp']} FP {p['fn']} FN {p['tn']} TN"
                                   f"{' ' + str(p['out_of_reach']) + ' out of reach' if p['out_of_reach'] else ''}"
                                   for p in parts) or "no audited case"
-                w.writerow([det, col, dv, sack, ts, _verdict(parts), cases, ", ".join(digests)])
+                w.writerow([det, col, dv, sack, ts, ANY, ANY, _verdict(parts), cases, ", ".join(digests)])
+    _path_rows(w, root)
     return buf.getvalue()
+
+
+def _path_rows(w, root: Path | None) -> None:
+    """Per detector and band of each path condition (caveats.PATH_CONDITIONS), the verdict of
+    the verdicts of every summary pooled (a band gathers its cases across campaigns); SACK and
+    timestamps ``any``."""
+    from hsrtcp.audit.score import confusion
+    from hsrtcp.caveats import ANY, DETECTORS, PATH_CONDITIONS
+
+    frames, digests = [], []
+    for s in PATH_SUMMARIES:
+        d = (root or ROOT) / "docs" / "audit" / s
+        digests.append(f"{s} {hashlib.sha256((d / 'verdicts.csv').read_bytes()).hexdigest()[:16]}")
+        cols = ["detector", "vantage", "truth", "outcome", "applicable",
+                *(b for b, _ in PATH_CONDITIONS.values())]
+        frames.append(_read(d / "verdicts.csv").select(
+            [pl.col(c).cast(pl.String) if c.endswith("_band") else pl.col(c) for c in cols]))
+    v = pl.concat(frames, how="vertical_relaxed")
+    for pc, (b, edges) in PATH_CONDITIONS.items():
+        cells = {(r["detector"], r[b]): r for r in confusion(v, [b]).iter_rows(named=True)}
+        for det, (col, dv) in DETECTORS.items():
+            for _, level in edges:
+                p = cells.get((det, level))
+                parts = [p] if p else []
+                cases = (f"pooled {p['tp']} TP {p['fp']} FP {p['fn']} FN {p['tn']} TN"
+                         f"{' ' + str(p['out_of_reach']) + ' out of reach' if p['out_of_reach'] else ''}"
+                         if p else "no audited case")
+                w.writerow([det, col, dv, ANY, ANY, pc, level, _verdict(parts), cases, ", ".join(digests)])
 
 
 def main(argv=None) -> int:

@@ -24,6 +24,12 @@ Spurious (M12)
     Every byte of the first RTO retransmission had reached the phone in a transmission sent
     before it (whether the retransmission itself arrived or not): the original was not lost.
 
+Needless back-off
+    A back-off whose every byte had reached the phone in a transmission sent before it: the
+    ACK of an arrived copy was lost or late. A sequence with one is not spurious when its
+    first re-send was needed (docs/accuracy.md, the first false alarms of the dropped-outage
+    campaign), but a duplicate reached the phone.
+
 Cause (M14)
     ``ack_loss`` when the phone had sent, before the first RTO retransmission left (phone time
     mapped onto the server clock), at least one pure ACK covering the segment (cumulatively
@@ -61,6 +67,7 @@ class Episode:
     first_retrans_arrived: bool = False
     retrans_arrived: bool = False  # some RTO retransmission of the episode reached the phone
     packets: int = 0  # M13 numerator when spurious
+    needless_backoffs: int = 0  # back-offs whose bytes had all reached the phone before
 
 
 @dataclass
@@ -149,6 +156,7 @@ def episodes(conn: ConnectionTruth, *, client_offset_s: float = 0.0,
         if open_ep is not None and open_ep.seq == d.seq and open_ep.t_end is None:
             open_ep.expirations += 1  # a back-off of the same segment
             open_ep.retrans_arrived |= d.arrived
+            open_ep.needless_backoffs += covered.delivered_before(d.seq, d.seq + d.length, t)
             continue
         ep = Episode(t_first=t, t_end=None, seq=d.seq, end=d.seq + d.length,
                      first_retrans_arrived=d.arrived, retrans_arrived=d.arrived)

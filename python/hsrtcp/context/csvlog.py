@@ -361,16 +361,22 @@ def _times(file: str, s: pl.Series, lines: list[int], unit: str | None) -> pl.Se
         if numeric or unit is not None:
             f = to_number(file, s, lines, "time")
             return f / {None: 1.0, "s": 1.0, "ms": 1e3, "us": 1e6}[unit]
+    return _epochs(file, s, lines, datetime.fromisoformat,
+                   lambda v: f"time {v!r} is neither epoch seconds nor ISO 8601 (e.g. 2016-05-04T10:20:30.5+08:00)")
+
+
+def _epochs(file: str, s: pl.Series, lines: list[int], parse, wrong) -> pl.Series:
+    """Epoch seconds of ``parse(value)`` (a datetime; no zone: UTC) per value; the first that
+    ``parse`` refuses is an error naming its line, ``wrong(value)`` saying what is wrong."""
     out = []
     for i, v in enumerate(s.to_list()):
         if v is None:
             out.append(None)
             continue
         try:
-            d = datetime.fromisoformat(v)
+            d = parse(v)
         except ValueError:
-            raise RadioLogError(f"{file}:{lines[i]}: time {v!r} is neither epoch seconds nor "
-                                f"ISO 8601 (e.g. 2016-05-04T10:20:30.5+08:00)") from None
+            raise RadioLogError(f"{file}:{lines[i]}: {wrong(v)}") from None
         if d.tzinfo is None:
             d = d.replace(tzinfo=timezone.utc)
         out.append(d.timestamp())
@@ -380,19 +386,8 @@ def _times(file: str, s: pl.Series, lines: list[int], unit: str | None) -> pl.Se
 def strptime_column(file: str, s: pl.Series, lines: list[int], fmt: str, what: str = "time") -> pl.Series:
     """Epoch seconds of text times in the strptime format ``fmt`` (no zone: UTC); the first
     value that does not match is an error naming its line."""
-    out = []
-    for i, v in enumerate(s.to_list()):
-        if v is None:
-            out.append(None)
-            continue
-        try:
-            d = datetime.strptime(v.strip(), fmt)
-        except ValueError:
-            raise RadioLogError(f"{file}:{lines[i]}: {what} {v!r} does not match the format {fmt}") from None
-        if d.tzinfo is None:
-            d = d.replace(tzinfo=timezone.utc)
-        out.append(d.timestamp())
-    return pl.Series(out, dtype=pl.Float64)
+    return _epochs(file, s, lines, lambda v: datetime.strptime(v.strip(), fmt),
+                   lambda v: f"{what} {v!r} does not match the format {fmt}")
 
 
 def read_lab(path: str | os.PathLike, t0: float | None = None) -> pl.DataFrame:

@@ -287,27 +287,16 @@ class Tracker:
                     self.scg = scg_change[1]
                     self._handoff(pkt, ts, ho, old, scg_change[1], tid)
         elif channel == "DL_DCCH" and kind == "mobilityFromEUTRACommand":
-            _, body = _message(decode("LTE", channel, payload))
-            target = find(body, "targetRAT-Type")
-            old = self._state()
-            self.rat = TARGET_RATS.get(target, target) if target else None
-            self.pci, self.arfcn, self.scg = None, None, None
-            self._handoff(pkt, ts, "inter_rat", old)
+            self._mobility_from(pkt, ts, "LTE", channel, payload)
         elif channel == "DL_DCCH" and kind == "rrcConnectionRelease":
-            self._fail_pending()
-            self.pci, self.arfcn, self.scg = None, None, None  # idle: reselections are not signalled
+            self._released()
         elif channel == "UL_DCCH" and kind == "rrcConnectionReconfigurationComplete":
             _, body = _message(decode("LTE", channel, payload))
             self._complete(("LTE", body["rrc-TransactionIdentifier"]), ts)
         elif channel == "UL_DCCH" and kind == "rrcConnectionReestablishmentComplete":
-            if self.reest is not None:
-                self.rows[self.reest]["execution_s"] = round(ts - self.rows[self.reest]["ts"], 6)
-                self.reest = None
+            self._reestablished(ts)
         elif channel == "UL_CCCH" and kind == "rrcConnectionReestablishmentRequest":
-            _, body = _message(decode("LTE", channel, payload))
-            ident = find(body, "ue-Identity") or {}
-            cause = find(body, "reestablishmentCause")
-            self._reestablish(pkt, ts, "LTE", ident.get("physCellId"), cause, arfcn)
+            self._reestablish_request(pkt, ts, "LTE", channel, payload, arfcn)
         elif channel == "DL_CCCH" and kind == "rrcConnectionReestablishmentReject":
             self.reest = None
             self.pci, self.arfcn = None, None
@@ -340,27 +329,42 @@ class Tracker:
                 self.scg = second
                 self._handoff(pkt, ts, ho, old, second, tid)
         elif channel == "DL_DCCH" and kind == "mobilityFromNRCommand":
-            _, body = _message(decode("NR", channel, payload))
-            target = find(body, "targetRAT-Type")
-            old = self._state()
-            self.rat = TARGET_RATS.get(target, target) if target else None
-            self.pci, self.arfcn, self.scg = None, None, None
-            self._handoff(pkt, ts, "inter_rat", old)
+            self._mobility_from(pkt, ts, "NR", channel, payload)
         elif channel == "DL_DCCH" and kind == "rrcRelease":
-            self._fail_pending()
-            self.pci, self.arfcn, self.scg = None, None, None
+            self._released()
         elif channel == "UL_DCCH" and kind == "rrcReconfigurationComplete":
             _, body = _message(decode("NR", channel, payload))
             self._complete(("NR", body["rrc-TransactionIdentifier"]), ts)
         elif channel == "UL_DCCH" and kind == "rrcReestablishmentComplete":
-            if self.reest is not None:
-                self.rows[self.reest]["execution_s"] = round(ts - self.rows[self.reest]["ts"], 6)
-                self.reest = None
+            self._reestablished(ts)
         elif channel == "UL_CCCH" and kind == "rrcReestablishmentRequest":
-            _, body = _message(decode("NR", channel, payload))
-            ident = find(body, "ue-Identity") or {}
-            cause = find(body, "reestablishmentCause")
-            self._reestablish(pkt, ts, "NR", ident.get("physCellId"), cause, arfcn)
+            self._reestablish_request(pkt, ts, "NR", channel, payload, arfcn)
+
+    # -- messages of both RATs (LTE and NR name them differently) --------------------------
+
+    def _mobility_from(self, pkt, ts, rat, channel, payload) -> None:
+        """A command to leave for another RAT (mobilityFromEUTRACommand / mobilityFromNRCommand)."""
+        _, body = _message(decode(rat, channel, payload))
+        target = find(body, "targetRAT-Type")
+        old = self._state()
+        self.rat = TARGET_RATS.get(target, target) if target else None
+        self.pci, self.arfcn, self.scg = None, None, None
+        self._handoff(pkt, ts, "inter_rat", old)
+
+    def _released(self) -> None:
+        self._fail_pending()
+        self.pci, self.arfcn, self.scg = None, None, None  # idle: reselections are not signalled
+
+    def _reestablished(self, ts) -> None:
+        if self.reest is not None:
+            self.rows[self.reest]["execution_s"] = round(ts - self.rows[self.reest]["ts"], 6)
+            self.reest = None
+
+    def _reestablish_request(self, pkt, ts, rat, channel, payload, arfcn) -> None:
+        _, body = _message(decode(rat, channel, payload))
+        ident = find(body, "ue-Identity") or {}
+        cause = find(body, "reestablishmentCause")
+        self._reestablish(pkt, ts, rat, ident.get("physCellId"), cause, arfcn)
 
     # -- output -------------------------------------------------------------------------
     def tables(self) -> tuple[pl.DataFrame, pl.DataFrame]:

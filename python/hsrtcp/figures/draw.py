@@ -83,11 +83,8 @@ def cdf(df: pl.DataFrame, groups: list[str], label: str, unit: str, title: str, 
                 linestyle=LINESTYLES[(i // 2) % len(LINESTYLES)], label=f"{g} (n = {v.size:,})", gid=f"cdf-{g}")
     if logx:
         ax.set_xscale("symlog" if (df["value"] <= 0).any() else "log")
-    ax.set_xlabel(f"{label} ({shown})")
-    ax.set_ylabel("CDF")
     ax.set_ylim(0, 1.02)
-    ax.set_title(title, loc="left")
-    ax.legend(loc="lower right")
+    _label(ax, f"{label} ({shown})", "CDF", title, "lower right")
     return fig
 
 
@@ -142,11 +139,16 @@ def measured_predicted(df: pl.DataFrame, groups: list[str], unit: str, title: st
         ax.plot([lo / 1.5, hi * 1.5], [lo / 1.5, hi * 1.5], color="grey", lw=0.7, ls="--", label="y = x")
         ax.set_xscale("log")
         ax.set_yscale("log")
-    ax.set_xlabel(f"measured throughput ({unit})")
-    ax.set_ylabel(f"predicted throughput ({unit})")
-    ax.set_title(title, loc="left")
-    ax.legend(loc="upper left")
+    _label(ax, f"measured throughput ({unit})", f"predicted throughput ({unit})", title, "upper left")
     return fig
+
+
+def _label(ax, xlabel: str, ylabel: str, title: str, legend: str) -> None:
+    """The axes' labels, the title on the left and the legend at ``legend``."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, loc="left")
+    ax.legend(loc=legend)
 
 
 def _step(ax, i: int, t, y, label: str, gid: str, linewidth: float) -> str:
@@ -169,11 +171,8 @@ def over_time(df: pl.DataFrame, columns: dict[str, str], unit: str, title: str):
     for i, (c, label) in enumerate(columns.items()):
         y = df[c].cast(pl.Float64).to_numpy() / div
         _step(ax, i, t, y, label, f"line-{c}", 0.8)
-    ax.set_xlabel("time since the flow's first packet (s)")
-    ax.set_ylabel(f"bytes ({shown})")
     ax.set_ylim(bottom=0)
-    ax.set_title(title, loc="left")
-    ax.legend(loc="upper left")
+    _label(ax, "time since the flow's first packet (s)", f"bytes ({shown})", title, "upper left")
     return fig
 
 
@@ -187,10 +186,7 @@ def signal(df: pl.DataFrame, handoff_t: list[float], title: str):
     for i, t in enumerate(handoff_t):
         ax.axvline(t, color=style.CYCLE[1], linestyle="--", linewidth=0.7, label="handoff" if i == 0 else None,
                    gid=f"handoff-{i}")
-    ax.set_xlabel("time since the log's first sample (s)")
-    ax.set_ylabel("RSRP (dBm)")
-    ax.set_title(title, loc="left")
-    ax.legend(loc="lower left")
+    _label(ax, "time since the log's first sample (s)", "RSRP (dBm)", title, "lower left")
     return fig
 
 
@@ -200,12 +196,9 @@ def scatter(df: pl.DataFrame, x: str, y: str, xlabel: str, ylabel: str, title: s
     fig, ax = style.new_figure()
     ax.scatter(df[x].to_numpy() * 100, df[y].to_numpy() * 100, s=12, color=style.CYCLE[0], linewidths=0,
                label=f"flows (n = {df.height:,})", gid="points")
-    ax.set_xlabel(f"{xlabel} (%)")
-    ax.set_ylabel(f"{ylabel} (%)")
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
-    ax.set_title(title, loc="left")
-    ax.legend(loc="upper left")
+    _label(ax, f"{xlabel} (%)", f"{ylabel} (%)", title, "upper left")
     return fig
 
 
@@ -218,11 +211,9 @@ def progress(df: pl.DataFrame, groups: list[str], title: str):
     for i, g in enumerate(groups):
         part = df.filter(pl.col("group") == g).sort("t_rel")
         _step(ax, i, part["t_rel"].to_numpy(), part["value"].cast(pl.Float64).to_numpy() / div, g, f"line-{i}", 0.9)
-    ax.set_xlabel("time since the connection's first packet (s)")
-    ax.set_ylabel(f"data sent, highest sequence ({shown})")
     ax.set_ylim(bottom=0)
-    ax.set_title(title, loc="left")
-    ax.legend(loc="upper left")
+    _label(ax, "time since the connection's first packet (s)", f"data sent, highest sequence ({shown})", title,
+           "upper left")
     return fig
 
 
@@ -253,11 +244,8 @@ def samples_with_marks(df: pl.DataFrame, column: str, marks: list[float], label:
     for i, t in enumerate(marks):
         ax.axvline(t, color=style.CYCLE[1], linestyle="--", linewidth=0.7, label="handoff" if i == 0 else None,
                    gid=f"handoff-{i}")
-    ax.set_xlabel("time since the flow's first packet (s)")
-    ax.set_ylabel(f"{label} ({shown})")
     ax.set_ylim(bottom=0)
-    ax.set_title(title, loc="left")
-    ax.legend(loc="upper left")
+    _label(ax, "time since the flow's first packet (s)", f"{label} ({shown})", title, "upper left")
     return fig
 
 
@@ -272,10 +260,7 @@ def carriers(df: pl.DataFrame, names: list[str], marks: dict[str, list[float]], 
                       f"rsrp-{c}", 0.8)
         for k, t in enumerate(marks.get(c, [])):
             ax.axvline(t, ymin=0.92 - 0.06 * i, ymax=0.98 - 0.06 * i, color=color, linewidth=0.9, gid=f"handoff-{c}-{k}")
-    ax.set_xlabel("time since the log's first sample (s)")
-    ax.set_ylabel("RSRP (dBm)")
-    ax.set_title(title, loc="left")
-    ax.legend(loc="lower left")
+    _label(ax, "time since the log's first sample (s)", "RSRP (dBm)", title, "lower left")
     return fig
 
 
@@ -379,10 +364,7 @@ def kt_lines(df: pl.DataFrame, lines: list[str], title: str):
                 markersize=3, linewidth=0.8, color=style.CYCLE[i % len(style.CYCLE)],
                 linestyle=LINESTYLES[i % len(LINESTYLES)], label=f"{name} (n = {s.height})", gid=f"kt-{name}")
     ax.axhline(0.0, color=style.GREY, linewidth=0.6)
-    ax.set_xlabel("the interval's second loss, since the first SYN (s)")
-    ax.set_ylabel(f"k_t ({shown}/s)")
-    ax.set_title(title, loc="left")
-    ax.legend(loc="upper right")
+    _label(ax, "the interval's second loss, since the first SYN (s)", f"k_t ({shown}/s)", title, "upper right")
     return fig
 
 
@@ -431,11 +413,8 @@ def rate_with_marks(t, rate, marks: list[float], label: str, mark_label: str, ti
     for i, x in enumerate(marks):
         ax.axvline(x, color=style.CYCLE[1], linestyle="--", linewidth=0.7, label=mark_label if i == 0 else None,
                    gid=f"mark-{i}")
-    ax.set_xlabel("time since the instance's first SYN (s)")
-    ax.set_ylabel(shown)
     ax.set_ylim(bottom=0)
-    ax.set_title(title, loc="left")
-    ax.legend(loc="upper right")
+    _label(ax, "time since the instance's first SYN (s)", shown, title, "upper right")
     return fig
 
 

@@ -417,16 +417,21 @@ def s001_fig_10(inp: Inputs) -> Made:
     return Made(data=data, figure=fig, lab=lines, gaps=gaps)
 
 
+def _first_made(inp: Inputs, *makers) -> Made:
+    """The first maker's item that is not Missing; else Missing with every maker's reason."""
+    reasons = []
+    for make in makers:
+        try:
+            return make(inp)
+        except Missing as m:
+            reasons.append(m.reason)
+    raise Missing("; ".join(reasons))
+
+
 def s001_fig_12(inp: Inputs) -> Made:
     """MPTCP against TCP: from one RESULTS directory's connections (below), else from the MPTCP
     instance tables (:func:`hsrtcp.figures.conjunction.s001_fig_12`)."""
-    try:
-        return _s001_fig_12_connections(inp)
-    except Missing as first:
-        try:
-            return conjunction.s001_fig_12(inp)
-        except Missing as second:
-            raise Missing(f"{first.reason}; {second.reason}") from None
+    return _first_made(inp, _s001_fig_12_connections, conjunction.s001_fig_12)
 
 
 def _s001_fig_12_connections(inp: Inputs) -> Made:
@@ -496,13 +501,7 @@ def s000_generations(inp: Inputs) -> Made:
 def s003_fig_8(inp: Inputs) -> Made:
     """Per flow of the study, by inter-system handoff; without such a flow there, one flow's
     throughput across them from the conjunction runs (:func:`conjunction.s003_fig_8`)."""
-    try:
-        return _s003_fig_8_flows(inp)
-    except Missing as first:
-        try:
-            return conjunction.s003_fig_8(inp)
-        except Missing as second:
-            raise Missing(f"{first.reason}; {second.reason}") from None
+    return _first_made(inp, _s003_fig_8_flows, conjunction.s003_fig_8)
 
 
 def _s003_fig_8_flows(inp: Inputs) -> Made:

@@ -8,7 +8,6 @@ with a bundle (an empty list means complete and valid).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -19,20 +18,13 @@ from pathlib import Path
 
 import hsrtcp
 from hsrtcp.lab import capture, rattan
+from hsrtcp.lab.runconfig import file_sha256
 from hsrtcp import pcapio
 
 BUNDLE_FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 # Scratch files of a run that are not part of a bundle.
 _SCRATCH = ("plan.json", "server.ready", "left.done", "rattan_id", "workload.start", "outcome.json")
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def source_commit() -> dict[str, object] | None:
@@ -70,14 +62,14 @@ def ebpf_provenance(name: str) -> dict[str, object]:
 
     src = ebpf.source_dir() / f"{name}.bpf.c"
     info: dict[str, object] = {"object": None, "object_sha256": None,
-                               "source_sha256": _sha256(src) if src.is_file() else None}
+                               "source_sha256": file_sha256(src) if src.is_file() else None}
     try:
         obj = ebpf.object_path(name)
     except LabError as exc:
         info["error"] = str(exc).splitlines()[0]
         return info
     info["object"] = f"ebpf/build/{obj.name}"
-    info["object_sha256"] = _sha256(obj)
+    info["object_sha256"] = file_sha256(obj)
     return info
 
 
@@ -203,7 +195,7 @@ def finalize(run_dir: Path, outcome, compiled, meta: dict, versions: dict | None
         "scenario": {
             "name": compiled.name,
             "source": str(compiled.source) if compiled.source else None,
-            "sha256": _sha256(compiled.source) if compiled.source and Path(compiled.source).is_file() else None,
+            "sha256": file_sha256(compiled.source) if compiled.source and Path(compiled.source).is_file() else None,
             # the path as compiled (runconfig's scenario part): equal hashes, same emulated path
             "compiled_sha256": (meta.get("config") or {}).get("scenario", {}).get("sha256"),
             "duration_s": compiled.duration_s,
@@ -241,7 +233,7 @@ def finalize(run_dir: Path, outcome, compiled, meta: dict, versions: dict | None
     }
     for f in sorted(run_dir.rglob("*")):
         if f.is_file() and f.name != MANIFEST:
-            manifest["files"][str(f.relative_to(run_dir))] = {"bytes": f.stat().st_size, "sha256": _sha256(f)}
+            manifest["files"][str(f.relative_to(run_dir))] = {"bytes": f.stat().st_size, "sha256": file_sha256(f)}
     tmp = run_dir / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=1, sort_keys=False))
     os.replace(tmp, run_dir / MANIFEST)

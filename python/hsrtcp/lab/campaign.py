@@ -116,6 +116,13 @@ def _unknown(where: str, keys, known) -> InputError:
                       f"(known: {', '.join(sorted(known))})")
 
 
+def _known_keys(where: str, table: dict, known) -> None:
+    """Raise :func:`_unknown`'s error when ``table`` has keys outside ``known``."""
+    unknown = set(table) - set(known)
+    if unknown:
+        raise _unknown(where, unknown, known)
+
+
 def _check_sysctls(where: str, sysctls: dict) -> None:
     """Every sysctl a campaign sets exists (the namespaces have the host's net.* names); a
     misspelt one is named with the closest existing name."""
@@ -217,12 +224,8 @@ def load(path: str | Path) -> Campaign:
     c = raw.get("campaign")
     if not isinstance(c, dict):
         raise InputError(f"{path}: no [campaign] table")
-    unknown = set(c) - _KNOWN_CAMPAIGN_KEYS
-    if unknown:
-        raise _unknown(f"{path}: [campaign]", unknown, _KNOWN_CAMPAIGN_KEYS)
-    unknown = set(raw) - _TOP_KEYS
-    if unknown:
-        raise _unknown(f"{path}: top level", unknown, _TOP_KEYS)
+    _known_keys(f"{path}: [campaign]", c, _KNOWN_CAMPAIGN_KEYS)
+    _known_keys(f"{path}: top level", raw, _TOP_KEYS)
     scen = c.get("scenarios")
     if not isinstance(scen, list) or not scen:
         raise InputError(f"{path}: [campaign] scenarios must be a non-empty list of files")
@@ -231,9 +234,7 @@ def load(path: str | Path) -> Campaign:
         start = label = None
         if isinstance(s, dict):
             where = f"{path}: [campaign] scenarios #{k + 1}"
-            unknown = set(s) - _KNOWN_SCENARIO_KEYS
-            if unknown:
-                raise _unknown(where, unknown, _KNOWN_SCENARIO_KEYS)
+            _known_keys(where, s, _KNOWN_SCENARIO_KEYS)
             if not isinstance(s.get("file"), str):
                 raise InputError(f"{where}: needs file = \"<scenario.toml>\"")
             start = s.get("start_s")
@@ -283,9 +284,7 @@ def load(path: str | Path) -> Campaign:
         where = f"{path}: [[flows]] #{i + 1}"
         if not isinstance(f, dict):
             raise InputError(f"{where}: must be a table")
-        unknown = set(f) - _KNOWN_FLOW_KEYS
-        if unknown:
-            raise _unknown(where, unknown, _KNOWN_FLOW_KEYS)
+        _known_keys(where, f, _KNOWN_FLOW_KEYS)
         if f.get("type") not in FLOW_TYPES:
             raise InputError(f"{where}: type must be one of {FLOW_TYPES}")
         f = dict(f)
@@ -336,9 +335,7 @@ def _checks(path: Path, raw) -> list[str] | None:
         return None
     if not isinstance(raw, dict):
         raise InputError(f"{path}: [checks] must be a table with names = [\"...\", ...]")
-    unknown = set(raw) - {"names"}
-    if unknown:
-        raise _unknown(f"{path}: [checks]", unknown, {"names"})
+    _known_keys(f"{path}: [checks]", raw, {"names"})
     names = raw.get("names")
     if not isinstance(names, list) or not all(isinstance(n, str) and n.strip() for n in names):
         raise InputError(f"{path}: [checks] names must be a list of check names")
@@ -402,9 +399,7 @@ def _mptcp_options(raw: object, path: Path) -> dict:
     """The campaign's ``[mptcp]`` table, checked (docs/mptcp.md §3)."""
     if not isinstance(raw, dict):
         raise InputError(f"{path}: [mptcp] must be a table")
-    unknown = set(raw) - {"endpoint_flags", "subflows", "add_addr_accepted"}
-    if unknown:
-        raise _unknown(f"{path}: [mptcp]", unknown, {"endpoint_flags", "subflows", "add_addr_accepted"})
+    _known_keys(f"{path}: [mptcp]", raw, {"endpoint_flags", "subflows", "add_addr_accepted"})
     flags = raw.get("endpoint_flags", ["subflow"])
     if not isinstance(flags, list) or not flags or not set(flags) <= _ENDPOINT_FLAGS:
         raise InputError(f"{path}: [mptcp] endpoint_flags must be a list of {sorted(_ENDPOINT_FLAGS)}")
@@ -430,9 +425,7 @@ def _variants(path: Path, raw) -> list[dict]:
         where = f"{path}: [[variants]] #{i + 1}"
         if not isinstance(v, dict):
             raise InputError(f"{where}: must be a table")
-        unknown = set(v) - _KNOWN_VARIANT_KEYS
-        if unknown:
-            raise _unknown(where, unknown, _KNOWN_VARIANT_KEYS)
+        _known_keys(where, v, _KNOWN_VARIANT_KEYS)
         name = v.get("name")
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}", name):
             raise InputError(f"{where}: name must match [A-Za-z0-9][A-Za-z0-9_.-]{{0,39}}")

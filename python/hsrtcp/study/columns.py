@@ -100,13 +100,7 @@ def _per_flow(values: np.ndarray, mask: np.ndarray, o, rng, median: bool,
         return stats.per_flow_array(values[ok], int(np.count_nonzero(mask)), min_flows=o.min_flows, n_boot=o.n_boot,
                                     rng=rng, level=o.level, median=median, min_interval=o.min_interval)
     x = values[ok]
-    n = int(x.size)
-    cell = stats.Cell(n_flows=n, n=n, note=stats.too_few(n, o.min_flows, int(np.count_nonzero(mask))))
-    if cell.note is None:
-        cell.value = float(x.mean())  # before the median, which reorders x (its own copy)
-        if median:
-            cell.median = float(np.median(x, overwrite_input=True))
-    return cell
+    return _without_interval(x, int(x.size), int(np.count_nonzero(mask)), o, median)
 
 
 def _pooled(flat: np.ndarray, lengths: np.ndarray, starts: np.ndarray, mask: np.ndarray, o, rng,
@@ -120,11 +114,17 @@ def _pooled(flat: np.ndarray, lengths: np.ndarray, starts: np.ndarray, mask: np.
                                    level=o.level, median=median, min_interval=o.min_interval)
     allx = flat[np.repeat(mask, lengths)]
     k = int(np.count_nonzero(mask & (lengths > 0)))
-    cell = stats.Cell(n_flows=k, n=int(allx.size), note=stats.too_few(k, o.min_flows, int(np.count_nonzero(mask))))
+    return _without_interval(allx, k, int(np.count_nonzero(mask)), o, median)
+
+
+def _without_interval(x: np.ndarray, k: int, offered: int, o, median: bool) -> stats.Cell:
+    """A cell without an interval: the mean and median of ``x`` (the group's values, its own
+    copy; ``k`` flows of ``offered`` have them), or the too-few-flows note."""
+    cell = stats.Cell(n_flows=k, n=int(x.size), note=stats.too_few(k, o.min_flows, offered))
     if cell.note is None:
-        cell.value = float(allx.mean())  # before the median, which reorders allx (its own copy)
+        cell.value = float(x.mean())  # before the median, which reorders x
         if median:
-            cell.median = float(np.median(allx, overwrite_input=True))
+            cell.median = float(np.median(x, overwrite_input=True))
     return cell
 
 

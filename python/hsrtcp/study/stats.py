@@ -123,11 +123,10 @@ def per_flow_array(x: np.ndarray, offered: int, *, min_flows: int, n_boot: int, 
     cell = Cell(n_flows=n, n=n, note=too_few(n, min_flows, offered))
     if cell.note is not None:
         return cell
-    cell.value = float(x.mean())
-    if median:
-        cell.median = float(np.median(x))
-    if n_boot > 0 and n >= LARGE_FLOWS:
-        _large(cell, x, np.ones(n), x, None, level, median)
+    large = n_boot > 0 and n >= LARGE_FLOWS
+    _value_and_median(cell, x, median, large, level)
+    if large:
+        _large(cell, x, None, level)
     elif n_boot > 0 and not _no_interval(cell, n, n_boot, min_interval):
         means, medians = [], []
         for idx in _resamples(rng, n, n_boot):
@@ -164,7 +163,7 @@ def ratio_arrays(num: np.ndarray, den: np.ndarray, offered: int, *, min_flows: i
         return cell
     cell.value = float(num.sum() / den.sum())
     if n_boot > 0 and k >= LARGE_FLOWS:
-        _large(cell, num, den, None, None, level, False)
+        _large(cell, num, den, level)
     elif n_boot > 0 and not _no_interval(cell, k, n_boot, min_interval):
         shares = [num[idx].sum(axis=1) / den[idx].sum(axis=1) for idx in _resamples(rng, k, n_boot)]
         cell.value_lo, cell.value_hi = _interval(np.concatenate(shares), level)
@@ -234,15 +233,14 @@ def pooled_arrays(flat: np.ndarray, sizes: np.ndarray, offered: int, *, min_flow
     cell = Cell(n_flows=k, n=int(sizes.sum()), note=too_few(k, min_flows, offered))
     if cell.note is not None:
         return cell
-    cell.value = float(flat.mean())
-    if median:
-        cell.median = float(np.median(flat))
-    if n_boot > 0 and k >= LARGE_FLOWS:
-        ends = np.cumsum(sizes)
+    large = n_boot > 0 and k >= LARGE_FLOWS
+    ends = np.cumsum(sizes)
+    _value_and_median(cell, flat, median, large, level, ends, sizes.astype(float) if large else None)
+    if large:
         sums = np.add.reduceat(flat, ends - sizes) if flat.size else np.zeros(k)
-        _large(cell, sums, sizes.astype(float), flat, ends, level, median)
+        _large(cell, sums, sizes.astype(float), level)
     elif n_boot > 0 and not _no_interval(cell, k, n_boot, min_interval):
-        starts = np.cumsum(sizes) - sizes
+        starts = ends - sizes
         return pooled([flat[a:a + b] for a, b in zip(starts, sizes)], min_flows=min_flows, n_boot=n_boot, rng=rng,
                       level=level, median=median, min_interval=min_interval)
     return cell
@@ -257,45 +255,77 @@ LARGE_FLOWS = 10_000
 LARGE_NOTE = f"{LARGE_FLOWS} flows or more: normal-approximation interval"
 
 
-def _large(cell: Cell, num: np.ndarray, den: np.ndarray, samples: np.ndarray | None, ends: np.ndarray | None,
-           level: float, median: bool) -> None:
-    """The intervals a flow bootstrap converges to, for a cell of k >= LARGE_FLOWS flows.
+def _value_and_median(cell: Cell, values: np.ndarray, median: bool, large: bool, level: float,
+                      ends: np.ndarray | None = None, den: np.ndarray | None = None) -> None:
+    """The cell's mean and median of ``values`` and, for a ``large`` cell, the median's
+    interval (:func:`_large_median`, ``ends`` and ``den`` as there). The median is np.median
+    of a copy partitioned in place (np.median partitions a copy of its own: the same value),
+    and the interval's quantiles come from the same partly ordered copy: one copy of 10^7
+    values instead of two, freed before the mean's interval takes its temporary."""
+    cell.value = float(values.mean())
+    if median:
+        scratch = values.copy()
+        cell.median = float(np.median(scratch, overwrite_input=True))
+        if large:
+            _large_median(cell, values, ends, den, scratch, level)
+
+
+def _large(cell: Cell, num: np.ndarray, den: np.ndarray | None, level: float) -> None:
+    """The interval a flow bootstrap converges to for a mean or a share of a cell of k >=
+    LARGE_FLOWS flows (the median's: :func:`_large_median`).
 
     Mean and shares are ratios of per-flow totals R = Σ num / Σ den (a mean over flows:
-    den = 1; a pooled mean: sums over sizes): resampling flows gives R* with variance
-    Σ (num_i - R den_i)² / (Σ den)² (linearisation), so R ± z·se. The median of ``samples``
-    (flow after flow, flow i ending before ``ends[i]``; one per flow when None): the share of
-    resampled samples at or below the median m varies with variance Σ (c_i - F n_i)² / (Σ n)²
-    (c_i: flow i's samples <= m, n_i its samples, F = Σ c / Σ n), and the interval is the
-    pooled quantiles at 1/2 ± z·se (Woodruff's interval, with flows as the clusters)."""
-    from statistics import NormalDist
-
-    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    den = 1, given as None; a pooled mean: sums over sizes): resampling flows gives R* with
+    variance Σ (num_i - R den_i)² / (Σ den)² (linearisation), so R ± z·se."""
+    z = _z(level)
     # one temporary of k values at a time (10^7 flows: 80 MB each)
-    total = den.sum()
-    r = num.sum() / total
-    t = np.multiply(den, r)
-    np.subtract(num, t, out=t)
+    if den is None:  # num_i - R·1 (Σ 1 = k exactly): no array of ones, no product
+        total = np.float64(num.size)
+        r = num.sum() / total
+        t = np.subtract(num, r)
+    else:
+        total = den.sum()
+        r = num.sum() / total
+        t = np.multiply(den, r)
+        np.subtract(num, t, out=t)
     se = float(np.sqrt(np.dot(t, t)) / total)
     del t
     cell.value_lo, cell.value_hi = float(r - z * se), float(r + z * se)
-    if median and samples is not None:
-        le = samples <= cell.median
-        if ends is None:  # one sample per flow: Σ (c - F)² in closed form
-            below, n_all = int(np.count_nonzero(le)), int(le.size)
-            f = below / n_all
-            ss = below * (1.0 - f) ** 2 + (n_all - below) * f ** 2
-        else:
-            sizes = den.astype(np.int64)
-            c = np.add.reduceat(le, ends - sizes, dtype=np.float64)
-            f = c.sum() / den.sum()
-            c -= f * den
-            ss, n_all = float(np.dot(c, c)), den.sum()
-            del c
-        del le
-        se_f = float(np.sqrt(ss) / n_all)
-        lo, hi = np.quantile(samples, [max(0.0, 0.5 - z * se_f), min(1.0, 0.5 + z * se_f)])
-        cell.median_lo, cell.median_hi = float(lo), float(hi)
+    cell.note = LARGE_NOTE
+
+
+def _z(level: float) -> float:
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(0.5 + level / 2.0)
+
+
+def _large_median(cell: Cell, samples: np.ndarray, ends: np.ndarray | None, den: np.ndarray | None,
+                  scratch: np.ndarray, level: float) -> None:
+    """The interval of the median ``cell.median`` of ``samples`` for a cell of k >=
+    LARGE_FLOWS flows: ``samples`` flow after flow, flow i's ending before ``ends[i]``, ``den``
+    their counts (one per flow when ``ends`` is None). The share of resampled samples at or
+    below the median m varies with variance Σ (c_i - F n_i)² / (Σ n)² (c_i: flow i's samples
+    <= m, n_i its samples, F = Σ c / Σ n), and the interval is the pooled quantiles at
+    1/2 ± z·se (Woodruff's interval, with flows as the clusters). ``scratch``: a copy of
+    ``samples`` that may be reordered (:func:`_value_and_median`'s); quantiles depend on the values only."""
+    z = _z(level)
+    le = samples <= cell.median
+    if ends is None:  # one sample per flow: Σ (c - F)² in closed form
+        below, n_all = int(np.count_nonzero(le)), int(le.size)
+        f = below / n_all
+        ss = below * (1.0 - f) ** 2 + (n_all - below) * f ** 2
+    else:
+        sizes = den.astype(np.int64)
+        c = np.add.reduceat(le, ends - sizes, dtype=np.float64)
+        f = c.sum() / den.sum()
+        c -= f * den
+        ss, n_all = float(np.dot(c, c)), den.sum()
+        del c
+    del le
+    se_f = float(np.sqrt(ss) / n_all)
+    lo, hi = np.quantile(scratch, [max(0.0, 0.5 - z * se_f), min(1.0, 0.5 + z * se_f)], overwrite_input=True)
+    cell.median_lo, cell.median_hi = float(lo), float(hi)
     cell.note = LARGE_NOTE
 
 

@@ -11,6 +11,8 @@ peer tools (tshark, tcptrace) and an independent pcap reader (dpkt).
 - :mod:`hsrtcp.testing.fixtures`: the committed fixtures of tests/data with their recorded
   witnesses (TCP_INFO, nft counters, truth).
 
+- :mod:`hsrtcp.testing.cli`: the ``hsrtcp`` program in a fresh process; the demo analyzed.
+- :mod:`hsrtcp.testing.terminal`: run a command with stderr on a pseudo-terminal (progress bars).
 - :mod:`hsrtcp.testing.golden`: the run list over tests/data and the digests of every table,
   checked against tests/data/golden/tables.json (docs/testing.md). No witness: hsrtcp's own
   output, kept so that a refactoring shows any change.

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -30,6 +31,14 @@ def data_dir() -> Path:
 def names() -> list[str]:
     """Names of the two-sided testbed fixtures (each has NAME.json)."""
     return sorted(p.stem for p in data_dir().glob("*.json"))
+
+
+def corpus(dest: Path, captures) -> Path:
+    """A new corpus directory ``dest`` holding copies of the tests/data files ``captures``."""
+    dest.mkdir()
+    for name in captures:
+        shutil.copy(data_dir() / name, dest / name)
+    return dest
 
 
 @dataclass(frozen=True)

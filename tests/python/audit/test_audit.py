@@ -206,3 +206,29 @@ def test_dupack_truth_on_a_constructed_connection():
               ack(2.0, 2001), ack(2.1, 2001)]  # everything acknowledged: not
     assert dupack_verdicts(c) == [None, "not", "dupack", None, "lost", None, "not"]
     assert dupacks(c) == (1, 1)
+
+
+def test_a_needless_back_off_does_not_make_a_needed_timeout_spurious():
+    """Dropped-outage runs 002 and 007 in small: the original is lost, the first RTO re-send
+    arrives, its ACK is lost, and the back-off re-send arrives as a duplicate. The sequence
+    (judged by its first re-send) is not spurious; its back-off was needless. When the first
+    re-send is lost too, the back-off was needed."""
+    from hsrtcp.audit.truth import episodes
+    from hsrtcp.testing.truth import AckSegment, ConnectionTruth, DataSegment
+
+    def conn(first_copy_arrived: bool):
+        c = ConnectionTruth(client="c", client_port=1, server="s", server_port=2, client_isn=0, epoch=0)
+        c.data = [DataSegment(ts_sent=0.0, seq=1, length=1000, ip_id=1, retrans=False),  # lost
+                  DataSegment(ts_sent=0.3, seq=1, length=1000, ip_id=2, retrans=True,
+                              arrived=first_copy_arrived, ts_arrived=0.32 if first_copy_arrived else None),
+                  DataSegment(ts_sent=0.9, seq=1, length=1000, ip_id=3, retrans=True, arrived=True,
+                              ts_arrived=0.92)]
+        c.acks = [AckSegment(ts_sent=0.32, ack=1001, window=100, ip_id=None)] if first_copy_arrived else []
+        c.acks.append(AckSegment(ts_sent=0.92, ack=1001, window=100, ip_id=None, arrived=True, ts_arrived=0.94))
+        return c
+
+    (ep,) = episodes(conn(True)).episodes
+    assert (ep.t_first, ep.expirations, ep.spurious, ep.needless_backoffs) == (0.3, 2, False, 1)
+    assert ep.first_retrans_arrived and ep.t_end == 0.94
+    (ep,) = episodes(conn(False)).episodes
+    assert (ep.expirations, ep.spurious, ep.needless_backoffs) == (2, False, 0)

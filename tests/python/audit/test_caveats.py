@@ -123,3 +123,71 @@ def test_caveats_fold_to_one_line_per_flow_row_and_condition():
     odd = dict(flows[1], short_id="f7s", timeout_sequences=None)
     got = caveats.lines(many[:2] + [odd], rows)
     assert got[1] == "caveat: f7s (sender vantage, SACK on, timestamps on): M12 dsack, eifel, server audited on few cases"
+
+
+def _planted_root(tmp_path):
+    """Four summaries with verdicts constructed per band (M12 receiver, phone):
+    40 hits at <10 ms / <5 ms; 1 hit and 3 misses at 10-100 ms / 5-30 ms (v2); 2 misses at
+    10-100 ms / 30-100 ms (dropped); the fixtures judge only M10."""
+    head = "detector,vantage,sack,timestamps,truth,outcome,applicable,rtt_band,queue_band\n"
+    rows = {"campaign": ["M12 receiver,phone,true,true,true,TP,true,<10 ms,<5 ms"] * 40,
+            "fixtures": ["M10 timeout,server,true,true,true,TP,true,<10 ms,<5 ms"],
+            "v2": ["M12 receiver,phone,true,true,true,TP,true,10-100 ms,5-30 ms"]
+            + ["M12 receiver,phone,true,true,true,FN,true,10-100 ms,5-30 ms"] * 3,
+            "dropped": ["M12 receiver,phone,true,true,true,FN,true,10-100 ms,30-100 ms"] * 2}
+    for s, lines in rows.items():
+        d = tmp_path / "docs" / "audit" / s
+        d.mkdir(parents=True)
+        (d / "verdicts.csv").write_text(head + "\n".join(lines) + "\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_planted_summaries_give_the_verdict_per_path_band(tmp_path):
+    import csv
+    import io
+
+    table = list(csv.DictReader(io.StringIO(docs.caveat_table(_planted_root(tmp_path)))))
+    got = {(r["path_condition"], r["band"]): (r["verdict"], r["cases"]) for r in table
+           if r["detector"] == "M12 receiver" and r["path_condition"] != caveats.ANY}
+    assert got == {
+        ("min RTT", "<10 ms"): ("good", "pooled 40 TP 0 FP 0 FN 0 TN"),  # Wilson lower bound 0.912
+        ("min RTT", "10-100 ms"): ("poor", "pooled 1 TP 0 FP 5 FN 0 TN"),  # v2 and dropped pooled
+        ("min RTT", "100-300 ms"): ("no cases", "no audited case"),
+        ("min RTT", ">=300 ms"): ("no cases", "no audited case"),
+        ("RTT above min", "<5 ms"): ("good", "pooled 40 TP 0 FP 0 FN 0 TN"),
+        ("RTT above min", "5-30 ms"): ("poor", "pooled 1 TP 0 FP 3 FN 0 TN"),
+        ("RTT above min", "30-100 ms"): ("few cases", "pooled 0 TP 0 FP 2 FN 0 TN"),
+        ("RTT above min", ">=100 ms"): ("no cases", "no audited case")}
+    # the flags rows still come from the campaign and fixtures only: SACK and timestamps on, good
+    flags = {(r["sack"], r["timestamps"]): r["verdict"] for r in table
+             if r["detector"] == "M12 receiver" and r["path_condition"] == caveats.ANY}
+    assert flags[("true", "true")] == "good" and flags[("false", "false")] == "no cases"
+    # a flow's bands from its own RTT columns (s): 40 ms min and 10 ms above it
+    flow = {"short_id": "f1c", "vantage": "client", "data_vantage": "receiver", "sack_permitted": True,
+            "timestamps": True, "spurious_timeouts_receiver": 1, "rtt_min": 0.040, "rtt_median": 0.050}
+    assert caveats.lines([flow], table)[:-1] == [
+        "caveat: f1c (receiver vantage, RTT above min 5-30 ms): M12 receiver poor",
+        "caveat: f1c (receiver vantage, min RTT 10-100 ms): M12 receiver poor"]
+    # in the well-audited bands nothing is said; in an unaudited one, that it never was
+    assert caveats.lines([dict(flow, rtt_min=0.005, rtt_median=0.006)], table) == []
+    assert caveats.lines([dict(flow, rtt_min=0.150, rtt_median=0.151)], table)[:-1] == [
+        "caveat: f1c (receiver vantage, min RTT 100-300 ms): M12 receiver never audited"]
+    # no RTT sample: no band, only the flags' verdict (good here)
+    assert caveats.lines([dict(flow, rtt_min=None, rtt_median=None)], table) == []
+
+
+def test_a_real_run_names_the_path_band_of_its_caveat(tmp_path):
+    """drops_cubic (SACK and timestamps on): the receiver's flags row is `few cases`, but its
+    band of RTT above the minimum, measured from its own flows row, is `uncertain` in the
+    pooled audit: the summary says so with the band."""
+    out, stdout = _analyze(tmp_path, "drops_cubic")
+    flows = pl.read_parquet(out / "flows.parquet").filter(pl.col("vantage") == "client").row(0, named=True)
+    spread_ms = 1000 * (flows["rtt_median"] - flows["rtt_min"])
+    assert 0 <= spread_ms < 5, spread_ms
+    table = {(r["detector"], r["sack"], r["timestamps"], r["path_condition"], r["band"]): r["verdict"]
+             for r in caveats.load(str(out / "caveats.csv"))}
+    assert table[("M12 receiver", "any", "any", "RTT above min", "<5 ms")] == "uncertain"
+    assert table[("M12 receiver", "true", "true", "any", "any")] == "few cases"
+    cav = [ln for ln in stdout.splitlines() if ln.startswith("caveat:")]
+    assert "caveat: f1c (receiver vantage, RTT above min <5 ms): M12 receiver uncertain" in cav, stdout
+    assert "caveat: f1c (receiver vantage, SACK on, timestamps on): M12 receiver audited on few cases" in cav

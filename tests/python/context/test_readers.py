@@ -49,6 +49,16 @@ def test_generic_csv_mapping_units_and_iso_times(tmp_path):
     assert f["carrier"].to_list() == ["CMCC", "CMCC"]
 
 
+def test_generic_csv_time_neither_epoch_nor_iso_names_its_line(tmp_path):
+    p = tmp_path / "field.csv"
+    p.write_text("Time,Op,Net,TAC,PCI\n2016-05-04T10:20:30+08:00,CMCC,LTE,4100,17\n"
+                 "yesterday,CMCC,LTE,4100,18\n")
+    m = parse_mapping("time=Time:iso,carrier=Op,rat=Net,tac=TAC,pci=PCI")
+    with pytest.raises(RadioLogError, match=r"field\.csv:3: time 'yesterday' is neither epoch seconds nor "
+                                            r"ISO 8601 \(e\.g\. 2016-05-04T10:20:30\.5\+08:00\)$"):
+        read_radio(p, "auto", m)
+
+
 def test_generic_csv_epoch_milliseconds_and_default_names(tmp_path):
     p = tmp_path / "ms.csv"
     p.write_text("timestamp,latitude,longitude,speed\n1462328430000,39.9,116.4,3.6\n1462328431000,39.9,116.4,7.2\n")

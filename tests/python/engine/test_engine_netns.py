@@ -16,15 +16,6 @@ from checks import analyze, check_connection  # noqa: E402
 pytestmark = pytest.mark.netns
 
 
-@pytest.fixture(scope="module")
-def bed_ok():
-    from hsrtcp.testing.netbed import missing_requirements
-
-    why = missing_requirements()
-    if why:
-        pytest.skip(why)
-
-
 CASES = {
     "cubic_sack_ts": dict(bed=dict(p_data=0.03, p_ack=0.05), cc="cubic", nbytes=1_500_000),
     "reno_plain": dict(bed=dict(p_data=0.03, p_ack=0.03, sysctls={"tcp_sack": 0, "tcp_timestamps": 0}),

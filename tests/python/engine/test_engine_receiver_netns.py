@@ -25,15 +25,6 @@ from checks import analyze, flow_row  # noqa: E402
 pytestmark = pytest.mark.netns
 
 
-@pytest.fixture(scope="module")
-def bed_ok():
-    from hsrtcp.testing.netbed import missing_requirements
-
-    why = missing_requirements()
-    if why:
-        pytest.skip(why)
-
-
 @pytest.mark.parametrize("cc,sysctls", [("cubic", {}), ("reno", {"tcp_sack": 0, "tcp_timestamps": 0})])
 def test_zero_window_probes_match_kernel_and_both_captures(cc, sysctls, bed_ok, tmp_path):
     from hsrtcp.testing import truth

@@ -9,23 +9,21 @@ q, RTT, T, W_m and b; `fit_flows` must predict from exactly those values, and D 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import polars as pl
 import pytest
 
-import hsrtcp
 from hsrtcp import models
 from hsrtcp.models import fit_flows
 
-DATA = Path(__file__).resolve().parents[2] / "data"
+from .pairs import analyze_pairs
+
 PAIRS = ["data_blackout", "ack_blackout", "drops_cubic", "bbr_drops", "ack_delay", "clean_200k"]
 
 
 @pytest.fixture(scope="module")
 def matched() -> pl.DataFrame:
-    ds = hsrtcp.analyze([], client=[DATA / f"{n}.client.pcap" for n in PAIRS],
-                        server=[DATA / f"{n}.server.pcap" for n in PAIRS], progress=False)
+    ds = analyze_pairs(PAIRS)
     m = ds.flows.filter(pl.col("vantage") == "matched")
     assert m.height == len(PAIRS)
     return m

@@ -6,27 +6,23 @@ tiled with fresh flow ids, plus the hand-made edge rows of test_fit.py."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-import hsrtcp
 from hsrtcp.models import fitting
 from hsrtcp.models.evaluate import evaluate_all
 
+from .pairs import analyze_pairs
 from .test_fit import flows as edge_flows
 
-DATA = Path(__file__).resolve().parents[2] / "data"
 PAIRS = ["data_blackout", "ack_blackout", "drops_cubic", "bbr_drops", "ack_delay", "reno_nosack_nots"]
 
 
 @pytest.fixture(scope="module")
 def analyzed() -> pl.DataFrame:
-    ds = hsrtcp.analyze([], client=[DATA / f"{n}.client.pcap" for n in PAIRS],
-                        server=[DATA / f"{n}.server.pcap" for n in PAIRS], progress=False)
+    ds = analyze_pairs(PAIRS)
     return ds.flows
 
 

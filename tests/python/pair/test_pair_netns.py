@@ -22,15 +22,6 @@ ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.netns
 
 
-@pytest.fixture(scope="module")
-def bed_ok():
-    from hsrtcp.testing.netbed import missing_requirements
-
-    why = missing_requirements()
-    if why:
-        pytest.skip(why)
-
-
 def _run(tmp, name, offset, **bed):
     from hsrtcp.testing import truth
     from hsrtcp.testing.netbed import Testbed

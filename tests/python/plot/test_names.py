@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,22 +16,16 @@ import polars as pl
 import pytest
 
 from hsrtcp.plot import figure
+from hsrtcp.testing import fixtures
+from hsrtcp.testing.cli import EXAMPLES, analyze_example
+from hsrtcp.testing.cli import run_hsrtcp as run  # (the name the tests use)
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "python" / "hsrtcp" / "examples"
 DATA = Path(__file__).resolve().parents[2] / "data"
-
-
-def run(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hsrtcp", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
 
 
 @pytest.fixture(scope="module")
 def example(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("example") / "r"
-    p = run("analyze", "--client", EXAMPLES / "phone.pcap", "--server", EXAMPLES / "server.pcap", "-o", out, "-q")
-    assert p.returncode == 0, p.stderr
-    return out
+    return analyze_example(tmp_path_factory.mktemp("example") / "r")
 
 
 def line(fig, gid: str) -> np.ndarray:
@@ -100,10 +92,7 @@ def test_nothing_to_draw_is_exit_3(multi, tmp_path):
 
 
 def test_a_corpus_results_directory(tmp_path):
-    corpus = tmp_path / "field"
-    corpus.mkdir()
-    for name in ("multi_concurrent.server.pcap", "small_50k.server.pcap"):
-        shutil.copy(DATA / name, corpus / name)
+    corpus = fixtures.corpus(tmp_path / "field", ("multi_concurrent.server.pcap", "small_50k.server.pcap"))
     res = tmp_path / "results"
     assert run("analyze", corpus, "-o", res, "-q").returncode == 0
     names = {}

@@ -15,7 +15,7 @@ import pytest
 from hsrtcp import query
 from hsrtcp.errors import InputError
 from hsrtcp.results import flow_names, parse_flow, select_flow
-from hsrtcp.testing import peers
+from hsrtcp.testing import fixtures, peers
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -86,10 +86,7 @@ def test_pair_rows_share_their_connection_and_sql_equals_polars(pair, multi, dro
 
 
 def test_a_corpus_is_numbered_across_its_inputs(tmp_path):
-    corpus = tmp_path / "field"
-    corpus.mkdir()
-    for name in ("multi_concurrent.server.pcap", "small_50k.server.pcap"):
-        (corpus / name).write_bytes((DATA / name).read_bytes())
+    corpus = fixtures.corpus(tmp_path / "field", ("multi_concurrent.server.pcap", "small_50k.server.pcap"))
     res = analyze(tmp_path / "results", corpus)
     got = query.sql([res], "select input, flow_id, first_ts, short_id from flows")
     assert got.height == 4 and got["short_id"].n_unique() == 4  # flow_id repeats across inputs, names do not

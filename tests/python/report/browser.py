@@ -23,6 +23,17 @@ def require_chromium() -> None:
     pytest.importorskip("selenium", reason="selenium is missing from the venv (make venv installs PY_DEPS)")
 
 
+def built_page(tmp_path_factory, name: str, results: Path, study: Path | None = None) -> Path:
+    """The report of ``results`` (with ``study``) as ``<name>.html`` for the browser: skipped
+    like :func:`require_chromium`."""
+    from hsrtcp.report.build import build_report
+
+    require_chromium()
+    out = tmp_path_factory.mktemp("html") / f"{name}.html"
+    build_report(results, study, out)
+    return out
+
+
 @contextmanager
 def browser(width: int = 1400, height: int = 1000):
     require_chromium()

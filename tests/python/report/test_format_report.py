@@ -10,9 +10,9 @@ import re
 import polars as pl
 import pytest
 
-from hsrtcp.report.build import build_report, html_table
+from hsrtcp.report.build import html_table
 
-from .browser import browser, load, require_chromium
+from .browser import browser, built_page, load
 
 EXPONENT = re.compile(r"\d[eE][+-]?\d")
 SI_LETTER = re.compile(r"^-?[\d.]+[kMGmµ]$")
@@ -20,18 +20,12 @@ SI_LETTER = re.compile(r"^-?[\d.]+[kMGmµ]$")
 
 @pytest.fixture(scope="module")
 def drops_html(drops, tmp_path_factory):
-    require_chromium()
-    out = tmp_path_factory.mktemp("fmt") / "drops.html"
-    build_report(drops, None, out)
-    return out
+    return built_page(tmp_path_factory, "drops", drops)
 
 
 @pytest.fixture(scope="module")
 def pair_html(pair, tmp_path_factory):
-    require_chromium()
-    out = tmp_path_factory.mktemp("fmt") / "pair.html"
-    build_report(pair["drops_cubic"], pair["study"], out)
-    return out
+    return built_page(tmp_path_factory, "pair", pair["drops_cubic"], pair["study"])
 
 
 def _col(d, key):

@@ -9,22 +9,17 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+from hsrtcp.testing import fixtures
+from hsrtcp.testing.cli import EXAMPLES, analyze_example
+from hsrtcp.testing.cli import run_hsrtcp as run  # (the name the tests use)
+
 ROOT = Path(__file__).resolve().parents[3]
-EXAMPLES = ROOT / "python" / "hsrtcp" / "examples"
 DATA = ROOT / "tests" / "data"
-
-
-def run(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hsrtcp", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
 
 
 def report_data(page: Path) -> dict:
@@ -35,10 +30,7 @@ def report_data(page: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def example(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("example") / "r"
-    p = run("analyze", "--client", EXAMPLES / "phone.pcap", "--server", EXAMPLES / "server.pcap", "-o", out, "-q")
-    assert p.returncode == 0, p.stderr
-    return out
+    return analyze_example(tmp_path_factory.mktemp("example") / "r")
 
 
 def test_matched_drill_down_shows_the_server_packets_and_the_verdicts(example, tmp_path):
@@ -72,10 +64,7 @@ def test_matched_drill_down_shows_the_server_packets_and_the_verdicts(example, t
 
 
 def test_a_corpus_results_directory_is_reported(tmp_path):
-    corpus = tmp_path / "field"
-    corpus.mkdir()
-    for name in ("multi_concurrent.client.pcap", "small_50k.server.pcap"):
-        shutil.copy(DATA / name, corpus / name)
+    corpus = fixtures.corpus(tmp_path / "field", ("multi_concurrent.client.pcap", "small_50k.server.pcap"))
     res = tmp_path / "results"
     assert run("analyze", corpus, "-o", res, "-q").returncode == 0
     page = tmp_path / "c.html"

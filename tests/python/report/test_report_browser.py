@@ -13,29 +13,32 @@ import pytest
 
 from hsrtcp.report.build import build_report
 from hsrtcp.report.charts import RETRANS_COLOURS
-from .browser import browser, load, require_chromium
+from .browser import browser, built_page, load, require_chromium
 
 SECTIONS = ("summary", "captures", "flows", "classes", "detail", "models", "mptcp", "provenance")
 
 
 @pytest.fixture(scope="module")
 def pair_report(pair, tmp_path_factory):
-    require_chromium()
-    out = tmp_path_factory.mktemp("html") / "pair.html"
-    build_report(pair["drops_cubic"], pair["study"], out)
-    return out
+    return built_page(tmp_path_factory, "pair", pair["drops_cubic"], pair["study"])
 
 
 @pytest.fixture(scope="module")
 def drops_report(drops, tmp_path_factory):
-    require_chromium()
-    out = tmp_path_factory.mktemp("html") / "drops.html"
-    build_report(drops, None, out)
-    return out
+    return built_page(tmp_path_factory, "drops", drops)
 
 
 def _problems(log):
     return [m for m in log if m["level"] in ("SEVERE", "WARNING")]
+
+
+def _drawn(d, cid: str, attr: str) -> dict:
+    """What chart ``cid`` drew (its ``attr``: drawnMarks, drawnSacks), its plot box and the
+    x and y scales' ranges."""
+    return d.execute_script(f"""
+        const c = window.hsrtcpReport.charts['{cid}'], u = c.plot;
+        return {{drawn: c.{attr}, bbox: u.bbox, x: [u.scales.x.min, u.scales.x.max],
+                 y: [u.scales.y.min, u.scales.y.max]}};""")
 
 
 def test_loads_without_console_errors_with_every_section_and_chart(pair_report, pair):
@@ -92,11 +95,8 @@ def test_time_sequence_marks_are_the_events_retransmissions_at_their_places(drop
     cid = f"tseq-{flow['flow_id']}"
     with browser() as d:
         assert _problems(load(d, drops_report)) == []
-        state = d.execute_script(f"""
-            const c = window.hsrtcpReport.charts['{cid}'], u = c.plot;
-            return {{marks: c.drawnMarks, bbox: u.bbox, x: [u.scales.x.min, u.scales.x.max],
-                     y: [u.scales.y.min, u.scales.y.max]}};""")
-        marks, bbox = state["marks"], state["bbox"]
+        state = _drawn(d, cid, "drawnMarks")
+        marks, bbox = state["drawn"], state["bbox"]
         assert len(marks) == ev.height
         for m, e in zip(marks, ev.iter_rows(named=True)):
             assert m["t"] == pytest.approx(e["ts"] - flow["first_ts"], abs=1e-6)
@@ -140,11 +140,8 @@ def test_time_sequence_sack_blocks_are_the_events_at_their_places(drops_report, 
     cid = f"tseq-{flow['flow_id']}"
     with browser() as d:
         assert _problems(load(d, drops_report)) == []
-        state = d.execute_script(f"""
-            const c = window.hsrtcpReport.charts['{cid}'], u = c.plot;
-            return {{sacks: c.drawnSacks, bbox: u.bbox, x: [u.scales.x.min, u.scales.x.max],
-                     y: [u.scales.y.min, u.scales.y.max]}};""")
-        sacks, bbox = state["sacks"], state["bbox"]
+        state = _drawn(d, cid, "drawnSacks")
+        sacks, bbox = state["drawn"], state["bbox"]
         assert len(sacks) == ev.height
         got = sorted((round(m["t"], 6), m["s0"], m["s1"], m["cls"]) for m in sacks)
         want = sorted((round(e["ts"] - flow["first_ts"], 6), e["seq_start"], e["seq_end"], e["class"])

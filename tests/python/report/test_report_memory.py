@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import functools
 import re
-import shutil
 
 import polars as pl
 import pytest
 
 from hsrtcp.report import build, inputs
+from hsrtcp.testing import fixtures
 
 from .common import DATA, run
 
@@ -61,10 +61,7 @@ def test_projected_page_equals_full_read_with_context_and_study(pair, tmp_path, 
 
 
 def test_projected_page_equals_full_read_corpus(tmp_path, monkeypatch):
-    corpus = tmp_path / "field"
-    corpus.mkdir()
-    for name in ("multi_concurrent.client.pcap", "small_50k.server.pcap"):
-        shutil.copy(DATA / name, corpus / name)
+    corpus = fixtures.corpus(tmp_path / "field", ("multi_concurrent.client.pcap", "small_50k.server.pcap"))
     res = tmp_path / "results"
     assert run(["analyze", corpus, "-o", res, "-q", "--no-plot"]) == 0
     a, b, _ = _both(monkeypatch, tmp_path, res)
@@ -84,10 +81,7 @@ def test_flows_projected_and_detail_rows_complete(pairs):
 
 
 def test_corpus_detail_rows_follow_renumbered_ids(tmp_path):
-    corpus = tmp_path / "field"
-    corpus.mkdir()
-    for name in ("multi_concurrent.client.pcap", "drops_cubic.server.pcap"):
-        shutil.copy(DATA / name, corpus / name)
+    corpus = fixtures.corpus(tmp_path / "field", ("multi_concurrent.client.pcap", "drops_cubic.server.pcap"))
     res_dir = tmp_path / "results"
     assert run(["analyze", corpus, "-o", res_dir, "-q", "--no-plot"]) == 0
     full = inputs.load_results(res_dir, columns=None)

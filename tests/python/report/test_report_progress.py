@@ -5,10 +5,11 @@ with ``-q`` (which prints nothing); on a terminal (a pty), rich's bar instead of
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
+
+from hsrtcp.testing.terminal import run_on_a_terminal
 
 #: the report's generation time (seconds): the only bytes two runs on the same input may differ in
 _GENERATED = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")
@@ -48,24 +49,9 @@ def test_phases_as_plain_lines_off_a_terminal(drops, tmp_path):
 
 def test_phases_as_a_bar_on_a_terminal(drops, tmp_path):
     """On a terminal (stderr a pty) the phases are rich's bar, not the plain lines."""
-    import pty
-
-    leader, follower = pty.openpty()
-    p = subprocess.Popen([sys.executable, "-m", "hsrtcp", "report", str(drops), "-o", str(tmp_path / "r.html")],
-                         stdout=subprocess.DEVNULL, stderr=follower, stdin=subprocess.DEVNULL)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            b = os.read(leader, 65536)
-        except OSError:  # the pty's other side closed (Linux: EIO)
-            break
-        if not b:
-            break
-        chunks.append(b)
-    os.close(leader)
-    assert p.wait(timeout=600) == 0
-    err = b"".join(chunks).decode(errors="replace")
+    code, err = run_on_a_terminal([sys.executable, "-m", "hsrtcp", "report", str(drops), "-o", str(tmp_path / "r.html")],
+                                  timeout=600)
+    assert code == 0
     assert "writing HTML" in err  # a phase in the bar
     assert "report: 5/5" not in err  # no plain line
     assert (tmp_path / "r.html").stat().st_size > 0

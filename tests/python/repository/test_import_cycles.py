@@ -31,6 +31,9 @@ from pathlib import Path
 
 import pytest
 
+from ._modules import from_module, module_level, source_modules, write_package
+from ._modules import strongly_connected as cycles
+
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "python" / "hsrtcp"
 CORE = ROOT / "crates" / "hsrtcp-core" / "src"
@@ -67,26 +70,6 @@ LAZY_ALLOWED: dict[tuple[str, ...], str] = {
 }
 
 
-def modules(package: Path) -> dict[str, Path]:
-    out = {}
-    for p in sorted(package.rglob("*.py")):
-        parts = [package.name, *p.relative_to(package).with_suffix("").parts]
-        if parts[-1] == "__init__":
-            parts.pop()
-        out[".".join(parts)] = p
-    return out
-
-
-def _module_level(tree: ast.Module):
-    """Nodes run on import: all but the bodies of functions (class bodies run, so they count)."""
-    todo = list(tree.body)
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))
-
-
 def _is_type_checking(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
@@ -97,10 +80,7 @@ def _imported(node: ast.AST, here: list[str], mods: dict[str, Path], root: str) 
     if isinstance(node, ast.Import):
         found = [a.name for a in node.names]
     elif isinstance(node, ast.ImportFrom):
-        base = node.module or ""
-        if node.level:
-            up = here[: len(here) - (node.level - 1)]
-            base = ".".join([*up, base] if base else up)
+        base = from_module(node, here)
         found = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
     else:
         return []
@@ -118,7 +98,7 @@ def import_graphs(package: Path) -> tuple[dict, dict]:
     Imports under ``if TYPE_CHECKING:`` are neither (they never run), nor those of a package's
     ``__getattr__`` (its lazy names: imports of whoever uses them, which this reader does not
     follow; test_import_graph.py does)."""
-    mods = modules(package)
+    mods = source_modules(package)
     trees = {m: ast.parse(p.read_text(encoding="utf-8"), str(p)) for m, p in mods.items()}
     here = {m: m.split(".") if mods[m].name == "__init__.py" else m.split(".")[:-1] for m in mods}
     typing_only = {m: {id(n) for top in ast.walk(t) if _is_type_checking(top) for n in ast.walk(top)}
@@ -127,7 +107,7 @@ def import_graphs(package: Path) -> tuple[dict, dict]:
         if mods[m].name == "__init__.py":
             typing_only[m] |= {id(n) for f in t.body if isinstance(f, ast.FunctionDef) and f.name == "__getattr__"
                                for n in ast.walk(f)}
-    top = {m: [n for n in _module_level(t) if id(n) not in typing_only[m]] for m, t in trees.items()}
+    top = {m: [n for n in module_level(t) if id(n) not in typing_only[m]] for m, t in trees.items()}
     eager = {m for m in mods if mods[m].name == "__init__.py" and any(_imported(n, here[m], mods, package.name) for n in top[m])}
     level: dict = defaultdict(lambda: defaultdict(list))
     lazy: dict = defaultdict(lambda: defaultdict(list))
@@ -147,49 +127,6 @@ def import_graphs(package: Path) -> tuple[dict, dict]:
                 if t != m:
                     graph[m][t].append(site)
     return level, lazy
-
-
-def cycles(edges) -> list[tuple[str, ...]]:
-    """Strongly connected components of more than one module (iterative Tarjan), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out = []
-    nodes = sorted(set(edges) | {w for t in edges.values() for w in t})
-    for start in nodes:
-        if start in index:
-            continue
-        work = [(start, iter(sorted(edges.get(start, {}))))]
-        index[start] = low[start] = len(index)
-        stack.append(start)
-        on.add(start)
-        while work:
-            v, it = work[-1]
-            w = next(it, None)
-            if w is not None:
-                if w not in index:
-                    index[w] = low[w] = len(index)
-                    stack.append(w)
-                    on.add(w)
-                    work.append((w, iter(sorted(edges.get(w, {})))))
-                elif w in on:
-                    low[v] = min(low[v], index[w])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == index[v]:
-                comp = []
-                while True:
-                    x = stack.pop()
-                    on.discard(x)
-                    comp.append(x)
-                    if x == v:
-                        break
-                if len(comp) > 1:
-                    out.append(tuple(sorted(comp)))
-    return sorted(out)
 
 
 def part(module: str) -> str:
@@ -244,16 +181,8 @@ def test_function_level_cycles_within_a_part_are_only_the_allowed_ones(graphs):
 
 # -- the reader itself, on small packages whose cycles are known -----------------------------
 
-def _package(tmp_path: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = tmp_path / "hsrtcp" / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-    return tmp_path / "hsrtcp"
-
-
 def test_the_reader_tells_module_level_from_function_level_imports(tmp_path):
-    pkg = _package(tmp_path, {
+    pkg = write_package(tmp_path / "hsrtcp", {
         "__init__.py": "",
         "a/__init__.py": "", "a/x.py": "from hsrtcp.b import y\n",
         "b/__init__.py": "", "b/y.py": "def f():\n    from hsrtcp.a import x\n",   # lazy: no cycle at import

@@ -14,6 +14,8 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+from ._modules import from_module, module_level, source_modules, strongly_connected, write_package
+
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "python" / "hsrtcp"
 DESIGN = ROOT / "docs" / "design.md"
@@ -22,12 +24,7 @@ DESIGN = ROOT / "docs" / "design.md"
 def _modules(package: Path) -> dict[str, Path]:
     """``{dotted name: file}`` of every module under ``package`` (extension modules too)."""
     name = package.name
-    out: dict[str, Path] = {}
-    for p in sorted(package.rglob("*.py")):
-        parts = [name, *p.relative_to(package).with_suffix("").parts]
-        if parts[-1] == "__init__":
-            parts.pop()
-        out[".".join(parts)] = p
+    out = source_modules(package)
     for p in package.glob("*.so"):
         out[f"{name}.{p.name.split('.')[0]}"] = p
     for p in package.glob("*.pyi"):
@@ -53,26 +50,13 @@ def _lazy_names(tree: ast.Module, package: str) -> dict[str, set[str]]:
     return out
 
 
-def _top_level(tree: ast.Module):
-    """The nodes that run when the module is imported (not those inside functions)."""
-    todo = list(tree.body)
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))
-
-
 def _targets(node: ast.AST, here: list[str], package: str, modules: dict | None = None) -> list[str]:
     """Modules of ``package`` that the node imports; ``here`` is the importing module's package."""
     found: list[str] = []
     if isinstance(node, ast.Import):
         found = [a.name for a in node.names]
     elif isinstance(node, ast.ImportFrom):
-        base = node.module or ""
-        if node.level:
-            up = here[: len(here) - (node.level - 1)]
-            base = ".".join([*up, base] if base else up)
+        base = from_module(node, here)
         for a in node.names:
             sub = f"{base}.{a.name}"
             found.append(sub if modules is None or sub in modules else base)
@@ -94,7 +78,7 @@ def import_graph(package: Path) -> dict[str, dict[str, list[str]]]:
     trees = {m: ast.parse(p.read_text(encoding="utf-8"), str(p)) for m, p in modules.items() if p.suffix == ".py"}
     inits = {m for m, p in modules.items() if p.name == "__init__.py"}
     lazy = {m: _lazy_names(trees[m], m) for m in inits}
-    eager = {m for m in inits if any(_targets(n, m.split("."), name, modules) for n in _top_level(trees[m]))}
+    eager = {m for m in inits if any(_targets(n, m.split("."), name, modules) for n in module_level(trees[m]))}
     graph: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for mod, tree in trees.items():
         path = modules[mod]
@@ -155,38 +139,8 @@ def unit_graph(graph, fine: frozenset[str] = frozenset()) -> dict[str, dict[str,
 
 
 def cycles(edges) -> list[list[str]]:
-    """Strongly connected components of more than one unit (Tarjan), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in edges.get(v, {}):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    for v in sorted(set(edges) | {w for t in edges.values() for w in t}):
-        if v not in index:
-            visit(v)
-    return sorted(out)
+    """Strongly connected components of more than one unit, each sorted."""
+    return [list(c) for c in strongly_connected(edges)]
 
 
 def documented_layers(text: str) -> dict[str, tuple[int, int]]:
@@ -245,17 +199,9 @@ def test_every_import_goes_down_the_documented_layers():
                         "'Layers of the Python package'):\n" + "\n".join(upward))
 
 
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = root / "pkg" / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-    return root / "pkg"
-
-
 def test_the_graph_sees_lazy_relative_and_dynamic_imports(tmp_path):
     # each kind of import closes a loop of its own, so a reader that missed one kind finds fewer
-    pkg = _write(tmp_path, {
+    pkg = write_package(tmp_path / "pkg", {
         "__init__.py": "def __getattr__(name):\n    if name == 'run':\n        from pkg import api\n"
                        "        return api.run\n    raise AttributeError(name)\n",
         "api.py": "from pkg.low import x\n",
@@ -272,7 +218,7 @@ def test_the_graph_sees_lazy_relative_and_dynamic_imports(tmp_path):
 
 
 def test_a_package_init_that_imports_counts_and_finer_parts_split_a_package(tmp_path):
-    pkg = _write(tmp_path, {
+    pkg = write_package(tmp_path / "pkg", {
         "__init__.py": "",
         "ctx/__init__.py": "from pkg.ctx.enrich import write\n",  # importing ctx.readers runs this
         "ctx/readers.py": "x = 1\n", "ctx/enrich.py": "def write():\n    from pkg.lab.truth import t\n",

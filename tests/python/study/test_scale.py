@@ -145,25 +145,12 @@ def test_progress_as_plain_lines_off_a_terminal(corpus, tmp_path, capsys):
 
 def test_progress_as_a_bar_on_a_terminal(corpus, tmp_path):
     """On a terminal (stderr a pty) the progress is rich's bar, not the plain lines."""
-    import pty
+    from hsrtcp.testing.terminal import run_on_a_terminal
 
-    leader, follower = pty.openpty()
     exe = str(Path(sys.executable).with_name("hsrtcp"))
-    p = subprocess.Popen([exe, "study", str(corpus), "-o", str(tmp_path / "st"), "--bootstrap", "0"],
-                         stdout=subprocess.DEVNULL, stderr=follower, stdin=subprocess.DEVNULL)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            b = os.read(leader, 65536)
-        except OSError:  # the pty's other side closed (Linux: EIO)
-            break
-        if not b:
-            break
-        chunks.append(b)
-    os.close(leader)
-    assert p.wait(timeout=300) == 0
-    err = b"".join(chunks).decode(errors="replace")
+    code, err = run_on_a_terminal([exe, "study", str(corpus), "-o", str(tmp_path / "st"), "--bootstrap", "0"],
+                                  timeout=300)
+    assert code == 0
     assert "study: partitions" in err  # the bar's label
     assert "partitions read" not in err  # no plain line
 
@@ -211,6 +198,12 @@ def test_scheduler_runs_the_partitions_on_a_dask_cluster(corpus, tmp_path, capsy
         # the partitions were read by the cluster's worker processes, not by this one
         assert len(workers) == 2 and {pid for _host, pid in s.workers} <= workers
         assert os.getpid() not in workers
+        # a partition the workers cannot read: named and skipped there as it is locally
+        bad = tmp_path / "corpus"
+        shutil.copytree(corpus, bad)
+        (bad / "input=small_50k" / "flows.parquet").write_bytes(b"PAR1" + b"\0" * 100)
+        assert _run(["study", str(bad), "-o", str(tmp_path / "dask-bad"), "-q", "--bootstrap", "100",
+                     "--scheduler", address]) == 3
     finally:
         for p in procs:
             if p.poll() is None:
@@ -220,6 +213,26 @@ def test_scheduler_runs_the_partitions_on_a_dask_cluster(corpus, tmp_path, capsy
     memory = hsrtcp.study(corpus, bootstrap=100)
     for name, df in memory.tables.items():
         assert df.equals(pl.read_parquet(tmp_path / "dask" / f"{name}.parquet")), name
+    # and the local run of the same command: the same files, every table (failures too) bit
+    # for bit, the same manifest
+    assert _run(["study", str(corpus), "-o", str(tmp_path / "local"), "-q", "--bootstrap", "100"]) == 0
+    _same_files(tmp_path / "local", tmp_path / "dask")
+    assert _run(["study", str(bad), "-o", str(tmp_path / "local-bad"), "-q", "--bootstrap", "100"]) == 3
+    assert pl.read_parquet(tmp_path / "dask-bad" / "failures.parquet")["result"].to_list() == [
+        str(bad / "input=small_50k")]
+    _same_files(tmp_path / "local-bad", tmp_path / "dask-bad")
+
+
+def _same_files(a: Path, b: Path) -> None:
+    names = sorted(p.name for p in a.iterdir())
+    assert names == sorted(p.name for p in b.iterdir())
+    assert "failures.parquet" in names and "study.json" in names
+    for n in names:
+        if n.endswith(".parquet"):
+            x, y = pl.read_parquet(a / n), pl.read_parquet(b / n)
+            assert x.schema == y.schema and x.equals(y), n
+        else:
+            assert (a / n).read_bytes() == (b / n).read_bytes(), n
 
 
 def test_unreachable_scheduler_is_an_input_error(corpus, tmp_path, capsys):

@@ -171,6 +171,56 @@ def test_a_group_of_large_flows_default_size_gets_its_interval_quickly():
     assert cell.median_lo < cell.median < cell.median_hi
 
 
+def _plain_large(num, den, samples, ends, median, level=stats.LEVEL):
+    """The large cell's intervals as docs/study.md states them, each step a plain numpy call
+    (an array of ones for a mean over flows, np.median and np.quantile on the samples as given)."""
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    r = num.sum() / den.sum()
+    t = num - den * r
+    se = float(np.sqrt(np.dot(t, t)) / den.sum())
+    out = [float(r - z * se), float(r + z * se)]
+    if samples is not None:
+        le = samples <= median
+        if ends is None:
+            below, n_all = int(np.count_nonzero(le)), int(le.size)
+            f = below / n_all
+            ss = below * (1.0 - f) ** 2 + (n_all - below) * f ** 2
+        else:
+            c = np.add.reduceat(le, ends - den.astype(np.int64), dtype=np.float64)
+            c -= (c.sum() / den.sum()) * den
+            ss, n_all = float(np.dot(c, c)), den.sum()
+        se_f = float(np.sqrt(ss) / n_all)
+        out += [float(q) for q in np.quantile(samples, [max(0.0, 0.5 - z * se_f), min(1.0, 0.5 + z * se_f)])]
+    return out
+
+
+@pytest.mark.parametrize("n", [stats.LARGE_FLOWS, stats.LARGE_FLOWS + 1])
+def test_large_cells_are_their_formulas_bit_for_bit(n):
+    # the large cells skip the array of ones of a mean over flows and take the median and its
+    # quantiles from one copy of the values (issue 32: 10^7 flows); every value is the plain
+    # computation's, bit for bit (the committed tables and the in-memory path depend on it)
+    rng = np.random.default_rng(21)
+    x = rng.lognormal(0.0, 1.5, n)
+    cell = stats.per_flow_array(x.copy(), n, min_flows=1, n_boot=1000, rng=None)
+    assert cell.note == stats.LARGE_NOTE and cell.median == float(np.median(x)) and cell.value == float(x.mean())
+    assert [cell.value_lo, cell.value_hi, cell.median_lo, cell.median_hi] == _plain_large(x, np.ones(n), x, None,
+                                                                                          np.median(x))
+    sizes = rng.integers(1, 9, n)
+    flat = rng.normal(0.0, 1.0, int(sizes.sum())) + np.repeat(rng.normal(0.0, 1.0, n), sizes)
+    cell = stats.pooled_arrays(flat.copy(), sizes, n, min_flows=1, n_boot=1000, rng=None)
+    ends = np.cumsum(sizes)
+    sums = np.add.reduceat(flat, ends - sizes)
+    assert cell.median == float(np.median(flat))
+    assert [cell.value_lo, cell.value_hi, cell.median_lo, cell.median_hi] == _plain_large(
+        sums, sizes.astype(float), flat, ends, np.median(flat))
+    den = rng.integers(1, 20, n).astype(float)
+    num = rng.binomial(den.astype(int), 0.3).astype(float)
+    cell = stats.ratio_arrays(num, den, n, min_flows=1, n_boot=1000, rng=None)
+    assert [cell.value_lo, cell.value_hi] == _plain_large(num, den, None, None, None)
+
+
 def test_pooled_median_of_a_resample_is_numpys_on_its_samples():
     # the resample's median from flow counts over the samples sorted once equals np.median of
     # the drawn flows' samples concatenated, bit for bit (ties and duplicates included)

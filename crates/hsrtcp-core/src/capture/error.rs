@@ -104,31 +104,26 @@ pub enum CaptureError {
 impl CaptureError {
     /// The file name given to the reader.
     pub fn file(&self) -> &str {
-        match self {
-            CaptureError::Io { file, .. }
-            | CaptureError::Empty { file }
-            | CaptureError::WrongMagic { file, .. }
-            | CaptureError::TruncatedHeader { file, .. }
-            | CaptureError::TruncatedRecord { file, .. }
-            | CaptureError::AbsurdLength { file, .. }
-            | CaptureError::Malformed { file, .. }
-            | CaptureError::ClockStepBack { file, .. }
-            | CaptureError::Gzip { file, .. } => file,
-        }
+        self.place().0
     }
 
     /// Byte offset of the problem (decompressed stream for gzip input); 0 for an empty file.
     pub fn offset(&self) -> u64 {
+        self.place().1
+    }
+
+    /// The file and the byte offset, from one list of the variants.
+    fn place(&self) -> (&str, u64) {
         match self {
-            CaptureError::Empty { .. } => 0,
-            CaptureError::Io { at, .. }
-            | CaptureError::WrongMagic { at, .. }
-            | CaptureError::TruncatedHeader { at, .. }
-            | CaptureError::TruncatedRecord { at, .. }
-            | CaptureError::AbsurdLength { at, .. }
-            | CaptureError::Malformed { at, .. }
-            | CaptureError::ClockStepBack { at, .. }
-            | CaptureError::Gzip { at, .. } => at.offset,
+            CaptureError::Empty { file } => (file, 0),
+            CaptureError::Io { file, at, .. }
+            | CaptureError::WrongMagic { file, at, .. }
+            | CaptureError::TruncatedHeader { file, at, .. }
+            | CaptureError::TruncatedRecord { file, at, .. }
+            | CaptureError::AbsurdLength { file, at, .. }
+            | CaptureError::Malformed { file, at, .. }
+            | CaptureError::ClockStepBack { file, at, .. }
+            | CaptureError::Gzip { file, at, .. } => (file, at.offset),
         }
     }
 

@@ -433,8 +433,8 @@ impl Matcher {
         let (record, fates) = (self.opts.record_fates, &mut self.fates);
         let p = &mut self.pairs[i];
         let payload = p.fate.payload;
-        let bin0 = sender_first_ts(&self.trackers, p.conn, payload);
-        let replay = p.replay.get_or_insert_with(|| Replay::new(Replay::data_dir(payload), lag, bin0));
+        let trackers = &self.trackers;
+        let replay = p.replay.get_or_insert_with(|| new_replay(trackers, p.conn, payload, lag));
         let snd = replay.sender();
         loop {
             let batch = p.fate.take(upto, self.offset, spans, last, chunk, snd);
@@ -502,8 +502,7 @@ impl Matcher {
         let pair = &mut self.pairs[i];
         pair.fate.settle(Nanos::MAX, self.offset);
         let payload = pair.fate.payload;
-        let bin0 = sender_first_ts(&self.trackers, pair.conn, payload);
-        let mut replay = pair.replay.take().unwrap_or_else(|| Replay::new(Replay::data_dir(payload), lag, bin0));
+        let mut replay = pair.replay.take().unwrap_or_else(|| new_replay(&self.trackers, pair.conn, payload, lag));
         let snd = replay.sender();
         let offset = self.offset;
         let pipelined = pair.fate.held() >= self.opts.pipeline_min;
@@ -637,6 +636,13 @@ fn feed_pipelined(
 fn sender_first_ts(trackers: &[Tracker; 2], conn: [u32; 2], payload: [u64; 2]) -> Nanos {
     let snd = crate::matcher::fate::sender_side(Replay::data_dir(payload));
     trackers[snd.idx()].conns[conn[snd.idx()] as usize].first_ts
+}
+
+/// The replay of pair `conn`'s data direction, SACK as the sender's capture saw the SYNs.
+fn new_replay(trackers: &[Tracker; 2], conn: [u32; 2], payload: [u64; 2], lag: Nanos) -> Replay {
+    let snd = crate::matcher::fate::sender_side(Replay::data_dir(payload));
+    let sack = trackers[snd.idx()].conns[conn[snd.idx()] as usize].sack_in_use();
+    Replay::new(Replay::data_dir(payload), lag, sender_first_ts(trackers, conn, payload), sack)
 }
 
 fn write_identity(

@@ -353,6 +353,10 @@ pub struct Replay {
     rto_point: Option<i64>,
     now: Nanos,
     last_tx_of: LastSent,
+    /// SACK in use (both SYNs): without it only the timer re-sends a head twice.
+    sack: bool,
+    /// The latest retransmission of the head: (seq, time).
+    last_head_resend: Option<(i64, Nanos)>,
     /// Transmissions not yet cumulatively acknowledged, ordered by (end, arrival order).
     /// Sent mostly in that order, so a deque sorted by insertion (at the back, but for
     /// retransmissions) beats a tree.
@@ -366,7 +370,7 @@ pub struct Replay {
 impl Replay {
     /// `dir` is the data direction; `lag` should exceed the largest one-way delay; `bin0`
     /// (sender's clock) is where the M6 bins start: the connection's first packet there.
-    pub fn new(dir: Dir, lag: Nanos, bin0: Nanos) -> Self {
+    pub fn new(dir: Dir, lag: Nanos, bin0: Nanos, sack: bool) -> Self {
         let snd = sender_side(dir);
         Replay {
             m: PairMetrics { data_dir: Some(dir), bin0, ..PairMetrics::default() },
@@ -381,6 +385,8 @@ impl Replay {
             last_adv: 0,
             last_ack_any: Nanos::MIN,
             last_dupack: Nanos::MIN,
+            sack,
+            last_head_resend: None,
             rto_point: None,
             now: Nanos::MIN,
             last_tx_of: LastSent::default(),
@@ -565,11 +571,15 @@ impl Replay {
             // counting those made rto_sequences exceed the kernel's total_rto_recoveries (M10).
             let dupack_recent = self.last_dupack >= self.last_ack_any && p.tx.saturating_sub(self.last_dupack) < RTO_FLOOR;
             let clocked_in_recovery = self.rto_point.is_some() && p.tx.saturating_sub(self.last_adv) < RTO_FLOOR;
+            // Without SACK (no RACK) a recovery re-sends the head again only on a partial ACK,
+            // which advances: a second re-send with no advance since is the timer's, however
+            // close to a DupACK (issue 35, audit run 002).
+            let timer_resend =
+                !self.sack && self.last_head_resend.is_some_and(|(s, t)| s == p.seq && t >= self.last_adv);
             if prev != Nanos::MIN
                 && p.tx.saturating_sub(prev) >= RTO_FLOOR
                 && !clocked_in_recovery
-                && p.tx.saturating_sub(self.last_ack_any) >= ACK_TRIGGER
-                && !dupack_recent
+                && (timer_resend || (p.tx.saturating_sub(self.last_ack_any) >= ACK_TRIGGER && !dupack_recent))
             {
                 is_rto = true;
                 self.rto_point = Some(self.snd_nxt);
@@ -602,6 +612,9 @@ impl Replay {
                     }
                 }
             }
+        }
+        if p.seq < self.snd_nxt && p.seq <= self.snd_una && self.snd_una < p.end {
+            self.last_head_resend = Some((p.seq, p.tx));
         }
         if is_rto {
             if let Some(rd) = self.round.take() {

@@ -83,6 +83,8 @@ pub struct SideConn {
     pub roles_from_syn: bool,
     /// Sequence number of each direction's SYN (index [`Dir::idx`]).
     pub syn_seq: [Option<u32>; 2],
+    /// Whether each direction's SYN offered SACK (None: that SYN not captured).
+    pub syn_sack: [Option<bool>; 2],
     /// Last raw sequence and acknowledgment number seen per direction (for proximity pairing).
     pub last_seq: [Option<u32>; 2],
     pub first_ts: Nanos,
@@ -103,6 +105,12 @@ pub struct SideConn {
 }
 
 impl SideConn {
+    /// SACK in use: both SYNs offered it. Unknown (a SYN not captured) counts as on, the
+    /// assumption that keeps every sender rule that SACK allows.
+    pub fn sack_in_use(&self) -> bool {
+        self.syn_sack.iter().all(|s| s.unwrap_or(true))
+    }
+
     fn new(key: FlowKey, epoch: u32, seg: &Segment) -> Self {
         // Same role rule as the single-capture rows, so epochs and roles agree.
         let (client, server, roles_from_syn) = roles_of(seg);
@@ -113,6 +121,7 @@ impl SideConn {
             server,
             roles_from_syn,
             syn_seq: [None; 2],
+            syn_sack: [None; 2],
             last_seq: [None; 2],
             first_ts: seg.ts,
             last_ts: seg.ts,
@@ -147,6 +156,7 @@ impl SideConn {
         let i = dir.idx();
         if f.syn() && self.syn_seq[i].is_none() {
             self.syn_seq[i] = Some(seg.seq);
+            self.syn_sack[i] = Some(seg.options.sack_permitted);
         }
         if f.syn() && !f.ack() && dir == Dir::C2S && self.first_syn_ts.is_none() {
             self.first_syn_ts = Some(seg.ts);

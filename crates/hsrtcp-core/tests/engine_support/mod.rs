@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Float64Type, Int64Type, UInt64Type};
+use arrow_array::types::{ArrowPrimitiveType, Float64Type, Int64Type, UInt64Type};
 use arrow_array::{Array, RecordBatch};
 use hsrtcp_core::flow::{CaptureInfo, FlowTable, Output};
 use hsrtcp_core::wire::{SackBlock, Segment, TcpFlags, TcpOptions};
@@ -108,6 +108,13 @@ impl Tx {
         self.raw(t, false, A, seq, 1, len, 509)
     }
 
+    /// `n` server data segments of 1000 bytes from seq 1, 0.1 ms apart from `t`.
+    pub fn burst(&mut self, t: f64, n: u32) {
+        for k in 0..n {
+            self.data(t + 0.1 * k as f64, 1 + 1000 * k, 1000);
+        }
+    }
+
     /// Client pure ACK of server data.
     pub fn ack(&mut self, t: f64, ack: u32) -> &mut Segment {
         self.raw(t, true, A, 1, ack, 0, 502)
@@ -173,37 +180,36 @@ pub struct Res {
     pub series: RecordBatch,
 }
 
-pub fn u64_at(b: &RecordBatch, name: &str, row: usize) -> Option<u64> {
-    let c = b
-        .column_by_name(name)
-        .unwrap_or_else(|| panic!("no column {name}"));
-    let a = c.as_primitive::<UInt64Type>();
+/// The column `name` of `b`, by name (a missing one panics, naming it).
+fn column<'a>(b: &'a RecordBatch, name: &str) -> &'a dyn Array {
+    b.column_by_name(name).unwrap_or_else(|| panic!("no column {name}")).as_ref()
+}
+
+/// Row `row` of a primitive column, None when null.
+fn prim_at<T: ArrowPrimitiveType>(b: &RecordBatch, name: &str, row: usize) -> Option<T::Native> {
+    let a = column(b, name).as_primitive::<T>();
     (!a.is_null(row)).then(|| a.value(row))
+}
+
+pub fn u64_at(b: &RecordBatch, name: &str, row: usize) -> Option<u64> {
+    prim_at::<UInt64Type>(b, name, row)
 }
 
 pub fn f64_at(b: &RecordBatch, name: &str, row: usize) -> Option<f64> {
-    let c = b
-        .column_by_name(name)
-        .unwrap_or_else(|| panic!("no column {name}"));
-    let a = c.as_primitive::<Float64Type>();
-    (!a.is_null(row)).then(|| a.value(row))
+    prim_at::<Float64Type>(b, name, row)
 }
 
 pub fn i64_at(b: &RecordBatch, name: &str, row: usize) -> Option<i64> {
-    let a = b.column_by_name(name).unwrap().as_primitive::<Int64Type>();
-    (!a.is_null(row)).then(|| a.value(row))
+    prim_at::<Int64Type>(b, name, row)
 }
 
 pub fn str_at(b: &RecordBatch, name: &str, row: usize) -> Option<String> {
-    let c = b
-        .column_by_name(name)
-        .unwrap_or_else(|| panic!("no column {name}"));
-    let a = c.as_string::<i32>();
+    let a = column(b, name).as_string::<i32>();
     (!a.is_null(row)).then(|| a.value(row).to_string())
 }
 
 pub fn bool_at(b: &RecordBatch, name: &str, row: usize) -> Option<bool> {
-    let a = b.column_by_name(name).unwrap().as_boolean();
+    let a = column(b, name).as_boolean();
     (!a.is_null(row)).then(|| a.value(row))
 }
 

@@ -239,6 +239,17 @@ def _pattern(src, where, key, v):
     return [_prob(src, where, f"{key}[{i}]", x) for i, x in enumerate(v)]
 
 
+def _table_array(src, user: dict, key: str, most: int, too_many) -> list:
+    """The array of tables ``[[key]]`` of ``user`` (empty when absent), at most ``most`` long
+    (``too_many(n)`` says why not)."""
+    arr = user.get(key, [])
+    if not isinstance(arr, list):
+        raise _err(src, f"[[{key}]]", "must be an array of tables")
+    if len(arr) > most:
+        raise _err(src, f"[[{key}]]", too_many(len(arr)))
+    return arr
+
+
 def _merge_table(src: str, where: str, user: Any, defaults: dict) -> dict:
     if not isinstance(user, dict):
         raise _err(src, where, f"must be a table, got {type(user).__name__}")
@@ -434,11 +445,8 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
     p["radio"] = r
 
     # [[carriers]]
-    cs = user.get("carriers", [])
-    if not isinstance(cs, list):
-        raise _err(src, "[[carriers]]", "must be an array of tables")
-    if len(cs) > MAX_CARRIERS:
-        raise _err(src, "[[carriers]]", f"at most {MAX_CARRIERS} carriers (emulated paths), got {len(cs)}")
+    cs = _table_array(src, user, "carriers", MAX_CARRIERS,
+                      lambda n: f"at most {MAX_CARRIERS} carriers (emulated paths), got {n}")
     if not cs:
         cs = [{}]
     carriers = []
@@ -463,11 +471,7 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
     p["carriers"] = carriers
 
     # [[holes]]
-    hs = user.get("holes", [])
-    if not isinstance(hs, list):
-        raise _err(src, "[[holes]]", "must be an array of tables")
-    if len(hs) > MAX_HOLES:
-        raise _err(src, "[[holes]]", f"holds {len(hs)} holes, at most {MAX_HOLES}")
+    hs = _table_array(src, user, "holes", MAX_HOLES, lambda n: f"holds {n} holes, at most {MAX_HOLES}")
     holes = []
     for i, hh in enumerate(hs):
         wh = f"[[holes]] #{i + 1}"

@@ -27,30 +27,28 @@ _T_UNITS = {"ns": 1e-9, "nsec": 1e-9, "us": 1e-6, "μs": 1e-6, "usec": 1e-6, "ms
 _TOKEN = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-zμ]+)\s*,?")
 
 
-def parse_bandwidth(s: str) -> float:
-    """'12.345678Mbps' / '1Gbps 200Mbps' / '25000bps' -> bit/s."""
+def _sum_of_units(s: str, units: dict[str, float], what: str) -> float:
+    """The sum of ``s``'s number-unit tokens (units: factors of ``units``); ValueError
+    naming ``what`` on anything else."""
     total, pos = 0.0, 0
     for m in _TOKEN.finditer(s):
-        if m.start() != pos or m.group(2) not in _BW_UNITS:
-            raise ValueError(f"bad bandwidth {s!r}")
-        total += float(m.group(1)) * _BW_UNITS[m.group(2)]
+        if m.start() != pos or m.group(2) not in units:
+            raise ValueError(f"bad {what} {s!r}")
+        total += float(m.group(1)) * units[m.group(2)]
         pos = m.end()
     if pos != len(s) or pos == 0:
-        raise ValueError(f"bad bandwidth {s!r}")
+        raise ValueError(f"bad {what} {s!r}")
     return total
+
+
+def parse_bandwidth(s: str) -> float:
+    """'12.345678Mbps' / '1Gbps 200Mbps' / '25000bps' -> bit/s."""
+    return _sum_of_units(s, _BW_UNITS, "bandwidth")
 
 
 def parse_duration(s: str) -> float:
     """'1500ms' / '1s,530ms,500μs' / '1s 500ms' -> seconds."""
-    total, pos = 0.0, 0
-    for m in _TOKEN.finditer(s):
-        if m.start() != pos or m.group(2) not in _T_UNITS:
-            raise ValueError(f"bad duration {s!r}")
-        total += float(m.group(1)) * _T_UNITS[m.group(2)]
-        pos = m.end()
-    if pos != len(s) or pos == 0:
-        raise ValueError(f"bad duration {s!r}")
-    return total
+    return _sum_of_units(s, _T_UNITS, "duration")
 
 
 def read_trace(path: Path) -> list[tuple[int, object]]:

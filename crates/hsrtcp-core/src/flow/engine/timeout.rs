@@ -59,6 +59,11 @@ pub struct EpisodeMark {
     pub id: u32,
     pub first_retx: Nanos,
     pub retx_before_ack: u32,
+    /// TSval of the first RTO re-send (D-SACK echo test).
+    pub first_tsval: Option<u32>,
+    /// Re-sends of the timed-out segment (first expiry and back-offs), and D-SACKs of them.
+    pub head_resends: u32,
+    pub dsacked: u32,
     pub spurious_dsack: bool,
     pub spurious_eifel: bool,
     pub spurious_receiver: bool,

@@ -659,7 +659,7 @@ impl Stream {
         self.note_sack(sack, a, ts);
         if let Some((l, r)) = dsack(sack, a) {
             self.c.dsack_blocks += 1;
-            self.on_dsack(x, l, r, ts);
+            self.on_dsack(x, l, r, ts, tsecr);
         }
         if a > self.una {
             self.advance(x, a, ts, tsecr);

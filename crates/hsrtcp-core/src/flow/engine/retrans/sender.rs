@@ -51,6 +51,24 @@ impl SenderState {
         }
     }
 
+    /// M12 judges a timeout sequence by its first RTO re-send: a D-SACK proves it needless
+    /// only if a copy sent before that re-send arrived. A D-SACK of a back-off copy shows
+    /// only that some earlier copy arrived, maybe the first re-send itself after the ACK of
+    /// it was lost (issue 35, audit runs 002/007). With timestamps the D-SACK's echo names
+    /// the copy that arrived (it echoes the last segment that advanced the window): older
+    /// than the first re-send means an original. A duplicate that ends at the receiver's last
+    /// window update is processed as new and echoes its own TSval: no news. Without an
+    /// informative echo, RFC 3708's rule: spurious only when every re-send of the timed-out
+    /// segment has been D-SACKed.
+    fn dsack_proves_original(&mut self, id: u32, tsecr: Option<u32>, dup_tsval: Option<u32>) -> bool {
+        let m = self.mark(id);
+        m.dsacked += 1;
+        match (tsecr, m.first_tsval) {
+            (Some(echo), Some(first)) if Some(echo) != dup_tsval => (first.wrapping_sub(echo) as i32) > 0,
+            _ => m.dsacked >= m.head_resends,
+        }
+    }
+
     /// The cumulative ACK advanced to `a`: episodes whose recovery point it passed end, and
     /// a new tail-loss probe is possible.
     #[inline]
@@ -84,19 +102,29 @@ impl Stream {
         if let Some(class) = self.within_rto_episode(s, e, ts, idle, thr, prior) {
             return class;
         }
-        let evidence =
-            self.dupacks_since_advance > 0 || (self.sack_high > s && self.sack_high > self.una);
+        // Without SACK a recovery re-sends a segment once more only on a partial ACK, which
+        // advances: a copy again with no advance since the last one is the timer's, however
+        // close to a DupACK (issue 35, audit run 002: a needed RTO re-send 5 ms after a DupACK
+        // was taken for a fast one, and its needless back-off for the sequence's first).
+        let timer_early = thr >= Nanos::MAX / 4;
+        let timer_resend = !x.sack
+            && self.tx.fr.is_some()
+            && prior.max_tx >= 2
+            && self.last_advance_ts <= prior.last_ts
+            && !timer_early;
+        let evidence = !timer_resend
+            && (self.dupacks_since_advance > 0 || (self.sack_high > s && self.sack_high > self.una));
         // Loss evidence answered within the RTO scale: SACK/DupACK-driven recovery, sent at
         // once (RFC 5681/6675) or after a RACK reorder timer or probe (RFC 8985), which are
         // clocked in ticks: one tick of grace. Later than that the retransmission timer fired.
-        if (evidence || self.tx.fr.is_some()) && idle < thr + TIMER_TICK {
+        if (evidence || self.tx.fr.is_some()) && idle < thr + TIMER_TICK && !timer_resend {
             return self.fast_recovery_class(x, s);
         }
         if !evidence && self.is_tail_probe(x, s, e, ts, prior) {
             self.tx.tlp_since_advance = true;
             return RetransClass::Tlp;
         }
-        if idle < thr {
+        if idle < thr && !timer_resend {
             // no loss signal, yet too soon after an ACK for any timer: the tail of a fast
             // recovery that just ended (the sender's recovery point lies beyond ours, or
             // RACK marked the bytes lost by time). No RTO episode is open here (that case
@@ -160,6 +188,8 @@ impl Stream {
                     t.timeouts += 1;
                     t.repeated += 1;
                     self.tx.timer.expired(ts - prior.last_ts);
+                    let id = t.id;
+                    self.tx.mark(id).head_resends += 1;
                 }
                 Some(RetransClass::Rto)
             }
@@ -225,7 +255,14 @@ impl Stream {
             repeated: 0,
             last_retx: ts,
         });
-        *tx.mark(id) = EpisodeMark { id, first_retx: ts, retx_before_ack: 1, ..Default::default() };
+        *tx.mark(id) = EpisodeMark {
+            id,
+            first_retx: ts,
+            first_tsval: tsval,
+            head_resends: 1,
+            retx_before_ack: 1,
+            ..Default::default()
+        };
     }
 
     /// The cumulative ACK advanced to `a` (vantage not the receiver): a sample of the
@@ -261,7 +298,7 @@ impl Stream {
         }
     }
 
-    pub(super) fn on_dsack(&mut self, x: &mut Ctx, l: i64, r: i64, ts: Nanos) {
+    pub(super) fn on_dsack(&mut self, x: &mut Ctx, l: i64, r: i64, ts: Nanos, tsecr: Option<u32>) {
         if x.vantage != DataVantage::Sender {
             return;
         }
@@ -271,7 +308,7 @@ impl Stream {
         self.c.unnecessary += 1;
         if let Some(id) = rx.episode {
             let m = *self.tx.mark(id);
-            if m.id == id && !m.spurious_dsack {
+            if m.id == id && !m.spurious_dsack && self.tx.dsack_proves_original(id, tsecr, rx.tsval) {
                 let newly = !m.any_spurious();
                 self.tx.mark(id).spurious_dsack = true;
                 self.spurious_timeout(x, SpuriousMethod::Dsack, m, newly, ts, None);
