@@ -1,0 +1,772 @@
+//! One direction of data and the ACKs that answer it: retransmission classification
+//! (analyzers.md §3.4), reordering and network duplicates told apart from retransmissions
+//! (Tstat's out-of-sequence taxonomy, with the flow's own RTT/TSval/IP-ID instead of WAN
+//! floors), DupACKs (M15), bytes in flight (M17), RTT by ACK matching with Karn's rule (M7),
+//! timeout sequences (M10) and the sender-side spurious tests (D-SACK, Eifel; M12/M13/M16).
+//!
+//! Vantage matters (analyzers.md §3): `vantage` says whether the capture sits at this
+//! direction's sender, at its receiver, or is unknown.
+
+mod receiver;
+mod sender;
+
+use crate::flow::event::{Dir, Event, EventKind};
+use crate::flow::seq::seq_lt;
+use crate::wire::Nanos;
+
+use super::kinds::{DataVantage, RetransClass, SpuriousMethod};
+use super::rtt::RttBook;
+use super::series::Bins;
+use super::spurious::{dsack, RecentRetx, RecentRing};
+use super::store::{Overlap, Prior, Store};
+use super::window::WindowStats;
+use receiver::{Edge, ReceiverState};
+use sender::SenderState;
+
+/// Share of a fixed RTO estimate a silence must reach before a retransmission is taken as
+/// timer-driven. RFC 6298 RTOs are never below SRTT + 4·RTTVAR (Linux adds a 200 ms floor),
+/// so 3/4 of it keeps margin for estimator noise at every RTT scale.
+const RTO_FRACTION_NUM: i64 = 3;
+const RTO_FRACTION_DEN: i64 = 4;
+/// No stack's retransmission timer fires sooner than this, whatever the RTT (default
+/// minimum RTOs: Linux 200 ms, Windows 300 ms, FreeBSD 30 ms). On sub-millisecond paths
+/// SRTT + 4·RTTVAR is far below it, and RACK reorder-timer re-sends (no fresh loss
+/// evidence, a fraction of an RTT after the last ACK) were taken for timeouts: the bench
+/// capture (0.26 ms RTT, kernel total_rto 0) showed two.
+const MIN_TIMER_RTO: Nanos = 10_000_000;
+/// Before any RTT sample exists: Linux's minimum RTO (the only scale available).
+const RTO_THRESHOLD_NO_RTT: Nanos = 200_000_000;
+
+/// Coarsest retransmission-timer tick of common stacks (Linux HZ=100: 10 ms; probe and
+/// RACK timers need up to two ticks): loss-driven retransmissions may lag their trigger by
+/// this much on paths whose RTT is far below it.
+const TIMER_TICK: Nanos = 20_000_000;
+/// Linux's TCP_RTO_MIN, which the probe timeout adds when one segment is outstanding
+/// (`tcp_schedule_loss_probe`: PTO = 2·SRTT + TCP_RTO_MIN, capped at the RTO timer).
+const LONE_PROBE_EXTRA: Nanos = 200_000_000;
+
+/// What the engine needs from the rest of the connection when handling one segment.
+pub struct Ctx<'a> {
+    pub first_ts: Nanos,
+    pub vantage: DataVantage,
+    pub sack: bool,
+    pub dir: Dir,
+    /// Window scale shift of this direction's receiver (0 when unknown).
+    pub peer_shift: u8,
+    pub rtt: &'a mut RttBook,
+    pub ev: &'a mut Vec<Event>,
+    /// Set when this segment decided an unknown vantage (else Unknown).
+    pub decided: DataVantage,
+    /// This segment ended a suspension (silence in both directions).
+    pub after_silence: bool,
+}
+
+impl<'a> Ctx<'a> {
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn new(
+        first_ts: Nanos,
+        vantage: DataVantage,
+        sack: bool,
+        dir: Dir,
+        peer_shift: u8,
+        rtt: &'a mut RttBook,
+        ev: &'a mut Vec<Event>,
+        after_silence: bool,
+    ) -> Self {
+        Ctx { first_ts, vantage, sack, dir, peer_shift, rtt, ev, decided: DataVantage::Unknown, after_silence }
+    }
+}
+
+#[derive(Default)]
+pub struct Counts {
+    pub data_segments: u64,
+    pub retransmissions: u64,
+    pub retransmitted_bytes: u64,
+    pub fast: u64,
+    pub sack_refill: u64,
+    pub rto: u64,
+    pub tlp: u64,
+    pub unclassified: u64,
+    /// Receiver side: in-sequence segments whose original may or may not have been lost
+    /// (see `unseen_original`): re-sends or new data, undecidable at the phone.
+    pub undecided: u64,
+    /// Receiver side: DupACK candidates answering a repeat that the rules above do not count
+    /// (see `settle_pending_dupacks`).
+    pub dupacks_undecided: u64,
+    pub reordering: u64,
+    pub network_duplicates: u64,
+    pub zero_window_probes: u64,
+    /// Retransmissions whose bytes had all been seen (receiver) or D-SACKed (sender).
+    pub unnecessary: u64,
+    pub pure_acks: u64,
+    pub dupacks: u64,
+    pub dsack_blocks: u64,
+    pub acked_bytes: u64,
+    pub advancing_acks_ca: u64,
+    pub acked_bytes_ca: u64,
+    pub timeout_sequences: u64,
+    pub timeouts: u64,
+    pub timeout_retransmissions: u64,
+    pub timeout_repeated: u64,
+    pub timeout_finished: u64,
+    pub timeout_duration_sum: f64,
+    pub timeout_duration_max: f64,
+    pub rto_first_sum: f64,
+    pub spurious_timeouts: u64,
+    pub spurious_receiver: u64,
+    pub spurious_dsack: u64,
+    pub spurious_eifel: u64,
+    /// M13 numerator: retransmitted segments of spurious RTO episodes.
+    pub spurious_rto_segments: u64,
+    pub rto_bias_sum: f64,
+    pub rto_bias_n: u64,
+    pub bif_max: u64,
+    pub bif_sum: f64,
+    pub bif_n: u64,
+}
+
+#[derive(Default)]
+pub struct Stream {
+    pub store: Store,
+    pub started: bool,
+    /// Highest payload byte seen + 1.
+    pub nxt: i64,
+    /// Highest cumulative ACK from the peer.
+    pub una: i64,
+    pub ack_seen: bool,
+    last_ack_ts: Nanos,
+    last_advance_ts: Nanos,
+    last_ack_window: u16,
+    dupacks_since_advance: u32,
+    /// Latest DupACK or SACK-bearing ACK (a loss signal).
+    last_dupack_ts: Option<Nanos>,
+    /// Highest right edge SACKed by the peer (meaningful above una).
+    sack_high: i64,
+    /// Latest retransmission (Karn's "intervening transmission" rule).
+    last_retx_ts: Nanos,
+    max_tsval: Option<u32>,
+    max_ip_id: Option<u16>,
+    ipid_inc: u32,
+    ipid_other: u32,
+    recent: RecentRing,
+    /// Recent cumulative-ACK advances (ack, time), to date the original of a repeat whose
+    /// records were already pruned below the ACK.
+    advances: [(i64, Nanos); 32],
+    adv_next: usize,
+    /// What only the sender-side rules keep (recovery episodes, timer, timeout sequences).
+    tx: SenderState,
+    /// What only the receiver-side rules keep (unseen originals, the phone's triggers).
+    rx: ReceiverState,
+    pub win: WindowStats,
+    pub bins: Bins,
+    pub c: Counts,
+    /// Largest payload seen (MSS fallback).
+    pub max_payload: u32,
+}
+
+/// The silence a re-send must follow to be taken as timer-driven, from the RTT estimate.
+#[inline]
+fn rto_threshold(rtt: &RttBook) -> Nanos {
+    match rtt.est.rto() {
+        Some(r) => (r * RTO_FRACTION_NUM / RTO_FRACTION_DEN).max(MIN_TIMER_RTO),
+        None => RTO_THRESHOLD_NO_RTT,
+    }
+}
+
+impl Stream {
+    /// Receiver side: DupACK candidates waiting for the next data to be decided.
+    pub fn pending_dupacks(&self) -> u32 {
+        self.rx.pending_dupacks()
+    }
+
+    /// Bytes sent and not cumulatively acknowledged (M17), if both are known.
+    pub fn in_flight(&self) -> Option<u64> {
+        (self.started && self.ack_seen).then(|| (self.nxt - self.una).max(0) as u64)
+    }
+
+    pub fn una_opt(&self) -> Option<i64> {
+        self.ack_seen.then_some(self.una)
+    }
+
+    fn ipid_monotone(&self) -> bool {
+        self.ipid_inc >= 8 && self.ipid_inc >= 9 * self.ipid_other
+    }
+
+    /// The shared state the receiver-side rules may read.
+    #[inline]
+    fn edge(&self) -> Edge {
+        Edge {
+            nxt: self.nxt,
+            una: self.una,
+            ack_seen: self.ack_seen,
+            max_payload: self.max_payload as i64,
+            ipid_monotone: self.ipid_monotone(),
+        }
+    }
+
+    /// A data segment [s, e) of this direction (payload only). `mss`: the segment size that
+    /// turns bytes into packets (MSS, or the largest payload seen); only data needs it, so
+    /// it is not in the [`Ctx`] every ACK builds.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn on_data(
+        &mut self,
+        x: &mut Ctx,
+        s: i64,
+        e: i64,
+        ts: Nanos,
+        tsval: Option<u32>,
+        ip_id: Option<u16>,
+        peer_zero_window: bool,
+        mss: i64,
+    ) {
+        let len = e - s;
+        self.c.data_segments += 1;
+        self.max_payload = self.max_payload.max(len as u32);
+        if !self.started {
+            self.started = true;
+            self.nxt = e;
+            self.store.add(s, e, ts, tsval.unwrap_or(0), ip_id, false);
+            self.note_order(tsval, ip_id);
+            return;
+        }
+        if peer_zero_window {
+            self.rx.closed_since = true;
+        }
+        // Zero-window probe (RFC 9293 §3.8.6.1): ≤ 1 byte against a closed window.
+        if peer_zero_window && len <= 1 {
+            self.window_probe(x, s, e, ts, "one_byte");
+            if e > self.nxt {
+                self.nxt = e;
+            }
+            return;
+        }
+        if x.vantage == DataVantage::Receiver {
+            self.rx.note_arrival(ts, rto_threshold(x.rtt));
+        }
+        self.rx.close_spurious_after_pause(x, &mut self.c, ts);
+        let (kind, prior) = self.place(x, s, e, ts, tsval, ip_id);
+        if let Overlap::New { .. } = kind {
+            self.new_data(x, s, e, ts, tsval, ip_id, kind, mss);
+            return;
+        }
+        if e > self.nxt {
+            self.nxt = e;
+        }
+        if x.vantage == DataVantage::Receiver {
+            self.rx.note_old_data(ip_id);
+        }
+        if x.vantage == DataVantage::Unknown && matches!(kind, Overlap::Repeat | Overlap::Fill) {
+            // Loss pattern: a sender-side capture sees the originals of what it re-sends
+            // (repeats); a receiver-side capture mostly sees holes being filled.
+            x.vantage = if kind == Overlap::Repeat { DataVantage::Sender } else { DataVantage::Receiver };
+            x.decided = x.vantage;
+        }
+        if !self.not_a_retransmission(x, s, e, ts, tsval, ip_id, kind, &prior) {
+            self.retransmission(x, s, e, ts, tsval, ip_id, kind, &prior);
+        }
+    }
+
+    /// Where [s, e) stands against the bytes seen: wholly below the cumulative ACK it is a
+    /// repeat of acknowledged bytes, last seen before the first ACK that covered them (if
+    /// still remembered); else the store places it (new, fill, repeat).
+    #[inline]
+    fn place(
+        &mut self,
+        x: &Ctx,
+        s: i64,
+        e: i64,
+        ts: Nanos,
+        tsval: Option<u32>,
+        ip_id: Option<u16>,
+    ) -> (Overlap, Prior) {
+        if self.ack_seen && e <= self.una {
+            let covered = self
+                .advances
+                .iter()
+                .filter(|&&(a, t)| t != 0 && a >= e)
+                .map(|&(_, t)| t)
+                .min();
+            let seen = covered.unwrap_or(ts);
+            return (Overlap::Repeat, Prior { first_ts: seen, last_ts: seen, ..Default::default() });
+        }
+        let merge = x.vantage != DataVantage::Sender;
+        let s2 = if self.ack_seen { s.max(self.una) } else { s };
+        self.store.add(s2, e, ts, tsval.unwrap_or(0), ip_id, merge)
+    }
+
+    /// Data beyond everything seen: new data (M17 windows), unless at the receiver its
+    /// original was never seen and it is a re-send of it.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn new_data(
+        &mut self,
+        x: &mut Ctx,
+        s: i64,
+        e: i64,
+        ts: Nanos,
+        tsval: Option<u32>,
+        ip_id: Option<u16>,
+        kind: Overlap,
+        mss: i64,
+    ) {
+        if x.vantage == DataVantage::Receiver {
+            let edge = self.edge();
+            let resent = self.rx.unseen_original(x, edge, &mut self.c, s, e, ts, ip_id);
+            self.settle_pending_dupacks(x, resent);
+            if resent {
+                self.nxt = e;
+                let prior = Prior { first_ts: ts, last_ts: ts, ..Default::default() };
+                self.retransmission(x, s, e, ts, tsval, ip_id, kind, &prior);
+                if let Some(ev) = x.ev.last_mut() {
+                    ev.cause = Some("unseen_original");
+                    ev.value = None;
+                }
+                return;
+            }
+        }
+        // judged against the highest byte seen: the store may be empty after pruning
+        self.rx.note_new_data(x.after_silence, s, self.nxt);
+        self.nxt = e;
+        self.note_order(tsval, ip_id);
+        let una = self.una_opt();
+        let q = 1i64 << x.peer_shift;
+        self.win.on_new_data(s, e, una, q, mss, ts, x.dir, x.ev);
+    }
+
+    /// Old bytes that are no retransmission: at the receiver the original overtaken by its
+    /// re-send (late original), a copy made by the network (same IP ID and TSval), or a hole
+    /// fill sent before the data that overtook it (reordering). Returns whether it was one.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn not_a_retransmission(
+        &mut self,
+        x: &mut Ctx,
+        s: i64,
+        e: i64,
+        ts: Nanos,
+        tsval: Option<u32>,
+        ip_id: Option<u16>,
+        kind: Overlap,
+        prior: &Prior,
+    ) -> bool {
+        match kind {
+            Overlap::Repeat
+                if x.vantage == DataVantage::Receiver && self.is_late_original(s, tsval, ip_id) =>
+            {
+                self.late_original(x, s, e, ts, prior);
+                true
+            }
+            Overlap::Repeat => {
+                let same_copy = prior.same_start_ip_id.is_some()
+                    && prior.same_start_ip_id == ip_id
+                    && (tsval.is_none() || prior.same_start_tsval == tsval);
+                if same_copy {
+                    self.c.network_duplicates += 1;
+                    let mut ev = Event::on_bytes(EventKind::Duplicate, ts, x.dir, s, e);
+                    ev.class = Some("network");
+                    x.ev.push(ev);
+                }
+                same_copy
+            }
+            Overlap::Fill
+                if !(x.vantage == DataVantage::Receiver && self.sent_after_later_data(e, tsval, ip_id))
+                    && self.is_reordering(x, ts, tsval, ip_id, prior) =>
+            {
+                self.c.reordering += 1;
+                let mut ev = Event::on_bytes(EventKind::Reordering, ts, x.dir, s, e);
+                ev.value = prior.hole_seen_ts.map(|h| (ts - h) as f64 * 1e-9);
+                x.ev.push(ev);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The original arrived after its re-send (reordering, class `late_original`): the
+    /// re-send that overtook it was not needed (the phone saw two copies, one sent as a
+    /// re-send); once per re-send.
+    fn late_original(&mut self, x: &mut Ctx, s: i64, e: i64, ts: Nanos, prior: &Prior) {
+        self.c.reordering += 1;
+        let mut ev = Event::on_bytes(EventKind::Reordering, ts, x.dir, s, e);
+        ev.class = Some("late_original");
+        ev.value = Some((ts - prior.last_ts) as f64 * 1e-9);
+        x.ev.push(ev);
+        if let Some(r) = self.recent.claim_latest_at(s) {
+            self.c.unnecessary += 1;
+            let mut ev = Event::on_bytes(EventKind::SpuriousRetransmission, ts, x.dir, r.start, r.end);
+            ev.class = Some(SpuriousMethod::Receiver.as_str());
+            ev.cause = Some(r.class.as_str());
+            x.ev.push(ev);
+        }
+    }
+
+    /// A segment without payload, SYN, FIN or RST from this direction's sender, at relative
+    /// sequence number `seq`. Linux probes a zero window with such a segment one byte below
+    /// snd_una (tcp_xmit_probe_skb: "use a previous sequence" so the receiver must answer);
+    /// the sender's snd_una is at most the cumulative ACK seen here, so a probe lies below
+    /// it. Counted while the window is zero, or was and no new data came since (a probe
+    /// may cross the window update). Below the ACK with an open window it is a keepalive.
+    #[inline]
+    pub fn on_empty(&mut self, x: &mut Ctx, seq: i64, ts: Nanos) {
+        if self.ack_seen && seq < self.una && self.win.probing() {
+            self.rx.closed_since = true;
+            self.window_probe(x, seq, seq, ts, "empty");
+        }
+    }
+
+    fn window_probe(&mut self, x: &mut Ctx, s: i64, e: i64, ts: Nanos, class: &'static str) {
+        self.c.zero_window_probes += 1;
+        let mut ev = Event::on_bytes(EventKind::WindowProbe, ts, x.dir, s, e);
+        ev.class = Some(class);
+        x.ev.push(ev);
+    }
+
+    /// Receiver side: decide the pending DupACK candidates (M15) when data beyond their ACK
+    /// number arrives. They were DupACKs if that data was sent before they reached the
+    /// sender, which the phone knows only when it is a re-send (its original went out
+    /// before). How soon new data arrives proves nothing: it was sent before the ACK arrived
+    /// iff it arrived sooner than that ACK's way up plus its own way down, and one ACK may be
+    /// fast (live runs: an ACK 5 us up against 36-46 us for its neighbours, the next data
+    /// 31 us after it; a lost ACK, the data 26 us after it, sent after the ACK sent just
+    /// before it arrived). The rule of half an SRTT counted both (issue 30 item 1).
+    fn settle_pending_dupacks(&mut self, x: &Ctx, resent: bool) {
+        let (n, t0) = self.rx.take_pending_dupacks();
+        if n == 0 {
+            return;
+        }
+        if resent {
+            self.c.dupacks += n as u64;
+            self.dupacks_since_advance += n;
+            self.bins.at(x.first_ts, t0).dupacks += n;
+        } else {
+            // whether the sender had sent beyond the ACK number when the ACK reached it
+            // depends on one-way delays and on data lost on the way, which the phone never
+            // sees: undecided (the count above is the lower bound)
+            self.c.dupacks_undecided += n as u64;
+        }
+    }
+
+    /// Keep the highest TSval / IP ID of in-order data and whether IP IDs count up.
+    fn note_order(&mut self, tsval: Option<u32>, ip_id: Option<u16>) {
+        if let Some(v) = tsval {
+            if self.max_tsval.is_none_or(|m| seq_lt(m, v) || m == v) {
+                self.max_tsval = Some(v);
+            }
+        }
+        if let Some(id) = ip_id {
+            if let Some(m) = self.max_ip_id {
+                let d = id.wrapping_sub(m) as i16;
+                if d > 0 && d < 64 {
+                    self.ipid_inc += 1;
+                } else {
+                    self.ipid_other += 1;
+                }
+                if d > 0 {
+                    self.max_ip_id = Some(id);
+                }
+            } else {
+                self.max_ip_id = Some(id);
+            }
+        }
+    }
+
+    /// Whether a copy carrying (`tsval`, `ip_id`) was sent before one carrying (`ref_tsval`,
+    /// `ref_ip_id`): a strictly older TSval, else (equal or missing TSvals) an older IP ID from
+    /// a sender whose IDs count up. `None` when neither tells.
+    fn sent_before(
+        &self,
+        tsval: Option<u32>,
+        ip_id: Option<u16>,
+        ref_tsval: Option<u32>,
+        ref_ip_id: Option<u16>,
+    ) -> Option<bool> {
+        if let (Some(v), Some(m)) = (tsval, ref_tsval) {
+            if v != m {
+                return Some(seq_lt(v, m));
+            }
+        }
+        match (ip_id, ref_ip_id) {
+            (Some(id), Some(m)) if self.ipid_monotone() => Some((id.wrapping_sub(m) as i16) < 0),
+            _ => None,
+        }
+    }
+
+    /// Receiver side: bytes arriving again after a re-send of them already arrived are the
+    /// original, overtaken on the path, when they were sent before that re-send (a re-send
+    /// always gets the newest TSval and IP ID). Seen on sub-millisecond paths where RACK
+    /// re-sends before a delayed original arrives; counting it as a repeat double-counted
+    /// retransmissions.
+    fn is_late_original(&self, s: i64, tsval: Option<u32>, ip_id: Option<u16>) -> bool {
+        self.recent
+            .latest_at(s)
+            .and_then(|r| self.sent_before(tsval, ip_id, r.tsval, r.ip_id))
+            .unwrap_or(false)
+    }
+
+    /// Receiver side: a hole fill [.., e) sent after some copy of data beyond it (newer TSval,
+    /// or a later IP ID on a sender whose IDs count up) cannot be the original: the sender
+    /// sends new data in sequence order, so the original went out before every copy of later
+    /// bytes. It is a re-send, even when data sent after it overtook it (issue 30: a re-send
+    /// with IP ID 22383 arrived after new data with ID 22385, and was read as reordering
+    /// though data beyond it carried ID 22378).
+    fn sent_after_later_data(&self, e: i64, tsval: Option<u32>, ip_id: Option<u16>) -> bool {
+        let mono = self.ipid_monotone();
+        self.store.any_copy_beyond(e, |r| {
+            if let Some(v) = tsval {
+                if r.tsval_last != v {
+                    return seq_lt(r.tsval_last, v);
+                }
+            }
+            match (ip_id, r.ip_id) {
+                (Some(id), Some(m)) if mono => (id.wrapping_sub(m) as i16) > 0,
+                _ => false,
+            }
+        })
+    }
+
+    /// A hole fill is reordering (sent before data that overtook it), not a retransmission,
+    /// when its TSval is older than the newest in-order data, or (no timestamps) its IP ID is
+    /// older on a sender whose IDs count up, or (neither) it came less than half the path's
+    /// minimum RTT after the hole appeared — a retransmission needs at least one RTT.
+    fn is_reordering(
+        &self,
+        x: &Ctx,
+        ts: Nanos,
+        tsval: Option<u32>,
+        ip_id: Option<u16>,
+        prior: &Prior,
+    ) -> bool {
+        if let Some(older) = self.sent_before(tsval, ip_id, self.max_tsval, self.max_ip_id) {
+            return older;
+        }
+        // At the receiver every real loss makes it send a DupACK/SACK as soon as the data
+        // after the hole arrives (RFC 5681 §4.2), and the sender needs that signal (or a
+        // timer of at least an RTT) to re-send: a fill before any such ACK was only late.
+        if x.vantage == DataVantage::Receiver {
+            if let Some(h) = prior.hole_seen_ts {
+                return self.last_dupack_ts.is_none_or(|d| d < h);
+            }
+        }
+        match (x.rtt.est.min, prior.hole_seen_ts) {
+            (Some(min), Some(h)) => ts - h < min / 2,
+            _ => false,
+        }
+    }
+
+    /// A retransmission (M8 counts): classified by the rules of the vantage, remembered for
+    /// the spurious tests, and at the receiver a repeat of bytes it had is unnecessary.
+    #[allow(clippy::too_many_arguments)]
+    fn retransmission(
+        &mut self,
+        x: &mut Ctx,
+        s: i64,
+        e: i64,
+        ts: Nanos,
+        tsval: Option<u32>,
+        ip_id: Option<u16>,
+        kind: Overlap,
+        prior: &Prior,
+    ) {
+        // a timeout recovery the receiver already saw needed (its first re-send filled a hole)
+        let genuine_recovery = self.rx.rto_point.is_some() && !self.rx.in_spurious();
+        let class = match x.vantage {
+            DataVantage::Sender => self.sender_class(x, s, e, ts, tsval, prior),
+            DataVantage::Receiver => {
+                let (edge, recent) = (self.edge(), self.recent_dupack(x, s, ts));
+                self.rx.class(x, edge, recent, s, e, ts - prior.last_ts, kind == Overlap::Repeat)
+            }
+            DataVantage::Unknown => RetransClass::Unclassified,
+        };
+        self.count_retransmission(x, class, s, e, ts);
+        let episode = if class == RetransClass::Rto { self.tx.rto_ep.map(|r| r.id) } else { None };
+        self.recent.push(RecentRetx { start: s, end: e, ts, class, episode, attributed: false, tsval, ip_id });
+        let mut ev = Event::on_bytes(EventKind::Retransmission, ts, x.dir, s, e);
+        ev.class = Some(class.as_str());
+        // time since these bytes were last seen (tcptrace "retr time")
+        ev.value = Some((ts - prior.last_ts) as f64 * 1e-9);
+        if kind == Overlap::Repeat {
+            ev.cause = Some("duplicate");
+        } else if kind == Overlap::Fill {
+            ev.cause = Some("hole_fill");
+        }
+        x.ev.push(ev);
+        if x.vantage == DataVantage::Receiver && kind == Overlap::Repeat {
+            self.c.unnecessary += 1;
+            self.rx.unnecessary_repeat(x, class, genuine_recovery, s, e, ts);
+        }
+    }
+
+    #[inline]
+    fn count_retransmission(&mut self, x: &Ctx, class: RetransClass, s: i64, e: i64, ts: Nanos) {
+        self.c.retransmissions += 1;
+        self.c.retransmitted_bytes += (e - s) as u64;
+        match class {
+            RetransClass::Fast => self.c.fast += 1,
+            RetransClass::SackRefill => self.c.sack_refill += 1,
+            RetransClass::Rto => self.c.rto += 1,
+            RetransClass::Tlp => self.c.tlp += 1,
+            RetransClass::Unclassified => self.c.unclassified += 1,
+        }
+        self.last_retx_ts = ts;
+        self.bins.at(x.first_ts, ts).retransmissions += 1;
+    }
+
+    /// Receiver vantage: the phone sent a DupACK (or a SACK) shortly before. The sender
+    /// answers one within about one RTT, plus a RACK reorder window or probe timer; both are
+    /// clocked in ticks, so allow one timer tick beyond 2 RTTs.
+    #[inline]
+    fn recent_dupack(&self, x: &Ctx, s: i64, ts: Nanos) -> bool {
+        let window = x.rtt.est.rto().map(|r| (2 * x.rtt.est.srtt.unwrap_or(0)).max(r) + TIMER_TICK);
+        match (self.last_dupack_ts, window) {
+            (Some(t), Some(w)) => ts - t <= w,
+            (Some(_), None) => {
+                self.dupacks_since_advance > 0 || (self.sack_high > s && self.sack_high > self.una)
+            }
+            _ => false,
+        }
+    }
+
+    /// An ACK from the peer. `pure`: no payload, no SYN/FIN/RST. `sack`: relative SACK blocks.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn on_ack(
+        &mut self,
+        x: &mut Ctx,
+        a: i64,
+        ts: Nanos,
+        window: u16,
+        shift: Option<u8>,
+        pure: bool,
+        sack: &[(i64, i64)],
+        tsecr: Option<u32>,
+    ) {
+        if let Some(w) = self.win.on_window(window, shift, ts, x.dir, x.ev) {
+            self.bins.awnd(x.first_ts, ts, w);
+        }
+        if window == 0 {
+            self.rx.closed_since = true;
+        }
+        if !self.ack_seen {
+            self.first_ack(a, ts, window);
+            return;
+        }
+        if pure {
+            self.c.pure_acks += 1;
+        }
+        self.tx.note_ack_after_timeout();
+        self.note_sack(sack, a, ts);
+        if let Some((l, r)) = dsack(sack, a) {
+            self.c.dsack_blocks += 1;
+            self.on_dsack(x, l, r, ts, tsecr);
+        }
+        if a > self.una {
+            self.advance(x, a, ts, tsecr);
+        } else if a == self.una && pure && window == self.last_ack_window {
+            self.duplicate_ack(x, a, ts);
+        }
+        self.last_ack_ts = ts;
+        self.last_ack_window = window;
+        if x.vantage == DataVantage::Sender {
+            self.sample_in_flight(x, ts);
+        }
+    }
+
+    #[inline]
+    fn first_ack(&mut self, a: i64, ts: Nanos, window: u16) {
+        self.ack_seen = true;
+        self.una = a;
+        self.last_ack_ts = ts;
+        self.last_advance_ts = ts;
+        self.last_ack_window = window;
+        if self.started {
+            self.store.prune_below(a);
+        }
+    }
+
+    /// A SACK block above the cumulative ACK is a loss signal like a DupACK.
+    #[inline]
+    fn note_sack(&mut self, sack: &[(i64, i64)], a: i64, ts: Nanos) {
+        for &(l, r) in sack.iter() {
+            if l >= a {
+                self.last_dupack_ts = Some(ts);
+                if r > self.sack_high {
+                    self.sack_high = r;
+                }
+            }
+        }
+    }
+
+    /// The cumulative ACK advanced to `a`: acked bytes (goodput, M15's congestion-avoidance
+    /// denominators), Karn RTT (M7), the end of a timeout sequence (M10) and of recoveries.
+    #[inline]
+    fn advance(&mut self, x: &mut Ctx, a: i64, ts: Nanos, tsecr: Option<u32>) {
+        let adv = a - self.una;
+        self.advances[self.adv_next] = (a, ts);
+        self.adv_next = (self.adv_next + 1) % self.advances.len();
+        self.c.acked_bytes += adv as u64;
+        if self.tx.open_state() {
+            self.c.advancing_acks_ca += 1;
+            self.c.acked_bytes_ca += adv as u64;
+        }
+        self.bins.at(x.first_ts, ts).goodput += adv as u64;
+        if x.vantage != DataVantage::Receiver {
+            self.karn_sample(x, a, ts);
+        }
+        self.end_timeout_at(x, a, ts, tsecr);
+        self.una = a;
+        if a > self.nxt {
+            self.nxt = a; // the capture missed data the peer has (capture loss)
+        }
+        self.store.prune_below(a);
+        if self.nxt > a && x.vantage == DataVantage::Receiver {
+            self.rx.trigger(a, ts); // a partial ACK
+        }
+        self.dupacks_since_advance = 0;
+        self.last_advance_ts = ts;
+        self.tx.on_advance(a);
+    }
+
+    /// The same ACK number and window again, no payload: a DupACK (M15) when data beyond it
+    /// was seen; at the receiver with nothing seen beyond it, a candidate decided by the next
+    /// data (`settle_pending_dupacks`).
+    #[inline]
+    fn duplicate_ack(&mut self, x: &mut Ctx, a: i64, ts: Nanos) {
+        if self.nxt > a {
+            self.c.dupacks += 1;
+            self.dupacks_since_advance += 1;
+            if x.vantage == DataVantage::Receiver {
+                // any DupACK may be the one that makes the sender re-send: ACKs before it
+                // may be lost, and Linux raises the threshold after reordering
+                self.rx.trigger(a, ts);
+            }
+            self.last_dupack_ts = Some(ts);
+            self.bins.at(x.first_ts, ts).dupacks += 1;
+        } else if x.vantage == DataVantage::Receiver && !self.win.probing() {
+            self.rx.trigger(a, ts); // a DupACK if the sender had data outstanding
+            // the phone saw nothing beyond its ACK (answering a repeat): whether the sender
+            // had data outstanding shows with the next data (not for the answers to window
+            // probes: a Linux sender probes only with nothing in flight)
+            self.rx.hold_dupack(ts);
+        }
+    }
+
+    /// Bytes in flight at each ACK (M17), sender vantage.
+    #[inline]
+    fn sample_in_flight(&mut self, x: &Ctx, ts: Nanos) {
+        if let Some(b) = self.in_flight() {
+            self.c.bif_max = self.c.bif_max.max(b);
+            self.c.bif_sum += b as f64;
+            self.c.bif_n += 1;
+            self.bins.bif(x.first_ts, ts, b);
+        }
+    }
+
+    /// End of the connection: close what is still open.
+    pub fn finish(&mut self, x: &mut Ctx, end: Nanos) {
+        self.rx.close_spurious(x, &mut self.c);
+        self.finish_timeout(x, end);
+        self.win.finish(x.dir, x.ev);
+    }
+}
