@@ -21,7 +21,8 @@ def _key(p: pcapio.TcpPacket):
 NOT_ONLY_TCP = {"quic.pcap", "apps_loopback.pcap",
                 # a lab bundle's captures (no "tcp" filter): IPv6 neighbour and multicast records too
                 "cubic_sack_frto.client.pcap.gz", "cubic_sack_frto.server.pcap.gz",
-                "stall_paced_resend.server.pcap.gz", "stall_paced_recovery.server.pcap.gz"}
+                "stall_paced_resend.server.pcap.gz", "stall_paced_recovery.server.pcap.gz",
+                "cubic_backoff_plain.server.pcap.gz", "cubic_backoff_dsack.server.pcap.gz"}
 
 
 def _tcpdump_count(path, bpf: str | None = None) -> int:
