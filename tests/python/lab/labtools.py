@@ -139,3 +139,31 @@ def two_path_outage_config(d: Path, *, outage_start_s: float, outage_s: float, t
     assert text.count("p1_outage.json") == 2, text
     cfg.write_text(text)
     return cfg
+
+
+def send_buffer_stall(tcpinfo, t0: float, start: float, *, stalled: int = 0, holder: int = 1,
+                      min_limited_s: float = 0.3, min_held_bytes: int = 256_000) -> int | None:
+    """The first whole second t >= ``start`` (on the clock of ``t0``, epoch seconds) in which
+    the server's TCP_INFO shows MPTCP subflow ``stalled`` send-buffer limited (its
+    ``sndbuf_limited_s`` grew in t and by at least ``min_limited_s`` over [t, t + 3)) while subflow
+    ``holder`` had at least ``min_held_bytes`` queued and not sent; None if no such second.
+
+    ``tcpinfo`` is the bundle's tcpinfo.parquet as a polars frame (rows of every flow; the
+    MPTCP flow's rows carry the subflow index)."""
+    import polars as pl
+
+    rows = tcpinfo.filter(pl.col("flow_id").str.contains("mptcp")).with_columns(
+        ((pl.col("ts") - t0).floor().cast(pl.Int64)).alias("sec"))
+    per = rows.group_by("subflow", "sec").agg(pl.col("sndbuf_limited_s").max(), pl.col("notsent_bytes").max())
+    limited = {r["sec"]: r["sndbuf_limited_s"] for r in per.filter(pl.col("subflow") == stalled).iter_rows(named=True)}
+    held = {r["sec"]: r["notsent_bytes"] for r in per.filter(pl.col("subflow") == holder).iter_rows(named=True)}
+    secs = sorted(limited)
+    # the counter is cumulative: the growth up to second t is max(t) - max(previous sampled second)
+    grew = {t: limited[t] - limited[p] for p, t in zip(secs, secs[1:])}
+    for t in sorted(grew):
+        # the stall starts in a second of its own growth, not in the quiet seconds before it
+        if t < start or held.get(t, 0) < min_held_bytes or grew[t] < min_limited_s / 3:
+            continue
+        if sum(grew.get(t + k, 0.0) for k in range(3)) >= min_limited_s:
+            return t
+    return None

@@ -30,7 +30,7 @@ from hsrtcp.mptcp import instance_metrics
 from hsrtcp.mptcp.degradation import DegradationRule, first_fall
 from hsrtcp.testing import pcapio
 
-from labtools import two_path_config, two_path_outage_config
+from labtools import send_buffer_stall, two_path_config, two_path_outage_config
 
 pytestmark = pytest.mark.netns
 
@@ -155,12 +155,31 @@ def test_outage_on_one_carrier_falls_there_at_the_outage_and_not_on_the_other(ou
     # subflow on carrier 2 are the kernel's race with the single-path flow there (a CI run:
     # one at 18 s, 3 s into the outage, with carrier 2's single path > 1 Mbit/s throughout)
     assert fall2 is None or not (OUTAGE_START - 1 <= fall2 <= OUTAGE_START + 1), fall2
-    # A25 (iii) compares with single-path TCP on the same carrier, which lost the same 18 s:
-    # the upstream kernel's subflow came back with it, so this is no subflow degradation.
-    assert paths[1]["degraded"] is False and paths[2]["degraded"] is False
+    assert paths[2]["degraded"] is False
     back = next(t for t in range(OUTAGE_START + OUTAGE_S - 2, len(sub1)) if sub1[t] > 1e6)
     back_sp = next(t for t in range(OUTAGE_START + OUTAGE_S - 2, len(sp1)) if sp1[t] > 1e6)
     assert abs(back - (OUTAGE_START + OUTAGE_S)) <= 3 and abs(back - back_sp) <= 2
+    # A25 (iii) compares with single-path TCP on the same carrier, which lost the same 18 s:
+    # the kernel's subflow came back with it, so the outage is no subflow degradation. The
+    # kernel can starve that subflow a few seconds later, though (a loop run, 1 in 14: path 1
+    # at 0.3-1.0 Mbit/s from 39 s to the end, its single-path flow at 18 Mbit/s). In the
+    # outage the scheduler queued everything on path 2's subflow (3-3.5 MB not sent: its send
+    # buffer), which drains at that subflow's rate (1.4-3.8 Mbit/s in our runs: its race with
+    # the single-path flow on path 2); the data ACK waits for it, and once path 1's subflow
+    # is a connection send buffer ahead, it has nothing to send (TCP_INFO: sndbuf-limited).
+    # No namespace knob removes it: subflows ignore tcp_notsent_lowat (at 128 KB, 3.0 MB
+    # still queued on path 2, path 1 stalled 2 s at 39 s), and tcp_wmem sizes that queue and
+    # the connection's buffer alike (a 16-MB maximum: 2.9 MB queued, 4 s stalled at 42 s;
+    # both runs unflagged, their stalls shorter). The starvation is a real degradation that A25 can only
+    # date at the outage (the tail after it is shorter than min_after_s), so a flag on path 1
+    # is taken only with the server kernel's witness of it, and only if the subflow kept up
+    # with the single-path flow from the outage until the stall.
+    if paths[1]["degraded"]:
+        t0 = frames["instances"]["t0"][0]
+        stall = send_buffer_stall(pl.read_parquet(outage / "tcpinfo.parquet"), t0, back)
+        assert stall is not None, ("path 1 degraded without a send-buffer stall after its return", paths[1])
+        kept_up = sum(sub1[OUTAGE_START:stall]) / sum(sp1[OUTAGE_START:stall])
+        assert kept_up > DegradationRule().after, (stall, kept_up, paths[1])
 
 
 def test_one_connection_across_the_phones_interface_captures_and_the_server(outage):
