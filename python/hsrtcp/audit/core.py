@@ -87,7 +87,7 @@ def audit_run(run: Run) -> tuple[list[dict], list[dict], list[str]]:
         rtt = _rtt(rows)
         base = {"run": run.name, "connection": key} | cond | {"rtt_ms": rtt}
         verdicts += _judge(ce, ev, base)
-        conns.append(base | _counts(run, ce, rows, events, packets))
+        conns.append(base | _counts(run, ce, rows, events, packets) | _rtt_above_min(rows))
     return verdicts, conns, errors
 
 
@@ -130,6 +130,17 @@ def _rtt(rows: dict) -> float | None:
         if r and r.get("rtt_min") is not None:
             return round(r["rtt_min"] * 1000, 3)
     return None
+
+
+def _rtt_above_min(rows: dict) -> dict:
+    """The analyzer's stand-in for the standing queue, rtt_median - rtt_min (ms), of each row:
+    what caveats.csv bands a flow by, checked against the truth's queue (accuracy.md)."""
+    out = {}
+    for v, name in (("server", "server"), ("client", "phone"), ("matched", "matched")):
+        r = rows.get(v)
+        lo, med = (r.get("rtt_min"), r.get("rtt_median")) if r else (None, None)
+        out[f"rtt_above_min_ms_{name}"] = None if lo is None or med is None else round(1000 * (med - lo), 3)
+    return out
 
 
 def _assign(ce: ConnectionEpisodes, events: list[_Event]) -> tuple[dict[int, _Event], list[_Event]]:

@@ -23,6 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from hsrtcp.audit import tables
+from hsrtcp.audit.conditions import band
 from hsrtcp.errors import ExitCode, InputError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -126,10 +127,37 @@ def conditions(conn: pl.DataFrame) -> str:
     return out
 
 
+def standin(conn: pl.DataFrame) -> str:
+    """Per connection: the truth's standing queue against the analyzer's stand-in for it,
+    rtt_median - rtt_min of each row (what caveats.csv bands a flow by), band by band."""
+    from hsrtcp.caveats import QUEUE_BANDS
+
+    f = lambda x: "–" if x is None else f"{x:.1f}"  # noqa: E731
+    rows = conn.sort("run", "connection")
+    out = ("| run | truth: queue, median (ms) | RTT above min (ms): server row | phone row | matched row |\n"
+           "|---|---|---|---|---|\n")
+    same = {v: [0, 0] for v in ("server", "phone", "matched")}
+    for r in rows.iter_rows(named=True):
+        tb = band(r["truth_queue_ms"], QUEUE_BANDS)
+        cells = []
+        for v in same:
+            ms = r[f"rtt_above_min_ms_{v}"]
+            b = band(ms, QUEUE_BANDS)
+            if ms is None or tb is None:
+                cells.append(f(ms))
+                continue
+            same[v][1] += 1
+            same[v][0] += b == tb
+            cells.append(f"{f(ms)} ({b})" if b == tb else f"{f(ms)} (**{b}**)")
+        out += f"| {r['run']} | {f(r['truth_queue_ms'])} ({tb or 'n/a'}) | " + " | ".join(cells) + " |\n"
+    out += "| in the truth's band | | " + " | ".join(f"{a} of {n}" for a, n in same.values()) + " |\n"
+    return out
+
+
 CONDITION_COLUMNS = ("truth_base_rtt_ms", "truth_queue_ms", "outages", "dropped_outages", "base_rtt_band",
                      "queue_band", "outage_band")
 # the summaries pooled by the ``pooled.*`` regions: every audited run, one condition at a time
-POOLED = ("campaign", "v2", "dropped", "fixtures")
+POOLED = ("campaign", "v2", "dropped", "long", "fixtures")
 
 TABLES = {
     "all": lambda d: matrix(_conf(d), "all"),
@@ -137,6 +165,7 @@ TABLES = {
     "queue": lambda d: matrix(_conf(d), "queue_band"),
     "outage": lambda d: matrix(_conf(d), "outage_band"),
     "conditions": lambda d: conditions(_read(d / "connections.csv")),
+    "standin": lambda d: standin(_read(d / "connections.csv")),
     "sack": lambda d: matrix(_conf(d), "sack"),
     "timestamps": lambda d: matrix(_conf(d), "timestamps"),
     "scenario": lambda d: matrix(_conf(d), "scenario"),
@@ -205,7 +234,7 @@ def regenerate(text: str, root: Path | None = None) -> str:
 
 CAVEATS = "python/hsrtcp/caveats.csv"
 SUMMARIES = ("campaign", "fixtures")
-PATH_SUMMARIES = ("campaign", "fixtures", "v2", "dropped")  # every summary with condition columns
+PATH_SUMMARIES = ("campaign", "fixtures", "v2", "dropped", "long")  # every summary with condition columns
 _FLAGS = ("true", "false")
 
 

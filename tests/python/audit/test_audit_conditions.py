@@ -88,3 +88,34 @@ def test_pooled_region_rows_are_the_summaries_rows():
         counts = row.split(" | ")[2:7]
         prow = next(x for x in pooled.splitlines() if x.startswith(f"| M10 timeout | server | {band} |"))
         assert prow.split(" | ")[3:8] == counts
+
+
+def test_rtt_above_min_stands_in_for_the_planted_queue(tmp_path):
+    """connections.csv carries the analyzer's rtt_median - rtt_min per row, the stand-in by
+    which caveats.csv bands a flow: on the planted pairs (above) the server's RTT samples are
+    40 ms for the first segment and 40 + 50 ms for the others, so 50 ms above the minimum in
+    "queued" and 0 in "plain", the truth's queue in both; the phone row has no RTT sample."""
+    a = audit([five_timeouts(tmp_path, name="queued", queue_s=0.05),
+               five_timeouts(tmp_path, name="plain", sack=False, ts=False)])
+    c = {r["run"]: r for r in a.connections.iter_rows(named=True)}
+    for run, queue in (("queued", 50.0), ("plain", 0.0)):
+        assert round(c[run]["rtt_above_min_ms_server"], 1) == round(c[run]["truth_queue_ms"], 1) == queue
+        assert round(c[run]["rtt_above_min_ms_matched"], 1) == queue
+        assert c[run]["rtt_above_min_ms_phone"] is None
+
+
+def test_standin_table_marks_a_band_the_truth_does_not_share():
+    """docs/accuracy.md's stand-in table, from planted connection rows: the band of each row's
+    rtt_median - rtt_min beside the truth's, a differing one in bold, and the count per row."""
+    from hsrtcp.audit.docs import standin
+
+    conn = pl.DataFrame({"run": ["a", "b", "c"], "connection": ["x", "x", "x"],
+                         "truth_queue_ms": [150.0, 40.0, None],
+                         "rtt_above_min_ms_server": [160.0, 120.0, 3.0],
+                         "rtt_above_min_ms_phone": [99.0, None, 3.0],
+                         "rtt_above_min_ms_matched": [155.0, 35.0, 3.0]})
+    lines = standin(conn).splitlines()
+    assert lines[2] == "| a | 150.0 (>=100 ms) | 160.0 (>=100 ms) | 99.0 (**30-100 ms**) | 155.0 (>=100 ms) |"
+    assert lines[3] == "| b | 40.0 (30-100 ms) | 120.0 (**>=100 ms**) | – | 35.0 (30-100 ms) |"
+    assert lines[4] == "| c | – (n/a) | 3.0 | 3.0 | 3.0 |"
+    assert lines[5] == "| in the truth's band | | 1 of 2 | 0 of 1 | 2 of 2 |"

@@ -23,7 +23,7 @@ def test_every_region_equals_its_regeneration():
 
 
 def test_confusion_csv_is_the_recount_of_verdicts():
-    for summary in ("fixtures", "campaign"):
+    for summary in ("fixtures", "campaign", "v2", "dropped", "long"):
         d = ROOT / "docs" / "audit" / summary
         got = tables(pl.read_csv(d / "verdicts.csv", infer_schema_length=None))
         want = pl.read_csv(d / "confusion.csv", infer_schema_length=None)
@@ -71,3 +71,20 @@ def test_radio_summary_regions_recount_the_radio_verdicts():
     m24 = v.filter(pl.col("detector") == "M24 suspension")
     tp, fn = (m24["outcome"] == "TP").sum(), (m24["outcome"] == "FN").sum()
     assert f"| M24 suspension | phone | {tp} | 0 | {fn} | 0 |" in text
+
+
+def test_long_campaign_regions_regenerate_from_its_summaries():
+    """docs/audit/long (campaigns/audit-long.toml): its regions are in the page and equal what
+    its committed summaries give; the pooled tables count it at >=100 ms base RTT and queue,
+    which no other summary reaches, so those rows are its own 'all' rows."""
+    text = (ROOT / docs.DOC).read_text(encoding="utf-8")
+    names = {m["name"] for m in docs.REGION.finditer(text)}
+    assert {"long.all", "long.counts", "long.conditions", "long.standin", "long.radio"} <= names
+    assert "long" in docs.POOLED and "long" in docs.PATH_SUMMARIES
+    own = {x.split(" | ")[0]: x.split(" | ")[2:8] for x in docs.render("long.all").splitlines()
+           if x.startswith("| M")}
+    for table in ("base_rtt", "queue"):
+        pooled = [x for x in docs.render(f"pooled.{table}").splitlines() if " | >=100 ms | " in x]
+        assert len(pooled) == len(own)
+        for row in pooled:
+            assert row.split(" | ")[3:9] == own[row.split(" | ")[0]]

@@ -128,13 +128,16 @@ def test_caveats_fold_to_one_line_per_flow_row_and_condition():
 def _planted_root(tmp_path):
     """Four summaries with verdicts constructed per band (M12 receiver, phone):
     40 hits at <10 ms / <5 ms; 1 hit and 3 misses at 10-100 ms / 5-30 ms (v2); 2 misses at
-    10-100 ms / 30-100 ms (dropped); the fixtures judge only M10."""
+    10-100 ms / 30-100 ms (dropped); 2 hits and 1 false alarm at 100-300 ms / >=100 ms (long);
+    the fixtures judge only M10."""
     head = "detector,vantage,sack,timestamps,truth,outcome,applicable,rtt_band,queue_band\n"
     rows = {"campaign": ["M12 receiver,phone,true,true,true,TP,true,<10 ms,<5 ms"] * 40,
             "fixtures": ["M10 timeout,server,true,true,true,TP,true,<10 ms,<5 ms"],
             "v2": ["M12 receiver,phone,true,true,true,TP,true,10-100 ms,5-30 ms"]
             + ["M12 receiver,phone,true,true,true,FN,true,10-100 ms,5-30 ms"] * 3,
-            "dropped": ["M12 receiver,phone,true,true,true,FN,true,10-100 ms,30-100 ms"] * 2}
+            "dropped": ["M12 receiver,phone,true,true,true,FN,true,10-100 ms,30-100 ms"] * 2,
+            "long": ["M12 receiver,phone,true,true,true,TP,true,100-300 ms,>=100 ms"] * 2
+            + ["M12 receiver,phone,false,true,true,FP,true,100-300 ms,>=100 ms"]}
     for s, lines in rows.items():
         d = tmp_path / "docs" / "audit" / s
         d.mkdir(parents=True)
@@ -152,12 +155,12 @@ def test_planted_summaries_give_the_verdict_per_path_band(tmp_path):
     assert got == {
         ("min RTT", "<10 ms"): ("good", "pooled 40 TP 0 FP 0 FN 0 TN"),  # Wilson lower bound 0.912
         ("min RTT", "10-100 ms"): ("poor", "pooled 1 TP 0 FP 5 FN 0 TN"),  # v2 and dropped pooled
-        ("min RTT", "100-300 ms"): ("no cases", "no audited case"),
+        ("min RTT", "100-300 ms"): ("few cases", "pooled 2 TP 1 FP 0 FN 0 TN"),  # long only
         ("min RTT", ">=300 ms"): ("no cases", "no audited case"),
         ("RTT above min", "<5 ms"): ("good", "pooled 40 TP 0 FP 0 FN 0 TN"),
         ("RTT above min", "5-30 ms"): ("poor", "pooled 1 TP 0 FP 3 FN 0 TN"),
         ("RTT above min", "30-100 ms"): ("few cases", "pooled 0 TP 0 FP 2 FN 0 TN"),
-        ("RTT above min", ">=100 ms"): ("no cases", "no audited case")}
+        ("RTT above min", ">=100 ms"): ("few cases", "pooled 2 TP 1 FP 0 FN 0 TN")}
     # the flags rows still come from the campaign and fixtures only: SACK and timestamps on, good
     flags = {(r["sack"], r["timestamps"]): r["verdict"] for r in table
              if r["detector"] == "M12 receiver" and r["path_condition"] == caveats.ANY}
@@ -171,7 +174,9 @@ def test_planted_summaries_give_the_verdict_per_path_band(tmp_path):
     # in the well-audited bands nothing is said; in an unaudited one, that it never was
     assert caveats.lines([dict(flow, rtt_min=0.005, rtt_median=0.006)], table) == []
     assert caveats.lines([dict(flow, rtt_min=0.150, rtt_median=0.151)], table)[:-1] == [
-        "caveat: f1c (receiver vantage, min RTT 100-300 ms): M12 receiver never audited"]
+        "caveat: f1c (receiver vantage, min RTT 100-300 ms): M12 receiver audited on few cases"]
+    assert caveats.lines([dict(flow, rtt_min=0.350, rtt_median=0.351)], table)[:-1] == [
+        "caveat: f1c (receiver vantage, min RTT >=300 ms): M12 receiver never audited"]
     # no RTT sample: no band, only the flags' verdict (good here)
     assert caveats.lines([dict(flow, rtt_min=None, rtt_median=None)], table) == []
 
