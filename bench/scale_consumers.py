@@ -120,12 +120,19 @@ else:
     # one pass: checks, radio.parquet, handoffs, coverage, the flows' samples
     lg = step("scan", lambda: scan_radio(sys.argv[1], "lab", first_ts=a.tolist(), last_ts=flows["last_ts"].to_list(),
                                          parquet=sys.argv[2]))
-    ctx = step("context", lambda: flow_context(flows, None, lg.derived, {None: lg.windows}))
     import pyarrow.parquet as pq
-    pf = pq.ParquetFile(sys.argv[2])  # the radio rows' hash a row group at a time (a sum: the same)
-    hashes["radio"] = sum(int(pl.from_arrow(pf.read_row_group(k)).hash_rows().sum())
-                          for k in range(pf.num_row_groups)) % 2**64 % 10**12
-    for k, t in (("handoffs", lg.derived), ("context", ctx), ("coverage", lg.coverage)):
+    def rowgroups(*files):  # a table's hash a row group at a time (a sum: the same as whole)
+        return sum(int(pl.from_arrow(pf.read_row_group(k)).hash_rows().sum())
+                   for pf in map(pq.ParquetFile, files) for k in range(pf.num_row_groups)) % 2**64 % 10**12
+    hashes["radio"] = rowgroups(sys.argv[2])
+    if getattr(lg, "handoff_files", None) is not None:  # handoffs spilled to files (s13)
+        ctx = step("context", lambda: flow_context(flows, None, None, {None: lg.windows}, {None: lg.handoff_arrays}))
+        hashes["handoffs"] = rowgroups(*lg.handoff_files)
+        lg.discard()
+    else:
+        ctx = step("context", lambda: flow_context(flows, None, lg.derived, {None: lg.windows}))
+        hashes["handoffs"] = int(lg.derived.hash_rows().sum()) % 10**12
+    for k, t in (("context", ctx), ("coverage", lg.coverage)):
         hashes[k] = int(t.hash_rows().sum()) % 10**12
 print(json.dumps({"steps": steps, "hash": hashes}, separators=(",", ":")))
 """

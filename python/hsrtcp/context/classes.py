@@ -218,7 +218,7 @@ def _of_run(handoffs: pl.DataFrame, rid) -> pl.DataFrame:
 
 
 def flow_context(flows: pl.DataFrame, radio: pl.DataFrame | None, handoffs: pl.DataFrame | None,
-                 windows: dict | None = None) -> pl.DataFrame:
+                 windows: dict | None = None, handoff_arrays: dict | None = None) -> pl.DataFrame:
     """One context row per ``flows`` row (columns :data:`CONTEXT_SCHEMA`, docs/formats/context.md).
 
     ``flows`` needs ``flow_id``, ``first_ts``, ``last_ts``, ``run_id``, ``carrier`` and
@@ -226,7 +226,9 @@ def flow_context(flows: pl.DataFrame, radio: pl.DataFrame | None, handoffs: pl.D
     'several carriers in the log', or null). ``radio``/``handoffs`` carry a ``run_id``
     column: a flow is judged against its own run's log only. ``windows``: run_id ->
     :class:`hsrtcp.context.stream.FlowWindows` of the runs read block by block (their rows
-    are not in ``radio``), built over the flows of that run in ``flows``' order."""
+    are not in ``radio``), built over the flows of that run in ``flows``' order.
+    ``handoff_arrays``: run_id -> carrier -> (ts, inter-system, ping-pong) arrays by time, the
+    handoffs of those runs when they are not in ``handoffs`` (spilled to files, issue 32)."""
     logs: dict = {}
     if radio is not None and not radio.is_empty():
         # only the columns _RunLog reads: grouping and sorting copy what they are given (issue 32)
@@ -238,7 +240,10 @@ def flow_context(flows: pl.DataFrame, radio: pl.DataFrame | None, handoffs: pl.D
     windows = windows or {}
     empty_h = pl.DataFrame(schema={"run_id": pl.String, "carrier": pl.String, "ts": pl.Float64,
                                    "system": pl.String, "ping_pong": pl.Boolean})
-    hand = {rid: _handoff_arrays(_of_run(handoffs if handoffs is not None else empty_h, rid), w.carriers)
+    given = handoff_arrays or {}
+    none = (np.empty(0), np.empty(0, dtype=bool), np.empty(0, dtype=bool))
+    hand = {rid: ({c: given[rid].get(c, none) for c in w.carriers} if rid in given else
+                  _handoff_arrays(_of_run(handoffs if handoffs is not None else empty_h, rid), w.carriers))
             for rid, w in windows.items()}
     seen: dict = {}  # run -> flows of it so far (the window's index)
     rows = []

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from hsrtcp.context.classes import flow_context
@@ -28,23 +29,10 @@ from hsrtcp.context.readers import RadioLog, read_radio
 from hsrtcp.context.schema import RADIO_SCHEMA, RadioLogError
 from hsrtcp.context.stream import ScannedLog, scan_radio
 from hsrtcp.context.suspension import suspensions
+from hsrtcp.inputs import Input
 
 CONTEXT_TABLES = ("radio", "handoffs", "context", "suspensions", "coverage", "labels")
 _PHONE_PATH = re.compile(r"phone_p(\d+)\.pcap")
-
-
-@dataclass
-class Input:
-    """One analyzed input: a bundle, a single capture or a client/server pair."""
-
-    input_id: int
-    kind: str  # bundle | capture | pair
-    source: str
-    captures: dict[str, int | None]  # capture path as the flows table spells it -> path k (phone side)
-    labels: dict = field(default_factory=dict)
-    radio_path: str | None = None
-    t0: float | None = None
-    radio_problem: str | None = None  # the bundle manifest's radio or t0 is unusable
 
 
 @dataclass
@@ -92,16 +80,22 @@ def describe_inputs(captures=(), client=(), server=(), messages: list[str] | Non
             t0 = m.get("t0") if m else None
             problem = _bundle_radio_problem(d / "manifest.json", radio, t0)
             rp = d / radio if radio and problem is None else None
-            inputs.append(Input(len(inputs), "bundle", str(d), caps, lab,
-                                str(rp) if rp is not None and rp.exists() else None,
-                                t0 if problem is None else None, problem))
+            inputs.append(_numbered(inputs, "bundle", [str(d)], caps, lab,
+                                    radio=str(rp) if rp is not None and rp.exists() else None,
+                                    t0=t0 if problem is None else None, radio_problem=problem))
         else:
-            inputs.append(Input(len(inputs), "capture", _key(p), {_key(p): None}, {"capture": _key(p)}))
+            inputs.append(_numbered(inputs, "capture", [_key(p)], {_key(p): None}, {"capture": _key(p)}))
     for c, s in zip(client, server):
-        inputs.append(Input(len(inputs), "pair", f"{_key(c)} + {_key(s)}", {_key(c): 1, _key(s): None},
-                            {"capture": f"{_key(c)} + {_key(s)}", "client_capture": _key(c),
-                             "server_capture": _key(s)}))
+        inputs.append(_numbered(inputs, "pair", [_key(c), _key(s)], {_key(c): 1, _key(s): None},
+                                {"capture": f"{_key(c)} + {_key(s)}", "client_capture": _key(c),
+                                 "server_capture": _key(s)}))
     return inputs
+
+
+def _numbered(inputs: list[Input], kind: str, files: list[str], captures, labels, **derived) -> Input:
+    """The next input of the run: its number (and id) is its place in ``inputs``."""
+    n = len(inputs)
+    return Input(str(n), kind, files, labels=labels, number=n, captures=captures, **derived)
 
 
 def _bundle_radio_problem(manifest: Path, radio, t0) -> str | None:
@@ -116,7 +110,7 @@ def _bundle_radio_problem(manifest: Path, radio, t0) -> str | None:
 
 def _flow_owner(flows: pl.DataFrame, inputs: list[Input]) -> pl.DataFrame:
     """flow_id -> input_id and phone path k (null when the row's path is not known)."""
-    cap_in = {cap: (i.input_id, k) for i in inputs for cap, k in i.captures.items()}
+    cap_in = {cap: (i.number, k) for i in inputs for cap, k in i.captures.items()}
     own = []
     for fid, cap, vantage, ccap in flows.select(
             "flow_id", "capture", "vantage",
@@ -141,7 +135,8 @@ def _short(msg: str) -> str:
 
 def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, radio_format: str = "auto",
                     radio_map: dict | None = None, radio_offset: float = 0.0, carrier: str | None = None,
-                    labels: dict | None = None, path_of=None, radio_out: str | None = None) -> ContextResult:
+                    labels: dict | None = None, path_of=None, radio_out: str | None = None,
+                    handoffs_out: str | None = None) -> ContextResult:
     """The context tables for the flows of ``out_dir``/flows.parquet (see the module doc).
     ``path_of(name)``: where the table file ``name`` is, when not yet in ``out_dir`` (the
     staged files of an open :class:`hsrtcp.output.OutputSet`). The radio options go through
@@ -150,7 +145,9 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
 
     ``radio_out``: where radio.parquet goes; given, lab and generic CSV logs are read block
     by block (:mod:`hsrtcp.context.stream`: memory does not grow with the log) and the radio
-    table is written there (``files``) instead of returned."""
+    table is written there (``files``) instead of returned. ``handoffs_out``: where
+    handoffs.parquet goes when the logs read block by block found their handoffs (spilled
+    to files as they are found, never held whole: issue 32); else the table is returned."""
     out = Path(out_dir)
     if path_of is None:
         path_of = lambda name: out / name  # noqa: E731
@@ -160,14 +157,15 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
                          radio_offset=radio_offset, carrier=carrier)
     messages: list[str] = []
     labels = labels or {}
-    run_of = {i.input_id: (i.labels.get("run_id") if i.kind == "bundle" else None) for i in inputs}
+    run_of = {i.number: (i.labels.get("run_id") if i.kind == "bundle" else None) for i in inputs}
     owner = _flow_owner(flows, inputs)
     base = flows.select("flow_id", "vantage", "first_ts", "last_ts").join(owner, on="flow_id", how="left")
     flow_runs = pl.Series([run_of.get(iid) for iid in base["input_id"].to_list()], dtype=pl.String)
-    bundle_runs = [run_of[i.input_id] for i in inputs if i.kind == "bundle" and i.radio_path is not None]
+    bundle_runs = [run_of[i.number] for i in inputs if i.kind == "bundle" and i.radio is not None]
     # block by block needs each log to be its own run (the tables are computed per run)
     streaming = radio_out is not None and len(set(bundle_runs)) == len(bundle_runs) and None not in bundle_runs
     parts: list[str] = []
+    scans: list[ScannedLog] = []  # their temporary files are removed at the end
 
     def read(path, fmt, mapping=None, t0=None, offset_s=0.0, run=None):
         if streaming:
@@ -178,18 +176,23 @@ def compute_context(out_dir, inputs: list[Input], *, radio: str | None = None, r
                             first_ts=sel["first_ts"].to_list(), last_ts=sel["last_ts"].to_list(),
                             parquet=parts[-1])
             if lg is not None:
+                scans.append(lg)
                 return lg
         return read_radio(path, fmt, mapping, t0=t0, offset_s=offset_s)
 
     try:
-        return _compute(out, inputs, flows, opts, messages, labels, run_of, base, read, path_of, radio_out)
+        return _compute(out, inputs, flows, opts, messages, labels, run_of, base, read, path_of, radio_out,
+                        handoffs_out)
     finally:
+        for lg in scans:
+            lg.discard()
         for p in parts:
             if os.path.exists(p):
                 os.remove(p)
 
 
-def _compute(out, inputs, flows, opts, messages, labels, run_of, base, read, path_of, radio_out) -> ContextResult:
+def _compute(out, inputs, flows, opts, messages, labels, run_of, base, read, path_of, radio_out,
+             handoffs_out) -> ContextResult:
     radio, carrier = opts["radio"], opts["carrier"]
     # radio logs: one per bundle (own t0), the user's --radio for the other inputs
     logs: dict[int, RadioLog | ScannedLog | str | None] = {}
@@ -212,24 +215,24 @@ def _compute(out, inputs, flows, opts, messages, labels, run_of, base, read, pat
         if i.kind == "bundle":
             if i.radio_problem is not None:
                 messages.append(i.radio_problem)
-                logs[i.input_id] = f"radio log rejected: {_short(i.radio_problem)}"
+                logs[i.number] = f"radio log rejected: {_short(i.radio_problem)}"
                 continue
-            if i.radio_path is None:
-                logs[i.input_id] = None
+            if i.radio is None:
+                logs[i.number] = None
                 continue
             try:
-                lg = read(i.radio_path, "lab", t0=i.t0, run=run_of[i.input_id])
+                lg = read(i.radio, "lab", t0=i.t0, run=run_of[i.number])
                 messages += lg.warnings
-                logs[i.input_id] = lg
+                logs[i.number] = lg
             except RadioLogError as exc:
                 messages.append(str(exc))
-                logs[i.input_id] = f"radio log rejected: {_short(str(exc))}"
+                logs[i.number] = f"radio log rejected: {_short(str(exc))}"
         else:
-            logs[i.input_id] = field_log
+            logs[i.number] = field_log
     radio_frames, own_handoffs, scanned = [], [], []
     seen_field = False
     for i in inputs:
-        lg = logs[i.input_id]
+        lg = logs[i.number]
         if isinstance(lg, ScannedLog):
             if i.kind != "bundle":
                 if seen_field:
@@ -242,7 +245,7 @@ def _compute(out, inputs, flows, opts, messages, labels, run_of, base, read, pat
                 if seen_field:
                     continue
                 seen_field = True
-            run = pl.lit(run_of[i.input_id], pl.String).alias("run_id")
+            run = pl.lit(run_of[i.number], pl.String).alias("run_id")
             radio_frames.append((lg.frame.with_columns(run), lg.handoffs is not None))
             if lg.handoffs is not None:  # the log states its handoffs (RRC signalling)
                 own_handoffs.append(lg.handoffs.with_columns(run))
@@ -252,8 +255,17 @@ def _compute(out, inputs, flows, opts, messages, labels, run_of, base, read, pat
     radio_df = (pl.concat([f for f, _ in whole], how="vertical") if whole
                 else pl.DataFrame(schema=dict(RADIO_SCHEMA, run_id=pl.String)))
     derived = [f for f, own in whole if not own]
-    found = [lg.derived for lg in scanned if lg.windows is not None]
-    if not found:
+    # the logs read block by block, each its own run, and nothing else: their handoffs stay in
+    # their files (what the consumers read of them is in handoff_arrays)
+    spilled = sorted((lg for lg in scanned if lg.windows is not None),
+                     key=lambda lg: ("" if lg.run_id is None else lg.run_id).encode())
+    lazy = (bool(spilled) and not whole and not own_handoffs
+            and all(lg.handoff_files is not None for lg in spilled)
+            and len({lg.run_id or "" for lg in spilled}) == len(spilled))
+    found = [] if lazy else [lg.derived for lg in scanned if lg.windows is not None]
+    if lazy:
+        ho = None
+    elif not found:
         ho = find_handoffs(pl.concat(derived, how="vertical") if derived else radio_df.clear())
         if own_handoffs:
             ho = finish_handoffs(pl.concat([ho, *own_handoffs], how="vertical"))
@@ -297,13 +309,14 @@ def _compute(out, inputs, flows, opts, messages, labels, run_of, base, read, pat
                              pl.Series("preset_reason", presets, dtype=pl.String),
                              pl.Series("run_id", runs, dtype=pl.String))
     windows = {lg.run_id: lg.windows for lg in scanned if lg.windows is not None}
-    ctx = flow_context(base, radio_df, ho, windows)
+    ctx = flow_context(base, radio_df, ho, windows,
+                       {lg.run_id: lg.handoff_arrays for lg in spilled} if lazy else None)
     ctx = ctx.join(base.select("flow_id", "input_id"), on="flow_id", how="left")
     # a log that overlaps none of its flows is almost always a clock problem: say so
-    for i_log in [field_log] + [logs[i.input_id] for i in inputs if i.kind == "bundle"]:
+    for i_log in [field_log] + [logs[i.number] for i in inputs if i.kind == "bundle"]:
         if not isinstance(i_log, _LOGS):
             continue
-        ids = [i.input_id for i in inputs if logs[i.input_id] is i_log]
+        ids = [i.number for i in inputs if logs[i.number] is i_log]
         mine = ctx.filter(pl.col("input_id").is_in(ids))
         if not mine.is_empty() and mine["class_reason"].eq_missing("no overlap").all():
             lo, hi = ((i_log.lo, i_log.hi) if isinstance(i_log, ScannedLog)
@@ -331,10 +344,10 @@ def _compute(out, inputs, flows, opts, messages, labels, run_of, base, read, pat
         pairs = flows.filter((pl.col("vantage") == "matched") & pl.col("client_flow_id").is_not_null()
                              & pl.col("server_flow_id").is_not_null())
         server_of = dict(pairs.select("client_flow_id", "server_flow_id").iter_rows())
-    sus = suspensions(phone, ho, gaps, server_of)
+    sus = suspensions(phone, _near_flows(phone, spilled) if lazy else ho, gaps, server_of)
 
-    lab_rows = [dict(i.labels, input_id=i.input_id, source=i.source,
-                     run_id=run_of[i.input_id]) for i in inputs]
+    lab_rows = [dict(i.labels, input_id=i.number, source=i.source,
+                     run_id=run_of[i.number]) for i in inputs]
     lab = labels_table(lab_rows, labels)
     if not scanned:
         cov = coverage(radio_df)
@@ -351,8 +364,64 @@ def _compute(out, inputs, flows, opts, messages, labels, run_of, base, read, pat
             files.append(f)
     cov = pl.concat(covs, how="vertical")
     _write_radio(radio_out, files)
+    written = {"radio": radio_out}
+    if lazy and handoffs_out is not None:
+        _write_handoffs(handoffs_out, [p for lg in spilled for p in lg.handoff_files])
+        written["handoffs"] = handoffs_out
+    elif lazy:
+        ho = pl.concat([lg.derived for lg in spilled], how="vertical")
     return ContextResult({"radio": None, "handoffs": ho, "context": ctx, "suspensions": sus,
-                          "coverage": cov, "labels": lab}, messages, {"radio": radio_out})
+                          "coverage": cov, "labels": lab}, messages, written)
+
+
+def _near_flows(phone: pl.DataFrame, logs: list[ScannedLog]) -> pl.DataFrame:
+    """The columns :func:`suspensions` reads of the handoffs of ``logs`` (their arrays), only
+    those inside a phone flow of their run and carrier (the others pair with no flow), in the
+    table's order."""
+    out = []
+    for lg in logs:
+        mine = phone.filter(pl.col("run_id").eq_missing(lg.run_id) if lg.run_id is not None
+                            else pl.col("run_id").is_null())
+        for c in sorted(lg.handoff_arrays, key=str.encode):
+            ts, inter, pp = lg.handoff_arrays[c]
+            f = mine.filter((pl.col("carrier") == c) & pl.col("first_ts").is_not_null()
+                            & pl.col("last_ts").is_not_null())
+            lo = np.searchsorted(ts, f["first_ts"].to_numpy(), "left")
+            hi = np.searchsorted(ts, f["last_ts"].to_numpy(), "right")
+            lo, hi = lo[lo < hi], hi[lo < hi]
+            d = np.zeros(len(ts) + 1, dtype=np.int64)
+            np.add.at(d, lo, 1)
+            np.add.at(d, hi, -1)
+            inside = np.cumsum(d[:-1]) > 0
+            if inside.any():
+                out.append(pl.DataFrame({"run_id": pl.Series([lg.run_id] * int(inside.sum()), dtype=pl.String),
+                                         "carrier": pl.Series([c] * int(inside.sum()), dtype=pl.String),
+                                         "ts": ts[inside],
+                                         "system": np.where(inter[inside], "inter", "intra"),
+                                         "ping_pong": pp[inside]}))
+    if not out:
+        return pl.DataFrame(schema={"run_id": pl.String, "carrier": pl.String, "ts": pl.Float64,
+                                    "system": pl.String, "ping_pong": pl.Boolean})
+    return pl.concat(out, how="vertical")
+
+
+def _write_handoffs(path: str, files: list[str]) -> None:
+    """handoffs.parquet from the spill files of the logs read block by block, in order, a row
+    group at a time, with the schema version."""
+    import pyarrow.parquet as pq
+
+    from hsrtcp.context.stream import _HANDOFF_ARROW
+    from hsrtcp.errors import OutputError
+    from hsrtcp.results import metadata
+
+    try:
+        with pq.ParquetWriter(path, _HANDOFF_ARROW.with_metadata(metadata("handoffs")), compression="zstd") as w:
+            for p in files:
+                src = pq.ParquetFile(p)
+                for k in range(src.num_row_groups):
+                    w.write_table(src.read_row_group(k))
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
 def _write_radio(path: str, parts: list) -> None:
@@ -403,7 +472,8 @@ def write_context(out_dir, *, captures=(), client=(), server=(), radio=None, rad
     inputs = describe_inputs(captures, client, server, problems)
     res = compute_context(out_dir, inputs, radio=radio, radio_format=radio_format, radio_map=radio_map,
                           radio_offset=radio_offset, carrier=carrier, labels=labels,
-                          path_of=output.staged, radio_out=output.stage("radio.parquet"))
+                          path_of=output.staged, radio_out=output.stage("radio.parquet"),
+                          handoffs_out=output.stage("handoffs.parquet"))
     from hsrtcp.results import metadata
 
     written: list[Path] = []

@@ -24,6 +24,19 @@ from hsrtcp.context.readers import GAP_S
 from hsrtcp.schemas import COVERAGE_SCHEMA, HANDOFF_SCHEMA
 
 
+# the handoffs table's Arrow schema (spill files, handoffs.parquet written from them)
+_HANDOFF_ARROW = pl.DataFrame(schema=HANDOFF_SCHEMA).to_arrow().schema
+
+
+def _close_quietly(writer) -> None:
+    """Close a Parquet writer that is being given up (an error: its file is removed)."""
+    if writer is not None:
+        try:
+            writer.close()
+        except OSError:
+            pass
+
+
 class Unordered(ValueError):
     """A block holds a time before the previous blocks' latest (the ``*`` sweep needs time order)."""
 
@@ -54,11 +67,17 @@ class HandoffScan:
     # small pieces of a carrier are joined into one every so many (fewer, larger buffers)
     _JOIN = 64
 
-    def __init__(self):
+    def __init__(self, spill: str | None = None):
         self._last: pl.DataFrame | None = None  # one row per (run, carrier): its last cell sample
         self._tail: pl.DataFrame | None = None  # idem: its last handoff, finished
         self._found: dict[tuple, list[pl.DataFrame]] = {}  # (run, carrier) -> finished pieces
         self._small: dict[tuple, int] = {}      # pieces at the end of the list not yet joined
+        # spill: path prefix of Parquet files, one per (run, carrier), that take the finished
+        # pieces instead of memory; what the analysis reads of them (time, inter-system,
+        # ping-pong: 10 bytes a handoff) stays in memory as numpy arrays (issue 32)
+        self._spill = spill
+        self._writers: dict[tuple, tuple[str, object]] = {}
+        self._arrays: dict[tuple, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
 
     def add(self, block: pl.DataFrame) -> None:
         df = _with_run(block).select(self._KEEP)
@@ -90,11 +109,72 @@ class HandoffScan:
             pieces = self._found.setdefault(key, [])
             pieces.append(part)
             self._small[key] = self._small.get(key, 0) + 1
-            if self._small[key] >= self._JOIN:
+            if self._spill is not None:
+                self._arrays.setdefault(key, []).append(
+                    (part["ts"].to_numpy(), (part["system"] == "inter").to_numpy(), part["ping_pong"].to_numpy()))
+                if self._small[key] >= self._JOIN:
+                    self._write(key)
+            elif self._small[key] >= self._JOIN:
                 joined = pl.concat(pieces[-self._JOIN:], how="vertical", rechunk=True)
                 del pieces[-self._JOIN:]
                 pieces.append(joined)
                 self._small[key] = 0
+
+    def _write(self, key: tuple) -> None:
+        """The key's pieces in memory to its spill file, as one row group."""
+        import pyarrow.parquet as pq
+
+        from hsrtcp.errors import OutputError
+
+        if not self._found.get(key):
+            return
+        if key not in self._writers:
+            path = f"{self._spill}.handoffs{len(self._writers)}"
+            self._writers[key] = (path, None)
+        path, w = self._writers[key]
+        try:
+            if w is None:
+                w = pq.ParquetWriter(path, _HANDOFF_ARROW, compression="zstd")
+                self._writers[key] = (path, w)
+            w.write_table(pl.concat(self._found[key], how="vertical").to_arrow().cast(_HANDOFF_ARROW))
+        except OSError as exc:  # a full disk: the spill file is an output of the run
+            why = exc.strerror or exc
+            # (no reference left to the writer, whose file close() removes: its descriptor goes with it)
+            _close_quietly(w)
+            self._writers[key] = (path, None)
+            w = None
+            raise OutputError(f"{path}: cannot write the handoffs' temporary file: {why}") from None
+        self._found[key], self._small[key] = [], 0
+
+    def spilled(self) -> tuple[list[str], dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+        """The spill files in the table's order (run, carrier; each in time order) and each
+        (run, carrier)'s (ts, inter-system, ping-pong) arrays; the files are closed."""
+        from hsrtcp.errors import OutputError
+
+        for k in list(self._found):
+            self._write(k)
+        files = []
+        for k in sorted(self._writers, key=lambda k: (k[0].encode(), k[1].encode())):
+            path, w = self._writers[k]
+            if w is not None:
+                self._writers[k] = (path, None)
+                try:
+                    w.close()
+                except OSError as exc:
+                    raise OutputError(f"{path}: cannot write the handoffs' temporary file: "
+                                      f"{exc.strerror or exc}") from None
+            files.append(path)
+        arrays = {(k[2], k[1]): tuple(np.concatenate([p[j] for p in parts]) for j in range(3))
+                  for k, parts in self._arrays.items()}
+        return files, arrays
+
+    def close(self) -> None:
+        """Remove the spill files (on an error; a log's files otherwise: ScannedLog.discard)."""
+        for path, w in self._writers.values():
+            _close_quietly(w)
+            if os.path.exists(path):
+                os.remove(path)
+        self._writers = {}
 
     def result(self) -> pl.DataFrame:
         if self._last is None:
@@ -427,14 +507,42 @@ class ScannedLog:
         self.handoffs = None  # (the log states no handoffs: they come from its cell changes)
         self.lo = self.hi = None
         self.parquet: str | None = None
-        self.derived: pl.DataFrame | None = None   # its handoffs (finished)
+        self._derived: pl.DataFrame | None = None
+        #: its handoffs in Parquet files, in the table's order (None: in ``derived`` only)
+        self.handoff_files: list[str] | None = None
+        #: carrier -> (ts, inter-system, ping-pong) arrays of its handoffs, by time
+        self.handoff_arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.coverage: pl.DataFrame | None = None  # None: the log is not in time order
         self.windows: FlowWindows | None = None    # None: idem (the caller reads the rows whole)
+
+    @property
+    def derived(self) -> pl.DataFrame:
+        """Its handoffs (finished), the whole table: read from its files when they were spilled."""
+        if self._derived is None and self.handoff_files is not None:
+            if not self.handoff_files:
+                return pl.DataFrame(schema=HANDOFF_SCHEMA)
+            parts = []
+            for p in self.handoff_files:
+                with open(p, "rb") as f:
+                    parts.append(pl.read_parquet(f))
+            return pl.concat(parts, how="vertical")
+        return self._derived
+
+    @derived.setter
+    def derived(self, value) -> None:
+        self._derived = value
 
     def rows(self) -> pl.DataFrame:
         """The whole log with its ``run_id`` (for a log not in time order)."""
         with open(self.parquet, "rb") as f:
             return pl.read_parquet(f)
+
+    def discard(self) -> None:
+        """Remove its temporary files (the handoffs' spill files, the rows' Parquet file if
+        it was not moved into place)."""
+        for p in [*(self.handoff_files or []), *([self.parquet] if self.parquet else [])]:
+            if os.path.exists(p):
+                os.remove(p)
 
 
 def _blocks(file: str, fmt: str, mapping: dict | None, t0: float | None):
@@ -468,16 +576,26 @@ def scan_radio(path, fmt: str, *, mapping: dict | None = None, t0: float | None 
         return None
     log = ScannedLog(file, fmt)
     log.run_id = run_id
-    chk, ho, cov = CheckScan(file), HandoffScan(), CoverageScan()
+    # the handoffs go to files beside ``parquet`` (the run's output, never the input's directory)
+    chk, ho, cov = CheckScan(file), HandoffScan(spill=os.fspath(parquet)), CoverageScan()
     win = FlowWindows(np.array([np.nan if x is None else x for x in first_ts], dtype=np.float64),
                       np.array([np.nan if x is None else x for x in last_ts], dtype=np.float64))
     ordered = True
+    from hsrtcp.errors import OutputError
     from hsrtcp.results import metadata
 
     # the radio table's columns and schema version: the file can become radio.parquet as it is
     schema = pl.DataFrame(schema=dict(RADIO_SCHEMA, run_id=pl.String)).to_arrow().schema
     schema = schema.with_metadata(metadata("radio"))
     writer = None
+
+    def written(op, *a):
+        try:
+            return op(*a)
+        except OSError as exc:  # a full disk: the file is an output of the run
+            why = exc.strerror or exc
+            op = a = None  # (the writer is closed below: no reference to it from this frame)
+            raise OutputError(f"{parquet}: cannot write the radio rows' temporary file: {why}") from None
     try:
         for block in _blocks(file, fmt, mapping, t0):
             chk.add(block)
@@ -487,8 +605,8 @@ def scan_radio(path, fmt: str, *, mapping: dict | None = None, t0: float | None 
                 block = block.with_columns(pl.col("ts") + float(offset_s))
             block = block.with_columns(pl.lit(run_id, pl.String).alias("run_id"))
             if writer is None:
-                writer = pq.ParquetWriter(parquet, schema, compression="zstd")
-            writer.write_table(block.to_arrow().cast(schema))
+                writer = written(lambda: pq.ParquetWriter(parquet, schema, compression="zstd"))
+            written(writer.write_table, block.to_arrow().cast(schema))
             for c in block["carrier"].unique(maintain_order=True).to_list():
                 if c is not None and c not in log.carriers:
                     log.carriers.append(c)
@@ -503,20 +621,23 @@ def scan_radio(path, fmt: str, *, mapping: dict | None = None, t0: float | None 
                 except Unordered:
                     ordered = False
         if writer is None:  # no rows (or rejected in the first block): an empty file of the schema
-            writer = pq.ParquetWriter(parquet, schema, compression="zstd")
-        writer.close()
-        writer = None
+            writer = written(lambda: pq.ParquetWriter(parquet, schema, compression="zstd"))
+        w, writer = writer, None
+        written(w.close)
         log.warnings = chk.finish()
+        files, arrays = ho.spilled()
     except BaseException as exc:
-        if writer is not None:
-            writer.close()
+        ho.close()
+        _close_quietly(writer)
+        writer = None
         if os.path.exists(parquet):
             os.remove(parquet)
         if isinstance(exc, WholeOnly):
             return None
         raise
     log.parquet = parquet
-    log.derived = ho.result()
+    log.handoff_files = files
+    log.handoff_arrays = {c: a for (_, c), a in arrays.items()}
     if ordered:
         log.coverage, log.windows = cov.result(), win
     return log

@@ -143,10 +143,10 @@ def _log_rows():
 def _tables(out_dir: Path, radio: Path, streamed: bool, **kw):
     inputs = describe_inputs([PHONE])
     res = compute_context(out_dir, inputs, radio=str(radio), radio_out=str(out_dir / "radio.parquet")
-                          if streamed else None, **kw)
+                          if streamed else None, handoffs_out=str(out_dir / "handoffs.parquet"), **kw)
     tables = dict(res.tables)
-    if streamed and "radio" in res.files:
-        tables["radio"] = pl.read_parquet(res.files["radio"])
+    for name, path in res.files.items():  # (written block by block: radio, and handoffs from its spill files)
+        tables[name] = pl.read_parquet(path)
     return tables, res.messages
 
 
