@@ -24,7 +24,7 @@ import glob
 import os
 import re
 
-from hsrtcp.scale.inputs import Input, input_id  # noqa: F401  (Input: also this module's API)
+from hsrtcp.inputs import Input, input_id  # noqa: F401  (Input: also this module's API)
 
 CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap.gz", ".pcapng.gz", ".cap.gz")
 _SIDE = re.compile(r"^(?P<stem>.+)\.(?P<side>client|server)(?P<ext>\.(?:pcap|pcapng|cap)(?:\.gz)?)$")

@@ -30,7 +30,7 @@ import csv
 import os
 
 from hsrtcp.errors import InputError
-from hsrtcp.scale.inputs import Input, input_id
+from hsrtcp.inputs import Input, input_id
 
 RADIO_COLUMNS = ("radio", "radio_format", "radio_offset", "radio_map")
 KNOWN = {"capture", "vantage", "pair", "pair_id", "id", *RADIO_COLUMNS}
