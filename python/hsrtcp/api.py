@@ -86,25 +86,16 @@ def analyze(paths: str | os.PathLike | Iterable[str | os.PathLike] | None = None
     >>> ds = hsrtcp.analyze(["examples/server.pcap"], vantage="server")   # doctest: +SKIP
     >>> ds.flows.select("flow_id", "s2c_payload_bytes")                   # doctest: +SKIP
     """
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    paths = [Path(p) for p in (paths or [])]
-    pairs = _pairs(client, server)
-    from hsrtcp.pair import bundle_pairs, is_bundle
+    from hsrtcp.pair import split_inputs
 
-    for p in [p for p in paths if is_bundle(p)]:
-        pairs += bundle_pairs(p)
-    bundles = [p for p in paths if is_bundle(p)]
-    if bundles:
-        if vantage is not None and not isinstance(vantage, str):
-            vantage = [v for p, v in zip(paths, vantage) if p not in bundles]
-        paths = [p for p in paths if p not in bundles]
+    pairs, singles, single_vs = split_inputs(_listed(paths), vantage, _listed(client), _listed(server))
+    paths = [Path(p) for p in singles]
     if pairs:
         from hsrtcp.pair import analyze_pairs
 
-        return analyze_pairs(pairs, window_s=window_s, singles=paths, single_vantage=vantage,
+        return analyze_pairs(pairs, window_s=window_s, singles=paths, single_vantage=single_vs,
                              workers=workers, progress=progress, packets=packets)
-    vantages = check_captures(paths, vantage)
+    vantages = check_captures(paths, single_vs)
 
     def job(i: int, report: Callable[[int], None]) -> dict[str, pl.DataFrame]:
         return _analyze_path(paths[i], vantages[i], i, report, packets)
@@ -115,20 +106,11 @@ def analyze(paths: str | os.PathLike | Iterable[str | os.PathLike] | None = None
     return Dataset(**{t: pl.concat([r[t] for r in results], how="vertical") for t in TABLES}, extra=extra)
 
 
-def _pairs(client, server) -> list[tuple[Path, Path]]:
-    """Client and server captures paired by order."""
-    def as_list(x):
-        if x is None:
-            return []
-        if isinstance(x, (str, os.PathLike)):
-            return [Path(x)]
-        return [Path(p) for p in x]
-
-    c, s = as_list(client), as_list(server)
-    if len(c) != len(s):
-        raise InputError(f"two-vantage analysis pairs client and server captures by order: got "
-                         f"{len(c)} client and {len(s)} server capture(s)")
-    return list(zip(c, s))
+def _listed(x) -> list:
+    """One path or several as a list (None: none)."""
+    if x is None:
+        return []
+    return [x] if isinstance(x, (str, os.PathLike)) else list(x)
 
 
 def schemas() -> dict[str, list[tuple[str, str, str]]]:

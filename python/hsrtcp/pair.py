@@ -87,6 +87,8 @@ def split_inputs(paths, vantage, client, server):
                          f"{len(client)} client and {len(server)} server capture(s)")
     pairs = [(_norm(c), _norm(s)) for c, s in zip(client, server)]
     vs = vantage if isinstance(vantage, (list, tuple)) else [vantage] * len(paths)
+    if len(vs) != len(paths):  # (zip would drop the captures past the shorter list)
+        raise ValueError("vantage needs one entry per capture")
     singles, single_vs = [], []
     for p, v in zip(paths, vs):
         if is_bundle(p):

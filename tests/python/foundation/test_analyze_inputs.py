@@ -169,3 +169,19 @@ def test_no_existing_capture_at_all_writes_nothing(tmp_path, capsys, parser):
     assert _analyze(parser, a, b, "-o", out) == 3
     assert f"error: {a}: no such file; {b}: no such file" in capsys.readouterr().err
     assert (out / "flows.parquet").read_bytes() == before
+
+
+def test_a_vantage_list_beside_a_run_bundle_needs_one_entry_per_path(tmp_path):
+    """hsrtcp.analyze splits its paths with pair.split_inputs, like the command line: a run
+    bundle among the paths still takes its place in a per-path vantage list. (Before, a list
+    one short dropped the capture after the bundle without a word: the zip of paths and
+    vantages stopped at the bundle.)"""
+    bundle = tmp_path / "run"
+    bundle.mkdir()
+    shutil.copy(PHONE, bundle / "client.pcap")
+    shutil.copy(SERVER, bundle / "server.pcap")
+    with pytest.raises(ValueError, match="vantage needs one entry per capture"):
+        hsrtcp.analyze([bundle, CAP], vantage=["server"])
+    ds = hsrtcp.analyze([bundle, CAP], vantage=[None, "server"])
+    assert ds.captures["capture"].to_list() == [str(bundle / "client.pcap"), str(bundle / "server.pcap"), str(CAP)]
+    assert ds.flows.filter(pl.col("capture") == str(CAP))["vantage"].to_list() == ["server"]
