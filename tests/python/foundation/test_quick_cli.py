@@ -93,19 +93,84 @@ def test_other_subcommands_are_left_to_click():
     assert quick.parse([]) is None
 
 
-# every spelling of the declaration, so an option added to it is exercised here too
-TOKENS = st.sampled_from(sorted({s for o in OPTIONS for s in (*o.opts, *o.off)}) + [
-    CAP_A, CAP_B, "client", "server", "2", "res", "--out=x", "-j2", "-ox", "--bogus", "-", "--", "0", "10",
-    "-1", "nan", "inf", "2.5", "--window=0", "--match-memory=0", "--vantage=phone"])
+# Random command lines, built from the declaration (an option added to OPTIONS is drawn too):
+# every spelling of every option, each with values its kind takes and values it refuses,
+# separate, `--opt=VALUE` and `-oVALUE`, missing at the end, repeated; flags with a value;
+# unknown options; captures that exist, are missing, are directories, globs or manifests.
+_VALUES = {
+    "out": ["res", "a/b", ""],
+    "path": [CAP_A, CAP_B, *CAP_PAIR, "nope.pcap", ""],
+    "text": ["x", "time=t:ms", ""],
+    "count": ["1", "3", "0", "-1", "2.5", "many", " 2", "+2", "0x10", "1_0"],
+    "seconds": ["30", "2.5", "1e-3", "0", "-1", "nan", "inf", "x", " 2", "1_0"],
+    "float": ["0", "-1.5", "nan", "inf", "x"],
+}
+_POSITIONAL = [CAP_A, CAP_B, CAP_PAIR[0], "nope.pcap", str(DATA), "*.pcap", "corpus.csv", "-", "--"]
+_UNKNOWN = ["--bogus", "--bogus=1", "-x", "-qv", "--ou", "--no-csv", "--quiet=yes", "-q1"]
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.lists(TOKENS, max_size=8))
-def test_random_command_lines_never_disagree_with_click(args):
-    """Whatever the quick parser accepts, click accepts with the same parameters."""
+def _values(option) -> list[str]:
+    if option.kind == "choice":
+        return [*option.choices, "phone", option.choices[0].upper(), ""]
+    return _VALUES[option.kind]
+
+
+def _uses(option) -> list[list[str]]:
+    """Every way of giving ``option`` on a command line: each spelling, each value, each form."""
+    spellings = [*option.opts, *option.off]
+    if option.kind == "flag":
+        return [w for s in spellings for w in ([s], [s + "=1"], [s + "="])]
+    uses = [[s] for s in spellings]  # no value: last word, or the next word taken as one
+    for s in spellings:
+        for v in _values(option):
+            uses += [[s, v], [f"{s}={v}"] if s.startswith("--") else [s + v]]  # --opt=V, -oV
+    return uses
+
+
+_EVERY_USE = [(o.name, use) for o in OPTIONS for use in _uses(o)]
+
+
+def _agrees_with_click(args: list[str]) -> None:
+    """quick.parse gives None or exactly click's parameters; a line click refuses (a usage
+    error, exit 2) it leaves to click."""
     got = quick.parse(["analyze", *args])
-    if got is not None:
-        assert got == _click_params(args)
+    try:
+        want = _click_params(args)
+    except click.UsageError:
+        assert got is None, args
+        return
+    assert got is None or got == want, args
+
+
+def test_every_use_of_every_option_parses_as_click_parses_it():
+    """Each option alone beside a capture, before it and last (where a value can be missing),
+    in every spelling and form, with values its kind takes and values it refuses."""
+    assert len(_EVERY_USE) > 200
+    taken = 0
+    for _, use in _EVERY_USE:
+        for args in ([CAP_A, *use], [*use, CAP_A], [*use, CAP_A, *use]):
+            _agrees_with_click(args)
+            taken += quick.parse(["analyze", *args]) is not None
+    assert taken > 100  # (the quick path takes many of them: the comparison is not vacuous)
+
+
+_WORDS = st.one_of(st.sampled_from([use for _, use in _EVERY_USE]),
+                   st.sampled_from(_POSITIONAL).map(lambda w: [w]),
+                   st.sampled_from(_UNKNOWN).map(lambda w: [w]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+@pytest.mark.parametrize("option", [o.name for o in OPTIONS])
+def test_random_command_lines_never_disagree_with_click(option, data):
+    """Lines of several options, repeats and captures in any order; each run of this test
+    puts one option of the declaration in every line, so each is drawn often."""
+    mine = st.sampled_from([use for name, use in _EVERY_USE if name == option])
+    chunks = data.draw(st.lists(_WORDS, max_size=6))
+    chunks.insert(data.draw(st.integers(0, len(chunks))), data.draw(mine))
+    if data.draw(st.booleans()):
+        chunks.insert(data.draw(st.integers(0, len(chunks))), [data.draw(st.sampled_from([CAP_A, CAP_B]))])
+    _agrees_with_click([w for c in chunks for w in c])
 
 
 def test_quick_run_writes_what_the_click_run_writes(tmp_path):
