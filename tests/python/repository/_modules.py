@@ -88,3 +88,14 @@ def strongly_connected(edges) -> list[tuple[str, ...]]:
                 if len(comp) > 1:
                     out.append(tuple(sorted(comp)))
     return sorted(out)
+
+
+def describe(edges, comp) -> str:
+    """A cycle ``comp`` for a failure message: its modules, then each edge inside it with
+    up to three of the import sites behind it."""
+    lines = [" <-> ".join(comp)]
+    for a in comp:
+        for b in comp:
+            if b in edges.get(a, {}):
+                lines.append(f"    {a} -> {b}: {', '.join(sorted(set(edges[a][b]))[:3])}")
+    return "\n".join(lines)

@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from ._modules import from_module, module_level, source_modules, strongly_connected, write_package
+from ._modules import describe, from_module, module_level, source_modules, strongly_connected, write_package
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "python" / "hsrtcp"
@@ -162,15 +162,6 @@ def documented_layers(text: str) -> dict[str, tuple[int, int]]:
     return out
 
 
-def _describe(edges, comp: list[str]) -> str:
-    lines = [" <-> ".join(comp)]
-    for a in comp:
-        for b in comp:
-            if b in edges.get(a, {}):
-                lines.append(f"  {a} -> {b}: {', '.join(sorted(set(edges[a][b]))[:4])}")
-    return "\n".join(lines)
-
-
 def _layers() -> dict[str, int]:
     return documented_layers(DESIGN.read_text(encoding="utf-8"))
 
@@ -182,7 +173,7 @@ def _fine(layers: dict[str, int]) -> frozenset[str]:
 def test_no_import_cycle_between_units():
     edges = unit_graph(import_graph(PACKAGE), _fine(_layers()))
     found = cycles(edges)
-    assert not found, "import cycles between parts of hsrtcp:\n" + "\n".join(_describe(edges, c) for c in found)
+    assert not found, "import cycles between parts of hsrtcp:\n" + "\n".join(describe(edges, c) for c in found)
 
 
 def test_every_import_goes_down_the_documented_layers():
