@@ -26,6 +26,28 @@ def _ours_gone(run_dir: Path, rid: str | None) -> None:
     assert processes_mentioning(str(run_dir)) == []
 
 
+def _campaign_started(tmp_path: Path, **popen) -> tuple[subprocess.Popen, Path]:
+    """``hsrtcp campaign`` of one 30-s one-path run in its own process, returned once the
+    run's workload has started; and the campaign's output directory."""
+    write_bw_trace(tmp_path / "bw_down.json", [("20Mbps", 60)])
+    one_path_config(tmp_path)
+    (tmp_path / "c.toml").write_text('[campaign]\nscenarios = ["rattan.toml"]\nccs = ["cubic"]\n'
+                                     '[[flows]]\ntype = "duration"\nduration_s = 30\n')
+    runs = tmp_path / "runs"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen([sys.executable, "-m", "hsrtcp", "campaign", str(tmp_path / "c.toml"), "-o", str(runs),
+                             "--no-progress"], env=env, **popen)
+    try:
+        deadline = time.monotonic() + 30
+        while not list(runs.glob(".partial-*/workload.start")):
+            assert time.monotonic() < deadline and proc.poll() is None, "the run did not start"
+            time.sleep(0.1)
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, runs
+
+
 def test_zero_bandwidth_is_refused(tmp_path):
     write_bw_trace(tmp_path / "bw_down.json", [("20Mbps", 2), ("0bps", 1)])
     cfg = one_path_config(tmp_path)
@@ -100,19 +122,8 @@ def test_signal_mid_run_cleans_up(tmp_path, sig):
 @pytest.mark.netns
 def test_ctrl_c_during_a_campaign(tmp_path):
     """Ctrl-C mid-campaign: exit 130, no half bundle under any name, nothing of ours left."""
-    write_bw_trace(tmp_path / "bw_down.json", [("20Mbps", 60)])
-    one_path_config(tmp_path)
-    (tmp_path / "c.toml").write_text('[campaign]\nscenarios = ["rattan.toml"]\nccs = ["cubic"]\n'
-                                     '[[flows]]\ntype = "duration"\nduration_s = 30\n')
-    runs = tmp_path / "runs"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    proc = subprocess.Popen([sys.executable, "-m", "hsrtcp", "campaign", str(tmp_path / "c.toml"), "-o", str(runs),
-                             "--no-progress"], env=env, stderr=subprocess.PIPE, text=True)
+    proc, runs = _campaign_started(tmp_path, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
-        while not list(runs.glob(".partial-*/workload.start")):
-            assert time.monotonic() < deadline and proc.poll() is None, "the run did not start"
-            time.sleep(0.1)
         rid = next(runs.glob(".partial-*/rattan_id")).read_text().strip()
         time.sleep(1.0)
         proc.send_signal(signal.SIGINT)
@@ -129,19 +140,8 @@ def test_ctrl_c_during_a_campaign(tmp_path):
 def test_campaign_recovers_after_a_hard_kill(tmp_path):
     """A campaign killed with SIGKILL cannot clean up; the next campaign in the same output
     directory finds the partial run's id and removes what it left."""
-    write_bw_trace(tmp_path / "bw_down.json", [("20Mbps", 60)])
-    one_path_config(tmp_path)
-    (tmp_path / "c.toml").write_text('[campaign]\nscenarios = ["rattan.toml"]\nccs = ["cubic"]\n'
-                                     '[[flows]]\ntype = "duration"\nduration_s = 30\n')
-    runs = tmp_path / "runs"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    proc = subprocess.Popen([sys.executable, "-m", "hsrtcp", "campaign", str(tmp_path / "c.toml"), "-o", str(runs),
-                             "--no-progress"], env=env, stderr=subprocess.DEVNULL)
+    proc, runs = _campaign_started(tmp_path, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
-        while not list(runs.glob(".partial-*/workload.start")):
-            assert time.monotonic() < deadline and proc.poll() is None, "the run did not start"
-            time.sleep(0.1)
         partial = next(runs.glob(".partial-*"))
         rid = (partial / "rattan_id").read_text().strip()
         proc.kill()  # no cleanup possible
