@@ -176,6 +176,9 @@ def test_compute_context_blocks_equal_whole(tmp_path, monkeypatch, example_flows
     assert msg_b == msg_w
     for name, t in whole.items():
         assert_frame_equal(blocks[name], t, check_exact=True)
+    # no temporary file left (the rows' parts, the handoffs' spill files)
+    left = sorted(p.name for p in d.iterdir())
+    assert left == ["flows.parquet", *(["handoffs.parquet"] if order != "carrier" else []), "radio.parquet"]
     if order == "gappy":
         assert msg_w[-1].endswith("more gaps > 5 s")
         return
