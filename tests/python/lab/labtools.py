@@ -13,6 +13,21 @@ from pathlib import Path
 
 from hsrtcp.testing import pcapio
 
+# A small scenario file for the campaign-file tests (10 s at 300 km/h, no radio link failure).
+SMALL_SCENARIO = """
+[scenario]
+name = "s"
+seed = 42
+duration_s = 10
+[trip]
+speed_kmh = 300
+area = "rural"
+[link]
+base_owd_ms = 20
+[handoff]
+rlf_p = 0.0
+"""
+
 
 def write_bw_trace(path: Path, segments: list[tuple[str, float]]) -> Path:
     """netem-trace JSON: [(bandwidth, seconds), ...], played once (count = 1)."""

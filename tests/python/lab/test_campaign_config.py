@@ -13,21 +13,10 @@ import pytest
 from hsrtcp.cli import main
 from hsrtcp.lab import campaign, runconfig
 
+from labtools import SMALL_SCENARIO
+
 pytestmark = pytest.mark.netns
 
-SCEN = """
-[scenario]
-name = "s"
-seed = 42
-duration_s = 10
-[trip]
-speed_kmh = 300
-area = "rural"
-[link]
-base_owd_ms = 20
-[handoff]
-rlf_p = 0.0
-"""
 
 CAMP = """
 [campaign]
@@ -51,7 +40,7 @@ def _edit(path, old, new):
 
 
 def test_a_changed_campaign_never_reuses_a_run(tmp_path, capsys):
-    (tmp_path / "s.toml").write_text(SCEN)
+    (tmp_path / "s.toml").write_text(SMALL_SCENARIO)
     (tmp_path / "c.toml").write_text(CAMP)
     runs = tmp_path / "runs"
     first = campaign.run(campaign.load(tmp_path / "c.toml"), runs, progress=False)
@@ -110,7 +99,7 @@ def test_a_changed_campaign_never_reuses_a_run(tmp_path, capsys):
 
 def test_a_bundle_without_a_recorded_configuration_is_not_reused(tmp_path):
     """Bundles from before the configuration was recorded cannot be shown to match."""
-    (tmp_path / "s.toml").write_text(SCEN)
+    (tmp_path / "s.toml").write_text(SMALL_SCENARIO)
     (tmp_path / "c.toml").write_text(CAMP)
     c = campaign.load(tmp_path / "c.toml")
     runs = tmp_path / "runs"

@@ -20,6 +20,8 @@ import pytest
 from hsrtcp.errors import InputError
 from hsrtcp.lab import bundle, campaign, emulate
 
+from labtools import SMALL_SCENARIO
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -103,20 +105,6 @@ def test_the_agents_run_on_the_endpoint_cores():
 
 # ------------------------------------------------------------------ campaign file keys
 
-SCEN = """
-[scenario]
-name = "s"
-seed = 42
-duration_s = 10
-[trip]
-speed_kmh = 300
-area = "rural"
-[link]
-base_owd_ms = 20
-[handoff]
-rlf_p = 0.0
-"""
-
 CAMP = """
 [campaign]
 name = "quiet"
@@ -132,7 +120,7 @@ duration_s = 4
 
 
 def _camp(tmp_path, extra="", checks=""):
-    (tmp_path / "s.toml").write_text(SCEN)
+    (tmp_path / "s.toml").write_text(SMALL_SCENARIO)
     (tmp_path / "c.toml").write_text(CAMP.format(extra=extra, checks=checks))
     return tmp_path / "c.toml"
 
