@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,3 +23,19 @@ def analyze_example(out: Path) -> Path:
     p = run_hsrtcp("analyze", "--client", EXAMPLES / "phone.pcap", "--server", EXAMPLES / "server.pcap", "-o", out, "-q")
     assert p.returncode == 0, p.stderr
     return out
+
+
+def run_campaign(campaign: Path, out: Path, **env: str) -> list[Path]:
+    """``hsrtcp campaign CAMPAIGN -o OUT`` through Rattan (``make rattan`` puts it in
+    ~/.cargo/bin; the test is skipped without it), ``env`` added to the environment; the
+    bundles it wrote (directories with a manifest.json), sorted."""
+    import pytest
+
+    cargo = Path.home() / ".cargo" / "bin"
+    if shutil.which("rattan") is None and not (cargo / "rattan").exists():
+        pytest.skip("rattan is not installed (make rattan)")
+    env = dict(os.environ, PATH=f"{cargo}:{os.environ.get('PATH', '')}", **env)
+    p = subprocess.run([sys.executable, "-m", "hsrtcp", "campaign", str(campaign), "-o", str(out)],
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return sorted(d for d in Path(out).iterdir() if (d / "manifest.json").exists())

@@ -20,7 +20,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +32,7 @@ import hsrtcp
 
 from hsrtcp.context.classes import flow_class, speed_class
 from hsrtcp.context.suspension import AFTER_S, suspensions
+from hsrtcp.testing.cli import run_campaign
 
 ROOT = Path(__file__).resolve().parents[3]
 # the subprocesses run the hsrtcp this test imported
@@ -42,15 +42,7 @@ pytestmark = pytest.mark.netns
 
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory):
-    if shutil.which("rattan") is None and not (Path.home() / ".cargo/bin/rattan").exists():
-        pytest.skip("rattan is not installed (make rattan)")
-    out = tmp_path_factory.mktemp("runs")
-    env = dict(os.environ, PATH=f"{Path.home() / '.cargo/bin'}:{os.environ.get('PATH', '')}",
-               PYTHONPATH=PKG_ROOT)
-    p = subprocess.run([sys.executable, "-m", "hsrtcp", "campaign", str(ROOT / "campaigns" / "smoke.toml"),
-                        "-o", str(out)], capture_output=True, text=True, timeout=600, env=env)
-    assert p.returncode == 0, p.stdout + p.stderr
-    found = sorted(d for d in out.iterdir() if (d / "manifest.json").exists())
+    found = run_campaign(ROOT / "campaigns" / "smoke.toml", tmp_path_factory.mktemp("runs"), PYTHONPATH=PKG_ROOT)
     assert len(found) == 2
     return found
 

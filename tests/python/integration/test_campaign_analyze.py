@@ -8,10 +8,6 @@ Witnesses: the phone capture's payload bytes equal the bytes the client applicat
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -19,6 +15,7 @@ import pytest
 
 import hsrtcp
 from hsrtcp.lab import bundle
+from hsrtcp.testing.cli import run_campaign
 
 ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.netns
@@ -26,14 +23,7 @@ pytestmark = pytest.mark.netns
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    if shutil.which("rattan") is None and not (Path.home() / ".cargo/bin/rattan").exists():
-        pytest.skip("rattan is not installed (make rattan)")
-    out = tmp_path_factory.mktemp("runs")
-    env = dict(os.environ, PATH=f"{Path.home() / '.cargo/bin'}:{os.environ.get('PATH', '')}")
-    p = subprocess.run([sys.executable, "-m", "hsrtcp", "campaign", str(ROOT / "campaigns" / "smoke.toml"),
-                        "-o", str(out)], capture_output=True, text=True, timeout=600, env=env)
-    assert p.returncode == 0, p.stdout + p.stderr
-    return sorted(d for d in out.iterdir() if (d / "manifest.json").exists())
+    return run_campaign(ROOT / "campaigns" / "smoke.toml", tmp_path_factory.mktemp("runs"))
 
 
 def test_bundles_are_complete(runs):
