@@ -44,6 +44,7 @@ STUDY = "tests/data/study"
 WITH_STATIC = "tests/data/study-with-static"
 BY_WORKLOAD = "tests/data/study-by-workload"
 V2 = "tests/data/study-v2"  # the v2 channel's campaign (docs/lab.md "Levels"), class with handoffs only
+V3 = "tests/data/study-v3"  # the v3 channel's campaigns (docs/lab.md "Channel v3"), three classes
 ARMS = "docs/findings/arms.csv"
 MPTCP_CONJ = "tests/data/mptcp-conjunction"  # docs/mptcp.md §5: `hsrtcp mptcp` tables of 8 instances
 
@@ -588,6 +589,8 @@ def models_on_data(ctx: Context) -> str:
 #: a level counts as reached within this factor of the seed's value (docs/lab.md, declared
 #: before the v2 runs)
 LEVEL_FACTOR = 1.5
+#: the v3 column's class names (docs/lab.md "Channel v3")
+V3_NAMES = {"static": "static", "high_0": "0 handoffs", "high_1_16": "1–16"}
 
 
 def _level_verdict(v, lo, hi, seed: float | None, role: str) -> str:
@@ -648,55 +651,162 @@ def lab_levels(ctx: Context) -> str:
                          f"{r['n_flows']} flows, {_count(r['n'])} {what}", FLOWS_MARK),
                 r["value"], r["value_lo"], r["value_hi"])
 
-    rows = []
+    f3 = ctx.parquet(f"{V3}/study_flows.parquet")
+    t3 = {n: ctx.parquet(f"{V3}/{n}.parquet") for n in ("spurious_rto", "dupack", "performance", "timeout_recovery")}
 
-    def add(label, seeds, v1, v2, seed, role):
+    def v3_cells(m: Measure, key: str, table, metric, unit, what: str | None = None):
+        """Per class (static, 0, 1–16) the v3 value with its trip interval, checked against the
+        committed table, as (cell text, {class: (v, lo, hi) or None})."""
+        cells, _, _ = class_cells(f3, m, f"v3|{key}")
+        parts, vals = [], {}
+        for c in CLASSES:
+            v, lo, hi, n, trips, d = cells[c]
+            _agree(V3, metric, c, _committed(table, c, metric), v)
+            if n < 5:
+                parts.append(f"{V3_NAMES[c]} – ({n} flows)")
+                vals[c] = None
+                continue
+            tail = f"{n} flows, {trips} trips" + (f", {_count(int(d))} {what}" if what else "")
+            parts.append(f"{V3_NAMES[c]} {_cellfmt(v, lo, hi, unit, tail)}")
+            vals[c] = (v, lo, hi)
+        return "; ".join(parts), vals
+
+    def v3_committed(table, metric, unit, what):
+        parts, vals = [], {}
+        for c in CLASSES:
+            r = _committed(table, c, metric)
+            if r["value"] is None or (r["n_flows"] or 0) < 5:
+                parts.append(f"{V3_NAMES[c]} – ({r['n_flows'] or 0} flows)")
+                vals[c] = None
+                continue
+            parts.append(f"{V3_NAMES[c]} " + _cellfmt(r["value"], r["value_lo"], r["value_hi"], unit,
+                                                      f"{r['n_flows']} flows, {_count(r['n'])} {what}", FLOWS_MARK))
+            vals[c] = (r["value"], r["value_lo"], r["value_hi"])
+        return "; ".join(parts), vals
+
+    rows = []
+    v3vals: dict[str, dict] = {}
+
+    def add(label, seeds, v1, v2, seed, role, v3=None, seeds3=None):
+        """``seeds3``: the seed value per class v3 is judged on (held out) or shown against."""
         cell, v, lo, hi = v2
-        rows.append(f"| {label} | {seeds} | {v1} | {cell} | {_level_verdict(v, lo, hi, seed, role)} |")
+        if v3 is None:
+            c3, j3 = "–", "–"
+        else:
+            c3, vals = v3
+            v3vals[label] = vals
+            verdicts = []
+            for c, sv in (seeds3 or {}).items():
+                x = vals.get(c)
+                verdicts.append(f"{V3_NAMES[c]}: " + (_level_verdict(*x, sv, role) if x else "no value"))
+            j3 = "; ".join(verdicts) if verdicts else role
+        rows.append(f"| {label} | {seeds} | {v1} | {cell} | {_level_verdict(v, lo, hi, seed, role)} | {c3} | {j3} |")
 
     add("spurious RTO rate M13", "4G 5.52 / 17.21 / 50.62 % (3G 6.3 / 20.68 / 58.39)",
         v1_cells(mean_of("spurious_rto_rate"), "spurious_rto_rate") + " %",
         v2_cell(mean_of("spurious_rto_rate"), "spurious_rto_rate", t2["spurious_rto"], "spurious_rto_rate", "%"),
-        0.5062, "held out")
+        0.5062, "held out",
+        v3_cells(mean_of("spurious_rto_rate"), "spurious_rto_rate", t3["spurious_rto"], "spurious_rto_rate", "%"),
+        {"static": 0.0552, "high_0": 0.1721, "high_1_16": 0.5062})
     add("ACKL share of spurious RTOs M14", "4G 1.52 / 2.81 / 7.62 %",
         v1_cells(share_of(pl.col("spurious_ackl"), pl.col("spurious_ackl") + pl.col("spurious_rtoei")), "m14") + " %",
         v2_cell(share_of(pl.col("spurious_ackl"), pl.col("spurious_ackl") + pl.col("spurious_rtoei")), "m14",
-                t2["spurious_rto"], "ackl_share", "%", "spurious RTOs"), 0.0762, "held out")
+                t2["spurious_rto"], "ackl_share", "%", "spurious RTOs"), 0.0762, "held out",
+        v3_cells(share_of(pl.col("spurious_ackl"), pl.col("spurious_ackl") + pl.col("spurious_rtoei")), "m14",
+                 t3["spurious_rto"], "ackl_share", "%", "spurious RTOs"),
+        {"static": 0.0152, "high_0": 0.0281, "high_1_16": 0.0762})
     add("spurious share of timeouts M12", "49.24 % (T1-11)",
         v1_cells(share_of(pl.col("spurious_2v"), pl.col("rto_sequences")), "m12") + " %",
         v2_cell(share_of(pl.col("spurious_2v"), pl.col("rto_sequences")), "m12", t2["spurious_rto"],
-                "spurious_timeout_share_2v", "%", "sequences"), 0.4924, "held out")
+                "spurious_timeout_share_2v", "%", "sequences"), 0.4924, "held out",
+        v3_cells(share_of(pl.col("spurious_2v"), pl.col("rto_sequences")), "m12", t3["spurious_rto"],
+                 "spurious_timeout_share_2v", "%", "sequences"), {"high_1_16": 0.4924})
     add("DupACK rate M15", "4G 1.08 / 5.76 / 12.16 %",
         v1_cells(mean_of("dupack_rate"), "dupack_rate") + " %",
-        v2_cell(mean_of("dupack_rate"), "dupack_rate", t2["dupack"], "dupack_rate", "%"), 0.1216, "held out")
+        v2_cell(mean_of("dupack_rate"), "dupack_rate", t2["dupack"], "dupack_rate", "%"), 0.1216, "held out",
+        v3_cells(mean_of("dupack_rate"), "dupack_rate", t3["dupack"], "dupack_rate", "%"),
+        {"static": 0.0108, "high_0": 0.0576, "high_1_16": 0.1216})
     add("data loss p_d M8", "0.7526 % on HSR (T1-10)",
         v1_cells(mean_of("p_d"), "p_d") + " %",
-        v2_cell(mean_of("p_d"), "p_d", t2["performance"], "p_d", "%"), 0.007526, "calibration")
+        v2_cell(mean_of("p_d"), "p_d", t2["performance"], "p_d", "%"), 0.007526, "calibration",
+        v3_cells(mean_of("p_d"), "p_d", t3["performance"], "p_d", "%"), {"high_1_16": 0.007526})
     add("P(1-s loss = 100 %) M6", "0 at > 280 km/h without handoffs (T0-30); 35 % with 9–16 (T0-31, 3G)",
         v1_cells(share_of(pl.col("loss_full_bins"), pl.col("loss_bins")), "m6full") + " %",
         v2_cell(share_of(pl.col("loss_full_bins"), pl.col("loss_bins")), "m6full", t2["performance"],
-                "loss_full_share", "%", "bins"), 0.35, "held out")
+                "loss_full_share", "%", "bins"), 0.35, "held out",
+        v3_cells(share_of(pl.col("loss_full_bins"), pl.col("loss_bins")), "m6full", t3["performance"],
+                 "loss_full_share", "%", "bins"), {"high_1_16": 0.35})
     add("P(1-s throughput = 0)", "13 % (4G, 9–16 handoffs, T0-33)",
         v1_cells(share_of(pl.col("tput_zero_bins"), pl.col("tput_bins")), "tzero") + " %",
         v2_cell(share_of(pl.col("tput_zero_bins"), pl.col("tput_bins")), "tzero", t2["performance"],
-                "throughput_zero_share", "%", "bins"), 0.13, "held out")
+                "throughput_zero_share", "%", "bins"), 0.13, "held out",
+        v3_cells(share_of(pl.col("tput_zero_bins"), pl.col("tput_bins")), "tzero", t3["performance"],
+                 "throughput_zero_share", "%", "bins"), {"high_1_16": 0.13})
     add("timeout recovery M10 (pooled phases)", "0.65 s standing, 5.05 s HSR (T1-07)",
         v1_committed(t1["timeout_recovery"], "timeout_recovery_s", 1.0, rec1s) + " s",
-        v2_committed(t2["timeout_recovery"], "timeout_recovery_s", "s", "phases"), 5.05, "held out")
+        v2_committed(t2["timeout_recovery"], "timeout_recovery_s", "s", "phases"), 5.05, "held out",
+        v3_committed(t3["timeout_recovery"], "timeout_recovery_s", "s", "phases"),
+        {"static": 0.65, "high_1_16": 5.05})
     add("q M11", "27.26 % (T1-09)",
         v1_cells(mean_of("q"), "q", static_flows=f1s) + " %",
-        v2_cell(mean_of("q"), "q", t2["timeout_recovery"], "q", "%"), 0.2726, "calibration")
+        v2_cell(mean_of("q"), "q", t2["timeout_recovery"], "q", "%"), 0.2726, "calibration",
+        v3_cells(mean_of("q"), "q", t3["timeout_recovery"], "q", "%"), {"high_1_16": 0.2726})
     add("RTT, mean of flows M7", "99.6 % < 30 ms standing, 97.3 % driving (T3-06); 11.4 % ≥ 0.4 s on HSR (T3-05)",
         v1_cells(mean_of("rtt_mean_s"), "rtt") + " ms",
         v2_cell(mean_of("rtt_mean_s"), "rtt_mean_s", t2["performance"], "rtt_mean_s", "ms"), None,
-        "not judged: the seeds give shares of RTT samples, the tables a mean per flow")
+        "not judged: the seeds give shares of RTT samples, the tables a mean per flow",
+        v3_cells(mean_of("rtt_mean_s"), "rtt_mean_s", t3["performance"], "rtt_mean_s", "ms"))
     add("throughput M3, pooled 1-s samples", "1.66 standing, 0.58 HSR with handoffs Mbit/s (T3-03)",
         v1_committed(t1["performance"], "throughput_bps", 1e-6) + " Mbit/s",
-        v2_committed(t2["performance"], "throughput_bps", "Mbit/s", "s"), 0.58e6, "calibration")
+        v2_committed(t2["performance"], "throughput_bps", "Mbit/s", "s"), 0.58e6, "calibration",
+        v3_committed(t3["performance"], "throughput_bps", "Mbit/s", "s"), {"static": 1.66e6, "high_1_16": 0.58e6})
+    def recovery_ratio_row() -> str:
+        """T1-07's ratio, HSR over standing: v1 and v3 have both classes (committed values; no
+        interval: the two come from different phases)."""
+        r1 = (_committed(t1["timeout_recovery"], hc, "timeout_recovery_s")["value"],
+              _committed(rec1s, "static", "timeout_recovery_s")["value"])
+        x3 = v3vals["timeout recovery M10 (pooled phases)"]
+        v1r = f"{_sig(r1[0] / r1[1], 2)}× (1–16 / static)" if None not in r1 else "–"
+        if x3.get(hc) and x3.get("static"):
+            ratio = x3[hc][0] / x3["static"][0]
+            inside = 7.8 / LEVEL_FACTOR <= ratio <= 7.8 * LEVEL_FACTOR
+            c3 = f"{_sig(ratio, 2)}× (1–16 / static)"
+            j3 = f"{'reached' if inside else 'missed'} (lab {_sig(ratio / 7.8, 2)}× seed; no interval)"
+        else:
+            c3, j3 = "–", "no value (a class has fewer than 5 flows with a phase)"
+        return (f"| timeout recovery ratio M10, HSR / standing | 7.8× (T1-07: 5.05 / 0.65 s) | {v1r} "
+                f"| – (no static class) | – | {c3} | {j3} |")
+
+    def v3_foot() -> str:
+        """The orderings of docs/metrics.md §3 the three v3 classes can show (items 1, 3, 4; 7 is
+        the ratio row), each on the class values (the intervals are in the cells)."""
+        def order(label, rising=True):
+            x = v3vals[label]
+            if any(x.get(c) is None for c in CLASSES):
+                return "not judged (a class has no value)"
+            a, b, c = (x[k][0] for k in CLASSES)
+            ok = (a < b < c) if rising else (a > b > c)
+            sep = (x["static"][2] < x["high_0"][1] and x["high_0"][2] < x[hc][1]) if rising else \
+                (x["static"][1] > x["high_0"][2] and x["high_0"][1] > x[hc][2])
+            return ("holds" + (", intervals disjoint" if sep else ", intervals overlap")) if ok else "**does not hold**"
+        items = [("1. spurious RTO rate static < 0 < 1–16 handoffs", order("spurious RTO rate M13")),
+                 ("3. DupACK rate rises with speed and handoffs", order("DupACK rate M15")),
+                 ("4. loss rises", order("data loss p_d M8")),
+                 ("4. RTT rises", order("RTT, mean of flows M7")),
+                 ("4. throughput falls", order("throughput M3, pooled 1-s samples", rising=False))]
+        n3 = f3.height
+        runs3 = f3["result"].n_unique()
+        trips3 = _trip_frame(f3)["_trip"].n_unique()
+        counts = ", ".join(f"{V3_NAMES[c]} {f3.filter(class_sel(c)).height}" for c in CLASSES)
+        return (f"\nv3: {n3} connections in {runs3} runs on {trips3} trips ({counts}; the rest in no column). "
+                "v3's orderings (docs/metrics.md §3, static → 0 → 1–16 handoffs): "
+                + "; ".join(f"{k}: {v}" for k, v in items) + ".\n")
+
     classes = f2.filter(class_sel(hc))
     other = f2.filter(~class_sel(hc))
     head = ["| metric | seeds (static / 0 / 1–16 handoffs) | lab v1 (static / 0 / 1–16) "
-            "| lab v2 (1–16 handoffs) | v2 against the seed's 1–16 value |", "|---|---|---|---|---|"]
+            "| lab v2 (1–16 handoffs) | v2 against the seed's 1–16 value "
+            "| lab v3 (static; 0; 1–16 handoffs) | v3 against the seeds |", "|---|---|---|---|---|---|---|"]
     runs = f2["result"].n_unique()
     trips = _trip_frame(classes)["_trip"].n_unique()
     foot = (f"\nv2: {classes.height} connections with 1–16 handoffs of {f2.height} in {runs} runs on "
@@ -705,7 +815,7 @@ def lab_levels(ctx: Context) -> str:
             f"`value [95 % interval] (flows, trips)`, intervals resampling trips unless marked {FLOWS_MARK} "
             f"(the committed table's, resampling flows), as in docs/study.md. A held-out level is reached when "
             f"the lab's value lies within a factor {LEVEL_FACTOR:g} of the seed's and its interval meets that band.\n")
-    return "\n".join(head + rows) + "\n" + foot
+    return "\n".join(head + rows + [recovery_ratio_row()]) + "\n" + foot + v3_foot()
 
 
 # ---------------------------------------------------------------------------------------------
