@@ -68,6 +68,15 @@ def one_path_config(d: Path, *, down_bw: str = "bw_down.json", up_bw: str = "20M
     return path
 
 
+def one_path_campaign(d: Path, campaign: str, *, down_bw: str = "20Mbps") -> Path:
+    """``d/c.toml`` holding ``campaign`` (its TOML), over rattan.toml: one path whose
+    downlink plays ``down_bw`` for 60 s (:func:`one_path_config`)."""
+    write_bw_trace(d / "bw_down.json", [(down_bw, 60)])
+    one_path_config(d)
+    (d / "c.toml").write_text(campaign)
+    return d / "c.toml"
+
+
 def two_path_config(d: Path, *, p2_up_bw_trace: str | None = None) -> Path:
     """Two carriers (research/emulation.md §5.2): path 1 = 20 Mbit/s, 10 ms each way; path 2 =
     10 Mbit/s, 30 ms each way. The downlink splits by destination with a Router cell."""

@@ -10,15 +10,13 @@ import pytest
 
 from hsrtcp.lab import bundle, campaign, netns
 
-from labtools import one_path_config, processes_mentioning, write_bw_trace
+from labtools import one_path_campaign, processes_mentioning
 
 pytestmark = pytest.mark.netns
 
 
 def _setup(tmp_path, flows: str, ccs: str) -> campaign.Campaign:
-    write_bw_trace(tmp_path / "bw_down.json", [("20Mbps", 60)])
-    one_path_config(tmp_path)
-    (tmp_path / "c.toml").write_text(f"""
+    return campaign.load(one_path_campaign(tmp_path, f"""
 [campaign]
 name = "pytest"
 scenarios = ["rattan.toml"]
@@ -29,8 +27,7 @@ duration_s = 5
 "net.ipv4.tcp_frto" = 0
 
 {flows}
-""")
-    return campaign.load(tmp_path / "c.toml")
+"""))
 
 
 def test_campaign_two_ccs_then_another(tmp_path):

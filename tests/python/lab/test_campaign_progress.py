@@ -15,7 +15,7 @@ from rich.console import Console
 
 from hsrtcp.lab import campaign, rattan
 
-from labtools import one_path_config, write_bw_trace
+from labtools import one_path_campaign, write_bw_trace
 
 
 def test_the_bar_shows_elapsed_and_left_apart():
@@ -51,9 +51,7 @@ def test_without_a_terminal_there_is_no_bar_only_lines():
 
 
 def _setup(tmp_path, duration=4):
-    write_bw_trace(tmp_path / "bw_down.json", [("20Mbps", 60)])
-    one_path_config(tmp_path)
-    (tmp_path / "c.toml").write_text(f"""
+    return one_path_campaign(tmp_path, f"""
 [campaign]
 name = "log"
 scenarios = ["rattan.toml"]
@@ -62,7 +60,6 @@ ccs = ["cubic"]
 type = "duration"
 duration_s = {duration}
 """)
-    return tmp_path / "c.toml"
 
 
 @pytest.mark.netns

@@ -13,7 +13,7 @@ import pytest
 from hsrtcp.errors import InputError
 from hsrtcp.lab import agent, campaign
 
-from labtools import one_path_config, write_bw_trace
+from labtools import one_path_campaign
 
 SCEN = """
 [scenario]
@@ -164,9 +164,7 @@ def test_variants_apply_their_knobs_in_the_lab(tmp_path):
     both sides (ip's own read-back), its sysctls are read back from the namespaces, and
     the analyzer sees what quickack does: about one ACK per data segment instead of one per
     two (delayed ACKs)."""
-    write_bw_trace(tmp_path / "bw_down.json", [("10Mbps", 60)])
-    one_path_config(tmp_path)
-    (tmp_path / "c.toml").write_text("""
+    one_path_campaign(tmp_path, """
 [campaign]
 name = "knobs"
 scenarios = ["rattan.toml"]
@@ -182,7 +180,7 @@ route = {rto_min_ms = 50, quickack = true}
 [[flows]]
 type = "duration"
 duration_s = 4
-""")
+""", down_bw="10Mbps")
     c = campaign.load(tmp_path / "c.toml")
     runs = tmp_path / "runs"
     res = campaign.run(c, runs, progress=False)

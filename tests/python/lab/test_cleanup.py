@@ -16,7 +16,7 @@ import pytest
 from hsrtcp.errors import InputError, LabError
 from hsrtcp.lab import emulate, netns, rattan
 
-from labtools import one_path_config, processes_mentioning, write_bw_trace
+from labtools import one_path_campaign, one_path_config, processes_mentioning, write_bw_trace
 
 
 def _ours_gone(run_dir: Path, rid: str | None) -> None:
@@ -29,10 +29,8 @@ def _ours_gone(run_dir: Path, rid: str | None) -> None:
 def _campaign_started(tmp_path: Path, **popen) -> tuple[subprocess.Popen, Path]:
     """``hsrtcp campaign`` of one 30-s one-path run in its own process, returned once the
     run's workload has started; and the campaign's output directory."""
-    write_bw_trace(tmp_path / "bw_down.json", [("20Mbps", 60)])
-    one_path_config(tmp_path)
-    (tmp_path / "c.toml").write_text('[campaign]\nscenarios = ["rattan.toml"]\nccs = ["cubic"]\n'
-                                     '[[flows]]\ntype = "duration"\nduration_s = 30\n')
+    one_path_campaign(tmp_path, '[campaign]\nscenarios = ["rattan.toml"]\nccs = ["cubic"]\n'
+                                '[[flows]]\ntype = "duration"\nduration_s = 30\n')
     runs = tmp_path / "runs"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     proc = subprocess.Popen([sys.executable, "-m", "hsrtcp", "campaign", str(tmp_path / "c.toml"), "-o", str(runs),
