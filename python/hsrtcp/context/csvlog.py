@@ -104,7 +104,7 @@ def _check_strptime(fmt: str) -> None:
 # A sample is ~70 bytes (a G-NetTrack row ~600); the bound keeps what one line can cost bounded.
 MAX_LINE_BYTES = 1 << 20
 # Bytes read at a time: the reader holds one block (plus one line) of text, never the file.
-BLOCK_BYTES = 1 << 20
+BLOCK_BYTES = 2 << 20
 # Rows per chunk on the exact (csv module) path.
 EXACT_ROWS = 65536
 _BOM = b"\xef\xbb\xbf"
