@@ -7,7 +7,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
 PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pynmea2 gpxpy pycrate cryptography 'dask[distributed]' pytest hypothesis selenium
 
-.PHONY: help demo test test-rust test-python test-packaging build venv report-js wheel docs docs-data docs-serve sysdeps rattan ebpf bench bench-lab bench-corpus bench-gsmtap bench-study bench-consumers fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair lint clean study findings golden
+.PHONY: help demo test test-rust test-python test-packaging build venv report-js wheel docs docs-data docs-serve sysdeps rattan ebpf bench bench-lab bench-corpus bench-gsmtap bench-study bench-consumers fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair fuzz-pair_output lint clean study findings golden
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -251,7 +251,7 @@ findings: build sysdeps rattan ebpf  ## mitigation study (root, ~85 min at 2 sha
 # (fuzz/seeds/<target>, read only) plus the corpus it grows (fuzz/corpus/<target>, ignored).
 # Crashes land in fuzz/artifacts/<target>/. Long by design: not part of `make test` or CI.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS := decode reader engine pair
+FUZZ_TARGETS := decode reader engine pair pair_output
 fuzz-run = mkdir -p fuzz/corpus/$(1) && cd fuzz && cargo +nightly fuzz run $(1) corpus/$(1) seeds/$(1) -- -max_total_time=$(FUZZ_SECONDS) -timeout=60
 
 fuzz: $(addprefix fuzz-,$(FUZZ_TARGETS))  ## every fuzz target in turn, FUZZ_SECONDS (600) each
@@ -266,6 +266,8 @@ fuzz-engine: fuzz-tools  ## fuzz a capture through the single-capture analysis f
 	$(call fuzz-run,engine)
 fuzz-pair: fuzz-tools  ## fuzz two captures through the two-vantage matcher for FUZZ_SECONDS
 	$(call fuzz-run,pair)
+fuzz-pair_output: fuzz-tools  ## fuzz two captures through the core's pair output (join, Parquet tables) for FUZZ_SECONDS
+	$(call fuzz-run,pair_output)
 fuzz-seeds:  ## regenerate the committed fuzz seeds (scripts/make_fuzz_seeds.py)
 	python3 scripts/make_fuzz_seeds.py
 

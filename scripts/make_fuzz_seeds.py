@@ -4,13 +4,16 @@
     python3 scripts/make_fuzz_seeds.py [--out fuzz/seeds]
 
 Standard library only. Every seed is derived from a fixture in tests/data (cut to a few
-packets) or from scripts/make_scan.py, so the corpus is small (< 50 KB in all) and rebuilt
+packets) or from scripts/make_scan.py, so the corpus is small (< 150 KB in all) and rebuilt
 exactly by this script. Each target gets its own input layout:
 
 - ``engine``: a capture file as is.
 - ``reader``: one selector byte (0: the bytes as is; fuzz_targets/reader.rs) + a capture.
 - ``pair``: a 4-byte little-endian client length (top bit: a 2-KB matcher state budget) +
   the client capture + the server capture.
+- ``pair_output``: the ``pair`` seeds (the found ones read back from fuzz/seeds/pair), with
+  the word's bits 30 (files analyzed apart) and 29 (the packets table) choosing the path
+  through the core's PairOutput (fuzz_targets/common/pair_output.rs).
 - ``decode``: one link-type selector byte (1: Ethernet) + 4-byte original length + one frame.
 
 Besides plain cuts (pcap, pcapng, gzip), the hostile seeds of issue 16: a record whose seconds
@@ -128,7 +131,34 @@ def seeds() -> dict[str, dict[str, bytes]]:
         orig = struct.unpack_from("<I", recs[i], 12)[0]
         decode[f"clean_200k.server.{i}.frame"] = b"\x01" + struct.pack("<I", orig) + frame
     decode.update(tunnel_seeds(recs[5]))
-    return {"engine": engine, "reader": reader, "pair": pairs, "decode": decode}
+    return {"engine": engine, "reader": reader, "pair": pairs, "pair_output": pair_output_seeds(pairs),
+            "decode": decode}
+
+
+#: The ``pair`` seeds the fuzzer found (committed as found, not generated; fuzz/README.md).
+FOUND_PAIR = ("rto_before_any_ack.pair", "far_off_time.pair")
+APART, PACKETS = 1 << 30, 1 << 29
+
+
+def pair_output_seeds(pairs: dict[str, bytes]) -> dict[str, bytes]:
+    """Every ``pair`` seed through PairOutput's joint path and its apart path with the packets
+    table; clean_200k also through each alone. The client length is rewritten as the
+    ``pair`` target reads it (low 31 bits modulo the rest + 1), below bit 29."""
+    base = dict(pairs)
+    for name in FOUND_PAIR:
+        with open(os.path.join(ROOT, "fuzz", "seeds", "pair", name), "rb") as f:
+            base[name] = f.read()
+    out = {}
+    for name, b in sorted(base.items()):
+        word = struct.unpack_from("<I", b)[0]
+        n = (word & 0x7FFFFFFF) % (len(b) - 4 + 1)
+        stem = name.removesuffix(".pair")
+        modes = {"": 0, ".apart_packets": APART | PACKETS}
+        if stem == "clean_200k":
+            modes.update({".apart": APART, ".packets": PACKETS})
+        for tag, bits in modes.items():
+            out[f"{stem}{tag}.pair"] = struct.pack("<I", n | (word & (1 << 31)) | bits) + b[4:]
+    return out
 
 
 def tunnel_seeds(rec: bytes) -> dict[str, bytes]:

@@ -435,100 +435,131 @@ impl PairFate {
     ) -> [Vec<Pkt>; 2] {
         // (sized for what can be taken: no doubling and copying of a large batch)
         let mut out = [0, 1].map(|d| Vec::with_capacity(self.log[d].len().min(max.saturating_add(1))));
-        // Order and cut by when the data sender's capture saw the packet (its replay time:
-        // a data packet leaving, an ACK arriving), else by the other capture's time.
-        let seen_at = |dir: Dir, p: &Pkt| {
-            let (txo, rxo) = (offset[sender_side(dir).idx()], offset[sender_side(dir).other().idx()]);
-            let (first, second) = if sender_side(dir) == data_sender {
-                ((p.tx_ts, txo), (p.rx_ts, rxo))
-            } else {
-                ((p.rx_ts, rxo), (p.tx_ts, txo))
-            };
-            if first.0 != NONE {
-                first.0 + first.1
-            } else {
-                second.0 + second.1
-            }
-        };
-        // One time cut for both directions, so a chunk never holds ACKs from after the data
-        // it carries (the replay needs both directions in time order).
-        let mut cut = if last { Nanos::MAX } else { upto };
-        let mut front = Nanos::MAX;
+        let seen = SeenAt { offset, data_sender };
+        let cut = self.first_cut(upto, last, max, seen);
+        let cut = self.hold_back(cut, last, spans, seen);
         for dir in [Dir::C2S, Dir::S2C] {
             let d = dir.idx();
-            if let Some(p) = self.log[d].get(max) {
-                cut = cut.min(seen_at(dir, p));
-            }
-            if let Some(p) = self.log[d].front() {
-                front = front.min(seen_at(dir, p));
-            }
-        }
-        if cut != Nanos::MAX && cut <= front && (last || front < upto) {
-            cut = front + 1; // always progress
-        }
-        // A packet that cannot be taken yet holds the other direction back to its time too.
-        for dir in [Dir::C2S, Dir::S2C] {
-            let d = dir.idx();
-            for p in self.log[d].iter() {
-                let seen = seen_at(dir, p);
-                if cut != Nanos::MAX && seen >= cut {
-                    break;
-                }
-                let unproven = p.fate == Fate::Lost && self.last_delivered_tx[d] <= p.tx_ts && p.tx_ts >= spans.rx[d].0;
-                if p.fate == Fate::Pending || (!last && unproven) {
-                    cut = cut.min(seen);
-                    break;
-                }
-            }
-        }
-        for dir in [Dir::C2S, Dir::S2C] {
-            let d = dir.idx();
-            let (rs, re) = spans.rx[d];
-            let (ts, te) = spans.tx[d];
             while let Some(&p) = self.log[d].front() {
-                let gi = self.base[d];
-                let seen = seen_at(dir, &p);
-                if p.fate == Fate::Pending || (cut != Nanos::MAX && seen >= cut) {
+                if p.fate == Fate::Pending || (cut != Nanos::MAX && seen.of(dir, &p) >= cut) {
                     break;
                 }
-                let mut p = p;
-                match p.fate {
-                    Fate::Lost => {
-                        let proven = self.last_delivered_tx[d] > p.tx_ts;
-                        if !proven && !last && p.tx_ts >= rs {
-                            break;
-                        }
-                        if p.tx_ts < rs || (!proven && p.tx_ts > re - spans.margin) {
-                            p.fate = Fate::Unknown;
-                        } else {
-                            let end = seq_end(&p);
-                            let counts = p.len > 0 || p.flags & (F_SYN | F_FIN) != 0;
-                            if counts
-                                && self.max_ack_sent[d] >= end
-                                && !self.cover[d].covers(p.seq, end)
-                                && self.last_lost_of[d].get(&p.seq) == Some(&gi)
-                            {
-                                p.fate = Fate::CaptureLost;
-                            }
-                        }
-                        if self.last_lost_of[d].get(&p.seq) == Some(&gi) {
-                            self.last_lost_of[d].remove(&p.seq);
-                        }
-                    }
-                    Fate::SenderMissed => {
-                        let proven = self.first_delivered_rx[d] < p.rx_ts;
-                        if p.rx_ts > te || (!proven && p.rx_ts < ts + spans.margin) {
-                            p.fate = Fate::Unknown;
-                        }
-                    }
-                    _ => {}
-                }
+                let Some(p) = self.final_verdict(d, p, spans, last) else { break };
                 self.log[d].pop_front();
                 self.base[d] += 1;
                 out[d].push(p);
             }
         }
         out
+    }
+
+    /// Step 1 of `take` (a time, not a count, so both directions stop at the same moment):
+    /// one time cut for both directions, so a chunk never holds ACKs from after the data it
+    /// carries (the replay needs both directions in time order).
+    fn first_cut(&self, upto: Nanos, last: bool, max: usize, seen: SeenAt) -> Nanos {
+        let mut cut = if last { Nanos::MAX } else { upto };
+        let mut front = Nanos::MAX;
+        for dir in [Dir::C2S, Dir::S2C] {
+            let d = dir.idx();
+            if let Some(p) = self.log[d].get(max) {
+                cut = cut.min(seen.of(dir, p));
+            }
+            if let Some(p) = self.log[d].front() {
+                front = front.min(seen.of(dir, p));
+            }
+        }
+        if cut != Nanos::MAX && cut <= front && (last || front < upto) {
+            cut = front + 1; // always progress
+        }
+        cut
+    }
+
+    /// Step 2 of `take` (the two directions wait for each other): a packet that cannot be
+    /// taken yet holds the other direction back to its time too.
+    fn hold_back(&self, mut cut: Nanos, last: bool, spans: &Spans, seen: SeenAt) -> Nanos {
+        for dir in [Dir::C2S, Dir::S2C] {
+            let d = dir.idx();
+            for p in self.log[d].iter() {
+                let at = seen.of(dir, p);
+                if cut != Nanos::MAX && at >= cut {
+                    break;
+                }
+                let unproven = p.fate == Fate::Lost && self.last_delivered_tx[d] <= p.tx_ts && p.tx_ts >= spans.rx[d].0;
+                if p.fate == Fate::Pending || (!last && unproven) {
+                    cut = cut.min(at);
+                    break;
+                }
+            }
+        }
+        cut
+    }
+
+    /// Step 3 of `take` (the verdicts that need the capture spans and the receiver's ACKs):
+    /// the final verdict of `p`, the front packet of direction `d`, or None when it must
+    /// wait (a loss not yet proven; nothing is changed then).
+    fn final_verdict(&mut self, d: usize, mut p: Pkt, spans: &Spans, last: bool) -> Option<Pkt> {
+        let gi = self.base[d];
+        let (rs, re) = spans.rx[d];
+        let (ts, te) = spans.tx[d];
+        match p.fate {
+            Fate::Lost => {
+                let proven = self.last_delivered_tx[d] > p.tx_ts;
+                if !proven && !last && p.tx_ts >= rs {
+                    return None;
+                }
+                if p.tx_ts < rs || (!proven && p.tx_ts > re - spans.margin) {
+                    p.fate = Fate::Unknown;
+                } else {
+                    let end = seq_end(&p);
+                    let counts = p.len > 0 || p.flags & (F_SYN | F_FIN) != 0;
+                    if counts
+                        && self.max_ack_sent[d] >= end
+                        && !self.cover[d].covers(p.seq, end)
+                        && self.last_lost_of[d].get(&p.seq) == Some(&gi)
+                    {
+                        p.fate = Fate::CaptureLost;
+                    }
+                }
+                if self.last_lost_of[d].get(&p.seq) == Some(&gi) {
+                    self.last_lost_of[d].remove(&p.seq);
+                }
+            }
+            Fate::SenderMissed => {
+                let proven = self.first_delivered_rx[d] < p.rx_ts;
+                if p.rx_ts > te || (!proven && p.rx_ts < ts + spans.margin) {
+                    p.fate = Fate::Unknown;
+                }
+            }
+            _ => {}
+        }
+        Some(p)
+    }
+}
+
+/// When a packet counts for [`PairFate::take`]: the time the data sender's capture saw it
+/// (its replay time: a data packet leaving, an ACK arriving), else the other capture's
+/// time, on the merged clock.
+#[derive(Clone, Copy)]
+struct SeenAt {
+    offset: [Nanos; 2],
+    data_sender: Side,
+}
+
+impl SeenAt {
+    #[inline]
+    fn of(&self, dir: Dir, p: &Pkt) -> Nanos {
+        let tx = sender_side(dir);
+        let (txo, rxo) = (self.offset[tx.idx()], self.offset[tx.other().idx()]);
+        let (first, second) = if tx == self.data_sender {
+            ((p.tx_ts, txo), (p.rx_ts, rxo))
+        } else {
+            ((p.rx_ts, rxo), (p.tx_ts, txo))
+        };
+        if first.0 != NONE {
+            first.0 + first.1
+        } else {
+            second.0 + second.1
+        }
     }
 }
 

@@ -559,58 +559,10 @@ impl Replay {
         let mut is_rto = false;
         if p.seq < self.snd_nxt && p.seq <= self.snd_una && self.snd_una < p.end {
             let prev = self.last_tx_of.get(p.seq).unwrap_or(Nanos::MIN);
-            let t_arm = self.last_adv.max(prev);
-            // Timer-driven: the head waited at least the minimum RTO since it was last sent
-            // (Linux measures the RTO from the head's send time while a loss-probe or RACK
-            // timer is pending, from the last advancing ACK otherwise: both are later), no
-            // ACK arrival triggered it, and it does not follow a recent duplicate ACK (that
-            // would be a RACK reordering-timer retransmission). Inside an RTO recovery (snd_una
-            // below snd_nxt at the last RTO) an ACK that advances snd_una re-arms the timer,
-            // so a head re-sent sooner than the minimum RTO after one is ACK-clocked (the slow
-            // start of the recovery, paced a few ms after its ACK), not a new timeout:
-            // counting those made rto_sequences exceed the kernel's total_rto_recoveries (M10).
-            let dupack_recent = self.last_dupack >= self.last_ack_any && p.tx.saturating_sub(self.last_dupack) < RTO_FLOOR;
-            let clocked_in_recovery = self.rto_point.is_some() && p.tx.saturating_sub(self.last_adv) < RTO_FLOOR;
-            // Without SACK (no RACK) a recovery re-sends the head again only on a partial ACK,
-            // which advances: a second re-send with no advance since is the timer's, however
-            // close to a DupACK (issue 35, audit run 002).
-            let timer_resend =
-                !self.sack && self.last_head_resend.is_some_and(|(s, t)| s == p.seq && t >= self.last_adv);
-            if prev != Nanos::MIN
-                && p.tx.saturating_sub(prev) >= RTO_FLOOR
-                && !clocked_in_recovery
-                && (timer_resend || (p.tx.saturating_sub(self.last_ack_any) >= ACK_TRIGGER && !dupack_recent))
-            {
+            if self.is_timeout(&p, prev) {
                 is_rto = true;
                 self.rto_point = Some(self.snd_nxt);
-                match self.open.as_mut() {
-                    Some(o) if o.s == p.seq => o.r.push(p),
-                    _ => {
-                        if let Some(o) = self.open.take() {
-                            self.waiting.push(o);
-                        }
-                        let from = self.outstanding.partition_point(|x| x.end <= p.seq);
-                        let orig: Vec<Tx> = self
-                            .outstanding
-                            .range(from..)
-                            .copied()
-                            .filter(|x| x.seq <= p.seq && x.tx < p.tx)
-                            .collect();
-                        self.open = Some(TimeoutSeq {
-                            s: p.seq,
-                            e: p.end,
-                            t_arm,
-                            r: vec![p],
-                            t_end: None,
-                            orig,
-                            spurious: false,
-                            cause: None,
-                            bias: None,
-                            retx_before_ack: 0,
-                            acked: false,
-                        });
-                    }
-                }
+                self.open_timeout(p, self.last_adv.max(prev));
             }
         }
         if p.seq < self.snd_nxt && p.seq <= self.snd_una && self.snd_una < p.end {
@@ -648,6 +600,63 @@ impl Replay {
         match self.round.as_mut() {
             None => self.round = Some(Round::new(&p, in_recovery)),
             Some(rd) => rd.add(&p),
+        }
+    }
+
+    /// Whether the re-sent head `p` (last sent at `prev`) is the retransmission timer's.
+    fn is_timeout(&self, p: &Tx, prev: Nanos) -> bool {
+        // Timer-driven: the head waited at least the minimum RTO since it was last sent
+        // (Linux measures the RTO from the head's send time while a loss-probe or RACK
+        // timer is pending, from the last advancing ACK otherwise: both are later), no
+        // ACK arrival triggered it, and it does not follow a recent duplicate ACK (that
+        // would be a RACK reordering-timer retransmission). Inside an RTO recovery (snd_una
+        // below snd_nxt at the last RTO) an ACK that advances snd_una re-arms the timer,
+        // so a head re-sent sooner than the minimum RTO after one is ACK-clocked (the slow
+        // start of the recovery, paced a few ms after its ACK), not a new timeout:
+        // counting those made rto_sequences exceed the kernel's total_rto_recoveries (M10).
+        let dupack_recent = self.last_dupack >= self.last_ack_any && p.tx.saturating_sub(self.last_dupack) < RTO_FLOOR;
+        let clocked_in_recovery = self.rto_point.is_some() && p.tx.saturating_sub(self.last_adv) < RTO_FLOOR;
+        // Without SACK (no RACK) a recovery re-sends the head again only on a partial ACK,
+        // which advances: a second re-send with no advance since is the timer's, however
+        // close to a DupACK (issue 35, audit run 002).
+        let timer_resend =
+            !self.sack && self.last_head_resend.is_some_and(|(s, t)| s == p.seq && t >= self.last_adv);
+        prev != Nanos::MIN
+            && p.tx.saturating_sub(prev) >= RTO_FLOOR
+            && !clocked_in_recovery
+            && (timer_resend || (p.tx.saturating_sub(self.last_ack_any) >= ACK_TRIGGER && !dupack_recent))
+    }
+
+    /// Start the timeout sequence of the head `p` (armed at `t_arm`), or add `p` to the
+    /// open one when it re-sends the same head again.
+    fn open_timeout(&mut self, p: Tx, t_arm: Nanos) {
+        match self.open.as_mut() {
+            Some(o) if o.s == p.seq => o.r.push(p),
+            _ => {
+                if let Some(o) = self.open.take() {
+                    self.waiting.push(o);
+                }
+                let from = self.outstanding.partition_point(|x| x.end <= p.seq);
+                let orig: Vec<Tx> = self
+                    .outstanding
+                    .range(from..)
+                    .copied()
+                    .filter(|x| x.seq <= p.seq && x.tx < p.tx)
+                    .collect();
+                self.open = Some(TimeoutSeq {
+                    s: p.seq,
+                    e: p.end,
+                    t_arm,
+                    r: vec![p],
+                    t_end: None,
+                    orig,
+                    spurious: false,
+                    cause: None,
+                    bias: None,
+                    retx_before_ack: 0,
+                    acked: false,
+                });
+            }
         }
     }
 

@@ -252,19 +252,7 @@ impl Store {
                 }
             }
         }
-        // Insert hole pieces back to front so earlier indices stay valid.
-        for k in (0..nh).rev() {
-            let (hs, he, at) = holes[k];
-            if merge_fills && at > 0 {
-                if let Some(p) = self.recs.get_mut(at - 1) {
-                    if p.end == hs {
-                        p.end = he;
-                        continue;
-                    }
-                }
-            }
-            self.recs.insert(at, Rec::first_copy(hs, he, ts, tsval, ip_id, true));
-        }
+        self.fill_holes(&holes[..nh], ts, tsval, ip_id, merge_fills);
         let len = e - s;
         let kind = if covered == len {
             Overlap::Repeat
@@ -278,6 +266,23 @@ impl Store {
             prior.last_ts = ts;
         }
         (kind, prior)
+    }
+
+    /// The second step of `add_below_tail` (the walk above must not shift the indices it
+    /// records): insert the new records of the hole pieces, back to front so earlier indices
+    /// stay valid; with `merge_fills` a piece right after a record extends it instead.
+    fn fill_holes(&mut self, holes: &[(i64, i64, usize)], ts: Nanos, tsval: u32, ip_id: Option<u16>, merge_fills: bool) {
+        for &(hs, he, at) in holes.iter().rev() {
+            if merge_fills && at > 0 {
+                if let Some(p) = self.recs.get_mut(at - 1) {
+                    if p.end == hs {
+                        p.end = he;
+                        continue;
+                    }
+                }
+            }
+            self.recs.insert(at, Rec::first_copy(hs, he, ts, tsval, ip_id, true));
+        }
     }
 }
 
