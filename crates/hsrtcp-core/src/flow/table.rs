@@ -1205,6 +1205,6 @@ mod tests {
             }
         }
         assert!(files >= 40, "{files} captures");
-        assert!(counts.iter().all(|&n| n > 1000), "unknown, same, reversed: {counts:?}");
+        assert!(counts.iter().all(|&n| n > 100), "unknown, same, reversed: {counts:?}");
     }
 }
