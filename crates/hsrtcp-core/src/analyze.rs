@@ -83,9 +83,9 @@ pub fn analyze_capture_tapped(
         sink(name, b)
     };
     let mut go_on = true;
-    while let Some(batch) = stream.next_batch() {
-        for seg in batch {
-            table.push(seg);
+    while let Some((batch, links)) = stream.next_batch_linked() {
+        for (seg, &link) in batch.iter().zip(links) {
+            table.push_linked(seg, link);
         }
         if let Some(p) = table.packet_rows().filter(|p| p.rows() >= rows_per_batch) {
             counted("packets", p.take_batch());

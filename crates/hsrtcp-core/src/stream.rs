@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crate::capture::CaptureReader;
+use crate::flow::key::{Link, LinkTracker};
 use crate::wire::{decode_append, Nanos, OuterTable, Outers, Segment, Stop};
 
 const BATCH: usize = 2048;
@@ -53,6 +54,8 @@ impl CaptureStats {
 struct Batch {
     /// Shared with the tap, if any (the batch is decoded once for both consumers).
     segs: Arc<Vec<Segment>>,
+    /// Each segment's [`Link`] to the one before it (found here, off the engine's thread).
+    links: Vec<Link>,
     bytes_read: u64,
 }
 
@@ -64,6 +67,7 @@ pub type Tap = SyncSender<Arc<Vec<Segment>>>;
 pub struct SegmentStream {
     rx: Receiver<Batch>,
     current: Option<Arc<Vec<Segment>>>,
+    links: Vec<Link>,
     pos: usize,
     bytes_read: u64,
     worker: Option<JoinHandle<CaptureStats>>,
@@ -93,7 +97,7 @@ impl SegmentStream {
             .name("hsrtcp-reader".into())
             .spawn(move || read_all(&path, tx, tap, Outers::new(outers)))
             .expect("spawn reader thread");
-        SegmentStream { rx, current: None, pos: 0, bytes_read: 0, worker: Some(worker) }
+        SegmentStream { rx, current: None, links: Vec::new(), pos: 0, bytes_read: 0, worker: Some(worker) }
     }
 
     /// Bytes of the file consumed so far (for progress bars).
@@ -103,14 +107,21 @@ impl SegmentStream {
 
     /// The next batch of segments, or `None` at the end. Prefer this in hot loops.
     pub fn next_batch(&mut self) -> Option<&[Segment]> {
+        self.next_batch_linked().map(|(segs, _)| segs)
+    }
+
+    /// [`Self::next_batch`] with each segment's [`Link`] to the segment before it in the
+    /// file ([`crate::flow::FlowTable::push_linked`]).
+    pub fn next_batch_linked(&mut self) -> Option<(&[Segment], &[Link])> {
         // Dropping our share hands the batch back to the reader once the tap is done too
         // (read_all, `Reuse`).
         self.current = None;
         let b = self.rx.recv().ok()?;
         self.bytes_read = b.bytes_read;
+        self.links = b.links;
         let current: &[Segment] = self.current.insert(b.segs);
         self.pos = current.len();
-        Some(current)
+        Some((current, &self.links))
     }
 
     /// Wait for the reader thread and return the file's counters.
@@ -183,6 +194,7 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, mut tap: Option<Tap>, mut outers
     };
     let mut reuse = Reuse(Default::default());
     let mut segs = Vec::with_capacity(BATCH);
+    let (mut links, mut tracker) = (Vec::with_capacity(BATCH), LinkTracker::default());
     // Per-packet counters in plain locals (into `stats` at the end): the loop runs a
     // million times per capture and the optional times cost a test each.
     let (mut packets, mut tcp_packets) = (0u64, 0u64);
@@ -198,11 +210,13 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, mut tap: Option<Tap>, mut outers
                 match decode_append(&frame, &mut segs, &mut outers) {
                     Ok(()) => {
                         tcp_packets += 1;
+                        links.push(tracker.next(segs.last().expect("just decoded")));
                         if segs.len() == BATCH {
                             let full = Arc::new(std::mem::replace(&mut segs, reuse.next()));
                             reuse.keep(&full);
                             send_tap(&mut tap, &full);
-                            if tx.send(Batch { segs: full, bytes_read: reader.bytes_read() }).is_err() {
+                            let links = std::mem::replace(&mut links, Vec::with_capacity(BATCH));
+                            if tx.send(Batch { segs: full, links, bytes_read: reader.bytes_read() }).is_err() {
                                 break; // the consumer stopped listening
                             }
                         }
@@ -221,7 +235,7 @@ fn read_all(path: &Path, tx: SyncSender<Batch>, mut tap: Option<Tap>, mut outers
     let segs = Arc::new(segs);
     send_tap(&mut tap, &segs);
     drop(tap); // the end of the file for the tap's consumer
-    let _ = tx.send(Batch { segs, bytes_read: reader.bytes_read() });
+    let _ = tx.send(Batch { segs, links, bytes_read: reader.bytes_read() });
     let jumps = reader.time_jumps();
     if let Some(first) = jumps.first {
         stats.time_jumps = jumps.jumps;

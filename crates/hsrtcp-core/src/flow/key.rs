@@ -70,3 +70,51 @@ impl FlowKey {
         }
     }
 }
+
+/// How a segment's 4-tuple relates to the previous segment's in the capture: the reader
+/// thread finds it while decoding, so the flow table's "same connection as the last
+/// packet" test costs the engine thread (the critical path) a byte instead of four
+/// address and port comparisons.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Link {
+    /// Another 4-tuple, or not known (the first segment; a caller without the hint).
+    #[default]
+    Unknown,
+    /// The same sender and receiver as the previous segment.
+    Same,
+    /// The previous segment's receiver sent it to that segment's sender.
+    Reversed,
+}
+
+/// The 4-tuple of the previous segment, to find each segment's [`Link`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LinkTracker {
+    prev: Option<(IpAddr, IpAddr, u16, u16)>,
+}
+
+impl LinkTracker {
+    /// The link of `seg` to the segment seen before it; `seg` becomes the previous one.
+    #[inline]
+    pub fn next(&mut self, seg: &Segment) -> Link {
+        let link = match self.prev {
+            Some((src, dst, sport, dport)) => {
+                if seg.sport == sport && seg.dport == dport && seg.src == src && seg.dst == dst {
+                    Link::Same
+                } else if seg.sport == dport && seg.dport == sport && seg.src == dst && seg.dst == src {
+                    Link::Reversed
+                } else {
+                    Link::Unknown
+                }
+            }
+            None => Link::Unknown,
+        };
+        if link == Link::Unknown {
+            self.prev = Some((seg.src, seg.dst, seg.sport, seg.dport));
+        } else if link == Link::Reversed {
+            let p = self.prev.as_mut().expect("linked");
+            *p = (p.1, p.0, p.3, p.2);
+        }
+        link
+    }
+}

@@ -9,7 +9,7 @@ use crate::flow::connection::{ConnBase, Connection, Vantage, NANOS_PER_S};
 use crate::flow::embryo::Embryo;
 use crate::flow::engine;
 use crate::flow::event::{nanos_to_s, write_event, Dir, Event, EVENT_COLUMNS};
-use crate::flow::key::{Endpoint, FlowKey};
+use crate::flow::key::{Endpoint, FlowKey, Link};
 use crate::flow::packets::PacketRows;
 use crate::flow::rtt_sample::{RttRows, RttSample};
 use crate::flow::tunnel::FlowOuters;
@@ -255,6 +255,8 @@ pub struct FlowTable {
     slots: FxHashMap<FlowKey, usize>,
     /// The last connection looked up: consecutive packets mostly share one.
     last: Option<LastFlow>,
+    /// Whether the last segment pushed was sent by `last`'s `lo` side.
+    last_from_lo: bool,
     epochs: FxHashMap<FlowKey, u32>,
     next_id: u64,
     packets: u64,
@@ -348,6 +350,7 @@ impl FlowTable {
             free: Vec::new(),
             slots: FxHashMap::default(),
             last: None,
+            last_from_lo: false,
             epochs: FxHashMap::default(),
             packets: 0,
             last_ts: Nanos::MIN,
@@ -411,18 +414,24 @@ impl FlowTable {
     /// The slot of `seg`'s open connection and the segment's direction in it; the
     /// connection is remembered as the last one looked up (`push` tests that first).
     #[inline]
-    fn find(&mut self, seg: &Segment) -> Option<(usize, Dir)> {
+    fn find(&mut self, seg: &Segment, link: Link) -> Option<(usize, Dir)> {
         // Consecutive packets mostly share a connection: test that before building the key
-        // (40 bytes to order, copy and hash).
-        let from_lo = match self.last.as_ref().and_then(|l| l.key.side_of(seg)) {
-            Some(from_lo) => from_lo,
-            None => {
-                let (key, from_lo) = FlowKey::of(seg);
-                let i = *self.slots.get(&key)?;
-                self.remember(key, i);
-                from_lo
-            }
+        // (40 bytes to order, copy and hash). `last` is the previous segment's connection,
+        // so a linked segment needs no comparison at all.
+        let from_lo = match self.last.as_ref() {
+            Some(_) if link != Link::Unknown => self.last_from_lo ^ (link == Link::Reversed),
+            last => match last.and_then(|l| l.key.side_of(seg)) {
+                Some(from_lo) => from_lo,
+                None => {
+                    let (key, from_lo) = FlowKey::of(seg);
+                    let i = *self.slots.get(&key)?;
+                    self.remember(key, i);
+                    from_lo
+                }
+            },
         };
+        debug_assert_eq!(self.last.and_then(|l| l.key.side_of(seg)), Some(from_lo), "link {link:?}");
+        self.last_from_lo = from_lo;
         let l = self.last.as_ref().expect("found connections are remembered");
         Some((l.slot, l.dir(from_lo)))
     }
@@ -450,9 +459,18 @@ impl FlowTable {
     /// Feed one segment.
     #[inline]
     pub fn push(&mut self, seg: &Segment) {
+        self.push_linked(seg, Link::Unknown);
+    }
+
+    /// Feed one segment whose [`Link`] to the segment pushed before it is known (the
+    /// reader thread's, `SegmentStream::next_batch_linked`).
+    #[inline]
+    pub fn push_linked(&mut self, seg: &Segment, link: Link) {
         self.packets += 1;
         self.last_ts = self.last_ts.max(seg.ts);
-        let mut found = self.find(seg);
+        // (a connection retired since the last segment took `last` with it: find() then
+        // compares, whatever the link says)
+        let mut found = self.find(seg, link);
         if let Some((i, dir)) = found {
             if self.conns[i].as_ref().expect("slot is live").starts_new_connection(seg, dir) {
                 let key = self.last.expect("found connections are remembered").key;
@@ -485,6 +503,7 @@ impl FlowTable {
                 self.slots.insert(key, i);
                 self.tunnels.forget_slot(i);
                 self.remember(key, i);
+                self.last_from_lo = from_lo;
                 if self.open_state_bytes() > self.budget {
                     self.evict_idle();
                 }
@@ -1130,5 +1149,62 @@ mod tests {
         assert_eq!(u64s(&f, "client_port"), vec![Some(40000)]);
         assert_eq!(u64s(&f, "wscale_client"), vec![None]);
         assert_eq!(u64s(&f, "wscale_server"), vec![None]);
+    }
+
+    #[test]
+    fn links_from_the_reader_leave_every_table_as_it_was() {
+        // Every capture of tests/data: the reader's links (the previous segment's 4-tuple,
+        // same or reversed) must pick exactly the connection the comparisons pick.
+        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data"));
+        let mut dirs = vec![root.to_path_buf()];
+        let (mut files, mut counts) = (0, [0usize; 3]);
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p);
+                    continue;
+                }
+                let name = p.to_string_lossy().into_owned();
+                if !(name.ends_with(".pcap") || name.ends_with(".pcapng")) {
+                    continue;
+                }
+                let mut stream = crate::stream::SegmentStream::open(&p);
+                let (mut segs, mut links) = (Vec::new(), Vec::new());
+                while let Some((s, l)) = stream.next_batch_linked() {
+                    assert_eq!(s.len(), l.len(), "{name}");
+                    segs.extend_from_slice(s);
+                    links.extend_from_slice(l);
+                }
+                for (i, l) in links.iter().enumerate() {
+                    counts[*l as usize] += 1;
+                    let t = |s: &Segment| (s.src, s.dst, s.sport, s.dport);
+                    let prev = i.checked_sub(1).map(|j| t(&segs[j]));
+                    let (a, b, c, d) = t(&segs[i]);
+                    let want = match prev {
+                        Some(p) if p == (a, b, c, d) => Link::Same,
+                        Some(p) if p == (b, a, d, c) => Link::Reversed,
+                        _ => Link::Unknown,
+                    };
+                    assert_eq!(*l, want, "{name} segment {i}");
+                }
+                let tables = |linked: bool| {
+                    let mut t = FlowTable::new(CaptureInfo { name: "t".into(), ..Default::default() });
+                    let mut out = Output::default();
+                    for (i, (s, l)) in segs.iter().zip(&links).enumerate() {
+                        t.push_linked(s, if linked { *l } else { Link::Unknown });
+                        if i % 1000 == 999 {
+                            t.drain_retired(&mut out);
+                        }
+                    }
+                    t.finish(false, &mut out);
+                    [out.flows.finish(), out.events.finish(), out.rtt.take_batch(), out.series.finish()]
+                };
+                assert_eq!(tables(true), tables(false), "{name}");
+                files += 1;
+            }
+        }
+        assert!(files >= 40, "{files} captures");
+        assert!(counts.iter().all(|&n| n > 100), "unknown, same, reversed: {counts:?}");
     }
 }
