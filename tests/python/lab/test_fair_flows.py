@@ -25,14 +25,20 @@ def test_ccs_needs_concurrent_and_sets_the_count():
         FlowSpec(type="concurrent", duration_s=5, ccs=[]).validate()
 
 
-@pytest.mark.netns
-def test_two_flows_two_ccs_share_the_bottleneck(tmp_path):
+
+def _concurrent(run: Path, ccs: list[str]) -> None:
+    """A 10-s smoke-scenario run of one concurrent flow per cc (skipped without root or
+    the eBPF toolchain that builds hsrbbr)."""
     if os.geteuid() != 0 or ebpf.missing_toolchain():
         pytest.skip("needs root and the eBPF toolchain (hsrbbr)")
-    out = emulate.run(ROOT / "scenarios" / "smoke.toml", tmp_path / "run",
-                      {"kind": "measure", "flow": {"type": "concurrent", "duration_s": 10,
-                                                   "ccs": ["hsrbbr", "cubic"]}})
+    out = emulate.run(ROOT / "scenarios" / "smoke.toml", run,
+                      {"kind": "measure", "flow": {"type": "concurrent", "duration_s": 10, "ccs": ccs}})
     assert out.ok, out.errors
+
+
+@pytest.mark.netns
+def test_two_flows_two_ccs_share_the_bottleneck(tmp_path):
+    _concurrent(tmp_path / "run", ["hsrbbr", "cubic"])
     flows = [json.loads(x) for x in (tmp_path / "run" / "server" / "flows.jsonl").read_text().splitlines() if x.strip()]
     assert sorted(f["cc"] for f in flows) == ["cubic", "hsrbbr"]
     assert all(f["ok"] and f["bytes_sent"] > 100_000 for f in flows)
@@ -50,14 +56,9 @@ def _payload_by_client_port(cap):
 
 @pytest.mark.netns
 def test_compare_fairness_against_the_phone_capture(tmp_path):
-    if os.geteuid() != 0 or ebpf.missing_toolchain():
-        pytest.skip("needs root and the eBPF toolchain (hsrbbr)")
     from hsrtcp.lab import compare
 
-    out = emulate.run(ROOT / "scenarios" / "smoke.toml", tmp_path / "run",
-                      {"kind": "measure", "flow": {"type": "concurrent", "duration_s": 10,
-                                                   "ccs": ["hsrbbr", "bbr"]}})
-    assert out.ok, out.errors
+    _concurrent(tmp_path / "run", ["hsrbbr", "bbr"])
     f = compare.fairness(tmp_path / "run")
     assert sorted(x["cc"] for x in f["flows"]) == ["bbr", "hsrbbr"]
     # witness: distinct payload bytes per connection the phone received (its capture)
