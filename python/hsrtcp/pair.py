@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from hsrtcp.bundle import bundle_pairs, is_bundle
 from hsrtcp.errors import InputError, OutputError
 from hsrtcp.runner import ID_SHIFT, MPTCP_TABLES, TABLES, file_progress, require_one, result, same_inputs
 from hsrtcp.runner import native as _native
@@ -43,38 +44,6 @@ def _norm(p: str | os.PathLike) -> str:
     s = os.fspath(p)
     lead = "//" if s.startswith("//") and not s.startswith("///") else "/" if s.startswith("/") else ""
     return (lead + "/".join(x for x in s.split("/") if x and x != ".")) or "."
-
-def bundle_pairs(path: str | os.PathLike) -> list[tuple[os.PathLike, os.PathLike]]:
-    """The (client, server) capture pairs of a run bundle directory.
-
-    Accepts the lab's bundle layout (``capture/phone_p1.pcap`` … ``capture/server.pcap``,
-    docs/formats/bundle.md) and a plain directory with ``client.pcap`` and ``server.pcap``.
-    An MPTCP bundle with several phone paths gives one pair per path.
-    """
-    from pathlib import Path
-
-    d = Path(path)
-    if not d.is_dir():
-        raise InputError(f"{d}: not a directory")
-    cap = d / "capture"
-    if (cap / "server.pcap").exists():
-        phones = sorted(cap.glob("phone_p*.pcap"))
-        if not phones:
-            raise InputError(f"{d}: run bundle without a phone capture (capture/phone_p*.pcap)")
-        return [(p, cap / "server.pcap") for p in phones]
-    for c, s in (("client.pcap", "server.pcap"), ("client.pcap.gz", "server.pcap.gz"),
-                 ("client.pcapng", "server.pcapng")):
-        if (d / c).exists() and (d / s).exists():
-            return [(d / c, d / s)]
-    raise InputError(f"{d}: no client/server capture pair (expected capture/phone_p1.pcap and "
-                     f"capture/server.pcap, or client.pcap and server.pcap)")
-
-
-def is_bundle(path: str | os.PathLike) -> bool:
-    p = os.fspath(path)
-    has = lambda *parts: os.path.exists(os.path.join(p, *parts))  # noqa: E731
-    return os.path.isdir(p) and (has("manifest.json") or has("capture", "server.pcap")
-                                 or (has("client.pcap") and has("server.pcap")))
 
 
 def split_inputs(paths, vantage, client, server):
@@ -497,18 +466,3 @@ def analyze_pairs(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]], 
     for t in ("events", "rtt"):
         frames[t] = frames[t].sort("flow_id", maintain_order=True)
     return Dataset(**{t: frames[t] for t in TABLES}, extra={t: frames[t] for t in extra if t in frames})
-
-
-def read_manifest(bundle: str | os.PathLike) -> dict | None:
-    """The bundle's manifest.json, if any (for labels in reports)."""
-    import json  # (with re, 10-20 ms of start-up: not on the pair CLI's path)
-
-    from pathlib import Path
-
-    p = Path(bundle) / "manifest.json"
-    if not p.exists():
-        return None
-    try:
-        return json.loads(p.read_text())
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{p}: invalid JSON at line {exc.lineno} column {exc.colno}") from exc

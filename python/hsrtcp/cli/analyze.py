@@ -99,7 +99,7 @@ def analyze(**p):
                                f"--client and {len(server)} --server")
     for c in captures:
         if c.is_dir():
-            from hsrtcp.pair import is_bundle
+            from hsrtcp.bundle import is_bundle
 
             if not is_bundle(c):
                 raise click.UsageError(f"{c}: a directory that is not a run bundle "

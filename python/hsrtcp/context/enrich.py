@@ -54,7 +54,7 @@ def describe_inputs(captures=(), client=(), server=(), messages: list[str] | Non
     """The inputs of an analysis in the order hsrtcp.analyze takes them (an unreadable
     manifest is reported in ``messages`` and gives null labels)."""
     from hsrtcp.errors import InputError
-    from hsrtcp.pair import bundle_pairs, is_bundle, read_manifest
+    from hsrtcp.bundle import bundle_pairs, is_bundle, read_manifest
 
     inputs: list[Input] = []
     for p in captures:

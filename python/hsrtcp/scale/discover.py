@@ -4,7 +4,7 @@ into :class:`Input` s (single captures, client/server pairs, run bundles), and
 
 Rules (docs/scale.md, "What a corpus is"):
 
-- a directory that is a run bundle (:func:`hsrtcp.pair.is_bundle`) is one ``bundle`` input;
+- a directory that is a run bundle (:func:`hsrtcp.bundle.is_bundle`) is one ``bundle`` input;
   its files are not looked at one by one;
 - in any other directory, ``NAME.client.EXT`` and ``NAME.server.EXT`` (same NAME and EXT)
   are one ``pair`` input; every other capture file is a ``capture`` input (vantage from a
@@ -51,7 +51,7 @@ def is_corpus(captures: list[str], flag: bool) -> bool:
     if os.path.isfile(a) and a.lower().endswith(".csv"):
         return True
     if os.path.isdir(a):
-        from hsrtcp.pair import is_bundle
+        from hsrtcp.bundle import is_bundle
 
         return not is_bundle(a)
     return not os.path.exists(a) and has_magic(a)
@@ -66,7 +66,7 @@ def discover(spec: str | os.PathLike) -> list[Input]:
 
         return read_manifest(s)
     if os.path.isdir(s):
-        from hsrtcp.pair import is_bundle
+        from hsrtcp.bundle import is_bundle
 
         if is_bundle(s):
             return [Input(input_id(os.path.basename(os.path.abspath(s))), "bundle", [s])]
@@ -99,7 +99,7 @@ def _skip_dir(path: str, name: str) -> bool:
 
 
 def _walk(top: str, root: str) -> list[Input]:
-    from hsrtcp.pair import is_bundle
+    from hsrtcp.bundle import is_bundle
 
     out: list[Input] = []
     for d, dirs, files in os.walk(top):
@@ -114,7 +114,7 @@ def _walk(top: str, root: str) -> list[Input]:
 
 
 def _from_paths(paths: list[str], root: str) -> list[Input]:
-    from hsrtcp.pair import is_bundle
+    from hsrtcp.bundle import is_bundle
 
     out: list[Input] = []
     files: list[str] = []

@@ -224,7 +224,8 @@ def _analyze(inp, stage: str, window_s: float) -> list[dict]:
             w = analyze_to(inp.files, stage, vantage=[inp.vantage], workers=1, output=output)
             capture_errors = w.errors
         else:
-            from hsrtcp.pair import analyze_pairs_to, bundle_pairs
+            from hsrtcp.bundle import bundle_pairs
+            from hsrtcp.pair import analyze_pairs_to
 
             if inp.kind == "pair":
                 pairs = [(inp.files[0], inp.files[1])]

@@ -1,5 +1,6 @@
-"""One input model (issue 37): ``hsrtcp.inputs.Input`` is the only ``class Input`` of the
-package. There were two, the corpus run's (scale) and the context's (context.enrich), with
+"""One input model and one bundle reader (issue 37): ``hsrtcp.inputs.Input`` is the only
+``class Input`` of the package; ``hsrtcp.bundle`` the only place that finds a run bundle's
+captures, without lab imports. There were two, the corpus run's (scale) and the context's (context.enrich), with
 different field names for the same things (``source`` a field in one, a property in the
 other; ``input_id`` an int in one, ``id`` a string in the other)."""
 
@@ -51,3 +52,23 @@ def test_the_corpus_and_the_context_make_the_same_inputs(tmp_path):
     [c2, pair] = describe_inputs([str(cap)], [str(tmp_path / "a.pcap")], [str(cap)])
     assert (c2.number, pair.number, pair.kind, pair.source) == (
         0, 1, "pair", f"{tmp_path / 'a.pcap'} + {cap}")
+
+
+def defined(package: Path, names: set[str]) -> list[str]:
+    """``file:name`` of every function among ``names`` defined under ``package``."""
+    return [f"{p.relative_to(package).as_posix()}:{n.name}"
+            for p in sorted(package.rglob("*.py"))
+            for n in ast.walk(ast.parse(p.read_text(encoding="utf-8"), str(p)))
+            if isinstance(n, ast.FunctionDef) and n.name in names]
+
+
+def test_one_bundle_reader_without_lab_imports():
+    """The reader of run bundles sits below the analysis (it was in pair.py, beside the
+    two-vantage join); the lab, which writes bundles, is not needed to read one."""
+    assert defined(PACKAGE, {"is_bundle", "bundle_pairs"}) == ["bundle.py:bundle_pairs", "bundle.py:is_bundle"]
+    tree = ast.parse((PACKAGE / "bundle.py").read_text(encoding="utf-8"))
+    assert "read_manifest" in {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}  # (scale's: a corpus CSV)
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names} | \
+        {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not [m for m in imported if m.startswith("hsrtcp.lab")]
+    assert imported & {"hsrtcp.errors"}  # (the imports are read: the check can fail)
