@@ -481,34 +481,7 @@ impl FlowTable {
         }
         let (i, dir) = match found {
             Some(x) => x,
-            None => {
-                let (key, from_lo) = FlowKey::of(seg);
-                let e = self.epochs.entry(key).or_insert(0);
-                let epoch = *e;
-                *e += 1;
-                // (it keeps this segment or hatches below)
-                let conn = Open::Embryo(Box::new(Embryo::new(self.next_id, epoch, seg)));
-                self.embryos += 1;
-                self.next_id += 1;
-                let i = match self.free.pop() {
-                    Some(i) => {
-                        self.conns[i] = Some(conn);
-                        i
-                    }
-                    None => {
-                        self.conns.push(Some(conn));
-                        self.conns.len() - 1
-                    }
-                };
-                self.slots.insert(key, i);
-                self.tunnels.forget_slot(i);
-                self.remember(key, i);
-                self.last_from_lo = from_lo;
-                if self.open_state_bytes() > self.budget {
-                    self.evict_idle();
-                }
-                (i, self.last.expect("just remembered").dir(from_lo))
-            }
+            None => self.open_slot(seg),
         };
         if seg.outer != 0 && !self.tunnels.seen(i, dir.idx(), seg.outer) {
             let id = self.conns[i].as_ref().expect("slot is live").flow_id();
@@ -546,6 +519,39 @@ impl FlowTable {
             self.spilled_rtt.extend(c.engine.drain_rtt_samples().map(|s| (id, s)));
         }
         self.sweep_now_and_then();
+    }
+
+    /// A new connection for `seg` (an embryo until its handshake is seen): its slot and the
+    /// segment's direction. A step of its own because it is the rare path of `push_linked`.
+    #[cold]
+    #[inline(never)]
+    fn open_slot(&mut self, seg: &Segment) -> (usize, Dir) {
+        let (key, from_lo) = FlowKey::of(seg);
+        let e = self.epochs.entry(key).or_insert(0);
+        let epoch = *e;
+        *e += 1;
+        // (the embryo keeps this segment, or the caller hatches it)
+        let conn = Open::Embryo(Box::new(Embryo::new(self.next_id, epoch, seg)));
+        self.embryos += 1;
+        self.next_id += 1;
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.conns[i] = Some(conn);
+                i
+            }
+            None => {
+                self.conns.push(Some(conn));
+                self.conns.len() - 1
+            }
+        };
+        self.slots.insert(key, i);
+        self.tunnels.forget_slot(i);
+        self.remember(key, i);
+        self.last_from_lo = from_lo;
+        if self.open_state_bytes() > self.budget {
+            self.evict_idle();
+        }
+        (i, self.last.expect("just remembered").dir(from_lo))
     }
 
     /// The embryo in slot `i` keeps `seg` (true), or hatches into its connection, which the
