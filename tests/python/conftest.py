@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,25 @@ def _cwd_is_restored():
     if after != before:
         os.chdir(before)
         pytest.fail(f"the test left the working directory changed: {before} -> {after} (use monkeypatch.chdir)")
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """``mount(options)``: a tmpfs with these options at tmp_path/disk, unmounted at the end
+    (root only): the full-disk tests of scale/ and context/."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    mounted: list[Path] = []
+
+    def mount(options: str) -> Path:
+        p = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mnt)], capture_output=True, text=True)
+        if p.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
+        mounted.append(mnt)
+        return mnt
+
+    yield mount
+    for m in mounted:
+        subprocess.run(["umount", str(m)], check=True)

@@ -8,7 +8,6 @@ OutputError naming the file."""
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -103,27 +102,6 @@ def test_scan_radio_spills_beside_its_output_and_cleans_up(tmp_path, monkeypatch
         scan_radio(log, "lab", parquet=str(out / "radio.parquet.part1"))
     assert len(seen) > 20 and seen[-1] == 2  # both carriers' files were written before the error
     assert _files(out) == []
-
-
-@pytest.fixture
-def small_disk(tmp_path):
-    """``mount(options)``: a tmpfs at tmp_path/disk, unmounted at the end (root only)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    mounted = []
-
-    def mount(options: str) -> Path:
-        p = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mnt)], capture_output=True, text=True)
-        if p.returncode != 0:
-            pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
-        mounted.append(mnt)
-        return mnt
-
-    yield mount
-    for m in mounted:
-        subprocess.run(["umount", str(m)], check=True)
 
 
 @pytest.mark.parametrize("pages", [1, 2, 3, 4, 6, 8])

@@ -28,27 +28,6 @@ def block_usage(d: Path) -> int:
     return sum(os.stat(os.path.join(r, f)).st_blocks * 512 for r, _, fs in os.walk(d) for f in fs)
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """``mount(options)``: a tmpfs with these options at tmp_path/disk, unmounted at the end."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    mounted: list[Path] = []
-
-    def mount(options: str) -> Path:
-        p = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mnt)], capture_output=True, text=True)
-        if p.returncode != 0:
-            pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
-        mounted.append(mnt)
-        return mnt
-
-    yield mount
-    for m in mounted:
-        subprocess.run(["umount", str(m)], check=True)
-
-
 def run(corpus: Path, res: Path, pool: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "hsrtcp", "analyze", str(corpus), "-o", str(res), "-j", "2"],
                           env=dict(env(), **{POOL_ENV: pool}), capture_output=True, text=True, timeout=300)
