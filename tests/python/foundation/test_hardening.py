@@ -199,10 +199,11 @@ def test_non_utf8_campaign_file_is_an_input_error(tmp_path):
 def test_absurd_scenarios_are_refused_at_once(tmp_path, toml, needle):
     f = tmp_path / "absurd.toml"
     f.write_text(toml)
-    t0 = time.monotonic()
     p = run("scenario", "generate", f, "-o", tmp_path / "sc", timeout=60)
     assert_clean_failure(p, 3, str(f), needle)
-    assert time.monotonic() - t0 < 20
+    # refused before any work: nothing compiled, not even the output directory (the defect
+    # generated the trace first; `timeout` is only a hang guard: speed is bench/'s business)
+    assert not (tmp_path / "sc").exists()
 
 
 # -- item 8 -----------------------------------------------------------------------------------
@@ -339,16 +340,17 @@ def test_ctrl_c_stops_the_native_analysis_at_once(tmp_path, mode):
     code = p.wait(timeout=120)
     took = time.monotonic() - sent
     assert code == 130 and "interrupted" in text(p.stderr.read())
-    assert took < 1.0, f"{took:.2f} s from Ctrl-C to exit ({sent - t0:.2f} s into the run)"
     assert visible(out) == []  # nothing half-done, no temporary file
-    # the witness that the run had seconds left: one of its captures analyzed alone to the
-    # end takes a second longer than the interrupted run lived. The pair path does more (it
-    # reads both, and on this capture of one repeated connection matches for minutes), so
-    # there the single analysis need only outlast the time from Ctrl-C to exit by a second.
-    lived = took + (0.0 if mode == "pair" else sent - t0)
+    # "At once" against the run's own work, not a clock limit: one of its captures analyzed
+    # alone to the end gives the work the run still had when Ctrl-C came (a lower bound: two
+    # captures, or the pair path, which on this capture of one repeated connection matches
+    # for minutes, do more). The run must have had more than a second of it left, and must
+    # have stopped in under half of it: a run that finished its work first fails.
     t1 = time.monotonic()
     assert main(["analyze", str(big), "-o", str(tmp_path / "full"), "-q", "--no-plot"]) == 0
-    assert time.monotonic() - t1 > lived + 1.0, (time.monotonic() - t1, sent - t0, took)
+    left = time.monotonic() - t1 - (0.0 if mode == "pair" else sent - t0)
+    assert left > 1.0 and took < left / 2, (f"{took:.2f} s from Ctrl-C to exit with {left:.2f} s of work "
+                                            f"left ({sent - t0:.2f} s into the run)")
 
 
 def test_several_captures_give_the_same_files_on_every_run(tmp_path):

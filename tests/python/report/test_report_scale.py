@@ -1,11 +1,10 @@
-"""1,000 flows: the report is written in under 10 s (issue 18) and stays small, because the
-flow table holds every flow but the drill-down only the top flows (docs/report.md, "Limits").
+"""1,000 flows: the report stays small because the flow table holds every flow but the
+drill-down only the top flows (docs/report.md, "Limits"). Its time is measured in bench/ (1 M
+flows, bench/README.md), not asserted here.
 The input is tests/python/report/many_flows.py: 1,000 copies of five fixture connections
 (493,200 real packets) in one capture, analyzed by `hsrtcp analyze`."""
 
 from __future__ import annotations
-
-import time
 
 import polars as pl
 import pytest
@@ -24,16 +23,12 @@ def many(tmp_path_factory):
     return base
 
 
-def test_thousand_flows_under_ten_seconds(many):
+def test_thousand_flows_all_listed_only_the_top_drilled_down(many):
     flows = pl.read_parquet(many / "res" / "flows.parquet")
     assert flows.height == 1000
-    start = time.perf_counter()
     info = build_report(many / "res", None, many / "report.html")
-    took = time.perf_counter() - start
     assert info.flows == 1000 and info.detailed == 50
-    assert took < 10.0, took
     assert info.bytes < 5_000_000, info.bytes
-    print(f"1,000 flows: {took:.2f} s, {info.bytes / 1e6:.2f} MB")
 
 
 def test_thousand_flow_report_opens_cleanly(many):
