@@ -9,6 +9,9 @@ import os
 
 from hsrtcp.errors import InputError
 
+#: The file that makes a directory a run bundle the lab wrote (docs/formats/bundle.md).
+MANIFEST = "manifest.json"
+
 
 def bundle_pairs(path: str | os.PathLike) -> list[tuple[os.PathLike, os.PathLike]]:
     """The (client, server) capture pairs of a run bundle directory.
@@ -40,20 +43,52 @@ def is_bundle(path: str | os.PathLike) -> bool:
     """A directory with a manifest.json, a capture/server.pcap or a client.pcap and server.pcap."""
     p = os.fspath(path)
     has = lambda *parts: os.path.exists(os.path.join(p, *parts))  # noqa: E731
-    return os.path.isdir(p) and (has("manifest.json") or has("capture", "server.pcap")
+    return os.path.isdir(p) and (has(MANIFEST) or has("capture", "server.pcap")
                                  or (has("client.pcap") and has("server.pcap")))
 
 
-def read_manifest(bundle: str | os.PathLike) -> dict | None:
-    """The bundle's manifest.json, if any (for labels in reports)."""
+def phone_path(capture: str | os.PathLike) -> int | None:
+    """The emulated path a bundle's phone capture was taken on (``capture/phone_p2.pcap``: 2),
+    None for any other name."""
+    import re
+
+    m = re.fullmatch(r"phone_p(\d+)\.pcap", os.path.basename(os.fspath(capture)))
+    return int(m.group(1)) if m else None
+
+
+def has_manifest(path: str | os.PathLike) -> bool:
+    """A directory with a manifest.json (a run bundle the lab wrote)."""
+    return os.path.isfile(os.path.join(os.fspath(path), MANIFEST))
+
+
+def run_bundles(folder: str | os.PathLike) -> list:
+    """The run bundles directly below ``folder`` (``<run_id>/manifest.json``), by name; hidden
+    directories (a run being written) are not bundles."""
+    from pathlib import Path
+
+    return sorted(m.parent for m in Path(folder).glob(f"*/{MANIFEST}") if not m.parent.name.startswith("."))
+
+
+def manifest(bundle: str | os.PathLike) -> dict:
+    """The bundle's manifest.json, which must be there: any problem reading it (missing,
+    unreadable, not UTF-8, not JSON, not a JSON object) is an InputError naming the file."""
     import json  # (with re, 10-20 ms of start-up: not on the pair CLI's path)
 
     from pathlib import Path
 
-    p = Path(bundle) / "manifest.json"
-    if not p.exists():
-        return None
+    p = Path(bundle) / MANIFEST
     try:
-        return json.loads(p.read_text())
+        m = json.loads(p.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise InputError(f"{p}: invalid JSON at line {exc.lineno} column {exc.colno}") from exc
+        raise InputError(f"{p}: invalid JSON at line {exc.lineno} column {exc.colno}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{p}: not a readable bundle manifest ({exc})") from None
+    if not isinstance(m, dict):
+        raise InputError(f"{p}: not a bundle manifest (a JSON object)")
+    return m
+
+
+def read_manifest(bundle: str | os.PathLike) -> dict | None:
+    """The bundle's manifest.json if it has one (for labels in reports), else None; a manifest
+    that is there but cannot be read is an InputError, as in :func:`manifest`."""
+    return manifest(bundle) if has_manifest(bundle) else None

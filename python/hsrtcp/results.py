@@ -171,7 +171,9 @@ def _footer(path: str) -> tuple[pl.Schema, dict[str, str]]:
 
 def _lab_runs(path: str) -> bool:
     """A lab bundle (manifest.json) or a campaign folder (campaign.toml) given where results belong."""
-    return any(os.path.isfile(os.path.join(path, n)) for n in ("manifest.json", "campaign.toml"))
+    from hsrtcp.bundle import has_manifest
+
+    return has_manifest(path) or os.path.isfile(os.path.join(path, "campaign.toml"))
 
 
 class Table:

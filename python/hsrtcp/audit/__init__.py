@@ -20,6 +20,8 @@ from pathlib import Path
 
 import polars as pl
 
+from hsrtcp.bundle import has_manifest
+
 FORMAT_VERSION = 1
 MANIFEST = "hsrtcp-manifest.audit.txt"
 # rtt_band: the analyzer's own minimum RTT; the last three: the run's truth (audit.conditions)
@@ -114,7 +116,7 @@ def relative(path: str, base: Path | None) -> str:
         return str(p.resolve().relative_to(base.resolve()))
     except ValueError:  # outside: a bundle's run id and inner path, else the file name
         bundle = p.parent.parent
-        return str(p.relative_to(bundle.parent)) if (bundle / "manifest.json").exists() else p.name
+        return str(p.relative_to(bundle.parent)) if has_manifest(bundle) else p.name
 
 
 def write(a: Audit, out: str | Path, *, base: Path | None = None) -> list[str]:

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hsrtcp.bundle import has_manifest, manifest, run_bundles
 from hsrtcp.errors import InputError
 from hsrtcp.output import shown
 
@@ -53,10 +54,10 @@ def discover(paths: list[str | Path], errors: list[str] | None = None) -> list[R
     ``errors`` and left out when ``errors`` is given; anything else raises InputError."""
     runs: list[Run] = []
     for p in map(Path, paths):
-        if p.is_dir() and (p / "manifest.json").exists():
+        if p.is_dir() and has_manifest(p):
             runs.append(from_bundle(p))
         elif p.is_dir():
-            found = sorted(d for d in p.iterdir() if (d / "manifest.json").exists())
+            found = run_bundles(p)
             if not found:
                 raise InputError(f"{shown(p)}: neither a run bundle nor a directory of bundles "
                                  "(no manifest.json)")
@@ -111,10 +112,7 @@ def from_pair(client: Path) -> Run:
 
 
 def from_bundle(d: Path) -> Run:
-    try:
-        m = json.loads((d / "manifest.json").read_text())
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{shown(d / 'manifest.json')}: unreadable: {exc}") from None
+    m = manifest(d)
     phones = (m.get("captures") or {}).get("phone") or ["capture/phone_p1.pcap"]
     if len(phones) != 1:
         raise InputError(f"{shown(d)}: {len(phones)} phone captures (MPTCP): the audit takes "

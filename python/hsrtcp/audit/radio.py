@@ -24,7 +24,6 @@ Detectors (rows of ``radio_verdicts.csv``, scored like ``verdicts.csv``):
 from __future__ import annotations
 
 import csv
-import json
 import tempfile
 from pathlib import Path
 
@@ -38,7 +37,9 @@ PING_PONG_S = 10.0
 
 def scheduled(bundle: Path) -> list[dict]:
     """The bundle's events.csv rows with epoch times (``t0`` + window seconds)."""
-    t0 = float(json.loads((bundle / "manifest.json").read_text())["t0"])
+    from hsrtcp.bundle import manifest
+
+    t0 = float(manifest(bundle)["t0"])
     with open(bundle / "events.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     for r in rows:

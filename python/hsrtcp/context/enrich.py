@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +31,6 @@ from hsrtcp.context.suspension import suspensions
 from hsrtcp.inputs import Input
 
 CONTEXT_TABLES = ("radio", "handoffs", "context", "suspensions", "coverage", "labels")
-_PHONE_PATH = re.compile(r"phone_p(\d+)\.pcap")
 
 
 @dataclass
@@ -54,7 +52,7 @@ def describe_inputs(captures=(), client=(), server=(), messages: list[str] | Non
     """The inputs of an analysis in the order hsrtcp.analyze takes them (an unreadable
     manifest is reported in ``messages`` and gives null labels)."""
     from hsrtcp.errors import InputError
-    from hsrtcp.bundle import bundle_pairs, is_bundle, read_manifest
+    from hsrtcp.bundle import MANIFEST, bundle_pairs, is_bundle, phone_path, read_manifest
 
     inputs: list[Input] = []
     for p in captures:
@@ -69,8 +67,7 @@ def describe_inputs(captures=(), client=(), server=(), messages: list[str] | Non
             caps: dict[str, int | None] = {}
             pairs = bundle_pairs(d)
             for c, s in pairs:
-                mm = _PHONE_PATH.fullmatch(c.name)
-                caps[_key(c)] = int(mm.group(1)) if mm else 1
+                caps[_key(c)] = phone_path(c) or 1
                 caps.setdefault(_key(s), None)
             lab = manifest_labels(m)
             lab.update(client_capture=",".join(_key(c) for c, _ in pairs), server_capture=_key(pairs[0][1]))
@@ -78,7 +75,7 @@ def describe_inputs(captures=(), client=(), server=(), messages: list[str] | Non
                 lab["run_id"] = d.resolve().name
             radio = m.get("radio", "radio.csv") if m else "radio.csv"
             t0 = m.get("t0") if m else None
-            problem = _bundle_radio_problem(d / "manifest.json", radio, t0)
+            problem = _bundle_radio_problem(d / MANIFEST, radio, t0)
             rp = d / radio if radio and problem is None else None
             inputs.append(_numbered(inputs, "bundle", [str(d)], caps, lab,
                                     radio=str(rp) if rp is not None and rp.exists() else None,

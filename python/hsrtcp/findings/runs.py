@@ -17,13 +17,13 @@ bundles a study or findings should read.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
 
 import polars as pl
 
+from hsrtcp.bundle import MANIFEST, manifest, run_bundles
 from hsrtcp.errors import ExitCode, InputError
 
 #: one row per bundle
@@ -36,20 +36,10 @@ SCHEMA = {"run_id": pl.String, "arm": pl.String, "cc": pl.String, "scenario": pl
 NOISY = "noisy"
 
 
-def _manifest(m: Path) -> dict:
-    try:
-        man = json.loads(m.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{m}: not a readable bundle manifest ({exc})") from exc
-    if not isinstance(man, dict):
-        raise InputError(f"{m}: not a bundle manifest (a JSON object)")
-    return man
-
-
 def _manifests(runs_dir: Path) -> list[tuple[Path, dict]]:
     if not runs_dir.is_dir():
         raise InputError(f"{runs_dir}: no such runs directory")
-    out = [(m, _manifest(m)) for m in sorted(runs_dir.glob("*/manifest.json")) if not m.parent.name.startswith(".")]
+    out = [(b / MANIFEST, manifest(b)) for b in run_bundles(runs_dir)]
     if not out:
         raise InputError(f"{runs_dir}: no bundles (<run_id>/manifest.json) found")
     return out

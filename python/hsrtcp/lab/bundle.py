@@ -20,9 +20,9 @@ import hsrtcp
 from hsrtcp.lab import capture, rattan
 from hsrtcp.lab.runconfig import file_sha256
 from hsrtcp import pcapio
+from hsrtcp.bundle import MANIFEST
 
 BUNDLE_FORMAT_VERSION = 1
-MANIFEST = "manifest.json"
 # Scratch files of a run that are not part of a bundle.
 _SCRATCH = ("plan.json", "server.ready", "left.done", "rattan_id", "workload.start", "outcome.json")
 

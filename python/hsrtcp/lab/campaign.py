@@ -90,6 +90,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hsrtcp.bundle import has_manifest, manifest
 from hsrtcp.errors import InputError
 from hsrtcp.lab import bundle, emulate, netns, runconfig
 from hsrtcp.lab.measure import FLOW_TYPES, FlowSpec, parse_size
@@ -493,13 +494,13 @@ def _bundle_state(final: Path, wanted: dict, redo_noisy: bool = False) -> tuple[
     """(state, why) of the bundle at ``final`` for a run whose configuration is ``wanted``:
     ``missing``, ``done`` (complete, same configuration), ``failed``, ``broken`` or, with
     ``redo_noisy``, ``noisy`` (run it again), ``differs`` (made with another configuration)."""
-    if not (final / bundle.MANIFEST).is_file():
+    if not has_manifest(final):
         return "missing", "no bundle yet"
     try:
-        m = json.loads((final / bundle.MANIFEST).read_text())
-    except (OSError, ValueError) as exc:
+        m = manifest(final)
+    except InputError as exc:
         return "broken", f"unreadable manifest ({exc})"
-    diff = runconfig.differences(m.get("config") if isinstance(m, dict) else None, wanted)
+    diff = runconfig.differences(m.get("config"), wanted)
     if diff:
         return "differs", "; ".join(diff)
     if m.get("status") != "ok":
@@ -612,7 +613,7 @@ def run(campaign: Campaign, out: str | Path, progress: bool = True, keep_failed:
     conflicts = [(r["run_id"], why) for r, (state, why) in zip(prepared, states) if state == "differs"]
     conflicts += [(d.name, "not a run of this campaign") for d in sorted(out.iterdir())
                   if d.is_dir() and not d.name.startswith(".") and d.name not in ids
-                  and (d / bundle.MANIFEST).is_file()]
+                  and has_manifest(d)]
     if conflicts and not force:
         raise ConfigConflict(_conflict_message(out, campaign, conflicts), [c[0] for c in conflicts])
     for rid, _ in conflicts:

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from hsrtcp.bundle import MANIFEST, has_manifest, manifest, run_bundles
 from hsrtcp.errors import InputError
 from hsrtcp.findings import effects as _effects
 from hsrtcp.findings.outcomes import OUTCOMES, Outcome, per_run
@@ -59,10 +60,10 @@ def bundles(inputs) -> list[Path]:
     out = []
     for i in inputs:
         p = Path(i)
-        if (p / "manifest.json").is_file():
+        if has_manifest(p):
             out.append(p)
         elif p.is_dir():
-            found = sorted(m.parent for m in p.glob("*/manifest.json") if not m.parent.name.startswith("."))
+            found = run_bundles(p)
             if not found:
                 raise InputError(f"{p}: neither a bundle nor a folder of bundles (<run_id>/manifest.json)")
             out += found
@@ -74,14 +75,7 @@ def bundles(inputs) -> list[Path]:
     return out
 
 
-def _manifest(b: Path) -> dict:
-    try:
-        m = json.loads((b / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{b / 'manifest.json'}: not a readable bundle manifest ({exc})") from exc
-    if not isinstance(m, dict):
-        raise InputError(f"{b / 'manifest.json'}: not a bundle manifest (a JSON object)")
-    return m
+_manifest = manifest
 
 
 def flow_paths(m: dict) -> list[int]:
@@ -169,7 +163,7 @@ def _client_cc_flow(b: Path) -> tuple[str | None, str | None]:
 
 
 def _manifest_sha(b: Path) -> str:
-    return hashlib.sha256((b / "manifest.json").read_bytes()).hexdigest()
+    return hashlib.sha256((b / MANIFEST).read_bytes()).hexdigest()
 
 
 def analyze(bundle: Path, out: Path) -> Path:

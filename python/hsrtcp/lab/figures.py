@@ -17,11 +17,12 @@ window [0, duration], so a test or a script can check where each one was drawn.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import polars as pl
+
+from hsrtcp.bundle import manifest
 
 BIN_S = 0.2  # delivered-throughput bins
 _SERVER = "10.2.1.1"
@@ -73,7 +74,7 @@ def truth_overlay(bundle: str | Path, out: str | Path, analysis: str | Path | No
     from hsrtcp.lab.scenario import CompiledScenario
 
     bundle = Path(bundle)
-    m = json.loads((bundle / "manifest.json").read_text())
+    m = manifest(bundle)
     cs = CompiledScenario.open(bundle / "scenario")
     seg = cs.segments().filter(pl.col("direction") == "down")
     ev = cs.events()
@@ -166,7 +167,7 @@ def overlay(runs: list[tuple[str, str | Path]], out: str | Path, fmt: str | None
     from hsrtcp.lab.scenario import CompiledScenario
 
     first = Path(runs[0][1])
-    m0 = json.loads((first / "manifest.json").read_text())
+    m0 = manifest(first)
     p = flow_paths(m0)[0]
     cs = CompiledScenario.open(first / "scenario")
     s = cs.segments().filter((pl.col("direction") == "down") & (pl.col("path") == p)).sort("t_start")
@@ -183,7 +184,7 @@ def overlay(runs: list[tuple[str, str | Path]], out: str | Path, fmt: str | None
     base = float(s["delay_s"].min())
     for i, (label, b) in enumerate(runs):
         b = Path(b)
-        m = json.loads((b / "manifest.json").read_text())
+        m = manifest(b)
         arr = _arrivals(b / "capture" / f"phone_p{p}.pcap", float(m["t0"]))
         if len(arr):
             got, _ = np.histogram(arr[:, 0] - base, bins=edges, weights=arr[:, 1])

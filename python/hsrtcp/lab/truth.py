@@ -24,6 +24,8 @@ from pathlib import Path
 
 import polars as pl
 
+from hsrtcp.bundle import read_manifest
+from hsrtcp.errors import InputError
 from hsrtcp.schemas import (  # (defined there, below hsrtcp.results)
     TRUTH_EVENTS_SCHEMA as EVENTS_SCHEMA,
     TRUTH_CAPACITY_SCHEMA as CAPACITY_SCHEMA,
@@ -43,12 +45,11 @@ def bundle_truth(bundle: str | Path, run_id: str | None = None) -> tuple[dict[st
 
     b = Path(bundle)
     out, problems = empty(), []
-    mf = b / "manifest.json"
     try:
-        m = json.loads(mf.read_text(encoding="utf-8")) if mf.is_file() else None
-    except (OSError, ValueError) as exc:
-        return out, [f"{mf}: unreadable, no ground truth carried: {exc}"]
-    if not isinstance(m, dict):
+        m = read_manifest(b)
+    except InputError as exc:
+        return out, [f"{exc}: no ground truth carried"]
+    if m is None:
         return out, []  # a capture pair directory, not a lab bundle: no truth to carry
     sc_dir = b / "scenario"
     if not (sc_dir / "scenario.json").is_file():

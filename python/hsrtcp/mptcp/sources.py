@@ -19,6 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
+from hsrtcp.bundle import has_manifest, read_manifest, run_bundles
 from hsrtcp.errors import InputError
 
 
@@ -43,13 +44,7 @@ class Instance:
 
 
 def _manifest(bundle: Path) -> dict | None:
-    f = bundle / "manifest.json"
-    if not f.is_file():
-        return None
-    try:
-        return json.loads(f.read_text())
-    except ValueError as exc:
-        raise InputError(f"{f}: not JSON: {exc}") from exc
+    return read_manifest(bundle)
 
 
 def _kernel(bundle: Path) -> dict:
@@ -157,12 +152,12 @@ def load(paths, duration_s: float | None = None) -> list[Instance]:
             raise InputError(f"{p}: no such file or directory")
         if not p.is_dir():
             raise InputError(f"{p}: expected a run bundle, a campaign directory or a results directory")
-        if (p / "manifest.json").is_file() or (p / "capture" / "server.pcap").is_file():
+        if has_manifest(p) or (p / "capture" / "server.pcap").is_file():
             out.append(from_bundle(p, duration_s))
         elif (p / "flows.parquet").is_file():
             out += from_results(p, duration_s)
         else:
-            bundles = sorted(d for d in p.iterdir() if d.is_dir() and (d / "manifest.json").is_file())
+            bundles = run_bundles(p)
             if not bundles:
                 raise InputError(f"{p}: no run bundle (manifest.json), campaign of bundles, or results "
                                  f"directory (flows.parquet) here")

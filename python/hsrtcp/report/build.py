@@ -25,6 +25,8 @@ import numpy as np
 import polars as pl
 
 from hsrtcp.atomic import write_file
+from hsrtcp.bundle import has_manifest, manifest
+from hsrtcp.errors import InputError
 from hsrtcp.report import assets
 from hsrtcp.report.charts import PALETTE, chart, clean, colour, ecdf, series, sig
 from hsrtcp.report.flow_detail import (EMBED_MAX, PACKET_COLUMNS, PACKET_OPTIONAL, PACKETS_HINT, flow_charts,
@@ -454,14 +456,14 @@ def _bundle_manifests(res: ResultsData) -> list[tuple[str, dict]]:
         candidates += [p, p.parent]
     seen, out = set(), []
     for c in candidates:
-        m = c / "manifest.json" if c.is_dir() else None
-        if m is None or not m.exists() or m in seen:
+        key = c.resolve()
+        if not has_manifest(c) or key in seen:
             continue
-        seen.add(m)
+        seen.add(key)
         try:
-            out.append((str(c), json.loads(m.read_text())))
-        except (OSError, ValueError) as exc:
-            out.append((str(c), {"error": f"unreadable manifest.json: {exc}"}))
+            out.append((str(c), manifest(c)))
+        except InputError as exc:  # shown in the page, the rest of the report still made
+            out.append((str(c), {"error": str(exc)}))
     return out
 
 

@@ -38,4 +38,6 @@ def run_campaign(campaign: Path, out: Path, **env: str) -> list[Path]:
     p = subprocess.run([sys.executable, "-m", "hsrtcp", "campaign", str(campaign), "-o", str(out)],
                        capture_output=True, text=True, timeout=600, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
-    return sorted(d for d in Path(out).iterdir() if (d / "manifest.json").exists())
+    from hsrtcp.bundle import run_bundles
+
+    return run_bundles(out)

@@ -72,3 +72,30 @@ def test_one_bundle_reader_without_lab_imports():
         {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert not [m for m in imported if m.startswith("hsrtcp.lab")]
     assert imported & {"hsrtcp.errors"}  # (the imports are read: the check can fail)
+
+
+def manifest_readers(package: Path) -> list[str]:
+    """``file:line`` of every use of the name ``"manifest.json"`` as a value (a path part: a
+    docstring or a message that mentions the file is not one), below ``package``."""
+    out = []
+    for p in sorted(package.rglob("*.py")):
+        tree = ast.parse(p.read_text(encoding="utf-8"), str(p))
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        out += [f"{p.relative_to(package).as_posix()}:{n.lineno}" for n in ast.walk(tree)
+                if isinstance(n, ast.Constant) and n.value == "manifest.json" and id(n) not in docs]
+    return out
+
+
+def test_the_bundle_manifest_is_read_in_one_place():
+    """Every reader of a bundle's manifest goes through ``hsrtcp.bundle`` (seven modules
+    opened manifest.json themselves, each with its own errors); the lab's writer takes the
+    name from there too."""
+    assert [r.rpartition(":")[0] for r in manifest_readers(PACKAGE)] == ["bundle.py"]
+
+
+def test_a_second_manifest_reader_is_found(tmp_path):
+    (tmp_path / "a.py").write_text('"""Reads manifest.json."""\nimport json\n'
+                                   'def f(d):\n    """manifest.json"""\n    return json.loads((d / "manifest.json").read_text())\n')
+    assert manifest_readers(tmp_path) == ["a.py:5"]
