@@ -274,6 +274,18 @@ def timed(cmd: list[str], pythonpath: Path) -> dict:
             "stdout": p.stdout.strip()[-400:], "stderr_tail": tail[-3:]}
 
 
+def context_peak(r: dict) -> float | None:
+    """The CONTEXT run's peak RSS: the largest of its steps' VmHWM and /usr/bin/time's maximum.
+    Resetting VmHWM before a step (clear_refs 5) also resets what /usr/bin/time reports, which
+    is then the peak after the last reset only: the scan's peak is in its step (s13's
+    README numbers were /usr/bin/time's alone, below the scan's by 13-30 MB)."""
+    try:
+        steps = json.loads(r["stdout"])["steps"]
+    except (ValueError, KeyError):
+        return None
+    return max([r["max_rss_mb"], *(float(v[1]) for v in steps.values())])
+
+
 def same_fit(a: Path, b: Path) -> bool | None:
     import polars as pl
 
@@ -380,8 +392,10 @@ def main() -> None:
             if a.radio_context:
                 r = timed([str(PY), "-c", CONTEXT, f"radio-{a.radio_context}.csv", f"radio-context-{side}.parquet"],
                           tree)
+                r["peak_mb"] = context_peak(r)
                 runs.setdefault(f"radio_context_{a.radio_context}_{side}", []).append(r)
-        print(json.dumps({k: {x: v[-1][x] for x in ("exit", "wall_s", "cpu_s", "max_rss_mb")} for k, v in runs.items()}),
+        print(json.dumps({k: {x: v[-1].get(x) for x in ("exit", "wall_s", "cpu_s", "max_rss_mb", "peak_mb")}
+                          for k, v in runs.items()}),
               file=sys.stderr, flush=True)
     best = {k: min(v, key=lambda r: (r["exit"], r["wall_s"])) for k, v in runs.items()}
     checks = {}
@@ -411,7 +425,7 @@ def main() -> None:
         "all": runs,
     }
     a.out.write_text(json.dumps(out, indent=2) + "\n")
-    print(json.dumps({"checks": checks} | {k: {x: v[x] for x in ("exit", "wall_s", "cpu_s", "max_rss_mb")}
+    print(json.dumps({"checks": checks} | {k: {x: v.get(x) for x in ("exit", "wall_s", "cpu_s", "max_rss_mb", "peak_mb")}
                                            for k, v in best.items()}, indent=2))
 
 

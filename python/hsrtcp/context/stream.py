@@ -423,6 +423,8 @@ class _Window:
             if hi < n:
                 parts.append(tuple(c[hi:hi + 1].copy() for c in rows))
                 self.done[i] = True
+                if len(parts) > 1:  # one array a column from now on (each array costs ~100 bytes)
+                    self.parts[int(i)] = [tuple(np.concatenate([q[k] for q in parts]) for k in range(len(rows)))]
         self.started |= new
         self.carry = tuple(c[-1:].copy() for c in rows)
 
