@@ -73,10 +73,13 @@ except InputError as exc:
 print("ok", round(time.perf_counter() - t, 3), lg.frame.height, lg.frame.hash_rows().sum())
 """
 
-# The analysis' uses of a radio log, in the order of hsrtcp.context.enrich.compute_context, each
-# with its own peak RSS (VmHWM reset before it: /proc/self/clear_refs 5): read, handoffs, the
-# context of 2,000 flows spread over the log, coverage, radio.parquet. Prints one JSON line:
-# MB before/peak per step and a hash of each table (the two trees must give the same tables).
+# The analysis' uses of a radio log, in the order of hsrtcp.context.enrich.compute_context: the
+# scan (checks, radio.parquet, handoffs, coverage, the flows' samples) and the context of 2,000
+# flows spread over the log (a tree without hsrtcp.context.stream: read, handoffs, context,
+# coverage, radio.parquet). Prints one JSON line: per step the RSS before it and the VmHWM
+# after it (never reset: /usr/bin/time's maximum is the whole run's), and where the tables
+# are: the bench hashes them in its own process afterwards (s14; before, the script hashed
+# them itself, with pyarrow, inside the measured process).
 CONTEXT = """
 import json, sys
 import numpy as np, polars as pl
@@ -86,14 +89,14 @@ from hsrtcp.context.handoffs import handoffs
 from hsrtcp.context.readers import read_radio
 def mb(k):
     return [int(x.split()[1]) // 1024 for x in open("/proc/self/status") if x.startswith(k)][0]
-steps, hashes = {}, {}
+steps = {}
 def step(name, fn):
-    open("/proc/self/clear_refs", "w").write("5")
     before = mb("VmRSS")
     r = fn()
     steps[name] = [before, mb("VmHWM")]
     return r
 n = 2000
+out = sys.argv[2]
 # the flows' span: the log's first and last time (the generated log is in time order)
 with open(sys.argv[1], "rb") as f:
     f.readline()
@@ -113,29 +116,46 @@ if scan_radio is None:
     ho = step("handoffs", lambda: handoffs(radio))
     ctx = step("context", lambda: flow_context(flows, radio, ho))
     cov = step("coverage", lambda: coverage(radio))
-    step("radio_parquet", lambda: radio.write_parquet(sys.argv[2]))
-    for k, t in (("radio", radio), ("handoffs", ho), ("context", ctx), ("coverage", cov)):
-        hashes[k] = int(t.hash_rows().sum()) % 10**12
+    step("radio_parquet", lambda: radio.write_parquet(out))
+    ho.write_parquet(out + ".handoffs")
 else:
-    # one pass: checks, radio.parquet, handoffs, coverage, the flows' samples
     lg = step("scan", lambda: scan_radio(sys.argv[1], "lab", first_ts=a.tolist(), last_ts=flows["last_ts"].to_list(),
-                                         parquet=sys.argv[2]))
-    import pyarrow.parquet as pq
-    def rowgroups(*files):  # a table's hash a row group at a time (a sum: the same as whole)
-        return sum(int(pl.from_arrow(pf.read_row_group(k)).hash_rows().sum())
-                   for pf in map(pq.ParquetFile, files) for k in range(pf.num_row_groups)) % 2**64 % 10**12
-    hashes["radio"] = rowgroups(sys.argv[2])
+                                         parquet=out))
     if getattr(lg, "handoff_files", None) is not None:  # handoffs spilled to files (s13)
         ctx = step("context", lambda: flow_context(flows, None, None, {None: lg.windows}, {None: lg.handoff_arrays}))
-        hashes["handoffs"] = rowgroups(*lg.handoff_files)
-        lg.discard()
     else:
         ctx = step("context", lambda: flow_context(flows, None, lg.derived, {None: lg.windows}))
-        hashes["handoffs"] = int(lg.derived.hash_rows().sum()) % 10**12
-    for k, t in (("context", ctx), ("coverage", lg.coverage)):
-        hashes[k] = int(t.hash_rows().sum()) % 10**12
-print(json.dumps({"steps": steps, "hash": hashes}, separators=(",", ":")))
+        lg.derived.write_parquet(out + ".handoffs")
+    cov = lg.coverage
+ctx.write_parquet(out + ".context")
+cov.write_parquet(out + ".coverage")
+print(json.dumps({"steps": steps}, separators=(",", ":")))
 """
+
+
+def context_files(out: Path) -> dict[str, list[Path]]:
+    """The tables a CONTEXT run leaves beside its radio rows ``out`` (the handoffs: the scan's
+    spill files ``out.handoffsN``, or one file)."""
+    return {"radio": [out], "handoffs": sorted(out.parent.glob(out.name + ".handoffs*")),
+            "context": [Path(f"{out}.context")], "coverage": [Path(f"{out}.coverage")]}
+
+
+def context_hashes(out: Path) -> dict | None:
+    """The CONTEXT run's tables hashed here, a row group at a time (a sum of the rows' hashes:
+    the same as the whole table's, and as s13's in-process hashes), then removed."""
+    import polars as pl
+    import pyarrow.parquet as pq
+
+    files = context_files(out)
+    if not all(f.exists() for fs in files.values() for f in fs):
+        return None
+    hashes = {}
+    for name, paths in files.items():
+        hashes[name] = sum(int(pl.from_arrow(pf.read_row_group(k)).hash_rows().sum())
+                           for pf in map(pq.ParquetFile, paths) for k in range(pf.num_row_groups)) % 2**64 % 10**12
+    for f in (f for fs in files.values() for f in fs):
+        f.unlink()
+    return hashes
 
 
 def make_flows(path: Path, n: int, tree: Path) -> dict:
@@ -275,10 +295,10 @@ def timed(cmd: list[str], pythonpath: Path) -> dict:
 
 
 def context_peak(r: dict) -> float | None:
-    """The CONTEXT run's peak RSS: the largest of its steps' VmHWM and /usr/bin/time's maximum.
-    Resetting VmHWM before a step (clear_refs 5) also resets what /usr/bin/time reports, which
-    is then the peak after the last reset only: the scan's peak is in its step (s13's
-    README numbers were /usr/bin/time's alone, below the scan's by 13-30 MB)."""
+    """The CONTEXT run's peak RSS: the largest of its steps' VmHWM and /usr/bin/time's maximum
+    (the same since s14's script resets nothing; up to s13 it reset VmHWM before each step
+    with clear_refs 5, which also reset what /usr/bin/time reports: s13's README numbers were
+    the peak after the last reset, below the scan's by 13-30 MB)."""
     try:
         steps = json.loads(r["stdout"])["steps"]
     except (ValueError, KeyError):
@@ -390,9 +410,12 @@ def main() -> None:
                 r = timed([str(PY), "-c", READER, os.path.relpath(p, WORK)], tree)
                 runs.setdefault(f"{name}_{side}", []).append(r)
             if a.radio_context:
-                r = timed([str(PY), "-c", CONTEXT, f"radio-{a.radio_context}.csv", f"radio-context-{side}.parquet"],
-                          tree)
+                out = WORK / f"radio-context-{side}.parquet"
+                for f in (f for fs in context_files(out).values() for f in fs):
+                    f.unlink(missing_ok=True)
+                r = timed([str(PY), "-c", CONTEXT, f"radio-{a.radio_context}.csv", out.name], tree)
                 r["peak_mb"] = context_peak(r)
+                r["hash"] = context_hashes(out)
                 runs.setdefault(f"radio_context_{a.radio_context}_{side}", []).append(r)
         print(json.dumps({k: {x: v[-1].get(x) for x in ("exit", "wall_s", "cpu_s", "max_rss_mb", "peak_mb")}
                           for k, v in runs.items()}),
@@ -410,7 +433,7 @@ def main() -> None:
                 b["stdout"].startswith("ok") and c["stdout"].startswith("ok") else None
     b, c = best.get(f"radio_context_{a.radio_context}_baseline"), best.get(f"radio_context_{a.radio_context}_current")
     if b and c and b["exit"] == 0 and c["exit"] == 0:
-        checks["radio_context_same_tables"] = json.loads(b["stdout"])["hash"] == json.loads(c["stdout"])["hash"]
+        checks["radio_context_same_tables"] = b["hash"] is not None and b["hash"] == c["hash"]
     out = {
         "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         "host": {"cpus": os.cpu_count(), "python": platform.python_version(),

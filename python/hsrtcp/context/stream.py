@@ -24,17 +24,86 @@ from hsrtcp.context.readers import GAP_S
 from hsrtcp.schemas import COVERAGE_SCHEMA, HANDOFF_SCHEMA
 
 
-# the handoffs table's Arrow schema (spill files, handoffs.parquet written from them)
-_HANDOFF_ARROW = pl.DataFrame(schema=HANDOFF_SCHEMA).to_arrow().schema
+def __getattr__(name: str):
+    # the handoffs table's Arrow schema (handoffs.parquet written from the spill files): made
+    # on use, since importing pyarrow costs 30-35 MB of the scan's peak (issue 32)
+    if name == "_HANDOFF_ARROW":
+        return pl.DataFrame(schema=HANDOFF_SCHEMA).to_arrow().schema
+    raise AttributeError(name)
 
 
-def _close_quietly(writer) -> None:
-    """Close a Parquet writer that is being given up (an error: its file is removed)."""
-    if writer is not None:
-        try:
-            writer.close()
-        except OSError:
-            pass
+def _why(exc: BaseException) -> str:
+    """What a failed write says: an OSError's text, or the OS's text in polars' error."""
+    if isinstance(exc, OSError):
+        return str(exc.strerror or exc)
+    text = str(exc)
+    for e in (28, 122, 5, 13, 30):  # ENOSPC, EDQUOT, EIO, EACCES, EROFS
+        if os.strerror(e) in text:
+            return os.strerror(e)
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class _RowSink:
+    """The radio rows to one Parquet file through polars' streaming sink, fed a block at a
+    time from the scan (no pyarrow in the scan: importing it and its writer cost 45-55 MB of
+    issue 32's 200). The sink runs in a thread of its own and pulls the blocks from a queue of
+    one: the scanners' polars operations stay on the calling thread (run inside the sink's
+    source, on polars' threads, the same scan peaked 50-60 MB higher)."""
+
+    def __init__(self, path: str, schema: dict, meta: dict):
+        import queue
+        import threading
+
+        from polars.io.plugins import register_io_source
+
+        self.path, self.error = path, None
+        self._q: queue.Queue = queue.Queue(maxsize=1)
+
+        def source(*_):
+            while (block := self._q.get()) is not None:
+                yield block
+
+        def run():
+            try:
+                register_io_source(source, schema=schema).sink_parquet(path, compression="zstd", metadata=meta)
+            except BaseException as exc:  # noqa: BLE001 (given to the caller by write and close)
+                self.error = exc
+        self._t = threading.Thread(target=run, name="radio.parquet", daemon=True)
+        self._t.start()
+
+    def write(self, block: pl.DataFrame) -> None:
+        import queue
+
+        while self._t.is_alive():
+            try:
+                self._q.put(block, timeout=0.2)
+                return
+            except queue.Full:
+                continue
+        self._failed()
+
+    def close(self) -> None:
+        """The file complete (after an error of the scan too: the caller removes it)."""
+        while self._t.is_alive():
+            try:
+                self._q.put(None, timeout=0.2)
+                break
+            except _queue_full():
+                continue
+        self._t.join()
+        if self.error is not None:
+            self._failed()
+
+    def _failed(self):
+        from hsrtcp.errors import OutputError
+
+        raise OutputError(f"{self.path}: cannot write the radio rows' temporary file: {_why(self.error)}")
+
+
+def _queue_full():
+    import queue
+
+    return queue.Full
 
 
 class Unordered(ValueError):
@@ -76,7 +145,8 @@ class HandoffScan:
         # pieces instead of memory; what the analysis reads of them (time, inter-system,
         # ping-pong: 10 bytes a handoff) stays in memory as numpy arrays (issue 32)
         self._spill = spill
-        self._writers: dict[tuple, tuple[str, object]] = {}
+        self._writers: dict[tuple, list[str]] = {}  # (run, carrier) -> its spill files, in order
+        self._n = 0
         self._arrays: dict[tuple, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
 
     def add(self, block: pl.DataFrame) -> None:
@@ -121,59 +191,38 @@ class HandoffScan:
                 self._small[key] = 0
 
     def _write(self, key: tuple) -> None:
-        """The key's pieces in memory to its spill file, as one row group."""
-        import pyarrow.parquet as pq
-
+        """The key's pieces in memory to a spill file of their own (polars' writer: no pyarrow
+        in the scan); a key's files follow each other in time."""
         from hsrtcp.errors import OutputError
 
         if not self._found.get(key):
             return
-        if key not in self._writers:
-            path = f"{self._spill}.handoffs{len(self._writers)}"
-            self._writers[key] = (path, None)
-        path, w = self._writers[key]
+        path = f"{self._spill}.handoffs{self._n}"
+        self._n += 1
+        self._writers.setdefault(key, []).append(path)
         try:
-            if w is None:
-                w = pq.ParquetWriter(path, _HANDOFF_ARROW, compression="zstd")
-                self._writers[key] = (path, w)
-            w.write_table(pl.concat(self._found[key], how="vertical").to_arrow().cast(_HANDOFF_ARROW))
-        except OSError as exc:  # a full disk: the spill file is an output of the run
-            why = exc.strerror or exc
-            # (no reference left to the writer, whose file close() removes: its descriptor goes with it)
-            _close_quietly(w)
-            self._writers[key] = (path, None)
-            w = None
-            raise OutputError(f"{path}: cannot write the handoffs' temporary file: {why}") from None
+            pl.concat(self._found[key], how="vertical").write_parquet(path, compression="zstd")
+        except (OSError, pl.exceptions.PolarsError) as exc:  # a full disk: the file is an output of the run
+            raise OutputError(f"{path}: cannot write the handoffs' temporary file: {_why(exc)}") from None
         self._found[key], self._small[key] = [], 0
 
     def spilled(self) -> tuple[list[str], dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
         """The spill files in the table's order (run, carrier; each in time order) and each
-        (run, carrier)'s (ts, inter-system, ping-pong) arrays; the files are closed."""
-        from hsrtcp.errors import OutputError
-
+        (run, carrier)'s (ts, inter-system, ping-pong) arrays."""
         for k in list(self._found):
             self._write(k)
-        files = []
-        for k in sorted(self._writers, key=lambda k: (k[0].encode(), k[1].encode())):
-            path, w = self._writers[k]
-            if w is not None:
-                self._writers[k] = (path, None)
-                try:
-                    w.close()
-                except OSError as exc:
-                    raise OutputError(f"{path}: cannot write the handoffs' temporary file: "
-                                      f"{exc.strerror or exc}") from None
-            files.append(path)
+        files = [p for k in sorted(self._writers, key=lambda k: (k[0].encode(), k[1].encode()))
+                 for p in self._writers[k]]
         arrays = {(k[2], k[1]): tuple(np.concatenate([p[j] for p in parts]) for j in range(3))
                   for k, parts in self._arrays.items()}
         return files, arrays
 
     def close(self) -> None:
         """Remove the spill files (on an error; a log's files otherwise: ScannedLog.discard)."""
-        for path, w in self._writers.values():
-            _close_quietly(w)
-            if os.path.exists(path):
-                os.remove(path)
+        for paths in self._writers.values():
+            for path in paths:
+                if os.path.exists(path):
+                    os.remove(path)
         self._writers = {}
 
     def result(self) -> pl.DataFrame:
@@ -493,11 +542,6 @@ class FlowWindows:
         return log
 
 
-# radio.parquet's writer: dictionaries for the text columns only (on the numbers, unique
-# times and positions, pyarrow built one per column chunk and gave it up: 1 M lines took
-# 0.29-0.35 CPU-s and 11.8 MB instead of 0.23-0.25 s and 4.9 MB; the same rows)
-_RADIO_PARQUET = {"compression": "zstd", "use_dictionary": ["carrier", "rat", "generation", "source", "run_id"]}
-
 # the formats read block by block (docs/formats/radio.md says why the others are not)
 STREAMED_FORMATS = ("lab", "csv", "gnettrack")
 
@@ -571,8 +615,6 @@ def scan_radio(path, fmt: str, *, mapping: dict | None = None, t0: float | None 
     finds the handoffs and the coverage, and collects each flow's samples (``first_ts``,
     ``last_ts``: the run's flows). Raises RadioLogError (``parquet`` then removed)."""
 
-    import pyarrow.parquet as pq
-
     from hsrtcp.context.options import check_offset
     from hsrtcp.context.readers import resolve
     from hsrtcp.schemas import RADIO_SCHEMA
@@ -588,21 +630,10 @@ def scan_radio(path, fmt: str, *, mapping: dict | None = None, t0: float | None 
     win = FlowWindows(np.array([np.nan if x is None else x for x in first_ts], dtype=np.float64),
                       np.array([np.nan if x is None else x for x in last_ts], dtype=np.float64))
     ordered = True
-    from hsrtcp.errors import OutputError
     from hsrtcp.results import metadata
 
     # the radio table's columns and schema version: the file can become radio.parquet as it is
-    schema = pl.DataFrame(schema=dict(RADIO_SCHEMA, run_id=pl.String)).to_arrow().schema
-    schema = schema.with_metadata(metadata("radio"))
-    writer = None
-
-    def written(op, *a):
-        try:
-            return op(*a)
-        except OSError as exc:  # a full disk: the file is an output of the run
-            why = exc.strerror or exc
-            op = a = None  # (the writer is closed below: no reference to it from this frame)
-            raise OutputError(f"{parquet}: cannot write the radio rows' temporary file: {why}") from None
+    rows = _RowSink(os.fspath(parquet), dict(RADIO_SCHEMA, run_id=pl.String), metadata("radio"))
     try:
         for block in _blocks(file, fmt, mapping, t0):
             chk.add(block)
@@ -611,9 +642,7 @@ def scan_radio(path, fmt: str, *, mapping: dict | None = None, t0: float | None 
             if offset_s:
                 block = block.with_columns(pl.col("ts") + float(offset_s))
             block = block.with_columns(pl.lit(run_id, pl.String).alias("run_id"))
-            if writer is None:
-                writer = written(lambda: pq.ParquetWriter(parquet, schema, **_RADIO_PARQUET))
-            written(writer.write_table, block.to_arrow().cast(schema))
+            rows.write(block)
             for c in block["carrier"].unique(maintain_order=True).to_list():
                 if c is not None and c not in log.carriers:
                     log.carriers.append(c)
@@ -627,16 +656,18 @@ def scan_radio(path, fmt: str, *, mapping: dict | None = None, t0: float | None 
                     win.add(block)
                 except Unordered:
                     ordered = False
-        if writer is None:  # no rows (or rejected in the first block): an empty file of the schema
-            writer = written(lambda: pq.ParquetWriter(parquet, schema, **_RADIO_PARQUET))
-        w, writer = writer, None
-        written(w.close)
+        w, rows = rows, None
+        w.close()
         log.warnings = chk.finish()
         files, arrays = ho.spilled()
     except BaseException as exc:
         ho.close()
-        _close_quietly(writer)
-        writer = None
+        if rows is not None:
+            try:
+                rows.close()
+            except Exception:  # noqa: BLE001 (the scan's error is the one to raise)
+                pass
+        rows = None
         if os.path.exists(parquet):
             os.remove(parquet)
         if isinstance(exc, WholeOnly):
