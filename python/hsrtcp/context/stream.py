@@ -15,6 +15,8 @@ is not (:class:`Unordered`) is read back whole from its Parquet file by the call
 from __future__ import annotations
 
 import os
+import queue
+import threading
 
 import numpy as np
 import polars as pl
@@ -51,9 +53,6 @@ class _RowSink:
     source, on polars' threads, the same scan peaked 50-60 MB higher)."""
 
     def __init__(self, path: str, schema: dict, meta: dict):
-        import queue
-        import threading
-
         from polars.io.plugins import register_io_source
 
         self.path, self.error = path, None
@@ -72,8 +71,6 @@ class _RowSink:
         self._t.start()
 
     def write(self, block: pl.DataFrame) -> None:
-        import queue
-
         while self._t.is_alive():
             try:
                 self._q.put(block, timeout=0.2)
@@ -88,7 +85,7 @@ class _RowSink:
             try:
                 self._q.put(None, timeout=0.2)
                 break
-            except _queue_full():
+            except queue.Full:
                 continue
         self._t.join()
         if self.error is not None:
@@ -98,12 +95,6 @@ class _RowSink:
         from hsrtcp.errors import OutputError
 
         raise OutputError(f"{self.path}: cannot write the radio rows' temporary file: {_why(self.error)}")
-
-
-def _queue_full():
-    import queue
-
-    return queue.Full
 
 
 class Unordered(ValueError):
