@@ -643,13 +643,26 @@ def lab_levels(ctx: Context) -> str:
         tail = f"{n} flows, {trips} trips" + (f", {_count(int(d))} {what}" if what else "")
         return (_cellfmt(v, lo, hi, unit, tail) if n >= 5 else f"{n} flows"), v, lo, hi
 
+    def committed(table, metric, unit, what, classes=(hc,), names=None):
+        """The committed table's value with its interval per class of ``classes``, as (cell
+        text, {class: (v, lo, hi) or None}); a class of fewer than 5 flows shows its count. The
+        v2 column has the one class hc, unnamed; the v3 column names each class (``names``)."""
+        parts, vals = [], {}
+        for c in classes:
+            r = _committed(table, c, metric)
+            n = r["n_flows"] or 0
+            vals[c] = None if r["value"] is None or n < 5 else (r["value"], r["value_lo"], r["value_hi"])
+            cell = f"{n} flows" if vals[c] is None else \
+                _cellfmt(*vals[c], unit, f"{n} flows, {_count(r['n'])} {what}", FLOWS_MARK)
+            if names:
+                cell = f"{names[c]} " + (f"– ({cell})" if vals[c] is None else cell)
+            parts.append(cell)
+        return "; ".join(parts), vals
+
     def v2_committed(table, metric, unit, what):
-        r = _committed(table, hc, metric)
-        if r["value"] is None or (r["n_flows"] or 0) < 5:
-            return f"{r['n_flows'] or 0} flows", None, None, None
-        return (_cellfmt(r["value"], r["value_lo"], r["value_hi"], unit,
-                         f"{r['n_flows']} flows, {_count(r['n'])} {what}", FLOWS_MARK),
-                r["value"], r["value_lo"], r["value_hi"])
+        """:func:`committed` of hc as v2_cell gives it: (cell text, v, lo, hi)."""
+        cell, vals = committed(table, metric, unit, what)
+        return (cell, *(vals[hc] or (None, None, None)))
 
     f3 = ctx.parquet(f"{V3}/study_flows.parquet")
     t3 = {n: ctx.parquet(f"{V3}/{n}.parquet") for n in ("spurious_rto", "dupack", "performance", "timeout_recovery")}
@@ -669,19 +682,6 @@ def lab_levels(ctx: Context) -> str:
             tail = f"{n} flows, {trips} trips" + (f", {_count(int(d))} {what}" if what else "")
             parts.append(f"{V3_NAMES[c]} {_cellfmt(v, lo, hi, unit, tail)}")
             vals[c] = (v, lo, hi)
-        return "; ".join(parts), vals
-
-    def v3_committed(table, metric, unit, what):
-        parts, vals = [], {}
-        for c in CLASSES:
-            r = _committed(table, c, metric)
-            if r["value"] is None or (r["n_flows"] or 0) < 5:
-                parts.append(f"{V3_NAMES[c]} – ({r['n_flows'] or 0} flows)")
-                vals[c] = None
-                continue
-            parts.append(f"{V3_NAMES[c]} " + _cellfmt(r["value"], r["value_lo"], r["value_hi"], unit,
-                                                      f"{r['n_flows']} flows, {_count(r['n'])} {what}", FLOWS_MARK))
-            vals[c] = (r["value"], r["value_lo"], r["value_hi"])
         return "; ".join(parts), vals
 
     rows = []
@@ -745,7 +745,7 @@ def lab_levels(ctx: Context) -> str:
     add("timeout recovery M10 (pooled phases)", "0.65 s standing, 5.05 s HSR (T1-07)",
         v1_committed(t1["timeout_recovery"], "timeout_recovery_s", 1.0, rec1s) + " s",
         v2_committed(t2["timeout_recovery"], "timeout_recovery_s", "s", "phases"), 5.05, "held out",
-        v3_committed(t3["timeout_recovery"], "timeout_recovery_s", "s", "phases"),
+        committed(t3["timeout_recovery"], "timeout_recovery_s", "s", "phases", CLASSES, V3_NAMES),
         {"static": 0.65, "high_1_16": 5.05})
     add("q M11", "27.26 % (T1-09)",
         v1_cells(mean_of("q"), "q", static_flows=f1s) + " %",
@@ -759,7 +759,7 @@ def lab_levels(ctx: Context) -> str:
     add("throughput M3, pooled 1-s samples", "1.66 standing, 0.58 HSR with handoffs Mbit/s (T3-03)",
         v1_committed(t1["performance"], "throughput_bps", 1e-6) + " Mbit/s",
         v2_committed(t2["performance"], "throughput_bps", "Mbit/s", "s"), 0.58e6, "calibration",
-        v3_committed(t3["performance"], "throughput_bps", "Mbit/s", "s"), {"static": 1.66e6, "high_1_16": 0.58e6})
+        committed(t3["performance"], "throughput_bps", "Mbit/s", "s", CLASSES, V3_NAMES), {"static": 1.66e6, "high_1_16": 0.58e6})
     def recovery_ratio_row() -> str:
         """T1-07's ratio, HSR over standing: v1 and v3 have both classes (committed values; no
         interval: the two come from different phases)."""
