@@ -216,6 +216,17 @@ def _committed(df: pl.DataFrame, cls: str, metric: str, **by) -> dict:
     return r.row(0, named=True)
 
 
+def _committed_cell(table: pl.DataFrame, cls: str, metric: str, unit: str, what: str):
+    """A class's value in a committed table with its interval, as (cell text, (v, lo, hi)); with
+    no value or fewer than 5 flows, (its flow count, None)."""
+    r = _committed(table, cls, metric)
+    n = r["n_flows"] or 0
+    if r["value"] is None or n < 5:
+        return f"{n} flows", None
+    v = (r["value"], r["value_lo"], r["value_hi"])
+    return _cellfmt(*v, unit, f"{n} flows, {_count(r['n'])} {what}", FLOWS_MARK), v
+
+
 def _agree(rel: str, metric: str, cls: str, row: dict, recomputed: float | None) -> None:
     """The committed table and its own per-connection rows must give the same value (a cell
     the table left null with a note, e.g. too few flows, is not compared)."""
@@ -266,35 +277,26 @@ def study_main(ctx: Context) -> str:
     lines = ["| metric | static | 280–310 km/h, 0 handoffs | 280–310 km/h, 1–16 handoffs | seeds (static / 0 / 1–16) |",
              "|---|---|---|---|---|"]
 
-    def per_flow_row(col, unit, table, metric):
-        cells, _, _ = class_cells(flows, mean_of(col), f"main|{col}")
-        out = []
-        for c in CLASSES:
-            v, lo, hi, n, trips, _ = cells[c]
-            _agree(STUDY, metric, c, _committed(table, c, metric), v)
-            out.append(_cellfmt(v, lo, hi, unit, f"{n} flows, {trips} trips"))
-        return out
-
-    def share_row(num, den, unit, table, metric, what, key):
-        cells, _, _ = class_cells(flows, share_of(num, den), f"main|{key}")
+    def measured_row(m: Measure, key, unit, table, metric, what=None):
+        """Per class the value over the flows with its trip interval, checked against the
+        committed table; a pooled share (``what`` counted) shows only the count under 5 flows."""
+        cells, _, _ = class_cells(flows, m, f"main|{key}")
         out = []
         for c in CLASSES:
             v, lo, hi, n, trips, d = cells[c]
             _agree(STUDY, metric, c, _committed(table, c, metric), v)
-            out.append(_cellfmt(v, lo, hi, unit, f"{n} flows, {trips} trips, {_count(int(d))} {what}")
-                       if n >= 5 else f"{n} flows")
+            tail = f"{n} flows, {trips} trips" + (f", {_count(int(d))} {what}" if what else "")
+            out.append(_cellfmt(v, lo, hi, unit, tail) if n >= 5 or not what else f"{n} flows")
         return out
 
-    def committed_row(table, metric, unit, what, classes=tuple(CLASSES)):
-        out = []
-        for c in CLASSES:
-            r = _committed(table, c, metric)
-            if c not in classes or r["value"] is None or (r["n_flows"] or 0) < 5:
-                out.append(f"{r['n_flows'] or 0} flows" if c in classes else "–")
-                continue
-            out.append(_cellfmt(r["value"], r["value_lo"], r["value_hi"], unit,
-                                f"{r['n_flows']} flows, {_count(r['n'])} {what}", FLOWS_MARK))
-        return out
+    def per_flow_row(col, unit, table, metric):
+        return measured_row(mean_of(col), col, unit, table, metric)
+
+    def share_row(num, den, unit, table, metric, what, key):
+        return measured_row(share_of(num, den), key, unit, table, metric, what)
+
+    def committed_row(table, metric, unit, what):
+        return [_committed_cell(table, c, metric, unit, what)[0] for c in CLASSES]
 
     lines.append(_row("spurious RTO rate M13 (Table VII)",
                       per_flow_row("spurious_rto_rate", "%", t["spurious_rto"], "spurious_rto_rate"),
@@ -649,14 +651,8 @@ def lab_levels(ctx: Context) -> str:
         v2 column has the one class hc, unnamed; the v3 column names each class (``names``)."""
         parts, vals = [], {}
         for c in classes:
-            r = _committed(table, c, metric)
-            n = r["n_flows"] or 0
-            vals[c] = None if r["value"] is None or n < 5 else (r["value"], r["value_lo"], r["value_hi"])
-            cell = f"{n} flows" if vals[c] is None else \
-                _cellfmt(*vals[c], unit, f"{n} flows, {_count(r['n'])} {what}", FLOWS_MARK)
-            if names:
-                cell = f"{names[c]} " + (f"– ({cell})" if vals[c] is None else cell)
-            parts.append(cell)
+            cell, vals[c] = _committed_cell(table, c, metric, unit, what)
+            parts.append(f"{names[c]} " + (cell if vals[c] else f"– ({cell})") if names else cell)
         return "; ".join(parts), vals
 
     def v2_committed(table, metric, unit, what):
@@ -702,60 +698,45 @@ def lab_levels(ctx: Context) -> str:
             j3 = "; ".join(verdicts) if verdicts else role
         rows.append(f"| {label} | {seeds} | {v1} | {cell} | {_level_verdict(v, lo, hi, seed, role)} | {c3} | {j3} |")
 
-    add("spurious RTO rate M13", "4G 5.52 / 17.21 / 50.62 % (3G 6.3 / 20.68 / 58.39)",
-        v1_cells(mean_of("spurious_rto_rate"), "spurious_rto_rate") + " %",
-        v2_cell(mean_of("spurious_rto_rate"), "spurious_rto_rate", t2["spurious_rto"], "spurious_rto_rate", "%"),
-        0.5062, "held out",
-        v3_cells(mean_of("spurious_rto_rate"), "spurious_rto_rate", t3["spurious_rto"], "spurious_rto_rate", "%"),
-        {"static": 0.0552, "high_0": 0.1721, "high_1_16": 0.5062})
-    add("ACKL share of spurious RTOs M14", "4G 1.52 / 2.81 / 7.62 %",
-        v1_cells(share_of(pl.col("spurious_ackl"), pl.col("spurious_ackl") + pl.col("spurious_rtoei")), "m14") + " %",
-        v2_cell(share_of(pl.col("spurious_ackl"), pl.col("spurious_ackl") + pl.col("spurious_rtoei")), "m14",
-                t2["spurious_rto"], "ackl_share", "%", "spurious RTOs"), 0.0762, "held out",
-        v3_cells(share_of(pl.col("spurious_ackl"), pl.col("spurious_ackl") + pl.col("spurious_rtoei")), "m14",
-                 t3["spurious_rto"], "ackl_share", "%", "spurious RTOs"),
-        {"static": 0.0152, "high_0": 0.0281, "high_1_16": 0.0762})
-    add("spurious share of timeouts M12", "49.24 % (T1-11)",
-        v1_cells(share_of(pl.col("spurious_2v"), pl.col("rto_sequences")), "m12") + " %",
-        v2_cell(share_of(pl.col("spurious_2v"), pl.col("rto_sequences")), "m12", t2["spurious_rto"],
-                "spurious_timeout_share_2v", "%", "sequences"), 0.4924, "held out",
-        v3_cells(share_of(pl.col("spurious_2v"), pl.col("rto_sequences")), "m12", t3["spurious_rto"],
-                 "spurious_timeout_share_2v", "%", "sequences"), {"high_1_16": 0.4924})
-    add("DupACK rate M15", "4G 1.08 / 5.76 / 12.16 %",
-        v1_cells(mean_of("dupack_rate"), "dupack_rate") + " %",
-        v2_cell(mean_of("dupack_rate"), "dupack_rate", t2["dupack"], "dupack_rate", "%"), 0.1216, "held out",
-        v3_cells(mean_of("dupack_rate"), "dupack_rate", t3["dupack"], "dupack_rate", "%"),
-        {"static": 0.0108, "high_0": 0.0576, "high_1_16": 0.1216})
-    add("data loss p_d M8", "0.7526 % on HSR (T1-10)",
-        v1_cells(mean_of("p_d"), "p_d") + " %",
-        v2_cell(mean_of("p_d"), "p_d", t2["performance"], "p_d", "%"), 0.007526, "calibration",
-        v3_cells(mean_of("p_d"), "p_d", t3["performance"], "p_d", "%"), {"high_1_16": 0.007526})
-    add("P(1-s loss = 100 %) M6", "0 at > 280 km/h without handoffs (T0-30); 35 % with 9–16 (T0-31, 3G)",
-        v1_cells(share_of(pl.col("loss_full_bins"), pl.col("loss_bins")), "m6full") + " %",
-        v2_cell(share_of(pl.col("loss_full_bins"), pl.col("loss_bins")), "m6full", t2["performance"],
-                "loss_full_share", "%", "bins"), 0.35, "held out",
-        v3_cells(share_of(pl.col("loss_full_bins"), pl.col("loss_bins")), "m6full", t3["performance"],
-                 "loss_full_share", "%", "bins"), {"high_1_16": 0.35})
-    add("P(1-s throughput = 0)", "13 % (4G, 9–16 handoffs, T0-33)",
-        v1_cells(share_of(pl.col("tput_zero_bins"), pl.col("tput_bins")), "tzero") + " %",
-        v2_cell(share_of(pl.col("tput_zero_bins"), pl.col("tput_bins")), "tzero", t2["performance"],
-                "throughput_zero_share", "%", "bins"), 0.13, "held out",
-        v3_cells(share_of(pl.col("tput_zero_bins"), pl.col("tput_bins")), "tzero", t3["performance"],
-                 "throughput_zero_share", "%", "bins"), {"high_1_16": 0.13})
+    def measured(label, seeds, m: Measure, key, table, metric, unit, seed, role, seeds3=None, what=None,
+                 v1_key=None, **v1):
+        """A row measured from the flows by ``m`` in all three columns (v2 and v3 checked against
+        the committed ``table``'s ``metric``); ``v1_key``, ``v1``: v1's own key and flows."""
+        add(label, seeds, v1_cells(m, v1_key or key, **v1) + f" {unit}",
+            v2_cell(m, key, t2[table], metric, unit, what), seed, role,
+            v3_cells(m, key, t3[table], metric, unit, what), seeds3)
+
+    ackl = share_of(pl.col("spurious_ackl"), pl.col("spurious_ackl") + pl.col("spurious_rtoei"))
+    measured("spurious RTO rate M13", "4G 5.52 / 17.21 / 50.62 % (3G 6.3 / 20.68 / 58.39)",
+             mean_of("spurious_rto_rate"), "spurious_rto_rate", "spurious_rto", "spurious_rto_rate", "%", 0.5062,
+             "held out", {"static": 0.0552, "high_0": 0.1721, "high_1_16": 0.5062})
+    measured("ACKL share of spurious RTOs M14", "4G 1.52 / 2.81 / 7.62 %", ackl, "m14", "spurious_rto",
+             "ackl_share", "%", 0.0762, "held out", {"static": 0.0152, "high_0": 0.0281, "high_1_16": 0.0762},
+             "spurious RTOs")
+    measured("spurious share of timeouts M12", "49.24 % (T1-11)",
+             share_of(pl.col("spurious_2v"), pl.col("rto_sequences")), "m12", "spurious_rto",
+             "spurious_timeout_share_2v", "%", 0.4924, "held out", {"high_1_16": 0.4924}, "sequences")
+    measured("DupACK rate M15", "4G 1.08 / 5.76 / 12.16 %", mean_of("dupack_rate"), "dupack_rate", "dupack",
+             "dupack_rate", "%", 0.1216, "held out", {"static": 0.0108, "high_0": 0.0576, "high_1_16": 0.1216})
+    measured("data loss p_d M8", "0.7526 % on HSR (T1-10)", mean_of("p_d"), "p_d", "performance", "p_d", "%",
+             0.007526, "calibration", {"high_1_16": 0.007526})
+    measured("P(1-s loss = 100 %) M6", "0 at > 280 km/h without handoffs (T0-30); 35 % with 9–16 (T0-31, 3G)",
+             share_of(pl.col("loss_full_bins"), pl.col("loss_bins")), "m6full", "performance", "loss_full_share",
+             "%", 0.35, "held out", {"high_1_16": 0.35}, "bins")
+    measured("P(1-s throughput = 0)", "13 % (4G, 9–16 handoffs, T0-33)",
+             share_of(pl.col("tput_zero_bins"), pl.col("tput_bins")), "tzero", "performance",
+             "throughput_zero_share", "%", 0.13, "held out", {"high_1_16": 0.13}, "bins")
     add("timeout recovery M10 (pooled phases)", "0.65 s standing, 5.05 s HSR (T1-07)",
         v1_committed(t1["timeout_recovery"], "timeout_recovery_s", 1.0, rec1s) + " s",
         v2_committed(t2["timeout_recovery"], "timeout_recovery_s", "s", "phases"), 5.05, "held out",
         committed(t3["timeout_recovery"], "timeout_recovery_s", "s", "phases", CLASSES, V3_NAMES),
         {"static": 0.65, "high_1_16": 5.05})
-    add("q M11", "27.26 % (T1-09)",
-        v1_cells(mean_of("q"), "q", static_flows=f1s) + " %",
-        v2_cell(mean_of("q"), "q", t2["timeout_recovery"], "q", "%"), 0.2726, "calibration",
-        v3_cells(mean_of("q"), "q", t3["timeout_recovery"], "q", "%"), {"high_1_16": 0.2726})
-    add("RTT, mean of flows M7", "99.6 % < 30 ms standing, 97.3 % driving (T3-06); 11.4 % ≥ 0.4 s on HSR (T3-05)",
-        v1_cells(mean_of("rtt_mean_s"), "rtt") + " ms",
-        v2_cell(mean_of("rtt_mean_s"), "rtt_mean_s", t2["performance"], "rtt_mean_s", "ms"), None,
-        "not judged: the seeds give shares of RTT samples, the tables a mean per flow",
-        v3_cells(mean_of("rtt_mean_s"), "rtt_mean_s", t3["performance"], "rtt_mean_s", "ms"))
+    measured("q M11", "27.26 % (T1-09)", mean_of("q"), "q", "timeout_recovery", "q", "%", 0.2726, "calibration",
+             {"high_1_16": 0.2726}, static_flows=f1s)
+    measured("RTT, mean of flows M7",
+             "99.6 % < 30 ms standing, 97.3 % driving (T3-06); 11.4 % ≥ 0.4 s on HSR (T3-05)",
+             mean_of("rtt_mean_s"), "rtt_mean_s", "performance", "rtt_mean_s", "ms", None,
+             "not judged: the seeds give shares of RTT samples, the tables a mean per flow", v1_key="rtt")
     add("throughput M3, pooled 1-s samples", "1.66 standing, 0.58 HSR with handoffs Mbit/s (T3-03)",
         v1_committed(t1["performance"], "throughput_bps", 1e-6) + " Mbit/s",
         v2_committed(t2["performance"], "throughput_bps", "Mbit/s", "s"), 0.58e6, "calibration",
