@@ -201,9 +201,28 @@ def test_absurd_scenarios_are_refused_at_once(tmp_path, toml, needle):
     f.write_text(toml)
     p = run("scenario", "generate", f, "-o", tmp_path / "sc", timeout=60)
     assert_clean_failure(p, 3, str(f), needle)
-    # refused before any work: nothing compiled, not even the output directory (the defect
-    # generated the trace first; `timeout` is only a hang guard: speed is bench/'s business)
     assert not (tmp_path / "sc").exists()
+    # "At once" in work, not seconds (`timeout` is only a hang guard): refused before the
+    # scenario is realized or composed into traces, the work that grows with its size (the
+    # defect generated the traces first). The same command in this process, its calls seen.
+    called = set()
+
+    def seen(frame, event, _arg):
+        if event == "call":
+            called.add((Path(frame.f_code.co_filename).name, frame.f_code.co_name))
+
+    sys.setprofile(seen)
+    try:
+        code = main(["scenario", "generate", str(f), "-o", str(tmp_path / "sc")])
+    except SystemExit as exc:
+        code = exc.code
+    finally:
+        sys.setprofile(None)
+    assert code == 3
+    assert ("model.py", "load") in called  # the profile sees the scenario code ...
+    # ... and none of the work
+    done = called & {("model.py", "realize"), ("compile.py", "compose"), ("compile.py", "compile_scenario")}
+    assert not done, done
 
 
 # -- item 8 -----------------------------------------------------------------------------------
