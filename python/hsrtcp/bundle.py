@@ -88,6 +88,15 @@ def manifest(bundle: str | os.PathLike) -> dict:
     return m
 
 
+def manifest_sha256(bundle: str | os.PathLike) -> str:
+    """The SHA-256 of the bundle's manifest.json as it is on disk: the bundle's identity (the
+    manifest holds every file's hash), e.g. to reuse an analysis of the very same bundle."""
+    import hashlib
+
+    with open(os.path.join(os.fspath(bundle), MANIFEST), "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 def read_manifest(bundle: str | os.PathLike) -> dict | None:
     """The bundle's manifest.json if it has one (for labels in reports), else None; a manifest
     that is there but cannot be read is an InputError, as in :func:`manifest`."""

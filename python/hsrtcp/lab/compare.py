@@ -20,7 +20,6 @@ the geometric mean of paired ratios (in %), the others as mean paired difference
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from hsrtcp.bundle import MANIFEST, has_manifest, manifest, run_bundles
+from hsrtcp.bundle import has_manifest, manifest, manifest_sha256, run_bundles
 from hsrtcp.errors import InputError
 from hsrtcp.findings import effects as _effects
 from hsrtcp.findings.outcomes import OUTCOMES, Outcome, per_run
@@ -73,9 +72,6 @@ def bundles(inputs) -> list[Path]:
     if len(set(names)) != len(names):
         raise InputError("a bundle is given twice: " + ", ".join(sorted({str(n) for n in names if names.count(n) > 1})))
     return out
-
-
-_manifest = manifest
 
 
 def flow_paths(m: dict) -> list[int]:
@@ -162,15 +158,11 @@ def _client_cc_flow(b: Path) -> tuple[str | None, str | None]:
     return ccs.pop(), f"client {q.get('kind', 'tcp')} {q.get('direction', 'down')} {what} x{len(reqs)}"
 
 
-def _manifest_sha(b: Path) -> str:
-    return hashlib.sha256((b / MANIFEST).read_bytes()).hexdigest()
-
-
 def analyze(bundle: Path, out: Path) -> Path:
     """``hsrtcp analyze BUNDLE -o out`` unless ``out`` already holds the analysis of this
     very bundle (its manifest's hash, kept in ``out/compare-source.json``)."""
     stamp = out / "compare-source.json"
-    sha = _manifest_sha(bundle)
+    sha = manifest_sha256(bundle)
     try:
         if json.loads(stamp.read_text())["manifest_sha256"] == sha and (out / "flows.parquet").is_file():
             return out
@@ -280,7 +272,7 @@ def compare(inputs, out: Path, *, by: str = "cc", reference: str | None = None, 
     out = Path(out)
     rows, outage_rows, notes, dirs, fair_rows = [], [], [], {}, []
     for b in bundles(inputs):
-        m = _manifest(b)
+        m = manifest(b)
         var = m.get("variant") or {}
         flow = m.get("flow") or {}
         cc, client_flow = m.get("cc"), None

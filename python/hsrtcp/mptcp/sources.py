@@ -43,10 +43,6 @@ class Instance:
         return default if d is None else d
 
 
-def _manifest(bundle: Path) -> dict | None:
-    return read_manifest(bundle)
-
-
 def _kernel(bundle: Path) -> dict:
     out = {}
     for side in ("client", "server"):
@@ -86,7 +82,7 @@ def from_bundle(bundle: Path, duration_s: float | None = None) -> Instance:
     server = bundle / "capture" / "server.pcap"
     if not server.is_file():
         raise InputError(f"{bundle}: run bundle without capture/server.pcap")
-    manifest = _manifest(bundle)
+    manifest = read_manifest(bundle)
     ds = analyze([server], vantage="server")
     return Instance(instance=(manifest or {}).get("run_id", bundle.name), source=str(bundle), flows=ds.flows,
                     series=ds.series, events=ds.events, duration_s=_duration(manifest, duration_s),
@@ -129,7 +125,7 @@ def from_results(out_dir: Path, duration_s: float | None = None) -> list[Instanc
     for (capture,), f in flows.group_by(["capture"], maintain_order=True):
         fids = f["flow_id"].implode()
         bundle = Path(capture).parent.parent if capture else Path(out_dir)
-        manifest = _manifest(bundle) if capture and bundle.is_dir() else None
+        manifest = read_manifest(bundle) if capture and bundle.is_dir() else None
         out.append(Instance(instance=(manifest or {}).get("run_id", capture),
                             source=str(out_dir), flows=f,
                             series=series.filter(pl.col("flow_id").is_in(fids)),

@@ -88,14 +88,72 @@ def manifest_readers(package: Path) -> list[str]:
     return out
 
 
+_READS = {"read_text", "read_bytes", "open"}
+
+
+def _holds_manifest(node: ast.AST, names: set[str]) -> bool:
+    """``node`` names the manifest: the string itself or a variable that holds a path to it."""
+    return any((isinstance(n, ast.Constant) and n.value == "manifest.json")
+               or (isinstance(n, ast.Name) and n.id in names) for n in ast.walk(node))
+
+
+def _manifest_names(scope: ast.AST, names: set[str], statements) -> set[str]:
+    """``names`` and every variable of ``scope`` assigned from them (``mpath = d / MANIFEST``)."""
+    names = set(names)
+    while True:
+        more = {t.id for n in statements if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
+                and _holds_manifest(n.value, names)
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+        if more <= names:
+            return names
+        names |= more
+
+
+def manifest_opens(package: Path) -> list[str]:
+    """``file:line`` of every place that opens or reads a path to the manifest (``open``,
+    ``read_text``, ``read_bytes`` on the file name or on a variable holding a path to it,
+    ``MANIFEST`` as imported from hsrtcp.bundle included): a reader that takes the name from
+    hsrtcp.bundle and parses the file itself."""
+    out = set()
+    for p in sorted(package.rglob("*.py")):
+        tree = ast.parse(p.read_text(encoding="utf-8"), str(p))
+        imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                    and n.module == "hsrtcp.bundle" for a in n.names if a.name == "MANIFEST"}
+        top = _manifest_names(tree, imported, tree.body)
+        for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
+            names = top if scope is tree else _manifest_names(scope, top, list(ast.walk(scope)))
+            for n in ast.walk(scope):
+                f = getattr(n, "func", None)
+                if (isinstance(f, ast.Attribute) and f.attr in _READS and _holds_manifest(f.value, names)) or \
+                        (isinstance(f, ast.Name) and f.id == "open" and n.args and _holds_manifest(n.args[0], names)):
+                    out.add((p.relative_to(package).as_posix(), n.lineno))
+    return [f"{f}:{line}" for f, line in sorted(out)]
+
+
 def test_the_bundle_manifest_is_read_in_one_place():
     """Every reader of a bundle's manifest goes through ``hsrtcp.bundle`` (seven modules
     opened manifest.json themselves, each with its own errors); the lab's writer takes the
     name from there too."""
     assert [r.rpartition(":")[0] for r in manifest_readers(PACKAGE)] == ["bundle.py"]
+    # and none takes the name from there to open the file itself: bundle.py's manifest and
+    # manifest_sha256; lab/bundle.py's check, the writer's own verification
+    opened = sorted({r.rpartition(":")[0] for r in manifest_opens(PACKAGE)})
+    assert opened == ["bundle.py", "lab/bundle.py"], manifest_opens(PACKAGE)
 
 
 def test_a_second_manifest_reader_is_found(tmp_path):
     (tmp_path / "a.py").write_text('"""Reads manifest.json."""\nimport json\n'
                                    'def f(d):\n    """manifest.json"""\n    return json.loads((d / "manifest.json").read_text())\n')
     assert manifest_readers(tmp_path) == ["a.py:5"]
+
+
+def test_a_manifest_opened_through_the_shared_name_is_found(tmp_path):
+    """A reader that imports the name and parses the file is one (directly or through a
+    variable); a path used only in a message or a test for the file's presence is not."""
+    (tmp_path / "a.py").write_text(
+        "import json\nfrom hsrtcp.bundle import MANIFEST as M\n"
+        "def f(d):\n    return json.loads((d / M).read_text())\n"
+        "def g(d):\n    mpath = d / M\n    with open(mpath) as fh:\n        return json.load(fh)\n"
+        "def h(d):\n    p = d / M\n    if not p.is_file():\n        raise ValueError(f'{p}: missing')\n")
+    (tmp_path / "b.py").write_text('MANIFEST = "hsrtcp-manifest.txt"\ndef f(d):\n    return (d / MANIFEST).read_text()\n')
+    assert manifest_opens(tmp_path) == ["a.py:4", "a.py:7"]
