@@ -16,6 +16,7 @@ from pathlib import Path
 
 from hsrtcp.figures.inputs import Inputs, Missing
 from hsrtcp.figures.items import ITEMS, Item, Made
+from hsrtcp.figures.made import KINDS, Gap
 
 __all__ = ["Gallery", "Outcome", "build", "refuse_out", "MANIFEST"]
 
@@ -28,7 +29,15 @@ class Outcome:
     item: Item
     status: str                 # one of STATUSES
     made: Made | None = None
-    missing: str | None = None  # for "not made" (and the reason of a drawing)
+    missing: str | None = None  # for "not made" (a Gap), and the reason of a drawing
+
+    def gaps(self) -> list[Gap]:
+        """What a partly made or not made item misses, each line with its kind."""
+        if self.status == "not made":
+            return [self.missing]
+        if self.status == "partly" and self.made is not None:
+            return list(self.made.gaps)
+        return []
 
     def files(self) -> list[str]:
         if self.made is None:
@@ -38,6 +47,12 @@ class Outcome:
         return [f"{self.item.id}.md", f"{self.item.id}.csv"]
 
 
+def kind_of(gap: str) -> str:
+    """A gap's kind; a plain string (a maker that did not sort its line: the tests refuse
+    one) is shown as data."""
+    return gap.kind if isinstance(gap, Gap) else "data"
+
+
 class Gallery:
     def __init__(self, inputs: Inputs, outcomes: list[Outcome]) -> None:
         self.inputs = inputs
@@ -45,6 +60,11 @@ class Gallery:
 
     def counts(self) -> dict[str, int]:
         return {s: sum(o.status == s for o in self.outcomes) for s in STATUSES}
+
+    def gap_counts(self) -> dict[str, int]:
+        """Missing lines of the partly and not made items per kind (:func:`kind_of`)."""
+        gaps = [g for o in self.outcomes for g in o.gaps()]
+        return {k: sum(kind_of(g) == k for g in gaps) for k in KINDS}
 
     def coverage(self) -> str:
         from hsrtcp.figures.render import coverage
@@ -124,7 +144,7 @@ def build(study_dir: str | os.PathLike, results: list[str | os.PathLike] = (), o
         try:
             made = item.make(inputs)
         except Missing as m:
-            outcomes.append(Outcome(item, "not made", missing=m.reason))
+            outcomes.append(Outcome(item, "not made", missing=Gap(m.reason, m.kind)))
             continue
         outcomes.append(Outcome(item, "partly" if made.gaps else "made", made=made))
     return Gallery(inputs, outcomes)

@@ -16,7 +16,7 @@ import polars as pl
 
 from hsrtcp.figures import draw
 from hsrtcp.figures.inputs import Inputs, Missing
-from hsrtcp.figures.made import Made, markdown
+from hsrtcp.figures.made import Made, data_gap, markdown
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 CLASSES = ("positive", "semi-positive", "negative")
@@ -103,10 +103,10 @@ def s004_fig_4(inp: Inputs) -> Made:
     present_m = set(data["mobility"].to_list())
     absent_m = [m for m in MOBILITY.values() if m not in present_m]
     if absent_m:
-        gaps.append(f"no instance in: {'; '.join(absent_m)}")
+        gaps.append(data_gap(f"no instance in: {'; '.join(absent_m)}"))
     absent_c = [c for c in SEED_COMBINATIONS if c not in set(data["combination"].to_list())]
     if absent_c:
-        gaps.append(f"no instance of the combination(s) {', '.join(absent_c)}")
+        gaps.append(data_gap(f"no instance of the combination(s) {', '.join(absent_c)}"))
     fig = draw.violins(data.with_columns((pl.col("combination") + " " + pl.col("mobility")).alias("group")),
                        "u_c", "conjunction efficiency U_c", "U_c per instance", line_at=1.0)
     return Made(data=data, figure=fig, lab=lines, gaps=gaps)
@@ -156,7 +156,7 @@ def s004_fig_5(inp: Inputs) -> Made:
     lines.insert(0, f"{n} classified instances of {', '.join(combos)} ({', '.join(sorted(set(inst['mobility'].to_list())))}), "
                     f"barrier {', '.join(f'{b:g}' for b in sorted(set(classified['barrier'].to_list())))}")
     absent = [c for c in CLASSES if c not in set(classified["instance_class"].to_list())]
-    gaps = [f"no {' or '.join(absent)} instance among the {n}"] if absent else []
+    gaps = [data_gap(f"no {' or '.join(absent)} instance among the {n}")] if absent else []
     fig = draw.class_panels(data, quantities, list(CLASSES), "classified instances")
     return Made(data=data, figure=fig, lab=lines, gaps=gaps)
 
@@ -234,7 +234,7 @@ def s004_fig_6(inp: Inputs) -> Made:
                       pl.col("class").replace_strict({c: float(i) for i, c in enumerate(CLASSES)},
                                                      return_dtype=pl.Float64).alias("value"))])
     absent = [c for c in CLASSES if c not in picks]
-    gaps = [f"no {' or '.join(absent)} instance to draw"] if absent else []
+    gaps = [data_gap(f"no {' or '.join(absent)} instance to draw")] if absent else []
     fig = draw.instance_rates(series, [c for c in CLASSES if c in picks], onsets, list(CLASSES))
     return Made(data=data, figure=fig, lab=lines, gaps=gaps)
 
@@ -264,10 +264,10 @@ def s004_fig_7(inp: Inputs) -> Made:
         v = data.filter(pl.col("line") == name)
         lines.append(f"{name}: {v.height} interval{'s' if v.height != 1 else ''}, k_t mean {v['k_t'].mean():.4g} B/s (literal {v['k_t_literal'].mean():.4g} B/s)")
     lines.append(_cc_line(inst))
-    gaps = [f"(a) LIA's linear increase against Reno's: {NOT_LIA}; the lab's subflows run "
-            f"{', '.join(sorted({x for x in inst['cc'].to_list() if x})) or 'an unknown algorithm'} uncoupled"]
+    gaps = [data_gap(f"(a) LIA's linear increase against Reno's: {NOT_LIA}; the lab's subflows run "
+            f"{', '.join(sorted({x for x in inst['cc'].to_list() if x})) or 'an unknown algorithm'} uncoupled")]
     if c != "negative":
-        gaps.append(f"no negative instance: (b) is drawn for the {c} one")
+        gaps.append(data_gap(f"no negative instance: (b) is drawn for the {c} one"))
     fig = draw.kt_lines(data, list(dict.fromkeys(data["line"].to_list())),
                         f"(b) k_t between losses, a {c} instance")
     return Made(data=data, figure=fig, lab=lines, gaps=gaps)

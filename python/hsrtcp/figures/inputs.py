@@ -22,11 +22,13 @@ from hsrtcp.errors import InputError
 
 
 class Missing(Exception):
-    """An item cannot be made: ``reason`` says exactly which input or column is missing."""
+    """An item cannot be made: ``reason`` says exactly which input or column is missing;
+    ``kind`` is "data" (the inputs lack it) unless the tool could not make it from any."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, kind: str = "data") -> None:
         super().__init__(reason)
         self.reason = reason
+        self.kind = kind
 
 
 # seed 000 §V's five classes of 3-minute flows, by the study's flow_class

@@ -18,7 +18,8 @@ import polars as pl
 
 from hsrtcp.figures import conjunction, draw
 from hsrtcp.figures.inputs import SEED000_CLASSES, Inputs, Missing
-from hsrtcp.figures.made import Made, markdown as _markdown
+from hsrtcp.figures.made import Gap, Made, data_gap, tool_gap
+from hsrtcp.figures.made import markdown as _markdown
 from hsrtcp.schemas import CLASS_ORDER
 
 
@@ -58,12 +59,12 @@ def _by_group(inp: Inputs, column: str, group: str, *, groups: dict[str, str] | 
     f = inp.flows((column,))
     if group not in f.columns:
         raise Missing(f"study_flows.parquet of STUDY: no column {group} (from context: a radio log)")
-    gaps: list[str] = []
+    gaps: list[Gap] = []
     if workload is not None:
         if "workload" in f.columns and (f["workload"] == workload).any():
             f = f.filter(pl.col("workload") == workload)
         else:
-            gaps.append(f"no {workload} flows (the seed's 3-minute downloads): every workload pooled")
+            gaps.append(data_gap(f"no {workload} flows (the seed's 3-minute downloads): every workload pooled"))
     f = _finite(f, column).filter(pl.col(group).is_not_null())
     if groups is not None:
         f = f.filter(pl.col(group).is_in(list(groups)))
@@ -71,7 +72,7 @@ def _by_group(inp: Inputs, column: str, group: str, *, groups: dict[str, str] | 
         order = [name for g, name in groups.items() if name in set(f["group"].to_list())]
         absent = [name for g, name in groups.items() if name not in order]
         if absent:
-            gaps.append(f"no flows with {column} in: {'; '.join(absent)}")
+            gaps.append(data_gap(f"no flows with {column} in: {'; '.join(absent)}"))
     else:
         f = f.with_columns(pl.col(group).cast(pl.String).alias("group"))
         order = sorted(set(f["group"].to_list()))
@@ -137,7 +138,7 @@ def _seed_table(table: str, metrics: tuple[str, ...], seeds: dict, classes=("sta
     def make(inp: Inputs) -> Made:
         rows = _cells(inp, table, metrics, classes + ("high_1_8", "high_9_16"))
         md, lines = _class_table(rows, seeds)
-        gaps = [f"class {c}: no row in {table}.parquet" for c in classes if c not in set(rows["flow_class"].to_list())]
+        gaps = [data_gap(f"class {c}: no row in {table}.parquet") for c in classes if c not in set(rows["flow_class"].to_list())]
         gaps += _generation_gap(inp)
         return Made(data=rows, markdown=md, lab=lines, gaps=gaps)
     return make
@@ -147,11 +148,11 @@ def _generation_gap(inp: Inputs) -> list[str]:
     """The seeds split these tables by 3G and 4G: say which generations the data has."""
     f = inp.table("study_flows")
     if f is None or "rats" not in f.columns:
-        return ["3G/4G rows: study_flows has no rats column (a radio log)"]
+        return [data_gap("3G/4G rows: study_flows has no rats column (a radio log)")]
     gens = sorted({g for g in inp.flows()["generation"].to_list() if g is not None})
     if len(gens) < 2:
-        return [f"3G/4G rows: the data has {', '.join(gens) or 'no known generation'} only "
-                f"(seed000-3g-vs-4g compares them when there are two)"]
+        return [data_gap(f"3G/4G rows: the data has {', '.join(gens) or 'no known generation'} only "
+                f"(seed000-3g-vs-4g compares them when there are two)")]
     return []
 
 
@@ -188,7 +189,7 @@ def _dataset(inp: Inputs, by: tuple[str, ...], generation: str | None = None) ->
     if "usable" in f.columns:
         agg.append(pl.col("usable").cast(pl.Float64).mean().alias("u_rate"))
     else:
-        gaps.append("U-rate: study_flows has no usable column (context)")
+        gaps.append(data_gap("U-rate: study_flows has no usable column (context)"))
     if "run_id" in f.columns:
         agg.append(pl.col("result").n_unique().alias("runs"))
     data = f.group_by(list(by), maintain_order=True).agg(agg).sort(list(by))
@@ -200,13 +201,61 @@ def _dataset(inp: Inputs, by: tuple[str, ...], generation: str | None = None) ->
 
 
 
+#: label keys (``hsrtcp analyze --label KEY=VALUE``, kept in study_flows as KEY or labels.KEY)
+#: that name the phone and its OS, in the order shown
+DEVICE_LABELS = ("device", "phone", "model", "os")
+
+
+def _device_columns(f: pl.DataFrame) -> list[str]:
+    out = []
+    for k in DEVICE_LABELS:
+        for c in (k, f"labels.{k}"):
+            if c in f.columns and f[c].drop_nulls().len():
+                out.append(c)
+                break
+    return out
+
+
 def s000_table_1(inp: Inputs) -> Made:
     f = inp.flows(("carrier", "rats"))
-    data = (f.group_by("carrier", "rats", "generation", maintain_order=True).agg(pl.len().alias("flows"))
-            .sort("carrier", "rats"))
-    return Made(data=data, markdown=_markdown(data),
-                lab=[f"carrier {r['carrier']}: {r['rats']} ({r['generation']}), {r['flows']} flows" for r in data.iter_rows(named=True)],
-                gaps=["phone model and OS: no such column (labels would need a device key)"])
+    device = _device_columns(f)
+    by = [*device, "carrier", "rats", "generation"]
+    data = f.group_by(by, maintain_order=True).agg(pl.len().alias("flows")).sort(by, nulls_last=True)
+    lab = [(" ".join(str(r[c]) for c in device if r[c] is not None) + ", " if device else "")
+           + f"carrier {r['carrier']}: {r['rats']} ({r['generation']}), {r['flows']} flows" for r in data.iter_rows(named=True)]
+    gaps = [] if device else [data_gap(f"phone model and OS: no input names them (hsrtcp analyze --label phone=... "
+                                       f"--label os=...; label keys read: {', '.join(DEVICE_LABELS)})")]
+    return Made(data=data, markdown=_markdown(data), lab=lab, gaps=gaps)
+
+
+def _routes(inp: Inputs) -> tuple[pl.DataFrame | None, list[Gap]]:
+    """Route length per run from the GPS fixes of RESULTS' radio logs
+    (:func:`hsrtcp.figures.route.route_lengths`), with the gaps of a route table."""
+    from hsrtcp.figures.route import route_lengths
+
+    stations = data_gap("stations: no log names one")
+    try:
+        radio = _radio(inp, "the radio table (lat, lon)", ("ts", "lat", "lon"))
+    except Missing:
+        radio = None
+    routes = route_lengths(radio) if radio is not None else None
+    if routes is None or routes.is_empty():
+        return None, [data_gap("route length (km): needs the positions of a radio log (RESULTS radio table "
+                               "with lat, lon; none with two fixes of a run)"), stations]
+    routes = routes.with_columns(pl.col("result").map_elements(lambda r: r.rstrip("/").rsplit("/", 1)[-1],
+                                                               return_dtype=pl.String))
+    return routes, [stations]
+
+
+def _with_routes(inp: Inputs, made: Made) -> Made:
+    routes, gaps = _routes(inp)
+    made.gaps += gaps
+    if routes is not None:
+        made.markdown += ("\n\nRoute length per run, from the GPS fixes of the radio logs of RESULTS (haversine; "
+                          "a jump faster than the log's speed samples allow is a glitch, skipped):\n\n" + _markdown(routes))
+        made.lab += [f"route of {r['result']} ({r['run_id']}): {r['route_km']:.3f} km over {r['span_s']:.1f} s, "
+                     f"{r['fixes']} fixes, {r['glitches']} glitch(es) skipped" for r in routes.iter_rows(named=True)]
+    return made
 
 
 def s000_table_2(inp: Inputs) -> Made:
@@ -220,13 +269,13 @@ def s000_table_2(inp: Inputs) -> Made:
     markdown = _markdown(data)
     train = _train_hours(inp)
     if train is None:
-        gaps = ["route length, stations and the train's hours per speed band: the hours here are flow hours "
-                "(study_flows.duration_s); the train's need the radio log's speed samples (RESULTS radio table)"]
+        gaps = [data_gap("the train's hours per speed band: the hours here are flow hours "
+                         "(study_flows.duration_s); the train's need the radio log's speed samples (RESULTS radio table)")]
     else:
-        gaps = ["route length and stations: not in the tables"]
+        gaps = []
         markdown += "\n\nThe train's time per speed band, from the radio logs of RESULTS:\n\n" + _markdown(train)
         lab += [f"train, {r['speed_band']}: {r['train_s']:.1f} s in {r['logs']} log(s)" for r in train.iter_rows(named=True)]
-    return Made(data=data, markdown=markdown, lab=lab, gaps=gaps)
+    return _with_routes(inp, Made(data=data, markdown=markdown, lab=lab, gaps=gaps))
 
 
 def _radio(inp: Inputs, what: str, need: tuple[str, ...]) -> pl.DataFrame:
@@ -320,8 +369,8 @@ def _table_5_6(period: str, fallback=None):
         if inp.results_dirs or fallback is None:
             return _radio_time(inp, period)
         made = fallback(inp)
-        made.gaps.append("the seed's share of all connected time per network type needs the radio log's "
-                         "samples (RESULTS radio table; none given); here: the share of flow time by the RATs a flow met")
+        made.gaps.append(data_gap("the seed's share of all connected time per network type needs the radio log's "
+                         "samples (RESULTS radio table; none given); here: the share of flow time by the RATs a flow met"))
         return made
     return make
 
@@ -337,10 +386,11 @@ def s003_table_1(inp: Inputs) -> Made:
                  pl.col("speed_mean_kmh").mean().alias("speed_kmh"),
                  (pl.col("duration_s").sum() / 60).alias("flow_minutes"))
             .sort("scenario"))
-    return Made(data=data, markdown=_markdown(data),
+    made = Made(data=data, markdown=_markdown(data),
                 lab=[f"{r['scenario']}: {r['speed_kmh']:.0f} km/h, {r['flows']} flows, {r['flow_minutes']:.0f} flow-minutes"
                      for r in data.iter_rows(named=True)],
-                gaps=["location and route length (km): not in the tables"])
+                gaps=[data_gap("location (a place name): no log names one")])
+    return _with_routes(inp, made)
 
 
 def s004_table_2(inp: Inputs) -> Made:
@@ -350,9 +400,10 @@ def s004_table_2(inp: Inputs) -> Made:
         made = conjunction.s004_table_2_mptcp(inp)
     except Missing as m:
         made = _dataset(inp, ("carrier", "scenario"))
-        made.gaps = [f"MPTCP instances per carrier combination: {m.reason}; here: single-path flows per carrier"] + made.gaps
+        made.gaps = [data_gap(f"MPTCP instances per carrier combination: {m.reason}; here: single-path flows per carrier")] + made.gaps
         return made
-    made.gaps.append("routes: the lab's scenarios, not HSR lines (no route length or stations in the tables)")
+    made.gaps.append(data_gap("routes: the lab's scenarios, not HSR lines (seed004-table-I gives their length from "
+                              "the radio logs; no log names a station)"))
     return made
 
 
@@ -388,14 +439,14 @@ def s001_fig_10(inp: Inputs) -> Made:
     absent = [s for s in names if not (root / f"{s}.toml").is_file()]
     if absent:
         raise Missing(f"the lab's ACK loss of scenario(s) {', '.join(absent)}: no scenarios/<name>.toml "
-                      f"(the model inputs of docs/models.md are the lab campaign's)")
-    gaps = ["the seed plots the models over its traces by carrier; here: per flow of the lab campaign, "
+                      f"(the model inputs of docs/models.md are the lab campaign's)", kind="tool")
+    gaps = [data_gap("the seed plots the models over its traces by carrier; here: per flow of the lab campaign, "
             "model inputs derived as docs/models.md says (P_a from ACK-loss spurious timeouts, T from "
-            "timeout sequences)"]
+            "timeout sequences)")]
     n_all = f.height
     if n_all > FIG10_MAX_FLOWS:  # the model inputs cost about 2 ms per flow with loss
         f = f.sample(FIG10_MAX_FLOWS, seed=0).sort("result", "flow_id")
-        gaps.append(f"fitted to {FIG10_MAX_FLOWS:,} of {n_all:,} flows drawn at random (seed 0)")
+        gaps.append(tool_gap(f"fitted to {FIG10_MAX_FLOWS:,} of {n_all:,} flows drawn at random (seed 0)"))
     try:
         fit = on_data(f, {s: lab_ack_loss(root / f"{s}.toml") for s in names}).flows
     except InputError as exc:
@@ -585,8 +636,8 @@ def _s003_fig_9_by_count(inp: Inputs) -> Made:
                      groups={"0": "0 intra-system handoffs", "1-8": "1-8", "9-16": "9-16", "17+": "17+"},
                      label="RTT, mean of the flow", unit="s", title="per flow, by intra-system handoffs",
                      key="s003-fig-9", min_groups=2)
-    made.gaps.insert(0, "the seed draws RTT samples over time with the handoffs marked: needs RESULTS "
-                        "(rtt.parquet, handoffs.parquet; none given); here: per-flow mean RTT by intra-system handoff count")
+    made.gaps.insert(0, data_gap("the seed draws RTT samples over time with the handoffs marked: needs RESULTS "
+                        "(rtt.parquet, handoffs.parquet; none given); here: per-flow mean RTT by intra-system handoff count"))
     return made
 
 
@@ -632,12 +683,12 @@ def _study_or_results(study_make, results_make, samples: str, study_n=None):
                 except Missing:
                     study_lines = []
                 made.lab = [f"study: {line}" for line in study_lines] + [f"RESULTS: {line}" for line in made.lab]
-                made.gaps.append(f"the CDF is of the {made.data.height} samples of the RESULTS given; the study "
-                                 f"counts {n}: the RESULTS are not the study's inputs")
+                made.gaps.append(data_gap(f"the CDF is of the {made.data.height} samples of the RESULTS given; the study "
+                                 f"counts {n}: the RESULTS are not the study's inputs"))
             return made
         made = study_make(inp)
-        made.gaps.append(f"the CDF needs the samples, {samples} of RESULTS (none given); "
-                         f"here: the study table's summary as bars")
+        made.gaps.append(data_gap(f"the CDF needs the samples, {samples} of RESULTS (none given); "
+                         f"here: the study table's summary as bars"))
         return made
     return make
 
@@ -695,7 +746,7 @@ def s003_fig_4(inp: Inputs) -> Made:
                      f"{draw.fmt(v['value'].median(), 's')} ({v.height:,} samples of "
                      f"{v.select('result', 'flow_id').unique().height} flows)")
     absent = [name for name in S3_SPEEDS.values() if name not in order]
-    gaps = [f"no flow with RTT samples at: {'; '.join(absent)}"] if absent else []
+    gaps = [data_gap(f"no flow with RTT samples at: {'; '.join(absent)}")] if absent else []
     return Made(data=data, figure=draw.cdf(data, order, "RTT jitter", "s", "sender's RTT samples", logx=True),
                 lab=lines, gaps=gaps)
 
@@ -856,11 +907,10 @@ def _track(inp: Inputs) -> tuple[pl.DataFrame, str]:
 
 
 def _track_km(log: pl.DataFrame) -> float:
-    import numpy as np
+    from hsrtcp.figures.route import haversine_km
 
-    lat, lon = np.radians(log["lat"].to_numpy()), np.radians(log["lon"].to_numpy())
-    a = np.sin(np.diff(lat) / 2) ** 2 + np.cos(lat[:-1]) * np.cos(lat[1:]) * np.sin(np.diff(lon) / 2) ** 2
-    return float((2 * 6371.0088 * np.arcsin(np.sqrt(a))).sum())  # haversine, mean Earth radius
+    lat, lon = log["lat"].to_numpy(), log["lon"].to_numpy()
+    return float(haversine_km(lat[:-1], lon[:-1], lat[1:], lon[1:]).sum())
 
 
 def s003_fig_1(inp: Inputs) -> Made:
@@ -876,8 +926,9 @@ def s003_fig_1(inp: Inputs) -> Made:
 
 def s004_fig_2(inp: Inputs) -> Made:
     made = s003_fig_1(inp)
-    made.gaps.append("the set-up drawing (phones, carriers) is not data; the footprints of several HSR lines "
-                     "need radio logs of each line (here: the one log of RESULTS with the most positions)")
+    made.gaps.append(data_gap("the set-up drawing (phones, carriers) is not data"))
+    made.gaps.append(tool_gap("the footprints of several HSR lines: the tool draws the one log of RESULTS with "
+                              "the most positions, not one trace per line"))
     return made
 
 
@@ -950,8 +1001,8 @@ def s004_fig_1(inp: Inputs) -> Made:
                   for c in carriers]
     else:
         fig = draw.carriers(data, carriers, marks, f"{len(carriers)} carriers, {name}")
-        gaps.append("the seed's (c), signal quality: the radio log has no RSRQ; its (a), LTE coverage over the "
-                    "trip, is given as the shares above only")
+        gaps.append(data_gap("the seed's (c), signal quality: the radio log has no RSRQ; its (a), LTE coverage over the "
+                    "trip, is given as the shares above only"))
     return Made(data=data, figure=fig, lab=[f"log of {name}: {len(carriers)} carriers"] + lines, gaps=gaps)
 
 

@@ -10,6 +10,7 @@ import polars as pl
 from hsrtcp.errors import InputError
 from hsrtcp.figures import draw
 from hsrtcp.figures.inputs import Inputs, Missing
+from hsrtcp.figures.made import data_gap
 
 #: what identifies one transmission in both captures (docs/two-vantage.md, "Per-packet fate":
 #: Linux gives a re-send a new TSval and IP ID, so it never takes its original's key)
@@ -92,7 +93,7 @@ def s001_fig_1(inp: Inputs):
                      f"{draw.fmt(v.quantile(0.05, 'linear'), 's')}-{draw.fmt(v.quantile(0.95, 'linear'), 's')} "
                      f"({v.len():,} packets)")
     fig = draw.cdf(data, order, "one-way delay", "s", f"every segment of {n_pairs} captured pair(s)", logx=True)
-    gaps = [] if any(g.startswith(UP) for g in order) else ["no ACK seen in both captures"]
+    gaps = [] if any(g.startswith(UP) for g in order) else [data_gap("no ACK seen in both captures")]
     return Made(data=data, figure=fig, lab=lines, gaps=gaps)
 
 
@@ -234,8 +235,8 @@ def s000_fig_13(inp: Inputs, fallback):
     data = bif_samples(inp)
     if data is None:
         made = fallback(inp)
-        made.gaps.append("the seed's CDF is over samples: with hsrtcp analyze --packets every ACK's bytes in flight "
-                         "is drawn; here: the mean of each flow (flows.bif_mean)")
+        made.gaps.append(data_gap("the seed's CDF is over samples: with hsrtcp analyze --packets every ACK's bytes in flight "
+                         "is drawn; here: the mean of each flow (flows.bif_mean)"))
         return made
     data = data.select("result", "flow_id", "frame", "group", "value")
     order = sorted(set(data["group"].to_list()))
@@ -292,5 +293,5 @@ def s004_fig_3(inp: Inputs):
              + ", ".join(f"{g} {end[g]:,} B" for g in cols) + f"; sum {sum(end[g] for g in cols):,} B"]
     fig = draw.progress(data, order, f"one MPTCP connection, {cap}")
     return Made(data=data, figure=fig, lab=lines,
-                gaps=["the seed's carriers are two operators' cells; here the subflows cross two emulated paths "
-                      "of one machine (tests/data/mptcp)"])
+                gaps=[data_gap("the seed's carriers are two operators' cells; here the subflows cross two emulated paths "
+                      "of one machine (tests/data/mptcp)")])

@@ -10,6 +10,9 @@ SEEDS = {
     "003": "Xiao et al., TCP performance over mobile networks in high-speed mobility scenarios",
     "004": "single best carrier or MPTCP conjunction of carriers on high-speed rails",
 }
+KINDS_TEXT = ("A missing line is *data*-limited when the inputs lack it (no 3G flow, no flow of a class, the "
+              "seed's own traces: the tool makes it from data a user could give) or a *tool* gap (the tool "
+              "would not make it from any input).")
 LETTER = {"made": "Y", "partly": "P", "not made": "N", "drawing": "–"}
 
 
@@ -17,18 +20,25 @@ def _esc(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _by_kind(o) -> list[tuple[str, str]]:
+    """(kind, the item's missing lines of that kind joined) per kind present, data first."""
+    from hsrtcp.figures import kind_of
+    from hsrtcp.figures.made import KINDS
+
+    gaps = o.gaps()
+    return [(k, "; ".join(g for g in gaps if kind_of(g) == k)) for k in KINDS if any(kind_of(g) == k for g in gaps)]
+
+
 def _why(o) -> str:
-    if o.status == "not made":
-        return o.missing
     if o.status == "drawing":
         return o.missing
-    return "; ".join(o.made.gaps) if o.made and o.made.gaps else ""
+    return " ".join(f"({k}) {text}" for k, text in _by_kind(o))
 
 
 def _counts(g) -> str:
-    c = g.counts()
+    c, k = g.counts(), g.gap_counts()
     return (f"{len(g.outcomes)} items: made {c['made']}, partly {c['partly']}, not made {c['not made']}, "
-            f"drawings of a method {c['drawing']}")
+            f"drawings of a method {c['drawing']}; missing lines: {k['data']} data-limited, {k['tool']} tool gap(s)")
 
 
 def _results_list(g) -> list[str]:
@@ -64,7 +74,7 @@ def coverage(g) -> str:
     lines = ["# Coverage of the seeds' tables and figures", "",
              f"STUDY: `{inp.study_dir}` ({n_flows} connections from {len(m.get('inputs') or [])} results directories); "
              f"RESULTS: {', '.join(f'`{r}`' for r in dict.fromkeys([*inp.results_dirs, *inp.mptcp_dirs])) or 'none given'}.", "",
-             _counts(g) + ".", "",
+             _counts(g) + ".", "", KINDS_TEXT, "",
              "| item | what | status | files | missing |", "|---|---|---|---|---|"]
     for o in g.outcomes:
         lines.append(f"| {o.item.id} | {_esc(o.item.title)} | {o.status} | {', '.join(o.files())} | {_esc(_why(o))} |")
@@ -86,7 +96,7 @@ def seeds(g) -> str:
            "missing input or column is named); **–** a drawing of a method, with no data to draw. The lab's",
            "numbers are `value [95 % bootstrap interval over flows] (n flows)`, from the study tables or, for a",
            "figure drawn from `study_flows`, the mean over flows with its interval and the median; no interval",
-           "below 5 flows. Seed numbers carry the anchors of docs/metrics.md (T0-40 ...).", "",
+           "below 5 flows. Seed numbers carry the anchors of docs/metrics.md (T0-40 ...).", KINDS_TEXT, "",
            _counts(g) + ".", "",
            "| seed | Y | P | N | – |", "|---|---|---|---|---|"]
     for s in SEEDS:
@@ -108,7 +118,7 @@ def seeds(g) -> str:
                 out += ["", o.made.markdown.rstrip("\n"), ""]
             elif o.made is not None:
                 out += [f"- lab: {line}" for line in o.made.lab]
-            why = _why(o)
-            if why:
-                out.append(f"- {'missing' if o.status != 'drawing' else 'why none'}: {why}")
+            if o.status == "drawing":
+                out.append(f"- why none: {o.missing}")
+            out += [f"- missing ({k}): {text}" for k, text in _by_kind(o)]
     return "\n".join(out) + "\n"
