@@ -234,6 +234,25 @@ def track(df: pl.DataFrame, title: str):
 
 
 @style.styled
+def footprints(df: pl.DataFrame, runs: list[str], title: str):
+    """One trace per run (``run`` column), positions (``lon``, ``lat``) joined in time order
+    on a plain map (degrees, equal scale at the mean latitude; no base map)."""
+    fig, ax = style.new_figure()
+    for i, name in enumerate(runs):
+        r = df.filter(pl.col("run") == name)
+        ax.plot(r["lon"].to_numpy(), r["lat"].to_numpy(), color=style.CYCLE[i % len(style.CYCLE)],
+                linestyle=LINESTYLES[(i // len(style.CYCLE)) % len(LINESTYLES)], marker=".", markersize=2.5,
+                linewidth=0.8, label=f"{name} ({r.height:,} fixes)", gid=f"footprint-{i}")
+    mid = float(np.radians(df["lat"].mean()))
+    ax.set_aspect(1 / max(np.cos(mid), 1e-3))
+    ax.set_xlabel("longitude (°)")
+    ax.set_ylabel("latitude (°)")
+    ax.set_title(title, loc="left")
+    ax.legend(fontsize="small")
+    return fig
+
+
+@style.styled
 def samples_with_marks(df: pl.DataFrame, column: str, marks: list[float], label: str, unit: str, title: str):
     """Samples of ``column`` against ``t_rel`` as points, events at ``marks`` as dashed lines."""
     fig, ax = style.new_figure()

@@ -925,11 +925,28 @@ def s003_fig_1(inp: Inputs) -> Made:
 
 
 def s004_fig_2(inp: Inputs) -> Made:
-    made = s003_fig_1(inp)
-    made.gaps.append(data_gap("the set-up drawing (phones, carriers) is not data"))
-    made.gaps.append(tool_gap("the footprints of several HSR lines: the tool draws the one log of RESULTS with "
-                              "the most positions, not one trace per line"))
-    return made
+    """The footprint of every run of RESULTS with two fixes or more: its GPS fixes in time order
+    (a time logged by several carriers once), one trace each, with its route length."""
+    from hsrtcp.figures.route import route_lengths
+
+    radio = _radio(inp, "the radio table (lat, lon)", ("ts", "lat", "lon"))
+    key = ["result", "run_id"]
+    fixes = (radio.filter(pl.col("lat").is_finite() & pl.col("lon").is_finite())
+             .sort([*key, "ts"], nulls_last=True, maintain_order=True)
+             .unique([*key, "ts"], keep="first", maintain_order=True))
+    routes = route_lengths(radio)
+    if routes.is_empty():
+        raise Missing("radio.parquet of RESULTS: no run with two positions or more (lat, lon)")
+    name = pl.col("result").map_elements(lambda r: r.rstrip("/").rsplit("/", 1)[-1], return_dtype=pl.String)
+    run = pl.concat_str([name, pl.lit(" ("), pl.col("run_id").fill_null("–"), pl.lit(")")]).alias("run")
+    data = (fixes.join(routes.select(key), on=key, how="semi", nulls_equal=True)
+            .select(run, *key, "ts", "lat", "lon"))
+    routes = routes.with_columns(run)
+    lines = [f"footprint of {r['run']}: {r['fixes']} fixes, {r['route_km']:.3f} km, {r['glitches']} glitch(es) skipped"
+             for r in routes.iter_rows(named=True)]
+    runs = routes["run"].to_list()
+    return Made(data=data, figure=draw.footprints(data, runs, f"footprints of {len(runs)} run(s)"), lab=lines,
+                gaps=[data_gap("the set-up drawing (phones, carriers) is not data")])
 
 
 def _two_carriers(inp: Inputs) -> tuple[pl.DataFrame, dict]:

@@ -117,12 +117,26 @@ def test_every_missing_line_has_a_kind_and_the_summary_counts_them(committed):
     doc = (ROOT / "docs" / "seeds.md").read_text()
     m = re.search(r"missing lines: (\d+) data-limited, (\d+) tool gap\(s\)", doc)
     assert m and (int(m.group(1)), int(m.group(2))) == (counts["data"], counts["tool"])
-    # the campaign's known limits are data; the one-log footprint is the tool's
+    # the campaign's known limits are data
     by = {o.item.id: o for o in g.outcomes}
     assert [x.kind for x in by["seed000-table-III"].gaps()] == ["data"]          # no 3G flow
     assert {x.kind for x in by["seed000-fig-01"].gaps()} == {"data"}             # no class b
-    assert [x.kind for x in by["seed004-fig-02"].gaps()] == ["data", "tool"]
-    assert "- missing (tool): the footprints of several HSR lines" in doc
+    assert [x.kind for x in by["seed004-fig-02"].gaps()] == ["data"]             # the set-up drawing
+
+
+def test_footprints_are_every_runs_fixes(committed):
+    """seed004-fig-02: one trace per run with positions, each the run's radio.csv rows."""
+    out, _ = committed
+    got = pl.read_csv(out / "seed004-fig-02.csv")
+    assert (out / "seed004-fig-02.pdf").stat().st_size > 1000
+    for name, run in (("lab_truth_run", "run"), ("lab_static_run", "static_run")):
+        want = pl.read_csv(ROOT / "tests" / "data" / name.replace("_run", "") / "run" / "radio.csv")
+        r = got.filter(pl.col("run") == f"{name} ({run})")
+        t = r["ts"] - r["ts"][0]  # radio.parquet is on the capture clock: compare times from the first fix
+        assert t.to_list() == pytest.approx((want["ts"] - want["ts"][0]).to_list(), abs=1e-6)
+        assert r["lat"].to_list() == pytest.approx(want["lat"].to_list(), abs=1e-9)
+        assert r["lon"].to_list() == pytest.approx(want["lon"].to_list(), abs=1e-9)
+    assert got["run"].n_unique() == 2
 
 
 def _coverage_missing_of(text: str, item: str) -> str:
