@@ -5,7 +5,7 @@ The length is the haversine sum over consecutive fixes of one run (``result``, `
 on the mean Earth radius. A fix with no position is ignored; a time logged by several
 carriers counts once (the first row). A fix whose jump from the last kept fix is faster than
 the log's speed samples allow is a GPS glitch: it is skipped (the next leg starts from the
-last kept fix) and counted.
+last kept fix) and counted; so are leading fixes that disagree with their successor.
 """
 
 from __future__ import annotations
@@ -33,10 +33,19 @@ def log_length(ts: np.ndarray, lat: np.ndarray, lon: np.ndarray, top_kmh: float 
     limit = (top_kmh * SPEED_MARGIN if top_kmh is not None and top_kmh > 0 else CEILING_KMH) / 3600.0  # km/s
     if limit <= 0:
         limit = CEILING_KMH / 3600.0
-    km, glitches, last = 0.0, 0, 0
-    for i in range(1, len(ts)):
-        d = float(haversine_km(lat[last], lon[last], lat[i], lon[i]))
-        if d > limit * max(ts[i] - ts[last], 0.0) + POSITION_KM:
+    def too_far(a: int, b: int) -> tuple[bool, float]:
+        d = float(haversine_km(lat[a], lon[a], lat[b], lon[b]))
+        return d > limit * max(ts[b] - ts[a], 0.0) + POSITION_KM, d
+
+    # the route starts at the first fix its successor agrees with: a glitch as the first fix
+    # would otherwise make every later fix one
+    last = 0
+    while last + 1 < len(ts) and too_far(last, last + 1)[0]:
+        last += 1
+    km, glitches = 0.0, last
+    for i in range(last + 1, len(ts)):
+        far, d = too_far(last, i)
+        if far:
             glitches += 1
             continue
         km += d

@@ -49,6 +49,15 @@ def test_a_jump_faster_than_the_speed_samples_is_skipped_and_counted():
     assert r["route_km"][0] == pytest.approx(DEG_KM, abs=1e-6)
 
 
+def test_a_glitch_as_the_first_fix_is_skipped():
+    m = _meridian()
+    first = pl.DataFrame({"result": "r", "run_id": "a", "ts": [-15.0], "lat": [45.0], "lon": [116.0],
+                          "speed_kmh": [300.0]})
+    r = route_lengths(pl.concat([first, m]))
+    assert r["glitches"][0] == 1
+    assert r["route_km"][0] == pytest.approx(DEG_KM, abs=1e-6)
+
+
 def test_without_speed_samples_the_ceiling_is_600_kmh():
     m = _meridian().drop("speed_kmh")
     # 2 deg in 7.5 s: a glitch; 0.02 deg (2.22 km) in 15 s is 534 km/h, below 600 x 1.25: kept
