@@ -225,7 +225,13 @@ def hsrtcp_command() -> tuple[list[str] | None, dict | None, str | None]:
     # worktree sets, the shared venv's script runs the worktree's package); else `python -m`.
     script = Path(sys.executable).parent / "hsrtcp"
     if script.exists():
-        probe = subprocess.run([sys.executable, "-c", "import hsrtcp; print(hsrtcp.__file__)"],
+        # Probe with the interpreter the script starts (its #! line), not this one: a
+        # worktree's venv copied from the main tree has a script whose #! names the main
+        # tree's interpreter, which imports the main tree's package, not this tree's.
+        first = script.read_bytes()[:512].split(b"\n", 1)[0]
+        shebang = first[2:].decode(errors="replace").strip() if first.startswith(b"#!") else ""
+        interp = shebang.split()[0] if shebang and " " not in shebang else sys.executable
+        probe = subprocess.run([interp, "-c", "import hsrtcp; print(hsrtcp.__file__)"],
                                capture_output=True, text=True, env=env)
         here = str(ROOT / "python") + os.sep
         if probe.returncode == 0 and os.path.realpath(probe.stdout.strip()).startswith(here):
