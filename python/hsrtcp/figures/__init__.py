@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hsrtcp.figures.inputs import Inputs, Missing
 from hsrtcp.figures.items import ITEMS, Item, Made
-from hsrtcp.figures.made import KINDS, Gap
+from hsrtcp.figures.made import KINDS, Gap, kind_of
 
 __all__ = ["Gallery", "Outcome", "build", "refuse_out", "MANIFEST"]
 
@@ -45,12 +45,6 @@ class Outcome:
         if self.item.is_figure and self.made.figure is not None:
             return [f"{self.item.id}.pdf", f"{self.item.id}.csv"]
         return [f"{self.item.id}.md", f"{self.item.id}.csv"]
-
-
-def kind_of(gap: str) -> str:
-    """A gap's kind; a plain string (a maker that did not sort its line: the tests refuse
-    one) is shown as data."""
-    return gap.kind if isinstance(gap, Gap) else "data"
 
 
 class Gallery:

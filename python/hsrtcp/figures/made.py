@@ -35,6 +35,12 @@ def tool_gap(text: str) -> Gap:
     return Gap(text, "tool")
 
 
+def kind_of(gap: str) -> str:
+    """A gap's kind; a plain string (a maker that did not sort its line: the tests refuse
+    one) is shown as data."""
+    return gap.kind if isinstance(gap, Gap) else "data"
+
+
 @dataclass
 class Made:
     data: pl.DataFrame                       # what is drawn or tabulated (written as CSV)

@@ -22,8 +22,7 @@ def _esc(text: str) -> str:
 
 def _by_kind(o) -> list[tuple[str, str]]:
     """(kind, the item's missing lines of that kind joined) per kind present, data first."""
-    from hsrtcp.figures import kind_of
-    from hsrtcp.figures.made import KINDS
+    from hsrtcp.figures.made import KINDS, kind_of
 
     gaps = o.gaps()
     return [(k, "; ".join(g for g in gaps if kind_of(g) == k)) for k in KINDS if any(kind_of(g) == k for g in gaps)]

@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 
 from hsrtcp.cli import main
-from hsrtcp.figures import build, kind_of
-from hsrtcp.figures.made import KINDS, Gap
+from hsrtcp.figures import build
+from hsrtcp.figures.made import KINDS, Gap, kind_of
 from hsrtcp.figures.route import route_lengths
 
 ROOT = Path(__file__).resolve().parents[3]
