@@ -70,23 +70,23 @@ class _RowSink:
         self._t = threading.Thread(target=run, name="radio.parquet", daemon=True)
         self._t.start()
 
-    def write(self, block: pl.DataFrame) -> None:
+    def _put(self, item) -> bool:
+        """``item`` handed to the sink; False when its thread has ended (an error)."""
         while self._t.is_alive():
             try:
-                self._q.put(block, timeout=0.2)
-                return
+                self._q.put(item, timeout=0.2)
+                return True
             except queue.Full:
                 continue
-        self._failed()
+        return False
+
+    def write(self, block: pl.DataFrame) -> None:
+        if not self._put(block):
+            self._failed()
 
     def close(self) -> None:
         """The file complete (after an error of the scan too: the caller removes it)."""
-        while self._t.is_alive():
-            try:
-                self._q.put(None, timeout=0.2)
-                break
-            except queue.Full:
-                continue
+        self._put(None)
         self._t.join()
         if self.error is not None:
             self._failed()
