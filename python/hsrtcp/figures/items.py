@@ -1182,7 +1182,7 @@ ITEMS: tuple[Item, ...] = (
     Item("seed004-fig-03", "a dual-carrier MPTCP example", "RESULTS mptcp_subflows, packets (--packets)", "",
          _packets("s004_fig_3")),
     Item("seed004-fig-04", "conjunction efficiency U_c of MPTCP", "RESULTS mptcp_instances (u_c), mptcp_paths",
-         "T4-20/21: median U_c 1.4 static, 1.0 high speed ((M, U)); T4-22: P(U_c > 1) 51 % (M, U), 32 % (M, T), "
+         "T4-20: median U_c 1.4 static, 1.0 high speed ((M, U)); T4-22: P(U_c > 1) 51 % (M, U), 32 % (M, T), "
          "49 % (U, T), 47 % (M, U, T) at high speed", conjunction.s004_fig_4),
     Item("seed004-fig-05", "the classified instances of (M, U)", "RESULTS mptcp_instances (u_c, u_t, instance_class), "
          "mptcp_paths (subflow_utilization)",
