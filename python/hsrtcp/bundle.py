@@ -88,13 +88,19 @@ def manifest(bundle: str | os.PathLike) -> dict:
     return m
 
 
+def file_sha256(path: str | os.PathLike) -> str:
+    """The SHA-256 (hex) of a file's bytes, as a manifest lists each file of its bundle; the
+    one file hash of the package (the lab's manifests and run configs, the audit's captures)."""
+    import hashlib
+
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
 def manifest_sha256(bundle: str | os.PathLike) -> str:
     """The SHA-256 of the bundle's manifest.json as it is on disk: the bundle's identity (the
     manifest holds every file's hash), e.g. to reuse an analysis of the very same bundle."""
-    import hashlib
-
-    with open(os.path.join(os.fspath(bundle), MANIFEST), "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+    return file_sha256(os.path.join(os.fspath(bundle), MANIFEST))
 
 
 def read_manifest(bundle: str | os.PathLike) -> dict | None:

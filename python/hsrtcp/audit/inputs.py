@@ -9,12 +9,11 @@ TCP_INFO per connection, ``time_offset_s``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hsrtcp.bundle import has_manifest, manifest, run_bundles
+from hsrtcp.bundle import file_sha256, has_manifest, manifest, run_bundles
 from hsrtcp.errors import InputError
 from hsrtcp.output import shown
 
@@ -37,15 +36,7 @@ class Run:
     bundle: Path | None = None  # the lab bundle (its events.csv and radio log: audit.radio)
 
     def hashes(self) -> dict[str, str]:
-        return {"client_sha256": sha256(self.client_pcap), "server_sha256": sha256(self.server_pcap)}
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return {"client_sha256": file_sha256(self.client_pcap), "server_sha256": file_sha256(self.server_pcap)}
 
 
 def discover(paths: list[str | Path], errors: list[str] | None = None) -> list[Run]:

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import hsrtcp
 from hsrtcp.lab import capture, rattan
-from hsrtcp.lab.runconfig import file_sha256
 from hsrtcp import pcapio
-from hsrtcp.bundle import MANIFEST
+from hsrtcp.bundle import MANIFEST, file_sha256, read_manifest
+from hsrtcp.errors import InputError
 
 BUNDLE_FORMAT_VERSION = 1
 # Scratch files of a run that are not part of a bundle.
@@ -301,12 +301,12 @@ def check(bundle_dir: Path) -> list[str]:
     bundle_dir = Path(bundle_dir)
     problems = []
     mpath = bundle_dir / MANIFEST
-    if not mpath.is_file():
-        return [f"{bundle_dir}: no {MANIFEST}"]
     try:
-        m = json.loads(mpath.read_text())
-    except ValueError as exc:
-        return [f"{mpath}: not JSON: {exc}"]
+        m = read_manifest(bundle_dir)  # the one reader's checks: readable, UTF-8, a JSON object
+    except InputError as exc:
+        return [str(exc)]
+    if m is None:
+        return [f"{bundle_dir}: no {MANIFEST}"]
     if m.get("bundle_format_version") != BUNDLE_FORMAT_VERSION:
         problems.append(f"{mpath}: bundle_format_version {m.get('bundle_format_version')!r} != {BUNDLE_FORMAT_VERSION}")
     for key in ("run_id", "status", "versions", "scenario", "cc", "flow", "start_time", "t0", "sysctls", "seeds",

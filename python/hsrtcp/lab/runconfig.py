@@ -22,19 +22,13 @@ import hashlib
 import json
 from pathlib import Path
 
+from hsrtcp.bundle import file_sha256
+
 PARTS = ("scenario", "workload", "knobs", "software")
 
 
 def _digest(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _strip_comments(text: str) -> str:

@@ -94,3 +94,17 @@ def test_a_bundle_records_its_provenance_and_moves_with_its_scenario(tmp_path):
                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=180)
     assert res.returncode == 0, res.stderr[-2000:]
     assert json.loads(res.stdout[res.stdout.index("["):])[0]["bytes"] == 300_000
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("[1, 2]", "not a bundle manifest (a JSON object)"),
+    ("{", "invalid JSON at line 1 column 2"),
+    (b"\xff{}", "not a readable bundle manifest"),
+])
+def test_bundle_check_reads_the_manifest_as_the_analysis_does(tmp_path, text, problem):
+    # one reader (hsrtcp.bundle.manifest): a manifest that is no JSON object is a problem
+    # named in the list, not an AttributeError from the check
+    m = tmp_path / "manifest.json"
+    m.write_bytes(text if isinstance(text, bytes) else text.encode())
+    problems = bundle.check(tmp_path)
+    assert len(problems) == 1 and problems[0].startswith(f"{m}: {problem}"), problems
