@@ -173,10 +173,9 @@ def pidfile_cleanup(pid_dir: Path, marker: str) -> list[int]:
     return kill_pids(victims)
 
 
-def kill_by_cmdline(marker: str) -> list[int]:
-    """Kill every process whose command line contains ``marker`` (a run directory path, unique
-    to one run), e.g. a Rattan left running by a harness that was killed hard."""
-    victims = []
+def pids_mentioning(marker: str) -> list[int]:
+    """The processes (other than this one) whose command line contains ``marker``."""
+    pids = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit() or int(d.name) == os.getpid():
             continue
@@ -185,8 +184,14 @@ def kill_by_cmdline(marker: str) -> list[int]:
         except OSError:
             continue
         if marker in cmdline:
-            victims.append(int(d.name))
-    return kill_pids(victims)
+            pids.append(int(d.name))
+    return pids
+
+
+def kill_by_cmdline(marker: str) -> list[int]:
+    """Kill every process whose command line contains ``marker`` (a run directory path, unique
+    to one run), e.g. a Rattan left running by a harness that was killed hard."""
+    return kill_pids(pids_mentioning(marker))
 
 
 class Interrupted(KeyboardInterrupt):

@@ -93,6 +93,16 @@ def _run(cmd: list[str], *, input: str | None = None, check: bool = True) -> sub
     return p
 
 
+def _await_ready(proc: subprocess.Popen, ready: Path, timeout_s: float, poll_s: float, who: str) -> None:
+    """Wait until an agent has written its ready file; an agent that exits first or does not
+    write it within ``timeout_s`` fails the run with its stderr."""
+    deadline = time.monotonic() + timeout_s
+    while not ready.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise LabError(f"{who} agent did not start: {proc.stderr.read() if proc.stderr else ''}")
+        time.sleep(poll_s)
+
+
 @dataclass
 class Run:
     """The result of one :meth:`Testbed.transfer`: captures, kernel truth and parameters.
@@ -505,11 +515,7 @@ table inet hsb {{
                 scmd += ["--max-pacing-rate", str(max_pacing_rate)]
             sp = subprocess.Popen(scmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             self._procs.append(sp)
-            deadline = time.monotonic() + 10
-            while not ready.exists():
-                if sp.poll() is not None or time.monotonic() > deadline:
-                    raise LabError(f"server agent did not start: {sp.stderr.read() if sp.stderr else ''}")
-                time.sleep(0.01)
+            _await_ready(sp, ready, 10, 0.01, "server")
             ready.unlink(missing_ok=True)
             ccmd = netns.exec_argv(self.ns["cli"], sys.executable, AGENT, "fetch",
                                    "--host", server, "--port", str(port), "--cc", cc, "--conns", str(conns),
@@ -535,11 +541,7 @@ table inet hsb {{
             ccmd += ["--ready-file", str(cready), "--go-file", str(cgo)]
             cp = subprocess.Popen(ccmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             self._procs.append(cp)
-            deadline = time.monotonic() + 60
-            while not cready.exists():
-                if cp.poll() is not None or time.monotonic() > deadline:
-                    raise LabError(f"client agent did not start: {cp.stderr.read() if cp.stderr else ''}")
-                time.sleep(0.002)
+            _await_ready(cp, cready, 60, 0.002, "client")
             # Steps at 0 s are the path the transfer starts on: set before the client goes. On
             # a timer thread they raced the connection (at load 11 a 3-MB transfer meant for
             # 10 Mbit/s crossed the bare veth in 10 ms before its tbf existed).

@@ -7,7 +7,6 @@ segment) so these tests do not depend on the scenario compiler.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -129,19 +128,6 @@ def match(sent: list[pcapio.TcpPacket], received: list[pcapio.TcpPacket]) -> lis
     return out
 
 
-def processes_mentioning(text: str) -> list[int]:
-    """PIDs whose command line contains ``text`` (other than this test process)."""
-    pids = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit() or int(d.name) == os.getpid():
-            continue
-        try:
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in cmd:
-            pids.append(int(d.name))
-    return pids
 
 
 def have_tshark() -> bool:

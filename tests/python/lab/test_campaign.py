@@ -10,7 +10,7 @@ import pytest
 
 from hsrtcp.lab import bundle, campaign, netns
 
-from labtools import one_path_campaign, processes_mentioning
+from labtools import one_path_campaign
 
 pytestmark = pytest.mark.netns
 
@@ -65,7 +65,7 @@ def test_campaign_two_ccs_then_another(tmp_path):
            for d in [*runs.glob("0*"), *(tmp_path / "runs2").glob("0*")]]
     assert len(ids) == 3 and all(ids)
     assert [n for n in netns.list_netns() if any(n.endswith("-" + i) for i in ids)] == []
-    assert processes_mentioning(str(tmp_path)) == []
+    assert netns.pids_mentioning(str(tmp_path)) == []
 
 
 def test_bundle_check_finds_missing_files(tmp_path):

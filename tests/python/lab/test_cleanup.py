@@ -16,14 +16,14 @@ import pytest
 from hsrtcp.errors import InputError, LabError
 from hsrtcp.lab import emulate, netns, rattan
 
-from labtools import one_path_campaign, one_path_config, processes_mentioning, write_bw_trace
+from labtools import one_path_campaign, one_path_config, write_bw_trace
 
 
 def _ours_gone(run_dir: Path, rid: str | None) -> None:
     assert rid, "the run never reported its rattan id"
     left = {n for n in netns.list_netns() if n.endswith("-" + rid)}
     assert left == set()
-    assert processes_mentioning(str(run_dir)) == []
+    assert netns.pids_mentioning(str(run_dir)) == []
 
 
 def _campaign_started(tmp_path: Path, **popen) -> tuple[subprocess.Popen, Path]:

@@ -24,9 +24,10 @@ import polars as pl
 import pytest
 
 from hsrtcp.lab import emulate
+from hsrtcp.lab.netns import pids_mentioning
 from hsrtcp.testing import pcapio
 
-from labtools import have_tshark, match, one_path_config, processes_mentioning, write_bw_trace, write_loss_trace
+from labtools import have_tshark, match, one_path_config, write_bw_trace, write_loss_trace
 
 pytestmark = pytest.mark.netns
 
@@ -68,12 +69,12 @@ def _scheduling(run_dir, samples):
     (policy, rt_priority) of every thread of every process of this run, by process name
     (fields 41 and 40 of /proc/PID/task/TID/stat)."""
     end = time.monotonic() + 60
-    while time.monotonic() < end and not any(_comm(p) == "rattan" for p in processes_mentioning(str(run_dir))):
+    while time.monotonic() < end and not any(_comm(p) == "rattan" for p in pids_mentioning(str(run_dir))):
         time.sleep(0.05)
     time.sleep(2)
     for _ in range(9):
         sample: dict = {}
-        for pid in processes_mentioning(str(run_dir)):
+        for pid in pids_mentioning(str(run_dir)):
             try:
                 for task in (Path("/proc") / str(pid) / "task").iterdir():
                     fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
