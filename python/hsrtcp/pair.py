@@ -68,27 +68,34 @@ def split_inputs(paths, vantage, client, server):
     return pairs, singles, single_vs
 
 
-def _plan(pairs, singles, single_vantage):
-    """The run's capture files (each once: one server capture may serve several phone
-    paths) as ``[(path, vantage)]``, and each pair's (client, server) numbers in that list.
-    A missing file is analyzed as an unreadable one (its error in the captures table)
-    unless no file of the run exists."""
-    pairs = [(_norm(c), _norm(s)) for c, s in pairs]
-    files: list[tuple[str, str | None]] = []
-    slots: dict[str, int] = {}
+def capture_files(pairs, singles, single_vantage):
+    """The run's capture files as ``[(path, vantage)]``, the order their flow ids follow: each
+    pair's client then server capture, each file once (one server capture may serve several
+    phone paths), then the single captures; and ``{path: its number in that list}`` for the
+    pairs' files. ``single_vantage`` is one vantage for every single capture or one each."""
+    files: list = []
+    slots: dict = {}
     for c, s in pairs:
         for p, v in ((c, "client"), (s, "server")):
             if p not in slots:
                 slots[p] = len(files)
                 files.append((p, v))
     vs = single_vantage if isinstance(single_vantage, (list, tuple)) else [single_vantage] * len(singles)
-    for p, v in zip(singles, vs):
-        files.append((_norm(p), v))
+    return files + list(zip(singles, vs)), slots
+
+
+def _plan(pairs, singles, single_vantage):
+    """The run's capture files (:func:`capture_files`, paths normalised) and each pair's
+    (client, server) numbers in that list. A missing file is analyzed as an unreadable one
+    (its error in the captures table) unless no file of the run exists."""
+    pairs = [(_norm(c), _norm(s)) for c, s in pairs]
+    singles = [_norm(p) for p in singles]
+    files, slots = capture_files(pairs, singles, single_vantage)
     for p, _ in files:
         if os.path.isdir(p):
             raise InputError(f"{p}: is a directory, not a capture file")
     require_one([p for p, _ in files])
-    twice = same_inputs([_norm(p) for p in singles], [c for c, _ in pairs], [s for _, s in pairs])
+    twice = same_inputs(singles, [c for c, _ in pairs], [s for _, s in pairs])
     if twice:
         raise InputError(twice)
     return pairs, files, [(slots[c], slots[s]) for c, s in pairs]

@@ -15,7 +15,7 @@ import polars as pl
 
 from hsrtcp.api import analyze_one
 from hsrtcp.output import shown
-from hsrtcp.pair import match_tables
+from hsrtcp.pair import capture_files, match_tables
 from hsrtcp.runner import TABLES
 
 _SIDE_KEYS = ("client_addr", "client_port", "server_addr", "server_port", "epoch")
@@ -54,15 +54,9 @@ def matched_rows(matched: pl.DataFrame, client_flows: pl.DataFrame,
 def reference_tables(pairs, *, singles=(), single_vantage=None, window_s: float = 30.0) -> dict[str, pl.DataFrame]:
     """The tables (flows, events, rtt, series, captures, pair_stats) of the in-memory path."""
     pairs = [(Path(c), Path(s)) for c, s in pairs]
-    files: list[tuple[Path, str | None]] = []
-    slots: dict[Path, int] = {}
-    for c, s in pairs:
-        for p, v in ((c, "client"), (s, "server")):
-            if p not in slots:
-                slots[p] = len(files)
-                files.append((p, v))
-    vs = single_vantage if isinstance(single_vantage, (list, tuple)) else [single_vantage] * len(singles)
-    files += [(Path(p), v) for p, v in zip(singles, vs)]
+    # the files in flow-id order, as the streaming path numbers them (the join is what this
+    # reference witnesses, not the order)
+    files, slots = capture_files(pairs, [Path(p) for p in singles], single_vantage)
     single_r = [analyze_one(p, vantage=v, index=i) for i, (p, v) in enumerate(files)]
     match_r = [match_tables(c, s, index=k, window_s=window_s) for k, (c, s) in enumerate(pairs)]
     tables = {t: [r[t] for r in single_r] for t in TABLES}
