@@ -257,7 +257,10 @@ def test_backup_switch_is_a_degradation_of_that_subflow_only(backup):
     # not the onset either: the rule's (ii') wants the fall to hold (a CI run put it at 12 s
     # without it).
     onset = paths[2]["degradation_onset_s"]
-    assert FLIP_AT <= onset <= FLIP_AT + 6, paths[2]
+    assert FLIP_AT <= onset <= FLIP_AT + 6, (
+        f"onset {onset} s; path 2: {paths[2]}; share {share:.3f}; Mbit/s per second, subflow "
+        f"{[round(x / 1e6, 2) for x in sub2]}, single path {[round(x / 1e6, 2) for x in single2]}; "
+        f"path 1 subflow {[round(x / 1e6, 2) for x in _rates(frames, 'subflow', 1)]}")
     import hsrtcp
 
     flows = hsrtcp.analyze([backup / "capture" / "server.pcap"], vantage="server").flows
