@@ -53,68 +53,50 @@ class _Field:
     mul: float | None = None  # or multiply by this
 
 
-# Offsets of struct tcp_info on Linux (all members are naturally aligned, no padding).
-# Verified against `ss -ti` on the same socket in tests/python/lab/test_tcpinfo.py.
-_FIELDS: tuple[_Field, ...] = (
-    _Field("state", 0, "B"),
-    _Field("ca_state", 1, "B"),
-    _Field("retransmits", 2, "B"),
-    _Field("probes", 3, "B"),
-    _Field("backoff", 4, "B"),
-    _Field("options", 5, "B"),
-    # 6: snd_wscale:4 | rcv_wscale:4 ; 7: delivery_rate_app_limited:1 ... (decoded below)
-    _Field("rto_s", 8, "I", div=1e6),
-    _Field("ato_s", 12, "I", div=1e6),
-    _Field("snd_mss", 16, "I"),
-    _Field("rcv_mss", 20, "I"),
-    _Field("unacked", 24, "I"),
-    _Field("sacked", 28, "I"),
-    _Field("lost", 32, "I"),
-    _Field("retrans", 36, "I"),
-    _Field("fackets", 40, "I"),
-    _Field("last_data_sent_s", 44, "I", div=1e3),
-    _Field("last_ack_sent_s", 48, "I", div=1e3),
-    _Field("last_data_recv_s", 52, "I", div=1e3),
-    _Field("last_ack_recv_s", 56, "I", div=1e3),
-    _Field("pmtu", 60, "I"),
-    _Field("rcv_ssthresh", 64, "I"),
-    _Field("rtt_s", 68, "I", div=1e6),
-    _Field("rttvar_s", 72, "I", div=1e6),
-    _Field("snd_ssthresh", 76, "I"),
-    _Field("snd_cwnd", 80, "I"),
-    _Field("advmss", 84, "I"),
-    _Field("reordering", 88, "I"),
-    _Field("rcv_rtt_s", 92, "I", div=1e6),
-    _Field("rcv_space", 96, "I"),
-    _Field("total_retrans", 100, "I"),
-    _Field("pacing_rate_bps", 104, "Q", mul=8),
-    _Field("max_pacing_rate_bps", 112, "Q", mul=8),
-    _Field("bytes_acked", 120, "Q"),
-    _Field("bytes_received", 128, "Q"),
-    _Field("segs_out", 136, "I"),
-    _Field("segs_in", 140, "I"),
-    _Field("notsent_bytes", 144, "I"),
-    _Field("min_rtt_s", 148, "I", div=1e6),
-    _Field("data_segs_in", 152, "I"),
-    _Field("data_segs_out", 156, "I"),
-    _Field("delivery_rate_bps", 160, "Q", mul=8),
-    _Field("busy_time_s", 168, "Q", div=1e6),
-    _Field("rwnd_limited_s", 176, "Q", div=1e6),
-    _Field("sndbuf_limited_s", 184, "Q", div=1e6),
-    _Field("delivered", 192, "I"),
-    _Field("delivered_ce", 196, "I"),
-    _Field("bytes_sent", 200, "Q"),
-    _Field("bytes_retrans", 208, "Q"),
-    _Field("dsack_dups", 216, "I"),
-    _Field("reord_seen", 220, "I"),
-    _Field("rcv_ooopack", 224, "I"),
-    _Field("snd_wnd", 228, "I"),
-    _Field("rcv_wnd", 232, "I"),
-    _Field("rehash", 236, "I"),
-    _Field("total_rto", 240, "H"),
-    _Field("total_rto_recoveries", 242, "H"),
-    _Field("total_rto_time_s", 244, "I", div=1e3),
+# What the kernel's unit becomes: µs and ms to seconds, bytes/s to bit/s.
+_CONVERT = {"us": {"div": 1e6}, "ms": {"div": 1e3}, "Bps": {"mul": 8}, None: {}}
+
+# struct tcp_info in the kernel's order, runs of members of one type and unit: (struct code,
+# the kernel's unit, names). Every member is naturally aligned with no padding, so each
+# offset is the sum of the sizes before it (test_tcpinfo.py checks the known ones; `ss -ti`
+# witnesses the values). Bytes 6-7 are the bit fields, decoded in :func:`decode`.
+_LAYOUT = (
+    ("B", None, "state ca_state retransmits probes backoff options"),
+    ("x", None, "_wscale _app_limited"),
+    ("I", "us", "rto_s ato_s"),
+    ("I", None, "snd_mss rcv_mss unacked sacked lost retrans fackets"),
+    ("I", "ms", "last_data_sent_s last_ack_sent_s last_data_recv_s last_ack_recv_s"),
+    ("I", None, "pmtu rcv_ssthresh"),
+    ("I", "us", "rtt_s rttvar_s"),
+    ("I", None, "snd_ssthresh snd_cwnd advmss reordering"),
+    ("I", "us", "rcv_rtt_s"),
+    ("I", None, "rcv_space total_retrans"),
+    ("Q", "Bps", "pacing_rate_bps max_pacing_rate_bps"),
+    ("Q", None, "bytes_acked bytes_received"),
+    ("I", None, "segs_out segs_in notsent_bytes"),
+    ("I", "us", "min_rtt_s"),
+    ("I", None, "data_segs_in data_segs_out"),
+    ("Q", "Bps", "delivery_rate_bps"),
+    ("Q", "us", "busy_time_s rwnd_limited_s sndbuf_limited_s"),
+    ("I", None, "delivered delivered_ce"),
+    ("Q", None, "bytes_sent bytes_retrans"),
+    ("I", None, "dsack_dups reord_seen rcv_ooopack snd_wnd rcv_wnd rehash"),
+    ("H", None, "total_rto total_rto_recoveries"),
+    ("I", "ms", "total_rto_time_s"),
 )
+
+
+def _fields() -> tuple[_Field, ...]:
+    out, offset = [], 0
+    for fmt, unit, names in _LAYOUT:
+        for name in names.split():
+            if fmt != "x":
+                out.append(_Field(name, offset, fmt, **_CONVERT[unit]))
+            offset += struct.calcsize("=" + fmt)
+    return tuple(out)
+
+
+_FIELDS = _fields()
 
 #: Column order of a decoded sample (after ``ts``), as written to the per-flow CSV.
 COLUMNS: tuple[str, ...] = (

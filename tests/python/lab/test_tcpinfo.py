@@ -57,6 +57,17 @@ def test_fields_agree_with_ss(pair):
     assert info["snd_wscale"] == int(re.search(r"wscale:(\d+),", out).group(1))
 
 
+def test_offsets_are_the_kernels():
+    # include/uapi/linux/tcp.h: the offsets the layout's sizes must add up to
+    want = {"rto_s": 8, "snd_mss": 16, "last_data_sent_s": 44, "pmtu": 60, "rtt_s": 68, "snd_ssthresh": 76,
+            "rcv_rtt_s": 92, "pacing_rate_bps": 104, "bytes_acked": 120, "segs_out": 136, "min_rtt_s": 148,
+            "delivery_rate_bps": 160, "busy_time_s": 168, "delivered": 192, "bytes_sent": 200,
+            "dsack_dups": 216, "total_rto": 240, "total_rto_time_s": 244}
+    offsets = {f.name: f.offset for f in tcpinfo._FIELDS}
+    assert {k: offsets[k] for k in want} == want
+    assert len(tcpinfo._FIELDS) == 57 and offsets["total_rto_time_s"] + 4 == 248  # sizeof(struct tcp_info) with total_rto_time
+
+
 def test_units_and_missing_fields():
     info = tcpinfo.decode(bytes(104))  # an old kernel's shorter struct
     assert info["total_retrans"] == 0
