@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 
 from hsrtcp.study import stats
-from hsrtcp.study.groups import SEED_CLASSES
+from hsrtcp.study.groups import seed_class_groups
 
 
 def _groups(flows, keys: list[str], seed_classes: bool) -> tuple[dict[tuple, np.ndarray], pl.DataFrame, int]:
@@ -48,13 +48,8 @@ def _make_groups(flows, keys: list[str], seed_classes: bool) -> tuple[dict[tuple
             targets += (["high_1_16"] if fine in ("high_1_8", "high_9_16") else []) + ["all"]
         for t in targets:
             members.setdefault((t, *rest), []).append(g)
-    if seed_classes and keys and keys[0] == "flow_class":
-        rest = uniq.select(keys[1:]).unique(maintain_order=True).rows() if len(keys) > 1 else [()]
-        if not rest:
-            rest = [(None,) * (len(keys) - 1)]
-        for combo in rest:
-            for cls in SEED_CLASSES:
-                members.setdefault((cls, *combo), [])
+    for key in seed_class_groups(uniq, keys) if seed_classes else ():
+        members.setdefault(key, [])
     masks = {}
     for k, g in members.items():
         lut = np.zeros(len(uniq) + 1, dtype=bool)

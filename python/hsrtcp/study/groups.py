@@ -48,6 +48,18 @@ CONTRACT_DIMENSIONS = ("run_id", "carrier", "speed_class", "flow_class", "rats",
 NO_CONTEXT_REASON = "no radio log (results analyzed without context)"
 
 
+def seed_class_groups(frame: pl.DataFrame, keys: list[str]) -> list[tuple]:
+    """The group keys seed 000's classes get even without a flow when ``flow_class`` leads
+    ``keys``: each class with every combination of the other keys that ``frame`` holds (nulls
+    when it holds none), combinations in their first order."""
+    if not keys or keys[0] != "flow_class":
+        return []
+    rest = frame.select(keys[1:]).unique(maintain_order=True).rows() if len(keys) > 1 else [()]
+    if not rest:
+        rest = [(None,) * (len(keys) - 1)]
+    return [(cls, *combo) for combo in rest for cls in SEED_CLASSES]
+
+
 def attach_context(conns: pl.DataFrame, res: Results) -> pl.DataFrame:
     """Join context (by result, flow_id) and labels (by result, input_id or run_id) to the connections;
     flows without a context row are classed ``unknown`` with the reason."""

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from hsrtcp.study import stats
-from hsrtcp.study.groups import CLASS_NAMES, SEED_CLASSES, USABLE_CLASSES, class_rank
+from hsrtcp.study.groups import CLASS_NAMES, USABLE_CLASSES, class_rank, seed_class_groups
 
 
 @dataclass
@@ -123,13 +123,8 @@ def summarize(table: str, frame: pl.DataFrame, keys: list[str], metrics: list[Me
         return summarize_flows(table, frame, keys, metrics, o, seed_classes=seed_classes)
     parts = frame.partition_by(keys, as_dict=True, maintain_order=True) if frame.height else {}
     groups = dict(parts)
-    if seed_classes and keys and keys[0] == "flow_class":
-        rest = frame.select(keys[1:]).unique(maintain_order=True).rows() if len(keys) > 1 else [()]
-        if not rest:
-            rest = [(None,) * (len(keys) - 1)]
-        for combo in rest:
-            for cls in SEED_CLASSES:
-                groups.setdefault((cls, *combo), frame.clear())
+    for key in seed_class_groups(frame, keys) if seed_classes else ():
+        groups.setdefault(key, frame.clear())
     rows = []
     for key, g in groups.items():
         key = key if isinstance(key, tuple) else (key,)
