@@ -63,13 +63,18 @@ _BYTE_STEPS = ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B"))
 _TIME_STEPS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 
 
+def _scaled(v: float | None, steps: tuple[tuple[float, str], ...], digits: int) -> str:
+    """``v`` in the step that reads best; 0 and ±inf in the base unit (the step of 1)."""
+    if _missing(v):
+        return MISSING
+    if v == 0 or math.isinf(v):
+        return f"{plain(v)} {dict(steps)[1.0]}"
+    return _prefixed(v, steps, digits)
+
+
 def human_rate(bps: float | None, digits: int = 3) -> str:
     """A rate in bit/s: "1.5 Mbit/s", "250 kbit/s", "0 bit/s"; "-" when missing."""
-    if _missing(bps):
-        return MISSING
-    if bps == 0 or math.isinf(bps):
-        return f"{plain(bps)} bit/s"
-    return _prefixed(bps, _RATE_STEPS, digits)
+    return _scaled(bps, _RATE_STEPS, digits)
 
 
 def human_bytes(n: float | None, digits: int = 3) -> str:
@@ -84,11 +89,7 @@ def human_bytes(n: float | None, digits: int = 3) -> str:
 def human_duration(s: float | None, digits: int = 3) -> str:
     """A time in seconds as µs, ms or s: 45e-6 -> "45 µs", 0.1708 -> "171 ms", 2.5 -> "2.5 s";
     long times stay in seconds ("3600 s"); "-" when missing."""
-    if _missing(s):
-        return MISSING
-    if s == 0 or math.isinf(s):
-        return f"{plain(s)} s"
-    return _prefixed(s, _TIME_STEPS, digits)
+    return _scaled(s, _TIME_STEPS, digits)
 
 
 def human_share(x: float | None, digits: int = 3) -> str:
