@@ -71,6 +71,11 @@ class Record:
         return self.ts_ns / 1e9
 
 
+def _flag(mask: int) -> property:
+    """A bool property: is this flag set in the packet's ``flags``."""
+    return property(lambda self: bool(self.flags & mask), doc=f"flag 0x{mask:02x} set")
+
+
 @dataclass(slots=True)
 class TcpPacket:
     """The decoded headers of one TCP/IP packet.
@@ -110,21 +115,10 @@ class TcpPacket:
     def ts(self) -> float:
         return self.ts_ns / 1e9
 
-    @property
-    def syn(self) -> bool:
-        return bool(self.flags & TCP_SYN)
-
-    @property
-    def fin(self) -> bool:
-        return bool(self.flags & TCP_FIN)
-
-    @property
-    def rst(self) -> bool:
-        return bool(self.flags & TCP_RST)
-
-    @property
-    def has_ack(self) -> bool:
-        return bool(self.flags & TCP_ACK)
+    syn = _flag(TCP_SYN)
+    fin = _flag(TCP_FIN)
+    rst = _flag(TCP_RST)
+    has_ack = _flag(TCP_ACK)
 
     @property
     def is_pure_ack(self) -> bool:
