@@ -62,24 +62,21 @@ def build(path: Path, n: int) -> dict:
         ho[("release", tid)] = pkt("DL_DCCH", rrc.lte_reconfiguration(tid, scg="release"))
         ho[("done", tid)] = pkt("UL_DCCH", rrc.lte_reconfiguration_complete(tid))
     events = {"handovers": 0, "scg_changes": 0}
+    # where in each handoff period a reconfiguration falls: its kinds (even, odd periods),
+    # the delay of its completion and what it counts as
+    episodes = {0: (("intra", "inter"), 0.035, "handovers"),
+                int(3 * RATE): (("add", "release"), 0.042, "scg_changes")}
 
     def messages():
         k, tid, step = 0, 0, int(HO_EVERY_S * RATE)
         while k < n:
             t = T0 + k / RATE
-            phase = k % step
-            j = k // step
-            if phase == 0 and k + 1 < n:
-                yield t, ho[("intra" if j % 2 == 0 else "inter", tid)]
-                yield t + 0.035, ho[("done", tid)]
-                events["handovers"] += 1
-                k += 2
-                tid = (tid + 1) % 4
-                continue
-            if phase == int(3 * RATE) and k + 1 < n:
-                yield t, ho[("add" if j % 2 == 0 else "release", tid)]
-                yield t + 0.042, ho[("done", tid)]
-                events["scg_changes"] += 1
+            episode = episodes.get(k % step)
+            if episode and k + 1 < n:
+                kinds, delay, counted = episode
+                yield t, ho[(kinds[(k // step) % 2], tid)]
+                yield t + delay, ho[("done", tid)]
+                events[counted] += 1
                 k += 2
                 tid = (tid + 1) % 4
                 continue
