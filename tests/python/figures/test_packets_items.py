@@ -82,16 +82,21 @@ def test_timeout_recovery_example_holds_every_rto_resend(committed):
     assert got["ts"].min() < seq["ts"][0] and seq["ts_end"][0] < got["ts"].max()
 
 
-def test_windows_at_each_ack_are_the_flows_columns(committed):
-    # SWND (data outstanding) and AWND per ACK: their mean and extremes are the engine's bif_* / awnd_*
-    out, res = committed
-    got = _csv(out, "seed000-fig-09")
-    server = _flows(res["lab_truth_run"], "server").row(0, named=True)
+def _windows_are_the_flows(out: Path, item: str, res_dir: Path) -> None:
+    """SWND (data outstanding) and AWND per ACK of ``item``: their mean and extremes are the
+    engine's bif_* / awnd_* of the run's server flow."""
+    got = _csv(out, item)
+    server = _flows(res_dir, "server").row(0, named=True)
     assert set(got["flow_id"]) == {server["flow_id"]}
     assert got["swnd_bytes"].max() == server["bif_max"]
     assert got["swnd_bytes"].mean() == pytest.approx(server["bif_mean"], rel=1e-12)
     assert got["awnd_bytes"].min() == server["awnd_min"] and got["awnd_bytes"].max() == server["awnd_max"]
     assert got["awnd_bytes"].mean() == pytest.approx(server["awnd_mean"], rel=1e-12)
+
+
+def test_windows_at_each_ack_are_the_flows_columns(committed):
+    out, res = committed
+    _windows_are_the_flows(out, "seed000-fig-09", res["lab_truth_run"])
 
 
 def test_static_windows_are_the_standing_runs_flow(committed):
@@ -105,13 +110,7 @@ def test_static_windows_are_the_standing_runs_flow(committed):
         assert {float(r["speed_kmh"]) for r in csv.DictReader(fh)} == {0.0}
     with open(bundle / "events.csv", newline="") as fh:
         assert not [r for r in csv.DictReader(fh) if r["kind"] == "handoff"]
-    got = _csv(out, "seed000-fig-08")
-    server = _flows(res["lab_static_run"], "server").row(0, named=True)
-    assert set(got["flow_id"]) == {server["flow_id"]}
-    assert got["swnd_bytes"].max() == server["bif_max"]
-    assert got["swnd_bytes"].mean() == pytest.approx(server["bif_mean"], rel=1e-12)
-    assert got["awnd_bytes"].min() == server["awnd_min"] and got["awnd_bytes"].max() == server["awnd_max"]
-    assert got["awnd_bytes"].mean() == pytest.approx(server["awnd_mean"], rel=1e-12)
+    _windows_are_the_flows(out, "seed000-fig-08", res["lab_static_run"])
 
 
 def test_bytes_in_flight_cdf_is_every_ack_of_the_server_flows(committed):
