@@ -5,6 +5,7 @@ table puts them. Skipped with a message when chromium/chromedriver are missing."
 
 from __future__ import annotations
 
+import contextlib
 import io
 
 import numpy as np
@@ -39,6 +40,35 @@ def _drawn(d, cid: str, attr: str) -> dict:
         const c = window.hsrtcpReport.charts['{cid}'], u = c.plot;
         return {{drawn: c.{attr}, bbox: u.bbox, x: [u.scales.x.min, u.scales.x.max],
                  y: [u.scales.y.min, u.scales.y.max]}};""")
+
+
+def _data_events(results, kind: str, *order: str) -> tuple[dict, pl.DataFrame]:
+    """The first flow of ``results`` and its events of ``kind`` in the data direction."""
+    flow = pl.read_parquet(results / "flows.parquet").row(0, named=True)
+    ev = (pl.read_parquet(results / "events.parquet")
+          .filter((pl.col("kind") == kind) & (pl.col("dir") == flow["data_dir"])).sort(*order))
+    return flow, ev
+
+
+@contextlib.contextmanager
+def _time_sequence(report, flow: dict, attr: str):
+    """``(driver, chart id, what it drew)`` of the flow's time-sequence graph in the loaded
+    report (which logged no problem)."""
+    cid = f"tseq-{flow['flow_id']}"
+    with browser() as d:
+        assert _problems(load(d, report)) == []
+        yield d, cid, _drawn(d, cid, attr)
+
+
+def _assert_colour_near(d, cid: str, x: float, y: float, colour: str) -> None:
+    """The canvas of chart ``cid`` has ``colour`` (#rrggbb) at one of the three pixels around
+    (x, y), within 40 per channel (anti-aliasing)."""
+    rgb = d.execute_script(f"""
+        const u = window.hsrtcpReport.charts['{cid}'].plot;
+        return Array.from(u.ctx.getImageData({round(x) - 1}, {round(y)}, 3, 1).data);""")
+    want = tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    pixels = [rgb[i:i + 3] for i in (0, 4, 8)]
+    assert any(max(abs(p[k] - want[k]) for k in range(3)) < 40 for p in pixels), (pixels, want)
 
 
 def test_loads_without_console_errors_with_every_section_and_chart(pair_report, pair):
@@ -88,14 +118,9 @@ def _assert_not_blank(png: bytes) -> None:
 
 
 def test_time_sequence_marks_are_the_events_retransmissions_at_their_places(drops_report, drops):
-    flow = pl.read_parquet(drops / "flows.parquet").row(0, named=True)
-    ev = (pl.read_parquet(drops / "events.parquet")
-          .filter((pl.col("kind") == "retransmission") & (pl.col("dir") == flow["data_dir"])).sort("ts"))
+    flow, ev = _data_events(drops, "retransmission", "ts")
     assert ev.height == 15  # drops_cubic: 15 fast retransmissions (tests/data/drops_cubic.json truth)
-    cid = f"tseq-{flow['flow_id']}"
-    with browser() as d:
-        assert _problems(load(d, drops_report)) == []
-        state = _drawn(d, cid, "drawnMarks")
+    with _time_sequence(drops_report, flow, "drawnMarks") as (d, cid, state):
         marks, bbox = state["drawn"], state["bbox"]
         assert len(marks) == ev.height
         for m, e in zip(marks, ev.iter_rows(named=True)):
@@ -108,12 +133,7 @@ def test_time_sequence_marks_are_the_events_retransmissions_at_their_places(drop
             assert m["x"] == pytest.approx(x, abs=0.5)
             assert (m["y0"] + m["y1"]) / 2 == pytest.approx(y, abs=0.5)
             # and the canvas there has the class colour
-            rgb = d.execute_script(f"""
-                const u = window.hsrtcpReport.charts['{cid}'].plot;
-                return Array.from(u.ctx.getImageData({round(m['x']) - 1}, {round(y)}, 3, 1).data);""")
-            want = tuple(int(RETRANS_COLOURS[e["class"]][i:i + 2], 16) for i in (1, 3, 5))
-            pixels = [rgb[i:i + 3] for i in (0, 4, 8)]
-            assert any(max(abs(p[k] - want[k]) for k in range(3)) < 40 for p in pixels), (pixels, want)
+            _assert_colour_near(d, cid, m["x"], y, RETRANS_COLOURS[e["class"]])
 
         # zoom in on one retransmission: only the marks of that window are drawn
         t = marks[7]["t"]
@@ -131,16 +151,11 @@ def test_time_sequence_sack_blocks_are_the_events_at_their_places(drops_report, 
     at its ACK's time over the block's bytes, in the SACK colour; the legend counts them."""
     from hsrtcp.report.charts import SACK_COLOURS
 
-    flow = pl.read_parquet(drops / "flows.parquet").row(0, named=True)
-    ev = (pl.read_parquet(drops / "events.parquet")
-          .filter((pl.col("kind") == "sack_block") & (pl.col("dir") == flow["data_dir"])).sort("ts", "count"))
+    flow, ev = _data_events(drops, "sack_block", "ts", "count")
     assert ev.height == 98 and set(ev["class"]) == {"sack"}
     retx_t = (pl.read_parquet(drops / "events.parquet").filter(pl.col("kind") == "retransmission")["ts"]
               - flow["first_ts"]).to_numpy()
-    cid = f"tseq-{flow['flow_id']}"
-    with browser() as d:
-        assert _problems(load(d, drops_report)) == []
-        state = _drawn(d, cid, "drawnSacks")
+    with _time_sequence(drops_report, flow, "drawnSacks") as (d, cid, state):
         sacks, bbox = state["drawn"], state["bbox"]
         assert len(sacks) == ev.height
         got = sorted((round(m["t"], 6), m["s0"], m["s1"], m["cls"]) for m in sacks)
@@ -158,12 +173,7 @@ def test_time_sequence_sack_blocks_are_the_events_at_their_places(drops_report, 
                 far = m
         # the canvas at a segment with no retransmission tick nearby has the SACK colour
         assert far is not None
-        rgb = d.execute_script(f"""
-            const u = window.hsrtcpReport.charts['{cid}'].plot;
-            return Array.from(u.ctx.getImageData({round(far['x']) - 1}, {round((far['y0'] + far['y1']) / 2)}, 3, 1).data);""")
-        want_rgb = tuple(int(SACK_COLOURS["sack"][i:i + 2], 16) for i in (1, 3, 5))
-        pixels = [rgb[i:i + 3] for i in (0, 4, 8)]
-        assert any(max(abs(p[k] - want_rgb[k]) for k in range(3)) < 40 for p in pixels), (pixels, want_rgb)
+        _assert_colour_near(d, cid, far["x"], (far["y0"] + far["y1"]) / 2, SACK_COLOURS["sack"])
         legend = d.find_element("css selector", f"#chart-{cid} .marks-legend").text
         assert "SACK block (98)" in legend and "D-SACK" not in legend
 
