@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import ssl
 import subprocess
-import sys
 from pathlib import Path
 
 import dpkt
@@ -22,6 +21,8 @@ import hsrtcp
 from hsrtcp.passive import apps as a
 from hsrtcp.testing import encap
 from hsrtcp.testing.pcapio import write_pcap
+
+from .common import cli, results_of
 
 pytest.importorskip("hsrtcp._native")
 
@@ -158,10 +159,8 @@ def test_parsers_on_cut_and_foreign_bytes():
 
 
 def test_cli(capture, tmp_path):
-    out = tmp_path / "res"
-    hsrtcp.analyze_to([str(capture)], str(out))
-    p = subprocess.run([sys.executable, "-m", "hsrtcp", "apps", str(out), str(capture), "-o", str(out)],
-                       capture_output=True, text=True)
+    out = results_of(capture, tmp_path / "res")
+    p = cli("apps", out, capture, "-o", out)
     assert p.returncode == 0, p.stderr
     assert "7 flows, 5 named" in p.stdout
     t = pl.read_parquet(out / "applications.parquet")
@@ -169,13 +168,11 @@ def test_cli(capture, tmp_path):
     assert pl.read_parquet(out / "application_breakdown.parquet")["flows"].sum() == 7
     # The analysis's own tables are still there (the apps tables have their own manifest).
     assert (out / "flows.parquet").exists()
-    p = subprocess.run([sys.executable, "-m", "hsrtcp", "apps", str(out), str(tmp_path / "none.pcap")],
-                       capture_output=True, text=True)
+    p = cli("apps", out, tmp_path / "none.pcap")
     assert p.returncode == 3 and "none.pcap" in p.stderr
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2]")
-    p = subprocess.run([sys.executable, "-m", "hsrtcp", "apps", str(out), str(capture), "--classes", str(bad)],
-                       capture_output=True, text=True)
+    p = cli("apps", out, capture, "--classes", bad)
     assert p.returncode == 3 and "bad.json" in p.stderr
 
 

@@ -8,8 +8,6 @@ accuracy tables recomputed from the committed campaign summary (scripts/cc_accur
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -17,6 +15,8 @@ import pytest
 
 import hsrtcp
 from hsrtcp.passive import congestion as c
+
+from .common import cli, results_of
 
 pytest.importorskip("hsrtcp._native")
 
@@ -57,17 +57,14 @@ def test_decide():
 
 def test_cli(tmp_path):
     cap = DATA / "congestion" / "cc_cubic.server.pcap.gz"
-    res = tmp_path / "r"
-    hsrtcp.analyze([str(cap)]).write(res)
-    p = subprocess.run([sys.executable, "-m", "hsrtcp", "congestion", str(res), str(cap), "-o", str(tmp_path / "o")],
-                       capture_output=True, text=True, timeout=120)
+    res = results_of(cap, tmp_path / "r")
+    p = cli("congestion", res, cap, "-o", tmp_path / "o")
     assert p.returncode == 0, p.stderr
     assert "cubic 1" in p.stdout
     t = pl.read_parquet(tmp_path / "o" / "congestion.parquet")
     assert t["congestion_control"].to_list() == ["cubic"]
     other = DATA / "congestion" / "cc_reno.server.pcap.gz"
-    p = subprocess.run([sys.executable, "-m", "hsrtcp", "congestion", str(res), str(other)],
-                       capture_output=True, text=True, timeout=120)
+    p = cli("congestion", res, other)
     assert p.returncode == 3 and "not a capture of" in p.stderr and "Traceback" not in p.stderr
 
 

@@ -9,18 +9,18 @@ equal. Damaged and foreign datagrams must not make a conversation.
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-import hsrtcp
 from hsrtcp.passive import apps as a
 from hsrtcp.passive import quic
 from hsrtcp.testing import encap, peers
 from hsrtcp.testing.pcapio import read_records
+
+from .common import cli, results_of
 
 pytest.importorskip("hsrtcp._native")
 
@@ -113,10 +113,8 @@ def test_the_same_inside_a_tunnel(tmp_path, kind):
 
 
 def test_cli_counts_quic_in_the_breakdown(tmp_path):
-    res = tmp_path / "r"
-    hsrtcp.analyze([str(QUIC_PCAP)]).write(res)
-    p = subprocess.run([sys.executable, "-m", "hsrtcp", "apps", str(res), str(QUIC_PCAP), "-o", str(tmp_path / "o")],
-                       capture_output=True, text=True, timeout=120)
+    res = results_of(QUIC_PCAP, tmp_path / "r")
+    p = cli("apps", res, QUIC_PCAP, "-o", tmp_path / "o")
     assert p.returncode == 0, p.stderr
     assert "3 named quic_sni 3" in p.stdout
     apps = pl.read_parquet(tmp_path / "o" / "applications.parquet")

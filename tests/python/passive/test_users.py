@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -13,6 +11,8 @@ import hsrtcp
 from hsrtcp.errors import InputError
 from hsrtcp.passive import users as u
 from hsrtcp.testing import encap
+
+from .common import cli, results_of
 
 pytest.importorskip("hsrtcp._native")
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -101,10 +101,9 @@ def test_on_an_analysis_and_a_handover_in_gtpu(tmp_path):
 
 
 def test_cli_writes_the_table_and_refuses_a_bad_mapping(tmp_path):
-    out = tmp_path / "res"
-    hsrtcp.analyze_to([str(DATA / "multi_concurrent.server.pcap")], str(out))
-    run = [sys.executable, "-m", "hsrtcp", "users", str(out), "-o", str(tmp_path / "u")]
-    p = subprocess.run(run, capture_output=True, text=True)
+    out = results_of(DATA / "multi_concurrent.server.pcap", tmp_path / "res")
+    run = ["users", out, "-o", tmp_path / "u"]
+    p = cli(*run)
     assert p.returncode == 0, p.stderr
     assert "1 users, 3 flows" in p.stdout
     t = pl.read_parquet(tmp_path / "u" / "users.parquet")
@@ -114,7 +113,7 @@ def test_cli_writes_the_table_and_refuses_a_bad_mapping(tmp_path):
     assert meta[b"hsrtcp.schema"] == b"users" and meta[b"hsrtcp.schema_version"] == b"1"
     bad = tmp_path / "bad.csv"
     bad.write_text("10.0.0.1\n")
-    p = subprocess.run([*run, "--map", str(bad)], capture_output=True, text=True)
+    p = cli(*run, "--map", bad)
     assert p.returncode == 3 and "line 1" in p.stderr
-    p = subprocess.run([sys.executable, "-m", "hsrtcp", "users", str(tmp_path / "nowhere")], capture_output=True, text=True)
+    p = cli("users", tmp_path / "nowhere")
     assert p.returncode == 3 and "nowhere" in p.stderr
