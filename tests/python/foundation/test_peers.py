@@ -33,18 +33,20 @@ def _ours(name):
     return ds.flows.sort("first_ts").to_dicts()
 
 
-def _fwd_rev(rec, flow):
-    """Map a peer's a/b directions onto our client/server ones."""
-    return rec
+def _ours_and_peers(name, tool: str, read):
+    """Our flows of capture ``name`` and ``tool``'s connections (``read``: 4-tuple -> records),
+    as many of each; skipped when the tool is not installed."""
+    if not peers.have(tool):
+        pytest.skip(f"{tool} not installed")
+    flows = _ours(name)
+    theirs = read(DATA / name)
+    assert len(flows) == sum(len(v) for v in theirs.values())
+    return flows, theirs
 
 
 @pytest.mark.parametrize("name", CAPTURES)
 def test_tshark_frames_and_bytes_per_direction(name):
-    if not peers.have("tshark"):
-        pytest.skip("tshark not installed")
-    flows = _ours(name)
-    conv = peers.tshark_conv(DATA / name)
-    assert len(flows) == sum(len(v) for v in conv.values())
+    flows, conv = _ours_and_peers(name, "tshark", peers.tshark_conv)
     counts = peers.tshark_flag_counts(peers.tshark_packets(DATA / name))
     for f in flows:
         c2s = (f["client_addr"], f["client_port"], f["server_addr"], f["server_port"])
@@ -66,11 +68,7 @@ def test_tshark_frames_and_bytes_per_direction(name):
 
 @pytest.mark.parametrize("name", [c for c in CAPTURES if "sll2" not in c])
 def test_tcptrace_packets_and_data_bytes(name):
-    if not peers.have("tcptrace"):
-        pytest.skip("tcptrace not installed")
-    flows = _ours(name)
-    tt = peers.tcptrace(DATA / name)
-    assert len(flows) == sum(len(v) for v in tt.values())
+    flows, tt = _ours_and_peers(name, "tcptrace", peers.tcptrace)
     by_epoch: dict[tuple, list] = {}
     for f in flows:
         by_epoch.setdefault((f["client_port"], f["server_port"]), []).append(f)
