@@ -17,6 +17,7 @@ metrics from a results directory and in the HTML report, a cut capture, and a ca
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import threading
@@ -27,7 +28,7 @@ import pytest
 
 from hsrtcp.lab import bundle, emulate
 from hsrtcp.mptcp import instance_metrics
-from hsrtcp.mptcp.degradation import DegradationRule, first_fall
+from hsrtcp.mptcp.degradation import DegradationRule, detect, first_fall
 from hsrtcp.testing import pcapio
 
 from labtools import send_buffer_stall, two_path_config, two_path_outage_config
@@ -245,6 +246,22 @@ def test_backup_switch_is_a_degradation_of_that_subflow_only(backup):
     sub2, single2 = _rates(frames, "subflow", 2), _rates(frames, "single_path", 2)
     assert paths[2]["degraded"] is True, (share, first_fall(sub2, single2, rule), [round(x / 1e6, 2) for x in sub2],
                                           [round(x / 1e6, 2) for x in single2])
+    # What the switch can cause starts at the flip. A subflow may also collapse on its own
+    # before it: a loop run at load 8 had path 1's subflow fall from 8.05 to 0.43 Mbit/s at
+    # 5 s (a loss burst of the two flows' slow starts in the deep queue) and climb back only to
+    # 4.45 by 46 s beside a 15-19 Mbit/s single-path flow; with (i) lowered to this run's path-2
+    # share, that is a degradation at 10 s, the first the instance table reports. The switch's
+    # onsets are judged on the same rate series from the flip on: `since_flip` is the rule
+    # applied with the flip as the first candidate second.
+    def since_flip(path):
+        k = at - w
+        d = detect(_rates(frames, "subflow", path)[k:], _rates(frames, "single_path", path)[k:], rule)
+        return None if d is None else dataclasses.replace(d, onset_s=k + d.onset_s)
+
+    if paths[2]["degradation_onset_s"] < at:
+        d = since_flip(2)
+        assert d is not None, ("the switch's fall not found after an earlier one", paths[2])
+        paths[2].update(degradation_onset_s=d.onset_s, degradation_after_ratio=d.after_ratio)
     # The endpoint became backup at 15 s. What the server had already given the subflow (its
     # window, much of it in the path's deep queue, plus its unsent queue) still drains at the
     # subflow's rate, for 2–4 s in our runs; the onset is where that ends. Witness, from the
@@ -276,7 +293,7 @@ def test_backup_switch_is_a_degradation_of_that_subflow_only(backup):
     assert drained is not None, (end, acked[-1:])
     assert abs(onset - drained) <= 1.5, (onset, drained, data[-1].ts - t0)
     assert paths[2]["degradation_after_ratio"] < 0.05
-    assert paths[1]["degraded"] is False
+    assert since_flip(1) is None, (paths[1], [round(x / 1e6, 2) for x in _rates(frames, "subflow", 1)])
     sub2 = _rates(frames, "subflow", 2)
     assert sum(sub2[onset + 1:]) < 0.01 * sum(sub2[:onset])
 
