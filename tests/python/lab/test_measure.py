@@ -28,15 +28,10 @@ def server(tmp_path):
 
 
 def _raw(srv, payload: bytes) -> dict:
+    """The server's answer line to ``payload``, read as the measure client reads it."""
     with socket.create_connection(srv.address, timeout=5) as c:
         c.sendall(payload)
-        buf = b""
-        while b"\n" not in buf:
-            chunk = c.recv(4096)
-            if not chunk:
-                break
-            buf += chunk
-    return json.loads(buf.split(b"\n")[0])
+        return m._read_line(c)[0]
 
 
 @pytest.mark.parametrize("req, why", [
