@@ -7,7 +7,10 @@ segment) so these tests do not depend on the scenario compiler.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from hsrtcp.testing import pcapio
@@ -26,6 +29,36 @@ base_owd_ms = 20
 [handoff]
 rlf_p = 0.0
 """
+
+
+# A 12-s rural trip at 300 km/h whose handoffs all succeed (short outages): the scenario of
+# the emulate tests, by name and seed.
+RURAL_TRIP = """
+[scenario]
+name = "{name}"
+seed = {seed}
+duration_s = 12
+[trip]
+speed_kmh = 300
+area = "rural"
+[handoff]
+rlf_p = 0.0
+outage_median_s = 0.3
+"""
+
+
+def hsrtcp_run(*args, cwd=None, timeout: float = 180) -> subprocess.CompletedProcess:
+    """``python -m hsrtcp ARGS`` in its own process, as a user runs it (this tree's package)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    return subprocess.run([sys.executable, "-m", "hsrtcp", *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=timeout)
+
+
+def emulate_measure(path: list, run: Path, *client, **kw) -> subprocess.CompletedProcess:
+    """``hsrtcp emulate PATH -o RUN -- hsrtcp measure client $HSRTCP_SERVER CLIENT...``: the
+    measure client over the emulated path given by ``path`` (``["-s", scenario]`` or inline)."""
+    return hsrtcp_run("emulate", *path, "-o", run, "--", sys.executable, "-m", "hsrtcp", "measure", "client",
+                      "$HSRTCP_SERVER", *client, **kw)
 
 
 def write_bw_trace(path: Path, segments: list[tuple[str, float]]) -> Path:

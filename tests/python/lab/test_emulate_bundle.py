@@ -6,9 +6,6 @@ radio log in it (before: "no radio log", the result only on stdout, no manifest)
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy
 import polars as pl
@@ -16,31 +13,18 @@ import pytest
 
 from hsrtcp.lab import bundle
 
+from labtools import RURAL_TRIP, emulate_measure, hsrtcp_run
+
 pytestmark = pytest.mark.netns
 
-SCEN = """
-[scenario]
-name = "em"
-seed = 7
-duration_s = 12
-[trip]
-speed_kmh = 300
-area = "rural"
-[handoff]
-rlf_p = 0.0
-outage_median_s = 0.3
-count = 2
-"""
+SCEN = RURAL_TRIP.format(name="em", seed=7) + "count = 2\n"
 
 
 def test_emulate_writes_a_bundle_analyze_reads_with_its_radio_log(tmp_path):
     (tmp_path / "s.toml").write_text(SCEN)
     run = tmp_path / "run"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    cmd = [sys.executable, "-m", "hsrtcp", "emulate", "-s", str(tmp_path / "s.toml"), "-o", str(run), "--",
-           sys.executable, "-m", "hsrtcp", "measure", "client", "$HSRTCP_SERVER", "--cc", "cubic",
-           "--flow", "size", "--size", "1MB"]
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180)
+    cmd = (["-s", tmp_path / "s.toml"], run, "--cc", "cubic", "--flow", "size", "--size", "1MB")
+    res = emulate_measure(*cmd)
     assert res.returncode == 0, res.stderr[-2000:]
     printed = json.loads(res.stdout[res.stdout.index("["):])
     assert bundle.check(run) == []
@@ -54,14 +38,13 @@ def test_emulate_writes_a_bundle_analyze_reads_with_its_radio_log(tmp_path):
     assert pl.read_parquet(run / "tcpinfo.parquet").height > 10
     assert f"emulate: bundle in {run}" in res.stderr
     out = tmp_path / "res"
-    res = subprocess.run([sys.executable, "-m", "hsrtcp", "analyze", str(run), "-o", str(out), "-q", "--no-plot"],
-                         capture_output=True, text=True, env=env, timeout=120)
+    res = hsrtcp_run("analyze", run, "-o", out, "-q", "--no-plot", timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
     assert pl.read_parquet(out / "handoffs.parquet").height == 2  # the scenario's two handoffs
     ctx = pl.read_parquet(out / "context.parquet")
     assert ctx.height and "no radio log" not in ctx["class_reason"].fill_null("").to_list()
     # a run never writes into a directory that holds something
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    res = emulate_measure(*cmd, timeout=60)
     assert res.returncode == 2 and "exists and is not an empty directory" in res.stderr
 
 
@@ -69,12 +52,8 @@ def test_a_one_line_experiment_with_inline_options(tmp_path):
     """As `mm-delay 25 mm-link ... -- cmd`: a constant rate, a delay and a handoff every N s
     around any command, without writing a scenario (before: -s was required)."""
     run = tmp_path / "run"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    base = [sys.executable, "-m", "hsrtcp", "emulate", "--rate", "8Mbps/2Mbps", "--delay", "25",
-            "--handoff-every", "4", "--duration", "12"]
-    cmd = [*base, "-o", str(run), "--", sys.executable, "-m", "hsrtcp", "measure", "client", "$HSRTCP_SERVER",
-           "--cc", "reno", "--flow", "size", "--size", "1MB"]
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180)
+    inline = ["--rate", "8Mbps/2Mbps", "--delay", "25", "--handoff-every", "4", "--duration", "12"]
+    res = emulate_measure(inline, run, "--cc", "reno", "--flow", "size", "--size", "1MB")
     assert res.returncode == 0, res.stderr[-2000:]
     assert ("emulate: inline path: 8 Mbit/s down, 2 Mbit/s up, 25 ms one way, loss 0, a handoff every 4 s"
             in res.stderr)
@@ -87,5 +66,5 @@ def test_a_one_line_experiment_with_inline_options(tmp_path):
     assert seg["link"]["base_owd_ms"] == 25
     assert json.loads((run / "client.json").read_text())[0]["bytes"] == 1_000_000
     for bad in (["-s", str(run / "scenario" / "rattan.toml")], ["--rate", "fast"]):
-        res = subprocess.run([*base, *bad, "--", "true"], capture_output=True, text=True, env=env, timeout=60)
+        res = hsrtcp_run("emulate", *inline, *bad, "--", "true", timeout=60)
         assert res.returncode == 2, res.stderr

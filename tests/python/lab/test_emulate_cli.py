@@ -4,16 +4,13 @@ the server side at $HSRTCP_SERVER; COMMAND's output and exit code come back."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from hsrtcp.lab import netns
 from hsrtcp.testing import pcapio
 
-from labtools import one_path_config, write_bw_trace
+from labtools import emulate_measure, hsrtcp_run, one_path_config, write_bw_trace
 
 pytestmark = pytest.mark.netns
 
@@ -21,11 +18,8 @@ pytestmark = pytest.mark.netns
 def test_emulate_runs_a_command_through_the_path(tmp_path):
     write_bw_trace(tmp_path / "bw_down.json", [("10Mbps", 30)])
     cfg = one_path_config(tmp_path)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    cmd = [sys.executable, "-m", "hsrtcp", "emulate", "-s", str(cfg), "-o", str(tmp_path / "run"), "--",
-           sys.executable, "-m", "hsrtcp", "measure", "client", "$HSRTCP_SERVER", "--cc", "reno",
-           "--flow", "size", "--size", "1MB"]
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    res = emulate_measure(["-s", cfg], tmp_path / "run", "--cc", "reno", "--flow", "size", "--size", "1MB",
+                          timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
     # it says what it does (before: nothing but the run directory at the end)
     said = [ln for ln in res.stderr.splitlines() if ln.startswith("emulate: ")]
@@ -41,7 +35,5 @@ def test_emulate_runs_a_command_through_the_path(tmp_path):
     rid = json.loads((tmp_path / "run" / "manifest.json").read_text())["rattan"]["id"]
     assert rid and not [n for n in netns.list_netns() if n.endswith("-" + rid)]
     # a failing command's exit code is the run's
-    cmd_fail = cmd[: cmd.index("--") + 1] + ["sh", "-c", "exit 7"]
-    cmd_fail[cmd_fail.index("-o") + 1] = str(tmp_path / "run2")
-    res = subprocess.run(cmd_fail, capture_output=True, text=True, env=env, timeout=120)
+    res = hsrtcp_run("emulate", "-s", cfg, "-o", tmp_path / "run2", "--", "sh", "-c", "exit 7", timeout=120)
     assert res.returncode == 7

@@ -6,10 +6,7 @@ was run as a plain Rattan config: a bundle without radio.csv/events.csv, no seed
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -19,18 +16,9 @@ from hsrtcp.cli import main
 from hsrtcp.errors import InputError
 from hsrtcp.lab import bundle, emulate
 
-SCEN = """
-[scenario]
-name = "gen"
-seed = 11
-duration_s = 12
-[trip]
-speed_kmh = 300
-area = "rural"
-[handoff]
-rlf_p = 0.0
-outage_median_s = 0.3
-"""
+from labtools import RURAL_TRIP, emulate_measure, hsrtcp_run
+
+SCEN = RURAL_TRIP.format(name="gen", seed=11)
 
 TWO = SCEN + """
 [[carriers]]
@@ -99,11 +87,7 @@ def test_the_printed_command_makes_a_full_bundle(tmp_path, capsys):
     moved = tmp_path / "moved"
     shutil.move(out, moved)  # the compiled folder moves with its relative traces
     run = tmp_path / "run"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    res = subprocess.run([sys.executable, "-m", "hsrtcp", "emulate", "-s", str(moved / "rattan.toml"),
-                          "-o", str(run), "--", sys.executable, "-m", "hsrtcp", "measure", "client",
-                          "$HSRTCP_SERVER", "--cc", "cubic", "-t", "13"],
-                         capture_output=True, text=True, env=env, timeout=180)
+    res = emulate_measure(["-s", moved / "rattan.toml"], run, "--cc", "cubic", "-t", "13")
     assert res.returncode == 0, res.stderr[-2000:]
     # a 13-s download in the 12-s window: said before the run (before: nothing)
     assert "warning: the measure client's flow lasts 13 s but the scenario's window is 12 s" in res.stderr
@@ -113,8 +97,7 @@ def test_the_printed_command_makes_a_full_bundle(tmp_path, capsys):
     assert m["scenario"]["name"] == "gen" and m["config"]["scenario"]["seed"] == 11
     assert (run / "events.csv").read_text() == (moved / "events.csv").read_text()
     ana = tmp_path / "res"
-    res = subprocess.run([sys.executable, "-m", "hsrtcp", "analyze", str(run), "-o", str(ana), "-q", "--no-plot"],
-                         capture_output=True, text=True, env=env, timeout=120)
+    res = hsrtcp_run("analyze", run, "-o", ana, "-q", "--no-plot", timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
     assert pl.read_parquet(ana / "handoffs.parquet").height == 2  # the two handoffs generate fixed
     assert pl.read_parquet(ana / "truth_events.parquet").filter(pl.col("kind") == "handoff").height >= 2

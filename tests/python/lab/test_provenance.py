@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import platform
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy
@@ -20,6 +18,8 @@ import polars
 import pytest
 
 from hsrtcp.lab import bundle, campaign, ebpf, rattan
+
+from labtools import emulate_measure, hsrtcp_run
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -84,14 +84,10 @@ def test_a_bundle_records_its_provenance_and_moves_with_its_scenario(tmp_path):
     moved = tmp_path / "moved" / "bundle"
     moved.parent.mkdir()
     shutil.move(b, moved)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    res = subprocess.run([sys.executable, "-m", "hsrtcp", "scenario", "check", str(moved / "scenario")],
-                         capture_output=True, text=True, env=env, cwd=tmp_path)
+    res = hsrtcp_run("scenario", "check", moved / "scenario", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
-    res = subprocess.run([sys.executable, "-m", "hsrtcp", "emulate", "-s", str(moved / "scenario" / "rattan.toml"),
-                          "-o", str(tmp_path / "again"), "--", sys.executable, "-m", "hsrtcp", "measure", "client",
-                          "$HSRTCP_SERVER", "--cc", "cubic", "--flow", "size", "--size", "300KB"],
-                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=180)
+    res = emulate_measure(["-s", moved / "scenario" / "rattan.toml"], tmp_path / "again", "--cc", "cubic",
+                          "--flow", "size", "--size", "300KB", cwd=tmp_path)
     assert res.returncode == 0, res.stderr[-2000:]
     assert json.loads(res.stdout[res.stdout.index("["):])[0]["bytes"] == 300_000
 
