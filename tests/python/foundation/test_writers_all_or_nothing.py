@@ -73,37 +73,45 @@ def test_model_fit_into_an_analysis_directory_keeps_the_analysis(tmp_path):
     assert (res / MANIFEST).read_text() == analysis[MANIFEST].decode()
 
 
-def test_scenario_compile_failing_half_way_leaves_the_previous_files(tmp_path, monkeypatch):
+def _two_carriers(tmp_path) -> Path:
+    """A directory holding the compiled two-carrier scenario (traces of paths 1 and 2)."""
     out = tmp_path / "sc"
     S.load(SCENARIOS / "two-carriers.toml").compile(out)
+    return out
+
+
+def _one_carrier_fails_leaving(out, before: dict, error, match: str) -> None:
+    """Compiling the one-carrier scenario over ``out`` (it would remove the p2 traces) fails
+    with ``error`` and leaves the files as ``before``."""
+    with pytest.raises(error, match=match):
+        S.load(SCENARIOS / "smoke.toml").compile(out)
+    assert _tree(out) == before
+
+
+def test_scenario_compile_failing_half_way_leaves_the_previous_files(tmp_path, monkeypatch):
+    out = _two_carriers(tmp_path)
     before = _tree(out)
     assert "traces/bw_down_p2.json" in before
 
-    # the next compile (one carrier: it would remove the p2 traces) fails after its traces
+    # the next compile fails after its traces
     def broken(*a, **k):
         raise RuntimeError("radio log failed")
 
     monkeypatch.setattr(compile_mod, "radio_csv", broken)
-    with pytest.raises(RuntimeError, match="radio log"):
-        S.load(SCENARIOS / "smoke.toml").compile(out)
-    assert _tree(out) == before
+    _one_carrier_fails_leaving(out, before, RuntimeError, "radio log")
 
 
 def test_scenario_compile_failing_at_the_commit_leaves_the_previous_files(tmp_path):
-    out = tmp_path / "sc"
-    S.load(SCENARIOS / "two-carriers.toml").compile(out)
+    out = _two_carriers(tmp_path)
     before = _tree(out)
     (out / "traces" / "bw_up_p1.json").unlink()
     (out / "traces" / "bw_up_p1.json").mkdir()  # in the way of the next compile's trace
     before.pop("traces/bw_up_p1.json")
-    with pytest.raises(OutputError, match="is a directory"):
-        S.load(SCENARIOS / "smoke.toml").compile(out)
-    assert _tree(out) == before
+    _one_carrier_fails_leaving(out, before, OutputError, "is a directory")
 
 
 def test_a_smaller_scenario_removes_the_traces_of_a_larger_one_also_without_a_manifest(tmp_path):
-    out = tmp_path / "sc"
-    S.load(SCENARIOS / "two-carriers.toml").compile(out)
+    out = _two_carriers(tmp_path)
     (out / compile_mod.SCENARIO_MANIFEST).unlink()  # as compiled before the manifest existed
     S.load(SCENARIOS / "smoke.toml").compile(out)
     assert sorted(p.name for p in (out / "traces").iterdir()) == sorted(
