@@ -108,7 +108,24 @@ def _cells(inp: Inputs, table: str, metrics: tuple[str, ...], classes=CLASS_COLU
     rows = t.filter(pl.col("metric").is_in(list(metrics)) & pl.col("flow_class").is_in(list(classes)))
     if rows.is_empty():
         raise Missing(f"{table}.parquet of STUDY: no row of {', '.join(metrics)} in classes {', '.join(classes)}")
+    if rows["value"].is_null().all():  # every cell empty: nothing to tabulate or draw
+        raise Missing(f"{table}.parquet of STUDY: no value of {', '.join(metrics)} in classes "
+                      f"{', '.join(classes)}{_flow_classes(inp)}")
     return rows.select("flow_class", *extra, "metric", "unit", "n_flows", "n", "value", "value_lo", "value_hi", "note")
+
+
+def _flow_classes(inp: Inputs) -> str:
+    """The study's flows by class (with the first reason of a class ``unknown``): why a
+    class the seeds use has no flow."""
+    f = inp.table("study_flows")
+    if f is None or "flow_class" not in f.columns:
+        return ""
+    counts = f["flow_class"].fill_null("(none)").value_counts(sort=True)
+    text = ", ".join(f"{n} {c}" for c, n in counts.iter_rows())
+    unknown = f.filter(pl.col("flow_class") == "unknown")
+    if "class_reason" in f.columns and unknown["class_reason"].drop_nulls().len():
+        text += f" ({unknown['class_reason'].drop_nulls()[0]})"
+    return f"; the study's flows by class: {text}"
 
 
 def _class_table(rows: pl.DataFrame, seeds: dict[str, dict[str, dict[str, float]]]) -> tuple[str, list[str]]:
@@ -204,11 +221,15 @@ def _dataset(inp: Inputs, by: tuple[str, ...], generation: str | None = None) ->
 #: label keys (``hsrtcp analyze --label KEY=VALUE``, kept in study_flows as KEY or labels.KEY)
 #: that name the phone and its OS, in the order shown
 DEVICE_LABELS = ("device", "phone", "model", "os")
+#: label keys that name where the trips ran (seed 000 Table II's and seed 004 Table I's HSR
+#: lines and stations, seed 003 Table I's location): no radio log names a place
+ROUTE_LABELS = ("route", "line", "location", "stations")
 
 
-def _device_columns(f: pl.DataFrame) -> list[str]:
+def _label_columns(f: pl.DataFrame, keys: tuple[str, ...]) -> list[str]:
+    """The columns of study_flows holding a label of ``keys`` with a value, in that order."""
     out = []
-    for k in DEVICE_LABELS:
+    for k in keys:
         for c in (k, f"labels.{k}"):
             if c in f.columns and f[c].drop_nulls().len():
                 out.append(c)
@@ -218,7 +239,7 @@ def _device_columns(f: pl.DataFrame) -> list[str]:
 
 def s000_table_1(inp: Inputs) -> Made:
     f = inp.flows(("carrier", "rats"))
-    device = _device_columns(f)
+    device = _label_columns(f, DEVICE_LABELS)
     by = [*device, "carrier", "rats", "generation"]
     data = f.group_by(by, maintain_order=True).agg(pl.len().alias("flows")).sort(by, nulls_last=True)
     lab = [(" ".join(str(r[c]) for c in device if r[c] is not None) + ", " if device else "")
@@ -233,7 +254,6 @@ def _routes(inp: Inputs) -> tuple[pl.DataFrame | None, list[Gap]]:
     (:func:`hsrtcp.figures.route.route_lengths`), with the gaps of a route table."""
     from hsrtcp.figures.route import route_lengths
 
-    stations = data_gap("stations: no log names one")
     try:
         radio = _radio(inp, "the radio table (lat, lon)", ("ts", "lat", "lon"))
     except Missing:
@@ -241,15 +261,22 @@ def _routes(inp: Inputs) -> tuple[pl.DataFrame | None, list[Gap]]:
     routes = route_lengths(radio) if radio is not None else None
     if routes is None or routes.is_empty():
         return None, [data_gap("route length (km): needs the positions of a radio log (RESULTS radio table "
-                               "with lat, lon; none with two fixes of a run)"), stations]
+                               "with lat, lon; none with two fixes of a run)")]
     routes = routes.with_columns(pl.col("result").map_elements(lambda r: r.rstrip("/").rsplit("/", 1)[-1],
                                                                return_dtype=pl.String))
-    return routes, [stations]
+    return routes, []
 
 
-def _with_routes(inp: Inputs, made: Made) -> Made:
+def _place_gap(what: str) -> Gap:
+    return data_gap(f"{what}: no input names one (hsrtcp analyze --label route=... --label stations=...; "
+                    f"label keys read: {', '.join(ROUTE_LABELS)})")
+
+
+def _with_routes(inp: Inputs, made: Made, places: list[str], what: str = "stations") -> Made:
+    """``made`` with the route length per run (:func:`_routes`); ``places``: the route label
+    columns the table is grouped by (none: ``what`` is a gap)."""
     routes, gaps = _routes(inp)
-    made.gaps += gaps
+    made.gaps += gaps + ([] if places else [_place_gap(what)])
     if routes is not None:
         made.markdown += ("\n\nRoute length per run, from the GPS fixes of the radio logs of RESULTS (haversine; "
                           "a jump faster than the log's speed samples allow is a glitch, skipped):\n\n" + _markdown(routes))
@@ -260,11 +287,13 @@ def _with_routes(inp: Inputs, made: Made) -> Made:
 
 def s000_table_2(inp: Inputs) -> Made:
     f = inp.flows(("scenario", "speed_min_kmh", "speed_max_kmh", "duration_s"))
-    data = (f.group_by("scenario", "speed_band", maintain_order=True)
+    places = _label_columns(f, ROUTE_LABELS)
+    by = [*places, "scenario", "speed_band"]
+    data = (f.group_by(by, maintain_order=True)
             .agg(pl.col("result").n_unique().alias("runs"), pl.len().alias("flows"),
                  (pl.col("duration_s").sum() / 3600).alias("flow_hours"))
-            .sort("scenario", "speed_band"))
-    lab = [f"{r['scenario']}, {r['speed_band']}: {r['flow_hours']:.3g} flow-hours ({r['flows']} flows)"
+            .sort(by, nulls_last=True))
+    lab = [", ".join(str(r[c]) for c in by) + f": {r['flow_hours']:.3g} flow-hours ({r['flows']} flows)"
            for r in data.iter_rows(named=True)]
     markdown = _markdown(data)
     train = _train_hours(inp)
@@ -275,7 +304,7 @@ def s000_table_2(inp: Inputs) -> Made:
         gaps = []
         markdown += "\n\nThe train's time per speed band, from the radio logs of RESULTS:\n\n" + _markdown(train)
         lab += [f"train, {r['speed_band']}: {r['train_s']:.1f} s in {r['logs']} log(s)" for r in train.iter_rows(named=True)]
-    return _with_routes(inp, Made(data=data, markdown=markdown, lab=lab, gaps=gaps))
+    return _with_routes(inp, Made(data=data, markdown=markdown, lab=lab, gaps=gaps), places)
 
 
 def _radio(inp: Inputs, what: str, need: tuple[str, ...]) -> pl.DataFrame:
@@ -381,16 +410,17 @@ def s001_table_1(inp: Inputs) -> Made:
 
 def s003_table_1(inp: Inputs) -> Made:
     f = inp.flows(("scenario", "speed_mean_kmh", "duration_s"))
-    data = (f.group_by("scenario", "speed_band", maintain_order=True)
+    places = _label_columns(f, ROUTE_LABELS)
+    by = [*places, "scenario", "speed_band"]
+    data = (f.group_by(by, maintain_order=True)
             .agg(pl.len().alias("flows"), pl.col("result").n_unique().alias("runs"),
                  pl.col("speed_mean_kmh").mean().alias("speed_kmh"),
                  (pl.col("duration_s").sum() / 60).alias("flow_minutes"))
-            .sort("scenario"))
+            .sort(by, nulls_last=True))
     made = Made(data=data, markdown=_markdown(data),
-                lab=[f"{r['scenario']}: {r['speed_kmh']:.0f} km/h, {r['flows']} flows, {r['flow_minutes']:.0f} flow-minutes"
-                     for r in data.iter_rows(named=True)],
-                gaps=[data_gap("location (a place name): no log names one")])
-    return _with_routes(inp, made)
+                lab=[", ".join(str(r[c]) for c in [*places, "scenario"]) + f": {r['speed_kmh']:.0f} km/h, "
+                     f"{r['flows']} flows, {r['flow_minutes']:.0f} flow-minutes" for r in data.iter_rows(named=True)])
+    return _with_routes(inp, made, places, "location (a place name)")
 
 
 def s004_table_2(inp: Inputs) -> Made:
@@ -412,6 +442,9 @@ def s001_fig_3(inp: Inputs) -> Made:
     parts = [_finite(f, c).select("result", "flow_id", pl.lit(name).alias("group"), pl.col(c).cast(pl.Float64).alias("value"))
              for c, name in (("p_d", "p_d: over the flow's life"), ("q", "q: in timeout recovery"))]
     data = pl.concat(parts)
+    if data.is_empty():
+        raise Missing("study_flows.p_d, study_flows.q: no finite value (both need a connection seen in both "
+                      "captures: hsrtcp analyze --client PHONE --server SERVER)")
     order = ["p_d: over the flow's life", "q: in timeout recovery"]
     _, lines = draw.group_cells(data, order, "share", "s001-fig-3")
     fig = draw.cdf(data, order, "loss rate", "share", "two loss rates, per flow")
@@ -642,10 +675,11 @@ def _s003_fig_9_by_count(inp: Inputs) -> Made:
 
 
 def _results_cdf(table: str, column: str, group: str | None, label: str, unit: str, title: str, key: str,
-                 vantage: tuple[str, ...] = ()):
+                 vantage: tuple[str, ...] = (), classes: dict[str, str] | None = None):
     """A CDF of a column of RESULTS' ``table`` (handoffs, suspensions, flows), per
     ``group`` of the flow's context when given. ``vantage``: the flows rows that carry the
-    column (a connection has client, server and matched rows: one is kept, never all)."""
+    column (a connection has client, server and matched rows: one is kept, never all).
+    ``classes``: the seed's groups (value: name), drawn first; those with no flow are a gap."""
     def make(inp: Inputs) -> Made:
         res = inp.results(f"{table}.parquet")
         t = getattr(res, table, None)
@@ -663,10 +697,26 @@ def _results_cdf(table: str, column: str, group: str | None, label: str, unit: s
         data = _finite(t, column).select("result", g.alias("group"), pl.col(column).cast(pl.Float64).alias("value"))
         if data.is_empty():
             raise Missing(f"{table}.{column} of RESULTS: no finite value")
-        order = sorted(set(data["group"].to_list()))
+        order, gaps = sorted(set(data["group"].to_list())), []
+        if classes is not None:
+            data = data.with_columns(pl.col("group").replace(classes))
+            present = set(data["group"].to_list())
+            order = [name for name in classes.values() if name in present] + sorted(present - set(classes.values()))
+            absent = [name for name in classes.values() if name not in present]
+            if absent:
+                gaps.append(data_gap(f"no flow with {column} in: {'; '.join(absent)}"))
         _, lines = draw.group_cells(data, order, unit, key)
-        return Made(data=data, figure=draw.cdf(data, order, label, unit, title), lab=lines)
+        return Made(data=data, figure=draw.cdf(data, order, label, unit, title), lab=lines, gaps=gaps)
     return make
+
+
+def s000_fig_7(inp: Inputs) -> Made:
+    """The senders' RTO estimation bias per flow, by the seed's classes a-e, whose panels are
+    3G and 4G."""
+    made = _results_cdf("flows", "rto_bias_mean", "flow_class", "RTO estimation bias", "s", "per flow",
+                        "s000-fig-7", vantage=("server",), classes=SEED000_CLASSES)(inp)
+    made.gaps += _generation_gap(inp)
+    return made
 
 
 def _study_or_results(study_make, results_make, samples: str, study_n=None):
@@ -1079,8 +1129,7 @@ ITEMS: tuple[Item, ...] = (
     Item("seed000-fig-06", "how the RTO estimation bias is computed", "", "",
          diagram="a drawing of the method (docs/metrics.md M16), not of data"),
     Item("seed000-fig-07", "CDF of RTO estimation bias", "RESULTS flows.rto_bias_mean", "",
-         _results_cdf("flows", "rto_bias_mean", "flow_class", "RTO estimation bias", "s", "per flow", "s000-fig-7",
-                      vantage=("server",))),
+         s000_fig_7),
     Item("seed000-fig-08", "SWND and AWND over time, static", "RESULTS packets or series (bif_mean, awnd_mean), context", "",
          _one_flow("window", "static", ("bif_mean", "awnd_mean"), "s000-fig-8")),
     Item("seed000-fig-09", "SWND and AWND over time, full speed", "RESULTS packets or series (bif_mean, awnd_mean), context", "",

@@ -109,3 +109,29 @@ def test_interval_cells_follow_the_study_rule():
     assert a["mean"] == 2.5 and a["mean_lo"] is None  # 4 flows: no interval
     assert b["mean"] == 3.5 and b["mean_lo"] < 3.5 < b["mean_hi"]
     assert stats.MIN_INTERVAL_FLOWS == 5
+
+
+def test_an_item_without_a_value_is_not_made(tmp_path):
+    """A study of one server capture without a radio log (one flow, class unknown, no p_d): the
+    study's cells of the seeds' classes are all empty and p_d, q have no value. Those items are
+    not made, saying why, instead of 'made' as a table or figure with nothing in it."""
+    from .test_committed import _coverage
+
+    res, st, out = tmp_path / "r", tmp_path / "s", tmp_path / "g"
+    assert main(["analyze", str(ROOT / "tests" / "data" / "drops_cubic.server.pcap"), "--vantage", "server",
+                 "-q", "--no-plot", "-o", str(res)]) == 0
+    assert main(["study", str(res), "-o", str(st), "-q"]) == 0
+    assert main(["figures", str(st), str(res), "-o", str(out), "-q"]) == 0
+    cov = _coverage(out)
+    for item in ("seed000-table-VII", "seed000-table-VIII", "seed000-table-IX", "seed000-fig-12", "seed003-fig-12"):
+        assert cov[item]["status"] == "not made", (item, cov[item])
+        assert "no value of" in cov[item]["missing"], item
+        assert "the study's flows by class: 1 unknown (no radio log" in cov[item]["missing"], item
+    assert cov["seed001-fig-03"]["status"] == "not made"
+    assert cov["seed001-fig-03"]["missing"].startswith("(data) study_flows.p_d, study_flows.q: no finite value")
+    for item, row in cov.items():  # whatever is made holds something
+        if row["status"] in ("made", "partly"):
+            data = pl.read_csv(out / f"{item}.csv")
+            assert data.height > 0, item
+            if "value" in data.columns:
+                assert data["value"].drop_nulls().len() > 0, item

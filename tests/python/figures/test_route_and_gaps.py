@@ -180,3 +180,25 @@ def test_device_labels_reach_table_i(tmp_path):
     # without the labels, the phone is data the inputs lack
     (o,) = build(ROOT / "tests" / "data" / "study", only=["seed000-table-I"]).outcomes
     assert o.status == "partly" and [x.kind for x in o.gaps()] == ["data"] and "phone model" in o.gaps()[0]
+
+
+def test_route_labels_reach_the_route_tables(tmp_path):
+    """hsrtcp analyze --label route=... --label stations=... through hsrtcp study to the tables
+    of HSR lines (seed 000 Table II, seed 004 Table I) and of the scenarios' location (seed 003
+    Table I), grouped by them; without them the place is a data gap that names the labels (no
+    radio log names a place, so before the labels were read no input could fill it)."""
+    a, s = tmp_path / "a", tmp_path / "s"
+    assert main(["analyze", str(LAB / "run"), "--label", "route=Beijing-Tianjin", "--label",
+                 "stations=Beijing South - Tianjin", "-o", str(a), "-q"]) == 0
+    assert main(["study", str(a), "-o", str(s), "-q"]) == 0
+    flows = pl.read_parquet(s / "study_flows.parquet").height
+    items = ["seed000-table-II", "seed003-table-I", "seed004-table-I"]
+    for o in build(s, [a], only=items).outcomes:
+        assert o.status == "made", (o.item.id, o.gaps())
+        d = o.made.data
+        assert d.columns[:2] == ["route", "stations"], o.item.id
+        assert d["route"].to_list() == ["Beijing-Tianjin"] * d.height and d["flows"].sum() == flows
+        assert "| Beijing-Tianjin | Beijing South - Tianjin |" in o.made.markdown
+    for o in build(ROOT / "tests" / "data" / "study", only=items).outcomes:
+        places = [x for x in o.gaps() if "label keys read: route, line, location, stations" in x]
+        assert len(places) == 1 and places[0].kind == "data", (o.item.id, o.gaps())
