@@ -1,7 +1,9 @@
 """The one writer of single output files: :func:`output_path`, :func:`write_file`,
-:func:`open_output` (docs/formats/output.md, "Single files").
+:func:`write_text`, :func:`open_output` (docs/formats/output.md, "Single files").
 
-Every ``-o FILE`` of hsrtcp (query, report, plot, model figures) goes through here:
+Every ``-o FILE`` of hsrtcp (query, report, plot, model figures) goes through here, and every
+file the lab and the docs generator replace in place (bundle manifests, Rattan configs,
+readiness markers, generated docs):
 
 - a **regular file** (or a new name) is written under a temporary name beside it
   (``.hsrtcp-tmp.PID.XXXXXXXX.NAME``), flushed to disk, then renamed over it: a reader sees
@@ -220,6 +222,15 @@ def write_file(path: str | os.PathLike, write: Callable[[str], object], *,
     with output_path(path, reads=reads, make_parents=make_parents) as tmp:
         write(tmp)
     return os.fspath(path)
+
+
+def write_text(path: str | os.PathLike, text: str, *, make_parents: bool = True) -> str:
+    """``text`` (UTF-8) as the file ``path``, written as :func:`write_file` writes."""
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    return write_file(path, write, make_parents=make_parents)
 
 
 @contextmanager

@@ -25,7 +25,6 @@ handoff intervals) keep the committed table's interval, which resamples flows, a
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import sys
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from typing import Callable
 
 import polars as pl
 
+from hsrtcp import atomic
 from hsrtcp.errors import ExitCode, InputError
 from hsrtcp.schemas import SEED_CLASSES
 
@@ -944,13 +944,7 @@ def run(root: Path, docs=DOCS, check: bool = False) -> list[str]:
             a, b = regions(old), regions(new)
             changed += [f"{rel}: {n}" for n in b if a.get(n) != b[n]] or [rel]
             if not check:
-                tmp = p.with_name(f".{p.name}.docsgen.tmp")
-                try:
-                    tmp.write_text(new, encoding="utf-8")
-                    os.replace(tmp, p)
-                finally:
-                    if tmp.exists():
-                        tmp.unlink()
+                atomic.write_text(p, new)
     return changed
 
 

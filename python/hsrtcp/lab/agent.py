@@ -35,6 +35,7 @@ import threading
 import time
 from pathlib import Path
 
+from hsrtcp import atomic
 from hsrtcp.errors import LabError
 from hsrtcp.lab import netns
 from hsrtcp.lab.capture import Tcpdump
@@ -214,9 +215,7 @@ class Agent:
                             limits=Limits(), mptcp=True)
             threading.Thread(target=server.serve_forever, daemon=True).start()
             ready = {"host": "10.2.1.1", "port": server.address[1]}
-        tmp = self.run_dir / "server.ready.tmp"
-        tmp.write_text(json.dumps(ready))
-        tmp.rename(self.run_dir / "server.ready")
+        atomic.write_text(self.run_dir / "server.ready", json.dumps(ready))
         self.log("ready")
         self.wait_file(self.run_dir / "left.done", float(self.plan.get("timeout_s", 600)))
         if server is not None:
@@ -348,9 +347,7 @@ def main(argv: list[str]) -> int:
     finally:
         agent.stop_children()
         if role == "left":
-            tmp = run_dir / "left.done.tmp"
-            tmp.write_text(str(rc))
-            tmp.rename(run_dir / "left.done")
+            atomic.write_text(run_dir / "left.done", str(rc))
         agent.log(f"workload/agent status {rc}")
     # The workload's exit code travels in left.done; the process exit code tells Rattan
     # (and so the driver) only whether the agent itself failed.

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import hsrtcp
 from hsrtcp.lab import capture, rattan
-from hsrtcp import pcapio
+from hsrtcp import atomic, pcapio
 from hsrtcp.bundle import MANIFEST, file_sha256, read_manifest
 from hsrtcp.errors import InputError
 
@@ -234,9 +234,7 @@ def finalize(run_dir: Path, outcome, compiled, meta: dict, versions: dict | None
     for f in sorted(run_dir.rglob("*")):
         if f.is_file() and f.name != MANIFEST:
             manifest["files"][str(f.relative_to(run_dir))] = {"bytes": f.stat().st_size, "sha256": file_sha256(f)}
-    tmp = run_dir / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=False))
-    os.replace(tmp, run_dir / MANIFEST)
+    atomic.write_text(run_dir / MANIFEST, json.dumps(manifest, indent=1, sort_keys=False))
     return manifest
 
 
@@ -267,9 +265,7 @@ def _relative_traces(config: Path, sc_dir: Path, copy: Path) -> None:
                 cell["trace"] = target.relative_to(config.parent).as_posix()
                 changed = True
     if changed:
-        tmp = config.with_suffix(".toml.tmp")
-        tmp.write_text(tomli_w.dumps(cfg))
-        os.replace(tmp, config)
+        atomic.write_text(config, tomli_w.dumps(cfg))
 
 
 def _copy(src, dst: Path) -> Path | None:
@@ -291,9 +287,7 @@ def _write_tcpinfo_parquet(tcpinfo_dir: Path, out: Path) -> None:
     if frames:
         table = pl.concat(frames, how="diagonal_relaxed")
         table = table.select(["flow_id", *[c for c in table.columns if c != "flow_id"]])
-        tmp = out.with_suffix(".parquet.tmp")
-        table.write_parquet(tmp)
-        tmp.rename(out)
+        atomic.write_file(out, table.write_parquet)
 
 
 def check(bundle_dir: Path) -> list[str]:

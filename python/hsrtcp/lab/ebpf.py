@@ -28,6 +28,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from hsrtcp import atomic
 from hsrtcp.errors import LabError
 
 #: Algorithms built from ebpf/<name>.bpf.c; the struct_ops map and the algorithm share the name.
@@ -123,13 +124,10 @@ def build(name: str, out_dir: Path | None = None) -> Path:
     vmlinux = out_dir / "vmlinux.h"
     if not vmlinux.is_file():
         text = _run(["bpftool", "btf", "dump", "file", str(BTF), "format", "c"], "bpftool btf dump")
-        tmp = vmlinux.with_suffix(".h.tmp")
-        tmp.write_text(text)
-        tmp.replace(vmlinux)
-    tmp_obj = obj.with_suffix(".o.tmp")
-    _run(["clang", "-O2", "-g", "-Wall", "-target", "bpf", "-D__TARGET_ARCH_x86", f"-I{out_dir}",
-          *([f"-D{define}"] if define else []), "-c", str(src), "-o", str(tmp_obj)], f"clang {src.name}")
-    tmp_obj.replace(obj)
+        atomic.write_text(vmlinux, text)
+    atomic.write_file(obj, lambda tmp: _run(
+        ["clang", "-O2", "-g", "-Wall", "-target", "bpf", "-D__TARGET_ARCH_x86", f"-I{out_dir}",
+         *([f"-D{define}"] if define else []), "-c", str(src), "-o", tmp], f"clang {src.name}"))
     return obj
 
 

@@ -50,6 +50,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hsrtcp import atomic
 from hsrtcp.errors import InputError, LabError
 from hsrtcp.lab import tcpinfo
 
@@ -233,9 +234,8 @@ class Server:
         self.sock = sock
         self.address = sock.getsockname()
         if ready_file:
-            tmp = Path(str(ready_file) + ".tmp")
-            tmp.write_text(json.dumps({"host": self.address[0], "port": self.address[1], "pid": os.getpid()}))
-            tmp.rename(ready_file)
+            atomic.write_text(ready_file, json.dumps({"host": self.address[0], "port": self.address[1],
+                                                      "pid": os.getpid()}))
 
     # -- lifecycle
     def stop(self) -> None:

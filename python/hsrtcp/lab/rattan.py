@@ -28,6 +28,7 @@ from pathlib import Path
 
 import tomli_w
 
+from hsrtcp import atomic
 from hsrtcp.errors import InputError, LabError
 from hsrtcp.lab import netns
 
@@ -435,8 +436,6 @@ def write_config(cfg: dict, path: Path, left: list[str], right: list[str]) -> Pa
     """Write ``cfg`` plus a ``[commands]`` section (left/right argv lists) to ``path``."""
     out = dict(cfg)
     out["commands"] = {"left": list(left), "right": list(right)}
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(tomli_w.dumps(out))
-    tmp.rename(path)
+    atomic.write_text(path, tomli_w.dumps(out))
     return path
 
