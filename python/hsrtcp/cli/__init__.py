@@ -68,6 +68,12 @@ def main(argv: list[str] | None = None, *, exit_when_quick: bool = False) -> int
 
 def entry() -> int:
     """The ``hsrtcp`` program: :func:`main` on ``sys.argv``, for the console script."""
+    import os
+
+    # polars' own jemalloc reads _RJEM_MALLOC_CONF (not MALLOC_CONF) once, when polars loads,
+    # so only the program can set it: one arena, no thread caches keep 25-30 MB less of a
+    # long radio log's scan at the same CPU (issue 32, bench/README.md). A user's value wins.
+    os.environ.setdefault("_RJEM_MALLOC_CONF", "narenas:1,tcache:false")
     return main(exit_when_quick=True)
 
 

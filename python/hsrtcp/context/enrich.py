@@ -29,6 +29,7 @@ from hsrtcp.context.schema import RADIO_SCHEMA, RadioLogError
 from hsrtcp.context.stream import ScannedLog, scan_radio
 from hsrtcp.context.suspension import suspensions
 from hsrtcp.inputs import Input
+from hsrtcp.schemas import HANDOFF_SCHEMA
 
 CONTEXT_TABLES = ("radio", "handoffs", "context", "suspensions", "coverage", "labels")
 
@@ -403,34 +404,32 @@ def _near_flows(phone: pl.DataFrame, logs: list[ScannedLog]) -> pl.DataFrame:
 
 
 def _write_handoffs(path: str, files: list[str]) -> None:
-    """handoffs.parquet from the spill files of the logs read block by block, in order, a row
-    group at a time, with the schema version."""
-    import pyarrow.parquet as pq
-
-    from hsrtcp.context.stream import _HANDOFF_ARROW
-    from hsrtcp.errors import OutputError
+    """handoffs.parquet from the spill files of the logs read block by block, in order, a file
+    at a time, with the schema version (polars' sink: pyarrow would add 30-35 MB to the run's
+    peak; row groups of 20,000 rows: with polars' default the copy added 10-20 MB to the 1 GB
+    log's, issue 32)."""
+    from hsrtcp.context.stream import RowSink
     from hsrtcp.results import metadata
 
+    sink = RowSink(path, HANDOFF_SCHEMA, metadata("handoffs"), what="the handoffs", row_group_size=20_000)
     try:
-        with pq.ParquetWriter(path, _HANDOFF_ARROW.with_metadata(metadata("handoffs")), compression="zstd") as w:
-            for p in files:
-                src = pq.ParquetFile(p)
-                for k in range(src.num_row_groups):
-                    w.write_table(src.read_row_group(k))
-    except OSError as exc:
-        raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        for p in files:
+            with open(p, "rb") as f:  # (polars takes no path that is not UTF-8)
+                sink.write(pl.read_parquet(f))
+    finally:
+        sink.close()
 
 
 def _write_radio(path: str, parts: list) -> None:
     """radio.parquet from the logs' rows in order (Parquet files of the logs read block by
     block, frames of the others), a row group at a time, with the schema version."""
-    import pyarrow.parquet as pq
-
-    from hsrtcp.results import metadata
-
     if len(parts) == 1 and isinstance(parts[0], str):  # one log: its file is the table
         os.replace(parts[0], path)
         return
+    import pyarrow.parquet as pq  # (only here: 30-35 MB of a one-log run's peak, issue 32)
+
+    from hsrtcp.results import metadata
+
     schema = pl.DataFrame(schema=dict(RADIO_SCHEMA, run_id=pl.String)).to_arrow().schema
     schema = schema.with_metadata(metadata("radio"))
     with pq.ParquetWriter(path, schema, compression="zstd") as w:

@@ -26,14 +26,6 @@ from hsrtcp.context.readers import GAP_S
 from hsrtcp.schemas import COVERAGE_SCHEMA, HANDOFF_SCHEMA
 
 
-def __getattr__(name: str):
-    # the handoffs table's Arrow schema (handoffs.parquet written from the spill files): made
-    # on use, since importing pyarrow costs 30-35 MB of the scan's peak (issue 32)
-    if name == "_HANDOFF_ARROW":
-        return pl.DataFrame(schema=HANDOFF_SCHEMA).to_arrow().schema
-    raise AttributeError(name)
-
-
 def _why(exc: BaseException) -> str:
     """What a failed write says: an OSError's text, or the OS's text in polars' error."""
     if isinstance(exc, OSError):
@@ -45,17 +37,20 @@ def _why(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-class _RowSink:
-    """The radio rows to one Parquet file through polars' streaming sink, fed a block at a
-    time from the scan (no pyarrow in the scan: importing it and its writer cost 45-55 MB of
-    issue 32's 200). The sink runs in a thread of its own and pulls the blocks from a queue of
-    one: the scanners' polars operations stay on the calling thread (run inside the sink's
-    source, on polars' threads, the same scan peaked 50-60 MB higher)."""
+class RowSink:
+    """Rows to one Parquet file through polars' streaming sink, fed a frame at a time: the
+    radio rows from the scan, handoffs.parquet from the spill files (no pyarrow in the run:
+    importing it and its writer cost 45-55 MB of issue 32's 200). The sink runs in a thread
+    of its own and pulls the frames from a queue of one: the scanners' polars operations stay
+    on the calling thread (run inside the sink's source, on polars' threads, the same scan
+    peaked 50-60 MB higher). ``what``: the file as a failed write names it; ``row_group_size``:
+    rows the sink gathers before it writes (None: polars' default)."""
 
-    def __init__(self, path: str, schema: dict, meta: dict):
+    def __init__(self, path: str, schema: dict, meta: dict, what: str = "the radio rows' temporary file",
+                 row_group_size: int | None = None):
         from polars.io.plugins import register_io_source
 
-        self.path, self.error = path, None
+        self.path, self.what, self.error = path, what, None
         self._q: queue.Queue = queue.Queue(maxsize=1)
 
         def source(*_):
@@ -64,7 +59,8 @@ class _RowSink:
 
         def run():
             try:
-                register_io_source(source, schema=schema).sink_parquet(path, compression="zstd", metadata=meta)
+                register_io_source(source, schema=schema).sink_parquet(path, compression="zstd", metadata=meta,
+                                                                       row_group_size=row_group_size)
             except BaseException as exc:  # noqa: BLE001 (given to the caller by write and close)
                 self.error = exc
         self._t = threading.Thread(target=run, name="radio.parquet", daemon=True)
@@ -94,7 +90,7 @@ class _RowSink:
     def _failed(self):
         from hsrtcp.errors import OutputError
 
-        raise OutputError(f"{self.path}: cannot write the radio rows' temporary file: {_why(self.error)}")
+        raise OutputError(f"{self.path}: cannot write {self.what}: {_why(self.error)}")
 
 
 class Unordered(ValueError):
@@ -188,6 +184,10 @@ class HandoffScan:
 
         if not self._found.get(key):
             return
+        # the pieces' arrays joined into one a column: a few thousand small arrays (some of
+        # them views of polars' buffers) grew the 1 GB log's peak by 10-15 MB (issue 32)
+        arrays, n = self._arrays[key], len(self._found[key])
+        arrays[-n:] = [tuple(np.concatenate([a[j] for a in arrays[-n:]]) for j in range(3))]
         path = f"{self._spill}.handoffs{self._n}"
         self._n += 1
         self._writers.setdefault(key, []).append(path)
@@ -624,7 +624,7 @@ def scan_radio(path, fmt: str, *, mapping: dict | None = None, t0: float | None 
     from hsrtcp.results import metadata
 
     # the radio table's columns and schema version: the file can become radio.parquet as it is
-    rows = _RowSink(os.fspath(parquet), dict(RADIO_SCHEMA, run_id=pl.String), metadata("radio"))
+    rows = RowSink(os.fspath(parquet), dict(RADIO_SCHEMA, run_id=pl.String), metadata("radio"))
     try:
         for block in _blocks(file, fmt, mapping, t0):
             chk.add(block)
