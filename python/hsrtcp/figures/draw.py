@@ -117,7 +117,7 @@ def bars(df: pl.DataFrame, label: str, unit: str, title: str, hue: str | None = 
     ax.set_xticklabels(groups, rotation=20, ha="right")
     ax.set_ylabel(f"{label} ({shown})")
     ax.set_title(title, loc="left")
-    if hue:
+    if any(h is not None for h in hues):  # a hue column with no value (no workload) names nothing
         ax.legend(loc="upper left")
     return fig
 
@@ -148,7 +148,8 @@ def _label(ax, xlabel: str, ylabel: str, title: str, legend: str) -> None:
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, loc="left")
-    ax.legend(loc=legend)
+    if ax.get_legend_handles_labels()[0]:  # nothing drawn: no empty legend
+        ax.legend(loc=legend)
 
 
 def _step(ax, i: int, t, y, label: str, gid: str, linewidth: float) -> str:

@@ -135,3 +135,20 @@ def test_an_item_without_a_value_is_not_made(tmp_path):
             assert data.height > 0, item
             if "value" in data.columns:
                 assert data["value"].drop_nulls().len() > 0, item
+
+
+def test_bars_without_a_workload_draw_no_empty_legend(tmp_path):
+    """A study of a run analyzed without campaign labels has no workload: seed 000 Fig. 12's bars
+    have no hue to name, so no legend (matplotlib warned "No artists with labels" before)."""
+    import warnings
+
+    from hsrtcp.figures import build
+
+    res, st = tmp_path / "r", tmp_path / "s"
+    assert main(["analyze", str(ROOT / "tests" / "data" / "lab_truth" / "run"), "-q", "--no-plot", "-o", str(res)]) == 0
+    assert main(["study", str(res), "-o", str(st), "-q"]) == 0
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="No artists with labels")
+        (o,) = build(st, only=["seed000-fig-12"]).outcomes
+    assert o.status == "made" and o.made.data["workload"].is_null().all()
+    assert o.made.figure.axes[0].get_legend() is None
