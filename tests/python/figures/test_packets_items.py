@@ -25,6 +25,18 @@ def _flows(d: Path, vantage: str) -> pl.DataFrame:
     return pl.read_parquet(d / "flows.parquet").filter(pl.col("vantage") == vantage)
 
 
+def _per_server_flow(got: pl.DataFrame, res: dict):
+    """``(run, its server flow, the rows of got for that flow)`` of each committed single-path
+    run; together they are every row (the MPTCP directory has no server capture)."""
+    n = 0
+    for name in ("lab_truth_run", "lab_static_run", "ack_blackout", "data_blackout"):
+        server = _flows(res[name], "server").row(0, named=True)
+        mine = got.filter((pl.col("result") == str(res[name])) & (pl.col("flow_id") == server["flow_id"]))
+        n += mine.height
+        yield name, server, mine
+    assert n == got.height
+
+
 def test_one_way_delays_agree_with_the_matcher(committed):
     out, res = committed
     got = _csv(out, "seed001-fig-01")
@@ -47,20 +59,22 @@ def test_one_way_delays_agree_with_the_matcher(committed):
         assert j.height == mine.height and np.allclose(j["ts_server"], j["ts"], rtol=0, atol=1e-9)
 
 
-def _window_rows(res_dir: Path, got: pl.DataFrame) -> pl.DataFrame:
-    fid = got["flow_id"][0]
-    pk = pl.read_parquet(res_dir / "packets.parquet").filter(pl.col("flow_id") == fid)
+def _example_window(out: Path, item: str, res_dir: Path) -> pl.DataFrame:
+    """The rows of example ``item``: all of the run in ``res_dir``, and every packets row of
+    its flow in the window it draws (same frames, same sequence numbers)."""
+    got = _csv(out, item)
+    assert set(got["result"]) == {str(res_dir)}
+    pk = pl.read_parquet(res_dir / "packets.parquet").filter(pl.col("flow_id") == got["flow_id"][0])
     lo, hi = got["ts"].min(), got["ts"].max()
-    return pk.filter((pl.col("ts") >= lo) & (pl.col("ts") <= hi)).sort("frame")
+    want = pk.filter((pl.col("ts") >= lo) & (pl.col("ts") <= hi)).sort("frame")
+    assert got["frame"].to_list() == want["frame"].to_list()
+    assert got["seq"].to_list() == want["seq"].to_list()
+    return got
 
 
 def test_spurious_rto_example_is_the_packets_around_it(committed):
     out, res = committed
-    got = _csv(out, "seed000-fig-05")
-    assert set(got["result"]) == {str(res["ack_blackout"])}
-    want = _window_rows(res["ack_blackout"], got)
-    assert got["frame"].to_list() == want["frame"].to_list()
-    assert got["seq"].to_list() == want["seq"].to_list()
+    got = _example_window(out, "seed000-fig-05", res["ack_blackout"])
     # the timeout's re-send is drawn, at the bytes the spurious timeout names
     ev = pl.read_parquet(res["ack_blackout"] / "events.parquet")
     sp = ev.filter((pl.col("kind") == "spurious_timeout") & pl.col("seq_start").is_not_null())
@@ -72,10 +86,7 @@ def test_spurious_rto_example_is_the_packets_around_it(committed):
 
 def test_timeout_recovery_example_holds_every_rto_resend(committed):
     out, res = committed
-    got = _csv(out, "seed001-fig-02")
-    assert set(got["result"]) == {str(res["data_blackout"])}
-    want = _window_rows(res["data_blackout"], got)
-    assert got["frame"].to_list() == want["frame"].to_list()
+    got = _example_window(out, "seed001-fig-02", res["data_blackout"])
     server = _flows(res["data_blackout"], "server").row(0, named=True)
     assert got.filter(pl.col("retrans") == "rto").height == server["retrans_rto"] == 56
     seq = pl.read_parquet(res["data_blackout"] / "events.parquet").filter(pl.col("kind") == "timeout_sequence")
@@ -115,15 +126,9 @@ def test_static_windows_are_the_standing_runs_flow(committed):
 
 def test_bytes_in_flight_cdf_is_every_ack_of_the_server_flows(committed):
     out, res = committed
-    got = _csv(out, "seed000-fig-13")
-    n = 0
-    for name in ("lab_truth_run", "lab_static_run", "ack_blackout", "data_blackout"):
-        server = _flows(res[name], "server").row(0, named=True)
-        mine = got.filter((pl.col("result") == str(res[name])) & (pl.col("flow_id") == server["flow_id"]))
+    for name, server, mine in _per_server_flow(_csv(out, "seed000-fig-13"), res):
         assert mine["value"].mean() == pytest.approx(server["bif_mean"], rel=1e-12), name
         assert mine["value"].max() == server["bif_max"], name
-        n += mine.height
-    assert n == got.height  # the MPTCP directory has no server capture
 
 
 def test_model_figure_is_the_fit_of_the_study_flows(committed):
@@ -201,18 +206,32 @@ def test_signal_over_the_trip_is_the_bundles_radio_log(committed):
 
 def test_rtt_jitter_is_the_senders_consecutive_samples(committed):
     out, res = committed
-    got = _csv(out, "seed003-fig-04")
-    n = 0
-    for name in ("lab_truth_run", "lab_static_run", "ack_blackout", "data_blackout"):
-        server = _flows(res[name], "server").row(0, named=True)
+    for name, server, mine in _per_server_flow(_csv(out, "seed003-fig-04"), res):
         rtt = pl.read_parquet(res[name] / "rtt.parquet").filter(
             (pl.col("flow_id") == server["flow_id"]) & (pl.col("method") == "ack")
             & (pl.col("dir") == server["data_dir"])).sort("ts", maintain_order=True)
         want = np.abs(np.diff(rtt["rtt_s"].to_numpy()))
-        mine = got.filter((pl.col("result") == str(res[name])) & (pl.col("flow_id") == server["flow_id"]))
         assert np.allclose(np.sort(mine["value"].to_numpy()), np.sort(want), rtol=0, atol=1e-12), name
-        n += mine.height
         # the lab runs: a 300-km/h trip and a standing train (their radio logs); the netns pairs have none
         want = {"lab_truth_run": {"280-310 km/h"}, "lab_static_run": {"static"}}.get(name, {"(no radio log)"})
         assert set(mine["group"]) == want
-    assert n == got.height
+
+
+def test_suspension_example_is_the_phone_flow_with_the_most_suspended_time(committed):
+    """Seed 003 Fig. 12: the phone-side flow of RESULTS with the most suspended time
+    (suspensions.parquet), every packets row of it, and its suspended seconds in the text."""
+    out, res = committed
+    totals = []
+    for d in res.values():
+        if (d / "suspensions.parquet").is_file():
+            for (fid,), g in pl.read_parquet(d / "suspensions.parquet").group_by(["flow_id"]):
+                totals.append((g["suspension_s"].fill_null(0.0).sum(), g.height, d, fid))
+    total, handoffs, d, fid = max(totals, key=lambda t: (t[0], t[1]))
+    assert total > 0
+    got = _csv(out, "seed003-fig-12")
+    assert set(got["result"]) == {str(d)} and set(got["flow_id"]) == {fid}
+    pk = pl.read_parquet(d / "packets.parquet").filter(pl.col("flow_id") == fid).sort("frame")
+    assert got["frame"].to_list() == pk["frame"].to_list() and got["seq"].to_list() == pk["seq"].to_list()
+    f = _flows(d, "client").filter(pl.col("flow_id") == fid).row(0, named=True)
+    life = f["last_ts"] - f["first_ts"]
+    assert f"{total:.2f} s suspended at {handoffs} handoff(s) in {life:.1f} s" in (out / "seeds.md").read_text()
