@@ -172,7 +172,12 @@ impl ParquetOut {
                     failed = sender.send(name, b).err();
                 }
             });
-            sender.done();
+            // An interrupted run is abandoned: saying "done" would give the next capture its
+            // turn, and the writer would copy that capture's spooled rows into files that are
+            // then thrown away.
+            if r.is_ok() {
+                sender.done();
+            }
             r.map(|_| (captures, flows, failed))
         })?;
         if let Some(e) = failed {

@@ -400,7 +400,8 @@ impl PairOutput {
             }
         };
         let r = analyze_capture_tapped(&file.path, info, SEND_ROWS, progress, &mut sink, tap);
-        if !hold_packets {
+        // Not when interrupted: the run is abandoned (see the binding's `analyze`).
+        if !hold_packets && r.is_some() {
             sender.done();
         }
         if let Some(e) = bad {
