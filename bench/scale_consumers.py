@@ -35,7 +35,11 @@ row count and content hash. The baseline reader is run only up to ``--baseline-m
 lines (it holds ~18 times its file). ``--radio-context N`` (N one of ``--radio-lines``) also
 runs the analysis' steps on the N-line log with both trees, each step's peak RSS apart
 (read, handoffs, context of 2,000 flows, coverage, radio.parquet: :data:`CONTEXT`), and
-compares the tables by hash (``radio_context_same_tables``).
+compares the tables by hash (``radio_context_same_tables``). ``--radio-analyze N`` runs the
+command a user types, ``hsrtcp analyze --client C --server S --radio radio-N.csv --carrier M
+--radio-offset X -o DIR`` (the console script, :data:`ANALYZE_PAIR`'s captures; X puts their
+flows across a cell change in the middle of the log), with both trees, and compares the five
+context tables it writes by hash (``radio_analyze_same_tables``).
 """
 
 from __future__ import annotations
@@ -57,6 +61,9 @@ WORK = ROOT / "bench" / "work"
 PY = ROOT / ".venv" / "bin" / "python"
 DATA = ROOT / "tests" / "data"
 PAIRS = ["drops_cubic", "bbr_drops", "multi_concurrent", "ack_delay", "data_blackout", "reno_nosack_nots"]
+# the environment the runs get: this process's before anything imports polars, which writes its
+# allocator setting (_RJEM_MALLOC_CONF) into os.environ, where the runs would inherit it
+ENV = dict(os.environ)
 # the commit before issue 32's changes to the readers and the fit
 DEFAULT_BASELINE = "730c31f"
 
@@ -133,6 +140,11 @@ print(json.dumps({"steps": steps}, separators=(",", ":")))
 """
 
 
+# the capture pair of --radio-analyze (its flows last 14 ms: the scan is the run's work)
+ANALYZE_PAIR = "drops_cubic"
+ANALYZE_TABLES = ("radio", "handoffs", "context", "suspensions", "coverage")
+
+
 def context_files(out: Path) -> dict[str, list[Path]]:
     """The tables a CONTEXT run leaves beside its radio rows ``out`` (the handoffs: the scan's
     spill files ``out.handoffsN``, or one file)."""
@@ -140,13 +152,12 @@ def context_files(out: Path) -> dict[str, list[Path]]:
             "context": [Path(f"{out}.context")], "coverage": [Path(f"{out}.coverage")]}
 
 
-def context_hashes(out: Path) -> dict | None:
-    """The CONTEXT run's tables hashed here, a row group at a time (a sum of the rows' hashes:
-    the same as the whole table's, and as s13's in-process hashes), then removed."""
+def context_hashes(files: dict[str, list[Path]]) -> dict | None:
+    """A run's tables (name -> its files) hashed here, a row group at a time (a sum of the
+    rows' hashes: the same as the whole table's, and as s13's in-process hashes), then removed."""
     import polars as pl
     import pyarrow.parquet as pq
 
-    files = context_files(out)
     if not all(f.exists() for fs in files.values() for f in fs):
         return None
     hashes = {}
@@ -258,6 +269,24 @@ def make_long_line(path: Path) -> dict:
     return {"lines": 3, "bytes": path.stat().st_size}
 
 
+def analyze_offset(tree: Path, lines: int) -> float:
+    """The --radio-offset that puts the middle of ANALYZE_PAIR's flows on the log's cell change
+    nearest its middle (make_radio: one every 30 s, three lines a second)."""
+    import polars as pl
+
+    out = WORK / "radio-analyze-flows"
+    shutil.rmtree(out, ignore_errors=True)
+    pair = [str(DATA / f"{ANALYZE_PAIR}.{side}.pcap") for side in ("client", "server")]
+    r = timed([str(ROOT / ".venv" / "bin" / "hsrtcp"), "analyze", "--client", pair[0], "--server", pair[1],
+               "-o", out.name, "--quiet"], tree)
+    if r["exit"] != 0:
+        raise SystemExit(f"analyze of {ANALYZE_PAIR}: exit {r['exit']}: {r['stderr_tail']}")
+    f = pl.read_parquet(out / "flows.parquet")
+    shutil.rmtree(out)
+    mid = (f["first_ts"].min() + f["last_ts"].max()) / 2
+    return round(mid - 30 * round(lines / 3 / 2 / 30), 6)
+
+
 def baseline_tree(rev: str) -> Path:
     """python/hsrtcp of ``rev`` with this build's native module, under bench/work/."""
     sha = subprocess.run(["git", "rev-parse", "--short=12", rev], cwd=ROOT, check=True, capture_output=True,
@@ -281,7 +310,7 @@ def baseline_tree(rev: str) -> Path:
 
 
 def timed(cmd: list[str], pythonpath: Path) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(pythonpath), PYTHONDONTWRITEBYTECODE="1")
+    env = dict(ENV, PYTHONPATH=str(pythonpath), PYTHONDONTWRITEBYTECODE="1")
     t = time.perf_counter()
     p = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, env=env, cwd=WORK)
     wall = time.perf_counter() - t
@@ -343,6 +372,8 @@ def main() -> None:
                     help="not the whole-frame reader runs (read_radio) of the logs: only --radio-context")
     ap.add_argument("--radio-context", type=int, default=0, metavar="LINES",
                     help="also the analysis' steps on the radio log of LINES lines (both trees, any size)")
+    ap.add_argument("--radio-analyze", type=int, default=0, metavar="LINES",
+                    help="also `hsrtcp analyze --radio` (the command a user types) on the log of LINES lines")
     ap.add_argument("--inputs-tree", choices=("current", "baseline"), default="current",
                     help="the package that analyzes the captures the flows come from")
     ap.add_argument("--make-flows", type=Path, help=argparse.SUPPRESS)
@@ -386,6 +417,9 @@ def main() -> None:
             meta.write_text(json.dumps(make_report_results(report_dir, a.flows, trees[a.inputs_tree])))
         inputs["report"] = {"dir": str(report_dir.relative_to(ROOT)), **json.loads(meta.read_text()),
                             "analyzed_by": a.inputs_tree}
+    if a.radio_analyze:
+        inputs["radio_analyze"] = {"log": inputs[f"radio_{a.radio_analyze}"]["file"], "pair": ANALYZE_PAIR,
+                                   "radio_offset": (offset := analyze_offset(trees["current"], a.radio_analyze))}
     load0 = os.getloadavg()[0]
     runs: dict[str, list[dict]] = {}
     for _ in range(a.rounds):
@@ -415,8 +449,18 @@ def main() -> None:
                     f.unlink(missing_ok=True)
                 r = timed([str(PY), "-c", CONTEXT, f"radio-{a.radio_context}.csv", out.name], tree)
                 r["peak_mb"] = context_peak(r)
-                r["hash"] = context_hashes(out)
+                r["hash"] = context_hashes(context_files(out))
                 runs.setdefault(f"radio_context_{a.radio_context}_{side}", []).append(r)
+            if a.radio_analyze:
+                out = WORK / f"radio-analyze-{side}"
+                shutil.rmtree(out, ignore_errors=True)
+                pair = [os.path.relpath(DATA / f"{ANALYZE_PAIR}.{k}.pcap", WORK) for k in ("client", "server")]
+                r = timed([str(ROOT / ".venv" / "bin" / "hsrtcp"), "analyze", "--client", pair[0], "--server", pair[1],
+                           "--radio", f"radio-{a.radio_analyze}.csv", "--carrier", "M",
+                           "--radio-offset", repr(offset), "-o", out.name, "--quiet"], tree)
+                r["hash"] = context_hashes({t: [out / f"{t}.parquet"] for t in ANALYZE_TABLES})
+                shutil.rmtree(out, ignore_errors=True)
+                runs.setdefault(f"radio_analyze_{a.radio_analyze}_{side}", []).append(r)
         print(json.dumps({k: {x: v[-1].get(x) for x in ("exit", "wall_s", "cpu_s", "max_rss_mb", "peak_mb")}
                           for k, v in runs.items()}),
               file=sys.stderr, flush=True)
@@ -434,6 +478,9 @@ def main() -> None:
     b, c = best.get(f"radio_context_{a.radio_context}_baseline"), best.get(f"radio_context_{a.radio_context}_current")
     if b and c and b["exit"] == 0 and c["exit"] == 0:
         checks["radio_context_same_tables"] = b["hash"] is not None and b["hash"] == c["hash"]
+    b, c = best.get(f"radio_analyze_{a.radio_analyze}_baseline"), best.get(f"radio_analyze_{a.radio_analyze}_current")
+    if b and c and b["exit"] == 0 and c["exit"] == 0:
+        checks["radio_analyze_same_tables"] = b["hash"] is not None and b["hash"] == c["hash"]
     out = {
         "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         "host": {"cpus": os.cpu_count(), "python": platform.python_version(),

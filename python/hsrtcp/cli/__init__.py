@@ -71,9 +71,15 @@ def entry() -> int:
     import os
 
     # polars' own jemalloc reads _RJEM_MALLOC_CONF (not MALLOC_CONF) once, when polars loads,
-    # so only the program can set it: one arena, no thread caches keep 25-30 MB less of a
-    # long radio log's scan at the same CPU (issue 32, bench/README.md). A user's value wins.
-    os.environ.setdefault("_RJEM_MALLOC_CONF", "narenas:1,tcache:false")
+    # so only the program can set it: one arena, no thread caches keep 20-30 MB less of a
+    # long radio log's scan at the same CPU (issue 32, bench/README.md). An option the value
+    # already holds wins: the user's, or polars' own defaults, which its import writes into
+    # the environment of a Python process that then starts this one.
+    conf = os.environ.get("_RJEM_MALLOC_CONF", "")
+    have = {kv.split(":")[0] for kv in conf.split(",")}
+    ours = [kv for kv in ("narenas:1", "tcache:false") if kv.split(":")[0] not in have]
+    if ours:
+        os.environ["_RJEM_MALLOC_CONF"] = ",".join([*ours, conf] if conf else ours)
     return main(exit_when_quick=True)
 
 

@@ -1,7 +1,7 @@
 """What keeps `hsrtcp analyze --radio` on a long log within issue 32's 200 MB, checked on the
 program itself (a fresh interpreter through the console script's ``entry``): polars' allocator
-is set before polars loads (one arena, no thread caches: 25-30 MB of the 1 GB log's peak), a
-user's own setting is kept, the variable is the one polars' jemalloc reads, and the run never
+is set before polars loads (one arena, no thread caches: 20-30 MB of the 1 GB log's peak), a
+user's own options are kept, polars' defaults inherited from a Python parent are not taken for them, the variable is the one polars' jemalloc reads, and the run never
 loads pyarrow (30-35 MB). The peak itself is bench/'s (scale_consumers.py --radio-analyze)."""
 
 from __future__ import annotations
@@ -71,8 +71,22 @@ def test_the_program_sets_polars_allocator_before_polars_loads(tmp_path, flow_sp
 
 
 def test_a_users_allocator_setting_is_kept(tmp_path, flow_span):
+    """An option the user set wins; the program adds only the other."""
     got = _analyze(tmp_path, flow_span, {VAR: "narenas:2"})
-    assert got["at_polars_import"] == "narenas:2"
+    assert got["at_polars_import"] == "tcache:false,narenas:2"
+
+
+def test_polars_own_setting_inherited_from_a_python_parent_is_completed(tmp_path, flow_span):
+    """A Python process that imported polars (a bench, a test, a Dask nanny) passes polars'
+    defaults on in the environment: the program's options still go in (they did not in the
+    first version, which kept any value: the bench then measured the run without them)."""
+    clean = {k: v for k, v in os.environ.items() if k != VAR}
+    parent = subprocess.run([sys.executable, "-c", f"import os, polars; print(os.environ[{VAR!r}])"],
+                            capture_output=True, text=True, env=clean, timeout=120)
+    inherited = parent.stdout.strip()
+    assert "narenas" not in inherited and "tcache" not in inherited
+    got = _analyze(tmp_path, flow_span, {VAR: inherited})
+    assert got["at_polars_import"] == "narenas:1,tcache:false," + inherited
 
 
 def test_the_radio_analysis_does_not_load_pyarrow(tmp_path, flow_span):
