@@ -86,7 +86,6 @@ import re
 import shutil
 import sys
 import time
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,6 +94,7 @@ from hsrtcp.errors import InputError
 from hsrtcp.lab import bundle, emulate, netns, runconfig
 from hsrtcp.lab.measure import FLOW_TYPES, FlowSpec, parse_size
 from hsrtcp.lab.scenario import advice
+from hsrtcp.lab.scenario.config import read_toml
 
 _KNOWN_CAMPAIGN_KEYS = {"name", "scenarios", "ccs", "repetitions", "mptcp", "duration_s", "snaplen", "reseed",
                         "first_repetition", "max_load", "load_wait_s", "pin"}
@@ -214,14 +214,7 @@ def flow_label(flow: dict) -> str:
 def load(path: str | Path) -> Campaign:
     """Parse and validate a campaign file; errors name the file and the offending key."""
     path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read campaign: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text at byte {exc.start}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML: {exc}") from exc
+    raw = read_toml(path, "campaign", InputError)
     c = raw.get("campaign")
     if not isinstance(c, dict):
         raise InputError(f"{path}: no [campaign] table")

@@ -83,13 +83,10 @@ def parse_duration(text: str) -> float:
 
 
 def load_config(path: str | Path) -> dict:
-    path = Path(path)
-    try:
-        return tomllib.loads(path.read_text())
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read rattan config: {exc.strerror}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML: {exc}") from exc
+    # (on first use: the scenario package loads its compiler, which the agents never need)
+    from hsrtcp.lab.scenario.config import read_toml
+
+    return read_toml(path, "rattan config", InputError)
 
 
 def validate_config(cfg: dict, source: Path) -> None:

@@ -39,6 +39,10 @@ def test_validation_names_file_and_cell(tmp_path):
     (tmp_path / "broken.toml").write_text("[env\n")
     with pytest.raises(InputError, match="broken.toml: not valid TOML"):
         rattan.load_config(tmp_path / "broken.toml")
+    # read as campaigns and scenarios are (one TOML reader): not UTF-8 is a message, not a traceback
+    (tmp_path / "latin1.toml").write_bytes(b"# caf\xe9\n[env]\n")
+    with pytest.raises(InputError, match="latin1.toml: not UTF-8 text at byte 5"):
+        rattan.load_config(tmp_path / "latin1.toml")
 
 
 @pytest.mark.skipif(netns.find_tool("rattan") is None, reason="rattan not installed (make rattan)")

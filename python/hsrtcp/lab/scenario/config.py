@@ -598,19 +598,21 @@ def check_overrides(src: str, *, seed: int | None = None, duration_s: float | No
         opt("--start", "start_s", start_s, lo=0.0, hi=MAX_TRIP_S)
 
 
-def read_toml(path: str | Path) -> dict:
-    """Parse a scenario TOML file; syntax errors name the file, line and column."""
+def read_toml(path: str | Path, what: str = "scenario file", error: type[InputError] = ScenarioError) -> dict:
+    """Parse the TOML file of ``what`` (a scenario, and the lab's campaign files and Rattan
+    configs); a file that cannot be read, is not UTF-8 or not TOML is ``error`` naming the
+    file (and the line and column of a syntax error)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read scenario file: {exc.strerror or exc}") from exc
+        raise error(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
-        raise ScenarioError(f"{path}: not UTF-8 text at byte {exc.start}") from exc
+        raise error(f"{path}: not UTF-8 text at byte {exc.start}") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{path}: TOML syntax error: {exc}") from exc
+        raise error(f"{path}: not valid TOML: {exc}") from exc
 
 
 def from_options(*, speed_kmh: float | None = None, area: str | None = None,
