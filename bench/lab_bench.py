@@ -20,14 +20,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import NamedTuple
+
+import dpkt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-from hsrtcp.lab import emulate, pcap  # noqa: E402
+from hsrtcp import pcapio  # noqa: E402
+from hsrtcp.lab import emulate  # noqa: E402
 
 CONFIG = """
 [env]
@@ -62,6 +67,43 @@ down_delay = "left"
 """
 
 
+class _Packet(NamedTuple):
+    ts: float
+    proto: int  # 6 TCP, 17 UDP
+    src: str
+    sport: int
+    dst: str
+    dport: int
+    seq: int | None  # TCP only
+    ack: int | None
+    ip_id: int
+    payload_len: int  # from the IP and L4 headers (the capture is cut at 128 bytes)
+    ip_len: int
+
+
+def _read(path: Path) -> list[_Packet]:
+    """The IPv4 TCP and UDP packets of a lab capture (Ethernet on the veths). hsrtcp.pcapio
+    decodes TCP only; this bench counts the UDP stream's datagrams too."""
+    out = []
+    for rec in pcapio.read_records(path):
+        if rec.linktype != pcapio.LINKTYPE_ETHERNET:
+            raise SystemExit(f"{path}: link type {rec.linktype}, not Ethernet")
+        try:
+            ip = dpkt.ethernet.Ethernet(rec.data).data
+        except dpkt.UnpackError:
+            continue
+        if not isinstance(ip, dpkt.ip.IP) or ip.p not in (6, 17) or isinstance(ip.data, bytes):
+            continue
+        l4 = ip.data
+        if ip.p == 6:
+            payload, seq, ack = ip.len - 4 * ip.hl - 4 * l4.off, l4.seq, l4.ack
+        else:
+            payload, seq, ack = l4.ulen - 8, None, None
+        out.append(_Packet(rec.ts_ns / 1e9, ip.p, socket.inet_ntoa(ip.src), l4.sport, socket.inet_ntoa(ip.dst),
+                           l4.dport, seq, ack, ip.id, payload, ip.len))
+    return out
+
+
 def _missing(sent, received) -> tuple[int, int]:
     def key(p):
         return (p.src, p.sport, p.dst, p.dport, p.seq, p.ack, p.ip_id, p.payload_len, p.proto)
@@ -90,6 +132,17 @@ def _tcpdump_drops(run_dir: Path) -> dict:
     return out
 
 
+def _run(cfg: Path, out_dir: Path, flow: dict, label: str) -> tuple[dict, list, list] | None:
+    """One measured run of ``flow``: the client's result, the phone's and the server's
+    packets; None (the errors printed) when the run failed."""
+    out = emulate.run(cfg, out_dir, {"kind": "measure", "flow": flow})
+    if out.errors:
+        print(f"{label} run failed:", out.errors, file=sys.stderr)
+        return None
+    client = json.loads((out_dir / "client.json").read_text())[0]
+    return client, _read(out_dir / "capture" / "phone_p1.pcap"), _read(out_dir / "capture" / "server.pcap")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=10.0)
@@ -103,15 +156,11 @@ def main() -> int:
         cfg.write_text(CONFIG.format(rate=args.rate))
 
         tcp_dir = tmp / "tcp"
-        out = emulate.run(cfg, tcp_dir, {"kind": "measure", "flow": {"type": "duration", "duration_s": args.seconds,
-                                                                       "cc": "bbr"}})
-        if out.errors:
-            print("TCP run failed:", out.errors, file=sys.stderr)
+        tcp = _run(cfg, tcp_dir, {"type": "duration", "duration_s": args.seconds, "cc": "bbr"}, "TCP")
+        if tcp is None:
             return 1
-        client = json.loads((tcp_dir / "client.json").read_text())[0]
-        phone = pcap.read(tcp_dir / "capture" / "phone_p1.pcap")
-        server = pcap.read(tcp_dir / "capture" / "server.pcap")
-        t0 = pcap.first_ipv4_time(tcp_dir / "capture" / "phone_p1.pcap")
+        client, phone, server = tcp
+        t0 = pcapio.first_ip_time(tcp_dir / "capture" / "phone_p1.pcap")
         data = [p for p in phone if p.proto == 6 and p.sport == 5201 and p.payload_len]
         steady = [p for p in data if 2.0 <= p.ts - t0 < 2.0 + args.seconds - 3.0]
         span = steady[-1].ts - steady[0].ts if len(steady) > 1 else float("nan")
@@ -132,14 +181,11 @@ def main() -> int:
               f"p99 {gaps.quantile(0.99):.2f} ms, max {gaps.max():.2f} ms (target 10 ms)")
 
         udp_dir = tmp / "udp"
-        out = emulate.run(cfg, udp_dir, {"kind": "measure", "flow": {
-            "type": "udp", "duration_s": args.seconds, "rate_bps": args.udp_rate * 1e6, "payload_bytes": 1400}})
-        if out.errors:
-            print("UDP run failed:", out.errors, file=sys.stderr)
+        udp = _run(cfg, udp_dir, {"type": "udp", "duration_s": args.seconds, "rate_bps": args.udp_rate * 1e6,
+                                  "payload_bytes": 1400}, "UDP")
+        if udp is None:
             return 1
-        u = json.loads((udp_dir / "client.json").read_text())[0]
-        phone = pcap.read(udp_dir / "capture" / "phone_p1.pcap")
-        server = pcap.read(udp_dir / "capture" / "server.pcap")
+        u, phone, server = udp
         lost, n = _missing([p for p in server if p.proto == 17], phone)
         sent_rate = u["datagrams_sent"] * 1428 * 8 / args.seconds
         print(f"UDP CBR asked {args.udp_rate:g} Mbit/s, sent {sent_rate / 1e6:.2f} Mbit/s IP-layer: "
