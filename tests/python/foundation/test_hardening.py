@@ -332,43 +332,34 @@ def _wait_for_staged(out: Path, timeout: float = 30) -> None:
     raise AssertionError("the analysis never started writing")
 
 
-def _input_offsets(pid: int, names: set[str]) -> dict[str, int]:
-    """How far into its inputs a process has read: the file offset of each of its open
-    descriptors on a file named in ``names`` (/proc/PID/fdinfo), by descriptor."""
-    at = {}
+def _open_files(pid: int):
+    """``(descriptor, file name, fdinfo fields)`` of each file a process has open (none once
+    it exited; a descriptor closed meanwhile is skipped)."""
     try:
         fds = os.listdir(f"/proc/{pid}/fd")
     except OSError:  # exited
-        return at
+        return
     for fd in fds:
         try:
-            if Path(os.readlink(f"/proc/{pid}/fd/{fd}")).name in names:
-                with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                    at[fd] = int(f.readline().split()[1])
-        except (OSError, ValueError, IndexError):
+            name = Path(os.readlink(f"/proc/{pid}/fd/{fd}")).name
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                info = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in f)}
+        except OSError:
             continue  # closed meanwhile
-    return at
+        yield fd, name, info
+
+
+def _input_offsets(pid: int, names: set[str]) -> dict[str, int]:
+    """How far into its inputs a process has read: the file offset of each of its open
+    descriptors on a file named in ``names``, by descriptor."""
+    return {fd: int(info["pos"]) for fd, name, info in _open_files(pid) if name in names}
 
 
 def _spools_read(pid: int) -> set[str]:
     """The writer's spool files (rows of a capture whose turn has not come) that a process
     has open for reading: it reads one back only to copy its rows into the tables."""
-    seen = set()
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except OSError:  # exited
-        return seen
-    for fd in fds:
-        try:
-            name = Path(os.readlink(f"/proc/{pid}/fd/{fd}")).name
-            if ".spool" in name and name.endswith(".arrows"):
-                with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                    flags = next(int(line.split()[1], 8) for line in f if line.startswith("flags:"))
-                if flags & os.O_ACCMODE == os.O_RDONLY:
-                    seen.add(name)
-        except (OSError, ValueError, StopIteration):
-            continue  # closed meanwhile
-    return seen
+    return {name for _, name, info in _open_files(pid) if ".spool" in name and name.endswith(".arrows")
+            and int(info["flags"], 8) & os.O_ACCMODE == os.O_RDONLY}
 
 
 @pytest.mark.parametrize("mode", ["one", "two threads", "pair"])
