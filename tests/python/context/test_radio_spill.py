@@ -1,7 +1,7 @@
 """The handoffs of a log read block by block go to temporary Parquet files beside the run's
 output as they are found, not memory (issue 32: the table grew with the log, 510 k rows on a
 1 GB log); the analysis reads only their time, system and ping-pong (numpy arrays) and
-handoffs.parquet is copied from the files a row group at a time. The tables equal the
+handoffs.parquet is copied from the files one at a time. The tables equal the
 whole-frame ones; the files are removed on success and on error; a full disk is an
 OutputError naming the file."""
 
