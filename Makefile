@@ -171,8 +171,10 @@ bench-corpus: build  ## corpus runs: 1 vs 2 workers, Dask overhead, RSS per work
 bench-gsmtap: build  ## GSMTAP radio log: 1 M RRC messages read in bounded memory, messages/s (bench/README.md)
 	$(PY) bench/gsmtap_bench.py --messages 1000000 --rounds 3
 
-bench-consumers: build  ## model fit on 1 M flows, radio reader on 2 M/10 M lines and a 1 GB line, each against the code before issue 32 (bench/README.md)
+bench-consumers: build  ## model fit on 1 M flows, radio reader on 2 M/10 M lines and a 1 GB line against the code before issue 32; `hsrtcp analyze --radio` on a 1 GB log against s14's (bench/README.md)
 	$(PY) bench/scale_consumers.py
+	$(PY) bench/scale_consumers.py --radio-lines 15000000 --radio-analyze 15000000 --baseline bccc85a \
+	  --skip-fit --skip-report --skip-reader --out bench/results-consumers-radio-analyze.json
 
 bench-lab: build sysdeps rattan  ## emulated 100 Mbit/s path: rate, loss, TCP_INFO sampling (root)
 	$(PY) bench/lab_bench.py
