@@ -710,6 +710,29 @@ def _results_cdf(table: str, column: str, group: str | None, label: str, unit: s
     return make
 
 
+_S003_FIG_12_BARS = _bars_from_study("suspensions", "suspension_gt_10s_share", "suspensions > 10 s",
+                                     "by handoff class", classes=("high_0", "high_1_8", "high_9_16", "high_1_16"))
+
+
+def s003_fig_12(inp: Inputs) -> Made:
+    """One flow's sequence numbers with its suspensions (:func:`hsrtcp.figures.packets.s003_fig_12`);
+    without RESULTS packets, the study's share of suspensions > 10 s per handoff class."""
+    from hsrtcp.figures import packets
+
+    try:
+        made = packets.s003_fig_12(inp)
+    except Missing as m:
+        made = _S003_FIG_12_BARS(inp)
+        made.gaps.append(data_gap(f"the seed draws one flow's sequence numbers with its suspensions: {m.reason}; "
+                                  f"here: the share of suspensions > 10 s per handoff class"))
+        return made
+    try:  # the study's numbers stay beside the one flow, with their n and intervals
+        made.lab += [f"study, suspensions > 10 s, {line}" for line in _S003_FIG_12_BARS(inp).lab]
+    except Missing:
+        pass
+    return made
+
+
 def s000_fig_7(inp: Inputs) -> Made:
     """The senders' RTO estimation bias per flow, by the seed's classes a-e, whose panels are
     3G and 4G."""
@@ -1215,10 +1238,9 @@ ITEMS: tuple[Item, ...] = (
          _study_or_results(_bars_from_study("suspensions", "suspension_s", "suspension, mean", "per handoff (M24)"),
                            _results_cdf("suspensions", "suspension_s", "flow_class", "suspension", "s", "per class", "s003-fig-11"),
                            "suspensions.suspension_s", _study_n("suspensions", "suspension_s", "all"))),
-    Item("seed003-fig-12", "handoff frequency and suspension", "study suspensions by class",
-         "T3-22: 15.8 % of a 450-s window suspended",
-         _bars_from_study("suspensions", "suspension_gt_10s_share", "suspensions > 10 s", "by handoff class",
-                          classes=("high_0", "high_1_8", "high_9_16", "high_1_16"))),
+    Item("seed003-fig-12", "handoff frequency and suspension",
+         "RESULTS suspensions and packets (--packets); else study suspensions by class",
+         "T3-22: 15.8 % of a 450-s window suspended", s003_fig_12),
     # seed 004: carrier selection or MPTCP conjunction on HSR
     Item("seed004-fig-01", "carrier complementarity over a trip (coverage, signal, handoffs)",
          "RESULTS radio table with two or more carriers", "T4-04: LTE coverage M 79 %, U 76 %, either 94 %",

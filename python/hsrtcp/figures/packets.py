@@ -173,6 +173,47 @@ def s001_fig_2(inp: Inputs):
     return _tsg_example(inp, "no timeout sequence in a server-side flow", _recovery, 0.5, "s001-fig-2")
 
 
+def s003_fig_12(inp: Inputs):
+    """Seed 003 Fig. 12: one flow's sequence numbers over its life with its suspensions (the
+    seed's: 450 s, 71.08 s suspended, 15.8 %). The phone-side flow of RESULTS with the most
+    suspended time (suspensions.parquet, M24), drawn whole by ``hsrtcp plot tsg``; the text
+    gives the suspended share of its life. The CSV is the flow's packets rows."""
+    from hsrtcp.figures.items import Made
+    from hsrtcp.plot import figure
+
+    what = "suspensions.parquet and packets.parquet (one flow's sequence numbers and suspensions)"
+    res = inp.results(what)
+    s = res.suspensions
+    if s is None or s.is_empty():
+        raise Missing("suspensions.parquet of RESULTS: no handoff inside a phone-side flow (a radio log with cells)")
+    f = res.flows
+    if "vantage" in f.columns:
+        f = f.filter(pl.col("vantage") == "client")
+    per = (s.group_by("result", "flow_id").agg(pl.col("suspension_s").fill_null(0.0).sum().alias("suspended_s"),
+                                               pl.len().alias("handoffs"))
+           .join(f.select("result", "flow_id", "first_ts", "last_ts"), on=["result", "flow_id"])
+           .sort(["suspended_s", "handoffs", "result", "flow_id"], descending=[True, True, False, False]))
+    if per.is_empty():
+        raise Missing("flows.parquet of RESULTS: no phone-side row for the suspensions' flows")
+    r = per.row(0, named=True)
+    pk = inp.extra("packets", what)
+    data = (pk.filter((pl.col("result") == r["result"]) & (pl.col("flow_id") == r["flow_id"]))
+            .select("result", "flow_id", "frame", "ts", (pl.col("ts") - r["first_ts"]).alias("t_rel"), "dir", "seq",
+                    "len", "ack", "window", "retrans").collect().sort("frame"))
+    if data.is_empty():
+        raise Missing(f"packets.parquet of RESULTS: no packet of flow {r['flow_id']} of {r['result']}")
+    try:
+        fig = figure("tsg", r["result"], r["flow_id"])
+    except InputError as exc:  # the graph's own reason (nothing to draw): the item is not made
+        raise Missing(str(exc)) from None
+    life = r["last_ts"] - r["first_ts"]
+    name = r["result"].rstrip("/").rsplit("/", 1)[-1]
+    return Made(data=data, figure=fig,
+                lab=[f"flow {r['flow_id']} of {name} (phone capture): {r['suspended_s']:.2f} s suspended at "
+                     f"{r['handoffs']} handoff(s) in {life:.1f} s ({draw.pct(r['suspended_s'] / life)} of its life); "
+                     f"{data.height} packets drawn"])
+
+
 def flight(packets: pl.DataFrame) -> pl.DataFrame:
     """Per packet of each flow (sender-side capture; ``data_dir`` a column), in capture order:
     the data outstanding (highest sequence sent + its length − highest cumulative ACK: the

@@ -216,3 +216,22 @@ def test_rtt_jitter_is_the_senders_consecutive_samples(committed):
         want = {"lab_truth_run": {"280-310 km/h"}, "lab_static_run": {"static"}}.get(name, {"(no radio log)"})
         assert set(mine["group"]) == want
 
+
+def test_suspension_example_is_the_phone_flow_with_the_most_suspended_time(committed):
+    """Seed 003 Fig. 12: the phone-side flow of RESULTS with the most suspended time
+    (suspensions.parquet), every packets row of it, and its suspended seconds in the text."""
+    out, res = committed
+    totals = []
+    for d in res.values():
+        if (d / "suspensions.parquet").is_file():
+            for (fid,), g in pl.read_parquet(d / "suspensions.parquet").group_by(["flow_id"]):
+                totals.append((g["suspension_s"].fill_null(0.0).sum(), g.height, d, fid))
+    total, handoffs, d, fid = max(totals, key=lambda t: (t[0], t[1]))
+    assert total > 0
+    got = _csv(out, "seed003-fig-12")
+    assert set(got["result"]) == {str(d)} and set(got["flow_id"]) == {fid}
+    pk = pl.read_parquet(d / "packets.parquet").filter(pl.col("flow_id") == fid).sort("frame")
+    assert got["frame"].to_list() == pk["frame"].to_list() and got["seq"].to_list() == pk["seq"].to_list()
+    f = _flows(d, "client").filter(pl.col("flow_id") == fid).row(0, named=True)
+    life = f["last_ts"] - f["first_ts"]
+    assert f"{total:.2f} s suspended at {handoffs} handoff(s) in {life:.1f} s" in (out / "seeds.md").read_text()
