@@ -272,9 +272,16 @@ impl Engine {
         let shift = c.wscale(dir);
         let vantage = DataVantage::of(self.near, other);
         let (st, rtt) = self.streams.with_rtt(other.idx());
+        st.on_window(c.first_ts, other, ts, seg.window, shift, ev);
+        // (the ACK field of a data segment, unchanged since the last ACK: 95 % of the
+        // segments of a bulk transfer)
+        if n == 0 && !pure && st.repeats_last_ack(a, seg.window) {
+            st.on_repeated_ack(c.first_ts, vantage, ts, seg.window);
+            return;
+        }
         let mut x = Ctx::new(c.first_ts, vantage, sack, other, shift.unwrap_or(0), rtt, ev, false);
         let tsecr = seg.options.timestamp.map(|t| t.1);
-        st.on_ack(&mut x, a, ts, seg.window, shift, pure, &blocks[..n], tsecr);
+        st.on_ack(&mut x, a, ts, seg.window, pure, &blocks[..n], tsecr);
     }
 
     /// A segment without payload: only pure segments of a direction that sent data, below
