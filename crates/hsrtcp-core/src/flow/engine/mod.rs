@@ -120,6 +120,9 @@ pub struct Engine {
     /// The capture sits next to the sender of this direction (C2S = client).
     near: Option<Dir>,
     near_source: Option<&'static str>,
+    /// `DataVantage::of(near, d)` per direction, kept with `near` ([`Engine::fix_near`]):
+    /// every segment asks for it once or twice.
+    vantages: [DataVantage; 2],
     sack_seen: bool,
     end: Option<(Nanos, bool)>,
     /// Handshake gaps (SYN→SYN-ACK, SYN-ACK→ACK) and time, until the vantage is known.
@@ -159,8 +162,7 @@ impl Engine {
         self.first_ts = c.first_ts;
         if self.near.is_none() {
             if let Some(v) = c.vantage {
-                self.near = Some(near_of(v));
-                self.near_source = Some("given");
+                self.fix_near(near_of(v), "given");
             }
         }
         let rel_seq = c.rel_seq(dir, seg.seq);
@@ -270,7 +272,7 @@ impl Engine {
         }
         let pure = seg.payload_len == 0 && !seg.flags.fin();
         let shift = c.wscale(dir);
-        let vantage = DataVantage::of(self.near, other);
+        let vantage = self.vantages[other.idx()];
         let (st, rtt) = self.streams.with_rtt(other.idx());
         st.on_window(c.first_ts, other, ts, seg.window, shift, ev);
         // (the ACK field of a data segment, unchanged since the last ACK: 95 % of the
@@ -292,7 +294,7 @@ impl Engine {
         if !st.started || rel_seq >= st.una || seg.flags.syn() || seg.flags.fin() || seg.flags.rst() {
             return;
         }
-        let vantage = DataVantage::of(self.near, dir);
+        let vantage = self.vantages[dir.idx()];
         let (st, rtt) = self.streams.with_rtt(dir.idx());
         let mut x = Ctx::new(c.first_ts, vantage, sack, dir, 0, rtt, ev, false);
         st.on_empty(&mut x, rel_seq, seg.ts);
@@ -305,7 +307,7 @@ impl Engine {
         let s = rel_seq + seg.flags.syn() as i64;
         let e = s + seg.payload_len as i64;
         let mss = self.mss_for(c, dir);
-        let vantage = DataVantage::of(self.near, dir);
+        let vantage = self.vantages[dir.idx()];
         let shift = c.wscale(dir.rev()).unwrap_or(0);
         // one lookup of the stream for both uses (a fresh stream reads as an absent one)
         let (st, rtt) = self.streams.with_rtt(dir.idx());
@@ -325,13 +327,21 @@ impl Engine {
         if self.near.is_some() {
             return;
         }
-        self.near = Some(near);
-        self.near_source = Some(source);
+        self.fix_near(near, source);
         self.handshake_sample();
         let first = self.first_ts;
         let (st, book) = self.streams.with_rtt(near.idx());
         for (ts, rtt) in book.take_held(near) {
             book.sample(RttMethod::Ack, near, ts, rtt, Some((&mut st.bins, first)));
+        }
+    }
+
+    /// Set the vantage and what follows from it per direction (given, or [`Engine::decide`]).
+    fn fix_near(&mut self, near: Dir, source: &'static str) {
+        self.near = Some(near);
+        self.near_source = Some(source);
+        for d in [Dir::C2S, Dir::S2C] {
+            self.vantages[d.idx()] = DataVantage::of(self.near, d);
         }
     }
 
