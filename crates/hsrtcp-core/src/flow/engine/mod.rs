@@ -190,9 +190,10 @@ impl Engine {
         {
             let d = Self::data_dir(c);
             let st = &self.streams[d.idx()];
-            let stalled = st.in_flight().is_some_and(|b| b > 0);
+            let stalled = st.stalled();
             self.life.delivery(ts, st.una, stalled);
-            self.after_silence = self.life.gap(ts, self.streams.rtt().est.srtt, stalled, ev);
+            let streams = &self.streams;
+            self.after_silence = self.life.gap(ts, || streams.rtt().est.srtt, stalled, ev);
         }
         if let Some(h) = self.life.on_segment(seg, dir) {
             let (a, b) = (h.syn_to_synack, h.synack_to_ack);
@@ -426,7 +427,7 @@ impl Engine {
         let d = Self::data_dir(c);
         let st = &self.streams[d.idx()];
         let unacked = st.started && (!st.ack_seen || st.una < st.nxt);
-        self.life.delivery_end(capture_end, st.in_flight().is_some_and(|b| b > 0));
+        self.life.delivery_end(capture_end, st.stalled());
         let reason = self.life.interruption(unacked);
         let open = self.life.first_rst.is_none() && self.life.first_fin.is_none();
         self.end = Some((capture_end, open && unacked));

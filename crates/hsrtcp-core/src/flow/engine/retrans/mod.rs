@@ -185,6 +185,12 @@ impl Stream {
         (self.started && self.ack_seen).then(|| (self.nxt - self.una).max(0) as u64)
     }
 
+    /// Bytes are in flight (the stall test every segment makes; `in_flight() > 0`).
+    #[inline]
+    pub fn stalled(&self) -> bool {
+        self.started && self.ack_seen && self.nxt > self.una
+    }
+
     pub fn una_opt(&self) -> Option<i64> {
         self.ack_seen.then_some(self.una)
     }
