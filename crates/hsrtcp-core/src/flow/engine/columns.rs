@@ -253,8 +253,8 @@ fn windows(v: &View, row: &mut Row<'_>) {
     let limited = ratio(w.rwnd_limited_sends as f64, w.new_data_sends as f64);
     let by = (v.sender && w.new_data_sends > 0)
         .then(|| if w.rwnd_limited_sends * 2 >= w.new_data_sends { "rwnd" } else { "cwnd" });
-    row.u64("awnd_min", w.awnd_min)
-        .u64("awnd_max", w.awnd_max)
+    row.u64("awnd_min", w.awnd_min())
+        .u64("awnd_max", w.awnd_max())
         .f64("awnd_mean", w.awnd_mean())
         .u64("zero_window_segments", w.zero_segments)
         .u64("zero_window_events", w.zero_events)
@@ -264,7 +264,7 @@ fn windows(v: &View, row: &mut Row<'_>) {
         .f64("rwnd_limited_fraction", if v.sender { limited } else { None })
         .str("limited_by", by)
         .u64("mss_data", Some(mss as u64))
-        .u64("w_m_packets", w.awnd_max.map(|x| x / mss.max(1) as u64))
+        .u64("w_m_packets", w.awnd_max().map(|x| x / mss.max(1) as u64))
         .f64("b_packets_per_ack", ratio(k.acked_bytes_ca as f64 / mss as f64, k.advancing_acks_ca as f64));
 }
 

@@ -127,13 +127,13 @@ impl Lifecycle {
     /// Called before a segment is processed. Every silence of at least [`GAP_MIN`] between
     /// two consecutive packets (either direction) is a `gap` event (M24, A12: the study layer
     /// associates gaps with handoffs); a silence longer than max(200 ms, 2 SRTT) is also a
-    /// suspension. `stalled` = data was outstanding at the silence's start.
-    /// Returns whether the segment ends a suspension.
+    /// suspension. `stalled` = data was outstanding at the silence's start; `srtt` is asked
+    /// only after a silence. Returns whether the segment ends a suspension.
     #[inline]
     pub fn gap(
         &mut self,
         ts: Nanos,
-        srtt: Option<Nanos>,
+        srtt: impl FnOnce() -> Option<Nanos>,
         stalled: bool,
         ev: &mut Vec<Event>,
     ) -> bool {
@@ -148,7 +148,7 @@ impl Lifecycle {
                 g.class = class;
                 g.value = Some(GAP_MIN as f64 * 1e-9);
                 ev.push(g);
-                let thr = SUSPENSION_MIN.max(srtt.unwrap_or(0) * SUSPENSION_RTTS);
+                let thr = SUSPENSION_MIN.max(srtt().unwrap_or(0) * SUSPENSION_RTTS);
                 if d > thr {
                     self.suspensions += 1;
                     if stalled {

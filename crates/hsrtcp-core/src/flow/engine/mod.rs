@@ -120,6 +120,9 @@ pub struct Engine {
     /// The capture sits next to the sender of this direction (C2S = client).
     near: Option<Dir>,
     near_source: Option<&'static str>,
+    /// `DataVantage::of(near, d)` per direction, kept with `near` ([`Engine::fix_near`]):
+    /// every segment asks for it once or twice.
+    vantages: [DataVantage; 2],
     sack_seen: bool,
     end: Option<(Nanos, bool)>,
     /// Handshake gaps (SYN→SYN-ACK, SYN-ACK→ACK) and time, until the vantage is known.
@@ -159,8 +162,7 @@ impl Engine {
         self.first_ts = c.first_ts;
         if self.near.is_none() {
             if let Some(v) = c.vantage {
-                self.near = Some(near_of(v));
-                self.near_source = Some("given");
+                self.fix_near(near_of(v), "given");
             }
         }
         let rel_seq = c.rel_seq(dir, seg.seq);
@@ -188,9 +190,10 @@ impl Engine {
         {
             let d = Self::data_dir(c);
             let st = &self.streams[d.idx()];
-            let stalled = st.in_flight().is_some_and(|b| b > 0);
+            let stalled = st.stalled();
             self.life.delivery(ts, st.una, stalled);
-            self.after_silence = self.life.gap(ts, self.streams.rtt().est.srtt, stalled, ev);
+            let streams = &self.streams;
+            self.after_silence = self.life.gap(ts, || streams.rtt().est.srtt, stalled, ev);
         }
         if let Some(h) = self.life.on_segment(seg, dir) {
             let (a, b) = (h.syn_to_synack, h.synack_to_ack);
@@ -270,11 +273,18 @@ impl Engine {
         }
         let pure = seg.payload_len == 0 && !seg.flags.fin();
         let shift = c.wscale(dir);
-        let vantage = DataVantage::of(self.near, other);
+        let vantage = self.vantages[other.idx()];
         let (st, rtt) = self.streams.with_rtt(other.idx());
+        st.on_window(c.first_ts, other, ts, seg.window, shift, ev);
+        // (the ACK field of a data segment, unchanged since the last ACK: 95 % of the
+        // segments of a bulk transfer)
+        if n == 0 && !pure && st.repeats_last_ack(a, seg.window) {
+            st.on_repeated_ack(c.first_ts, vantage, ts, seg.window);
+            return;
+        }
         let mut x = Ctx::new(c.first_ts, vantage, sack, other, shift.unwrap_or(0), rtt, ev, false);
         let tsecr = seg.options.timestamp.map(|t| t.1);
-        st.on_ack(&mut x, a, ts, seg.window, shift, pure, &blocks[..n], tsecr);
+        st.on_ack(&mut x, a, ts, seg.window, pure, &blocks[..n], tsecr);
     }
 
     /// A segment without payload: only pure segments of a direction that sent data, below
@@ -285,7 +295,7 @@ impl Engine {
         if !st.started || rel_seq >= st.una || seg.flags.syn() || seg.flags.fin() || seg.flags.rst() {
             return;
         }
-        let vantage = DataVantage::of(self.near, dir);
+        let vantage = self.vantages[dir.idx()];
         let (st, rtt) = self.streams.with_rtt(dir.idx());
         let mut x = Ctx::new(c.first_ts, vantage, sack, dir, 0, rtt, ev, false);
         st.on_empty(&mut x, rel_seq, seg.ts);
@@ -298,7 +308,7 @@ impl Engine {
         let s = rel_seq + seg.flags.syn() as i64;
         let e = s + seg.payload_len as i64;
         let mss = self.mss_for(c, dir);
-        let vantage = DataVantage::of(self.near, dir);
+        let vantage = self.vantages[dir.idx()];
         let shift = c.wscale(dir.rev()).unwrap_or(0);
         // one lookup of the stream for both uses (a fresh stream reads as an absent one)
         let (st, rtt) = self.streams.with_rtt(dir.idx());
@@ -318,13 +328,21 @@ impl Engine {
         if self.near.is_some() {
             return;
         }
-        self.near = Some(near);
-        self.near_source = Some(source);
+        self.fix_near(near, source);
         self.handshake_sample();
         let first = self.first_ts;
         let (st, book) = self.streams.with_rtt(near.idx());
         for (ts, rtt) in book.take_held(near) {
             book.sample(RttMethod::Ack, near, ts, rtt, Some((&mut st.bins, first)));
+        }
+    }
+
+    /// Set the vantage and what follows from it per direction (given, or [`Engine::decide`]).
+    fn fix_near(&mut self, near: Dir, source: &'static str) {
+        self.near = Some(near);
+        self.near_source = Some(source);
+        for d in [Dir::C2S, Dir::S2C] {
+            self.vantages[d.idx()] = DataVantage::of(self.near, d);
         }
     }
 
@@ -409,7 +427,7 @@ impl Engine {
         let d = Self::data_dir(c);
         let st = &self.streams[d.idx()];
         let unacked = st.started && (!st.ack_seen || st.una < st.nxt);
-        self.life.delivery_end(capture_end, st.in_flight().is_some_and(|b| b > 0));
+        self.life.delivery_end(capture_end, st.stalled());
         let reason = self.life.interruption(unacked);
         let open = self.life.first_rst.is_none() && self.life.first_fin.is_none();
         self.end = Some((capture_end, open && unacked));

@@ -93,15 +93,10 @@ impl Store {
         self.recs.back().map(|r| r.end)
     }
 
-    /// Drop records wholly below `una`.
+    /// Drop records wholly below `una` (sorted: one search and one drain, not a pop each).
     pub fn prune_below(&mut self, una: i64) {
-        while let Some(f) = self.recs.front() {
-            if f.end <= una {
-                self.recs.pop_front();
-            } else {
-                break;
-            }
-        }
+        let n = self.recs.partition_point(|r| r.end <= una);
+        self.recs.drain(..n);
     }
 
     /// Index of the first record whose end is beyond `s`.
@@ -124,14 +119,13 @@ impl Store {
     /// sender takes no RTT sample from re-sent bytes (Karn, RFC 6298 §3).
     pub fn karn_first_ts(&self, ack: i64) -> Option<Nanos> {
         let n = self.recs.partition_point(|r| r.end <= ack);
-        let mut first = None;
-        for r in self.recs.iter().take(n) {
-            if r.tx > 1 || r.filled {
-                return None;
-            }
-            first = Some(first.map_or(r.first_ts, |f: Nanos| f.min(r.first_ts)));
-        }
-        first
+        let mut first = Nanos::MAX;
+        // (`all` walks the deque's two slices in two plain loops)
+        let once = self.recs.range(..n).all(|r| {
+            first = first.min(r.first_ts);
+            r.tx <= 1 && !r.filled
+        });
+        (once && n > 0).then_some(first)
     }
 
     /// Record covering byte `b`.

@@ -8,10 +8,12 @@ use crate::wire::Nanos;
 
 #[derive(Default)]
 pub struct WindowStats {
-    /// Latest scaled window of the receiver of this direction (None until known).
-    pub awnd: Option<u64>,
-    pub awnd_min: Option<u64>,
-    pub awnd_max: Option<u64>,
+    /// Latest, smallest and largest scaled window of the receiver of this direction, valid
+    /// once `awnd_n` > 0 (plain values, not `Option`s: every ACK updates them; the accessors
+    /// below read them as options).
+    awnd: u64,
+    awnd_min: u64,
+    awnd_max: u64,
     pub awnd_sum: f64,
     pub awnd_n: u64,
     pub zero_segments: u64,
@@ -52,9 +54,11 @@ impl WindowStats {
             self.close_zero(t0, Some(ts), dir, ev);
         }
         let w = (raw as u64) << shift?;
-        self.awnd = Some(w);
-        self.awnd_min = Some(self.awnd_min.map_or(w, |m| m.min(w)));
-        self.awnd_max = Some(self.awnd_max.map_or(w, |m| m.max(w)));
+        self.awnd = w;
+        if self.awnd_n == 0 || w < self.awnd_min {
+            self.awnd_min = w;
+        }
+        self.awnd_max = self.awnd_max.max(w);
         self.awnd_sum += w as f64;
         self.awnd_n += 1;
         Some(w)
@@ -105,7 +109,7 @@ impl WindowStats {
     ) {
         let _ = s;
         self.zero_since_data = false;
-        let (Some(una), Some(w)) = (una, self.awnd) else {
+        let (Some(una), Some(w)) = (una, self.awnd()) else {
             return;
         };
         self.new_data_sends += 1;
@@ -141,6 +145,20 @@ impl WindowStats {
             x.seq_end = Some(at);
             ev.push(x);
         }
+    }
+
+    /// The latest scaled window, once one was seen with a known scale.
+    #[inline]
+    pub fn awnd(&self) -> Option<u64> {
+        (self.awnd_n > 0).then_some(self.awnd)
+    }
+
+    pub fn awnd_min(&self) -> Option<u64> {
+        (self.awnd_n > 0).then_some(self.awnd_min)
+    }
+
+    pub fn awnd_max(&self) -> Option<u64> {
+        (self.awnd_n > 0).then_some(self.awnd_max)
     }
 
     pub fn awnd_mean(&self) -> Option<f64> {

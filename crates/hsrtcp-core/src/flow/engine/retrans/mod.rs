@@ -185,6 +185,12 @@ impl Stream {
         (self.started && self.ack_seen).then(|| (self.nxt - self.una).max(0) as u64)
     }
 
+    /// Bytes are in flight (the stall test every segment makes; `in_flight() > 0`).
+    #[inline]
+    pub fn stalled(&self) -> bool {
+        self.started && self.ack_seen && self.nxt > self.una
+    }
+
     pub fn una_opt(&self) -> Option<i64> {
         self.ack_seen.then_some(self.una)
     }
@@ -628,7 +634,8 @@ impl Stream {
         }
     }
 
-    /// An ACK from the peer. `pure`: no payload, no SYN/FIN/RST. `sack`: relative SACK blocks.
+    /// An ACK from the peer, after its window ([`Self::on_window`]). `pure`: no payload, no
+    /// SYN/FIN/RST. `sack`: relative SACK blocks.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn on_ack(
@@ -637,17 +644,10 @@ impl Stream {
         a: i64,
         ts: Nanos,
         window: u16,
-        shift: Option<u8>,
         pure: bool,
         sack: &[(i64, i64)],
         tsecr: Option<u32>,
     ) {
-        if let Some(w) = self.win.on_window(window, shift, ts, x.dir, x.ev) {
-            self.bins.awnd(x.first_ts, ts, w);
-        }
-        if window == 0 {
-            self.rx.closed_since = true;
-        }
         if !self.ack_seen {
             self.first_ack(a, ts, window);
             return;
@@ -666,10 +666,45 @@ impl Stream {
         } else if a == self.una && pure && window == self.last_ack_window {
             self.duplicate_ack(x, a, ts);
         }
+        self.ack_done(x.first_ts, x.vantage, ts, window);
+    }
+
+    /// Whether an ACK at `a` with `window` repeats the last one (ACK number and window): what
+    /// nearly every data segment of a bulk transfer carries in its ACK field.
+    #[inline]
+    pub fn repeats_last_ack(&self, a: i64, window: u16) -> bool {
+        self.ack_seen && a == self.una && window == self.last_ack_window
+    }
+
+    /// [`Self::on_ack`] for an ACK that [`Self::repeats_last_ack`], carries no SACK block and
+    /// is not pure: of its steps only the bookkeeping of the last ACK applies (no advance,
+    /// no DupACK, no D-SACK), so it needs no [`Ctx`].
+    #[inline]
+    pub fn on_repeated_ack(&mut self, first_ts: Nanos, vantage: DataVantage, ts: Nanos, window: u16) {
+        self.tx.note_ack_after_timeout();
+        self.ack_done(first_ts, vantage, ts, window);
+    }
+
+    /// The advertised window of an ACK, the first step of each: its statistics, per bin, and
+    /// a closed window.
+    #[inline]
+    pub fn on_window(&mut self, first_ts: Nanos, dir: Dir, ts: Nanos, window: u16, shift: Option<u8>, ev: &mut Vec<Event>) {
+        if let Some(w) = self.win.on_window(window, shift, ts, dir, ev) {
+            self.bins.awnd(first_ts, ts, w);
+        }
+        if window == 0 {
+            self.rx.closed_since = true;
+        }
+    }
+
+    /// The last step of every ACK after the first: it becomes the last ACK, and at the
+    /// sender the bytes in flight are sampled.
+    #[inline]
+    fn ack_done(&mut self, first_ts: Nanos, vantage: DataVantage, ts: Nanos, window: u16) {
         self.last_ack_ts = ts;
         self.last_ack_window = window;
-        if x.vantage == DataVantage::Sender {
-            self.sample_in_flight(x, ts);
+        if vantage == DataVantage::Sender {
+            self.sample_in_flight(first_ts, ts);
         }
     }
 
@@ -754,12 +789,12 @@ impl Stream {
 
     /// Bytes in flight at each ACK (M17), sender vantage.
     #[inline]
-    fn sample_in_flight(&mut self, x: &Ctx, ts: Nanos) {
+    fn sample_in_flight(&mut self, first_ts: Nanos, ts: Nanos) {
         if let Some(b) = self.in_flight() {
             self.c.bif_max = self.c.bif_max.max(b);
             self.c.bif_sum += b as f64;
             self.c.bif_n += 1;
-            self.bins.bif(x.first_ts, ts, b);
+            self.bins.bif(first_ts, ts, b);
         }
     }
 
