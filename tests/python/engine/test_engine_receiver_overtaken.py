@@ -71,3 +71,18 @@ def test_a_resend_at_the_edge_before_the_phone_acked_the_fill_is_judged_not_new_
     assert at.height == 1
     assert at["note"].to_list() == ["undecided"], at.to_dicts()
     assert (row["retransmissions"], row["retransmissions_undecided"]) == (74, 4)
+
+
+def test_a_resend_tied_with_its_late_original_is_overtaken_in_the_truth():
+    """reno_tied_overtaken (5 % / 5 %, the same loop): the re-send of 674669 (IP ID 56810)
+    and its delayed original (56805) arrived stamped with the same microsecond, the re-send
+    first. The phone counts the original's copy unnecessary (late_original); the truth's
+    overtaken count required a strictly later original: 20 against 18 + 1."""
+    from hsrtcp.testing import truth
+    from receiver_truth import overtaken_resends
+
+    srv, cli = DATA / "reno_tied_overtaken.server.pcap.gz", DATA / "reno_tied_overtaken.client.pcap.gz"
+    ct = truth.compute(srv, cli).connections[0]
+    row = flow_row(hsrtcp.analyze([str(cli)], vantage="client"), ct.client_port)
+    assert (ct.spurious_retrans, overtaken_resends(ct)) == (18, 2)
+    assert row["unnecessary_retransmissions"] == ct.spurious_retrans + overtaken_resends(ct)
