@@ -135,6 +135,8 @@ pub struct Stream {
     /// Highest cumulative ACK from the peer.
     pub una: i64,
     pub ack_seen: bool,
+    /// Every byte below it was seen or acknowledged (no hole below it at the capture).
+    seen_to: i64,
     last_ack_ts: Nanos,
     last_advance_ts: Nanos,
     last_ack_window: u16,
@@ -206,6 +208,7 @@ impl Stream {
             nxt: self.nxt,
             una: self.una,
             ack_seen: self.ack_seen,
+            seen_to: self.seen_to,
             max_payload: self.max_payload as i64,
             ipid_monotone: self.ipid_monotone(),
         }
@@ -233,6 +236,7 @@ impl Stream {
         if !self.started {
             self.started = true;
             self.nxt = e;
+            self.seen_to = if self.ack_seen && s > self.una { self.una } else { e };
             self.store.add(s, e, ts, tsval.unwrap_or(0), ip_id, false);
             self.note_order(tsval, ip_id);
             return;
@@ -253,6 +257,7 @@ impl Stream {
         }
         self.rx.close_spurious_after_pause(x, &mut self.c, ts);
         let (kind, prior) = self.place(x, s, e, ts, tsval, ip_id);
+        self.note_seen(s, e, kind);
         if let Overlap::New { .. } = kind {
             self.new_data(x, s, e, ts, tsval, ip_id, kind, mss);
             return;
@@ -271,6 +276,30 @@ impl Stream {
         }
         if !self.not_a_retransmission(x, s, e, ts, tsval, ip_id, kind, &prior) {
             self.retransmission(x, s, e, ts, tsval, ip_id, kind, &prior);
+        }
+    }
+
+    /// [s, e) arrived: moves the edge below which no hole is open (a fill may join it to
+    /// records seen beyond; new data is the tail, nothing lies beyond it).
+    #[inline]
+    fn note_seen(&mut self, s: i64, e: i64, kind: Overlap) {
+        if s <= self.seen_to && e > self.seen_to {
+            match kind {
+                Overlap::New { .. } => self.seen_to = e,
+                _ => self.raise_seen_to(e),
+            }
+        }
+    }
+
+    /// Raises `seen_to` to `to` (bytes arrived, or acknowledged: the capture missed them)
+    /// and over the records that continue it.
+    fn raise_seen_to(&mut self, to: i64) {
+        if to <= self.seen_to {
+            return; // every ACK: the phone acknowledges only what it has
+        }
+        self.seen_to = to;
+        while let Some(r) = self.store.covering(self.seen_to) {
+            self.seen_to = r.end;
         }
     }
 
@@ -380,6 +409,9 @@ impl Stream {
                 if !(x.vantage == DataVantage::Receiver && self.sent_after_later_data(e, tsval, ip_id))
                     && self.is_reordering(x, ts, tsval, ip_id, prior) =>
             {
+                if x.vantage == DataVantage::Receiver && self.rx.overtaken_resend(&mut self.c, s, ip_id) {
+                    return true;
+                }
                 self.c.reordering += 1;
                 let mut ev = Event::on_bytes(EventKind::Reordering, ts, x.dir, s, e);
                 ev.value = prior.hole_seen_ts.map(|h| (ts - h) as f64 * 1e-9);
@@ -718,6 +750,7 @@ impl Stream {
         if self.started {
             self.store.prune_below(a);
         }
+        self.raise_seen_to(a);
     }
 
     /// A SACK block above the cumulative ACK is a loss signal like a DupACK.
@@ -755,6 +788,7 @@ impl Stream {
             self.nxt = a; // the capture missed data the peer has (capture loss)
         }
         self.store.prune_below(a);
+        self.raise_seen_to(a);
         if self.nxt > a && x.vantage == DataVantage::Receiver {
             self.rx.trigger(a, ts); // a partial ACK
         }

@@ -25,6 +25,8 @@ pub(super) struct Edge {
     pub nxt: i64,
     pub una: i64,
     pub ack_seen: bool,
+    /// Every byte below it has arrived (the phone's own rcv_nxt, as the capture shows it).
+    pub seen_to: i64,
     /// Largest payload seen.
     pub max_payload: i64,
     /// The sender's IP IDs count up.
@@ -32,10 +34,13 @@ pub(super) struct Edge {
 }
 
 impl Edge {
-    /// Every byte seen is cumulatively acknowledged (no hole open at the phone).
+    /// No hole open at the phone: every byte up to the highest seen has arrived. Judged by
+    /// the data, not by the phone's ACKs: a receiver answers a burst of arrivals after the
+    /// burst (a live run, 3 % data drops: the fill and the go-back-N copies behind it came
+    /// within 7 us and the ACK 20 us after them, so the re-send at the edge was read as new).
     #[inline]
-    fn all_acked(&self) -> bool {
-        self.ack_seen && self.una >= self.nxt
+    fn no_hole(&self) -> bool {
+        self.ack_seen && self.seen_to >= self.nxt
     }
 }
 
@@ -76,6 +81,10 @@ pub(super) struct ReceiverState {
     /// The window was closed since the newest original (the sender's empty probes take IP
     /// IDs too: missing IDs then say nothing about data).
     pub closed_since: bool,
+    /// The newest original P (IP ID, end) as it was when new data beyond a hole replaced it
+    /// while the sender was re-sending, the first re-send's IP ID after P and the re-sends
+    /// seen after P: the bytes at P's end may still arrive, overtaken (`overtaken_resend`).
+    overtaken: Option<(u16, i64, u16, u16)>,
     /// When the phone last sent an ACK that makes a Reno sender re-send (the third DupACK
     /// since an advance, or an advance with data beyond it: a partial ACK).
     trigger_ts: Nanos,
@@ -301,13 +310,16 @@ impl ReceiverState {
                 Judged::Undecided => return false,
                 Judged::Missing(m, p, u) => (m, p, u),
             };
-            if missing - paid >= 1 && s == v.nxt && v.all_acked() && s < orig.1 + missing * v.max_payload {
+            if missing - paid >= 1 && s == v.nxt && v.no_hole() && s < orig.1 + missing * v.max_payload {
                 self.seen_after = self.seen_after.saturating_add(1);
                 self.unseen_counted = self.unseen_counted.saturating_add(1);
                 return true;
             }
             if unjudged && self.unjudged_undecided(v, c, orig, s, id) {
                 return false;
+            }
+            if let (true, Some(f)) = (s > v.nxt, self.first_retx) {
+                self.overtaken = Some((orig.0, orig.1, f, self.seen_after));
             }
         }
         self.new_original(id, e, ts);
@@ -352,7 +364,7 @@ impl ReceiverState {
             // retransmission, at most as many segments as IDs are missing
             (_, Some(t_b)) if self.in_burst(ts, t_b, t_o, thr) && s == v.nxt => {
                 let m = after_o - self.seen_after as i64;
-                if m >= 1 && v.all_acked() && s < end + m * v.max_payload {
+                if m >= 1 && v.no_hole() && s < end + m * v.max_payload {
                     c.undecided += 1;
                     self.seen_after = self.seen_after.saturating_add(1);
                     return Judged::Undecided;
@@ -394,7 +406,7 @@ impl ReceiverState {
         let m = before_f - self.unseen_counted as i64;
         if m >= 1
             && s == v.nxt
-            && v.all_acked()
+            && v.no_hole()
             && s < end + (m + self.unseen_counted as i64) * v.max_payload
         {
             c.undecided += 1;
@@ -423,6 +435,27 @@ impl ReceiverState {
         {
             c.undecided += 1;
             self.seen_after = self.seen_after.saturating_add(1);
+            return true;
+        }
+        false
+    }
+
+    /// A hole fill read as reordering (sent before the data beyond it) that starts at the end
+    /// of the newest original P before that data, sent after the sender began re-sending
+    /// since P, with an IP ID after P missing: had it come in sequence, `unseen_original`
+    /// would have judged it; overtaken on the path by new data, it is the same case (the
+    /// missing ID its lost original, or a lost re-send and this the original). Counted as
+    /// undecided (a live run: re-send 229057 with IP ID 46107 arrived after new data with
+    /// 46118; 82 + 1 counted against the 84 that arrived). Returns whether it was counted so.
+    pub fn overtaken_resend(&mut self, c: &mut Counts, s: i64, ip_id: Option<u16>) -> bool {
+        let (Some((o, end, f, seen)), Some(id)) = (self.overtaken, ip_id) else { return false };
+        if s != end {
+            return false;
+        }
+        self.overtaken = None;
+        let missing = (id.wrapping_sub(o) as i16) as i64 - 1 - seen as i64;
+        if (id.wrapping_sub(f) as i16) > 0 && missing >= 1 {
+            c.undecided += 1;
             return true;
         }
         false
