@@ -58,6 +58,7 @@ from pathlib import Path
 from hsrtcp.errors import LabError
 from hsrtcp.lab import netns
 from hsrtcp.lab.capture import Tcpdump
+from hsrtcp.lab.rattan import REALTIME_PRIORITY
 from hsrtcp.pcapio import rewrite_pcap
 
 AGENT = str(Path(__file__).with_name("_agent.py"))
@@ -162,10 +163,11 @@ def _run_ahead() -> None:
     """Put the calling timer thread, and the `nft`/`tc` it starts, ahead of ordinary work:
     a path change must happen when it is due. Under CFS at load 8-9 a drop window's 'on'
     (a Python thread starting `ip netns exec … nft`) came so late that a 0.3-0.5 s window
-    dropped nothing, or ran 0.46-0.59 s (two of eight witness runs). SCHED_FIFO is per
-    thread here, and children inherit it; without the privilege the thread stays as it is."""
+    dropped nothing, or ran 0.46-0.59 s (two of eight witness runs). SCHED_FIFO (at the
+    lab emulator's priority) is per thread here, and children inherit it; without the
+    privilege the thread stays as it is."""
     try:
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(REALTIME_PRIORITY))
     except (PermissionError, OSError):
         pass
 
