@@ -54,11 +54,19 @@ def matched_schemas() -> dict[str, list[tuple[str, str, str]]]:
 def keep_freed_memory() -> None:
     """Let the C allocator keep freed memory for the rest of the process (the CLI only)."""
 
+class _TableOut:
+    # not in the module: the constructor, close and abort both output classes have
+    def __init__(self, dir: _Path, prefix: str = ".hsrtcp-new.", packets: bool = False) -> None: ...
+    def close(self) -> list[tuple[str, str]]:
+        """Finish the files; returns [(table, staged path)]. A write the system refused raises
+        OSError(errno, strerror, staged path); any other failure OSError("PATH: reason")."""
+    def abort(self) -> None:
+        """Give up: the files are removed. A no-op after close()."""
+
 @final
-class ParquetOut:
+class ParquetOut(_TableOut):
     """An output directory analyses write their tables into as Parquet while they run."""
 
-    def __init__(self, dir: _Path, prefix: str = ".hsrtcp-new.", packets: bool = False) -> None: ...
     def analyze(
         self,
         path: _Path,
@@ -69,18 +77,12 @@ class ParquetOut:
         keep_flows: bool = False,
         order: int = 0,
     ) -> _FileResult: ...
-    def close(self) -> list[tuple[str, str]]:
-        """Finish the files; returns [(table, staged path)]. A write the system refused raises
-        OSError(errno, strerror, staged path); any other failure OSError("PATH: reason")."""
-    def abort(self) -> None:
-        """Give up: the files are removed. A no-op after close()."""
 
 @final
-class PairOut:
+class PairOut(_TableOut):
     """A two-vantage run straight into Parquet: each file's tables as ParquetOut, the matched
     rows written by finish_pairs."""
 
-    def __init__(self, dir: _Path, prefix: str = ".hsrtcp-new.", packets: bool = False) -> None: ...
     def analyze(
         self,
         path: _Path,
@@ -126,5 +128,3 @@ class PairOut:
         state_budget_mb: int = 256,
     ) -> None: ...
     def finish_pairs(self, first_order: int, keep_flows: bool = False) -> tuple[list[_Row] | None, list[str]]: ...
-    def close(self) -> list[tuple[str, str]]: ...
-    def abort(self) -> None: ...
