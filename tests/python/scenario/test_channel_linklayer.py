@@ -201,3 +201,60 @@ def test_v2_scenario_compiles_and_rattan_reads_it_the_same(tmp_path):
     if rattan_binary() is None:
         pytest.skip("rattan not installed (make rattan): the compiled files were checked without it")
     assert check_against_rattan(cs) == []
+
+
+def test_rlc_hides_what_harq_lost_as_delay(tmp_path):
+    # HARQ of 2 attempts at q = 0.5 leaves r = 0.25; RLC of 3 transmissions leaves r^3
+    q, hq, rlc = 0.5, {"rtt_ms": 8, "max_attempts": 2, "slot_ms": 1, "directions": ["up"]}, \
+        {"rtt_ms": 40, "max_attempts": 3}
+    d = _standing(harq=hq, rlc=rlc)
+    d["scenario"]["duration_s"] = 300
+    d["link"] = {"loss_down": q, "loss_up": q, "base_owd_ms": 30.0}
+    cs = S.load(d).compile(tmp_path / "c")
+    assert self_check(cs) == []
+    r = q ** hq["max_attempts"]
+    assert np.allclose(_per_ms(cs.trace_file("loss", "up", 1)), round(r ** rlc["max_attempts"], 9))
+    extra = (_per_ms(cs.trace_file("delay", "up", 1)) - 30_000) / 1000      # ms
+    j = extra // rlc["rtt_ms"]                    # HARQ adds at most 8 ms, less than one RLC round
+    k = (extra - j * rlc["rtt_ms"]) / hq["rtt_ms"]
+    assert np.array_equal(k, np.round(k)) and k.max() <= hq["max_attempts"] - 1
+    n = len(j)
+    for jj in range(rlc["max_attempts"]):
+        pj = r ** jj * (1 - r) / (1 - r ** rlc["max_attempts"])   # P(j | delivered)
+        fj = float((j == jj).mean())
+        assert abs(fj - pj) <= 4 * math.sqrt(pj * (1 - pj) / n), (jj, fj, pj)
+    # the downlink (not in [harq] directions) is untouched by RLC too
+    assert set(np.unique(_per_ms(cs.trace_file("loss", "down", 1)))) == {q}
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_harq_under_held_outages_only_when_asked(tmp_path, held):
+    q = 0.2
+    d = _standing(harq={"directions": ["down", "up"], "held_outages": held})
+    d["scenario"]["duration_s"] = 200
+    d["trip"] = {"speed_kmh": 300.0}
+    d["link"] = {"loss_down": q, "loss_up": q}
+    d["handoff"] = {"count": 10, "outage_kind": "held", "burst_s": 0.0, "spike_p": 0.0}
+    cs = S.load(d).compile(tmp_path / "c")
+    assert self_check(cs) == []
+    seg, ev = cs.segments(), cs.events()
+    outs = ev.filter(ev["kind"] == "outage")
+    assert len(outs) == 10
+    inside = []
+    for o in outs.iter_rows(named=True):
+        s = seg.filter((seg["t_start"] >= o["t_start"] - 1e-9) & (seg["t_end"] <= o["t_end"] + 1e-9))
+        inside += s["loss_rate"].to_list()
+    assert inside
+    # held: the packets still in the delay line keep their link layer (q^4); v1-v3: raw q
+    assert set(inside) == ({round(q ** 4, 9)} if held else {q})
+
+
+@pytest.mark.parametrize("user, said", [
+    ({"rlc": {"rtt_ms": 40}}, "[rlc] needs [harq]"),
+    ({"harq": {}, "rlc": {"max_attempts": 0}}, "[rlc] key 'max_attempts' must be >= 1"),
+    ({"harq": {"held_outages": 1}}, "[harq] key 'held_outages' must be true or false"),
+])
+def test_rlc_and_held_outages_bad_values(user, said):
+    with pytest.raises(S.ScenarioError) as ei:
+        S.resolve(user, "x.toml")
+    assert said in str(ei.value)

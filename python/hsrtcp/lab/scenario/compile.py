@@ -213,9 +213,11 @@ def compose(real) -> tuple[dict[tuple[int, str], Segments], list[_cells.Signal]]
                     radio[sl] = False
                     for i in range(sl.start, sl.stop):
                         loss[i] = pat
+            held_ll = bool(p.get("harq") and p["harq"]["held_outages"])
             for a, b, kind in outages:
                 sl = _mark(starts, a, b)
-                radio[sl] = False
+                if not (kind == "held" and held_ll):
+                    radio[sl] = False
                 if kind == "held":
                     bw[sl] = OUTAGE_BW_BPS
                 else:
@@ -225,7 +227,7 @@ def compose(real) -> tuple[dict[tuple[int, str], Segments], list[_cells.Signal]]
             seg = Segments(ci + 1, d, starts, ends, bw_i, np.rint(delay).astype(np.int64),
                            [tuple(round(float(v), 6) for v in l) for l in loss])
             if p.get("harq") and d in p["harq"]["directions"]:
-                seg = _harq(seg, radio, p["harq"], seed, ci, di, w0)
+                seg = _harq(seg, radio, p["harq"], p.get("rlc"), seed, ci, di, w0)
             out[(ci + 1, d)] = seg
     return out, signals
 
@@ -273,8 +275,9 @@ def _apply_episodes(loss: list, starts: np.ndarray, ep: dict, episodes, bad_runs
             radio[i] = True
 
 
-def _harq(seg: Segments, radio: np.ndarray, hq: dict, seed: int, ci: int, di: int, w0: float) -> Segments:
-    """[harq] (linklayer.py): radio loss of the eligible segments turned into delay.
+def _harq(seg: Segments, radio: np.ndarray, hq: dict, rlc: dict | None, seed: int, ci: int, di: int,
+          w0: float) -> Segments:
+    """[harq] and [rlc] (linklayer.py): radio loss of the eligible segments turned into delay.
 
     Pieces are the segments cut at every slot boundary (slot grid on trip time); each slot
     has one uniform draw whether eligible or not, so the stream stays aligned. Adjacent pieces
@@ -283,7 +286,7 @@ def _harq(seg: Segments, radio: np.ndarray, hq: dict, seed: int, ci: int, di: in
     d_ms = int(seg.end_ms[-1])
     off = _ms(w0)
     s0, s1 = off // slot, (off + d_ms - 1) // slot + 1          # trip slots touching the window
-    u = _ll_uniform(seed, ci, di, s0, s1)
+    u = _ll_uniform(seed, _ll.STREAM_HARQ, ci, di, s0, s1)
     slot_starts = np.arange(s0, s1, dtype=np.int64) * slot - off
     cuts = np.union1d(seg.start_ms, np.clip(slot_starts, 0, d_ms))
     cuts = cuts[cuts < d_ms]
@@ -294,6 +297,11 @@ def _harq(seg: Segments, radio: np.ndarray, hq: dict, seed: int, ci: int, di: in
     elig = (radio & single)[si]
     k, resid = _ll.harq_draw(np.where(elig, q[si], 0.0), u[ki], hq["max_attempts"])
     delay = seg.delay_us[si] + np.where(elig, k * int(hq["rtt_ms"]) * 1000, 0)
+    if rlc:
+        # what all HARQ attempts lost, RLC sends again: the same draw on the residual
+        u2 = _ll_uniform(seed, _ll.STREAM_RLC, ci, di, s0, s1)
+        k2, resid = _ll.harq_draw(np.where(elig, resid, 0.0), u2[ki], rlc["max_attempts"])
+        delay = delay + np.where(elig, k2 * int(rlc["rtt_ms"]) * 1000, 0)
     resid = np.round(resid, 9)
     # a loss key per piece: the residual loss (>= 0) or -(1 + the segment) for kept chains
     key = np.where(elig, resid, -1.0 - si)
@@ -306,13 +314,13 @@ def _harq(seg: Segments, radio: np.ndarray, hq: dict, seed: int, ci: int, di: in
     return Segments(seg.path, seg.direction, st, np.append(st[1:], d_ms), bw[idx], delay[idx].astype(np.int64), loss)
 
 
-def _ll_uniform(seed: int, ci: int, di: int, s0: int, s1: int) -> np.ndarray:
+def _ll_uniform(seed: int, stream: int, ci: int, di: int, s0: int, s1: int) -> np.ndarray:
     """Uniforms of trip slots s0..s1-1: blocks of 2^16 slots, each from its own stream, so the
     draw of a slot does not depend on where the window starts."""
     B = 1 << 16
     parts = []
     for b in range(s0 // B, (s1 - 1) // B + 1):
-        ub = _cells.rng(seed, _ll.STREAM_HARQ, ci, di, b).uniform(size=B)
+        ub = _cells.rng(seed, stream, ci, di, b).uniform(size=B)
         lo, hi = max(s0, b * B) - b * B, min(s1, (b + 1) * B) - b * B
         parts.append(ub[lo:hi])
     return np.concatenate(parts)

@@ -292,7 +292,7 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
     """
     if not isinstance(user, dict):
         raise ScenarioError(f"{src}: a scenario must be a table, got {type(user).__name__}")
-    optional = {"recorded", "ge_loss", "handoff_episode", "harq"}  # tables only when given
+    optional = {"recorded", "ge_loss", "handoff_episode", "harq", "rlc"}  # tables only when given
     for k in user:
         if k not in DEFAULTS and k not in optional:
             raise _unknown(src, "top level:", k, set(DEFAULTS) | optional)
@@ -519,7 +519,7 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
             raise _err(src, w, "keys 'down_bps_static' and 'down_bps_ref' go together (both or neither)")
         p["speed_channel"] = sc
 
-    # [ge_loss], [handoff_episode], [harq] (linklayer.py): only when given
+    # [ge_loss], [handoff_episode], [harq], [rlc] (linklayer.py): only when given
     from .linklayer import resolve_tables
 
     resolve_tables(src, user, p)

@@ -16,7 +16,17 @@
   keeps order (FIFO), so one k is drawn per slot from P(k | delivered) and a packet behind a
   retransmitted one waits for it, as in-order RLC delivery does. The approximation: packets
   that share a slot share its k (with 1-ms slots, one LTE TTI, that is one transport block).
-  Outages, holes, ``[handoff]`` bursts and ``[speed_channel]`` fades are not hidden.
+  Outages, holes, ``[handoff]`` bursts and ``[speed_channel]`` fades are not hidden, except
+  that ``held_outages = true`` lets HARQ (and RLC) act on the loss under a held outage or a
+  stall: the packets still in the delay line when the link is held were sent on the radio
+  before it, so their link layer retransmits them as at any other time.
+- ``[rlc]`` (needs ``[harq]``, same slots and directions): RLC acknowledged mode above HARQ
+  (3GPP TS 36.322). A packet whose HARQ attempts all failed (per-slot probability r = q^M) is
+  sent again by RLC after ``rtt_ms`` (status report and retransmission), up to
+  ``max_attempts`` RLC transmissions: j ~ P(j | delivered) with P(j) = r^j (1 - r) (the same
+  draw as HARQ's, own stream), delay j x ``rtt_ms`` more, residual loss r^max_attempts. The
+  approximation: each RLC round fails independently (a deep fade longer than a round is not
+  remembered).
 
 Draws are made on trip time from 0 (slot grid anchored there), so a shorter window keeps the
 earlier draws.
@@ -34,6 +44,7 @@ from .cells import rng
 STREAM_GE = 8          # [ge_loss] state path (cells.py uses 1..7)
 STREAM_EPISODE = 9     # [handoff_episode] state path
 STREAM_HARQ = 10       # [harq] per-slot retransmission draws
+STREAM_RLC = 11        # [rlc] per-slot retransmission draws
 
 GE_DEFAULTS: dict[str, Any] = {
     "slot_ms": 10,
@@ -58,12 +69,17 @@ HARQ_DEFAULTS: dict[str, Any] = {
     "max_attempts": 4,       # transmissions including the first (a common LTE setting)
     "slot_ms": 1,            # one TTI
     "directions": ["down", "up"],
+    "held_outages": False,   # v1-v3 behaviour: raw loss under held outages and stalls
+}
+RLC_DEFAULTS: dict[str, Any] = {
+    "rtt_ms": 40,            # status report and retransmission round (assumption, see scenario.md)
+    "max_attempts": 4,       # RLC transmissions including the first
 }
 MAX_SLOTS = 50_000_000       # slots per chain over the trip (12 h at 1 ms is 43.2 M)
 
 
 def resolve_tables(src: str, user: dict, p: dict) -> None:
-    """Check ``[ge_loss]``, ``[handoff_episode]`` and ``[harq]`` into ``p`` (only those given)."""
+    """Check ``[ge_loss]``, ``[handoff_episode]``, ``[harq]`` and ``[rlc]`` into ``p`` (only those given)."""
     from .config import DIRECTIONS, _err, _merge_table, _num, _prob
 
     def dirs(w, v):
@@ -97,7 +113,17 @@ def resolve_tables(src: str, user: dict, p: dict) -> None:
         t["max_attempts"] = _num(src, w, "max_attempts", t["max_attempts"], lo=1, hi=64, integer=True)
         t["slot_ms"] = _num(src, w, "slot_ms", t["slot_ms"], lo=1, hi=10_000, integer=True)
         t["directions"] = dirs(w, t["directions"])
+        if not isinstance(t["held_outages"], bool):
+            raise _err(src, w, f"key 'held_outages' must be true or false, got {t['held_outages']!r}")
         p["harq"] = t
+    if user.get("rlc") is not None:
+        w = "[rlc]"
+        if "harq" not in p:
+            raise _err(src, w, "needs [harq]: RLC retransmits what HARQ's attempts did not deliver")
+        t = _merge_table(src, w, user["rlc"], RLC_DEFAULTS)
+        t["rtt_ms"] = _num(src, w, "rtt_ms", t["rtt_ms"], lo=1, hi=10_000, integer=True)
+        t["max_attempts"] = _num(src, w, "max_attempts", t["max_attempts"], lo=1, hi=64, integer=True)
+        p["rlc"] = t
 
 
 def ge_stationary(t: dict) -> tuple[float, float]:
