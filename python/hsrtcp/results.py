@@ -38,6 +38,7 @@ Reading turns NaN and ±inf floats into null: the tables' contract is "missing i
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -354,6 +355,53 @@ def read_table(path: str | os.PathLike, table: str | None = None, columns=None, 
     res = ResultsDir(p.parent, files={table: p})
     res.require(table, require)
     return res.read(table, columns, optional=optional, as_float=as_float)
+
+
+# ---------------------------------------------------------------- what a consumer reads
+#
+# The report (hsrtcp.report.inputs) and the study (hsrtcp.study.load) read the same tables of
+# one or many results directories; both hold them as :class:`Tables` and take the optional
+# ones through :func:`optional_tables`. What differs stays with each: the report renumbers a
+# corpus's flow ids and reads flows' other columns for the drilled-down flows only, the study
+# tags every row with its directory (``result``).
+
+@dataclass(kw_only=True)
+class Tables:
+    """The tables a consumer reads: ``flows`` in memory (the columns it asked for), the large
+    ``series`` and ``events`` as lazy scans (filtered and projected before anything is
+    read), a context table None where no directory had it (or the consumer skipped it)."""
+
+    flows: pl.DataFrame
+    series: pl.LazyFrame
+    events: pl.LazyFrame
+    context: pl.DataFrame | None = None
+    labels: pl.DataFrame | None = None
+    handoffs: pl.DataFrame | None = None
+    suspensions: pl.DataFrame | None = None
+    coverage: pl.DataFrame | None = None
+    #: what was missing or odd, one sentence each (the consumer shows them)
+    notes: list[str] = field(default_factory=list)
+
+
+def optional_tables(res: ResultsDir, columns: dict[str, tuple[str, ...]],
+                    notes: list[str] | None = None) -> dict[str, pl.DataFrame]:
+    """``{table: frame}``: each table of ``columns`` (context tables, :class:`Tables`) that
+    ``res`` holds, read whole. A table without one of the columns given for it: with
+    ``notes``, skipped with a note saying so; without, the :class:`InputError` of
+    :meth:`ResultsDir.require`."""
+    out = {}
+    for name, cols in columns.items():
+        if not res.has(name):
+            continue
+        if notes is None:
+            res.require(name, cols)
+        else:
+            lacking = [c for c in cols if c not in res.open(name).file_schema]
+            if lacking:
+                notes.append(f"{name}.parquet ignored: lacks column(s) {', '.join(lacking)} (older schema)")
+                continue
+        out[name] = res.read(name)
+    return out
 
 
 # ---------------------------------------------------------------- flow names (issue 31)

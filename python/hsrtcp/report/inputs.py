@@ -29,17 +29,17 @@ the corpus (its place in input order; links and the other tables follow), the fi
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
 from hsrtcp.errors import InputError
-from hsrtcp.results import ResultsDir, declared, no_nulls, partitions, with_names
+from hsrtcp.results import ResultsDir, Tables, declared, no_nulls, optional_tables, partitions, with_names
 
 CORE_TABLES = ("flows", "events", "series", "rtt", "captures")
-CONTEXT_TABLES = ("context", "handoffs", "suspensions", "labels")
-#: columns read from the optional tables; without them the table is ignored with a note
+#: the optional tables the report reads, and their columns it needs: without them the table
+#: is ignored with a note (the report never reads coverage)
 CONTEXT_COLUMNS = {
     "context": ("flow_id", "flow_class"),
     "handoffs": ("ts",),
@@ -67,23 +67,15 @@ def flow_columns() -> tuple[str, ...]:
     return tuple(dict.fromkeys([*FLOW_COLUMNS, *COLUMNS.values(), MEASURED]))
 
 
-@dataclass
-class ResultsData:
+@dataclass(kw_only=True)
+class ResultsData(Tables):
     """The tables of one results directory. ``flows`` holds the columns of
     :func:`flow_columns` (every column when read with ``columns=None``); ``full`` scans every
     column of every flow, under the same ``flow_id`` (a corpus's renumbered ids)."""
 
     path: Path
-    flows: pl.DataFrame
     captures: pl.DataFrame
-    series: pl.LazyFrame
-    events: pl.LazyFrame
     rtt: pl.LazyFrame
-    context: pl.DataFrame | None = None
-    handoffs: pl.DataFrame | None = None
-    suspensions: pl.DataFrame | None = None
-    labels: pl.DataFrame | None = None
-    notes: list[str] = field(default_factory=list)
     full: pl.LazyFrame | None = None
 
     def detail_rows(self, f: pl.DataFrame, ids) -> pl.DataFrame:
@@ -141,15 +133,8 @@ def load_results(path: str | Path, columns: tuple[str, ...] | None | str = _ALL)
         series=res.scan("series"), events=res.scan("events"), rtt=res.scan("rtt"),
         full=res.scan("flows") if columns is not None else None,
     )
-    for name in CONTEXT_TABLES:
-        if not res.has(name):
-            continue
-        table = res.open(name)
-        lacking = [c for c in CONTEXT_COLUMNS[name] if c not in table.file_schema]
-        if lacking:
-            data.notes.append(f"{name}.parquet ignored: lacks column(s) {', '.join(lacking)} (older schema)")
-            continue
-        setattr(data, name, res.read(name))
+    for name, frame in optional_tables(res, CONTEXT_COLUMNS, data.notes).items():
+        setattr(data, name, frame)
     return data
 
 
@@ -231,7 +216,7 @@ def _load_corpus(root: Path, parts: list[Path], columns: tuple[str, ...] | None)
             how="diagonal_relaxed"),
         notes=[n for d in loaded for n in d.notes],
     )
-    for name in CONTEXT_TABLES:
+    for name in CONTEXT_COLUMNS:
         frames = [renumber(getattr(d, name), m) for d, m in zip(loaded, maps) if getattr(d, name) is not None]
         if frames:
             setattr(out, name, pl.concat(frames, how="diagonal_relaxed"))

@@ -27,7 +27,7 @@ from pathlib import Path
 import polars as pl
 
 from hsrtcp.errors import InputError
-from hsrtcp.results import ResultsDir, partitions
+from hsrtcp.results import ResultsDir, Tables, optional_tables, partitions
 
 #: columns the study reads from each table; a table without them is from an older schema
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -46,21 +46,12 @@ CORE_TABLES = ("flows", "series", "events")
 CONTEXT_TABLES = ("context", "labels", "handoffs", "suspensions", "coverage")
 
 
-@dataclass
-class Results:
-    """The tables of one or many results directories, stacked, with a ``result`` column."""
+@dataclass(kw_only=True)
+class Results(Tables):
+    """The tables of one or many results directories, stacked, with a ``result`` column
+    (``notes``: the study prints and stores them)."""
 
     dirs: list[str]
-    flows: pl.DataFrame
-    series: pl.LazyFrame
-    events: pl.LazyFrame
-    context: pl.DataFrame | None = None
-    labels: pl.DataFrame | None = None
-    handoffs: pl.DataFrame | None = None
-    suspensions: pl.DataFrame | None = None
-    coverage: pl.DataFrame | None = None
-    #: what was missing or odd, one sentence each (the study prints and stores them)
-    notes: list[str] = field(default_factory=list)
     #: directories that had a context table
     with_context: list[str] = field(default_factory=list)
     #: every column of the flows files (``flows`` may hold only the columns asked for)
@@ -114,11 +105,8 @@ def read(dirs: list[str | os.PathLike] | str | os.PathLike, flow_columns=None) -
                 eager["flows"].append(res.read("flows", cols, optional=flow_columns or ()).with_columns(tag))
             else:
                 lazy[table].append(res.scan(table).with_columns(tag))
-        for table in CONTEXT_TABLES:
-            if not res.has(table):
-                continue
-            res.require(table, REQUIRED_COLUMNS[table])
-            eager[table].append(res.read(table).with_columns(tag))
+        for table, frame in optional_tables(res, {t: REQUIRED_COLUMNS[t] for t in CONTEXT_TABLES}).items():
+            eager[table].append(frame.with_columns(tag))
         if res.has("context"):
             with_context.append(name)
         else:

@@ -353,3 +353,23 @@ def test_every_consumer_exits_0_or_3_on_a_damaged_table(bases, data):
         mutate(res / f"{table}.parquet", how, column, cut)
         for name, args in consumers(res, Path(tmp)).items():
             check_outcome(f"{name} ({base}/{table}.parquet, {how} {column or ''})", res, *run(args))
+
+
+@pytest.mark.parametrize("column, report_note, study_refuses", [
+    ("gap_end_ts", True, False),  # the report draws suspensions from their start and end
+    ("suspension_s", False, True),  # the study pools their lengths
+])
+def test_an_optional_table_is_checked_for_the_columns_each_consumer_reads(bases, tmp_path, column, report_note,
+                                                                         study_refuses):
+    # both take the context tables through results.optional_tables: the report does without one
+    # it cannot use (a note on the page), the study refuses it
+    res = copy(bases["pair"], tmp_path / "res")
+    mutate(res / "suspensions.parquet", "drop", column)
+    calls = consumers(res, tmp_path)
+    code, err = run(calls["report"])
+    assert code == 0, err
+    note = f"suspensions.parquet ignored: lacks column(s) {column} (older schema)"
+    assert (note in (tmp_path / "r.html").read_text()) == report_note
+    code, err = run(calls["study"])
+    assert code == (3 if study_refuses else 0), err
+    assert (f"{res}/suspensions.parquet: suspensions table without the column(s) {column}" in err) == study_refuses
