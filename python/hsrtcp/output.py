@@ -185,7 +185,11 @@ class OutputSet:
                               f"directory; wait for it to end or choose another output directory") from None
         # Fixed width instead of truncating first: on ext4 truncating the file to zero took
         # 7 ms (a flush of the file's data), a tenth of a whole run.
-        os.pwrite(fd, f"{os.getpid():<20}\n".encode(), 0)
+        try:
+            os.pwrite(fd, f"{os.getpid():<20}\n".encode(), 0)
+        except OSError as exc:  # on a disk with no block left this is the run's first write
+            os.close(fd)
+            raise output_error(exc, path) from None
         self._lock_fd = fd
 
     def _clean(self) -> None:

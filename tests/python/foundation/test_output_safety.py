@@ -362,6 +362,28 @@ def test_full_disk_names_the_file_and_leaves_no_temporary_file(command, disk, re
     assert files == {"filler", "r.html"}, "nothing half-written"
 
 
+NO_BLOCK = {  # command -> arguments; each writes a set of files into a new directory {d}/out
+    "analyze": ["analyze", SERVER, "-o", "{d}/out", "-q"],
+    "model fit": ["model", "fit", "{ctx}", "-o", "{d}/out"],
+    "scenario generate": ["scenario", "generate", DATA.parents[1] / "scenarios" / "smoke.toml", "-o", "{d}/out"],
+}
+
+
+@pytest.mark.parametrize("command", list(NO_BLOCK))
+def test_a_disk_with_no_block_left_names_the_output_directory(command, disk, ctx_res, capsys):
+    """With not one block free the first write is the pid in the output directory's lock.
+    Ran red: exit 3 with a bare "error: No space left on device", no path (the lock's
+    os.pwrite raised past the output set's messages)."""
+    args = [a.format(d=disk, ctx=ctx_res) if isinstance(a, str) else a for a in NO_BLOCK[command]]
+    fill(disk, 0)
+    capsys.readouterr()
+    assert run(*args) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    assert re.search(f"^error: {re.escape(str(disk))}/out/\\.hsrtcp\\.lock: cannot write: {NOSPACE}$", err, re.M), err
+    assert leftovers(disk) == []
+
+
 def test_the_native_writer_raises_the_system_error_naming_the_staged_file(disk):
     """``ParquetOut`` on a full disk: OSError(ENOSPC, strerror, staged file), from analyze()
     (a write failed while the capture was read) or from close() (the last writes). Ran red:
