@@ -36,6 +36,8 @@ class Number(click.FloatRange):
         return v
 
     def _describe_range(self) -> str:
+        if self.min is None and self.max is None:  # any finite number: click would print "x<=None"
+            return ""
         return super()._describe_range() + (", or inf" if self.allow_inf and self.max is not None else "")
 
 

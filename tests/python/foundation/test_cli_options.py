@@ -148,6 +148,13 @@ def test_the_issue_sweeps_are_usage_errors(tmp_path, capsys, args, option, words
     assert not out.exists()
 
 
+def test_the_help_gives_only_bounds_that_exist(capsys):
+    """model sweep's --from/--to take any finite number; the help said "[x<=None]"."""
+    assert main(["model", "sweep", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--from" in out and "None" not in out, out
+
+
 def test_predict_mss_beyond_int64(capsys):
     refused(capsys, ["model", "predict", *[x for kv in PREDICT.items() for x in kv], "--mss", BIG], "--mss")
 
