@@ -63,23 +63,19 @@ def test_random_valid_logs_give_exactly_their_cell_changes(log):
         assert g.sort("ts")["interval_s"].to_list() == [None] + [b - a for a, b in zip(ts, ts[1:])]
 
 
+#: corruptions that set one field of the line: kind -> (field index, value)
+_FIELD = {"text_time": (0, "twelve"), "text_speed": (3, "fast"), "nan": (8, "nan"), "range": (8, "5"),
+          "lat": (1, "123.0"), "float_cid": (7, "1.5")}
+
+
 def _corrupt(kind: str, lines: list[str], k: int) -> tuple[list[str], int]:
     """Corrupt data line ``k`` (index into ``lines``, 1 = first data line); returns the new
     lines and the 1-based file line the error must name."""
     out = list(lines)
     f = out[k].split(",")
-    if kind == "text_time":
-        f[0] = "twelve"
-    elif kind == "text_speed":
-        f[3] = "fast"
-    elif kind == "nan":
-        f[8] = "nan"
-    elif kind == "range":
-        f[8] = "5"
-    elif kind == "lat":
-        f[1] = "123.0"
-    elif kind == "float_cid":
-        f[7] = "1.5"
+    if kind in _FIELD:
+        field, value = _FIELD[kind]
+        f[field] = value
     elif kind == "drop_field":
         f = f[:-1]
     elif kind == "extra_field":
