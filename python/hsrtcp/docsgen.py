@@ -591,8 +591,10 @@ def models_on_data(ctx: Context) -> str:
 #: a level counts as reached within this factor of the seed's value (docs/lab.md, declared
 #: before the v2 runs)
 LEVEL_FACTOR = 1.5
-#: the v3 column's class names (docs/lab.md "Channel v3")
+#: the class names of the three-class channels' columns (docs/lab.md "Channel v3", "Channel v4")
 V3_NAMES = {"static": "static", "high_0": "0 handoffs", "high_1_16": "1–16"}
+#: the channels with static, no-handoff and handoff classes, each a column pair of the table
+THREE_CLASS = (("v3", V3),)
 
 
 def _level_verdict(v, lo, hi, seed: float | None, role: str) -> str:
@@ -660,51 +662,55 @@ def lab_levels(ctx: Context) -> str:
         cell, vals = committed(table, metric, unit, what)
         return (cell, *(vals[hc] or (None, None, None)))
 
-    f3 = ctx.parquet(f"{V3}/study_flows.parquet")
-    t3 = {n: ctx.parquet(f"{V3}/{n}.parquet") for n in ("spurious_rto", "dupack", "performance", "timeout_recovery")}
+    chans = {ch: (ctx.parquet(f"{d}/study_flows.parquet"),
+                  {n: ctx.parquet(f"{d}/{n}.parquet") for n in ("spurious_rto", "dupack", "performance",
+                                                                  "timeout_recovery")}, d)
+             for ch, d in THREE_CLASS}
 
-    def v3_cells(m: Measure, key: str, table, metric, unit, what: str | None = None):
-        """Per class (static, 0, 1–16) the v3 value with its trip interval, checked against the
-        committed table, as (cell text, {class: (v, lo, hi) or None})."""
-        cells, _, _ = class_cells(f3, m, f"v3|{key}")
+    def class3_cells(ch: str, m: Measure, key: str, table, metric, unit, what: str | None = None):
+        """Per class (static, 0, 1–16) channel ``ch``'s value with its trip interval, checked
+        against the committed table, as (cell text, {class: (v, lo, hi) or None})."""
+        flows, _, d = chans[ch]
+        cells, _, _ = class_cells(flows, m, f"{ch}|{key}")
         parts, vals = [], {}
         for c in CLASSES:
-            v, lo, hi, n, trips, d = cells[c]
-            _agree(V3, metric, c, _committed(table, c, metric), v)
+            v, lo, hi, n, trips, dn = cells[c]
+            _agree(d, metric, c, _committed(table, c, metric), v)
             if n < 5:
                 parts.append(f"{V3_NAMES[c]} – ({n} flows)")
                 vals[c] = None
                 continue
-            tail = f"{n} flows, {trips} trips" + (f", {_count(int(d))} {what}" if what else "")
+            tail = f"{n} flows, {trips} trips" + (f", {_count(int(dn))} {what}" if what else "")
             parts.append(f"{V3_NAMES[c]} {_cellfmt(v, lo, hi, unit, tail)}")
             vals[c] = (v, lo, hi)
         return "; ".join(parts), vals
 
     rows = []
-    v3vals: dict[str, dict] = {}
+    chvals: dict[str, dict[str, dict]] = {ch: {} for ch in chans}
 
-    def add(label, seeds, v1, v2, seed, role, v3=None, seeds3=None):
-        """``seeds3``: the seed value per class v3 is judged on (held out) or shown against."""
+    def add(label, seeds, v1, v2, seed, role, per_ch, seeds3=None):
+        """``per_ch(ch)``: a three-class channel's (cell text, {class: (v, lo, hi) or None});
+        ``seeds3``: the seed value per class it is judged on (held out) or shown against."""
         cell, v, lo, hi = v2
-        if v3 is None:
-            c3, j3 = "–", "–"
-        else:
-            c3, vals = v3
-            v3vals[label] = vals
+        cols = []
+        for ch in chans:
+            c3, vals = per_ch(ch)
+            chvals[ch][label] = vals
             verdicts = []
             for c, sv in (seeds3 or {}).items():
                 x = vals.get(c)
                 verdicts.append(f"{V3_NAMES[c]}: " + (_level_verdict(*x, sv, role) if x else "no value"))
-            j3 = "; ".join(verdicts) if verdicts else role
-        rows.append(f"| {label} | {seeds} | {v1} | {cell} | {_level_verdict(v, lo, hi, seed, role)} | {c3} | {j3} |")
+            cols += [c3, "; ".join(verdicts) if verdicts else role]
+        rows.append(f"| {label} | {seeds} | {v1} | {cell} | {_level_verdict(v, lo, hi, seed, role)} | "
+                    + " | ".join(cols) + " |")
 
     def measured(label, seeds, m: Measure, key, table, metric, unit, seed, role, seeds3=None, what=None,
                  v1_key=None, **v1):
-        """A row measured from the flows by ``m`` in all three columns (v2 and v3 checked against
+        """A row measured from the flows by ``m`` in every column (v2, v3, v4 checked against
         the committed ``table``'s ``metric``); ``v1_key``, ``v1``: v1's own key and flows."""
         add(label, seeds, v1_cells(m, v1_key or key, **v1) + f" {unit}",
             v2_cell(m, key, t2[table], metric, unit, what), seed, role,
-            v3_cells(m, key, t3[table], metric, unit, what), seeds3)
+            lambda ch: class3_cells(ch, m, key, chans[ch][1][table], metric, unit, what), seeds3)
 
     ackl = share_of(pl.col("spurious_ackl"), pl.col("spurious_ackl") + pl.col("spurious_rtoei"))
     measured("spurious RTO rate M13", "4G 5.52 / 17.21 / 50.62 % (3G 6.3 / 20.68 / 58.39)",
@@ -729,7 +735,8 @@ def lab_levels(ctx: Context) -> str:
     add("timeout recovery M10 (pooled phases)", "0.65 s standing, 5.05 s HSR (T1-07)",
         v1_committed(t1["timeout_recovery"], "timeout_recovery_s", 1.0, rec1s) + " s",
         v2_committed(t2["timeout_recovery"], "timeout_recovery_s", "s", "phases"), 5.05, "held out",
-        committed(t3["timeout_recovery"], "timeout_recovery_s", "s", "phases", CLASSES, V3_NAMES),
+        lambda ch: committed(chans[ch][1]["timeout_recovery"], "timeout_recovery_s", "s", "phases", CLASSES,
+                             V3_NAMES),
         {"static": 0.65, "high_1_16": 5.05})
     measured("q M11", "27.26 % (T1-09)", mean_of("q"), "q", "timeout_recovery", "q", "%", 0.2726, "calibration",
              {"high_1_16": 0.2726}, static_flows=f1s)
@@ -740,29 +747,32 @@ def lab_levels(ctx: Context) -> str:
     add("throughput M3, pooled 1-s samples", "1.66 standing, 0.58 HSR with handoffs Mbit/s (T3-03)",
         v1_committed(t1["performance"], "throughput_bps", 1e-6) + " Mbit/s",
         v2_committed(t2["performance"], "throughput_bps", "Mbit/s", "s"), 0.58e6, "calibration",
-        committed(t3["performance"], "throughput_bps", "Mbit/s", "s", CLASSES, V3_NAMES), {"static": 1.66e6, "high_1_16": 0.58e6})
+        lambda ch: committed(chans[ch][1]["performance"], "throughput_bps", "Mbit/s", "s", CLASSES, V3_NAMES),
+        {"static": 1.66e6, "high_1_16": 0.58e6})
     def recovery_ratio_row() -> str:
-        """T1-07's ratio, HSR over standing: v1 and v3 have both classes (committed values; no
-        interval: the two come from different phases)."""
+        """T1-07's ratio, HSR over standing: v1 and the three-class channels have both classes
+        (committed values; no interval: the two come from different phases)."""
         r1 = (_committed(t1["timeout_recovery"], hc, "timeout_recovery_s")["value"],
               _committed(rec1s, "static", "timeout_recovery_s")["value"])
-        x3 = v3vals["timeout recovery M10 (pooled phases)"]
         v1r = f"{_sig(r1[0] / r1[1], 2)}× (1–16 / static)" if None not in r1 else "–"
-        if x3.get(hc) and x3.get("static"):
-            ratio = x3[hc][0] / x3["static"][0]
-            inside = 7.8 / LEVEL_FACTOR <= ratio <= 7.8 * LEVEL_FACTOR
-            c3 = f"{_sig(ratio, 2)}× (1–16 / static)"
-            j3 = f"{'reached' if inside else 'missed'} (lab {_sig(ratio / 7.8, 2)}× seed; no interval)"
-        else:
-            c3, j3 = "–", "no value (a class has fewer than 5 flows with a phase)"
+        cols = []
+        for ch in chans:
+            x3 = chvals[ch]["timeout recovery M10 (pooled phases)"]
+            if x3.get(hc) and x3.get("static"):
+                ratio = x3[hc][0] / x3["static"][0]
+                inside = 7.8 / LEVEL_FACTOR <= ratio <= 7.8 * LEVEL_FACTOR
+                cols += [f"{_sig(ratio, 2)}× (1–16 / static)",
+                         f"{'reached' if inside else 'missed'} (lab {_sig(ratio / 7.8, 2)}× seed; no interval)"]
+            else:
+                cols += ["–", "no value (a class has fewer than 5 flows with a phase)"]
         return (f"| timeout recovery ratio M10, HSR / standing | 7.8× (T1-07: 5.05 / 0.65 s) | {v1r} "
-                f"| – (no static class) | – | {c3} | {j3} |")
+                f"| – (no static class) | – | " + " | ".join(cols) + " |")
 
-    def v3_foot() -> str:
-        """The orderings of docs/metrics.md §3 the three v3 classes can show (items 1, 3, 4; 7 is
-        the ratio row), each on the class values (the intervals are in the cells)."""
+    def class3_foot(ch: str) -> str:
+        """The orderings of docs/metrics.md §3 a three-class channel's classes can show (items 1,
+        3, 4; 7 is the ratio row), each on the class values (the intervals are in the cells)."""
         def order(label, rising=True):
-            x = v3vals[label]
+            x = chvals[ch][label]
             if any(x.get(c) is None for c in CLASSES):
                 return "not judged (a class has no value)"
             a, b, c = (x[k][0] for k in CLASSES)
@@ -775,19 +785,21 @@ def lab_levels(ctx: Context) -> str:
                  ("4. loss rises", order("data loss p_d M8")),
                  ("4. RTT rises", order("RTT, mean of flows M7")),
                  ("4. throughput falls", order("throughput M3, pooled 1-s samples", rising=False))]
+        f3 = chans[ch][0]
         n3 = f3.height
         runs3 = f3["result"].n_unique()
         trips3 = _trip_frame(f3)["_trip"].n_unique()
         counts = ", ".join(f"{V3_NAMES[c]} {f3.filter(class_sel(c)).height}" for c in CLASSES)
-        return (f"\nv3: {n3} connections in {runs3} runs on {trips3} trips ({counts}; the rest in no column). "
-                "v3's orderings (docs/metrics.md §3, static → 0 → 1–16 handoffs): "
+        return (f"\n{ch}: {n3} connections in {runs3} runs on {trips3} trips ({counts}; the rest in no column). "
+                f"{ch}'s orderings (docs/metrics.md §3, static → 0 → 1–16 handoffs): "
                 + "; ".join(f"{k}: {v}" for k, v in items) + ".\n")
 
     classes = f2.filter(class_sel(hc))
     other = f2.filter(~class_sel(hc))
     head = ["| metric | seeds (static / 0 / 1–16 handoffs) | lab v1 (static / 0 / 1–16) "
             "| lab v2 (1–16 handoffs) | v2 against the seed's 1–16 value "
-            "| lab v3 (static; 0; 1–16 handoffs) | v3 against the seeds |", "|---|---|---|---|---|---|---|"]
+            + "".join(f"| lab {ch} (static; 0; 1–16 handoffs) | {ch} against the seeds " for ch in chans) + "|",
+            "|---|---|---|---|---" + "|---|---" * len(chans) + "|"]
     runs = f2["result"].n_unique()
     trips = _trip_frame(classes)["_trip"].n_unique()
     foot = (f"\nv2: {classes.height} connections with 1–16 handoffs of {f2.height} in {runs} runs on "
@@ -796,7 +808,7 @@ def lab_levels(ctx: Context) -> str:
             f"`value [95 % interval] (flows, trips)`, intervals resampling trips unless marked {FLOWS_MARK} "
             f"(the committed table's, resampling flows), as in docs/study.md. A held-out level is reached when "
             f"the lab's value lies within a factor {LEVEL_FACTOR:g} of the seed's and its interval meets that band.\n")
-    return "\n".join(head + rows + [recovery_ratio_row()]) + "\n" + foot + v3_foot()
+    return "\n".join(head + rows + [recovery_ratio_row()]) + "\n" + foot + "".join(class3_foot(ch) for ch in chans)
 
 
 # ---------------------------------------------------------------------------------------------
