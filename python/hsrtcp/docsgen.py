@@ -298,6 +298,10 @@ def study_main(ctx: Context) -> str:
     def committed_row(table, metric, unit, what):
         return [_committed_cell(table, c, metric, unit, what)[0] for c in CLASSES]
 
+    def bin_share_row(num, den, metric, key):
+        """The pooled share of 1-s bins (performance) counted in ``num`` of those in ``den``."""
+        return share_row(pl.col(num), pl.col(den), "%", t["performance"], metric, "bins", key)
+
     lines.append(_row("spurious RTO rate M13 (Table VII)",
                       per_flow_row("spurious_rto_rate", "%", t["spurious_rto"], "spurious_rto_rate"),
                       "spurious_rto_rate"))
@@ -313,15 +317,13 @@ def study_main(ctx: Context) -> str:
     lines.append(_row("loss per 1-s bin M6 (pooled bins)",
                       committed_row(t["performance"], "loss_bin_rate", "%", "bins"), "loss_bin"))
     lines.append(_row("P(1-s loss = 100 %) M6",
-                      share_row(pl.col("loss_full_bins"), pl.col("loss_bins"), "%", t["performance"],
-                                "loss_full_share", "bins", "m6full"), "loss_full"))
+                      bin_share_row("loss_full_bins", "loss_bins", "loss_full_share", "m6full"), "loss_full"))
     lines.append(_row("RTT, mean of flows M7",
                       per_flow_row("rtt_mean_s", "ms", t["performance"], "rtt_mean_s"), "rtt"))
     lines.append(_row("throughput M3, pooled 1-s samples",
                       committed_row(t["performance"], "throughput_bps", "Mbit/s", "s"), "tput"))
     lines.append(_row("P(1-s throughput = 0)",
-                      share_row(pl.col("tput_zero_bins"), pl.col("tput_bins"), "%", t["performance"],
-                                "throughput_zero_share", "bins", "tzero"), "tput_zero"))
+                      bin_share_row("tput_zero_bins", "tput_bins", "throughput_zero_share", "tzero"), "tput_zero"))
     lines.append(_row("timeout recovery M10 (pooled phases; static with the extension)",
                       [committed_row(rec, "timeout_recovery_s", "s", "phases")[0],
                        *committed_row(t["timeout_recovery"], "timeout_recovery_s", "s", "phases")[1:]], "recovery"))
