@@ -37,6 +37,7 @@ CONTEXT_SCHEMA = {
     "class_reason": pl.String, "rats": pl.String, "rat_change": pl.Boolean,
     "rsrp_mean_dbm": pl.Float64, "signal_s3": pl.String, "signal_s4_good_share": pl.Float64,
     "usable": pl.Boolean, "first_ts": pl.Float64, "last_ts": pl.Float64,
+    "generations": pl.String, "generation_changes": pl.Int64,
 }
 
 #: handoffs (docs/formats/handoffs.md): one row per serving-cell change (hsrtcp.context.handoffs)

@@ -9,7 +9,10 @@ A flow's interval is [first_ts, last_ts] (its first and last packet). Over it:
   in (5, 150) km/h, ``high`` in [280, 310] km/h, else ``other``.
 - cell samples: the flow's carrier's samples with a serving cell; the state at ``first_ts``
   (last sample at or before it) plus the samples inside. ``rats`` lists their RATs;
-  ``rat_change`` is true when there are several.
+  ``rat_change`` is true when there are several. ``generations`` lists their network
+  generations (:mod:`hsrtcp.context.generation`: an EN-DC sample is RAT LTE but generation
+  5G NSA, so ``rats`` cannot tell it) and ``generation_changes`` counts the consecutive
+  samples whose generations differ (a sample without one is skipped, not a change).
 - ``handoffs``: the carrier's serving-cell changes with first_ts ≤ ts ≤ last_ts (M21).
 - flow classes (M21 a–e, A2): ``static`` and ``low`` need 0 handoffs; ``high_0``,
   ``high_1_8``, ``high_9_16``, ``high_17+`` by handoff count; ``other`` for flows in no
@@ -33,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from hsrtcp.context.generation import GENERATIONS
 from hsrtcp.context.readers import GAP_S
 from hsrtcp.schemas import CONTEXT_SCHEMA, FLOW_CLASSES  # (defined there, below hsrtcp.results)
 
@@ -102,13 +106,20 @@ def _window(ts: np.ndarray, a: float, b: float) -> tuple[int, int]:
     return max(i0, 0), i1
 
 
-_RUNLOG_COLUMNS = ("run_id", "ts", "speed_kmh", "carrier", "cid", "rat", "rsrp_dbm", "rsrq_db")
+_RUNLOG_COLUMNS = ("run_id", "ts", "speed_kmh", "carrier", "cid", "rat", "rsrp_dbm", "rsrq_db", "generation")
 
 
 def _codes(s: pl.Series, names: list[str]) -> np.ndarray:
     """``s`` (strings) as the positions of its values in ``names``; null is -1."""
     return s.replace_strict(names, list(range(len(names))), default=None,
                             return_dtype=pl.Int32).fill_null(-1).to_numpy()
+
+
+def generation_codes(df: pl.DataFrame) -> np.ndarray:
+    """The rows' generations as positions in :data:`GENERATIONS` (-1: none, or no column)."""
+    if "generation" not in df.columns:
+        return np.full(len(df), -1, dtype=np.int32)
+    return _codes(df["generation"], list(GENERATIONS))
 
 
 class _RunLog:
@@ -128,7 +139,7 @@ class _RunLog:
                 # RATs as codes into ``rat_names`` (-1: none), not one Python string a sample
                 "ts": r["ts"].to_numpy(), "rat": _codes(r["rat"], self.rat_names),
                 "rsrp": r["rsrp_dbm"].cast(pl.Float64).to_numpy(),
-                "rsrq": r["rsrq_db"].cast(pl.Float64).to_numpy(),
+                "rsrq": r["rsrq_db"].cast(pl.Float64).to_numpy(), "gen": generation_codes(r),
             }
         self.handoffs = _handoff_arrays(handoffs, self.carriers)
 
@@ -183,6 +194,10 @@ def _one(log: _RunLog | None, carrier: str | None, preset: str | None, a: float,
             hole = _max_hole(cl["ts"][j0:j1 + 1], a, b)
             rats = sorted({log.rat_names[k] for k in np.unique(cl["rat"][j0:j1]) if k >= 0})
             row.update(rats=",".join(rats) or None, rat_change=len(rats) > 1)
+            gen = cl["gen"][j0:j1]
+            gen = gen[gen >= 0]
+            row.update(generations=",".join(GENERATIONS[k] for k in np.unique(gen)) or None,
+                       generation_changes=int((gen[1:] != gen[:-1]).sum()))
             hts, inter, pp = log.handoffs[carrier]
             k0, k1 = int(np.searchsorted(hts, a, "left")), int(np.searchsorted(hts, b, "right"))
             n_inter = int(inter[k0:k1].sum())
@@ -304,14 +319,21 @@ def speed_band(vmin: float | None, vmax: float | None) -> str | None:
 
 
 def flow_generation(rats: str | None) -> str | None:
-    """A flow's network generation from context's ``rats`` (comma-separated RATs): the one
-    generation of all of them, or the ones met joined by ``+``
-    (``3G+4G``: a generation change), None when a RAT is unknown or missing (never a guess)."""
-    from hsrtcp.context.generation import GENERATIONS, generation_of
+    """A flow's network generation from context's ``generations`` (or, for a table without
+    them, ``rats``; comma-separated): the one generation of all of them, or the ones met joined
+    by ``+`` (``3G+4G``: a generation change), None when a name is unknown or missing (never a
+    guess)."""
+    from hsrtcp.context.generation import check_generation, generation_of
+
+    def gen(name: str) -> str | None:
+        try:
+            return check_generation(name)
+        except ValueError:  # not a generation: a RAT name
+            return generation_of(name)
 
     if not rats:
         return None
-    gens = {generation_of(r) for r in rats.split(",") if r.strip()}
+    gens = {gen(r) for r in rats.split(",") if r.strip()}
     if not gens or None in gens:
         return None
     return "+".join(g for g in GENERATIONS if g in gens)

@@ -507,12 +507,13 @@ class FlowWindows:
                 self.rat_names.append(r)
         sp = df.filter(pl.col("speed_kmh").is_not_null())
         self.speed.add(sp["ts"].to_numpy(), sp["speed_kmh"].to_numpy())
-        from hsrtcp.context.classes import _codes
+        from hsrtcp.context.classes import _codes, generation_codes
 
         cells = df.filter(pl.col("carrier").is_not_null() & pl.col("cid").is_not_null())
         for (c,), g in cells.group_by(["carrier"], maintain_order=True):
             self.cells[c].add(g["ts"].to_numpy(), _codes(g["rat"], self.rat_names),
-                              g["rsrp_dbm"].cast(pl.Float64).to_numpy(), g["rsrq_db"].cast(pl.Float64).to_numpy())
+                              g["rsrp_dbm"].cast(pl.Float64).to_numpy(), g["rsrq_db"].cast(pl.Float64).to_numpy(),
+                              generation_codes(g))
 
     def log_for(self, i: int, handoffs: dict):
         """A :class:`hsrtcp.context.classes._RunLog` holding only flow ``i``'s samples.
@@ -526,9 +527,10 @@ class FlowWindows:
         log.rat_names = list(self.rat_names)
         log.cells = {}
         for c in self.carriers:
-            t, rat, rsrp, rsrq = self.cells[c].of(i, 3)
+            t, rat, rsrp, rsrq, gen = self.cells[c].of(i, 4)
             log.cells[c] = {"ts": t, "rat": rat.astype(np.int32) if len(rat) else np.empty(0, np.int32),
-                            "rsrp": rsrp, "rsrq": rsrq}
+                            "rsrp": rsrp, "rsrq": rsrq,
+                            "gen": gen.astype(np.int32) if len(gen) else np.empty(0, np.int32)}
         log.handoffs = handoffs
         return log
 

@@ -128,8 +128,10 @@ class Inputs:
             extra.append(pl.struct("speed_min_kmh", "speed_max_kmh").map_elements(
                 lambda s: classes.speed_band(s["speed_min_kmh"], s["speed_max_kmh"]), return_dtype=pl.String)
                 .alias("speed_band"))
-        if "rats" in df.columns:
-            extra.append(pl.col("rats").map_elements(classes.flow_generation, return_dtype=pl.String)
+        # context's generations (an EN-DC flow is 5G NSA over LTE); rats for a study made before it
+        by = "generations" if "generations" in df.columns else ("rats" if "rats" in df.columns else None)
+        if by is not None:
+            extra.append(pl.col(by).map_elements(classes.flow_generation, return_dtype=pl.String)
                          .alias("generation"))
         if "handoffs" in df.columns:
             extra.append(pl.col("handoffs").map_elements(classes.handoff_band, return_dtype=pl.String)
