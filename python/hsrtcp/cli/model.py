@@ -116,6 +116,7 @@ def predict(p_d, P_a, old_P_a, ack_loss_rate, q, rtt, rto, b, wm, mss, allow_any
     from rich.table import Table
 
     from hsrtcp.models import MODEL_KEYS, MODEL_LABELS, evaluate_all, independent_ack_burst_loss
+    from hsrtcp.units import plain
 
     P_a = _old_P_a(P_a, old_P_a)
     notes = []
@@ -128,7 +129,7 @@ def predict(p_d, P_a, old_P_a, ack_loss_rate, q, rtt, rto, b, wm, mss, allow_any
                 P_a = independent_ack_burst_loss(ack_loss_rate, p_d, b)
             except ModelDomainError as exc:
                 raise click.BadParameter(str(exc), param_hint="--ack-loss-rate") from None
-            notes.append(f"P_a = {P_a:.6g} from p_a = {ack_loss_rate:g} under independent ACK losses")
+            notes.append(f"P_a = {plain(P_a, 4)} from p_a = {ack_loss_rate:g} under independent ACK losses")
         else:
             P_a = 0.0
     res = evaluate_all(p_d, P_a, q, rtt, rto, b, wm, allow_any_b=allow_any_b)
@@ -137,7 +138,7 @@ def predict(p_d, P_a, old_P_a, ack_loss_rate, q, rtt, rto, b, wm, mss, allow_any
 
     wm_txt = "none" if math.isinf(wm) else f"{wm:g}"
     table = Table(
-        title=f"p_d={p_d:g}  P_a={P_a:.6g}  q={q:g}  RTT={rtt:g} s  T={rto:g} s  b={b:g}  W_m={wm_txt}",
+        title=f"p_d={p_d:g}  P_a={plain(P_a, 4)}  q={q:g}  RTT={rtt:g} s  T={rto:g} s  b={b:g}  W_m={wm_txt}",
         title_justify="left",
     )
     table.add_column("model")
@@ -150,9 +151,9 @@ def predict(p_d, P_a, old_P_a, ack_loss_rate, q, rtt, rto, b, wm, mss, allow_any
     for key in MODEL_KEYS:
         r = res[key]
         tp = float(r.throughput)
-        row = [MODEL_LABELS[key], key, "—" if math.isnan(tp) else f"{tp:.6g}"]
+        row = [MODEL_LABELS[key], key, "—" if math.isnan(tp) else plain(tp, 6)]
         if mss is not None:
-            row.append("—" if math.isnan(tp) else f"{tp * mss * 8:.6g}")
+            row.append("—" if math.isnan(tp) else plain(tp * mss * 8, 6))
         row.append("" if math.isnan(tp) else ("window-limited" if bool(r.window_limited) else "loss-limited"))
         row.append(r.reasons.item() or "")
         table.add_row(*row)
