@@ -42,7 +42,8 @@ def steps(series: pl.DataFrame, column: str, duration: float | None = None) -> t
 def draw(res: Results, flow_id: int | None = None, max_flows: int = 8):
     if flow_id is not None:
         return _one_flow(res, flow_id)
-    flows = res.flows([]).filter(pl.col("vantage").fill_null("") != "matched")
+    # named among all rows (f1c, f1s beside f1m), so each legend entry is a name --flow takes
+    flows = res.named(res.flows([])).filter(pl.col("vantage").fill_null("") != "matched")
     flows = flows.with_columns(_b=data_bytes_expr()).filter(pl.col("_b") > 0)
     if flows.is_empty():
         raise InputError(f"{res.file('flows')}: no flow carries payload (nothing to draw)")

@@ -112,3 +112,18 @@ def test_a_corpus_results_directory(tmp_path):
     assert p.returncode == 3 and "give the short id" in p.stderr, p.stderr
     p = run("plot", "cdf", res, "-o", tmp_path / "c.png")
     assert p.returncode == 3 and "corpus" in p.stderr, p.stderr
+
+
+def test_throughput_of_the_largest_flows_names_each_by_its_short_id(example):
+    """The figure of the flows with the most data labelled them "flow 1099511627776 (server,
+    s2c)" and "flow 0 (client, s2c)": no name a user can pass to --flow but the long id."""
+    from hsrtcp.results import flow_names
+
+    flows = pl.read_parquet(example / "flows.parquet")
+    names = dict(flow_names(flows).select("flow_id", "short_id").iter_rows())
+    fig = figure("throughput", example)
+    drawn = [ln for ln in fig.axes[0].get_lines() if (ln.get_gid() or "").startswith("flow-")]
+    assert len(drawn) == 2  # the phone's and the server's rows (the matched row holds no bins)
+    for ln in drawn:
+        short = names[int(ln.get_gid().removeprefix("flow-"))]
+        assert ln.get_label().startswith(f"{short}: flow "), ln.get_label()
