@@ -32,6 +32,7 @@ from hsrtcp.report.charts import PALETTE, chart, clean, colour, ecdf, series, si
 from hsrtcp.report.flow_detail import (EMBED_MAX, PACKET_COLUMNS, PACKET_OPTIONAL, PACKETS_HINT, flow_charts,
                                        phone_lost_acks)
 from hsrtcp.report.inputs import ResultsData, StudyData, load_results, load_study
+from hsrtcp.report.wireshark import display_filters
 from hsrtcp.results import no_nulls, with_names
 from hsrtcp.schemas import class_rank
 from hsrtcp.units import axis_scale, human, unit_of
@@ -76,23 +77,28 @@ class ReportInfo:
 
 
 def _esc(v, unit: str | None = None) -> str:
-    """A cell: null/NaN as a dash; a float in the human format of ``unit`` (hsrtcp.units:
-    ms, Mbit/s, %, never exponent notation); anything else as text."""
+    """A cell: null/NaN as a dash; a float, or an integer with a unit (bytes), in the human
+    format of ``unit`` (hsrtcp.units: ms, Mbit/s, %, MB, never exponent notation); anything
+    else as text."""
     if v is None:
         return '<span class="null">—</span>'
     if isinstance(v, float):
         if np.isnan(v):
             return '<span class="null">—</span>'
         return html.escape(human(v, unit, digits=4 if unit else 6))
+    if unit is not None and isinstance(v, int) and not isinstance(v, bool):
+        return html.escape(human(v, unit, digits=4))
     return html.escape(str(v))
 
 
-def html_table(df: pl.DataFrame, cls: str = "static", max_rows: int = 2000) -> str:
-    """A small polars table as escaped HTML (nulls as a dash). Floats are humanized by the
-    unit their column's name says (``*_s``, ``*_bps``, shares: :func:`hsrtcp.units.unit_of`);
-    in the study's long tables, ``value`` and its intervals by the row's ``unit``."""
+def html_table(df: pl.DataFrame, cls: str = "static", max_rows: int = 2000,
+               units: dict[str, str | None] | None = None) -> str:
+    """A small polars table as escaped HTML (nulls as a dash). Numbers are humanized by the
+    unit their column's name says (``*_s``, ``*_bps``, shares: :func:`hsrtcp.units.unit_of`),
+    or by ``units`` where a name says none of it; in the study's long tables, ``value`` and
+    its intervals by the row's ``unit``."""
     head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
-    units = [unit_of(c) for c in df.columns]
+    units = [(units or {}).get(c) or unit_of(c) for c in df.columns]
     row_unit = df.columns.index("unit") if "unit" in df.columns else None
     rows = []
     for row in df.head(max_rows).iter_rows():
@@ -237,7 +243,8 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
                                    "bif_mean", "awnd_min", "awnd_mean", "rtt_mean", "backoff", "data_sent", "data_lost"])
     events_by = parts(res.events.filter(pl.col("kind").is_in(
         ["retransmission", "spurious_retransmission", "timeout_sequence", "spurious_timeout", "zero_window",
-         "suspension", "gap", "sack_block"])), ["flow_id", "kind", "class", "ts", "ts_end", "dir", "seq_start", "seq_end"])
+         "suspension", "gap", "sack_block"])), ["flow_id", "kind", "class", "ts", "ts_end", "dir", "seq_start", "seq_end",
+                                                   "frame"])
     for ev in events_by.values():
         no_nulls(ev, ["ts"], str(res.path / "events.parquet"))  # every event has a time
     rtt_by = parts(res.rtt, ["flow_id", "ts", "dir", "method", "rtt_s"])
@@ -293,6 +300,10 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
             other = phone_lost_acks(row, phone, packets_by.get(phones[fid]))
         d = flow_charts(rows[src], series_by.get(src), events, rtt_by.get(src), hts, outages_by.get(fid), width,
                         fates=verdicts, key=fid, truth=truth, packets=pk, packets_note=note, other_lost_acks=other)
+        # the display filters of the row whose packets are drawn (a matched row's own events
+        # name no one capture's frames)
+        d["notes"] += display_filters(events_by.get(src), rows[src].get("capture"),
+                                      rows[src].get("input_flow_id", src))
         name = row.get("short_id") or f"flow {fid}"
         if src != fid:
             d["notes"].insert(0, f"{name} is a matched row (both captures): the charts show the packets of "
@@ -375,7 +386,14 @@ def _connections_html(res: ResultsData, f: pl.DataFrame) -> str:
     return (f'<p class="note" id="connections">{total} connection(s): a matched row with the client and server '
             "rows it links, else one row; named by first packet (f1, ...; their rows f1c, f1s, f1m). "
             '<code>hsrtcp query RESULTS "from connections"</code> has every column.</p>'
-            + html_table(c, "static", CONNECTION_ROWS) + more)
+            + html_table(c, "static", CONNECTION_ROWS, _connection_units(c.columns)) + more)
+
+
+def _connection_units(columns: list[str]) -> dict[str, str | None]:
+    """The unit of each side's metric in the connections view (``server_rtt_mean`` is an
+    RTT, ``matched_p_d`` a share): its metric's unit, the side prefix left off."""
+    sides = ("client_", "server_", "unknown_", "matched_")
+    return {c: unit_of(c.split("_", 1)[1]) for c in columns if c.startswith(sides)}
 
 
 def _in_any_connection(f: pl.DataFrame, key: str) -> bool:

@@ -91,6 +91,27 @@ def test_nothing_to_draw_is_exit_3(multi, tmp_path):
     assert not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.parametrize("kind", ["window", "rtt"])
+def test_a_figure_with_nothing_drawn_is_never_written(multi, kind, tmp_path, monkeypatch):
+    """The last guard (plot.drawn): whatever a kind's module returns, a figure with no
+    finite point is exit 3, not a file. (The case above is also caught earlier, in tsg.)"""
+    import importlib
+
+    from hsrtcp.plot.style import new_figure
+
+    def empty(res, flow_id=None, **_):
+        fig, ax = new_figure()
+        ax.plot([np.nan], [np.nan], label="nothing")
+        return fig
+
+    monkeypatch.setattr(importlib.import_module(f"hsrtcp.plot.{kind}"), "draw", empty)
+    from hsrtcp.cli import main
+
+    out = tmp_path / "x.png"
+    assert main(["plot", kind, str(multi), "-o", str(out)]) == 3
+    assert not out.exists()
+
+
 def test_a_corpus_results_directory(tmp_path):
     corpus = fixtures.corpus(tmp_path / "field", ("multi_concurrent.server.pcap", "small_50k.server.pcap"))
     res = tmp_path / "results"

@@ -138,3 +138,22 @@ def test_study_tables_in_the_report_are_humanized(pair):
     from hsrtcp.units import human_share
 
     assert f"<td>{human_share(share['value'], 4)}</td>" in text and human_share(share["value"], 4).endswith(" %")
+
+
+def test_connections_table_is_humanized(pair):
+    """The connections table showed RTT ``0.0401705`` (seconds, no unit) and goodput
+    ``1000001`` (bytes): each side's metric is now in the human format of its metric's unit."""
+    from hsrtcp.api import Dataset
+    from hsrtcp.report.build import _connections_html, _flow_frame
+    from hsrtcp.report.inputs import load_results
+    from hsrtcp.units import human_bytes, human_duration, human_share
+
+    res = load_results(pair["drops_cubic"])
+    text = _connections_html(res, _flow_frame(res))
+    assert not EXPONENT.search(text)
+    empty = pl.DataFrame()
+    c = Dataset(res.flows, empty, empty, empty, empty).connections().row(0, named=True)
+    for key, shown in (("server_rtt_mean", human_duration), ("server_goodput_bytes", human_bytes),
+                       ("matched_p_d", human_share)):
+        assert c[key] is not None, key
+        assert f"<td>{shown(c[key], 4)}</td>" in text, (key, c[key])
