@@ -164,6 +164,10 @@ def output_path(path: str | os.PathLike, *, reads: Iterable[str | os.PathLike] =
     target.check_reads(reads)
     if target.kind == "file":
         parent = os.path.dirname(target.real) or os.curdir
+        if len(target.named) > 1 and not os.path.isdir(parent):
+            # a link is written through as a shell would: its target's directories are not made
+            raise OutputError(f"{target.shown}: cannot write: links to {shown(target.real)}, whose "
+                              f"directory does not exist")
         if make_parents and not os.path.isdir(parent):
             try:
                 os.makedirs(parent, exist_ok=True)

@@ -177,6 +177,21 @@ def test_o_writes_through_a_symlink(command, res, tmp_path, capsys):
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.parametrize("command", ["query", "report", "plot"])
+def test_o_through_a_link_into_a_missing_directory_makes_no_directory(command, res, tmp_path, capsys):
+    """A dangling link is written through as a shell redirection would: where its target's
+    directory is missing, nothing is made. Ran red: exit 0, the directories the link names
+    made (as root anywhere, e.g. /nonexistent/dir/x.csv)."""
+    link = tmp_path / "link.png"
+    link.symlink_to("gone/deeper/target.png")
+    assert run(*commands(res, link)[command]) == 3
+    err = capsys.readouterr().err
+    assert f"{link}: cannot write: links to {tmp_path}/gone/deeper/target.png, whose directory does not exist" \
+        in err, err
+    assert not (tmp_path / "gone").exists() and os.readlink(link) == "gone/deeper/target.png"
+    assert leftovers(tmp_path) == []
+
+
 def test_o_dev_fd_is_the_process_own_descriptor(res, tmp_path):
     """``-o /dev/fd/1`` writes where standard output goes, appending after a shell's ``>>``
     (before: exit 2, DuckDB could not create ``/dev/fd/.1.tmp``). ``/dev/stdout`` is the
