@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from hsrtcp.context.reorder import WINDOW_S, Reorder
 from hsrtcp.context.schema import RadioLogError
 
 GSMTAP_PORT = 4729
@@ -46,9 +47,11 @@ V3_KNOWN_TYPES = frozenset((0x0000, 0x0001, 0x0002, 0x0003, 0x0004, 0x0005, 0x00
 # v3 metadata tag of the channel number (ARFCN), when the writer gives it
 V3_TAG_ARFCN = 0x0002
 
+# a message stamped earlier than one already followed: more than the reorder window late
+LATE = f"time more than {WINDOW_S:g} s out of order"
 # reasons a datagram or message is left aside: problems (reported) and the rest (counted)
 PROBLEMS = ("truncated UDP payload", "truncated GSMTAP header", "unknown GSMTAP version",
-            "unknown GSMTAP type", "undecodable LTE RRC", "undecodable NR RRC", "capture cut short")
+            "unknown GSMTAP type", "undecodable LTE RRC", "undecodable NR RRC", LATE, "capture cut short")
 
 _PCAP_MAGIC = (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d")
 _PCAPNG_MAGIC = b"\x0a\x0d\x0d\x0a"
@@ -214,6 +217,7 @@ def read_gsmtap(path: str | os.PathLike) -> Signalling:
     file = os.fspath(path)
     skipped: dict[str, list[int]] = {}
     tracker = Tracker(os.path.basename(file), skipped)
+    order = Reorder()  # diag timestamps are not monotone: the messages in time order
     packets = 0
     for n, ts, linktype, buf in _packets(file, skipped):
         packets = n
@@ -271,7 +275,14 @@ def read_gsmtap(path: str | os.PathLike) -> Signalling:
         else:
             _count(skipped, "unknown GSMTAP version", n)
             continue
-        tracker.feed(n, ts, rat, channel, data[hlen:], arfcn)
+        ready = order.push(ts, n, (rat, channel, data[hlen:], arfcn))
+        if ready is None:
+            _count(skipped, LATE, n)
+            continue
+        for m in ready:
+            tracker.feed(m[1], m[0], *m[2])
+    for m in order.flush():
+        tracker.feed(m[1], m[0], *m[2])
     frame, handoffs = tracker.tables()
     return Signalling(file, frame, handoffs, packets, dict(tracker.messages), skipped)
 

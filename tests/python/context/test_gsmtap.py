@@ -90,9 +90,9 @@ def test_bad_datagrams_are_counted_per_reason_and_the_rest_still_counts():
     assert any("truncated UDP payload (first: packet 6)" in p for p in probs)
     # through read_radio: the problems are the log's messages (exit 3 in analyze), nothing raised
     lg = read_radio(DATA / "bad_input.gsmtap.pcap")
-    assert lg.handoffs.height == 2 and lg.warnings[-len(probs):] == probs
-    assert lg.warnings[0].endswith("packet 9: no sample of carrier - for 8.0 s before this packet (gap > 5 s): "
-                                   "flows across it get class unknown")
+    # (and nothing else: the 8 s without signalling before packet 9 is no hole in the log; it
+    # was reported as one before, docs/context.md)
+    assert lg.handoffs.height == 2 and lg.warnings == probs
 
 
 def test_capture_cut_short_keeps_what_was_read(tmp_path):

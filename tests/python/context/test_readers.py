@@ -269,7 +269,8 @@ def test_a_log_concatenated_with_itself_is_rejected_alike(tmp_path, fmt, at):
     p = {"nmea": _nmea, "gpx": _gpx, "csv": _csv}[fmt](tmp_path / f"twice.{fmt}", fixes + fixes)
     t_last, t_first = fixes[-1][0].timestamp(), fixes[0][0].timestamp()
     prev = {"nmea": 7, "gpx": 4, "csv": 5}[fmt]
-    expect = (f"{at.format(p)}: time goes backwards: {t_first:.3f} after {t_last:.3f} (line {prev}); "
+    unit = "track point" if fmt == "gpx" else "line"  # (a GPX point is named as such on both sides)
+    expect = (f"{at.format(p)}: time goes backwards: {t_first:.3f} after {t_last:.3f} ({unit} {prev}); "
               f"times must increase per carrier")
     with pytest.raises(RadioLogError) as e:
         read_radio(p, fmt)
@@ -292,7 +293,8 @@ def test_a_repeated_fix_is_a_duplicate_time_alike(tmp_path, fmt, at, prev):
     t = fixes[1][0].timestamp()
     with pytest.raises(RadioLogError) as e:
         read_radio(p, fmt)
-    assert str(e.value) == (f"{at.format(p)}: duplicate time: {t:.3f} after {t:.3f} (line {prev}); "
+    unit = "track point" if fmt == "gpx" else "line"
+    assert str(e.value) == (f"{at.format(p)}: duplicate time: {t:.3f} after {t:.3f} ({unit} {prev}); "
                             f"times must increase per carrier")
 
 
