@@ -67,11 +67,11 @@ def draw(res: Results, flow_id: int | None = None, view: tuple[float | None, flo
     s = res.read("series", SERIES, row["flow_id"]).sort("bin")
     if s.is_empty():
         raise InputError(f"{res.file('series')}: no series rows for flow {row['flow_id']}")
-    # a bin's value drawn at its middle; the last bin ends at the flow's last packet
+    # a bin's value held over the bin (a step, never a line between bins: across a blackout
+    # a line would rise where no ACK came); the last bin ends at the flow's last packet
     start = s["t_rel"].to_numpy().astype(float)
     duration = row.get("duration_s")
     end = start + 1.0 if duration is None else np.maximum(np.minimum(start + 1.0, duration), start)
-    t = (start + end) / 2
     cols = {c: s[c].cast(pl.Float64).fill_null(np.nan).to_numpy() for c in SERIES[3:]}
     finite = [v[np.isfinite(v)] for v in cols.values()]
     top = max((v.max() for v in finite if v.size), default=0.0)
@@ -98,9 +98,13 @@ def draw(res: Results, flow_id: int | None = None, view: tuple[float | None, flo
             ("bif_mean", OKABE_ITO["sky_blue"], "--", "bytes in flight (mean)")):
         v = cols[col]
         if np.isfinite(v).any():
-            x, y = envelope_line(t, v / div)
-            ax.plot(x, y, color=color, linestyle=style, marker="." if len(x) < 30 else None,
-                    label=label, gid=f"line-{col}")
+            x, y = envelope_line(np.r_[start, end[-1]], np.r_[v, v[-1]] / div)
+            ax.step(x, y, where="post", color=color, linestyle=style, label=label, gid=f"line-{col}")
+    if not per_ack:
+        from hsrtcp.plot.tsg import BINS_NOTE
+
+        ax.text(0.99, 0.02, BINS_NOTE, transform=ax.transAxes, ha="right", va="bottom", fontsize=5.5, color=GREY,
+                gid="bins-note")
     if not per_ack and not np.isfinite(cols["bif_max"]).any():
         ax.text(0.01, 0.02, f"bytes in flight: not measurable at the {row.get('data_vantage') or 'unknown'} "
                 "vantage (sender only)", transform=ax.transAxes, fontsize=6, color=GREY)

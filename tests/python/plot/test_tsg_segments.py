@@ -175,6 +175,29 @@ def test_a_figure_from_bins_says_so_and_never_claims_segments(tmp_path):
     assert not any("1-s bin" in lb for lb in labels(segs)) and BINS_NOTE not in notes(segs)
 
 
+def test_the_window_figure_from_bins_holds_each_bin_and_says_so(tmp_path):
+    """`plot window` without a packets table drew each bin's value at the bin's middle with a
+    line to the next: across the blackout its advertised window rose from 60 kB to 267 kB
+    where no ACK came, and no note said how to get every ACK. Now each bin's value is held
+    over the bin (a step changing only at bin starts) with the bins' note."""
+    import polars as pl
+
+    from hsrtcp.plot import figure
+    from hsrtcp.plot.tsg import BINS_NOTE
+
+    res = analyze(tmp_path / "bins", str(DATA / "data_blackout.server.pcap"))
+    fig = figure("window", res)
+    starts = pl.read_parquet(res / "series.parquet").sort("bin")["t_rel"].to_numpy()
+    lines = [ln for ln in fig.axes[0].lines if str(ln.get_gid()).startswith("line-")]
+    assert lines
+    for ln in lines:
+        assert ln.get_drawstyle() == "steps-post", (ln.get_gid(), ln.get_drawstyle())
+        x = np.asarray(ln.get_xdata(), dtype=float)
+        assert np.isin(x[:-1], starts).all(), (ln.get_gid(), x)  # values change at bin starts only
+        assert "per ACK" not in ln.get_label() and "segment" not in ln.get_label()
+    assert BINS_NOTE in [t.get_text() for t in fig.axes[0].texts]
+
+
 def test_long_views_are_per_pixel_envelopes_covering_every_segment(reno, monkeypatch):
     from hsrtcp.plot import figure, tsg
 
