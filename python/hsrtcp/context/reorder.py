@@ -3,9 +3,9 @@
 A Qualcomm diagnostic port stamps each log entry in the modem and hands them out in batches,
 so the packets of a QCSuper/SCAT capture are not in time order: the public QCSuper sample
 (tests/data/radio/qcsuper) goes back 327 times, by up to 0.92 s. The RRC state must be
-followed in the order the messages happened, so :class:`Reorder` holds each message until no
-earlier one can still come — the newest time seen minus :data:`WINDOW_S` — and then releases
-it in (time, packet) order. Memory: the messages of one window, whatever the capture's
+followed in the order the messages happened, so :class:`Reorder` holds each message until the
+capture has reached :data:`WINDOW_S` past it (no message later than that is waited for) and
+then releases it in (time, packet) order. Memory: the messages of one window, whatever the capture's
 length. A message older than what was already released (late by more than the window) cannot
 be put back: the caller counts it as a problem and leaves it aside.
 """
