@@ -303,7 +303,7 @@ def _details(res: ResultsData, f: pl.DataFrame, top_ids: list[int], width: int) 
         # the display filters of the row whose packets are drawn (a matched row's own events
         # name no one capture's frames)
         d["notes"] += display_filters(events_by.get(src), rows[src].get("capture"),
-                                      rows[src].get("input_flow_id", src))
+                                      rows[src].get("input_flow_id", src), rows[src].get("input"))
         name = row.get("short_id") or f"flow {fid}"
         if src != fid:
             d["notes"].insert(0, f"{name} is a matched row (both captures): the charts show the packets of "

@@ -57,3 +57,5 @@ def test_a_long_list_is_cut_and_says_how_to_get_all(monkeypatch):
     (note,) = wireshark.display_filters(ev, "srv.pcap", 5)
     assert note.startswith("Wireshark, srv.pcap: the 3 retransmissions (rto): frame.number in {4,7} (the first 2 of 3")
     assert "where flow_id = 5 and kind = 'retransmission'" in note
+    (note,) = wireshark.display_filters(ev, "srv.pcap", 5, "srv.pcap")  # a corpus: the input's own flow_id
+    assert "where flow_id = 5 and input = 'srv.pcap' and kind = 'retransmission'" in note
