@@ -633,7 +633,8 @@ def _models_section(res: ResultsData) -> tuple[str, list[dict]]:
     ch = chart("model-fit", "Measured vs predicted throughput", "measured (packets/s)", "predicted (packets/s)", ss,
                x_log=True, y_log=True)
     summary = fit.summary
-    return intro + html_table(summary), [ch]
+    # D is a relative error: in % as the other shares
+    return intro + html_table(summary, units={"mean_d": "share", "median_d": "share"}), [ch]
 
 
 # ---------------------------------------------------------------- page

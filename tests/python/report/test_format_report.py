@@ -157,3 +157,21 @@ def test_connections_table_is_humanized(pair):
                        ("matched_p_d", human_share)):
         assert c[key] is not None, key
         assert f"<td>{shown(c[key], 4)}</td>" in text, (key, c[key])
+
+
+def test_models_table_gives_d_in_percent(tmp_path):
+    """The Models section's D table printed mean_d 0.912152: a relative error, now in %."""
+    from hsrtcp.models.fitting import fit_flows
+    from hsrtcp.report.build import _models_section
+    from hsrtcp.report.inputs import load_results
+    from hsrtcp.units import human_share
+
+    from .common import DATA, run
+
+    out = tmp_path / "r"  # a pair with a timeout: the models have every input
+    assert run(["analyze", "--client", DATA / "data_blackout.client.pcap", "--server", DATA / "data_blackout.server.pcap",
+                "-q", "--no-plot", "-o", out]) == 0
+    res = load_results(out)
+    text, _charts = _models_section(res)
+    d = fit_flows(res.flows).summary.filter(pl.col("mean_d").is_not_null()).row(0, named=True)
+    assert f"<td>{human_share(d['mean_d'], 4)}</td>" in text and f"<td>{human_share(d['median_d'], 4)}</td>" in text
