@@ -41,7 +41,7 @@ def test_predict_defaults_and_ack_loss_rate():
     assert "q not given: q = p_d" in out
     assert "69.5245" in out and "69.5227" in out  # PFTK, ENH-R at P_a = 0 (E1)
     out = run(["predict", "--p-d", "0.007526", "--ack-loss-rate", "0.00661", "--rtt", "0.2", "--rto", "2"]).output
-    assert "4.03594e-31" in out
+    assert "P_a = 0.0000000000000000000000000000004036 from p_a = 0.00661" in out  # 4.03594e-31, no exponent
 
 
 def test_predict_bad_input_is_a_usage_error():
