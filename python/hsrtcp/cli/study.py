@@ -14,8 +14,8 @@ import click
 @click.option("-o", "--out", "out", type=click.Path(path_type=Path), required=True,
               help="directory for the study tables (Parquet) and study.json")
 @click.option("--by", "by", default="", metavar="COL[,COL...]",
-              help="extra dimensions: cc, carrier, scenario, flow_type, workload, result, or any "
-                   "flows/context/labels column")
+              help="extra dimensions: cc, carrier, scenario, flow_type, workload, result, generations "
+                   "(2G ... 5G SA), or any flows/context/labels column")
 @click.option("--min-flows", type=int, default=1, show_default=True,
               help="cells with fewer flows give null and a note instead of a number (intervals need 5 "
                    "flows in any case: below, a value without an interval and a note)")

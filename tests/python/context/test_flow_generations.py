@@ -90,3 +90,17 @@ def test_generations_and_their_changes_over_a_flow(read):
     # 4G -> 5G NSA at 1; 4G -> 5G NSA (1), -> 4G (4); 5G NSA (3) -> 4G (4) -> 5G SA (5)
     assert ctx["generation_changes"].to_list() == [0, 1, 2, 2]
     assert np.array_equal(ctx["rats"].to_numpy(), np.array(["LTE", "LTE", "LTE", "LTE,NR"], dtype=object))
+
+
+def test_study_groups_by_generation(tmp_path):
+    """`hsrtcp study --by generations` (issue 33's network-generation dimension): the classes
+    table has the flow's generation as its cell key, read from context like any other column."""
+    res = tmp_path / "res"
+    analyze_irish(res, NSA_OFFSET)
+    out = tmp_path / "study"
+    r = subprocess.run([str(ROOT / ".venv" / "bin" / "hsrtcp"), "study", str(res), "-o", str(out),
+                        "--by", "generations", "--bootstrap", "0", "-q"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    classes = pl.read_parquet(out / "classes.parquet")
+    assert "generations" in classes.columns
+    assert set(classes["generations"].drop_nulls()) == {"5G NSA"}
