@@ -58,12 +58,19 @@ def group_cells(df: pl.DataFrame, groups: list[str], unit: str, key: str, seed: 
     return pl.DataFrame(rows, schema=schema), lines
 
 
+def _peak(values) -> float:
+    """The largest finite magnitude of ``values``; 0 when there is none (empty, or all NaN
+    after nulls: np.nanmax would print "All-NaN slice encountered" on the user's stderr)."""
+    v = np.abs(np.asarray(values, dtype=float))
+    v = v[np.isfinite(v)]
+    return float(v.max()) if v.size else 0.0
+
+
 def _scale(unit: str, values: np.ndarray) -> tuple[float, str]:
     if unit == "bit/s":
-        return style.scale_for(float(np.nanmax(np.abs(values))) if values.size else 0.0, "bit/s")
+        return style.scale_for(_peak(values), "bit/s")
     if unit == "s":
-        peak = float(np.nanmax(np.abs(values))) if values.size else 0.0
-        return (1e-3, "ms") if peak < 1.0 else (1.0, "s")
+        return (1e-3, "ms") if _peak(values) < 1.0 else (1.0, "s")
     if unit == "share":
         return 0.01, "%"
     return 1.0, unit
@@ -258,7 +265,7 @@ def samples_with_marks(df: pl.DataFrame, column: str, marks: list[float], label:
     """Samples of ``column`` against ``t_rel`` as points, events at ``marks`` as dashed lines."""
     fig, ax = style.new_figure()
     v = df[column].cast(pl.Float64).to_numpy()
-    div, shown = (1e-3, "ms") if unit == "s" and v.size and np.nanmax(v) < 1 else (1.0, unit)
+    div, shown = (1e-3, "ms") if unit == "s" and v.size and _peak(v) < 1 else (1.0, unit)
     ax.plot(df["t_rel"].to_numpy(), v / div, marker=".", markersize=2.5, linewidth=0.5, color=style.CYCLE[0],
             label=f"{label} samples (n = {v.size:,})", gid="samples")
     for i, t in enumerate(marks):
@@ -428,7 +435,7 @@ def complementarity(df: pl.DataFrame, carriers: list[str], title: str):
 def rate_with_marks(t, rate, marks: list[float], label: str, mark_label: str, title: str):
     """A per-second rate (bit/s) as a step line, events at ``marks`` as dashed lines."""
     fig, ax = style.new_figure()
-    div, shown = style.scale_for(float(np.nanmax(rate)) if len(rate) else 0.0, "bit/s")
+    div, shown = style.scale_for(_peak(rate), "bit/s")
     _step(ax, 0, t, np.asarray(rate) / div, label, "rate", 0.8)
     for i, x in enumerate(marks):
         ax.axvline(x, color=style.CYCLE[1], linestyle="--", linewidth=0.7, label=mark_label if i == 0 else None,
