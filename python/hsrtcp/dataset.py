@@ -13,9 +13,15 @@ from hsrtcp.errors import InputError
 from hsrtcp.runner import TABLES
 
 
+#: the flows columns a Dataset adds at read time (hsrtcp.results.flow_names), not stored
+NAMES = ("short_id", "connection")
+
+
 @dataclass
 class Dataset:
-    """Results of an analysis: one polars DataFrame per table (schemas in docs/formats/)."""
+    """Results of an analysis: one polars DataFrame per table (schemas in docs/formats/).
+    ``flows`` starts with each row's ``short_id`` and ``connection`` (f1, f1s, ...), the names
+    ``hsrtcp query`` and the report give, from the same function; they are not written."""
 
     flows: pl.DataFrame
     events: pl.DataFrame
@@ -24,8 +30,18 @@ class Dataset:
     captures: pl.DataFrame
     extra: dict[str, pl.DataFrame] = field(default_factory=dict)
 
+    def __post_init__(self):
+        from hsrtcp.results import NAME_COLUMNS, with_names
+
+        if set(NAME_COLUMNS) <= set(self.flows.columns):
+            self.flows = with_names(self.flows)
+
+    def stored_flows(self) -> pl.DataFrame:
+        """``flows`` as written: without the names derived at read time."""
+        return self.flows.drop([c for c in NAMES if c in self.flows.columns])
+
     def tables(self) -> dict[str, pl.DataFrame]:
-        return {"flows": self.flows, "events": self.events, "rtt": self.rtt, "series": self.series,
+        return {"flows": self.stored_flows(), "events": self.events, "rtt": self.rtt, "series": self.series,
                 "captures": self.captures, **self.extra}
 
     @property
@@ -80,8 +96,9 @@ class Dataset:
         from hsrtcp.query import PARTITION, connections_sql, names_sql
 
         con = duckdb.connect()
-        con.register("_flows", self.flows.with_columns(pl.lit("dataset").alias(PARTITION)))
-        con.execute(f"CREATE VIEW flows AS {names_sql('SELECT * FROM _flows', set(self.flows.columns) | {PARTITION})}")
+        flows = self.stored_flows()
+        con.register("_flows", flows.with_columns(pl.lit("dataset").alias(PARTITION)))
+        con.execute(f"CREATE VIEW flows AS {names_sql('SELECT * FROM _flows', set(flows.columns) | {PARTITION})}")
         cols = [r[0] for r in con.execute("DESCRIBE flows").fetchall()]
         return con.sql(connections_sql(cols)).pl().drop(PARTITION)
 

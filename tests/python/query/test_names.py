@@ -116,3 +116,20 @@ def test_parse_flow(spec, want):
 def test_parse_flow_refuses(spec):
     with pytest.raises(ValueError):
         parse_flow(spec)
+
+
+def test_the_api_names_flows_as_query_does(tmp_path):
+    """ds.flows carries the short_id query gives (the one flow_names), and writing the
+    Dataset stores flows without the derived names (query adds them again on read)."""
+    import hsrtcp
+
+    ds = hsrtcp.analyze(client=DATA / "ack_blackout.client.pcap", server=DATA / "ack_blackout.server.pcap")
+    assert ds.flows.columns[:2] == ["short_id", "connection"]
+    assert sorted(ds.flows["short_id"]) == ["f1c", "f1m", "f1s"]
+    out = tmp_path / "r"
+    ds.write(out)
+    assert "short_id" not in pl.read_parquet(out / "flows.parquet").columns
+    got = query.sql([out], "select flow_id, short_id from flows")
+    assert ds.flows.select("flow_id", "short_id").sort("flow_id").equals(got.sort("flow_id"))
+    assert ds.flow("f1s")["vantage"] == "server"
+    assert hsrtcp.Dataset.read(out).flows["short_id"].sort().equals(ds.flows["short_id"].sort())
