@@ -7,7 +7,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 RATTAN_VERSION := 0.1.1
 PY_DEPS := maturin polars pyarrow duckdb numpy matplotlib click rich tomli-w dpkt pynmea2 gpxpy pycrate cryptography 'dask[distributed]' pytest hypothesis selenium
 
-.PHONY: help demo test test-rust test-python test-packaging build venv report-js wheel docs docs-data docs-serve sysdeps rattan ebpf bench bench-lab bench-corpus bench-gsmtap bench-study bench-consumers fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair fuzz-pair_output lint clean study findings golden
+.PHONY: help demo test test-rust test-python test-packaging build venv report-js wheel docs docs-data docs-serve sysdeps rattan ebpf bench bench-lab bench-corpus bench-gsmtap bench-study bench-consumers bench-report fixtures fuzz fuzz-tools fuzz-seeds fuzz-decode fuzz-reader fuzz-engine fuzz-pair fuzz-pair_output lint clean study findings golden
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -153,6 +153,7 @@ test: test-rust test-python docs  ## everything CI runs
 bench: build sysdeps  ## speed and memory against tcptrace and tshark, one run (+ reader timing, lab path)
 	cargo test --release -q -p hsrtcp-core --test read_decode_speed -- --ignored --nocapture
 	$(PY) bench/run.py
+	$(PY) bench/run.py --packets --out bench/results-packets.json
 	$(PY) bench/run.py --pair --out bench/results-pair.json
 	$(PY) bench/run.py --capture bench/work/mptcp.pcap --out bench/results-mptcp.json --skip tshark
 	@if [ "$$(id -u)" = 0 ]; then $(MAKE) bench-lab; else echo "lab bench skipped (needs root)"; fi
@@ -160,6 +161,10 @@ bench: build sysdeps  ## speed and memory against tcptrace and tshark, one run (
 	$(MAKE) bench-gsmtap
 	$(MAKE) bench-study
 	$(MAKE) bench-consumers
+	$(MAKE) bench-report
+
+bench-report: build  ## the report of the bench capture's flow (every packet): HTML size, paint time in headless Chromium (bench/README.md)
+	$(PY) bench/report_paint.py
 
 bench-study: build  ## hsrtcp study on 1 M connections (streamed, in-memory, Dask) and 10 M streamed: peak RSS, wall (bench/README.md)
 	$(PY) bench/study_scale.py --flows 1000000 --only stream memory dask --out bench/results-study-1m.json

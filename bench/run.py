@@ -19,6 +19,8 @@ every tool, because the VM reclaims cold page cache between runs):
 - ``--packets`` (single capture): ``hsrtcp analyze FILE -o OUT -q --no-plot --packets`` as one
   more tool in the same rounds, row ``hsrtcp_packets``, with the size of its ``packets.parquet``
   per packet (issue 31: ≥ 1x tcptrace while writing every row; the default command unchanged);
+  then that table against ``tshark -T fields`` frame by frame (``packets_vs_tshark``: frames
+  compared, mismatches; any mismatch makes the run exit 1);
 - ``tcptrace -n -l -r FILE`` (``--pair``: once per file, times summed);
 - ``tshark -n -q -z conv,tcp -r FILE`` (TCP sequence analysis on, as by default);
 - per extra packet ("marginal"): both tools also run on the first quarter of the capture;
@@ -262,6 +264,20 @@ def hsrtcp_command() -> tuple[list[str] | None, dict | None, str | None]:
     return [sys.executable, "-m", "hsrtcp"], env, None
 
 
+def packets_vs_tshark(capture: Path, out: Path) -> dict:
+    """Issue 31's witness on the bench capture: the packets table `hsrtcp analyze --packets`
+    wrote, every frame against `tshark -T fields` (hsrtcp.testing.packets_tshark, the fixtures'
+    comparison)."""
+    import polars as pl
+
+    from hsrtcp.testing.packets_tshark import compare
+
+    c = compare(capture, pl.read_parquet(out / "packets.parquet"), pl.read_parquet(out / "flows.parquet"))
+    return {"frames_compared": c.frames, "mismatches": c.mismatches, "first_mismatches": c.first,
+            "frames_with_relative_numbers": c.checked_rel, "frames_with_scaled_window": c.checked_window,
+            "frames_with_sack": c.checked_sack}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--capture", type=Path, default=WORK / "srv.pcap", help="single-capture input")
@@ -392,6 +408,8 @@ def main() -> int:
             if table.exists():
                 results["packets_table"] = {"bytes": table.stat().st_size, "rows": _parquet_rows(table),
                                             "bytes_per_packet": table.stat().st_size / packets}
+                if "tshark" not in a.skip and shutil.which("tshark"):
+                    results["packets_vs_tshark"] = packets_vs_tshark(a.capture, table.parent)
         if base is not None:
             # Interpreter start and imports alone, to tell fixed cost from per-packet cost
             # (informational: not in the ratios).
@@ -509,6 +527,9 @@ def main() -> int:
     if results.get("packets_table"):
         pt = results["packets_table"]
         print(f"packets.parquet: {pt['rows']:,} rows, {pt['bytes'] / 1e6:.1f} MB, {pt['bytes_per_packet']:.1f} bytes per packet")
+    vt = results.get("packets_vs_tshark")
+    if vt:
+        print(f"packets table vs tshark: {vt['frames_compared']:,} frames compared, {vt['mismatches']} mismatches")
     if results.get("witness"):
         print("witness (server socket's TCP_INFO vs hsrtcp on the server capture): "
               + ", ".join(f"{k} {v['kernel']} vs {v['hsrtcp']}" for k, v in results["witness"].items()))
@@ -519,6 +540,10 @@ def main() -> int:
     tmp_out.write_text(text + "\n")
     tmp_out.replace(a.out)
     print(f"wrote {a.out}")
+    if vt and vt["mismatches"]:
+        print("FAILED: the packets table differs from tshark on the bench capture:\n  "
+              + "\n  ".join(vt["first_mismatches"]), file=sys.stderr)
+        return 1
     return 0
 
 

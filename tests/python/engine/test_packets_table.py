@@ -22,18 +22,13 @@ import pytest
 
 import hsrtcp
 from hsrtcp.testing import peers
+from hsrtcp.testing.packets_tshark import compare, tshark_rows
 from hsrtcp.testing.truth import compute
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data"
 FIXTURES = sorted(p for p in DATA.iterdir() if p.is_file() and (p.name.endswith((".pcap", ".pcapng", ".pcap.gz", ".pcapng.gz"))))
 PAIRS = sorted({p.name.split(".")[0] for p in DATA.glob("*.server.pcap*")} & {p.name.split(".")[0] for p in DATA.glob("*.client.pcap*")})
-MOD = 1 << 32
-
-FIELDS = ["frame.number", "frame.time_epoch", "ip.src", "ipv6.src", "tcp.srcport", "tcp.seq", "tcp.seq_raw",
-          "tcp.ack", "tcp.ack_raw", "tcp.len", "tcp.flags", "tcp.window_size_value", "tcp.window_size",
-          "tcp.window_size_scalefactor", "tcp.options.timestamp.tsval", "tcp.options.timestamp.tsecr", "ip.id",
-          "tcp.options.sack_le", "tcp.options.sack_re", "_ws.malformed"]
 
 
 def _need_tshark():
@@ -41,79 +36,20 @@ def _need_tshark():
         pytest.skip("tshark not installed")
 
 
-def tshark_rows(path: Path) -> dict[int, dict]:
-    """Every TCP frame tshark dissects, by frame number (relative numbers on, no reassembly)."""
-    cmd = ["tshark", "-n", "-r", str(path), "-Y", "tcp and not icmp and not icmpv6", "-T", "fields", "-E", "occurrence=a",
-           "-E", "separator=\t", "-o", "tcp.relative_sequence_numbers:TRUE", "-o", "tcp.desegment_tcp_streams:FALSE"]
-    for f in FIELDS:
-        cmd += ["-e", f]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    rows = {}
-    for line in out.splitlines():
-        v = dict(zip(FIELDS, line.split("\t")))
-        rows[int(v["frame.number"])] = v
-    return rows
-
-
 def analyze_packets(path: Path, **kw) -> tuple[pl.DataFrame, pl.DataFrame]:
     ds = hsrtcp.analyze(path, packets=True, **kw)
     return ds.extra["packets"], ds.flows
-
-
-def _int(s: str) -> int | None:
-    return None if s == "" else int(s, 0)
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
 def test_every_frame_equals_tshark(path):
     _need_tshark()
     packets, flows = analyze_packets(path)
-    ws = tshark_rows(path)
-    ws = {n: v for n, v in ws.items() if not v["_ws.malformed"]}
-    ours = packets["frame"].to_list()
-    assert ours == sorted(ours), "rows in capture order"
-    assert set(ours) == set(ws), (sorted(set(ours) - set(ws))[:5], sorted(set(ws) - set(ours))[:5])
-    f = flows.select("flow_id", "seq_base_c2s", "seq_base_s2c", "syn_count", "synack_count")
-    base = {r["flow_id"]: r for r in f.iter_rows(named=True)}
-    checked_rel = checked_window = checked_sack = 0
-    for r in packets.iter_rows(named=True):
-        w = ws[r["frame"]]
-        where = f"{path.name} frame {r['frame']}"
-        b = base[r["flow_id"]]
-        own, other = ("c2s", "s2c") if r["dir"] == "c2s" else ("s2c", "c2s")
-        assert abs(r["ts"] - float(w["frame.time_epoch"])) < 5e-7, where
-        assert (r["seq"] + b[f"seq_base_{own}"]) % MOD == int(w["tcp.seq_raw"]), where
-        syn_seen = {"c2s": b["syn_count"] > 0, "s2c": b["synack_count"] > 0}
-        # Wireshark starts a direction whose SYN it has not seen at 1, hsrtcp at 0
-        assert int(w["tcp.seq"]) - r["seq"] == (0 if syn_seen[own] else 1), where
-        checked_rel += syn_seen[own]
-        flags = int(w["tcp.flags"], 16) & 0x1FF
-        assert r["flags"] == flags, where
-        if flags & 0x10:
-            assert (r["ack"] + b[f"seq_base_{other}"]) % MOD == int(w["tcp.ack_raw"]), where
-            assert int(w["tcp.ack"]) - r["ack"] == (0 if syn_seen[other] else 1), where
-        else:
-            assert r["ack"] is None, where
-        assert r["len"] == int(w["tcp.len"]), where
-        assert r["window_raw"] == int(w["tcp.window_size_value"]), where
-        scale = _int(w["tcp.window_size_scalefactor"])
-        if r["window"] is None:
-            assert scale == -1 and not flags & 0x2, f"{where}: scale known to tshark ({scale})"
-        else:
-            assert r["window"] == int(w["tcp.window_size"]), where
-            checked_window += 1
-        assert r["tsval"] == _int(w["tcp.options.timestamp.tsval"]), where
-        assert r["tsecr"] == _int(w["tcp.options.timestamp.tsecr"]), where
-        assert r["ip_id"] == _int(w["ip.id"]), where
-        if w["tcp.options.sack_le"] and syn_seen[other]:
-            blocks = ",".join(f"{le}-{re}" for le, re in zip(w["tcp.options.sack_le"].split(","),
-                                                              w["tcp.options.sack_re"].split(",")))
-            assert r["sack"] == blocks, where
-            checked_sack += 1
-        elif not w["tcp.options.sack_le"]:
-            assert r["sack"] is None, where
-    if ws:  # (quic.pcap: no TCP at all)
-        assert checked_rel > 0 and checked_window > 0, (checked_rel, checked_window)
+    c = compare(path, packets, flows)
+    assert c.mismatches == 0, c.first
+    assert c.frames == len(packets)
+    if c.frames:  # (quic.pcap: no TCP at all)
+        assert c.checked_rel > 0 and c.checked_window > 0, (c.checked_rel, c.checked_window)
 
 
 @pytest.mark.parametrize("name", PAIRS)
