@@ -408,7 +408,7 @@ def main() -> int:
             if table.exists():
                 results["packets_table"] = {"bytes": table.stat().st_size, "rows": _parquet_rows(table),
                                             "bytes_per_packet": table.stat().st_size / packets}
-                if "tshark" not in a.skip and shutil.which("tshark"):
+                if shutil.which("tshark"):  # (also under --skip tshark, which skips its timing)
                     results["packets_vs_tshark"] = packets_vs_tshark(a.capture, table.parent)
         if base is not None:
             # Interpreter start and imports alone, to tell fixed cost from per-packet cost
