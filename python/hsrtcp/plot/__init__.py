@@ -59,19 +59,22 @@ def _results(results, kind: str, flow_id):
     """The results directory to draw from and the flow in it. A corpus results directory
     (docs/scale.md: one ``input=<id>`` partition per input) is read as one: the flow's name
     (unique in the corpus; a flow_id repeats across inputs) or, without one, the largest flow
-    of all inputs finds the partition, whose figure names its flows as the corpus does."""
+    of all inputs finds the partition, whose figure names its flows as the corpus does; the
+    figures over many flows (cdf, model, throughput without --flow) pool every input's."""
     import polars as pl
 
     from hsrtcp.errors import InputError
-    from hsrtcp.plot.tables import SELECT_COLUMNS, Results, data_bytes_expr
+    from hsrtcp.plot.tables import SELECT_COLUMNS, Corpus, Results, data_bytes_expr
     from hsrtcp.results import flow_names, partitions, select_flow
 
     parts = partitions(results)
     if len(parts) == 1 and os.path.normpath(parts[0]) == os.path.normpath(os.fspath(results)):
         return Results(results), flow_id
     if kind not in PER_FLOW or (kind == "throughput" and flow_id is None):
-        raise InputError(f"{results}: a corpus results directory ({len(parts)} inputs): {kind} draws the flows of one "
-                         f"analysis; give one input's directory ({parts[0]}), or pool the corpus with hsrtcp study")
+        if kind == "model" and flow_id is not None:  # a flow_id names a flow of one input only
+            raise InputError(f"{results}: a corpus results directory ({len(parts)} inputs): model --flow takes "
+                             f"one input's directory ({parts[0]}); without --flow it draws every input's flows")
+        return Corpus(results, parts), flow_id
     cols = ["flow_id", "vantage", "first_ts", "data_dir", "c2s_payload_bytes", "s2c_payload_bytes"]
     flows = pl.concat([Results(p).read("flows", cols, optional=SELECT_COLUMNS)
                        .with_columns(input=pl.lit(os.path.basename(p)[len("input="):]))

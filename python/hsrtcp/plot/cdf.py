@@ -23,7 +23,7 @@ import polars as pl
 from hsrtcp.errors import InputError
 from hsrtcp.plot.binning import MAX_POINTS
 from hsrtcp.plot.style import CYCLE, new_figure, plain_formatter, scale_for, styled
-from hsrtcp.plot.tables import Results
+from hsrtcp.plot.tables import Results, row_key
 from hsrtcp.schemas import class_rank
 
 LINESTYLES = ["-", "--", "-.", ":"]
@@ -101,7 +101,8 @@ def _join_by(res: Results, df: pl.DataFrame, table: str, by: str) -> pl.DataFram
         raise InputError(f"{res.file(table)}: no column {by!r} and no flow_id to find it elsewhere")
     for other in ("context", "flows"):
         if res.has(other) and by in res.schema(other) and other != table:
-            return df.join(res.read(other, ["flow_id", by]), on="flow_id", how="left")
+            other_rows = res.read(other, ["flow_id", by])
+            return df.join(other_rows, on=row_key(other_rows), how="left")
     raise InputError(f"no column {by!r} to group by in {res.file(table)}, context.parquet or flows.parquet")
 
 

@@ -10,6 +10,8 @@ flow of a long capture reads little.
 
 from __future__ import annotations
 
+import os
+
 import polars as pl
 
 from hsrtcp.errors import InputError
@@ -43,8 +45,9 @@ class Results(ResultsDir):
 
     def named(self, flows: pl.DataFrame) -> pl.DataFrame:
         names = self.names if self.names is not None else flow_names(flows)
+        keys = [k for k in row_key(names) if k in flows.columns]
         return flows.drop([c for c in ("short_id", "connection") if c in flows.columns]).join(
-            names.select("flow_id", "short_id", "connection"), on="flow_id", how="left")
+            names.select(*keys, "short_id", "connection"), on=keys, how="left")
 
     def flow(self, flow_id: int | str | None, columns: list[str] = (), optional: list[str] = (),
              need_data: bool = True, matched: str = "data") -> dict:
@@ -81,6 +84,38 @@ class Results(ResultsDir):
         return row
 
 
+def row_key(df: pl.DataFrame) -> list[str]:
+    """The columns naming a row's flow: ``flow_id``, with ``input`` in a corpus."""
+    return [k for k in ("input", "flow_id") if k in df.columns]
+
+
+class Corpus(Results):
+    """A corpus results directory (one ``input=<id>`` partition per input, docs/scale.md) read
+    as one, for the figures over many flows (cdf, model, throughput's largest flows): each
+    table is its partitions' rows stacked with an ``input`` column (a flow_id repeats across
+    inputs: ``input, flow_id`` is a row's key), named as the corpus names them."""
+
+    def __init__(self, path, parts: list[str]):
+        super().__init__(path)
+        self.parts = {os.path.basename(p)[len("input="):]: Results(p) for p in parts}
+        cols = ["flow_id", "vantage", "first_ts"]
+        self.names = flow_names(self.read("flows", cols, optional=["client_flow_id", "server_flow_id"]))
+
+    def file(self, table: str) -> str:
+        return os.path.join(self.path, "input=*", f"{table}.parquet")
+
+    def has(self, table: str) -> bool:
+        return any(p.has(table) for p in self.parts.values())
+
+    def open(self, table: str):
+        """The first partition's table (its schema stands for all: one analysis wrote them)."""
+        return next((p for p in self.parts.values() if p.has(table)), next(iter(self.parts.values()))).open(table)
+
+    def scan(self, table: str, columns=None, optional=(), as_float=()) -> pl.LazyFrame:
+        return pl.concat([p.scan(table, columns, optional, as_float).with_columns(input=pl.lit(name))
+                          for name, p in self.parts.items() if p.has(table)], how="diagonal_relaxed")
+
+
 def flow_label(row: dict) -> str:
     """How a figure names a flow: "f1s: flow 1099511627776 (server, s2c)"; without a given
     vantage, the side the engine inferred ("at the sender")."""
@@ -89,4 +124,5 @@ def flow_label(row: dict) -> str:
     if row.get("via"):  # a matched row drawn from the single-capture row it links
         return f"{row['via']} (matched): packets of {row.get('short_id')} ({where}, {data})"
     name = f"{row['short_id']}: " if row.get("short_id") else ""
-    return f"{name}flow {row['flow_id']} ({where}, {data})"
+    source = f", input {row['input']}" if row.get("input") else ""  # a corpus's flow_id is its input's own
+    return f"{name}flow {row['flow_id']} ({where}, {data}{source})"

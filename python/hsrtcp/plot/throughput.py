@@ -17,7 +17,7 @@ from hsrtcp.errors import InputError
 from hsrtcp.plot import overlays
 from hsrtcp.plot.binning import envelope_line
 from hsrtcp.plot.style import CYCLE, OKABE_ITO, legend_below, new_figure, save, scale_for, styled
-from hsrtcp.plot.tables import Results, data_bytes_expr, flow_label
+from hsrtcp.plot.tables import Results, data_bytes_expr, flow_label, row_key
 
 SERIES = ["flow_id", "bin", "t_rel", "bytes", "goodput_bytes"]
 
@@ -48,12 +48,13 @@ def draw(res: Results, flow_id: int | None = None, max_flows: int = 8):
     if flows.is_empty():
         raise InputError(f"{res.file('flows')}: no flow carries payload (nothing to draw)")
     top = flows.sort(["_b", "flow_id"], descending=[True, False]).head(max_flows)
-    series = res.read("series", SERIES, optional=["bin_s"]).filter(pl.col("flow_id").is_in(top["flow_id"].to_list()))
+    keys = row_key(top)
+    series = res.read("series", SERIES, optional=["bin_s"]).join(top.select(keys), on=keys, how="semi")
     if series.is_empty():
         raise InputError(f"{res.file('series')}: no series rows for the flows with data")
     curves = []
     for r in top.iter_rows(named=True):
-        s = series.filter(pl.col("flow_id") == r["flow_id"])
+        s = series.filter(*(pl.col(k) == r[k] for k in keys))
         if not s.is_empty():
             curves.append((r, *steps(s, "bytes", r["last_ts"] - r["first_ts"])))
     div, unit = scale_for(max(c[2].max() for c in curves), "bit/s")

@@ -131,8 +131,33 @@ def test_a_corpus_results_directory(tmp_path):
         assert fig.axes[0].get_title(loc="left").startswith(f"f{i}: flow {fid} "), (part, fig.axes[0].get_title(loc="left"))
     p = run("plot", "tsg", res, "--flow", "0", "-o", tmp_path / "x.png")  # flow_id 0 is in both inputs
     assert p.returncode == 3 and "give the short id" in p.stderr, p.stderr
-    p = run("plot", "cdf", res, "-o", tmp_path / "c.png")
-    assert p.returncode == 3 and "corpus" in p.stderr, p.stderr
+    for kind in ("cdf", "throughput"):  # before: exit 3, "cdf draws the flows of one analysis"
+        p = run("plot", kind, res, "-o", tmp_path / f"{kind}.png")
+        assert p.returncode == 0, p.stderr
+
+
+def counts(fig) -> dict[str, str]:
+    """Each legend entry's text after its name: "(n = 12 bins)", "median D = ... (n = 3)"."""
+    return {t.get_text().split(" (")[0].split(":")[0]: t.get_text() for t in fig.axes[0].get_legend().get_texts()}
+
+
+def test_cdf_model_and_throughput_pool_a_corpus(pair, tmp_path):
+    """A corpus of two inputs holding the same analysis: cdf and model draw every flow of both
+    (twice the n of one), and throughput's largest flows name their input (a flow_id repeats)."""
+    corpus = tmp_path / "corpus"
+    for name in ("a", "b"):
+        shutil.copytree(pair, corpus / f"input={name}")
+    for kind in ("cdf", "model"):
+        one, both = counts(figure(kind, pair)), counts(figure(kind, corpus))
+        assert one.keys() == both.keys() and one
+        for k, text in ((k, t) for k, t in one.items() if "n = " in t):  # ("y = x" counts nothing)
+            n = int(text.rsplit("n = ", 1)[1].split()[0].strip(")").replace(",", ""))
+            assert f"n = {2 * n:,}" in both[k] or f"n = {2 * n})" in both[k], (kind, text, both[k])
+    labels = [t.get_text() for t in figure("throughput", corpus).axes[0].get_legend().get_texts()]
+    assert any("input a)" in x for x in labels) and any("input b)" in x for x in labels), labels
+    assert len({x.split(":")[0] for x in labels}) == len(labels)  # each a distinct short id
+    p = run("plot", "model", corpus, "--flow", "f1m", "-o", tmp_path / "m.png")
+    assert p.returncode == 3 and "one input's directory" in p.stderr, p.stderr
 
 
 def test_throughput_of_the_largest_flows_names_each_by_its_short_id(example):
