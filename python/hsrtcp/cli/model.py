@@ -104,7 +104,7 @@ def model() -> None:
 @click.option("--rto", "--T", "rto", type=INPUT["T"], required=True, help=_INPUT_HELP["rto"])
 @click.option("--b", "b", type=INPUT["b"], default=2.0, show_default=True, help=_INPUT_HELP["b"])
 @click.option("--wm", "--W-m", "wm", type=INPUT["W_m"], default=math.inf, help=_INPUT_HELP["wm"])
-@click.option("--mss", type=count(1), default=None, help="segment payload size in bytes: also print bit/s")
+@click.option("--mss", type=count(1), default=None, help="segment payload size in bytes: also print the rate (kbit/s, Mbit/s)")
 @click.option("--allow-any-b", is_flag=True, help="evaluate the as_printed variant also for b != 2")
 def predict(p_d, P_a, old_P_a, ack_loss_rate, q, rtt, rto, b, wm, mss, allow_any_b) -> None:  # noqa: N803
     """Predict throughput with every model and variant, side by side.
@@ -116,7 +116,7 @@ def predict(p_d, P_a, old_P_a, ack_loss_rate, q, rtt, rto, b, wm, mss, allow_any
     from rich.table import Table
 
     from hsrtcp.models import MODEL_KEYS, MODEL_LABELS, evaluate_all, independent_ack_burst_loss
-    from hsrtcp.units import plain
+    from hsrtcp.units import human_rate, plain
 
     P_a = _old_P_a(P_a, old_P_a)
     notes = []
@@ -145,7 +145,7 @@ def predict(p_d, P_a, old_P_a, ack_loss_rate, q, rtt, rto, b, wm, mss, allow_any
     table.add_column("key", style="dim")
     table.add_column("packets/s", justify="right")
     if mss is not None:
-        table.add_column("bit/s", justify="right")
+        table.add_column("rate", justify="right")  # in kbit/s or Mbit/s, as the summary prints rates
     table.add_column("regime")
     table.add_column("note", overflow="fold")
     for key in MODEL_KEYS:
@@ -153,7 +153,7 @@ def predict(p_d, P_a, old_P_a, ack_loss_rate, q, rtt, rto, b, wm, mss, allow_any
         tp = float(r.throughput)
         row = [MODEL_LABELS[key], key, "—" if math.isnan(tp) else plain(tp, 6)]
         if mss is not None:
-            row.append("—" if math.isnan(tp) else plain(tp * mss * 8, 6))
+            row.append("—" if math.isnan(tp) else human_rate(tp * mss * 8))
         row.append("" if math.isnan(tp) else ("window-limited" if bool(r.window_limited) else "loss-limited"))
         row.append(r.reasons.item() or "")
         table.add_row(*row)
