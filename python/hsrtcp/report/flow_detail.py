@@ -312,20 +312,31 @@ def flow_charts(flow: dict, series_df: pl.DataFrame | None, events_df: pl.DataFr
                  ], bands=[b for b in bands if b["label"] in ("outage (M24)", "timeout sequence (M10)")],
                  vlines=vlines, x_max=round(duration, 6))
 
-    # --- bytes in flight / AWND
+    # --- bytes in flight / AWND: per ACK from the tsg's packets (static/report.js, perAck), else bins
     win_series = []
+    if segs is not None:
+        window = chart(f"win-{fid}", "Outstanding data (owin) and advertised window (per ACK, packets table)",
+                       "time since the flow's first packet (s)", "bytes", [],
+                       marks=[{**m, "tick": True} for m in marks], vlines=vlines, x_max=round(duration, 6),
+                       per_ack=f"tseq-{fid}")
+    else:
+        window = None
     for name, label, col, style in (("bif_max", "bytes in flight, max (M17)", PALETTE["vermillion"], "step"),
                                     ("bif_mean", "bytes in flight, mean", PALETTE["orange"], "step"),
                                     ("awnd_min", "advertised window, min", PALETTE["green"], "step"),
                                     ("awnd_mean", "advertised window, mean", PALETTE["sky"], "step")):
         vals = _col(series_df, name)
-        if not np.all(np.isnan(vals)):
+        if window is None and not np.all(np.isnan(vals)):
             win_series.append(series(label, x_bins, sig(per_bin(vals)), col, style))
-    if not win_series:
-        notes.append("no bytes-in-flight or window samples (vantage unknown or no ACKs)")
-    window = chart(f"win-{fid}", "Bytes in flight and advertised window (1-s bins)",
-                   "time since the flow's first packet (s)", "bytes", win_series,
-                   marks=[{**m, "tick": True} for m in marks], vlines=vlines, x_max=round(duration, 6))
+    if window is None:
+        if not win_series:
+            notes.append("no bytes-in-flight or window samples (vantage unknown or no ACKs)")
+        else:
+            notes.append("bytes in flight and window: per 1-s bin, not per ACK: "
+                         + (packets_note or f"no packets table in the results; {PACKETS_HINT}"))
+        window = chart(f"win-{fid}", f"Bytes in flight and advertised window (per 1-s bin: {PACKETS_HINT})",
+                       "time since the flow's first packet (s)", "bytes", win_series,
+                       marks=[{**m, "tick": True} for m in marks], vlines=vlines, x_max=round(duration, 6))
 
     # --- RTT
     rtt_series = []

@@ -100,20 +100,21 @@ def test_ack_step_line_is_flat_across_the_blackout(tmp_path_factory):
     assert any(x0 <= got["a"] + 0.5 and x1 >= got["b"] - 0.5 for x0, x1 in level)
 
 
-def test_without_packets_the_chart_says_per_bin_and_how_to_get_segments(drops, tmp_path):
+def test_without_packets_the_charts_say_per_bin_and_how_to_get_segments(drops, tmp_path):
+    # the time–sequence graph and the window chart (no per-ACK owin without packets)
     require_chromium()
     out = tmp_path / "r.html"
     build_report(drops, None, out)
     flow = _flow(drops)
-    tseq = _embedded(out)["details"][0]["charts"][0]
-    assert tseq.get("segments") is None
+    tseq, _tput, win = _embedded(out)["details"][0]["charts"][:3]
+    assert tseq.get("segments") is None and win.get("per_ack") is None and win["series"]
     assert all("per 1-s bin" in s["label"] for s in tseq["series"])
     with browser() as d:
         load(d, out)
-        title = d.find_element("css selector", f"#chart-tseq-{flow['flow_id']} h4").text
+        titles = [d.find_element("css selector", f"#chart-{c}-{flow['flow_id']} h4").text for c in ("tseq", "win")]
         notes = d.find_element("id", "flow-notes").text
-    assert "per 1-s bin" in title and "hsrtcp analyze --packets" in title
-    assert "no packets table" in notes
+    assert all("per 1-s bin" in t and "hsrtcp analyze --packets" in t for t in titles)
+    assert "no packets table" in notes and "bytes in flight and window: per 1-s bin, not per ACK" in notes
 
 
 def test_above_the_limit_per_pixel_envelopes_cover_every_segment_and_zoom_returns_to_ticks(drops_pk, monkeypatch):

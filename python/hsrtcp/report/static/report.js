@@ -209,13 +209,16 @@
     }).filter((s) => s.x.length > 0);
     const sacks = spec.sacks || [];
     const seg = spec.segments ? decodeSegments(spec.segments) : null;
-    if (series.length === 0 && spec.marks.length === 0 && !(seg && seg.n + seg.na > 0)) {
+    // the window chart per ACK reads the time–sequence graph's packets (drawn before it, embedded once)
+    const src = spec.per_ack && report.charts[spec.per_ack] ? report.charts[spec.per_ack].segments : null;
+    const pa = src ? perAck(src) : null;
+    if (series.length === 0 && spec.marks.length === 0 && !(seg && seg.n + seg.na > 0) && !(pa && pa.t.length)) {
       box.insertAdjacentHTML("beforeend", '<p class="note">No data for this chart.</p>');
       return null;
     }
     const aligned = series.length
       ? uPlot.join(series.map((s) => [s.x, s.y]))
-      : seg ? [[0, spec.x_max || 0]] : [spec.marks.map((m) => m.t).sort((a, b) => a - b)];
+      : seg || pa ? [[0, spec.x_max || 0]] : [spec.marks.map((m) => m.t).sort((a, b) => a - b)];
     // initial ranges: lines, marks, bands and the flow's duration
     const xr = extent(aligned[0], [Infinity, -Infinity]);
     const yr = [Infinity, -Infinity];
@@ -223,6 +226,7 @@
     spec.marks.forEach((m) => { extent([m.t], xr); if (!m.tick) extent([m.s0, m.s1], yr); });
     sacks.forEach((m) => { extent([m.t], xr); extent([m.s0, m.s1], yr); });
     if (seg) { extent(seg.extX, xr); extent(seg.extY, yr); }
+    if (pa) { extent(pa.t, xr); extent([0], yr); extent(pa.owin, yr); extent(pa.window, yr); }
     spec.bands.forEach((b) => extent([b.t0, b.t1], xr));
     if (spec.x_max !== undefined && spec.x_max !== null) extent([0, spec.x_max], xr);
     // a log axis only helps (and only gets ticks) across at least a decade
@@ -231,7 +235,7 @@
     if (!xLog && xr[0] >= 0 && x0[0] < 0) x0[0] = 0;
     if (!yLog && yr[0] >= 0 && y0[0] < 0) y0[0] = 0;
 
-    const drawn = [], drawnSacks = [], drawnBands = [], drawnSeg = { segments: [], ack: [], edge: [], mode: null, inView: 0 };
+    const drawn = [], drawnSacks = [], drawnBands = [], drawnSeg = { segments: [], ack: [], edge: [], mode: null, inView: 0, owin: [], window: [], owinVals: [], windowVals: [] };
     const width = Math.max(400, Math.min(parent.clientWidth || 1200, 1300));
     const opts = {
       width: width, height: 340,
@@ -251,7 +255,7 @@
       }))),
       hooks: {
         drawClear: [(u) => drawBands(u, spec, drawnBands)],
-        draw: [(u) => { if (seg) drawSegments(u, seg, drawnSeg); drawSacks(u, sacks, drawnSacks); drawMarks(u, spec, drawn); }],
+        draw: [(u) => { if (seg) drawSegments(u, seg, drawnSeg); if (pa) drawPerAck(u, pa, drawnSeg); drawSacks(u, sacks, drawnSacks); drawMarks(u, spec, drawn); }],
       },
     };
     const u = new uPlot(opts, aligned, box);
@@ -509,7 +513,33 @@
     }
     ctx.stroke();
   }
-  function stepLine(u, t, y, colour, width, out, xmin, xmax, max) {
+  // Per ACK (plot/window.py:outstanding, the same definition): owin = the highest byte end of
+  // the data segments captured before the ACK (equal times count as before) minus its ACK
+  // number, never below 0, none before any data; window = the window the ACK advertises.
+  function perAck(seg) {
+    const t = [], owin = [], tw = [], window = [];
+    let j = 0, high = -Infinity;
+    for (let i = 0; i < seg.na; i++) {
+      while (j < seg.n && seg.t[j] <= seg.ta[i]) { if (seg.s1[j] > high) high = seg.s1[j]; j++; }
+      if (j > 0) { t.push(seg.ta[i]); owin.push(Math.max(high - seg.ack[i], 0)); }
+      if (seg.edge) { tw.push(seg.ta[i]); window.push(seg.edge[i] - seg.ack[i]); }
+    }
+    return { t: t, owin: owin, tw: tw, window: window, max: seg.max };
+  }
+  // step lines as the time–sequence graph's ACK line: exact up to 2 × max ACKs in view, else envelopes
+  function drawPerAck(u, pa, drawn) {
+    for (const k of ["owin", "window", "owinVals", "windowVals"]) drawn[k].length = 0;
+    const ctx = u.ctx, dpr = devicePixelRatio, xmin = u.scales.x.min, xmax = u.scales.x.max;
+    ctx.save();
+    ctx.beginPath(); ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height); ctx.clip();
+    stepLine(u, pa.tw, pa.window, "#999999", dpr, drawn.window, xmin, xmax, pa.max, drawn.windowVals);
+    stepLine(u, pa.t, pa.owin, "#0072B2", 1.5 * dpr, drawn.owin, xmin, xmax, pa.max, drawn.owinVals);
+    const n = lowerBound(pa.t, xmax + 1e-9) - Math.max(0, lowerBound(pa.t, xmin) - 1);
+    drawn.mode = n <= 2 * pa.max ? "per ACK" : "envelope";
+    ctx.restore();
+  }
+  // vals (optional): the [time, value] of each vertex drawn (a test reads them)
+  function stepLine(u, t, y, colour, width, out, xmin, xmax, max, vals) {
     if (!t.length) return;
     const ctx = u.ctx, right = u.bbox.left + u.bbox.width;
     const i0 = Math.max(0, lowerBound(t, xmin) - 1), i1 = lowerBound(t, xmax + 1e-9);
@@ -532,6 +562,7 @@
     let py = null;
     for (const i of idx) {
       const x = Math.max(u.valToPos(t[i], "x", true), u.bbox.left - 2), yy = u.valToPos(y[i], "y", true);
+      if (vals) vals.push([t[i], y[i]]);
       if (py === null) ctx.moveTo(x, yy); else { ctx.lineTo(x, py); ctx.lineTo(x, yy); out.push([x, py]); }
       out.push([x, yy]);
       py = yy;
@@ -546,7 +577,7 @@
     spec.marks.forEach((m) => classes.set(m.cls, m.color));
     spec.bands.forEach((b) => bands.set(b.label, b.color));
     const sackCounts = spec.sack_counts || {};
-    if (!classes.size && !bands.size && !spec.vlines.length && !Object.keys(sackCounts).length && !spec.segments) return;
+    if (!classes.size && !bands.size && !spec.vlines.length && !Object.keys(sackCounts).length && !spec.segments && !spec.per_ack) return;
     const div = document.createElement("div");
     div.className = "marks-legend";
     let htmlText = "";
@@ -560,6 +591,10 @@
           `${sg.fates.lost_i.length} data segments, at (time, seq)</span>` +
           (sg.fates.ack_lost_t.length ? `<span class="fate-legend" data-fate="ack_lost"><i style="background:${sg.fates.ack_color}"></i>` +
             `▽ ACK lost in the network (matcher): ${sg.fates.ack_lost_t.length}, at (time, ack)</span>` : "") : "");
+    }
+    if (spec.per_ack) {
+      htmlText += `<span><i style="background:#0072B2"></i>outstanding data (owin): highest byte sent before the ACK − ACK, step per ACK</span>` +
+        `<span><i style="background:#999999"></i>advertised window, step per ACK</span>`;
     }
     classes.forEach((c, k) => { htmlText += `<span><i style="background:${c}"></i>retransmission: ${esc(k)} (${spec.marks.filter((m) => m.cls === k).length})</span>`; });
     for (const [cls, name] of [["sack", "SACK block"], ["dsack", "D-SACK block"]]) {
