@@ -35,7 +35,7 @@ from hsrtcp.report.inputs import ResultsData, StudyData, load_results, load_stud
 from hsrtcp.report.wireshark import display_filters
 from hsrtcp.results import no_nulls, with_names
 from hsrtcp.schemas import class_rank
-from hsrtcp.units import axis_scale, human, unit_of
+from hsrtcp.units import axis_scale, human, plain, unit_of
 
 DEFAULT_TOP = 50
 #: rows of the interactive flow table at most (the HTML budget: ~200 bytes a row): the largest
@@ -632,8 +632,11 @@ def _models_section(res: ResultsData) -> tuple[str, list[dict]]:
     ss.append(series("measured = predicted", ends, ends, PALETTE["grey"], "line", 1))
     ch = chart("model-fit", "Measured vs predicted throughput", "measured (packets/s)", "predicted (packets/s)", ss,
                x_log=True, y_log=True)
-    summary = fit.summary
-    # D is a relative error: in % as the other shares
+    # D is a relative error: in % as the other shares; throughputs in packets/s, named so in
+    # the header (a name that says no unit) and with the 4 digits of the other units' cells
+    pkts = {c: f"{c.removesuffix('_pkts')} (packets/s)" for c in fit.summary.columns if c.endswith("_pkts")}
+    summary = fit.summary.with_columns(pl.col(c).map_elements(lambda v: plain(v, 4), return_dtype=pl.String)
+                                       for c in pkts).rename(pkts)
     return intro + html_table(summary, units={"mean_d": "share", "median_d": "share"}), [ch]
 
 

@@ -164,7 +164,7 @@ def test_models_table_gives_d_in_percent(tmp_path):
     from hsrtcp.models.fitting import fit_flows
     from hsrtcp.report.build import _models_section
     from hsrtcp.report.inputs import load_results
-    from hsrtcp.units import human_share
+    from hsrtcp.units import human_share, plain
 
     from .common import DATA, run
 
@@ -175,3 +175,6 @@ def test_models_table_gives_d_in_percent(tmp_path):
     text, _charts = _models_section(res)
     d = fit_flows(res.flows).summary.filter(pl.col("mean_d").is_not_null()).row(0, named=True)
     assert f"<td>{human_share(d['mean_d'], 4)}</td>" in text and f"<td>{human_share(d['median_d'], 4)}</td>" in text
+    # the predicted and measured means: packets/s in the header, 4 digits (it printed 34.4409)
+    assert "<th>mean_pred (packets/s)</th>" in text and "<th>mean_measured (packets/s)</th>" in text
+    assert f"<td>{plain(d['mean_pred_pkts'], 4)}</td>" in text and f"<td>{plain(d['mean_pred_pkts'], 6)}</td>" not in text
