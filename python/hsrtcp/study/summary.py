@@ -10,32 +10,32 @@ from __future__ import annotations
 import polars as pl
 
 from hsrtcp.study import groups, stats
-from hsrtcp.units import plain
+from hsrtcp.units import RATE, SHARE, TIME, human
 
-#: (table, metric, label, scale, unit shown)
+#: (table, metric, label, base unit): each value is printed in the unit that reads best for
+#: it (hsrtcp.units.human: 66.5 µs, 13 s, 1.5 Mbit/s, 5.8 %), as the analyze summary does
 HEADLINES = (
-    ("performance", "throughput_bps", "throughput, pooled 1-s (M3)", 1e-6, "Mbit/s"),
-    ("performance", "throughput_zero_share", "P(1-s throughput = 0)", 100.0, "%"),
-    ("performance", "rtt_mean_s", "RTT, mean of flows (M7)", 1e3, "ms"),
-    ("performance", "p_d", "data loss p_d (M8)", 100.0, "%"),
-    ("spurious_rto", "spurious_rto_rate", "spurious RTO rate (M13) [Table VII]", 100.0, "%"),
-    ("spurious_rto", "ackl_share", "ACKL share (M14) [Table VIII]", 100.0, "%"),
-    ("dupack", "dupack_rate", "DupACK rate (M15) [Table IX]", 100.0, "%"),
-    ("handshake", "establishment_s", "establishment (M18)", 1e3, "ms"),
-    ("handshake", "closure_s", "closure (M19)", 1e3, "ms"),
-    ("timeout_recovery", "timeout_recovery_s", "timeout recovery (M10)", 1.0, "s"),
-    ("timeout_recovery", "q", "q (M11)", 100.0, "%"),
-    ("suspensions", "suspension_s", "suspension per handoff (M24)", 1.0, "s"),
+    ("performance", "throughput_bps", "throughput, pooled 1-s (M3)", RATE),
+    ("performance", "throughput_zero_share", "P(1-s throughput = 0)", SHARE),
+    ("performance", "rtt_mean_s", "RTT, mean of flows (M7)", TIME),
+    ("performance", "p_d", "data loss p_d (M8)", SHARE),
+    ("spurious_rto", "spurious_rto_rate", "spurious RTO rate (M13) [Table VII]", SHARE),
+    ("spurious_rto", "ackl_share", "ACKL share (M14) [Table VIII]", SHARE),
+    ("dupack", "dupack_rate", "DupACK rate (M15) [Table IX]", SHARE),
+    ("handshake", "establishment_s", "establishment (M18)", TIME),
+    ("handshake", "closure_s", "closure (M19)", TIME),
+    ("timeout_recovery", "timeout_recovery_s", "timeout recovery (M10)", TIME),
+    ("timeout_recovery", "q", "q (M11)", SHARE),
+    ("suspensions", "suspension_s", "suspension per handoff (M24)", TIME),
 )
 
 
-def _fmt(row: dict, scale: float) -> str:
+def _fmt(row: dict, unit: str) -> str:
     if row["value"] is None:
         return row["note"] or "–"
-    # three significant digits, never exponent notation (1300 ms, not 1.3e+03)
-    text = plain(row["value"] * scale)
+    text = human(row["value"], unit)
     if row["value_lo"] is not None:
-        text += f" [{plain(row['value_lo'] * scale)}, {plain(row['value_hi'] * scale)}]"
+        text += f" [{human(row['value_lo'], unit)}, {human(row['value_hi'], unit)}]"
     return f"{text} (n={row['n_flows']})"
 
 
@@ -69,13 +69,13 @@ def render(study) -> str:
             where = where & (pl.col(name).is_null() if value is None else (pl.col(name) == value))
         if by:
             lines.append(", ".join(f"{n}={'null' if v is None else v}" for n, v in zip(by, combo)) + ":")
-        for table, metric, label, scale, unit in HEADLINES:
+        for table, metric, label, unit in HEADLINES:
             t = study.tables[table].filter(where & (pl.col("metric") == metric))
             cells = []
             for cls in shown:
                 rows = t.filter(pl.col("flow_class") == cls)
-                cells.append(_fmt(rows.row(0, named=True), scale) if rows.height else "no flows")
-            lines.append(f"  {label} [{unit}]: " + " | ".join(cells))
+                cells.append(_fmt(rows.row(0, named=True), unit) if rows.height else "no flows")
+            lines.append(f"  {label}: " + " | ".join(cells))
     if len(combos) > MAX_COMBOS:
         lines.append(f"... {len(combos) - MAX_COMBOS} more --by combinations in the tables")
     for note in study.notes:

@@ -20,9 +20,13 @@ def test_no_exponent_in_study_summary_or_tables(tmp_path):
     s = hsrtcp.study(_results(tmp_path / "r"), min_flows=1, bootstrap=50, seed=1)
     text = s.summary()
     assert not EXPONENT.search(text), [line for line in text.splitlines() if EXPONENT.search(line)]
-    # closure (M19): flows 11-15 close in 11..15 s, mean 13 s = 13000 ms, printed in full
-    line = next(line for line in text.splitlines() if line.lstrip().startswith("closure (M19) [ms]"))
-    assert line.split(": ", 1)[1].split(" | ")[2].startswith("13000 [")
+    # closure (M19): flows 11-15 close in 11..15 s, mean 13 s: in s, not "13000" in a row fixed to ms
+    line = next(line for line in text.splitlines() if line.lstrip().startswith("closure (M19):"))
+    assert line.split(": ", 1)[1].split(" | ")[2].startswith("13 s ["), line
+    # each value in its own unit (the row was fixed to ms: "0.0665" for 66.5 µs)
+    for line in text.splitlines():
+        for v, unit in re.findall(r"(\d[\d.]*) (µs|ms|s|bit/s|kbit/s|Mbit/s|Gbit/s)\b", line):
+            assert 1 <= float(v) < 1000 or unit in ("s", "bit/s", "Gbit/s"), (v, unit, line)
     for name, df in s.tables.items():
         if isinstance(df, pl.DataFrame) and df.height:
             rendered = html_table(df)
