@@ -205,6 +205,7 @@ def test_a_trace_of_another_shape_is_an_input_error_naming_it(compiled, tmp_path
     err = capsys.readouterr().err
     assert code == 3, err
     assert "Traceback" not in err and f"{trace}: unreadable trace" in err
+    assert "Error" not in err.replace("ScenarioError", ""), err  # the file's fault, not Python's words
 
 
 def test_a_scenario_json_of_another_shape_is_an_input_error_naming_it(compiled, tmp_path, capsys):

@@ -55,11 +55,12 @@ def read_trace(path: Path) -> list[tuple[int, object]]:
     """[(duration_ms, value)] of a compiler-written trace: bw in bit/s (int), delay in µs (int),
     loss as a tuple of probabilities."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        (kind, body), = doc.items()
+        pattern = _pattern(json.loads(Path(path).read_text(encoding="utf-8")))
+        if pattern is None:
+            raise ScenarioError(f"{path}: unreadable trace: not what hsrtcp scenario generate writes "
+                                "(one object {KIND: {\"pattern\": [{SEGMENT: {...}}, ...]}})")
         out = []
-        for item in body["pattern"]:
-            (ik, seg), = item.items()
+        for ik, seg in pattern:
             dur = int(round(parse_duration(seg["duration"]) * 1000))
             if ik == "StaticBwConfig":
                 out.append((dur, int(round(parse_bandwidth(seg["bw"])))))
@@ -72,9 +73,24 @@ def read_trace(path: Path) -> list[tuple[int, object]]:
         return out
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ScenarioError(f"{path}: unreadable trace: {exc}") from exc
-    except (AttributeError, OverflowError, RecursionError) as exc:  # JSON of another shape, e.g. []
-        raise ScenarioError(f"{path}: unreadable trace: not what hsrtcp scenario generate writes "
-                            f"({type(exc).__name__}: {exc})") from exc
+    except (OverflowError, RecursionError) as exc:  # a duration beyond float range; nesting too deep
+        raise ScenarioError(f"{path}: unreadable trace: a value out of range or nested too deep") from exc
+
+
+def _pattern(doc) -> list[tuple[str, dict]] | None:
+    """The (segment kind, fields) of a trace document, or None when it is JSON of another
+    shape (``[]``, ``null``, a pattern of numbers): said as the file's fault, not Python's."""
+    if not (isinstance(doc, dict) and len(doc) == 1):
+        return None
+    body = next(iter(doc.values()))
+    if not (isinstance(body, dict) and isinstance(body.get("pattern"), list)):
+        return None
+    out = []
+    for item in body["pattern"]:
+        if not (isinstance(item, dict) and len(item) == 1 and isinstance(next(iter(item.values())), dict)):
+            return None
+        out.append(next(iter(item.items())))
+    return out
 
 
 def rattan_binary() -> str | None:
