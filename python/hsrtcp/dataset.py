@@ -91,16 +91,7 @@ class Dataset:
         side (``client_*``, ``server_*``) and the matched row's two-capture metrics
         (``matched_*``): the ``connections`` view of :mod:`hsrtcp.query` (docs/query.md), over
         these tables."""
-        import duckdb
-
-        from hsrtcp.query import PARTITION, connections_sql, names_sql
-
-        con = duckdb.connect()
-        flows = self.stored_flows()
-        con.register("_flows", flows.with_columns(pl.lit("dataset").alias(PARTITION)))
-        con.execute(f"CREATE VIEW flows AS {names_sql('SELECT * FROM _flows', set(flows.columns) | {PARTITION})}")
-        cols = [r[0] for r in con.execute("DESCRIBE flows").fetchall()]
-        return con.sql(connections_sql(cols)).pl().drop(PARTITION)
+        return connections(self.stored_flows())
 
     def flow(self, spec) -> dict:
         """The flows row ``spec`` names: a short id (``"f1"``, ``"f1s"``), a 4-tuple
@@ -127,3 +118,17 @@ class Dataset:
         res = ResultsDir(out)
         frames = {f.stem: res.read(f.stem) for f in files}
         return cls(**{t: frames.pop(t) for t in TABLES}, extra=frames)
+
+
+def connections(flows: pl.DataFrame) -> pl.DataFrame:
+    """:meth:`Dataset.connections` of stored ``flows`` rows, without building a Dataset (the
+    report's table of a million flows need not pay for the read-time names first)."""
+    import duckdb
+
+    from hsrtcp.query import PARTITION, connections_sql, names_sql
+
+    con = duckdb.connect()
+    con.register("_flows", flows.with_columns(pl.lit("dataset").alias(PARTITION)))
+    con.execute(f"CREATE VIEW flows AS {names_sql('SELECT * FROM _flows', set(flows.columns) | {PARTITION})}")
+    cols = [r[0] for r in con.execute("DESCRIBE flows").fetchall()]
+    return con.sql(connections_sql(cols)).pl().drop(PARTITION)

@@ -359,9 +359,8 @@ def _connections_html(res: ResultsData, f: pl.DataFrame) -> str:
     """The connections view (docs/query.md): one row per connection, both vantages and the
     matched metrics side by side. The table shows the first CONNECTION_ROWS connections:
     beyond them (one results directory) only their rows go through the view."""
-    from hsrtcp.api import Dataset
+    from hsrtcp.dataset import connections
 
-    empty = pl.DataFrame()
     flows, n_conn = res.flows, None
     if "input" not in f.columns and "connection" in f.columns:
         # names number the connections in the view's order (f1, f2, ...): the first ones
@@ -371,7 +370,7 @@ def _connections_html(res: ResultsData, f: pl.DataFrame) -> str:
         if n_conn > CONNECTION_ROWS:
             keep_ids = f.filter(no <= CONNECTION_ROWS).get_column("flow_id")
             flows = flows.filter(pl.col("flow_id").is_in(keep_ids.implode()))
-    c = Dataset(flows, empty, empty, empty, empty).connections()
+    c = connections(flows)
     keep = ["connection", "client_addr", "client_port", "server_addr", "server_port",
             "client_short_id", "client_retransmissions", "client_rtt_mean", "client_goodput_bytes",
             "server_short_id", "server_retransmissions", "server_timeouts", "server_rtt_mean", "server_goodput_bytes",
