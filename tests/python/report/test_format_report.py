@@ -99,6 +99,10 @@ def test_chart_axes_carry_units_and_plain_ticks(pair_html, pair):
         ylabel, yticks = d.execute_script("""const u = window.hsrtcpReport.charts['cdf-throughput'].plot;
             return [u.axes[1].label(u, 1), u.axes[1]._values];""")
         assert ylabel == "CDF (% ≤ x)" and "100" in yticks
+        # the legend names the x value without the stored unit: its value carries the axis's unit
+        for cid in ("cdf-throughput", f"tput-{top}", f"rtt-{top}"):
+            label = d.execute_script(f"return window.hsrtcpReport.charts['{cid}'].plot.series[0].label")
+            assert not re.search(r"\((bit/s|s|bytes)\)", label), (cid, label)
 
 
 def test_each_flow_has_an_address(pair_html, pair):

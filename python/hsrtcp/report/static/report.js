@@ -247,7 +247,7 @@
       axes: [axis(spec.x_label, "x", 50), axis(spec.y_label, "y", 80)],
       cursor: { drag: { x: true, y: !!spec.zoom_y, uni: 30 }, bind: { dblclick: () => null } },
       legend: { live: true },
-      series: [{ label: spec.x_label, value: legendValue(spec.x_label, "x") }].concat(series.map((s) => ({
+      series: [{ label: legendLabel(spec.x_label), value: legendValue(spec.x_label, "x") }].concat(series.map((s) => ({
         label: s.label, stroke: s.color, width: s.width || 1.5, value: legendValue(spec.y_label, "y"),
         paths: s.style === "points" ? () => null : s.style === "step" ? uPlot.paths.stepped({ align: 1 }) : undefined,
         points: s.style === "points" || s.x.length < 3 ? { show: true, size: 4, stroke: s.color, fill: s.color } : { show: false },
@@ -294,6 +294,12 @@
       const [f, shown] = axisScale(u, key, lu.unit);
       return `${plain(v / f, 4)} ${shown}`;
     };
+  }
+  // the legend's name of the x value: the label without its stored unit (the value next to
+  // it carries the unit the axis shows, e.g. Mbit/s where the label says bit/s)
+  function legendLabel(label) {
+    const lu = labelUnit(label);
+    return lu.unit ? lu.text || "x" : label;
   }
   function axis(label, key, size) {
     const lu = labelUnit(label);
