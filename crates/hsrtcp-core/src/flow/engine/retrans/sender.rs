@@ -219,9 +219,15 @@ impl Stream {
     /// newest segment is the only one outstanding: Linux then delays the probe to about the
     /// RTO (PTO = 2·SRTT + 200 ms, capped at the RTO timer) but sends it as a probe, not a
     /// timeout (issue 30: total_rto 0 against one "timeout"). Later than that PTO the probe
-    /// would have gone already: the timer's. Without SACK Linux sends no probe.
+    /// would have gone already: the timer's. Without SACK Linux sends no probe, nor in a
+    /// recovery (the probe is armed only in the open state): there the lone newest segment
+    /// re-sent after a silence is the timer's (issue 30: a RACK re-send, then 212 ms later
+    /// the same segment again, total_rto 4 against 3 timeouts).
     #[inline]
     fn is_tail_probe(&self, x: &Ctx, s: i64, e: i64, ts: Nanos, prior: &Prior) -> bool {
+        if !self.tx.open_state() {
+            return false;
+        }
         let lone_probe = || {
             x.sack
                 && x.rtt
