@@ -369,3 +369,40 @@ fn dsack_alone_finds_a_spurious_timeout_without_timestamps() {
     assert_eq!(r.flow_u64("spurious_timeouts_eifel"), None); // timestamps off
     assert_eq!(r.flow_u64("spurious_timeouts"), Some(1));
 }
+
+#[test]
+fn dsacks_of_other_segments_do_not_prove_a_needed_timeout_spurious() {
+    // The head [1,1001) is lost, [1001,2001) is held in a queue. The RTO re-send of the head
+    // is needed (no copy of the head is ever D-SACKed); its ACK is partial, so the recovery
+    // re-sends [1001,2001) too, and then the held original arrives first: the D-SACK is for
+    // that later segment's re-send. RFC 3708 without timestamps: the timeout was spurious
+    // only if every re-send of the timed-out segment was D-SACKed, and none was.
+    let mut t = server_side(true, false);
+    t.data(50.2, 1, 1000);
+    t.data(50.3, 1001, 1000);
+    t.data(400.2, 1, 1000); // RTO of the head (after the probe time)
+    t.ack(450.2, 1001); // partial ACK: the head's re-send filled the hole
+    t.data(450.3, 1001, 1000); // the recovery re-sends the next segment
+    t.ack(480.0, 2001); // the held original arrived
+    t.sack(500.3, 2001, &[(1001, 2001)]); // its re-send arrived as a duplicate
+    let r = t.run();
+    assert_eq!(
+        r.kinds(),
+        vec![
+            "suspension/stalled",
+            "retransmission/rto",
+            "timeout_sequence/recovered",
+            "retransmission/rto",
+            "spurious_retransmission/dsack",
+            "handshake/complete"
+        ]
+    );
+    assert_eq!(r.flow_u64("timeouts"), Some(1));
+    assert_eq!(r.flow_u64("spurious_timeouts_dsack"), Some(0));
+    assert_eq!(r.flow_u64("spurious_timeouts"), Some(0));
+    // the later segment's re-send was needless all the same
+    assert_eq!(r.flow_u64("unnecessary_retransmissions"), Some(1));
+    let i = r.rows("spurious_retransmission")[0];
+    assert_eq!(i64_at(&r.events, "seq_start", i), Some(1001));
+    assert_eq!(str_at(&r.events, "cause", i).as_deref(), Some("rto"));
+}

@@ -15,6 +15,10 @@ timing of an idle machine, where the witness failed 3 times in a row on 28 Nov).
   77, the bound held only by an unrelated undecided segment). Holes are now judged by the
   data seen, and the burst rule counts it undecided (the phone had sent DupACKs within two
   SRTTs of P, so the missing ID may be a lost re-send): 74 + 4.
+- reno_burst_hole (5 % / 5 %, the 20-run loop of 29 Nov, cut to its first second): the
+  originals of 169357 and 170817 were lost after P; the timeout's go-back-N burst lost its
+  copy of 159137, and the hole it left made the burst rule read their re-sends, arriving in
+  sequence, as new data (25 + 1 against 27; the whole run 129 + 3 against 133).
 """
 
 from __future__ import annotations
@@ -86,3 +90,15 @@ def test_a_resend_tied_with_its_late_original_is_overtaken_in_the_truth():
     row = flow_row(hsrtcp.analyze([str(cli)], vantage="client"), ct.client_port)
     assert (ct.spurious_retrans, overtaken_resends(ct)) == (18, 2)
     assert row["unnecessary_retransmissions"] == ct.spurious_retrans + overtaken_resends(ct)
+
+
+def test_a_resend_in_sequence_behind_a_hole_the_burst_left_is_undecided():
+    ct, row, pk = _run("reno_burst_hole")
+    rt = retransmissions_arrived(ct)
+    r, ru = row["retransmissions"], row["retransmissions_undecided"]
+    assert rt == 27 and r <= rt <= r + ru, (rt, r, ru)
+    # the two re-sends, and at most as many segments after them as IP IDs went missing
+    # after P (0x321, 0x323 and the burst's lost copies 0x328, 0x32a)
+    burst = pk.filter(pl.col("ip_id").is_between(0x331, 0x335) & (pl.col("len") > 0)).sort("ip_id")
+    assert burst["note"].to_list() == ["undecided"] * 4 + [None]
+    assert burst["seq"].to_list()[:2] == [169357, 170817]

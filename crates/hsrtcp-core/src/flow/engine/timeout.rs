@@ -61,6 +61,8 @@ pub struct EpisodeMark {
     pub retx_before_ack: u32,
     /// TSval of the first RTO re-send (D-SACK echo test).
     pub first_tsval: Option<u32>,
+    /// First byte of the timed-out segment: only D-SACKs of it judge the timeout.
+    pub head_start: i64,
     /// Re-sends of the timed-out segment (first expiry and back-offs), and D-SACKs of them.
     pub head_resends: u32,
     pub dsacked: u32,

@@ -349,9 +349,11 @@ impl ReceiverState {
             // the go-back-N burst of a timeout: every ID after P never seen is an original
             // of the data after P unless it was a lost re-send; a Reno sender re-sends only
             // at the third DupACK, at a partial ACK or at the timeout (the burst), and the
-            // phone sent no such ACK from one RTT before P's arrival on
+            // phone sent no such ACK from one RTT before P's arrival on; a hole left means a
+            // copy of the burst was lost, maybe one of those IDs: the next rule's
             (_, Some(t_b))
-                if self.in_burst(ts, t_b, t_o, thr)
+                if v.no_hole()
+                    && self.in_burst(ts, t_b, t_o, thr)
                     && x.rtt.est.rto().is_some_and(|r| t_b - t_o < 2 * r)
                     && x.rtt.est.srtt.is_some_and(|r| self.trigger_ts < t_o - 2 * r) =>
             {
@@ -361,10 +363,13 @@ impl ReceiverState {
             // missing ID may have been that lost re-send or an original of the data after
             // P, and no capture at the phone says which (docs/engine.md, "What a
             // receiver-side capture cannot tell"): counted as undecided, not as a
-            // retransmission, at most as many segments as IDs are missing
+            // retransmission, at most as many segments as IDs are missing. A hole left by a
+            // lost copy of the burst changes nothing: go-back-N re-sends in order whatever
+            // arrived (a live run: re-send 159137 lost, then 169357 and 170817, whose
+            // originals were the missing IDs, were read as new data; 129 + 3 against 133)
             (_, Some(t_b)) if self.in_burst(ts, t_b, t_o, thr) && s == v.nxt => {
                 let m = after_o - self.seen_after as i64;
-                if m >= 1 && v.no_hole() && s < end + m * v.max_payload {
+                if m >= 1 && v.ack_seen && s < end + m * v.max_payload {
                     c.undecided += 1;
                     self.seen_after = self.seen_after.saturating_add(1);
                     return Judged::Undecided;

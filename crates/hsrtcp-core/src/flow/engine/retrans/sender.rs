@@ -8,6 +8,7 @@ use crate::flow::seq::seq_lt;
 use crate::wire::Nanos;
 
 use super::super::kinds::{DataVantage, RetransClass, SpuriousMethod};
+use super::super::spurious::RecentRetx;
 use super::super::store::Prior;
 use super::super::timeout::{EpisodeMark, Recovery, RecoveryKind, SenderTimer, TimeoutSeq};
 use super::{rto_threshold, Ctx, Stream, LONE_PROBE_EXTRA, RTO_FRACTION_DEN, RTO_FRACTION_NUM, TIMER_TICK};
@@ -218,9 +219,15 @@ impl Stream {
     /// newest segment is the only one outstanding: Linux then delays the probe to about the
     /// RTO (PTO = 2·SRTT + 200 ms, capped at the RTO timer) but sends it as a probe, not a
     /// timeout (issue 30: total_rto 0 against one "timeout"). Later than that PTO the probe
-    /// would have gone already: the timer's. Without SACK Linux sends no probe.
+    /// would have gone already: the timer's. Without SACK Linux sends no probe, nor in a
+    /// recovery (the probe is armed only in the open state): there the lone newest segment
+    /// re-sent after a silence is the timer's (issue 30: a RACK re-send, then 212 ms later
+    /// the same segment again, total_rto 4 against 3 timeouts).
     #[inline]
     fn is_tail_probe(&self, x: &Ctx, s: i64, e: i64, ts: Nanos, prior: &Prior) -> bool {
+        if !self.tx.open_state() {
+            return false;
+        }
         let lone_probe = || {
             x.sack
                 && x.rtt
@@ -259,6 +266,7 @@ impl Stream {
             id,
             first_retx: ts,
             first_tsval: tsval,
+            head_start: s,
             head_resends: 1,
             retx_before_ack: 1,
             ..Default::default()
@@ -306,19 +314,33 @@ impl Stream {
             return;
         };
         self.c.unnecessary += 1;
-        if let Some(id) = rx.episode {
-            let m = *self.tx.mark(id);
-            if m.id == id && !m.spurious_dsack && self.tx.dsack_proves_original(id, tsecr, rx.tsval) {
-                let newly = !m.any_spurious();
-                self.tx.mark(id).spurious_dsack = true;
-                self.spurious_timeout(x, SpuriousMethod::Dsack, m, newly, ts, None);
-            }
-        } else {
-            let mut ev = Event::on_bytes(EventKind::SpuriousRetransmission, ts, x.dir, rx.start, rx.end);
-            ev.class = Some(SpuriousMethod::Dsack.as_str());
-            ev.cause = Some(rx.class.as_str());
-            x.ev.push(ev);
+        let Some(id) = rx.episode else {
+            return self.spurious_copy(x, rx, ts);
+        };
+        let m = *self.tx.mark(id);
+        if m.id != id {
+            return;
         }
+        // Only a duplicate of the timed-out segment judges the timeout; a later segment's
+        // re-send in the same recovery may be needless while the head's was needed (issue
+        // 35): that one is a spurious retransmission, not evidence about the timer.
+        let covers = |a: i64, b: i64| a <= m.head_start && m.head_start < b;
+        if !(covers(l, r) && covers(rx.start, rx.end)) {
+            return self.spurious_copy(x, rx, ts);
+        }
+        if !m.spurious_dsack && self.tx.dsack_proves_original(id, tsecr, rx.tsval) {
+            let newly = !m.any_spurious();
+            self.tx.mark(id).spurious_dsack = true;
+            self.spurious_timeout(x, SpuriousMethod::Dsack, m, newly, ts, None);
+        }
+    }
+
+    /// A D-SACKed re-send that says nothing about a timeout: one needless copy.
+    fn spurious_copy(&mut self, x: &mut Ctx, rx: RecentRetx, ts: Nanos) {
+        let mut ev = Event::on_bytes(EventKind::SpuriousRetransmission, ts, x.dir, rx.start, rx.end);
+        ev.class = Some(SpuriousMethod::Dsack.as_str());
+        ev.cause = Some(rx.class.as_str());
+        x.ev.push(ev);
     }
 
     fn spurious_timeout(
