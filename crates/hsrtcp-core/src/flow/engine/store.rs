@@ -164,24 +164,33 @@ impl Store {
         ip_id: Option<u16>,
         merge_fills: bool,
     ) -> (Overlap, Prior) {
-        // New data beyond everything seen (nearly every segment) is appended here, inline
-        // in the engine; repeats and fills take the long way.
-        let tail = self.recs.back().map(|r| r.end);
-        if tail.is_none_or(|t| s >= t) {
-            let gap = tail.is_some_and(|t| s > t);
-            self.recs.push_back(Rec::first_copy(s, e, ts, tsval, ip_id, false));
-            if self.recs.len() > MAX_RECORDS {
-                self.recs.pop_front();
-                self.overflowed += 1;
-            }
-            return (Overlap::New { gap }, Prior::default());
+        match self.append_new(s, e, ts, tsval, ip_id) {
+            Some(gap) => (Overlap::New { gap }, Prior::default()),
+            None => self.add_below_tail(s, e, ts, tsval, ip_id, merge_fills),
         }
-        self.add_below_tail(s, e, ts, tsval, ip_id, merge_fills)
     }
 
-    /// [`Self::add`] for a copy that starts below the highest byte seen.
+    /// New data beyond everything seen (nearly every segment) is appended here, inline in
+    /// the engine: `Some(gap)`, without a [`Prior`] to build; a copy that starts below the
+    /// highest byte seen is left to [`Self::add_below_tail`] (`None`).
+    #[inline(always)]
+    pub fn append_new(&mut self, s: i64, e: i64, ts: Nanos, tsval: u32, ip_id: Option<u16>) -> Option<bool> {
+        let tail = self.recs.back().map(|r| r.end);
+        if !tail.is_none_or(|t| s >= t) {
+            return None;
+        }
+        let gap = tail.is_some_and(|t| s > t);
+        self.recs.push_back(Rec::first_copy(s, e, ts, tsval, ip_id, false));
+        if self.recs.len() > MAX_RECORDS {
+            self.recs.pop_front();
+            self.overflowed += 1;
+        }
+        Some(gap)
+    }
+
+    /// [`Self::add`] for a copy that starts below the highest byte seen (never new data).
     #[allow(clippy::too_many_arguments)]
-    fn add_below_tail(
+    pub fn add_below_tail(
         &mut self,
         s: i64,
         e: i64,

@@ -256,12 +256,16 @@ impl Stream {
             self.rx.note_arrival(ts, rto_threshold(x.rtt));
         }
         self.rx.close_spurious_after_pause(x, &mut self.c, ts);
-        let (kind, prior) = self.place(x, s, e, ts, tsval, ip_id);
+        let (kind, prior) = match self.place(x, s, e, ts, tsval, ip_id) {
+            Ok(gap) => {
+                let kind = Overlap::New { gap };
+                self.note_seen(s, e, kind);
+                self.new_data(x, s, e, ts, tsval, ip_id, kind, mss);
+                return;
+            }
+            Err(old) => old,
+        };
         self.note_seen(s, e, kind);
-        if let Overlap::New { .. } = kind {
-            self.new_data(x, s, e, ts, tsval, ip_id, kind, mss);
-            return;
-        }
         if e > self.nxt {
             self.nxt = e;
         }
@@ -305,7 +309,8 @@ impl Stream {
 
     /// Where [s, e) stands against the bytes seen: wholly below the cumulative ACK it is a
     /// repeat of acknowledged bytes, last seen before the first ACK that covered them (if
-    /// still remembered); else the store places it (new, fill, repeat).
+    /// still remembered); else the store places it: `Ok(gap)` for new data (nearly every
+    /// segment, no [`Prior`] built or copied), else fill, repeat or partial.
     #[inline]
     fn place(
         &mut self,
@@ -315,7 +320,7 @@ impl Stream {
         ts: Nanos,
         tsval: Option<u32>,
         ip_id: Option<u16>,
-    ) -> (Overlap, Prior) {
+    ) -> Result<bool, (Overlap, Prior)> {
         if self.ack_seen && e <= self.una {
             let covered = self
                 .advances
@@ -324,11 +329,14 @@ impl Stream {
                 .map(|&(_, t)| t)
                 .min();
             let seen = covered.unwrap_or(ts);
-            return (Overlap::Repeat, Prior { first_ts: seen, last_ts: seen, ..Default::default() });
+            return Err((Overlap::Repeat, Prior { first_ts: seen, last_ts: seen, ..Default::default() }));
         }
-        let merge = x.vantage != DataVantage::Sender;
         let s2 = if self.ack_seen { s.max(self.una) } else { s };
-        self.store.add(s2, e, ts, tsval.unwrap_or(0), ip_id, merge)
+        let tsval = tsval.unwrap_or(0);
+        match self.store.append_new(s2, e, ts, tsval, ip_id) {
+            Some(gap) => Ok(gap),
+            None => Err(self.store.add_below_tail(s2, e, ts, tsval, ip_id, x.vantage != DataVantage::Sender)),
+        }
     }
 
     /// Data beyond everything seen: new data (M17 windows), unless at the receiver its
