@@ -10,8 +10,12 @@
 
 use std::path::PathBuf;
 
-use hsrtcp_core::matcher::{analyze_pair, MatchOptions};
+use hsrtcp_core::matcher::analyze_pair;
 use libfuzzer_sys::fuzz_target;
+
+#[path = "common/small_match.rs"]
+mod small_match;
+use small_match::small_match_options;
 
 /// `analyze_pair` reads paths: two scratch files per fuzzing process, rewritten per input.
 fn scratch(side: &str) -> PathBuf {
@@ -29,19 +33,8 @@ fuzz_target!(|data: &[u8]| {
     let (c, s) = (scratch("client"), scratch("server"));
     std::fs::write(&c, client).expect("write the scratch client capture");
     std::fs::write(&s, server).expect("write the scratch server capture");
-    // Small sweeps and feeds so the incremental paths (settle, feed, retire) run on small
-    // inputs too; a short window so settling happens within a few seconds of capture time.
-    // The length word's top bit picks a state budget of 2 KB, so the budget's
-    // relief (dropped buffers, early feeding, early window closes) runs on small inputs too.
-    let budget = if word & 0x8000_0000 != 0 { 2048 } else { MatchOptions::default().state_budget };
-    let opts = MatchOptions {
-        window_s: 2.0,
-        sweep_every: 64,
-        feed_chunk: 16,
-        consume_after: 32,
-        state_budget: budget,
-        ..MatchOptions::default()
-    };
+    // The length word's top bit picks the 2-KB state budget.
+    let opts = small_match_options(word & 0x8000_0000 != 0);
     let r = analyze_pair(&c, &s, opts);
     let matched = r.matched.finish();
     let _ = (r.events.finish(), r.series.finish());

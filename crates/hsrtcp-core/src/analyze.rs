@@ -8,29 +8,8 @@ use arrow_array::RecordBatch;
 use crate::flow::{CaptureInfo, FlowTable, Output};
 pub use crate::stream::CaptureStats;
 use crate::stream::{SegmentStream, Tap};
-use crate::table::{col, ColType, ColumnDef, TableBuilder};
-
-/// Schema version of `captures` (docs/formats/captures.md).
-pub const CAPTURES_VERSION: u32 = 3;
-
-/// One row per capture file (docs/formats/captures.md).
-pub const CAPTURE_COLUMNS: &[ColumnDef] = &[
-    col("capture", ColType::Str, "capture file"),
-    col("vantage", ColType::Str, "client, server, or null"),
-    col("packets", ColType::U64, "records read"),
-    col("tcp_packets", ColType::U64, "records decoded as TCP"),
-    col("other_packets", ColType::U64, "records of other protocols (ARP, UDP, ICMP, ...)"),
-    col("malformed_packets", ColType::U64, "records that could not be decoded"),
-    col("malformed_reasons", ColType::Str, "malformed records per reason, 'reason=count' separated by ';'; then malformed MPTCP options per reason (mptcp_*: options, not records; not in malformed_packets)"),
-    col("flows", ColType::U64, "TCP connections found"),
-    col("first_ts", ColType::F64, "first record, seconds since the Unix epoch"),
-    col("last_ts", ColType::F64, "last record, seconds since the Unix epoch"),
-    col("truncated", ColType::Bool, "reading stopped at an error; the rows before it are kept"),
-    col("error", ColType::Str, "the error that stopped reading, naming the file and byte offset; also the first time jump (see time_jumps)"),
-    col("time_jumps", ColType::U64, "records whose time jumped more than a day from the capture's clock: lone outliers (skipped, malformed reason time_jump), clock steps forward (followed) and a step back (reading stopped there, truncated)"),
-    col("time_jump_offset", ColType::U64, "byte offset of the first time jump's record; null when none"),
-    col("tunneled_packets", ColType::U64, "TCP records decoded from inside an encapsulation (GTP-U, GRE, ERSPAN, VXLAN, Geneve, MPLS, PPPoE, IP in IP; docs/engine.md, 'Encapsulations')"),
-];
+use crate::table::TableBuilder;
+pub use crate::table::registry::{CAPTURES_VERSION, CAPTURE_COLUMNS};
 
 /// Analyze one capture file, handing the tables on in pieces as they fill: `sink` gets
 /// (table name, batch of rows) for `flows`, `events`, `series`, `packets` when

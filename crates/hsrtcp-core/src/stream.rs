@@ -66,9 +66,9 @@ pub type Tap = SyncSender<Arc<Vec<Segment>>>;
 /// Decoded TCP segments of one capture, in file order.
 pub struct SegmentStream {
     rx: Receiver<Batch>,
-    current: Option<Arc<Vec<Segment>>>,
+    /// The batch in hand (for the segment iterator; `next_batch` hands it out whole).
+    cursor: Cursor,
     links: Vec<Link>,
-    pos: usize,
     bytes_read: u64,
     worker: Option<JoinHandle<CaptureStats>>,
 }
@@ -97,7 +97,7 @@ impl SegmentStream {
             .name("hsrtcp-reader".into())
             .spawn(move || read_all(&path, tx, tap, Outers::new(outers)))
             .expect("spawn reader thread");
-        SegmentStream { rx, current: None, links: Vec::new(), pos: 0, bytes_read: 0, worker: Some(worker) }
+        SegmentStream { rx, cursor: Cursor::default(), links: Vec::new(), bytes_read: 0, worker: Some(worker) }
     }
 
     /// Bytes of the file consumed so far (for progress bars).
@@ -115,12 +115,12 @@ impl SegmentStream {
     pub fn next_batch_linked(&mut self) -> Option<(&[Segment], &[Link])> {
         // Dropping our share hands the batch back to the reader once the tap is done too
         // (read_all, `Reuse`).
-        self.current = None;
+        self.cursor.batch = None;
         let b = self.rx.recv().ok()?;
         self.bytes_read = b.bytes_read;
         self.links = b.links;
-        let current: &[Segment] = self.current.insert(b.segs);
-        self.pos = current.len();
+        let current: &[Segment] = self.cursor.batch.insert(b.segs);
+        self.cursor.pos = current.len();
         Some((current, &self.links))
     }
 
@@ -138,12 +138,33 @@ impl Iterator for SegmentStream {
     type Item = Segment;
 
     fn next(&mut self) -> Option<Segment> {
+        let SegmentStream { rx, cursor, links, bytes_read, .. } = self;
+        cursor.next(|| {
+            let b = rx.recv().ok()?;
+            (*bytes_read, *links) = (b.bytes_read, b.links);
+            Some(b.segs)
+        })
+    }
+}
+
+/// A batch of segments handed out one by one (by the stream and by a tap's receiver).
+#[derive(Default)]
+struct Cursor {
+    batch: Option<Arc<Vec<Segment>>>,
+    pos: usize,
+}
+
+impl Cursor {
+    /// The next segment; when the batch in hand is used up, the next batch from `more`.
+    fn next(&mut self, mut more: impl FnMut() -> Option<Arc<Vec<Segment>>>) -> Option<Segment> {
         loop {
-            if let Some(s) = self.current.as_ref().and_then(|c| c.get(self.pos)) {
+            if let Some(s) = self.batch.as_ref().and_then(|c| c.get(self.pos)) {
                 self.pos += 1;
                 return Some(*s);
             }
-            self.next_batch()?;
+            // Dropping our share first hands the batch back to the reader sooner (`Reuse`).
+            self.batch = None;
+            self.batch = Some(more()?);
             self.pos = 0;
         }
     }
@@ -268,21 +289,20 @@ const TAP_IN_FLIGHT: usize = 8;
 /// A tap and the segments it receives, one by one, until the file's end.
 pub fn tap() -> (Tap, Tapped) {
     let (tx, rx) = sync_channel(TAP_IN_FLIGHT);
-    (tx, Tapped { rx, current: None, pos: 0 })
+    (tx, Tapped { rx, cursor: Cursor::default() })
 }
 
 /// The receiving end of a [`Tap`].
 pub struct Tapped {
     rx: Receiver<Arc<Vec<Segment>>>,
-    current: Option<Arc<Vec<Segment>>>,
-    pos: usize,
+    cursor: Cursor,
 }
 
 impl Tapped {
     /// The batches themselves, shared with the reader (no copy of a segment): the matcher
     /// merges two captures by reference into these.
     pub fn batches(self) -> impl Iterator<Item = Arc<Vec<Segment>>> {
-        let Tapped { rx, current, pos } = self;
+        let Tapped { rx, cursor: Cursor { batch: current, pos } } = self;
         let rest = current.filter(|c| pos < c.len()).map(|c| Arc::new(c[pos..].to_vec()));
         rest.into_iter().chain(rx)
     }
@@ -292,13 +312,7 @@ impl Iterator for Tapped {
     type Item = Segment;
 
     fn next(&mut self) -> Option<Segment> {
-        loop {
-            if let Some(s) = self.current.as_ref().and_then(|c| c.get(self.pos)) {
-                self.pos += 1;
-                return Some(*s);
-            }
-            self.current = Some(self.rx.recv().ok()?);
-            self.pos = 0;
-        }
+        let Tapped { rx, cursor } = self;
+        cursor.next(|| rx.recv().ok())
     }
 }

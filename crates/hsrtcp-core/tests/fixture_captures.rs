@@ -4,6 +4,8 @@
 //!
 //! Skips (with a message) when the fixtures or tshark are missing.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -34,81 +36,6 @@ fn read(path: &Path) -> (Vec<Decoded>, Option<CaptureError>) {
     }
 }
 
-fn tshark(path: &Path) -> Vec<String> {
-    let out = Command::new("tshark")
-        .args(["-n", "-r"])
-        .arg(path)
-        .args([
-            "-o",
-            "tcp.relative_sequence_numbers:FALSE",
-            "-o",
-            "tcp.analyze_sequence_numbers:FALSE",
-        ])
-        .args(["-T", "fields", "-E", "separator=|", "-E", "aggregator=,"])
-        .args([
-            "-e",
-            "tcp.srcport",
-            "-e",
-            "tcp.dstport",
-            "-e",
-            "tcp.seq_raw",
-            "-e",
-            "tcp.ack_raw",
-            "-e",
-            "tcp.len",
-        ])
-        .args([
-            "-e",
-            "tcp.window_size_value",
-            "-e",
-            "tcp.options.mss_val",
-            "-e",
-            "tcp.options.wscale.shift",
-        ])
-        .args([
-            "-e",
-            "tcp.options.timestamp.tsval",
-            "-e",
-            "tcp.options.sack_le",
-            "-e",
-            "tcp.options.sack_re",
-        ])
-        .output()
-        .expect("run tshark");
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
-fn ours(d: &Decoded) -> String {
-    let Decoded::Tcp(s) = d else {
-        return "||||||||||".into();
-    };
-    let o = &s.options;
-    let opt = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
-    let (le, re): (Vec<String>, Vec<String>) = o
-        .sack_blocks()
-        .iter()
-        .map(|b| (b.left.to_string(), b.right.to_string()))
-        .unzip();
-    format!(
-        "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
-        s.sport,
-        s.dport,
-        s.seq,
-        s.ack,
-        s.payload_len,
-        s.window,
-        opt(o.mss.map(u64::from)),
-        opt(o.wscale.map(u64::from)),
-        opt(o.timestamp.map(|t| t.0 as u64)),
-        le.join(","),
-        re.join(",")
-    )
-}
-
 #[test]
 fn real_fixtures_agree_with_tshark() {
     let dir = data_dir();
@@ -134,7 +61,7 @@ fn real_fixtures_agree_with_tshark() {
             p.display(),
             err.map(|e| e.to_string())
         );
-        let rows = tshark(p);
+        let rows = common::tshark_rows(p);
         assert_eq!(dec.len(), rows.len(), "{}", p.display());
         for (i, (d, row)) in dec.iter().zip(&rows).enumerate() {
             assert!(
@@ -143,7 +70,7 @@ fn real_fixtures_agree_with_tshark() {
                 p.display(),
                 i + 1
             );
-            assert_eq!(&ours(d), row, "{} frame {}", p.display(), i + 1);
+            assert_eq!(&common::tshark_line(d), row, "{} frame {}", p.display(), i + 1);
         }
         frames += dec.len();
     }

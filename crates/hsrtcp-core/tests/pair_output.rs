@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type, UInt64Type};
 use arrow_array::{Array, RecordBatch};
-use hsrtcp_core::matcher::output::{FileJob, PairJob, PairOutput};
+use hsrtcp_core::matcher::output::{PairJob, PairOutput};
 use hsrtcp_core::matcher::pair_stats::PAIR_STATS_VERSION;
 use hsrtcp_core::matcher::MatchOptions;
 use hsrtcp_core::table::parquet::ParquetDir;
@@ -82,14 +82,7 @@ fn run(name: &str, both: bool, tag: &str) -> (Tables, Vec<RecordBatch>) {
         [c.flows.unwrap(), s.flows.unwrap()].concat()
     } else {
         let mut kept = Vec::new();
-        for s in 0..2 {
-            let file = FileJob {
-                path: j.paths[s].clone(),
-                name: [&j.opts.client_name, &j.opts.server_name][s].clone(),
-                vantage: Some(["client", "server"][s].into()),
-                id_base: j.id_bases[s],
-                order: j.orders[s],
-            };
+        for file in j.files() {
             kept.extend(out.analyze(file, true, true, &mut go).unwrap().flows.unwrap());
         }
         out.match_pair(j);

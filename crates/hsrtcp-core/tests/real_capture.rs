@@ -105,70 +105,17 @@ fn transfer(listener: TcpListener) {
     assert_eq!(server.join().unwrap(), SENT);
 }
 
-fn tshark_rows(path: &Path) -> Vec<String> {
-    let out = Command::new("tshark")
-        .args(["-n", "-r"])
-        .arg(path)
-        .args([
-            "-o",
-            "tcp.relative_sequence_numbers:FALSE",
-            "-o",
-            "tcp.analyze_sequence_numbers:FALSE",
-        ])
-        .args(["-T", "fields", "-E", "separator=|"])
-        .args([
-            "-e",
-            "tcp.srcport",
-            "-e",
-            "tcp.seq_raw",
-            "-e",
-            "tcp.ack_raw",
-            "-e",
-            "tcp.len",
-            "-e",
-            "tcp.window_size_value",
-        ])
-        .args([
-            "-e",
-            "tcp.options.mss_val",
-            "-e",
-            "tcp.options.wscale.shift",
-            "-e",
-            "tcp.options.timestamp.tsval",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
 /// Read and decode the capture; compare with tshark; return payload bytes per direction.
 fn check(path: &Path, server_port: u16) -> (u64, u64, usize) {
-    let rows = tshark_rows(path);
+    let rows = common::tshark_rows(path);
     let mut rd = CaptureReader::open(path).unwrap();
     let (mut up, mut down, mut n, mut truncated) = (0u64, 0u64, 0usize, 0usize);
     while let Some(f) = rd.next_frame().unwrap() {
-        let Decoded::Tcp(s) = decode(&f) else {
+        let d = decode(&f);
+        let Decoded::Tcp(s) = &d else {
             panic!("{}: frame {} not TCP", path.display(), n + 1)
         };
-        let ours = format!(
-            "{}|{}|{}|{}|{}|{}|{}|{}",
-            s.sport,
-            s.seq,
-            s.ack,
-            s.payload_len,
-            s.window,
-            s.options.mss.map(|v| v.to_string()).unwrap_or_default(),
-            s.options.wscale.map(|v| v.to_string()).unwrap_or_default(),
-            s.options
-                .timestamp
-                .map(|v| v.0.to_string())
-                .unwrap_or_default(),
-        );
+        let ours = common::tshark_line(&d);
         assert_eq!(ours, rows[n], "{}: frame {}", path.display(), n + 1);
         if s.dport == server_port {
             up += s.payload_len as u64;

@@ -20,12 +20,16 @@ use hsrtcp_core::analyze::CAPTURE_COLUMNS;
 use hsrtcp_core::flow::event::EVENT_COLUMNS;
 use hsrtcp_core::flow::packets::PACKET_COLUMNS;
 use hsrtcp_core::matcher::join::PairSchemas;
-use hsrtcp_core::matcher::output::{FileJob, PairJob, PairOutput};
+use hsrtcp_core::matcher::output::{PairJob, PairOutput};
 use hsrtcp_core::matcher::pair_stats::{PAIR_STATS_COLUMNS, PAIR_STATS_VERSION};
 use hsrtcp_core::matcher::MatchOptions;
 use hsrtcp_core::table::parquet::ParquetDir;
 use hsrtcp_core::table::schema_of;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+#[path = "small_match.rs"]
+mod small_match;
+use small_match::small_match_options;
 
 const BUDGET_BIT: u32 = 1 << 31;
 const APART_BIT: u32 = 1 << 30;
@@ -73,19 +77,11 @@ pub fn run(data: &[u8], tag: &str) -> Option<Outcome> {
 
 fn run_files(paths: [PathBuf; 2], out_dir: &Path, word: u32) -> Outcome {
     let packets = word & PACKETS_BIT != 0;
-    let budget = if word & BUDGET_BIT != 0 { 2048 } else { MatchOptions::default().state_budget };
-    // Small sweeps and feeds so the matcher's incremental paths run on small inputs too (as
-    // in the `pair` target).
     let opts = MatchOptions {
         client_name: "client.pcap".into(),
         server_name: "server.pcap".into(),
         id_base: MATCH_BASE,
-        window_s: 2.0,
-        sweep_every: 64,
-        feed_chunk: 16,
-        consume_after: 32,
-        state_budget: budget,
-        ..MatchOptions::default()
+        ..small_match_options(word & BUDGET_BIT != 0)
     };
     let job = PairJob { paths, orders: [0, 1], slot: 0, id_bases: [0, SERVER_BASE], opts };
     let dir = ParquetDir::create(out_dir, ".fuzz.", &[("pair_stats", PAIR_STATS_VERSION)]).expect("create the output");
@@ -93,14 +89,7 @@ fn run_files(paths: [PathBuf; 2], out_dir: &Path, word: u32) -> Outcome {
     let mut go = |_: u64| true;
     let file_flows: usize = if word & APART_BIT != 0 {
         let mut kept = 0;
-        for s in 0..2 {
-            let file = FileJob {
-                path: job.paths[s].clone(),
-                name: [&job.opts.client_name, &job.opts.server_name][s].clone(),
-                vantage: Some(["client", "server"][s].into()),
-                id_base: job.id_bases[s],
-                order: job.orders[s],
-            };
+        for file in job.files() {
             let rows = run.analyze(file, true, true, &mut go).expect("a file's analysis never fails here");
             kept += rows.flows.expect("asked for").iter().map(RecordBatch::num_rows).sum::<usize>();
         }

@@ -782,14 +782,7 @@ impl CaptureReader {
             }
             match btype {
                 SHB_TYPE | IDB_TYPE => {
-                    if blen > MAX_META_BLOCK {
-                        return Err(self.absurd(
-                            "pcapng header block length",
-                            blen as u64,
-                            MAX_META_BLOCK as u64,
-                        ));
-                    }
-                    self.need_block(blen)?;
+                    self.need_block("pcapng header block length", blen, MAX_META_BLOCK)?;
                     if btype == SHB_TYPE {
                         self.section_header(blen)?;
                     } else {
@@ -798,15 +791,7 @@ impl CaptureReader {
                     self.pos += blen as usize;
                 }
                 EPB_TYPE | SPB_TYPE | OPB_TYPE => {
-                    let limit = MAX_CAPLEN + MAX_PACKET_OPTIONS + 32;
-                    if blen > limit {
-                        return Err(self.absurd(
-                            "pcapng packet block length",
-                            blen as u64,
-                            limit as u64,
-                        ));
-                    }
-                    self.need_block(blen)?;
+                    self.need_block("pcapng packet block length", blen, MAX_CAPLEN + MAX_PACKET_OPTIONS + 32)?;
                     // (a record Wireshark numbers, also when skipped for its time below)
                     self.records += 1;
                     if let Some(r) = self.packet_block(btype, blen)? {
@@ -833,7 +818,12 @@ impl CaptureReader {
         }
     }
 
-    fn need_block(&mut self, blen: u32) -> Result<(), CaptureError> {
+    /// The whole block of `blen` bytes in the buffer; a length over `limit` is corrupt.
+    #[inline]
+    fn need_block(&mut self, what: &'static str, blen: u32, limit: u32) -> Result<(), CaptureError> {
+        if blen > limit {
+            return Err(self.absurd(what, blen as u64, limit as u64));
+        }
         if !self.fill(blen as usize)? {
             return Err(self.truncated(blen as u64, self.avail() as u64));
         }

@@ -3,7 +3,8 @@
 //! The flow engine pushes [`Event`] values; they become the `events` table (schema
 //! [`EVENT_COLUMNS`], documented in docs/formats/events.md).
 
-use crate::table::{col, Cell, ColType, ColumnDef, TableBuilder};
+pub use crate::table::registry::{EVENTS_VERSION, EVENT_COLUMNS};
+use crate::table::{Cell, TableBuilder};
 use crate::wire::Nanos;
 
 /// Which way the packet(s) of an event travelled.
@@ -124,25 +125,6 @@ impl Event {
         }
     }
 }
-
-/// Schema version of `events` (docs/formats/events.md).
-pub const EVENTS_VERSION: u32 = 1;
-
-pub const EVENT_COLUMNS: &[ColumnDef] = &[
-    col("flow_id", ColType::U64, "flow this event belongs to (flows.flow_id)"),
-    col("kind", ColType::Str, "what happened: handshake, close, retransmission, timeout_sequence, spurious_timeout, zero_window, full_window, suspension, ..."),
-    col("class", ColType::Str, "refinement of kind (retransmission class, detection method, end reason)"),
-    col("cause", ColType::Str, "why, when known (e.g. ack_loss or rto_estimation for spurious timeouts)"),
-    col("ts", ColType::F64, "event start, seconds since the Unix epoch (capture clock)"),
-    col("ts_end", ColType::F64, "event end for events with a duration, seconds since the Unix epoch"),
-    col("duration_s", ColType::F64, "ts_end - ts in seconds"),
-    col("dir", ColType::Str, "direction of the packets concerned: c2s or s2c"),
-    col("seq_start", ColType::I64, "first byte concerned, relative to the direction's first sequence number"),
-    col("seq_end", ColType::I64, "one past the last byte concerned (relative)"),
-    col("count", ColType::U64, "kind-specific count (e.g. timeouts in a timeout sequence)"),
-    col("value", ColType::F64, "kind-specific number (documented per kind in docs/formats/events.md)"),
-    col("frame", ColType::U64, "capture record (Wireshark frame.number) of the packet the event is about, when the event starts at the packet it was found at; null otherwise (docs/formats/events.md lists the kinds)"),
-];
 
 pub fn nanos_to_s(t: Nanos) -> f64 {
     t as f64 * 1e-9

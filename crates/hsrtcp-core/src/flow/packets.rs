@@ -15,33 +15,9 @@ use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch,
 use arrow_buffer::{BooleanBuffer, NullBuffer, ScalarBuffer};
 use arrow_schema::Schema;
 
-use crate::table::{col, required, schema_of, str_column, ColType, ColumnDef};
+pub use crate::table::registry::{PACKETS_VERSION, PACKET_COLUMNS};
+use crate::table::{schema_of, str_column};
 use crate::wire::Segment;
-
-/// Schema version of `packets` (docs/formats/packets.md).
-/// (The fate column was added without raising it: adding a column keeps a version, hsrtcp.versions.)
-pub const PACKETS_VERSION: u32 = 1;
-
-pub const PACKET_COLUMNS: &[ColumnDef] = &[
-    required("flow_id", ColType::U64, "flow the segment belongs to (flows.flow_id)"),
-    required("frame", ColType::U64, "number of the capture record, 1-based, counting every record of the file (Wireshark's frame.number)"),
-    required("ts", ColType::F64, "capture time, seconds since the Unix epoch"),
-    required("dir", ColType::Str, "c2s or s2c"),
-    required("seq", ColType::I64, "sequence number relative to the direction's base (flows.seq_base_c2s / seq_base_s2c: the ISN when the SYN was captured)"),
-    col("ack", ColType::I64, "acknowledgment number relative to the other direction's base; null without the ACK flag"),
-    required("len", ColType::U32, "TCP payload bytes (from the IP length)"),
-    required("flags", ColType::U32, "TCP flags: FIN 1, SYN 2, RST 4, PSH 8, ACK 16, URG 32, ECE 64, CWR 128, AE (NS) 256"),
-    col("window", ColType::U32, "advertised window in bytes, scaled (RFC 7323; a SYN's window is never scaled); null while the scale is unknown (no captured handshake)"),
-    required("window_raw", ColType::U32, "window field as sent (unscaled)"),
-    col("sack", ColType::Str, "SACK blocks as 'left-right' relative to the acknowledged direction's base, ','-separated, in the order sent; null without"),
-    col("tsval", ColType::U32, "TCP timestamp TSval (RFC 7323); null without the option"),
-    col("tsecr", ColType::U32, "TCP timestamp TSecr"),
-    col("ip_id", ColType::U32, "IPv4 identification; null for IPv6"),
-    col("retrans", ColType::Str, "the segment is a retransmission, of this class: fast, sack_refill, rto, tlp, unclassified (as flows.retrans_*; events kind retransmission); null if not"),
-    col("note", ColType::Str, "other verdicts on a data segment: reordering, late_original (reordering: an original overtaken by its own re-send), network_duplicate, window_probe, undecided (receiver: re-send or new data, flows.retransmissions_undecided); null if none"),
-    col("dupack", ColType::Bool, "for a segment with the ACK flag: counted as a DupACK (flows.dupacks); null for a receiver-side DupACK candidate decided at later data (flows.dupacks_undecided) and without the ACK flag"),
-    col("fate", ColType::Str, "two-vantage runs: the matcher's verdict on this packet (docs/two-vantage.md): delivered, lost, ack_lost, capture_lost at the sender's capture; delivered, sender_missed at the receiver's; unknown near a capture's ends; null if not judged (single capture, connection not paired)"),
-];
 
 /// Retransmission classes, notes and DupACK verdicts as stored in a [`Row`] (0: none).
 const NOTES: [&str; 5] = ["undecided", "reordering", "late_original", "network_duplicate", "window_probe"];

@@ -11,7 +11,8 @@ use arrow_buffer::ScalarBuffer;
 use arrow_schema::Schema;
 
 use crate::flow::event::{nanos_to_s, Dir};
-use crate::table::{required, schema_of, str_column, ColType, ColumnDef};
+pub use crate::table::registry::{RTT_COLUMNS, RTT_VERSION};
+use crate::table::{schema_of, str_column};
 use crate::wire::Nanos;
 
 /// How a sample was taken (docs/metrics.md M7 and A-rulings on RTT).
@@ -43,17 +44,6 @@ pub struct RttSample {
     pub dir: Dir,
     pub method: RttMethod,
 }
-
-/// Schema version of `rtt` (docs/formats/rtt.md).
-pub const RTT_VERSION: u32 = 1;
-
-pub const RTT_COLUMNS: &[ColumnDef] = &[
-    required("flow_id", ColType::U64, "flow the sample belongs to (flows.flow_id)"),
-    required("ts", ColType::F64, "time of the packet that closed the sample, seconds since the Unix epoch"),
-    required("dir", ColType::Str, "direction of the data (or TSval) being timed: c2s or s2c"),
-    required("method", ColType::Str, "ack (data→ACK matching with Karn's rule, M7), ts (TSval→TSecr echo), handshake"),
-    required("rtt_s", ColType::F64, "the round-trip time, seconds"),
-];
 
 /// Rows of the `rtt` table being collected: plain (flow id, sample) pairs, turned into
 /// Arrow columns in one pass per batch. Going cell by cell through a generic

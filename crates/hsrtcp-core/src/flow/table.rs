@@ -15,7 +15,8 @@ use crate::flow::rtt_sample::{RttRows, RttSample};
 use crate::flow::tunnel::FlowOuters;
 use crate::mptcp::table::MptcpTables;
 use crate::mptcp::{SubflowEnd, SubflowIds, Tracker};
-use crate::table::{col, ColType, ColumnDef, TableBuilder};
+pub use crate::table::registry::{FLOWS_VERSION, FLOW_COLUMNS, SERIES_COLUMNS, SERIES_VERSION};
+use crate::table::TableBuilder;
 use crate::wire::{Nanos, Segment};
 
 /// Closed connections, and connections that never carried data (unanswered or refused
@@ -38,71 +39,6 @@ const SWEEP_EVERY: u64 = 1 << 16;
 /// this many: a long bulk transfer makes an RTT sample per ACK, and holding them all until
 /// it ends grew with the capture.
 const SPILL_EVENTS: usize = 4096;
-
-/// Schema version of `flows`: the title of docs/formats/flows.md (the Parquet files say it).
-pub const FLOWS_VERSION: u32 = 3;
-
-/// Identity and foundation columns of `flows` (docs/formats/flows.md).
-pub const FLOW_COLUMNS: &[ColumnDef] = &[
-    col("flow_id", ColType::U64, "unique id of the connection in this result set"),
-    col("capture", ColType::Str, "capture file the row comes from"),
-    col("vantage", ColType::Str, "where the capture was taken: client, server, or null if not said"),
-    col("epoch", ColType::U64, "0 for the first connection on this 4-tuple in the capture, then 1, 2, ... (a new SYN after the previous connection)"),
-    col("ip_version", ColType::U64, "4 or 6"),
-    col("client_addr", ColType::Str, "address of the side that opened the connection (or the guessed client, see roles_from_syn)"),
-    col("client_port", ColType::U64, "client TCP port"),
-    col("server_addr", ColType::Str, "address of the listening side"),
-    col("server_port", ColType::U64, "server TCP port"),
-    col("roles_from_syn", ColType::Bool, "client/server roles come from a captured SYN; false: guessed (higher port = client)"),
-    col("data_dir", ColType::Str, "direction of the bulk data: s2c (download) or c2s (upload); null if no payload"),
-    col("first_ts", ColType::F64, "first packet, seconds since the Unix epoch"),
-    col("last_ts", ColType::F64, "last packet, seconds since the Unix epoch"),
-    col("duration_s", ColType::F64, "last_ts - first_ts in seconds (M2)"),
-    col("c2s_packets", ColType::U64, "packets client -> server"),
-    col("s2c_packets", ColType::U64, "packets server -> client"),
-    col("c2s_payload_bytes", ColType::U64, "TCP payload bytes client -> server, retransmissions included (from IP lengths)"),
-    col("s2c_payload_bytes", ColType::U64, "TCP payload bytes server -> client, retransmissions included (M1 for downloads)"),
-    col("handshake_seen", ColType::Bool, "both SYN and SYN-ACK were captured"),
-    col("syn_count", ColType::U64, "SYNs sent by the client (1 + SYN retransmissions)"),
-    col("synack_count", ColType::U64, "SYN-ACKs sent by the server"),
-    col("end_reason", ColType::Str, "how the capture shows the end: fin (both sides), half_closed, rst, open (still open at the end of the capture)"),
-    col("truncated", ColType::Bool, "the capture file ended with an error (cut or corrupt) while this connection was open"),
-    col("mss_client", ColType::U64, "MSS option of the client's SYN"),
-    col("mss_server", ColType::U64, "MSS option of the server's SYN-ACK"),
-    col("wscale_client", ColType::U64, "window scale applied to the client's windows; null without a captured handshake"),
-    col("wscale_server", ColType::U64, "window scale applied to the server's windows; null without a captured handshake"),
-    col("sack_permitted", ColType::Bool, "both SYNs carried SACK-permitted; null without a captured handshake"),
-    col("timestamps", ColType::Bool, "TCP timestamps in use (from the handshake, or seen on packets)"),
-    col("mptcp", ColType::Bool, "an MPTCP option (kind 30) was seen"),
-    col("mptcp_token", ColType::U64, "token of the MPTCP connection this subflow belongs to (the server's: what MP_JOIN SYNs towards the server carry; mptcp.token); null if not a grouped MPTCP subflow"),
-    col("mptcp_subflow", ColType::U64, "0 for the MPTCP connection's initial subflow, 1, 2, ... for joined subflows in the order of their SYNs; null if not a grouped MPTCP subflow"),
-    col("malformed_packets", ColType::U64, "segments of this connection with impossible headers (e.g. SYN+FIN)"),
-    col("seq_base_c2s", ColType::U64, "raw sequence number that relative sequence 0 of c2s stands for (client ISN when the SYN was captured)"),
-    col("seq_base_s2c", ColType::U64, "raw sequence number that relative sequence 0 of s2c stands for (server ISN when the SYN-ACK was captured)"),
-    // The encapsulation (flow/tunnel.rs, wire/tunnel.rs): null for a connection seen plain.
-    col("tunnel", ColType::Str, "encapsulations around the connection's packets, outermost first, joined by '/': gtpu, gre, gre/erspan, vxlan, geneve, mpls, pppoe, ppp, ipip, 6in4, 4in6, 6in6 (e.g. mpls/gtpu); those of its first tunneled packet client -> server, else server -> client; unkept when the capture had more distinct encapsulations than the registry keeps; null if not tunneled"),
-    col("tunnel_client_addr", ColType::Str, "outer IP address on the client's side of the innermost IP-based tunnel (source of the client's packets' outer header; GTP-U at S1-U/N3: the eNodeB/gNodeB); null without one"),
-    col("tunnel_server_addr", ColType::Str, "outer IP address on the server's side (GTP-U: the SGW/UPF)"),
-    col("tunnel_id_c2s", ColType::U64, "identifier of the innermost tunnel that has one, client -> server (first packet): GTP-U TEID, VXLAN/Geneve VNI, GRE key (PPTP call id), ERSPAN session id, PPPoE session id"),
-    col("tunnel_id_s2c", ColType::U64, "the same, server -> client (GTP-U: the downlink TEID)"),
-    col("mpls_labels_c2s", ColType::Str, "MPLS labels of the first client -> server packet, outermost first, '/'-separated (at most 4, then '...')"),
-    col("mpls_labels_s2c", ColType::Str, "MPLS labels of the first server -> client packet"),
-    col("tunnel_changes", ColType::U64, "times a direction's encapsulation changed from one packet to the next (a handover moves a bearer to another eNodeB and TEID); null if not tunneled"),
-];
-
-/// Schema version of `series` (docs/formats/series.md).
-pub const SERIES_VERSION: u32 = 2;
-
-/// Identity columns of `series`; the engine adds its own after these.
-pub const SERIES_COLUMNS: &[ColumnDef] = &[
-    col("flow_id", ColType::U64, "flows.flow_id"),
-    col("bin", ColType::U64, "1-second bin index from the connection's first packet"),
-    col("t_rel", ColType::F64, "bin start in seconds since the connection's first packet"),
-    col("ts", ColType::F64, "bin start, seconds since the Unix epoch"),
-    col("bytes", ColType::U64, "payload bytes of the data direction captured in this bin, duplicates included; 0 when none (M3, A3)"),
-    col("bytes_rev", ColType::U64, "payload bytes of the other direction in this bin"),
-    col("bin_s", ColType::F64, "length of the bin in seconds: 1 but for the connection's last bin, which ends at its last packet (null if that is the bin's first instant); bytes * 8 / bin_s is M3's throughput in bit/s"),
-];
 
 /// The output tables of an analysis run.
 pub struct Output {

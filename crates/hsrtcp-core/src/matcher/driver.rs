@@ -657,19 +657,17 @@ fn write_identity(
         .str("pairing", Some(method.as_str()))
         .str("client_capture", Some(&opts.client_name))
         .str("server_capture", Some(&opts.server_name));
-    if let Some(c) = cc {
-        row.str("cv_client_addr", Some(&c.client.addr.to_string()))
-            .u64("cv_client_port", c.client.port as u64)
-            .str("cv_server_addr", Some(&c.server.addr.to_string()))
-            .u64("cv_server_port", c.server.port as u64)
-            .u64("cv_epoch", c.epoch as u64);
-    }
-    if let Some(c) = sc {
-        row.str("sv_client_addr", Some(&c.client.addr.to_string()))
-            .u64("sv_client_port", c.client.port as u64)
-            .str("sv_server_addr", Some(&c.server.addr.to_string()))
-            .u64("sv_server_port", c.server.port as u64)
-            .u64("sv_epoch", c.epoch as u64);
+    // The connection as each capture shows it (NAT may differ): the same five columns, prefixed.
+    const CV: [&str; 5] = ["cv_client_addr", "cv_client_port", "cv_server_addr", "cv_server_port", "cv_epoch"];
+    const SV: [&str; 5] = ["sv_client_addr", "sv_client_port", "sv_server_addr", "sv_server_port", "sv_epoch"];
+    for (names, side) in [(CV, cc), (SV, sc)] {
+        if let Some(c) = side {
+            row.str(names[0], Some(&c.client.addr.to_string()))
+                .u64(names[1], c.client.port as u64)
+                .str(names[2], Some(&c.server.addr.to_string()))
+                .u64(names[3], c.server.port as u64)
+                .u64(names[4], c.epoch as u64);
+        }
     }
 }
 

@@ -14,13 +14,8 @@ use arrow_select::interleave::interleave;
 use crate::flow::{engine, table};
 use crate::matcher::metrics::MATCH_SERIES_COLUMNS;
 use crate::matcher::{PairingMethod, MATCH_COLUMNS};
-use crate::table::{col, schema_of, ColType, ColumnDef};
-
-/// The matched `flows` rows' links to the single-capture rows of their connection.
-pub const MATCHED_ID_COLUMNS: &[ColumnDef] = &[
-    col("client_flow_id", ColType::U64, "flow_id of the connection's single-capture row in the client-side capture"),
-    col("server_flow_id", ColType::U64, "flow_id of the connection's single-capture row in the server-side capture"),
-];
+pub use crate::table::registry::MATCHED_ID_COLUMNS;
+use crate::table::schema_of;
 
 /// Identity of a connection in one capture, as flows rows and the matcher's cv_/sv_ columns give it.
 pub type ConnKey = (String, u64, String, u64, u64);

@@ -44,7 +44,8 @@ use crate::flow::Dir;
 use crate::matcher::clock::ClockFit;
 use crate::matcher::fate::{sender_side, Fate, Pkt, NONE};
 use crate::matcher::Side;
-use crate::table::{col, ColType, ColumnDef, Row};
+pub use crate::table::registry::{MATCH_COLUMNS, MATCH_SERIES_COLUMNS};
+use crate::table::Row;
 use crate::wire::Nanos;
 
 /// Shortest gap treated as a retransmission timeout: Linux's minimum RTO is 200 ms; 10 %
@@ -56,76 +57,6 @@ pub const ACK_TRIGGER: Nanos = 500_000;
 /// The largest window TCP can offer (RFC 7323 §2.3: 2^30 bytes), so the most a sender can
 /// have in flight.
 const MAX_WINDOW: i64 = 1 << 30;
-
-/// Columns of the `matched` table (docs/formats/matched.md). Python merges them into the
-/// `flows` rows with vantage "matched".
-pub const MATCH_COLUMNS: &[ColumnDef] = &[
-    col("flow_id", ColType::U64, "id of the matched row (unique in the result set)"),
-    col("pairing", ColType::Str, "how the connection was found in both captures: isn, seq_proximity; client_only / server_only when only one capture has it"),
-    col("client_capture", ColType::Str, "the client-side (phone) capture"),
-    col("server_capture", ColType::Str, "the server-side capture"),
-    col("cv_client_addr", ColType::Str, "client address as the client capture shows it (before NAT)"),
-    col("cv_client_port", ColType::U64, "client port in the client capture"),
-    col("cv_server_addr", ColType::Str, "server address in the client capture"),
-    col("cv_server_port", ColType::U64, "server port in the client capture"),
-    col("cv_epoch", ColType::U64, "connection epoch in the client capture (flows.epoch of its client-vantage row)"),
-    col("sv_client_addr", ColType::Str, "client address as the server capture shows it (after NAT)"),
-    col("sv_client_port", ColType::U64, "client port in the server capture"),
-    col("sv_server_addr", ColType::Str, "server address in the server capture"),
-    col("sv_server_port", ColType::U64, "server port in the server capture"),
-    col("sv_epoch", ColType::U64, "connection epoch in the server capture (flows.epoch of its server-vantage row)"),
-    col("matched_data_dir", ColType::Str, "direction of the bulk data as seen over both captures: s2c or c2s"),
-    col("clock_offset_s", ColType::F64, "server clock minus client clock at the middle of the flow, seconds (A9; lower envelope of one-way delays)"),
-    col("clock_drift_ppm", ColType::F64, "rate of change of clock_offset_s, parts per million (0 when the captures overlap < 2 s)"),
-    col("clock_offset_uncertainty_s", ColType::F64, "half-width of the causality bound on clock_offset_s (half the smallest round trip), seconds"),
-    col("data_packets_sent", ColType::U64, "data transmissions of the data sender with a verdict (retransmissions included; M8 denominator)"),
-    col("lost_data_packets", ColType::U64, "data transmissions lost in the network (seen leaving, never arriving; M8 numerator)"),
-    col("p_d", ColType::F64, "data loss rate lost_data_packets / data_packets_sent (M8)"),
-    col("ack_packets_sent", ColType::U64, "pure ACKs sent by the data receiver, seen in its capture (M9 denominator)"),
-    col("lost_ack_packets", ColType::U64, "of those, never seen at the data sender (M9 numerator)"),
-    col("p_a", ColType::F64, "ACK loss rate lost_ack_packets / ack_packets_sent (M9)"),
-    col("rounds", ColType::U64, "rounds outside timeout recovery with >= 1 delivered segment (P_a denominator, models.md 3.4)"),
-    col("ack_burst_loss_rounds", ColType::U64, "rounds that ended in an RTO after every ACK the receiver sent for them was lost"),
-    col("ack_burst_loss", ColType::F64, "P_a: ack_burst_loss_rounds / rounds, measured from rounds (M36, A16)"),
-    col("rto_sequences", ColType::U64, "timeout sequences found in the sender's capture (M10)"),
-    col("rto_retransmissions", ColType::U64, "RTO retransmissions of the sequences' head segments with a verdict (M11 denominator)"),
-    col("rto_retransmissions_lost", ColType::U64, "of those, lost in the network (M11 numerator)"),
-    col("q", ColType::F64, "loss rate of retransmissions inside timeout sequences (M11, A17)"),
-    col("spurious_timeouts_2v", ColType::U64, "timeout sequences whose segment had already been received (M12, from both captures)"),
-    col("spurious_timeouts", ColType::U64, "the matched row's spurious RTO count: spurious_timeouts_2v (replaces the server row's single-capture count; = ack_loss + rto_estimation)"),
-    col("retransmitted_packets", ColType::U64, "data transmissions of the data sender re-sending bytes it had sent before, in its capture (M13 denominator)"),
-    col("spurious_rto_packets", ColType::U64, "retransmissions sent in spurious timeout sequences before the first ACK arrived after the RTO (M13 numerator)"),
-    col("spurious_rto_rate", ColType::F64, "M13 from both captures: spurious_rto_packets / retransmitted_packets (replaces the server row's value)"),
-    col("spurious_timeout_share", ColType::F64, "A5 event-based variant from both captures: spurious_timeouts / rto_sequences (replaces the server row's value)"),
-    col("spurious_timeouts_ack_loss", ColType::U64, "spurious timeouts caused by ACK loss (M14 ACKL)"),
-    col("spurious_timeouts_rto_estimation", ColType::U64, "spurious timeouts caused by RTO estimation inaccuracy (M14 RTOEI)"),
-    col("rto_bias_mean_s", ColType::F64, "mean RTO estimation bias t6 - t4 over spurious timeouts where it is defined, seconds (M16)"),
-    col("rto_bias_max_s", ColType::F64, "largest RTO estimation bias t6 - t4, seconds (M16)"),
-    col("owd_down_min_s", ColType::F64, "one-way delay server -> client, minimum, seconds (clock-corrected)"),
-    col("owd_down_median_s", ColType::F64, "one-way delay server -> client, median, seconds"),
-    col("owd_down_p95_s", ColType::F64, "one-way delay server -> client, 95th percentile, seconds"),
-    col("owd_down_max_s", ColType::F64, "one-way delay server -> client, maximum, seconds"),
-    col("owd_up_min_s", ColType::F64, "one-way delay client -> server, minimum, seconds"),
-    col("owd_up_median_s", ColType::F64, "one-way delay client -> server, median, seconds"),
-    col("owd_up_p95_s", ColType::F64, "one-way delay client -> server, 95th percentile, seconds"),
-    col("owd_up_max_s", ColType::F64, "one-way delay client -> server, maximum, seconds"),
-    col("establishment_time_s", ColType::F64, "client's first SYN to the server's receipt of the handshake ACK, server clock, seconds (M18, A9)"),
-    col("capture_loss_client_packets", ColType::U64, "packets the client's stack sent or received that the client capture missed"),
-    col("capture_loss_server_packets", ColType::U64, "packets the server's stack sent or received that the server capture missed"),
-    col("unknown_fate_packets", ColType::U64, "packets sent while the other capture was not running (no verdict)"),
-];
-
-/// Columns of the matcher's `series` rows (docs/formats/series.md, "Matched flows"): M6 per
-/// 1-s bin of the data sender's capture, bins from the sender-side connection's first packet.
-pub const MATCH_SERIES_COLUMNS: &[ColumnDef] = &[
-    col("flow_id", ColType::U64, "flows.flow_id of the matched row"),
-    col("bin", ColType::U64, "1-second bin index from the connection's first packet in the data sender's capture"),
-    col("t_rel", ColType::F64, "bin start in seconds since that packet"),
-    col("ts", ColType::F64, "bin start, seconds since the Unix epoch (data sender's capture clock)"),
-    col("data_sent", ColType::U64, "data transmissions of the data sender in the bin, retransmissions included, with a verdict (M6 denominator)"),
-    col("data_lost", ColType::U64, "of those, never seen in the receiver's capture (lost in the network; M6 numerator)"),
-    col("loss_rate", ColType::F64, "M6: data_lost / data_sent; null in bins without a transmission"),
-];
 
 /// One data transmission as the replay keeps it.
 #[derive(Clone, Copy, Debug)]

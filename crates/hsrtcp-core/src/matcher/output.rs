@@ -70,6 +70,20 @@ pub struct PairJob {
     pub opts: MatchOptions,
 }
 
+impl PairJob {
+    /// The pair's two captures as files of the run (client, server), each with its own name,
+    /// vantage, id base and number.
+    pub fn files(&self) -> [FileJob; 2] {
+        [0, 1].map(|s| FileJob {
+            path: self.paths[s].clone(),
+            name: [&self.opts.client_name, &self.opts.server_name][s].clone(),
+            vantage: Some(["client", "server"][s].into()),
+            id_base: self.id_bases[s],
+            order: self.orders[s],
+        })
+    }
+}
+
 /// The matched rows of every pair ([`PairOutput::finish_pairs`]).
 #[derive(Debug, Default)]
 pub struct FinishedPairs {
@@ -200,13 +214,7 @@ impl PairOutput {
     ) -> Result<[FileRows; 2], OutputError> {
         let cancel = Arc::new(AtomicBool::new(false));
         let opts = MatchOptions { cancel: Some(Arc::clone(&cancel)), record_fates: self.packets, ..job.opts.clone() };
-        let files = [0, 1].map(|s| FileJob {
-            path: job.paths[s].clone(),
-            name: [&opts.client_name, &opts.server_name][s].clone(),
-            vantage: Some(["client", "server"][s].into()),
-            id_base: job.id_bases[s],
-            order: job.orders[s],
-        });
+        let files = job.files();
         let [pc, ps] = progress;
         let (mut report_c, mut report_s) = (shared_stop(pc, &cancel), shared_stop(ps, &cancel));
         let [fc, fs] = files;

@@ -5,36 +5,8 @@ use arrow_array::RecordBatch;
 
 use crate::flow::event::nanos_to_s;
 use crate::matcher::PairResult;
-use crate::table::{col, ColType, ColumnDef, TableBuilder};
-
-/// Schema version of `pair_stats`: that of docs/formats/matched.md.
-pub const PAIR_STATS_VERSION: u32 = 4;
-
-/// The columns of `pair_stats`. Counts are int64 (they were polars' inference from Python
-/// ints when this table was built in Python).
-pub const PAIR_STATS_COLUMNS: &[ColumnDef] = &[
-    col("client_packets", ColType::I64, "packets read from the client-side capture"),
-    col("client_tcp_packets", ColType::I64, "TCP packets of the client-side capture"),
-    col("client_error", ColType::Str, "error that stopped reading the client-side capture (file and byte offset), null if none"),
-    col("server_packets", ColType::I64, "packets read from the server-side capture"),
-    col("server_tcp_packets", ColType::I64, "TCP packets of the server-side capture"),
-    col("server_error", ColType::Str, "error that stopped reading the server-side capture, null if none"),
-    col("coarse_offset_s", ColType::F64, "coarse clock offset (server - client) from the first packet both captures show, seconds"),
-    col("clock_known", ColType::Bool, "whether one-way delays gave a clock fit (A9)"),
-    col("clock_offset_s", ColType::F64, "server clock - client clock at clock_ref_ts, seconds (A9); null without a fit"),
-    col("clock_ref_ts", ColType::F64, "reference time of the clock fit, seconds since the Unix epoch (server clock)"),
-    col("clock_drift_ppm", ColType::F64, "drift of the server clock against the client clock, ppm"),
-    col("clock_offset_uncertainty_s", ColType::F64, "hard bound on the offset's error, seconds (A9)"),
-    col("clock_samples_down", ColType::I64, "downlink one-way delay samples of the clock fit"),
-    col("clock_samples_up", ColType::I64, "uplink one-way delay samples of the clock fit"),
-    col("pairs", ColType::I64, "connections found in both captures"),
-    col("client_only", ColType::I64, "connections seen in the client-side capture only"),
-    col("server_only", ColType::I64, "connections seen in the server-side capture only"),
-    col("budget_flushes", ColType::I64, "times the matcher's state budget closed a pair's window early (verdicts exact only when 0; docs/two-vantage.md, Memory)"),
-    col("budget_dropped_segments", ColType::I64, "segments of connections still looking for their partner dropped by the state budget (0 unless a window held more packets than the budget)"),
-    col("client_capture", ColType::Str, "client-side capture file"),
-    col("server_capture", ColType::Str, "server-side capture file"),
-];
+pub use crate::table::registry::{PAIR_STATS_COLUMNS, PAIR_STATS_VERSION};
+use crate::table::TableBuilder;
 
 /// The `pair_stats` row of one pair; `names`: the client's and the server's capture as shown.
 pub fn stats_row(r: &PairResult, names: [&str; 2]) -> RecordBatch {

@@ -1,81 +1,10 @@
 //! The `mptcp`, `mptcp_subflows` and `mptcp_series` tables (docs/formats/mptcp.md).
 
-use crate::table::{col, ColType, ColumnDef, TableBuilder};
+pub use crate::table::registry::{MPTCP_COLUMNS, MPTCP_SERIES_COLUMNS, MPTCP_SUBFLOW_COLUMNS, MPTCP_VERSION};
+use crate::table::TableBuilder;
 use crate::wire::Nanos;
 
 use super::{Conn, Tracker, DOWN, NANOS_PER_S, UP};
-
-/// Schema version of the three tables (one page, docs/formats/mptcp.md).
-pub const MPTCP_VERSION: u32 = 1;
-
-/// One row per MPTCP connection per capture.
-pub const MPTCP_COLUMNS: &[ColumnDef] = &[
-    col("capture", ColType::Str, "capture file the row comes from"),
-    col("vantage", ColType::Str, "where the capture was taken: client, server, or null if not said"),
-    col("connection_id", ColType::U64, "MPTCP connection number in this capture (0, 1, ...; joins mptcp_subflows and mptcp_series)"),
-    col("token", ColType::U64, "the server's token (RFC 8684 §3.2: top 32 bits of SHA-256 of its key; SHA-1 for v0): what MP_JOIN SYNs towards the server carry; null if the server never sent its key (fallback at the handshake)"),
-    col("client_token", ColType::U64, "the client's token; null if its key was not seen"),
-    col("version", ColType::U64, "MPTCP version of the MP_CAPABLE options: 0 (RFC 6824) or 1 (RFC 8684); null if no MP_CAPABLE was seen"),
-    col("client_key", ColType::U64, "client key from MP_CAPABLE; null when not seen"),
-    col("server_key", ColType::U64, "server key from MP_CAPABLE; null when not seen"),
-    col("client_idsn", ColType::U64, "client's initial data sequence number (low 64 bits of the key's hash)"),
-    col("server_idsn", ColType::U64, "server's initial data sequence number"),
-    col("subflows", ColType::U64, "subflows grouped into this connection (rows of mptcp_subflows)"),
-    col("first_ts", ColType::F64, "first MPTCP segment (the initial SYN when captured), seconds since the Unix epoch"),
-    col("last_ts", ColType::F64, "last packet of any of its subflows, seconds since the Unix epoch"),
-    col("data_bytes_down", ColType::U64, "distinct data-level (DSN) bytes mapped server -> client (M29)"),
-    col("data_bytes_up", ColType::U64, "distinct data-level bytes mapped client -> server"),
-    col("reinjections", ColType::U64, "DSS mappings that re-sent DSN bytes an earlier subflow had carried (RFC 8684 §3.3.6, M31)"),
-    col("reinjected_bytes", ColType::U64, "DSN bytes of those reinjections, both directions"),
-    col("data_retransmissions", ColType::U64, "mappings that re-sent DSN bytes on the same subflow as new subflow data (data-level retransmission)"),
-    col("data_fin_down", ColType::Bool, "the server sent DATA_FIN"),
-    col("data_fin_up", ColType::Bool, "the client sent DATA_FIN"),
-    col("fastclose", ColType::Bool, "an MP_FASTCLOSE was seen"),
-    col("mp_fail", ColType::U64, "MP_FAIL options"),
-    col("add_addr", ColType::U64, "ADD_ADDR announcements (echoes not counted)"),
-    col("remove_addr", ColType::U64, "REMOVE_ADDR options"),
-    col("prio_changes", ColType::U64, "MP_PRIO options (backup flag changes) on any subflow"),
-    col("fallback", ColType::Bool, "fell back to TCP: the server answered MP_CAPABLE without it, an infinite mapping, or a subflow sent payload without any DSS mapping"),
-    col("ended", ColType::Str, "fastclose, data_fin (DATA_FIN both ways), rst (a subflow reset), fin (every subflow closed with FIN), open"),
-    col("malformed_options", ColType::U64, "MPTCP options of its subflows whose length contradicts their subtype (per reason in captures.malformed_reasons)"),
-];
-
-/// One row per subflow of an MPTCP connection.
-pub const MPTCP_SUBFLOW_COLUMNS: &[ColumnDef] = &[
-    col("capture", ColType::Str, "capture file the row comes from"),
-    col("connection_id", ColType::U64, "mptcp.connection_id"),
-    col("token", ColType::U64, "mptcp.token"),
-    col("subflow", ColType::U64, "0 for the initial (MP_CAPABLE) subflow, then 1, 2, ... for joined subflows in the order of their SYNs (flows.mptcp_subflow)"),
-    col("flow_id", ColType::U64, "flows.flow_id of the subflow's TCP connection"),
-    col("client_addr", ColType::Str, "the subflow's TCP client address (the side that sent its SYN)"),
-    col("client_port", ColType::U64, "its port"),
-    col("server_addr", ColType::Str, "the subflow's TCP server address"),
-    col("server_port", ColType::U64, "its port"),
-    col("address_id", ColType::U64, "MP_JOIN address id of the SYN; null for subflow 0"),
-    col("join_ts", ColType::F64, "the subflow's SYN (first MPTCP segment), seconds since the Unix epoch"),
-    col("backup", ColType::Bool, "the MP_JOIN SYN asked for a backup subflow"),
-    col("prio_changes", ColType::U64, "MP_PRIO options sent on this subflow"),
-    col("payload_bytes_down", ColType::U64, "subflow-level TCP payload server -> client (MPTCP roles), retransmissions included"),
-    col("payload_bytes_up", ColType::U64, "subflow-level TCP payload client -> server"),
-    col("data_bytes_down", ColType::U64, "DSN bytes first mapped on this subflow, server -> client (reinjections excluded)"),
-    col("share_down", ColType::F64, "data_bytes_down / the connection's data_bytes_down (M29); null when the connection has none"),
-    col("reinjected_bytes_down", ColType::U64, "DSN bytes this subflow carried server -> client that another subflow had carried before (M31)"),
-    col("first_ts", ColType::F64, "first packet of the subflow, seconds since the Unix epoch"),
-    col("last_ts", ColType::F64, "last packet of the subflow"),
-    col("end_reason", ColType::Str, "flows.end_reason of the subflow"),
-];
-
-/// Data-level time series per MPTCP connection (M5).
-pub const MPTCP_SERIES_COLUMNS: &[ColumnDef] = &[
-    col("capture", ColType::Str, "capture file the row comes from"),
-    col("connection_id", ColType::U64, "mptcp.connection_id"),
-    col("token", ColType::U64, "mptcp.token"),
-    col("bin", ColType::U64, "1-second bin index from the connection's first_ts"),
-    col("t", ColType::F64, "bin start, seconds since the Unix epoch"),
-    col("bin_s", ColType::F64, "length of the bin in seconds: 1 but for the last, which ends at the connection's last packet"),
-    col("data_bytes_down", ColType::U64, "DSN bytes server -> client first mapped in this bin, on any subflow (M5 at data level)"),
-    col("data_acked_down", ColType::U64, "advance of the client's DATA_ACK in this bin (bytes)"),
-];
 
 fn s(ts: Nanos) -> f64 {
     ts as f64 * 1e-9

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use arrow_array::types::{Float64Type, Int64Type, UInt32Type, UInt64Type};
-use arrow_array::{ArrayRef, BooleanArray, PrimitiveArray, StringArray};
+use arrow_array::{ArrayRef, ArrowPrimitiveType, BooleanArray, PrimitiveArray, StringArray};
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 
 use super::ColType;
@@ -114,22 +114,10 @@ impl Column {
 
     pub(super) fn finish(self) -> ArrayRef {
         match self {
-            Column::U64(c) => {
-                let (v, n) = c.take();
-                Arc::new(PrimitiveArray::<UInt64Type>::new(ScalarBuffer::from(v), n))
-            }
-            Column::U32(c) => {
-                let (v, n) = c.take();
-                Arc::new(PrimitiveArray::<UInt32Type>::new(ScalarBuffer::from(v), n))
-            }
-            Column::I64(c) => {
-                let (v, n) = c.take();
-                Arc::new(PrimitiveArray::<Int64Type>::new(ScalarBuffer::from(v), n))
-            }
-            Column::F64(c) => {
-                let (v, n) = c.take();
-                Arc::new(PrimitiveArray::<Float64Type>::new(ScalarBuffer::from(v), n))
-            }
+            Column::U64(c) => primitive::<UInt64Type>(c),
+            Column::U32(c) => primitive::<UInt32Type>(c),
+            Column::I64(c) => primitive::<Int64Type>(c),
+            Column::F64(c) => primitive::<Float64Type>(c),
             Column::Bool(c) => {
                 let (v, n) = c.take();
                 Arc::new(BooleanArray::new(BooleanBuffer::from(v), n))
@@ -142,4 +130,11 @@ impl Column {
             }
         }
     }
+}
+
+/// A numeric column's values and validity as its Arrow array (one generic body for the four
+/// number types).
+fn primitive<T: ArrowPrimitiveType>(c: Values<T::Native>) -> ArrayRef {
+    let (v, n) = c.take();
+    Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(v), n))
 }

@@ -7,6 +7,7 @@
 
 mod column;
 pub mod parquet;
+pub mod registry;
 
 use std::sync::Arc;
 

@@ -3,7 +3,8 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::link::Net;
-use super::{MalformedReason, Stop};
+use super::bytes::be16;
+use super::{mal, MalformedReason, Stop};
 
 /// What the TCP decoder needs from the network layer.
 #[derive(Clone, Copy, Debug)]
@@ -18,16 +19,6 @@ pub(super) struct IpInfo {
 }
 
 const TCP: u8 = 6;
-
-#[inline]
-fn be16(d: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([d[at], d[at + 1]])
-}
-
-#[inline]
-fn mal(r: MalformedReason) -> Stop {
-    Stop::Malformed(r)
-}
 
 /// Decode the IP header at the start of `d`. `wire_len` is the network-layer length on the
 /// wire, used when an offloaded packet leaves the IP length field 0.
@@ -46,8 +37,11 @@ pub(super) fn locate(net: Net, d: &[u8], wire_len: usize) -> Result<IpInfo, Stop
     }
 }
 
-#[inline]
-fn v4(d: &[u8], wire_len: usize) -> Result<IpInfo, Stop> {
+/// An IPv4 header's length and its packet's total length, checked against the captured
+/// bytes `d` and the frame's length on the wire `wire_len` (also the tunnel decoder's outer
+/// headers; always inlined, as it was written out in both before).
+#[inline(always)]
+pub(super) fn v4_lengths(d: &[u8], wire_len: usize) -> Result<(usize, usize), Stop> {
     if d.len() < 20 {
         return Err(mal(MalformedReason::ShortIpHeader));
     }
@@ -70,6 +64,12 @@ fn v4(d: &[u8], wire_len: usize) -> Result<IpInfo, Stop> {
     if total > wire_len {
         return Err(mal(MalformedReason::IpLenExceedsFrame));
     }
+    Ok((ihl, total))
+}
+
+#[inline]
+fn v4(d: &[u8], wire_len: usize) -> Result<IpInfo, Stop> {
+    let (ihl, total) = v4_lengths(d, wire_len)?;
     if d[9] != TCP {
         return Err(Stop::NotTcp);
     }

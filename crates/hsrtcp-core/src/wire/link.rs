@@ -6,6 +6,7 @@
 //! tunnel decoder (it stops there with [`Stop::NotTcp`]), so a plain Ethernet frame pays for
 //! none of it: the choice is made at compile time.
 
+use super::bytes::be16;
 use super::{MalformedReason, Stop};
 use crate::capture::LinkType;
 
@@ -43,11 +44,6 @@ const SHORT: Stop = Stop::Malformed(MalformedReason::ShortLinkHeader);
 // BSD address families for IPv6 differ per OS: Linux 10, NetBSD/OpenBSD 24, FreeBSD 28,
 // macOS 30. IPv4 is 2 everywhere.
 const AF_INET: u32 = 2;
-
-#[inline]
-fn be16(d: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([d[at], d[at + 1]])
-}
 
 /// Offset of the network header and the protocol to expect there (hot path).
 #[inline]

@@ -22,6 +22,7 @@
 //! - Checksums are not verified: captures at the sender carry offloaded (wrong) checksums.
 //! - TCP options cut by the snaplen, or malformed, set `options.truncated`; the options
 //!   before the cut are kept. Unknown options are skipped by their length.
+mod bytes;
 mod ip;
 mod link;
 pub mod mptcp;
@@ -177,6 +178,12 @@ pub enum Stop {
     NotTcp,
     /// A packet that cannot be decoded as far as TCP ([`Decoded::Malformed`]).
     Malformed(MalformedReason),
+}
+
+/// The decoders' shorthand for [`Stop::Malformed`].
+#[inline]
+fn mal(r: MalformedReason) -> Stop {
+    Stop::Malformed(r)
 }
 
 impl From<Stop> for Decoded {

@@ -2,18 +2,9 @@
 
 use std::mem::MaybeUninit;
 
+use super::bytes::{be16, be32};
 use super::ip::IpInfo;
 use super::{MalformedReason, MptcpOption, Nanos, SackBlock, Segment, Stop, TcpFlags, TcpOptions};
-
-#[inline]
-fn be16(d: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([d[at], d[at + 1]])
-}
-
-#[inline]
-fn be32(d: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([d[at], d[at + 1], d[at + 2], d[at + 3]])
-}
 
 /// Decode the TCP header at the start of `t` (the captured bytes from the TCP header on)
 /// into `out`, which is written exactly when the result is `Ok`. Writing in place spares

@@ -32,7 +32,8 @@ use std::sync::{Arc, Mutex};
 use rustc_hash::FxHashMap;
 
 use super::link::{self, LinkRec, Net};
-use super::{ip, tcp, MalformedReason, Nanos, Segment, Stop};
+use super::bytes::{be16, be32};
+use super::{ip, mal, tcp, MalformedReason, Nanos, Segment, Stop};
 use crate::capture::LinkType;
 
 /// Encapsulations opened around one TCP packet, at most.
@@ -382,21 +383,6 @@ impl Outers {
     }
 }
 
-#[inline]
-fn mal(r: MalformedReason) -> Stop {
-    Stop::Malformed(r)
-}
-
-#[inline]
-fn be16(d: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([d[at], d[at + 1]])
-}
-
-#[inline]
-fn be32(d: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([d[at], d[at + 1], d[at + 2], d[at + 3]])
-}
-
 /// What comes after a layer, at an offset in the frame.
 #[derive(Clone, Copy, Debug)]
 enum Next {
@@ -658,26 +644,7 @@ struct OuterIp {
 fn outer_ip(d: &[u8], wire: usize) -> Result<Option<OuterIp>, Stop> {
     match d.first().map(|b| b >> 4) {
         Some(4) => {
-            if d.len() < 20 {
-                return Err(mal(MalformedReason::ShortIpHeader));
-            }
-            let ihl = (d[0] & 0x0f) as usize * 4;
-            if ihl < 20 {
-                return Err(mal(MalformedReason::BadIpHeaderLen));
-            }
-            if d.len() < ihl {
-                return Err(mal(MalformedReason::ShortIpHeader));
-            }
-            let total = match be16(d, 2) as usize {
-                0 => wire,
-                n => n,
-            };
-            if total < ihl {
-                return Err(mal(MalformedReason::IpTotalLenTooSmall));
-            }
-            if total > wire {
-                return Err(mal(MalformedReason::IpLenExceedsFrame));
-            }
+            let (ihl, total) = ip::v4_lengths(d, wire)?;
             let frag = be16(d, 6);
             if frag & 0x1fff != 0 {
                 return Ok(None);

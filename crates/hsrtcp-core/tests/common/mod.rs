@@ -264,3 +264,60 @@ impl Read for Dribble {
         Ok(n)
     }
 }
+
+/// The TCP fields the tests compare with tshark (an independent decoder), in the order of a
+/// line of [`tshark_rows`] and [`tshark_line`].
+const TSHARK_FIELDS: [&str; 11] = [
+    "tcp.srcport",
+    "tcp.dstport",
+    "tcp.seq_raw",
+    "tcp.ack_raw",
+    "tcp.len",
+    "tcp.window_size_value",
+    "tcp.options.mss_val",
+    "tcp.options.wscale.shift",
+    "tcp.options.timestamp.tsval",
+    "tcp.options.sack_le",
+    "tcp.options.sack_re",
+];
+
+/// tshark's reading of a capture, a line a packet: [`TSHARK_FIELDS`], '|'-separated,
+/// absolute sequence numbers, a field's repeated values (SACK edges) ','-separated.
+pub fn tshark_rows(path: &std::path::Path) -> Vec<String> {
+    let mut cmd = std::process::Command::new("tshark");
+    cmd.args(["-n", "-r"]).arg(path);
+    cmd.args(["-o", "tcp.relative_sequence_numbers:FALSE", "-o", "tcp.analyze_sequence_numbers:FALSE"]);
+    cmd.args(["-T", "fields", "-E", "separator=|", "-E", "aggregator=,"]);
+    for f in TSHARK_FIELDS {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd.output().expect("run tshark");
+    assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect()
+}
+
+/// Our decoding of a frame as a line of [`tshark_rows`] (a frame that is not TCP: every
+/// field empty, as tshark shows it).
+pub fn tshark_line(d: &hsrtcp_core::wire::Decoded) -> String {
+    let hsrtcp_core::wire::Decoded::Tcp(s) = d else {
+        return "|".repeat(TSHARK_FIELDS.len() - 1);
+    };
+    let o = &s.options;
+    let opt = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
+    let (le, re): (Vec<String>, Vec<String>) =
+        o.sack_blocks().iter().map(|b| (b.left.to_string(), b.right.to_string())).unzip();
+    format!(
+        "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
+        s.sport,
+        s.dport,
+        s.seq,
+        s.ack,
+        s.payload_len,
+        s.window,
+        opt(o.mss.map(u64::from)),
+        opt(o.wscale.map(u64::from)),
+        opt(o.timestamp.map(|t| t.0 as u64)),
+        le.join(","),
+        re.join(",")
+    )
+}
