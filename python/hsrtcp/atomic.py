@@ -155,6 +155,13 @@ def _copy_out(tmp: str, target: _Target) -> None:
             os.close(out)
 
 
+def check_output(path: str | os.PathLike, *, reads: Iterable[str | os.PathLike] = ()) -> None:
+    """Refuse ``path`` now, before a long build, for what :func:`output_path` would refuse at
+    the end (a table of a directory read, a directory, a socket): no work is done for an
+    output that cannot be written. Raises :class:`OutputError` naming ``path``."""
+    _Target(path).check_reads(reads)
+
+
 @contextmanager
 def output_path(path: str | os.PathLike, *, reads: Iterable[str | os.PathLike] = (),
                 make_parents: bool = True) -> Iterator[str]:

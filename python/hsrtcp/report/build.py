@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from hsrtcp.atomic import write_file
+from hsrtcp.atomic import check_output, write_file
 from hsrtcp.bundle import has_manifest, manifest
 from hsrtcp.errors import InputError
 from hsrtcp.report import assets
@@ -680,6 +680,8 @@ def _build(results, study, out, *, top: int, width: int, gallery: bool, steps) -
     from hsrtcp import __version__
 
     start = time.perf_counter()
+    # an output the end would refuse (a table of a directory read) is refused before the work
+    check_output(out, reads=[results] + ([study] if study is not None else []))
     uplot_js, uplot_css = assets.uplot()  # fail early (clear message) when npm ci was not run
     steps.step(f"reading flows: {results}" + (f", study {study}" if study is not None else ""))
     res = load_results(results)

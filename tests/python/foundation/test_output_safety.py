@@ -283,6 +283,17 @@ def test_query_and_report_never_write_a_table_they_read(res, tmp_path, capsys):
     assert tree(tmp_path) == before
 
 
+def test_report_refuses_a_table_it_reads_before_reading_anything(res, tmp_path, capsys):
+    """The refusal comes first: with a damaged table beside it, the message is the output's,
+    not the damaged table's (before, the whole page was built and only its write refused)."""
+    d = copy(res, tmp_path / "res")
+    (d / "events.parquet").write_bytes(b"not parquet")
+    assert run("report", d, "-o", d / "flows.parquet") == 3
+    err = capsys.readouterr().err
+    assert f"table of the results directory {d}, which this command reads" in err, err
+    assert "events.parquet" not in err, err
+
+
 def test_mptcp_into_the_results_directory_leaves_its_tables(tmp_path, capsys):
     """(Passed before too: the metrics' names never collided with a table; now the four are
     written together with a manifest of their own.)"""
