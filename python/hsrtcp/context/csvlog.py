@@ -15,7 +15,7 @@ import io
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 
 import numpy as np
@@ -321,6 +321,23 @@ def _typed(piece: bytes, header: list[str], types: dict) -> pl.DataFrame | None:
     return frame
 
 
+def convert_columns(jobs: dict[str, Callable[[], pl.Series]]) -> dict[str, pl.Series]:
+    """Each column of a block converted by its job; when several columns hold a bad value the
+    error of the earliest line is raised, not the first column's (a user mends a log from the
+    top)."""
+    out, errors = {}, []
+    for name, job in jobs.items():
+        try:
+            out[name] = job()
+        except RadioLogError as exc:
+            if exc.line is None:
+                raise
+            errors.append(exc)
+    if errors:
+        raise min(errors, key=lambda e: e.line)
+    return out
+
+
 def to_number(file: str, s: pl.Series, lines: list[int], what: str, dtype=pl.Float64) -> pl.Series:
     """Cast a string column; the first value that is not a (finite) number is an error.
     ``pl.Int64`` columns are cell identities: :func:`to_identity`."""
@@ -330,7 +347,7 @@ def to_number(file: str, s: pl.Series, lines: list[int], what: str, dtype=pl.Flo
     bad = s.is_not_null() & (f.is_null() | f.is_nan() | f.is_infinite())
     if bad.any():
         i = int(bad.arg_max())
-        raise RadioLogError(f"{file}:{lines[i]}: {what} {s[i]!r} is not a number")
+        raise RadioLogError(f"{file}:{lines[i]}: {what} {s[i]!r} is not a number", line=lines[i])
     return f
 
 
@@ -363,7 +380,7 @@ def to_identity(file: str, s: pl.Series, lines: list[int], what: str) -> pl.Seri
             why = "is beyond 2^53 in float notation, where it is not exact: write its digits"
         else:
             why = "is not a whole number"
-        raise RadioLogError(f"{file}:{lines[i]}: {what} {t!r} {why}")
+        raise RadioLogError(f"{file}:{lines[i]}: {what} {t!r} {why}", line=lines[i])
     return v
 
 
@@ -377,7 +394,7 @@ def to_generation(file: str, s: pl.Series, lines: list[int], what: str) -> pl.Se
         try:
             out.append(check_generation(v))
         except ValueError as exc:
-            raise RadioLogError(f"{file}:{lines[i]}: {what}: {exc}") from None
+            raise RadioLogError(f"{file}:{lines[i]}: {what}: {exc}", line=lines[i]) from None
     return pl.Series(out, dtype=pl.String)
 
 
@@ -407,7 +424,7 @@ def _epochs(file: str, s: pl.Series, lines: list[int], parse, wrong) -> pl.Serie
         try:
             d = parse(v)
         except ValueError:
-            raise RadioLogError(f"{file}:{lines[i]}: {wrong(v)}") from None
+            raise RadioLogError(f"{file}:{lines[i]}: {wrong(v)}", line=lines[i]) from None
         if d.tzinfo is None:
             d = d.replace(tzinfo=timezone.utc)
         out.append(d.timestamp())
@@ -440,18 +457,19 @@ def iter_lab(path: str | os.PathLike, t0: float | None = None) -> Iterator[pl.Da
                             f"{', '.join(LAB_COLUMNS)})")
     source = os.path.basename(file)
     for rows, lines in chunks:
-        cols = {}
+        jobs = {}
         for c in LAB_COLUMNS + LAB_OPTIONAL:
             if c not in header:
                 continue
             s = rows.get_column(c)
             if c in ("carrier", "rat") or (s.dtype != pl.String and c in LAB_NUMBERS):
-                cols[c] = s  # (a number column the reader parsed: checked there)
+                jobs[c] = lambda s=s: s  # (a number column the reader parsed: checked there)
             elif c == "generation":
-                cols[c] = to_generation(file, s, lines, c)
+                jobs[c] = lambda s=s, c=c: to_generation(file, s, lines, c)
             else:
-                cols[c] = to_number(file, s, lines, c, pl.Int64 if c in ("lac", "cid", "arfcn") else pl.Float64)
-        df = pl.DataFrame(cols).with_columns(lines, pl.lit(source).alias("source"))
+                ty = pl.Int64 if c in ("lac", "cid", "arfcn") else pl.Float64
+                jobs[c] = lambda s=s, c=c, ty=ty: to_number(file, s, lines, c, ty)
+        df = pl.DataFrame(convert_columns(jobs)).with_columns(lines, pl.lit(source).alias("source"))
         if t0 is not None:
             df = df.with_columns(pl.col("ts") + t0)
         yield conform(df)  # block by block: no operation on the whole frame
@@ -475,22 +493,23 @@ def iter_generic(path: str | os.PathLike, mapping: dict[str, tuple[str, str | No
         chunks.close()
         raise
     for rows, lines in chunks:
-        out: dict[str, pl.Series] = {}
+        jobs = {}
         for field, (col, unit) in chosen.items():
             s = rows.get_column(col)
+            what = f"{field} ({col})"
             if field == "time":
-                out["ts"] = _times(file, s, lines, unit)
+                jobs["ts"] = lambda s=s, unit=unit: _times(file, s, lines, unit)
             elif field in ("carrier", "rat"):
-                out[field] = s
+                jobs[field] = lambda s=s: s
             elif field == "generation":
-                out[field] = to_generation(file, s, lines, f"generation ({col})")
+                jobs[field] = lambda s=s, what=f"generation ({col})": to_generation(file, s, lines, what)
             elif field in ("lac", "cid", "arfcn"):
-                out[field] = to_number(file, s, lines, f"{field} ({col})", pl.Int64)
+                jobs[field] = lambda s=s, what=what: to_number(file, s, lines, what, pl.Int64)
             else:
-                v = to_number(file, s, lines, f"{field} ({col})")
                 name = {"speed": "speed_kmh", "rsrp": "rsrp_dbm", "rsrq": "rsrq_db"}.get(field, field)
-                out[name] = v * UNITS[field].get(unit or next(iter(UNITS[field])), 1.0)
-        df = pl.DataFrame(out).with_columns(lines, pl.lit(os.path.basename(file)).alias("source"))
+                scale = UNITS[field].get(unit or next(iter(UNITS[field])), 1.0)
+                jobs[name] = lambda s=s, what=what, scale=scale: to_number(file, s, lines, what) * scale
+        df = pl.DataFrame(convert_columns(jobs)).with_columns(lines, pl.lit(os.path.basename(file)).alias("source"))
         if "cid" in df.columns and "carrier" not in df.columns:
             # cells without a carrier column: one carrier, named "-"
             df = df.with_columns(pl.when(pl.col("cid").is_not_null()).then(pl.lit(UNNAMED_CARRIER)).alias("carrier"))

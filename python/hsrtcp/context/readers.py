@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from hsrtcp.context.options import FORMATS, check_offset
-from hsrtcp.context.schema import RANGES, RadioLogError
+from hsrtcp.context.schema import RANGES, RadioLogError, first_out_of_range
 
 # Longest time between two samples of a carrier that still counts as covered (s). Logs are
 # 1 Hz (radio.md); a field log may skip a sample or two, not five in a row.
@@ -172,12 +172,12 @@ def check(file: str, df: pl.DataFrame, at: str | None = None, gaps: bool = True)
         what = "duplicate time" if r["ts"] == r["_prev_ts"] else "time goes backwards"
         raise RadioLogError(f"{pos(r['line'])}: {what}{who}: {r['ts']:.3f} after {r['_prev_ts']:.3f} "
                             f"({at or 'line'} {r['_prev_line']}); times must increase per carrier")
-    for col, (lo, hi, unit) in RANGES.items():
-        out = df[col].is_not_null() & ((df[col] < lo) | (df[col] > hi))
-        if out.any():
-            i = int(out.arg_max())
-            raise RadioLogError(f"{pos(df['line'][i])}: {col} {df[col][i]:g} outside {lo:g} … {hi:g} "
-                                f"{unit} (wrong unit?)")
+    bad = first_out_of_range(df)
+    if bad is not None:
+        i, col = bad
+        lo, hi, unit = RANGES[col]
+        raise RadioLogError(f"{pos(df['line'][i])}: {col} {df[col][i]:g} outside {lo:g} … {hi:g} "
+                            f"{unit} (wrong unit?)", line=df["line"][i])
     warnings = []
     if not gaps:
         return warnings

@@ -27,8 +27,27 @@ RANGES: dict[str, tuple[float, float, str]] = {
 }
 
 
+def first_out_of_range(df: pl.DataFrame) -> tuple[int, str] | None:
+    """(row, column) of the earliest row holding a value outside :data:`RANGES` (of that row's
+    values, the first column in RANGES' order), or None."""
+    first = None
+    for col, (lo, hi, _) in RANGES.items():
+        out = df[col].is_not_null() & ((df[col] < lo) | (df[col] > hi))
+        if out.any():
+            i = int(out.arg_max())
+            if first is None or i < first[0]:
+                first = (i, col)
+    return first
+
+
 class RadioLogError(InputError):
-    """A radio/GPS log that cannot be used; the message names the file and the line."""
+    """A radio/GPS log that cannot be used; the message names the file and the line.
+    ``line``: that line (or packet), when the error is about one value; where several values
+    are bad, the reader reports the earliest line (a user mends a log from the top)."""
+
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.line = line
 
 
 def empty_radio() -> pl.DataFrame:

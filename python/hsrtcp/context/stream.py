@@ -341,19 +341,19 @@ class CoverageScan:
 class CheckScan:
     """:func:`hsrtcp.context.readers.check` block by block (lab and generic CSV logs): the same
     first error (a missing time first, then the first time that does not increase for its
-    carrier, then the first value out of range in :data:`RANGES`' order) and the same warnings."""
+    carrier, then the earliest value out of range) and the same warnings."""
 
     def __init__(self, file: str):
         self.file = file
         self._last: dict = {}         # carrier ("" for none) -> (ts, line) of its last row
         self._order: str | None = None
-        self._range: dict[str, str] = {}
+        self._range: str | None = None  # the first value out of range
         self.gaps: list[str] = []
         self.n_gaps = 0
         self.rows = 0
 
     def add(self, df: pl.DataFrame) -> None:
-        from hsrtcp.context.schema import RANGES, RadioLogError
+        from hsrtcp.context.schema import RANGES, RadioLogError, first_out_of_range
 
         f = self.file
         self.rows += len(df)
@@ -376,14 +376,12 @@ class CheckScan:
                 what = "duplicate time" if r["ts"] == r["_prev_ts"] else "time goes backwards"
                 self._order = (f"{f}:{r['line']}: {what}{who}: {r['ts']:.3f} after {r['_prev_ts']:.3f} "
                                f"(line {r['_prev_line']}); times must increase per carrier")
-        for col, (lo, hi, unit) in RANGES.items():
-            if col in self._range:
-                continue
-            out = df[col].is_not_null() & ((df[col] < lo) | (df[col] > hi))
-            if out.any():
-                i = int(out.arg_max())
-                self._range[col] = (f"{f}:{df['line'][i]}: {col} {df[col][i]:g} outside {lo:g} … {hi:g} "
-                                    f"{unit} (wrong unit?)")
+        bad = None if self._range is not None else first_out_of_range(df)
+        if bad is not None:  # blocks come in file order: the first block's earliest row is the file's
+            i, col = bad
+            lo, hi, unit = RANGES[col]
+            self._range = (f"{f}:{df['line'][i]}: {col} {df[col][i]:g} outside {lo:g} … {hi:g} "
+                           f"{unit} (wrong unit?)")
         gaps = d.filter(pl.col("ts") - pl.col("_prev_ts") > GAP_S)
         self.n_gaps += len(gaps)
         for r in gaps.head(max(0, 20 - len(self.gaps))).iter_rows(named=True):
@@ -396,19 +394,18 @@ class CheckScan:
 
     @property
     def failed(self) -> bool:
-        return self._order is not None or bool(self._range)
+        return self._order is not None or self._range is not None
 
     def finish(self) -> list[str]:
         """The warnings; raises the first error (RadioLogError) as :func:`check` would."""
-        from hsrtcp.context.schema import RANGES, RadioLogError
+        from hsrtcp.context.schema import RadioLogError
 
         if self.rows == 0:
             raise RadioLogError(f"{self.file}: no samples (only a header?)")
         if self._order is not None:
             raise RadioLogError(self._order)
-        for col in RANGES:
-            if col in self._range:
-                raise RadioLogError(self._range[col])
+        if self._range is not None:
+            raise RadioLogError(self._range)
         out = list(self.gaps)
         if self.n_gaps > 20:
             out.append(f"{self.file}: {self.n_gaps - 20} more gaps > {GAP_S:g} s")

@@ -359,3 +359,37 @@ def test_a_mapping_for_a_log_that_is_not_csv_is_refused(tmp_path):
     with pytest.raises(RadioLogError, match=r"a\.nmea: a column mapping \(--radio-map, radio_map\) is for a generic "
                                             r"CSV log; this one is nmea"):
         read_radio(p, "auto", parse_mapping("time=ts"))
+
+
+# Several bad values: the earliest line is named, whichever column holds it (a user mends a
+# log from the top). Before, the first column in the reader's order won: lac on line 4 was
+# named while line 3 held a cid too large to store; lat on line 3 while line 2's rsrq was out.
+EARLIEST = [
+    ("0.000,1,2,300,M,LTE,1,10,-80,-10\n1.000,1,2,300,M,LTE,1,18446744073709551615,-80,-10\n"
+     "2.000,1,2,300,M,LTE,-3,10,-80,-10\n",
+     r"r\.csv:3: cid '18446744073709551615' is larger than 2\^63-1"),
+    ("0.000,1,2,300,M,LTE,1,10,-80,-10\n1.000,1,2,300,M,LTE,1,10,-80,-90\n2.000,91,2,300,M,LTE,1,10,-80,-10\n",
+     r"r\.csv:3: rsrq_db -90 outside"),
+]
+
+
+@pytest.mark.parametrize("body, message", EARLIEST)
+def test_several_bad_values_name_the_earliest_line(tmp_path, body, message):
+    p = tmp_path / "r.csv"
+    p.write_text("ts,lat,lon,speed_kmh,carrier,rat,lac,cid,rsrp_dbm,rsrq_db\n" + body)
+    with pytest.raises(RadioLogError, match=message):
+        read_radio(p, "lab")
+
+
+@pytest.mark.parametrize("body, message", EARLIEST)
+def test_several_bad_values_name_the_earliest_line_block_by_block(tmp_path, body, message):
+    from hsrtcp.context.stream import scan_radio
+
+    p = tmp_path / "r.csv"
+    p.write_text("ts,lat,lon,speed_kmh,carrier,rat,lac,cid,rsrp_dbm,rsrq_db\n" + body)
+    with pytest.raises(RadioLogError, match=message):
+        scan_radio(p, "lab", parquet=str(tmp_path / "radio.parquet.part0"))
+    q = tmp_path / "g.csv"  # the generic reader (any column names) too
+    q.write_text("time,lat,lon,speed,carrier,rat,lac,cid,rsrp,rsrq\n" + body)
+    with pytest.raises(RadioLogError, match=message.replace("r\\.csv", "g\\.csv").replace("cid '", "cid \\(cid\\) '")):
+        read_radio(q, "csv")
