@@ -4,7 +4,6 @@ and by the two-vantage path, :func:`hsrtcp.pair.analyze_pairs`; both import it f
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -17,28 +16,39 @@ from hsrtcp.runner import TABLES
 NAMES = ("short_id", "connection")
 
 
-@dataclass
 class Dataset:
     """Results of an analysis: one polars DataFrame per table (schemas in docs/formats/).
     ``flows`` starts with each row's ``short_id`` and ``connection`` (f1, f1s, ...), the names
-    ``hsrtcp query`` and the report give, from the same function; they are not written."""
+    ``hsrtcp query`` and the report give, from the same function; they are not written.
+    The names are derived on first use of ``flows`` (a join over every row): reading,
+    writing, :meth:`tables` and :meth:`connections` never pay for them."""
 
-    flows: pl.DataFrame
-    events: pl.DataFrame
-    rtt: pl.DataFrame
-    series: pl.DataFrame
-    captures: pl.DataFrame
-    extra: dict[str, pl.DataFrame] = field(default_factory=dict)
+    def __init__(self, flows: pl.DataFrame, events: pl.DataFrame, rtt: pl.DataFrame, series: pl.DataFrame,
+                 captures: pl.DataFrame, extra: dict[str, pl.DataFrame] | None = None):
+        self.flows = flows
+        self.events, self.rtt, self.series, self.captures = events, rtt, series, captures
+        self.extra = {} if extra is None else extra
 
-    def __post_init__(self):
-        from hsrtcp.results import NAME_COLUMNS, with_names
+    @property
+    def flows(self) -> pl.DataFrame:
+        if self._named is None:
+            from hsrtcp.results import NAME_COLUMNS, with_names
 
-        if set(NAME_COLUMNS) <= set(self.flows.columns):
-            self.flows = with_names(self.flows)
+            given = self._given
+            self._named = with_names(given) if set(NAME_COLUMNS) <= set(given.columns) else given
+        return self._named
+
+    @flows.setter
+    def flows(self, flows: pl.DataFrame) -> None:
+        self._given, self._named = flows, None
+
+    def __repr__(self) -> str:
+        return (f"Dataset(flows={self.flows!r}, events={self.events!r}, rtt={self.rtt!r}, series={self.series!r}, "
+                f"captures={self.captures!r}, extra={self.extra!r})")
 
     def stored_flows(self) -> pl.DataFrame:
         """``flows`` as written: without the names derived at read time."""
-        return self.flows.drop([c for c in NAMES if c in self.flows.columns])
+        return self._given.drop([c for c in NAMES if c in self._given.columns])
 
     def tables(self) -> dict[str, pl.DataFrame]:
         return {"flows": self.stored_flows(), "events": self.events, "rtt": self.rtt, "series": self.series,

@@ -133,3 +133,25 @@ def test_the_api_names_flows_as_query_does(tmp_path):
     assert ds.flows.select("flow_id", "short_id").sort("flow_id").equals(got.sort("flow_id"))
     assert ds.flow("f1s")["vantage"] == "server"
     assert hsrtcp.Dataset.read(out).flows["short_id"].sort().equals(ds.flows["short_id"].sort())
+
+
+def test_the_names_are_derived_on_first_use_of_flows(tmp_path, monkeypatch):
+    """Reading, writing, tables() and connections() of a Dataset never derive the names (a
+    join over every flows row, seconds on a million flows); the first ds.flows does, once,
+    and gives what an eager Dataset gave (the names first, then the stored columns)."""
+    import hsrtcp
+    from hsrtcp import results
+
+    out = analyze(tmp_path / "r", "--client", DATA / "ack_blackout.client.pcap",
+                  "--server", DATA / "ack_blackout.server.pcap")
+    calls = []
+    real = results.with_names
+    monkeypatch.setattr(results, "with_names", lambda flows: calls.append(flows.height) or real(flows))
+    ds = hsrtcp.Dataset.read(out)
+    stored = pl.read_parquet(out / "flows.parquet")
+    assert ds.stored_flows().equals(stored) and ds.tables()["flows"].equals(stored)
+    assert ds.connections().height == 1
+    ds.write(tmp_path / "again")
+    assert calls == []
+    assert ds.flows.equals(real(stored)) and ds.flows is ds.flows
+    assert calls == [3]
