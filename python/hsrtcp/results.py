@@ -31,6 +31,10 @@ as it is: the columns added since are absent, which the consumers that can do wi
 handle as they always did (``series`` without ``bin_s``: 1-s bins, with a note); a consumer
 that needs one refuses the file with a message naming it.
 
+A corpus results directory (``hsrtcp analyze CORPUS``: one ``input=<id>`` partition per
+input) is read as one through :class:`Corpus`: each partition checked as above, each table
+its partitions' rows stacked with an ``input`` column (the report, the figures).
+
 Reading turns NaN and ±inf floats into null: the tables' contract is "missing is null"
 (the engine never writes either), and the consumers, JSON in the report above all, rely on it.
 """
@@ -322,6 +326,38 @@ class ResultsDir:
         if not self.has(table):
             return None
         return self.read(table, columns, flow_id)
+
+
+class Corpus(ResultsDir):
+    """A corpus results directory (``hsrtcp analyze CORPUS``, docs/scale.md: one
+    ``input=<id>`` partition per input) read as one: each table is its partitions' rows
+    stacked, in input order, with an ``input`` column (a flow_id repeats across inputs:
+    ``input, flow_id`` is a row's key); each partition's table is checked as a results
+    directory's. The report and the figures read a corpus through it."""
+
+    def __init__(self, path: str | os.PathLike, parts: list[str] | None = None):
+        super().__init__(path)
+        parts = partitions(path) if parts is None else parts
+        self.parts = {os.path.basename(p)[len("input="):]: ResultsDir(p) for p in map(os.fspath, parts)}
+
+    def file(self, table: str) -> str:
+        return os.path.join(self.path, "input=*", f"{table}.parquet")
+
+    def has(self, table: str) -> bool:
+        return any(p.has(table) for p in self.parts.values())
+
+    def open(self, table: str) -> Table:
+        """The first partition's table (its schema stands for all: one analysis wrote them)."""
+        return next((p for p in self.parts.values() if p.has(table)), next(iter(self.parts.values()))).open(table)
+
+    def scan(self, table: str, columns=None, optional=(), as_float=()) -> pl.LazyFrame:
+        return pl.concat([p.scan(table, columns, optional, as_float).with_columns(input=pl.lit(name))
+                          for name, p in self.parts.items() if p.has(table)], how="diagonal_relaxed")
+
+    def read_names(self) -> pl.DataFrame:
+        """``input, flow_id, short_id, connection, connection_no`` of every flows row: the
+        corpus's names (:func:`flow_names` over all inputs)."""
+        return flow_names(self.read("flows", list(NAME_COLUMNS), optional=["client_flow_id", "server_flow_id"]))
 
 
 def collect(lf: pl.LazyFrame, where: str) -> pl.DataFrame:

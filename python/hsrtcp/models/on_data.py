@@ -185,8 +185,10 @@ def on_data(flows: pl.DataFrame, ack_loss: dict[str, float]) -> OnData:
 
 def on_committed(root: str | Path, flows_rel: str = "tests/data/study/study_flows.parquet") -> OnData:
     """:func:`on_data` on the committed campaign (scenarios/<scenario>.toml for p_a)."""
+    from hsrtcp.results import read_table
+
     root = Path(root)
-    flows = pl.read_parquet(root / flows_rel)
+    flows = read_table(root / flows_rel)
     ack = {s: lab_ack_loss(root / "scenarios" / f"{s}.toml") for s in flows["scenario"].unique().to_list()}
     return on_data(flows, ack)
 

@@ -10,10 +10,9 @@ flow of a long capture reads little.
 
 from __future__ import annotations
 
-import os
-
 import polars as pl
 
+from hsrtcp import results
 from hsrtcp.errors import InputError
 from hsrtcp.results import ResultsDir, flow_names, no_nulls, select_flow
 
@@ -89,31 +88,13 @@ def row_key(df: pl.DataFrame) -> list[str]:
     return [k for k in ("input", "flow_id") if k in df.columns]
 
 
-class Corpus(Results):
-    """A corpus results directory (one ``input=<id>`` partition per input, docs/scale.md) read
-    as one, for the figures over many flows (cdf, model, throughput's largest flows): each
-    table is its partitions' rows stacked with an ``input`` column (a flow_id repeats across
-    inputs: ``input, flow_id`` is a row's key), named as the corpus names them."""
+class Corpus(results.Corpus, Results):
+    """A corpus results directory read as one (:class:`hsrtcp.results.Corpus`) for the figures
+    over many flows (cdf, model, throughput's largest flows), named as the corpus names them."""
 
     def __init__(self, path, parts: list[str]):
-        super().__init__(path)
-        self.parts = {os.path.basename(p)[len("input="):]: Results(p) for p in parts}
-        cols = ["flow_id", "vantage", "first_ts"]
-        self.names = flow_names(self.read("flows", cols, optional=["client_flow_id", "server_flow_id"]))
-
-    def file(self, table: str) -> str:
-        return os.path.join(self.path, "input=*", f"{table}.parquet")
-
-    def has(self, table: str) -> bool:
-        return any(p.has(table) for p in self.parts.values())
-
-    def open(self, table: str):
-        """The first partition's table (its schema stands for all: one analysis wrote them)."""
-        return next((p for p in self.parts.values() if p.has(table)), next(iter(self.parts.values()))).open(table)
-
-    def scan(self, table: str, columns=None, optional=(), as_float=()) -> pl.LazyFrame:
-        return pl.concat([p.scan(table, columns, optional, as_float).with_columns(input=pl.lit(name))
-                          for name, p in self.parts.items() if p.has(table)], how="diagonal_relaxed")
+        super().__init__(path, parts)
+        self.names = self.read_names()
 
 
 def flow_label(row: dict) -> str:

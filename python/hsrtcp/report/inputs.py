@@ -20,7 +20,8 @@ scan). The large tables (series, events, rtt) stay lazy scans: the report reads 
 the flows it draws, not the whole table.
 
 A corpus results directory (`hsrtcp analyze CORPUS`, docs/scale.md: one ``input=<id>``
-partition per input) is read as one: each partition checked as above, the tables stacked.
+partition per input) is read as one through the corpus reader (:class:`hsrtcp.results.Corpus`):
+each partition checked as above, the tables stacked.
 Its flow ids repeat across inputs, so in memory every row gets a new ``flow_id`` unique in
 the corpus (its place in input order; links and the other tables follow), the file's own is
 ``input_flow_id`` next to ``input``; the rows' names (f1, ...) are the corpus's.
@@ -35,7 +36,8 @@ from pathlib import Path
 import polars as pl
 
 from hsrtcp.errors import InputError
-from hsrtcp.results import ResultsDir, Tables, declared, no_nulls, optional_tables, partitions, with_names
+from hsrtcp.results import (Corpus, ResultsDir, Tables, declared, flow_names, no_nulls, optional_tables,
+                            partitions)
 
 CORE_TABLES = ("flows", "events", "series", "rtt", "captures")
 #: the optional tables the report reads, and their columns it needs: without them the table
@@ -118,10 +120,7 @@ def load_results(path: str | Path, columns: tuple[str, ...] | None | str = _ALL)
     if parts != [str(root)]:
         return _load_corpus(root, [Path(p) for p in parts], columns)
     res = ResultsDir(root)
-    expected = declared()
-    for name in CORE_TABLES:
-        # the report shows every column of the core tables: an older schema is refused
-        res.require(name, list(expected.get(name, ())))
+    _check_core(res)
     # (a single capture's table has no matched columns: the projection reads those present)
     flows = res.read("flows") if columns is None else res.read("flows", ["flow_id"], optional=columns)
     if flows.height == 0:
@@ -172,54 +171,63 @@ def load_study(path: str | Path) -> StudyData:
     return StudyData(path=root, manifest=manifest, tables=tables)
 
 
+def _check_core(res: ResultsDir) -> None:
+    """The report shows every column of the core tables: an older schema is refused."""
+    expected = declared()
+    for name in CORE_TABLES:
+        res.require(name, list(expected.get(name, ())))
+
+
 def _load_corpus(root: Path, parts: list[Path], columns: tuple[str, ...] | None) -> ResultsData:
-    """The partitions of a corpus results directory as one :class:`ResultsData` (module
-    docstring: flow ids renumbered in memory, the file's in ``input_flow_id``)."""
+    """The partitions of a corpus results directory as one :class:`ResultsData`, read through
+    the corpus reader (:class:`hsrtcp.results.Corpus`; module docstring: flow ids renumbered
+    in memory, the file's in ``input_flow_id``)."""
     empty = [p for p in parts if ResultsDir(p).read("flows", ["flow_id"]).height == 0]
     parts = [p for p in parts if p not in empty]
     if not parts:
         raise InputError(f"{root}: a corpus whose {len(empty)} input(s) hold no flows (no TCP connection): "
                          "nothing to report")
-    loaded = [load_results(p, columns) for p in parts]
-    inputs = [p.name[len("input="):] for p in parts]
-    flows, offset, maps = [], 0, []
-    for data, name in zip(loaded, inputs):
-        f = data.flows.with_columns(input=pl.lit(name))
-        ids = f.get_column("flow_id")
-        m = pl.DataFrame({"flow_id": ids, "_new": pl.int_range(offset, offset + f.height, eager=True).cast(ids.dtype)})
-        offset += f.height
-        maps.append(m)
-        flows.append((f, m))
-    named = with_names(pl.concat([f for f, _ in flows], how="diagonal_relaxed"))
+    corpus = Corpus(root, [str(p) for p in parts])
+    for res in corpus.parts.values():
+        _check_core(res)
+    flows = corpus.read("flows") if columns is None else corpus.read("flows", ["flow_id"], optional=columns)
+    order = pl.DataFrame({"input": list(corpus.parts), "_p": range(len(corpus.parts))})
+    # each input's rows by flow_id, the inputs in order: a row's place is its new flow_id
+    flows = flows.join(order, on="input", how="left", maintain_order="left").sort(["_p", "flow_id"]).drop("_p")
+    for name, res in corpus.parts.items():
+        no_nulls(flows.filter(pl.col("input") == name), ["first_ts", "last_ts"], res.file("flows"))
+    ids = flows.get_column("flow_id")
+    new_ids = pl.DataFrame({"input": flows["input"], "flow_id": ids,
+                            "_new": pl.int_range(0, flows.height, eager=True).cast(ids.dtype)})
 
-    def renumber(df, m, cols=("flow_id",)):
+    def renumber(df, cols=("flow_id",)):
+        """``df`` (with ``input``) with the corpus's ids in ``cols``, without ``input``."""
+        lazy = isinstance(df, pl.LazyFrame)
         for c in cols:
-            if c in df.collect_schema().names():
-                mm = m.rename({"flow_id": c, "_new": "_n"}).lazy() if isinstance(df, pl.LazyFrame) else \
-                    m.rename({"flow_id": c, "_new": "_n"})
-                df = df.join(mm, on=c, how="left").with_columns(pl.col("_n").alias(c)).drop("_n")
-        return df
+            if c in (df.collect_schema().names() if lazy else df.columns):
+                m = new_ids.rename({"flow_id": c, "_new": "_n"})
+                df = (df.join(m.lazy() if lazy else m, on=["input", c], how="left", maintain_order="left")
+                      .with_columns(pl.col("_n").alias(c)).drop("_n"))
+        return df.drop("input")
 
-    stacked = []
-    for (f, m), name in zip(flows, inputs):
-        f = f.join(named.filter(pl.col("input") == name).select("flow_id", "short_id", "connection"), on="flow_id",
-                   how="left").with_columns(pl.col("flow_id").alias("input_flow_id"))
-        stacked.append(renumber(f, m, ("flow_id", "client_flow_id", "server_flow_id")))
+    names = flow_names(flows).select("input", "flow_id", "short_id", "connection")
+    named = (flows.join(names, on=["input", "flow_id"], how="left", maintain_order="left")
+             .with_columns(pl.col("flow_id").alias("input_flow_id"), pl.col("input").alias("_input")))
+    named = renumber(named, ("flow_id", "client_flow_id", "server_flow_id")).rename({"_input": "input"})
     out = ResultsData(
-        path=root, flows=pl.concat(stacked, how="diagonal_relaxed").sort("flow_id"),
-        captures=pl.concat([d.captures for d in loaded], how="diagonal_relaxed"),
-        series=pl.concat([renumber(d.series, m) for d, m in zip(loaded, maps)], how="diagonal_relaxed"),
-        events=pl.concat([renumber(d.events, m) for d, m in zip(loaded, maps)], how="diagonal_relaxed"),
-        rtt=pl.concat([renumber(d.rtt, m) for d, m in zip(loaded, maps)], how="diagonal_relaxed"),
-        full=None if columns is None else pl.concat(
-            [renumber(d.full, m, ("flow_id", "client_flow_id", "server_flow_id")) for d, m in zip(loaded, maps)],
-            how="diagonal_relaxed"),
-        notes=[n for d in loaded for n in d.notes],
+        path=root, flows=named,
+        captures=corpus.read("captures").drop("input"),
+        series=renumber(corpus.scan("series")), events=renumber(corpus.scan("events")),
+        rtt=renumber(corpus.scan("rtt")),
+        full=None if columns is None else renumber(corpus.scan("flows"), ("flow_id", "client_flow_id",
+                                                                          "server_flow_id")),
     )
-    for name in CONTEXT_COLUMNS:
-        frames = [renumber(getattr(d, name), m) for d, m in zip(loaded, maps) if getattr(d, name) is not None]
-        if frames:
-            setattr(out, name, pl.concat(frames, how="diagonal_relaxed"))
+    frames: dict[str, list[pl.DataFrame]] = {}
+    for name, res in corpus.parts.items():
+        for table, frame in optional_tables(res, CONTEXT_COLUMNS, out.notes).items():
+            frames.setdefault(table, []).append(renumber(frame.with_columns(input=pl.lit(name))))
+    for table, parts_of in frames.items():
+        setattr(out, table, pl.concat(parts_of, how="diagonal_relaxed"))
     if empty:
         out.notes.append(f"{len(empty)} input(s) without flows: {', '.join(p.name for p in empty[:8])}")
     out.notes.append(f"a corpus of {len(parts)} inputs: flow ids repeat across inputs, so the flow column numbers "

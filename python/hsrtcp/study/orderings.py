@@ -71,7 +71,10 @@ class Ordering:
 
 def _tables(source, names=("performance", "spurious_rto", "dupack", "timeout_recovery")) -> dict[str, pl.DataFrame]:
     if isinstance(source, (str, Path)):
-        return {n: pl.read_parquet(Path(source) / f"{n}.parquet") for n in names}
+        from hsrtcp.results import ResultsDir
+
+        res = ResultsDir(source)
+        return {n: res.read(n) for n in names}
     return source.tables
 
 
