@@ -137,6 +137,19 @@ def _sync_target(cell_group) -> tuple[int | None, int | None] | None:
     return common.get("physCellId"), find(common, "absoluteFrequencySSB")
 
 
+#: (channel, message) of each RAT -> what the message does in both (RRC's LTE and NR names)
+_COMMON = {
+    "LTE": {("DL_DCCH", "mobilityFromEUTRACommand"): "mobility", ("DL_DCCH", "rrcConnectionRelease"): "release",
+            ("UL_DCCH", "rrcConnectionReconfigurationComplete"): "complete",
+            ("UL_DCCH", "rrcConnectionReestablishmentComplete"): "reestablished",
+            ("UL_CCCH", "rrcConnectionReestablishmentRequest"): "reestablish"},
+    "NR": {("DL_DCCH", "mobilityFromNRCommand"): "mobility", ("DL_DCCH", "rrcRelease"): "release",
+           ("UL_DCCH", "rrcReconfigurationComplete"): "complete",
+           ("UL_DCCH", "rrcReestablishmentComplete"): "reestablished",
+           ("UL_CCCH", "rrcReestablishmentRequest"): "reestablish"},
+}
+
+
 def _nr_reconfiguration(data: bytes) -> dict:
     """An NR RRCReconfiguration carried in an LTE message (EN-DC's nr-SecondaryCellGroupConfig)."""
     _, nr = _asn()
@@ -286,20 +299,11 @@ class Tracker:
                     ho = "scg_modify" if self.scg is not None else "scg_add"
                     self.scg = scg_change[1]
                     self._handoff(pkt, ts, ho, old, scg_change[1], tid)
-        elif channel == "DL_DCCH" and kind == "mobilityFromEUTRACommand":
-            self._mobility_from(pkt, ts, "LTE", channel, payload)
-        elif channel == "DL_DCCH" and kind == "rrcConnectionRelease":
-            self._released()
-        elif channel == "UL_DCCH" and kind == "rrcConnectionReconfigurationComplete":
-            _, body = _message(decode("LTE", channel, payload))
-            self._complete(("LTE", body["rrc-TransactionIdentifier"]), ts)
-        elif channel == "UL_DCCH" and kind == "rrcConnectionReestablishmentComplete":
-            self._reestablished(ts)
-        elif channel == "UL_CCCH" and kind == "rrcConnectionReestablishmentRequest":
-            self._reestablish_request(pkt, ts, "LTE", channel, payload, arfcn)
         elif channel == "DL_CCCH" and kind == "rrcConnectionReestablishmentReject":
             self.reest = None
             self.pci, self.arfcn = None, None
+        else:
+            self._common(pkt, ts, "LTE", (channel, kind), payload, arfcn)
 
     def _reestablish(self, pkt, ts, rat, failed_pci, cause, arfcn) -> None:
         self._fail_pending()
@@ -328,19 +332,26 @@ class Tracker:
                 ho = "scg_modify" if self.scg is not None else "scg_add"
                 self.scg = second
                 self._handoff(pkt, ts, ho, old, second, tid)
-        elif channel == "DL_DCCH" and kind == "mobilityFromNRCommand":
-            self._mobility_from(pkt, ts, "NR", channel, payload)
-        elif channel == "DL_DCCH" and kind == "rrcRelease":
-            self._released()
-        elif channel == "UL_DCCH" and kind == "rrcReconfigurationComplete":
-            _, body = _message(decode("NR", channel, payload))
-            self._complete(("NR", body["rrc-TransactionIdentifier"]), ts)
-        elif channel == "UL_DCCH" and kind == "rrcReestablishmentComplete":
-            self._reestablished(ts)
-        elif channel == "UL_CCCH" and kind == "rrcReestablishmentRequest":
-            self._reestablish_request(pkt, ts, "NR", channel, payload, arfcn)
+        else:
+            self._common(pkt, ts, "NR", (channel, kind), payload, arfcn)
 
     # -- messages of both RATs (LTE and NR name them differently) --------------------------
+
+    def _common(self, pkt, ts, rat, message, payload, arfcn) -> None:
+        """A message both RATs have (:data:`_COMMON`, by its RAT's name); others are ignored."""
+        what = _COMMON[rat].get(message)
+        channel = message[0]
+        if what == "mobility":
+            self._mobility_from(pkt, ts, rat, channel, payload)
+        elif what == "release":
+            self._released()
+        elif what == "complete":
+            _, body = _message(decode(rat, channel, payload))
+            self._complete((rat, body["rrc-TransactionIdentifier"]), ts)
+        elif what == "reestablished":
+            self._reestablished(ts)
+        elif what == "reestablish":
+            self._reestablish_request(pkt, ts, rat, channel, payload, arfcn)
 
     def _mobility_from(self, pkt, ts, rat, channel, payload) -> None:
         """A command to leave for another RAT (mobilityFromEUTRACommand / mobilityFromNRCommand)."""
