@@ -110,6 +110,53 @@ def failure_reason(exc: BaseException, where: str | os.PathLike | None = None) -
     return None
 
 
+# ---------------------------------------------------------------- the lock (.hsrtcp.lock)
+#
+# One protocol for every writer of a directory (OutputSet here, a corpus run's
+# hsrtcp.scale.lock.ResultsLock): an advisory flock on the file, which holds the holder's pid.
+
+class LockHeld(Exception):
+    """Another process holds the lock; ``holder``: the pid its file names."""
+
+    def __init__(self, holder: str):
+        super().__init__(holder)
+        self.holder = holder
+
+
+def lock_file(path: str) -> int:
+    """``path`` opened (created) and flocked, without waiting: its fd. OSError when it cannot
+    be opened; :class:`LockHeld` when another process holds it."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        try:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+        finally:
+            os.close(fd)
+        raise LockHeld(holder) from None
+    return fd
+
+
+def claim(fd: int) -> None:
+    """Write this process's pid into the locked file (OSError when the disk refuses)."""
+    # Fixed width instead of truncating first: on ext4 truncating the file to zero took
+    # 7 ms (a flush of the file's data), a tenth of a whole run.
+    os.pwrite(fd, f"{os.getpid():<20}\n".encode(), 0)
+
+
+def unlock_file(fd: int) -> None:
+    """Blank the pid (the file left behind names no process once this one ends), then close:
+    the flock goes; the file stays (unlinking it would race)."""
+    try:
+        os.pwrite(fd, b" " * 20 + b"\n", 0)
+    except OSError:
+        pass
+    os.close(fd)
+
+
 def output_error(exc: BaseException, path: str | os.PathLike,
                  where: str | os.PathLike | None = None) -> OutputError | None:
     """:class:`OutputError` "PATH: cannot write: REASON" for a failure writing ``path``
@@ -167,26 +214,16 @@ class OutputSet:
 
     # -- opening ---------------------------------------------------------------------------
     def _lock(self) -> None:
-        import fcntl
-
         path = os.path.join(self.dir, LOCK)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = lock_file(path)
+        except LockHeld as held:
+            raise OutputError(f"{shown(self.dir)}: another hsrtcp run (pid {held.holder}) is writing to this "
+                              f"directory; wait for it to end or choose another output directory") from None
         except OSError as exc:
             raise OutputError(f"{shown(self.dir)}: cannot write in the output directory: {exc.strerror}") from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            try:
-                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-            finally:
-                os.close(fd)
-            raise OutputError(f"{shown(self.dir)}: another hsrtcp run (pid {holder}) is writing to this "
-                              f"directory; wait for it to end or choose another output directory") from None
-        # Fixed width instead of truncating first: on ext4 truncating the file to zero took
-        # 7 ms (a flush of the file's data), a tenth of a whole run.
-        try:
-            os.pwrite(fd, f"{os.getpid():<20}\n".encode(), 0)
+            claim(fd)
         except OSError as exc:  # on a disk with no block left this is the run's first write
             os.close(fd)
             raise output_error(exc, path) from None
@@ -211,12 +248,7 @@ class OutputSet:
 
     def _unlock(self) -> None:
         if self._lock_fd is not None:
-            # the pid goes first, so the file left behind names no process once this one ends
-            try:
-                os.pwrite(self._lock_fd, b" " * 20 + b"\n", 0)
-            except OSError:
-                pass
-            os.close(self._lock_fd)  # drops the flock; the file stays (unlinking it would race)
+            unlock_file(self._lock_fd)
             self._lock_fd = None
 
     # -- staging ---------------------------------------------------------------------------

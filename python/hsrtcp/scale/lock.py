@@ -1,8 +1,8 @@
 """One corpus run per results directory: :class:`ResultsLock`.
 
 The lock is ``RESULTS/.hsrtcp.lock``, an advisory ``flock`` holding the holder's pid: the
-same file and protocol as :class:`hsrtcp.output.OutputSet` of a one-input run (branch
-wt-cli), so a corpus run and a plain ``hsrtcp analyze -o RESULTS`` exclude each other too.
+same file and protocol (:func:`hsrtcp.output.lock_file`) as :class:`hsrtcp.output.OutputSet`
+of a one-input run, so a corpus run and a plain ``hsrtcp analyze -o RESULTS`` exclude each other too.
 The kernel drops the lock when the process ends (even on SIGKILL), so a stale lock file
 never blocks; a second run is refused at once with the holder's pid rather than made to
 wait (a corpus run takes hours; waiting silently would look like a hang). On a shared file
@@ -14,8 +14,7 @@ from __future__ import annotations
 import os
 
 from hsrtcp.errors import HsrtcpError
-
-LOCK = ".hsrtcp.lock"
+from hsrtcp.output import LOCK, LockHeld, claim, lock_file, unlock_file
 
 
 class LockedError(HsrtcpError, RuntimeError):
@@ -24,28 +23,22 @@ class LockedError(HsrtcpError, RuntimeError):
 
 class ResultsLock:
     def __init__(self, results: str) -> None:
-        import fcntl
-
         self.path = os.path.join(results, LOCK)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
-            os.close(fd)
-            raise LockedError(f"{results}: another hsrtcp run (pid {holder}) is writing to this results "
+            fd = lock_file(self.path)
+        except LockHeld as held:
+            raise LockedError(f"{results}: another hsrtcp run (pid {held.holder}) is writing to this results "
                               f"directory; wait for it to end or choose another one") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            claim(fd)
+        except OSError:
+            os.close(fd)
+            raise
         self.fd: int | None = fd
 
     def release(self) -> None:
         if self.fd is not None:
-            try:  # the file left behind names no process once this one ends
-                os.pwrite(self.fd, b" " * 20 + b"\n", 0)
-            except OSError:
-                pass
-            os.close(self.fd)  # drops the flock; the file stays (unlinking it would race)
+            unlock_file(self.fd)
             self.fd = None
 
     def __enter__(self) -> ResultsLock:
