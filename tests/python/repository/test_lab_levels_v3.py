@@ -1,5 +1,5 @@
-"""docs/lab.md's levels table, v3 and v4 columns (issue 35): each three-class channel's classes
-are written from its committed study tables (tests/data/study-v3/, tests/data/study-v4/) by
+"""docs/lab.md's levels table, v3, v4 and v5 columns (issue 35): each three-class channel's classes
+are written from its committed study tables (tests/data/study-v3/, -v4/, -v5/) by
 hsrtcp.docsgen and judged per class by the rule docs/lab.md declared before the runs (a factor
 1.5 of the held-out seed value)."""
 
@@ -15,7 +15,8 @@ from hsrtcp import docsgen
 
 ROOT = Path(__file__).resolve().parents[3]
 #: channel -> (its committed tables, the table's column of its cells; its verdicts are the next)
-CHANNELS = {"v3": (ROOT / "tests" / "data" / "study-v3", 5), "v4": (ROOT / "tests" / "data" / "study-v4", 7)}
+CHANNELS = {"v3": (ROOT / "tests" / "data" / "study-v3", 5), "v4": (ROOT / "tests" / "data" / "study-v4", 7),
+            "v5": (ROOT / "tests" / "data" / "study-v5", 9)}
 CLASS_FLOWS = {"static": ["static"], "0 handoffs": ["high_0"], "1–16": ["high_1_8", "high_9_16"]}
 
 
@@ -35,7 +36,8 @@ def _part(cell: str, name: str) -> str:
 def test_header_has_the_channel_columns():
     head = next(x for x in _region().splitlines() if x.startswith("| metric |"))
     assert head.endswith("| lab v3 (static; 0; 1–16 handoffs) | v3 against the seeds "
-                         "| lab v4 (static; 0; 1–16 handoffs) | v4 against the seeds |"), head
+                         "| lab v4 (static; 0; 1–16 handoffs) | v4 against the seeds "
+                         "| lab v5 (static; 0; 1–16 handoffs) | v5 against the seeds |"), head
 
 
 @pytest.mark.parametrize("ch", CHANNELS)
@@ -50,7 +52,9 @@ def test_channel_cells_are_the_committed_flows_recounted(ch):
             have = f.filter(pl.col("flow_class").is_in(classes) & pl.col(col).is_not_null() & pl.col(col).is_not_nan())
             trips = have.select("scenario", "repetition").unique().height
             part = _part(cell, name)
-            assert have.height >= 5, (label, name, have.height)
+            if have.height < 5:  # too few flows with a value (v5 static: no retransmission at all)
+                assert part == f"{name} – ({have.height} flows)", part
+                continue
             assert part.startswith(f"{name} {docsgen._sig(have[col].mean() * 100)} % ["), part
             assert part.endswith(f"({have.height} flows, {trips} trips)"), part
 
@@ -64,7 +68,11 @@ def test_channel_verdicts_follow_the_declared_rule(ch):
     f = pl.read_parquet(data / "study_flows.parquet")
     verdict = _row("spurious RTO rate M13")[col_i + 1]
     for name, classes in CLASS_FLOWS.items():
-        v = f.filter(pl.col("flow_class").is_in(classes))["spurious_rto_rate"].drop_nans().drop_nulls().mean()
+        have = f.filter(pl.col("flow_class").is_in(classes))["spurious_rto_rate"].drop_nans().drop_nulls()
+        if have.len() < 5:
+            assert f"{name}: no value" in verdict, verdict
+            continue
+        v = have.mean()
         got = re.search(rf"{re.escape(name)}: (reached|missed) \(lab ([0-9.,]+)× seed\)", verdict)
         assert got, verdict
         assert got.group(2) == docsgen._sig(v / seeds[name], 2)

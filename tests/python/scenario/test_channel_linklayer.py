@@ -258,3 +258,34 @@ def test_rlc_and_held_outages_bad_values(user, said):
     with pytest.raises(S.ScenarioError) as ei:
         S.resolve(user, "x.toml")
     assert said in str(ei.value)
+
+
+def test_v5_post_handoff_episode_is_delay_and_the_phone_window_fits_the_buffer(tmp_path):
+    # Channel v5 (docs/lab.md): after each outage the target cell's blind scheduling costs HARQ/RLC
+    # rounds, not packets (RLC-AM, X2 forwarding), and the eNodeB buffer holds the whole flight
+    # the phone's receive buffer allows (campaigns/study-v5-*.toml), so cubic never overflows it.
+    import tomllib
+
+    version = "v5"
+    name = f"study-300-handoffs-{version}"
+    sc = S.load(REPO / "scenarios" / f"{name}.toml")
+    cs = sc.compile(tmp_path / name, duration=60)
+    seg, ev = cs.segments(), cs.events()
+    seg = seg.filter(seg["direction"] == "down")
+    outs = ev.filter(ev["kind"] == "outage")
+    assert len(outs) >= 2
+    after = []
+    for o in outs.iter_rows(named=True):
+        s = seg.filter((seg["t_start"] >= o["t_end"] - 1e-9) & (seg["t_end"] <= o["t_end"] + 0.2 + 1e-9))
+        after.append(s)
+    loss = max(float(s["loss_rate"].max()) for s in after)
+    late = max(float(s["delay_s"].max()) for s in after)
+    rlc = sc.params["rlc"]
+    assert loss <= 0.9 ** (4 * rlc["max_attempts"]) + 1e-6       # a bad slot's residual after RLC
+    assert late >= 0.010 + rlc["rtt_ms"] / 1000                  # at least one RLC round of delay
+    for kind in ("levels", "classes"):
+        camp = tomllib.loads((REPO / "campaigns" / f"study-{version}-{kind}.toml").read_text())
+        rmem_max = int(camp["sysctls"]["net.ipv4.tcp_rmem"].split()[2])
+        for rel in camp["campaign"]["scenarios"]:
+            q = S.load(REPO / "campaigns" / rel).params["link"]["queue_bytes"]
+            assert rmem_max <= q, (rel, rmem_max, q)

@@ -54,15 +54,14 @@ GE_DEFAULTS: dict[str, Any] = {
     "loss_bad": 0.5,
     "directions": ["down", "up"],
 }
+# an episode is a [ge_loss] chain of its own around each handoff: its window and its defaults
 EPISODE_DEFAULTS: dict[str, Any] = {
     "before_s": 0.5,
     "after_s": 2.0,
-    "slot_ms": 10,
+    **GE_DEFAULTS,
     "p_gb": 0.1,
     "p_bg": 0.1,
-    "loss_good": 0.0,
     "loss_bad": 1.0,
-    "directions": ["down", "up"],
 }
 HARQ_DEFAULTS: dict[str, Any] = {
     "rtt_ms": 8,             # LTE FDD HARQ round trip: 8 TTIs of 1 ms (3GPP TS 36.213)
