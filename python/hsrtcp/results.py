@@ -33,7 +33,8 @@ that needs one refuses the file with a message naming it.
 
 A corpus results directory (``hsrtcp analyze CORPUS``: one ``input=<id>`` partition per
 input) is read as one through :class:`Corpus`: each partition checked as above, each table
-its partitions' rows stacked with an ``input`` column (the report, the figures).
+its partitions' rows stacked with an ``input`` column (the report, the figures); so are the
+many results directories of a study, each row tagged with its directory (``result``).
 
 Reading turns NaN and ±inf floats into null: the tables' contract is "missing is null"
 (the engine never writes either), and the consumers, JSON in the report above all, rely on it.
@@ -320,6 +321,15 @@ class ResultsDir:
             lf = lf.filter(pl.col("flow_id") == flow_id)
         return collect(lf, self.file(table))
 
+    def complete(self, tables) -> None:
+        """InputError naming the directory when one of ``tables`` (those every ``hsrtcp
+        analyze`` writes, say) has no file: checked before any is opened."""
+        for table in tables:
+            if not self.has(table):
+                d = Path(self.path)
+                raise InputError(f"{d}: not a complete hsrtcp results directory: {table}.parquet is "
+                                 f"missing (write it with hsrtcp analyze ... -o {d})")
+
     def optional(self, table: str, columns, flow_id: int | None = None) -> pl.DataFrame | None:
         """:meth:`read` for a table that may be absent (None then); a present table without
         the columns is still an error."""
@@ -329,30 +339,68 @@ class ResultsDir:
 
 
 class Corpus(ResultsDir):
-    """A corpus results directory (``hsrtcp analyze CORPUS``, docs/scale.md: one
-    ``input=<id>`` partition per input) read as one: each table is its partitions' rows
-    stacked, in input order, with an ``input`` column (a flow_id repeats across inputs:
-    ``input, flow_id`` is a row's key); each partition's table is checked as a results
-    directory's. The report and the figures read a corpus through it."""
+    """Results directories read as one: each table is its parts' rows stacked, in order,
+    with a column ``tag`` naming each row's part (a flow_id repeats across parts: ``tag,
+    flow_id`` is a row's key); each part's table is checked as a results directory's.
 
-    def __init__(self, path: str | os.PathLike, parts: list[str] | None = None):
-        super().__init__(path)
-        parts = partitions(path) if parts is None else parts
-        self.parts = {os.path.basename(p)[len("input="):]: ResultsDir(p) for p in map(os.fspath, parts)}
+    - ``Corpus(path)``: a corpus results directory (``hsrtcp analyze CORPUS``, docs/scale.md:
+      one ``input=<id>`` partition per input; ``parts``: some of them), tagged ``input`` =
+      the id (the report, the figures);
+    - ``Corpus(parts=dirs, tag="result")``: any results directories, a corpus given among
+      them as its partitions, each tagged with its path (the study). None given, or one given
+      twice, is an :class:`InputError`."""
+
+    def __init__(self, path: str | os.PathLike | None = None, parts: list[str] | None = None, tag: str = "input"):
+        self.tag = tag
+        self.root = None if path is None else os.fspath(path)
+        if self.root is not None:
+            super().__init__(self.root)
+            parts = partitions(self.root) if parts is None else parts
+            self.parts = {os.path.basename(p)[len("input="):]: ResultsDir(p) for p in map(os.fspath, parts)}
+            return
+        if not parts:
+            raise InputError("no results directory given")
+        names = [p for d in parts for p in partitions(d)]
+        if len(set(names)) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            raise InputError(f"results directory given twice: {', '.join(dup)}")
+        # no directory of its own (frames: nothing to check at this level); the parts are checked
+        super().__init__(", ".join(names), frames={})
+        self.parts = {n: ResultsDir(n) for n in names}
 
     def file(self, table: str) -> str:
-        return os.path.join(self.path, "input=*", f"{table}.parquet")
+        if self.root is None:
+            return ", ".join(p.file(table) for p in self.parts.values())
+        return os.path.join(self.root, "input=*", f"{table}.parquet")
 
     def has(self, table: str) -> bool:
         return any(p.has(table) for p in self.parts.values())
 
     def open(self, table: str) -> Table:
-        """The first partition's table (its schema stands for all: one analysis wrote them)."""
+        """The first part's table (its schema stands for all: one analysis wrote them)."""
         return next((p for p in self.parts.values() if p.has(table)), next(iter(self.parts.values()))).open(table)
 
+    def _scans(self, table: str, columns, optional, as_float) -> list[tuple[ResultsDir, pl.LazyFrame]]:
+        return [(p, p.scan(table, columns, optional, as_float).with_columns(pl.lit(name).alias(self.tag)))
+                for name, p in self.parts.items() if p.has(table)]
+
     def scan(self, table: str, columns=None, optional=(), as_float=()) -> pl.LazyFrame:
-        return pl.concat([p.scan(table, columns, optional, as_float).with_columns(input=pl.lit(name))
-                          for name, p in self.parts.items() if p.has(table)], how="diagonal_relaxed")
+        return pl.concat([lf for _, lf in self._scans(table, columns, optional, as_float)], how="diagonal_relaxed")
+
+    def read(self, table: str, columns=None, flow_id: int | None = None, optional=(), as_float=()) -> pl.DataFrame:
+        """Like :meth:`scan`, read, the parts at once; a read error names the part's file."""
+        scans = [(p, lf if flow_id is None else lf.filter(pl.col("flow_id") == flow_id))
+                 for p, lf in self._scans(table, columns, optional, as_float)]
+        try:
+            frames = pl.collect_all([lf for _, lf in scans])
+        except (pl.exceptions.ComputeError, OSError):  # which part: each read alone says
+            frames = [collect(lf, p.file(table)) for p, lf in scans]
+        return pl.concat(frames, how="diagonal_relaxed")
+
+    def complete(self, tables) -> None:
+        """:meth:`ResultsDir.complete` of every part, in order."""
+        for p in self.parts.values():
+            p.complete(tables)
 
     def read_names(self) -> pl.DataFrame:
         """``input, flow_id, short_id, connection, connection_no`` of every flows row: the
@@ -396,10 +444,10 @@ def read_table(path: str | os.PathLike, table: str | None = None, columns=None, 
 # ---------------------------------------------------------------- what a consumer reads
 #
 # The report (hsrtcp.report.inputs) and the study (hsrtcp.study.load) read the same tables of
-# one or many results directories; both hold them as :class:`Tables` and take the optional
-# ones through :func:`optional_tables`. What differs stays with each: the report renumbers a
-# corpus's flow ids and reads flows' other columns for the drilled-down flows only, the study
-# tags every row with its directory (``result``).
+# one or many results directories, stacked by :class:`Corpus`; both hold them as
+# :class:`Tables` and take the optional ones through :func:`optional_tables`. What differs
+# stays with each: the report renumbers a corpus's flow ids and reads flows' other columns for
+# the drilled-down flows only, the study tags every row with its directory (``result``).
 
 @dataclass(kw_only=True)
 class Tables:

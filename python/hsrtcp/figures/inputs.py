@@ -154,18 +154,11 @@ class Inputs:
         """RESULTS' ``table`` that the study does not read (packets, mptcp, ...), every
         directory that has it stacked with a ``result`` column, as a lazy scan; :class:`Missing`
         names the table (and how to get it) when no directory has it."""
-        from hsrtcp.results import ResultsDir
-
-        res = self.results(what)
-        scans = []
-        for d in res.dirs:
-            rd = ResultsDir(d)
-            if rd.has(table):
-                scans.append(rd.scan(table).with_columns(pl.lit(d).alias("result")))
-        if not scans:
+        stack = self.results(what).stack
+        if not stack.has(table):
             how = " (hsrtcp analyze --packets writes it)" if table == "packets" else ""
             raise Missing(f"{table}.parquet of RESULTS: in no RESULTS directory given{how}")
-        return pl.concat(scans, how="diagonal_relaxed")
+        return stack.scan(table)
 
     # -- MPTCP instance tables -----------------------------------------------------------
     def mptcp(self, table: str) -> pl.DataFrame:

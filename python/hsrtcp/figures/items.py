@@ -522,12 +522,9 @@ def _s001_fig_12_connections(inp: Inputs) -> Made:
     """Throughput of the MPTCP connections (mptcp.parquet: DSN bytes down over first_ts..last_ts)
     beside the single-path TCP flows (flows without an MPTCP option: bytes acknowledged over
     the flow's duration) of the same RESULTS directory, so both ran on the same paths."""
-    from hsrtcp.results import ResultsDir
-
     res = inp.results("mptcp.parquet and single-path flows")
     parts, seen_mptcp = [], False
-    for d in res.dirs:
-        rd = ResultsDir(d)
+    for d, rd in res.stack.parts.items():
         if not rd.has("mptcp"):
             continue
         m = rd.read("mptcp").filter(pl.col("last_ts") > pl.col("first_ts"))

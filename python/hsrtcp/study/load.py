@@ -1,8 +1,9 @@
 """Read one or many results directories (the ``-o`` of ``hsrtcp analyze``) as one.
 
 A study pools flows from many runs: each directory's tables get a ``result`` column (the
-directory as given) and are stacked; ``flow_id`` is unique only within a directory, so
-``(result, flow_id)`` is the key everywhere in the study. The small per-flow tables (flows,
+directory as given) and are stacked (:class:`hsrtcp.results.Corpus`, the one reader);
+``flow_id`` is unique only within a directory, so ``(result, flow_id)`` is the key
+everywhere in the study. The small per-flow tables (flows,
 context, labels, handoffs, suspensions, coverage) are read whole; the large ones (series,
 events) stay lazy scans that the tables filter and project before anything is read.
 
@@ -26,8 +27,7 @@ from pathlib import Path
 
 import polars as pl
 
-from hsrtcp.errors import InputError
-from hsrtcp.results import ResultsDir, Tables, optional_tables, partitions
+from hsrtcp.results import Corpus, Tables, partitions
 
 #: columns the study reads from each table; a table without them is from an older schema
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -58,6 +58,8 @@ class Results(Tables):
     flow_names: list[str] = field(default_factory=list)
     #: every row from one results directory (the streamed study's partition, :func:`join`)
     one_result: bool = False
+    #: the directories as read (each one's tables: ``stack.parts``)
+    stack: Corpus | None = None
 
 
 def join(left, right, on: list[str], how: str, one_result: bool):
@@ -71,54 +73,34 @@ def join(left, right, on: list[str], how: str, one_result: bool):
 
 
 def read(dirs: list[str | os.PathLike] | str | os.PathLike, flow_columns=None) -> Results:
-    """Read results directories; raises :class:`hsrtcp.errors.InputError` (naming the
-    directory or file) for a missing directory, a missing core table or an old schema.
-    ``flow_columns``: read only these flows columns (those present) besides the required ones."""
+    """Read results directories as one (:class:`hsrtcp.results.Corpus`, rows tagged
+    ``result``); raises :class:`hsrtcp.errors.InputError` (naming the directory or file) for
+    a missing directory, a missing core table or an old schema, each directory checked
+    whole in the order given. ``flow_columns``: read only these flows columns (those
+    present) besides the required ones."""
     if isinstance(dirs, (str, os.PathLike)):
         dirs = [dirs]
-    if not dirs:
-        raise InputError("no results directory given")
-    names = [p for d in dirs for p in partitions(d)]
-    if len(set(names)) != len(names):
-        dup = sorted({n for n in names if names.count(n) > 1})
-        raise InputError(f"results directory given twice: {', '.join(dup)}")
-    eager: dict[str, list[pl.DataFrame]] = {t: [] for t in ("flows", *CONTEXT_TABLES)}
-    lazy: dict[str, list[pl.LazyFrame]] = {"series": [], "events": []}
+    stack = Corpus(parts=dirs, tag="result")
     notes: list[str] = []
     with_context: list[str] = []
-    flow_names: list[str] = []
-    for name in names:
-        d = Path(name)
-        if not d.is_dir():
-            raise InputError(f"{d}: no such results directory")
-        for table in CORE_TABLES:
-            if not (d / f"{table}.parquet").is_file():
-                raise InputError(f"{d}: not a complete hsrtcp results directory: {table}.parquet is missing "
-                                 f"(write it with hsrtcp analyze ... -o {d})")
-        res = ResultsDir(d)  # checks each table against its versioned schema (hsrtcp.results)
-        tag = pl.lit(name).alias("result")
+    for name, res in stack.parts.items():
+        res.complete(CORE_TABLES)
         for table in CORE_TABLES:
             res.require(table, REQUIRED_COLUMNS[table])
-            if table == "flows":
-                flow_names.extend(c for c in res.schema("flows").names() if c not in flow_names)
-                cols = None if flow_columns is None else REQUIRED_COLUMNS["flows"]
-                eager["flows"].append(res.read("flows", cols, optional=flow_columns or ()).with_columns(tag))
-            else:
-                lazy[table].append(res.scan(table).with_columns(tag))
-        for table, frame in optional_tables(res, {t: REQUIRED_COLUMNS[t] for t in CONTEXT_TABLES}).items():
-            eager[table].append(frame.with_columns(tag))
+        for table in CONTEXT_TABLES:
+            if res.has(table):
+                res.require(table, REQUIRED_COLUMNS[table])
         if res.has("context"):
             with_context.append(name)
         else:
-            notes.append(f"{d}: no context.parquet (analyzed without a radio log): its flows are "
+            notes.append(f"{Path(name)}: no context.parquet (analyzed without a radio log): its flows are "
                          f"classed 'unknown'; analyze with --radio (or a bundle with radio.csv) to class them")
-    stacked = {t: (pl.concat(fs, how="diagonal_relaxed") if fs else None) for t, fs in eager.items()}
-    return Results(dirs=names, flows=stacked["flows"],
-                   series=pl.concat(lazy["series"], how="diagonal_relaxed"),
-                   events=pl.concat(lazy["events"], how="diagonal_relaxed"),
-                   context=stacked["context"], labels=stacked["labels"], handoffs=stacked["handoffs"],
-                   suspensions=stacked["suspensions"], coverage=stacked["coverage"],
-                   notes=notes, with_context=with_context, flow_names=flow_names)
+    flow_names = list(dict.fromkeys(c for res in stack.parts.values() for c in res.schema("flows").names()))
+    cols = None if flow_columns is None else REQUIRED_COLUMNS["flows"]
+    return Results(dirs=list(stack.parts), flows=stack.read("flows", cols, optional=flow_columns or ()),
+                   series=stack.scan("series"), events=stack.scan("events"),
+                   **{t: stack.read(t) if stack.has(t) else None for t in CONTEXT_TABLES},
+                   notes=notes, with_context=with_context, flow_names=flow_names, stack=stack)
 
 
 #: a corpus results directory as its partitions (docs/scale.md); kept under its former name

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from hsrtcp.errors import InputError, OutputError
+from hsrtcp.results import Corpus
 from hsrtcp.study import load, tables
 from hsrtcp.study.groups import CONTRACT_DIMENSIONS, resolve_by
 
@@ -330,15 +331,9 @@ def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, 
     :meth:`Study.write` costs at 10^7 flows), for a caller that writes the study."""
     from hsrtcp.study import Study, _LIST_COLUMNS
 
-    if not results:
-        raise InputError("no results directory given")
-    names = [p for d in results for p in load.partitions(d)]
-    if len(set(names)) != len(names):
-        dup = sorted({n for n in names if names.count(n) > 1})
-        raise InputError(f"results directory given twice: {', '.join(dup)}")
-    for n in names:
-        if not os.path.isdir(n):
-            raise InputError(f"{n}: no such results directory")
+    # the directories (a corpus: its partitions) as the in-memory path reads them: none, one
+    # given twice or a missing one is an InputError; their tables are read by the workers
+    names = list(Corpus(parts=results, tag="result").parts)
     given = {n: i for i, n in enumerate(names)}
     names = sorted(names)  # the in-memory path's order of the flows: sorted by result
     by = [b.strip() for b in by if b.strip()]
