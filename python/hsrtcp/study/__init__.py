@@ -210,10 +210,8 @@ def study(results: str | os.PathLike | Iterable[str | os.PathLike], by: Iterable
         "suspensions": tables.suspensions(exploded, o),
         "handoff_intervals": tables.handoff_intervals(_handoffs(res, dims), o),
         "coverage": tables.coverage(res.coverage),
-        "throughput_samples": tput.join(frame.select("result", "flow_id", "flow_class", *dims),
-                                        on=["result", "flow_id"], how="left")
-        .select("result", "flow_id", "flow_class", *dims, "bin", "t_rel", "bin_s", "bytes", "throughput_bps",
-                "loss_rate"),
+        "throughput_samples": tput.join(frame.select(groups.row_columns(dims)), on=["result", "flow_id"], how="left")
+        .select(*groups.row_columns(dims), "bin", "t_rel", "bin_s", "bytes", "throughput_bps", "loss_rate"),
         "study_flows": frame.drop([c for c in (*_LIST_COLUMNS, "failed_value") if c in frame.columns]),
     }
     return Study(out, notes, o, results)

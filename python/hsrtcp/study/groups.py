@@ -123,6 +123,15 @@ def flows_dimensions(frame: pl.DataFrame, flows: pl.DataFrame, by: list[str]) ->
     return frame.join(flows.select("result", "flow_id", *wanted), on=["result", "flow_id"], how="left")
 
 
+#: the key columns of a per-flow row: a ``--by`` naming one of them groups by it, never adds it twice
+ROW_KEYS = ("result", "flow_id", "flow_class")
+
+
+def row_columns(dims) -> list[str]:
+    """The key columns then the ``--by`` dimensions, each name once (``--by result`` is a key)."""
+    return list(dict.fromkeys([*ROW_KEYS, *dims]))
+
+
 def resolve_by(frame: pl.DataFrame, by: list[str], available: list[str] | None = None,
                ) -> tuple[pl.DataFrame, list[str], list[str]]:
     """Check the ``--by`` names against the study frame. Returns the frame (contract columns

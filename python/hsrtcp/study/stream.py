@@ -42,7 +42,7 @@ import polars as pl
 from hsrtcp.errors import InputError, OutputError
 from hsrtcp.results import Corpus
 from hsrtcp.study import load, tables
-from hsrtcp.study.groups import CONTRACT_DIMENSIONS, resolve_by
+from hsrtcp.study.groups import CONTRACT_DIMENSIONS, resolve_by, row_columns
 
 #: list columns of the per-flow rows (pooled statistics; not written in study_flows)
 LIST_COLUMNS = ("tput_samples", "loss_samples", "timeout_phases_s", "suspensions_s")
@@ -62,7 +62,7 @@ def _read_one(path: str, by: list[str]) -> tuple[dict, pl.DataFrame, pl.DataFram
     _short_keys(res)
     frame, tput, tnotes = flow_frame(res, by)
     name = pl.lit(path, dtype=pl.String).alias("result")
-    tput = (tput.join(frame.select("result", "flow_id", "flow_class", *[b for b in by if b in frame.columns]),
+    tput = (tput.join(frame.select(row_columns([b for b in by if b in frame.columns])),
                       on=["result", "flow_id"], how="left").with_columns(name))
     handoffs = _handoffs(res, [b for b in by if b]).with_columns(name) if res.handoffs is not None else None
     coverage = res.coverage.with_columns(name) if res.coverage is not None else None
@@ -416,8 +416,7 @@ def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, 
     tput_names = tput.collect_schema().names()
     tput = tput.with_columns([pl.lit(None, dtype=pl.String).alias(d) for d in dims if d not in tput_names])
     study_flows = flows_lf.drop([c for c in (*_LIST_COLUMNS, "failed_value") if c in flows_lf.collect_schema()])
-    samples = tput.select("result", "flow_id", "flow_class", *dims, "bin", "t_rel", "bin_s", "bytes", "throughput_bps",
-                          "loss_rate")
+    samples = tput.select(*row_columns(dims), "bin", "t_rel", "bin_s", "bytes", "throughput_bps", "loss_rate")
     ahead = Encoding(spool, {"study_flows": study_flows, "throughput_samples": samples}) if write_ahead else None
     try:
         out = {

@@ -177,3 +177,25 @@ def test_python_module_is_callable_and_import_stays_lazy():
     code = "import sys, hsrtcp; assert 'polars' not in sys.modules; assert callable(hsrtcp.study); print('ok')"
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
+
+
+@pytest.mark.parametrize("stream", ["1", "0"])
+def test_by_result_groups_per_directory(results, tmp_path, capsys, monkeypatch, stream):
+    """Issue 30: `--by result` (advertised by --help) named the key column a second time and
+    ended in a polars DuplicateError (streamed: every partition a failures row, exit 3;
+    in memory: a traceback, exit 4). Each directory holds one connection, classed as in CASES:
+    the hand count is one flow per (directory, its class) and per (directory, all)."""
+    monkeypatch.setenv("HSRTCP_STUDY_STREAM", stream)
+    dirs = [results[k] for k in ("data_blackout", "drops_cubic", "noradio")]
+    assert main(["study", *map(str, dirs), "-o", str(tmp_path / "st"), "--by", "result", "--bootstrap", "0",
+                 "-q"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    classes = pl.read_parquet(tmp_path / "st" / "classes.parquet").filter(pl.col("n_flows") > 0)
+    got = sorted((r["result"], r["flow_class"], r["n_flows"]) for r in classes.iter_rows(named=True))
+    want = sorted([(str(results["data_blackout"]), c, 1) for c in ("static", "all")]
+                  + [(str(results["drops_cubic"]), c, 1) for c in ("high_1_8", "high_1_16", "all")]
+                  + [(str(results["noradio"]), c, 1) for c in ("unknown", "all")])
+    assert got == want
+    samples = pl.read_parquet(tmp_path / "st" / "throughput_samples.parquet")
+    assert samples.columns[:3] == ["result", "flow_id", "flow_class"] and samples.columns.count("result") == 1
+    assert set(samples["result"]) == {str(d) for d in dirs}
