@@ -16,10 +16,11 @@ def pct(v: float | None) -> str:
     return "–" if v is None else f"{100 * v:.4g} %"
 
 
-def fmt(v: float | None, unit: str) -> str:
-    """A value in the unit a reader expects: shares in %, seconds in ms below 1 s, bit/s in Mbit/s."""
+def fmt(v: float | None, unit: str, missing: str = "–") -> str:
+    """A value in the unit a reader expects: shares in %, seconds in ms below 1 s, bit/s in Mbit/s,
+    speeds in whole km/h; ``missing`` for a null or non-finite value (never a format error)."""
     if v is None or (isinstance(v, float) and not np.isfinite(v)):
-        return "–"
+        return missing
     if unit in ("share", "fraction"):
         return f"{100 * v:.3g} %"
     if unit == "s":
@@ -28,6 +29,8 @@ def fmt(v: float | None, unit: str) -> str:
         return f"{v / 1e6:.3g} Mbit/s"
     if unit == "dBm":
         return f"{v:.1f} dBm"
+    if unit == "km/h":
+        return f"{v:.0f} km/h"
     return f"{v:.4g} {unit}".strip()
 
 

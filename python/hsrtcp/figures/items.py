@@ -418,7 +418,7 @@ def s003_table_1(inp: Inputs) -> Made:
                  (pl.col("duration_s").sum() / 60).alias("flow_minutes"))
             .sort(by, nulls_last=True))
     made = Made(data=data, markdown=_markdown(data),
-                lab=[", ".join(str(r[c]) for c in [*places, "scenario"]) + f": {r['speed_kmh']:.0f} km/h, "
+                lab=[", ".join(str(r[c]) for c in [*places, "scenario"]) + f": {draw.fmt(r['speed_kmh'], 'km/h', 'speed unknown')}, "
                      f"{r['flows']} flows, {r['flow_minutes']:.0f} flow-minutes" for r in data.iter_rows(named=True)])
     return _with_routes(inp, made, places, "location (a place name)")
 

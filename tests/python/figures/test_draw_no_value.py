@@ -30,3 +30,26 @@ def test_a_rate_of_no_value_is_silent():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         draw.rate_with_marks(np.array([0.0, 1.0]), np.array([np.nan, np.nan]), [0.5], "rate", "onset", "a rate")
+
+
+def test_a_scenario_without_speed_is_said_not_a_traceback(tmp_path):
+    """Issue 30 (FIX30): seed003-table-I formatted the mean speed with ``:.0f`` and ended in a
+    TypeError (exit 4) when no flow of a scenario had a speed (no radio log). The row is drawn
+    and its line says "speed unknown"; a scenario with a speed keeps its whole km/h."""
+    import shutil
+    from pathlib import Path
+
+    from hsrtcp.figures import build
+
+    study = tmp_path / "study"
+    shutil.copytree(Path(__file__).resolve().parents[3] / "tests" / "data" / "study", study)
+    flows = pl.read_parquet(study / "study_flows.parquet")
+    first = flows["scenario"].drop_nulls()[0]
+    flows.with_columns(pl.when(pl.col("scenario") == first).then(pl.lit(None, pl.Float64))
+                       .otherwise(pl.col("speed_mean_kmh")).alias("speed_mean_kmh")
+                       ).write_parquet(study / "study_flows.parquet")
+    (o,) = build(study, only=["seed003-table-I"]).outcomes
+    assert o.status in ("made", "partly") and o.made is not None, o.gaps()  # (partly: no route without positions)
+    unknown = [x for x in o.made.lab if "speed unknown" in x]
+    assert unknown and all(f"{first}: speed unknown" in x for x in unknown)
+    assert any(x.endswith(" flow-minutes") and " km/h, " in x for x in o.made.lab)
