@@ -286,12 +286,13 @@ def classes(frame: pl.DataFrame, o: Options) -> pl.DataFrame:
     """Flows per class group and ``--by`` values, the share of the ``--by`` group's flows,
     and why flows are unclassed (the most frequent ``class_reason`` values)."""
     keys = _keys(o)
+    counted = _keys(o, "class_reason")  # (--by class_reason is a key once)
     if isinstance(frame, Flows):
         from hsrtcp.study.columns import reason_counts
 
-        counts = reason_counts(frame, keys)
+        counts = reason_counts(frame, counted)
     else:
-        counts = frame.group_by([*keys, "class_reason"]).agg(pl.len().alias("_n"))
+        counts = frame.group_by(counted).agg(pl.len().alias("_n"))
     return _classes(counts, keys, o)
 
 

@@ -199,3 +199,17 @@ def test_by_result_groups_per_directory(results, tmp_path, capsys, monkeypatch, 
     samples = pl.read_parquet(tmp_path / "st" / "throughput_samples.parquet")
     assert samples.columns[:3] == ["result", "flow_id", "flow_class"] and samples.columns.count("result") == 1
     assert set(samples["result"]) == {str(d) for d in dirs}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_by_class_reason_counts_each_reason(results, stream):
+    """Issue 30 (FIX30): `--by class_reason` grouped the class counts by class_reason twice
+    (DuplicateError in both paths). Hand count: data_blackout's one flow is static with no
+    reason, noradio's one flow unknown for want of a radio log; each also in ``all``."""
+    from hsrtcp.study.groups import NO_CONTEXT_REASON
+
+    s = hsrtcp.study([results["data_blackout"], results["noradio"]], by="class_reason", bootstrap=0, stream=stream)
+    classes = s.tables["classes"].filter(pl.col("n_flows") > 0)
+    got = sorted((r["flow_class"], r["class_reason"] or "", r["n_flows"]) for r in classes.iter_rows(named=True))
+    assert got == sorted([("static", "", 1), ("unknown", NO_CONTEXT_REASON, 1), ("all", "", 1),
+                          ("all", NO_CONTEXT_REASON, 1)])
