@@ -863,7 +863,7 @@ def s003_fig_5(inp: Inputs) -> Made:
         longest = max(longest, run)
     name = r["result"].rstrip("/").rsplit("/", 1)[-1]
     lines = [f"log of {name} (carrier {r['carrier']}): {data.height} samples over {r['span']:.1f} s, "
-             f"{len(ho)} handoffs, RSRP median {data['rsrp_dbm'].median():.1f} dBm",
+             f"{len(ho)} handoffs, RSRP median {draw.fmt(data['rsrp_dbm'].median(), 'dBm', 'unknown (no RSRP in the log)')}",
              "time per RAT: " + ", ".join(f"{x['rat']} {draw.pct(x['held_s'] / total if total else None)}"
                                           for x in share.iter_rows(named=True)),
              f"longest time without LTE or NR: {longest:.3g} s"]

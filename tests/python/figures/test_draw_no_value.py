@@ -53,3 +53,31 @@ def test_a_scenario_without_speed_is_said_not_a_traceback(tmp_path):
     unknown = [x for x in o.made.lab if "speed unknown" in x]
     assert unknown and all(f"{first}: speed unknown" in x for x in unknown)
     assert any(x.endswith(" flow-minutes") and " km/h, " in x for x in o.made.lab)
+
+
+def test_a_radio_log_without_rsrp_is_said_not_a_traceback(tmp_path):
+    """Issue 30 (FIX30): seed003-fig-05 formatted the log's RSRP median with ``:.1f`` and ended
+    in a TypeError (exit 4) for a radio log that has no RSRP column (a map without ``rsrp``).
+    The log's line says the median is unknown; the other items of the run are made too."""
+    from pathlib import Path
+
+    import hsrtcp
+    from hsrtcp.cli import main
+
+    data = Path(__file__).resolve().parents[3] / "tests" / "data"
+    client, server = data / "drops_cubic.client.pcap", data / "drops_cubic.server.pcap"
+    f = hsrtcp.analyze([client], vantage="client").flows
+    first, last = round(float(f["first_ts"].min()) * 1000) - 1000, round(float(f["last_ts"].max()) * 1000) + 1000
+    log = tmp_path / "log.csv"  # every 2 ms, moving, one cell: no RSRP column at all
+    log.write_text("Time,Op,Net,TAC,CI,Vel\n" + "".join(f"{ms},M,LTE,1,7,300\n" for ms in range(first, last, 2)))
+    res, study, out = tmp_path / "r", tmp_path / "s", tmp_path / "g"
+    code = main(["analyze", "--client", str(client), "--server", str(server), "--radio", str(log), "--radio-map",
+                 "time=Time:ms,carrier=Op,rat=Net,lac=TAC,cid=CI,speed=Vel:km/h", "-o", str(res), "-q", "--no-plot"])
+    assert code in (0, None)
+    assert main(["study", str(res), "-o", str(study), "-q", "--bootstrap", "0"]) == 0
+    assert main(["figures", str(study), str(res), "-o", str(out), "-q", "--only", "seed003-fig-05"]) == 0
+    assert (out / "seed003-fig-05.pdf").is_file()
+    from hsrtcp.figures import build
+
+    (o,) = build(study, [res], only=["seed003-fig-05"]).outcomes
+    assert any("RSRP median unknown (no RSRP in the log)" in x for x in o.made.lab), o.made.lab
