@@ -507,7 +507,7 @@ impl Engine {
             .u64("awnd_min", (b.awnd_n > 0).then_some(b.awnd_min))
             .f64(
                 "awnd_mean",
-                (b.awnd_n > 0).then(|| b.awnd_sum / b.awnd_n as f64),
+                (b.awnd_n > 0).then(|| b.awnd_sum as f64 / b.awnd_n as f64),
             )
             .u64("rtt_count", b.rtt_n as u64)
             .f64("rtt_min", (b.rtt_n > 0).then_some(b.rtt_min))

@@ -15,7 +15,7 @@ pub struct Bin {
     pub bif_n: u32,
     pub awnd_min: u64,
     pub awnd_max: u64,
-    pub awnd_sum: f64,
+    pub awnd_sum: u64,
     pub awnd_n: u32,
     pub rtt_min: f64,
     pub rtt_max: f64,
@@ -105,15 +105,41 @@ impl<T: Default + Clone> Runs<T> {
     }
 }
 
+/// One sample `v` into a bin's smallest, largest, sum and count (the smallest is set by the
+/// first sample: `min` starts at 0).
+#[inline]
+fn fold<T: Copy + PartialOrd + std::ops::AddAssign>(min: &mut T, max: &mut T, sum: &mut T, n: &mut u32, v: T) {
+    if *n == 0 || v < *min {
+        *min = v;
+    }
+    if v > *max {
+        *max = v;
+    }
+    *sum += v;
+    *n += 1;
+}
+
 #[derive(Default)]
 pub struct Bins {
     pub bins: Runs<Bin>,
 }
 
 impl Bins {
+    /// The index of the bin of `ts`.
+    #[inline]
+    fn index(first_ts: Nanos, ts: Nanos) -> usize {
+        ((ts.max(first_ts) - first_ts) / NANOS_PER_S) as usize
+    }
+
+    /// The times [from, to) whose bin is `i` (before the first packet: bin 0).
+    pub fn span(first_ts: Nanos, i: usize) -> (Nanos, Nanos) {
+        let from = if i == 0 { Nanos::MIN } else { first_ts + i as Nanos * NANOS_PER_S };
+        (from, first_ts + (i as Nanos + 1) * NANOS_PER_S)
+    }
+
     #[inline]
     pub fn at(&mut self, first_ts: Nanos, ts: Nanos) -> &mut Bin {
-        self.bins.at(((ts.max(first_ts) - first_ts) / NANOS_PER_S) as usize)
+        self.bins.at(Self::index(first_ts, ts))
     }
 
     pub fn get(&self, i: usize) -> Option<&Bin> {
@@ -128,26 +154,27 @@ impl Bins {
         b.bif_n += 1;
     }
 
+    /// An advertised window at `ts`; returns its bin's index (for [`Self::awnd_repeats`]).
     #[inline]
-    pub fn awnd(&mut self, first_ts: Nanos, ts: Nanos, v: u64) {
-        let b = self.at(first_ts, ts);
-        if b.awnd_n == 0 || v < b.awnd_min {
-            b.awnd_min = v;
-        }
-        b.awnd_max = b.awnd_max.max(v);
-        b.awnd_sum += v as f64;
-        b.awnd_n += 1;
+    pub fn awnd(&mut self, first_ts: Nanos, ts: Nanos, v: u64) -> usize {
+        let i = Self::index(first_ts, ts);
+        let b = self.bins.at(i);
+        fold(&mut b.awnd_min, &mut b.awnd_max, &mut b.awnd_sum, &mut b.awnd_n, v);
+        i
+    }
+
+    /// `n` more samples of window `v` in bin `i`, which holds one already (its smallest and
+    /// largest stay).
+    pub fn awnd_repeats(&mut self, i: usize, v: u64, n: u64) {
+        let b = self.bins.at(i);
+        b.awnd_sum += v * n;
+        b.awnd_n += n as u32;
     }
 
     #[inline]
     pub fn rtt(&mut self, first_ts: Nanos, ts: Nanos, s: f64) {
         let b = self.at(first_ts, ts);
-        if b.rtt_n == 0 || s < b.rtt_min {
-            b.rtt_min = s;
-        }
-        b.rtt_max = b.rtt_max.max(s);
-        b.rtt_sum += s;
-        b.rtt_n += 1;
+        fold(&mut b.rtt_min, &mut b.rtt_max, &mut b.rtt_sum, &mut b.rtt_n, s);
     }
 
     /// Mark every bin overlapped by [from, to] as inside a timeout sequence.

@@ -152,24 +152,6 @@ impl Store {
         false
     }
 
-    /// Account a copy of [s, e) seen at `ts`; `merge_fills` lets hole fills extend the
-    /// record before them instead of inserting (receiver side: many holes, no RTT use).
-    #[inline(always)]
-    pub fn add(
-        &mut self,
-        s: i64,
-        e: i64,
-        ts: Nanos,
-        tsval: u32,
-        ip_id: Option<u16>,
-        merge_fills: bool,
-    ) -> (Overlap, Prior) {
-        match self.append_new(s, e, ts, tsval, ip_id) {
-            Some(gap) => (Overlap::New { gap }, Prior::default()),
-            None => self.add_below_tail(s, e, ts, tsval, ip_id, merge_fills),
-        }
-    }
-
     /// New data beyond everything seen (nearly every segment) is appended here, inline in
     /// the engine: `Some(gap)`, without a [`Prior`] to build; a copy that starts below the
     /// highest byte seen is left to [`Self::add_below_tail`] (`None`).
@@ -188,7 +170,9 @@ impl Store {
         Some(gap)
     }
 
-    /// [`Self::add`] for a copy that starts below the highest byte seen (never new data).
+    /// A copy of [s, e) that starts below the highest byte seen (never new data: that is
+    /// [`Self::append_new`]); `merge_fills` lets hole fills extend the record before them
+    /// instead of inserting (receiver side: many holes, no RTT use).
     #[allow(clippy::too_many_arguments)]
     pub fn add_below_tail(
         &mut self,
@@ -293,23 +277,31 @@ impl Store {
 mod tests {
     use super::*;
 
+    /// A copy of [s, e) seen at `ts` (no TSval, no IP ID), placed as the engine places it.
+    fn add(st: &mut Store, s: i64, e: i64, ts: Nanos, merge_fills: bool) -> (Overlap, Prior) {
+        match st.append_new(s, e, ts, 0, None) {
+            Some(gap) => (Overlap::New { gap }, Prior::default()),
+            None => st.add_below_tail(s, e, ts, 0, None, merge_fills),
+        }
+    }
+
     #[test]
     fn classifies_new_repeat_fill_partial_and_prunes() {
         let mut st = Store::default();
         assert_eq!(
-            st.add(0, 100, 1, 0, None, false).0,
+            add(&mut st, 0, 100, 1, false).0,
             Overlap::New { gap: false }
         );
         assert_eq!(
-            st.add(200, 300, 2, 0, None, false).0,
+            add(&mut st, 200, 300, 2, false).0,
             Overlap::New { gap: true }
         );
-        assert_eq!(st.add(0, 100, 3, 0, None, false).0, Overlap::Repeat);
-        let (k, p) = st.add(100, 200, 4, 0, None, false);
+        assert_eq!(add(&mut st, 0, 100, 3, false).0, Overlap::Repeat);
+        let (k, p) = add(&mut st, 100, 200, 4, false);
         assert_eq!(k, Overlap::Fill);
         assert_eq!(p.hole_seen_ts, Some(2));
         assert_eq!(st.len(), 3);
-        assert_eq!(st.add(250, 350, 5, 0, None, false).0, Overlap::Partial);
+        assert_eq!(add(&mut st, 250, 350, 5, false).0, Overlap::Partial);
         assert_eq!(st.tail_end(), Some(350));
         assert_eq!(st.last_covered(200).unwrap().start, 100);
         st.prune_below(200);
@@ -320,11 +312,11 @@ mod tests {
     #[test]
     fn merged_fills_keep_ranges_disjoint() {
         let mut st = Store::default();
-        st.add(0, 10, 1, 0, None, true);
-        st.add(20, 30, 2, 0, None, true);
-        st.add(40, 50, 3, 0, None, true);
-        assert_eq!(st.add(5, 45, 4, 0, None, true).0, Overlap::Partial);
+        add(&mut st, 0, 10, 1, true);
+        add(&mut st, 20, 30, 2, true);
+        add(&mut st, 40, 50, 3, true);
+        assert_eq!(add(&mut st, 5, 45, 4, true).0, Overlap::Partial);
         assert_eq!(st.len(), 3);
-        assert_eq!(st.add(0, 50, 5, 0, None, true).0, Overlap::Repeat);
+        assert_eq!(add(&mut st, 0, 50, 5, true).0, Overlap::Repeat);
     }
 }

@@ -14,8 +14,11 @@ pub struct WindowStats {
     awnd: u64,
     awnd_min: u64,
     awnd_max: u64,
-    pub awnd_sum: f64,
+    /// (integers: exact at any length, and no conversion per ACK)
+    pub awnd_sum: u64,
     pub awnd_n: u64,
+    /// The latest window's raw field and known scale shift ([`Self::repeats`]).
+    last: Option<(u16, u8)>,
     pub zero_segments: u64,
     pub zero_events: u64,
     pub zero_total: Nanos,
@@ -30,6 +33,25 @@ pub struct WindowStats {
     full_last: Nanos,
     pub new_data_sends: u64,
     pub rwnd_limited_sends: u64,
+}
+
+/// Windows that repeat the latest one ([`WindowStats::repeats`]) inside the 1-s bin of its
+/// last full sample: every data segment of a bulk transfer carries one in its ACK field.
+/// They are counted here and added to the statistics and the bin at once
+/// (`Stream::fold_window_repeats`), when the window or the bin changes and at the end.
+#[derive(Default)]
+pub struct Repeats {
+    /// The times [from, to) of bin `bin` (empty until a first sample).
+    pub span: (Nanos, Nanos),
+    pub bin: usize,
+    pub n: u64,
+}
+
+impl Repeats {
+    #[inline]
+    pub fn covers(&self, ts: Nanos) -> bool {
+        ts >= self.span.0 && ts < self.span.1
+    }
 }
 
 impl WindowStats {
@@ -53,15 +75,29 @@ impl WindowStats {
         } else if let Some(t0) = self.zero_open.take() {
             self.close_zero(t0, Some(ts), dir, ev);
         }
+        self.last = shift.map(|s| (raw, s));
         let w = (raw as u64) << shift?;
         self.awnd = w;
         if self.awnd_n == 0 || w < self.awnd_min {
             self.awnd_min = w;
         }
         self.awnd_max = self.awnd_max.max(w);
-        self.awnd_sum += w as f64;
+        self.awnd_sum += w;
         self.awnd_n += 1;
         Some(w)
+    }
+
+    /// Whether a window repeats the latest one (open, scale known): such a sample changes
+    /// only the sum and count, which [`Self::add_repeats`] adds for many at once.
+    #[inline]
+    pub fn repeats(&self, raw: u16, shift: Option<u8>) -> bool {
+        raw != 0 && shift.is_some_and(|s| self.last == Some((raw, s)))
+    }
+
+    /// `n` more samples of the latest window (each one [`Self::repeats`]).
+    pub fn add_repeats(&mut self, n: u64) {
+        self.awnd_sum += self.awnd * n;
+        self.awnd_n += n;
     }
 
     fn close_zero(&mut self, t0: Nanos, t1: Option<Nanos>, dir: Dir, ev: &mut Vec<Event>) {
@@ -123,27 +159,27 @@ impl WindowStats {
                 self.full_open = Some((ts, e));
             }
             self.full_last = ts;
-        } else if let Some((t0, at)) = self.full_open.take() {
+        } else if let Some(open) = self.full_open.take() {
+            self.close_full(open, dir, ev);
+        }
+    }
+
+    /// A full-window episode that started at `t0` (segment end `at`) is over.
+    fn close_full(&mut self, (t0, at): (Nanos, i64), dir: Dir, ev: &mut Vec<Event>) {
             self.full_events += 1;
             let mut x = Event::new(EventKind::FullWindow, t0);
             x.dir = Some(dir);
             x.ts_end = Some(self.full_last);
             x.seq_end = Some(at);
             ev.push(x);
-        }
     }
 
     pub fn finish(&mut self, dir: Dir, ev: &mut Vec<Event>) {
         if let Some(t0) = self.zero_open.take() {
             self.close_zero(t0, None, dir, ev);
         }
-        if let Some((t0, at)) = self.full_open.take() {
-            self.full_events += 1;
-            let mut x = Event::new(EventKind::FullWindow, t0);
-            x.dir = Some(dir);
-            x.ts_end = Some(self.full_last);
-            x.seq_end = Some(at);
-            ev.push(x);
+        if let Some(open) = self.full_open.take() {
+            self.close_full(open, dir, ev);
         }
     }
 
@@ -162,6 +198,6 @@ impl WindowStats {
     }
 
     pub fn awnd_mean(&self) -> Option<f64> {
-        (self.awnd_n > 0).then(|| self.awnd_sum / self.awnd_n as f64)
+        (self.awnd_n > 0).then(|| self.awnd_sum as f64 / self.awnd_n as f64)
     }
 }

@@ -19,7 +19,7 @@ use super::rtt::RttBook;
 use super::series::Bins;
 use super::spurious::{dsack, RecentRetx, RecentRing};
 use super::store::{Overlap, Prior, Store};
-use super::window::WindowStats;
+use super::window::{Repeats, WindowStats};
 use receiver::{Edge, ReceiverState};
 use sender::SenderState;
 
@@ -161,6 +161,8 @@ pub struct Stream {
     /// What only the receiver-side rules keep (unseen originals, the phone's triggers).
     rx: ReceiverState,
     pub win: WindowStats,
+    /// Repeated windows not yet in `win` and `bins`.
+    win_repeats: Repeats,
     pub bins: Bins,
     pub c: Counts,
     /// Largest payload seen (MSS fallback).
@@ -237,7 +239,8 @@ impl Stream {
             self.started = true;
             self.nxt = e;
             self.seen_to = if self.ack_seen && s > self.una { self.una } else { e };
-            self.store.add(s, e, ts, tsval.unwrap_or(0), ip_id, false);
+            // (the store is empty: the first data is new)
+            self.store.append_new(s, e, ts, tsval.unwrap_or(0), ip_id);
             self.note_order(tsval, ip_id);
             return;
         }
@@ -729,11 +732,38 @@ impl Stream {
     /// a closed window.
     #[inline]
     pub fn on_window(&mut self, first_ts: Nanos, dir: Dir, ts: Nanos, window: u16, shift: Option<u8>, ev: &mut Vec<Event>) {
+        if self.win.repeats(window, shift) && self.win_repeats.covers(ts) {
+            self.win_repeats.n += 1;
+            return;
+        }
+        self.window_sample(first_ts, dir, ts, window, shift, ev);
+    }
+
+    /// [`Self::on_window`] for a window that is not a repeat in the same bin (kept out of
+    /// line: the repeat test is what nearly every segment runs).
+    #[inline(never)]
+    fn window_sample(&mut self, first_ts: Nanos, dir: Dir, ts: Nanos, window: u16, shift: Option<u8>, ev: &mut Vec<Event>) {
+        self.fold_window_repeats();
         if let Some(w) = self.win.on_window(window, shift, ts, dir, ev) {
-            self.bins.awnd(first_ts, ts, w);
+            let bin = self.bins.awnd(first_ts, ts, w);
+            self.win_repeats.span = Bins::span(first_ts, bin);
+            self.win_repeats.bin = bin;
         }
         if window == 0 {
             self.rx.closed_since = true;
+        }
+    }
+
+    /// Adds the repeated windows counted since the last full sample (same window, same bin).
+    #[inline]
+    fn fold_window_repeats(&mut self) {
+        let r = &mut self.win_repeats;
+        if r.n > 0 {
+            self.win.add_repeats(r.n);
+            if let Some(w) = self.win.awnd() {
+                self.bins.awnd_repeats(r.bin, w, r.n);
+            }
+            r.n = 0;
         }
     }
 
@@ -842,6 +872,7 @@ impl Stream {
 
     /// End of the connection: close what is still open.
     pub fn finish(&mut self, x: &mut Ctx, end: Nanos) {
+        self.fold_window_repeats();
         self.rx.close_spurious(x, &mut self.c);
         self.finish_timeout(x, end);
         self.win.finish(x.dir, x.ev);

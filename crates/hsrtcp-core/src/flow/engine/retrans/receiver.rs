@@ -181,10 +181,12 @@ impl ReceiverState {
     /// re-sends of what the timeout marked lost); after a longer pause the episode is over.
     #[inline]
     pub fn close_spurious_after_pause(&mut self, x: &mut Ctx, c: &mut Counts, ts: Nanos) {
+        // (the pause's scale only while an episode is open: every data segment asks)
+        let Some(last) = self.spur.as_ref().map(|r| r.last) else { return };
         let gap = x.rtt.est.rto().map_or(TIMER_TICK, |r| {
             (2 * x.rtt.est.srtt.unwrap_or(0)).max(r) + TIMER_TICK
         });
-        if self.spur.as_ref().is_some_and(|r| ts - r.last > gap) {
+        if ts - last > gap {
             self.close_spurious(x, c);
         }
     }
