@@ -1,5 +1,5 @@
 //! Turns the table registry (src/table/registry.tsv: every table's columns and schema
-//! version, declared once) into Rust constants, OUT_DIR/registry.rs, included by
+//! version, and the list of tables, declared once) into Rust constants, OUT_DIR/registry.rs, included by
 //! src/table/registry.rs. Why a data file: the declarations are data (a name, a type and a
 //! line of documentation each), and as Rust they were the same call written 319 times in
 //! ten files.
@@ -17,6 +17,7 @@ fn main() {
     let text = std::fs::read_to_string(REGISTRY).expect("the table registry is readable");
     let mut out = String::new();
     let mut in_list = false;
+    let mut tables = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() || line.starts_with('#') {
             continue;
@@ -33,7 +34,14 @@ fn main() {
                     writeln!(out, "pub const {name}: &[ColumnDef] = &[").unwrap();
                     in_list = true;
                 }
-                _ => panic!("{at}: not [version NAME N] or [columns NAME]"),
+                ["table", name, version, parts @ ..] if !parts.is_empty() => {
+                    let id = format!("{}_TABLE", name.to_uppercase());
+                    let parts = parts.join(", ");
+                    writeln!(out, "pub const {id}: Table = Table {{ name: {name:?}, version: {version}, parts: &[{parts}] }};")
+                        .unwrap();
+                    tables.push(id);
+                }
+                _ => panic!("{at}: not [version NAME N], [columns NAME] or [table NAME VERSION PARTS...]"),
             }
             continue;
         }
@@ -53,6 +61,7 @@ fn main() {
         }
     }
     close_list(&mut out, &mut in_list);
+    writeln!(out, "pub const TABLES: &[Table] = &[{}];", tables.join(", ")).unwrap();
     let dest = std::path::Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("registry.rs");
     std::fs::write(dest, out).expect("OUT_DIR is writable");
 }

@@ -21,7 +21,7 @@ __all__ = ["ID_SHIFT", "TABLES", "Dataset", "analyze", "analyze_one", "schemas"]
 
 
 def _frames(ipc: dict[str, bytes]) -> dict[str, pl.DataFrame]:
-    frames = {name: pl.read_ipc_stream(ipc[name]) for name in TABLES + MPTCP_TABLES + ("packets",) if name in ipc}
+    frames = {name: pl.read_ipc_stream(stream) for name, stream in ipc.items()}
     # A long connection hands its events and RTT samples on in chunks while it is open, so
     # flows can interleave; in memory they are grouped by flow again (each flow's own order kept).
     for t in ("events", "rtt"):

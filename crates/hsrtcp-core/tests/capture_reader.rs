@@ -280,14 +280,7 @@ fn gzip_pcap_and_pcapng_are_detected_by_magic() {
 fn many_records_through_small_irregular_reads() {
     // 40 000 records (≈ 4 MB, several buffer refills) delivered by a reader returning at
     // most 777 bytes per call: records straddle every refill boundary.
-    let rs: Vec<Rec> = (0..40_000u32)
-        .map(|i| Rec {
-            sec: i,
-            frac: 0,
-            data: eth_tcp(i, (i % 97) as usize),
-            orig: 1514,
-        })
-        .collect();
+    let rs = eth_tcp_records(40_000, |i| (i % 97) as usize, 1514);
     let file = pcap(false, true, 1, &rs);
     for gz in [false, true] {
         let bytes = if gz { gzip(&file) } else { file.clone() };
@@ -399,14 +392,7 @@ fn truncated_file_header() {
 
 #[test]
 fn record_cut_in_the_middle() {
-    let rs: Vec<Rec> = (0..4)
-        .map(|i| Rec {
-            sec: i,
-            frac: 0,
-            data: eth_tcp(i, 1460),
-            orig: 1514,
-        })
-        .collect();
+    let rs = eth_tcp_records(4, |_| 1460, 1514);
     let file = pcap(false, false, 1, &rs);
     let last = 24 + 3 * (16 + 1514);
     // Cut 200 bytes into the last record's data.
@@ -493,14 +479,7 @@ fn pcapng_bad_block_length() {
 
 #[test]
 fn gzip_truncated_or_corrupt_keeps_frames_before() {
-    let rs: Vec<Rec> = (0..3000)
-        .map(|i| Rec {
-            sec: i,
-            frac: 0,
-            data: eth_tcp(i, 200),
-            orig: 254,
-        })
-        .collect();
+    let rs = eth_tcp_records(3000, |_| 200, 254);
     let gz = gzip(&pcap(false, false, 1, &rs));
     let (got, err) = read_all(&gz[..gz.len() / 2], "half.pcap.gz");
     assert!(!got.is_empty() && got.len() < 3000, "{}", got.len());

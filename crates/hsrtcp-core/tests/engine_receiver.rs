@@ -63,7 +63,7 @@ fn hole_filled_after_dupacks_is_a_fast_retransmission() {
     let r = t.run();
     assert_eq!(r.flow_str("capture_near").as_deref(), Some("client"));
     assert_eq!(r.flow_str("data_vantage").as_deref(), Some("receiver"));
-    assert_eq!(r.kinds(), vec!["retransmission/fast", "handshake/complete"]);
+    assert_eq!(r.transcript(), "retransmission/fast handshake/complete");
     let i = r.rows("retransmission")[0];
     assert_eq!(str_at(&r.events, "cause", i).as_deref(), Some("hole_fill"));
     assert_eq!(r.flow_u64("retransmissions"), Some(1));
@@ -87,7 +87,7 @@ fn reordering_by_older_tsval_is_not_a_retransmission() {
     s.options.timestamp = Some((5_000_099, 0));
     t.ack(101.35, 3001);
     let r = t.run();
-    assert_eq!(r.kinds(), vec!["reordering", "handshake/complete"]);
+    assert_eq!(r.transcript(), "reordering handshake/complete");
     assert_eq!(r.flow_u64("reordering_segments"), Some(1));
     assert_eq!(r.flow_u64("retransmissions"), Some(0));
 }
@@ -111,15 +111,7 @@ fn original_arriving_after_its_own_resend_is_reordering_not_a_second_retransmiss
         t
     };
     let r = build().run_as("client");
-    assert_eq!(
-        r.kinds(),
-        vec![
-            "retransmission/fast",
-            "reordering/late_original",
-            "spurious_retransmission/receiver",
-            "handshake/complete"
-        ]
-    );
+    assert_eq!(r.transcript(), "retransmission/fast reordering/late_original spurious_retransmission/receiver handshake/complete");
     assert_eq!(r.flow_u64("retransmissions"), Some(1));
     assert_eq!(r.flow_u64("unnecessary_retransmissions"), Some(1));
     assert_eq!(r.flow_u64("reordering_segments"), Some(1));
@@ -161,10 +153,7 @@ fn reordering_without_timestamps_or_ip_ids_uses_the_rtt_scale() {
         s.ip_id = None;
     }
     let r = t.run();
-    assert_eq!(
-        r.kinds(),
-        vec!["reordering", "retransmission/fast", "handshake/complete"]
-    );
+    assert_eq!(r.transcript(), "reordering retransmission/fast handshake/complete");
 }
 
 #[test]
@@ -179,16 +168,7 @@ fn duplicate_after_silence_is_a_spurious_timeout_at_the_receiver() {
     t.data(450.0, 2001, 1000); // new data closes the episode
     t.ack(450.05, 3001);
     let r = t.run();
-    assert_eq!(
-        r.kinds(),
-        vec![
-            "suspension/idle",
-            "retransmission/rto",
-            "retransmission/rto",
-            "spurious_timeout/receiver",
-            "handshake/complete"
-        ]
-    );
+    assert_eq!(r.transcript(), "suspension/idle retransmission/rto retransmission/rto spurious_timeout/receiver handshake/complete");
     let i = r.rows("spurious_timeout")[0];
     assert_eq!(u64_at(&r.events, "count", i), Some(2));
     assert_eq!(r.flow_u64("spurious_timeouts"), Some(1));
@@ -239,15 +219,7 @@ fn fills_of_data_lost_during_a_silence_belong_to_the_timeout_recovery() {
     t.data(1100.3, 3001, 1000);
     t.ack(1100.35, 6001);
     let r = t.run();
-    assert_eq!(
-        r.kinds(),
-        vec![
-            "suspension/idle",
-            "retransmission/rto",
-            "retransmission/rto",
-            "handshake/complete"
-        ]
-    );
+    assert_eq!(r.transcript(), "suspension/idle retransmission/rto retransmission/rto handshake/complete");
 }
 
 /// The phone stops reading: its window closes, Linux probes with empty segments one byte

@@ -52,7 +52,7 @@ fn clean_transfer_rtt_by_karn_handshake_and_close() {
     t.raw(150.5, true, FA, 1, 4002, 0, 502);
     t.raw(150.6, false, A, 4002, 2, 0, 509);
     let r = t.run();
-    assert_eq!(r.kinds(), vec!["handshake/complete", "close/fin"]);
+    assert_eq!(r.transcript(), "handshake/complete close/fin");
     assert_eq!(r.flow_str("capture_near").as_deref(), Some("server"));
     assert_eq!(
         r.flow_str("capture_near_source").as_deref(),
@@ -91,7 +91,7 @@ fn fast_retransmit_after_three_dupacks_and_karn_skips_the_ack_after_it() {
     t.data(150.8, 6001, 1000);
     t.ack(200.8, 7001);
     let r = t.run();
-    assert_eq!(r.kinds(), vec!["retransmission/fast", "handshake/complete"]);
+    assert_eq!(r.transcript(), "retransmission/fast handshake/complete");
     let rtts = r.rtts("ack");
     // 100.2 covers [1001,2001) sent at 50.3; the ACK at 150.7 is skipped (a retransmission
     // was sent after the segments it covers); 200.8 covers new data sent at 150.8
@@ -119,18 +119,10 @@ fn timeout_sequence_with_backoff_genuine_by_eifel() {
     t.data(850.4, 1001, 1000);
     t.ack(900.4, 2001);
     let r = t.run();
+    // the back-off silences are suspensions too (M24 has no cause filter)
     assert_eq!(
-        r.kinds(),
-        vec![
-            // the back-off silences are suspensions too (M24 has no cause filter)
-            "suspension/stalled",
-            "retransmission/rto",
-            "suspension/stalled",
-            "retransmission/rto",
-            "timeout_sequence/recovered",
-            "retransmission/rto",
-            "handshake/complete"
-        ]
+        r.transcript(),
+        "suspension/stalled retransmission/rto suspension/stalled retransmission/rto timeout_sequence/recovered retransmission/rto handshake/complete"
     );
     let i = r.rows("timeout_sequence")[0];
     assert_eq!(u64_at(&r.events, "count", i), Some(2));
@@ -160,17 +152,7 @@ fn spurious_timeout_found_by_eifel_and_dsack() {
     t.sack(410.0, 1001, &[(1, 1001)]); // D-SACK for the duplicate
     t.echo(400.2, false);
     let r = t.run();
-    assert_eq!(
-        r.kinds(),
-        vec![
-            "suspension/stalled",
-            "retransmission/rto",
-            "timeout_sequence/recovered",
-            "spurious_timeout/eifel",
-            "spurious_timeout/dsack",
-            "handshake/complete"
-        ]
-    );
+    assert_eq!(r.transcript(), "suspension/stalled retransmission/rto timeout_sequence/recovered spurious_timeout/eifel spurious_timeout/dsack handshake/complete");
     assert_eq!(r.flow_u64("spurious_timeouts"), Some(1));
     assert_eq!(r.flow_u64("spurious_timeouts_eifel"), Some(1));
     assert_eq!(r.flow_u64("spurious_timeouts_dsack"), Some(1));
@@ -190,14 +172,7 @@ fn tail_loss_probe_re_sends_the_last_segment() {
     t.data(250.1, 2001, 1000);
     t.ack(300.1, 4001);
     let r = t.run();
-    assert_eq!(
-        r.kinds(),
-        vec![
-            "retransmission/tlp",
-            "retransmission/fast",
-            "handshake/complete"
-        ]
-    );
+    assert_eq!(r.transcript(), "retransmission/tlp retransmission/fast handshake/complete");
     assert_eq!(r.flow_u64("retrans_tlp"), Some(1));
 }
 
@@ -215,14 +190,7 @@ fn sack_recovery_refills_the_second_hole() {
     t.sack(150.8, 5001, &[(6001, 8001)]);
     t.ack(151.0, 8001);
     let r = t.run();
-    assert_eq!(
-        r.kinds(),
-        vec![
-            "retransmission/fast",
-            "retransmission/sack_refill",
-            "handshake/complete"
-        ]
-    );
+    assert_eq!(r.transcript(), "retransmission/fast retransmission/sack_refill handshake/complete");
     assert_eq!(r.flow_u64("retrans_sack_refill"), Some(1));
     assert_eq!(r.flow_u64("retransmissions"), Some(2));
 }
@@ -239,7 +207,7 @@ fn sequence_numbers_wrap_around_inside_a_retransmission() {
     t.data(100.6, 1001, 1000); // raw seq u32::MAX-498 .. 501 crosses zero
     t.ack(150.6, 5001);
     let r = t.run();
-    assert_eq!(r.kinds(), vec!["retransmission/fast", "handshake/complete"]);
+    assert_eq!(r.transcript(), "retransmission/fast handshake/complete");
     let i = r.rows("retransmission")[0];
     assert_eq!(i64_at(&r.events, "seq_start", i), Some(1001));
     assert_eq!(i64_at(&r.events, "seq_end", i), Some(2001));
@@ -259,15 +227,7 @@ fn window_scaling_zero_window_and_probe_is_not_a_retransmission() {
     t.data(600.1, 1001, 1000);
     t.ack(650.1, 2001);
     let r = t.run();
-    assert_eq!(
-        r.kinds(),
-        vec![
-            "window_probe/one_byte",
-            "suspension/stalled",
-            "zero_window/reopened",
-            "handshake/complete"
-        ]
-    );
+    assert_eq!(r.transcript(), "window_probe/one_byte suspension/stalled zero_window/reopened handshake/complete");
     let i = r.rows("zero_window")[0];
     assert!(close(f64_at(&r.events, "duration_s", i).unwrap(), 0.4998));
     assert_eq!(r.flow_u64("zero_window_probes"), Some(1));
@@ -289,7 +249,7 @@ fn network_duplicate_is_not_a_retransmission() {
     t.segs.push(d);
     t.ack(100.2, 1001);
     let r = t.run();
-    assert_eq!(r.kinds(), vec!["duplicate/network", "handshake/complete"]);
+    assert_eq!(r.transcript(), "duplicate/network handshake/complete");
     assert_eq!(r.flow_u64("network_duplicates"), Some(1));
     assert_eq!(r.flow_u64("retransmissions"), Some(0));
 }
@@ -302,15 +262,7 @@ fn reset_with_unacknowledged_data_is_an_interruption_and_silence_a_suspension() 
     t.ack(100.2, 1001);
     t.raw(1500.0, true, RA, 1, 1001, 0, 0);
     let r = t.run();
-    assert_eq!(
-        r.kinds(),
-        vec![
-            "suspension/stalled",
-            "handshake/complete",
-            "close/rst",
-            "interruption/rst"
-        ]
-    );
+    assert_eq!(r.transcript(), "suspension/stalled handshake/complete close/rst interruption/rst");
     assert_eq!(r.flow_bool("interrupted"), Some(true));
     assert_eq!(r.flow_str("interruption_reason").as_deref(), Some("rst"));
     assert_eq!(r.flow_u64("suspensions_stalled"), Some(1));
@@ -355,16 +307,7 @@ fn dsack_alone_finds_a_spurious_timeout_without_timestamps() {
     t.data(400.2, 1, 1000); // RTO (after the lone probe's time); the original had arrived, its ACK was lost
     t.sack(400.3, 1001, &[(1, 1001)]); // the duplicate is reported below the cumulative ACK
     let r = t.run();
-    assert_eq!(
-        r.kinds(),
-        vec![
-            "suspension/stalled",
-            "retransmission/rto",
-            "spurious_timeout/dsack",
-            "timeout_sequence/recovered",
-            "handshake/complete"
-        ]
-    );
+    assert_eq!(r.transcript(), "suspension/stalled retransmission/rto spurious_timeout/dsack timeout_sequence/recovered handshake/complete");
     assert_eq!(r.flow_u64("spurious_timeouts_dsack"), Some(1));
     assert_eq!(r.flow_u64("spurious_timeouts_eifel"), None); // timestamps off
     assert_eq!(r.flow_u64("spurious_timeouts"), Some(1));
@@ -386,17 +329,7 @@ fn dsacks_of_other_segments_do_not_prove_a_needed_timeout_spurious() {
     t.ack(480.0, 2001); // the held original arrived
     t.sack(500.3, 2001, &[(1001, 2001)]); // its re-send arrived as a duplicate
     let r = t.run();
-    assert_eq!(
-        r.kinds(),
-        vec![
-            "suspension/stalled",
-            "retransmission/rto",
-            "timeout_sequence/recovered",
-            "retransmission/rto",
-            "spurious_retransmission/dsack",
-            "handshake/complete"
-        ]
-    );
+    assert_eq!(r.transcript(), "suspension/stalled retransmission/rto timeout_sequence/recovered retransmission/rto spurious_retransmission/dsack handshake/complete");
     assert_eq!(r.flow_u64("timeouts"), Some(1));
     assert_eq!(r.flow_u64("spurious_timeouts_dsack"), Some(0));
     assert_eq!(r.flow_u64("spurious_timeouts"), Some(0));

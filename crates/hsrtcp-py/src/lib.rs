@@ -11,17 +11,13 @@ use std::sync::Mutex;
 
 use arrow_array::RecordBatch;
 
-use hsrtcp_core::analyze::{analyze_capture_tapped, CAPTURES_VERSION, CAPTURE_COLUMNS};
-use hsrtcp_core::flow::event::{EVENTS_VERSION, EVENT_COLUMNS};
-use hsrtcp_core::flow::packets::{PACKETS_VERSION, PACKET_COLUMNS};
-use hsrtcp_core::flow::rtt_sample::{RTT_COLUMNS, RTT_VERSION};
-use hsrtcp_core::flow::{engine, table, CaptureInfo};
+use hsrtcp_core::analyze::analyze_capture_tapped;
+use hsrtcp_core::flow::CaptureInfo;
 use hsrtcp_core::matcher::join::MATCHED_ID_COLUMNS;
 use hsrtcp_core::matcher::metrics::MATCH_SERIES_COLUMNS;
-use hsrtcp_core::matcher::pair_stats::{PAIR_STATS_COLUMNS, PAIR_STATS_VERSION};
 use hsrtcp_core::matcher::MATCH_COLUMNS;
-use hsrtcp_core::mptcp::table as mptcp_table;
 use hsrtcp_core::table::parquet::{ParquetDir, TableSender, WriteError, ROW_GROUP, SEND_ROWS};
+use hsrtcp_core::table::registry::TABLES;
 use hsrtcp_core::table::{to_ipc_stream, ColumnDef};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
@@ -206,24 +202,10 @@ impl ParquetOut {
     }
 }
 
-/// The tables the binding writes: name, declared columns (the parts in order), schema version.
-const TABLES: &[(&str, &[&[ColumnDef]], u32)] = &[
-    ("flows", &[table::FLOW_COLUMNS, engine::FLOW_COLUMNS], table::FLOWS_VERSION),
-    ("events", &[EVENT_COLUMNS], EVENTS_VERSION),
-    ("rtt", &[RTT_COLUMNS], RTT_VERSION),
-    ("series", &[table::SERIES_COLUMNS, engine::SERIES_COLUMNS], table::SERIES_VERSION),
-    ("captures", &[CAPTURE_COLUMNS], CAPTURES_VERSION),
-    ("packets", &[PACKET_COLUMNS], PACKETS_VERSION),
-    ("mptcp", &[mptcp_table::MPTCP_COLUMNS], mptcp_table::MPTCP_VERSION),
-    ("mptcp_subflows", &[mptcp_table::MPTCP_SUBFLOW_COLUMNS], mptcp_table::MPTCP_VERSION),
-    ("mptcp_series", &[mptcp_table::MPTCP_SERIES_COLUMNS], mptcp_table::MPTCP_VERSION),
-    ("pair_stats", &[PAIR_STATS_COLUMNS], PAIR_STATS_VERSION),
-];
-
 /// The output directory of a run, each table's file saying its schema version. Its error
 /// stays a text ("DIR: cannot create directory: ..."): the callers show it as it is.
 pub(crate) fn create_dir(dir: &std::path::Path, prefix: &str) -> PyResult<ParquetDir> {
-    let versions: Vec<(&'static str, u32)> = TABLES.iter().map(|&(t, _, v)| (t, v)).collect();
+    let versions: Vec<(&'static str, u32)> = TABLES.iter().map(|t| (t.name, t.version)).collect();
     ParquetDir::create(dir, prefix, &versions).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
 }
 
@@ -249,8 +231,8 @@ fn describe(parts: &[&[ColumnDef]]) -> Vec<(String, String, String)> {
 #[pyfunction]
 fn schemas(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new_bound(py);
-    for (name, parts, _) in TABLES {
-        d.set_item(name, describe(parts))?;
+    for t in TABLES {
+        d.set_item(t.name, describe(t.parts))?;
     }
     Ok(d)
 }
@@ -259,8 +241,8 @@ fn schemas(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 #[pyfunction]
 fn schema_versions(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new_bound(py);
-    for (name, _, version) in TABLES {
-        d.set_item(name, version)?;
+    for t in TABLES {
+        d.set_item(t.name, t.version)?;
     }
     Ok(d)
 }

@@ -82,21 +82,17 @@ def _outside(exc: Exception, dirs: list[str]) -> str:
             f"directories given ({given}) and nothing else (no other file, extension or network)")
 
 
-# Tables a results directory can hold (docs/formats/, docs/formats/context.md): naming one
-# that none of the directories has is an input problem (exit 3), not a typo in the SQL.
-KNOWN_TABLES = {"flows", "events", "rtt", "series", "captures", "pair_stats", "radio", "handoffs",
-                "context", "suspensions", "coverage", "labels"}
-
-
 def _missing_table(con, dirs: list[str], exc: Exception) -> None:
     import re
 
     from hsrtcp.errors import InputError
     from hsrtcp.query import schema
+    # the tables a results directory can hold: the core's registry and the Python-written ones
+    from hsrtcp.versions import VERSIONS
 
     m = re.search(r"Table with name (\S+) does not exist", str(exc))
     views = ", ".join(v for v, _ in schema(con))
-    if m and m.group(1).strip('"') in KNOWN_TABLES:
+    if m and m.group(1).strip('"') in VERSIONS:
         name = m.group(1).strip('"')
         raise InputError(f"{', '.join(dirs)}: no {name}.parquet in {'this directory' if len(dirs) == 1 else 'any of them'} "
                          f"(tables: {views})")

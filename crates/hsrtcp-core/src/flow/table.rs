@@ -16,6 +16,7 @@ use crate::flow::tunnel::FlowOuters;
 use crate::mptcp::table::MptcpTables;
 use crate::mptcp::{SubflowEnd, SubflowIds, Tracker};
 pub use crate::table::registry::{FLOWS_VERSION, FLOW_COLUMNS, SERIES_COLUMNS, SERIES_VERSION};
+use crate::table::registry::{FLOWS_TABLE, SERIES_TABLE};
 use crate::table::TableBuilder;
 use crate::wire::{Nanos, Segment};
 
@@ -75,11 +76,11 @@ impl Output {
 impl Default for Output {
     fn default() -> Self {
         Output {
-            flows: TableBuilder::new(&[FLOW_COLUMNS, engine::FLOW_COLUMNS]),
+            flows: TableBuilder::new(FLOWS_TABLE.parts),
             events: TableBuilder::new(&[EVENT_COLUMNS]),
             // The long table (an RTT sample per ACK): room for a batch's worth.
             rtt: RttRows::with_capacity(crate::table::parquet::ROW_GROUP),
-            series: TableBuilder::new(&[SERIES_COLUMNS, engine::SERIES_COLUMNS]),
+            series: TableBuilder::new(SERIES_TABLE.parts),
             mptcp: MptcpTables::default(),
         }
     }

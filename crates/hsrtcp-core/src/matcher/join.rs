@@ -11,9 +11,9 @@ use arrow_array::{new_null_array, Array, ArrayRef, BooleanArray, RecordBatch, St
 use arrow_schema::{FieldRef, Schema, SchemaRef};
 use arrow_select::interleave::interleave;
 
-use crate::flow::{engine, table};
 use crate::matcher::metrics::MATCH_SERIES_COLUMNS;
 use crate::matcher::{PairingMethod, MATCH_COLUMNS};
+use crate::table::registry::{FLOWS_TABLE, SERIES_TABLE};
 pub use crate::table::registry::MATCHED_ID_COLUMNS;
 use crate::table::schema_of;
 
@@ -37,9 +37,9 @@ pub struct PairSchemas {
 
 impl Default for PairSchemas {
     fn default() -> Self {
-        let single_flows = schema_of(&[table::FLOW_COLUMNS, engine::FLOW_COLUMNS].concat());
+        let single_flows = schema_of(&FLOWS_TABLE.parts.concat());
         let flows = union_schema(&single_flows, &[&schema_of(MATCH_COLUMNS), &schema_of(MATCHED_ID_COLUMNS)]);
-        let single_series = schema_of(&[table::SERIES_COLUMNS, engine::SERIES_COLUMNS].concat());
+        let single_series = schema_of(&SERIES_TABLE.parts.concat());
         let series = union_schema(&single_series, &[&schema_of(MATCH_SERIES_COLUMNS)]);
         PairSchemas { single_flows: Arc::new(single_flows), flows, series }
     }

@@ -522,7 +522,7 @@ mod tests {
 
     #[test]
     fn batches_from_several_threads_land_in_one_file_per_table() {
-        let dir = std::env::temp_dir().join(format!("hsrtcp-parquet-test-{}", std::process::id()));
+        let dir = test_dir("test");
         let out = ParquetDir::create(&dir, ".new.", &[]).unwrap();
         let handles: Vec<_> = (0..3)
             .map(|i| {
@@ -552,7 +552,7 @@ mod tests {
 
     #[test]
     fn close_does_not_wait_for_senders_still_held() {
-        let dir = std::env::temp_dir().join(format!("hsrtcp-parquet-held-{}", std::process::id()));
+        let dir = test_dir("held");
         let out = ParquetDir::create(&dir, "", &[]).unwrap();
         let held = out.sender();
         held.send("things", batch(0, 5)).unwrap();
@@ -565,13 +565,13 @@ mod tests {
 
     #[test]
     fn dropped_without_close_leaves_no_files() {
-        let dir = std::env::temp_dir().join(format!("hsrtcp-parquet-drop-{}", std::process::id()));
+        let dir = test_dir("drop");
         let out = ParquetDir::create(&dir, ".new.", &[]).unwrap();
         out.sender().send("things", batch(0, 10)).unwrap();
         // a spooled capture too
         out.sender().for_capture(1).send("things", batch(10, 10)).unwrap();
         drop(out);
-        let names: Vec<_> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+        let names = names_in(&dir);
         assert!(names.is_empty(), "left behind: {names:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -596,7 +596,7 @@ mod tests {
 
     #[test]
     fn rows_land_in_capture_order_whatever_the_timing() {
-        let dir = std::env::temp_dir().join(format!("hsrtcp-parquet-order-{}", std::process::id()));
+        let dir = test_dir("order");
         let out = ParquetDir::create(&dir, "", &[]).unwrap();
         let s = out.sender();
         let (c0, c1, c2) = (s.for_capture(0), s.for_capture(1), s.for_capture(2));
@@ -613,14 +613,14 @@ mod tests {
         c1.done();
         out.close().unwrap();
         assert_eq!(column_n(&dir.join("things.parquet")), vec![0, 1, 2, 3, 100, 101, 102, 103, 104, 200, 201, 202]);
-        let names: Vec<_> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+        let names = names_in(&dir);
         assert_eq!(names.len(), 1, "spool files left: {names:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn every_file_names_its_table_and_schema_version() {
-        let dir = std::env::temp_dir().join(format!("hsrtcp-parquet-meta-{}", std::process::id()));
+        let dir = test_dir("meta");
         let out = ParquetDir::create(&dir, "", &[("things", 3)]).unwrap();
         out.sender().send("things", batch(0, 5)).unwrap();
         out.sender().send("other", batch(0, 5)).unwrap();
@@ -637,12 +637,26 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// `dir/name` made a link to /dev/full, where every write fails with ENOSPC.
-    fn full_device(dir: &Path, name: &str) -> PathBuf {
-        std::fs::create_dir_all(dir).unwrap();
+    /// This test's directory under the system's temporary one (named for the process: tests
+    /// of two runs at once do not meet).
+    fn test_dir(test: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("hsrtcp-parquet-{test}-{}", std::process::id()))
+    }
+
+    /// The names of the files in `dir`.
+    fn names_in(dir: &Path) -> Vec<std::ffi::OsString> {
+        std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect()
+    }
+
+    /// This test's output directory with the file `name` a link to /dev/full, where every
+    /// write fails with ENOSPC: (the directory, the file, the output writing there with `prefix`).
+    fn on_a_full_device(test: &str, name: &str, prefix: &str) -> (PathBuf, PathBuf, ParquetDir) {
+        let dir = test_dir(test);
+        std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
         std::os::unix::fs::symlink("/dev/full", &path).unwrap();
-        path
+        let out = ParquetDir::create(&dir, prefix, &[]).unwrap();
+        (dir, path, out)
     }
 
     fn assert_no_space(err: &WriteError, path: &Path) {
@@ -655,21 +669,17 @@ mod tests {
     #[test]
     fn a_full_disk_at_close_is_the_system_error_naming_the_file() {
         // The footer write failed as "External: transport error", without the errno.
-        let dir = std::env::temp_dir().join(format!("hsrtcp-parquet-full-{}", std::process::id()));
-        let path = full_device(&dir, ".new.things.parquet");
-        let out = ParquetDir::create(&dir, ".new.", &[]).unwrap();
+        let (dir, path, out) = on_a_full_device("full", ".new.things.parquet", ".new.");
         out.sender().send("things", batch(0, 10)).unwrap();
         assert_no_space(&out.close().unwrap_err(), &path);
-        let names: Vec<_> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+        let names = names_in(&dir);
         assert!(names.is_empty(), "left behind: {names:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn a_send_after_a_failed_write_returns_that_error() {
-        let dir = std::env::temp_dir().join(format!("hsrtcp-parquet-stopped-{}", std::process::id()));
-        let path = full_device(&dir, "things.parquet");
-        let out = ParquetDir::create(&dir, "", &[]).unwrap();
+        let (dir, path, out) = on_a_full_device("stopped", "things.parquet", "");
         let s = out.sender();
         // A whole row group goes to the file: its write fails and the writer stops.
         let mut sent = 0;
@@ -687,9 +697,7 @@ mod tests {
 
     #[test]
     fn a_spool_file_that_cannot_be_written_is_the_system_error_naming_it() {
-        let dir = std::env::temp_dir().join(format!("hsrtcp-parquet-spool-full-{}", std::process::id()));
-        let path = full_device(&dir, "spool1.things.arrows");
-        let out = ParquetDir::create(&dir, "", &[]).unwrap();
+        let (dir, path, out) = on_a_full_device("spool-full", "spool1.things.arrows", "");
         let s = out.sender();
         s.for_capture(1).send("things", batch(100, 5)).unwrap();
         s.for_capture(1).done();

@@ -85,6 +85,48 @@ fn v4(d: &[u8], wire_len: usize) -> Result<IpInfo, Stop> {
     })
 }
 
+/// IPv6's fragment header type.
+pub(super) const FRAGMENT: u8 = 44;
+
+/// One IPv6 extension header, as [`v6_ext_header`] reads it.
+pub(super) struct V6Ext {
+    /// Its next header field.
+    pub next: u8,
+    /// Its length in bytes.
+    pub len: usize,
+    /// A fragment header's offset and flags field (offset << 3 | M); 0 for the others.
+    pub fragment: u16,
+}
+
+/// The extension header of type `kind` at `p`, for the TCP decoder and the tunnel decoder's
+/// walk to an encapsulated packet; `None` when `kind` is not one of them (TCP, UDP, ESP, no
+/// next header, ...).
+#[inline]
+pub(super) fn v6_ext_header(d: &[u8], p: usize, kind: u8) -> Result<Option<V6Ext>, Stop> {
+    let need = |end: usize| if d.len() < end { Err(mal(MalformedReason::Ipv6ExtHeaderTruncated)) } else { Ok(()) };
+    let len = match kind {
+        // Fragment: next(1) reserved(1) offset/flags(2) id(4).
+        FRAGMENT => {
+            need(p + 8)?;
+            return Ok(Some(V6Ext { next: d[p], len: 8, fragment: be16(d, p + 2) }));
+        }
+        // Hop-by-hop, routing, destination options, mobility, HIP, shim6:
+        // next(1) len(1) in 8-byte units not counting the first 8.
+        0 | 43 | 60 | 135 | 139 | 140 => {
+            need(p + 2)?;
+            (d[p + 1] as usize + 1) * 8
+        }
+        // Authentication header: length in 4-byte units minus 2.
+        51 => {
+            need(p + 2)?;
+            (d[p + 1] as usize + 2) * 4
+        }
+        _ => return Ok(None),
+    };
+    need(p + len)?;
+    Ok(Some(V6Ext { next: d[p], len, fragment: 0 }))
+}
+
 #[inline]
 fn v6(d: &[u8], wire_len: usize) -> Result<IpInfo, Stop> {
     if d.len() < 40 {
@@ -95,56 +137,17 @@ fn v6(d: &[u8], wire_len: usize) -> Result<IpInfo, Stop> {
     let mut p = 40;
     let mut jumbo: Option<usize> = None;
     // Each extension header is at least 8 bytes, so this loop ends within the frame.
-    loop {
-        match next {
-            TCP => break,
-            // Hop-by-hop, routing, destination options, mobility, HIP, shim6:
-            // next(1) len(1) in 8-byte units not counting the first 8.
-            0 | 43 | 60 | 135 | 139 | 140 => {
-                if d.len() < p + 2 {
-                    return Err(mal(MalformedReason::Ipv6ExtHeaderTruncated));
-                }
-                let hl = (d[p + 1] as usize + 1) * 8;
-                if d.len() < p + hl {
-                    return Err(mal(MalformedReason::Ipv6ExtHeaderTruncated));
-                }
-                if next == 0 && plen == 0 {
-                    jumbo = jumbo_len(&d[p + 2..p + hl]);
-                }
-                next = d[p];
-                p += hl;
-            }
-            // Fragment: next(1) reserved(1) offset/flags(2) id(4).
-            44 => {
-                if d.len() < p + 8 {
-                    return Err(mal(MalformedReason::Ipv6ExtHeaderTruncated));
-                }
-                next = d[p];
-                let offset = be16(d, p + 2) >> 3;
-                p += 8;
-                if offset != 0 {
-                    return Err(if next == TCP {
-                        mal(MalformedReason::IpFragment)
-                    } else {
-                        Stop::NotTcp
-                    });
-                }
-            }
-            // Authentication header: length in 4-byte units minus 2.
-            51 => {
-                if d.len() < p + 2 {
-                    return Err(mal(MalformedReason::Ipv6ExtHeaderTruncated));
-                }
-                let hl = (d[p + 1] as usize + 2) * 4;
-                if d.len() < p + hl {
-                    return Err(mal(MalformedReason::Ipv6ExtHeaderTruncated));
-                }
-                next = d[p];
-                p += hl;
-            }
-            // ESP (encrypted), no next header, UDP, ICMPv6, …
-            _ => return Err(Stop::NotTcp),
+    while next != TCP {
+        // ESP (encrypted), no next header, UDP, ICMPv6, …
+        let Some(h) = v6_ext_header(d, p, next)? else { return Err(Stop::NotTcp) };
+        if next == 0 && plen == 0 {
+            jumbo = jumbo_len(&d[p + 2..p + h.len]);
         }
+        if next == FRAGMENT && h.fragment >> 3 != 0 {
+            return Err(if h.next == TCP { mal(MalformedReason::IpFragment) } else { Stop::NotTcp });
+        }
+        next = h.next;
+        p += h.len;
     }
     // Payload length 0: a jumbogram (RFC 2675) or an offloaded giant (Linux BIG TCP).
     let after_fixed = match (plen, jumbo) {

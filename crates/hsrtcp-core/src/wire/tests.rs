@@ -22,6 +22,11 @@ fn tcp(lt: LinkType, data: &[u8]) -> Segment {
     }
 }
 
+/// A frame captured whole, decoded.
+fn decode_whole(lt: LinkType, data: &[u8]) -> Decoded {
+    decode_packet(lt, data, data.len() as u32, 0)
+}
+
 /// Malformed reason of a frame captured with a snaplen from a long packet (so that headers
 /// cut by the capture are not mistaken for lying length fields).
 fn reason(lt: LinkType, data: &[u8]) -> &'static str {
@@ -45,12 +50,14 @@ fn syn_v4() -> Vec<u8> {
     hex(&format!("{IP4_60} {TCP_SYN}"))
 }
 
+/// The IPv4 SYN decoded behind the link-layer header `link` (hex).
+fn syn_behind(lt: LinkType, link: &str) -> Segment {
+    tcp(lt, &[hex(link), syn_v4()].concat())
+}
+
 #[test]
 fn ethernet_ipv4_syn_all_fields() {
-    let s = tcp(
-        LinkType::ETHERNET,
-        &hex(&format!("{ETH_V4} {IP4_60} {TCP_SYN}")),
-    );
+    let s = syn_behind(LinkType::ETHERNET, ETH_V4);
     assert_eq!(s.ts, 7);
     assert_eq!(s.src, "10.0.0.1".parse::<IpAddr>().unwrap());
     assert_eq!(s.dst, "10.0.0.2".parse::<IpAddr>().unwrap());
@@ -90,20 +97,10 @@ fn ethernet_padding_is_not_payload() {
 #[test]
 fn vlan_and_qinq_tags() {
     // 802.1Q tag VID 100, then IPv4.
-    let s = tcp(
-        LinkType::ETHERNET,
-        &hex(&format!(
-            "020000000002 020000000001 8100 0064 0800 {IP4_60} {TCP_SYN}"
-        )),
-    );
+    let s = syn_behind(LinkType::ETHERNET, "020000000002 020000000001 8100 0064 0800");
     assert_eq!(s.options.mss, Some(1460));
     // 802.1ad outer tag VID 10 + 802.1Q inner tag VID 100.
-    let s = tcp(
-        LinkType::ETHERNET,
-        &hex(&format!(
-            "020000000002 020000000001 88a8 000a 8100 0064 0800 {IP4_60} {TCP_SYN}"
-        )),
-    );
+    let s = syn_behind(LinkType::ETHERNET, "020000000002 020000000001 88a8 000a 8100 0064 0800");
     assert_eq!(s.sport, 40000);
     // Tag cut short.
     assert_eq!(
@@ -118,47 +115,24 @@ fn vlan_and_qinq_tags() {
 #[test]
 fn pppoe_and_mpls() {
     // PPPoE session (ver/type 11, code 0, session 1, length 62), PPP protocol 0x0021 IPv4.
-    let s = tcp(
-        LinkType::ETHERNET,
-        &hex(&format!(
-            "020000000002 020000000001 8864 1100 0001 003e 0021 {IP4_60} {TCP_SYN}"
-        )),
-    );
+    let s = syn_behind(LinkType::ETHERNET, "020000000002 020000000001 8864 1100 0001 003e 0021");
     assert_eq!(s.dport, 80);
     // Two MPLS labels (16, then 17 with bottom-of-stack), then IPv4 by its nibble.
-    let s = tcp(
-        LinkType::ETHERNET,
-        &hex(&format!(
-            "020000000002 020000000001 8847 00010040 000111ff {IP4_60} {TCP_SYN}"
-        )),
-    );
+    let s = syn_behind(LinkType::ETHERNET, "020000000002 020000000001 8847 00010040 000111ff");
     assert_eq!(s.seq, 1000);
     // MPLS carrying an Ethernet pseudowire control word (nibble 0) cut inside the
     // pseudowire's Ethernet header (whole ones decode: tunnel_tests.rs).
     let d = hex("020000000002 020000000001 8847 000111ff 00000000 020000000002");
-    assert_eq!(
-        decode_packet(LinkType::ETHERNET, &d, d.len() as u32, 0),
-        Decoded::Malformed(MalformedReason::ShortLinkHeader)
-    );
+    assert_eq!(decode_whole(LinkType::ETHERNET, &d), Decoded::Malformed(MalformedReason::ShortLinkHeader));
 }
 
 #[test]
 fn linux_cooked_v1_and_v2() {
     // SLL v1: outgoing (4), ARPHRD_ETHER (1), address length 6, address + 2 pad, 0x0800.
-    let s = tcp(
-        LinkType::LINUX_SLL,
-        &hex(&format!(
-            "0004 0001 0006 020000000001 0000 0800 {IP4_60} {TCP_SYN}"
-        )),
-    );
+    let s = syn_behind(LinkType::LINUX_SLL, "0004 0001 0006 020000000001 0000 0800");
     assert_eq!(s.options.wscale, Some(7));
     // SLL2: protocol 0x0800, reserved, ifindex 2, ARPHRD_ETHER, host (0), addrlen 6, address.
-    let s = tcp(
-        LinkType::LINUX_SLL2,
-        &hex(&format!(
-            "0800 0000 00000002 0001 00 06 0200000000010000 {IP4_60} {TCP_SYN}"
-        )),
-    );
+    let s = syn_behind(LinkType::LINUX_SLL2, "0800 0000 00000002 0001 00 06 0200000000010000");
     assert_eq!(s.options.timestamp, Some((100, 0)));
     assert_eq!(
         reason(LinkType::LINUX_SLL2, &hex("0800 0000 00000002 0001 00 06")),
@@ -166,10 +140,7 @@ fn linux_cooked_v1_and_v2() {
     );
     // SLL v1 carrying ARP (0x0806).
     let d = hex("0000 0001 0006 020000000001 0000 0806 0001 0800 0604 0001");
-    assert_eq!(
-        decode_packet(LinkType::LINUX_SLL, &d, d.len() as u32, 0),
-        Decoded::NotTcp
-    );
+    assert_eq!(decode_whole(LinkType::LINUX_SLL, &d), Decoded::NotTcp);
 }
 
 #[test]
@@ -220,10 +191,7 @@ fn bsd_null_and_openbsd_loop() {
     }
     // AF_APPLETALK-ish 16: another protocol.
     let d = [hex("10000000"), syn_v4()].concat();
-    assert_eq!(
-        decode_packet(LinkType::NULL, &d, d.len() as u32, 0),
-        Decoded::NotTcp
-    );
+    assert_eq!(decode_whole(LinkType::NULL, &d), Decoded::NotTcp);
     assert_eq!(reason(LinkType::NULL, &hex("0200")), "short_link_header");
 }
 
@@ -308,10 +276,7 @@ fn ipv4_options_fragments_and_other_protocols() {
     assert_eq!(reason(LinkType::RAW, &d), "ip_fragment");
     // UDP 5353 → 5353.
     let d = hex("4500 001c 0001 0000 4011 0000 0a000001 0a000002 14e9 14e9 0008 0000");
-    assert_eq!(
-        decode_packet(LinkType::RAW, &d, d.len() as u32, 0),
-        Decoded::NotTcp
-    );
+    assert_eq!(decode_whole(LinkType::RAW, &d), Decoded::NotTcp);
 }
 
 #[test]

@@ -669,33 +669,15 @@ fn outer_ip(d: &[u8], wire: usize) -> Result<Option<OuterIp>, Stop> {
             }
             let (mut next, mut p, mut more_fragments) = (d[6], 40usize, false);
             // Every extension header is at least 8 bytes: the loop ends within the frame.
-            loop {
-                match next {
-                    0 | 43 | 60 | 135 | 139 | 140 | 51 => {
-                        if d.len() < p + 2 {
-                            return Err(mal(MalformedReason::Ipv6ExtHeaderTruncated));
-                        }
-                        let hl = if next == 51 { (d[p + 1] as usize + 2) * 4 } else { (d[p + 1] as usize + 1) * 8 };
-                        if d.len() < p + hl {
-                            return Err(mal(MalformedReason::Ipv6ExtHeaderTruncated));
-                        }
-                        next = d[p];
-                        p += hl;
+            while let Some(h) = ip::v6_ext_header(d, p, next)? {
+                if next == ip::FRAGMENT {
+                    if h.fragment >> 3 != 0 {
+                        return Ok(None);
                     }
-                    44 => {
-                        if d.len() < p + 8 {
-                            return Err(mal(MalformedReason::Ipv6ExtHeaderTruncated));
-                        }
-                        next = d[p];
-                        let f = be16(d, p + 2);
-                        p += 8;
-                        if f >> 3 != 0 {
-                            return Ok(None);
-                        }
-                        more_fragments = f & 1 != 0;
-                    }
-                    _ => break,
+                    more_fragments = h.fragment & 1 != 0;
                 }
+                next = h.next;
+                p += h.len;
             }
             if p - 40 > plen {
                 return Err(mal(MalformedReason::IpTotalLenTooSmall));

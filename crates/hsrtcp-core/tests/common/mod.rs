@@ -166,6 +166,12 @@ pub fn gzip(b: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
+/// Records 0..n, record i at second i: an [`eth_tcp`] frame of `payload(i)` bytes, captured
+/// whole or, when `orig` is more than the frame, cut from an `orig`-byte packet.
+pub fn eth_tcp_records(n: u32, payload: impl Fn(u32) -> usize, orig: u32) -> Vec<Rec> {
+    (0..n).map(|i| Rec { sec: i, frac: 0, data: eth_tcp(i, payload(i)), orig }).collect()
+}
+
 /// An Ethernet/IPv4/TCP frame with `payload` bytes of data, seq = 1000 + i.
 pub fn eth_tcp(i: u32, payload: usize) -> Vec<u8> {
     let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 8, 0];

@@ -245,6 +245,11 @@ impl Res {
             .collect()
     }
 
+    /// [`Res::kinds`] on one line, separated by spaces: a test's transcript of events.
+    pub fn transcript(&self) -> String {
+        self.kinds().join(" ")
+    }
+
     /// `gap` events as (ts, ts_end, duration_s, class, value), in order.
     pub fn gaps(&self) -> Vec<(f64, f64, f64, String, f64)> {
         self.rows("gap")

@@ -233,4 +233,14 @@ mod tests {
         assert_eq!(names.first(), Some(&"capture_near"));
         assert_eq!(names.last(), Some(&"segment_store_overflow"));
     }
+
+    /// The registry's `flows` table is the foundation's columns, then these groups in order.
+    #[test]
+    fn the_flows_table_is_the_groups_in_order() {
+        let names = |defs: &[ColumnDef]| defs.iter().map(|c| c.name).collect::<Vec<_>>();
+        let parts: Vec<_> = registry::FLOWS_TABLE.parts.iter().map(|p| names(p)).collect();
+        let mut groups = vec![names(registry::FLOW_COLUMNS)];
+        groups.extend(GROUPS.iter().map(|g| names(g.columns)));
+        assert_eq!(parts, groups, "registry.tsv [table flows] lists other parts than flow/table.rs + GROUPS");
+    }
 }

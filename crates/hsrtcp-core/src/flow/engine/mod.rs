@@ -29,7 +29,7 @@ pub mod window;
 use crate::flow::connection::{ConnBase, Vantage};
 use crate::flow::event::{Dir, Event, EventKind};
 use crate::flow::rtt_sample::{RttMethod, RttSample};
-use crate::table::{col, ColType, ColumnDef, Row};
+use crate::table::Row;
 use crate::wire::{Nanos, Segment};
 
 use kinds::{DataVantage, RetransClass};
@@ -46,48 +46,9 @@ const CLEAR_RATIO: i64 = 4;
 /// Segment size assumed when neither an MSS option nor any payload was seen.
 const DEFAULT_MSS: i64 = 1460;
 
-const fn c(name: &'static str, ty: ColType, doc: &'static str) -> ColumnDef {
-    col(name, ty, doc)
-}
-use ColType::{Bool, F64, U64};
-
 pub use columns::FLOW_COLUMNS;
-
-/// Engine columns of `series` (per 1-s bin, data direction).
-pub const SERIES_COLUMNS: &[ColumnDef] = &[
-    c(
-        "goodput_bytes",
-        U64,
-        "bytes newly acknowledged in the bin (cumulative ACK advance)",
-    ),
-    c("retransmissions", U64, "retransmissions seen in the bin"),
-    c("dupacks", U64, "DupACKs seen in the bin"),
-    c(
-        "bif_max",
-        U64,
-        "largest bytes in flight at an ACK in the bin (sender vantage)",
-    ),
-    c(
-        "bif_mean",
-        F64,
-        "mean bytes in flight at the ACKs of the bin (sender vantage)",
-    ),
-    c(
-        "awnd_min",
-        U64,
-        "smallest advertised window in the bin, bytes",
-    ),
-    c("awnd_mean", F64, "mean advertised window in the bin, bytes"),
-    c("rtt_count", U64, "RTT samples in the bin"),
-    c("rtt_min", F64, "smallest RTT sample in the bin, s"),
-    c("rtt_mean", F64, "mean RTT sample in the bin, s"),
-    c("rtt_max", F64, "largest RTT sample in the bin, s"),
-    c(
-        "backoff",
-        Bool,
-        "the bin overlaps a timeout sequence (M3: its zero throughput is back-off, not absence)",
-    ),
-];
+/// Engine columns of `series` (per 1-s bin, data direction), declared in the table registry.
+pub use crate::table::registry::ENGINE_SERIES_COLUMNS as SERIES_COLUMNS;
 
 /// Heap bytes of a connection's streams and RTT book once allocated (streams.rs).
 pub const STREAMS_BYTES: usize = std::mem::size_of::<streams::Body>();
