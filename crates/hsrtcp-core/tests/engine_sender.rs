@@ -339,3 +339,56 @@ fn dsacks_of_other_segments_do_not_prove_a_needed_timeout_spurious() {
     assert_eq!(i64_at(&r.events, "seq_start", i), Some(1001));
     assert_eq!(str_at(&r.events, "cause", i).as_deref(), Some("rto"));
 }
+
+/// The head [1,1001) and [1001,2001) sent; the head re-sent by the timer and once more
+/// backed off; then the first ACK past the head D-SACKs it (the ACK of its first arrival
+/// was lost). `echo`: that D-SACK's TSecr (ms of the copy it names), `late_dsack`: the first
+/// re-send's D-SACK arrives after it.
+fn backoff_dsacked_at_close(ts: bool, echo: Option<f64>, late_dsack: bool) -> Res {
+    let mut t = server_side(true, ts);
+    t.data(50.2, 1, 1000);
+    t.data(50.3, 1001, 1000);
+    t.data(300.3, 1, 1000); // RTO
+    t.data(800.3, 1, 1000); // backed-off RTO
+    t.sack(801.0, 2001, &[(1, 1001)]);
+    if let Some(ms) = echo {
+        t.echo(ms, false);
+    }
+    if late_dsack {
+        t.sack(802.0, 2001, &[(1, 1001)]);
+    }
+    t.run()
+}
+
+#[test]
+fn a_timeout_whose_first_arrival_went_unacknowledged_is_undecided() {
+    // The D-SACK echoes the back-off copy itself (no news) and RFC 3708 sees 1 of 2 re-sends
+    // D-SACKed: an earlier copy arrived (spurious, a D-SACK lost) or the first RTO re-send
+    // did (needed, its ACK lost). Fixture cubic_lost_evidence is the first.
+    for r in [backoff_dsacked_at_close(true, Some(800.3), false), backoff_dsacked_at_close(false, None, false)] {
+        assert_eq!((r.flow_u64("timeouts"), r.flow_u64("timeout_sequences")), (Some(2), Some(1)));
+        assert_eq!(r.flow_u64("spurious_timeouts"), Some(0));
+        assert_eq!(r.flow_u64("spurious_timeouts_undecided"), Some(1));
+    }
+    // the echo names the first RTO re-send as the copy that arrived: needed, decided
+    let r = backoff_dsacked_at_close(true, Some(300.3), false);
+    assert_eq!((r.flow_u64("spurious_timeouts"), r.flow_u64("spurious_timeouts_undecided")), (Some(0), Some(0)));
+    // every re-send D-SACKed in the end (RFC 3708): spurious, decided after the close
+    let r = backoff_dsacked_at_close(false, None, true);
+    assert_eq!((r.flow_u64("spurious_timeouts"), r.flow_u64("spurious_timeouts_undecided")), (Some(1), Some(0)));
+    assert_eq!(r.flow_u64("spurious_timeouts_dsack"), Some(1));
+}
+
+#[test]
+fn a_timeout_acknowledged_before_any_dsack_stays_decided() {
+    // the first ACK past the head is its first arrival's (no D-SACK yet): RFC 3708 decides
+    let mut t = server_side(true, false);
+    t.data(50.2, 1, 1000);
+    t.data(50.3, 1001, 1000);
+    t.data(300.3, 1, 1000);
+    t.data(800.3, 1, 1000);
+    t.ack(801.0, 2001);
+    t.sack(802.0, 2001, &[(1, 1001)]);
+    let r = t.run();
+    assert_eq!((r.flow_u64("spurious_timeouts"), r.flow_u64("spurious_timeouts_undecided")), (Some(0), Some(0)));
+}

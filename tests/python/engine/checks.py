@@ -109,9 +109,15 @@ def check_connection(server_ds, client_ds, client_port: int, tcp_info: dict, con
         for st in truth_st:
             hit = flagged.filter((pl.col("seq_start") <= st["seq_start"]) & (pl.col("seq_end") > st["seq_start"]))
             assert hit.height >= 1, f"spurious timeout at seq {st['seq_start']} not found at the receiver"
-    # ... and at the sender where D-SACK or timestamps allow
+    # ... and at the sender where D-SACK or timestamps allow, within its bounds: a sequence
+    # whose first arrival's ACK was lost before any echo named the copy is undecided
+    # (docs/engine.md, "Spurious timeouts"; fixture cubic_lost_evidence)
     if sack_on or ts_on:
-        assert srv["spurious_timeouts"] == len(truth_st)
+        lo, und = srv["spurious_timeouts"], srv["spurious_timeouts_undecided"]
+        assert lo <= len(truth_st) <= lo + und, (lo, und, truth_st)
+        # narrow: it takes a back-off and the lost ACK of the first arrival (1 in 20 live
+        # runs had one); at most one, or a quarter of the sequences
+        assert und <= max(1, srv["timeout_sequences"] // 4), (und, srv["timeout_sequences"])
         # each method alone finds what it can, never more: Eifel needs an ACK of the original
         # after the re-send (when every ACK of the original was lost, the first ACK echoes the
         # re-send's TSval and only the D-SACK tells, RFC 3522 §3.2)
@@ -120,9 +126,10 @@ def check_connection(server_ds, client_ds, client_port: int, tcp_info: dict, con
         if ts_on:
             assert srv["spurious_timeouts_eifel"] <= len(truth_st)
         if sack_on and ts_on:
-            assert max(srv["spurious_timeouts_dsack"], srv["spurious_timeouts_eifel"]) >= 1 or not truth_st
+            assert max(srv["spurious_timeouts_dsack"], srv["spurious_timeouts_eifel"]) >= 1 or len(truth_st) <= und
         # D-SACK reports the kernel counted (dsack_dups) cover the ones we attributed
         assert srv["spurious_timeouts_dsack"] <= tcp_info.get("dsack_dups", 0)
     else:
         assert srv["spurious_timeouts"] == 0 and srv["spurious_timeouts_eifel"] is None
+        assert srv["spurious_timeouts_undecided"] == 0  # no D-SACK, no echo: nothing to weigh
     return {"server": srv, "client": cli, "truth_spurious_timeouts": truth_st}

@@ -791,6 +791,7 @@ pub fn write_metrics(m: &mut PairMetrics, clock: &ClockFit, row: &mut Row<'_>) {
         .f64("q", ratio(m.rto_retx_lost, m.rto_retx))
         .u64("spurious_timeouts_2v", n_spur)
         .u64("spurious_timeouts", n_spur)
+        .u64("spurious_timeouts_undecided", 0u64)
         .u64("retransmitted_packets", m.retx)
         .u64("spurious_rto_packets", spur_pkts)
         .f64("spurious_rto_rate", ratio(spur_pkts, m.retx))

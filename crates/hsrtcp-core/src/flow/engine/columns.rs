@@ -148,6 +148,7 @@ fn spurious(v: &View, row: &mut Row<'_>) {
         .u64("spurious_timeouts_receiver", View::only(v.vs == DataVantage::Receiver, k.spurious_receiver))
         .u64("spurious_timeouts_dsack", View::only(sender, k.spurious_dsack))
         .u64("spurious_timeouts_eifel", View::only(eifel, k.spurious_eifel))
+        .u64("spurious_timeouts_undecided", View::only(sender, k.spurious_undecided))
         .f64("spurious_rto_rate", if known { rate } else { None })
         .f64("spurious_timeout_share", if sender { share } else { None })
         .f64("rto_bias_mean", ratio(k.rto_bias_sum, k.rto_bias_n as f64));

@@ -66,6 +66,10 @@ pub struct EpisodeMark {
     /// Re-sends of the timed-out segment (first expiry and back-offs), and D-SACKs of them.
     pub head_resends: u32,
     pub dsacked: u32,
+    /// A D-SACK of the head echoed a copy other than itself: the echo rule gave the verdict.
+    pub echo_decided: bool,
+    /// Counted in `spurious_timeouts_undecided` (until a later D-SACK decides it).
+    pub undecided: bool,
     pub spurious_dsack: bool,
     pub spurious_eifel: bool,
     pub spurious_receiver: bool,

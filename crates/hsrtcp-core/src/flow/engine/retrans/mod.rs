@@ -117,6 +117,9 @@ pub struct Counts {
     pub spurious_receiver: u64,
     pub spurious_dsack: u64,
     pub spurious_eifel: u64,
+    /// Sender side: timeout sequences whose verdict the sender's evidence cannot give
+    /// (`SenderState::undecided_at_close`).
+    pub spurious_undecided: u64,
     /// M13 numerator: retransmitted segments of spurious RTO episodes.
     pub spurious_rto_segments: u64,
     pub rto_bias_sum: f64,
