@@ -16,6 +16,21 @@ def analyze(pcap, vantage: str) -> hsrtcp.Dataset:
     return hsrtcp.analyze([str(pcap)], vantage=vantage)
 
 
+def fixture_case(name: str, client: bool = False) -> tuple:
+    """A committed pair tests/data/NAME.{server,client}.pcap.gz: (its two-capture truth
+    connection, the server-side analysis, the server's flow row[, the client's flow row])."""
+    from pathlib import Path
+
+    from hsrtcp.testing import truth
+
+    data = Path(__file__).resolve().parents[2] / "data"
+    srv, cli = data / f"{name}.server.pcap.gz", data / f"{name}.client.pcap.gz"
+    ct = truth.compute(srv, cli).connections[0]
+    srv_ds = analyze(srv, "server")
+    out = (ct, srv_ds, flow_row(srv_ds, ct.client_port))
+    return out + (flow_row(analyze(cli, "client"), ct.client_port),) if client else out
+
+
 def flow_row(ds, client_port: int, epoch: int = 0) -> dict:
     f = ds.flows.filter((pl.col("client_port") == client_port) & (pl.col("epoch") == epoch))
     assert f.height == 1, f"one flow for client port {client_port}, got {f.height}"

@@ -19,20 +19,15 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from checks import analyze, flow_row, truth_spurious_timeouts  # noqa: E402
+from checks import analyze, fixture_case, flow_row, truth_spurious_timeouts  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "data"
-SRV, CLI = DATA / "cubic_lost_evidence.server.pcap.gz", DATA / "cubic_lost_evidence.client.pcap.gz"
+CLI = Path(__file__).resolve().parents[2] / "data" / "cubic_lost_evidence.client.pcap.gz"
 SEQ = 1225497
 
 
 @pytest.fixture(scope="module")
 def case():
-    from hsrtcp.testing import truth
-
-    ct = truth.compute(SRV, CLI).connections[0]
-    srv = analyze(SRV, "server")
-    return ct, srv, flow_row(srv, ct.client_port)
+    return fixture_case("cubic_lost_evidence")
 
 
 def test_the_fixture_is_an_earlier_copy_arrived_with_its_evidence_lost(case):

@@ -18,20 +18,14 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from checks import analyze, flow_row, truth_spurious_timeouts  # noqa: E402
+from checks import fixture_case, truth_spurious_timeouts  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "data"
-SRV, CLI = DATA / "cubic_lost_resend.server.pcap.gz", DATA / "cubic_lost_resend.client.pcap.gz"
 SEQ = 1160073
 
 
 @pytest.fixture(scope="module")
 def case():
-    from hsrtcp.testing import truth
-
-    ct = truth.compute(SRV, CLI).connections[0]
-    srv = analyze(SRV, "server")
-    return ct, srv, flow_row(srv, ct.client_port), flow_row(analyze(CLI, "client"), ct.client_port)
+    return fixture_case("cubic_lost_resend", client=True)
 
 
 def test_the_fixture_is_a_lost_first_resend_after_a_delivered_original(case):
