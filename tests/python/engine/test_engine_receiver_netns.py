@@ -63,10 +63,14 @@ def test_reno_heavy_loss_receiver_counts_bounded_exactly(p_data, p_ack, bed_ok, 
     being DupACKs depends on when they would have arrived, that is the truth's own interval
     (receiver_truth.dupacks_sent_bounds) meeting the engine's. Widths on the 11 runs of the
     issue-16 report (2-8 % data, 2-10 % ACK drops, 3 MB): 0-18 re-sends (of 46-217), 2-26
-    DupACKs (of 311-703)."""
+    DupACKs (of 311-703). The re-sends' width grows with the loss: each undecided stands
+    for a packet lost while the sender was re-sending (receiver_truth.
+    undecided_resends_ceiling), 7-36 undecided against 14-51 such losses on 14 runs at
+    8 %/10 % (issue 30, FLAKE4)."""
     from hsrtcp.testing import truth
     from hsrtcp.testing.netbed import Testbed
-    from receiver_truth import dupacks_sent, dupacks_sent_bounds, overtaken_resends, retransmissions_arrived
+    from receiver_truth import (dupacks_sent, dupacks_sent_bounds, overtaken_resends, retransmissions_arrived,
+                                undecided_resends_ceiling)
 
     sysctls = {"tcp_sack": 0, "tcp_timestamps": 0}
     with Testbed(workdir=tmp_path, cc="reno", p_data=p_data, p_ack=p_ack, sysctls=sysctls) as b:
@@ -75,21 +79,26 @@ def test_reno_heavy_loss_receiver_counts_bounded_exactly(p_data, p_ack, bed_ok, 
     cli_ds = analyze(run.client_pcap, "client")
     cli = flow_row(cli_ds, ct.client_port)
     rt = retransmissions_arrived(ct)
+    ceiling = undecided_resends_ceiling(ct)
     dlo, dhi = dupacks_sent_bounds(run.server_pcap, run.client_pcap, ct)
     dt = dupacks_sent(run.server_pcap, run.client_pcap, ct)  # the median-delay convention
     r, ru = cli["retransmissions"], cli["retransmissions_undecided"]
     d, du = cli["dupacks"], cli["dupacks_undecided"]
-    print(f"retransmissions truth {rt} engine [{r}, {r + ru}]; dupacks truth [{dlo}, {dhi}] (median delay {dt}) "
-          f"engine [{d}, {d + du}]")
+    print(f"retransmissions truth {rt} engine [{r}, {r + ru}] (undecided ceiling {ceiling}); "
+          f"dupacks truth [{dlo}, {dhi}] (median delay {dt}) engine [{d}, {d + du}]")
     assert rt > 0 and dt > 0
     assert r <= rt <= r + ru
     # lost ACKs near the edge are few (the median-delay count may lie outside: a lost ACK
     # whose neighbours were both slower or faster than the median)
     assert dhi - dlo <= max(3, 0.05 * dt)
     assert d <= dhi and dlo <= d + du
-    # narrow: the undecided are a small share (DupACKs: no arrival time decides a candidate
-    # since issue 30 item 1, and 51 of 503 were undecided on one of 20 loaded runs)
-    assert ru <= max(3, 0.15 * rt) and du <= max(3, 0.15 * dt)
+    # narrow: an undecided re-send is an arrival only a packet the phone never saw can
+    # explain (an original or a re-send, docs/engine.md), so there are no more of them than
+    # packets lost while the sender was re-sending; a fixed share of rt failed at 8 %: 36
+    # undecided of 230, against 51 such losses (issue 30, FLAKE4). DupACKs: no arrival time
+    # decides a candidate since issue 30 item 1, and 51 of 503 were undecided on one of 20
+    # loaded runs
+    assert ru <= ceiling and du <= max(3, 0.15 * dt)
     # a re-send that overtook its delayed original: the truth's spurious count misses it, the
     # phone counts it when the original arrives second, as a repeat (a live run of 27 Nov: 40
     # against 39 + 1) or, where the IP IDs tell the late copy for the original, as a late

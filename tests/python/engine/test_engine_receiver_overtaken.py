@@ -33,7 +33,7 @@ import hsrtcp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from checks import flow_row  # noqa: E402
-from receiver_truth import retransmissions_arrived  # noqa: E402
+from receiver_truth import retransmissions_arrived, undecided_resends_ceiling  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -56,7 +56,7 @@ def test_truth_inside_the_receivers_bounds(name, truth_n):
     assert rt == truth_n
     r, ru = row["retransmissions"], row["retransmissions_undecided"]
     assert r <= rt <= r + ru, (rt, r, ru)
-    assert ru <= max(3, 0.15 * rt)
+    assert ru <= undecided_resends_ceiling(ct)
 
 
 def test_a_resend_overtaken_by_new_data_is_undecided_not_reordering():
