@@ -89,8 +89,9 @@ def undecided_resends_ceiling(conn_truth) -> int:
     such an ID (an original or a re-send: in no phone capture, docs/engine.md, "What a
     receiver-side capture cannot tell"); at least 3, as a short lost original lets one more
     arrival fit in the missing IDs' bytes (a live run: 3 undecided behind 2 IDs, the first a
-    40-byte original). Issue 30 (FLAKE4): 14 live runs at 8 % data / 10 % ACK drops, 7-36
-    undecided against 14-51 such losses; 18 fixtures, 0-16 against 0-30."""
+    40-byte original). Measured, not proven (docs/engine.md): issue 30 (FLAKE4), 25 live
+    runs at 8 % data / 10 % ACK drops, 7-36 undecided against 14-51 such losses; 18
+    fixtures, 0-16 against 0-30."""
     n = run = 0
     for d in sorted(conn_truth.data, key=lambda d: d.ts_sent):
         if not d.arrived:
