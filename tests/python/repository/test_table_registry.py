@@ -26,6 +26,13 @@ def registry_tables() -> list[str]:
     return [line.split()[1] for line in REGISTRY.read_text().splitlines() if line.startswith("[table ")]
 
 
+def registry_versions() -> dict[str, int]:
+    """{table: version} from registry.tsv's `[version CONST N]` and `[table NAME CONST ...]` lines."""
+    lines = [line.strip("[]").split() for line in REGISTRY.read_text().splitlines() if line.startswith("[")]
+    consts = {w[1]: int(w[2]) for w in lines if w[0] == "version"}
+    return {w[1]: consts[w[2]] for w in lines if w[0] == "table"}
+
+
 def test_the_native_module_lists_the_registry_tables_in_order():
     assert list(native.schemas()) == registry_tables()
     assert list(native.schema_versions()) == registry_tables()
@@ -43,5 +50,7 @@ def test_every_column_is_on_the_format_page(table):
 def test_every_table_is_one_the_readers_know(table):
     read = set(runner.TABLES) | set(runner.MPTCP_TABLES) | set(ON_REQUEST)
     assert table in read, f"{table}: add it to hsrtcp.runner's TABLES or MPTCP_TABLES, or to ON_REQUEST here"
-    # the version check of results and `hsrtcp query` (its names of tables) come from the registry
-    assert VERSIONS[table] == native.schema_versions()[table]
+    # the version check of results and `hsrtcp query` (its names of tables) come from the
+    # registry: the version its text declares, which the format page's title says too
+    assert VERSIONS[table] == registry_versions()[table]
+    assert f"(version {VERSIONS[table]})" in (ROOT / doc(table)).read_text().splitlines()[0]
