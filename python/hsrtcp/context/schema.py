@@ -28,8 +28,9 @@ RANGES: dict[str, tuple[float, float, str]] = {
 
 
 def first_out_of_range(df: pl.DataFrame) -> tuple[int, str] | None:
-    """(row, column) of the earliest row holding a value outside :data:`RANGES` (of that row's
-    values, the first column in RANGES' order), or None."""
+    """(row, what is wrong) of the earliest row holding a value outside :data:`RANGES` (of
+    that row's values, the first column in RANGES' order), or None; the caller puts the
+    position in front."""
     first = None
     for col, (lo, hi, _) in RANGES.items():
         out = df[col].is_not_null() & ((df[col] < lo) | (df[col] > hi))
@@ -37,7 +38,11 @@ def first_out_of_range(df: pl.DataFrame) -> tuple[int, str] | None:
             i = int(out.arg_max())
             if first is None or i < first[0]:
                 first = (i, col)
-    return first
+    if first is None:
+        return None
+    i, col = first
+    lo, hi, unit = RANGES[col]
+    return i, f"{col} {df[col][i]:g} outside {lo:g} … {hi:g} {unit} (wrong unit?)"
 
 
 class RadioLogError(InputError):

@@ -353,7 +353,7 @@ class CheckScan:
         self.rows = 0
 
     def add(self, df: pl.DataFrame) -> None:
-        from hsrtcp.context.schema import RANGES, RadioLogError, first_out_of_range
+        from hsrtcp.context.schema import RadioLogError, first_out_of_range
 
         f = self.file
         self.rows += len(df)
@@ -378,10 +378,8 @@ class CheckScan:
                                f"(line {r['_prev_line']}); times must increase per carrier")
         bad = None if self._range is not None else first_out_of_range(df)
         if bad is not None:  # blocks come in file order: the first block's earliest row is the file's
-            i, col = bad
-            lo, hi, unit = RANGES[col]
-            self._range = (f"{f}:{df['line'][i]}: {col} {df[col][i]:g} outside {lo:g} … {hi:g} "
-                           f"{unit} (wrong unit?)")
+            i, what = bad
+            self._range = f"{f}:{df['line'][i]}: {what}"
         gaps = d.filter(pl.col("ts") - pl.col("_prev_ts") > GAP_S)
         self.n_gaps += len(gaps)
         for r in gaps.head(max(0, 20 - len(self.gaps))).iter_rows(named=True):
