@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[3]
 def test_every_region_equals_its_regeneration():
     text = (ROOT / docs.DOC).read_text(encoding="utf-8")
     names = [m["name"] for m in docs.REGION.finditer(text)]
-    assert {"campaign.all", "campaign.counts", "fixtures.all", "fixtures.counts"} <= set(names)
+    assert {"campaign.all", "campaign.counts", "fixtures.all", "fixtures.counts", "v5.all"} <= set(names)
     for m in docs.REGION.finditer(text):
         assert m["body"] == docs.render(m["name"]), f"region {m['name']} is not what its summary gives"
 
@@ -96,3 +96,34 @@ def test_long_campaign_regions_regenerate_from_its_summaries():
         d = row.split(" | ")[0]
         want = [int(a) + int(b) for a, b in zip(own[d][:5], v5.get(d, ["0"] * 5))]
         assert [int(x) for x in row.split(" | ")[3:8]] == want, d
+
+
+def test_v5_regions_recount_its_connections(tmp_path):
+    """docs/audit/v5 (the v5 channel's study campaign): its regions are in the page; the
+    by-scenario rows are the sums of connections.csv, and an edited count changes them."""
+    text = (ROOT / docs.DOC).read_text(encoding="utf-8")
+    names = {m["name"] for m in docs.REGION.finditer(text)}
+    assert {"v5.all", "v5.outage", "v5.counts_by_scenario", "v5.dupacks_by_scenario", "v5.needless",
+            "v5.radio"} <= names
+    conn = pl.read_csv(ROOT / "docs/audit/v5/connections.csv", infer_schema_length=None)
+    h = conn.filter(pl.col("scenario") == "study-300-handoffs-v5")
+    s = {c: h[c].sum() for c in ("truth_retrans_tlp", "truth_needless_tlp", "truth_retransmissions",
+                                 "truth_m13_packets", "kernel_total_rto", "truth_rto_expirations")}
+    row = next(x for x in docs.render("v5.needless").splitlines() if x.startswith("| study-300-handoffs-v5 |"))
+    assert f" {s['truth_retrans_tlp']} [{s['truth_needless_tlp']}] |" in row
+    assert f" {s['truth_retransmissions']} [" in row and row.endswith(f"| {s['truth_m13_packets']} / "
+                                                                      f"{s['truth_m13_packets']} |")
+    row = next(x for x in docs.render("v5.counts_by_scenario").splitlines()
+               if x.startswith("| study-300-handoffs-v5 |"))
+    assert f"| {s['kernel_total_rto']} / {s['truth_rto_expirations']} |" in row
+    # one needless TLP fewer in a copy: the row moves
+    d = tmp_path / "docs" / "audit" / "v5"
+    shutil.copytree(ROOT / "docs" / "audit" / "v5", d)
+    # the first handoffs connection with a needless TLP
+    first = conn.with_row_index().filter((pl.col("scenario") == "study-300-handoffs-v5")
+                                         & (pl.col("truth_needless_tlp") > 0))["index"][0]
+    conn.with_columns(pl.when(pl.int_range(pl.len()) == first).then(pl.col("truth_needless_tlp") - 1)
+                      .otherwise(pl.col("truth_needless_tlp")).alias("truth_needless_tlp")).write_csv(d / "connections.csv")
+    edited = next(x for x in docs.render("v5.needless", tmp_path).splitlines()
+                  if x.startswith("| study-300-handoffs-v5 |"))
+    assert f" {s['truth_retrans_tlp']} [{s['truth_needless_tlp'] - 1}] |" in edited
