@@ -392,3 +392,27 @@ fn a_timeout_acknowledged_before_any_dsack_stays_decided() {
     let r = t.run();
     assert_eq!((r.flow_u64("spurious_timeouts"), r.flow_u64("spurious_timeouts_undecided")), (Some(0), Some(0)));
 }
+
+#[test]
+fn a_head_re_sent_an_rto_after_its_send_is_the_timers_however_soon_after_an_ack() {
+    // Issue 35 (v5 run 001, server frames 9961-9967): the path's RTT swelled to 300-550 ms.
+    // A tail-loss probe of the last segment, then an ACK advances to the head, and 0.30 s
+    // later the head is re-sent, 0.85 s after its original: no DupACK, no SACK block, nothing
+    // re-sent after the head acknowledged (RACK cannot have marked it), so only the timer,
+    // measured from the head's send while the probe timer is pending. The kernel counted an
+    // RTO; the engine took it for the tail of a fast recovery (too soon after an ACK).
+    let mut t = Tx::new(1000, 7_000_000);
+    t.handshake(0.0, 0.1, 300.0, Some((7, 7)), true);
+    t.data(300.2, 1, 1000);
+    t.ack(600.2, 1001);
+    t.data(600.3, 1001, 1000);
+    t.data(600.4, 2001, 1000); // the head to be
+    t.data(600.5, 3001, 1000);
+    t.data(1100.5, 3001, 1000); // tail-loss probe of the last segment
+    t.ack(1150.0, 2001); // advances to the head
+    t.data(1450.0, 2001, 1000); // the head again: 300 ms after that ACK
+    t.ack(1750.0, 4001);
+    let r = t.run();
+    assert_eq!((r.flow_u64("retrans_tlp"), r.flow_u64("retrans_fast")), (Some(1), Some(0)));
+    assert_eq!((r.flow_u64("retrans_rto"), r.flow_u64("timeouts")), (Some(1), Some(1)));
+}

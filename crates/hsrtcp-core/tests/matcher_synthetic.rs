@@ -18,7 +18,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, UInt64Type};
 use arrow_array::{Array, RecordBatch};
 use hsrtcp_core::matcher::{match_segments, MatchOptions};
-use hsrtcp_core::wire::{Segment, TcpFlags, TcpOptions};
+use hsrtcp_core::wire::{SackBlock, Segment, TcpFlags, TcpOptions};
 
 const THETA: f64 = 0.5;
 const OWD: f64 = 0.010;
@@ -266,4 +266,50 @@ fn an_rto_before_any_ack_reached_the_sender_is_a_timeout() {
     // the original had arrived and the phone's ACKs of it were all lost: spurious, ACK loss
     assert_eq!(u(&m, "spurious_timeouts_2v"), Some(1));
     assert_eq!(u(&m, "spurious_timeouts_ack_loss"), Some(1));
+}
+
+#[test]
+fn a_head_re_sent_soon_after_an_advancing_ack_with_a_sack_block_is_no_timeout() {
+    // Issue 35 (v5 run 039, server frames 1054-1055): the phone's ACK of segment 5 and
+    // segment 6 are lost; segment 7's ACK (ACK 6, SACK 7) advances and reaches the server
+    // late, 0.220; 17.6 ms later RACK's reordering timer re-sends 6, 186 ms after its
+    // original. The kernel counts no RTO; the matcher counted a timeout because only a
+    // duplicate ACK (one that does not advance) stopped its timing rule.
+    let sq = |k: u32| SISN + 1 + 1000 * k;
+    let mut v: Vec<Pkt> = exchange(false).into_iter().filter(|p| p.t < 0.05).collect();
+    for k in 5..10u32 {
+        let t = 0.051 + 0.001 * (k - 5) as f64;
+        let lost = k == 6;
+        v.push(Pkt { t, from_client: false, flags: A, seq: sq(k), ack: CISN + 1, len: 1000, delay: (!lost).then_some(OWD) });
+        // the ACK of 5 is lost; those of 7-9 acknowledge 6 with SACK blocks
+        let (ack, delay) = match k {
+            5 => (sq(6), None),
+            6 => continue,
+            7 => (sq(6), Some(0.220 - (t + OWD))),
+            _ => (sq(6), Some(0.300 - (t + OWD))),
+        };
+        v.push(Pkt { t: t + OWD, from_client: true, flags: A, seq: CISN + 1, ack, len: 0, delay });
+    }
+    v.push(Pkt { t: 0.2376, from_client: false, flags: A, seq: sq(6), ack: CISN + 1, len: 1000, delay: Some(OWD) });
+    v.push(Pkt { t: 0.2476, from_client: true, flags: A, seq: CISN + 1, ack: sq(10), len: 0, delay: Some(OWD) });
+    v.sort_by(|a, b| a.t.total_cmp(&b.t));
+    // SACK blocks [7, k + 1) on the ACKs drawn by k = 7, 8, 9 (IP ID: the place in `v`)
+    let blocks: Vec<(u16, u32)> = v
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.from_client && p.ack == sq(6) && p.t > 0.06)
+        .map(|(i, p)| (i as u16, sq(6 + ((p.t - OWD - 0.051) * 1000.0).round() as u32)))
+        .collect();
+    assert_eq!(blocks.len(), 3);
+    let (mut cli, mut srv) = captures(&v);
+    for s in cli.iter_mut().chain(srv.iter_mut()) {
+        if let Some(&(_, right)) = blocks.iter().find(|(id, _)| s.ip_id == Some(*id) && s.sport == 40000) {
+            s.options.sack[0] = SackBlock { left: sq(7), right };
+            s.options.sack_count = 1;
+        }
+    }
+    let r = match_segments(cli, srv, MatchOptions::default());
+    let m = r.matched.finish();
+    assert_eq!((u(&m, "data_packets_sent"), u(&m, "lost_data_packets")), (Some(11), Some(1)));
+    assert_eq!(u(&m, "rto_sequences"), Some(0), "a RACK re-send, not a timeout");
 }

@@ -23,7 +23,7 @@ use std::hash::{Hash, Hasher};
 use rustc_hash::{FxHashMap, FxHasher};
 use std::collections::hash_map::Entry;
 
-use crate::flow::seq::SeqSpace;
+use crate::flow::seq::{seq_lt, SeqSpace};
 use crate::matcher::chunk_log::ChunkLog;
 use crate::flow::Dir;
 use crate::matcher::Side;
@@ -69,6 +69,9 @@ pub struct Pkt {
     pub len: u32,
     pub flags: u8,
     pub fate: Fate,
+    /// An ACK with a SACK block above its ACK number: loss evidence for the sender's RACK
+    /// (RFC 8985), like a duplicate ACK even when the ACK advances.
+    pub sack_above: bool,
     /// Record numbers (`Segment::frame`) in the sender's and the receiver's capture; 0: not
     /// seen there (or not read from a file).
     pub frame: [u32; 2],
@@ -345,6 +348,7 @@ impl PairFate {
             len: seg.payload_len,
             flags,
             fate: Fate::Pending,
+            sack_above: f.ack() && seg.options.sack_blocks().iter().any(|b| seq_lt(seg.ack, b.left)),
             frame: if is_tx { [seg.frame, 0] } else { [0, seg.frame] },
         });
         self.fifo[d].push_back((gi_new, key, is_tx));

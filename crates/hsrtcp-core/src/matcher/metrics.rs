@@ -9,8 +9,9 @@
 //! - **Timeout sequences** (M10, models.md §3.6) from a replay of the sender's capture: a
 //!   retransmission of the head segment (the one holding snd_una) at least `RTO_FLOOR` after
 //!   the head's previous transmission, not within `ACK_TRIGGER` of an ACK arrival, and not
-//!   within `RTO_FLOOR` of a duplicate ACK that was the last ACK to arrive (that would be a
-//!   RACK reordering-timer retransmission), is an RTO retransmission. (Linux measures the
+//!   within `RTO_FLOOR` of a duplicate ACK or an ACK with a SACK block above it that was the
+//!   last ACK to arrive (that would be a RACK reordering-timer retransmission), is an RTO
+//!   retransmission. (Linux measures the
 //!   RTO from the head's send time while a loss-probe or RACK timer is pending, and from the
 //!   last advancing ACK otherwise — both at least the minimum RTO after the head's send;
 //!   models.md's "later of the two" misses RTOs after late ACKs.) Consecutive RTO
@@ -279,6 +280,7 @@ pub struct Replay {
     snd_nxt: i64,
     last_adv: Nanos,
     last_ack_any: Nanos,
+    /// Latest ACK that signalled loss: a duplicate ACK, or one with a SACK block above it.
     last_dupack: Nanos,
     /// snd_nxt when the last RTO fired, until snd_una passes it: the RTO recovery.
     rto_point: Option<i64>,
@@ -434,7 +436,8 @@ impl Replay {
                 let (t, k) = arr[j];
                 j += 1;
                 self.now = self.now.max(t);
-                self.on_ack(t, batch[r][k as usize].ack);
+                let a = &batch[r][k as usize];
+                self.on_ack(t, a.ack, a.sack_above);
             } else {
                 let (t, k) = txs[i];
                 i += 1;
@@ -447,13 +450,19 @@ impl Replay {
         self.trim();
     }
 
-    fn on_ack(&mut self, t: Nanos, ack: i64) {
+    fn on_ack(&mut self, t: Nanos, ack: i64, sack_above: bool) {
         self.last_ack_any = t;
         if let Some(o) = self.open.as_mut() {
             o.acked = true;
         }
         if !self.started {
             return;
+        }
+        if sack_above {
+            // RACK marks the head lost a reordering window after data sent later is SACKed,
+            // whether or not this ACK also advances (issue 35, v5 run 039: a re-send 17.6 ms
+            // after an advancing ACK with a SACK block was counted as a timeout)
+            self.last_dupack = t;
         }
         if ack <= self.snd_una {
             if self.snd_nxt > self.snd_una {
@@ -539,8 +548,8 @@ impl Replay {
         // Timer-driven: the head waited at least the minimum RTO since it was last sent
         // (Linux measures the RTO from the head's send time while a loss-probe or RACK
         // timer is pending, from the last advancing ACK otherwise: both are later), no
-        // ACK arrival triggered it, and it does not follow a recent duplicate ACK (that
-        // would be a RACK reordering-timer retransmission). Inside an RTO recovery (snd_una
+        // ACK arrival triggered it, and it does not follow a recent duplicate or SACK ACK
+        // (that would be a RACK reordering-timer retransmission). Inside an RTO recovery (snd_una
         // below snd_nxt at the last RTO) an ACK that advances snd_una re-arms the timer,
         // so a head re-sent sooner than the minimum RTO after one is ACK-clocked (the slow
         // start of the recovery, paced a few ms after its ACK), not a new timeout:

@@ -128,6 +128,13 @@ impl Store {
         (once && n > 0).then_some(first)
     }
 
+    /// Latest time bytes re-sent (or filled: the capture missed their first copy) were seen
+    /// among the records a cumulative ACK at `ack` reaches.
+    pub fn latest_resend_below(&self, ack: i64) -> Option<Nanos> {
+        let n = self.recs.partition_point(|r| r.start < ack);
+        self.recs.range(..n).filter(|r| r.tx > 1 || r.filled).map(|r| r.last_ts).max()
+    }
+
     /// Record covering byte `b`.
     pub fn covering(&self, b: i64) -> Option<&Rec> {
         let i = self.first_ending_after(b);

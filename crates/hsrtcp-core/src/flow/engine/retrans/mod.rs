@@ -150,6 +150,9 @@ pub struct Stream {
     sack_high: i64,
     /// Latest retransmission (Karn's "intervening transmission" rule).
     last_retx_ts: Nanos,
+    /// Latest send time of a re-sent copy the cumulative ACK reached: data sent after a
+    /// segment's last copy was delivered, what lets RACK mark that segment lost by time.
+    acked_retx_ts: Nanos,
     max_tsval: Option<u32>,
     max_ip_id: Option<u16>,
     ipid_inc: u32,
@@ -824,6 +827,11 @@ impl Stream {
             self.karn_sample(x, a, ts);
         }
         self.end_timeout_at(x, a, ts, tsecr);
+        if self.last_retx_ts > self.acked_retx_ts {
+            if let Some(t) = self.store.latest_resend_below(a) {
+                self.acked_retx_ts = self.acked_retx_ts.max(t);
+            }
+        }
         self.una = a;
         if a > self.nxt {
             self.nxt = a; // the capture missed data the peer has (capture loss)
