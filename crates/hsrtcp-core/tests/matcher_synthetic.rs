@@ -297,7 +297,7 @@ fn a_head_re_sent_soon_after_an_advancing_ack_with_a_sack_block_is_no_timeout() 
     let blocks: Vec<(u16, u32)> = v
         .iter()
         .enumerate()
-        .filter(|(_, p)| p.from_client && p.ack == sq(6) && p.t > 0.06)
+        .filter(|(_, p)| p.from_client && p.ack == sq(6) && p.t > 0.062)
         .map(|(i, p)| (i as u16, sq(6 + ((p.t - OWD - 0.051) * 1000.0).round() as u32)))
         .collect();
     assert_eq!(blocks.len(), 3);
