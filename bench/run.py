@@ -178,7 +178,7 @@ for _ in range(repeat):
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         out = _native.ParquetOut(tmp)
-        d = out.analyze(path, "bench", vantage="server", keep_flows=True)
+        d = out.analyze(_native.FileJob(path, "bench", vantage="server"), keep_flows=True)
         out.close()
         dt = time.perf_counter() - t0
     best = dt if best is None else min(best, dt)
@@ -199,7 +199,7 @@ def core_rate(python: str, env: dict | None, capture: Path, packets: int, repeat
         return {"ok": False, "error": p.stderr[-600:]}
     r = json.loads(p.stdout.strip().splitlines()[-1])
     out = {"ok": True, "wall_s": r["wall_s"], "packets_per_s": packets / r["wall_s"],
-           "meter": "time.perf_counter around hsrtcp._native.ParquetOut(dir).analyze(...) + close(), "
+           "meter": "time.perf_counter around hsrtcp._native.ParquetOut(dir).analyze(FileJob(...)) + close(), "
                     "best of the repeats"}
     meta = capture.parent / "capture.json"
     # (capture.json describes srv.pcap only: no witness for another input such as mptcp.pcap)

@@ -54,6 +54,31 @@ def matched_schemas() -> dict[str, list[tuple[str, str, str]]]:
 def keep_freed_memory() -> None:
     """Let the C allocator keep freed memory for the rest of the process (the CLI only)."""
 
+@final
+class FileJob:
+    """A capture file of a run: its path, the name the tables show, its vantage (None: inferred;
+    a pair's files are its client and server whatever it says), the base of its flow ids and its
+    number in the run (the files hold the rows in this order)."""
+
+    def __init__(self, path: _Path, name: str, vantage: str | None = None, id_base: int = 0, order: int = 0) -> None: ...
+
+@final
+class PairJob:
+    """A pair of two files of a run (client, server): its number ``slot`` (its rows come after
+    the files'), the ``id_base`` of its matched rows and the matcher's settings (the run's: no
+    defaults). Raises ValueError unless window_s > 0 and state_budget_mb >= 1."""
+
+    def __init__(
+        self,
+        client: FileJob,
+        server: FileJob,
+        slot: int,
+        id_base: int,
+        window_s: float,
+        use_ip_id: bool,
+        state_budget_mb: int,
+    ) -> None: ...
+
 class _TableOut:
     # not in the module: the constructor, close and abort both output classes have
     def __init__(self, dir: _Path, prefix: str = ".hsrtcp-new.", packets: bool = False) -> None: ...
@@ -67,16 +92,7 @@ class _TableOut:
 class ParquetOut(_TableOut):
     """An output directory analyses write their tables into as Parquet while they run."""
 
-    def analyze(
-        self,
-        path: _Path,
-        name: str,
-        vantage: str | None = None,
-        id_base: int = 0,
-        progress: _Progress = None,
-        keep_flows: bool = False,
-        order: int = 0,
-    ) -> _FileResult: ...
+    def analyze(self, file: FileJob, progress: _Progress = None, keep_flows: bool = False) -> _FileResult: ...
 
 @final
 class PairOut(_TableOut):
@@ -84,47 +100,11 @@ class PairOut(_TableOut):
     rows written by finish_pairs."""
 
     def analyze(
-        self,
-        path: _Path,
-        name: str,
-        vantage: str | None = None,
-        id_base: int = 0,
-        progress: _Progress = None,
-        keep_flows: bool = False,
-        order: int = 0,
-        hold_packets: bool = False,
+        self, file: FileJob, progress: _Progress = None, keep_flows: bool = False, hold_packets: bool = False
     ) -> _FileResult: ...
     def analyze_pair_files(
-        self,
-        client: _Path,
-        server: _Path,
-        client_name: str,
-        server_name: str,
-        client_order: int,
-        server_order: int,
-        slot: int,
-        client_id_base: int,
-        server_id_base: int,
-        match_id_base: int,
-        window_s: float = 30.0,
-        use_ip_id: bool = False,
-        client_progress: _Progress = None,
-        server_progress: _Progress = None,
-        keep_flows: bool = False,
-        state_budget_mb: int = 256,
-    ) -> tuple[_FileResult, _FileResult]: ...
-    def match_pair(
-        self,
-        client: _Path,
-        server: _Path,
-        client_name: str,
-        server_name: str,
-        client_order: int,
-        server_order: int,
-        slot: int,
-        id_base: int = 0,
-        window_s: float = 30.0,
-        use_ip_id: bool = False,
-        state_budget_mb: int = 256,
-    ) -> None: ...
+        self, job: PairJob, progress: tuple[_Progress, _Progress], keep_flows: bool = False
+    ) -> tuple[_FileResult, _FileResult]:
+        """Both files of ``job`` analyzed at once and matched (``progress``: client's, server's)."""
+    def match_pair(self, job: PairJob) -> None: ...
     def finish_pairs(self, first_order: int, keep_flows: bool = False) -> tuple[list[_Row] | None, list[str]]: ...

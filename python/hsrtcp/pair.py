@@ -236,7 +236,8 @@ def _write_pairs(out_dir, prefix, pairs, files, numbers, *, window_s, use_ip_id,
         return checked
 
     try:
-        out = _native().PairOut(os.fspath(out_dir), prefix, packets)
+        native = _native()
+        out = native.PairOut(os.fspath(out_dir), prefix, packets)
     except OSError as exc:
         raise OutputError(str(exc)) from None
     # A pair whose two files serve no other pair is one job: both files analyzed at once
@@ -261,20 +262,20 @@ def _write_pairs(out_dir, prefix, pairs, files, numbers, *, window_s, use_ip_id,
             def match_id(k: int) -> int:
                 return MATCH_ID_BASE + ((first_index + k) << ID_SHIFT)
 
-            jobs = [partial(out.analyze_pair_files, pairs[k][0], pairs[k][1], shown(pairs[k][0]),
-                            shown(pairs[k][1]), numbers[k][0], numbers[k][1], k,
-                            numbers[k][0] << ID_SHIFT, numbers[k][1] << ID_SHIFT, match_id(k),
-                            window_s, use_ip_id, stoppable(for_file(numbers[k][0])),
-                            stoppable(for_file(numbers[k][1])), keep_flows, match_memory_mb)
-                    for k in fused]
-            jobs += [partial(out.match_pair, pairs[k][0], pairs[k][1], shown(pairs[k][0]), shown(pairs[k][1]),
-                             numbers[k][0], numbers[k][1], k, match_id(k), window_s, use_ip_id,
-                             match_memory_mb)
-                     for k in alone]
+            def file_job(i: int):
+                return native.FileJob(files[i][0], shown(files[i][0]), files[i][1], i << ID_SHIFT, i)
+
+            def pair_job(k: int):
+                c, s = numbers[k]
+                return native.PairJob(file_job(c), file_job(s), k, match_id(k), window_s, use_ip_id, match_memory_mb)
+
+            jobs = [partial(out.analyze_pair_files, pair_job(k),
+                            tuple(stoppable(for_file(i)) for i in numbers[k]), keep_flows) for k in fused]
+            jobs += [partial(out.match_pair, pair_job(k)) for k in alone]
             # a shared file's packets rows wait for its pairs' fates (packets.fate)
             in_alone = {i for k in alone for i in numbers[k]}
-            jobs += [partial(out.analyze, files[i][0], shown(files[i][0]), files[i][1], i << ID_SHIFT,
-                             stoppable(for_file(i)), keep_flows, i, i in in_alone) for i in singles_left]
+            jobs += [partial(out.analyze, file_job(i), stoppable(for_file(i)), keep_flows, i in in_alone)
+                     for i in singles_left]
             if n_workers == 1:
                 # One job at a time (one pair: its job has threads of its own): no pool,
                 # whose import (concurrent.futures) was ~10 ms of a 0.3-s pair run.

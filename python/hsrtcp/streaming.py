@@ -81,7 +81,7 @@ def analyze_to(paths: str | os.PathLike | Iterable[str | os.PathLike], out_dir: 
             raise OutputError(str(exc)) from None
 
         def job(i: int, report: Callable[[int], None]) -> dict:
-            return out.analyze(paths[i], names[i], vantages[i], i << ID_SHIFT, report, keep_flows, i)
+            return out.analyze(native().FileJob(paths[i], names[i], vantages[i], i << ID_SHIFT, i), report, keep_flows)
 
         try:
             try:

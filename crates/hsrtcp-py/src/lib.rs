@@ -2,6 +2,7 @@
 //! released and hands tables over as Arrow IPC stream bytes (polars reads them whole, no
 //! per-packet Python objects).
 
+mod job;
 pub(crate) mod pair;
 mod rows;
 
@@ -15,6 +16,7 @@ use hsrtcp_core::analyze::analyze_capture_tapped;
 use hsrtcp_core::flow::CaptureInfo;
 use hsrtcp_core::matcher::join::MATCHED_ID_COLUMNS;
 use hsrtcp_core::matcher::metrics::MATCH_SERIES_COLUMNS;
+use hsrtcp_core::matcher::output::FileJob;
 use hsrtcp_core::matcher::MATCH_COLUMNS;
 use hsrtcp_core::table::parquet::{ParquetDir, TableSender, WriteError, ROW_GROUP, SEND_ROWS};
 use hsrtcp_core::table::registry::TABLES;
@@ -22,6 +24,8 @@ use hsrtcp_core::table::{to_ipc_stream, ColumnDef};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+
+use job::{PyFileJob, PyPairJob};
 
 /// Analyze one capture. Returns a dict of Arrow IPC stream bytes: flows, events, rtt,
 /// series, captures, mptcp, mptcp_subflows, mptcp_series, and packets with `packets`.
@@ -140,20 +144,16 @@ impl ParquetOut {
 
     /// Analyze one capture into the directory. Returns {"captures": [row], "flows": [rows]
     /// or None}: the capture's row and, with `keep_flows`, its flow rows (for a summary).
-    /// `order`: the capture's place in the files (0, 1, ...; each number once).
-    #[pyo3(signature = (path, name, vantage=None, id_base=0, progress=None, keep_flows=false, order=0))]
-    #[allow(clippy::too_many_arguments)]
+    /// The file's `order` is its place in the files (0, 1, ...; each number once).
+    #[pyo3(signature = (file, progress=None, keep_flows=false))]
     fn analyze<'py>(
         &self,
         py: Python<'py>,
-        path: PathBuf,
-        name: String,
-        vantage: Option<String>,
-        id_base: u64,
+        file: PyRef<'py, PyFileJob>,
         progress: Option<PyObject>,
         keep_flows: bool,
-        order: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let FileJob { path, name, vantage, id_base, order } = file.0.clone();
         let sender = self.sender.for_capture(order);
         let (captures, flows, failed) = py.allow_threads(|| {
             let (mut captures, mut flows, mut failed) = (Vec::new(), Vec::new(), None);
@@ -284,6 +284,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(matched_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(keep_freed_memory, m)?)?;
     m.add_function(wrap_pyfunction!(pair::analyze_pair, m)?)?;
+    m.add_class::<PyFileJob>()?;
+    m.add_class::<PyPairJob>()?;
     m.add_class::<ParquetOut>()?;
     m.add_class::<pair::PairOut>()?;
     Ok(())

@@ -5,13 +5,14 @@
 use std::path::PathBuf;
 
 use hsrtcp_core::flow::event::nanos_to_s;
-use hsrtcp_core::matcher::output::{FileJob, FileRows, OutputError, PairJob, PairOutput};
+use hsrtcp_core::matcher::output::{FileRows, OutputError, PairOutput};
 use hsrtcp_core::matcher::{analyze_pair as core_pair, MatchOptions};
 use hsrtcp_core::table::to_ipc;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
+use crate::job::{check_window, PyFileJob, PyPairJob};
 use crate::rows;
 
 /// Match a client-side and a server-side capture. Returns a dict: `matched`, `events` and
@@ -60,21 +61,6 @@ pub fn analyze_pair<'py>(
     Ok(d)
 }
 
-fn check_window(window_s: f64) -> PyResult<()> {
-    if !(window_s > 0.0) {
-        return Err(PyValueError::new_err("window_s must be positive"));
-    }
-    Ok(())
-}
-
-/// `MatchOptions::state_budget` from megabytes (at least one).
-fn budget_bytes(mb: usize) -> PyResult<usize> {
-    if mb == 0 {
-        return Err(PyValueError::new_err("the matcher's state budget must be at least 1 MB"));
-    }
-    Ok(mb.saturating_mul(1 << 20))
-}
-
 /// The one map of the core's run errors to Python's. `stops`: what each progress callback
 /// of the call raised (Ctrl-C), in the order they were handed to the core.
 fn output_error(e: OutputError, stops: &mut [Option<PyErr>]) -> PyErr {
@@ -105,24 +91,19 @@ impl PairOut {
     }
 
     /// Analyze one capture file of the run (as `ParquetOut.analyze`); its flows rows are
-    /// also kept for the matched rows. `order`: the file's number (0, 1, ...).
-    /// `hold_packets`: the file belongs to a pair run by `match_pair`; its `packets` rows
-    /// wait in memory for that pair's fates (`finish_pairs` writes them).
-    #[pyo3(signature = (path, name, vantage=None, id_base=0, progress=None, keep_flows=false, order=0, hold_packets=false))]
-    #[allow(clippy::too_many_arguments)]
+    /// also kept for the matched rows. `hold_packets`: the file belongs to a pair run by
+    /// `match_pair`; its `packets` rows wait in memory for that pair's fates (`finish_pairs`
+    /// writes them).
+    #[pyo3(signature = (file, progress=None, keep_flows=false, hold_packets=false))]
     fn analyze<'py>(
         &self,
         py: Python<'py>,
-        path: PathBuf,
-        name: String,
-        vantage: Option<String>,
-        id_base: u64,
+        file: PyRef<'py, PyFileJob>,
         progress: Option<PyObject>,
         keep_flows: bool,
-        order: usize,
         hold_packets: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let file = FileJob { path, name, vantage, id_base, order };
+        let file = file.0.clone();
         let mut stops = [None];
         let r = py.allow_threads(|| {
             let mut report = crate::python_progress(&progress, &mut stops[0]);
@@ -133,50 +114,20 @@ impl PairOut {
     }
 
     /// One pair whose two files belong to no other pair, read and decoded once: both
-    /// files are analyzed at the same time (as `analyze`, files number `client_order` and
-    /// `server_order`) and the matcher (as `match_pair`, pair number `slot`) takes the
-    /// segments their readers decoded. Returns the two results of `analyze` (client, server).
-    #[pyo3(signature = (client, server, client_name, server_name, client_order, server_order, slot,
-                        client_id_base, server_id_base, match_id_base, window_s=30.0, use_ip_id=false,
-                        client_progress=None, server_progress=None, keep_flows=false, state_budget_mb=256))]
-    #[allow(clippy::too_many_arguments)]
+    /// files are analyzed at the same time (as `analyze`) and the matcher (as `match_pair`)
+    /// takes the segments their readers decoded. Returns the two results of `analyze`
+    /// (client, server).
+    /// `progress`: each file's progress callback (client, server).
+    #[pyo3(signature = (job, progress, keep_flows=false))]
     fn analyze_pair_files<'py>(
         &self,
         py: Python<'py>,
-        client: PathBuf,
-        server: PathBuf,
-        client_name: String,
-        server_name: String,
-        client_order: usize,
-        server_order: usize,
-        slot: usize,
-        client_id_base: u64,
-        server_id_base: u64,
-        match_id_base: u64,
-        window_s: f64,
-        use_ip_id: bool,
-        client_progress: Option<PyObject>,
-        server_progress: Option<PyObject>,
+        job: PyRef<'py, PyPairJob>,
+        progress: (Option<PyObject>, Option<PyObject>),
         keep_flows: bool,
-        state_budget_mb: usize,
     ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
-        check_window(window_s)?;
-        let opts = MatchOptions {
-            window_s,
-            client_name,
-            server_name,
-            id_base: match_id_base,
-            use_ip_id,
-            state_budget: budget_bytes(state_budget_mb)?,
-            ..MatchOptions::default()
-        };
-        let job = PairJob {
-            paths: [client, server],
-            orders: [client_order, server_order],
-            slot,
-            id_bases: [client_id_base, server_id_base],
-            opts,
-        };
+        let job = job.0.clone();
+        let (client_progress, server_progress) = progress;
         let mut stops = [None, None];
         let r = py.allow_threads(|| {
             let [sc, ss] = &mut stops;
@@ -188,38 +139,10 @@ impl PairOut {
         Ok((file_result(py, dc)?, file_result(py, ds)?))
     }
 
-    /// Run the matcher on one pair (pair number `slot`, files number `client_order` and
-    /// `server_order` of this run); its rows wait for `finish_pairs`.
-    #[pyo3(signature = (client, server, client_name, server_name, client_order, server_order, slot, id_base=0, window_s=30.0, use_ip_id=false, state_budget_mb=256))]
-    #[allow(clippy::too_many_arguments)]
-    fn match_pair(
-        &self,
-        py: Python<'_>,
-        client: PathBuf,
-        server: PathBuf,
-        client_name: String,
-        server_name: String,
-        client_order: usize,
-        server_order: usize,
-        slot: usize,
-        id_base: u64,
-        window_s: f64,
-        use_ip_id: bool,
-        state_budget_mb: usize,
-    ) -> PyResult<()> {
-        check_window(window_s)?;
-        let opts = MatchOptions {
-            window_s,
-            client_name,
-            server_name,
-            id_base,
-            use_ip_id,
-            state_budget: budget_bytes(state_budget_mb)?,
-            ..MatchOptions::default()
-        };
-        let job = PairJob { paths: [client, server], orders: [client_order, server_order], slot, id_bases: [0, 0], opts };
+    /// Run the matcher on one pair of this run; its rows wait for `finish_pairs`.
+    fn match_pair(&self, py: Python<'_>, job: PyRef<'_, PyPairJob>) {
+        let job = job.0.clone();
         py.allow_threads(|| self.run.match_pair(job));
-        Ok(())
     }
 
     /// Write the matched rows of every pair (pair k's rows as number `first_order + k` in

@@ -104,7 +104,7 @@ def check_analysis() -> Part:
     with tempfile.TemporaryDirectory(prefix="hsrtcp-doctor-") as tmp:
         out = _native.ParquetOut(tmp)
         try:
-            r = out.analyze(str(SERVER), SERVER.name, "server", keep_flows=True)
+            r = out.analyze(_native.FileJob(str(SERVER), SERVER.name, "server"), keep_flows=True)
         finally:
             out.abort()
     (cap,) = r["captures"]

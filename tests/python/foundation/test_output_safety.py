@@ -420,7 +420,7 @@ def test_the_native_writer_raises_the_system_error_naming_the_staged_file(disk):
     out = _native.ParquetOut(disk / "res")
     with pytest.raises(OSError) as info:
         try:
-            out.analyze(SERVER, "server.pcap")
+            out.analyze(_native.FileJob(SERVER, "server.pcap"))
             out.close()
         finally:
             out.abort()

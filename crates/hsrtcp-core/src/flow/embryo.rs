@@ -34,29 +34,30 @@ struct Kept {
     mss: u16,
     wscale: u8,
     /// [`Bit`]s: direction and which optional fields are present.
-    bits: u8,
+    bits: Bit,
     /// Segment::frame (in what was padding: still 40 bytes).
     frame: u32,
 }
 
-/// Bits of [`Kept::bits`].
-struct Bit;
-
-impl Bit {
-    const S2C: u8 = 1;
-    const IP_ID: u8 = 2;
-    const MSS: u8 = 4;
-    const WSCALE: u8 = 8;
-    const SACK_PERMITTED: u8 = 16;
-    const TIMESTAMP: u8 = 32;
-    const OPTIONS_TRUNCATED: u8 = 64;
-    const PAYLOAD_TRUNCATED: u8 = 128;
+bitflags::bitflags! {
+    /// Bits of [`Kept::bits`].
+    #[derive(Clone, Copy, Debug, Default)]
+    struct Bit: u8 {
+        const S2C = 1 << 0;
+        const IP_ID = 1 << 1;
+        const MSS = 1 << 2;
+        const WSCALE = 1 << 3;
+        const SACK_PERMITTED = 1 << 4;
+        const TIMESTAMP = 1 << 5;
+        const OPTIONS_TRUNCATED = 1 << 6;
+        const PAYLOAD_TRUNCATED = 1 << 7;
+    }
 }
 
 impl Kept {
     fn pack(seg: &Segment, dir: Dir) -> Kept {
         let o = &seg.options;
-        let bit = |on: bool, b: u8| if on { b } else { 0 };
+        let bit = |on: bool, b: Bit| if on { b } else { Bit::empty() };
         let (tsval, tsecr) = o.timestamp.unwrap_or((0, 0));
         Kept {
             ts: seg.ts,
@@ -81,8 +82,8 @@ impl Kept {
         }
     }
 
-    fn has(&self, b: u8) -> bool {
-        self.bits & b != 0
+    fn has(&self, b: Bit) -> bool {
+        self.bits.contains(b)
     }
 
     fn dir(&self) -> Dir {
@@ -103,7 +104,7 @@ impl Kept {
             Dir::C2S => (client, server),
             Dir::S2C => (server, client),
         };
-        let some = |b: u8| self.has(b);
+        let some = |b: Bit| self.has(b);
         Segment {
             ts: self.ts,
             src: src.addr,

@@ -46,20 +46,21 @@ struct Row {
     retrans: u8,
     note: u8,
     /// [`Has`] bits: which optional values are present, the direction, the DupACK verdict.
-    has: u16,
+    has: Has,
 }
 
-/// Bits of [`Row::has`].
-struct Has;
-
-impl Has {
-    const S2C: u16 = 1;
-    const ACK: u16 = 2;
-    const WINDOW: u16 = 4;
-    const TS: u16 = 8;
-    const IP_ID: u16 = 16;
-    const DUPACK_KNOWN: u16 = 32;
-    const DUPACK: u16 = 64;
+bitflags::bitflags! {
+    /// Bits of [`Row::has`].
+    #[derive(Clone, Copy)]
+    struct Has: u16 {
+        const S2C = 1 << 0;
+        const ACK = 1 << 1;
+        const WINDOW = 1 << 2;
+        const TS = 1 << 3;
+        const IP_ID = 1 << 4;
+        const DUPACK_KNOWN = 1 << 5;
+        const DUPACK = 1 << 6;
+    }
 }
 
 /// Rows of the `packets` table being built.
@@ -130,12 +131,12 @@ impl PacketRows {
             0
         };
         let dupack = match seg.flags.ack() {
-            false => 0,
+            false => Has::empty(),
             true if acked.dupacks > before.acked.dupacks => Has::DUPACK_KNOWN | Has::DUPACK,
-            true if acked.pending_dupacks > before.acked.pending_dupacks => 0,
+            true if acked.pending_dupacks > before.acked.pending_dupacks => Has::empty(),
             true => Has::DUPACK_KNOWN,
         };
-        let bit = |on: bool, b: u16| if on { b } else { 0 };
+        let bit = |on: bool, b: Has| if on { b } else { Has::empty() };
         let (tsval, tsecr) = seg.options.timestamp.unwrap_or((0, 0));
         self.rows.push(Row {
             flow_id: c.base.flow_id,
@@ -168,15 +169,15 @@ impl PacketRows {
     pub fn take_batch(&mut self) -> RecordBatch {
         let rows = &self.rows;
         let n = rows.len();
-        fn valid(rows: &[Row], bit: u16) -> Option<NullBuffer> {
-            let v: Vec<bool> = rows.iter().map(|r| r.has & bit != 0).collect();
+        fn valid(rows: &[Row], bit: Has) -> Option<NullBuffer> {
+            let v: Vec<bool> = rows.iter().map(|r| r.has.contains(bit)).collect();
             let nb = NullBuffer::from(v);
             (nb.null_count() > 0).then_some(nb)
         }
         fn u32s(rows: &[Row], f: impl Fn(&Row) -> u32, nulls: Option<NullBuffer>) -> ArrayRef {
             Arc::new(UInt32Array::new(ScalarBuffer::from(rows.iter().map(f).collect::<Vec<_>>()), nulls))
         }
-        let has = |r: &Row, bit: u16| r.has & bit != 0;
+        let has = |r: &Row, bit: Has| r.has.contains(bit);
         let some_str = |values: Vec<Option<&str>>| -> ArrayRef { Arc::new(StringArray::from(values)) };
         let cols: Vec<ArrayRef> = vec![
             Arc::new(UInt64Array::new(ScalarBuffer::from(rows.iter().map(|r| r.flow_id).collect::<Vec<_>>()), None)),
