@@ -152,7 +152,12 @@ class Measure:
 
 
 def mean_of(col: str) -> Measure:
-    c = pl.col(col).cast(pl.Float64)
+    return mean_of_expr(pl.col(col))
+
+
+def mean_of_expr(e: pl.Expr) -> Measure:
+    """The mean over the flows where ``e`` has a value."""
+    c = e.cast(pl.Float64)
     ok = c.is_not_null() & c.is_not_nan()
     return Measure(pl.when(ok).then(c).otherwise(None), pl.when(ok).then(1.0).otherwise(None))
 
@@ -905,10 +910,89 @@ def mptcp_lab_instances(ctx: Context) -> str:
     return "\n".join(rows) + "\n\n" + "\n".join(summary) + "\n" + foot
 
 
+AUDIT_V5 = "docs/audit/v5/connections.csv"  # the v5 campaign's truth per connection (docs/accuracy.md)
+#: the server row's classes of re-send (audit.core.RETRANS_CLASSES) that the levels table names
+_RESEND = (("rto", "RTO"), ("tlp", "TLP"), ("fast", "fast retransmit"), ("sack_refill", "SACK refill"))
+
+
+def _v5_with_truth(ctx: Context) -> pl.DataFrame:
+    """The v5 study's flows, each with its connection's truth (``hsrtcp audit`` of the same
+    captures), joined by run and first packet time (within 1 ms), in the study's row order."""
+    f = ctx.parquet(f"{V5}/study_flows.parquet").with_row_index("_row").with_columns(
+        pl.col("result").str.split("/").list.last().alias("_run"))
+    c = pl.read_csv(ctx.path(AUDIT_V5), infer_schema_length=None).rename({"run": "_run"})
+    keep = ["_run", "truth_first_ts", "truth_retransmissions", "truth_m13_packets", "truth_episodes",
+            "truth_spurious_episodes", "kernel_total_rto", "truth_rto_expirations",
+            *[f"truth_{w}_{k}" for k in ("rto", "tlp", "fast", "sack_refill", "unclassified", "unlabelled")
+              for w in ("retrans", "needless")]]
+    j = f.sort("first_ts").join_asof(c.select(keep).sort("truth_first_ts"), left_on="first_ts",
+                                     right_on="truth_first_ts", by="_run", strategy="nearest", tolerance=0.001,
+                                     check_sortedness=False)
+    if j["truth_first_ts"].null_count():
+        raise InputError(f"{AUDIT_V5}: {j['truth_first_ts'].null_count()} flows of {V5} have no audited connection")
+    return j.sort("_row")
+
+
+def lab_v5_truth(ctx: Context) -> str:
+    """docs/lab.md "Channel v5": the levels question answered with the truth (issue 35). For
+    the class with 1–16 handoffs, M13 as the lab measures it and as the truth gives it, and M13
+    if a method also counted the needless re-sends of other classes (by the server row's label)
+    as spurious timeout re-sends; the spurious share of timeouts, lab and truth; the re-sends
+    of the class by label with the needless ones."""
+    j = _v5_with_truth(ctx)
+    hc, seed_m13, seed_share = "high_1_16", 0.5062, 0.4924
+    n = {k: pl.col(f"truth_needless_{k}") for k, _ in _RESEND}
+    m13 = pl.col("truth_m13_packets")
+
+    def rate(extra) -> Measure:  # a per-flow share of the truth's re-sends: mean over flows
+        r = pl.col("truth_retransmissions")
+        return mean_of_expr(pl.when(r > 0).then((m13 + extra) / r))
+
+    def cell(m: Measure, key: str, seed: float, what: str | None = None) -> str:
+        v, lo, hi, k, trips, d = class_cells(j, m, key)[0][hc]
+        tail = f"{k} flows, {trips} trips" + (f", {_count(int(d))} {what}" if what else "")
+        return f"{_cellfmt(v, lo, hi, '%', tail)} | {_sig(v / seed, 2)}×"
+
+    h = j.filter(class_sel(hc))
+    same = h.filter(pl.col("truth_retransmissions") > 0).select(
+        ((pl.col("truth_m13_packets") / pl.col("truth_retransmissions") - pl.col("spurious_rto_rate")).abs()
+         < 1e-12).sum()).item()
+    flows_with = h.filter(pl.col("truth_retransmissions") > 0).height
+    zero = pl.lit(0)
+    rows = ["| quantity, class with 1–16 handoffs | value [95 % CI] (flows, trips) | lab / seed |", "|---|---|---|",
+            f"| M13 as the lab measures it (analyzer, matched rows) | "
+            f"{cell(mean_of('spurious_rto_rate'), 'v5|spurious_rto_rate', seed_m13)} |",
+            f"| M13 by the truth (both captures, the kernel's RTOs; equal to the lab's on {same} of "
+            f"{flows_with} flows) | {cell(rate(zero), 'v5-truth|m13', seed_m13)} |",
+            f"| M13 + needless TLPs | {cell(rate(n['tlp']), 'v5-truth|m13+tlp', seed_m13)} |",
+            f"| M13 + needless TLPs, fast retransmits and SACK refills | "
+            f"{cell(rate(n['tlp'] + n['fast'] + n['sack_refill']), 'v5-truth|m13+all', seed_m13)} |",
+            f"| spurious share of timeouts as the lab measures it (pooled) | "
+            f"{cell(share_of(pl.col('spurious_2v'), pl.col('rto_sequences')), 'v5|m12', seed_share, 'sequences')} |",
+            f"| spurious share of timeouts by the truth (pooled) | "
+            f"{cell(share_of(pl.col('truth_spurious_episodes'), pl.col('truth_episodes')), 'v5-truth|m12', seed_share, 'sequences')} |"]
+    tot = h.select(*[pl.col(f"truth_{w}_{k}").sum() for k, _ in _RESEND for w in ("retrans", "needless")],
+                   pl.col("truth_retransmissions").sum(), m13.sum(), pl.col("rto_sequences").sum(),
+                   pl.col("truth_episodes").sum(), pl.col("kernel_total_rto").sum(),
+                   pl.col("truth_rto_expirations").sum()).row(0, named=True)
+    needless = sum(tot[f"truth_needless_{k}"] for k, _ in _RESEND)
+    rows += ["", "| re-sends of the class, by the server row's label | sent | needless by the truth |",
+             "|---|---|---|"]
+    rows += [f"| {name} | {_count(tot[f'truth_retrans_{k}'])} | {_count(tot[f'truth_needless_{k}'])} |"
+             for k, name in _RESEND]
+    rows += [f"| all | {_count(tot['truth_retransmissions'])} | {_count(needless)} |",
+             f"| M13's numerator (the re-sends of spurious timeouts) | {_count(tot['truth_m13_packets'])} | |",
+             f"| timeout sequences: lab (matched rows) / truth; RTOs: kernel / truth | "
+             f"{_count(tot['rto_sequences'])} / {_count(tot['truth_episodes'])}; "
+             f"{_count(tot['kernel_total_rto'])} / {_count(tot['truth_rto_expirations'])} | |"]
+    return "\n".join(rows) + "\n"
+
+
 GENERATORS: dict[str, Callable[[Context], str]] = {
     "models-on-data": models_on_data,
     "mptcp-lab-instances": mptcp_lab_instances,
     "lab-levels": lab_levels,
+    "lab-v5-truth": lab_v5_truth,
     "passive-cc-accuracy": passive_cc_accuracy,
     "findings-families": findings_families,
     "study-classes": study_classes,

@@ -338,6 +338,12 @@ class ResultsDir:
         return self.read(table, columns, flow_id)
 
 
+def input_id(part: str) -> str:
+    """A corpus partition ``input=<id>`` as its id; a plain results directory as its name."""
+    name = os.path.basename(os.path.normpath(part))
+    return name.removeprefix("input=")
+
+
 class Corpus(ResultsDir):
     """Results directories read as one: each table is its parts' rows stacked, in order,
     with a column ``tag`` naming each row's part (a flow_id repeats across parts: ``tag,
@@ -356,7 +362,7 @@ class Corpus(ResultsDir):
         if self.root is not None:
             super().__init__(self.root)
             parts = partitions(self.root) if parts is None else parts
-            self.parts = {os.path.basename(p)[len("input="):]: ResultsDir(p) for p in map(os.fspath, parts)}
+            self.parts = {input_id(p): ResultsDir(p) for p in map(os.fspath, parts)}
             return
         if not parts:
             raise InputError("no results directory given")
@@ -381,8 +387,11 @@ class Corpus(ResultsDir):
         return next((p for p in self.parts.values() if p.has(table)), next(iter(self.parts.values()))).open(table)
 
     def _scans(self, table: str, columns, optional, as_float) -> list[tuple[ResultsDir, pl.LazyFrame]]:
-        return [(p, p.scan(table, columns, optional, as_float).with_columns(pl.lit(name).alias(self.tag)))
-                for name, p in self.parts.items() if p.has(table)]
+        scans = [(p, p.scan(table, columns, optional, as_float).with_columns(pl.lit(name).alias(self.tag)))
+                 for name, p in self.parts.items() if p.has(table)]
+        if not scans:  # no part holds it: the first part's refusal names the file and says why
+            next(iter(self.parts.values())).open(table)
+        return scans
 
     def scan(self, table: str, columns=None, optional=(), as_float=()) -> pl.LazyFrame:
         return pl.concat([lf for _, lf in self._scans(table, columns, optional, as_float)], how="diagonal_relaxed")

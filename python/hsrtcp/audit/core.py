@@ -250,7 +250,8 @@ def _counts(run: Run, ce: ConnectionEpisodes, rows: dict, events: pl.DataFrame,
     timed = c.epoch == 0 and c.client_port in run.kernel_rto_windows
     # a pair's kernel count includes the SYN-ACK timeouts; a bundle's is taken after accept
     truth_rtos = ce.expirations + (0 if timed else c.synack_retrans)
-    out = {"rto_truth": "kernel samples" if timed else "timing rule",
+    out = {"truth_first_ts": c.t_first_server,  # joins the row to the study's flows (first_ts)
+           "rto_truth": "kernel samples" if timed else "timing rule",
            "kernel_total_rto": kernel, "truth_rto_expirations": truth_rtos,
            "rto_check": "n/a" if kernel is None else ("ok" if kernel == truth_rtos else "mismatch"),
            "truth_episodes": len(ce.episodes),
@@ -276,7 +277,30 @@ def _counts(run: Run, ce: ConnectionEpisodes, rows: dict, events: pl.DataFrame,
     else:
         out |= {"receiver_retransmissions": None, "receiver_undecided": None,
                 "receiver_interval_holds": None, "receiver_duplicates": None}
-    return out | _dupacks(c, cl, packets)
+    return out | _dupacks(c, cl, packets) | _needless_by_class(c, s, packets)
+
+
+RETRANS_CLASSES = ("rto", "tlp", "fast", "sack_refill", "unclassified")
+
+
+def _needless_by_class(c, srow: dict | None, packets: pl.DataFrame | None) -> dict:
+    """Per class of the server row's label on each data retransmission (packets' ``retrans``,
+    found by send time and sequence), the re-sends and the needless ones by the truth
+    (audit.truth.needless); ``unlabelled``: a re-send of the truth with no labelled row."""
+    from hsrtcp.audit.truth import needless
+
+    label = {}
+    if srow is not None and packets is not None:
+        p = packets.filter((pl.col("flow_id") == srow["flow_id"]) & (pl.col("dir") == "s2c")
+                           & pl.col("retrans").is_not_null())
+        label = {(round(ts, 6), seq): k for ts, seq, k in p.select("ts", "seq", "retrans").iter_rows()}
+    out = {f"truth_{w}_{k}": 0 for k in (*RETRANS_CLASSES, "unlabelled") for w in ("retrans", "needless")}
+    for ts, seq, nl in needless(c):
+        k = label.get((round(ts, 6), seq), "unlabelled")
+        k = k if k in RETRANS_CLASSES else "unlabelled"
+        out[f"truth_retrans_{k}"] += 1
+        out[f"truth_needless_{k}"] += nl
+    return out
 
 
 def _dupacks(c, cl: dict | None, packets: pl.DataFrame | None) -> dict:

@@ -62,10 +62,10 @@ def matrix(conf: pl.DataFrame, breakdown: str) -> str:
     return head + "\n".join(lines) + "\n"
 
 
-def counts(conn: pl.DataFrame) -> str:
-    """Per-run sums of the counts with a truth: kernel RTOs, M13 packets, the receiver's
-    undecided interval and duplicates."""
-    g = (conn.group_by("run", maintain_order=True)
+def counts(conn: pl.DataFrame, by: str = "run") -> str:
+    """Per-run (or per ``by``) sums of the counts with a truth: kernel RTOs, M13 packets, the
+    receiver's undecided interval and duplicates."""
+    g = (conn.group_by(by, maintain_order=True)
          .agg(pl.len().alias("n"),
               *[pl.col(c).sum() for c in ("kernel_total_rto", "truth_rto_expirations", "truth_episodes",
                                           "truth_spurious_episodes", "truth_m13_packets", "matched_m13_packets",
@@ -73,33 +73,34 @@ def counts(conn: pl.DataFrame) -> str:
                                           "receiver_undecided", "truth_spurious_retrans", "receiver_duplicates")],
               (pl.col("rto_check") == "n/a").any().alias("no_kernel"),
               pl.col("receiver_interval_holds").all().alias("holds"))
-         .sort("run"))
-    out = ("| run | connections | RTOs: kernel / truth | timeout sequences (spurious) | M13 packets: "
+         .sort(by))
+    out = (f"| {by} | connections | RTOs: kernel / truth | timeout sequences (spurious) | M13 packets: "
            "truth / matched | re-sends arrived: truth / receiver [+undecided] | duplicates: truth / receiver |\n"
            "|---|---|---|---|---|---|---|\n")
     for r in g.iter_rows(named=True):
         kern = "–" if r["no_kernel"] else str(r["kernel_total_rto"])
         holds = "" if r["holds"] else " **outside**"
-        out += (f"| {r['run']} | {r['n']} | {kern} / {r['truth_rto_expirations']} | {r['truth_episodes']} "
+        out += (f"| {r[by]} | {r['n']} | {kern} / {r['truth_rto_expirations']} | {r['truth_episodes']} "
                 f"({r['truth_spurious_episodes']}) | {r['truth_m13_packets']} / {r['matched_m13_packets']} | "
                 f"{r['truth_retrans_arrived']} / {r['receiver_retransmissions']} [+{r['receiver_undecided']}]{holds} | "
                 f"{r['truth_spurious_retrans']} / {r['receiver_duplicates']} |\n")
     return out
 
 
-def dupacks(conn: pl.DataFrame) -> str:
-    """Per run: the DupACKs the phone sent (truth, and candidates lost on the way) against the
-    receiver's interval, and what each undecided candidate was (audit.core._dupacks)."""
+def dupacks(conn: pl.DataFrame, by: str = "run") -> str:
+    """Per run (or per ``by``): the DupACKs the phone sent (truth, and candidates lost on the
+    way) against the receiver's interval, and what each undecided candidate was
+    (audit.core._dupacks)."""
     cols = ("truth_dupacks", "truth_dupack_candidates_lost", "receiver_dupacks", "receiver_dupacks_undecided",
             "undecided_truth_dupack", "undecided_truth_not", "undecided_truth_lost", "undecided_truth_unmatched")
-    g = (conn.group_by("run", maintain_order=True)
+    g = (conn.group_by(by, maintain_order=True)
          .agg(*[pl.col(c).sum() for c in cols], pl.col("receiver_dupack_interval_holds").all().alias("holds"))
-         .sort("run"))
-    out = ("| run | DupACKs sent: truth [+lost candidates] | receiver [+undecided] | undecided that were: "
+         .sort(by))
+    out = (f"| {by} | DupACKs sent: truth [+lost candidates] | receiver [+undecided] | undecided that were: "
            "DupACKs / not / lost / unmatched |\n|---|---|---|---|\n")
     for r in g.iter_rows(named=True):
         holds = "" if r["holds"] else " **outside**"
-        out += (f"| {r['run']} | {r['truth_dupacks']} [+{r['truth_dupack_candidates_lost']}] | "
+        out += (f"| {r[by]} | {r['truth_dupacks']} [+{r['truth_dupack_candidates_lost']}] | "
                 f"{r['receiver_dupacks']} [+{r['receiver_dupacks_undecided']}]{holds} | "
                 f"{r['undecided_truth_dupack']} / {r['undecided_truth_not']} / {r['undecided_truth_lost']} / "
                 f"{r['undecided_truth_unmatched']} |\n")
@@ -109,6 +110,28 @@ def dupacks(conn: pl.DataFrame) -> str:
     out += (f"| all | {t['truth_dupacks']} [+{t['truth_dupack_candidates_lost']}] | "
             f"{t['receiver_dupacks']} [+{und}] | {t['undecided_truth_dupack']} / {t['undecided_truth_not']} / "
             f"{t['undecided_truth_lost']} / {t['undecided_truth_unmatched']}{share} |\n")
+    return out
+
+
+def needless(conn: pl.DataFrame, by: str = "scenario") -> str:
+    """Per ``by``: the server's re-sends by the class its row gave each, with the needless ones
+    by the truth in brackets (connections.csv truth_retrans_K / truth_needless_K), against the
+    M13 numerator (truth / matched row)."""
+    from hsrtcp.audit.core import RETRANS_CLASSES
+
+    ks = (*RETRANS_CLASSES, "unlabelled")
+    cols = [f"truth_{w}_{k}" for k in ks for w in ("retrans", "needless")]
+    g = (conn.group_by(by, maintain_order=True)
+         .agg(*[pl.col(c).sum() for c in (*cols, "truth_retransmissions", "truth_m13_packets")],
+              pl.col("matched_m13_packets").cast(pl.Int64).sum())
+         .sort(by))
+    shown = [k for k in ks if g[f"truth_retrans_{k}"].sum() or k in ("rto", "tlp", "fast", "sack_refill")]
+    out = (f"| {by} | " + " | ".join(k.replace("_", " ") for k in shown) +
+           " | all re-sends [needless] | M13 numerator: truth / matched |\n|---|" + "---|" * (len(shown) + 2) + "\n")
+    for r in g.iter_rows(named=True):
+        nl = sum(r[f"truth_needless_{k}"] for k in ks)
+        out += (f"| {r[by]} | " + " | ".join(f"{r[f'truth_retrans_{k}']} [{r[f'truth_needless_{k}']}]" for k in shown) +
+                f" | {r['truth_retransmissions']} [{nl}] | {r['truth_m13_packets']} / {r['matched_m13_packets']} |\n")
     return out
 
 
@@ -157,7 +180,7 @@ def standin(conn: pl.DataFrame) -> str:
 CONDITION_COLUMNS = ("truth_base_rtt_ms", "truth_queue_ms", "outages", "dropped_outages", "base_rtt_band",
                      "queue_band", "outage_band")
 # the summaries pooled by the ``pooled.*`` regions: every audited run, one condition at a time
-POOLED = ("campaign", "v2", "dropped", "long", "fixtures")
+POOLED = ("campaign", "v2", "dropped", "long", "fixtures", "v5")
 
 TABLES = {
     "all": lambda d: matrix(_conf(d), "all"),
@@ -171,6 +194,10 @@ TABLES = {
     "scenario": lambda d: matrix(_conf(d), "scenario"),
     "counts": lambda d: counts(_read(d / "connections.csv")),
     "dupacks": lambda d: dupacks(_read(d / "connections.csv")),
+    # per scenario: the same sums when a campaign has too many runs for a row each
+    "counts_by_scenario": lambda d: counts(_read(d / "connections.csv"), "scenario"),
+    "dupacks_by_scenario": lambda d: dupacks(_read(d / "connections.csv"), "scenario"),
+    "needless": lambda d: needless(_read(d / "connections.csv")),
     # the radio side (hsrtcp.audit.radio): a summary of radio_verdicts.csv only
     "radio": lambda d: matrix(tables(_read(d / "radio_verdicts.csv")), "all"),
     "radio_scenario": lambda d: matrix(tables(_read(d / "radio_verdicts.csv")), "scenario"),
@@ -233,8 +260,10 @@ def regenerate(text: str, root: Path | None = None) -> str:
 
 
 CAVEATS = "python/hsrtcp/caveats.csv"
-SUMMARIES = ("campaign", "fixtures")
-PATH_SUMMARIES = ("campaign", "fixtures", "v2", "dropped", "long")  # every summary with condition columns
+# SACK x timestamps rows: the first campaign, the fixtures, and v5 (the one lab campaign audited
+# with the current engine; the others' summaries are of the s13 engine: docs/accuracy.md)
+SUMMARIES = ("campaign", "fixtures", "v5")
+PATH_SUMMARIES = ("campaign", "fixtures", "v2", "dropped", "long", "v5")  # every summary with condition columns
 _FLAGS = ("true", "false")
 
 

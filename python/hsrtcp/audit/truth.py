@@ -30,6 +30,10 @@ Needless back-off
     first re-send was needed (docs/accuracy.md, the first false alarms of the dropped-outage
     campaign), but a duplicate reached the phone.
 
+Needless retransmission
+    Any retransmission (of any class) whose every byte had reached the phone in a
+    transmission sent before it (:func:`needless`; by class in connections.csv).
+
 Cause (M14)
     ``ack_loss`` when the phone had sent, before the first RTO retransmission left (phone time
     mapped onto the server clock), at least one pure ACK covering the segment (cumulatively
@@ -169,6 +173,15 @@ def episodes(conn: ConnectionTruth, *, client_offset_s: float = 0.0,
         if ep.spurious:
             ep.packets = _m13_packets(conn, ep)
     return out
+
+
+def needless(conn: ConnectionTruth) -> list[tuple]:
+    """Every data retransmission of the connection as (send time, seq, needless): needless
+    when every byte had reached the phone in a transmission sent before it (the M12 test of
+    an RTO re-send, applied to any re-send: its original was not lost)."""
+    covered = _Covered(conn)
+    return [(d.ts_sent, d.seq, covered.delivered_before(d.seq, d.seq + d.length, d.ts_sent))
+            for d in conn.data if d.retrans]
 
 
 def _cause(conn: ConnectionTruth, ep: Episode, offset: float) -> str:

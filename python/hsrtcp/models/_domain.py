@@ -12,10 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 import numpy as np
 
 from hsrtcp.errors import ModelDomainError
+
+#: A model input or result: a number, or an array of them (inputs broadcast together;
+#: scalars in, a float out).
+Floats: TypeAlias = float | np.ndarray
 
 
 def broadcast(**inputs: object) -> tuple[dict[str, np.ndarray], bool]:
@@ -114,5 +119,5 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
-def finish(values: np.ndarray, scalar: bool) -> float | np.ndarray:
+def finish(values: np.ndarray, scalar: bool) -> Floats:
     return float(values) if scalar else values

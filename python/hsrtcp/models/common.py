@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from hsrtcp.models._domain import Domain, broadcast, finish
+from hsrtcp.models._domain import Domain, Floats, broadcast, finish
 
 __all__ = ["deviation", "rto_from_recovery_duration", "to_bits_per_second"]
 
 
-def to_bits_per_second(packets_per_s: float | np.ndarray, mss_bytes: float | np.ndarray) -> float | np.ndarray:
+def to_bits_per_second(packets_per_s: Floats, mss_bytes: Floats) -> Floats:
     """Convert a model throughput in packets/s to bit/s: packets/s · MSS bytes · 8.
 
     The models count MSS-sized segments; ``mss_bytes`` is the payload size of one segment
@@ -23,7 +23,7 @@ def to_bits_per_second(packets_per_s: float | np.ndarray, mss_bytes: float | np.
     return finish(a["tp"] * a["mss"] * 8.0, scalar)
 
 
-def deviation(tp_model: float | np.ndarray, tp_trace: float | np.ndarray) -> float | np.ndarray:
+def deviation(tp_model: Floats, tp_trace: Floats) -> Floats:
     """Model deviation D = |TP_model − TP_trace| / TP_trace (seed 001 eq. 22; docs/metrics.md M35).
 
     Returned as a **fraction** (ruling A20): 0.05 means 5 %, 1.0 means 100 %. Seed 001
@@ -38,7 +38,7 @@ def deviation(tp_model: float | np.ndarray, tp_trace: float | np.ndarray) -> flo
     return finish(np.abs(a["model"] - a["trace"]) / a["trace"], scalar)
 
 
-def rto_from_recovery_duration(duration: float | np.ndarray, p: float | np.ndarray) -> float | np.ndarray:
+def rto_from_recovery_duration(duration: Floats, p: Floats) -> Floats:
     """Invert E[A^TO] = T·f(p)/(1−p): the first timeout T implied by a mean recovery duration.
 
     ``duration`` in seconds, ``p`` the per-retransmission failure probability (eq. 11).

@@ -37,7 +37,7 @@ from typing import Literal
 import numpy as np
 
 from hsrtcp.errors import ModelDomainError
-from hsrtcp.models._domain import Domain, broadcast, finish
+from hsrtcp.models._domain import Domain, Floats, broadcast, finish
 from hsrtcp.models.pftk import _ewu, _f, _geom_sum, _q_hat
 
 Variant = Literal["as_printed", "corrected", "rederived"]
@@ -60,7 +60,7 @@ def _s(n: np.ndarray, pa: np.ndarray) -> np.ndarray:
     return _geom_sum(n, pa)
 
 
-def expected_ca_rounds(x_p: float | np.ndarray, P_a: float | np.ndarray) -> float | np.ndarray:
+def expected_ca_rounds(x_p: Floats, P_a: Floats) -> Floats:
     """E[X] = (1 − (1−P_a)^(X_P+1)) / P_a (seed 001 eq. 2): mean rounds of a CA phase.
 
     The phase ends at the first ACK burst loss (probability P_a per round) or, if none
@@ -201,17 +201,17 @@ def _evaluate(p_d, P_a, q, rtt, T, b, W_m, variant, allow_any_b):
 
 
 def enhanced(
-    p_d: float | np.ndarray,
-    P_a: float | np.ndarray,
-    q: float | np.ndarray,
-    rtt: float | np.ndarray,
-    T: float | np.ndarray,
-    b: float | np.ndarray = 2.0,
-    W_m: float | np.ndarray = np.inf,
+    p_d: Floats,
+    P_a: Floats,
+    q: Floats,
+    rtt: Floats,
+    T: Floats,
+    b: Floats = 2.0,
+    W_m: Floats = np.inf,
     *,
     variant: Variant,
     allow_any_b: bool = False,
-) -> float | np.ndarray:
+) -> Floats:
     """Throughput of the seed-001 enhanced model, packets/s (seed 001 eq. 21).
 
     ::

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hsrtcp.models._domain import Domain, broadcast, finish
+from hsrtcp.models._domain import Domain, Floats, broadcast, finish
 
 __all__ = [
     "backoff_factor",
@@ -52,7 +52,7 @@ def _geom_sum(n: np.ndarray, p: np.ndarray) -> np.ndarray:
         return np.where(np.isinf(n), np.where(p > 0, 1.0 / p, np.inf), out)
 
 
-def backoff_factor(p: float | np.ndarray) -> float | np.ndarray:
+def backoff_factor(p: Floats) -> Floats:
     """f(p) = 1 + p + 2p² + 4p³ + 8p⁴ + 16p⁵ + 32p⁶ (PFTK; seed 001 eq. 14).
 
     T0·f(p)/(1−p) is the expected duration of a timeout sequence whose k-th timeout lasts
@@ -78,7 +78,7 @@ def _q_hat(w: np.ndarray, p: np.ndarray) -> np.ndarray:
     return np.where(w <= 3, 1.0, out)
 
 
-def timeout_probability(w: float | np.ndarray, p: float | np.ndarray) -> float | np.ndarray:
+def timeout_probability(w: Floats, p: Floats) -> Floats:
     """PFTK's Q̂(w): probability that a loss indication is a timeout (not a triple dupACK).
 
     Parameters
@@ -100,7 +100,7 @@ def _ewu(p: np.ndarray, b: np.ndarray) -> np.ndarray:
         return c + np.sqrt(8.0 * (1.0 - p) / (3.0 * b * p) + c * c)
 
 
-def expected_unconstrained_window(p: float | np.ndarray, b: float | np.ndarray = 2.0) -> float | np.ndarray:
+def expected_unconstrained_window(p: Floats, b: Floats = 2.0) -> Floats:
     """E[W_u] = (2+b)/(3b) + sqrt(8(1−p)/(3bp) + ((2+b)/(3b))²), packets (PFTK).
 
     The mean window at the end of a triple-dupACK period without a receiver limit;
@@ -154,13 +154,15 @@ def _f(p: np.ndarray) -> np.ndarray:
         return 1 + p + 2 * p**2 + 4 * p**3 + 8 * p**4 + 16 * p**5 + 32 * p**6
 
 
-def pftk_full(
-    p: float | np.ndarray,
-    rtt: float | np.ndarray,
-    t0: float | np.ndarray,
-    b: float | np.ndarray = 2.0,
-    w_max: float | np.ndarray = np.inf,
-) -> float | np.ndarray:
+def _inputs(model: str, p, rtt, t0, b, w_max) -> tuple[dict[str, np.ndarray], bool]:
+    """The PFTK inputs broadcast together (and whether all were scalars), their domain
+    checked: ModelDomainError naming ``model`` for the first violation."""
+    a, scalar = broadcast(p=p, rtt=rtt, t0=t0, b=b, w_max=w_max)
+    _pftk_domain(a).raise_first(model, scalar)
+    return a, scalar
+
+
+def pftk_full(p: Floats, rtt: Floats, t0: Floats, b: Floats = 2.0, w_max: Floats = np.inf) -> Floats:
     """PFTK full model of the TCP Reno send rate, packets/s (models.md §1.4).
 
     ::
@@ -182,8 +184,7 @@ def pftk_full(
 
     Example: ``pftk_full(0.01, 0.1, 1.0, 2, 1000)`` → 69.5245 packets/s (models.md P1).
     """
-    a, scalar = broadcast(p=p, rtt=rtt, t0=t0, b=b, w_max=w_max)
-    _pftk_domain(a).raise_first("pftk_full", scalar)
+    a, scalar = _inputs("pftk_full", p, rtt, t0, b, w_max)
     out, _, _ = _pftk_full_core(a["p"], a["rtt"], a["t0"], a["b"], a["w_max"])
     return finish(out, scalar)
 
@@ -196,13 +197,7 @@ def _pftk_approx_core(p, rtt, t0, b, w_max):
         return np.minimum(w_max / rtt, 1.0 / den)
 
 
-def pftk_approx(
-    p: float | np.ndarray,
-    rtt: float | np.ndarray,
-    t0: float | np.ndarray,
-    b: float | np.ndarray = 2.0,
-    w_max: float | np.ndarray = np.inf,
-) -> float | np.ndarray:
+def pftk_approx(p: Floats, rtt: Floats, t0: Floats, b: Floats = 2.0, w_max: Floats = np.inf) -> Floats:
     """PFTK approximate model, packets/s (models.md §1.5)::
 
         B ≈ min(W_max/RTT, 1 / (RTT·sqrt(2bp/3) + T0·min(1, 3·sqrt(3bp/8))·p·(1 + 32p²)))
@@ -211,19 +206,17 @@ def pftk_approx(
     W_max/RTT, so it overestimates near the limit (models.md P3: 200 vs 176.567).
     Dropping the timeout term gives the square-root law sqrt(3/(2bp))/RTT.
     """
-    a, scalar = broadcast(p=p, rtt=rtt, t0=t0, b=b, w_max=w_max)
-    _pftk_domain(a).raise_first("pftk_approx", scalar)
+    a, scalar = _inputs("pftk_approx", p, rtt, t0, b, w_max)
     return finish(_pftk_approx_core(a["p"], a["rtt"], a["t0"], a["b"], a["w_max"]), scalar)
 
 
-def pftk_details(p, rtt, t0, b=2.0, w_max=np.inf) -> dict[str, float | np.ndarray]:
+def pftk_details(p, rtt, t0, b=2.0, w_max=np.inf) -> dict[str, Floats]:
     """Intermediate quantities of :func:`pftk_full`, for inspection and tests.
 
     Keys: ``throughput`` (packets/s), ``E_Wu`` (packets), ``window_limited`` (bool),
     ``Q_hat`` (Q̂ at the window the branch uses: E[W_u] or W_max), ``f`` (f(p)).
     """
-    a, scalar = broadcast(p=p, rtt=rtt, t0=t0, b=b, w_max=w_max)
-    _pftk_domain(a).raise_first("pftk_details", scalar)
+    a, scalar = _inputs("pftk_details", p, rtt, t0, b, w_max)
     out, ewu, limited = _pftk_full_core(a["p"], a["rtt"], a["t0"], a["b"], a["w_max"])
     qh = _q_hat(np.where(limited, a["w_max"], ewu), a["p"])
     res = {"throughput": out, "E_Wu": ewu, "window_limited": limited, "Q_hat": qh, "f": _f(a["p"])}

@@ -65,7 +65,7 @@ def _results(results, kind: str, flow_id):
 
     from hsrtcp.errors import InputError
     from hsrtcp.plot.tables import SELECT_COLUMNS, Corpus, Results, data_bytes_expr
-    from hsrtcp.results import flow_names, partitions, select_flow
+    from hsrtcp.results import flow_names, input_id, partitions, select_flow
 
     parts = partitions(results)
     if len(parts) == 1 and os.path.normpath(parts[0]) == os.path.normpath(os.fspath(results)):
@@ -77,7 +77,7 @@ def _results(results, kind: str, flow_id):
         return Corpus(results, parts), flow_id
     cols = ["flow_id", "vantage", "first_ts", "data_dir", "c2s_payload_bytes", "s2c_payload_bytes"]
     flows = pl.concat([Results(p).read("flows", cols, optional=SELECT_COLUMNS)
-                       .with_columns(input=pl.lit(os.path.basename(p)[len("input="):]))
+                       .with_columns(input=pl.lit(input_id(p)))
                        for p in parts], how="diagonal_relaxed")
     where = os.path.join(os.fspath(results), "input=*", "flows.parquet")
     if flow_id is None:

@@ -32,7 +32,6 @@ TABLE_NAMES = ("classes", "u_rate", "performance", "spurious_rto", "dupack", "ha
                "timeout_recovery", "suspensions", "handoff_intervals", "coverage", "throughput_samples",
                "study_flows")
 #: per-flow list columns used by the pooled statistics (not written in study_flows)
-_LIST_COLUMNS = ("tput_samples", "loss_samples", "timeout_phases_s", "suspensions_s")
 
 __all__ = ["SCHEMA_VERSION", "TABLE_NAMES", "Study", "refuse_out", "study"]
 
@@ -211,8 +210,8 @@ def study(results: str | os.PathLike | Iterable[str | os.PathLike], by: Iterable
         "handoff_intervals": tables.handoff_intervals(_handoffs(res, dims), o),
         "coverage": tables.coverage(res.coverage),
         "throughput_samples": tput.join(frame.select(groups.row_columns(dims)), on=["result", "flow_id"], how="left")
-        .select(*groups.row_columns(dims), "bin", "t_rel", "bin_s", "bytes", "throughput_bps", "loss_rate"),
-        "study_flows": frame.drop([c for c in (*_LIST_COLUMNS, "failed_value") if c in frame.columns]),
+        .select(*groups.row_columns(dims), *samples.SAMPLE_COLUMNS),
+        "study_flows": frame.drop([c for c in (*samples.LIST_COLUMNS, "failed_value") if c in frame.columns]),
     }
     return Study(out, notes, o, results)
 

@@ -10,8 +10,9 @@ Dimensions (``--by``): any column of the study frame: flows-derived (``result``,
 ``capture``, ...), context (``carrier``, ``speed_class``, ``signal_s3`` ...), labels
 (``cc``, ``scenario``, ``flow_type``, ``flow_size_bytes`` ...) and the study's own
 ``workload`` (the object size as "50KB" / "2MB" when the workload is sized, else the flow
-type, e.g. "duration"). A labels column whose name a flows or context column already has
-is kept as ``labels.<name>``.
+type, e.g. "duration"). A labels column whose name a flows or context column already has,
+or one the study computes or writes (:data:`COMPUTED`, :data:`RESERVED`), is kept as ``labels.<name>`` (a context column
+as ``context.<name>``); the study's own columns (:data:`RESERVED`) are never dimensions.
 """
 
 from __future__ import annotations
@@ -20,6 +21,16 @@ import polars as pl
 
 from hsrtcp.schemas import class_rank  # (with the one CLASS_ORDER and FLOW_CLASSES)
 from hsrtcp.study.load import Results, join
+from hsrtcp.study.samples import FLOW_COLUMNS, SAMPLE_COLUMNS
+from hsrtcp.study.stats import Cell
+
+#: what the study computes into its frame (a context or labels column of one of these names, or
+#: of RESERVED's, is kept as ``context.<name>`` / ``labels.<name>``, as one a flows column has)
+COMPUTED = (*FLOW_COLUMNS, "failed", "failed_value", "workload", "fine_class")
+#: columns the study writes itself (a cell's statistics, docs/formats/study.md; the 1-s samples;
+#: the per-flow values): never a dimension
+RESERVED = ("table", "metric", "unit", "statistic", *Cell.__dataclass_fields__, *SAMPLE_COLUMNS,
+            *(c for c in COMPUTED if c != "workload"))
 
 #: seed 000's classes of Tables VII-IX: always given a row, with "no flows" when empty
 SEED_CLASSES = ("static", "high_0", "high_1_16")
@@ -66,7 +77,7 @@ def attach_context(conns: pl.DataFrame, res: Results) -> pl.DataFrame:
     out = conns
     if res.context is not None:
         ctx = res.context
-        clash = [c for c in ctx.columns if c in out.columns and c not in ("result", "flow_id")]
+        clash = [c for c in ctx.columns if c in {*out.columns, *COMPUTED, *RESERVED} and c not in ("result", "flow_id")]
         ctx = ctx.rename({c: f"context.{c}" for c in clash})
         out = join(out, ctx, ["result", "flow_id"], "left", res.one_result)
     for name, dtype in (("flow_class", pl.String), ("class_reason", pl.String), ("run_id", pl.String)):
@@ -88,7 +99,7 @@ def attach_context(conns: pl.DataFrame, res: Results) -> pl.DataFrame:
         key = "input_id" if "input_id" in labels.columns and "input_id" in out.columns else "run_id"
         if key in labels.columns and labels.schema[key] != out.schema[key]:
             labels = labels.with_columns(pl.col(key).cast(out.schema[key], strict=False))
-        clash = [c for c in labels.columns if c in out.columns and c not in ("result", key)]
+        clash = [c for c in labels.columns if c in {*out.columns, *COMPUTED, *RESERVED} and c not in ("result", key)]
         labels = labels.rename({c: f"labels.{c}" for c in clash})
         if key not in labels.columns:
             labels = labels.with_columns(pl.lit(None, dtype=out.schema[key]).alias(key))
@@ -145,6 +156,9 @@ def resolve_by(frame: pl.DataFrame, by: list[str], available: list[str] | None =
             continue
         if name == "flow_class":
             raise ValueError("--by flow_class: the tables are always per flow class")
+        if name in RESERVED:
+            raise ValueError(f"--by {name}: a column the study writes itself ({', '.join(RESERVED)}); "
+                             "a labels or context column of that name cannot be a dimension: rename it")
         if name not in frame.columns:
             if name in CONTRACT_DIMENSIONS:
                 frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias(name))

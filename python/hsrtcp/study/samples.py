@@ -26,6 +26,12 @@ from hsrtcp.study.load import Results, join
 #: series columns that may hold M6's per-bin loss rate of matched flows (hsrtcp analyze
 #: writes ``loss_rate``; the others are accepted from results of other tools)
 LOSS_COLUMNS = ("loss_rate", "p_loss", "data_loss_rate")
+#: the columns of a flow's 1-s samples beside its key (the study's throughput_samples table)
+SAMPLE_COLUMNS = ("bin", "t_rel", "bin_s", "bytes", "throughput_bps", "loss_rate")
+#: the per-flow values this module adds to the study frame (the lists are left out of study_flows)
+LIST_COLUMNS = ("tput_samples", "loss_samples", "timeout_phases_s", "suspensions_s")
+FLOW_COLUMNS = (*LIST_COLUMNS, "tput_bins", "tput_zero_bins", "throughput_mean_bps", "loss_bins",
+                "loss_full_bins", "suspensions_stalled")
 
 
 def _ids(conns: pl.DataFrame, row: str, dtype) -> pl.LazyFrame:
@@ -58,7 +64,7 @@ def throughput(res: Results, conns: pl.DataFrame, loss: pl.DataFrame | None = No
                      "only M8's per-flow p_d of matched flows")
     else:
         samples = join(samples, loss, ["result", "flow_id", "bin"], "left", res.one_result)
-    return samples.select("result", "flow_id", "bin", "t_rel", "bin_s", "bytes", "throughput_bps", "loss_rate"), notes
+    return samples.select("result", "flow_id", *SAMPLE_COLUMNS), notes
 
 
 def loss_samples(res: Results, conns: pl.DataFrame) -> pl.DataFrame | None:

@@ -43,9 +43,9 @@ from hsrtcp.errors import InputError, OutputError
 from hsrtcp.results import Corpus
 from hsrtcp.study import load, tables
 from hsrtcp.study.groups import CONTRACT_DIMENSIONS, resolve_by, row_columns
+from hsrtcp.study.samples import LIST_COLUMNS, SAMPLE_COLUMNS
 
 #: list columns of the per-flow rows (pooled statistics; not written in study_flows)
-LIST_COLUMNS = ("tput_samples", "loss_samples", "timeout_phases_s", "suspensions_s")
 #: partitions read at once on this machine (threads: polars releases the GIL)
 WORKERS = 2
 
@@ -329,7 +329,7 @@ def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, 
     and ``throughput_samples`` into the spool on a thread while the summary tables are
     computed (those are mostly one core's numpy; the encoding is most of what
     :meth:`Study.write` costs at 10^7 flows), for a caller that writes the study."""
-    from hsrtcp.study import Study, _LIST_COLUMNS
+    from hsrtcp.study import Study
 
     # the directories (a corpus: its partitions) as the in-memory path reads them: none, one
     # given twice or a missing one is an InputError; their tables are read by the workers
@@ -415,8 +415,8 @@ def study(results: list[str], by: list[str], *, min_flows: int, bootstrap: int, 
     tput = _scan([d["files"]["tput"] for d in done if "tput" in d["files"]])
     tput_names = tput.collect_schema().names()
     tput = tput.with_columns([pl.lit(None, dtype=pl.String).alias(d) for d in dims if d not in tput_names])
-    study_flows = flows_lf.drop([c for c in (*_LIST_COLUMNS, "failed_value") if c in flows_lf.collect_schema()])
-    samples = tput.select(*row_columns(dims), "bin", "t_rel", "bin_s", "bytes", "throughput_bps", "loss_rate")
+    study_flows = flows_lf.drop([c for c in (*LIST_COLUMNS, "failed_value") if c in flows_lf.collect_schema()])
+    samples = tput.select(*row_columns(dims), *SAMPLE_COLUMNS)
     ahead = Encoding(spool, {"study_flows": study_flows, "throughput_samples": samples}) if write_ahead else None
     try:
         out = {

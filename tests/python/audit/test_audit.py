@@ -232,3 +232,45 @@ def test_a_needless_back_off_does_not_make_a_needed_timeout_spurious():
     assert ep.first_retrans_arrived and ep.t_end == 0.94
     (ep,) = episodes(conn(False)).episodes
     assert (ep.expirations, ep.spurious, ep.needless_backoffs) == (2, False, 0)
+
+
+def test_needless_retransmissions_on_a_constructed_connection():
+    """A re-send is needless when every byte had reached the phone in a copy sent before it,
+    whether that copy arrived before or after the re-send left (a delay spike), and not when
+    the only earlier copy was lost or covered only part of it."""
+    from hsrtcp.audit.truth import needless
+    from hsrtcp.testing.truth import ConnectionTruth, DataSegment
+
+    def seg(t, seq, n, retrans, arrived_at=None):
+        return DataSegment(ts_sent=t, seq=seq, length=n, ip_id=None, retrans=retrans,
+                           arrived=arrived_at is not None, ts_arrived=arrived_at)
+
+    c = ConnectionTruth(client="c", client_port=1, server="s", server_port=2, client_isn=0, epoch=0)
+    c.data = [seg(0.0, 1, 1000, False, 0.05),      # arrived
+              seg(0.0, 1001, 1000, False, 0.9),    # arrived late, after its re-send left
+              seg(0.0, 2001, 1000, False),         # lost
+              seg(0.0, 3001, 500, False, 0.05),    # half of the next re-send
+              seg(0.5, 1, 1000, True, 0.55),       # needless
+              seg(0.5, 1001, 1000, True, 0.55),    # needless (the original was only late)
+              seg(0.5, 2001, 1000, True, 0.55),    # needed
+              seg(0.5, 3001, 1000, True, 0.55),    # needed: bytes 3501.. never arrived before
+              seg(0.8, 2001, 1000, True)]          # needless: the re-send at 0.5 had arrived
+    assert [x[2] for x in needless(c)] == [True, True, False, False, True]
+
+
+@pytest.mark.parametrize("name", ["reno_lost_dupack", "drops_cubic", "bbr_drops", "ack_blackout"])
+def test_needless_by_class_labels_every_resend_as_the_server_row_does(name):
+    """connections.csv's truth_retrans_K are the server row's retrans_K (every re-send of the
+    truth found among the labelled packets); the needless ones are counted within them."""
+    import hsrtcp
+
+    pcap = DATA / f"{name}.client.pcap"
+    c = audit([pcap]).connections
+    ds = hsrtcp.analyze(client=str(pcap), server=str(pcap).replace(".client.", ".server."))
+    s = ds.flows.filter(pl.col("vantage") == "server")
+    assert c["truth_retrans_unlabelled"].sum() == 0
+    for k in ("rto", "tlp", "fast", "sack_refill"):
+        assert c[f"truth_retrans_{k}"].sum() == s[f"retrans_{k}"].sum(), k
+        assert 0 <= c[f"truth_needless_{k}"].sum() <= c[f"truth_retrans_{k}"].sum()
+    assert sum(c[f"truth_retrans_{k}"].sum() for k in ("rto", "tlp", "fast", "sack_refill", "unclassified")) \
+        == c["truth_retransmissions"].sum()

@@ -17,13 +17,13 @@ ROOT = Path(__file__).resolve().parents[3]
 def test_every_region_equals_its_regeneration():
     text = (ROOT / docs.DOC).read_text(encoding="utf-8")
     names = [m["name"] for m in docs.REGION.finditer(text)]
-    assert {"campaign.all", "campaign.counts", "fixtures.all", "fixtures.counts"} <= set(names)
+    assert {"campaign.all", "campaign.counts", "fixtures.all", "fixtures.counts", "v5.all"} <= set(names)
     for m in docs.REGION.finditer(text):
         assert m["body"] == docs.render(m["name"]), f"region {m['name']} is not what its summary gives"
 
 
 def test_confusion_csv_is_the_recount_of_verdicts():
-    for summary in ("fixtures", "campaign", "v2", "dropped", "long"):
+    for summary in ("fixtures", "campaign", "v2", "dropped", "long", "v5"):
         d = ROOT / "docs" / "audit" / summary
         got = tables(pl.read_csv(d / "verdicts.csv", infer_schema_length=None))
         want = pl.read_csv(d / "confusion.csv", infer_schema_length=None)
@@ -75,16 +75,55 @@ def test_radio_summary_regions_recount_the_radio_verdicts():
 
 def test_long_campaign_regions_regenerate_from_its_summaries():
     """docs/audit/long (campaigns/audit-long.toml): its regions are in the page and equal what
-    its committed summaries give; the pooled tables count it at >=100 ms base RTT and queue,
-    which no other summary reaches, so those rows are its own 'all' rows."""
+    its committed summaries give; the pooled tables count it at >=100 ms base RTT, which no
+    other summary reaches, so those rows are its own 'all' rows; at >=100 ms queue v5's long
+    flows join it, so those rows are the sums of the two."""
     text = (ROOT / docs.DOC).read_text(encoding="utf-8")
     names = {m["name"] for m in docs.REGION.finditer(text)}
     assert {"long.all", "long.counts", "long.conditions", "long.standin", "long.radio"} <= names
-    assert "long" in docs.POOLED and "long" in docs.PATH_SUMMARIES
+    assert {"long", "v5"} <= set(docs.POOLED) and {"long", "v5"} <= set(docs.PATH_SUMMARIES)
     own = {x.split(" | ")[0]: x.split(" | ")[2:8] for x in docs.render("long.all").splitlines()
            if x.startswith("| M")}
-    for table in ("base_rtt", "queue"):
-        pooled = [x for x in docs.render(f"pooled.{table}").splitlines() if " | >=100 ms | " in x]
-        assert len(pooled) == len(own)
-        for row in pooled:
-            assert row.split(" | ")[3:9] == own[row.split(" | ")[0]]
+    pooled = [x for x in docs.render("pooled.base_rtt").splitlines() if " | >=100 ms | " in x]
+    assert len(pooled) == len(own)
+    for row in pooled:
+        assert row.split(" | ")[3:9] == own[row.split(" | ")[0]]
+    v5 = {x.split(" | ")[0]: x.split(" | ")[3:8] for x in docs.render("v5.queue").splitlines()
+          if " | >=100 ms | " in x}
+    pooled = [x for x in docs.render("pooled.queue").splitlines() if " | >=100 ms | " in x]
+    assert len(pooled) == len(own) and set(v5) <= set(own)
+    for row in pooled:
+        d = row.split(" | ")[0]
+        want = [int(a) + int(b) for a, b in zip(own[d][:5], v5.get(d, ["0"] * 5))]
+        assert [int(x) for x in row.split(" | ")[3:8]] == want, d
+
+
+def test_v5_regions_recount_its_connections(tmp_path):
+    """docs/audit/v5 (the v5 channel's study campaign): its regions are in the page; the
+    by-scenario rows are the sums of connections.csv, and an edited count changes them."""
+    text = (ROOT / docs.DOC).read_text(encoding="utf-8")
+    names = {m["name"] for m in docs.REGION.finditer(text)}
+    assert {"v5.all", "v5.outage", "v5.counts_by_scenario", "v5.dupacks_by_scenario", "v5.needless",
+            "v5.radio"} <= names
+    conn = pl.read_csv(ROOT / "docs/audit/v5/connections.csv", infer_schema_length=None)
+    h = conn.filter(pl.col("scenario") == "study-300-handoffs-v5")
+    s = {c: h[c].sum() for c in ("truth_retrans_tlp", "truth_needless_tlp", "truth_retransmissions",
+                                 "truth_m13_packets", "kernel_total_rto", "truth_rto_expirations")}
+    row = next(x for x in docs.render("v5.needless").splitlines() if x.startswith("| study-300-handoffs-v5 |"))
+    assert f" {s['truth_retrans_tlp']} [{s['truth_needless_tlp']}] |" in row
+    assert f" {s['truth_retransmissions']} [" in row and row.endswith(f"| {s['truth_m13_packets']} / "
+                                                                      f"{s['truth_m13_packets']} |")
+    row = next(x for x in docs.render("v5.counts_by_scenario").splitlines()
+               if x.startswith("| study-300-handoffs-v5 |"))
+    assert f"| {s['kernel_total_rto']} / {s['truth_rto_expirations']} |" in row
+    # one needless TLP fewer in a copy: the row moves
+    d = tmp_path / "docs" / "audit" / "v5"
+    shutil.copytree(ROOT / "docs" / "audit" / "v5", d)
+    # the first handoffs connection with a needless TLP
+    first = conn.with_row_index().filter((pl.col("scenario") == "study-300-handoffs-v5")
+                                         & (pl.col("truth_needless_tlp") > 0))["index"][0]
+    conn.with_columns(pl.when(pl.int_range(pl.len()) == first).then(pl.col("truth_needless_tlp") - 1)
+                      .otherwise(pl.col("truth_needless_tlp")).alias("truth_needless_tlp")).write_csv(d / "connections.csv")
+    edited = next(x for x in docs.render("v5.needless", tmp_path).splitlines()
+                  if x.startswith("| study-300-handoffs-v5 |"))
+    assert f" {s['truth_retrans_tlp']} [{s['truth_needless_tlp'] - 1}] |" in edited

@@ -143,7 +143,7 @@ def _planted_root(tmp_path):
     """Four summaries with verdicts constructed per band (M12 receiver, phone):
     40 hits at <10 ms / <5 ms; 1 hit and 3 misses at 10-100 ms / 5-30 ms (v2); 2 misses at
     10-100 ms / 30-100 ms (dropped); 2 hits and 1 false alarm at 100-300 ms / >=100 ms (long);
-    the fixtures judge only M10."""
+    the fixtures judge only M10, and so does v5 (one hit at >=300 ms: it feeds both kinds of row)."""
     head = "detector,vantage,sack,timestamps,truth,outcome,applicable,rtt_band,queue_band\n"
     rows = {"campaign": ["M12 receiver,phone,true,true,true,TP,true,<10 ms,<5 ms"] * 40,
             "fixtures": ["M10 timeout,server,true,true,true,TP,true,<10 ms,<5 ms"],
@@ -151,7 +151,8 @@ def _planted_root(tmp_path):
             + ["M12 receiver,phone,true,true,true,FN,true,10-100 ms,5-30 ms"] * 3,
             "dropped": ["M12 receiver,phone,true,true,true,FN,true,10-100 ms,30-100 ms"] * 2,
             "long": ["M12 receiver,phone,true,true,true,TP,true,100-300 ms,>=100 ms"] * 2
-            + ["M12 receiver,phone,false,true,true,FP,true,100-300 ms,>=100 ms"]}
+            + ["M12 receiver,phone,false,true,true,FP,true,100-300 ms,>=100 ms"],
+            "v5": ["M10 timeout,server,true,true,true,TP,true,>=300 ms,>=100 ms"]}
     for s, lines in rows.items():
         d = tmp_path / "docs" / "audit" / s
         d.mkdir(parents=True)
@@ -175,7 +176,11 @@ def test_planted_summaries_give_the_verdict_per_path_band(tmp_path):
         ("RTT above min", "5-30 ms"): ("poor", "pooled 1 TP 0 FP 3 FN 0 TN"),
         ("RTT above min", "30-100 ms"): ("few cases", "pooled 0 TP 0 FP 2 FN 0 TN"),
         ("RTT above min", ">=100 ms"): ("few cases", "pooled 2 TP 1 FP 0 FN 0 TN")}
-    # the flags rows still come from the campaign and fixtures only: SACK and timestamps on, good
+    m10 = {(r["sack"], r["timestamps"], r["path_condition"], r["band"]): (r["verdict"], r["cases"]) for r in table
+           if r["detector"] == "M10 timeout"}
+    assert m10[("any", "any", "min RTT", ">=300 ms")] == ("few cases", "pooled 1 TP 0 FP 0 FN 0 TN")
+    assert m10[("true", "true", caveats.ANY, caveats.ANY)][1].endswith("; v5 1 TP 0 FP 0 FN 0 TN")
+    # the flags rows come from the campaign, the fixtures and v5: SACK and timestamps on, good
     flags = {(r["sack"], r["timestamps"]): r["verdict"] for r in table
              if r["detector"] == "M12 receiver" and r["path_condition"] == caveats.ANY}
     assert flags[("true", "true")] == "good" and flags[("false", "false")] == "no cases"
@@ -196,9 +201,11 @@ def test_planted_summaries_give_the_verdict_per_path_band(tmp_path):
 
 
 def test_a_real_run_names_the_path_band_of_its_caveat(tmp_path):
-    """drops_cubic (SACK and timestamps on): the receiver's flags row is `few cases`, but its
-    band of RTT above the minimum, measured from its own flows row, is `uncertain` in the
-    pooled audit: the summary says so with the band."""
+    """drops_cubic (SACK and timestamps on): the receiver's band of RTT above the minimum,
+    measured from its own flows row, is `uncertain` in the pooled audit, and so is its flags
+    row since v5 joined it (it was `few cases`): the summary names the flags condition only. The
+    demo pair's matched row: M12 two_vantage is `few cases` by its flags and `uncertain` in its
+    band (5-30 ms), so the summary says so with the band."""
     out, stdout = _analyze(tmp_path, "drops_cubic")
     flows = pl.read_parquet(out / "flows.parquet").filter(pl.col("vantage") == "client").row(0, named=True)
     spread_ms = 1000 * (flows["rtt_median"] - flows["rtt_min"])
@@ -206,7 +213,14 @@ def test_a_real_run_names_the_path_band_of_its_caveat(tmp_path):
     table = {(r["detector"], r["sack"], r["timestamps"], r["path_condition"], r["band"]): r["verdict"]
              for r in caveats.load(str(out / "caveats.csv"))}
     assert table[("M12 receiver", "any", "any", "RTT above min", "<5 ms")] == "uncertain"
-    assert table[("M12 receiver", "true", "true", "any", "any")] == "few cases"
+    assert table[("M12 receiver", "true", "true", "any", "any")] == "uncertain"
     cav = [ln for ln in stdout.splitlines() if ln.startswith("caveat:")]
-    assert "caveat: f1c (receiver vantage, RTT above min <5 ms): M12 receiver uncertain" in cav, stdout
-    assert "caveat: f1c (receiver vantage, SACK on, timestamps on): M12 receiver audited on few cases" in cav
+    assert "caveat: f1c (receiver vantage, SACK on, timestamps on): M12 receiver uncertain" in cav, stdout
+    assert not any("f1c (receiver vantage, RTT above min" in ln for ln in cav), stdout
+    p = subprocess.run([sys.executable, "-m", "hsrtcp", "demo", "-o", str(tmp_path / "demo")],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    cav = [ln for ln in p.stdout.splitlines() if ln.startswith("caveat:")]
+    assert "caveat: f1m (both vantage, RTT above min 5-30 ms): M12 two_vantage uncertain" in cav, p.stdout
+    assert "caveat: f1m (both vantage, SACK on, timestamps on): M14 two_vantage uncertain; " \
+        "M12 two_vantage audited on few cases" in cav, p.stdout

@@ -61,3 +61,25 @@ def test_a_damaged_page_names_its_directory_file(tmp_path):
     assert stack.read("flows", ["flow_id"])["result"].to_list() == [str(a)] * 3
     assert stack.read("flows", ["flow_id"], flow_id=2).rows() == [(2, str(a))]
     assert stack.scan("series").collect().schema["result"] == pl.String
+
+
+def test_a_plain_results_directory_as_a_corpus_keeps_its_name(tmp_path):
+    """``Corpus(path)`` of a directory with no ``input=`` partitions: one part, tagged with the
+    directory's own name (it used to lose its first six letters to the ``input=`` prefix)."""
+    a, corpus = _dirs(tmp_path)
+    assert list(Corpus(a).parts) == ["a"]
+    assert Corpus(a).read("flows", ["flow_id"])["input"].to_list() == ["a", "a"]
+    assert list(Corpus(corpus).parts) == ["x", "y"]
+    assert list(Corpus(f"{corpus}/").parts) == ["x", "y"]
+
+
+def test_a_table_no_part_holds_is_refused_with_the_file(tmp_path):
+    """Reading a table no part has: the reader's own refusal naming the first part's file, not
+    polars' 'cannot concat empty list'."""
+    a, corpus = _dirs(tmp_path)
+    missing = corpus / "input=x" / "rtt.parquet"
+    for stack in (Corpus(corpus), Corpus(parts=[corpus, a], tag="result")):
+        with pytest.raises(InputError, match="^" + re.escape(f"{missing}: missing table 'rtt'")):
+            stack.read("rtt")
+        with pytest.raises(InputError, match="^" + re.escape(f"{missing}: missing table 'rtt'")):
+            stack.scan("rtt")

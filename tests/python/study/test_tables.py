@@ -279,3 +279,35 @@ def test_results_without_any_flow(tmp_path):
     assert s.study_flows.height == 0
     assert s.dupack["note"].to_list() == ["no flows"] * 3          # the seed's three classes
     assert "study: 0 flows from 1 results directories" in s.summary()
+
+
+def test_the_computed_columns_are_declared(res):
+    """Every column the study adds to a flow's row after context and labels is in
+    groups.COMPUTED (so a labels column of that name is kept aside, never overwritten)."""
+    from hsrtcp.study import flow_frame, groups, load
+    from hsrtcp.study.connections import connections
+    r = load.read([res])
+    attached = groups.attach_context(connections(r.flows, r.one_result), r)
+    frame, _, _ = flow_frame(r, [])
+    assert set(frame.columns) - set(attached.columns) <= set(groups.COMPUTED)
+
+
+@pytest.mark.parametrize("name", ["tput_samples", "failed_value", "bin", "value", "workload"])
+def test_a_labels_column_named_like_the_studys_own(tmp_path, res, name):
+    """A labels column named like a column the study writes or computes: the tables are those of
+    the same results without it, it is a dimension as labels.<name>, and --by <name> is refused
+    (workload, the study's own dimension, is the computed one) -- it used to crash (polars
+    DuplicateError, a float conversion of the label) or write a table with the label lost."""
+    d = _results(tmp_path / "r")
+    lab = pl.read_parquet(d / "labels.parquet")
+    lab.with_columns(pl.Series(name, ["x", "y", "z"])).write_parquet(d / "labels.parquet")
+    plain, odd = hsrtcp.study(res, bootstrap=0), hsrtcp.study(d, bootstrap=0)
+    for t in ("performance", "spurious_rto", "dupack", "timeout_recovery", "suspensions", "throughput_samples"):
+        assert odd.tables[t].drop("result", strict=False).equals(plain.tables[t].drop("result", strict=False)), t
+    dims = hsrtcp.study(d, by=f"labels.{name}", bootstrap=0).dupack
+    assert set(dims[f"labels.{name}"].drop_nulls()) == {"x", "y", "z"}
+    if name == "workload":
+        assert "workload" in hsrtcp.study(d, by="workload", bootstrap=0).dupack.columns
+    else:
+        with pytest.raises(ValueError, match=f"--by {name}: a column the study writes itself"):
+            hsrtcp.study(d, by=name, bootstrap=0)

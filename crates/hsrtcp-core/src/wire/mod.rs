@@ -213,9 +213,11 @@ pub fn decode_packet(linktype: LinkType, data: &[u8], orig_len: u32, ts: Nanos) 
 /// [`decode_packet`], with the encapsulation the segment was found in (`None` for a plain
 /// packet and for anything but a TCP segment).
 pub fn decode_packet_outer(linktype: LinkType, data: &[u8], orig_len: u32, ts: Nanos) -> (Decoded, Option<Outer>) {
+    // (a record of no file: the decoder reads only these four fields)
+    let frame = Frame { ts, linktype, data, orig_len, offset: 0, iface: 0, index: 0 };
     let mut seg = MaybeUninit::uninit();
     let mut outers = Outers::default();
-    match decode_packet_into(linktype, data, orig_len, ts, &mut seg, &mut outers) {
+    match decode_packet_into(&frame, &mut seg, &mut outers) {
         Ok(()) => {
             // SAFETY: decode_packet_into writes the segment whenever it returns Ok.
             let seg = unsafe { seg.assume_init() };
@@ -233,7 +235,7 @@ pub fn decode_packet_outer(linktype: LinkType, data: &[u8], orig_len: u32, ts: N
 pub fn decode_append(frame: &Frame, out: &mut Vec<Segment>, outers: &mut Outers) -> Result<(), Stop> {
     out.reserve(1);
     let slot = &mut out.spare_capacity_mut()[0];
-    decode_packet_into(frame.linktype, frame.data, frame.orig_len, frame.ts, slot, outers)?;
+    decode_packet_into(frame, slot, outers)?;
     // SAFETY: capacity was reserved above and decode_packet_into wrote the slot (it returned Ok).
     unsafe { out.set_len(out.len() + 1) };
     // (truncated to Wireshark's 32 bits; FlowTable unwraps it)
@@ -245,24 +247,18 @@ pub fn decode_append(frame: &Frame, out: &mut Vec<Segment>, outers: &mut Outers)
 /// whatever is not plain TCP (MPLS, PPPoE, UDP, GRE, IP in IP, ARP, ...) is looked at again
 /// by the tunnel decoder, out of line, so plain TCP pays nothing for tunnels.
 #[inline]
-fn decode_packet_into(
-    linktype: LinkType,
-    data: &[u8],
-    orig_len: u32,
-    ts: Nanos,
-    out: &mut MaybeUninit<Segment>,
-    outers: &mut Outers,
-) -> Result<(), Stop> {
+fn decode_packet_into(frame: &Frame, out: &mut MaybeUninit<Segment>, outers: &mut Outers) -> Result<(), Stop> {
+    let Frame { linktype, data, orig_len, ts, .. } = *frame;
     let (off, net) = match link::locate(linktype, data) {
         Ok(x) => x,
-        Err(Stop::NotTcp) => return tunnel::decode_slow(linktype, data, orig_len, ts, out, outers, None),
+        Err(Stop::NotTcp) => return tunnel::decode_slow(*frame, out, outers, None),
         Err(e) => return Err(e),
     };
     // Bytes of the network layer on the wire (a frame can't be shorter than what was captured).
     let wire_l3 = (orig_len as usize).max(data.len()) - off;
     let ip = match ip::locate(net, &data[off..], wire_l3) {
         Ok(ip) => ip,
-        Err(Stop::NotTcp) => return tunnel::decode_ip_not_tcp(linktype, data, orig_len, ts, out, outers, (off, net)),
+        Err(Stop::NotTcp) => return tunnel::decode_ip_not_tcp(*frame, out, outers, (off, net)),
         Err(e) => return Err(e),
     };
     tcp::decode_into(&data[off + ip.l4_off..], ip, ts, out)

@@ -33,8 +33,8 @@ use rustc_hash::FxHashMap;
 
 use super::link::{self, LinkRec, Net};
 use super::bytes::{be16, be32};
-use super::{ip, mal, tcp, MalformedReason, Nanos, Segment, Stop};
-use crate::capture::LinkType;
+use super::{ip, mal, tcp, MalformedReason, Segment, Stop};
+use crate::capture::{Frame, LinkType};
 
 /// Encapsulations opened around one TCP packet, at most.
 pub const MAX_DEPTH: usize = 8;
@@ -404,14 +404,12 @@ enum Next {
 #[cold]
 #[inline(never)]
 pub(super) fn decode_slow(
-    linktype: LinkType,
-    data: &[u8],
-    orig_len: u32,
-    ts: Nanos,
+    frame: Frame,
     out: &mut MaybeUninit<Segment>,
     outers: &mut Outers,
     plain: Option<(usize, Net)>,
 ) -> Result<(), Stop> {
+    let Frame { linktype, data, orig_len, ts, .. } = frame;
     let mut o = Outer::default();
     // Where the current layer's packet ends on the wire (it may go on beyond the capture).
     let mut end = (orig_len as usize).max(data.len());
@@ -491,14 +489,12 @@ pub(super) fn decode_slow(
 /// TCP, goes to [`decode_slow`], which decodes it from the start: its result is the same.
 #[inline(never)]
 pub(super) fn decode_ip_not_tcp(
-    linktype: LinkType,
-    data: &[u8],
-    orig_len: u32,
-    ts: Nanos,
+    frame: Frame,
     out: &mut MaybeUninit<Segment>,
     outers: &mut Outers,
     plain: (usize, Net),
 ) -> Result<(), Stop> {
+    let Frame { data, orig_len, ts, .. } = frame;
     let off = plain.0;
     let end = (orig_len as usize).max(data.len());
     if let Some((inner, inner_end)) = gtpu_v4_plain_at(data, off, end) {
@@ -518,7 +514,7 @@ pub(super) fn decode_ip_not_tcp(
             }
         }
     }
-    decode_slow(linktype, data, orig_len, ts, out, outers, Some(plain))
+    decode_slow(frame, out, outers, Some(plain))
 }
 
 #[inline]

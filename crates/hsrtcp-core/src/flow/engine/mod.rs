@@ -34,7 +34,7 @@ use crate::wire::{Nanos, Segment};
 
 use kinds::{DataVantage, RetransClass};
 use lifecycle::{Lifecycle, GIVE_UP};
-use retrans::Ctx;
+use retrans::{Ctx, DataSeg};
 use rtt::TsRing;
 
 /// Echo samples per side needed before the timestamp test decides the vantage.
@@ -267,7 +267,6 @@ impl Engine {
     #[inline]
     fn data_half(&mut self, c: &ConnBase, seg: &Segment, dir: Dir, rel_seq: i64, sack: bool, ev: &mut Vec<Event>) {
         let s = rel_seq + seg.flags.syn() as i64;
-        let e = s + seg.payload_len as i64;
         let mss = self.mss_for(c, dir);
         let vantage = self.vantages[dir.idx()];
         let shift = c.wscale(dir.rev()).unwrap_or(0);
@@ -275,8 +274,7 @@ impl Engine {
         let (st, rtt) = self.streams.with_rtt(dir.idx());
         let peer_zero = st.win.zero_now();
         let mut x = Ctx::new(c.first_ts, vantage, sack, dir, shift, rtt, ev, self.after_silence);
-        let tsval = seg.options.timestamp.map(|t| t.0);
-        st.on_data(&mut x, s, e, seg.ts, tsval, seg.ip_id, peer_zero, mss);
+        st.on_data(&mut x, DataSeg { s, seg }, peer_zero, mss);
         match x.decided {
             DataVantage::Sender => self.decide(dir, "loss_pattern"),
             DataVantage::Receiver => self.decide(dir.rev(), "loss_pattern"),

@@ -12,7 +12,7 @@ mod sender;
 
 use crate::flow::event::{Dir, Event, EventKind};
 use crate::flow::seq::seq_lt;
-use crate::wire::Nanos;
+use crate::wire::{Nanos, Segment};
 
 use super::kinds::{DataVantage, RetransClass, SpuriousMethod};
 use super::rtt::RttBook;
@@ -44,6 +44,31 @@ const TIMER_TICK: Nanos = 20_000_000;
 /// Linux's TCP_RTO_MIN, which the probe timeout adds when one segment is outstanding
 /// (`tcp_schedule_loss_probe`: PTO = 2·SRTT + TCP_RTO_MIN, capped at the RTO timer).
 const LONE_PROBE_EXTRA: Nanos = 200_000_000;
+
+/// A data segment of this direction as the rules read it: the captured segment and where
+/// its payload starts in the direction's relative sequence space. Two words, so it travels
+/// in registers (a struct of the five values was built on the stack for every segment).
+#[derive(Clone, Copy)]
+pub struct DataSeg<'a> {
+    /// First payload byte (relative).
+    pub s: i64,
+    pub seg: &'a Segment,
+}
+
+impl DataSeg<'_> {
+    /// One past the last payload byte.
+    #[inline]
+    pub fn e(&self) -> i64 {
+        self.s + self.seg.payload_len as i64
+    }
+
+    /// [s, e), the capture time, and the sender's marks that tell copies and re-sends apart
+    /// (TSval, IP ID).
+    #[inline]
+    pub fn parts(&self) -> (i64, i64, Nanos, Option<u32>, Option<u16>) {
+        (self.s, self.e(), self.seg.ts, self.seg.options.timestamp.map(|t| t.0), self.seg.ip_id)
+    }
+}
 
 /// What the engine needs from the rest of the connection when handling one segment.
 pub struct Ctx<'a> {
@@ -219,22 +244,12 @@ impl Stream {
         }
     }
 
-    /// A data segment [s, e) of this direction (payload only). `mss`: the segment size that
-    /// turns bytes into packets (MSS, or the largest payload seen); only data needs it, so
-    /// it is not in the [`Ctx`] every ACK builds.
-    #[allow(clippy::too_many_arguments)]
+    /// A data segment of this direction. `mss`: the segment size that turns bytes into
+    /// packets (MSS, or the largest payload seen); only data needs it, so it is not in the
+    /// [`Ctx`] every ACK builds.
     #[inline]
-    pub fn on_data(
-        &mut self,
-        x: &mut Ctx,
-        s: i64,
-        e: i64,
-        ts: Nanos,
-        tsval: Option<u32>,
-        ip_id: Option<u16>,
-        peer_zero_window: bool,
-        mss: i64,
-    ) {
+    pub fn on_data(&mut self, x: &mut Ctx, d: DataSeg, peer_zero_window: bool, mss: i64) {
+        let (s, e, ts, tsval, ip_id) = d.parts();
         let len = e - s;
         self.c.data_segments += 1;
         self.max_payload = self.max_payload.max(len as u32);
@@ -262,11 +277,11 @@ impl Stream {
             self.rx.note_arrival(ts, rto_threshold(x.rtt));
         }
         self.rx.close_spurious_after_pause(x, &mut self.c, ts);
-        let (kind, prior) = match self.place(x, s, e, ts, tsval, ip_id) {
+        let (kind, prior) = match self.place(x, d) {
             Ok(gap) => {
                 let kind = Overlap::New { gap };
                 self.note_seen(s, e, kind);
-                self.new_data(x, s, e, ts, tsval, ip_id, kind, mss);
+                self.new_data(x, d, kind, mss);
                 return;
             }
             Err(old) => old,
@@ -284,8 +299,8 @@ impl Stream {
             x.vantage = if kind == Overlap::Repeat { DataVantage::Sender } else { DataVantage::Receiver };
             x.decided = x.vantage;
         }
-        if !self.not_a_retransmission(x, s, e, ts, tsval, ip_id, kind, &prior) {
-            self.retransmission(x, s, e, ts, tsval, ip_id, kind, &prior);
+        if !self.not_a_retransmission(x, d, kind, &prior) {
+            self.retransmission(x, d, kind, &prior);
         }
     }
 
@@ -318,15 +333,8 @@ impl Stream {
     /// still remembered); else the store places it: `Ok(gap)` for new data (nearly every
     /// segment, no [`Prior`] built or copied), else fill, repeat or partial.
     #[inline]
-    fn place(
-        &mut self,
-        x: &Ctx,
-        s: i64,
-        e: i64,
-        ts: Nanos,
-        tsval: Option<u32>,
-        ip_id: Option<u16>,
-    ) -> Result<bool, (Overlap, Prior)> {
+    fn place(&mut self, x: &Ctx, d: DataSeg) -> Result<bool, (Overlap, Prior)> {
+        let (s, e, ts, tsval, ip_id) = d.parts();
         if self.ack_seen && e <= self.una {
             let covered = self
                 .advances
@@ -347,27 +355,17 @@ impl Stream {
 
     /// Data beyond everything seen: new data (M17 windows), unless at the receiver its
     /// original was never seen and it is a re-send of it.
-    #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn new_data(
-        &mut self,
-        x: &mut Ctx,
-        s: i64,
-        e: i64,
-        ts: Nanos,
-        tsval: Option<u32>,
-        ip_id: Option<u16>,
-        kind: Overlap,
-        mss: i64,
-    ) {
+    fn new_data(&mut self, x: &mut Ctx, d: DataSeg, kind: Overlap, mss: i64) {
+        let (s, e, ts, tsval, ip_id) = d.parts();
         if x.vantage == DataVantage::Receiver {
             let edge = self.edge();
-            let resent = self.rx.unseen_original(x, edge, &mut self.c, s, e, ts, ip_id);
+            let resent = self.rx.unseen_original(x, edge, &mut self.c, d);
             self.settle_pending_dupacks(x, resent);
             if resent {
                 self.nxt = e;
                 let prior = Prior { first_ts: ts, last_ts: ts, ..Default::default() };
-                self.retransmission(x, s, e, ts, tsval, ip_id, kind, &prior);
+                self.retransmission(x, d, kind, &prior);
                 if let Some(ev) = x.ev.last_mut() {
                     ev.cause = Some("unseen_original");
                     ev.value = None;
@@ -387,19 +385,9 @@ impl Stream {
     /// Old bytes that are no retransmission: at the receiver the original overtaken by its
     /// re-send (late original), a copy made by the network (same IP ID and TSval), or a hole
     /// fill sent before the data that overtook it (reordering). Returns whether it was one.
-    #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn not_a_retransmission(
-        &mut self,
-        x: &mut Ctx,
-        s: i64,
-        e: i64,
-        ts: Nanos,
-        tsval: Option<u32>,
-        ip_id: Option<u16>,
-        kind: Overlap,
-        prior: &Prior,
-    ) -> bool {
+    fn not_a_retransmission(&mut self, x: &mut Ctx, d: DataSeg, kind: Overlap, prior: &Prior) -> bool {
+        let (s, e, ts, tsval, ip_id) = d.parts();
         match kind {
             Overlap::Repeat
                 if x.vantage == DataVantage::Receiver && self.is_late_original(s, tsval, ip_id) =>
@@ -421,7 +409,7 @@ impl Stream {
             }
             Overlap::Fill
                 if !(x.vantage == DataVantage::Receiver && self.sent_after_later_data(e, tsval, ip_id))
-                    && self.is_reordering(x, ts, tsval, ip_id, prior) =>
+                    && self.is_reordering(x, d, prior) =>
             {
                 if x.vantage == DataVantage::Receiver && self.rx.overtaken_resend(&mut self.c, s, ip_id) {
                     return true;
@@ -582,14 +570,8 @@ impl Stream {
     /// when its TSval is older than the newest in-order data, or (no timestamps) its IP ID is
     /// older on a sender whose IDs count up, or (neither) it came less than half the path's
     /// minimum RTT after the hole appeared — a retransmission needs at least one RTT.
-    fn is_reordering(
-        &self,
-        x: &Ctx,
-        ts: Nanos,
-        tsval: Option<u32>,
-        ip_id: Option<u16>,
-        prior: &Prior,
-    ) -> bool {
+    fn is_reordering(&self, x: &Ctx, d: DataSeg, prior: &Prior) -> bool {
+        let (_, _, ts, tsval, ip_id) = d.parts();
         if let Some(older) = self.sent_before(tsval, ip_id, self.max_tsval, self.max_ip_id) {
             return older;
         }
@@ -609,22 +591,12 @@ impl Stream {
 
     /// A retransmission (M8 counts): classified by the rules of the vantage, remembered for
     /// the spurious tests, and at the receiver a repeat of bytes it had is unnecessary.
-    #[allow(clippy::too_many_arguments)]
-    fn retransmission(
-        &mut self,
-        x: &mut Ctx,
-        s: i64,
-        e: i64,
-        ts: Nanos,
-        tsval: Option<u32>,
-        ip_id: Option<u16>,
-        kind: Overlap,
-        prior: &Prior,
-    ) {
+    fn retransmission(&mut self, x: &mut Ctx, d: DataSeg, kind: Overlap, prior: &Prior) {
+        let (s, e, ts, tsval, ip_id) = d.parts();
         // a timeout recovery the receiver already saw needed (its first re-send filled a hole)
         let genuine_recovery = self.rx.rto_point.is_some() && !self.rx.in_spurious();
         let class = match x.vantage {
-            DataVantage::Sender => self.sender_class(x, s, e, ts, tsval, prior),
+            DataVantage::Sender => self.sender_class(x, d, prior),
             DataVantage::Receiver => {
                 let (edge, recent) = (self.edge(), self.recent_dupack(x, s, ts));
                 self.rx.class(x, edge, recent, s, e, ts - prior.last_ts, kind == Overlap::Repeat)

@@ -7,7 +7,7 @@ use crate::flow::event::{Event, EventKind};
 use crate::wire::Nanos;
 
 use super::super::kinds::{RetransClass, SpuriousMethod};
-use super::{rto_threshold, Counts, Ctx, TIMER_TICK};
+use super::{rto_threshold, Counts, Ctx, DataSeg, TIMER_TICK};
 
 /// Receiver-side spurious-timeout episode: duplicates of RTO type arriving back to back.
 struct RxSpurious {
@@ -44,9 +44,17 @@ impl Edge {
     }
 }
 
+/// The newest original P of a sender whose IP IDs count up: its IP ID, its end, its arrival.
+#[derive(Clone, Copy)]
+struct Original {
+    id: u16,
+    end: i64,
+    ts: Nanos,
+}
+
 /// Where an arrival in sequence stands against the IP IDs missing after the newest original.
 enum Judged {
-    /// Counted as undecided: neither a re-send nor new data for sure.
+    /// Undecided: neither a re-send nor new data for sure (counted so by the caller).
     Undecided,
     /// (IDs missing, segments already counted against them, no rule applied)
     Missing(i64, i64, bool),
@@ -61,10 +69,10 @@ pub(super) struct ReceiverState {
     /// its fills belong to the timeout recovery.
     after_silence: bool,
     silence_hole: Option<(i64, i64)>,
-    /// Senders whose IP IDs count up: the newest original (IP ID, end, arrival), the IP ID
-    /// of the first re-sent segment seen after it and how many segments with later IDs
-    /// arrived since (see `unseen_original`).
-    orig: Option<(u16, i64, Nanos)>,
+    /// Senders whose IP IDs count up: the newest original, the IP ID of the first re-sent
+    /// segment seen after it and how many segments with later IDs arrived since (see
+    /// `unseen_original`).
+    orig: Option<Original>,
     first_retx: Option<u16>,
     seen_after: u16,
     /// Segments counted as re-sends of unseen originals since that original (each missing
@@ -151,8 +159,8 @@ impl ReceiverState {
         if self.id_high.is_none_or(|h| (id.wrapping_sub(h) as i16) > 0) {
             self.id_high = Some(id);
         }
-        if let Some((o, _, _)) = self.orig {
-            if (id.wrapping_sub(o) as i16) > 0 {
+        if let Some(p) = self.orig {
+            if (id.wrapping_sub(p.id) as i16) > 0 {
                 self.seen_after = self.seen_after.saturating_add(1);
                 if self.first_retx.is_none() {
                     self.first_retx = Some(id);
@@ -291,62 +299,49 @@ impl ReceiverState {
     /// IDs were the originals of that data and it is their re-send. At most as many segments
     /// as IDs are missing. After a silence the missing IDs may as well be a lost timeout
     /// re-send (spurious, after ACK loss): not judged (docs/engine.md, known limits).
-    pub fn unseen_original(
-        &mut self,
-        x: &Ctx,
-        v: Edge,
-        c: &mut Counts,
-        s: i64,
-        e: i64,
-        ts: Nanos,
-        ip_id: Option<u16>,
-    ) -> bool {
+    pub fn unseen_original(&mut self, x: &Ctx, v: Edge, c: &mut Counts, d: DataSeg) -> bool {
+        let (s, e, ts, _, ip_id) = d.parts();
         let Some(id) = ip_id else { return false };
         if !v.ipid_monotone {
-            self.orig = Some((id, e, ts));
+            self.orig = Some(Original { id, end: e, ts });
             self.first_retx = None;
             return false;
         }
-        if let Some(orig) = self.orig {
-            let (missing, paid, unjudged) = match self.missing_ids(x, v, c, orig, s, ts, id) {
-                Judged::Undecided => return false,
-                Judged::Missing(m, p, u) => (m, p, u),
+        if let Some(p) = self.orig {
+            let (missing, paid, unjudged) = match self.missing_ids(x, v, p, d, id) {
+                Judged::Undecided => {
+                    c.undecided += 1;
+                    return false;
+                }
+                Judged::Missing(m, paid, u) => (m, paid, u),
             };
-            if missing - paid >= 1 && s == v.nxt && v.no_hole() && s < orig.1 + missing * v.max_payload {
+            if missing - paid >= 1 && s == v.nxt && v.no_hole() && s < p.end + missing * v.max_payload {
                 self.seen_after = self.seen_after.saturating_add(1);
                 self.unseen_counted = self.unseen_counted.saturating_add(1);
                 return true;
             }
-            if unjudged && self.unjudged_undecided(v, c, orig, s, id) {
+            if unjudged && self.unjudged_undecided(v, p, s, id) {
+                c.undecided += 1;
                 return false;
             }
             if let (true, Some(f)) = (s > v.nxt, self.first_retx) {
-                self.overtaken = Some((orig.0, orig.1, f, self.seen_after));
+                self.overtaken = Some((p.id, p.end, f, self.seen_after));
             }
         }
         self.new_original(id, e, ts);
         false
     }
 
-    /// The IDs missing after the newest original `orig` that this arrival may be paying
-    /// for, by the rule of the recovery under way (or undecided, already counted).
-    #[allow(clippy::too_many_arguments)]
-    fn missing_ids(
-        &mut self,
-        x: &Ctx,
-        v: Edge,
-        c: &mut Counts,
-        orig: (u16, i64, Nanos),
-        s: i64,
-        ts: Nanos,
-        id: u16,
-    ) -> Judged {
-        let (o, end, t_o) = orig;
+    /// The IDs missing after the newest original `p` that this arrival (IP ID `id`) may be
+    /// paying for, by the rule of the recovery under way (or undecided: the caller counts it).
+    fn missing_ids(&mut self, x: &Ctx, v: Edge, p: Original, d: DataSeg, id: u16) -> Judged {
+        let Original { id: o, end, ts: t_o } = p;
+        let (s, _, ts, _, _) = d.parts();
         let thr = rto_threshold(x.rtt);
         let after_o = (id.wrapping_sub(o) as i16) as i64 - 1;
         match (self.first_retx, self.burst) {
             (Some(f), _) if ts - t_o < thr && (id.wrapping_sub(f) as i16) > 0 => {
-                self.fast_recovery_ids(x, v, c, orig, s, f)
+                self.fast_recovery_ids(x, v, p, s, f)
             }
             // the go-back-N burst of a timeout: every ID after P never seen is an original
             // of the data after P unless it was a lost re-send; a Reno sender re-sends only
@@ -372,7 +367,6 @@ impl ReceiverState {
             (_, Some(t_b)) if self.in_burst(ts, t_b, t_o, thr) && s == v.nxt => {
                 let m = after_o - self.seen_after as i64;
                 if m >= 1 && v.ack_seen && s < end + m * v.max_payload {
-                    c.undecided += 1;
                     self.seen_after = self.seen_after.saturating_add(1);
                     return Judged::Undecided;
                 }
@@ -395,16 +389,8 @@ impl ReceiverState {
     /// sender re-send those too, and that lost re-send is then the missing ID (a live run:
     /// DupACKs for 2979781, then the hole 2981241; ID 6122, lost, re-sent 2979781; 65
     /// counted against 64): undecided.
-    fn fast_recovery_ids(
-        &mut self,
-        x: &Ctx,
-        v: Edge,
-        c: &mut Counts,
-        orig: (u16, i64, Nanos),
-        s: i64,
-        f: u16,
-    ) -> Judged {
-        let (o, end, t_o) = orig;
+    fn fast_recovery_ids(&mut self, x: &Ctx, v: Edge, p: Original, s: i64, f: u16) -> Judged {
+        let Original { id: o, end, ts: t_o } = p;
         let before_f = (f.wrapping_sub(o) as i16) as i64 - 1;
         let one_hole = x.rtt.est.srtt.is_some_and(|r| self.other_trigger_ts < t_o - 2 * r);
         if one_hole {
@@ -416,7 +402,6 @@ impl ReceiverState {
             && v.no_hole()
             && s < end + (m + self.unseen_counted as i64) * v.max_payload
         {
-            c.undecided += 1;
             self.unseen_counted = self.unseen_counted.saturating_add(1);
             self.seen_after = self.seen_after.saturating_add(1);
             return Judged::Undecided;
@@ -429,18 +414,17 @@ impl ReceiverState {
     /// re-sending since P (the first packet after it was a re-send), so an ID after P never
     /// seen may have been the original of this data or a lost re-send of older bytes:
     /// undecided, at most as many segments as IDs are missing (docs/engine.md, "What a
-    /// receiver-side capture cannot tell"). Returns whether it was counted so.
-    fn unjudged_undecided(&mut self, v: Edge, c: &mut Counts, orig: (u16, i64, Nanos), s: i64, id: u16) -> bool {
-        let (o, end, _) = orig;
-        let m = (id.wrapping_sub(o) as i16) as i64 - 1 - self.seen_after as i64;
+    /// receiver-side capture cannot tell"). Returns whether it is undecided (the caller
+    /// counts it).
+    fn unjudged_undecided(&mut self, v: Edge, p: Original, s: i64, id: u16) -> bool {
+        let m = (id.wrapping_sub(p.id) as i16) as i64 - 1 - self.seen_after as i64;
         if self.first_retx.is_some()
             && !self.closed_since
             && m >= 1
             && s == v.nxt
             && v.ack_seen
-            && s < end + m * v.max_payload
+            && s < p.end + m * v.max_payload
         {
-            c.undecided += 1;
             self.seen_after = self.seen_after.saturating_add(1);
             return true;
         }
@@ -477,7 +461,7 @@ impl ReceiverState {
             _ => id,
         };
         self.id_high = Some(floor);
-        self.orig = Some((floor, e, ts));
+        self.orig = Some(Original { id: floor, end: e, ts });
         self.first_retx = None;
         self.seen_after = 0;
         self.unseen_counted = 0;

@@ -11,7 +11,7 @@ use super::super::kinds::{DataVantage, RetransClass, SpuriousMethod};
 use super::super::spurious::RecentRetx;
 use super::super::store::Prior;
 use super::super::timeout::{EpisodeMark, Recovery, RecoveryKind, SenderTimer, TimeoutSeq};
-use super::{rto_threshold, Ctx, Stream, LONE_PROBE_EXTRA, RTO_FRACTION_DEN, RTO_FRACTION_NUM, TIMER_TICK};
+use super::{rto_threshold, Ctx, DataSeg, Stream, LONE_PROBE_EXTRA, RTO_FRACTION_DEN, RTO_FRACTION_NUM, TIMER_TICK};
 
 /// State only the sender-side rules keep.
 #[derive(Default)]
@@ -114,15 +114,8 @@ impl Stream {
     /// DupACK/SACK evidence answered within the RTO scale is a fast retransmit (the first of
     /// an episode) or a SACK hole refill; a lone re-send of the highest segment with more
     /// outstanding and no loss evidence is a tail-loss probe; everything else is an RTO.
-    pub(super) fn sender_class(
-        &mut self,
-        x: &mut Ctx,
-        s: i64,
-        e: i64,
-        ts: Nanos,
-        tsval: Option<u32>,
-        prior: &Prior,
-    ) -> RetransClass {
+    pub(super) fn sender_class(&mut self, x: &mut Ctx, d: DataSeg, prior: &Prior) -> RetransClass {
+        let (s, e, ts, _, _) = d.parts();
         let idle = if self.ack_seen { ts - self.last_ack_ts } else { Nanos::MAX };
         let thr = self.timer_threshold(x, ts, prior);
         if let Some(class) = self.within_rto_episode(s, e, ts, idle, thr, prior) {
@@ -157,7 +150,7 @@ impl Stream {
             // returned above), so it is not a timeout's.
             return RetransClass::Fast;
         }
-        self.open_timeout(ts, tsval, s, e, prior);
+        self.open_timeout(d, prior);
         RetransClass::Rto
     }
 
@@ -265,7 +258,8 @@ impl Stream {
 
     /// An RTO: opens the recovery episode and its timeout sequence (M10), armed at the later
     /// of the segment's last transmission and the last advancing ACK.
-    fn open_timeout(&mut self, ts: Nanos, tsval: Option<u32>, s: i64, e: i64, prior: &Prior) {
+    fn open_timeout(&mut self, d: DataSeg, prior: &Prior) {
+        let (s, e, ts, tsval, _) = d.parts();
         let tx = &mut self.tx;
         tx.fr = None;
         tx.episodes += 1;
