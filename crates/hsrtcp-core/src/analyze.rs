@@ -14,7 +14,8 @@ pub use crate::table::registry::{CAPTURES_VERSION, CAPTURE_COLUMNS};
 /// Analyze one capture file, handing the tables on in pieces as they fill: `sink` gets
 /// (table name, batch of rows) for `flows`, `events`, `series`, `packets` when
 /// `info.packets` asks for it, and finally `captures` (one row), every table at least once
-/// (possibly empty, so every schema is seen).
+/// (possibly empty, so every schema is seen; all but `packets` and `captures` start with an
+/// empty batch).
 /// Batches hold about `rows_per_batch` rows; memory stays bounded by the open connections
 /// and the sink, not by the capture's length.
 ///
@@ -61,6 +62,10 @@ pub fn analyze_capture_tapped(
         }
         sink(name, b)
     };
+    // Every schema first (empty batches): a sink writing files creates them now, beside the
+    // reader and the engine, instead of in the run's serial end (on the bench host's ext4
+    // without a journal a new file costs a scan of recently deleted inodes; bench/README.md, s18).
+    output.flush(0, &mut counted);
     let mut go_on = true;
     while let Some((batch, links)) = stream.next_batch_linked() {
         for (seg, &link) in batch.iter().zip(links) {

@@ -97,6 +97,20 @@ def test_shipped_table_is_the_regeneration_and_follows_the_summaries(tmp_path, m
     assert docs.main(["--check"]) == 0
 
 
+def test_load_reads_the_table_as_csv_dictreader_does(tmp_path):
+    """caveats.load parses with _csv (no csv import on the default path): the same rows,
+    also for quoted commas and an empty line."""
+    import csv
+
+    text = 'a,b,c\n1,"x, y",3\n\n4,5,"6\n7"\n'
+    p = tmp_path / "t.csv"
+    p.write_text(text, encoding="utf-8")
+    for path in (str(p), caveats.TABLE):
+        with open(path, newline="", encoding="utf-8") as f:
+            assert caveats.load(path) == list(csv.DictReader(f))
+    assert len(caveats.load()) > 100
+
+
 def test_caveats_fold_to_one_line_per_flow_row_and_condition():
     """The demo printed 7 lines for one connection (one per detector); they fold to one line per
     printed row, the detectors grouped by verdict, and flows with the same caveats share a line."""

@@ -6,16 +6,43 @@ use super::link::Net;
 use super::bytes::be16;
 use super::{mal, MalformedReason, Stop};
 
-/// What the TCP decoder needs from the network layer.
+/// What the TCP decoder needs from the network layer. The addresses stay in the header
+/// until the segment is written: a 17-byte `IpAddr` built here, kept on the stack and copied
+/// into the segment was reloaded with wide loads across its narrow stores (a store-forwarding
+/// stall per packet, the reader thread's largest single cost; bench/README.md, s18).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct IpInfo {
-    pub src: IpAddr,
-    pub dst: IpAddr,
+pub(super) struct IpInfo<'a> {
+    /// The IP header (IPv4 from its first byte, IPv6 its 40 fixed bytes on).
+    hdr: &'a [u8],
+    v6: bool,
     /// Offset of the TCP header from the start of the IP header.
     pub l4_off: usize,
     /// TCP header + payload length according to the IP header.
     pub l4_len: usize,
     pub ip_id: Option<u16>,
+}
+
+impl IpInfo<'_> {
+    #[inline(always)]
+    fn addr(&self, at: usize) -> IpAddr {
+        if self.v6 {
+            let a: [u8; 16] = self.hdr[at..at + 16].try_into().expect("16 bytes");
+            IpAddr::V6(Ipv6Addr::from(a))
+        } else {
+            let a: [u8; 4] = self.hdr[at..at + 4].try_into().expect("4 bytes");
+            IpAddr::V4(Ipv4Addr::from(a))
+        }
+    }
+
+    #[inline(always)]
+    pub fn src(&self) -> IpAddr {
+        self.addr(if self.v6 { 8 } else { 12 })
+    }
+
+    #[inline(always)]
+    pub fn dst(&self) -> IpAddr {
+        self.addr(if self.v6 { 24 } else { 16 })
+    }
 }
 
 const TCP: u8 = 6;
@@ -25,7 +52,7 @@ const TCP: u8 = 6;
 // (always: the tunnel decoder calls it too, and a second caller cost the reader's loop
 // this inlining, about 29 instructions a packet on the bench capture)
 #[inline(always)]
-pub(super) fn locate(net: Net, d: &[u8], wire_len: usize) -> Result<IpInfo, Stop> {
+pub(super) fn locate(net: Net, d: &[u8], wire_len: usize) -> Result<IpInfo<'_>, Stop> {
     let Some(&first) = d.first() else {
         return Err(mal(MalformedReason::ShortIpHeader));
     };
@@ -68,7 +95,7 @@ pub(super) fn v4_lengths(d: &[u8], wire_len: usize) -> Result<(usize, usize), St
 }
 
 #[inline]
-fn v4(d: &[u8], wire_len: usize) -> Result<IpInfo, Stop> {
+fn v4(d: &[u8], wire_len: usize) -> Result<IpInfo<'_>, Stop> {
     let (ihl, total) = v4_lengths(d, wire_len)?;
     if d[9] != TCP {
         return Err(Stop::NotTcp);
@@ -77,8 +104,8 @@ fn v4(d: &[u8], wire_len: usize) -> Result<IpInfo, Stop> {
         return Err(mal(MalformedReason::IpFragment));
     }
     Ok(IpInfo {
-        src: IpAddr::V4(Ipv4Addr::new(d[12], d[13], d[14], d[15])),
-        dst: IpAddr::V4(Ipv4Addr::new(d[16], d[17], d[18], d[19])),
+        hdr: d,
+        v6: false,
         l4_off: ihl,
         l4_len: total - ihl,
         ip_id: Some(be16(d, 4)),
@@ -128,7 +155,7 @@ pub(super) fn v6_ext_header(d: &[u8], p: usize, kind: u8) -> Result<Option<V6Ext
 }
 
 #[inline]
-fn v6(d: &[u8], wire_len: usize) -> Result<IpInfo, Stop> {
+fn v6(d: &[u8], wire_len: usize) -> Result<IpInfo<'_>, Stop> {
     if d.len() < 40 {
         return Err(mal(MalformedReason::ShortIpHeader));
     }
@@ -161,11 +188,9 @@ fn v6(d: &[u8], wire_len: usize) -> Result<IpInfo, Stop> {
     if p - 40 > after_fixed {
         return Err(mal(MalformedReason::IpTotalLenTooSmall));
     }
-    let a: [u8; 16] = d[8..24].try_into().expect("16 bytes");
-    let b: [u8; 16] = d[24..40].try_into().expect("16 bytes");
     Ok(IpInfo {
-        src: IpAddr::V6(Ipv6Addr::from(a)),
-        dst: IpAddr::V6(Ipv6Addr::from(b)),
+        hdr: d,
+        v6: true,
         l4_off: p,
         l4_len: after_fixed - (p - 40),
         ip_id: None,

@@ -11,7 +11,7 @@ use super::{MalformedReason, MptcpOption, Nanos, SackBlock, Segment, Stop, TcpFl
 /// the reader a copy of every segment (it decodes straight into its batch).
 // (always: see ip::locate)
 #[inline(always)]
-pub(super) fn decode_into(t: &[u8], ip: IpInfo, ts: Nanos, out: &mut MaybeUninit<Segment>) -> Result<(), Stop> {
+pub(super) fn decode_into(t: &[u8], ip: IpInfo<'_>, ts: Nanos, out: &mut MaybeUninit<Segment>) -> Result<(), Stop> {
     if t.len() < 20 {
         return Err(Stop::Malformed(MalformedReason::ShortTcpHeader));
     }
@@ -23,14 +23,10 @@ pub(super) fn decode_into(t: &[u8], ip: IpInfo, ts: Nanos, out: &mut MaybeUninit
         return Err(Stop::Malformed(MalformedReason::BadTcpDataOffset));
     }
     let captured_hdr = doff.min(t.len());
-    let mut options = parse_options(&t[20..captured_hdr]);
-    if captured_hdr < doff {
-        options.truncated = true;
-    }
-    out.write(Segment {
+    let seg = out.write(Segment {
         ts,
-        src: ip.src,
-        dst: ip.dst,
+        src: ip.src(),
+        dst: ip.dst(),
         sport: be16(t, 0),
         dport: be16(t, 2),
         seq: be32(t, 4),
@@ -40,12 +36,18 @@ pub(super) fn decode_into(t: &[u8], ip: IpInfo, ts: Nanos, out: &mut MaybeUninit
         window: be16(t, 14),
         payload_len: (ip.l4_len - doff) as u32,
         ip_id: ip.ip_id,
-        options,
+        options: TcpOptions::default(),
         // Trailing link padding makes `t` longer, never shorter, than the segment.
         payload_truncated: t.len() < ip.l4_len,
         outer: 0,
         frame: 0,
     });
+    // The options are parsed into the written segment, not into a stack copy moved there
+    // afterwards (see IpInfo: the same stall).
+    parse_options_into(&t[20..captured_hdr], &mut seg.options);
+    if captured_hdr < doff {
+        seg.options.truncated = true;
+    }
     Ok(())
 }
 
@@ -57,15 +59,24 @@ pub(super) fn decode_into(t: &[u8], ip: IpInfo, ts: Nanos, out: &mut MaybeUninit
 // (always: inlined in the tunnel decoder's copy of decode_into as in the hot path's)
 #[inline(always)]
 pub fn parse_options(o: &[u8]) -> TcpOptions {
+    let mut r = TcpOptions::default();
+    parse_options_into(o, &mut r);
+    r
+}
+
+/// [`parse_options`] into `r`, which holds the default (no option).
+#[inline(always)]
+fn parse_options_into(o: &[u8], r: &mut TcpOptions) {
     // Fast paths, inline in the decoder: no options, and the layout of nearly every
     // segment of a timestamped connection, NOP NOP TS (RFC 7323 Appendix A).
     if o.is_empty() {
-        return TcpOptions::default();
+        return;
     }
     if o.len() == 12 && o[..4] == [1, 1, 8, 10] {
-        return TcpOptions { timestamp: Some((be32(o, 4), be32(o, 8))), ..TcpOptions::default() };
+        r.timestamp = Some((be32(o, 4), be32(o, 8)));
+        return;
     }
-    parse_any_options(o)
+    *r = parse_any_options(o);
 }
 
 /// [`parse_options`] for any other layout.
