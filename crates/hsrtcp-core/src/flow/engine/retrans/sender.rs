@@ -143,16 +143,20 @@ impl Stream {
             self.tx.tlp_since_advance = true;
             return RetransClass::Tlp;
         }
-        let rack_marked = self.acked_retx_ts > prior.last_ts;
-        if idle < thr && !timer_resend && (timer_early || rack_marked) {
-            // no loss signal, yet too soon after an ACK for any timer: the tail of a fast
-            // recovery that just ended (the sender's recovery point lies beyond ours, or
-            // RACK marked the bytes lost by time). No RTO episode is open here (that case
-            // returned above), so it is not a timeout's. Both need a copy sent after this
-            // one's last to have been acknowledged (a re-send: new data goes out in order);
-            // without one only the timer re-sends it, measured from the head's send while a
-            // probe timer is pending, not from the ACK (issue 35, v5 run 001 frame 9967: 0.30 s
-            // after an ACK, 0.84 s after the original, after a TLP; the kernel's RTO).
+        // Marked lost after its last copy went out: by time (RACK: a copy sent later was
+        // acknowledged) or by DupACKs or SACK blocks that arrived later (the DupACK threshold;
+        // without SACK, Linux counts DupACKs as SACKed segments and marks the head lost)
+        let marked = self.acked_retx_ts > prior.last_ts || self.last_dupack_ts.is_some_and(|d| d > prior.last_ts);
+        if idle < thr && !timer_resend && (timer_early || marked) {
+            // no loss signal since the last advance, yet too soon after an ACK for any timer:
+            // the tail of a recovery that just ended (the sender's recovery point lies beyond
+            // ours, or the bytes were marked lost). No RTO episode is open here (that case
+            // returned above), so it is not a timeout's. Unmarked, only the timer re-sends
+            // it, measured from the head's send while a probe timer is pending, not from the
+            // ACK (issue 35, v5 run 001 frame 9967: 0.30 s after an ACK, 0.84 s after the
+            // original, after a TLP; the kernel's RTO). Marked by DupACKs: a live reno run
+            // re-sent new data sent 5 µs after the RTO burst's last re-send, 17 µs after an
+            // advancing ACK, following 8 DupACKs; the kernel counted no RTO.
             return RetransClass::Fast;
         }
         self.open_timeout(d, prior);
