@@ -31,7 +31,6 @@ SCHEMA_VERSION = 1
 TABLE_NAMES = ("classes", "u_rate", "performance", "spurious_rto", "dupack", "handshake", "failure",
                "timeout_recovery", "suspensions", "handoff_intervals", "coverage", "throughput_samples",
                "study_flows")
-#: per-flow list columns used by the pooled statistics (not written in study_flows)
 
 __all__ = ["SCHEMA_VERSION", "TABLE_NAMES", "Study", "refuse_out", "study"]
 

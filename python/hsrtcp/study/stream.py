@@ -45,7 +45,6 @@ from hsrtcp.study import load, tables
 from hsrtcp.study.groups import CONTRACT_DIMENSIONS, resolve_by, row_columns
 from hsrtcp.study.samples import LIST_COLUMNS, SAMPLE_COLUMNS
 
-#: list columns of the per-flow rows (pooled statistics; not written in study_flows)
 #: partitions read at once on this machine (threads: polars releases the GIL)
 WORKERS = 2
 
