@@ -146,7 +146,11 @@ impl Stream {
         // Marked lost after its last copy went out: by time (RACK: a copy sent later was
         // acknowledged) or by DupACKs or SACK blocks that arrived later (the DupACK threshold;
         // without SACK, Linux counts DupACKs as SACKed segments and marks the head lost)
-        let marked = self.acked_retx_ts > prior.last_ts || self.last_dupack_ts.is_some_and(|d| d > prior.last_ts);
+        // -- or already acknowledged when it left: a timer re-sends the head at the sender's
+        // snd_una, never bytes an ACK it had taken covered (the sender's queue lagged the wire)
+        let marked = self.acked_retx_ts > prior.last_ts
+            || self.last_dupack_ts.is_some_and(|d| d > prior.last_ts)
+            || e <= self.una;
         if idle < thr && !timer_resend && (timer_early || marked) {
             // no loss signal since the last advance, yet too soon after an ACK for any timer:
             // the tail of a recovery that just ended (the sender's recovery point lies beyond
