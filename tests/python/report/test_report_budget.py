@@ -14,6 +14,7 @@ import pytest
 
 from hsrtcp.models import fitting
 from hsrtcp.report import build
+from hsrtcp.report.charts import sig
 
 from .common import DATA, run
 
@@ -114,8 +115,10 @@ def test_model_chart_samples_beyond_plot_points(results, tmp_path, monkeypatch):
     assert drawable > 2
     assert (f"The chart shows 2 of the {drawable} flows with a measurement and a prediction, drawn at random; "
             f"the table is over all {fit.height} flows.") in (tmp_path / "r.html").read_text()
-    # each drawn point is a real flow's (measurement, prediction)
-    pts = {(round(m, 3), round(p, 3)) for m, p in zip(fit["throughput_pkts"].to_list(),
-                                                     fit["pred_pftk_full"].to_list()) if m and p}
+    # each drawn point is a real flow's (measurement, prediction), at the chart's 6 significant
+    # digits (3 decimals would not do above 1000: 3203.984 is drawn as 3203.98)
+    m, p = fit["throughput_pkts"].to_numpy(), fit["pred_pftk_full"].to_numpy()
+    keep = (m > 0) & (p > 0)
+    pts = set(zip(sig(m[keep], 6), sig(p[keep], 6)))
     pf = next(s for s in drawn if s["label"] == "PFTK full")
-    assert {(round(x, 3), round(y, 3)) for x, y in zip(pf["x"], pf["y"])} <= pts
+    assert set(zip(pf["x"], pf["y"])) <= pts
