@@ -918,13 +918,13 @@ _RESEND = (("rto", "RTO"), ("tlp", "TLP"), ("fast", "fast retransmit"), ("sack_r
 def _v5_with_truth(ctx: Context) -> pl.DataFrame:
     """The v5 study's flows, each with its connection's truth (``hsrtcp audit`` of the same
     captures), joined by run and first packet time (within 1 ms), in the study's row order."""
+    from hsrtcp.audit.core import RETRANS_CLASSES  # the class columns the audit writes
     f = ctx.parquet(f"{V5}/study_flows.parquet").with_row_index("_row").with_columns(
         pl.col("result").str.split("/").list.last().alias("_run"))
     c = pl.read_csv(ctx.path(AUDIT_V5), infer_schema_length=None).rename({"run": "_run"})
     keep = ["_run", "truth_first_ts", "truth_retransmissions", "truth_m13_packets", "truth_episodes",
             "truth_spurious_episodes", "kernel_total_rto", "truth_rto_expirations",
-            *[f"truth_{w}_{k}" for k in ("rto", "tlp", "fast", "sack_refill", "unclassified", "unlabelled")
-              for w in ("retrans", "needless")]]
+            *[f"truth_{w}_{k}" for k in (*RETRANS_CLASSES, "unlabelled") for w in ("retrans", "needless")]]
     j = f.sort("first_ts").join_asof(c.select(keep).sort("truth_first_ts"), left_on="first_ts",
                                      right_on="truth_first_ts", by="_run", strategy="nearest", tolerance=0.001,
                                      check_sortedness=False)
