@@ -35,7 +35,7 @@ import polars as pl
 
 from hsrtcp import atomic
 from hsrtcp.errors import ExitCode, InputError
-from hsrtcp.schemas import SEED_CLASSES
+from hsrtcp.schemas import RETRANS_CLASSES, SEED_CLASSES
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ("docs/study.md", "docs/findings.md", "docs/passive.md", "docs/models.md", "docs/lab.md", "docs/mptcp.md")
@@ -911,20 +911,19 @@ def mptcp_lab_instances(ctx: Context) -> str:
 
 
 AUDIT_V5 = "docs/audit/v5/connections.csv"  # the v5 campaign's truth per connection (docs/accuracy.md)
-#: the server row's classes of re-send (audit.core.RETRANS_CLASSES) that the levels table names
+#: the server row's classes of re-send (schemas.RETRANS_CLASSES) that the levels table names
 _RESEND = (("rto", "RTO"), ("tlp", "TLP"), ("fast", "fast retransmit"), ("sack_refill", "SACK refill"))
 
 
 def _v5_with_truth(ctx: Context) -> pl.DataFrame:
     """The v5 study's flows, each with its connection's truth (``hsrtcp audit`` of the same
     captures), joined by run and first packet time (within 1 ms), in the study's row order."""
-    from hsrtcp.audit.core import RETRANS_CLASSES  # the class columns the audit writes
     f = ctx.parquet(f"{V5}/study_flows.parquet").with_row_index("_row").with_columns(
         pl.col("result").str.split("/").list.last().alias("_run"))
     c = pl.read_csv(ctx.path(AUDIT_V5), infer_schema_length=None).rename({"run": "_run"})
     keep = ["_run", "truth_first_ts", "truth_retransmissions", "truth_m13_packets", "truth_episodes",
             "truth_spurious_episodes", "kernel_total_rto", "truth_rto_expirations",
-            *[f"truth_{w}_{k}" for k in (*RETRANS_CLASSES, "unlabelled") for w in ("retrans", "needless")]]
+            *[f"truth_{w}_{k}" for k in (*RETRANS_CLASSES, "unlabelled") for w in ("retrans", "needless")]]  # the audit's columns
     j = f.sort("first_ts").join_asof(c.select(keep).sort("truth_first_ts"), left_on="first_ts",
                                      right_on="truth_first_ts", by="_run", strategy="nearest", tolerance=0.001,
                                      check_sortedness=False)

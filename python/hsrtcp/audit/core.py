@@ -28,6 +28,7 @@ import polars as pl
 from hsrtcp.audit.inputs import Run
 from hsrtcp.audit.truth import ConnectionEpisodes, all_episodes
 from hsrtcp.testing import truth as _truth
+from hsrtcp import schemas
 from hsrtcp.pcapio import read_tcp
 
 EARLY_S = 0.001  # an event may carry a timestamp this much before its truth (two clocks)
@@ -280,7 +281,9 @@ def _counts(run: Run, ce: ConnectionEpisodes, rows: dict, events: pl.DataFrame,
     return out | _dupacks(c, cl, packets) | _needless_by_class(c, s, packets)
 
 
+#: schemas.RETRANS_CLASSES in the order of connections.csv's columns (docs/audit/*/connections.csv)
 RETRANS_CLASSES = ("rto", "tlp", "fast", "sack_refill", "unclassified")
+assert set(RETRANS_CLASSES) == set(schemas.RETRANS_CLASSES)
 
 
 def _needless_by_class(c, srow: dict | None, packets: pl.DataFrame | None) -> dict:
