@@ -20,6 +20,7 @@
 //! every complete record before it has been delivered.
 mod error;
 mod linktype;
+mod mapped;
 mod reader;
 pub mod time_jump;
 
