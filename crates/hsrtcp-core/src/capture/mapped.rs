@@ -42,7 +42,9 @@ impl Mapped {
         if !meta.file_type().is_file() || len == 0 {
             return None;
         }
-        guard();
+        if !guard() {
+            return None; // no handler, no map: a cut file would crash the process
+        }
         let slot = SLOT_TABLE.iter().find(|s| s.start.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed).is_ok())?;
         // SAFETY: a fresh read-only private mapping of an open file; nothing aliases it.
         let ptr = unsafe {
@@ -125,9 +127,10 @@ fn page_size() -> usize {
     PAGE.load(Ordering::Relaxed)
 }
 
-/// Install the SIGBUS handler, once per process.
-fn guard() {
+/// Install the SIGBUS handler, once per process; whether it is installed.
+fn guard() -> bool {
     static ONCE: Once = Once::new();
+    static INSTALLED: AtomicBool = AtomicBool::new(false);
     ONCE.call_once(|| {
         // SAFETY: sysconf and sigaction with valid arguments; PREVIOUS is written here,
         // before the handler can run, and only read by it afterwards.
@@ -140,9 +143,11 @@ fn guard() {
             let mut old: libc::sigaction = std::mem::zeroed();
             if libc::sigaction(libc::SIGBUS, &act, &mut old) == 0 {
                 PREVIOUS = Some(old);
+                INSTALLED.store(true, Ordering::Release);
             }
         }
     });
+    INSTALLED.load(Ordering::Acquire)
 }
 
 extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
