@@ -540,3 +540,32 @@ fn copy_of_the_fin_segment_two_rtts_after_it_is_a_probe() {
     assert_eq!(r.flow_u64("retrans_tlp"), Some(1));
     assert_eq!(r.flow_u64("spurious_timeouts"), Some(0));
 }
+
+#[test]
+fn timer_copy_after_the_sender_took_the_ack_of_the_episode_is_a_new_timeout() {
+    // v5 audit (004 seq 4,504,377; 036 seq 709,201): a spurious timeout's copy of 4001
+    // arrives at 210 ms and is D-SACKed; the hole 10001 is filled and new data sent after
+    // the copy arrives (12001); at 260 ms a copy of 12001 arrives whose sender had taken the
+    // ACK of 12001 (TSecr 230) and so the ACK covering 4001: the first episode was over (an
+    // episode lasts until the ACK covering its segment), this copy is a second expiration's.
+    // The pause since the first copy (50 ms) is within the RTO scale: only the echo tells
+    let mut t = copy_after_a_sack(130.5);
+    t.sack(210.5, 10001, &[(4001, 5001), (11001, 12001)]);
+    t.echo(210.0, false);
+    t.data(230.0, 10001, 1000);
+    t.echo(210.5, true);
+    t.ack(230.5, 12001);
+    t.echo(230.0, false);
+    t.data(240.0, 12001, 1000);
+    t.echo(230.5, true);
+    t.ack(240.5, 13001);
+    t.echo(240.0, false);
+    t.data(260.0, 12001, 1000);
+    t.echo(230.5, true);
+    t.sack(260.5, 13001, &[(12001, 13001)]);
+    t.echo(260.0, false);
+    let r = t.run_as("client");
+    assert_eq!(r.flow_u64("spurious_timeouts_receiver"), Some(2));
+    let rows = r.rows("spurious_timeout");
+    assert_eq!(i64_at(&r.events, "seq_start", rows[1]), Some(12001));
+}

@@ -644,7 +644,10 @@ impl Stream {
         x.ev.push(ev);
         if x.vantage == DataVantage::Receiver && kind == Overlap::Repeat {
             self.c.unnecessary += 1;
-            self.rx.unnecessary_repeat(x, class, genuine_recovery, s, e, ts);
+            if class == RetransClass::Rto && self.new_expiration(d) {
+                self.rx.close_spurious(x, &mut self.c);
+            }
+            self.rx.unnecessary_repeat(x, class, genuine_recovery, d);
         }
     }
 
@@ -671,6 +674,20 @@ impl Stream {
             return false;
         };
         self.covering(d.e()).is_some_and(|v| v.tsval != 0 && self.heard.no_signal_heard(echo, v.tsval, v.tsecr_low))
+    }
+
+    /// Receiver vantage, timestamps on: a timer copy that begins a new timeout episode while
+    /// one is open. Its sender had taken an ACK covering the episode's first re-sent bytes
+    /// (an episode lasts until that ACK: docs/accuracy.md "Truth"), and new data sent after
+    /// the episode's latest copy had arrived (its go-back-N was over). The pause rule cannot
+    /// tell when delay episodes inflate the phone's RTT samples to seconds.
+    fn new_expiration(&self, d: DataSeg) -> bool {
+        let (Some((head_end, Some(last))), Some((_, echo)), Some(newest)) =
+            (self.rx.open_episode(), d.seg.options.timestamp, self.max_tsval)
+        else {
+            return false;
+        };
+        seq_lt(last, newest) && self.covering(head_end).is_some_and(|v| v.tsval != 0 && !seq_lt(echo, v.tsval))
     }
 
     /// Receiver vantage: the phone sent a DupACK (or a SACK) shortly before. The sender
