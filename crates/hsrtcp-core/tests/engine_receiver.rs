@@ -541,14 +541,10 @@ fn copy_of_the_fin_segment_two_rtts_after_it_is_a_probe() {
     assert_eq!(r.flow_u64("spurious_timeouts"), Some(0));
 }
 
-#[test]
-fn timer_copy_after_the_sender_took_the_ack_of_the_episode_is_a_new_timeout() {
-    // v5 audit (004 seq 4,504,377; 036 seq 709,201): a spurious timeout's copy of 4001
-    // arrives at 210 ms and is D-SACKed; the hole 10001 is filled and new data sent after
-    // the copy arrives (12001); at 260 ms a copy of 12001 arrives whose sender had taken the
-    // ACK of 12001 (TSecr 230) and so the ACK covering 4001: the first episode was over (an
-    // episode lasts until the ACK covering its segment), this copy is a second expiration's.
-    // The pause since the first copy (50 ms) is within the RTO scale: only the echo tells
+/// After `copy_after_a_sack(130.5)`: the copy of 4001 is D-SACKed at 210.5 ms, the hole
+/// 10001 filled at 230 ms, and `n` new segments from 12001 arrive 10 ms apart from 240 ms,
+/// each sent after the sender took the ACK before it.
+fn episode_then_new_data(n: u32) -> Tx {
     let mut t = copy_after_a_sack(130.5);
     t.sack(210.5, 10001, &[(4001, 5001), (11001, 12001)]);
     t.echo(210.0, false);
@@ -556,16 +552,45 @@ fn timer_copy_after_the_sender_took_the_ack_of_the_episode_is_a_new_timeout() {
     t.echo(210.5, true);
     t.ack(230.5, 12001);
     t.echo(230.0, false);
-    t.data(240.0, 12001, 1000);
-    t.echo(230.5, true);
-    t.ack(240.5, 13001);
-    t.echo(240.0, false);
-    t.data(260.0, 12001, 1000);
-    t.echo(230.5, true);
-    t.sack(260.5, 13001, &[(12001, 13001)]);
-    t.echo(260.0, false);
+    for k in 0..n {
+        let at = 240.0 + 10.0 * k as f64;
+        t.data(at, 12001 + 1000 * k, 1000);
+        t.echo(at - 9.5, true);
+        t.ack(at + 0.5, 13001 + 1000 * k);
+        t.echo(at, false);
+    }
+    t
+}
+
+#[test]
+fn timer_copy_after_the_sender_took_the_ack_of_the_episode_is_a_new_timeout() {
+    // v5 audit (004 seq 4,504,377; 036 seq 709,201): after the episode of 4001 new data sent
+    // after its copy arrives (12001..15001); at 270 ms a copy of 13001 arrives whose sender
+    // had taken the ACK of 13001 (TSecr 240) and so the ACK covering 4001: the first episode
+    // was over (an episode lasts until the ACK covering its segment), this copy is a second
+    // expiration's. The pause since the first copy (60 ms) is within the RTO scale: only
+    // the echo tells
+    let mut t = episode_then_new_data(3);
+    t.data(270.0, 13001, 1000);
+    t.echo(240.5, true);
+    t.sack(270.5, 15001, &[(13001, 14001)]);
+    t.echo(270.0, false);
     let r = t.run_as("client");
     assert_eq!(r.flow_u64("spurious_timeouts_receiver"), Some(2));
     let rows = r.rows("spurious_timeout");
-    assert_eq!(i64_at(&r.events, "seq_start", rows[1]), Some(12001));
+    assert_eq!(i64_at(&r.events, "seq_start", rows[1]), Some(13001));
+}
+
+#[test]
+fn probe_after_the_ack_of_the_episode_is_no_part_of_it() {
+    // v5 audit (008 seq 15,699,666; 010; 015): the same, but the copy is of the newest
+    // segment, 3 ms after its original: out of the episode it is judged on its own, a probe
+    let mut t = episode_then_new_data(2);
+    t.data(253.0, 13001, 1000);
+    t.echo(240.5, true);
+    t.sack(253.5, 14001, &[(13001, 14001)]);
+    t.echo(253.0, false);
+    let r = t.run_as("client");
+    assert_eq!(r.flow_u64("spurious_timeouts_receiver"), Some(1));
+    assert_eq!(r.flow_u64("retrans_tlp"), Some(1));
 }

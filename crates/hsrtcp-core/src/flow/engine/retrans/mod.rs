@@ -615,6 +615,10 @@ impl Stream {
         let (s, e, ts, tsval, ip_id) = d.parts();
         // a timeout recovery the receiver already saw needed (its first re-send filled a hole)
         let genuine_recovery = self.rx.rto_point.is_some() && !self.rx.in_spurious();
+        if x.vantage == DataVantage::Receiver && kind == Overlap::Repeat && self.ends_episode(d) {
+            // the open episode is over: this copy is judged on its own (a timer's, or a probe)
+            self.rx.close_spurious(x, &mut self.c);
+        }
         let class = match x.vantage {
             DataVantage::Sender => self.sender_class(x, d, prior),
             DataVantage::Receiver => {
@@ -644,9 +648,6 @@ impl Stream {
         x.ev.push(ev);
         if x.vantage == DataVantage::Receiver && kind == Overlap::Repeat {
             self.c.unnecessary += 1;
-            if class == RetransClass::Rto && self.new_expiration(d) {
-                self.rx.close_spurious(x, &mut self.c);
-            }
             self.rx.unnecessary_repeat(x, class, genuine_recovery, d);
         }
     }
@@ -676,12 +677,12 @@ impl Stream {
         self.covering(d.e()).is_some_and(|v| v.tsval != 0 && self.heard.no_signal_heard(echo, v.tsval, v.tsecr_low))
     }
 
-    /// Receiver vantage, timestamps on: a timer copy that begins a new timeout episode while
-    /// one is open. Its sender had taken an ACK covering the episode's first re-sent bytes
+    /// Receiver vantage, timestamps on: a copy that is no part of the open timeout episode.
+    /// Its sender had taken an ACK covering the episode's first re-sent bytes
     /// (an episode lasts until that ACK: docs/accuracy.md "Truth"), and new data sent after
     /// the episode's latest copy had arrived (its go-back-N was over). The pause rule cannot
     /// tell when delay episodes inflate the phone's RTT samples to seconds.
-    fn new_expiration(&self, d: DataSeg) -> bool {
+    fn ends_episode(&self, d: DataSeg) -> bool {
         let (Some((head_end, Some(last))), Some((_, echo)), Some(newest)) =
             (self.rx.open_episode(), d.seg.options.timestamp, self.max_tsval)
         else {
