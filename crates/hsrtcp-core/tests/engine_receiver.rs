@@ -594,3 +594,55 @@ fn probe_after_the_ack_of_the_episode_is_no_part_of_it() {
     assert_eq!(r.flow_u64("spurious_timeouts_receiver"), Some(1));
     assert_eq!(r.flow_u64("retrans_tlp"), Some(1));
 }
+
+/// Fast re-send of 2001 after the phone's SACK (119.5 ms), the ACK of 4001 (120.5 ms), `n`
+/// more advances of one segment each, then a copy of 4001..5001 echoing 130.5 ms: after the
+/// SACK, so a loss signal had reached the sender (REV19's transcript).
+fn signal_then_advances(n: u32) -> Tx {
+    let mut t = client_side(true, true);
+    let total = 10 + n;
+    for k in 0..total {
+        let at = if k <= 4 { 100.0 + 10.0 * k as f64 } else { 140.0 + (k - 4) as f64 };
+        if k == 2 {
+            continue; // lost, re-sent after the SACK below
+        }
+        if k == 3 {
+            t.data(119.0, 3001, 1000);
+            t.echo(69.0, true);
+            t.sack(119.5, 2001, &[(3001, 4001)]);
+            t.echo(119.0, false);
+            t.data(120.0, 2001, 1000);
+            t.echo(70.0, true);
+            t.ack(120.5, 4001);
+            t.echo(120.0, false);
+            continue;
+        }
+        t.data(at, 1 + 1000 * k, 1000);
+        t.echo(at - 50.0, true);
+        t.ack(at + 0.5, 1001 + 1000 * k);
+        t.echo(at, false);
+    }
+    let l = 1 + 1000 * total;
+    let at = 141.0 + (total - 4) as f64;
+    t.data(at, l + 1000, 1000);
+    t.echo(at - 50.0, true);
+    t.sack(at + 0.5, l, &[(l + 1000, l + 2000)]);
+    t.echo(at, false);
+    t.data(at + 2.0, 4001, 1000);
+    t.echo(130.5, true);
+    t
+}
+
+#[test]
+fn copy_judged_alike_when_the_covering_advance_was_evicted() {
+    // the advance that first covered the copy's bytes pushed out of the ring by later ones:
+    // a later advance's TSecr low must not make the copy the timer's (REV19: with 60-80 more
+    // advances it became rto with a false spurious timeout)
+    let base = signal_then_advances(0).run_as("client");
+    for n in [0u32, 40, 60, 80] {
+        let r = signal_then_advances(n).run_as("client");
+        for k in ["retrans_fast", "retrans_rto", "spurious_timeouts_receiver"] {
+            assert_eq!(r.flow_u64(k), base.flow_u64(k), "n={n} {k}");
+        }
+    }
+}

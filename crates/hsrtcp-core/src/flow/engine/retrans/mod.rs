@@ -189,6 +189,9 @@ pub struct Stream {
     /// already pruned below the ACK.
     advances: [Advance; 32],
     adv_next: usize,
+    /// The ACK of the newest advance pushed out of `advances`: bytes up to it may have been
+    /// covered by an advance no longer remembered.
+    evicted_ack: Option<i64>,
     /// Receiver side: which of the phone's ACKs the sender had taken (TSecr).
     heard: Heard,
     /// What only the sender-side rules keep (recovery episodes, timer, timeout sequences).
@@ -674,6 +677,11 @@ impl Stream {
         let (Some((_, echo)), true) = (d.seg.options.timestamp, kind == Overlap::Repeat && d.e() <= self.una) else {
             return false;
         };
+        // The covering advance must be the first one that reached e: once an advance that
+        // may have been it was evicted, a later one's higher TSecr low would hide a signal.
+        if self.evicted_ack.is_some_and(|a| a >= d.e()) {
+            return false;
+        }
         self.covering(d.e()).is_some_and(|v| v.tsval != 0 && self.heard.no_signal_heard(echo, v.tsval, v.tsecr_low))
     }
 
@@ -843,6 +851,10 @@ impl Stream {
     fn advance(&mut self, x: &mut Ctx, a: i64, ts: Nanos, tsval: Option<u32>, tsecr: Option<u32>) {
         let adv = a - self.una;
         let tsecr_low = if x.vantage == DataVantage::Sender { 0 } else { self.heard.on_advance(a >= self.nxt) };
+        let out = self.advances[self.adv_next];
+        if out.ts != 0 {
+            self.evicted_ack = Some(self.evicted_ack.map_or(out.ack, |v| v.max(out.ack)));
+        }
         self.advances[self.adv_next] = Advance { ack: a, ts, tsval: tsval.unwrap_or(0), tsecr_low };
         self.adv_next = (self.adv_next + 1) % self.advances.len();
         self.c.acked_bytes += adv as u64;
