@@ -2,8 +2,10 @@
 //!
 //! [`CaptureReader`] turns any file or byte stream into a sequence of [`Frame`]s — capture
 //! time in nanoseconds, link type, the captured bytes and the original length — in bounded
-//! memory (one buffer of 1 MiB, grown only up to the largest accepted record, 256 KiB by
-//! default), whatever the file size.
+//! memory (one buffer of 128 KiB, grown only up to the largest accepted record, 256 KiB by
+//! default), whatever the file size. A plain file is read with read() too, not through a
+//! memory map: a frame handed out must not change when the file is cut while it is read
+//! (bench/README.md s19, the review of PERF6's map).
 //!
 //! What is detected, by magic number and never by file name:
 //! - pcap with microsecond or nanosecond timestamps, either byte order, and the "modified"
