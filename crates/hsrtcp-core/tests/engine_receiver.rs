@@ -481,3 +481,116 @@ fn dupack_answering_a_repeat_is_undecided_when_data_comes_after_half_an_srtt() {
     assert_eq!(r.flow_u64("dupacks"), Some(0));
     assert_eq!(r.flow_u64("dupacks_undecided"), Some(2));
 }
+
+/// Issue 35 (v5 audit, 006): 1..10001 arrive in order, each echoing the client's ACK of
+/// 50 ms before; 10001 is lost and 11001 makes the phone SACK at 200.5 ms; at 210 ms a copy
+/// of 4001 arrives whose TSecr is `echo` (the client's TSval at that time).
+fn copy_after_a_sack(echo: f64) -> Tx {
+    let mut t = client_side(true, true);
+    for k in 0..10u32 {
+        let at = 100.0 + 10.0 * k as f64;
+        t.data(at, 1 + 1000 * k, 1000);
+        t.echo(at - 50.0, true);
+        t.ack(at + 0.5, 1001 + 1000 * k);
+        t.echo(at, false);
+    }
+    t.data(200.0, 11001, 1000);
+    t.echo(150.0, true);
+    t.sack(200.5, 10001, &[(11001, 12001)]);
+    t.echo(200.0, false);
+    t.data(210.0, 4001, 1000);
+    t.echo(echo, true);
+    t
+}
+
+#[test]
+fn copy_sent_before_any_loss_signal_reached_the_sender_is_the_timer() {
+    // TSecr 130: the sender had taken the ACK of 4001 (130.5 ms) and none after it, not the
+    // ACK covering 4001..5001 (140.5 ms) nor the SACK; it re-sent the bytes on its timer
+    // (v5: copies sent seconds apart arrived bunched 10 ms after a SACK of the phone's and
+    // were read as fast re-sends: no spurious timeout named)
+    let r = copy_after_a_sack(130.5).run_as("client");
+    assert_eq!(r.transcript(), "retransmission/rto spurious_timeout/receiver handshake/complete");
+    assert_eq!(r.flow_u64("spurious_timeouts_receiver"), Some(1));
+    assert_eq!(r.flow_u64("retrans_fast"), Some(0));
+}
+
+#[test]
+fn copy_sent_after_the_sender_took_a_sack_may_be_fast() {
+    // the same copy echoing the SACK's TSval: the sender had a loss signal, the rule of the
+    // phone's DupACKs decides (fast, one spurious retransmission, no timeout)
+    let r = copy_after_a_sack(200.5).run_as("client");
+    assert_eq!(r.flow_u64("spurious_timeouts_receiver"), Some(0));
+    assert_eq!(r.flow_u64("retrans_fast"), Some(1));
+}
+
+#[test]
+fn copy_of_the_fin_segment_two_rtts_after_it_is_a_probe() {
+    // v5 audit (020, 022, 023: 50 KB flows): the last segment, with the FIN, re-sent by a
+    // tail-loss probe, arrives 10 ms after its original. The phone's ACK of the FIN counts
+    // the FIN's sequence number: the copy is still the newest data (a probe, not a timeout)
+    let mut t = client_side(true, false);
+    t.data(100.0, 1, 1000);
+    t.ack(100.5, 1001);
+    t.data(101.0, 1001, 500).flags = hsrtcp_core::wire::TcpFlags(FA);
+    t.ack(101.5, 1502);
+    t.data(111.0, 1001, 500).flags = hsrtcp_core::wire::TcpFlags(FA);
+    t.ack(111.5, 1502);
+    let r = t.run_as("client");
+    assert_eq!(r.flow_u64("retrans_tlp"), Some(1));
+    assert_eq!(r.flow_u64("spurious_timeouts"), Some(0));
+}
+
+/// After `copy_after_a_sack(130.5)`: the copy of 4001 is D-SACKed at 210.5 ms, the hole
+/// 10001 filled at 230 ms, and `n` new segments from 12001 arrive 10 ms apart from 240 ms,
+/// each sent after the sender took the ACK before it.
+fn episode_then_new_data(n: u32) -> Tx {
+    let mut t = copy_after_a_sack(130.5);
+    t.sack(210.5, 10001, &[(4001, 5001), (11001, 12001)]);
+    t.echo(210.0, false);
+    t.data(230.0, 10001, 1000);
+    t.echo(210.5, true);
+    t.ack(230.5, 12001);
+    t.echo(230.0, false);
+    for k in 0..n {
+        let at = 240.0 + 10.0 * k as f64;
+        t.data(at, 12001 + 1000 * k, 1000);
+        t.echo(at - 9.5, true);
+        t.ack(at + 0.5, 13001 + 1000 * k);
+        t.echo(at, false);
+    }
+    t
+}
+
+#[test]
+fn timer_copy_after_the_sender_took_the_ack_of_the_episode_is_a_new_timeout() {
+    // v5 audit (004 seq 4,504,377; 036 seq 709,201): after the episode of 4001 new data sent
+    // after its copy arrives (12001..15001); at 270 ms a copy of 13001 arrives whose sender
+    // had taken the ACK of 13001 (TSecr 240) and so the ACK covering 4001: the first episode
+    // was over (an episode lasts until the ACK covering its segment), this copy is a second
+    // expiration's. The pause since the first copy (60 ms) is within the RTO scale: only
+    // the echo tells
+    let mut t = episode_then_new_data(3);
+    t.data(270.0, 13001, 1000);
+    t.echo(240.5, true);
+    t.sack(270.5, 15001, &[(13001, 14001)]);
+    t.echo(270.0, false);
+    let r = t.run_as("client");
+    assert_eq!(r.flow_u64("spurious_timeouts_receiver"), Some(2));
+    let rows = r.rows("spurious_timeout");
+    assert_eq!(i64_at(&r.events, "seq_start", rows[1]), Some(13001));
+}
+
+#[test]
+fn probe_after_the_ack_of_the_episode_is_no_part_of_it() {
+    // v5 audit (008 seq 15,699,666; 010; 015): the same, but the copy is of the newest
+    // segment, 3 ms after its original: out of the episode it is judged on its own, a probe
+    let mut t = episode_then_new_data(2);
+    t.data(253.0, 13001, 1000);
+    t.echo(240.5, true);
+    t.sack(253.5, 14001, &[(13001, 14001)]);
+    t.echo(253.0, false);
+    let r = t.run_as("client");
+    assert_eq!(r.flow_u64("spurious_timeouts_receiver"), Some(1));
+    assert_eq!(r.flow_u64("retrans_tlp"), Some(1));
+}

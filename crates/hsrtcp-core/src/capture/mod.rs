@@ -2,8 +2,9 @@
 //!
 //! [`CaptureReader`] turns any file or byte stream into a sequence of [`Frame`]s — capture
 //! time in nanoseconds, link type, the captured bytes and the original length — in bounded
-//! memory (one buffer of 1 MiB, grown only up to the largest accepted record, 256 KiB by
-//! default), whatever the file size.
+//! memory whatever the file size: a plain file is read in place through a memory map whose
+//! pages behind the reader are dropped as it goes (mapped.rs), any other stream through one
+//! buffer of 128 KiB, grown only up to the largest accepted record (256 KiB by default).
 //!
 //! What is detected, by magic number and never by file name:
 //! - pcap with microsecond or nanosecond timestamps, either byte order, and the "modified"
@@ -20,6 +21,7 @@
 //! every complete record before it has been delivered.
 mod error;
 mod linktype;
+mod mapped;
 mod reader;
 pub mod time_jump;
 

@@ -19,6 +19,7 @@ use pcap_parser::pcapng::{
 
 use super::error::{ByteOffset, CaptureError};
 use super::linktype::LinkType;
+use super::mapped::Mapped;
 use super::time_jump::{ClockGuard, Verdict};
 use crate::Nanos;
 
@@ -184,7 +185,10 @@ pub struct CaptureReader {
     src: Box<dyn Read + Send>,
     raw_bytes: Arc<AtomicU64>,
     gzip: bool,
-    buf: Vec<u8>,
+    /// The read buffer (empty when the file is mapped).
+    owned: Vec<u8>,
+    /// The whole file, when it is a plain regular file (mapped.rs): read in place.
+    map: Option<Mapped>,
     pos: usize,
     end: usize,
     /// Stream offset of `buf[0]`.
@@ -266,27 +270,39 @@ impl CaptureReader {
             },
             source,
         })?;
+        // A plain regular file is read in place (mapped.rs); gzip, pipes and the rest with read().
+        if let Some(map) = Mapped::new(&file).filter(|m| !m.starts_with(&[0x1f, 0x8b])) {
+            return Self::start(Self::new(Box::new(io::empty()), name, Some(map)));
+        }
         Self::from_reader(Box::new(file), name)
     }
 
     /// Read a capture from any byte stream (file, pipe, socket, memory). `name` is used in
     /// error messages.
     pub fn from_reader(r: Box<dyn Read + Send>, name: String) -> Result<Self, CaptureError> {
+        Self::start(Self::new(r, name, None))
+    }
+
+    /// A reader of `r`, or of `map` (the whole input, `r` then unused), before the format
+    /// is read.
+    fn new(r: Box<dyn Read + Send>, name: String, map: Option<Mapped>) -> Self {
         let raw_bytes = Arc::new(AtomicU64::new(0));
         let src: Box<dyn Read + Send> = Box::new(Counting {
             inner: r,
             n: raw_bytes.clone(),
         });
-        let mut me = CaptureReader {
+        let mapped = map.as_ref().map(|m| m.len());
+        CaptureReader {
             name,
             src,
             raw_bytes,
             gzip: false,
-            buf: vec![0; BUF_SIZE],
+            owned: if mapped.is_some() { Vec::new() } else { vec![0; BUF_SIZE] },
+            map,
             pos: 0,
-            end: 0,
+            end: mapped.unwrap_or(0),
             base: 0,
-            eof: false,
+            eof: mapped.is_some(),
             pending: None,
             done: false,
             clock: ClockGuard::default(),
@@ -303,14 +319,18 @@ impl CaptureReader {
                 linktype: LinkType::ETHERNET,
                 limit: MAX_CAPLEN,
             }),
-        };
+        }
+    }
+
+    /// Detect the format (gzip around it too) and read the file header.
+    fn start(mut me: Self) -> Result<Self, CaptureError> {
         me.fill(4)?;
         if me.avail() == 0 {
             return Err(CaptureError::Empty { file: me.name });
         }
-        if me.avail() >= 2 && me.buf[0] == 0x1f && me.buf[1] == 0x8b {
+        if me.avail() >= 2 && me.buf()[0] == 0x1f && me.buf()[1] == 0x8b {
             // Gzip: put the sniffed bytes back in front of the rest of the stream.
-            let prefix = Cursor::new(me.buf[me.pos..me.end].to_vec());
+            let prefix = Cursor::new(me.buf()[me.pos..me.end].to_vec());
             let rest = std::mem::replace(&mut me.src, Box::new(io::empty()));
             let chained = BufReader::with_capacity(1 << 17, prefix.chain(rest));
             me.src = Box::new(MultiGzDecoder::new(chained));
@@ -336,7 +356,7 @@ impl CaptureReader {
                 have: me.avail() as u64,
             });
         }
-        let magic = [me.buf[0], me.buf[1], me.buf[2], me.buf[3]];
+        let magic = [me.buf()[0], me.buf()[1], me.buf()[2], me.buf()[3]];
         match magic {
             [0x0a, 0x0d, 0x0d, 0x0a] => {
                 me.format = Format::PcapNg(NgState {
@@ -350,12 +370,12 @@ impl CaptureReader {
                 | 0x34cd_b2a1 => me.read_pcap_header()?,
                 _ => {
                     let n = me.avail().min(8);
-                    let hex: Vec<String> = me.buf[..n].iter().map(|b| format!("{b:02x}")).collect();
+                    let hex: Vec<String> = me.buf()[..n].iter().map(|b| format!("{b:02x}")).collect();
                     return Err(CaptureError::WrongMagic {
                         file: me.name.clone(),
                         at: me.at(0),
                         magic: hex.join(" "),
-                        hint: magic_hint(&me.buf[..n]),
+                        hint: magic_hint(&me.buf()[..n]),
                     });
                 }
             },
@@ -418,6 +438,9 @@ impl CaptureReader {
     /// ([`super::time_jump`]).
     #[inline]
     pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
+        if let Some(m) = &mut self.map {
+            m.release_below(self.pos);
+        }
         // The common case, once per record: a little-endian pcap file, nothing held back,
         // deferred or ended, the whole record in the buffer and its time near the capture's
         // clock. Everything else (refills, other formats, errors, time jumps) goes the long
@@ -426,18 +449,19 @@ impl CaptureReader {
             if !st.big_endian && self.deferred.is_none() && !self.done {
                 let (p, h) = (self.pos, st.rec_hdr);
                 if self.avail() >= h {
-                    let (sec, frac, caplen, orig_len) = pcap_record_header(&self.buf[p..p + 16], false);
+                    let (sec, frac, caplen, orig_len) = pcap_record_header(&self.buf()[p..p + 16], false);
                     let total = h + caplen as usize;
                     let ts = sec as i64 * 1_000_000_000 + frac as i64 * st.frac_to_ns;
                     if caplen <= st.limit
                         && frac < st.frac_limit
                         && self.avail() >= total
                         && self.clock.accept_steady(ts)
+                        && !self.map_lost(p + total)
                     {
                         self.records += 1;
                         let rec = RecMeta { ts, linktype: st.linktype, orig_len, offset: self.base + p as u64, iface: 0, index: self.records };
                         self.pos = p + total;
-                        return Ok(Some(frame(rec, &self.buf[p + h..p + total])));
+                        return Ok(Some(frame(rec, &self.buf()[p + h..p + total])));
                     }
                 }
             }
@@ -450,7 +474,7 @@ impl CaptureReader {
     #[inline(never)]
     fn next_frame_judged(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
         if let Some((rec, start, len)) = self.deferred.take() {
-            return Ok(Some(frame(rec, &self.buf[start..start + len])));
+            return Ok(Some(frame(rec, &self.buf()[start..start + len])));
         }
         loop {
             if self.done {
@@ -460,6 +484,13 @@ impl CaptureReader {
                 Format::Pcap(st) => self.next_pcap(st),
                 Format::PcapNg(_) => self.next_pcapng(),
             };
+            // A page of the mapped file lost under this record or the one before: its bytes
+            // read as zeros, so the file ends at this record, with an error.
+            let (at, end) = match &r {
+                Ok(Some((rec, start, len))) => (rec.offset, start + len),
+                _ => (self.base + self.pos as u64, 0),
+            };
+            let r = if self.map_lost(end) { Err(self.shrank(at)) } else { r };
             let (rec, start, len) = match r {
                 Ok(Some(x)) => x,
                 Ok(None) | Err(_) => {
@@ -473,11 +504,11 @@ impl CaptureReader {
                 }
             };
             if self.clock.accept_steady(rec.ts) {
-                return Ok(Some(frame(rec, &self.buf[start..start + len])));
+                return Ok(Some(frame(rec, &self.buf()[start..start + len])));
             }
             match self.clock.check(rec.ts, rec.offset) {
                 Verdict::Deliver | Verdict::SkipHeld => {
-                    return Ok(Some(frame(rec, &self.buf[start..start + len])));
+                    return Ok(Some(frame(rec, &self.buf()[start..start + len])));
                 }
                 Verdict::Hold | Verdict::SkipHeldAndHold => self.hold(0, rec, start, len),
                 Verdict::HoldSecond => self.hold(1, rec, start, len),
@@ -511,10 +542,10 @@ impl CaptureReader {
     /// the first record of a capture).
     #[cold]
     fn hold(&mut self, slot: usize, rec: RecMeta, start: usize, len: usize) {
-        let (meta, data) = &mut self.held[slot];
+        let mut data = std::mem::take(&mut self.held[slot].1);
         data.clear();
-        data.extend_from_slice(&self.buf[start..start + len]);
-        *meta = Some(rec);
+        data.extend_from_slice(&self.buf()[start..start + len]);
+        self.held[slot] = (Some(rec), data);
     }
 
     /// The held record of `slot`, delivered; the other one (if any) is dropped.
@@ -525,6 +556,38 @@ impl CaptureReader {
     }
 
     // ---- buffer management -------------------------------------------------------------
+
+    /// The buffered bytes: the read buffer, or the whole mapped file.
+    #[inline(always)]
+    fn buf(&self) -> &[u8] {
+        match &self.map {
+            Some(m) => m,
+            None => &self.owned,
+        }
+    }
+
+    /// Whether the mapped file lost pages while being read (mapped.rs), up to byte `end`
+    /// (exclusive) of the map: the byte before it is read first, so that a record's last
+    /// page is known to be there before the record is delivered.
+    #[inline(always)]
+    fn map_lost(&self, end: usize) -> bool {
+        match &self.map {
+            Some(m) => {
+                if end > 0 {
+                    std::hint::black_box(m[end - 1]);
+                }
+                m.truncated()
+            }
+            None => false,
+        }
+    }
+
+    /// The error for a mapped file that lost pages, at the record at byte `at`.
+    #[cold]
+    fn shrank(&self, at: u64) -> CaptureError {
+        let source = io::Error::new(io::ErrorKind::UnexpectedEof, "the file shrank while it was being read");
+        CaptureError::Io { file: self.name.clone(), at: ByteOffset { offset: at, decompressed: false }, source }
+    }
 
     #[inline]
     fn avail(&self) -> usize {
@@ -556,16 +619,16 @@ impl CaptureReader {
             return Ok(false);
         }
         // Move the partial record to the front; it is shorter than one record.
-        self.buf.copy_within(self.pos..self.end, 0);
+        self.owned.copy_within(self.pos..self.end, 0);
         self.base += self.pos as u64;
         self.end -= self.pos;
         self.pos = 0;
-        if self.buf.len() < need {
-            self.buf.resize(need.next_power_of_two(), 0);
+        if self.owned.len() < need {
+            self.owned.resize(need.next_power_of_two(), 0);
         }
-        let target = need.max(MIN_FILL.min(self.buf.len()));
+        let target = need.max(MIN_FILL.min(self.owned.len()));
         while self.end < target {
-            match self.src.read(&mut self.buf[self.end..]) {
+            match self.src.read(&mut self.owned[self.end..]) {
                 Ok(0) => {
                     self.eof = true;
                     break;
@@ -661,7 +724,7 @@ impl CaptureReader {
                 have: self.avail() as u64,
             });
         }
-        let h = match pcap_parser::pcap::parse_pcap_header(&self.buf[self.pos..self.pos + 24]) {
+        let h = match pcap_parser::pcap::parse_pcap_header(&self.buf()[self.pos..self.pos + 24]) {
             Ok((_, h)) => h,
             Err(e) => return Err(self.malformed("pcap file header", format!("{e:?}"))),
         };
@@ -706,7 +769,7 @@ impl CaptureReader {
                 }
                 return Err(self.truncated(h as u64, self.avail() as u64));
             }
-            let (sec, frac, caplen, orig_len) = pcap_record_header(&self.buf[self.pos..self.pos + 16], st.big_endian);
+            let (sec, frac, caplen, orig_len) = pcap_record_header(&self.buf()[self.pos..self.pos + 16], st.big_endian);
             if caplen > st.limit {
                 return Err(self.absurd("record length", caplen as u64, st.limit as u64));
             }
@@ -753,11 +816,11 @@ impl CaptureReader {
                 }
                 return Err(self.truncated(12, self.avail() as u64));
             }
+            let p = self.pos;
+            let b: [u8; 12] = self.buf()[p..p + 12].try_into().expect("12 bytes");
             let Format::PcapNg(ng) = &mut self.format else {
                 unreachable!()
             };
-            let p = self.pos;
-            let b = &self.buf[p..p + 12];
             if b[..4] == [0x0a, 0x0d, 0x0d, 0x0a] {
                 // Section header: its byte-order magic decides how to read everything after.
                 ng.big_endian = match [b[8], b[9], b[10], b[11]] {
@@ -772,8 +835,8 @@ impl CaptureReader {
                 };
             }
             let be = ng.big_endian;
-            let btype = rd32(b, 0, be);
-            let blen = rd32(b, 4, be);
+            let btype = rd32(&b, 0, be);
+            let blen = rd32(&b, 4, be);
             if blen < 12 || !blen.is_multiple_of(4) {
                 return Err(self.malformed(
                     "pcapng block",
@@ -833,7 +896,7 @@ impl CaptureReader {
     }
 
     fn section_header(&mut self, blen: u32) -> Result<(), CaptureError> {
-        let block = &self.buf[self.pos..self.pos + blen as usize];
+        let block = &self.buf()[self.pos..self.pos + blen as usize];
         match parse_sectionheaderblock(block) {
             Ok((_, shb)) if shb.major_version == 1 => {}
             Ok((_, shb)) => {
@@ -860,7 +923,7 @@ impl CaptureReader {
             unreachable!()
         };
         let be = ng.big_endian;
-        let block = &self.buf[self.pos..self.pos + blen as usize];
+        let block = &self.buf()[self.pos..self.pos + blen as usize];
         let parsed = if be {
             parse_interfacedescriptionblock_be(block)
         } else {
@@ -894,7 +957,7 @@ impl CaptureReader {
         };
         let be = ng.big_endian;
         let p = self.pos;
-        let block = &self.buf[p..p + blen as usize];
+        let block = &self.buf()[p..p + blen as usize];
         let (if_id, units, caplen, orig_len, data_at) = match btype {
             EPB_TYPE => {
                 if blen < 32 {

@@ -244,8 +244,7 @@ impl Engine {
             return;
         }
         let mut x = Ctx::new(c.first_ts, vantage, sack, other, shift.unwrap_or(0), rtt, ev, false);
-        let tsecr = seg.options.timestamp.map(|t| t.1);
-        st.on_ack(&mut x, a, ts, seg.window, pure, &blocks[..n], tsecr);
+        st.on_ack(&mut x, a, ts, seg.window, pure, &blocks[..n], seg.options.timestamp);
     }
 
     /// A segment without payload: only pure segments of a direction that sent data, below

@@ -7,6 +7,7 @@
 //! Vantage matters (analyzers.md §3): `vantage` says whether the capture sits at this
 //! direction's sender, at its receiver, or is unknown.
 
+mod heard;
 mod receiver;
 mod sender;
 
@@ -20,6 +21,7 @@ use super::series::Bins;
 use super::spurious::{dsack, RecentRetx, RecentRing};
 use super::store::{Overlap, Prior, Store};
 use super::window::{Repeats, WindowStats};
+use heard::Heard;
 use receiver::{Edge, ReceiverState};
 use sender::SenderState;
 
@@ -183,10 +185,12 @@ pub struct Stream {
     ipid_inc: u32,
     ipid_other: u32,
     recent: RecentRing,
-    /// Recent cumulative-ACK advances (ack, time), to date the original of a repeat whose
-    /// records were already pruned below the ACK.
-    advances: [(i64, Nanos); 32],
+    /// Recent cumulative-ACK advances, to date the original of a repeat whose records were
+    /// already pruned below the ACK.
+    advances: [Advance; 32],
     adv_next: usize,
+    /// Receiver side: which of the phone's ACKs the sender had taken (TSecr).
+    heard: Heard,
     /// What only the sender-side rules keep (recovery episodes, timer, timeout sequences).
     tx: SenderState,
     /// What only the receiver-side rules keep (unseen originals, the phone's triggers).
@@ -198,6 +202,16 @@ pub struct Stream {
     pub c: Counts,
     /// Largest payload seen (MSS fallback).
     pub max_payload: u32,
+}
+
+/// A cumulative-ACK advance: ACK number, time, the ACK's TSval and (receiver side) the TSecr
+/// bound of the bytes it covered ([`Heard::on_advance`]); zero when unknown.
+#[derive(Clone, Copy, Default)]
+struct Advance {
+    ack: i64,
+    ts: Nanos,
+    tsval: u32,
+    tsecr_low: u32,
 }
 
 /// The silence a re-send must follow to be taken as timer-driven, from the RTT estimate.
@@ -279,6 +293,9 @@ impl Stream {
         if x.vantage == DataVantage::Receiver {
             self.rx.note_arrival(ts, rto_threshold(x.rtt));
         }
+        if let (false, Some((_, echo))) = (x.vantage == DataVantage::Sender, d.seg.options.timestamp) {
+            self.heard.on_data(echo);
+        }
         self.rx.close_spurious_after_pause(x, &mut self.c, ts);
         let (kind, prior) = match self.place(x, d) {
             Ok(gap) => {
@@ -339,13 +356,7 @@ impl Stream {
     fn place(&mut self, x: &Ctx, d: DataSeg) -> Result<bool, (Overlap, Prior)> {
         let (s, e, ts, tsval, ip_id) = d.parts();
         if self.ack_seen && e <= self.una {
-            let covered = self
-                .advances
-                .iter()
-                .filter(|&&(a, t)| t != 0 && a >= e)
-                .map(|&(_, t)| t)
-                .min();
-            let seen = covered.unwrap_or(ts);
+            let seen = self.covering(e).map_or(ts, |v| v.ts);
             return Err((Overlap::Repeat, Prior { first_ts: seen, last_ts: seen, ..Default::default() }));
         }
         let s2 = if self.ack_seen { s.max(self.una) } else { s };
@@ -354,6 +365,12 @@ impl Stream {
             Some(gap) => Ok(gap),
             None => Err(self.store.add_below_tail(s2, e, ts, tsval, ip_id, x.vantage != DataVantage::Sender)),
         }
+    }
+
+    /// The earliest remembered advance that covered bytes up to `e`.
+    #[inline]
+    fn covering(&self, e: i64) -> Option<Advance> {
+        self.advances.iter().filter(|v| v.ts != 0 && v.ack >= e).min_by_key(|v| v.ts).copied()
     }
 
     /// Data beyond everything seen: new data (M17 windows), unless at the receiver its
@@ -598,11 +615,21 @@ impl Stream {
         let (s, e, ts, tsval, ip_id) = d.parts();
         // a timeout recovery the receiver already saw needed (its first re-send filled a hole)
         let genuine_recovery = self.rx.rto_point.is_some() && !self.rx.in_spurious();
+        if x.vantage == DataVantage::Receiver && kind == Overlap::Repeat && self.ends_episode(d) {
+            // the open episode is over: this copy is judged on its own (a timer's, or a probe)
+            self.rx.close_spurious(x, &mut self.c);
+        }
         let class = match x.vantage {
             DataVantage::Sender => self.sender_class(x, d, prior),
             DataVantage::Receiver => {
-                let (edge, recent) = (self.edge(), self.recent_dupack(x, s, ts));
-                self.rx.class(x, edge, recent, s, e, ts - prior.last_ts, kind == Overlap::Repeat)
+                self.heard.on_resend();
+                // a copy the sender sent having taken no loss signal of the phone's is the
+                // timer's, however soon after a DupACK of the phone's it arrived
+                let recent = self.recent_dupack(x, s, ts) && !self.timer_only(d, kind);
+                // (the newest-data test in sequence space: the phone's ACK of a FIN moves the
+                // edge one beyond the payload)
+                let end = e + d.seg.flags.fin() as i64;
+                self.rx.class(x, self.edge(), recent, s, end, ts - prior.last_ts, kind == Overlap::Repeat)
             }
             DataVantage::Unknown => RetransClass::Unclassified,
         };
@@ -621,7 +648,7 @@ impl Stream {
         x.ev.push(ev);
         if x.vantage == DataVantage::Receiver && kind == Overlap::Repeat {
             self.c.unnecessary += 1;
-            self.rx.unnecessary_repeat(x, class, genuine_recovery, s, e, ts);
+            self.rx.unnecessary_repeat(x, class, genuine_recovery, d);
         }
     }
 
@@ -640,6 +667,30 @@ impl Stream {
         self.bins.at(x.first_ts, ts).retransmissions += 1;
     }
 
+    /// Receiver vantage, timestamps on: a repeat of bytes the phone had acknowledged, sent
+    /// before its sender took that ACK and with no loss signal of the phone's taken since the
+    /// bytes' original left ([`Heard::no_signal_heard`]).
+    fn timer_only(&self, d: DataSeg, kind: Overlap) -> bool {
+        let (Some((_, echo)), true) = (d.seg.options.timestamp, kind == Overlap::Repeat && d.e() <= self.una) else {
+            return false;
+        };
+        self.covering(d.e()).is_some_and(|v| v.tsval != 0 && self.heard.no_signal_heard(echo, v.tsval, v.tsecr_low))
+    }
+
+    /// Receiver vantage, timestamps on: a copy that is no part of the open timeout episode.
+    /// Its sender had taken an ACK covering the episode's first re-sent bytes
+    /// (an episode lasts until that ACK: docs/accuracy.md "Truth"), and new data sent after
+    /// the episode's latest copy had arrived (its go-back-N was over). The pause rule cannot
+    /// tell when delay episodes inflate the phone's RTT samples to seconds.
+    fn ends_episode(&self, d: DataSeg) -> bool {
+        let (Some((head_end, Some(last))), Some((_, echo)), Some(newest)) =
+            (self.rx.open_episode(), d.seg.options.timestamp, self.max_tsval)
+        else {
+            return false;
+        };
+        seq_lt(last, newest) && self.covering(head_end).is_some_and(|v| v.tsval != 0 && !seq_lt(echo, v.tsval))
+    }
+
     /// Receiver vantage: the phone sent a DupACK (or a SACK) shortly before. The sender
     /// answers one within about one RTT, plus a RACK reorder window or probe timer; both are
     /// clocked in ticks, so allow one timer tick beyond 2 RTTs.
@@ -656,7 +707,7 @@ impl Stream {
     }
 
     /// An ACK from the peer, after its window ([`Self::on_window`]). `pure`: no payload, no
-    /// SYN/FIN/RST. `sack`: relative SACK blocks.
+    /// SYN/FIN/RST. `sack`: relative SACK blocks. `stamps`: its (TSval, TSecr).
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn on_ack(
@@ -667,11 +718,15 @@ impl Stream {
         window: u16,
         pure: bool,
         sack: &[(i64, i64)],
-        tsecr: Option<u32>,
+        stamps: Option<(u32, u32)>,
     ) {
         if !self.ack_seen {
             self.first_ack(a, ts, window);
             return;
+        }
+        let (tsval, tsecr) = (stamps.map(|t| t.0), stamps.map(|t| t.1));
+        if let (false, Some(v)) = (x.vantage == DataVantage::Sender, tsval) {
+            self.heard.on_ack(v, !sack.is_empty() || a < self.nxt);
         }
         if pure {
             self.c.pure_acks += 1;
@@ -683,7 +738,7 @@ impl Stream {
             self.on_dsack(x, l, r, ts, tsecr);
         }
         if a > self.una {
-            self.advance(x, a, ts, tsecr);
+            self.advance(x, a, ts, tsval, tsecr);
         } else if a == self.una && pure && window == self.last_ack_window {
             self.duplicate_ack(x, a, ts);
         }
@@ -785,9 +840,10 @@ impl Stream {
     /// The cumulative ACK advanced to `a`: acked bytes (goodput, M15's congestion-avoidance
     /// denominators), Karn RTT (M7), the end of a timeout sequence (M10) and of recoveries.
     #[inline]
-    fn advance(&mut self, x: &mut Ctx, a: i64, ts: Nanos, tsecr: Option<u32>) {
+    fn advance(&mut self, x: &mut Ctx, a: i64, ts: Nanos, tsval: Option<u32>, tsecr: Option<u32>) {
         let adv = a - self.una;
-        self.advances[self.adv_next] = (a, ts);
+        let tsecr_low = if x.vantage == DataVantage::Sender { 0 } else { self.heard.on_advance(a >= self.nxt) };
+        self.advances[self.adv_next] = Advance { ack: a, ts, tsval: tsval.unwrap_or(0), tsecr_low };
         self.adv_next = (self.adv_next + 1) % self.advances.len();
         self.c.acked_bytes += adv as u64;
         if self.tx.open_state() {

@@ -16,6 +16,9 @@ struct RxSpurious {
     seq_start: i64,
     seq_end: i64,
     segments: u32,
+    /// End of the first re-sent bytes (the episode's segment) and the latest copy's TSval.
+    head_end: i64,
+    last_tsval: Option<u32>,
 }
 
 /// What the receiver-side rules read of the shared stream state (copied, read-only).
@@ -185,6 +188,13 @@ impl ReceiverState {
         self.spur.is_some()
     }
 
+    /// The open spurious episode: the end of its first re-sent bytes and its latest copy's
+    /// TSval.
+    #[inline]
+    pub fn open_episode(&self) -> Option<(i64, Option<u32>)> {
+        self.spur.as_ref().map(|r| (r.head_end, r.last_tsval))
+    }
+
     /// Duplicates of one timeout come back within about one RTO scale (go-back-N, paced
     /// re-sends of what the timeout marked lost); after a longer pause the episode is over.
     #[inline]
@@ -219,15 +229,8 @@ impl ReceiverState {
     /// A repeat of bytes the phone already had (M12 receiver method): an RTO-class repeat
     /// joins the spurious timeout episode (unless the recovery was seen needed), any other
     /// is one spurious retransmission.
-    pub fn unnecessary_repeat(
-        &mut self,
-        x: &mut Ctx,
-        class: RetransClass,
-        genuine_recovery: bool,
-        s: i64,
-        e: i64,
-        ts: Nanos,
-    ) {
+    pub fn unnecessary_repeat(&mut self, x: &mut Ctx, class: RetransClass, genuine_recovery: bool, d: DataSeg) {
+        let (s, e, ts, tsval, _) = d.parts();
         if class != RetransClass::Rto || genuine_recovery {
             let mut ev = Event::on_bytes(EventKind::SpuriousRetransmission, ts, x.dir, s, e);
             ev.class = Some(SpuriousMethod::Receiver.as_str());
@@ -241,9 +244,18 @@ impl ReceiverState {
                 r.last = ts;
                 r.seq_start = r.seq_start.min(s);
                 r.seq_end = r.seq_end.max(e);
+                r.last_tsval = tsval;
             }
             None => {
-                self.spur = Some(RxSpurious { start: ts, last: ts, seq_start: s, seq_end: e, segments: 1 })
+                self.spur = Some(RxSpurious {
+                    start: ts,
+                    last: ts,
+                    seq_start: s,
+                    seq_end: e,
+                    segments: 1,
+                    head_end: e,
+                    last_tsval: tsval,
+                })
             }
         }
     }
