@@ -313,3 +313,97 @@ fn a_head_re_sent_soon_after_an_advancing_ack_with_a_sack_block_is_no_timeout() 
     assert_eq!((u(&m, "data_packets_sent"), u(&m, "lost_data_packets")), (Some(11), Some(1)));
     assert_eq!(u(&m, "rto_sequences"), Some(0), "a RACK re-send, not a timeout");
 }
+
+/// Both captures of `v` with SACK offered on both SYNs and the given SACK blocks put on the
+/// client's ACKs sent at the given true times (seconds; `(t, [left, right) pairs)`).
+fn sack_captures(v: &[Pkt], blocks: &[(f64, &[(u32, u32)])]) -> (Vec<Segment>, Vec<Segment>) {
+    let (mut cli, mut srv) = captures(v);
+    let mut put = vec![0; blocks.len()];
+    for s in cli.iter_mut().chain(srv.iter_mut()) {
+        if s.flags.syn() {
+            s.options.sack_permitted = true;
+        }
+        // the sender's true time is its TSval (ms), on the client's packets too
+        let ms = s.options.timestamp.map(|(tsval, _)| tsval);
+        if let Some(i) = blocks.iter().position(|(bt, _)| s.sport == 40000 && ms == Some((bt * 1000.0).round() as u32)) {
+            for (k, &(left, right)) in blocks[i].1.iter().enumerate() {
+                s.options.sack[k] = SackBlock { left, right };
+            }
+            s.options.sack_count = blocks[i].1.len() as u8;
+            put[i] += 1;
+        }
+    }
+    assert!(put.iter().all(|&n| n == 2), "each ACK with blocks is in both captures: {put:?}");
+    (cli, srv)
+}
+
+#[test]
+fn a_duplicate_ack_that_only_reports_a_duplicate_is_no_loss_evidence() {
+    // Segment 5 (0.051) is lost in an outage. At 0.290 the network delivers a late copy of
+    // segment 4 (RFC 2883's replicated packet): the phone answers with a duplicate ACK whose
+    // only block is a D-SACK below its ACK (arrives 0.300). Nothing sent after 5 was
+    // delivered, so RACK has no evidence (RFC 8985) and Linux counts a D-SACK ACK as no
+    // duplicate ACK: only the timer re-sends 5, at 0.354. The matcher took that ACK for a
+    // duplicate ACK and the re-send for RACK's.
+    let sq = |k: u32| SISN + 1 + 1000 * k;
+    let mut v: Vec<Pkt> = exchange(false).into_iter().filter(|p| p.t < 0.05).collect();
+    v.push(Pkt { t: 0.051, from_client: false, flags: A, seq: sq(5), ack: CISN + 1, len: 1000, delay: None });
+    v.push(Pkt { t: 0.290, from_client: true, flags: A, seq: CISN + 1, ack: sq(5), len: 0, delay: Some(OWD) });
+    v.push(Pkt { t: 0.354, from_client: false, flags: A, seq: sq(5), ack: CISN + 1, len: 1000, delay: Some(OWD) });
+    v.push(Pkt { t: 0.364, from_client: true, flags: A, seq: CISN + 1, ack: sq(6), len: 0, delay: Some(OWD) });
+    v.sort_by(|a, b| a.t.total_cmp(&b.t));
+    let (mut cli, srv) = sack_captures(&v, &[(0.290, &[(sq(4), sq(5))])]);
+    // the network's copy of segment 4 at the phone (the server sent it once)
+    let dup = cli.iter().find(|s| s.sport == 5201 && s.seq == sq(4)).copied().unwrap();
+    cli.push(Segment { ts: dup.ts + 256_000_000, ..dup });
+    cli.sort_by_key(|s| s.ts);
+    let r = match_segments(cli, srv, MatchOptions::default());
+    let m = r.matched.finish();
+    assert_eq!(u(&m, "rto_sequences"), Some(1), "the timer's re-send: a D-SACK is no loss evidence");
+    assert_eq!(u(&m, "spurious_timeouts_2v"), Some(0));
+}
+
+/// Segments 5-7 (0.051-0.053); 5 is lost, 6 and 7 arrive. 6's duplicate ACK (SACK 6) at
+/// 0.072 makes RACK re-send 5 at 0.075 (too soon for a timeout), and that copy is lost too.
+/// 7's duplicate ACK (SACK 6-7) is held in the network and arrives at 0.300; the head is
+/// re-sent at 0.354. `later`: segment 8, sent at 0.080 after 5's last copy, arrives too, and
+/// its duplicate ACK (SACK 6-8) arrives last, at 0.301.
+fn sack_sent_before_or_after(later: bool) -> RecordBatch {
+    let sq = |k: u32| SISN + 1 + 1000 * k;
+    let mut v: Vec<Pkt> = exchange(false).into_iter().filter(|p| p.t < 0.05).collect();
+    for (k, t) in [(5u32, 0.051), (6, 0.052), (7, 0.053)] {
+        v.push(Pkt { t, from_client: false, flags: A, seq: sq(k), ack: CISN + 1, len: 1000, delay: (k != 5).then_some(OWD) });
+    }
+    v.push(Pkt { t: 0.062, from_client: true, flags: A, seq: CISN + 1, ack: sq(5), len: 0, delay: Some(OWD) });
+    v.push(Pkt { t: 0.063, from_client: true, flags: A, seq: CISN + 1, ack: sq(5), len: 0, delay: Some(0.300 - 0.063) });
+    v.push(Pkt { t: 0.075, from_client: false, flags: A, seq: sq(5), ack: CISN + 1, len: 1000, delay: None });
+    let top = if later { 9 } else { 8 };
+    if later {
+        v.push(Pkt { t: 0.080, from_client: false, flags: A, seq: sq(8), ack: CISN + 1, len: 1000, delay: Some(OWD) });
+        v.push(Pkt { t: 0.090, from_client: true, flags: A, seq: CISN + 1, ack: sq(5), len: 0, delay: Some(0.301 - 0.090) });
+    }
+    v.push(Pkt { t: 0.354, from_client: false, flags: A, seq: sq(5), ack: CISN + 1, len: 1000, delay: Some(OWD) });
+    v.push(Pkt { t: 0.364, from_client: true, flags: A, seq: CISN + 1, ack: sq(top), len: 0, delay: Some(OWD) });
+    v.sort_by(|a, b| a.t.total_cmp(&b.t));
+    let (b6, b7, b8) = ([(sq(6), sq(7))], [(sq(6), sq(8))], [(sq(6), sq(9))]);
+    let mut blocks = vec![(0.062, &b6[..]), (0.063, &b7[..])];
+    if later {
+        blocks.push((0.090, &b8[..]));
+    }
+    let (cli, srv) = sack_captures(&v, &blocks);
+    let r = match_segments(cli, srv, MatchOptions::default());
+    let m = r.matched.finish();
+    assert_eq!((u(&m, "data_packets_sent"), u(&m, "lost_data_packets")), (Some(10 + later as u64), Some(2)));
+    m
+}
+
+#[test]
+fn a_sack_of_data_sent_before_the_heads_last_copy_is_no_loss_evidence() {
+    // The ACK at 0.300 SACKs only data sent before 5's last copy: RACK cannot mark 5 lost
+    // again (RFC 8985: only a delivery of data sent after it does), so the timer re-sent it.
+    // The matcher took any SACK block above the ACK for evidence.
+    let m = sack_sent_before_or_after(false);
+    assert_eq!(u(&m, "rto_sequences"), Some(1), "the timer's re-send: RACK had no evidence against 5's last copy");
+    // the same ACK SACKing segment 8, sent after 5's last copy: RACK's evidence, no timeout
+    assert_eq!(u(&sack_sent_before_or_after(true), "rto_sequences"), Some(0));
+}

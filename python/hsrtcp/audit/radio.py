@@ -13,12 +13,13 @@ Detectors (rows of ``radio_verdicts.csv``, scored like ``verdicts.csv``):
 - ``handoff ping-pong``: ``ping_pong`` exactly when the scheduled handoff returns to the cell the
   carrier's previous one left, at most 10 s after it.
 - ``M24 suspension``: per (handoff, phone flow) row of ``suspensions``: truth = the phone
-  capture has a silence of at least 0.2 s overlapping the handoff's impairments (its events of
-  the same ``handoff_id``: outage, loss burst, RTT spike; from the handoff to
-  :data:`LATE_S` after the last ends) and owned by it (:func:`owner`: a silence in the windows
-  of two close handoffs is the later one's); detected = the suspension's gap overlaps one of
-  those silences. A handoff's outage and the stall its loss burst causes are two silences
-  (the engine splits a gap at any packet); the detector names one of them, either is right.
+  capture has a silence of at least 0.2 s that is the handoff's (:func:`theirs`): one that
+  contains the handoff's instant, or one overlapping its impairments (its events of the same
+  ``handoff_id``: outage, loss burst, RTT spike; from the handoff to :data:`LATE_S` after the
+  last ends) and owned by it (:func:`owner`: a silence in the windows of two close handoffs is
+  the later one's); detected = the suspension's gap overlaps one of those silences. A
+  handoff's outage and the stall its loss burst causes are two silences (the engine splits a
+  gap at any packet); the detector names one of them, either is right.
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ def audit_bundle(bundle: Path, client_pcap: Path, base: dict) -> list[dict]:
             continue  # a handoff no schedule explains is judged above; no gap events: no answer
         if s["flow_id"] not in gaps:
             gaps[s["flow_id"]] = silences(client_pcap, f)
-        hit = [g for g in gaps[s["flow_id"]] if owner(g, h["carrier"], windows) == h["handoff_id"]]
+        hit = [g for g in gaps[s["flow_id"]] if theirs(g, h, windows)]
         det_gap = (s["gap_start_ts"], s["gap_end_ts"]) if s["suspension_s"] else None
         truth, detected, t = judge(det_gap, hit)
         row("M24 suspension", "phone", truth, detected, handoff_id=h["handoff_id"], ts=h["ts"],
@@ -149,6 +150,14 @@ def window(events: list[dict], h: dict) -> tuple[float, float]:
     """From the handoff to LATE_S after the last of its impairments ends."""
     imp = [e for e in events if e["handoff_id"] == h["handoff_id"] and e["carrier"] == h["carrier"]]
     return h["ts"], max(e["ts_end"] for e in imp) + LATE_S
+
+
+def theirs(g: tuple[float, float], h: dict, windows: dict) -> bool:
+    """Whether the silence is the handoff's: it contains the handoff's instant (M24 is the
+    silence around the handoff, whichever outage caused it: a handoff inside another one's
+    radio-link-failure outage shares that silence, v5 004 handoffs 2, 3 and 4), or it is in the
+    handoff's window and :func:`owner` gives it to this handoff."""
+    return g[0] <= h["ts"] <= g[1] or owner(g, h["carrier"], windows) == h["handoff_id"]
 
 
 def owner(g: tuple[float, float], carrier: str, windows: dict):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from hsrtcp.audit.radio import audit_bundle, judge, owner, scheduled, silences, window
+from hsrtcp.audit.radio import audit_bundle, judge, owner, scheduled, silences, theirs, window
 
 RUN = Path(__file__).resolve().parents[2] / "data" / "lab_truth" / "run"
 PHONE = "capture/phone_p1.pcap"
@@ -89,6 +89,51 @@ def test_m24_a_silence_in_two_handoffs_windows_is_the_later_ones():
     assert owner((3.676, 3.992), "M", w) == "48"  # began in 48's RTT spike, before its window
     assert owner((6.4, 6.7), "M", w) is None
     assert owner((6.4, 6.7), "U", w) is None
+
+
+def test_m24_a_silence_around_the_handoff_is_its_own_whichever_outage_caused_it():
+    """v5 run 004_study-300-handoffs-v5_cubic_long_r804, times from its t0: handoff 6's
+    radio-link failure holds the link 64.204-84.204 s; handoffs 7 (outage 71.9-72.553 s) and 8
+    (a second failure, 81.359-87.923 s) happen inside it. The phone is silent 64.267-87.939 s,
+    then 88.269-88.833 s (the end of 8's outage). M24 ties the long silence to all three (it
+    contains each instant); judging by owner alone called 7 a false alarm and 8 a miss."""
+    ev = [{"kind": "handoff", "handoff_id": "6", "carrier": "M", "ts": 64.204, "ts_end": 64.204},
+          {"kind": "outage", "handoff_id": "6", "carrier": "M", "ts": 64.204, "ts_end": 84.204},
+          {"kind": "handoff", "handoff_id": "7", "carrier": "M", "ts": 71.9, "ts_end": 71.9},
+          {"kind": "outage", "handoff_id": "7", "carrier": "M", "ts": 71.9, "ts_end": 72.553},
+          {"kind": "handoff", "handoff_id": "8", "carrier": "M", "ts": 81.359, "ts_end": 81.359},
+          {"kind": "outage", "handoff_id": "8", "carrier": "M", "ts": 81.359, "ts_end": 87.923}]
+    hs = {h["handoff_id"]: h for h in ev if h["kind"] == "handoff"}
+    w = {("M", i): window(ev, h) for i, h in hs.items()}
+    long, tail, later = (64.267, 87.939), (88.269, 88.833), (95.0, 95.5)
+    assert owner(long, "M", w) == "6" and owner(tail, "M", w) == "8"
+    hit = {i: [g for g in (long, tail, later) if theirs(g, h, w)] for i, h in hs.items()}
+    assert hit == {"6": [long], "7": [long], "8": [long, tail]}
+    assert judge(long, hit["7"])[:2] == (True, True)
+    assert judge(long, hit["8"])[:2] == (True, True)
+    assert judge(None, hit["8"])[:2] == (True, False)  # naming no gap is still a miss
+
+
+def test_a_planted_handoff_inside_an_outage_shares_its_silence(tmp_path):
+    """A fourth handoff planted at 2.8 s, inside the phone's silence of handoff 0's held
+    outage (2.641-3.052 s from t0; the radio log moves to cell 1000004 there): M24 ties that
+    silence to both, and both are right (before, the planted one was a false alarm)."""
+    b = tmp_path / "run"
+    shutil.copytree(RUN, b)
+    ev = (b / "events.csv").read_text()
+    at = "handoff,5.000,5.000,1,M,1,"
+    (b / "events.csv").write_text(ev.replace(at, "handoff,2.800,2.800,1,M,3,1000001,1000004,LTE,LTE,,,,\n"
+                                             "outage,2.800,2.850,1,M,3,,,,,held,,,\n" + at))
+    radio = (b / "radio.csv").read_text().splitlines(keepends=True)
+    assert radio[5].startswith("3.000,") and radio[6].startswith("4.000,") and radio[5].count(",1000001,") == 1
+    new = [radio[4].replace("2.500,", "2.800,", 1).replace(",1000001,", ",1000004,")]
+    radio[5:7] = [r.replace(",1000001,", ",1000004,") for r in radio[5:7]]
+    (b / "radio.csv").write_text("".join(radio[:5] + new + radio[5:]))
+    rows = audit_bundle(b, b / PHONE, {"run": "planted"})
+    assert _outcomes(rows, "handoff") == [("0", "TP"), ("3", "TP"), ("1", "TP"), ("2", "TP")]
+    m24 = {r["handoff_id"]: r for r in rows if r["detector"] == "M24 suspension"}
+    assert m24["3"]["outcome"] == "TP" and m24["0"]["outcome"] == "TP"
+    assert m24["3"]["suspension_s"] == m24["0"]["suspension_s"] == m24["3"]["truth_suspension_s"]
 
 
 def test_the_console_summary_prints_the_radio_rows(tmp_path, capsys):

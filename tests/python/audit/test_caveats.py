@@ -32,7 +32,10 @@ def test_analyze_writes_the_verdict_table_and_names_unsure_detectors(tmp_path):
     cav = [ln for ln in stdout.splitlines() if ln.startswith("caveat:")]
     # one line per printed row of the pair (f1s, f1m, f1c), not one per detector
     assert len(cav) == 3, stdout
-    assert cav[0] == "caveat: f1s (sender vantage, SACK off, timestamps off): M10 timeout uncertain", cav
+    assert "caveat: f1s (sender vantage, SACK off, timestamps off): M10 timeout uncertain" in cav, cav
+    # fixtures: reno_dupack_marked's false alarm (docs/accuracy.md) made the phone's method unsure
+    # there too; an unsure verdict is printed before one audited on few cases
+    assert cav[0] == "caveat: f1c (receiver vantage, SACK off, timestamps off): M12 receiver uncertain", cav
     assert any(ln.startswith("caveat: f1m (both vantage, SACK off, timestamps off): M12 two_vantage") for ln in cav)
     assert "dsack" not in stdout  # no D-SACK answer without SACK (its column is null)
     assert (out / "caveats.csv").read_bytes() == Path(caveats.TABLE).read_bytes()
@@ -93,7 +96,8 @@ def test_shipped_table_is_the_regeneration_and_follows_the_summaries(tmp_path, m
     verdict = {(r["detector"], r["sack"], r["timestamps"]): r["verdict"] for r in table}
     assert verdict[("M12 receiver", "true", "true")] == "poor"
     assert verdict[("M12 receiver", "unknown", "true")] == "poor"  # unknown = the most cautious of on and off
-    assert verdict[("M12 receiver", "false", "false")] == "few cases"
+    # untouched by the plant: the fixtures' reno_dupack_marked false alarm makes it uncertain
+    assert verdict[("M12 receiver", "false", "false")] == "uncertain"
     assert docs.main(["--check"]) == 0
 
 

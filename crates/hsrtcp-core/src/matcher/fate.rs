@@ -23,7 +23,8 @@ use std::hash::{Hash, Hasher};
 use rustc_hash::{FxHashMap, FxHasher};
 use std::collections::hash_map::Entry;
 
-use crate::flow::seq::{seq_lt, SeqSpace};
+use crate::flow::engine::spurious::dsack;
+use crate::flow::seq::{seq_diff, SeqSpace};
 use crate::matcher::chunk_log::ChunkLog;
 use crate::flow::Dir;
 use crate::matcher::Side;
@@ -69,12 +70,51 @@ pub struct Pkt {
     pub len: u32,
     pub flags: u8,
     pub fate: Fate,
-    /// An ACK with a SACK block above its ACK number: loss evidence for the sender's RACK
-    /// (RFC 8985), like a duplicate ACK even when the ACK advances.
-    pub sack_above: bool,
+    /// The ACK's SACK blocks above its ACK number, D-SACK left out: RACK's loss evidence
+    /// (RFC 8985) when they hold data sent after the head's last copy.
+    pub sack: SackAbove,
     /// Record numbers (`Segment::frame`) in the sender's and the receiver's capture; 0: not
     /// seen there (or not read from a file).
     pub frame: [u32; 2],
+}
+
+/// The SACK blocks of an ACK that report deliveries above its ACK number, as offsets from
+/// it. A D-SACK block (RFC 2883: the first block, below the ACK or inside the second block;
+/// the engine's rule, [`dsack`]) reports a duplicate arrival, not a delivery, so it is left
+/// out, as are stale blocks at or below the ACK. At most the first three (the most recent,
+/// RFC 2018; with timestamps an ACK has room for no more): a held packet stays 72 bytes, the
+/// state budget's size (matcher_budget.rs). An unused slot is (0, 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackAbove {
+    off: [(u32, u32); 3],
+}
+
+impl SackAbove {
+    /// The blocks of `seg`, whose ACK number is `ack` in relative sequence numbers.
+    pub fn of(seg: &Segment, ack: i64) -> Self {
+        let mut out = SackAbove::default();
+        let raw = seg.options.sack_blocks();
+        if raw.is_empty() {
+            return out;
+        }
+        let rel = |x: u32| ack + seq_diff(x, seg.ack) as i64;
+        let mut blocks = [(0i64, 0i64); 4];
+        for (b, r) in blocks.iter_mut().zip(raw) {
+            *b = (rel(r.left), rel(r.right));
+        }
+        let blocks = &blocks[..raw.len()];
+        let skip = dsack(blocks, ack).is_some() as usize;
+        let above = blocks[skip..].iter().filter(|&&(l, r)| l > ack && r > l);
+        for (slot, &(l, r)) in out.off.iter_mut().zip(above) {
+            *slot = ((l - ack) as u32, (r - ack) as u32);
+        }
+        out
+    }
+
+    /// The blocks as relative [left, right) pairs, given the ACK's relative number.
+    pub fn blocks(&self, ack: i64) -> impl Iterator<Item = (i64, i64)> + '_ {
+        self.off.iter().take_while(|b| b.1 != 0).map(move |&(l, r)| (ack + l as i64, ack + r as i64))
+    }
 }
 
 impl Pkt {
@@ -348,7 +388,7 @@ impl PairFate {
             len: seg.payload_len,
             flags,
             fate: Fate::Pending,
-            sack_above: f.ack() && seg.options.sack_blocks().iter().any(|b| seq_lt(seg.ack, b.left)),
+            sack: if f.ack() { SackAbove::of(seg, ack) } else { SackAbove::default() },
             frame: if is_tx { [seg.frame, 0] } else { [0, seg.frame] },
         });
         self.fifo[d].push_back((gi_new, key, is_tx));
@@ -679,5 +719,55 @@ pub fn record_fates(out: &mut [FrameFates; 2], batch: &[Vec<Pkt>; 2]) {
             out[tx.idx()].push(p.frame[0], at_tx);
             out[tx.other().idx()].push(p.frame[1], at_rx);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SackAbove;
+    use crate::wire::{SackBlock, Segment, TcpFlags, TcpOptions};
+
+    /// The blocks kept of an ACK numbered `ack` (raw; relative 0) carrying `raw` blocks.
+    fn kept(ack: u32, raw: &[(u32, u32)]) -> Vec<(i64, i64)> {
+        let mut options = TcpOptions::default();
+        for (k, &(left, right)) in raw.iter().enumerate() {
+            options.sack[k] = SackBlock { left, right };
+        }
+        options.sack_count = raw.len() as u8;
+        let seg = Segment {
+            ts: 0,
+            src: [10, 0, 0, 1].into(),
+            dst: [10, 0, 0, 2].into(),
+            sport: 1,
+            dport: 2,
+            seq: 0,
+            ack,
+            flags: TcpFlags(TcpFlags::ACK),
+            window: 0,
+            payload_len: 0,
+            ip_id: None,
+            options,
+            payload_truncated: false,
+            outer: 0,
+            frame: 0,
+        };
+        SackAbove::of(&seg, 0).blocks(0).collect()
+    }
+
+    #[test]
+    fn deliveries_above_the_ack_without_d_sack() {
+        assert_eq!(kept(1001, &[(3001, 4001), (5001, 6001)]), vec![(2000, 3000), (4000, 5000)]);
+        // RFC 2883 §4.1.1: a first block below the ACK reports a duplicate
+        assert_eq!(kept(4001, &[(2001, 3001)]), vec![]);
+        assert_eq!(kept(4001, &[(2001, 3001), (5001, 6001)]), vec![(1000, 2000)]);
+        // §4.2.1: a first block inside the second one reports a duplicate above the ACK
+        assert_eq!(kept(1001, &[(3001, 4001), (3001, 5001)]), vec![(2000, 4000)]);
+        // a later block at or below the ACK is stale; an empty block is none
+        assert_eq!(kept(4001, &[(5001, 6001), (2001, 3001), (7001, 7001)]), vec![(1000, 2000)]);
+        // the first three of four (the fourth was reported before)
+        assert_eq!(kept(1, &[(11, 21), (31, 41), (51, 61), (71, 81)]), vec![(10, 20), (30, 40), (50, 60)]);
+        assert_eq!(std::mem::size_of::<super::Pkt>(), 72, "the state budget's packet size");
+        // across the wrap of the sequence space
+        assert_eq!(kept(u32::MAX - 99, &[(900, 1900)]), vec![(1000, 2000)]);
     }
 }

@@ -9,9 +9,10 @@
 //! - **Timeout sequences** (M10, models.md §3.6) from a replay of the sender's capture: a
 //!   retransmission of the head segment (the one holding snd_una) at least `RTO_FLOOR` after
 //!   the head's previous transmission, not within `ACK_TRIGGER` of an ACK arrival, and not
-//!   within `RTO_FLOOR` of a duplicate ACK or an ACK with a SACK block above it that was the
-//!   last ACK to arrive (that would be a RACK reordering-timer retransmission), is an RTO
-//!   retransmission. (Linux measures the
+//!   within `RTO_FLOOR` of loss evidence that was the last ACK to arrive (that would be a RACK
+//!   reordering-timer retransmission), is an RTO retransmission. Loss evidence: an ACK whose
+//!   SACK blocks (D-SACK left out) hold data last sent after the head's last copy (RACK, RFC
+//!   8985, whether or not the ACK advances); without SACK, a duplicate ACK. (Linux measures the
 //!   RTO from the head's send time while a loss-probe or RACK timer is pending, and from the
 //!   last advancing ACK otherwise — both at least the minimum RTO after the head's send;
 //!   models.md's "later of the two" misses RTOs after late ACKs.) Consecutive RTO
@@ -43,7 +44,7 @@ use crate::flow::engine::kinds::SpuriousMethod;
 use crate::flow::event::{nanos_to_s, Event, EventKind};
 use crate::flow::Dir;
 use crate::matcher::clock::ClockFit;
-use crate::matcher::fate::{sender_side, Fate, Pkt, NONE};
+use crate::matcher::fate::{sender_side, Fate, Pkt, SackAbove, NONE};
 use crate::matcher::Side;
 pub use crate::table::registry::{MATCH_COLUMNS, MATCH_SERIES_COLUMNS};
 use crate::table::Row;
@@ -58,6 +59,8 @@ pub const ACK_TRIGGER: Nanos = 500_000;
 /// The largest window TCP can offer (RFC 7323 §2.3: 2^30 bytes), so the most a sender can
 /// have in flight.
 const MAX_WINDOW: i64 = 1 << 30;
+/// More than any segment's payload (an IPv4 or IPv6 packet's length field is 16 bits).
+const MAX_SEG: i64 = 1 << 16;
 
 /// One data transmission as the replay keeps it.
 #[derive(Clone, Copy, Debug)]
@@ -280,8 +283,11 @@ pub struct Replay {
     snd_nxt: i64,
     last_adv: Nanos,
     last_ack_any: Nanos,
-    /// Latest ACK that signalled loss: a duplicate ACK, or one with a SACK block above it.
+    /// Latest duplicate ACK (loss evidence without SACK).
     last_dupack: Nanos,
+    /// Of the last ACK to arrive: the latest send time of the data its SACK blocks hold
+    /// (RACK.xmit_ts, RFC 8985); `Nanos::MIN` when it SACKed nothing.
+    last_sack_xmit: Nanos,
     /// snd_nxt when the last RTO fired, until snd_una passes it: the RTO recovery.
     rto_point: Option<i64>,
     now: Nanos,
@@ -318,6 +324,7 @@ impl Replay {
             last_adv: 0,
             last_ack_any: Nanos::MIN,
             last_dupack: Nanos::MIN,
+            last_sack_xmit: Nanos::MIN,
             sack,
             last_head_resend: None,
             rto_point: None,
@@ -437,7 +444,7 @@ impl Replay {
                 j += 1;
                 self.now = self.now.max(t);
                 let a = &batch[r][k as usize];
-                self.on_ack(t, a.ack, a.sack_above);
+                self.on_ack(t, a.ack, &a.sack);
             } else {
                 let (t, k) = txs[i];
                 i += 1;
@@ -450,7 +457,7 @@ impl Replay {
         self.trim();
     }
 
-    fn on_ack(&mut self, t: Nanos, ack: i64, sack_above: bool) {
+    fn on_ack(&mut self, t: Nanos, ack: i64, sack: &SackAbove) {
         self.last_ack_any = t;
         if let Some(o) = self.open.as_mut() {
             o.acked = true;
@@ -458,12 +465,10 @@ impl Replay {
         if !self.started {
             return;
         }
-        if sack_above {
-            // RACK marks the head lost a reordering window after data sent later is SACKed,
-            // whether or not this ACK also advances (issue 35, v5 run 039: a re-send 17.6 ms
-            // after an advancing ACK with a SACK block was counted as a timeout)
-            self.last_dupack = t;
-        }
+        // RACK marks the head lost a reordering window after data sent after it is SACKed,
+        // whether or not this ACK also advances (issue 35, v5 run 039: a re-send 17.6 ms
+        // after an advancing ACK with a SACK block was counted as a timeout)
+        self.last_sack_xmit = self.sacked_xmit(ack, sack);
         if ack <= self.snd_una {
             if self.snd_nxt > self.snd_una {
                 self.last_dupack = t; // data outstanding, no progress: a duplicate ACK
@@ -543,18 +548,38 @@ impl Replay {
         }
     }
 
+    /// The latest send time of any transmission that overlaps the ACK's SACK blocks (Linux
+    /// keeps one timestamp per segment, its last copy's); `Nanos::MIN` without blocks.
+    fn sacked_xmit(&self, ack: i64, sack: &SackAbove) -> Nanos {
+        let mut latest = Nanos::MIN;
+        for (l, r) in sack.blocks(ack) {
+            // sorted by end, and no segment is longer than an IP packet: past r + MAX_SEG
+            // every transmission starts above the block
+            let from = self.outstanding.partition_point(|x| x.end <= l);
+            for x in self.outstanding.range(from..).take_while(|x| x.end < r + MAX_SEG) {
+                if x.seq < r {
+                    latest = latest.max(x.tx);
+                }
+            }
+        }
+        latest
+    }
+
     /// Whether the re-sent head `p` (last sent at `prev`) is the retransmission timer's.
     fn is_timeout(&self, p: &Tx, prev: Nanos) -> bool {
         // Timer-driven: the head waited at least the minimum RTO since it was last sent
         // (Linux measures the RTO from the head's send time while a loss-probe or RACK
         // timer is pending, from the last advancing ACK otherwise: both are later), no
-        // ACK arrival triggered it, and it does not follow a recent duplicate or SACK ACK
-        // (that would be a RACK reordering-timer retransmission). Inside an RTO recovery (snd_una
+        // ACK arrival triggered it, and the last ACK, recent, was no loss evidence (that would
+        // be a RACK reordering-timer retransmission): with SACK, evidence is data sent after
+        // the head's last copy SACKed (a D-SACK or a SACK of older data is none; RFC 8985);
+        // without, a duplicate ACK. Inside an RTO recovery (snd_una
         // below snd_nxt at the last RTO) an ACK that advances snd_una re-arms the timer,
         // so a head re-sent sooner than the minimum RTO after one is ACK-clocked (the slow
         // start of the recovery, paced a few ms after its ACK), not a new timeout:
         // counting those made rto_sequences exceed the kernel's total_rto_recoveries (M10).
-        let dupack_recent = self.last_dupack >= self.last_ack_any && p.tx.saturating_sub(self.last_dupack) < RTO_FLOOR;
+        let evidence = self.last_sack_xmit > prev || (!self.sack && self.last_dupack >= self.last_ack_any);
+        let dupack_recent = evidence && p.tx.saturating_sub(self.last_ack_any) < RTO_FLOOR;
         let clocked_in_recovery = self.rto_point.is_some() && p.tx.saturating_sub(self.last_adv) < RTO_FLOOR;
         // Without SACK (no RACK) a recovery re-sends the head again only on a partial ACK,
         // which advances: a second re-send with no advance since is the timer's, however
