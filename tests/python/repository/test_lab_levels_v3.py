@@ -1,5 +1,5 @@
-"""docs/lab.md's levels table, v3, v4 and v5 columns (issue 35): each three-class channel's classes
-are written from its committed study tables (tests/data/study-v3/, -v4/, -v5/) by
+"""docs/lab.md's levels table, v3 to v6 columns (issue 35): each three-class channel's classes
+are written from its committed study tables (tests/data/study-v3/ to -v6/) by
 hsrtcp.docsgen and judged per class by the rule docs/lab.md declared before the runs (a factor
 1.5 of the held-out seed value)."""
 
@@ -16,7 +16,7 @@ from hsrtcp import docsgen
 ROOT = Path(__file__).resolve().parents[3]
 #: channel -> (its committed tables, the table's column of its cells; its verdicts are the next)
 CHANNELS = {"v3": (ROOT / "tests" / "data" / "study-v3", 5), "v4": (ROOT / "tests" / "data" / "study-v4", 7),
-            "v5": (ROOT / "tests" / "data" / "study-v5", 9)}
+            "v5": (ROOT / "tests" / "data" / "study-v5", 9), "v6": (ROOT / "tests" / "data" / "study-v6", 11)}
 CLASS_FLOWS = {"static": ["static"], "0 handoffs": ["high_0"], "1–16": ["high_1_8", "high_9_16"]}
 
 
@@ -37,7 +37,8 @@ def test_header_has_the_channel_columns():
     head = next(x for x in _region().splitlines() if x.startswith("| metric |"))
     assert head.endswith("| lab v3 (static; 0; 1–16 handoffs) | v3 against the seeds "
                          "| lab v4 (static; 0; 1–16 handoffs) | v4 against the seeds "
-                         "| lab v5 (static; 0; 1–16 handoffs) | v5 against the seeds |"), head
+                         "| lab v5 (static; 0; 1–16 handoffs) | v5 against the seeds "
+                         "| lab v6 (static; 0; 1–16 handoffs) | v6 against the seeds |"), head
 
 
 @pytest.mark.parametrize("ch", CHANNELS)

@@ -289,3 +289,51 @@ def test_v5_post_handoff_episode_is_delay_and_the_phone_window_fits_the_buffer(t
         for rel in camp["campaign"]["scenarios"]:
             q = S.load(REPO / "campaigns" / rel).params["link"]["queue_bytes"]
             assert rmem_max <= q, (rel, rmem_max, q)
+
+
+def test_v6_dropped_outage_flushes_downlink_and_holds_uplink(tmp_path):
+    # channel v6 (docs/lab.md "Channel v6"): the same trip compiled with and without the two
+    # [handoff] keys differs only inside its dropped outages: the downlink bandwidth is the
+    # flush rate there (loss 1.0 as before), the uplink is held (1 bit/s, no loss 1.0)
+    d = _standing(harq={"directions": ["down", "up"]})
+    d["scenario"]["duration_s"] = 200
+    d["trip"] = {"speed_kmh": 300.0}
+    d["handoff"] = {"count": 10, "outage_kind": "mixed", "dropped_p": 0.5, "spike_p": 0.0, "burst_s": 0.0}
+    v5 = S.load(d).compile(tmp_path / "v5")
+    d["handoff"] |= {"dropped_uplink": "held", "dropped_flush_bps": 1e9}
+    v6 = S.load(d).compile(tmp_path / "v6")
+    assert self_check(v6) == []
+    ev = v6.events()
+    out = ev.filter(ev["kind"] == "outage")
+    drops = [(round(r["t_start"] * 1000), round(r["t_end"] * 1000)) for r in out.iter_rows(named=True)
+             if r["outage_kind"] == "dropped"]
+    assert 2 <= len(drops) <= 8 and len(out) > len(drops)          # both kinds on this trip
+    inside = np.zeros(200_000, dtype=bool)
+    for a, b in drops:
+        inside[a:b] = True
+    for what, direction, v5_in, v6_in in (("bw", "down", None, 1e9), ("loss", "down", 1.0, 1.0),
+                                          ("bw", "up", None, 1.0), ("loss", "up", 1.0, None)):
+        a = _per_ms(v5.trace_file(what, direction, 1))
+        b = _per_ms(v6.trace_file(what, direction, 1))
+        assert (a[~inside] == b[~inside]).all(), (what, direction)    # nothing else moved
+        if v5_in is not None:
+            assert (a[inside] == v5_in).all()
+        if v6_in is not None:
+            assert (b[inside] == v6_in).all(), (what, direction)
+    assert (_per_ms(v6.trace_file("loss", "up", 1))[inside] < 1.0).all()
+    for direction in ("down", "up"):  # delay: only the held uplink's HARQ rounds inside
+        a, b = _per_ms(v5.trace_file("delay", direction, 1)), _per_ms(v6.trace_file("delay", direction, 1))
+        assert (a[~inside] == b[~inside]).all() and (direction == "up" or (a == b).all())
+
+
+def test_v6_dropped_keys_checked(tmp_path):
+    d = _standing()
+    d["handoff"] = {"dropped_uplink": "kept"}
+    with pytest.raises(S.ScenarioError, match="dropped_uplink"):
+        S.load(d)
+    d["handoff"] = {"dropped_flush_bps": -1}
+    with pytest.raises(S.ScenarioError, match="dropped_flush_bps"):
+        S.load(d)
+    # absent keys stay absent: the scenarios before v6 resolve as before
+    assert "dropped_uplink" not in S.resolve({})["handoff"]
+    assert S.resolve({"handoff": {"dropped_uplink": "held"}})["handoff"]["dropped_uplink"] == "held"

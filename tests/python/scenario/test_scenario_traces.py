@@ -64,9 +64,10 @@ def test_traces_cover_window_and_never_zero(compiled_examples):
 
 
 def test_outages_aligned_in_both_directions(compiled_examples):
-    checked = {"held": 0, "dropped": 0}
+    checked = {"held": 0, "dropped": 0, "flushed": 0}
     for name, cs in compiled_examples.items():
         ev = cs.events()
+        hp = json.loads(cs.scenario_json.read_text())["params"]["handoff"]
         for r in ev.filter(ev["kind"] == "outage").iter_rows(named=True):
             s, e = round(r["t_start"] * 1000), round(r["t_end"] * 1000)
             if e <= s:
@@ -75,7 +76,8 @@ def test_outages_aligned_in_both_directions(compiled_examples):
             for d in ("down", "up"):
                 bw = _raw(cs.trace_file("bw", d, r["path"]))
                 ls = _raw(cs.trace_file("loss", d, r["path"]))
-                if r["outage_kind"] == "held":
+                # channel v6: a dropped outage's uplink may be held, its downlink flushed
+                if r["outage_kind"] == "held" or (d == "up" and hp.get("dropped_uplink") == "held"):
                     assert all(_at(bw, t) == 1 for t in probes), (name, r)
                     # the trace changes exactly at the outage start (unless the previous
                     # millisecond is itself inside another outage)
@@ -83,8 +85,11 @@ def test_outages_aligned_in_both_directions(compiled_examples):
                 else:
                     assert all(_at(ls, t) == (1.0,) for t in probes), (name, r)
                     assert any(seg[0] == s for seg in ls) or _at(ls, s - 1) == (1.0,), (name, r)
+                    if hp.get("dropped_flush_bps"):
+                        assert all(_at(bw, t) == hp["dropped_flush_bps"] for t in probes), (name, r)
+                        checked["flushed"] += 1
             checked[r["outage_kind"]] += 1
-    assert checked["held"] > 20 and checked["dropped"] > 5
+    assert checked["held"] > 20 and checked["dropped"] > 5 and checked["flushed"] > 0
 
 
 def test_bursts_and_spikes_applied(compiled_examples):

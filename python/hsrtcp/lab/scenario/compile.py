@@ -216,11 +216,15 @@ def compose(real) -> tuple[dict[tuple[int, str], Segments], list[_cells.Signal]]
             held_ll = bool(p.get("harq") and p["harq"]["held_outages"])
             for a, b, kind in outages:
                 sl = _mark(starts, a, b)
+                if kind == "dropped" and d == "up" and hp.get("dropped_uplink") == "held":
+                    kind = "held"  # v6: the phone keeps its uplink across the outage (docs/lab.md)
                 if not (kind == "held" and held_ll):
                     radio[sl] = False
                 if kind == "held":
                     bw[sl] = OUTAGE_BW_BPS
                 else:
+                    if hp.get("dropped_flush_bps"):  # v6: the queue drains into the total loss
+                        bw[sl] = hp["dropped_flush_bps"]
                     for i in range(sl.start, sl.stop):
                         loss[i] = (1.0,)
             bw_i = np.maximum(np.rint(bw).astype(np.int64), OUTAGE_BW_BPS)  # never 0 (rattan#194)

@@ -407,10 +407,11 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
     fixed = {}
     if isinstance(uh, dict):  # times_s / count: in the resolved parameters only when given
         for k in uh:
-            if k not in DEFAULTS["handoff"] and k not in FIXED_HANDOFF_KEYS:
-                raise _unknown(src, w, k, set(DEFAULTS["handoff"]) | FIXED_HANDOFF_KEYS)
+            if k not in DEFAULTS["handoff"] and k not in FIXED_HANDOFF_KEYS and k not in DROPPED_KEYS:
+                raise _unknown(src, w, k, set(DEFAULTS["handoff"]) | FIXED_HANDOFF_KEYS | set(DROPPED_KEYS))
         fixed = fixed_handoffs(src, w, uh.get("times_s"), uh.get("count"), s["duration_s"])
-        uh = {k: v for k, v in uh.items() if k not in FIXED_HANDOFF_KEYS}
+        fixed |= dropped_keys(src, w, uh)
+        uh = {k: v for k, v in uh.items() if k not in FIXED_HANDOFF_KEYS and k not in DROPPED_KEYS}
     h = _merge_table(src, w, uh, DEFAULTS["handoff"])
     h.update(fixed)
     for k in ("outage_median_s", "rlf_median_s", "inter_system_median_s", "spike_median_ms"):
@@ -534,6 +535,27 @@ def resolve(user: dict, src: str = "<dict>") -> dict:
 
 #: [handoff] keys that fix the handoffs instead of the cell layout (fixed.py)
 FIXED_HANDOFF_KEYS = {"times_s", "count"}
+# How a dropped outage treats the link (channel v6, docs/lab.md "Channel v6"); in the resolved
+# parameters only when given, so the scenarios without them resolve (and compile) as before.
+# dropped_uplink: "dropped" (loss 1.0, the default) or "held" (the phone keeps its uplink and
+# sends it after the outage, as a held outage); dropped_flush_bps: the bandwidth of a dropped
+# direction during the outage (0 = the radio's): a high rate empties the eNodeB queue into the
+# outage's total loss, so what it held when the outage began is lost, not delivered after it.
+DROPPED_KEYS = {"dropped_uplink": "dropped", "dropped_flush_bps": 0.0}
+DROPPED_UPLINK = ("dropped", "held")
+
+
+def dropped_keys(src, where, uh: dict) -> dict:
+    """The given :data:`DROPPED_KEYS` of a [handoff] table, checked."""
+    out = {}
+    if "dropped_uplink" in uh:
+        if uh["dropped_uplink"] not in DROPPED_UPLINK:
+            raise _err(src, where, f"key 'dropped_uplink' must be one of {list(DROPPED_UPLINK)}, "
+                       f"got {uh['dropped_uplink']!r}")
+        out["dropped_uplink"] = uh["dropped_uplink"]
+    if "dropped_flush_bps" in uh:
+        out["dropped_flush_bps"] = _num(src, where, "dropped_flush_bps", uh["dropped_flush_bps"], lo=0.0, hi=1e10)
+    return out
 MAX_FIXED_HANDOFFS = 10000
 
 

@@ -172,7 +172,8 @@ def self_check(compiled) -> list[str]:
 
     Every trace covers exactly the window; no bandwidth below 1 bit/s (rattan#194); loss
     probabilities in [0, 1]; every outage in events.csv is 1 bit/s (held) or loss [1.0]
-    (dropped) over its whole span in both directions of its path.
+    (dropped) over its whole span in both directions of its path (a dropped outage's uplink
+    held instead when the scenario says ``[handoff] dropped_uplink = "held"``).
     """
     problems = []
     dur_ms = int(round(compiled.duration_s * 1000))
@@ -190,13 +191,15 @@ def self_check(compiled) -> list[str]:
                     problems.append(f"{f}: loss probability outside [0, 1]")
     seg = compiled.segments()
     ev = compiled.events()
+    hp = json.loads(compiled.scenario_json.read_text(encoding="utf-8")).get("params", {}).get("handoff", {})
     for r in ev.filter(ev["kind"] == "outage").iter_rows(named=True):
         if r["t_end"] <= r["t_start"]:
             continue
         for d in ("down", "up"):
             s = seg.filter((seg["path"] == r["path"]) & (seg["direction"] == d)
                            & (seg["t_end"] > r["t_start"] + 1e-9) & (seg["t_start"] < r["t_end"] - 1e-9))
-            if r["outage_kind"] == "held":
+            held_up = d == "up" and hp.get("dropped_uplink") == "held"
+            if r["outage_kind"] == "held" or held_up:
                 bad = s.filter(s["bw_bps"] != 1)
             else:
                 bad = s.filter(s["loss_rate"] < 1.0)
