@@ -296,7 +296,7 @@ impl Stream {
         if x.vantage == DataVantage::Receiver {
             self.rx.note_arrival(ts, rto_threshold(x.rtt));
         }
-        if let (false, Some((_, echo))) = (x.vantage == DataVantage::Sender, d.seg.options.timestamp) {
+        if let Some((_, echo)) = d.seg.options.timestamp.filter(|_| x.vantage != DataVantage::Sender) {
             self.heard.on_data(echo);
         }
         self.rx.close_spurious_after_pause(x, &mut self.c, ts);
@@ -733,7 +733,7 @@ impl Stream {
             return;
         }
         let (tsval, tsecr) = (stamps.map(|t| t.0), stamps.map(|t| t.1));
-        if let (false, Some(v)) = (x.vantage == DataVantage::Sender, tsval) {
+        if let Some(v) = tsval.filter(|_| x.vantage != DataVantage::Sender) {
             self.heard.on_ack(v, !sack.is_empty() || a < self.nxt);
         }
         if pure {
@@ -853,7 +853,7 @@ impl Stream {
         let tsecr_low = if x.vantage == DataVantage::Sender { 0 } else { self.heard.on_advance(a >= self.nxt) };
         let out = self.advances[self.adv_next];
         if out.ts != 0 {
-            self.evicted_ack = Some(self.evicted_ack.map_or(out.ack, |v| v.max(out.ack)));
+            self.evicted_ack = Some(out.ack); // advances only grow: the newest evicted is the highest
         }
         self.advances[self.adv_next] = Advance { ack: a, ts, tsval: tsval.unwrap_or(0), tsecr_low };
         self.adv_next = (self.adv_next + 1) % self.advances.len();
