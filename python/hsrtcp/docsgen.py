@@ -48,6 +48,7 @@ V3 = "tests/data/study-v3"  # the v3 channel's campaigns (docs/lab.md "Channel v
 V4 = "tests/data/study-v4"  # the v4 channel's campaigns (docs/lab.md "Channel v4"), three classes
 V5 = "tests/data/study-v5"  # the v5 channel's campaigns (docs/lab.md "Channel v5"), three classes
 V6 = "tests/data/study-v6"  # the v6 channel's campaigns (docs/lab.md "Channel v6"), three classes
+V7 = "tests/data/study-v7"  # v6's channel with the era's sender (docs/lab.md "Channel v7"), three classes
 ARMS = "docs/findings/arms.csv"
 MPTCP_CONJ = "tests/data/mptcp-conjunction"  # docs/mptcp.md §5: `hsrtcp mptcp` tables of 8 instances
 
@@ -601,10 +602,10 @@ def models_on_data(ctx: Context) -> str:
 #: a level counts as reached within this factor of the seed's value (docs/lab.md, declared
 #: before the v2 runs)
 LEVEL_FACTOR = 1.5
-#: the class names of the three-class channels' columns (docs/lab.md "Channel v3" to "Channel v6")
+#: the class names of the three-class channels' columns (docs/lab.md "Channel v3" to "Channel v7")
 V3_NAMES = {"static": "static", "high_0": "0 handoffs", "high_1_16": "1–16"}
 #: the channels with static, no-handoff and handoff classes, each a column pair of the table
-THREE_CLASS = (("v3", V3), ("v4", V4), ("v5", V5), ("v6", V6))
+THREE_CLASS = (("v3", V3), ("v4", V4), ("v5", V5), ("v6", V6), ("v7", V7))
 
 
 def _level_verdict(v, lo, hi, seed: float | None, role: str) -> str:

@@ -1,5 +1,5 @@
-"""docs/lab.md's levels table, v3 to v6 columns (issue 35): each three-class channel's classes
-are written from its committed study tables (tests/data/study-v3/ to -v6/) by
+"""docs/lab.md's levels table, v3 to v7 columns (issue 35): each three-class channel's classes
+are written from its committed study tables (tests/data/study-v3/ to -v7/) by
 hsrtcp.docsgen and judged per class by the rule docs/lab.md declared before the runs (a factor
 1.5 of the held-out seed value)."""
 
@@ -16,7 +16,8 @@ from hsrtcp import docsgen
 ROOT = Path(__file__).resolve().parents[3]
 #: channel -> (its committed tables, the table's column of its cells; its verdicts are the next)
 CHANNELS = {"v3": (ROOT / "tests" / "data" / "study-v3", 5), "v4": (ROOT / "tests" / "data" / "study-v4", 7),
-            "v5": (ROOT / "tests" / "data" / "study-v5", 9), "v6": (ROOT / "tests" / "data" / "study-v6", 11)}
+            "v5": (ROOT / "tests" / "data" / "study-v5", 9), "v6": (ROOT / "tests" / "data" / "study-v6", 11),
+            "v7": (ROOT / "tests" / "data" / "study-v7", 13)}
 CLASS_FLOWS = {"static": ["static"], "0 handoffs": ["high_0"], "1–16": ["high_1_8", "high_9_16"]}
 
 
@@ -38,7 +39,8 @@ def test_header_has_the_channel_columns():
     assert head.endswith("| lab v3 (static; 0; 1–16 handoffs) | v3 against the seeds "
                          "| lab v4 (static; 0; 1–16 handoffs) | v4 against the seeds "
                          "| lab v5 (static; 0; 1–16 handoffs) | v5 against the seeds "
-                         "| lab v6 (static; 0; 1–16 handoffs) | v6 against the seeds |"), head
+                         "| lab v6 (static; 0; 1–16 handoffs) | v6 against the seeds "
+                         "| lab v7 (static; 0; 1–16 handoffs) | v7 against the seeds |"), head
 
 
 @pytest.mark.parametrize("ch", CHANNELS)
