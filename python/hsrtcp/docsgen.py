@@ -913,7 +913,8 @@ def mptcp_lab_instances(ctx: Context) -> str:
 
 
 #: per audited study campaign: its study tables and its truth per connection (docs/accuracy.md)
-TRUTH = {"v5": (V5, "docs/audit/v5/connections.csv"), "v6": (V6, "docs/audit/v6/connections.csv")}
+TRUTH = {"v5": (V5, "docs/audit/v5/connections.csv"), "v6": (V6, "docs/audit/v6/connections.csv"),
+         "v7": (V7, "docs/audit/v7/connections.csv")}
 #: the server row's classes of re-send (schemas.RETRANS_CLASSES) that the levels table names
 _RESEND = (("rto", "RTO"), ("tlp", "TLP"), ("fast", "fast retransmit"), ("sack_refill", "SACK refill"))
 
@@ -938,7 +939,7 @@ def _with_truth(ctx: Context, campaign: str) -> pl.DataFrame:
 
 
 def lab_truth(campaign: str) -> Callable[[Context], str]:
-    """docs/lab.md "Channel v5" / "Channel v6": the levels question answered with the truth
+    """docs/lab.md "Channel v5" to "Channel v7": the levels question answered with the truth
     (issue 35), for one audited campaign of :data:`TRUTH`."""
     return lambda ctx: _lab_truth(ctx, campaign)
 
