@@ -911,17 +911,20 @@ def mptcp_lab_instances(ctx: Context) -> str:
     return "\n".join(rows) + "\n\n" + "\n".join(summary) + "\n" + foot
 
 
-AUDIT_V5 = "docs/audit/v5/connections.csv"  # the v5 campaign's truth per connection (docs/accuracy.md)
+#: per audited study campaign: its study tables and its truth per connection (docs/accuracy.md)
+TRUTH = {"v5": (V5, "docs/audit/v5/connections.csv"), "v6": (V6, "docs/audit/v6/connections.csv")}
 #: the server row's classes of re-send (schemas.RETRANS_CLASSES) that the levels table names
 _RESEND = (("rto", "RTO"), ("tlp", "TLP"), ("fast", "fast retransmit"), ("sack_refill", "SACK refill"))
 
 
-def _v5_with_truth(ctx: Context) -> pl.DataFrame:
-    """The v5 study's flows, each with its connection's truth (``hsrtcp audit`` of the same
-    captures), joined by run and first packet time (within 1 ms), in the study's row order."""
-    f = ctx.parquet(f"{V5}/study_flows.parquet").with_row_index("_row").with_columns(
+def _with_truth(ctx: Context, campaign: str) -> pl.DataFrame:
+    """A study campaign's flows (:data:`TRUTH`), each with its connection's truth (``hsrtcp
+    audit`` of the same captures), joined by run and first packet time (within 1 ms), in the
+    study's row order."""
+    study, audit = TRUTH[campaign]
+    f = ctx.parquet(f"{study}/study_flows.parquet").with_row_index("_row").with_columns(
         pl.col("result").str.split("/").list.last().alias("_run"))
-    c = pl.read_csv(ctx.path(AUDIT_V5), infer_schema_length=None).rename({"run": "_run"})
+    c = pl.read_csv(ctx.path(audit), infer_schema_length=None).rename({"run": "_run"})
     keep = ["_run", "truth_first_ts", "truth_retransmissions", "truth_m13_packets", "truth_episodes",
             "truth_spurious_episodes", "kernel_total_rto", "truth_rto_expirations",
             *[f"truth_{w}_{k}" for k in (*RETRANS_CLASSES, "unlabelled") for w in ("retrans", "needless")]]  # the audit's columns
@@ -929,17 +932,22 @@ def _v5_with_truth(ctx: Context) -> pl.DataFrame:
                                      right_on="truth_first_ts", by="_run", strategy="nearest", tolerance=0.001,
                                      check_sortedness=False)
     if j["truth_first_ts"].null_count():
-        raise InputError(f"{AUDIT_V5}: {j['truth_first_ts'].null_count()} flows of {V5} have no audited connection")
+        raise InputError(f"{audit}: {j['truth_first_ts'].null_count()} flows of {study} have no audited connection")
     return j.sort("_row")
 
 
-def lab_v5_truth(ctx: Context) -> str:
-    """docs/lab.md "Channel v5": the levels question answered with the truth (issue 35). For
-    the class with 1–16 handoffs, M13 as the lab measures it and as the truth gives it, and M13
-    if a method also counted the needless re-sends of other classes (by the server row's label)
-    as spurious timeout re-sends; the spurious share of timeouts, lab and truth; the re-sends
-    of the class by label with the needless ones."""
-    j = _v5_with_truth(ctx)
+def lab_truth(campaign: str) -> Callable[[Context], str]:
+    """docs/lab.md "Channel v5" / "Channel v6": the levels question answered with the truth
+    (issue 35), for one audited campaign of :data:`TRUTH`."""
+    return lambda ctx: _lab_truth(ctx, campaign)
+
+
+def _lab_truth(ctx: Context, campaign: str) -> str:
+    """For the class with 1–16 handoffs, M13 as the lab measures it and as the truth gives it,
+    and M13 if a method also counted the needless re-sends of other classes (by the server
+    row's label) as spurious timeout re-sends; the spurious share of timeouts, lab and truth;
+    the re-sends of the class by label with the needless ones."""
+    j = _with_truth(ctx, campaign)
     hc, seed_m13, seed_share = "high_1_16", 0.5062, 0.4924
     n = {k: pl.col(f"truth_needless_{k}") for k, _ in _RESEND}
     m13 = pl.col("truth_m13_packets")
@@ -961,16 +969,16 @@ def lab_v5_truth(ctx: Context) -> str:
     zero = pl.lit(0)
     rows = ["| quantity, class with 1–16 handoffs | value [95 % CI] (flows, trips) | lab / seed |", "|---|---|---|",
             f"| M13 as the lab measures it (analyzer, matched rows) | "
-            f"{cell(mean_of('spurious_rto_rate'), 'v5|spurious_rto_rate', seed_m13)} |",
+            f"{cell(mean_of('spurious_rto_rate'), f'{campaign}|spurious_rto_rate', seed_m13)} |",
             f"| M13 by the truth (both captures, the kernel's RTOs; equal to the lab's on {same} of "
-            f"{flows_with} flows) | {cell(rate(zero), 'v5-truth|m13', seed_m13)} |",
-            f"| M13 + needless TLPs | {cell(rate(n['tlp']), 'v5-truth|m13+tlp', seed_m13)} |",
+            f"{flows_with} flows) | {cell(rate(zero), f'{campaign}-truth|m13', seed_m13)} |",
+            f"| M13 + needless TLPs | {cell(rate(n['tlp']), f'{campaign}-truth|m13+tlp', seed_m13)} |",
             f"| M13 + needless TLPs, fast retransmits and SACK refills | "
-            f"{cell(rate(n['tlp'] + n['fast'] + n['sack_refill']), 'v5-truth|m13+all', seed_m13)} |",
+            f"{cell(rate(n['tlp'] + n['fast'] + n['sack_refill']), f'{campaign}-truth|m13+all', seed_m13)} |",
             f"| spurious share of timeouts as the lab measures it (pooled) | "
-            f"{cell(share_of(pl.col('spurious_2v'), pl.col('rto_sequences')), 'v5|m12', seed_share, 'sequences')} |",
+            f"{cell(share_of(pl.col('spurious_2v'), pl.col('rto_sequences')), f'{campaign}|m12', seed_share, 'sequences')} |",
             f"| spurious share of timeouts by the truth (pooled) | "
-            f"{cell(share_of(pl.col('truth_spurious_episodes'), pl.col('truth_episodes')), 'v5-truth|m12', seed_share, 'sequences')} |"]
+            f"{cell(share_of(pl.col('truth_spurious_episodes'), pl.col('truth_episodes')), f'{campaign}-truth|m12', seed_share, 'sequences')} |"]
     tot = h.select(*[pl.col(f"truth_{w}_{k}").sum() for k, _ in _RESEND for w in ("retrans", "needless")],
                    pl.col("truth_retransmissions").sum(), m13.sum(), pl.col("rto_sequences").sum(),
                    pl.col("truth_episodes").sum(), pl.col("kernel_total_rto").sum(),
@@ -992,7 +1000,7 @@ GENERATORS: dict[str, Callable[[Context], str]] = {
     "models-on-data": models_on_data,
     "mptcp-lab-instances": mptcp_lab_instances,
     "lab-levels": lab_levels,
-    "lab-v5-truth": lab_v5_truth,
+    **{f"lab-{c}-truth": lab_truth(c) for c in TRUTH},
     "passive-cc-accuracy": passive_cc_accuracy,
     "findings-families": findings_families,
     "study-classes": study_classes,

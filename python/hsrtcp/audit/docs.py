@@ -180,7 +180,7 @@ def standin(conn: pl.DataFrame) -> str:
 CONDITION_COLUMNS = ("truth_base_rtt_ms", "truth_queue_ms", "outages", "dropped_outages", "base_rtt_band",
                      "queue_band", "outage_band")
 # the summaries pooled by the ``pooled.*`` regions: every audited run, one condition at a time
-POOLED = ("campaign", "v2", "dropped", "long", "fixtures", "v5")
+POOLED = ("campaign", "v2", "dropped", "long", "fixtures", "v5", "v6")
 
 TABLES = {
     "all": lambda d: matrix(_conf(d), "all"),
@@ -260,10 +260,10 @@ def regenerate(text: str, root: Path | None = None) -> str:
 
 
 CAVEATS = "python/hsrtcp/caveats.csv"
-# SACK x timestamps rows: the first campaign, the fixtures, and v5 (the one lab campaign audited
+# SACK x timestamps rows: the first campaign, the fixtures, v5 and v6 (the lab campaigns audited
 # with the current engine; the others' summaries are of the s13 engine: docs/accuracy.md)
-SUMMARIES = ("campaign", "fixtures", "v5")
-PATH_SUMMARIES = ("campaign", "fixtures", "v2", "dropped", "long", "v5")  # every summary with condition columns
+SUMMARIES = ("campaign", "fixtures", "v5", "v6")
+PATH_SUMMARIES = ("campaign", "fixtures", "v2", "dropped", "long", "v5", "v6")  # every summary with condition columns
 _FLAGS = ("true", "false")
 
 

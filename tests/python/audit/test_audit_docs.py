@@ -23,7 +23,7 @@ def test_every_region_equals_its_regeneration():
 
 
 def test_confusion_csv_is_the_recount_of_verdicts():
-    for summary in ("fixtures", "campaign", "v2", "dropped", "long", "v5"):
+    for summary in ("fixtures", "campaign", "v2", "dropped", "long", "v5", "v6"):
         d = ROOT / "docs" / "audit" / summary
         got = tables(pl.read_csv(d / "verdicts.csv", infer_schema_length=None))
         want = pl.read_csv(d / "confusion.csv", infer_schema_length=None)
@@ -76,25 +76,26 @@ def test_radio_summary_regions_recount_the_radio_verdicts():
 def test_long_campaign_regions_regenerate_from_its_summaries():
     """docs/audit/long (campaigns/audit-long.toml): its regions are in the page and equal what
     its committed summaries give; the pooled tables count it at >=100 ms base RTT, which no
-    other summary reaches, so those rows are its own 'all' rows; at >=100 ms queue v5's long
-    flows join it, so those rows are the sums of the two."""
+    other summary reaches, so those rows are its own 'all' rows; at >=100 ms queue v5's and v6's
+    long flows join it, so those rows are the sums of the three."""
     text = (ROOT / docs.DOC).read_text(encoding="utf-8")
     names = {m["name"] for m in docs.REGION.finditer(text)}
     assert {"long.all", "long.counts", "long.conditions", "long.standin", "long.radio"} <= names
-    assert {"long", "v5"} <= set(docs.POOLED) and {"long", "v5"} <= set(docs.PATH_SUMMARIES)
+    assert {"long", "v5", "v6"} <= set(docs.POOLED) and {"long", "v5", "v6"} <= set(docs.PATH_SUMMARIES)
     own = {x.split(" | ")[0]: x.split(" | ")[2:8] for x in docs.render("long.all").splitlines()
            if x.startswith("| M")}
     pooled = [x for x in docs.render("pooled.base_rtt").splitlines() if " | >=100 ms | " in x]
     assert len(pooled) == len(own)
     for row in pooled:
         assert row.split(" | ")[3:9] == own[row.split(" | ")[0]]
-    v5 = {x.split(" | ")[0]: x.split(" | ")[3:8] for x in docs.render("v5.queue").splitlines()
-          if " | >=100 ms | " in x}
+    study = [{x.split(" | ")[0]: x.split(" | ")[3:8] for x in docs.render(f"{s}.queue").splitlines()
+              if " | >=100 ms | " in x} for s in ("v5", "v6")]
     pooled = [x for x in docs.render("pooled.queue").splitlines() if " | >=100 ms | " in x]
-    assert len(pooled) == len(own) and set(v5) <= set(own)
+    assert len(pooled) == len(own) and all(set(v) <= set(own) and v for v in study)
     for row in pooled:
         d = row.split(" | ")[0]
-        want = [int(a) + int(b) for a, b in zip(own[d][:5], v5.get(d, ["0"] * 5))]
+        parts = [own[d][:5], *(v.get(d, ["0"] * 5) for v in study)]
+        want = [sum(int(p[i]) for p in parts) for i in range(5)]
         assert [int(x) for x in row.split(" | ")[3:8]] == want, d
 
 

@@ -147,7 +147,8 @@ def _planted_root(tmp_path):
     """Four summaries with verdicts constructed per band (M12 receiver, phone):
     40 hits at <10 ms / <5 ms; 1 hit and 3 misses at 10-100 ms / 5-30 ms (v2); 2 misses at
     10-100 ms / 30-100 ms (dropped); 2 hits and 1 false alarm at 100-300 ms / >=100 ms (long);
-    the fixtures judge only M10, and so does v5 (one hit at >=300 ms: it feeds both kinds of row)."""
+    the fixtures judge only M10, and so do v5 (one hit at >=300 ms: it feeds both kinds of row)
+    and v6 (one miss there: both kinds of row take it too)."""
     head = "detector,vantage,sack,timestamps,truth,outcome,applicable,rtt_band,queue_band\n"
     rows = {"campaign": ["M12 receiver,phone,true,true,true,TP,true,<10 ms,<5 ms"] * 40,
             "fixtures": ["M10 timeout,server,true,true,true,TP,true,<10 ms,<5 ms"],
@@ -156,7 +157,8 @@ def _planted_root(tmp_path):
             "dropped": ["M12 receiver,phone,true,true,true,FN,true,10-100 ms,30-100 ms"] * 2,
             "long": ["M12 receiver,phone,true,true,true,TP,true,100-300 ms,>=100 ms"] * 2
             + ["M12 receiver,phone,false,true,true,FP,true,100-300 ms,>=100 ms"],
-            "v5": ["M10 timeout,server,true,true,true,TP,true,>=300 ms,>=100 ms"]}
+            "v5": ["M10 timeout,server,true,true,true,TP,true,>=300 ms,>=100 ms"],
+            "v6": ["M10 timeout,server,true,true,true,FN,true,>=300 ms,>=100 ms"]}
     for s, lines in rows.items():
         d = tmp_path / "docs" / "audit" / s
         d.mkdir(parents=True)
@@ -182,9 +184,10 @@ def test_planted_summaries_give_the_verdict_per_path_band(tmp_path):
         ("RTT above min", ">=100 ms"): ("few cases", "pooled 2 TP 1 FP 0 FN 0 TN")}
     m10 = {(r["sack"], r["timestamps"], r["path_condition"], r["band"]): (r["verdict"], r["cases"]) for r in table
            if r["detector"] == "M10 timeout"}
-    assert m10[("any", "any", "min RTT", ">=300 ms")] == ("few cases", "pooled 1 TP 0 FP 0 FN 0 TN")
-    assert m10[("true", "true", caveats.ANY, caveats.ANY)][1].endswith("; v5 1 TP 0 FP 0 FN 0 TN")
-    # the flags rows come from the campaign, the fixtures and v5: SACK and timestamps on, good
+    assert m10[("any", "any", "min RTT", ">=300 ms")] == ("few cases", "pooled 1 TP 0 FP 1 FN 0 TN")
+    assert m10[("true", "true", caveats.ANY, caveats.ANY)][1].endswith(
+        "; v5 1 TP 0 FP 0 FN 0 TN; v6 0 TP 0 FP 1 FN 0 TN")
+    # the flags rows come from the campaign, the fixtures, v5 and v6: SACK and timestamps on, good
     flags = {(r["sack"], r["timestamps"]): r["verdict"] for r in table
              if r["detector"] == "M12 receiver" and r["path_condition"] == caveats.ANY}
     assert flags[("true", "true")] == "good" and flags[("false", "false")] == "no cases"

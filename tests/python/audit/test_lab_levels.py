@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from hsrtcp import docsgen
 
@@ -55,13 +56,15 @@ def test_the_table_judges_the_held_out_rows_only():
         assert _row(label)[4].split()[0] in ("reached", "missed")
 
 
-def test_v5_truth_cells_recount_the_audit_and_the_study():
-    """docs/lab.md "Channel v5": the truth's M13 and the M13 with needless TLPs are the means
-    over the flows with 1-16 handoffs of the audited connection's counts, each flow found by
-    run and first packet; the truth's M13 equals the analyzer's on every such flow."""
-    f = pl.read_parquet(ROOT / "tests/data/study-v5/study_flows.parquet").with_columns(
+@pytest.mark.parametrize("campaign, trips", [("v5", 16), ("v6", 17)])
+def test_truth_cells_recount_the_audit_and_the_study(campaign, trips):
+    """docs/lab.md "Channel v5" and "Channel v6": the truth's M13 and the M13 with needless
+    TLPs are the means over the flows with 1-16 handoffs of the audited connection's counts,
+    each flow found by run and first packet; the truth's M13 equals the analyzer's on every
+    such flow."""
+    f = pl.read_parquet(ROOT / f"tests/data/study-{campaign}/study_flows.parquet").with_columns(
         pl.col("result").str.split("/").list.last().alias("run"))
-    c = pl.read_csv(ROOT / "docs/audit/v5/connections.csv", infer_schema_length=None)
+    c = pl.read_csv(ROOT / f"docs/audit/{campaign}/connections.csv", infer_schema_length=None)
     rows = []
     for r in f.filter(pl.col("flow_class").is_in(["high_1_8", "high_9_16"])).iter_rows(named=True):
         m = c.filter((pl.col("run") == r["run"]) & ((pl.col("truth_first_ts") - r["first_ts"]).abs() < 1e-3))
@@ -70,7 +73,7 @@ def test_v5_truth_cells_recount_the_audit_and_the_study():
                                                          "truth_retransmissions").row(0)))
     have = [x for x in rows if x[3] > 0]
     assert all(abs(m13 / n - lab) < 1e-12 for lab, m13, _, n in have)
-    body = docsgen.regions((ROOT / "docs" / "lab.md").read_text(encoding="utf-8"))["lab-v5-truth"]
+    body = docsgen.regions((ROOT / "docs" / "lab.md").read_text(encoding="utf-8"))[f"lab-{campaign}-truth"]
 
     def cell(label):
         return next(x for x in body.splitlines() if x.startswith(f"| {label}")).split(" | ")[1]
@@ -78,5 +81,5 @@ def test_v5_truth_cells_recount_the_audit_and_the_study():
     for label, value in (("M13 by the truth", sum(m / n for _, m, _, n in have) / len(have)),
                          ("M13 + needless TLPs |", sum((m + t) / n for _, m, t, n in have) / len(have))):
         assert cell(label).startswith(f"{docsgen._sig(value * 100)} % ["), (label, cell(label))
-        assert cell(label).endswith(f"({len(have)} flows, 16 trips)")
+        assert cell(label).endswith(f"({len(have)} flows, {trips} trips)")
     assert f"equal to the lab's on {len(have)} of {len(have)} flows" in body

@@ -19,7 +19,7 @@ from hsrtcp import docsgen
 ROOT = Path(__file__).resolve().parents[3]
 INPUTS = ("tests/data/study", "tests/data/study-with-static", "tests/data/study-by-workload", "tests/data/study-v2",
           "tests/data/study-v3", "tests/data/study-v4", "tests/data/study-v5", "tests/data/study-v6",
-          "docs/audit/v5/connections.csv",  # docs/lab.md "Channel v5": the levels question with the truth
+          "docs/audit/v5/connections.csv", "docs/audit/v6/connections.csv",  # docs/lab.md: the levels with the truth
           "docs/findings/arms.csv", "docs/passive/cc_accuracy.csv",
           # docs/models.md's region: the lab's per-ACK loss of each study scenario
           "scenarios/study-static.toml", "scenarios/study-300-nohandoff.toml", "scenarios/study-300-handoffs.toml",
