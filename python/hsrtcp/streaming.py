@@ -49,7 +49,8 @@ class Written:
 def analyze_to(paths: str | os.PathLike | Iterable[str | os.PathLike], out_dir: str | os.PathLike, *,
                vantage: str | Sequence[str | None] | None = None, workers: int | None = None,
                progress: bool | Callable[[int, int], None] = False, keep_flows: bool = False,
-               output: OutputSet | None = None, packets: bool = False) -> Written:
+               output: OutputSet | None = None, packets: bool = False,
+               meanwhile: Callable[[list[dict] | None, list[dict]], object] | None = None) -> Written:
     """Analyze capture files into ``out_dir/{flows,events,rtt,series,captures}.parquet``.
 
     Same analysis and tables as :func:`hsrtcp.analyze` (single vantage per capture; use
@@ -67,6 +68,8 @@ def analyze_to(paths: str | os.PathLike | Iterable[str | os.PathLike], out_dir: 
     A capture that is cut or corrupt still yields the flows read before the error; the
     error is in ``captures.error`` and :attr:`Written.errors`. ``packets``: also
     ``packets.parquet``, a row per TCP segment (docs/formats/packets.md).
+    ``meanwhile(flows, captures)`` (the rows :class:`Written` gives) runs while the writer
+    finishes the files: the end of a caller's own work need not wait for them.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -91,6 +94,11 @@ def analyze_to(paths: str | os.PathLike | Iterable[str | os.PathLike], out_dir: 
                 if err is None:
                     raise
                 raise err from None
+            flows = [f for r in results for f in r["flows"]] if keep_flows else None
+            captures = [c for r in results for c in r["captures"]]
+            if meanwhile is not None:
+                out.start_close()
+                meanwhile(flows, captures)
             with outset.holding():  # (close() removes the files it fails on)
                 try:
                     staged = out.close()
@@ -102,8 +110,7 @@ def analyze_to(paths: str | os.PathLike | Iterable[str | os.PathLike], out_dir: 
     finally:
         if output is None:
             outset.abort()
-    flows = [f for r in results for f in r["flows"]] if keep_flows else None
-    return Written(files, [c for r in results for c in r["captures"]], flows)
+    return Written(files, captures, flows)
 
 
 def stage_csv(output: OutputSet, names: Iterable[str]) -> list[str]:

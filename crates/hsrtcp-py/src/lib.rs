@@ -185,6 +185,14 @@ impl ParquetOut {
         Ok(d)
     }
 
+    /// No more analyses: the writer starts finishing the files while the caller goes on;
+    /// close() waits for them.
+    fn start_close(&self, py: Python<'_>) {
+        if let Some(out) = self.dir.lock().expect("not poisoned").as_mut() {
+            py.allow_threads(|| out.start_close()); // (the writer's queue may be full)
+        }
+    }
+
     /// Finish the files; returns [(table, staged path)]. Raises OSError (naming the file)
     /// if writing failed; then no file of this run is left.
     fn close(&self, py: Python<'_>) -> PyResult<Vec<(&'static str, PathBuf)>> {

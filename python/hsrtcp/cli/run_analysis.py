@@ -20,6 +20,16 @@ def _import_for_the_end() -> None:
         pass
 
 
+def _summary(flows: list[dict], capture_rows: list[dict]) -> str:
+    """The summary a run prints: the flows and their caveat lines."""
+    from hsrtcp.caveats import lines
+    from hsrtcp.report.summary import connections, summary_text
+
+    text = summary_text(flows, capture_rows)
+    connections(flows)  # the short ids (f1, f1s, ...) the caveat lines name
+    return "\n".join([text, *lines(flows)])
+
+
 def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot: bool,
         workers: int | None, quiet: bool, client: list | None = None, server: list | None = None,
         window_s: float = 30.0, context: dict | None = None, match_memory_mb: int = 256,
@@ -44,14 +54,24 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
     from hsrtcp.runner import native
 
     native().keep_freed_memory()
-    # What runs after the analysis (caveats: csv, re, enum; the summary) is imported while
-    # the native threads analyze (they hold no GIL): about 6 ms off the end of the run.
-    # (_thread: built in; threading's own imports would cost half of what is saved.)
-    import _thread
+    summary: list[str] = []
 
-    _thread.start_new_thread(_import_for_the_end, ())
+    def meanwhile(flows: list[dict] | None, capture_rows: list[dict]) -> None:
+        # While the Parquet writer finishes the files, on the core that would otherwise wait
+        # for it: the modules the end of the run needs are imported and the summary is
+        # written (it is printed after the commit).
+        import hsrtcp.caveats  # noqa: F401
+
+        if not quiet:
+            summary.append(_summary(flows, capture_rows))
+
     with OutputSet(out) as output:
         if client or server or any(os.path.isdir(p) for p in captures):
+            # What runs after the analysis is imported while the native threads analyze (they
+            # hold no GIL). (_thread: built in; threading's own imports cost half of it.)
+            import _thread
+
+            _thread.start_new_thread(_import_for_the_end, ())
             # Pairs and run bundles stream to Parquet too (the matcher's rows joined in Rust).
             from hsrtcp.pair import analyze_pairs_to, split_inputs
             from hsrtcp.streaming import stage_csv
@@ -73,7 +93,7 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
             from hsrtcp.streaming import analyze_to, stage_csv
 
             w = analyze_to(captures, out, vantage=vantages, workers=workers, progress=not quiet,
-                           keep_flows=not quiet, output=output, packets=packets)
+                           keep_flows=not quiet, output=output, packets=packets, meanwhile=meanwhile)
             if csv:
                 stage_csv(output, [os.path.basename(f) for f in w.files])
             flows, capture_rows, errors, warnings = w.flows, w.captures, w.errors, []
@@ -108,15 +128,7 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
     for m in warnings:
         print(f"warning: {m}", file=sys.stderr)
     if not quiet:
-        from hsrtcp.report.summary import print_summary
-
-        print_summary(flows, capture_rows)
-        from hsrtcp.caveats import lines
-        from hsrtcp.report.summary import connections
-
-        connections(flows)  # the short ids (f1, f1s, ...) the caveat lines name
-        for line in lines(flows):
-            print(line)
+        print(summary[0] if summary else _summary(flows, capture_rows))
         print(f"wrote {', '.join(os.path.basename(p) for p in written)} to {shown(out)}/")
     # Input errors still write the partial results, then exit 3.
     return ExitCode.INPUT if errors or context_problems else ExitCode.OK

@@ -79,6 +79,36 @@ def test_a_cut_capture_keeps_its_rows_and_names_the_error(tmp_path):
     assert got["captures"]["error"].to_list() == ds.captures["error"].to_list()
 
 
+def test_meanwhile_runs_while_the_writer_finishes_the_files(tmp_path):
+    """``meanwhile`` (the CLI's summary) gets the rows :class:`Written` gives, after the writer
+    was told to finish the files: the staged tables become complete Parquet files while it
+    runs, before analyze_to closes them (docs/design.md, "Start-up")."""
+    import time
+
+    import pyarrow.parquet as pq
+
+    from hsrtcp.output import NEW
+
+    seen = []
+
+    def meanwhile(flows, captures):
+        deadline = time.monotonic() + 30  # (a bound for a loaded host, not a speed test)
+        while True:
+            try:
+                rows = pq.ParquetFile(tmp_path / f"{NEW}rtt.parquet").metadata.num_rows
+                break
+            except (OSError, ValueError):  # not finished: no footer yet
+                assert time.monotonic() < deadline, "the writer did not finish the files during meanwhile"
+                time.sleep(0.01)
+        seen.append((flows, captures, rows))
+
+    w = hsrtcp.analyze_to(CAPTURES[:1], tmp_path, keep_flows=True, meanwhile=meanwhile)
+    [(flows, captures, rows)] = seen
+    assert flows == w.flows and captures == w.captures and len(flows) > 1
+    assert rows == pq.ParquetFile(tmp_path / "rtt.parquet").metadata.num_rows > 100
+    assert not list(tmp_path.glob(f"{NEW}*"))
+
+
 def test_missing_capture_and_unwritable_directory_are_input_errors(tmp_path):
     with pytest.raises(InputError, match="nope.pcap: no such file"):
         hsrtcp.analyze_to([tmp_path / "nope.pcap"], tmp_path / "out")

@@ -227,11 +227,19 @@ impl ParquetDir {
         self.sender.clone().expect("sender lives until close")
     }
 
+    /// No more rows: the writer finishes the files from now on, while the caller does
+    /// other work (on a two-core host the end of a run is otherwise one core waiting for
+    /// the other); [`Self::close`] then waits for them. Without `close`, the directory
+    /// still removes its files when dropped.
+    pub fn start_close(&mut self) {
+        self.keep.store(true, Ordering::SeqCst);
+        self.end();
+    }
+
     /// Wait for every queued batch and finish the files (under their staged names).
     /// Returns them, or the first error (then no file of this run is left).
     pub fn close(mut self) -> Result<Staged, WriteError> {
-        self.keep.store(true, Ordering::SeqCst);
-        self.end();
+        self.start_close();
         match self.worker.take().map(|w| w.join()) {
             Some(Ok(r)) => r,
             _ => Err(WriteError::other(None, "internal error: the Parquet writer thread panicked")),
@@ -255,7 +263,12 @@ impl Drop for ParquetDir {
         // itself; waiting here keeps its files from outliving the directory object.
         self.end();
         if let Some(w) = self.worker.take() {
-            let _ = w.join();
+            // (finished after start_close, but never closed: not kept either)
+            if let Ok(Ok(staged)) = w.join() {
+                for (_, path) in staged {
+                    let _ = std::fs::remove_file(path);
+                }
+            }
         }
     }
 }
@@ -570,6 +583,26 @@ mod tests {
         out.sender().send("things", batch(0, 10)).unwrap();
         // a spooled capture too
         out.sender().for_capture(1).send("things", batch(10, 10)).unwrap();
+        drop(out);
+        let names = names_in(&dir);
+        assert!(names.is_empty(), "left behind: {names:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn start_close_then_close_keeps_the_files_and_drop_removes_them() {
+        let dir = test_dir("start_close");
+        let mut out = ParquetDir::create(&dir, ".new.", &[]).unwrap();
+        out.sender().send("things", batch(0, 10)).unwrap();
+        out.start_close();
+        let staged = out.close().unwrap();
+        assert_eq!(staged, vec![("things", dir.join(".new.things.parquet"))]);
+        assert_eq!(rows_of(&dir.join(".new.things.parquet")).0, 10);
+        std::fs::remove_file(dir.join(".new.things.parquet")).unwrap();
+
+        let mut out = ParquetDir::create(&dir, ".new.", &[]).unwrap();
+        out.sender().send("things", batch(0, 10)).unwrap();
+        out.start_close();
         drop(out);
         let names = names_in(&dir);
         assert!(names.is_empty(), "left behind: {names:?}");
