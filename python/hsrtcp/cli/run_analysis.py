@@ -63,7 +63,12 @@ def run(captures: list, vantages: list, out: str | os.PathLike, csv: bool, plot:
         import hsrtcp.caveats  # noqa: F401
 
         if not quiet:
-            summary.append(_summary(flows, capture_rows))
+            try:
+                summary.append(_summary(flows, capture_rows))
+            except Exception:  # noqa: BLE001
+                # The tables must not depend on the summary: they are committed, and the
+                # summary is written again after the commit, where its error is reported.
+                pass
 
     with OutputSet(out) as output:
         if client or server or any(os.path.isdir(p) for p in captures):

@@ -109,6 +109,25 @@ def test_meanwhile_runs_while_the_writer_finishes_the_files(tmp_path):
     assert not list(tmp_path.glob(f"{NEW}*"))
 
 
+
+def test_a_failing_summary_keeps_the_committed_tables(tmp_path, monkeypatch, capsys):
+    """``hsrtcp analyze`` writes its summary in ``meanwhile``; an error there must not throw
+    away a complete run: the tables are committed and the error is reported after the commit,
+    as before the overlap (exit 4, internal error)."""
+    import hsrtcp.report.summary as summary
+    from hsrtcp.cli import main
+    from hsrtcp.output import NEW
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("planted summary failure")
+
+    monkeypatch.setattr(summary, "summary_text", broken)
+    out = tmp_path / "out"
+    assert main(["analyze", str(CAPTURES[0]), "-o", str(out)]) == 4
+    assert "planted summary failure" in capsys.readouterr().err
+    assert {"flows.parquet", "rtt.parquet", "captures.parquet"} <= {p.name for p in out.iterdir()}
+    assert not list(out.glob(f"{NEW}*"))
+
 def test_missing_capture_and_unwritable_directory_are_input_errors(tmp_path):
     with pytest.raises(InputError, match="nope.pcap: no such file"):
         hsrtcp.analyze_to([tmp_path / "nope.pcap"], tmp_path / "out")
