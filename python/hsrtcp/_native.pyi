@@ -93,6 +93,8 @@ class ParquetOut(_TableOut):
     """An output directory analyses write their tables into as Parquet while they run."""
 
     def analyze(self, file: FileJob, progress: _Progress = None, keep_flows: bool = False) -> _FileResult: ...
+    def start_close(self) -> None:
+        """No more analyses: the writer starts finishing the files; close() waits for them."""
 
 @final
 class PairOut(_TableOut):
