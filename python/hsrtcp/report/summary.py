@@ -14,7 +14,6 @@ links), one block each, largest first; each row starts with its short id (f1, f1
 from __future__ import annotations
 
 import os
-import sys
 
 from hsrtcp.units import human_bytes, human_duration, human_rate, human_share
 
@@ -165,8 +164,3 @@ def summary_text(flows: list[dict] | None, captures: list[dict], limit: int = 20
         i += len(g)
         lines += [matched_line(r) for r in g if r.get("vantage") == "matched"]
     return "\n".join(lines)
-
-
-def print_summary(flows: list[dict] | None, captures: list[dict], file=None, limit: int = 20) -> None:
-    """Print :func:`summary_text` to ``file`` (default stdout)."""
-    print(summary_text(flows, captures, limit), file=file or sys.stdout)
